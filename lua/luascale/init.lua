@@ -1,0 +1,187 @@
+-- luascale: the library every policy requires.
+--
+--   local ls = require "luascale"
+--   local plan = ls.plan()
+--   plan:scale_up("workers", 2, "3 pods pending")
+--   plan:cordon(node, "underused for 12m")
+--   return plan
+--
+-- It builds plans (checked again in C before anything happens) and offers
+-- the small helpers every policy would otherwise write. Units: cpu in
+-- cores, memory and storage in bytes, time in seconds.
+
+local native = require "luascale.native"
+
+local M = {}
+
+-- ---- units --------------------------------------------------------------
+
+M.cpu = native.cpu             -- "500m" -> 0.5 (cores); numbers pass through
+M.bytes = native.bytes         -- "1.5Gi" -> 1610612736; integers pass through
+M.duration = native.duration   -- "1m30s" -> 90 (seconds); numbers pass through
+M.format_cpu = native.format_cpu     -- 0.5 -> "500m"
+M.format_bytes = native.format_bytes -- 1610612736 -> "1536Mi"
+
+-- "12m", "1h5m", "40s": a duration in seconds, for reasons and logs.
+function M.format_duration(seconds)
+  seconds = math.floor(seconds + 0.5)
+  if seconds < 60 then return string.format("%ds", seconds) end
+  local h, m, s = seconds // 3600, (seconds % 3600) // 60, seconds % 60
+  local out = ""
+  if h > 0 then out = out .. h .. "h" end
+  if m > 0 then out = out .. m .. "m" end
+  if s > 0 and h == 0 then out = out .. s .. "s" end
+  return out
+end
+
+-- ---- nodes and pods -----------------------------------------------------
+
+-- max(cpu, memory) request utilization of a node, 0..1 (may exceed 1).
+function M.utilization(node)
+  local u = node.utilization
+  return math.max(u.cpu, u.memory)
+end
+
+-- Nodes of a group (by name), in cluster order.
+function M.nodes_of(cluster, group)
+  local out = {}
+  for _, n in ipairs(cluster.nodes) do
+    if n.group == group then out[#out + 1] = n end
+  end
+  return out
+end
+
+-- Does the label selector (a table of key = value) match these labels?
+function M.matches(selector, labels)
+  for k, v in pairs(selector) do
+    if labels[k] ~= v then return false end
+  end
+  return true
+end
+
+-- Pending pods the scheduler has marked Unschedulable.
+function M.unschedulable(cluster)
+  local out = {}
+  for _, p in ipairs(cluster.pending) do
+    if p.unschedulable then out[#out + 1] = p end
+  end
+  return out
+end
+
+-- ---- plans --------------------------------------------------------------
+
+local Plan = {}
+Plan.__index = Plan
+
+-- A new, empty plan.
+function M.plan()
+  return setmetatable({ actions = {}, notes = {} }, Plan)
+end
+
+local function node_name(node, fn)
+  if type(node) == "string" and node ~= "" then return node end
+  if type(node) == "table" and type(node.name) == "string" then return node.name end
+  error(string.format("plan:%s: expected a node or a node name, got %s", fn, type(node)), 3)
+end
+
+local function check_reason(reason, fn)
+  if type(reason) ~= "string" or reason == "" then
+    error(string.format("plan:%s: every action needs a reason (a non-empty string)", fn), 3)
+  end
+end
+
+local function check_string(v, what, fn)
+  if type(v) ~= "string" or v == "" then
+    error(string.format("plan:%s: %s must be a non-empty string, got %s", fn, what, type(v)), 3)
+  end
+end
+
+local function add(plan, action)
+  action.where = native.where()
+  plan.actions[#plan.actions + 1] = action
+  return plan
+end
+
+-- Add 'count' nodes to 'group' (a group table or its name).
+function Plan:scale_up(group, count, reason)
+  if type(group) == "table" then group = group.name end
+  check_string(group, "group", "scale_up")
+  if math.type(count) ~= "integer" or count < 1 then
+    error("plan:scale_up: count must be a positive integer, got " .. tostring(count), 2)
+  end
+  check_reason(reason, "scale_up")
+  return add(self, { type = "scale_up", group = group, count = count, reason = reason })
+end
+
+local function node_action(type_)
+  return function(self, node, reason)
+    local name = node_name(node, type_)
+    check_reason(reason, type_)
+    return add(self, { type = type_, node = name, reason = reason })
+  end
+end
+
+Plan.cordon = node_action("cordon")
+Plan.uncordon = node_action("uncordon")
+Plan.drain = node_action("drain")
+Plan.delete = node_action("delete")
+
+-- Set a label (value a string) or remove it (value nil).
+function Plan:label(node, key, value, reason)
+  local name = node_name(node, "label")
+  check_string(key, "key", "label")
+  check_reason(reason, "label")
+  if value == nil then
+    return add(self, { type = "label", node = name, key = key, remove = true, reason = reason })
+  end
+  if type(value) ~= "string" then error("plan:label: value must be a string or nil", 2) end
+  return add(self, { type = "label", node = name, key = key, value = value, reason = reason })
+end
+
+-- Set an annotation (value a string) or remove it (value nil).
+function Plan:annotate(node, key, value, reason)
+  local name = node_name(node, "annotate")
+  check_string(key, "key", "annotate")
+  check_reason(reason, "annotate")
+  if value == nil then
+    return add(self, { type = "annotate", node = name, key = key, remove = true, reason = reason })
+  end
+  if type(value) ~= "string" then error("plan:annotate: value must be a string or nil", 2) end
+  return add(self, { type = "annotate", node = name, key = key, value = value, reason = reason })
+end
+
+local effects = { NoSchedule = true, PreferNoSchedule = true, NoExecute = true }
+
+-- Add a taint key=value:effect.
+function Plan:taint(node, key, value, effect, reason)
+  local name = node_name(node, "taint")
+  check_string(key, "key", "taint")
+  if not effects[effect] then
+    error("plan:taint: effect must be NoSchedule, PreferNoSchedule or NoExecute, got " .. tostring(effect), 2)
+  end
+  check_reason(reason, "taint")
+  return add(self, { type = "taint", node = name, key = key, value = value or "",
+                     effect = effect, reason = reason })
+end
+
+-- Remove the taint key:effect.
+function Plan:untaint(node, key, effect, reason)
+  local name = node_name(node, "untaint")
+  check_string(key, "key", "untaint")
+  if not effects[effect] then
+    error("plan:untaint: effect must be NoSchedule, PreferNoSchedule or NoExecute, got " .. tostring(effect), 2)
+  end
+  check_reason(reason, "untaint")
+  return add(self, { type = "taint", node = name, key = key, effect = effect, remove = true,
+                     reason = reason })
+end
+
+-- Say whether a node is a scale-down candidate and why (shown by `decide`).
+function Plan:explain(node, candidate, why)
+  local name = node_name(node, "explain")
+  if type(candidate) ~= "boolean" then error("plan:explain: candidate must be a boolean", 2) end
+  self.notes[name] = { candidate = candidate, why = tostring(why or "") }
+  return self
+end
+
+return M

@@ -1,0 +1,232 @@
+-- luascale.testing: run a policy in a busted spec through the real engine.
+--
+--   local t = require "luascale.testing"
+--   local engine = t.engine{ policy = "policies/default.lua",
+--                            groups = { t.group{ name = "workers", max = 10 } } }
+--   local cluster = t.cluster{
+--     nodes = { t.node{ name = "w-1", group = "workers" } },
+--     pods  = { t.pod{ name = "web-1", cpu = "3", pending = true } },
+--   }
+--   local result = engine:decide(cluster, t.time("2026-11-30T10:00:00Z"))
+--   assert.is_true(t.scales_up(result, "workers", 1))
+--
+-- Mocks are turned into the Kubernetes JSON the daemon reads and go through
+-- the same decoder, sandbox, limits and safety checks. An engine keeps the
+-- policy's store between decide() calls, so "for 10 minutes" rules can be
+-- tested by calling decide() again with a later time.
+
+local cjson = require "cjson"
+local core = require "luascale.core"
+
+local T = {}
+
+local DEFAULT_NOW = 1796032800 -- 2026-11-30T10:00:00Z
+
+local function rfc3339(t)
+  return os.date("!%Y-%m-%dT%H:%M:%SZ", t)
+end
+
+-- "2026-11-30T10:00:00Z" -> unix seconds (UTC only).
+function T.time(text)
+  local y, mo, d, h, mi, s = text:match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)Z$")
+  assert(y, "T.time: expected YYYY-MM-DDTHH:MM:SSZ, got " .. tostring(text))
+  -- days from civil (proleptic Gregorian), UTC
+  y, mo, d = tonumber(y), tonumber(mo), tonumber(d)
+  if mo <= 2 then y = y - 1 end
+  local era = (y >= 0 and y or y - 399) // 400
+  local yoe = y - era * 400
+  local doy = (153 * (mo + (mo > 2 and -3 or 9)) + 2) // 5 + d - 1
+  local doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+  local days = era * 146097 + doe - 719468
+  return days * 86400 + tonumber(h) * 3600 + tonumber(mi) * 60 + tonumber(s)
+end
+
+local function copy(t)
+  local out = {}
+  for k, v in pairs(t or {}) do out[k] = v end
+  return out
+end
+
+-- A node group for the engine's config.
+--   t.group{ name = "workers", min = 0, max = 10, cpu = "4", memory = "16Gi",
+--            pods = 110, labels = {}, taints = {}, price = 0.2, extra = {["nvidia.com/gpu"] = 1} }
+function T.group(o)
+  assert(o.name, "t.group: name is required")
+  local alloc = { cpu = tostring(o.cpu or "4"), memory = tostring(o.memory or "16Gi"),
+                  pods = o.pods or 110 }
+  for k, v in pairs(o.extra or {}) do alloc[k] = tostring(v) end
+  local template = { allocatable = alloc }
+  if o.labels and next(o.labels) then template.labels = o.labels end
+  if o.taints and #o.taints > 0 then template.taints = o.taints end
+  local g = { name = o.name, min = o.min or 0, max = o.max or 10,
+              price_per_hour = o.price or 0, template = template }
+  if o.target then g.target = o.target end
+  return g
+end
+
+-- A Node object. age in seconds (default one day), relative to the time
+-- passed to decide().
+function T.node(o)
+  assert(o.name, "t.node: name is required")
+  local labels = copy(o.labels)
+  labels["kubernetes.io/hostname"] = labels["kubernetes.io/hostname"] or o.name
+  if o.group then labels["luascale.io/node-group"] = o.group end
+  local alloc = { cpu = tostring(o.cpu or "4"), memory = tostring(o.memory or "16Gi"),
+                  pods = tostring(o.pods or 110) }
+  for k, v in pairs(o.extra or {}) do alloc[k] = tostring(v) end
+  local spec = { providerID = o.provider_id or ("mock:///" .. o.name) }
+  if o.unschedulable then spec.unschedulable = true end
+  if o.taints and #o.taints > 0 then spec.taints = o.taints end
+  return { kind = "Node", apiVersion = "v1", _age = o.age or 86400,
+           metadata = { name = o.name, labels = labels,
+                        annotations = (o.annotations and next(o.annotations)) and o.annotations or nil },
+           spec = spec,
+           status = { allocatable = alloc,
+                      conditions = { { type = "Ready", status = (o.ready == false) and "False" or "True" } } } }
+end
+
+-- A Pod object.
+--   t.pod{ name = "web-1", namespace = "default", node = "w-1" | nil, cpu = "500m",
+--          memory = "1Gi", labels = {}, phase = "Running", controller = "ReplicaSet" | false,
+--          daemonset = false, pending = false (unschedulable), local_storage = false,
+--          safe_to_evict = nil | false, priority = 0, tolerations = {}, node_selector = {},
+--          extra = {["nvidia.com/gpu"] = 1}, annotations = {} }
+function T.pod(o)
+  assert(o.name, "t.pod: name is required")
+  local ns = o.namespace or "default"
+  local requests = {}
+  if o.cpu then requests.cpu = tostring(o.cpu) end
+  if o.memory then requests.memory = tostring(o.memory) end
+  for k, v in pairs(o.extra or {}) do requests[k] = tostring(v) end
+  local container = { name = "main", image = "example/app" }
+  if next(requests) then container.resources = { requests = requests } end
+  local md = { name = o.name, namespace = ns }
+  if o.labels and next(o.labels) then md.labels = o.labels end
+  local ann = copy(o.annotations)
+  if o.safe_to_evict == false then ann["cluster-autoscaler.kubernetes.io/safe-to-evict"] = "false" end
+  if next(ann) then md.annotations = ann end
+  local kind = o.daemonset and "DaemonSet" or o.controller
+  if kind == nil then kind = "ReplicaSet" end
+  if kind then
+    md.ownerReferences = { { apiVersion = "apps/v1", kind = kind, name = o.owner or (o.name .. "-owner"),
+                             uid = "uid-" .. o.name, controller = true } }
+  end
+  local spec = { containers = { container }, priority = o.priority }
+  if o.node then spec.nodeName = o.node end
+  if o.tolerations and #o.tolerations > 0 then spec.tolerations = o.tolerations end
+  if o.node_selector and next(o.node_selector) then spec.nodeSelector = o.node_selector end
+  if o.local_storage then spec.volumes = { { name = "scratch", emptyDir = {} } } end
+  local status = { phase = o.phase or (o.node and "Running" or "Pending") }
+  if o.pending then
+    status.conditions = { { type = "PodScheduled", status = "False", reason = "Unschedulable",
+                            message = "0/1 nodes are available" } }
+  end
+  return { kind = "Pod", apiVersion = "v1", _age = o.age or 3600,
+           metadata = md, spec = spec, status = status }
+end
+
+-- A PodDisruptionBudget. allowed = status.disruptionsAllowed.
+function T.pdb(o)
+  assert(o.name, "t.pdb: name is required")
+  return { kind = "PodDisruptionBudget", apiVersion = "policy/v1",
+           metadata = { name = o.name, namespace = o.namespace or "default" },
+           spec = { selector = { matchLabels = o.selector or {} } },
+           status = { disruptionsAllowed = o.allowed or 0 } }
+end
+
+-- A cluster: { nodes = {...}, pods = {...}, pdbs = {...} }.
+function T.cluster(o)
+  return { nodes = o.nodes or {}, pods = o.pods or {}, pdbs = o.pdbs or {} }
+end
+
+local function encode_state(cluster, now)
+  local items = {}
+  for _, list in ipairs({ cluster.nodes, cluster.pods, cluster.pdbs }) do
+    for _, obj in ipairs(list) do
+      local o = copy(obj)
+      o.metadata = copy(obj.metadata)
+      o.metadata.creationTimestamp = rfc3339(now - (obj._age or 0))
+      o._age = nil
+      items[#items + 1] = o
+    end
+  end
+  local doc = { apiVersion = "v1", kind = "List", metadata = {} }
+  if #items > 0 then doc.items = items end
+  return cjson.encode(doc)
+end
+
+local Engine = {}
+Engine.__index = Engine
+
+-- An engine: the policy loaded once, its store kept across decide() calls.
+--   t.engine{ policy = PATH, groups = { t.group{...} }, params = {...},
+--             safety = { max_nodes_total = 0, max_scale_down_per_round = 1,
+--                        protected_pod_selector = "" },
+--             limits = { instructions = N, memory = "64Mi" } }
+-- Returns the engine, or raises with the config or policy error.
+function T.engine(o)
+  assert(o.policy, "t.engine: policy is required")
+  local config = { cluster = { kubeconfig = "/dev/null", context = "spec" },
+                   policy = { path = o.policy } }
+  if o.groups and #o.groups > 0 then config.node_groups = o.groups end
+  if o.params and next(o.params) then config.policy.params = o.params end
+  if o.limits then
+    config.policy.instructions = o.limits.instructions
+    config.policy.memory = o.limits.memory
+  end
+  if o.safety and next(o.safety) then config.safety = o.safety end
+  local e, err = core.engine{ config = cjson.encode(config) }
+  if not e then error(err, 2) end
+  return setmetatable({ core = e }, Engine)
+end
+
+-- Runs one reconcile on 'cluster' at time 'now' (unix seconds).
+-- Returns { actions = {...}, rejected = {{action=, why=}}, nodes = {...}, error = string|nil }.
+function Engine:decide(cluster, now)
+  now = now or DEFAULT_NOW
+  local out, err = self.core:decide(encode_state(cluster, now), now)
+  if not out then error(err, 2) end
+  local r = cjson.decode(out)
+  r.node = {}
+  for _, n in ipairs(r.nodes) do r.node[n.name] = n end
+  return r
+end
+
+-- ---- assertions helpers: return true/false so specs read naturally ----
+
+-- Actions of 'result' matching type (and node or group).
+function T.find(result, type_, target)
+  local out = {}
+  for _, a in ipairs(result.actions) do
+    if a.type == type_ and (target == nil or a.node == target or a.group == target) then
+      out[#out + 1] = a
+    end
+  end
+  return out
+end
+
+-- Does the plan scale 'group' up by exactly 'count' (any count when nil)?
+function T.scales_up(result, group, count)
+  for _, a in ipairs(T.find(result, "scale_up", group)) do
+    if count == nil or a.count == count then return true end
+  end
+  return false
+end
+
+function T.cordons(result, node) return #T.find(result, "cordon", node) > 0 end
+function T.uncordons(result, node) return #T.find(result, "uncordon", node) > 0 end
+function T.drains(result, node) return #T.find(result, "drain", node) > 0 end
+function T.deletes(result, node) return #T.find(result, "delete", node) > 0 end
+
+-- Was an action of this type (and node/group) rejected? Returns the why.
+function T.rejected(result, type_, target)
+  for _, r in ipairs(result.rejected) do
+    local a = r.action
+    if a.type == type_ and (target == nil or a.node == target or a.group == target) then
+      return r.why
+    end
+  end
+  return nil
+end
+
+return T

@@ -1,0 +1,153 @@
+-- default: a plain, cautious autoscaler.
+--
+-- Scale up: when pods are unschedulable, pack them onto each node group's
+-- template (first-fit decreasing, upcoming nodes first) and grow the group
+-- that fits the most pods and wastes the least capacity. Pods that fit no
+-- group are reported, not chased.
+--
+-- Scale down: a node whose larger of cpu and memory request utilization has
+-- stayed below `scale_down_utilization` for `unneeded_for`, and whose pods
+-- can all move to other nodes, is drained and then deleted — at most
+-- `max_scale_down` per round (the safety limit in the config caps this too).
+-- No scale-down while pods are pending or for `scale_down_delay_after_add`
+-- after a scale-up.
+
+local ls = require "luascale"
+
+local P = {}
+
+P.params = {
+  scale_down_utilization = 0.5,      -- fraction of allocatable requested
+  unneeded_for = "10m",               -- how long a node must stay under it
+  scale_down_delay_after_add = "10m", -- quiet time after a scale-up
+  max_scale_down = 1,                 -- nodes removed per round
+}
+
+-- Picks the group for the pending pods: most pods placed, then least
+-- waste, then cheapest per hour, then name.
+local function best_group(cluster, pods)
+  local best, best_result
+  for _, g in ipairs(cluster.group_list) do
+    local room = g.max - math.max(g.target, g.current)
+    local r = cluster:pack(pods, g, room)
+    if r.placed > 0 then
+      local waste = math.max(r.waste.cpu, r.waste.memory)
+      local better = not best
+        or r.placed > best_result.placed
+        or (r.placed == best_result.placed and waste < best_result.waste_max - 1e-9)
+        or (r.placed == best_result.placed and math.abs(waste - best_result.waste_max) <= 1e-9
+            and g.price_per_hour < best.price_per_hour)
+      if better then
+        best, best_result = g, r
+        best_result.waste_max = waste
+      end
+    end
+  end
+  return best, best_result
+end
+
+local function scale_up(cluster, plan, store, pods)
+  local g, r = best_group(cluster, pods)
+  if not g then
+    return string.format("%d pending pod(s) fit no node group", #pods)
+  end
+  if r.new_nodes > 0 then
+    plan:scale_up(g.name, r.new_nodes, string.format(
+      "%d pending pod(s): %d fit %d new %s node(s) (waste cpu %.0f%%, memory %.0f%%)",
+      #pods, r.placed, r.new_nodes, g.name, r.waste.cpu * 100, r.waste.memory * 100))
+    store.last_scale_up = cluster.now
+  end
+  if #r.unplaced > 0 then
+    local names = {}
+    for i = 1, math.min(3, #r.unplaced) do
+      names[i] = r.unplaced[i].namespace .. "/" .. r.unplaced[i].name
+    end
+    return string.format("%d pod(s) fit no group within its max (%s%s)", #r.unplaced,
+      table.concat(names, ", "), #r.unplaced > 3 and ", ..." or "")
+  end
+end
+
+function P.reconcile(cluster, params, store)
+  local plan = ls.plan()
+  local threshold = params.scale_down_utilization
+  local unneeded_for = ls.duration(params.unneeded_for)
+  local delay_after_add = ls.duration(params.scale_down_delay_after_add)
+  store.under_since = store.under_since or {}
+
+  local pending = ls.unschedulable(cluster)
+  if #pending > 0 then
+    local note = scale_up(cluster, plan, store, pending)
+    if note then print(note) end
+  end
+
+  -- track how long each node has been under the threshold
+  local seen = {}
+  for _, node in ipairs(cluster.nodes) do
+    seen[node.name] = true
+    if ls.utilization(node) < threshold and node.group and not node.unschedulable then
+      store.under_since[node.name] = store.under_since[node.name] or cluster.now
+    else
+      store.under_since[node.name] = nil
+    end
+  end
+  for name in pairs(store.under_since) do
+    if not seen[name] then store.under_since[name] = nil end
+  end
+
+  local quiet = #pending == 0
+    and (not store.last_scale_up or cluster.now - store.last_scale_up >= delay_after_add)
+
+  -- candidates: under the threshold long enough, least utilized first
+  local candidates = {}
+  for _, node in ipairs(cluster.nodes) do
+    local u = ls.utilization(node)
+    local since = store.under_since[node.name]
+    if not node.group then
+      plan:explain(node, false, "not in a managed node group")
+    elseif not since then
+      plan:explain(node, false, string.format("utilization %.2f is not below %.2f", u, threshold))
+    elseif cluster.now - since < unneeded_for then
+      plan:explain(node, false, string.format("utilization %.2f below %.2f for %s of %s", u,
+        threshold, ls.format_duration(cluster.now - since), ls.format_duration(unneeded_for)))
+    else
+      candidates[#candidates + 1] = { node = node, u = u, since = since }
+    end
+  end
+  table.sort(candidates, function(a, b)
+    if a.u ~= b.u then return a.u < b.u end
+    return a.node.name < b.node.name
+  end)
+
+  local removed, excluded = 0, {}
+  local shrink = {}
+  for _, c in ipairs(candidates) do
+    local node, g = c.node, cluster.groups[c.node.group]
+    local unneeded = string.format("utilization %.2f below %.2f for %s", c.u, threshold,
+      ls.format_duration(cluster.now - c.since))
+    -- the drain simulation is the costly part: only run it for nodes that
+    -- could be removed this round
+    local ok, why
+    if g.current - (shrink[g.name] or 0) <= g.min then
+      ok, why = false, "group " .. g.name .. " is at its min"
+    elseif not quiet then
+      ok, why = false, "waiting: pods are pending or a scale-up was recent"
+    elseif removed >= params.max_scale_down then
+      ok, why = false, "waiting: max_scale_down reached this round"
+    else
+      ok, why = cluster:drainable(node, { exclude = excluded })
+    end
+    if not ok then
+      plan:explain(node, false, unneeded .. ", but " .. why)
+    else
+      plan:explain(node, true, unneeded)
+      plan:drain(node, unneeded)
+      plan:delete(node, unneeded .. "; drained")
+      removed = removed + 1
+      shrink[g.name] = (shrink[g.name] or 0) + 1
+      excluded[#excluded + 1] = node
+    end
+  end
+  return plan
+end
+
+return P

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Sets up luascale on a Debian 12 machine: installs the Debian packages it
+# needs (when missing; needs root), configures and builds into ./build.
+#
+#   scripts/setup.sh                    # release build with debug info
+#   LUASCALE_SANITIZE=ON scripts/setup.sh   # AddressSanitizer + UBSan
+#   BUILD_DIR=out scripts/setup.sh      # another build directory
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake pkg-config   # toolchain
+  lua5.4 liblua5.4-dev               # the policy language
+  libcjson-dev                       # JSON in C (Kubernetes objects)
+  libyaml-dev                        # config and kubeconfig
+  libcurl4-openssl-dev               # HTTP to the API server and clouds
+  lua-cjson lua-busted               # policy specs
+  libcmocka-dev                      # C unit tests
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    SUDO=sudo
+  else
+    SUDO=
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+SANITIZE=${LUASCALE_SANITIZE:-OFF}
+cmake -S . -B "$BUILD_DIR" -DLUASCALE_SANITIZE="$SANITIZE" >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+echo "setup: built $BUILD_DIR/luascale (sanitizers: $SANITIZE)"

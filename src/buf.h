@@ -1,0 +1,39 @@
+/*
+ * buf: a growable byte buffer for building text (JSON, reports, messages).
+ * Owns its memory; buf_take() hands it to the caller.
+ */
+#ifndef LUASCALE_BUF_H
+#define LUASCALE_BUF_H
+
+#include <stddef.h>
+
+struct buf {
+	char *data; /* always NUL-terminated when len > 0 or after any append */
+	size_t len;
+	size_t cap;
+	int oom;    /* set once an allocation failed; further appends are no-ops */
+};
+
+#define BUF_INIT {NULL, 0, 0, 0}
+
+/* Appends 'n' bytes. Returns 0, or -1 when out of memory (sticky in oom). */
+int buf_append(struct buf *b, const void *data, size_t n);
+
+/* Appends a NUL-terminated string. */
+int buf_puts(struct buf *b, const char *s);
+
+/* Appends printf-formatted text. */
+int buf_printf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Appends 's' as a JSON string literal, quotes included. */
+int buf_json_string(struct buf *b, const char *s);
+
+/* Returns the contents ("" when empty; never NULL unless out of memory) and
+ * leaves 'b' empty. The caller frees the result. */
+char *buf_take(struct buf *b);
+
+/* Frees the contents and resets 'b'. */
+void buf_free(struct buf *b);
+
+#endif

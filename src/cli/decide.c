@@ -1,0 +1,288 @@
+/*
+ * cli/decide: `luascale check` and `luascale decide` — the offline front
+ * end: a config and a recorded cluster in, the checked plan printed.
+ * Nothing is executed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "cli/cli.h"
+#include "engine/decide.h"
+#include "model.h"
+#include "policy/host.h"
+
+#define MAX_STATES 16
+
+void cli_limits(const struct config *c, struct safety_limits *lim, struct drain_opts *d)
+{
+	memset(lim, 0, sizeof(*lim));
+	lim->max_nodes_total = c->max_nodes_total;
+	lim->max_scale_down_per_round = c->max_scale_down_per_round;
+	lim->protected_pods = c->protected_pods.n ? &c->protected_pods : NULL;
+	drain_opts_default(d);
+	d->protected_pods = lim->protected_pods;
+}
+
+int cli_parse_now(const char *text, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (*text && !*end && errno == 0) {
+		*out = v;
+		return 0;
+	}
+	return model_parse_time(text, out);
+}
+
+static struct config *load_config(const char *path)
+{
+	struct errbuf err;
+	struct config *c = config_load(path, &err);
+
+	if (!c)
+		fprintf(stderr, "luascale: %s\n", err.msg);
+	return c;
+}
+
+static struct policy *load_policy(const struct config *c, const char *override)
+{
+	struct sandbox_limits lim = {c->policy_instructions, c->policy_memory};
+	struct errbuf err;
+	struct policy *p;
+
+	p = policy_load(override ? override : c->policy_path, NULL, &lim, &c->params, &err);
+	if (!p)
+		fprintf(stderr, "luascale: policy: %s\n", err.msg);
+	return p;
+}
+
+static void check_usage(FILE *f)
+{
+	fputs("usage: luascale check --config FILE [--policy FILE]\n"
+	      "\n"
+	      "Validates the config, loads the policy and calls it once on an empty\n"
+	      "cluster with the configured node groups. Exit 0 when all is well.\n",
+	      f);
+}
+
+int cli_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"policy", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *config_path = getenv("LUASCALE_CONFIG"), *policy_override = NULL;
+	struct config *c = NULL;
+	struct policy *pol = NULL;
+	struct snapshot *s = NULL;
+	struct safety_limits lim;
+	struct drain_opts dopts;
+	struct decision d;
+	struct errbuf err;
+	int opt, rc = EXIT_INPUT;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "c:p:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': config_path = optarg; break;
+		case 'p': policy_override = optarg; break;
+		case 'h': check_usage(stdout); return EXIT_OK;
+		default: check_usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (!config_path || !*config_path) {
+		fprintf(stderr, "luascale check: --config FILE is required\n");
+		return EXIT_USAGE;
+	}
+	c = load_config(config_path);
+	if (!c)
+		goto out;
+	printf("config %s: ok (%zu node group%s, context \"%s\")\n", config_path, c->n_groups,
+	       c->n_groups == 1 ? "" : "s", c->in_cluster ? "(in-cluster)" : c->context);
+	pol = load_policy(c, policy_override);
+	if (!pol) {
+		rc = EXIT_POLICY;
+		goto out;
+	}
+	s = snapshot_new();
+	if (!s || snapshot_set_groups(s, c->groups, c->n_groups, &err) < 0 ||
+	    snapshot_finish(s, (int64_t)time(NULL), &err) < 0) {
+		fprintf(stderr, "luascale: %s\n", s ? err.msg : "out of memory");
+		goto out;
+	}
+	cli_limits(c, &lim, &dopts);
+	{
+		struct decide_opts o = {&lim, &dopts, false};
+
+		if (engine_decide(pol, s, &o, &d, &err) < 0) {
+			fprintf(stderr, "luascale: %s\n", err.msg);
+			goto out;
+		}
+	}
+	if (!d.ok) {
+		fprintf(stderr, "luascale: policy %s failed on an empty cluster: %s\n",
+			policy_path(pol), d.error);
+		rc = EXIT_POLICY;
+	} else {
+		printf("policy %s: ok (one call on an empty cluster: %zu action%s, %lld instructions, %.1f ms)\n",
+		       policy_path(pol), d.verdict.accepted.n_actions,
+		       d.verdict.accepted.n_actions == 1 ? "" : "s",
+		       (long long)d.stats.instructions, d.stats.call_ms);
+		rc = EXIT_OK;
+	}
+	decision_free(&d);
+out:
+	snapshot_free(s);
+	policy_free(pol);
+	config_free(c);
+	return rc;
+}
+
+static void decide_usage(FILE *f)
+{
+	fputs("usage: luascale decide --config FILE --state FILE [--state FILE ...]\n"
+	      "                       [--policy FILE] [--output text|json] [--now TIME]\n"
+	      "\n"
+	      "Runs the policy once on a recorded cluster and prints the plan with each\n"
+	      "action's reason, the actions the safety checks rejected and why, and for\n"
+	      "every node its request utilization and whether it could be removed.\n"
+	      "Nothing is executed.\n"
+	      "\n"
+	      "  --state FILE   what `kubectl get nodes,pods,pdb -A -o json` prints, or\n"
+	      "                 NodeList / PodList / PodDisruptionBudgetList files\n"
+	      "  --policy FILE  use this policy instead of the config's\n"
+	      "  --output FMT   text (default) or json\n"
+	      "  --now TIME     the time of the decision (RFC 3339 or unix seconds;\n"
+	      "                 default: now)\n"
+	      "\n"
+	      "exit status: 0 plan computed, 1 usage, 2 bad config or state, 3 policy failed\n",
+	      f);
+}
+
+int cli_decide(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"state", required_argument, NULL, 's'},
+		{"policy", required_argument, NULL, 'p'},
+		{"output", required_argument, NULL, 'o'},
+		{"now", required_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *config_path = getenv("LUASCALE_CONFIG"), *policy_override = NULL;
+	const char *states[MAX_STATES];
+	size_t n_states = 0, i;
+	bool json = false;
+	int64_t now = (int64_t)time(NULL);
+	struct config *c = NULL;
+	struct policy *pol = NULL;
+	struct snapshot *s = NULL;
+	struct safety_limits lim;
+	struct drain_opts dopts;
+	struct decision d;
+	struct errbuf err;
+	struct buf out = BUF_INIT;
+	int opt, rc = EXIT_INPUT;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "c:s:p:o:n:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': config_path = optarg; break;
+		case 's':
+			if (n_states == MAX_STATES) {
+				fprintf(stderr, "luascale decide: at most %d --state files\n", MAX_STATES);
+				return EXIT_USAGE;
+			}
+			states[n_states++] = optarg;
+			break;
+		case 'p': policy_override = optarg; break;
+		case 'o':
+			if (strcmp(optarg, "json") == 0) {
+				json = true;
+			} else if (strcmp(optarg, "text") != 0) {
+				fprintf(stderr, "luascale decide: --output must be text or json, not \"%s\"\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			if (cli_parse_now(optarg, &now) < 0) {
+				fprintf(stderr, "luascale decide: --now: \"%s\" is neither RFC 3339 nor unix seconds\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h': decide_usage(stdout); return EXIT_OK;
+		default: decide_usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "luascale decide: unexpected argument \"%s\"\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!config_path || !*config_path || n_states == 0) {
+		fprintf(stderr, "luascale decide: --config FILE and --state FILE are required\n");
+		decide_usage(stderr);
+		return EXIT_USAGE;
+	}
+	c = load_config(config_path);
+	if (!c)
+		goto out;
+	s = snapshot_new();
+	if (!s) {
+		fprintf(stderr, "luascale: out of memory\n");
+		goto out;
+	}
+	for (i = 0; i < n_states; i++) {
+		if (snapshot_load_file(s, states[i], &err) < 0) {
+			fprintf(stderr, "luascale: %s\n", err.msg);
+			goto out;
+		}
+	}
+	if (snapshot_set_groups(s, c->groups, c->n_groups, &err) < 0 ||
+	    snapshot_finish(s, now, &err) < 0) {
+		fprintf(stderr, "luascale: %s\n", err.msg);
+		goto out;
+	}
+	pol = load_policy(c, policy_override);
+	if (!pol) {
+		rc = EXIT_POLICY;
+		goto out;
+	}
+	cli_limits(c, &lim, &dopts);
+	{
+		struct decide_opts o = {&lim, &dopts, true};
+
+		if (engine_decide(pol, s, &o, &d, &err) < 0) {
+			fprintf(stderr, "luascale: %s\n", err.msg);
+			goto out;
+		}
+	}
+	if (json)
+		decision_to_json(&d, &out);
+	else
+		decision_to_text(&d, s, &out);
+	fwrite(out.data ? out.data : "", 1, out.len, stdout);
+	if (!d.ok) {
+		fprintf(stderr, "luascale: policy failed: %s\n", d.error);
+		rc = EXIT_POLICY;
+	} else {
+		rc = EXIT_OK;
+	}
+	decision_free(&d);
+out:
+	buf_free(&out);
+	snapshot_free(s);
+	policy_free(pol);
+	config_free(c);
+	return rc;
+}

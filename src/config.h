@@ -1,0 +1,127 @@
+/*
+ * config: the luascale configuration file (YAML, via libyaml) and its
+ * LUASCALE_* environment overrides, validated into struct config.
+ * Errors name file:line:column (or the environment variable). It does not
+ * read kubeconfigs or policies; it only records where they are.
+ */
+#ifndef LUASCALE_CONFIG_H
+#define LUASCALE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+#include "model.h"
+
+/* One policy parameter as written in YAML (or an environment variable). */
+enum param_type {
+	PARAM_STRING,
+	PARAM_INT,
+	PARAM_NUMBER,
+	PARAM_BOOL,
+	PARAM_LIST,  /* sequence: items in 'items' */
+	PARAM_MAP,   /* mapping: items in 'items', each with a key */
+};
+
+struct param {
+	const char *key;    /* NULL for list items */
+	enum param_type type;
+	const char *str;    /* the scalar as written (all scalar types) */
+	int64_t i;
+	double num;
+	bool b;
+	struct param *items;
+	size_t n_items;
+};
+
+struct config {
+	struct arena *arena;     /* owns everything below */
+	const char *source;      /* file name the config came from */
+	const char *base_dir;    /* directory of the config file: relative paths resolve here */
+
+	/* cluster: kubeconfig + context are required unless in_cluster */
+	const char *kubeconfig;  /* "" when unset */
+	const char *context;     /* "" when unset */
+	bool in_cluster;
+
+	struct node_group *groups; /* selector defaults to {luascale.io/node-group: NAME} */
+	size_t n_groups;
+
+	/* policy */
+	const char *policy_path;        /* resolved against base_dir */
+	struct param params;            /* PARAM_MAP, possibly empty */
+	int64_t policy_instructions;    /* instruction budget per call, default 200000000 */
+	int64_t policy_memory;          /* bytes, Lua heap cap, default 512Mi */
+
+	/* safety */
+	int64_t max_nodes_total;        /* 0 = no global cap */
+	int64_t max_scale_down_per_round; /* default 1 */
+	const char *protected_pod_selector; /* kubectl selector string, "" for none */
+	struct label_selector protected_pods;
+
+	/* intervals, in milliseconds */
+	int64_t reconcile_interval_ms;  /* periodic resync, default 10s */
+	int64_t batch_idle_ms;          /* default 1s */
+	int64_t batch_max_ms;           /* default 10s */
+};
+
+/* Environment lookup, injectable for tests (getenv semantics). */
+typedef const char *(*config_getenv_fn)(const char *name, void *ud);
+
+/*
+ * Parses YAML text into a new config. 'source' names the text in messages
+ * and gives base_dir. 'getenv_fn' (NULL: no overrides) supplies LUASCALE_*
+ * overrides, applied after the file and validated like it:
+ *   LUASCALE_CLUSTER_KUBECONFIG, LUASCALE_CLUSTER_CONTEXT, LUASCALE_CLUSTER_IN_CLUSTER,
+ *   LUASCALE_POLICY_PATH, LUASCALE_POLICY_INSTRUCTIONS, LUASCALE_POLICY_MEMORY,
+ *   LUASCALE_POLICY_PARAMS_<KEY> (key lower-cased),
+ *   LUASCALE_SAFETY_MAX_NODES_TOTAL, LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND,
+ *   LUASCALE_SAFETY_PROTECTED_POD_SELECTOR,
+ *   LUASCALE_INTERVALS_RECONCILE, LUASCALE_INTERVALS_BATCH_IDLE, LUASCALE_INTERVALS_BATCH_MAX,
+ *   LUASCALE_NODE_GROUPS_<NAME>_MIN / _MAX / _PRICE_PER_HOUR (NAME upper-cased, '-' and '.' as '_').
+ * Returns the config (free with config_free) or NULL with "file:line:col:
+ * message" (or "LUASCALE_X: message") in 'err'.
+ */
+struct config *config_parse(const char *yaml, size_t len, const char *source,
+			    config_getenv_fn getenv_fn, void *ud,
+			    struct errbuf *err);
+
+/*
+ * Options for config_parse_opts(). Zero-initialize and set what you need.
+ * 'envp' is a NULL-terminated array of "NAME=VALUE" strings shaped like
+ * environ; when set it is used instead of 'getenv_fn'. Because its names
+ * can be listed, LUASCALE_POLICY_PARAMS_<KEY> may add parameters the file
+ * does not have, and a LUASCALE_NODE_GROUPS_* variable that names no group
+ * (or no setting) is an error. With only 'getenv_fn', overrides are looked
+ * up by name: parameters the file already has, groups the file defines.
+ * HOME (for "~/" in paths) comes from the same source; from the process
+ * environment when neither is set.
+ */
+#define CONFIG_OFFLINE 0x1u /* cluster and policy.path are optional (decide, specs, sim) */
+
+struct config_opts {
+	config_getenv_fn getenv_fn;
+	void *ud;
+	const char *const *envp;
+	unsigned flags; /* CONFIG_OFFLINE */
+};
+
+/* config_parse() with options; same result and errors. 'opts' may be NULL. */
+struct config *config_parse_opts(const char *yaml, size_t len,
+				 const char *source,
+				 const struct config_opts *opts,
+				 struct errbuf *err);
+
+/* Reads 'path' and calls config_parse() with the process environment. */
+struct config *config_load(const char *path, struct errbuf *err);
+
+void config_free(struct config *c);
+
+/* Parses a duration "10s", "1m30s", "250ms", "2h" into milliseconds. 0 or -1. */
+int config_parse_duration(const char *text, int64_t *out_ms);
+
+/* Returns the param of map 'm' named 'key' or NULL. */
+const struct param *param_get(const struct param *m, const char *key);
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * decide: runs policy + safety on a snapshot and explains every node.
+ * Rendering (text, JSON) lives here too so that the CLI and the Lua test
+ * module print the same thing.
+ */
+#include "engine/decide.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "quantity.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double fraction(int64_t a, int64_t b)
+{
+	return b > 0 ? (double)a / (double)b : 0.0;
+}
+
+/* The accepted removal of node 'name', if any. */
+static const struct action *removal_of(const struct plan *p, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_actions; i++)
+		if ((p->actions[i].type == ACTION_DELETE || p->actions[i].type == ACTION_DRAIN) &&
+		    strcmp(p->actions[i].node, name) == 0)
+			return &p->actions[i];
+	return NULL;
+}
+
+static int report_node(const struct snapshot *s, size_t i, const struct decide_opts *o,
+		       const struct plan *accepted, struct node_report *r)
+{
+	const struct node *n = &s->nodes[i];
+	const struct node_note *note = plan_find_note(accepted, n->name);
+	const struct action *rm = removal_of(accepted, n->name);
+	char why[1024], c_why[512] = "";
+
+	r->name = n->name;
+	r->group = n->group >= 0 ? s->groups[n->group].name : NULL;
+	r->cpu = fraction(n->requested.cpu_m, n->allocatable.cpu_m);
+	r->memory = fraction(n->requested.memory, n->allocatable.memory);
+	r->removable = false;
+	if (rm) {
+		r->removable = true;
+		snprintf(why, sizeof(why), "being removed (%s): %s", action_type_str(rm->type),
+			 rm->reason);
+	} else if (n->group < 0) {
+		snprintf(why, sizeof(why), "not in a managed node group");
+	} else if (note && !note->candidate) {
+		snprintf(why, sizeof(why), "%s", note->why[0] ? note->why : "the policy keeps it");
+	} else if (!sched_drainable(s, i, o->drain, c_why, sizeof(c_why))) {
+		if (note)
+			snprintf(why, sizeof(why), "%s, but %s", note->why, c_why);
+		else
+			snprintf(why, sizeof(why), "%s", c_why);
+	} else if (s->groups[n->group].current <= s->groups[n->group].min) {
+		snprintf(why, sizeof(why), "group %s is at its min size of %d",
+			 s->groups[n->group].name, s->groups[n->group].min);
+	} else if (note) {
+		r->removable = true;
+		snprintf(why, sizeof(why), "%s", note->why[0] ? note->why : "the policy marks it removable");
+	} else {
+		snprintf(why, sizeof(why), "its pods could move, but the policy gave no verdict on it");
+	}
+	r->why = strdup(why);
+	return r->why ? 0 : -1;
+}
+
+int engine_decide(struct policy *pol, const struct snapshot *s,
+		  const struct decide_opts *o, struct decision *out,
+		  struct errbuf *err)
+{
+	struct plan plan;
+	struct errbuf perr;
+	double t0;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	verdict_init(&out->verdict);
+	if (policy_reconcile(pol, s, o->drain, &plan, &out->stats, &perr) < 0) {
+		out->ok = false;
+		snprintf(out->error, sizeof(out->error), "%s", perr.msg);
+		plan_init(&plan);
+	} else {
+		out->ok = true;
+	}
+	t0 = now_ms();
+	if (safety_check(s, o->limits, &plan, &out->verdict, err) < 0) {
+		plan_free(&plan);
+		return -1;
+	}
+	out->safety_ms = now_ms() - t0;
+	plan_free(&plan);
+	if (!o->node_reports)
+		return 0;
+	out->nodes = calloc(s->n_nodes ? s->n_nodes : 1, sizeof(*out->nodes));
+	if (!out->nodes)
+		goto oom;
+	for (i = 0; i < s->n_nodes; i++) {
+		if (report_node(s, i, o, &out->verdict.accepted, &out->nodes[i]) < 0)
+			goto oom;
+		out->n_nodes++;
+	}
+	return 0;
+oom:
+	errbuf_set(err, "out of memory while explaining nodes");
+	decision_free(out);
+	return -1;
+}
+
+void decision_free(struct decision *d)
+{
+	size_t i;
+
+	verdict_free(&d->verdict);
+	for (i = 0; i < d->n_nodes; i++)
+		free(d->nodes[i].why);
+	free(d->nodes);
+	d->nodes = NULL;
+	d->n_nodes = 0;
+}
+
+/* Rounds a fraction to 4 decimals for printing. */
+static double round4(double x)
+{
+	return (double)(long long)(x * 10000.0 + (x >= 0 ? 0.5 : -0.5)) / 10000.0;
+}
+
+void decision_to_json(const struct decision *d, struct buf *b)
+{
+	const struct plan *p = &d->verdict.accepted;
+	size_t i;
+
+	buf_puts(b, "{\"actions\":[");
+	for (i = 0; i < p->n_actions; i++) {
+		if (i)
+			buf_puts(b, ",");
+		action_to_json(&p->actions[i], b);
+	}
+	buf_puts(b, "],\"rejected\":[");
+	for (i = 0; i < d->verdict.n_rejected; i++) {
+		if (i)
+			buf_puts(b, ",");
+		buf_puts(b, "{\"action\":");
+		action_to_json(&d->verdict.rejected[i].action, b);
+		buf_puts(b, ",\"why\":");
+		buf_json_string(b, d->verdict.rejected[i].why);
+		buf_puts(b, "}");
+	}
+	buf_puts(b, "],\"nodes\":[");
+	for (i = 0; i < d->n_nodes; i++) {
+		const struct node_report *r = &d->nodes[i];
+
+		if (i)
+			buf_puts(b, ",");
+		buf_puts(b, "{\"name\":");
+		buf_json_string(b, r->name);
+		buf_puts(b, ",\"group\":");
+		if (r->group)
+			buf_json_string(b, r->group);
+		else
+			buf_puts(b, "null");
+		buf_printf(b, ",\"utilization\":{\"cpu\":%.4g,\"memory\":%.4g}", round4(r->cpu),
+			   round4(r->memory));
+		buf_printf(b, ",\"removable\":%s,\"why\":", r->removable ? "true" : "false");
+		buf_json_string(b, r->why);
+		buf_puts(b, "}");
+	}
+	buf_puts(b, "]");
+	if (!d->ok) {
+		buf_puts(b, ",\"error\":");
+		buf_json_string(b, d->error);
+	}
+	buf_puts(b, "}\n");
+}
+
+static int width_of(const char *s, int min)
+{
+	int n = (int)strlen(s);
+
+	return n > min ? n : min;
+}
+
+void decision_to_text(const struct decision *d, const struct snapshot *s, struct buf *b)
+{
+	const struct plan *p = &d->verdict.accepted;
+	char desc[512], ts[64];
+	time_t now = (time_t)s->now;
+	struct tm tm;
+	int w = 8, wn = 4, wg = 5;
+	size_t i;
+
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	buf_printf(b, "cluster at %s: %zu nodes, %zu pods, %zu pending, %zu node groups\n", ts,
+		   s->n_nodes, s->n_pods, s->n_pending, s->n_groups);
+	if (!d->ok)
+		buf_printf(b, "\npolicy failed, no actions: %s\n", d->error);
+
+	for (i = 0; i < p->n_actions; i++) {
+		action_describe(&p->actions[i], desc, sizeof(desc));
+		w = width_of(desc, w);
+	}
+	for (i = 0; i < d->verdict.n_rejected; i++) {
+		action_describe(&d->verdict.rejected[i].action, desc, sizeof(desc));
+		w = width_of(desc, w);
+	}
+	buf_printf(b, "\nplan: %zu action%s\n", p->n_actions, p->n_actions == 1 ? "" : "s");
+	for (i = 0; i < p->n_actions; i++) {
+		const struct action *a = &p->actions[i];
+
+		action_describe(a, desc, sizeof(desc));
+		buf_printf(b, "  %-*s  %s", w, desc, a->reason);
+		if (a->where && a->where[0])
+			buf_printf(b, "  [%s]", a->where);
+		buf_puts(b, "\n");
+	}
+	buf_printf(b, "\nrejected: %zu action%s\n", d->verdict.n_rejected,
+		   d->verdict.n_rejected == 1 ? "" : "s");
+	for (i = 0; i < d->verdict.n_rejected; i++) {
+		const struct rejection *r = &d->verdict.rejected[i];
+
+		action_describe(&r->action, desc, sizeof(desc));
+		buf_printf(b, "  %-*s  %s (asked: %s)\n", w, desc, r->why, r->action.reason);
+	}
+	if (!d->n_nodes)
+		return;
+	for (i = 0; i < d->n_nodes; i++) {
+		wn = width_of(d->nodes[i].name, wn);
+		wg = width_of(d->nodes[i].group ? d->nodes[i].group : "-", wg);
+	}
+	buf_printf(b, "\nnodes:\n  %-*s  %-*s  %5s  %5s  %-9s  %s\n", wn, "NAME", wg, "GROUP",
+		   "CPU", "MEM", "REMOVABLE", "WHY");
+	for (i = 0; i < d->n_nodes; i++) {
+		const struct node_report *r = &d->nodes[i];
+
+		buf_printf(b, "  %-*s  %-*s  %4.0f%%  %4.0f%%  %-9s  %s\n", wn, r->name, wg,
+			   r->group ? r->group : "-", r->cpu * 100.0, r->memory * 100.0,
+			   r->removable ? "yes" : "no", r->why);
+	}
+}

@@ -1,0 +1,337 @@
+/*
+ * safety: holds a plan to the invariants. Tracks, per round, how much each
+ * group grows or shrinks and which nodes are being removed; everything else
+ * (fit, PDB, protected pods) comes from sched.c.
+ */
+#include "engine/safety.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+void verdict_init(struct verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	plan_init(&v->accepted);
+}
+
+void verdict_free(struct verdict *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n_rejected; i++) {
+		action_free(&v->rejected[i].action);
+		free(v->rejected[i].why);
+	}
+	free(v->rejected);
+	plan_free(&v->accepted);
+	verdict_init(v);
+}
+
+static int reject(struct verdict *v, const struct action *a, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int reject(struct verdict *v, const struct action *a, const char *fmt, ...)
+{
+	struct rejection *r;
+	char why[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (v->n_rejected == v->cap_rejected) {
+		size_t cap = v->cap_rejected ? v->cap_rejected * 2 : 8;
+		struct rejection *n = realloc(v->rejected, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		v->rejected = n;
+		v->cap_rejected = cap;
+	}
+	r = &v->rejected[v->n_rejected];
+	if (action_copy(&r->action, a) < 0)
+		return -1;
+	r->why = strdup(why);
+	if (!r->why) {
+		action_free(&r->action);
+		return -1;
+	}
+	v->n_rejected++;
+	return 0;
+}
+
+static bool dns_label_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '-';
+}
+
+bool safety_valid_key(const char *key, char *why, size_t why_len)
+{
+	const char *slash = strchr(key, '/');
+	const char *name = slash ? slash + 1 : key;
+	size_t n = strlen(name), i;
+
+	if (slash) {
+		size_t plen = (size_t)(slash - key);
+
+		if (plen == 0 || plen > 253) {
+			if (why)
+				snprintf(why, why_len, "key prefix must be 1-253 characters");
+			return false;
+		}
+		for (i = 0; i < plen; i++) {
+			if (!dns_label_char(key[i]) && key[i] != '.') {
+				if (why)
+					snprintf(why, why_len, "key prefix must be a DNS subdomain");
+				return false;
+			}
+		}
+		if (!isalnum((unsigned char)key[0]) || !isalnum((unsigned char)key[plen - 1])) {
+			if (why)
+				snprintf(why, why_len, "key prefix must start and end with an alphanumeric character");
+			return false;
+		}
+	}
+	if (n == 0 || n > 63) {
+		if (why)
+			snprintf(why, why_len, "key name must be 1-63 characters");
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!(isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.')) {
+			if (why)
+				snprintf(why, why_len, "key name may only contain alphanumerics, '-', '_' and '.'");
+			return false;
+		}
+	}
+	if (!isalnum((unsigned char)name[0]) || !isalnum((unsigned char)name[n - 1])) {
+		if (why)
+			snprintf(why, why_len, "key name must start and end with an alphanumeric character");
+		return false;
+	}
+	return true;
+}
+
+bool safety_valid_label_value(const char *value)
+{
+	size_t n = strlen(value), i;
+
+	if (n == 0)
+		return true;
+	if (n > 63)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)value[i]) || value[i] == '-' || value[i] == '_' ||
+		      value[i] == '.'))
+			return false;
+	return isalnum((unsigned char)value[0]) && isalnum((unsigned char)value[n - 1]);
+}
+
+/* Round state: what accepted actions so far have used up. */
+struct round {
+	int64_t *grow;          /* per group: nodes added */
+	int64_t *shrink;        /* per group: nodes being removed */
+	uint8_t *removing;      /* per node: drained or deleted this round */
+	uint8_t *cordon_state;  /* per node: 0 none, 1 cordon, 2 uncordon */
+	int64_t total_grow;
+	int64_t removed_nodes;
+};
+
+static int check_scale_up(const struct snapshot *s, const struct safety_limits *lim,
+			  struct round *r, const struct action *a, struct verdict *v)
+{
+	int32_t g = snapshot_find_group(s, a->group);
+	const struct node_group *grp;
+	int64_t room, allowed, total;
+	struct action part;
+	char why[256] = "";
+
+	if (g < 0)
+		return reject(v, a, "no node group named \"%s\"", a->group);
+	grp = &s->groups[g];
+	room = (int64_t)grp->max - (grp->target > grp->current ? grp->target : grp->current) -
+	       r->grow[g];
+	if (room < 0)
+		room = 0;
+	allowed = a->count < room ? a->count : room;
+	if (allowed < a->count)
+		snprintf(why, sizeof(why), "group %s is at its max of %d (%d registered, %d coming, %lld added this round)",
+			 grp->name, grp->max, grp->current,
+			 grp->target > grp->current ? grp->target - grp->current : 0,
+			 (long long)r->grow[g]);
+	if (lim->max_nodes_total > 0) {
+		size_t i;
+
+		total = (int64_t)s->n_nodes + r->total_grow;
+		for (i = 0; i < s->n_groups; i++)
+			if (s->groups[i].target > s->groups[i].current)
+				total += s->groups[i].target - s->groups[i].current;
+		if (total + allowed > lim->max_nodes_total) {
+			int64_t cap = lim->max_nodes_total - total;
+
+			allowed = cap < 0 ? 0 : cap;
+			snprintf(why, sizeof(why), "max_nodes_total is %lld and the cluster has %lld nodes registered or coming",
+				 (long long)lim->max_nodes_total, (long long)total);
+		}
+	}
+	if (allowed < a->count) {
+		part = *a;
+		part.count = a->count - allowed;
+		if (reject(v, &part, "%s", why) < 0)
+			return -1;
+	}
+	if (allowed > 0) {
+		part = *a;
+		part.count = allowed;
+		if (plan_add(&v->accepted, &part) < 0)
+			return -1;
+		r->grow[g] += allowed;
+		r->total_grow += allowed;
+	}
+	return 0;
+}
+
+static int check_node_action(const struct snapshot *s, const struct safety_limits *lim,
+			     struct round *r, const struct action *a, struct verdict *v)
+{
+	int32_t n = snapshot_find_node(s, a->node);
+	const struct node *node;
+	char why[512];
+
+	if (n < 0)
+		return reject(v, a, "no node named \"%s\" in the cluster", a->node);
+	node = &s->nodes[n];
+	if (node->group < 0)
+		return reject(v, a, "node %s is not in a managed node group", a->node);
+
+	switch (a->type) {
+	case ACTION_CORDON:
+	case ACTION_UNCORDON: {
+		uint8_t want = a->type == ACTION_CORDON ? 1 : 2;
+
+		if (r->cordon_state[n] && r->cordon_state[n] != want)
+			return reject(v, a, "conflicts with an earlier %s of %s in this plan",
+				      want == 1 ? "uncordon" : "cordon", a->node);
+		if (r->cordon_state[n] == want)
+			return reject(v, a, "duplicate %s of %s in this plan",
+				      action_type_str(a->type), a->node);
+		if (a->type == ACTION_UNCORDON && r->removing[n])
+			return reject(v, a, "node %s is being removed in this plan", a->node);
+		r->cordon_state[n] = want;
+		break;
+	}
+	case ACTION_LABEL:
+	case ACTION_ANNOTATE:
+	case ACTION_TAINT:
+		if (!safety_valid_key(a->key, why, sizeof(why)))
+			return reject(v, a, "invalid key \"%s\": %s", a->key, why);
+		if (a->type == ACTION_LABEL && a->value && !safety_valid_label_value(a->value))
+			return reject(v, a, "invalid label value \"%s\": at most 63 characters, alphanumeric at both ends, '-', '_' or '.' inside",
+				      a->value);
+		if (a->type == ACTION_TAINT && a->value && !safety_valid_label_value(a->value))
+			return reject(v, a, "invalid taint value \"%s\"", a->value);
+		if (a->type == ACTION_ANNOTATE && a->value && strlen(a->value) > 65536)
+			return reject(v, a, "annotation value is larger than 64 KiB");
+		if (a->type == ACTION_TAINT && !a->remove && a->effect == TAINT_NO_EXECUTE) {
+			/* a NoExecute taint evicts without asking PDBs: hold it
+			 * to the same rules as a drain */
+			struct drain_opts o;
+
+			drain_opts_default(&o);
+			o.protected_pods = lim->protected_pods;
+			o.local_storage_blocks = false;
+			o.unreplicated_blocks = false;
+			if (!sched_node_blockers(s, (size_t)n, &o, why, sizeof(why)))
+				return reject(v, a, "a NoExecute taint would evict pods: %s", why);
+		}
+		break;
+	case ACTION_DRAIN:
+	case ACTION_DELETE: {
+		const struct node_group *g = &s->groups[node->group];
+		struct drain_opts o;
+		int64_t size;
+
+		if (r->cordon_state[n] == 2)
+			return reject(v, a, "node %s is uncordoned in this plan", a->node);
+		drain_opts_default(&o);
+		o.protected_pods = lim->protected_pods;
+		o.local_storage_blocks = false;
+		o.unreplicated_blocks = false;
+		if (!sched_node_blockers(s, (size_t)n, &o, why, sizeof(why)))
+			return reject(v, a, "%s", why);
+		if (!r->removing[n]) {
+			if (r->removed_nodes >= lim->max_scale_down_per_round)
+				return reject(v, a, "max_scale_down_per_round (%lld) reached: %lld node(s) already being removed this round",
+					      (long long)lim->max_scale_down_per_round,
+					      (long long)r->removed_nodes);
+			size = (int64_t)(g->target > g->current ? g->target : g->current) +
+			       r->grow[node->group] - r->shrink[node->group];
+			if (size - 1 < g->min)
+				return reject(v, a, "group %s would go below its min of %d (size %lld)",
+					      g->name, g->min, (long long)size);
+			r->removing[n] = 1;
+			r->removed_nodes++;
+			r->shrink[node->group]++;
+		} else if (a->type == ACTION_DRAIN) {
+			/* drain then delete of one node is one removal; a second drain is a duplicate */
+			size_t i;
+
+			for (i = 0; i < v->accepted.n_actions; i++)
+				if (v->accepted.actions[i].type == ACTION_DRAIN &&
+				    strcmp(v->accepted.actions[i].node, a->node) == 0)
+					return reject(v, a, "duplicate drain of %s in this plan", a->node);
+		}
+		break;
+	}
+	case ACTION_SCALE_UP:
+		break;
+	}
+	return plan_add(&v->accepted, a);
+}
+
+int safety_check(const struct snapshot *s, const struct safety_limits *lim,
+		 const struct plan *in, struct verdict *out, struct errbuf *err)
+{
+	struct round r;
+	size_t i;
+	int rc = -1;
+
+	verdict_init(out);
+	memset(&r, 0, sizeof(r));
+	r.grow = calloc(s->n_groups + 1, sizeof(*r.grow));
+	r.shrink = calloc(s->n_groups + 1, sizeof(*r.shrink));
+	r.removing = calloc(s->n_nodes + 1, 1);
+	r.cordon_state = calloc(s->n_nodes + 1, 1);
+	if (!r.grow || !r.shrink || !r.removing || !r.cordon_state)
+		goto oom;
+	for (i = 0; i < in->n_actions; i++) {
+		const struct action *a = &in->actions[i];
+		int ok = a->type == ACTION_SCALE_UP ? check_scale_up(s, lim, &r, a, out)
+						    : check_node_action(s, lim, &r, a, out);
+
+		if (ok < 0)
+			goto oom;
+	}
+	for (i = 0; i < in->n_notes; i++)
+		if (plan_note(&out->accepted, in->notes[i].node, in->notes[i].candidate,
+			      in->notes[i].why) < 0)
+			goto oom;
+	rc = 0;
+	goto out;
+oom:
+	errbuf_set(err, "out of memory while checking the plan");
+	verdict_free(out);
+out:
+	free(r.grow);
+	free(r.shrink);
+	free(r.removing);
+	free(r.cordon_state);
+	return rc;
+}

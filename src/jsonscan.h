@@ -1,0 +1,56 @@
+/*
+ * jsonscan: a streaming scanner for one JSON object document, fed in chunks
+ * of any size. It hands each element of the top-level "items" array to a
+ * callback as raw JSON text and remembers the top-level "kind", so a List of
+ * any size is decoded one item at a time. It does not parse items itself
+ * (the callback does, e.g. with cJSON) and knows nothing about Kubernetes.
+ */
+#ifndef LUASCALE_JSONSCAN_H
+#define LUASCALE_JSONSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+
+struct jsonscan;
+
+/*
+ * Called once per element of the top-level "items" array, in order. 'data'
+ * (borrowed, valid during the call only, not NUL-terminated) holds the
+ * element's text, 'offset' its byte offset in the document. Returns 0, or
+ * -1 with a message in 'err' to stop the scan.
+ */
+typedef int (*jsonscan_item_fn)(void *ctx, const char *data, size_t len,
+				size_t index, uint64_t offset, struct errbuf *err);
+
+/*
+ * Returns a scanner or NULL when out of memory. With 'keep_whole', the
+ * document text is kept (copied) until an "items" array shows it is a list,
+ * so a single-object document can be parsed whole at the end.
+ */
+struct jsonscan *jsonscan_new(jsonscan_item_fn fn, void *ctx, bool keep_whole);
+
+void jsonscan_free(struct jsonscan *sc);
+
+/* Feeds the next chunk. Returns 0, or -1 with "invalid JSON at byte N: ..."
+ * (or the callback's message). After an error the scanner is spent. */
+int jsonscan_feed(struct jsonscan *sc, const char *data, size_t len,
+		  struct errbuf *err);
+
+/* Declares the end of input. Returns 0 when the document was complete, or
+ * -1 with "unexpected end of input at byte N ...". */
+int jsonscan_end(struct jsonscan *sc, struct errbuf *err);
+
+/* The top-level "kind" string seen so far, or NULL. */
+const char *jsonscan_kind(const struct jsonscan *sc);
+
+/* True once a top-level "items" array started. */
+bool jsonscan_is_list(const struct jsonscan *sc);
+
+/* With 'keep_whole' and no "items" array: the whole document text
+ * (borrowed, NUL-terminated). NULL otherwise. */
+const char *jsonscan_whole(const struct jsonscan *sc, size_t *len);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * main: the luascale command line — dispatches to a subcommand in src/cli/.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: luascale COMMAND [OPTIONS]\n"
+	      "\n"
+	      "commands:\n"
+	      "  check   --config FILE                 validate a config and its policy\n"
+	      "  decide  --config FILE --state FILE    show what the policy would do to a\n"
+	      "          [--policy FILE] [--output text|json] [--now TIME]   recorded cluster\n"
+	      "  version                               print the version\n"
+	      "\n"
+	      "Run 'luascale COMMAND --help' for a command's options.\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "check") == 0)
+		return cli_check(argc - 1, argv + 1);
+	if (strcmp(argv[1], "decide") == 0)
+		return cli_decide(argc - 1, argv + 1);
+	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+		printf("luascale %s\n", LUASCALE_VERSION);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	fprintf(stderr, "luascale: unknown command \"%s\"\n\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,863 @@
+/*
+ * model: the snapshot's life cycle — building it from JSON documents and
+ * files (streamed, one List item at a time), copying node groups in, and
+ * indexing it in snapshot_finish(). Decoding single objects is in
+ * model_decode.c, selectors and small lookups in selector.c.
+ */
+#include "model.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "intern.h"
+#include "jsonscan.h"
+#include "model_decode.h"
+
+#define WHO_MAX 384
+#define READ_CHUNK (1024 * 1024)
+
+struct snapshot *snapshot_new(void)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->arena = arena_new();
+	if (!s->arena) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void snapshot_free(struct snapshot *s)
+{
+	if (!s)
+		return;
+	/* the object arrays are malloc'ed while building (they grow); a
+	 * zero capacity means someone else put them there */
+	if (s->cap_nodes)
+		free(s->nodes);
+	if (s->cap_pods)
+		free(s->pods);
+	if (s->cap_pdbs)
+		free(s->pdbs);
+	arena_free(s->arena);
+	free(s);
+}
+
+static int check_open(const struct snapshot *s, struct errbuf *err)
+{
+	if (s->finished)
+		return errbuf_set(err, "snapshot already finished: it is read-only");
+	return 0;
+}
+
+int snapshot_add_object(struct snapshot *s, const cJSON *obj, const char *kind,
+			struct errbuf *err)
+{
+	char who[WHO_MAX];
+	enum model_kind mk;
+
+	if (check_open(s, err) < 0)
+		return -1;
+	if (!kind) {
+		const cJSON *k = cJSON_IsObject(obj) ?
+			cJSON_GetObjectItemCaseSensitive(obj, "kind") : NULL;
+
+		if (!cJSON_IsString(k))
+			return errbuf_set(err, "object has no \"kind\" string");
+		kind = k->valuestring;
+	}
+	mk = model_kind_of(kind, 0);
+	if (mk == MODEL_KIND_OTHER)
+		return 0;
+	if (model_decode_object(s, obj, mk, NULL, who, sizeof(who), err) < 0)
+		return errbuf_prefix(err, "%s", who);
+	return 0;
+}
+
+/* ---- documents: a List streamed item by item, or one object ---- */
+
+/*
+ * An item met before the List's "kind" told what its items are (key-sorted
+ * output puts "kind" after "items"). Only its place is remembered: it is
+ * decoded at the end from the caller's buffer, or from a second read of
+ * the file, so a large List costs no copy.
+ */
+struct deferred {
+	size_t index;
+	uint64_t offset;
+	size_t len;
+};
+
+struct loader {
+	struct snapshot *s;
+	const char *source;
+	struct intern in;
+	struct jsonscan *sc;
+	bool item_failed;  /* the message is complete: no source prefix */
+	bool second_pass;  /* re-reading a file for its deferred items */
+	const char *list_kind; /* second pass: the kind found by the first */
+	struct deferred *deferred;
+	size_t n_deferred, cap_deferred, next_deferred;
+};
+
+static int decode_item(struct loader *L, const cJSON *obj, enum model_kind mk,
+		       size_t index, struct errbuf *err)
+{
+	char who[WHO_MAX];
+
+	if (model_decode_object(L->s, obj, mk, &L->in, who, sizeof(who), err) < 0)
+		return errbuf_prefix(err, "%s: items[%zu] (%s)", L->source, index, who);
+	return 0;
+}
+
+static int defer_item(struct loader *L, size_t len, size_t index,
+		      uint64_t offset, struct errbuf *err)
+{
+	if (L->n_deferred == L->cap_deferred) {
+		size_t cap = L->cap_deferred ? L->cap_deferred * 2 : 16;
+		struct deferred *nd = realloc(L->deferred, cap * sizeof(*nd));
+
+		if (!nd)
+			return errbuf_set(err, "out of memory");
+		L->deferred = nd;
+		L->cap_deferred = cap;
+	}
+	L->deferred[L->n_deferred++] = (struct deferred){index, offset, len};
+	return 0;
+}
+
+/*
+ * One List item. Its kind is its own "kind", else the List's ("PodList"
+ * items are Pods); when the List's kind is not known yet the item waits.
+ * 'list_kind' is NULL while it may still come.
+ */
+static int handle_item(struct loader *L, const char *data, size_t len,
+		       size_t index, uint64_t offset, const char *list_kind,
+		       bool final, struct errbuf *err)
+{
+	const char *end = NULL;
+	const cJSON *k;
+	cJSON *obj;
+	enum model_kind mk;
+	int rc = -1;
+
+	obj = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+	if (!obj) {
+		size_t at = end && end >= data && end <= data + len ?
+			(size_t)(end - data) : 0;
+
+		return errbuf_set(err, "%s: items[%zu]: invalid JSON at byte %llu",
+				  L->source, index,
+				  (unsigned long long)(offset + at));
+	}
+	if (!cJSON_IsObject(obj)) {
+		errbuf_set(err, "%s: items[%zu]: expected an object", L->source, index);
+		goto out;
+	}
+	k = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+	if (k && !cJSON_IsNull(k)) {
+		if (!cJSON_IsString(k)) {
+			errbuf_set(err, "%s: items[%zu]: kind: expected a string",
+				   L->source, index);
+			goto out;
+		}
+		mk = model_kind_of(k->valuestring, 0);
+	} else {
+		if (!list_kind && !final) {
+			rc = defer_item(L, len, index, offset, err);
+			goto out;
+		}
+		mk = model_kind_of(list_kind, 1);
+		if (mk == MODEL_KIND_OTHER &&
+		    (!list_kind || strcmp(list_kind, "List") == 0)) {
+			errbuf_set(err, "%s: items[%zu]: object has no \"kind\"",
+				   L->source, index);
+			goto out;
+		}
+	}
+	rc = decode_item(L, obj, mk, index, err);
+out:
+	cJSON_Delete(obj);
+	return rc;
+}
+
+static int on_item(void *ctx, const char *data, size_t len, size_t index,
+		   uint64_t offset, struct errbuf *err)
+{
+	struct loader *L = ctx;
+	int rc = 0;
+
+	if (!L->second_pass) {
+		rc = handle_item(L, data, len, index, offset,
+				 jsonscan_kind(L->sc), false, err);
+	} else if (L->next_deferred < L->n_deferred &&
+		   L->deferred[L->next_deferred].index == index) {
+		L->next_deferred++;
+		rc = handle_item(L, data, len, index, offset, L->list_kind,
+				 true, err);
+	}
+	if (rc < 0)
+		L->item_failed = true;
+	return rc;
+}
+
+static int loader_init(struct loader *L, struct snapshot *s, const char *source,
+		       bool keep_whole, struct errbuf *err)
+{
+	memset(L, 0, sizeof(*L));
+	L->s = s;
+	L->source = source ? source : "input";
+	intern_init(&L->in, s->arena);
+	L->sc = jsonscan_new(on_item, L, keep_whole);
+	if (!L->sc)
+		return errbuf_set(err, "out of memory");
+	return 0;
+}
+
+static void loader_free(struct loader *L)
+{
+	free(L->deferred);
+	jsonscan_free(L->sc);
+	intern_free(&L->in);
+}
+
+static int loader_feed(struct loader *L, const char *data, size_t len,
+		       struct errbuf *err)
+{
+	if (jsonscan_feed(L->sc, data, len, err) < 0) {
+		if (!L->item_failed)
+			errbuf_prefix(err, "%s", L->source);
+		return -1;
+	}
+	return 0;
+}
+
+/* Checks the end of input. A document without an "items" array is one
+ * object, decoded here from 'whole'. Deferred items are the caller's. */
+static int loader_end(struct loader *L, const char *whole, size_t whole_len,
+		      struct errbuf *err)
+{
+	const char *kind;
+	char who[WHO_MAX];
+	enum model_kind mk;
+	cJSON *obj;
+	size_t n;
+	int rc;
+
+	if (jsonscan_end(L->sc, err) < 0)
+		return errbuf_prefix(err, "%s", L->source);
+	kind = jsonscan_kind(L->sc);
+	if (jsonscan_is_list(L->sc))
+		return 0;
+	if (!kind)
+		return errbuf_set(err, "%s: not a Kubernetes object or List: no \"kind\"",
+				  L->source);
+	n = strlen(kind);
+	if (n >= 4 && strcmp(kind + n - 4, "List") == 0)
+		return 0; /* a List without items */
+	mk = model_kind_of(kind, 0);
+	if (mk == MODEL_KIND_OTHER)
+		return 0;
+	obj = cJSON_ParseWithLength(whole, whole_len);
+	if (!obj) /* cannot happen after the scanner passed it, but be safe */
+		return errbuf_set(err, "%s: invalid JSON", L->source);
+	rc = model_decode_object(L->s, obj, mk, &L->in, who, sizeof(who), err);
+	cJSON_Delete(obj);
+	if (rc < 0)
+		return errbuf_prefix(err, "%s: %s", L->source, who);
+	return 0;
+}
+
+int snapshot_add_json(struct snapshot *s, const char *json, size_t len,
+		      const char *source, struct errbuf *err)
+{
+	struct loader L;
+	size_t i;
+	int rc = -1;
+
+	if (check_open(s, err) < 0)
+		return -1;
+	if (loader_init(&L, s, source, false, err) < 0 ||
+	    loader_feed(&L, json, len, err) < 0 ||
+	    loader_end(&L, json, len, err) < 0)
+		goto out;
+	for (i = 0; i < L.n_deferred; i++) {
+		const struct deferred *d = &L.deferred[i];
+
+		if (handle_item(&L, json + d->offset, d->len, d->index, d->offset,
+				jsonscan_kind(L.sc), true, err) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	loader_free(&L);
+	return rc;
+}
+
+/* Streams the file through the loader's scanner. */
+static int read_file(struct loader *L, const char *path, struct errbuf *err)
+{
+	char *chunk = NULL;
+	FILE *f;
+	size_t n;
+	int rc = -1;
+
+	f = fopen(path, "rb");
+	if (!f)
+		return errbuf_set(err, "%s: %s", path, strerror(errno));
+	chunk = malloc(READ_CHUNK);
+	if (!chunk) {
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	while ((n = fread(chunk, 1, READ_CHUNK, f)) > 0)
+		if (loader_feed(L, chunk, n, err) < 0)
+			goto out;
+	if (ferror(f)) {
+		errbuf_set(err, "%s: read error: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	free(chunk);
+	fclose(f);
+	return rc;
+}
+
+int snapshot_load_file(struct snapshot *s, const char *path, struct errbuf *err)
+{
+	struct loader L;
+	const char *whole;
+	char *kind = NULL;
+	size_t whole_len = 0;
+	int rc = -1;
+
+	if (check_open(s, err) < 0)
+		return -1;
+	if (loader_init(&L, s, path, true, err) < 0 || read_file(&L, path, err) < 0)
+		goto out;
+	whole = jsonscan_whole(L.sc, &whole_len);
+	if (loader_end(&L, whole ? whole : "", whole_len, err) < 0)
+		goto out;
+	if (L.n_deferred) {
+		/* the List's kind came after its items: read them again */
+		const char *k = jsonscan_kind(L.sc);
+
+		if (k && !(kind = strdup(k))) {
+			errbuf_set(err, "out of memory");
+			goto out;
+		}
+		jsonscan_free(L.sc);
+		L.sc = jsonscan_new(on_item, &L, false);
+		if (!L.sc) {
+			errbuf_set(err, "out of memory");
+			goto out;
+		}
+		L.second_pass = true;
+		L.list_kind = kind;
+		if (read_file(&L, path, err) < 0 || jsonscan_end(L.sc, err) < 0)
+			goto out;
+		if (L.next_deferred != L.n_deferred) {
+			errbuf_set(err, "%s: changed while being read", path);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(kind);
+	loader_free(&L);
+	return rc;
+}
+
+/* ---- node groups ---- */
+
+static const char *dup_str(struct arena *a, const char *s)
+{
+	return arena_strdup(a, s ? s : "");
+}
+
+static int copy_kvlist(struct arena *a, const struct kvlist *src,
+		       struct kvlist *dst)
+{
+	size_t i;
+
+	dst->items = NULL;
+	dst->n = 0;
+	if (!src || src->n == 0)
+		return 0;
+	dst->items = arena_calloc(a, src->n, sizeof(*dst->items));
+	if (!dst->items)
+		return -1;
+	for (i = 0; i < src->n; i++) {
+		dst->items[i].key = dup_str(a, src->items[i].key);
+		dst->items[i].value = dup_str(a, src->items[i].value);
+		if (!dst->items[i].key || !dst->items[i].value)
+			return -1;
+	}
+	dst->n = src->n;
+	return 0;
+}
+
+static int copy_group(struct arena *a, const struct node_group *src,
+		      struct node_group *dst)
+{
+	const struct node_template *st = &src->tmpl;
+	struct node_template *dt = &dst->tmpl;
+	size_t i;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->name = dup_str(a, src->name);
+	dst->min = src->min;
+	dst->max = src->max;
+	dst->price_per_hour = src->price_per_hour;
+	dst->target = src->target;
+	if (!dst->name || copy_kvlist(a, &src->selector, &dst->selector) < 0 ||
+	    copy_kvlist(a, &st->labels, &dt->labels) < 0)
+		return -1;
+	dt->allocatable = st->allocatable;
+	dt->allocatable.ext = NULL;
+	dt->allocatable.n_ext = 0;
+	if (st->allocatable.n_ext) {
+		dt->allocatable.ext = arena_calloc(a, st->allocatable.n_ext,
+						   sizeof(*dt->allocatable.ext));
+		if (!dt->allocatable.ext)
+			return -1;
+		for (i = 0; i < st->allocatable.n_ext; i++) {
+			dt->allocatable.ext[i].name =
+				dup_str(a, st->allocatable.ext[i].name);
+			dt->allocatable.ext[i].value = st->allocatable.ext[i].value;
+			if (!dt->allocatable.ext[i].name)
+				return -1;
+		}
+		dt->allocatable.n_ext = st->allocatable.n_ext;
+	}
+	if (st->n_taints) {
+		dt->taints = arena_calloc(a, st->n_taints, sizeof(*dt->taints));
+		if (!dt->taints)
+			return -1;
+		for (i = 0; i < st->n_taints; i++) {
+			dt->taints[i].key = dup_str(a, st->taints[i].key);
+			dt->taints[i].value = dup_str(a, st->taints[i].value);
+			dt->taints[i].effect = st->taints[i].effect;
+			if (!dt->taints[i].key || !dt->taints[i].value)
+				return -1;
+		}
+		dt->n_taints = st->n_taints;
+	}
+	return 0;
+}
+
+int snapshot_set_groups(struct snapshot *s, const struct node_group *groups,
+			size_t n, struct errbuf *err)
+{
+	struct node_group *copy;
+	size_t i;
+
+	if (check_open(s, err) < 0)
+		return -1;
+	if (n == 0) {
+		s->groups = NULL;
+		s->n_groups = 0;
+		return 0;
+	}
+	copy = arena_calloc(s->arena, n, sizeof(*copy));
+	if (!copy)
+		return errbuf_set(err, "out of memory");
+	for (i = 0; i < n; i++)
+		if (copy_group(s->arena, &groups[i], &copy[i]) < 0)
+			return errbuf_set(err, "out of memory");
+	s->groups = copy;
+	s->n_groups = n;
+	return 0;
+}
+
+/* ---- indexing ---- */
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+#define HASH_SEED 14695981039346656037ULL
+
+/* A name -> index table of 1-based indices (0 = empty slot). */
+struct name_table {
+	uint32_t *slots;
+	size_t mask;
+};
+
+static int table_init(struct name_table *t, size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < n * 2)
+		cap *= 2;
+	t->slots = calloc(cap, sizeof(*t->slots));
+	t->mask = cap - 1;
+	return t->slots ? 0 : -1;
+}
+
+static uint64_t node_hash(const struct node *n)
+{
+	return hash_str(HASH_SEED, n->name);
+}
+
+static uint64_t pod_hash(const struct pod *p)
+{
+	return hash_str(hash_str(hash_str(HASH_SEED, p->ns), "/"), p->name);
+}
+
+/* Indexes node names; fails on a duplicate (it would count twice). */
+static int index_nodes(const struct snapshot *s, struct name_table *t,
+		       struct errbuf *err)
+{
+	size_t i, j;
+
+	if (table_init(t, s->n_nodes) < 0)
+		return errbuf_set(err, "out of memory");
+	for (i = 0; i < s->n_nodes; i++) {
+		for (j = node_hash(&s->nodes[i]) & t->mask; t->slots[j];
+		     j = (j + 1) & t->mask)
+			if (strcmp(s->nodes[t->slots[j] - 1].name, s->nodes[i].name) == 0)
+				return errbuf_set(err, "duplicate Node %s",
+						  s->nodes[i].name);
+		t->slots[j] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+static int check_pods_unique(const struct snapshot *s, struct errbuf *err)
+{
+	struct name_table t;
+	size_t i, j;
+	int rc = -1;
+
+	if (table_init(&t, s->n_pods) < 0)
+		return errbuf_set(err, "out of memory");
+	for (i = 0; i < s->n_pods; i++) {
+		const struct pod *p = &s->pods[i];
+
+		for (j = pod_hash(p) & t.mask; t.slots[j]; j = (j + 1) & t.mask) {
+			const struct pod *q = &s->pods[t.slots[j] - 1];
+
+			if (strcmp(q->name, p->name) == 0 && strcmp(q->ns, p->ns) == 0) {
+				errbuf_set(err, "duplicate Pod %s/%s", p->ns, p->name);
+				goto out;
+			}
+		}
+		t.slots[j] = (uint32_t)i + 1;
+	}
+	rc = 0;
+out:
+	free(t.slots);
+	return rc;
+}
+
+static int32_t table_find(const struct snapshot *s, const struct name_table *t,
+			  const char *name)
+{
+	size_t j;
+
+	for (j = hash_str(HASH_SEED, name) & t->mask; t->slots[j];
+	     j = (j + 1) & t->mask)
+		if (strcmp(s->nodes[t->slots[j] - 1].name, name) == 0)
+			return (int32_t)(t->slots[j] - 1);
+	return -1;
+}
+
+static void add_sat(int64_t *dst, int64_t v)
+{
+	if (__builtin_add_overflow(*dst, v, dst))
+		*dst = v > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* Sums the requests of the node's bound, unfinished pods. 'tmp' is
+ * scratch space for extended resources, grown as needed. */
+static int sum_requests(struct snapshot *s, struct node *n,
+			struct res_ext **tmp, size_t *tmp_cap)
+{
+	struct resources *r = &n->requested;
+	size_t i, k, n_ext = 0;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < n->n_pods; i++) {
+		const struct pod *p = &s->pods[n->pods[i]];
+
+		if (pod_finished(p))
+			continue;
+		add_sat(&r->cpu_m, p->requests.cpu_m);
+		add_sat(&r->memory, p->requests.memory);
+		add_sat(&r->ephemeral, p->requests.ephemeral);
+		r->pods++;
+		for (k = 0; k < p->requests.n_ext; k++) {
+			const struct res_ext *e = &p->requests.ext[k];
+			size_t m;
+
+			for (m = 0; m < n_ext; m++)
+				if (strcmp((*tmp)[m].name, e->name) == 0)
+					break;
+			if (m == n_ext) {
+				if (n_ext == *tmp_cap) {
+					size_t cap = *tmp_cap ? *tmp_cap * 2 : 8;
+					struct res_ext *nt = realloc(*tmp, cap * sizeof(*nt));
+
+					if (!nt)
+						return -1;
+					*tmp = nt;
+					*tmp_cap = cap;
+				}
+				(*tmp)[n_ext].name = e->name;
+				(*tmp)[n_ext++].value = 0;
+			}
+			add_sat(&(*tmp)[m].value, e->value);
+		}
+	}
+	if (n_ext) {
+		r->ext = arena_calloc(s->arena, n_ext, sizeof(*r->ext));
+		if (!r->ext)
+			return -1;
+		memcpy(r->ext, *tmp, n_ext * sizeof(*r->ext));
+		r->n_ext = n_ext;
+	}
+	return 0;
+}
+
+static bool group_matches(const struct node_group *g, const struct node *n)
+{
+	size_t i;
+
+	if (g->selector.n == 0)
+		return false;
+	for (i = 0; i < g->selector.n; i++) {
+		const char *v = kvlist_get(&n->labels, g->selector.items[i].key);
+
+		if (!v || strcmp(v, g->selector.items[i].value) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Gives back the unused tail of a grown array. */
+static void shrink(void **arr, size_t n, size_t *cap, size_t size)
+{
+	void *p;
+
+	if (n == 0 || n == *cap)
+		return;
+	p = realloc(*arr, n * size);
+	if (p) {
+		*arr = p;
+		*cap = n;
+	}
+}
+
+int snapshot_finish(struct snapshot *s, int64_t now, struct errbuf *err)
+{
+	struct name_table nodes = {0};
+	struct res_ext *tmp = NULL;
+	size_t tmp_cap = 0, i, j, n_pending = 0;
+	uint32_t *fill = NULL;
+	int rc = -1;
+
+	if (check_open(s, err) < 0)
+		return -1;
+	if (s->n_nodes > UINT32_MAX - 1 || s->n_pods > UINT32_MAX - 1)
+		return errbuf_set(err, "too many objects");
+	shrink((void **)&s->nodes, s->n_nodes, &s->cap_nodes, sizeof(*s->nodes));
+	shrink((void **)&s->pods, s->n_pods, &s->cap_pods, sizeof(*s->pods));
+	shrink((void **)&s->pdbs, s->n_pdbs, &s->cap_pdbs, sizeof(*s->pdbs));
+	if (index_nodes(s, &nodes, err) < 0 || check_pods_unique(s, err) < 0)
+		goto out;
+
+	/* pods -> nodes, and how many per node */
+	for (i = 0; i < s->n_nodes; i++)
+		s->nodes[i].n_pods = 0;
+	for (i = 0; i < s->n_pods; i++) {
+		struct pod *p = &s->pods[i];
+
+		p->node = p->node_name[0] ? table_find(s, &nodes, p->node_name) : -1;
+		if (p->node >= 0)
+			s->nodes[p->node].n_pods++;
+		else if (!p->node_name[0] && !pod_finished(p) &&
+			 !(p->flags & (POD_TERMINATING | POD_DAEMONSET)))
+			n_pending++;
+	}
+	/* node -> pods, in input order */
+	fill = calloc(s->n_nodes ? s->n_nodes : 1, sizeof(*fill));
+	if (!fill)
+		goto oom;
+	for (i = 0; i < s->n_nodes; i++) {
+		struct node *n = &s->nodes[i];
+
+		n->pods = n->n_pods ? arena_calloc(s->arena, n->n_pods, sizeof(*n->pods)) : NULL;
+		if (n->n_pods && !n->pods)
+			goto oom;
+	}
+	for (i = 0; i < s->n_pods; i++) {
+		int32_t ni = s->pods[i].node;
+
+		if (ni >= 0)
+			s->nodes[ni].pods[fill[ni]++] = (uint32_t)i;
+	}
+	/* requests per node, groups */
+	for (j = 0; j < s->n_groups; j++)
+		s->groups[j].current = 0;
+	for (i = 0; i < s->n_nodes; i++) {
+		struct node *n = &s->nodes[i];
+
+		if (sum_requests(s, n, &tmp, &tmp_cap) < 0)
+			goto oom;
+		n->group = -1;
+		for (j = 0; j < s->n_groups; j++) {
+			if (group_matches(&s->groups[j], n)) {
+				n->group = (int32_t)j;
+				s->groups[j].current++;
+				break;
+			}
+		}
+	}
+	for (j = 0; j < s->n_groups; j++) {
+		struct node_group *g = &s->groups[j];
+
+		if (g->target < g->current)
+			g->target = g->current;
+	}
+	/* pending pods, in input order */
+	s->pending = NULL;
+	s->n_pending = 0;
+	if (n_pending) {
+		s->pending = arena_calloc(s->arena, n_pending, sizeof(*s->pending));
+		if (!s->pending)
+			goto oom;
+		for (i = 0; i < s->n_pods; i++) {
+			const struct pod *p = &s->pods[i];
+
+			if (!p->node_name[0] && !pod_finished(p) &&
+			    !(p->flags & (POD_TERMINATING | POD_DAEMONSET)))
+				s->pending[s->n_pending++] = (uint32_t)i;
+		}
+	}
+	s->now = now;
+	s->finished = true;
+	rc = 0;
+	goto out;
+oom:
+	errbuf_set(err, "out of memory");
+out:
+	free(nodes.slots);
+	free(fill);
+	free(tmp);
+	return rc;
+}
+
+int32_t snapshot_find_node(const struct snapshot *s, const char *name)
+{
+	size_t i;
+
+	if (!name)
+		return -1;
+	for (i = 0; i < s->n_nodes; i++)
+		if (strcmp(s->nodes[i].name, name) == 0)
+			return (int32_t)i;
+	return -1;
+}
+
+int32_t snapshot_find_group(const struct snapshot *s, const char *name)
+{
+	size_t i;
+
+	if (!name)
+		return -1;
+	for (i = 0; i < s->n_groups; i++)
+		if (s->groups[i].name && strcmp(s->groups[i].name, name) == 0)
+			return (int32_t)i;
+	return -1;
+}
+
+/* ---- time ---- */
+
+/* Reads exactly 'n' digits. */
+static bool digits(const char **p, int n, int *out)
+{
+	int v = 0;
+
+	while (n--) {
+		if (**p < '0' || **p > '9')
+			return false;
+		v = v * 10 + (*(*p)++ - '0');
+	}
+	*out = v;
+	return true;
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static int days_in_month(int y, int m)
+{
+	static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+	return m == 2 && leap ? 29 : days[m - 1];
+}
+
+int model_parse_time(const char *text, int64_t *out)
+{
+	const char *p = text;
+	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
+
+	if (!p)
+		return -1;
+	if (!digits(&p, 4, &y) || *p++ != '-' || !digits(&p, 2, &mo) ||
+	    *p++ != '-' || !digits(&p, 2, &d) || (*p != 'T' && *p != 't'))
+		return -1;
+	p++;
+	if (!digits(&p, 2, &h) || *p++ != ':' || !digits(&p, 2, &mi) ||
+	    *p++ != ':' || !digits(&p, 2, &sec))
+		return -1;
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return -1;
+		while (*p >= '0' && *p <= '9')
+			p++; /* sub-second precision is not kept */
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		sign = *p++ == '-' ? -1 : 1;
+		if (!digits(&p, 2, &oh) || *p++ != ':' || !digits(&p, 2, &om))
+			return -1;
+	} else {
+		return -1;
+	}
+	if (*p != '\0')
+		return -1;
+	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 ||
+	    mi > 59 || sec > 59 || oh > 23 || om > 59)
+		return -1;
+	*out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+	       sign * (oh * 3600 + om * 60);
+	return 0;
+}

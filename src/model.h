@@ -1,0 +1,324 @@
+/*
+ * model: the cluster as the engine sees it — nodes, pods, PodDisruptionBudgets
+ * and node groups — decoded from Kubernetes JSON into compact C structs that
+ * live in one arena per snapshot. Only what decisions need is kept.
+ * It does no I/O beyond reading a state file; scheduling math is in sched.c.
+ */
+#ifndef LUASCALE_MODEL_H
+#define LUASCALE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+
+struct arena;
+struct cJSON;
+
+/* A key/value pair (labels, annotations, nodeSelector). Strings are arena-owned. */
+struct kv {
+	const char *key;
+	const char *value;
+};
+
+struct kvlist {
+	struct kv *items;
+	size_t n;
+};
+
+/* Returns the value for 'key' or NULL. */
+const char *kvlist_get(const struct kvlist *l, const char *key);
+
+/* ---- resources ---- */
+
+/* An extended or other named resource (nvidia.com/gpu, hugepages-2Mi, ...), in units. */
+struct res_ext {
+	const char *name;
+	int64_t value;
+};
+
+/* Amounts of resources. Well-known ones are fields; the rest are in 'ext'. */
+struct resources {
+	int64_t cpu_m;     /* millicores */
+	int64_t memory;    /* bytes */
+	int64_t ephemeral; /* bytes (ephemeral-storage) */
+	int64_t pods;      /* pod count (allocatable only; a pod requests 1 implicitly) */
+	struct res_ext *ext;
+	size_t n_ext;
+};
+
+/* Returns the amount of a named extended resource, 0 when absent. */
+int64_t resources_ext(const struct resources *r, const char *name);
+
+/* ---- taints, tolerations, selectors ---- */
+
+enum taint_effect {
+	TAINT_NO_SCHEDULE,
+	TAINT_PREFER_NO_SCHEDULE,
+	TAINT_NO_EXECUTE,
+};
+
+/* Parses "NoSchedule" etc.; returns 0 or -1. */
+int taint_effect_parse(const char *s, enum taint_effect *out);
+const char *taint_effect_str(enum taint_effect e);
+
+struct taint {
+	const char *key;
+	const char *value; /* "" when none */
+	enum taint_effect effect;
+};
+
+enum toleration_op {
+	TOLERATION_EQUAL,
+	TOLERATION_EXISTS,
+};
+
+struct toleration {
+	const char *key;   /* NULL or "" with EXISTS tolerates every key */
+	const char *value; /* "" when none */
+	enum toleration_op op;
+	int effect;        /* an enum taint_effect, or -1 for every effect */
+};
+
+enum selector_op {
+	SELECTOR_IN,
+	SELECTOR_NOT_IN,
+	SELECTOR_EXISTS,
+	SELECTOR_DOES_NOT_EXIST,
+	SELECTOR_GT, /* node affinity only: value parsed as an integer */
+	SELECTOR_LT,
+};
+
+struct selector_req {
+	const char *key;
+	enum selector_op op;
+	const char **values;
+	size_t n_values;
+};
+
+/* A label selector: all requirements must hold (matchLabels become IN with one value). */
+struct label_selector {
+	struct selector_req *reqs;
+	size_t n;
+};
+
+/* Returns true when 'labels' satisfy every requirement (empty selector: true). */
+bool label_selector_matches(const struct label_selector *sel,
+			    const struct kvlist *labels);
+
+/* A nodeSelectorTerm: matchExpressions on labels, matchFields on metadata.name. */
+struct node_selector_term {
+	struct selector_req *exprs;
+	size_t n_exprs;
+	struct selector_req *fields;
+	size_t n_fields;
+};
+
+/* requiredDuringSchedulingIgnoredDuringExecution: terms are ORed. n_terms == 0: none. */
+struct node_affinity {
+	struct node_selector_term *terms;
+	size_t n_terms;
+};
+
+/* ---- nodes ---- */
+
+struct node {
+	const char *name;
+	const char *provider_id; /* "" when absent */
+	struct kvlist labels;
+	struct kvlist annotations;
+	struct taint *taints;
+	size_t n_taints;
+	struct resources allocatable;
+	bool unschedulable;
+	bool ready;
+	int64_t created; /* unix seconds */
+
+	/* filled by snapshot_finish() */
+	int32_t group;               /* index into snapshot groups, -1 when unmanaged */
+	struct resources requested;  /* effective requests of bound, unfinished pods */
+	uint32_t *pods;              /* indices into snapshot pods bound here */
+	size_t n_pods;
+};
+
+/* ---- pods ---- */
+
+enum pod_phase {
+	POD_PENDING,
+	POD_RUNNING,
+	POD_SUCCEEDED,
+	POD_FAILED,
+	POD_UNKNOWN,
+};
+
+const char *pod_phase_str(enum pod_phase p);
+
+enum pod_flag {
+	POD_DAEMONSET = 1u << 0,         /* owned by a DaemonSet */
+	POD_MIRROR = 1u << 1,            /* kubernetes.io/config.mirror annotation */
+	POD_STATIC = 1u << 2,            /* kubernetes.io/config.source not "api" */
+	POD_LOCAL_STORAGE = 1u << 3,     /* has an emptyDir (not Memory) or hostPath volume */
+	POD_UNSCHEDULABLE = 1u << 4,     /* PodScheduled=False, reason Unschedulable */
+	POD_TERMINATING = 1u << 5,       /* metadata.deletionTimestamp set */
+	POD_SAFE_TO_EVICT_FALSE = 1u << 6, /* cluster-autoscaler.kubernetes.io/safe-to-evict: "false" */
+};
+
+struct pod {
+	const char *ns;
+	const char *name;
+	struct kvlist labels;
+	struct kvlist annotations;
+	const char *controller_kind; /* ownerReferences[controller=true].kind, "" when none */
+	const char *controller_name;
+	const char *node_name;       /* spec.nodeName, "" when unbound */
+	enum pod_phase phase;
+	unsigned flags;              /* enum pod_flag */
+	struct resources requests;   /* effective requests (Kubernetes' rule), pods = 1 */
+	struct kvlist node_selector;
+	struct node_affinity affinity;
+	struct toleration *tolerations;
+	size_t n_tolerations;
+	int32_t priority;
+	int64_t created;             /* unix seconds */
+	const char *local_volume;    /* name of the first local-storage volume, "" when none */
+	const char *sched_message;   /* PodScheduled condition message, "" when none */
+
+	/* filled by snapshot_finish() */
+	int32_t node;                /* index into snapshot nodes, -1 when unbound or node unknown */
+};
+
+/* Finished pods (Succeeded, Failed) hold no resources. */
+bool pod_finished(const struct pod *p);
+
+/* ---- PodDisruptionBudgets ---- */
+
+struct pdb {
+	const char *ns;
+	const char *name;
+	struct label_selector selector;
+	bool selects_all;        /* selector {} matches every pod of the namespace */
+	bool selects_none;       /* selector absent (null): matches nothing */
+	int32_t disruptions_allowed; /* status.disruptionsAllowed */
+	const char *min_available;   /* as written, "" when absent (for messages) */
+	const char *max_unavailable;
+};
+
+/* Returns true when the PDB selects the pod (same namespace and selector). */
+bool pdb_matches(const struct pdb *b, const struct pod *p);
+
+/* ---- node groups ---- */
+
+struct node_template {
+	struct resources allocatable;
+	struct kvlist labels;
+	struct taint *taints;
+	size_t n_taints;
+};
+
+struct node_group {
+	const char *name;
+	int min;
+	int max;
+	double price_per_hour;
+	struct kvlist selector;   /* node labels that place a node in this group */
+	struct node_template tmpl;
+
+	/* filled by snapshot_finish() */
+	int current;  /* registered nodes of this group in the snapshot */
+	int target;   /* size the cloud converges to; defaults to current. upcoming = target - current */
+};
+
+/* ---- snapshot ---- */
+
+/*
+ * An immutable picture of the cluster at 'now'. Everything it points to
+ * lives in its arena. Built with snapshot_new(), snapshot_add_*(),
+ * snapshot_set_groups(), then snapshot_finish(); read-only afterwards.
+ */
+struct snapshot {
+	struct arena *arena;
+	int64_t now; /* unix seconds */
+	struct node *nodes;
+	size_t n_nodes;
+	struct pod *pods;
+	size_t n_pods;
+	struct pdb *pdbs;
+	size_t n_pdbs;
+	struct node_group *groups;
+	size_t n_groups;
+	uint32_t *pending; /* unbound, unfinished, not terminating, not DaemonSet pods */
+	size_t n_pending;
+
+	/* private to model.c while building */
+	size_t cap_nodes, cap_pods, cap_pdbs;
+	bool finished;
+};
+
+/* Returns an empty snapshot or NULL when out of memory. */
+struct snapshot *snapshot_new(void);
+
+/* Frees the snapshot and everything it owns. NULL is a no-op. */
+void snapshot_free(struct snapshot *s);
+
+/*
+ * Decodes one object (a Node, Pod or PodDisruptionBudget as the API server
+ * serves it) and adds it. Objects of other kinds are ignored (returns 0).
+ * 'kind' may be NULL to take it from the object's "kind" field.
+ * Unknown fields are ignored. On a malformed object returns -1 with a
+ * message naming the object (kind namespace/name) and the bad field.
+ */
+int snapshot_add_object(struct snapshot *s, const struct cJSON *obj,
+			const char *kind, struct errbuf *err);
+
+/*
+ * Decodes a JSON document: a v1 List (what `kubectl get nodes,pods,pdb -A
+ * -o json` prints), a NodeList/PodList/PodDisruptionBudgetList, or a single
+ * object. 'source' names the input in messages ("state.json").
+ * Large lists are decoded item by item so memory stays close to the model's.
+ * Returns 0 or -1 with a message naming the source, item index and object.
+ */
+int snapshot_add_json(struct snapshot *s, const char *json, size_t len,
+		      const char *source, struct errbuf *err);
+
+/* Reads a file and calls snapshot_add_json(). */
+int snapshot_load_file(struct snapshot *s, const char *path, struct errbuf *err);
+
+/*
+ * Copies the node groups (deep copy into the arena). Must be called before
+ * snapshot_finish(). 'groups' targets may be preset (>= 0) to say how many
+ * nodes the cloud is bringing up; -1 means "same as registered".
+ */
+int snapshot_set_groups(struct snapshot *s, const struct node_group *groups,
+			size_t n, struct errbuf *err);
+
+/*
+ * Indexes the snapshot: binds pods to nodes, assigns nodes to groups (first
+ * group whose selector matches the node's labels), sums requests per node,
+ * counts group sizes, builds the pending list, sets 'now'.
+ * Returns 0, or -1 on out of memory, on a duplicate node name or pod
+ * namespace/name (it would be counted twice), or when already finished.
+ */
+int snapshot_finish(struct snapshot *s, int64_t now, struct errbuf *err);
+
+/* Index of the node named 'name', or -1. Valid after snapshot_finish(). */
+int32_t snapshot_find_node(const struct snapshot *s, const char *name);
+
+/* Index of the group named 'name', or -1. */
+int32_t snapshot_find_group(const struct snapshot *s, const char *name);
+
+/*
+ * Parses a label selector in the kubectl string form:
+ * "a=b,c!=d,e,!f,g in (x,y),h notin (z)". Strings go to the arena.
+ * Returns 0 or -1 with a message naming the bad part.
+ */
+int label_selector_parse(struct arena *a, const char *text,
+			 struct label_selector *out, struct errbuf *err);
+
+/*
+ * Parses an RFC 3339 timestamp ("2024-05-01T10:00:00Z", fractions and
+ * offsets allowed) into unix seconds. Returns 0 or -1.
+ */
+int model_parse_time(const char *text, int64_t *out);
+
+#endif

@@ -1,0 +1,1187 @@
+/*
+ * model_decode: turns API-server JSON (Node, Pod, PodDisruptionBudget) into
+ * model structs in a snapshot's arena. Every field is type-checked; errors
+ * name the field path. Owns no state between calls; knows nothing of
+ * Lists or files (model.c) nor of scheduling (sched.c).
+ */
+#include "model_decode.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "intern.h"
+#include "quantity.h"
+
+#define FIELD_PATH 192
+#define INTERN_MAX 64 /* longer strings are rarely repeated: copy them */
+
+/* Annotations never needed for decisions and often kilobytes long. */
+static const char *const skipped_annotations[] = {
+	"kubectl.kubernetes.io/last-applied-configuration",
+	NULL,
+};
+
+struct dec {
+	struct snapshot *s;
+	struct arena *a;
+	struct intern *in;
+	struct errbuf *err;
+};
+
+enum { OPTIONAL, REQUIRED };
+
+enum model_kind model_kind_of(const char *kind, int list)
+{
+	static const struct {
+		const char *name;
+		enum model_kind kind;
+	} kinds[] = {
+		{"Node", MODEL_KIND_NODE},
+		{"Pod", MODEL_KIND_POD},
+		{"PodDisruptionBudget", MODEL_KIND_PDB},
+	};
+	size_t i, n;
+
+	if (!kind)
+		return MODEL_KIND_OTHER;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		n = strlen(kinds[i].name);
+		if (strncmp(kind, kinds[i].name, n) != 0)
+			continue;
+		if (!list && kind[n] == '\0')
+			return kinds[i].kind;
+		if (list && strcmp(kind + n, "List") == 0)
+			return kinds[i].kind;
+	}
+	return MODEL_KIND_OTHER;
+}
+
+/* ---- small helpers: paths, messages, strings ---- */
+
+static void pathf(char *out, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void pathf(char *out, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out, n, fmt, ap);
+	va_end(ap);
+}
+
+/* Sets "path.name: message"; 'path' may be "" and 'name' NULL. Returns -1. */
+static int ferr(struct dec *d, const char *path, const char *name,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int ferr(struct dec *d, const char *path, const char *name,
+		const char *fmt, ...)
+{
+	char msg[ERRBUF_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return errbuf_set(d->err, "%s%s%s: %s", path,
+			  *path && name ? "." : "", name ? name : "", msg);
+}
+
+static int oom(struct dec *d)
+{
+	return errbuf_set(d->err, "out of memory");
+}
+
+static const char *jtype(const cJSON *j)
+{
+	if (cJSON_IsString(j))
+		return "a string";
+	if (cJSON_IsNumber(j))
+		return "a number";
+	if (cJSON_IsObject(j))
+		return "an object";
+	if (cJSON_IsArray(j))
+		return "an array";
+	if (cJSON_IsBool(j))
+		return "a boolean";
+	if (cJSON_IsNull(j))
+		return "null";
+	return "an invalid value";
+}
+
+/* The member 'name' of 'obj', NULL when absent or null. */
+static const cJSON *child(const cJSON *obj, const char *name)
+{
+	const cJSON *c;
+
+	if (!obj)
+		return NULL;
+	c = cJSON_GetObjectItemCaseSensitive(obj, name);
+	return c && !cJSON_IsNull(c) ? c : NULL;
+}
+
+/* Copies a string into the arena, through the intern table when short. */
+static const char *keep(struct dec *d, const char *s, bool intern)
+{
+	size_t len = strlen(s);
+
+	if (len == 0)
+		return "";
+	if (intern && d->in && len <= INTERN_MAX)
+		return intern_strn(d->in, s, len);
+	return arena_strndup(d->a, s, len);
+}
+
+static int get_object(struct dec *d, const cJSON *obj, const char *name,
+		      const char *path, const cJSON **out)
+{
+	const cJSON *c = child(obj, name);
+
+	*out = NULL;
+	if (!c)
+		return 0;
+	if (!cJSON_IsObject(c))
+		return ferr(d, path, name, "expected an object, got %s", jtype(c));
+	*out = c;
+	return 0;
+}
+
+static int get_array(struct dec *d, const cJSON *obj, const char *name,
+		     const char *path, const cJSON **out)
+{
+	const cJSON *c = child(obj, name);
+
+	*out = NULL;
+	if (!c)
+		return 0;
+	if (!cJSON_IsArray(c))
+		return ferr(d, path, name, "expected an array, got %s", jtype(c));
+	*out = c;
+	return 0;
+}
+
+/* A string member, borrowed from the JSON tree; "" when absent. */
+static int get_raw(struct dec *d, const cJSON *obj, const char *name,
+		   const char *path, int required, const char **out)
+{
+	const cJSON *c = child(obj, name);
+
+	*out = "";
+	if (!c)
+		return required ? ferr(d, path, name, "missing") : 0;
+	if (!cJSON_IsString(c))
+		return ferr(d, path, name, "expected a string, got %s", jtype(c));
+	if (required && c->valuestring[0] == '\0')
+		return ferr(d, path, name, "must not be empty");
+	*out = c->valuestring;
+	return 0;
+}
+
+/* A string member copied into the arena; "" when absent. */
+static int get_string(struct dec *d, const cJSON *obj, const char *name,
+		      const char *path, int required, bool intern,
+		      const char **out)
+{
+	const char *raw;
+
+	if (get_raw(d, obj, name, path, required, &raw) < 0)
+		return -1;
+	*out = keep(d, raw, intern);
+	return *out ? 0 : oom(d);
+}
+
+static int get_bool(struct dec *d, const cJSON *obj, const char *name,
+		    const char *path, bool *out)
+{
+	const cJSON *c = child(obj, name);
+
+	*out = false;
+	if (!c)
+		return 0;
+	if (!cJSON_IsBool(c))
+		return ferr(d, path, name, "expected a boolean, got %s", jtype(c));
+	*out = cJSON_IsTrue(c);
+	return 0;
+}
+
+static bool as_int32(const cJSON *c, int32_t *out)
+{
+	double v;
+
+	if (!cJSON_IsNumber(c))
+		return false;
+	v = c->valuedouble;
+	if (!(v >= INT32_MIN && v <= INT32_MAX) || v != (double)(int32_t)v)
+		return false;
+	*out = (int32_t)v;
+	return true;
+}
+
+static int get_int32(struct dec *d, const cJSON *obj, const char *name,
+		     const char *path, int32_t dflt, int32_t *out)
+{
+	const cJSON *c = child(obj, name);
+
+	*out = dflt;
+	if (!c)
+		return 0;
+	if (!as_int32(c, out))
+		return ferr(d, path, name, "expected a 32-bit integer, got %s",
+			    cJSON_IsNumber(c) ? "a number out of range" : jtype(c));
+	return 0;
+}
+
+static int get_time(struct dec *d, const cJSON *obj, const char *name,
+		    const char *path, int64_t *out)
+{
+	const char *raw;
+
+	*out = 0;
+	if (get_raw(d, obj, name, path, OPTIONAL, &raw) < 0)
+		return -1;
+	if (raw[0] && model_parse_time(raw, out) < 0)
+		return ferr(d, path, name, "invalid time \"%.64s\"", raw);
+	return 0;
+}
+
+static bool skipped_annotation(const char *key)
+{
+	size_t i;
+
+	for (i = 0; skipped_annotations[i]; i++)
+		if (strcmp(key, skipped_annotations[i]) == 0)
+			return true;
+	return false;
+}
+
+/* An object of string values (labels, annotations, nodeSelector). */
+static int get_kvlist(struct dec *d, const cJSON *obj, const char *name,
+		      const char *path, bool annotations, struct kvlist *out)
+{
+	const cJSON *o, *c;
+	char sub[FIELD_PATH];
+	size_t n = 0;
+
+	out->items = NULL;
+	out->n = 0;
+	if (get_object(d, obj, name, path, &o) < 0)
+		return -1;
+	if (!o)
+		return 0;
+	cJSON_ArrayForEach(c, o)
+		n++;
+	if (n == 0)
+		return 0;
+	out->items = arena_calloc(d->a, n, sizeof(*out->items));
+	if (!out->items)
+		return oom(d);
+	pathf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", name);
+	cJSON_ArrayForEach(c, o) {
+		struct kv *kv;
+
+		if (!c->string)
+			continue;
+		if (!cJSON_IsString(c))
+			return ferr(d, sub, c->string, "expected a string, got %s",
+				    jtype(c));
+		if (annotations && skipped_annotation(c->string))
+			continue;
+		kv = &out->items[out->n++];
+		kv->key = keep(d, c->string, true);
+		kv->value = keep(d, c->valuestring, true);
+		if (!kv->key || !kv->value)
+			return oom(d);
+	}
+	return 0;
+}
+
+/* ---- resources ---- */
+
+/* Resource amounts while summing; ext names are borrowed. */
+struct acc {
+	int64_t cpu, mem, eph, pods;
+	struct res_ext *ext;
+	size_t n, cap;
+};
+
+static void acc_free(struct acc *a)
+{
+	free(a->ext);
+	memset(a, 0, sizeof(*a));
+}
+
+/* The counter for resource 'name', created at 0; NULL when out of memory. */
+static int64_t *acc_slot(struct acc *a, const char *name)
+{
+	size_t i;
+
+	if (strcmp(name, "cpu") == 0)
+		return &a->cpu;
+	if (strcmp(name, "memory") == 0)
+		return &a->mem;
+	if (strcmp(name, "ephemeral-storage") == 0)
+		return &a->eph;
+	if (strcmp(name, "pods") == 0)
+		return &a->pods;
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->ext[i].name, name) == 0)
+			return &a->ext[i].value;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 4;
+		struct res_ext *e = realloc(a->ext, cap * sizeof(*e));
+
+		if (!e)
+			return NULL;
+		a->ext = e;
+		a->cap = cap;
+	}
+	a->ext[a->n].name = name;
+	a->ext[a->n].value = 0;
+	return &a->ext[a->n++].value;
+}
+
+/* Zero amounts, keeping the allocation. */
+static void acc_clear(struct acc *a)
+{
+	a->cpu = a->mem = a->eph = a->pods = 0;
+	a->n = 0;
+}
+
+static int add_checked(struct dec *d, const char *path, int64_t *dst,
+		       int64_t v)
+{
+	if (__builtin_add_overflow(*dst, v, dst))
+		return ferr(d, path, NULL, "resource sum does not fit in 64 bits");
+	return 0;
+}
+
+/* dst += src, per resource. */
+static int acc_add(struct dec *d, const char *path, struct acc *dst,
+		   const struct acc *src)
+{
+	size_t i;
+
+	if (add_checked(d, path, &dst->cpu, src->cpu) < 0 ||
+	    add_checked(d, path, &dst->mem, src->mem) < 0 ||
+	    add_checked(d, path, &dst->eph, src->eph) < 0 ||
+	    add_checked(d, path, &dst->pods, src->pods) < 0)
+		return -1;
+	for (i = 0; i < src->n; i++) {
+		int64_t *v = acc_slot(dst, src->ext[i].name);
+
+		if (!v)
+			return oom(d);
+		if (add_checked(d, path, v, src->ext[i].value) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+#define MAX64(a, b) ((a) > (b) ? (a) : (b))
+
+/* dst = max(dst, src), per resource (absent is 0). */
+static int acc_max(struct dec *d, struct acc *dst, const struct acc *src)
+{
+	size_t i;
+
+	dst->cpu = MAX64(dst->cpu, src->cpu);
+	dst->mem = MAX64(dst->mem, src->mem);
+	dst->eph = MAX64(dst->eph, src->eph);
+	dst->pods = MAX64(dst->pods, src->pods);
+	for (i = 0; i < src->n; i++) {
+		int64_t *v = acc_slot(dst, src->ext[i].name);
+
+		if (!v)
+			return oom(d);
+		*v = MAX64(*v, src->ext[i].value);
+	}
+	return 0;
+}
+
+/* Copies the amounts into the arena; zero extended resources are dropped. */
+static int acc_store(struct dec *d, const struct acc *a, struct resources *out)
+{
+	size_t i, n = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->cpu_m = a->cpu;
+	out->memory = a->mem;
+	out->ephemeral = a->eph;
+	out->pods = a->pods;
+	for (i = 0; i < a->n; i++)
+		n += a->ext[i].value != 0;
+	if (n == 0)
+		return 0;
+	out->ext = arena_calloc(d->a, n, sizeof(*out->ext));
+	if (!out->ext)
+		return oom(d);
+	for (i = 0; i < a->n; i++) {
+		if (a->ext[i].value == 0)
+			continue;
+		out->ext[out->n_ext].name = keep(d, a->ext[i].name, true);
+		if (!out->ext[out->n_ext].name)
+			return oom(d);
+		out->ext[out->n_ext++].value = a->ext[i].value;
+	}
+	return 0;
+}
+
+/* One quantity value: a string, or a JSON number as Kubernetes accepts. */
+static int get_quantity(struct dec *d, const cJSON *c, const char *path,
+			enum quantity_unit unit, int64_t *out)
+{
+	char num[40];
+	const char *text;
+
+	if (cJSON_IsString(c)) {
+		text = c->valuestring;
+	} else if (cJSON_IsNumber(c)) {
+		snprintf(num, sizeof(num), "%.15g", c->valuedouble);
+		text = num;
+	} else {
+		return ferr(d, path, c->string, "expected a quantity, got %s",
+			    jtype(c));
+	}
+	if (quantity_parse(text, unit, out, d->err) < 0)
+		return errbuf_prefix(d->err, "%s%s%s", path, *path ? "." : "",
+				     c->string);
+	if (*out < 0)
+		return ferr(d, path, c->string, "must not be negative, got \"%.64s\"",
+			    text);
+	return 0;
+}
+
+/*
+ * Reads a ResourceList ({"cpu": "500m", ...}) at 'path' into 'acc'; each
+ * value replaces what was there. Names present in 'unless' are skipped
+ * (limits only count where there is no request).
+ */
+static int get_resources(struct dec *d, const cJSON *list, const char *path,
+			 const cJSON *unless, struct acc *acc)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, list) {
+		int64_t v, *slot;
+
+		if (!c->string || cJSON_IsNull(c))
+			continue;
+		if (unless && child(unless, c->string))
+			continue;
+		if (get_quantity(d, c, path, strcmp(c->string, "cpu") == 0 ?
+				 QUANTITY_MILLI : QUANTITY_UNIT, &v) < 0)
+			return -1;
+		if (!(slot = acc_slot(acc, c->string)))
+			return oom(d);
+		*slot = v;
+	}
+	return 0;
+}
+
+/* A ResourceList member 'name' of 'obj' into 'acc' (absent: nothing). */
+static int get_resource_member(struct dec *d, const cJSON *obj,
+			       const char *name, const char *path,
+			       struct acc *acc)
+{
+	const cJSON *list;
+	char sub[FIELD_PATH];
+
+	if (get_object(d, obj, name, path, &list) < 0)
+		return -1;
+	if (!list)
+		return 0;
+	pathf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", name);
+	return get_resources(d, list, sub, NULL, acc);
+}
+
+/* A container's requests; a resource with a limit but no request requests
+ * its limit (Kubernetes defaulting). */
+static int container_requests(struct dec *d, const cJSON *c, const char *path,
+			      struct acc *out)
+{
+	const cJSON *res, *req, *lim;
+	char sub[FIELD_PATH], rpath[FIELD_PATH];
+
+	acc_clear(out);
+	if (get_object(d, c, "resources", path, &res) < 0)
+		return -1;
+	if (!res)
+		return 0;
+	pathf(rpath, sizeof(rpath), "%s.resources", path);
+	if (get_object(d, res, "requests", rpath, &req) < 0 ||
+	    get_object(d, res, "limits", rpath, &lim) < 0)
+		return -1;
+	if (req) {
+		pathf(sub, sizeof(sub), "%s.requests", rpath);
+		if (get_resources(d, req, sub, NULL, out) < 0)
+			return -1;
+	}
+	if (lim) {
+		pathf(sub, sizeof(sub), "%s.limits", rpath);
+		if (get_resources(d, lim, sub, req, out) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Effective pod requests, Kubernetes' rule, per resource:
+ * max(sum(containers) + sum(sidecars),
+ *     max over init containers i of (i's request + sidecars declared before i))
+ * + overhead. Sidecars are init containers with restartPolicy Always.
+ */
+static int pod_requests(struct dec *d, const cJSON *spec, struct resources *out)
+{
+	struct acc sum = {0}, sidecars = {0}, init_max = {0}, one = {0};
+	const cJSON *arr, *c;
+	char path[FIELD_PATH];
+	size_t i;
+	int rc = -1;
+
+	if (get_array(d, spec, "containers", "spec", &arr) < 0)
+		goto out;
+	i = 0;
+	cJSON_ArrayForEach(c, arr) {
+		pathf(path, sizeof(path), "spec.containers[%zu]", i++);
+		if (!cJSON_IsObject(c)) {
+			ferr(d, path, NULL, "expected an object, got %s", jtype(c));
+			goto out;
+		}
+		if (container_requests(d, c, path, &one) < 0 ||
+		    acc_add(d, "spec.containers", &sum, &one) < 0)
+			goto out;
+	}
+	if (get_array(d, spec, "initContainers", "spec", &arr) < 0)
+		goto out;
+	i = 0;
+	cJSON_ArrayForEach(c, arr) {
+		const char *policy;
+
+		pathf(path, sizeof(path), "spec.initContainers[%zu]", i++);
+		if (!cJSON_IsObject(c)) {
+			ferr(d, path, NULL, "expected an object, got %s", jtype(c));
+			goto out;
+		}
+		if (container_requests(d, c, path, &one) < 0 ||
+		    get_raw(d, c, "restartPolicy", path, OPTIONAL, &policy) < 0)
+			goto out;
+		if (strcmp(policy, "Always") == 0) {
+			/* a sidecar: runs from here on, beside what follows */
+			if (acc_add(d, "spec.initContainers", &sidecars, &one) < 0 ||
+			    acc_max(d, &init_max, &sidecars) < 0)
+				goto out;
+		} else {
+			if (acc_add(d, "spec.initContainers", &one, &sidecars) < 0 ||
+			    acc_max(d, &init_max, &one) < 0)
+				goto out;
+		}
+	}
+	if (acc_add(d, "spec", &sum, &sidecars) < 0 ||
+	    acc_max(d, &sum, &init_max) < 0)
+		goto out;
+	acc_clear(&one);
+	if (get_resource_member(d, spec, "overhead", "spec", &one) < 0 ||
+	    acc_add(d, "spec.overhead", &sum, &one) < 0)
+		goto out;
+	sum.pods = 1;
+	rc = acc_store(d, &sum, out);
+out:
+	acc_free(&sum);
+	acc_free(&sidecars);
+	acc_free(&init_max);
+	acc_free(&one);
+	return rc;
+}
+
+/* ---- selectors, taints, tolerations ---- */
+
+static int parse_op(const char *s, bool allow_gt_lt, enum selector_op *op)
+{
+	static const struct {
+		const char *name;
+		enum selector_op op;
+	} ops[] = {
+		{"In", SELECTOR_IN},
+		{"NotIn", SELECTOR_NOT_IN},
+		{"Exists", SELECTOR_EXISTS},
+		{"DoesNotExist", SELECTOR_DOES_NOT_EXIST},
+		{"Gt", SELECTOR_GT},
+		{"Lt", SELECTOR_LT},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		if (strcmp(s, ops[i].name) != 0)
+			continue;
+		if (!allow_gt_lt && (ops[i].op == SELECTOR_GT || ops[i].op == SELECTOR_LT))
+			return -1;
+		*op = ops[i].op;
+		return 0;
+	}
+	return -1;
+}
+
+/* {"key": k, "operator": op, "values": [...]} at 'path'. */
+static int decode_req(struct dec *d, const cJSON *e, const char *path,
+		      bool allow_gt_lt, struct selector_req *r)
+{
+	const cJSON *vals, *v;
+	const char *op;
+	char sub[FIELD_PATH];
+	size_t i = 0;
+
+	if (!cJSON_IsObject(e))
+		return ferr(d, path, NULL, "expected an object, got %s", jtype(e));
+	if (get_string(d, e, "key", path, REQUIRED, true, &r->key) < 0 ||
+	    get_raw(d, e, "operator", path, REQUIRED, &op) < 0 ||
+	    get_array(d, e, "values", path, &vals) < 0)
+		return -1;
+	if (parse_op(op, allow_gt_lt, &r->op) < 0)
+		return ferr(d, path, "operator", "unknown operator \"%.32s\" (want %s)",
+			    op, allow_gt_lt ? "In, NotIn, Exists, DoesNotExist, Gt or Lt" :
+			    "In, NotIn, Exists or DoesNotExist");
+	r->values = NULL;
+	r->n_values = (size_t)cJSON_GetArraySize(vals);
+	if (r->n_values == 0)
+		return 0;
+	r->values = arena_calloc(d->a, r->n_values, sizeof(*r->values));
+	if (!r->values)
+		return oom(d);
+	cJSON_ArrayForEach(v, vals) {
+		if (!cJSON_IsString(v)) {
+			pathf(sub, sizeof(sub), "%s.values[%zu]", path, i);
+			return ferr(d, sub, NULL, "expected a string, got %s", jtype(v));
+		}
+		if (!(r->values[i++] = keep(d, v->valuestring, true)))
+			return oom(d);
+	}
+	return 0;
+}
+
+/* An array of requirements (matchExpressions, matchFields). */
+static int get_reqs(struct dec *d, const cJSON *obj, const char *name,
+		    const char *path, bool allow_gt_lt,
+		    struct selector_req **out, size_t *n)
+{
+	const cJSON *arr, *e;
+	char sub[FIELD_PATH];
+	size_t i = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (get_array(d, obj, name, path, &arr) < 0)
+		return -1;
+	if (!arr || cJSON_GetArraySize(arr) == 0)
+		return 0;
+	*out = arena_calloc(d->a, (size_t)cJSON_GetArraySize(arr), sizeof(**out));
+	if (!*out)
+		return oom(d);
+	cJSON_ArrayForEach(e, arr) {
+		pathf(sub, sizeof(sub), "%s.%s[%zu]", path, name, i);
+		if (decode_req(d, e, sub, allow_gt_lt, &(*out)[i]) < 0)
+			return -1;
+		i++;
+	}
+	*n = i;
+	return 0;
+}
+
+static int get_taints(struct dec *d, const cJSON *spec, struct taint **out,
+		      size_t *n)
+{
+	const cJSON *arr, *t;
+	char path[FIELD_PATH];
+	size_t i = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (get_array(d, spec, "taints", "spec", &arr) < 0)
+		return -1;
+	if (!arr || cJSON_GetArraySize(arr) == 0)
+		return 0;
+	*out = arena_calloc(d->a, (size_t)cJSON_GetArraySize(arr), sizeof(**out));
+	if (!*out)
+		return oom(d);
+	cJSON_ArrayForEach(t, arr) {
+		struct taint *tn = &(*out)[i];
+		const char *effect;
+
+		pathf(path, sizeof(path), "spec.taints[%zu]", i++);
+		if (!cJSON_IsObject(t))
+			return ferr(d, path, NULL, "expected an object, got %s", jtype(t));
+		if (get_string(d, t, "key", path, REQUIRED, true, &tn->key) < 0 ||
+		    get_string(d, t, "value", path, OPTIONAL, true, &tn->value) < 0 ||
+		    get_raw(d, t, "effect", path, REQUIRED, &effect) < 0)
+			return -1;
+		if (taint_effect_parse(effect, &tn->effect) < 0)
+			return ferr(d, path, "effect", "unknown taint effect \"%.32s\" (want NoSchedule, PreferNoSchedule or NoExecute)",
+				    effect);
+	}
+	*n = i;
+	return 0;
+}
+
+static int get_tolerations(struct dec *d, const cJSON *spec,
+			   struct toleration **out, size_t *n)
+{
+	const cJSON *arr, *t;
+	char path[FIELD_PATH];
+	size_t i = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (get_array(d, spec, "tolerations", "spec", &arr) < 0)
+		return -1;
+	if (!arr || cJSON_GetArraySize(arr) == 0)
+		return 0;
+	*out = arena_calloc(d->a, (size_t)cJSON_GetArraySize(arr), sizeof(**out));
+	if (!*out)
+		return oom(d);
+	cJSON_ArrayForEach(t, arr) {
+		struct toleration *tn = &(*out)[i];
+		const char *op, *effect;
+		enum taint_effect e;
+
+		pathf(path, sizeof(path), "spec.tolerations[%zu]", i++);
+		if (!cJSON_IsObject(t))
+			return ferr(d, path, NULL, "expected an object, got %s", jtype(t));
+		if (get_string(d, t, "key", path, OPTIONAL, true, &tn->key) < 0 ||
+		    get_string(d, t, "value", path, OPTIONAL, true, &tn->value) < 0 ||
+		    get_raw(d, t, "operator", path, OPTIONAL, &op) < 0 ||
+		    get_raw(d, t, "effect", path, OPTIONAL, &effect) < 0)
+			return -1;
+		if (op[0] == '\0' || strcmp(op, "Equal") == 0)
+			tn->op = TOLERATION_EQUAL;
+		else if (strcmp(op, "Exists") == 0)
+			tn->op = TOLERATION_EXISTS;
+		else
+			return ferr(d, path, "operator", "unknown operator \"%.32s\" (want Equal or Exists)",
+				    op);
+		tn->effect = -1;
+		if (effect[0]) {
+			if (taint_effect_parse(effect, &e) < 0)
+				return ferr(d, path, "effect", "unknown taint effect \"%.32s\" (want NoSchedule, PreferNoSchedule or NoExecute)",
+					    effect);
+			tn->effect = (int)e;
+		}
+	}
+	*n = i;
+	return 0;
+}
+
+/* spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution */
+static int get_node_affinity(struct dec *d, const cJSON *spec,
+			     struct node_affinity *out)
+{
+	static const char req_name[] = "requiredDuringSchedulingIgnoredDuringExecution";
+	const cJSON *aff, *na, *req, *terms, *t;
+	char path[FIELD_PATH];
+	size_t i = 0;
+
+	out->terms = NULL;
+	out->n_terms = 0;
+	if (get_object(d, spec, "affinity", "spec", &aff) < 0 ||
+	    get_object(d, aff, "nodeAffinity", "spec.affinity", &na) < 0 ||
+	    get_object(d, na, req_name, "spec.affinity.nodeAffinity", &req) < 0)
+		return -1;
+	pathf(path, sizeof(path), "spec.affinity.nodeAffinity.%s", req_name);
+	if (get_array(d, req, "nodeSelectorTerms", path, &terms) < 0)
+		return -1;
+	if (!terms || cJSON_GetArraySize(terms) == 0)
+		return 0;
+	out->terms = arena_calloc(d->a, (size_t)cJSON_GetArraySize(terms),
+				  sizeof(*out->terms));
+	if (!out->terms)
+		return oom(d);
+	cJSON_ArrayForEach(t, terms) {
+		struct node_selector_term *term = &out->terms[i];
+
+		pathf(path, sizeof(path), "spec.affinity.nodeAffinity.%s.nodeSelectorTerms[%zu]",
+		      req_name, i++);
+		if (!cJSON_IsObject(t))
+			return ferr(d, path, NULL, "expected an object, got %s", jtype(t));
+		if (get_reqs(d, t, "matchExpressions", path, true, &term->exprs,
+			     &term->n_exprs) < 0 ||
+		    get_reqs(d, t, "matchFields", path, true, &term->fields,
+			     &term->n_fields) < 0)
+			return -1;
+	}
+	out->n_terms = i;
+	return 0;
+}
+
+/* ---- objects ---- */
+
+static int push_item(struct dec *d, void **arr, size_t *n, size_t *cap,
+		     size_t size, const void *item)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		void *na = realloc(*arr, ncap * size);
+
+		if (!na)
+			return oom(d);
+		*arr = na;
+		*cap = ncap;
+	}
+	memcpy((char *)*arr + *n * size, item, size);
+	(*n)++;
+	return 0;
+}
+
+static int get_metadata(struct dec *d, const cJSON *obj, bool namespaced,
+			const char *kind, char *who, size_t wholen,
+			const cJSON **meta, const char **ns, const char **name)
+{
+	snprintf(who, wholen, "%s", kind);
+	*ns = "";
+	if (get_object(d, obj, "metadata", "", meta) < 0)
+		return -1;
+	if (!*meta)
+		return ferr(d, "", "metadata", "missing");
+	if (namespaced && get_string(d, *meta, "namespace", "metadata", REQUIRED,
+				     true, ns) < 0)
+		return -1;
+	if (get_string(d, *meta, "name", "metadata", REQUIRED, false, name) < 0) {
+		if (namespaced)
+			snprintf(who, wholen, "%s %s/?", kind, *ns);
+		return -1;
+	}
+	if (namespaced)
+		snprintf(who, wholen, "%s %s/%s", kind, *ns, *name);
+	else
+		snprintf(who, wholen, "%s %s", kind, *name);
+	return 0;
+}
+
+static int decode_node(struct dec *d, const cJSON *obj, char *who, size_t wholen)
+{
+	struct node n;
+	const cJSON *meta, *spec, *status, *alloc, *conds, *c;
+	const char *ns;
+	struct acc acc = {0};
+	int rc = -1;
+
+	memset(&n, 0, sizeof(n));
+	n.group = -1;
+	if (get_metadata(d, obj, false, "Node", who, wholen, &meta, &ns, &n.name) < 0 ||
+	    get_kvlist(d, meta, "labels", "metadata", false, &n.labels) < 0 ||
+	    get_kvlist(d, meta, "annotations", "metadata", true, &n.annotations) < 0 ||
+	    get_time(d, meta, "creationTimestamp", "metadata", &n.created) < 0)
+		goto out;
+	if (get_object(d, obj, "spec", "", &spec) < 0 ||
+	    get_bool(d, spec, "unschedulable", "spec", &n.unschedulable) < 0 ||
+	    get_string(d, spec, "providerID", "spec", OPTIONAL, false, &n.provider_id) < 0 ||
+	    get_taints(d, spec, &n.taints, &n.n_taints) < 0)
+		goto out;
+	if (get_object(d, obj, "status", "", &status) < 0 ||
+	    get_object(d, status, "allocatable", "status", &alloc) < 0)
+		goto out;
+	if (alloc) {
+		if (get_resources(d, alloc, "status.allocatable", NULL, &acc) < 0)
+			goto out;
+	} else {
+		if (get_resource_member(d, status, "capacity", "status", &acc) < 0)
+			goto out;
+	}
+	if (acc_store(d, &acc, &n.allocatable) < 0)
+		goto out;
+	if (get_array(d, status, "conditions", "status", &conds) < 0)
+		goto out;
+	{
+		size_t i = 0;
+
+		cJSON_ArrayForEach(c, conds) {
+			const char *type, *st;
+			char path[FIELD_PATH];
+
+			pathf(path, sizeof(path), "status.conditions[%zu]", i++);
+			if (!cJSON_IsObject(c)) {
+				ferr(d, path, NULL, "expected an object, got %s", jtype(c));
+				goto out;
+			}
+			if (get_raw(d, c, "type", path, OPTIONAL, &type) < 0 ||
+			    get_raw(d, c, "status", path, OPTIONAL, &st) < 0)
+				goto out;
+			if (strcmp(type, "Ready") == 0)
+				n.ready = strcmp(st, "True") == 0;
+		}
+	}
+	rc = push_item(d, (void **)&d->s->nodes, &d->s->n_nodes, &d->s->cap_nodes,
+		       sizeof(n), &n);
+out:
+	acc_free(&acc);
+	return rc;
+}
+
+static int parse_phase(const char *s, enum pod_phase *out)
+{
+	static const enum pod_phase all[] = {
+		POD_PENDING, POD_RUNNING, POD_SUCCEEDED, POD_FAILED, POD_UNKNOWN,
+	};
+	size_t i;
+
+	if (s[0] == '\0') {
+		*out = POD_PENDING;
+		return 0;
+	}
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (strcmp(s, pod_phase_str(all[i])) == 0) {
+			*out = all[i];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int pod_owners(struct dec *d, const cJSON *meta, struct pod *p)
+{
+	const cJSON *arr, *o;
+	char path[FIELD_PATH];
+	size_t i = 0;
+
+	p->controller_kind = "";
+	p->controller_name = "";
+	if (get_array(d, meta, "ownerReferences", "metadata", &arr) < 0)
+		return -1;
+	cJSON_ArrayForEach(o, arr) {
+		const char *kind, *name;
+		bool controller;
+
+		pathf(path, sizeof(path), "metadata.ownerReferences[%zu]", i++);
+		if (!cJSON_IsObject(o))
+			return ferr(d, path, NULL, "expected an object, got %s", jtype(o));
+		if (get_raw(d, o, "kind", path, OPTIONAL, &kind) < 0 ||
+		    get_raw(d, o, "name", path, OPTIONAL, &name) < 0 ||
+		    get_bool(d, o, "controller", path, &controller) < 0)
+			return -1;
+		if (strcmp(kind, "DaemonSet") == 0)
+			p->flags |= POD_DAEMONSET;
+		if (controller && p->controller_kind[0] == '\0') {
+			p->controller_kind = keep(d, kind, true);
+			p->controller_name = keep(d, name, true);
+			if (!p->controller_kind || !p->controller_name)
+				return oom(d);
+		}
+	}
+	return 0;
+}
+
+static int pod_volumes(struct dec *d, const cJSON *spec, struct pod *p)
+{
+	const cJSON *arr, *v, *empty, *host;
+	char path[FIELD_PATH];
+	size_t i = 0;
+
+	p->local_volume = "";
+	if (get_array(d, spec, "volumes", "spec", &arr) < 0)
+		return -1;
+	cJSON_ArrayForEach(v, arr) {
+		const char *name, *medium = "";
+
+		pathf(path, sizeof(path), "spec.volumes[%zu]", i++);
+		if (!cJSON_IsObject(v))
+			return ferr(d, path, NULL, "expected an object, got %s", jtype(v));
+		if (get_raw(d, v, "name", path, OPTIONAL, &name) < 0 ||
+		    get_object(d, v, "emptyDir", path, &empty) < 0 ||
+		    get_object(d, v, "hostPath", path, &host) < 0)
+			return -1;
+		if (empty) {
+			char sub[FIELD_PATH];
+
+			pathf(sub, sizeof(sub), "%s.emptyDir", path);
+			if (get_raw(d, empty, "medium", sub, OPTIONAL, &medium) < 0)
+				return -1;
+		}
+		if (host || (empty && strcmp(medium, "Memory") != 0)) {
+			p->flags |= POD_LOCAL_STORAGE;
+			if (p->local_volume[0] == '\0' &&
+			    !(p->local_volume = keep(d, name, true)))
+				return oom(d);
+		}
+	}
+	return 0;
+}
+
+static int pod_status(struct dec *d, const cJSON *obj, struct pod *p)
+{
+	const cJSON *status, *conds, *c;
+	const char *phase;
+	char path[FIELD_PATH];
+	size_t i = 0;
+
+	p->sched_message = "";
+	if (get_object(d, obj, "status", "", &status) < 0 ||
+	    get_raw(d, status, "phase", "status", OPTIONAL, &phase) < 0)
+		return -1;
+	if (parse_phase(phase, &p->phase) < 0)
+		return ferr(d, "status", "phase", "unknown phase \"%.32s\"", phase);
+	if (get_array(d, status, "conditions", "status", &conds) < 0)
+		return -1;
+	cJSON_ArrayForEach(c, conds) {
+		const char *type, *st, *reason, *msg;
+
+		pathf(path, sizeof(path), "status.conditions[%zu]", i++);
+		if (!cJSON_IsObject(c))
+			return ferr(d, path, NULL, "expected an object, got %s", jtype(c));
+		if (get_raw(d, c, "type", path, OPTIONAL, &type) < 0 ||
+		    get_raw(d, c, "status", path, OPTIONAL, &st) < 0 ||
+		    get_raw(d, c, "reason", path, OPTIONAL, &reason) < 0 ||
+		    get_raw(d, c, "message", path, OPTIONAL, &msg) < 0)
+			return -1;
+		if (strcmp(type, "PodScheduled") != 0 || strcmp(st, "False") != 0)
+			continue;
+		if (strcmp(reason, "Unschedulable") == 0)
+			p->flags |= POD_UNSCHEDULABLE;
+		if (!(p->sched_message = keep(d, msg, false)))
+			return oom(d);
+	}
+	return 0;
+}
+
+static int decode_pod(struct dec *d, const cJSON *obj, char *who, size_t wholen)
+{
+	struct pod p;
+	const cJSON *meta, *spec;
+	const char *v;
+
+	memset(&p, 0, sizeof(p));
+	p.node = -1;
+	if (get_metadata(d, obj, true, "Pod", who, wholen, &meta, &p.ns, &p.name) < 0 ||
+	    get_kvlist(d, meta, "labels", "metadata", false, &p.labels) < 0 ||
+	    get_kvlist(d, meta, "annotations", "metadata", true, &p.annotations) < 0 ||
+	    get_time(d, meta, "creationTimestamp", "metadata", &p.created) < 0 ||
+	    pod_owners(d, meta, &p) < 0)
+		return -1;
+	if (child(meta, "deletionTimestamp"))
+		p.flags |= POD_TERMINATING;
+	if (kvlist_get(&p.annotations, "kubernetes.io/config.mirror"))
+		p.flags |= POD_MIRROR;
+	v = kvlist_get(&p.annotations, "kubernetes.io/config.source");
+	if (v && strcmp(v, "api") != 0)
+		p.flags |= POD_STATIC;
+	v = kvlist_get(&p.annotations, "cluster-autoscaler.kubernetes.io/safe-to-evict");
+	if (v && strcmp(v, "false") == 0)
+		p.flags |= POD_SAFE_TO_EVICT_FALSE;
+
+	if (get_object(d, obj, "spec", "", &spec) < 0 ||
+	    get_string(d, spec, "nodeName", "spec", OPTIONAL, true, &p.node_name) < 0 ||
+	    get_int32(d, spec, "priority", "spec", 0, &p.priority) < 0 ||
+	    get_kvlist(d, spec, "nodeSelector", "spec", false, &p.node_selector) < 0 ||
+	    get_node_affinity(d, spec, &p.affinity) < 0 ||
+	    get_tolerations(d, spec, &p.tolerations, &p.n_tolerations) < 0 ||
+	    pod_volumes(d, spec, &p) < 0 ||
+	    pod_requests(d, spec, &p.requests) < 0 ||
+	    pod_status(d, obj, &p) < 0)
+		return -1;
+	return push_item(d, (void **)&d->s->pods, &d->s->n_pods, &d->s->cap_pods,
+			 sizeof(p), &p);
+}
+
+/* An int-or-string field (minAvailable) as text, "" when absent. */
+static int get_int_or_string(struct dec *d, const cJSON *obj, const char *name,
+			     const char *path, const char **out)
+{
+	const cJSON *c = child(obj, name);
+	char num[16];
+	int32_t v;
+
+	*out = "";
+	if (!c)
+		return 0;
+	if (cJSON_IsString(c)) {
+		*out = keep(d, c->valuestring, true);
+	} else if (as_int32(c, &v)) {
+		snprintf(num, sizeof(num), "%d", (int)v);
+		*out = keep(d, num, true);
+	} else {
+		return ferr(d, path, name, "expected an integer or a string, got %s",
+			    jtype(c));
+	}
+	return *out ? 0 : oom(d);
+}
+
+static int decode_pdb(struct dec *d, const cJSON *obj, char *who, size_t wholen)
+{
+	struct pdb b;
+	const cJSON *meta, *spec, *sel, *labels, *status, *c;
+	struct selector_req *exprs;
+	size_t n_exprs, n_labels = 0, i = 0;
+
+	memset(&b, 0, sizeof(b));
+	if (get_metadata(d, obj, true, "PodDisruptionBudget", who, wholen, &meta,
+			 &b.ns, &b.name) < 0 ||
+	    get_object(d, obj, "spec", "", &spec) < 0 ||
+	    get_int_or_string(d, spec, "minAvailable", "spec", &b.min_available) < 0 ||
+	    get_int_or_string(d, spec, "maxUnavailable", "spec", &b.max_unavailable) < 0 ||
+	    get_object(d, spec, "selector", "spec", &sel) < 0 ||
+	    get_object(d, obj, "status", "", &status) < 0 ||
+	    get_int32(d, status, "disruptionsAllowed", "status", 0,
+		      &b.disruptions_allowed) < 0)
+		return -1;
+	if (!sel) {
+		b.selects_none = true;
+		goto push;
+	}
+	if (get_object(d, sel, "matchLabels", "spec.selector", &labels) < 0 ||
+	    get_reqs(d, sel, "matchExpressions", "spec.selector", false, &exprs,
+		     &n_exprs) < 0)
+		return -1;
+	cJSON_ArrayForEach(c, labels)
+		n_labels++;
+	if (n_labels + n_exprs == 0) {
+		b.selects_all = true;
+		goto push;
+	}
+	b.selector.reqs = arena_calloc(d->a, n_labels + n_exprs,
+				       sizeof(*b.selector.reqs));
+	if (!b.selector.reqs)
+		return oom(d);
+	cJSON_ArrayForEach(c, labels) {
+		struct selector_req *r = &b.selector.reqs[i++];
+
+		if (!cJSON_IsString(c) || !c->string)
+			return ferr(d, "spec.selector.matchLabels", c->string,
+				    "expected a string, got %s", jtype(c));
+		r->key = keep(d, c->string, true);
+		r->op = SELECTOR_IN;
+		r->values = arena_calloc(d->a, 1, sizeof(*r->values));
+		if (!r->key || !r->values ||
+		    !(r->values[0] = keep(d, c->valuestring, true)))
+			return oom(d);
+		r->n_values = 1;
+	}
+	if (n_exprs)
+		memcpy(b.selector.reqs + n_labels, exprs, n_exprs * sizeof(*exprs));
+	b.selector.n = n_labels + n_exprs;
+push:
+	return push_item(d, (void **)&d->s->pdbs, &d->s->n_pdbs, &d->s->cap_pdbs,
+			 sizeof(b), &b);
+}
+
+int model_decode_object(struct snapshot *s, const cJSON *obj,
+			enum model_kind kind, struct intern *in, char *who,
+			size_t wholen, struct errbuf *err)
+{
+	struct dec d = {.s = s, .a = s->arena, .in = in, .err = err};
+
+	snprintf(who, wholen, "object");
+	if (!cJSON_IsObject(obj))
+		return errbuf_set(err, "expected an object, got %s", jtype(obj));
+	switch (kind) {
+	case MODEL_KIND_NODE:
+		return decode_node(&d, obj, who, wholen);
+	case MODEL_KIND_POD:
+		return decode_pod(&d, obj, who, wholen);
+	case MODEL_KIND_PDB:
+		return decode_pdb(&d, obj, who, wholen);
+	case MODEL_KIND_OTHER:
+		break;
+	}
+	return 0;
+}

@@ -1,0 +1,39 @@
+/*
+ * model_decode: Kubernetes JSON objects (Node, Pod, PodDisruptionBudget)
+ * decoded and validated into the structs of model.h. Private to model.c
+ * and its tests; other modules go through snapshot_add_object().
+ */
+#ifndef LUASCALE_MODEL_DECODE_H
+#define LUASCALE_MODEL_DECODE_H
+
+#include <stddef.h>
+
+#include "errbuf.h"
+#include "model.h"
+
+struct cJSON;
+struct intern;
+
+/* The kinds the model keeps. */
+enum model_kind {
+	MODEL_KIND_OTHER,
+	MODEL_KIND_NODE,
+	MODEL_KIND_POD,
+	MODEL_KIND_PDB,
+};
+
+/* Maps "Node", "Pod", "PodDisruptionBudget" (and their "...List" forms
+ * when 'list' is true) to a kind; anything else is MODEL_KIND_OTHER. */
+enum model_kind model_kind_of(const char *kind, int list);
+
+/*
+ * Decodes 'obj' as 'kind' and appends it to the snapshot. Strings go to the
+ * snapshot's arena, repeated ones through 'in' when it is not NULL.
+ * 'who' receives "Pod ns/name" (or as much as is known) for messages.
+ * Returns 0, or -1 with "field.path: problem" in 'err' (without 'who').
+ */
+int model_decode_object(struct snapshot *s, const struct cJSON *obj,
+			enum model_kind kind, struct intern *in, char *who,
+			size_t wholen, struct errbuf *err);
+
+#endif

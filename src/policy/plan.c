@@ -1,0 +1,217 @@
+/*
+ * plan: storage, copying and printing of plan actions and node notes.
+ */
+#include "policy/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "model.h"
+
+static const char *const type_names[ACTION_TYPE_COUNT] = {
+	"scale_up", "cordon", "uncordon", "drain", "delete", "label", "taint", "annotate",
+};
+
+const char *action_type_str(enum action_type t)
+{
+	return (unsigned)t < ACTION_TYPE_COUNT ? type_names[t] : "unknown";
+}
+
+int action_type_parse(const char *s, enum action_type *out)
+{
+	int i;
+
+	for (i = 0; i < ACTION_TYPE_COUNT; i++) {
+		if (strcmp(s, type_names[i]) == 0) {
+			*out = (enum action_type)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void plan_init(struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+void action_free(struct action *a)
+{
+	free(a->group);
+	free(a->node);
+	free(a->key);
+	free(a->value);
+	free(a->reason);
+	free(a->where);
+	memset(a, 0, sizeof(*a));
+}
+
+void plan_free(struct plan *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_actions; i++)
+		action_free(&p->actions[i]);
+	for (i = 0; i < p->n_notes; i++) {
+		free(p->notes[i].node);
+		free(p->notes[i].why);
+	}
+	free(p->actions);
+	free(p->notes);
+	plan_init(p);
+}
+
+static int dup_str(char **dst, const char *src)
+{
+	*dst = NULL;
+	if (!src)
+		return 0;
+	*dst = strdup(src);
+	return *dst ? 0 : -1;
+}
+
+int action_copy(struct action *dst, const struct action *src)
+{
+	*dst = *src;
+	dst->group = dst->node = dst->key = dst->value = dst->reason = dst->where = NULL;
+	if (dup_str(&dst->group, src->group) || dup_str(&dst->node, src->node) ||
+	    dup_str(&dst->key, src->key) || dup_str(&dst->value, src->value) ||
+	    dup_str(&dst->reason, src->reason ? src->reason : "") ||
+	    dup_str(&dst->where, src->where ? src->where : "")) {
+		action_free(dst);
+		return -1;
+	}
+	return 0;
+}
+
+int plan_add(struct plan *p, const struct action *a)
+{
+	if (p->n_actions == p->cap_actions) {
+		size_t cap = p->cap_actions ? p->cap_actions * 2 : 8;
+		struct action *n = realloc(p->actions, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		p->actions = n;
+		p->cap_actions = cap;
+	}
+	if (action_copy(&p->actions[p->n_actions], a) < 0)
+		return -1;
+	p->n_actions++;
+	return 0;
+}
+
+int plan_note(struct plan *p, const char *node, int candidate, const char *why)
+{
+	struct node_note *n;
+	size_t i;
+
+	for (i = 0; i < p->n_notes; i++) {
+		if (strcmp(p->notes[i].node, node) == 0) {
+			char *w = strdup(why ? why : "");
+
+			if (!w)
+				return -1;
+			free(p->notes[i].why);
+			p->notes[i].why = w;
+			p->notes[i].candidate = candidate;
+			return 0;
+		}
+	}
+	if (p->n_notes == p->cap_notes) {
+		size_t cap = p->cap_notes ? p->cap_notes * 2 : 16;
+		struct node_note *nn = realloc(p->notes, cap * sizeof(*nn));
+
+		if (!nn)
+			return -1;
+		p->notes = nn;
+		p->cap_notes = cap;
+	}
+	n = &p->notes[p->n_notes];
+	n->node = strdup(node);
+	n->why = strdup(why ? why : "");
+	n->candidate = candidate;
+	if (!n->node || !n->why) {
+		free(n->node);
+		free(n->why);
+		return -1;
+	}
+	p->n_notes++;
+	return 0;
+}
+
+const struct node_note *plan_find_note(const struct plan *p, const char *node)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_notes; i++)
+		if (strcmp(p->notes[i].node, node) == 0)
+			return &p->notes[i];
+	return NULL;
+}
+
+void action_describe(const struct action *a, char *out, size_t len)
+{
+	const char *t = action_type_str(a->type);
+
+	switch (a->type) {
+	case ACTION_SCALE_UP:
+		snprintf(out, len, "%s %s +%lld", t, a->group ? a->group : "?", (long long)a->count);
+		break;
+	case ACTION_LABEL:
+	case ACTION_ANNOTATE:
+		if (a->remove)
+			snprintf(out, len, "%s %s %s-", t, a->node, a->key);
+		else
+			snprintf(out, len, "%s %s %s=%s", t, a->node, a->key, a->value ? a->value : "");
+		break;
+	case ACTION_TAINT:
+		if (a->remove)
+			snprintf(out, len, "%s %s %s:%s-", t, a->node, a->key,
+				 taint_effect_str((enum taint_effect)a->effect));
+		else
+			snprintf(out, len, "%s %s %s=%s:%s", t, a->node, a->key,
+				 a->value ? a->value : "",
+				 taint_effect_str((enum taint_effect)a->effect));
+		break;
+	default:
+		snprintf(out, len, "%s %s", t, a->node ? a->node : "?");
+	}
+}
+
+void action_to_json(const struct action *a, struct buf *b)
+{
+	buf_puts(b, "{\"type\":");
+	buf_json_string(b, action_type_str(a->type));
+	if (a->type == ACTION_SCALE_UP) {
+		buf_puts(b, ",\"group\":");
+		buf_json_string(b, a->group);
+		buf_printf(b, ",\"count\":%lld", (long long)a->count);
+	} else {
+		buf_puts(b, ",\"node\":");
+		buf_json_string(b, a->node);
+	}
+	if (a->type == ACTION_LABEL || a->type == ACTION_TAINT || a->type == ACTION_ANNOTATE) {
+		buf_puts(b, ",\"key\":");
+		buf_json_string(b, a->key);
+		if (!a->remove) {
+			buf_puts(b, ",\"value\":");
+			buf_json_string(b, a->value ? a->value : "");
+		}
+		if (a->type == ACTION_TAINT) {
+			buf_puts(b, ",\"effect\":");
+			buf_json_string(b, taint_effect_str((enum taint_effect)a->effect));
+		}
+		if (a->remove)
+			buf_puts(b, ",\"remove\":true");
+	}
+	buf_puts(b, ",\"reason\":");
+	buf_json_string(b, a->reason);
+	if (a->where && a->where[0]) {
+		buf_puts(b, ",\"where\":");
+		buf_json_string(b, a->where);
+	}
+	buf_puts(b, "}");
+}

@@ -1,0 +1,83 @@
+/*
+ * plan: what a policy asks for — scale-ups and node actions, each with a
+ * reason and the policy line that asked — and its notes on nodes. Plain C
+ * data owned by the plan; decoding from Lua is in host.c, checking in
+ * engine/safety.c.
+ */
+#ifndef LUASCALE_PLAN_H
+#define LUASCALE_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf;
+
+enum action_type {
+	ACTION_SCALE_UP,
+	ACTION_CORDON,
+	ACTION_UNCORDON,
+	ACTION_DRAIN,
+	ACTION_DELETE,
+	ACTION_LABEL,
+	ACTION_TAINT,
+	ACTION_ANNOTATE,
+};
+
+#define ACTION_TYPE_COUNT 8
+
+struct action {
+	enum action_type type;
+	char *group;   /* scale_up */
+	char *node;    /* every other action */
+	int64_t count; /* scale_up */
+	char *key;     /* label, taint, annotate */
+	char *value;   /* label, taint, annotate; NULL with remove */
+	int effect;    /* taint: enum taint_effect */
+	bool remove;   /* label, taint, annotate: remove the key */
+	char *reason;  /* never NULL */
+	char *where;   /* "policy.lua:42", "" when unknown */
+};
+
+/* A policy's word on a node: is it a scale-down candidate, and why. */
+struct node_note {
+	char *node;
+	int candidate; /* 1 yes, 0 no */
+	char *why;
+};
+
+struct plan {
+	struct action *actions;
+	size_t n_actions, cap_actions;
+	struct node_note *notes;
+	size_t n_notes, cap_notes;
+};
+
+void plan_init(struct plan *p);
+void plan_free(struct plan *p);
+
+/* Appends a deep copy of 'a'. 0 or -1 (OOM). */
+int plan_add(struct plan *p, const struct action *a);
+
+/* Appends a note (copies strings); a later note for the same node wins. */
+int plan_note(struct plan *p, const char *node, int candidate, const char *why);
+
+/* The note for 'node' or NULL. */
+const struct node_note *plan_find_note(const struct plan *p, const char *node);
+
+/* Deep copy / free of one action. action_copy returns 0 or -1. */
+int action_copy(struct action *dst, const struct action *src);
+void action_free(struct action *a);
+
+const char *action_type_str(enum action_type t);
+/* Returns 0 and sets *out, or -1 for an unknown name. */
+int action_type_parse(const char *s, enum action_type *out);
+
+/* One-line summary: "scale_up workers +2", "taint node-1 k=v:NoSchedule". */
+void action_describe(const struct action *a, char *out, size_t len);
+
+/* Appends the action as a JSON object (type, group/node, count, key, value,
+ * effect, reason, where). */
+void action_to_json(const struct action *a, struct buf *b);
+
+#endif

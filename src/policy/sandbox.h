@@ -1,0 +1,76 @@
+/*
+ * sandbox: one Lua 5.4 state with only the libraries a policy may use, an
+ * instruction budget and a heap cap per call that the policy cannot escape
+ * (not with coroutines, not with pcall), and a require() limited to the
+ * luascale library folder and the policy's own folder.
+ * It knows nothing about clusters or plans; see host.c for that.
+ */
+#ifndef LUASCALE_SANDBOX_H
+#define LUASCALE_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+
+struct lua_State;
+
+struct sandbox_limits {
+	int64_t instructions; /* per call; <= 0 means the default (200M) */
+	int64_t memory;       /* bytes of Lua heap; <= 0 means the default (512Mi) */
+};
+
+struct sandbox;
+
+/*
+ * Creates a sandboxed state. 'lib_dir' is the folder holding the luascale Lua modules;
+ * 'policy_dir' the policy's folder (both searched by require). 'now' is
+ * what os.time() returns with no argument (see sandbox_set_now).
+ * Returns NULL with a message on failure.
+ */
+struct sandbox *sandbox_new(const char *lib_dir, const char *policy_dir,
+			    const struct sandbox_limits *lim, struct errbuf *err);
+
+void sandbox_free(struct sandbox *sb);
+
+/* The state, borrowed. Push and pop as usual; do not close it. */
+struct lua_State *sandbox_state(struct sandbox *sb);
+
+/* Sets the clock the sandbox shows as os.time() (unix seconds). */
+void sandbox_set_now(struct sandbox *sb, int64_t now);
+
+/*
+ * Loads a Lua source file (text only) and leaves the chunk on the stack.
+ * Chunk name "@path" so errors read "path:LINE: ...". Returns 0 or -1.
+ */
+int sandbox_loadfile(struct sandbox *sb, const char *path, struct errbuf *err);
+
+/*
+ * Calls the function below 'nargs' arguments on the stack, like lua_pcall
+ * with 'nresults', under the limits: the instruction counter starts at 0,
+ * the heap cap is enforced, and once either is exceeded every further Lua
+ * instruction raises, so a pcall in the policy cannot swallow it.
+ * On error returns -1 with "file:line: message" (non-string errors are
+ * described) and leaves nothing of the call on the stack.
+ */
+int sandbox_call(struct sandbox *sb, int nargs, int nresults, struct errbuf *err);
+
+/* Runs 'fn' (a C function) in protected mode under the heap cap but without
+ * an instruction budget (used to build the cluster view). Same contract as
+ * sandbox_call. */
+int sandbox_cpcall(struct sandbox *sb, int (*fn)(struct lua_State *), void *ud,
+		   struct errbuf *err);
+
+/* Figures of the last sandbox_call. */
+int64_t sandbox_instructions(const struct sandbox *sb);
+size_t sandbox_memory(const struct sandbox *sb);
+
+/* Registers a module table at the top of the stack under 'name' so that
+ * require(name) returns it. Pops the table. */
+void sandbox_preload(struct sandbox *sb, const char *name);
+
+/* The sandbox that owns 'L' (any thread of it). */
+struct sandbox *sandbox_of(struct lua_State *L);
+
+#endif

@@ -1,0 +1,1042 @@
+/*
+ * sched: fit predicates (resources, cordon, nodeSelector, required node
+ * affinity, taints), first-fit-decreasing packing onto a group's template,
+ * and the drain checks. Reads a finished snapshot and never changes it.
+ * Decoding and selector matching live in model.c / selector.c.
+ */
+#include "sched.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quantity.h"
+
+/* The taint Kubernetes' NodeUnschedulable plugin lets a pod tolerate. */
+#define UNSCHEDULABLE_TAINT_KEY "node.kubernetes.io/unschedulable"
+
+/* ---- bounded text: every message is truncated, never overflows ---- */
+
+struct text {
+	char *p;    /* NULL: discard everything */
+	size_t len;
+	size_t pos; /* always < len when p != NULL */
+};
+
+static struct text text_at(char *p, size_t len)
+{
+	struct text t = {len ? p : NULL, len, 0};
+
+	if (t.p)
+		t.p[0] = '\0';
+	return t;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void text_printf(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!t->p)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t->p + t->pos, t->len - t->pos, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= t->len - t->pos)
+		t->pos = t->len - 1;
+	else
+		t->pos += (size_t)n;
+}
+
+static const char *str_or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static const char *selector_op_text(enum selector_op op)
+{
+	switch (op) {
+	case SELECTOR_IN: return "In";
+	case SELECTOR_NOT_IN: return "NotIn";
+	case SELECTOR_EXISTS: return "Exists";
+	case SELECTOR_DOES_NOT_EXIST: return "DoesNotExist";
+	case SELECTOR_GT: return "Gt";
+	case SELECTOR_LT: return "Lt";
+	}
+	return "?";
+}
+
+/* "zone In (a,b)", "gpu Exists" */
+static void text_requirement(struct text *t, const struct selector_req *r)
+{
+	size_t i;
+
+	text_printf(t, "%s %s", str_or_empty(r->key), selector_op_text(r->op));
+	if (r->op == SELECTOR_EXISTS || r->op == SELECTOR_DOES_NOT_EXIST)
+		return;
+	text_printf(t, " (");
+	for (i = 0; i < r->n_values; i++)
+		text_printf(t, "%s%s", i ? "," : "", str_or_empty(r->values[i]));
+	text_printf(t, ")");
+}
+
+/* A label selector in kubectl form: "a=b,c in (x,y),!d". */
+static void text_selector(struct text *t, const struct label_selector *sel)
+{
+	size_t i, j;
+
+	for (i = 0; i < sel->n; i++) {
+		const struct selector_req *r = &sel->reqs[i];
+		const char *k = str_or_empty(r->key);
+
+		if (i)
+			text_printf(t, ",");
+		switch (r->op) {
+		case SELECTOR_IN:
+		case SELECTOR_NOT_IN:
+			if (r->n_values == 1) {
+				text_printf(t, "%s%s%s", k,
+					    r->op == SELECTOR_IN ? "=" : "!=",
+					    str_or_empty(r->values[0]));
+				break;
+			}
+			text_printf(t, "%s %s (", k,
+				    r->op == SELECTOR_IN ? "in" : "notin");
+			for (j = 0; j < r->n_values; j++)
+				text_printf(t, "%s%s", j ? "," : "",
+					    str_or_empty(r->values[j]));
+			text_printf(t, ")");
+			break;
+		case SELECTOR_EXISTS:
+			text_printf(t, "%s", k);
+			break;
+		case SELECTOR_DOES_NOT_EXIST:
+			text_printf(t, "!%s", k);
+			break;
+		default:
+			text_requirement(t, r);
+			break;
+		}
+	}
+}
+
+const char *sched_fit_str(enum sched_fit f)
+{
+	switch (f) {
+	case SCHED_FITS: return "fits";
+	case SCHED_NO_CPU: return "insufficient cpu";
+	case SCHED_NO_MEMORY: return "insufficient memory";
+	case SCHED_NO_EPHEMERAL: return "insufficient ephemeral-storage";
+	case SCHED_NO_PODS: return "too many pods";
+	case SCHED_NO_EXTENDED: return "insufficient extended resource";
+	case SCHED_NODE_SELECTOR: return "node selector mismatch";
+	case SCHED_NODE_AFFINITY: return "node affinity mismatch";
+	case SCHED_TAINT: return "untolerated taint";
+	case SCHED_UNSCHEDULABLE: return "node is cordoned";
+	}
+	return "unknown";
+}
+
+/* ---- resources ---- */
+
+static int64_t ext_find(const struct res_ext *e, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (e[i].name && strcmp(e[i].name, name) == 0)
+			return e[i].value;
+	return 0;
+}
+
+/*
+ * The one resource check every path uses. Free amounts are given directly;
+ * an extended resource's free amount is ext[name] minus used_ext[name]
+ * (used_ext may be NULL). A request of 0 always fits.
+ */
+static enum sched_fit fit_resources(int64_t cpu_m, int64_t memory,
+				    int64_t ephemeral, int64_t pods,
+				    const struct res_ext *ext, size_t n_ext,
+				    const struct resources *used_ext,
+				    const struct resources *req, char *detail,
+				    size_t detail_len)
+{
+	struct text t = text_at(detail, detail_len);
+	char need[32], have[32];
+	size_t i;
+
+	if (pods < 1) {
+		text_printf(&t, "insufficient pods: needs 1, free %s",
+			    quantity_format(pods, QUANTITY_UNIT, have, sizeof(have)));
+		return SCHED_NO_PODS;
+	}
+	if (req->cpu_m > 0 && req->cpu_m > cpu_m) {
+		text_printf(&t, "insufficient cpu: needs %s, free %s",
+			    quantity_format(req->cpu_m, QUANTITY_MILLI, need, sizeof(need)),
+			    quantity_format(cpu_m, QUANTITY_MILLI, have, sizeof(have)));
+		return SCHED_NO_CPU;
+	}
+	if (req->memory > 0 && req->memory > memory) {
+		text_printf(&t, "insufficient memory: needs %s, free %s",
+			    quantity_format(req->memory, QUANTITY_UNIT, need, sizeof(need)),
+			    quantity_format(memory, QUANTITY_UNIT, have, sizeof(have)));
+		return SCHED_NO_MEMORY;
+	}
+	if (req->ephemeral > 0 && req->ephemeral > ephemeral) {
+		text_printf(&t, "insufficient ephemeral-storage: needs %s, free %s",
+			    quantity_format(req->ephemeral, QUANTITY_UNIT, need, sizeof(need)),
+			    quantity_format(ephemeral, QUANTITY_UNIT, have, sizeof(have)));
+		return SCHED_NO_EPHEMERAL;
+	}
+	for (i = 0; i < req->n_ext; i++) {
+		const char *name = req->ext[i].name;
+		int64_t want = req->ext[i].value, free_;
+
+		if (want <= 0 || !name)
+			continue;
+		free_ = ext_find(ext, n_ext, name);
+		if (used_ext)
+			free_ -= resources_ext(used_ext, name);
+		if (want > free_) {
+			text_printf(&t, "insufficient %s: needs %s, free %s", name,
+				    quantity_format(want, QUANTITY_UNIT, need, sizeof(need)),
+				    quantity_format(free_, QUANTITY_UNIT, have, sizeof(have)));
+			return SCHED_NO_EXTENDED;
+		}
+	}
+	return SCHED_FITS;
+}
+
+int room_of_node(const struct snapshot *s, size_t node, struct room *out)
+{
+	const struct node *nd;
+	const struct resources *a, *u;
+	size_t i, n = 0;
+
+	assert(node < s->n_nodes);
+	nd = &s->nodes[node];
+	a = &nd->allocatable;
+	u = &nd->requested;
+	memset(out, 0, sizeof(*out));
+	out->cpu_m = a->cpu_m - u->cpu_m;
+	out->memory = a->memory - u->memory;
+	out->ephemeral = a->ephemeral - u->ephemeral;
+	out->pods = a->pods - u->pods;
+	if (a->n_ext + u->n_ext == 0)
+		return 0;
+	out->ext = calloc(a->n_ext + u->n_ext, sizeof(*out->ext));
+	if (!out->ext)
+		return -1;
+	for (i = 0; i < a->n_ext; i++) {
+		out->ext[n].name = a->ext[i].name;
+		out->ext[n].value = a->ext[i].value -
+				    resources_ext(u, a->ext[i].name);
+		n++;
+	}
+	/* requested but not allocatable (overcommitted or label drift) */
+	for (i = 0; i < u->n_ext; i++) {
+		size_t j;
+		bool seen = false;
+
+		for (j = 0; j < a->n_ext && !seen; j++)
+			seen = strcmp(a->ext[j].name, u->ext[i].name) == 0;
+		if (seen || u->ext[i].value == 0)
+			continue;
+		out->ext[n].name = u->ext[i].name;
+		out->ext[n].value = -u->ext[i].value;
+		n++;
+	}
+	out->n_ext = n;
+	return 0;
+}
+
+int room_of_template(const struct node_group *g, struct room *out)
+{
+	const struct resources *a = &g->tmpl.allocatable;
+
+	memset(out, 0, sizeof(*out));
+	out->cpu_m = a->cpu_m;
+	out->memory = a->memory;
+	out->ephemeral = a->ephemeral;
+	out->pods = a->pods;
+	if (a->n_ext == 0)
+		return 0;
+	out->ext = malloc(a->n_ext * sizeof(*out->ext));
+	if (!out->ext)
+		return -1;
+	memcpy(out->ext, a->ext, a->n_ext * sizeof(*out->ext));
+	out->n_ext = a->n_ext;
+	return 0;
+}
+
+void room_free(struct room *r)
+{
+	if (!r)
+		return;
+	free(r->ext);
+	r->ext = NULL;
+	r->n_ext = 0;
+}
+
+enum sched_fit room_fits(const struct room *r, const struct resources *req,
+			 char *detail, size_t detail_len)
+{
+	return fit_resources(r->cpu_m, r->memory, r->ephemeral, r->pods, r->ext,
+			     r->n_ext, NULL, req, detail, detail_len);
+}
+
+void room_take(struct room *r, const struct resources *req)
+{
+	size_t i, j;
+
+	r->cpu_m -= req->cpu_m;
+	r->memory -= req->memory;
+	r->ephemeral -= req->ephemeral;
+	r->pods -= 1;
+	for (i = 0; i < req->n_ext; i++) {
+		if (!req->ext[i].name)
+			continue;
+		for (j = 0; j < r->n_ext; j++) {
+			if (strcmp(r->ext[j].name, req->ext[i].name) == 0) {
+				r->ext[j].value -= req->ext[i].value;
+				break;
+			}
+		}
+	}
+}
+
+/* ---- labels, affinity, taints ---- */
+
+static bool tolerates(const struct toleration *tol, const struct taint *t)
+{
+	const char *key = str_or_empty(tol->key);
+
+	if (key[0] == '\0') {
+		if (tol->op != TOLERATION_EXISTS)
+			return false;
+	} else if (strcmp(key, str_or_empty(t->key)) != 0) {
+		return false;
+	}
+	if (tol->op != TOLERATION_EXISTS &&
+	    strcmp(str_or_empty(tol->value), str_or_empty(t->value)) != 0)
+		return false;
+	return tol->effect == -1 || tol->effect == (int)t->effect;
+}
+
+static bool pod_tolerates(const struct pod *p, const struct taint *t)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_tolerations; i++)
+		if (tolerates(&p->tolerations[i], t))
+			return true;
+	return false;
+}
+
+/* strconv.ParseInt(s, 10, 64): optional sign, digits only. */
+static bool parse_int64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || (*s != '+' && *s != '-' && (*s < '0' || *s > '9')))
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool values_contain(const struct selector_req *r, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_values; i++)
+		if (r->values[i] && strcmp(r->values[i], v) == 0)
+			return true;
+	return false;
+}
+
+/* One node selector requirement against a value (NULL: key absent). */
+static bool requirement_holds(const struct selector_req *r, const char *v)
+{
+	int64_t have, want;
+
+	switch (r->op) {
+	case SELECTOR_IN:
+		return v && values_contain(r, v);
+	case SELECTOR_NOT_IN:
+		return !v || !values_contain(r, v);
+	case SELECTOR_EXISTS:
+		return v != NULL;
+	case SELECTOR_DOES_NOT_EXIST:
+		return v == NULL;
+	case SELECTOR_GT:
+	case SELECTOR_LT:
+		if (!v || r->n_values != 1 || !parse_int64(v, &have) ||
+		    !parse_int64(r->values[0], &want))
+			return false;
+		return r->op == SELECTOR_GT ? have > want : have < want;
+	}
+	return false;
+}
+
+/*
+ * Index of the first requirement of 'term' that fails (exprs first, then
+ * fields numbered after them), or -1 when the term matches. An empty term
+ * matches nothing: returns 0 for it.
+ */
+static long term_first_failure(const struct node_selector_term *term,
+			       const char *name, const struct kvlist *labels)
+{
+	size_t i;
+
+	if (term->n_exprs == 0 && term->n_fields == 0)
+		return 0;
+	for (i = 0; i < term->n_exprs; i++) {
+		const struct selector_req *r = &term->exprs[i];
+
+		if (!requirement_holds(r, kvlist_get(labels, r->key)))
+			return (long)i;
+	}
+	for (i = 0; i < term->n_fields; i++) {
+		const struct selector_req *r = &term->fields[i];
+
+		if (!name || !r->key || strcmp(r->key, "metadata.name") != 0 ||
+		    !requirement_holds(r, name))
+			return (long)(term->n_exprs + i);
+	}
+	return -1;
+}
+
+static void taint_text(struct text *t, const struct taint *x)
+{
+	const char *v = str_or_empty(x->value);
+
+	text_printf(t, "taint %s%s%s:%s", str_or_empty(x->key), *v ? "=" : "",
+		    v, taint_effect_str(x->effect));
+}
+
+enum sched_fit sched_fits_labels(const struct pod *p, const char *name,
+				 const struct kvlist *labels,
+				 const struct taint *taints, size_t n_taints,
+				 bool unschedulable, char *detail,
+				 size_t detail_len)
+{
+	static const struct kvlist no_labels = {NULL, 0};
+	const struct taint cordon = {UNSCHEDULABLE_TAINT_KEY, "",
+				     TAINT_NO_SCHEDULE};
+	struct text t = text_at(detail, detail_len);
+	const struct node_affinity *aff = &p->affinity;
+	size_t i;
+
+	if (!labels)
+		labels = &no_labels;
+	if (unschedulable && !pod_tolerates(p, &cordon)) {
+		text_printf(&t, "node is cordoned (unschedulable)");
+		return SCHED_UNSCHEDULABLE;
+	}
+	for (i = 0; i < p->node_selector.n; i++) {
+		const struct kv *kv = &p->node_selector.items[i];
+		const char *v = kvlist_get(labels, kv->key);
+
+		if (v && strcmp(v, str_or_empty(kv->value)) == 0)
+			continue;
+		if (v)
+			text_printf(&t, "node selector %s=%s: node has %s=%s",
+				    kv->key, str_or_empty(kv->value), kv->key, v);
+		else
+			text_printf(&t, "node selector %s=%s: node has no label %s",
+				    kv->key, str_or_empty(kv->value), kv->key);
+		return SCHED_NODE_SELECTOR;
+	}
+	if (aff->n_terms > 0) {
+		long fail = 0;
+
+		for (i = 0; i < aff->n_terms; i++) {
+			fail = term_first_failure(&aff->terms[i], name, labels);
+			if (fail < 0)
+				break;
+		}
+		if (i == aff->n_terms) {
+			const struct node_selector_term *term = &aff->terms[0];
+
+			if (aff->n_terms > 1) {
+				text_printf(&t, "none of %zu required node affinity terms match",
+					    aff->n_terms);
+			} else if (term->n_exprs + term->n_fields == 0) {
+				text_printf(&t, "required node affinity term is empty");
+			} else {
+				size_t f = (size_t)fail;
+
+				text_printf(&t, "required node affinity: ");
+				text_requirement(&t, f < term->n_exprs ?
+						 &term->exprs[f] :
+						 &term->fields[f - term->n_exprs]);
+				text_printf(&t, " not satisfied");
+			}
+			return SCHED_NODE_AFFINITY;
+		}
+	}
+	for (i = 0; i < n_taints; i++) {
+		if (taints[i].effect == TAINT_PREFER_NO_SCHEDULE)
+			continue;
+		if (pod_tolerates(p, &taints[i]))
+			continue;
+		taint_text(&t, &taints[i]);
+		return SCHED_TAINT;
+	}
+	return SCHED_FITS;
+}
+
+enum sched_fit sched_fits_node(const struct snapshot *s, const struct pod *p,
+			       size_t node, char *detail, size_t detail_len)
+{
+	const struct node *nd;
+	const struct resources *a, *u;
+	enum sched_fit f;
+
+	assert(node < s->n_nodes);
+	nd = &s->nodes[node];
+	f = sched_fits_labels(p, nd->name, &nd->labels, nd->taints,
+			      nd->n_taints, nd->unschedulable, detail,
+			      detail_len);
+	if (f != SCHED_FITS)
+		return f;
+	a = &nd->allocatable;
+	u = &nd->requested;
+	return fit_resources(a->cpu_m - u->cpu_m, a->memory - u->memory,
+			     a->ephemeral - u->ephemeral, a->pods - u->pods,
+			     a->ext, a->n_ext, u, &p->requests, detail,
+			     detail_len);
+}
+
+enum sched_fit sched_fits_template(const struct pod *p,
+				   const struct node_group *g, char *detail,
+				   size_t detail_len)
+{
+	const struct node_template *tm = &g->tmpl;
+	const struct resources *a = &tm->allocatable;
+	enum sched_fit f;
+
+	f = sched_fits_labels(p, NULL, &tm->labels, tm->taints, tm->n_taints,
+			      false, detail, detail_len);
+	if (f != SCHED_FITS)
+		return f;
+	return fit_resources(a->cpu_m, a->memory, a->ephemeral, a->pods, a->ext,
+			     a->n_ext, NULL, &p->requests, detail, detail_len);
+}
+
+/* ---- first-fit decreasing ---- */
+
+/* A pod with its sort key: the larger of its cpu and memory shares. */
+struct sized_pod {
+	double key;
+	const struct pod *p;
+	size_t idx; /* position in the caller's list: last tie-breaker */
+};
+
+static double share(int64_t want, int64_t total)
+{
+	if (want <= 0 || total <= 0)
+		return 0.0;
+	return (double)want / (double)total;
+}
+
+static double size_key(const struct pod *p, const struct resources *alloc)
+{
+	double c = share(p->requests.cpu_m, alloc->cpu_m);
+	double m = share(p->requests.memory, alloc->memory);
+
+	return c > m ? c : m;
+}
+
+/* Largest first; ties by namespace/name, then input position. */
+static int sized_pod_cmp(const void *a, const void *b)
+{
+	const struct sized_pod *x = a, *y = b;
+	int c;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	c = strcmp(str_or_empty(x->p->ns), str_or_empty(y->p->ns));
+	if (c)
+		return c;
+	c = strcmp(str_or_empty(x->p->name), str_or_empty(y->p->name));
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * A bin: free room of one template node. Its extended resources are the
+ * template's, in template order, at ext[bin * n_ext ...] of the pack state.
+ */
+struct bin {
+	int64_t cpu_m, memory, ephemeral, pods;
+	uint32_t n_placed;
+};
+
+struct packing {
+	const struct resources *tmpl; /* template allocatable */
+	struct bin *bins;
+	int64_t *ext;                 /* n_bins * tmpl->n_ext */
+	size_t n_bins, cap_bins;
+};
+
+static int packing_open(struct packing *k)
+{
+	size_t i, ne = k->tmpl->n_ext;
+	struct bin *b;
+
+	if (k->n_bins == k->cap_bins) {
+		size_t cap = k->cap_bins ? k->cap_bins * 2 : 16;
+		struct bin *nb;
+
+		if (cap > SIZE_MAX / sizeof(*nb) ||
+		    (ne && cap > SIZE_MAX / sizeof(int64_t) / ne))
+			return -1;
+		nb = realloc(k->bins, cap * sizeof(*nb));
+		if (!nb)
+			return -1;
+		k->bins = nb;
+		if (ne) {
+			int64_t *e = realloc(k->ext, cap * ne * sizeof(*e));
+
+			if (!e)
+				return -1;
+			k->ext = e;
+		}
+		k->cap_bins = cap;
+	}
+	b = &k->bins[k->n_bins];
+	b->cpu_m = k->tmpl->cpu_m;
+	b->memory = k->tmpl->memory;
+	b->ephemeral = k->tmpl->ephemeral;
+	b->pods = k->tmpl->pods;
+	b->n_placed = 0;
+	for (i = 0; i < ne; i++)
+		k->ext[k->n_bins * ne + i] = k->tmpl->ext[i].value;
+	k->n_bins++;
+	return 0;
+}
+
+/* Index of extended resource 'name' in the template, or -1. */
+static long tmpl_ext_index(const struct resources *tmpl, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < tmpl->n_ext; i++)
+		if (strcmp(tmpl->ext[i].name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+static bool bin_fits(const struct packing *k, size_t bin,
+		     const struct resources *req)
+{
+	const struct bin *b = &k->bins[bin];
+	size_t i;
+
+	if (b->pods < 1 ||
+	    (req->cpu_m > 0 && req->cpu_m > b->cpu_m) ||
+	    (req->memory > 0 && req->memory > b->memory) ||
+	    (req->ephemeral > 0 && req->ephemeral > b->ephemeral))
+		return false;
+	for (i = 0; i < req->n_ext; i++) {
+		long j;
+
+		if (req->ext[i].value <= 0)
+			continue;
+		j = tmpl_ext_index(k->tmpl, req->ext[i].name);
+		if (j < 0 ||
+		    req->ext[i].value > k->ext[bin * k->tmpl->n_ext + (size_t)j])
+			return false;
+	}
+	return true;
+}
+
+static void bin_take(struct packing *k, size_t bin, const struct resources *req)
+{
+	struct bin *b = &k->bins[bin];
+	size_t i;
+
+	b->cpu_m -= req->cpu_m;
+	b->memory -= req->memory;
+	b->ephemeral -= req->ephemeral;
+	b->pods -= 1;
+	b->n_placed++;
+	for (i = 0; i < req->n_ext; i++) {
+		long j = tmpl_ext_index(k->tmpl, req->ext[i].name);
+
+		if (j >= 0)
+			k->ext[bin * k->tmpl->n_ext + (size_t)j] -= req->ext[i].value;
+	}
+}
+
+int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
+	       size_t group, int max_new, struct pack_result *out,
+	       struct errbuf *err)
+{
+	const struct node_group *g;
+	struct packing k = {0};
+	struct sized_pod *items = NULL;
+	size_t i, n_items = 0, upcoming;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (group >= s->n_groups) {
+		errbuf_set(err, "pack: no node group %zu (snapshot has %zu)",
+			   group, s->n_groups);
+		goto out;
+	}
+	g = &s->groups[group];
+	k.tmpl = &g->tmpl.allocatable;
+	upcoming = g->target > g->current ? (size_t)(g->target - g->current) : 0;
+
+	out->n_pods = n;
+	if (n) {
+		out->placement = malloc(n * sizeof(*out->placement));
+		items = malloc(n * sizeof(*items));
+		if (!out->placement || !items) {
+			errbuf_set(err, "pack: out of memory for %zu pods", n);
+			goto out;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		const struct pod *p;
+
+		if (pods[i] >= s->n_pods) {
+			errbuf_set(err, "pack: pod index %u out of range (snapshot has %zu pods)",
+				   (unsigned)pods[i], s->n_pods);
+			goto out;
+		}
+		p = &s->pods[pods[i]];
+		out->placement[i] = -1;
+		if (sched_fits_template(p, g, NULL, 0) != SCHED_FITS) {
+			out->n_unplaced++;
+			continue;
+		}
+		items[n_items].key = size_key(p, k.tmpl);
+		items[n_items].p = p;
+		items[n_items].idx = i;
+		n_items++;
+	}
+	if (n_items > 1)
+		qsort(items, n_items, sizeof(*items), sized_pod_cmp);
+
+	for (i = 0; i < upcoming; i++) {
+		if (packing_open(&k) < 0) {
+			errbuf_set(err, "pack: out of memory for %zu upcoming nodes",
+				   upcoming);
+			goto out;
+		}
+	}
+	out->upcoming = (int)upcoming;
+
+	for (i = 0; i < n_items; i++) {
+		const struct resources *req = &items[i].p->requests;
+		size_t b;
+
+		for (b = 0; b < k.n_bins; b++)
+			if (bin_fits(&k, b, req))
+				break;
+		if (b == k.n_bins) {
+			if (max_new >= 0 && k.n_bins - upcoming >= (size_t)max_new) {
+				out->n_unplaced++;
+				continue;
+			}
+			if (k.n_bins >= INT32_MAX || packing_open(&k) < 0) {
+				errbuf_set(err, "pack: out of memory at %zu nodes",
+					   k.n_bins);
+				goto out;
+			}
+			/* fits: it passed sched_fits_template() */
+		}
+		bin_take(&k, b, req);
+		out->placement[items[i].idx] = (int32_t)b;
+		out->n_placed++;
+	}
+
+	for (i = 0; i < upcoming; i++)
+		if (k.bins[i].n_placed)
+			out->upcoming_used++;
+	out->new_nodes = (int)(k.n_bins - upcoming);
+	if (out->new_nodes > 0) {
+		double free_cpu = 0, free_mem = 0;
+
+		for (i = upcoming; i < k.n_bins; i++) {
+			free_cpu += k.bins[i].cpu_m > 0 ? (double)k.bins[i].cpu_m : 0;
+			free_mem += k.bins[i].memory > 0 ? (double)k.bins[i].memory : 0;
+		}
+		if (k.tmpl->cpu_m > 0)
+			out->waste_cpu = free_cpu /
+				((double)k.tmpl->cpu_m * out->new_nodes);
+		if (k.tmpl->memory > 0)
+			out->waste_memory = free_mem /
+				((double)k.tmpl->memory * out->new_nodes);
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		pack_result_free(out);
+	free(items);
+	free(k.bins);
+	free(k.ext);
+	return rc;
+}
+
+void pack_result_free(struct pack_result *r)
+{
+	if (!r)
+		return;
+	free(r->placement);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- drains ---- */
+
+void drain_opts_default(struct drain_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->protected_pods = NULL;
+	o->excluded = NULL;
+	o->local_storage_blocks = true;
+	o->unreplicated_blocks = true;
+	o->kube_system_needs_pdb = false;
+}
+
+bool sched_pod_evictable(const struct pod *p)
+{
+	if (p->flags & (POD_DAEMONSET | POD_MIRROR | POD_STATIC | POD_TERMINATING))
+		return false;
+	return !pod_finished(p);
+}
+
+/* An empty protected selector protects nothing (it would match every pod). */
+static bool is_protected(const struct drain_opts *o, const struct pod *p)
+{
+	return o->protected_pods && o->protected_pods->n > 0 &&
+	       label_selector_matches(o->protected_pods, &p->labels);
+}
+
+static bool has_pdb(const struct snapshot *s, const struct pod *p)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_pdbs; i++)
+		if (pdb_matches(&s->pdbs[i], p))
+			return true;
+	return false;
+}
+
+/* The first reason pod 'p' keeps its node, written to 't'; false if none. */
+static bool pod_blocks(const struct snapshot *s, const struct pod *p,
+		       const struct drain_opts *o, struct text *t)
+{
+	const char *ns = str_or_empty(p->ns), *name = str_or_empty(p->name);
+
+	if (pod_finished(p))
+		return false;
+	if (is_protected(o, p)) {
+		text_printf(t, "pod %s/%s is protected (matches selector ", ns, name);
+		text_selector(t, o->protected_pods);
+		text_printf(t, ")");
+		return true;
+	}
+	if (!sched_pod_evictable(p))
+		return false;
+	if (p->flags & POD_SAFE_TO_EVICT_FALSE) {
+		text_printf(t, "pod %s/%s has safe-to-evict=false", ns, name);
+		return true;
+	}
+	if (o->local_storage_blocks && (p->flags & POD_LOCAL_STORAGE)) {
+		const char *vol = str_or_empty(p->local_volume);
+
+		if (*vol)
+			text_printf(t, "pod %s/%s uses local storage (volume %s)",
+				    ns, name, vol);
+		else
+			text_printf(t, "pod %s/%s uses local storage", ns, name);
+		return true;
+	}
+	if (o->unreplicated_blocks && str_or_empty(p->controller_kind)[0] == '\0') {
+		text_printf(t, "pod %s/%s is not managed by a controller", ns, name);
+		return true;
+	}
+	if (o->kube_system_needs_pdb && strcmp(ns, "kube-system") == 0 &&
+	    !has_pdb(s, p)) {
+		text_printf(t, "pod %s/%s has no PodDisruptionBudget", ns, name);
+		return true;
+	}
+	return false;
+}
+
+bool sched_node_blockers(const struct snapshot *s, size_t node,
+			 const struct drain_opts *o, char *why, size_t why_len)
+{
+	struct text t = text_at(why, why_len);
+	struct drain_opts def;
+	const struct node *nd;
+	size_t i, j;
+
+	if (node >= s->n_nodes) {
+		text_printf(&t, "no node %zu (snapshot has %zu)", node, s->n_nodes);
+		return false;
+	}
+	if (!o) {
+		drain_opts_default(&def);
+		o = &def;
+	}
+	nd = &s->nodes[node];
+	for (i = 0; i < nd->n_pods; i++)
+		if (pod_blocks(s, &s->pods[nd->pods[i]], o, &t))
+			return false;
+
+	for (j = 0; j < s->n_pdbs; j++) {
+		const struct pdb *b = &s->pdbs[j];
+		const struct pod *first = NULL;
+		int64_t count = 0;
+
+		for (i = 0; i < nd->n_pods; i++) {
+			const struct pod *p = &s->pods[nd->pods[i]];
+
+			if (!sched_pod_evictable(p) || !pdb_matches(b, p))
+				continue;
+			if (!first)
+				first = p;
+			count++;
+		}
+		if (count > b->disruptions_allowed) {
+			text_printf(&t, "pod %s/%s: PodDisruptionBudget %s/%s allows %d disruption%s, draining needs %lld",
+				    str_or_empty(first->ns), str_or_empty(first->name),
+				    str_or_empty(b->ns), str_or_empty(b->name),
+				    (int)b->disruptions_allowed,
+				    b->disruptions_allowed == 1 ? "" : "s",
+				    (long long)count);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A destination node and its free room, computed when first tried. */
+struct dest {
+	size_t node;
+	struct room room;
+};
+
+bool sched_drainable(const struct snapshot *s, size_t node,
+		     const struct drain_opts *o, char *why, size_t why_len)
+{
+	struct text t = text_at(why, why_len);
+	struct drain_opts def;
+	const struct node *nd;
+	struct sized_pod *items = NULL;
+	struct dest *dests = NULL;
+	size_t n_items = 0, n_dests = 0, next = 0, i, d;
+	bool ok = false;
+
+	if (!o) {
+		drain_opts_default(&def);
+		o = &def;
+	}
+	if (!sched_node_blockers(s, node, o, why, why_len))
+		return false;
+	nd = &s->nodes[node];
+	if (nd->n_pods) {
+		items = malloc(nd->n_pods * sizeof(*items));
+		if (!items)
+			goto oom;
+	}
+	for (i = 0; i < nd->n_pods; i++) {
+		const struct pod *p = &s->pods[nd->pods[i]];
+
+		if (!sched_pod_evictable(p))
+			continue;
+		items[n_items].key = size_key(p, &nd->allocatable);
+		items[n_items].p = p;
+		items[n_items].idx = i;
+		n_items++;
+	}
+	if (n_items == 0) {
+		ok = true;
+		goto out;
+	}
+	qsort(items, n_items, sizeof(*items), sized_pod_cmp);
+
+	/*
+	 * First fit over candidate nodes in index order. Rooms are computed
+	 * on first try only, so 'dests' is always a prefix of the candidates
+	 * and 'next' the first node not yet looked at.
+	 */
+	for (i = 0; i < n_items; i++) {
+		const struct pod *p = items[i].p;
+		bool placed = false;
+
+		for (d = 0; !placed; d++) {
+			const struct node *dn;
+
+			if (d == n_dests) {
+				for (; next < s->n_nodes; next++) {
+					const struct node *c = &s->nodes[next];
+
+					if (next != node && c->ready &&
+					    !c->unschedulable &&
+					    !(o->excluded && o->excluded[next]))
+						break;
+				}
+				if (next == s->n_nodes)
+					break;
+				if (n_dests % 64 == 0) {
+					struct dest *nd2 = realloc(dests,
+						(n_dests + 64) * sizeof(*dests));
+
+					if (!nd2)
+						goto oom;
+					dests = nd2;
+				}
+				if (room_of_node(s, next, &dests[n_dests].room) < 0)
+					goto oom;
+				dests[n_dests].node = next++;
+				n_dests++;
+			}
+			if (room_fits(&dests[d].room, &p->requests, NULL, 0) != SCHED_FITS)
+				continue;
+			dn = &s->nodes[dests[d].node];
+			if (sched_fits_labels(p, dn->name, &dn->labels, dn->taints,
+					      dn->n_taints, dn->unschedulable,
+					      NULL, 0) != SCHED_FITS)
+				continue;
+			room_take(&dests[d].room, &p->requests);
+			placed = true;
+		}
+		if (!placed) {
+			char cpu[32], mem[32];
+
+			text_printf(&t, "no room for pod %s/%s (needs cpu %s, memory %s)",
+				    str_or_empty(p->ns), str_or_empty(p->name),
+				    quantity_format(p->requests.cpu_m, QUANTITY_MILLI, cpu, sizeof(cpu)),
+				    quantity_format(p->requests.memory, QUANTITY_UNIT, mem, sizeof(mem)));
+			goto out;
+		}
+	}
+	ok = true;
+	goto out;
+oom:
+	text_printf(&t, "out of memory while simulating the drain");
+out:
+	for (d = 0; d < n_dests; d++)
+		room_free(&dests[d].room);
+	free(dests);
+	free(items);
+	return ok;
+}

@@ -1,0 +1,154 @@
+/*
+ * sched: scheduling arithmetic over a snapshot — does a pod fit a node or a
+ * group's template, how many template nodes does a set of pending pods need
+ * (first-fit decreasing), and can a node's pods move elsewhere. Pure
+ * functions over struct snapshot; no I/O, no Lua.
+ */
+#ifndef LUASCALE_SCHED_H
+#define LUASCALE_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+#include "model.h"
+
+/* Why a pod does not fit. SCHED_FITS (0) means it fits. */
+enum sched_fit {
+	SCHED_FITS = 0,
+	SCHED_NO_CPU,
+	SCHED_NO_MEMORY,
+	SCHED_NO_EPHEMERAL,
+	SCHED_NO_PODS,
+	SCHED_NO_EXTENDED,      /* an extended resource (name in the detail) */
+	SCHED_NODE_SELECTOR,
+	SCHED_NODE_AFFINITY,
+	SCHED_TAINT,            /* an untolerated NoSchedule/NoExecute taint */
+	SCHED_UNSCHEDULABLE,    /* node cordoned */
+};
+
+/* Short text for a result: "insufficient cpu", "node selector mismatch", ... */
+const char *sched_fit_str(enum sched_fit f);
+
+/*
+ * Free room: what is left to place pods on. Owns 'ext' (malloc); release
+ * with room_free(). Negative values are possible (overcommitted node).
+ */
+struct room {
+	int64_t cpu_m;
+	int64_t memory;
+	int64_t ephemeral;
+	int64_t pods;
+	struct res_ext *ext; /* names borrowed from the snapshot */
+	size_t n_ext;
+};
+
+/* Free room of node 'node' (allocatable minus requested). 0 or -1 (OOM). */
+int room_of_node(const struct snapshot *s, size_t node, struct room *out);
+
+/* Free room of an empty node of group 'g' (its template allocatable). */
+int room_of_template(const struct node_group *g, struct room *out);
+
+void room_free(struct room *r);
+
+/* Resources only: does 'req' (a pod's requests, 1 pod) fit in 'r'? */
+enum sched_fit room_fits(const struct room *r, const struct resources *req,
+			 char *detail, size_t detail_len);
+
+/* Subtracts a pod's requests from the room (after a placement). */
+void room_take(struct room *r, const struct resources *req);
+
+/*
+ * Everything but resources: cordon, nodeSelector, required node affinity,
+ * NoSchedule/NoExecute taints against tolerations. 'name' is the node's
+ * name for matchFields (metadata.name); NULL for a template.
+ * 'detail' (may be NULL) gets e.g. "taint dedicated=gpu:NoSchedule".
+ */
+enum sched_fit sched_fits_labels(const struct pod *p, const char *name,
+				 const struct kvlist *labels,
+				 const struct taint *taints, size_t n_taints,
+				 bool unschedulable, char *detail,
+				 size_t detail_len);
+
+/* Does pod 'p' fit on node 'node' as it is now (free room included)? */
+enum sched_fit sched_fits_node(const struct snapshot *s, const struct pod *p,
+			       size_t node, char *detail, size_t detail_len);
+
+/* Does pod 'p' fit on an empty node of group 'g'? */
+enum sched_fit sched_fits_template(const struct pod *p,
+				   const struct node_group *g, char *detail,
+				   size_t detail_len);
+
+/*
+ * Result of packing pending pods onto a group. Bins 0..upcoming-1 are the
+ * group's upcoming nodes (target - current, empty template nodes already
+ * on their way), bins upcoming.. are new nodes.
+ */
+struct pack_result {
+	int upcoming;          /* upcoming nodes that were available as bins */
+	int upcoming_used;     /* of those, how many received a pod */
+	int new_nodes;         /* new template nodes needed */
+	size_t n_pods;         /* number of input pods */
+	int32_t *placement;    /* per input pod (input order): bin index, -1 fits no node */
+	size_t n_placed;
+	size_t n_unplaced;     /* pods that fit no empty template node */
+	/* fraction of the new nodes' cpu and memory left unrequested, 0..1 */
+	double waste_cpu;
+	double waste_memory;
+};
+
+/*
+ * First-fit decreasing of 'pods' (indices into s->pods) onto group 'group':
+ * pods sorted by size (the larger of their cpu and memory share of the
+ * template, ties by name), each placed on the first bin with room, upcoming
+ * nodes first, then new template nodes. Pods that do not fit an empty
+ * template node (resources, selectors, affinity, taints) are unplaced.
+ * 'max_new' caps new nodes (-1: no cap); pods beyond it are unplaced.
+ * Returns 0 with *out filled (free with pack_result_free), -1 on OOM.
+ */
+int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
+	       size_t group, int max_new, struct pack_result *out,
+	       struct errbuf *err);
+
+void pack_result_free(struct pack_result *r);
+
+/* Options for sched_drainable(). */
+struct drain_opts {
+	const struct label_selector *protected_pods; /* NULL: none */
+	const uint8_t *excluded;  /* per node: 1 = cannot receive pods (also removed); may be NULL */
+	bool local_storage_blocks;   /* pods with emptyDir/hostPath block (default true) */
+	bool unreplicated_blocks;    /* pods without a controller block (default true) */
+	bool kube_system_needs_pdb;  /* kube-system pods without a PDB block (default false) */
+};
+
+/* Fills 'o' with the defaults named above. */
+void drain_opts_default(struct drain_opts *o);
+
+/*
+ * Whether a pod on a node would be evicted by a drain: not DaemonSet, not
+ * mirror/static, not finished.
+ */
+bool sched_pod_evictable(const struct pod *p);
+
+/*
+ * Checks that do not depend on room: a protected pod, a pod whose PDB does
+ * not allow as many disruptions as the drain would cause, safe-to-evict
+ * "false", local storage, unreplicated pods (as 'o' says). Returns true when
+ * none blocks; else false with 'why' like "pod ns/x uses local storage
+ * (volume data)" or "pod ns/y: PodDisruptionBudget ns/pdb allows 0 disruptions".
+ */
+bool sched_node_blockers(const struct snapshot *s, size_t node,
+			 const struct drain_opts *o, char *why, size_t why_len);
+
+/*
+ * Can node 'node' be emptied? sched_node_blockers(), then every evictable
+ * pod is placed first-fit (largest first) on the other nodes that are
+ * Ready, schedulable and not excluded, taking room as it goes. Returns
+ * true, or false with 'why' ("no room for pod ns/y (needs cpu 2, memory
+ * 4Gi)").
+ */
+bool sched_drainable(const struct snapshot *s, size_t node,
+		     const struct drain_opts *o, char *why, size_t why_len);
+
+#endif

@@ -1,0 +1,423 @@
+/*
+ * selector: label selectors (matching and the kubectl string form), the
+ * small lookups on model structs (kvlist, extended resources, PDB match)
+ * and the enum <-> text tables of model.h. Decoding JSON is model.c's job.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+
+const char *kvlist_get(const struct kvlist *l, const char *key)
+{
+	size_t i;
+
+	if (!l || !key)
+		return NULL;
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->items[i].key, key) == 0)
+			return l->items[i].value;
+	return NULL;
+}
+
+int64_t resources_ext(const struct resources *r, const char *name)
+{
+	size_t i;
+
+	if (!r || !name)
+		return 0;
+	for (i = 0; i < r->n_ext; i++)
+		if (strcmp(r->ext[i].name, name) == 0)
+			return r->ext[i].value;
+	return 0;
+}
+
+static const char *const effect_names[] = {
+	[TAINT_NO_SCHEDULE] = "NoSchedule",
+	[TAINT_PREFER_NO_SCHEDULE] = "PreferNoSchedule",
+	[TAINT_NO_EXECUTE] = "NoExecute",
+};
+
+int taint_effect_parse(const char *s, enum taint_effect *out)
+{
+	size_t i;
+
+	if (!s)
+		return -1;
+	for (i = 0; i < sizeof(effect_names) / sizeof(effect_names[0]); i++) {
+		if (strcmp(s, effect_names[i]) == 0) {
+			*out = (enum taint_effect)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *taint_effect_str(enum taint_effect e)
+{
+	if ((unsigned)e < sizeof(effect_names) / sizeof(effect_names[0]))
+		return effect_names[e];
+	return "?";
+}
+
+const char *pod_phase_str(enum pod_phase p)
+{
+	switch (p) {
+	case POD_PENDING: return "Pending";
+	case POD_RUNNING: return "Running";
+	case POD_SUCCEEDED: return "Succeeded";
+	case POD_FAILED: return "Failed";
+	case POD_UNKNOWN: return "Unknown";
+	}
+	return "?";
+}
+
+bool pod_finished(const struct pod *p)
+{
+	return p->phase == POD_SUCCEEDED || p->phase == POD_FAILED;
+}
+
+/* Strict decimal int64 ("-12", "+3"); false on anything else. */
+static bool parse_int64(const char *s, long long *out)
+{
+	char *end;
+
+	if (!s || !*s || (*s != '-' && *s != '+' && (*s < '0' || *s > '9')))
+		return false;
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+static bool has_value(const struct selector_req *r, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_values; i++)
+		if (r->values[i] && strcmp(r->values[i], v) == 0)
+			return true;
+	return false;
+}
+
+static bool req_matches(const struct selector_req *r, const struct kvlist *labels)
+{
+	const char *v = kvlist_get(labels, r->key);
+	long long have, want;
+
+	switch (r->op) {
+	case SELECTOR_IN:
+		return v && has_value(r, v);
+	case SELECTOR_NOT_IN:
+		return !v || !has_value(r, v);
+	case SELECTOR_EXISTS:
+		return v != NULL;
+	case SELECTOR_DOES_NOT_EXIST:
+		return v == NULL;
+	case SELECTOR_GT:
+	case SELECTOR_LT:
+		if (!v || r->n_values != 1 || !parse_int64(v, &have) ||
+		    !parse_int64(r->values[0], &want))
+			return false;
+		return r->op == SELECTOR_GT ? have > want : have < want;
+	}
+	return false;
+}
+
+bool label_selector_matches(const struct label_selector *sel,
+			    const struct kvlist *labels)
+{
+	size_t i;
+
+	if (!sel)
+		return true;
+	for (i = 0; i < sel->n; i++)
+		if (!req_matches(&sel->reqs[i], labels))
+			return false;
+	return true;
+}
+
+bool pdb_matches(const struct pdb *b, const struct pod *p)
+{
+	if (strcmp(b->ns, p->ns) != 0 || b->selects_none)
+		return false;
+	if (b->selects_all)
+		return true;
+	return label_selector_matches(&b->selector, &p->labels);
+}
+
+/* ---- the kubectl string form ---- */
+
+static bool is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9');
+}
+
+/* A label name or value: [A-Za-z0-9._-], alphanumeric at both ends, <= 63. */
+static bool valid_name(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 63 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!is_alnum(s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
+			return false;
+	return true;
+}
+
+/* A DNS subdomain, loosely: [a-z0-9.-], alphanumeric at both ends, <= 253. */
+static bool valid_prefix(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 253 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '.' || s[i] == '-'))
+			return false;
+	return true;
+}
+
+static bool valid_key(const char *s)
+{
+	const char *slash = strchr(s, '/');
+
+	if (!slash)
+		return valid_name(s, strlen(s));
+	return valid_prefix(s, (size_t)(slash - s)) &&
+	       valid_name(slash + 1, strlen(slash + 1));
+}
+
+static bool valid_value(const char *s)
+{
+	return s[0] == '\0' || valid_name(s, strlen(s));
+}
+
+/* Parser state: the text, a cursor, and growable temporaries that are
+ * copied into the arena once the whole selector parsed. */
+struct sel_parser {
+	struct arena *a;
+	const char *text;
+	const char *p;
+	struct errbuf *err;
+	struct selector_req *reqs;
+	size_t n, cap;
+	const char **vals;
+	size_t n_vals, cap_vals;
+};
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static bool is_word(char c)
+{
+	return c && !is_space(c) && !strchr(",=!()", c);
+}
+
+static void skip_space(struct sel_parser *sp)
+{
+	while (is_space(*sp->p))
+		sp->p++;
+}
+
+static int sel_error(struct sel_parser *sp, const char *what)
+{
+	if (*sp->p)
+		return errbuf_set(sp->err, "invalid label selector \"%.200s\": %s at \"%.60s\"",
+				  sp->text, what, sp->p);
+	return errbuf_set(sp->err, "invalid label selector \"%.200s\": %s at the end",
+			  sp->text, what);
+}
+
+/* Reads a word into the arena; may be empty. NULL on out of memory. */
+static char *read_word(struct sel_parser *sp)
+{
+	const char *start;
+	char *w;
+
+	skip_space(sp);
+	start = sp->p;
+	while (is_word(*sp->p))
+		sp->p++;
+	w = arena_strndup(sp->a, start, (size_t)(sp->p - start));
+	if (!w)
+		errbuf_set(sp->err, "out of memory");
+	return w;
+}
+
+static int push_value(struct sel_parser *sp, const char *v)
+{
+	if (!valid_value(v))
+		return errbuf_set(sp->err, "invalid label selector \"%.200s\": invalid label value \"%.80s\"",
+				  sp->text, v);
+	if (sp->n_vals == sp->cap_vals) {
+		size_t cap = sp->cap_vals ? sp->cap_vals * 2 : 8;
+		const char **nv = realloc(sp->vals, cap * sizeof(*nv));
+
+		if (!nv)
+			return errbuf_set(sp->err, "out of memory");
+		sp->vals = nv;
+		sp->cap_vals = cap;
+	}
+	sp->vals[sp->n_vals++] = v;
+	return 0;
+}
+
+/* Appends a requirement whose values are vals[first..n_vals). */
+static int push_req(struct sel_parser *sp, const char *key, enum selector_op op,
+		    size_t first)
+{
+	struct selector_req *r;
+	size_t nv = sp->n_vals - first;
+
+	if (sp->n == sp->cap) {
+		size_t cap = sp->cap ? sp->cap * 2 : 8;
+		struct selector_req *nr = realloc(sp->reqs, cap * sizeof(*nr));
+
+		if (!nr)
+			return errbuf_set(sp->err, "out of memory");
+		sp->reqs = nr;
+		sp->cap = cap;
+	}
+	r = &sp->reqs[sp->n++];
+	r->key = key;
+	r->op = op;
+	r->n_values = nv;
+	r->values = NULL;
+	if (nv) {
+		r->values = arena_calloc(sp->a, nv, sizeof(*r->values));
+		if (!r->values)
+			return errbuf_set(sp->err, "out of memory");
+		memcpy(r->values, sp->vals + first, nv * sizeof(*r->values));
+	}
+	return 0;
+}
+
+/* One requirement: "!k", "k", "k=v", "k==v", "k!=v", "k in (..)", "k notin (..)". */
+static int parse_requirement(struct sel_parser *sp)
+{
+	bool negated = false;
+	size_t first = sp->n_vals;
+	enum selector_op op;
+	char *key, *word;
+
+	skip_space(sp);
+	if (*sp->p == '!') {
+		negated = true;
+		sp->p++;
+	}
+	skip_space(sp);
+	if (!is_word(*sp->p))
+		return sel_error(sp, "expected a label key");
+	if (!(key = read_word(sp)))
+		return -1;
+	if (!valid_key(key))
+		return errbuf_set(sp->err, "invalid label selector \"%.200s\": invalid label key \"%.80s\"",
+				  sp->text, key);
+	skip_space(sp);
+	if (negated) {
+		if (*sp->p && *sp->p != ',')
+			return sel_error(sp, "expected \",\" after \"!key\"");
+		return push_req(sp, key, SELECTOR_DOES_NOT_EXIST, first);
+	}
+	if (*sp->p == '\0' || *sp->p == ',')
+		return push_req(sp, key, SELECTOR_EXISTS, first);
+	if (*sp->p == '=' || *sp->p == '!') {
+		if (*sp->p == '!') {
+			if (sp->p[1] != '=')
+				return sel_error(sp, "expected \"!=\"");
+			op = SELECTOR_NOT_IN;
+			sp->p += 2;
+		} else {
+			op = SELECTOR_IN;
+			sp->p += sp->p[1] == '=' ? 2 : 1;
+		}
+		if (!(word = read_word(sp)))
+			return -1;
+		if (push_value(sp, word) < 0)
+			return -1;
+		return push_req(sp, key, op, first);
+	}
+	if (!(word = read_word(sp)))
+		return -1;
+	if (strcmp(word, "in") == 0) {
+		op = SELECTOR_IN;
+	} else if (strcmp(word, "notin") == 0) {
+		op = SELECTOR_NOT_IN;
+	} else {
+		sp->p -= strlen(word);
+		return sel_error(sp, "expected an operator (=, ==, !=, in, notin)");
+	}
+	skip_space(sp);
+	if (*sp->p != '(')
+		return sel_error(sp, "expected \"(\"");
+	sp->p++;
+	for (;;) {
+		skip_space(sp);
+		if (!is_word(*sp->p) && *sp->p != ',' && *sp->p != ')')
+			return sel_error(sp, "expected a value or \")\"");
+		if (!(word = read_word(sp)))
+			return -1;
+		if (push_value(sp, word) < 0)
+			return -1;
+		skip_space(sp);
+		if (*sp->p == ',') {
+			sp->p++;
+			continue;
+		}
+		if (*sp->p == ')')
+			break;
+		return sel_error(sp, "expected \",\" or \")\"");
+	}
+	sp->p++;
+	/* "in ()" reads as one empty value; Kubernetes wants at least one */
+	if (sp->n_vals - first == 1 && sp->vals[first][0] == '\0')
+		return errbuf_set(sp->err, "invalid label selector \"%.200s\": empty value set for \"%.80s\"",
+				  sp->text, key);
+	return push_req(sp, key, op, first);
+}
+
+int label_selector_parse(struct arena *a, const char *text,
+			 struct label_selector *out, struct errbuf *err)
+{
+	struct sel_parser sp = {.a = a, .text = text ? text : "", .err = err};
+	int rc = -1;
+
+	sp.p = sp.text;
+	out->reqs = NULL;
+	out->n = 0;
+	skip_space(&sp);
+	if (*sp.p == '\0')
+		return 0; /* the empty selector matches everything */
+	for (;;) {
+		if (parse_requirement(&sp) < 0)
+			goto out;
+		skip_space(&sp);
+		if (*sp.p == '\0')
+			break;
+		if (*sp.p != ',') {
+			sel_error(&sp, "expected \",\"");
+			goto out;
+		}
+		sp.p++;
+	}
+	out->reqs = arena_calloc(a, sp.n, sizeof(*out->reqs));
+	if (!out->reqs) {
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	memcpy(out->reqs, sp.reqs, sp.n * sizeof(*out->reqs));
+	out->n = sp.n;
+	rc = 0;
+out:
+	free(sp.reqs);
+	free(sp.vals);
+	return rc;
+}

@@ -1,0 +1,167 @@
+-- Spec for policies/default.lua, run through the real engine (luascale.core).
+local t = require "luascale.testing"
+
+local POLICY = "policies/default.lua"
+local NOW = t.time("2026-11-30T10:00:00Z")
+
+local function workers(o)
+  o = o or {}
+  return t.group{ name = "workers", min = o.min or 1, max = o.max or 10, cpu = "4",
+                  memory = "16Gi", price = 0.2 }
+end
+
+local function engine(o)
+  o = o or {}
+  return t.engine{ policy = POLICY, groups = o.groups or { workers(o) }, params = o.params,
+                   safety = o.safety }
+end
+
+describe("default policy", function()
+  describe("scale up", function()
+    it("adds the nodes that first-fit decreasing packing needs", function()
+      local cluster = t.cluster{
+        nodes = { t.node{ name = "w-1", group = "workers" } },
+        pods = {
+          t.pod{ name = "busy", node = "w-1", cpu = "3500m", memory = "1Gi" },
+          t.pod{ name = "a", cpu = "3", memory = "1Gi", pending = true },
+          t.pod{ name = "b", cpu = "3", memory = "1Gi", pending = true },
+          t.pod{ name = "c", cpu = "1", memory = "1Gi", pending = true },
+          t.pod{ name = "d", cpu = "1", memory = "1Gi", pending = true },
+        },
+      }
+      local r = engine():decide(cluster, NOW)
+      assert.is_nil(r.error)
+      assert.is_true(t.scales_up(r, "workers", 2))
+      assert.matches("4 pending pod", t.find(r, "scale_up", "workers")[1].reason)
+    end)
+
+    it("chooses the group that wastes least", function()
+      local groups = {
+        t.group{ name = "big", max = 10, cpu = "16", memory = "64Gi", price = 0.8 },
+        t.group{ name = "small", max = 10, cpu = "2", memory = "8Gi", price = 0.1 },
+      }
+      local cluster = t.cluster{ pods = {
+        t.pod{ name = "p", cpu = "1500m", memory = "6Gi", pending = true },
+      } }
+      local r = engine{ groups = groups }:decide(cluster, NOW)
+      assert.is_true(t.scales_up(r, "small", 1))
+      assert.is_false(t.scales_up(r, "big"))
+    end)
+
+    it("does not scale up for pods that fit no group, and says why", function()
+      local cluster = t.cluster{ pods = {
+        t.pod{ name = "huge", cpu = "64", memory = "1Gi", pending = true },
+      } }
+      local r = engine():decide(cluster, NOW)
+      assert.is_nil(r.error)
+      assert.is_false(t.scales_up(r, "workers"))
+    end)
+
+    it("stays within the group's max", function()
+      local pods = {}
+      for i = 1, 12 do
+        pods[i] = t.pod{ name = "p" .. i, cpu = "3", memory = "1Gi", pending = true }
+      end
+      local cluster = t.cluster{ nodes = { t.node{ name = "w-1", group = "workers" } }, pods = pods }
+      local r = engine{ max = 5 }:decide(cluster, NOW)
+      assert.is_true(t.scales_up(r, "workers", 4))
+    end)
+
+    it("ignores pods the scheduler has not marked unschedulable", function()
+      local cluster = t.cluster{ pods = { t.pod{ name = "new", cpu = "1" } } }
+      local r = engine():decide(cluster, NOW)
+      assert.is_false(t.scales_up(r, "workers"))
+    end)
+  end)
+
+  describe("scale down", function()
+    local function idle_cluster(extra_pods)
+      local pods = {
+        t.pod{ name = "a", node = "w-1", cpu = "3", memory = "1Gi" },
+        t.pod{ name = "b", node = "w-2", cpu = "3", memory = "1Gi" },
+        t.pod{ name = "small", node = "w-3", cpu = "500m", memory = "1Gi" },
+      }
+      for _, p in ipairs(extra_pods or {}) do pods[#pods + 1] = p end
+      return t.cluster{
+        nodes = { t.node{ name = "w-1", group = "workers" }, t.node{ name = "w-2", group = "workers" },
+                  t.node{ name = "w-3", group = "workers" } },
+        pods = pods,
+      }
+    end
+
+    it("removes a node only after it stayed under the threshold for unneeded_for", function()
+      local e = engine()
+      local r = e:decide(idle_cluster(), NOW)
+      assert.is_false(t.deletes(r, "w-3"))
+      assert.matches("for 0s of 10m", r.node["w-3"].why)
+
+      r = e:decide(idle_cluster(), NOW + 300)
+      assert.is_false(t.deletes(r, "w-3"))
+
+      r = e:decide(idle_cluster(), NOW + 600)
+      assert.is_true(t.drains(r, "w-3"))
+      assert.is_true(t.deletes(r, "w-3"))
+      assert.is_false(t.deletes(r, "w-1"))
+      assert.is_true(r.node["w-3"].removable)
+    end)
+
+    it("takes the threshold and the duration from params", function()
+      local e = engine{ params = { scale_down_utilization = 0.9, unneeded_for = "1m" } }
+      e:decide(idle_cluster(), NOW)
+      local r = e:decide(idle_cluster(), NOW + 60)
+      -- w-1 and w-2 are at 0.75 < 0.9 now; only one removal per round
+      assert.are.equal(1, #t.find(r, "delete"))
+      assert.is_true(t.deletes(r, "w-3"))
+    end)
+
+    it("keeps a node whose pods have nowhere to go", function()
+      local e = engine()
+      local pods = { t.pod{ name = "big", node = "w-3", cpu = "1500m", memory = "1Gi" } }
+      local cluster = t.cluster{
+        nodes = { t.node{ name = "w-1", group = "workers" }, t.node{ name = "w-3", group = "workers" } },
+        pods = { t.pod{ name = "a", node = "w-1", cpu = "3", memory = "1Gi" }, pods[1] },
+      }
+      e:decide(cluster, NOW)
+      local r = e:decide(cluster, NOW + 700)
+      assert.is_false(t.deletes(r, "w-3"))
+      assert.matches("no room for pod default/big", r.node["w-3"].why)
+    end)
+
+    it("respects a PodDisruptionBudget that allows no disruption", function()
+      local e = engine()
+      local cluster = idle_cluster()
+      cluster.pods[3].metadata.labels = { app = "db" }
+      cluster.pdbs = { t.pdb{ name = "db", selector = { app = "db" }, allowed = 0 } }
+      e:decide(cluster, NOW)
+      local r = e:decide(cluster, NOW + 700)
+      assert.is_false(t.deletes(r, "w-3"))
+      assert.matches("PodDisruptionBudget default/db", r.node["w-3"].why)
+    end)
+
+    it("does not scale down while pods are pending", function()
+      local e = engine()
+      local pending = { t.pod{ name = "p", cpu = "8", memory = "1Gi", pending = true } }
+      e:decide(idle_cluster(pending), NOW)
+      local r = e:decide(idle_cluster(pending), NOW + 700)
+      assert.is_false(t.deletes(r, "w-3"))
+      assert.matches("waiting", r.node["w-3"].why)
+    end)
+
+    it("never goes below the group's min", function()
+      local e = engine{ min = 3 }
+      e:decide(idle_cluster(), NOW)
+      local r = e:decide(idle_cluster(), NOW + 700)
+      assert.is_false(t.deletes(r, "w-3"))
+      assert.matches("at its min", r.node["w-3"].why)
+    end)
+
+    it("has its removals of protected nodes rejected by the C safety checks", function()
+      local e = engine{ safety = { protected_pod_selector = "critical=true" } }
+      local cluster = idle_cluster()
+      cluster.pods[3].metadata.labels = { critical = "true" }
+      e:decide(cluster, NOW)
+      local r = e:decide(cluster, NOW + 700)
+      assert.is_false(t.deletes(r, "w-3"))
+    end)
+  end)
+end)

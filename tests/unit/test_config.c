@@ -1,0 +1,966 @@
+/*
+ * Tests for config: the YAML schema, error positions (file:line:col),
+ * defaults, JSON input, environment overrides, policy parameter types,
+ * path resolution and durations.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+
+#ifndef SOURCE_DIR
+#define SOURCE_DIR "."
+#endif
+
+/* A valid cluster and policy: five lines, so the text under test starts at line 6. */
+#define HEAD                                                                 \
+	"cluster:\n"                                                         \
+	"  kubeconfig: /etc/kube/config\n"                                   \
+	"  context: prod\n"                                                  \
+	"policy:\n"                                                          \
+	"  path: /policies/p.lua\n"
+
+/* One minimal group, for tests about something else. */
+#define GROUP_W                                                              \
+	"node_groups:\n"                                                     \
+	"  - name: w\n"                                                      \
+	"    max: 5\n"                                                       \
+	"    template:\n"                                                    \
+	"      allocatable: {cpu: 4, memory: 16Gi}\n"
+
+static struct config *parse(const char *yaml, struct errbuf *err)
+{
+	return config_parse(yaml, strlen(yaml), "config.yaml", NULL, NULL, err);
+}
+
+static struct config *parse_envp(const char *yaml, const char *const *envp,
+				 struct errbuf *err)
+{
+	struct config_opts o = { .envp = envp };
+
+	return config_parse_opts(yaml, strlen(yaml), "config.yaml", &o, err);
+}
+
+/* getenv hook over a NULL-terminated "NAME=VALUE" array. */
+static const char *fake_getenv(const char *name, void *ud)
+{
+	const char *const *p;
+	size_t n = strlen(name);
+
+	for (p = ud; *p; p++)
+		if (!strncmp(*p, name, n) && (*p)[n] == '=')
+			return *p + n + 1;
+	return NULL;
+}
+
+static struct config *parse_hook(const char *yaml, const char *source,
+				 const char *const *env, struct errbuf *err)
+{
+	return config_parse(yaml, strlen(yaml), source, fake_getenv, (void *)env, err);
+}
+
+static void expect_error(const char *yaml, const char *msg)
+{
+	struct errbuf err = { "" };
+	struct config *c = parse(yaml, &err);
+
+	if (c)
+		fail_msg("parsed, expected error: %s", msg);
+	assert_string_equal(err.msg, msg);
+}
+
+/* For messages whose tail comes from another module (quantity, selector). */
+static void expect_error_prefix(const char *yaml, const char *prefix)
+{
+	struct errbuf err = { "" };
+	struct config *c = parse(yaml, &err);
+
+	if (c)
+		fail_msg("parsed, expected error: %s", prefix);
+	if (strncmp(err.msg, prefix, strlen(prefix)))
+		fail_msg("got \"%s\", expected it to start with \"%s\"", err.msg, prefix);
+}
+
+static void expect_env_error(const char *yaml, const char *const *envp, const char *msg)
+{
+	struct errbuf err = { "" };
+	struct config *c = parse_envp(yaml, envp, &err);
+
+	if (c)
+		fail_msg("parsed, expected error: %s", msg);
+	assert_string_equal(err.msg, msg);
+}
+
+static const char *kv(const struct kvlist *l, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (!strcmp(l->items[i].key, key))
+			return l->items[i].value;
+	return NULL;
+}
+
+/* ---- valid input ---- */
+
+static const char full_yaml[] =
+	"# every key\n"
+	"cluster:\n"
+	"  kubeconfig: /home/u/.kube/config\n"
+	"  context: classroom\n"
+	"  in_cluster: false\n"
+	"node_groups:\n"
+	"  - name: workers\n"
+	"    min: 1\n"
+	"    max: 20\n"
+	"    price_per_hour: 0.192\n"
+	"    target: 3\n"
+	"    template:\n"
+	"      allocatable:\n"
+	"        cpu: \"4\"\n"
+	"        memory: 16Gi\n"
+	"        pods: 110\n"
+	"        ephemeral-storage: 100Gi\n"
+	"      labels:\n"
+	"        tier: general\n"
+	"  - name: gpu\n"
+	"    max: 4\n"
+	"    price_per_hour: 1.20\n"
+	"    selector:\n"
+	"      pool: gpu\n"
+	"    template:\n"
+	"      allocatable:\n"
+	"        cpu: 7500m\n"
+	"        memory: 32Gi\n"
+	"        nvidia.com/gpu: 1\n"
+	"      taints:\n"
+	"        - key: nvidia.com/gpu\n"
+	"          value: present\n"
+	"          effect: NoSchedule\n"
+	"        - {key: dedicated, effect: NoExecute}\n"
+	"policy:\n"
+	"  path: /srv/policies/default.lua\n"
+	"  instructions: 1000000\n"
+	"  memory: 64Mi\n"
+	"  params:\n"
+	"    scale_down_utilization: 0.5\n"
+	"    unneeded_for: 10m\n"
+	"safety:\n"
+	"  max_nodes_total: 30\n"
+	"  max_scale_down_per_round: 2\n"
+	"  protected_pod_selector: hub.jupyter.org/autoscaler-critical\n"
+	"intervals:\n"
+	"  reconcile: 30s\n"
+	"  batch_idle: 2s\n"
+	"  batch_max: 1m\n";
+
+static void test_full(void **state)
+{
+	struct errbuf err = { "" };
+	struct config *c = parse(full_yaml, &err);
+	const struct node_group *w, *g;
+	const struct param *p;
+
+	(void)state;
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->source, "config.yaml");
+	assert_string_equal(c->base_dir, ".");
+	assert_string_equal(c->kubeconfig, "/home/u/.kube/config");
+	assert_string_equal(c->context, "classroom");
+	assert_false(c->in_cluster);
+
+	assert_int_equal(c->n_groups, 2);
+	w = &c->groups[0];
+	assert_string_equal(w->name, "workers");
+	assert_int_equal(w->min, 1);
+	assert_int_equal(w->max, 20);
+	assert_true(w->price_per_hour == 0.192);
+	assert_int_equal(w->target, 3);
+	assert_int_equal(w->selector.n, 1);
+	assert_string_equal(kv(&w->selector, "luascale.io/node-group"), "workers");
+	assert_int_equal(w->tmpl.allocatable.cpu_m, 4000);
+	assert_int_equal(w->tmpl.allocatable.memory, 16LL << 30);
+	assert_int_equal(w->tmpl.allocatable.pods, 110);
+	assert_int_equal(w->tmpl.allocatable.ephemeral, 100LL << 30);
+	assert_int_equal(w->tmpl.allocatable.n_ext, 0);
+	assert_int_equal(w->tmpl.labels.n, 2);
+	assert_string_equal(kv(&w->tmpl.labels, "tier"), "general");
+	assert_string_equal(kv(&w->tmpl.labels, "luascale.io/node-group"), "workers");
+	assert_int_equal(w->tmpl.n_taints, 0);
+
+	g = &c->groups[1];
+	assert_string_equal(g->name, "gpu");
+	assert_int_equal(g->min, 0);
+	assert_int_equal(g->max, 4);
+	assert_true(g->price_per_hour == 1.20);
+	assert_int_equal(g->target, -1);
+	assert_int_equal(g->selector.n, 1);
+	assert_string_equal(kv(&g->selector, "pool"), "gpu");
+	assert_null(kv(&g->selector, "luascale.io/node-group"));
+	assert_int_equal(g->tmpl.allocatable.cpu_m, 7500);
+	assert_int_equal(g->tmpl.allocatable.memory, 32LL << 30);
+	assert_int_equal(g->tmpl.allocatable.pods, 110);
+	assert_int_equal(g->tmpl.allocatable.n_ext, 1);
+	assert_string_equal(g->tmpl.allocatable.ext[0].name, "nvidia.com/gpu");
+	assert_int_equal(g->tmpl.allocatable.ext[0].value, 1);
+	assert_int_equal(g->tmpl.labels.n, 1);
+	assert_string_equal(kv(&g->tmpl.labels, "pool"), "gpu");
+	assert_int_equal(g->tmpl.n_taints, 2);
+	assert_string_equal(g->tmpl.taints[0].key, "nvidia.com/gpu");
+	assert_string_equal(g->tmpl.taints[0].value, "present");
+	assert_int_equal(g->tmpl.taints[0].effect, TAINT_NO_SCHEDULE);
+	assert_string_equal(g->tmpl.taints[1].key, "dedicated");
+	assert_string_equal(g->tmpl.taints[1].value, "");
+	assert_int_equal(g->tmpl.taints[1].effect, TAINT_NO_EXECUTE);
+
+	assert_string_equal(c->policy_path, "/srv/policies/default.lua");
+	assert_int_equal(c->policy_instructions, 1000000);
+	assert_int_equal(c->policy_memory, 64LL << 20);
+	assert_int_equal(c->params.type, PARAM_MAP);
+	assert_int_equal(c->params.n_items, 2);
+	p = param_get(&c->params, "scale_down_utilization");
+	assert_non_null(p);
+	assert_int_equal(p->type, PARAM_NUMBER);
+	assert_true(p->num == 0.5);
+	p = param_get(&c->params, "unneeded_for");
+	assert_non_null(p);
+	assert_int_equal(p->type, PARAM_STRING);
+	assert_string_equal(p->str, "10m");
+
+	assert_int_equal(c->max_nodes_total, 30);
+	assert_int_equal(c->max_scale_down_per_round, 2);
+	assert_string_equal(c->protected_pod_selector, "hub.jupyter.org/autoscaler-critical");
+	assert_int_equal(c->protected_pods.n, 1);
+	assert_string_equal(c->protected_pods.reqs[0].key, "hub.jupyter.org/autoscaler-critical");
+	assert_int_equal(c->protected_pods.reqs[0].op, SELECTOR_EXISTS);
+
+	assert_int_equal(c->reconcile_interval_ms, 30000);
+	assert_int_equal(c->batch_idle_ms, 2000);
+	assert_int_equal(c->batch_max_ms, 60000);
+	config_free(c);
+}
+
+static void test_defaults(void **state)
+{
+	struct errbuf err = { "" };
+	struct config *c = parse(HEAD GROUP_W, &err);
+	const struct node_group *g;
+
+	(void)state;
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_false(c->in_cluster);
+	assert_int_equal(c->params.type, PARAM_MAP);
+	assert_int_equal(c->params.n_items, 0);
+	assert_null(param_get(&c->params, "x"));
+	assert_int_equal(c->policy_instructions, 200000000);
+	assert_int_equal(c->policy_memory, 512LL << 20);
+	assert_int_equal(c->max_nodes_total, 0);
+	assert_int_equal(c->max_scale_down_per_round, 1);
+	assert_string_equal(c->protected_pod_selector, "");
+	assert_int_equal(c->protected_pods.n, 0);
+	assert_int_equal(c->reconcile_interval_ms, 10000);
+	assert_int_equal(c->batch_idle_ms, 1000);
+	assert_int_equal(c->batch_max_ms, 10000);
+
+	assert_int_equal(c->n_groups, 1);
+	g = &c->groups[0];
+	assert_int_equal(g->min, 0);
+	assert_true(g->price_per_hour == 0);
+	assert_int_equal(g->target, -1);
+	assert_int_equal(g->tmpl.allocatable.pods, 110);
+	assert_int_equal(g->tmpl.allocatable.ephemeral, 0);
+	assert_int_equal(g->selector.n, 1);
+	assert_string_equal(kv(&g->selector, "luascale.io/node-group"), "w");
+	/* the template carries the selector's labels */
+	assert_int_equal(g->tmpl.labels.n, 1);
+	assert_string_equal(kv(&g->tmpl.labels, "luascale.io/node-group"), "w");
+	config_free(c);
+
+	/* in_cluster needs neither kubeconfig nor context; groups may be absent */
+	c = parse("cluster: {in_cluster: true}\npolicy: {path: p.lua}\n", &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_true(c->in_cluster);
+	assert_string_equal(c->kubeconfig, "");
+	assert_string_equal(c->context, "");
+	assert_int_equal(c->n_groups, 0);
+	assert_null(c->groups);
+	assert_string_equal(c->policy_path, "p.lua");
+	config_free(c);
+}
+
+static void test_json(void **state)
+{
+	static const char kit[] =
+		"{\"node_groups\":[{\"name\":\"w\",\"min\":0,\"max\":5,"
+		"\"template\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":110}}}]}";
+	static const char full[] =
+		"{\n"
+		"\t\"cluster\": {\"kubeconfig\": \"/k\", \"context\": \"c\"},\n"
+		"\t\"policy\": {\"path\": \"/p.lua\", \"params\": {\"f\": 0.25, \"s\": \"10m\","
+		" \"n\": 3, \"q\": \"3\", \"b\": true, \"l\": [1, \"x\"], \"m\": {}}},\n"
+		"\t\"safety\": {\"max_nodes_total\": 10}\n"
+		"}\n";
+	struct config_opts offline = { .flags = CONFIG_OFFLINE };
+	struct errbuf err = { "" };
+	const struct param *p;
+	struct config *c;
+
+	(void)state;
+	c = config_parse_opts(kit, strlen(kit), "<kit>", &offline, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->n_groups, 1);
+	assert_string_equal(c->groups[0].name, "w");
+	assert_int_equal(c->groups[0].max, 5);
+	assert_int_equal(c->groups[0].tmpl.allocatable.cpu_m, 4000);
+	assert_int_equal(c->groups[0].tmpl.allocatable.memory, 16LL << 30);
+	assert_int_equal(c->groups[0].tmpl.allocatable.pods, 110);
+	assert_string_equal(c->policy_path, "");
+	assert_string_equal(c->context, "");
+	config_free(c);
+
+	/* not offline: the cluster must be named */
+	c = config_parse(kit, strlen(kit), "<kit>", NULL, NULL, &err);
+	assert_null(c);
+	assert_string_equal(err.msg,
+		"<kit>:1:1: cluster.kubeconfig is required unless in_cluster is true; "
+		"luascale never falls back to a kubeconfig's current-context, on purpose: "
+		"acting on the wrong cluster cannot be undone (set it here or with "
+		"LUASCALE_CLUSTER_KUBECONFIG)");
+
+	c = parse(full, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->kubeconfig, "/k");
+	assert_string_equal(c->context, "c");
+	assert_int_equal(c->max_nodes_total, 10);
+	assert_int_equal(c->params.n_items, 7);
+	assert_int_equal(param_get(&c->params, "f")->type, PARAM_NUMBER);
+	assert_int_equal(param_get(&c->params, "s")->type, PARAM_STRING);
+	assert_int_equal(param_get(&c->params, "n")->type, PARAM_INT);
+	assert_int_equal(param_get(&c->params, "q")->type, PARAM_STRING);
+	assert_int_equal(param_get(&c->params, "b")->type, PARAM_BOOL);
+	p = param_get(&c->params, "l");
+	assert_int_equal(p->type, PARAM_LIST);
+	assert_int_equal(p->n_items, 2);
+	assert_int_equal(p->items[0].type, PARAM_INT);
+	assert_int_equal(p->items[1].type, PARAM_STRING);
+	p = param_get(&c->params, "m");
+	assert_int_equal(p->type, PARAM_MAP);
+	assert_int_equal(p->n_items, 0);
+	config_free(c);
+
+	/* a JSON error has a position too */
+	expect_error("{\"cluster\": {\"context\": \"c\" \"kubeconfig\": \"/k\"}}",
+		     "config.yaml:1:29: YAML syntax error: did not find expected ',' or '}' "
+		     "(while parsing a flow mapping at 1:13)");
+}
+
+static void test_params(void **state)
+{
+	static const char yaml[] = HEAD
+		"  params:\n"
+		"    i: 42\n"
+		"    neg: -7\n"
+		"    hex: 0x1F\n"
+		"    oct: 0o17\n"
+		"    f: 1.5e3\n"
+		"    inf: .inf\n"
+		"    t: true\n"
+		"    no: no\n"
+		"    s: hello world\n"
+		"    qi: \"42\"\n"
+		"    qb: 'true'\n"
+		"    tagged: !!str 12\n"
+		"    dur: 10m\n"
+		"    nested:\n"
+		"      list: [1, two, {three: 3}]\n"
+		"      empty: []\n";
+	struct errbuf err = { "" };
+	struct config *c = parse(yaml, &err);
+	const struct param *p, *n, *l;
+
+	(void)state;
+	if (!c)
+		fail_msg("%s", err.msg);
+	p = &c->params;
+	assert_int_equal(p->n_items, 14);
+	assert_string_equal(p->items[0].key, "i"); /* document order */
+	assert_int_equal(param_get(p, "i")->type, PARAM_INT);
+	assert_int_equal(param_get(p, "i")->i, 42);
+	assert_true(param_get(p, "i")->num == 42.0);
+	assert_string_equal(param_get(p, "i")->str, "42");
+	assert_int_equal(param_get(p, "neg")->i, -7);
+	assert_int_equal(param_get(p, "hex")->i, 31);
+	assert_int_equal(param_get(p, "oct")->i, 15);
+	assert_int_equal(param_get(p, "f")->type, PARAM_NUMBER);
+	assert_true(param_get(p, "f")->num == 1500.0);
+	assert_int_equal(param_get(p, "inf")->type, PARAM_NUMBER);
+	assert_true(isinf(param_get(p, "inf")->num));
+	assert_int_equal(param_get(p, "t")->type, PARAM_BOOL);
+	assert_true(param_get(p, "t")->b);
+	/* YAML 1.2: "no" is a string, not a boolean */
+	assert_int_equal(param_get(p, "no")->type, PARAM_STRING);
+	assert_string_equal(param_get(p, "s")->str, "hello world");
+	assert_int_equal(param_get(p, "qi")->type, PARAM_STRING);
+	assert_int_equal(param_get(p, "qb")->type, PARAM_STRING);
+	assert_int_equal(param_get(p, "tagged")->type, PARAM_STRING);
+	assert_string_equal(param_get(p, "dur")->str, "10m");
+	n = param_get(p, "nested");
+	assert_int_equal(n->type, PARAM_MAP);
+	l = param_get(n, "list");
+	assert_int_equal(l->type, PARAM_LIST);
+	assert_int_equal(l->n_items, 3);
+	assert_null(l->items[0].key);
+	assert_int_equal(l->items[0].i, 1);
+	assert_string_equal(l->items[1].str, "two");
+	assert_int_equal(l->items[2].type, PARAM_MAP);
+	assert_int_equal(param_get(&l->items[2], "three")->i, 3);
+	assert_null(param_get(l, "three")); /* a list has no keys */
+	assert_int_equal(param_get(n, "empty")->type, PARAM_LIST);
+	assert_int_equal(param_get(n, "empty")->n_items, 0);
+	config_free(c);
+
+	expect_error(HEAD "  params:\n    x:\n",
+		     "config.yaml:7:7: policy.params.x: null is not a parameter value; "
+		     "write \"\" for an empty string, or leave the parameter out");
+	expect_error(HEAD "  params:\n    big: 99999999999999999999\n",
+		     "config.yaml:7:10: policy.params.big: integer 99999999999999999999 "
+		     "does not fit in 64 bits");
+	expect_error(HEAD "  params: [1]\n",
+		     "config.yaml:6:11: policy.params: expected a mapping, got a list");
+}
+
+static void test_paths(void **state)
+{
+	static const char *const env[] = { "HOME=/home/ada", NULL };
+	static const char *const noenv[] = { NULL };
+	static const char yaml[] =
+		"cluster: {kubeconfig: ~/.kube/config, context: c}\n"
+		"policy: {path: ../policies/default.lua}\n";
+	struct errbuf err = { "" };
+	struct config *c;
+
+	(void)state;
+	c = parse_hook(yaml, "/etc/luascale/config.yaml", env, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->base_dir, "/etc/luascale");
+	assert_string_equal(c->kubeconfig, "/home/ada/.kube/config");
+	assert_string_equal(c->policy_path, "/etc/luascale/../policies/default.lua");
+	config_free(c);
+
+	/* relative to a relative file's directory; absolute stays */
+	c = parse_hook("cluster: {kubeconfig: kube.conf, context: c}\n"
+		       "policy: {path: /abs/p.lua}\n", "examples/config.yaml", env, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->base_dir, "examples");
+	assert_string_equal(c->kubeconfig, "examples/kube.conf");
+	assert_string_equal(c->policy_path, "/abs/p.lua");
+	config_free(c);
+
+	/* a file in the working directory: paths stay as written */
+	c = parse_hook(yaml, "config.yaml", env, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->policy_path, "../policies/default.lua");
+	config_free(c);
+
+	/* a file in / */
+	c = parse_hook(yaml, "/config.yaml", env, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->base_dir, "/");
+	assert_string_equal(c->policy_path, "/../policies/default.lua");
+	config_free(c);
+
+	c = parse_hook(yaml, "config.yaml", noenv, &err);
+	assert_null(c);
+	assert_string_equal(err.msg, "config.yaml:1:23: cluster.kubeconfig: cannot expand \"~\" "
+				     "in \"~/.kube/config\": HOME is not set");
+}
+
+/* ---- errors, with their positions ---- */
+
+static void test_error_types(void **state)
+{
+	(void)state;
+	expect_error(HEAD "safety:\n  max_nodes_total: ten\n",
+		     "config.yaml:7:20: safety.max_nodes_total: expected a non-negative "
+		     "integer, got \"ten\"");
+	expect_error(HEAD "safety:\n  max_nodes_total: -1\n",
+		     "config.yaml:7:20: safety.max_nodes_total: expected a non-negative "
+		     "integer, got \"-1\"");
+	expect_error(HEAD "safety:\n  max_scale_down_per_round: {a: 1}\n",
+		     "config.yaml:7:29: safety.max_scale_down_per_round: expected a "
+		     "non-negative integer, got a mapping");
+	expect_error(HEAD "cluster2: 1\n",
+		     "config.yaml:6:1: unknown key \"cluster2\" (did you mean \"cluster\"?)");
+	expect_error("cluster: {in_cluster: yes}\npolicy: {path: p}\n",
+		     "config.yaml:1:23: cluster.in_cluster: expected true or false, got \"yes\"");
+	expect_error(HEAD "node_groups: {w: 1}\n",
+		     "config.yaml:6:14: node_groups: expected a list, got a mapping");
+	expect_error("- a\n- b\n", "config.yaml:1:1: expected a mapping, got a list");
+	expect_error(HEAD "intervals:\n  reconcile: 10\n",
+		     "config.yaml:7:14: intervals.reconcile: expected a duration such as "
+		     "\"10s\", \"1m30s\" or \"250ms\", got \"10\"");
+	expect_error(HEAD "intervals:\n  reconcile: 0s\n",
+		     "config.yaml:7:14: intervals.reconcile: the reconcile interval must be "
+		     "longer than 0s");
+	expect_error(HEAD "intervals:\n  batch_idle: 20s\n",
+		     "config.yaml:7:15: intervals.batch_idle: batch_idle (20000ms) is longer "
+		     "than batch_max (10000ms)");
+	expect_error(HEAD "  instructions: 0\n",
+		     "config.yaml:6:17: policy.instructions: expected a positive integer, got \"0\"");
+	expect_error(HEAD "  memory: lots\n",
+		     "config.yaml:6:11: policy.memory: invalid quantity \"lots\": expected a number");
+	expect_error_prefix(HEAD "safety:\n  protected_pod_selector: \"a in (\"\n",
+			    "config.yaml:7:27: safety.protected_pod_selector: ");
+}
+
+static void test_error_keys(void **state)
+{
+	(void)state;
+	expect_error(HEAD "safety:\n  max_node_total: 3\n",
+		     "config.yaml:7:3: safety: unknown key \"max_node_total\" "
+		     "(did you mean \"max_nodes_total\"?)");
+	expect_error(HEAD "safety:\n  color: blue\n",
+		     "config.yaml:7:3: safety: unknown key \"color\" (known keys: "
+		     "max_nodes_total, max_scale_down_per_round, protected_pod_selector)");
+	expect_error(HEAD "safety:\n  max_nodes_total: 3\n  max_nodes_total: 4\n",
+		     "config.yaml:8:3: safety: duplicate key \"max_nodes_total\" (first at line 7)");
+	/* duplicates are found in every mapping, params included */
+	expect_error(HEAD "  params: {a: 1, b: 2, a: 3}\n",
+		     "config.yaml:6:24: policy.params: duplicate key \"a\" (first at line 6)");
+	expect_error(HEAD "x: &a {b: 1}\n",
+		     "config.yaml:6:4: x: anchors (&a) and aliases are not supported; write "
+		     "the value out in full");
+	expect_error(HEAD "safety: !!map {}\n",
+		     "config.yaml:6:9: safety: unsupported tag tag:yaml.org,2002:map (only !!str "
+		     "is understood)");
+	expect_error(HEAD "---\nsafety: {}\n", "config.yaml:6:1: only one YAML document is allowed");
+	expect_error(HEAD "{a: 1}: 2\n",
+		     "config.yaml:6:1: mapping keys must be plain strings, not mappings");
+}
+
+static void test_error_syntax(void **state)
+{
+	(void)state;
+	expect_error(HEAD "safety:\n  max_nodes_total: 3\n bad: 1\n",
+		     "config.yaml:8:2: YAML syntax error: did not find expected key "
+		     "(while parsing a block mapping at 1:1)");
+	expect_error(HEAD "safety:\n\tmax_nodes_total: 3\n",
+		     "config.yaml:7:1: YAML syntax error: found character that cannot start "
+		     "any token (while scanning for the next token at 7:1)");
+	expect_error("a: \"\xff\"\n", "config.yaml:1:5: invalid text: invalid leading UTF-8 octet");
+}
+
+static void test_error_cluster(void **state)
+{
+	(void)state;
+	expect_error("cluster:\n  kubeconfig: /k\npolicy: {path: p}\n",
+		     "config.yaml:2:3: cluster: context is required unless in_cluster is true; "
+		     "luascale never falls back to a kubeconfig's current-context, on purpose: "
+		     "acting on the wrong cluster cannot be undone (set it here or with "
+		     "LUASCALE_CLUSTER_CONTEXT)");
+	expect_error("policy: {path: p}\n",
+		     "config.yaml:1:1: cluster.kubeconfig is required unless in_cluster is true; "
+		     "luascale never falls back to a kubeconfig's current-context, on purpose: "
+		     "acting on the wrong cluster cannot be undone (set it here or with "
+		     "LUASCALE_CLUSTER_KUBECONFIG)");
+	expect_error("",
+		     "config.yaml:1:1: cluster.kubeconfig is required unless in_cluster is true; "
+		     "luascale never falls back to a kubeconfig's current-context, on purpose: "
+		     "acting on the wrong cluster cannot be undone (set it here or with "
+		     "LUASCALE_CLUSTER_KUBECONFIG)");
+	expect_error("cluster: {in_cluster: true, context: prod}\npolicy: {path: p}\n",
+		     "config.yaml:1:38: cluster.context: in_cluster is true, so kubeconfig and "
+		     "context must not be set: choose one way to reach the cluster");
+	expect_error("cluster: {in_cluster: true}\n",
+		     "config.yaml:1:1: policy.path is required: the Lua policy to run (or set "
+		     "LUASCALE_POLICY_PATH)");
+	expect_error("cluster: {in_cluster: true}\npolicy:\n  memory: 1Gi\n",
+		     "config.yaml:3:3: policy: path is required: the Lua policy to run (or set "
+		     "LUASCALE_POLICY_PATH)");
+}
+
+static void test_error_groups(void **state)
+{
+	(void)state;
+	expect_error(HEAD "node_groups:\n  - name: w\n    min: 3\n    max: 2\n"
+		     "    template: {allocatable: {cpu: 1, memory: 1Gi}}\n",
+		     "config.yaml:9:10: node_groups[0].max: max (2) is less than min (3) for "
+		     "node group \"w\"");
+	expect_error(HEAD "node_groups:\n  - name: w\n"
+		     "    template: {allocatable: {cpu: 1, memory: 1Gi}}\n",
+		     "config.yaml:7:5: node_groups[0]: max is required (the largest number of "
+		     "nodes of group \"w\")");
+	expect_error(HEAD "node_groups:\n  - max: 2\n",
+		     "config.yaml:7:5: node_groups[0]: name is required");
+	expect_error(HEAD "node_groups:\n  - {name: Workers, max: 2}\n",
+		     "config.yaml:7:12: node_groups[0].name: invalid node group name \"Workers\": "
+		     "up to 63 lowercase letters, digits, '-' and '.', starting and ending with "
+		     "a letter or digit");
+	expect_error(HEAD GROUP_W "  - name: w\n    max: 1\n"
+		     "    template: {allocatable: {cpu: 1, memory: 1Gi}}\n",
+		     "config.yaml:11:11: node_groups[1].name: duplicate node group name \"w\" "
+		     "(first at line 7)");
+	expect_error(HEAD "node_groups:\n  - {name: w, max: 2}\n",
+		     "config.yaml:7:5: node_groups[0]: template is required (the allocatable "
+		     "resources of a new node)");
+	expect_error_prefix(HEAD "node_groups:\n  - name: w\n    max: 5\n    template:\n"
+			    "      allocatable:\n        cpu: 4\n        memory: 16Gx\n",
+			    "config.yaml:12:17: node_groups[0].template.allocatable.memory: "
+			    "invalid quantity \"16Gx\"");
+	expect_error(HEAD "node_groups:\n  - name: w\n    max: 5\n    template:\n"
+		     "      allocatable:\n        cpu: -1\n        memory: 1Gi\n",
+		     "config.yaml:11:14: node_groups[0].template.allocatable.cpu: must be zero "
+		     "or more, got \"-1\"");
+	expect_error(HEAD "node_groups:\n  - name: w\n    max: 5\n    template:\n"
+		     "      allocatable:\n        cpu: 4\n",
+		     "config.yaml:11:9: node_groups[0].template.allocatable: memory is required");
+	expect_error(HEAD "node_groups:\n  - name: w\n    max: 5\n    template:\n"
+		     "      allocatable:\n        cpu: 4\n        memroy: 1Gi\n",
+		     "config.yaml:12:9: node_groups[0].template.allocatable.memroy: unknown "
+		     "resource \"memroy\" (did you mean \"memory\"?): extended resources need a "
+		     "domain prefix, like \"nvidia.com/gpu\"");
+	expect_error(HEAD "node_groups:\n  - name: w\n    max: 5\n    template:\n"
+		     "      allocatable: {cpu: 4, memory: 1Gi, gpu: 1}\n",
+		     "config.yaml:10:42: node_groups[0].template.allocatable.gpu: unknown resource "
+		     "\"gpu\" (did you mean \"cpu\"?): extended resources need a domain prefix, like \"nvidia.com/gpu\"");
+	expect_error(HEAD GROUP_W "      taints:\n        - key: k\n          effect: noschedule\n",
+		     "config.yaml:13:19: node_groups[0].template.taints[0].effect: unknown taint "
+		     "effect \"noschedule\" (did you mean \"NoSchedule\"?)");
+	expect_error(HEAD GROUP_W "      taints:\n        - key: k\n          effect: Never\n",
+		     "config.yaml:13:19: node_groups[0].template.taints[0].effect: unknown taint "
+		     "effect \"Never\": expected NoSchedule, PreferNoSchedule or NoExecute");
+	expect_error(HEAD GROUP_W "      taints:\n        - {key: k}\n",
+		     "config.yaml:12:11: node_groups[0].template.taints[0]: effect is required "
+		     "(NoSchedule, PreferNoSchedule or NoExecute)");
+	expect_error(HEAD GROUP_W "      labels:\n        luascale.io/node-group: other\n",
+		     "config.yaml:12:33: node_groups[0].template.labels[\"luascale.io/node-group\"]: "
+		     "is \"other\" but the group's selector requires \"w\": a new node would not "
+		     "belong to its group");
+	expect_error(HEAD GROUP_W "    selector: {}\n",
+		     "config.yaml:11:15: node_groups[0].selector: an empty selector would claim "
+		     "every node; leave it out for the default {luascale.io/node-group: w}");
+	expect_error(HEAD GROUP_W "    selector: {\"bad key!\": x}\n",
+		     "config.yaml:11:16: node_groups[0].selector[\"bad key!\"]: invalid label key "
+		     "\"bad key!\": expected [prefix/]name, name up to 63 characters of letters, "
+		     "digits, '-', '_' and '.'");
+	expect_error(HEAD GROUP_W "    price_per_hour: -0.5\n",
+		     "config.yaml:11:21: node_groups[0].price_per_hour: expected a non-negative "
+		     "number, got \"-0.5\"");
+	expect_error(HEAD GROUP_W "    min: 3000000000\n",
+		     "config.yaml:11:10: node_groups[0].min: 3000000000 is too large (at most "
+		     "2147483647)");
+	expect_error(HEAD GROUP_W "    colour: red\n",
+		     "config.yaml:11:5: node_groups[0]: unknown key \"colour\" (known keys: name, "
+		     "min, max, price_per_hour, selector, target, template)");
+	expect_error(HEAD GROUP_W "    min: 2\nsafety: {max_nodes_total: 1}\n",
+		     "config.yaml:12:27: safety.max_nodes_total: the node groups' minimums add up "
+		     "to 2, more than max_nodes_total (1)");
+}
+
+/* ---- environment ---- */
+
+static void test_env(void **state)
+{
+	static const char yaml[] =
+		"cluster:\n  kubeconfig: /k\n"
+		"policy:\n  path: p.lua\n  params:\n    scale_down_utilization: 0.5\n"
+		"node_groups:\n"
+		"  - name: gpu-a100.x\n    max: 4\n"
+		"    template: {allocatable: {cpu: 1, memory: 1Gi}}\n";
+	static const char *const envp[] = {
+		"PATH=/bin",
+		"LUASCALE_CLUSTER_CONTEXT=staging",
+		"LUASCALE_POLICY_PATH=mine.lua",
+		"LUASCALE_POLICY_INSTRUCTIONS=5000",
+		"LUASCALE_POLICY_MEMORY=1Gi",
+		"LUASCALE_POLICY_PARAMS_SCALE_DOWN_UTILIZATION=0.7",
+		"LUASCALE_POLICY_PARAMS_UNNEEDED_FOR=5m",
+		"LUASCALE_POLICY_PARAMS_DRY=true",
+		"LUASCALE_SAFETY_MAX_NODES_TOTAL=50",
+		"LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND=0",
+		"LUASCALE_SAFETY_PROTECTED_POD_SELECTOR=critical=true",
+		"LUASCALE_INTERVALS_RECONCILE=1m30s",
+		"LUASCALE_INTERVALS_BATCH_IDLE=500ms",
+		"LUASCALE_INTERVALS_BATCH_MAX=2s",
+		"LUASCALE_NODE_GROUPS_GPU_A100_X_MIN=1",
+		"LUASCALE_NODE_GROUPS_GPU_A100_X_MAX=8",
+		"LUASCALE_NODE_GROUPS_GPU_A100_X_PRICE_PER_HOUR=3.5",
+		"LUASCALE_SOMETHING_ELSE=ignored",
+		NULL,
+	};
+	struct errbuf err = { "" };
+	struct config *c = parse_envp(yaml, envp, &err);
+	const struct param *p;
+
+	(void)state;
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->context, "staging");
+	assert_string_equal(c->policy_path, "mine.lua");
+	assert_int_equal(c->policy_instructions, 5000);
+	assert_int_equal(c->policy_memory, 1LL << 30);
+	assert_int_equal(c->params.n_items, 3);
+	p = param_get(&c->params, "scale_down_utilization");
+	assert_int_equal(p->type, PARAM_NUMBER);
+	assert_true(p->num == 0.7);
+	assert_string_equal(param_get(&c->params, "unneeded_for")->str, "5m");
+	assert_int_equal(param_get(&c->params, "dry")->type, PARAM_BOOL);
+	assert_int_equal(c->max_nodes_total, 50);
+	assert_int_equal(c->max_scale_down_per_round, 0);
+	assert_int_equal(c->protected_pods.n, 1);
+	assert_int_equal(c->reconcile_interval_ms, 90000);
+	assert_int_equal(c->batch_idle_ms, 500);
+	assert_int_equal(c->batch_max_ms, 2000);
+	assert_int_equal(c->groups[0].min, 1);
+	assert_int_equal(c->groups[0].max, 8);
+	assert_true(c->groups[0].price_per_hour == 3.5);
+	config_free(c);
+}
+
+static void test_env_hook(void **state)
+{
+	/* a getenv hook can only be asked by name: the file's params and groups */
+	static const char *const env[] = {
+		"LUASCALE_CLUSTER_IN_CLUSTER=true",
+		"LUASCALE_CLUSTER_KUBECONFIG=",
+		"LUASCALE_CLUSTER_CONTEXT=",
+		"LUASCALE_POLICY_PARAMS_MAXNODES=7",
+		"LUASCALE_POLICY_PARAMS_NEW=1",
+		"LUASCALE_NODE_GROUPS_W_MAX=9",
+		"LUASCALE_NODE_GROUPS_NOPE_MAX=9",
+		NULL,
+	};
+	struct errbuf err = { "" };
+	struct config *c = parse_hook(HEAD "  params: {maxNodes: 3}\n" GROUP_W,
+				      "config.yaml", env, &err);
+
+	(void)state;
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_true(c->in_cluster);
+	assert_string_equal(c->kubeconfig, "");
+	assert_int_equal(c->params.n_items, 1);
+	assert_string_equal(c->params.items[0].key, "maxNodes"); /* file's spelling kept */
+	assert_int_equal(c->params.items[0].i, 7);
+	assert_int_equal(c->groups[0].max, 9);
+	config_free(c);
+}
+
+static void test_env_errors(void **state)
+{
+	static const char *const bad_int[] = { "LUASCALE_SAFETY_MAX_NODES_TOTAL=x", NULL };
+	static const char *const bad_bool[] = { "LUASCALE_CLUSTER_IN_CLUSTER=1", NULL };
+	static const char *const bad_dur[] = { "LUASCALE_INTERVALS_BATCH_MAX=5", NULL };
+	static const char *const no_group[] = { "LUASCALE_NODE_GROUPS_GPU_MAX=3", NULL };
+	static const char *const no_setting[] = { "LUASCALE_NODE_GROUPS_W_MAXIMUM=3", NULL };
+	static const char *const bad_max[] = { "LUASCALE_NODE_GROUPS_W_MAX=-2", NULL };
+	static const char *const min_gt_max[] = { "LUASCALE_NODE_GROUPS_W_MIN=6", NULL };
+	static const char *const idle_gt_max[] = { "LUASCALE_INTERVALS_BATCH_IDLE=1m", NULL };
+	static const char *const bad_sel[] = { "LUASCALE_SAFETY_PROTECTED_POD_SELECTOR=a in (", NULL };
+	static const char *const null_param[] = { "LUASCALE_POLICY_PARAMS_X=", NULL };
+	static const char *const no_key[] = { "LUASCALE_POLICY_PARAMS_=1", NULL };
+	static const char *const context[] = { "LUASCALE_CLUSTER_CONTEXT=dev", NULL };
+	struct errbuf err = { "" };
+	struct config *c;
+
+	(void)state;
+	expect_env_error(HEAD, bad_int,
+			 "LUASCALE_SAFETY_MAX_NODES_TOTAL: expected a non-negative integer, got \"x\"");
+	expect_env_error(HEAD, bad_bool,
+			 "LUASCALE_CLUSTER_IN_CLUSTER: expected true or false, got \"1\"");
+	expect_env_error(HEAD, bad_dur,
+			 "LUASCALE_INTERVALS_BATCH_MAX: expected a duration such as \"10s\", "
+			 "\"1m30s\" or \"250ms\", got \"5\"");
+	expect_env_error(HEAD GROUP_W, no_group,
+			 "LUASCALE_NODE_GROUPS_GPU_MAX: there is no node group named GPU "
+			 "(node groups: w)");
+	expect_env_error(HEAD, no_group,
+			 "LUASCALE_NODE_GROUPS_GPU_MAX: there is no node group named GPU "
+			 "(node groups: none)");
+	expect_env_error(HEAD GROUP_W, no_setting,
+			 "LUASCALE_NODE_GROUPS_W_MAXIMUM: unknown node group setting; expected "
+			 "LUASCALE_NODE_GROUPS_<NAME>_MIN, _MAX or _PRICE_PER_HOUR");
+	expect_env_error(HEAD GROUP_W, bad_max,
+			 "LUASCALE_NODE_GROUPS_W_MAX: expected a non-negative integer, got \"-2\"");
+	expect_env_error(HEAD GROUP_W, min_gt_max,
+			 "LUASCALE_NODE_GROUPS_W_MIN: max (5) is less than min (6) for node group \"w\"");
+	expect_env_error(HEAD, idle_gt_max,
+			 "LUASCALE_INTERVALS_BATCH_IDLE: batch_idle (60000ms) is longer than "
+			 "batch_max (10000ms)");
+	expect_env_error(HEAD, null_param,
+			 "LUASCALE_POLICY_PARAMS_X: null is not a parameter value; write \"\" for an "
+			 "empty string, or leave the parameter out");
+	expect_env_error(HEAD, no_key,
+			 "LUASCALE_POLICY_PARAMS_: the parameter name is missing "
+			 "(LUASCALE_POLICY_PARAMS_<KEY>)");
+
+	c = parse_envp(HEAD, bad_sel, &err);
+	assert_null(c);
+	assert_true(!strncmp(err.msg, "LUASCALE_SAFETY_PROTECTED_POD_SELECTOR: ",
+			     strlen("LUASCALE_SAFETY_PROTECTED_POD_SELECTOR: ")));
+
+	/* the environment may supply what the file leaves out */
+	c = parse_envp("cluster: {kubeconfig: /k}\npolicy: {path: p}\n", context, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->context, "dev");
+	config_free(c);
+}
+
+static void test_ambiguous_group_env(void **state)
+{
+	static const char *const envp[] = { "LUASCALE_NODE_GROUPS_A_B_MAX=3", NULL };
+
+	(void)state;
+	expect_env_error(HEAD "node_groups:\n"
+			 "  - {name: a-b, max: 1, template: {allocatable: {cpu: 1, memory: 1}}}\n"
+			 "  - {name: a.b, max: 1, template: {allocatable: {cpu: 1, memory: 1}}}\n",
+			 envp,
+			 "LUASCALE_NODE_GROUPS_A_B_MAX: ambiguous: both node groups \"a-b\" and "
+			 "\"a.b\" have this name in the environment");
+}
+
+/* ---- durations ---- */
+
+static void test_duration(void **state)
+{
+	static const struct {
+		const char *text;
+		int64_t ms;
+	} good[] = {
+		{"250ms", 250}, {"10s", 10000}, {"1m30s", 90000}, {"2h", 7200000},
+		{"1h2m3s", 3723000}, {"0s", 0}, {"1.5s", 1500}, {"1.5h", 5400000},
+		{"1m1ms", 60001}, {".5s", 500}, {"9223372036854775807ms", INT64_MAX},
+	};
+	static const char *const bad[] = {
+		"", "10", "-5s", "+5s", " 5s", "5s ", "5 s", "5x", "s", "1.s", ".s", "5s.",
+		"0.5ms", "1.0001s", "9223372036854775808ms", "9999999999999999h",
+		"5000000000000000s5000000000000000s", "1d", "5S",
+	};
+	size_t i;
+	int64_t ms;
+
+	(void)state;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		ms = -1;
+		if (config_parse_duration(good[i].text, &ms))
+			fail_msg("rejected \"%s\"", good[i].text);
+		assert_int_equal(ms, good[i].ms);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (!config_parse_duration(bad[i], &ms))
+			fail_msg("accepted \"%s\"", bad[i]);
+	assert_int_equal(config_parse_duration(NULL, &ms), -1);
+}
+
+/* ---- files ---- */
+
+static void test_load(void **state)
+{
+	struct errbuf err = { "" };
+	struct config *c;
+
+	(void)state;
+	c = config_load("/nonexistent/luascale/config.yaml", &err);
+	assert_null(c);
+	assert_string_equal(err.msg,
+			    "cannot read /nonexistent/luascale/config.yaml: No such file or directory");
+
+	c = config_load("/", &err);
+	assert_null(c);
+	assert_string_equal(err.msg, "cannot read /: Is a directory");
+}
+
+/* The example in examples/ must stay valid. */
+static void test_example(void **state)
+{
+	static const char *const env[] = { "HOME=/home/ada", NULL };
+	const char *path = SOURCE_DIR "/examples/config.yaml";
+	struct errbuf err = { "" };
+	struct config *c;
+	char *text;
+	long n;
+	FILE *f;
+
+	(void)state;
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0);
+	rewind(f);
+	text = malloc((size_t)n);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	c = config_parse(text, (size_t)n, path, fake_getenv, (void *)env, &err);
+	free(text);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->n_groups, 2);
+	assert_string_equal(c->groups[0].name, "workers");
+	assert_int_equal(c->groups[0].tmpl.allocatable.cpu_m, 4000);
+	assert_int_equal(c->groups[0].tmpl.allocatable.memory, 16LL << 30);
+	assert_int_equal(c->groups[0].tmpl.allocatable.pods, 110);
+	assert_true(c->groups[0].price_per_hour == 0.192);
+	assert_int_equal(c->groups[0].min, 1);
+	assert_int_equal(c->groups[0].max, 20);
+	assert_string_equal(c->groups[1].name, "gpu");
+	assert_int_equal(c->groups[1].tmpl.allocatable.cpu_m, 8000);
+	assert_int_equal(c->groups[1].tmpl.allocatable.memory, 32LL << 30);
+	assert_int_equal(resources_ext(&c->groups[1].tmpl.allocatable, "nvidia.com/gpu"), 1);
+	assert_int_equal(c->groups[1].tmpl.n_taints, 1);
+	assert_string_equal(c->groups[1].tmpl.taints[0].key, "nvidia.com/gpu");
+	assert_string_equal(c->groups[1].tmpl.taints[0].value, "present");
+	assert_int_equal(c->groups[1].tmpl.taints[0].effect, TAINT_NO_SCHEDULE);
+	assert_true(c->groups[1].price_per_hour == 1.20);
+	assert_int_equal(c->groups[1].min, 0);
+	assert_int_equal(c->groups[1].max, 4);
+	assert_string_equal(c->policy_path, SOURCE_DIR "/examples/../policies/default.lua");
+	assert_true(param_get(&c->params, "scale_down_utilization")->num == 0.5);
+	assert_string_equal(param_get(&c->params, "unneeded_for")->str, "10m");
+	assert_string_equal(c->kubeconfig, "/home/ada/.kube/config");
+	config_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_error_types),
+		cmocka_unit_test(test_error_keys),
+		cmocka_unit_test(test_error_syntax),
+		cmocka_unit_test(test_error_cluster),
+		cmocka_unit_test(test_error_groups),
+		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_env_hook),
+		cmocka_unit_test(test_env_errors),
+		cmocka_unit_test(test_ambiguous_group_env),
+		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_example),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,321 @@
+/*
+ * Safety checks: every plan is held to group min/max, the global cap, the
+ * per-round removal limit, protected pods, PDBs and managed groups,
+ * whatever the policy asked for.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "arena.h"
+#include "engine/safety.h"
+#include "model.h"
+
+#define NODE(name, group) \
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\",\"labels\":{\"luascale.io/node-group\":\"" group "\"}}," \
+	"\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"}," \
+	"\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}"
+
+#define POD(ns, name, node, labels) \
+	"{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"" ns "\",\"name\":\"" name "\",\"labels\":" labels "," \
+	"\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"controller\":true}]}," \
+	"\"spec\":{\"nodeName\":\"" node "\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}," \
+	"\"status\":{\"phase\":\"Running\"}}"
+
+static const char CLUSTER[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":["
+	NODE("w-1", "workers") "," NODE("w-2", "workers") "," NODE("w-3", "workers") ","
+	NODE("w-4", "workers") "," NODE("g-1", "gpu") ","
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"cp-1\",\"labels\":{}},\"status\":{\"allocatable\":{\"cpu\":\"2\",\"memory\":\"4Gi\"}}},"
+	POD("hub", "hub-0", "w-1", "{\"critical\":\"true\"}") ","
+	POD("db", "db-0", "w-2", "{\"app\":\"db\"}") ","
+	POD("web", "web-0", "w-3", "{\"app\":\"web\"}") ","
+	"{\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"namespace\":\"db\",\"name\":\"db\"},"
+	"\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"db\"}}},\"status\":{\"disruptionsAllowed\":0}}"
+	"]}";
+
+struct fixture {
+	struct snapshot *s;
+	struct arena *a;
+	struct label_selector protected_pods;
+	struct safety_limits lim;
+	struct plan plan;
+	struct verdict v;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct node_group groups[2];
+	struct kv sel_w = {"luascale.io/node-group", "workers"};
+	struct kv sel_g = {"luascale.io/node-group", "gpu"};
+	struct errbuf err;
+
+	memset(groups, 0, sizeof(groups));
+	groups[0].name = "workers";
+	groups[0].min = 2;
+	groups[0].max = 6;
+	groups[0].selector.items = &sel_w;
+	groups[0].selector.n = 1;
+	groups[0].target = -1;
+	groups[0].tmpl.allocatable.cpu_m = 4000;
+	groups[0].tmpl.allocatable.memory = 16LL << 30;
+	groups[0].tmpl.allocatable.pods = 110;
+	groups[1] = groups[0];
+	groups[1].name = "gpu";
+	groups[1].min = 0;
+	groups[1].max = 2;
+	groups[1].selector.items = &sel_g;
+
+	f->s = snapshot_new();
+	if (snapshot_add_json(f->s, CLUSTER, sizeof(CLUSTER) - 1, "cluster", &err) < 0 ||
+	    snapshot_set_groups(f->s, groups, 2, &err) < 0 ||
+	    snapshot_finish(f->s, 1700000000, &err) < 0)
+		fail_msg("fixture: %s", err.msg);
+	f->a = arena_new();
+	if (label_selector_parse(f->a, "critical=true", &f->protected_pods, &err) < 0)
+		fail_msg("selector: %s", err.msg);
+	f->lim.max_nodes_total = 0;
+	f->lim.max_scale_down_per_round = 1;
+	f->lim.protected_pods = &f->protected_pods;
+	plan_init(&f->plan);
+	verdict_init(&f->v);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	plan_free(&f->plan);
+	verdict_free(&f->v);
+	snapshot_free(f->s);
+	arena_free(f->a);
+	free(f);
+	return 0;
+}
+
+static void add(struct fixture *f, enum action_type t, const char *target, int64_t count)
+{
+	struct action a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = t;
+	if (t == ACTION_SCALE_UP) {
+		a.group = (char *)target;
+		a.count = count;
+	} else {
+		a.node = (char *)target;
+	}
+	a.reason = "test";
+	a.where = "";
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+}
+
+static void check(struct fixture *f)
+{
+	struct errbuf err;
+
+	verdict_free(&f->v);
+	assert_int_equal(safety_check(f->s, &f->lim, &f->plan, &f->v, &err), 0);
+}
+
+static void expect_rejected(struct fixture *f, size_t i, const char *needle)
+{
+	assert_true(i < f->v.n_rejected);
+	if (!strstr(f->v.rejected[i].why, needle))
+		fail_msg("rejection \"%s\" does not contain \"%s\"", f->v.rejected[i].why, needle);
+}
+
+static void test_scale_up_trimmed_to_group_max(void **state)
+{
+	struct fixture *f = *state;
+
+	add(f, ACTION_SCALE_UP, "workers", 5); /* 4 registered, max 6 */
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 1);
+	assert_int_equal(f->v.accepted.actions[0].count, 2);
+	assert_int_equal(f->v.n_rejected, 1);
+	assert_int_equal(f->v.rejected[0].action.count, 3);
+	expect_rejected(f, 0, "at its max of 6");
+}
+
+static void test_scale_up_counts_earlier_actions(void **state)
+{
+	struct fixture *f = *state;
+
+	add(f, ACTION_SCALE_UP, "gpu", 1);
+	add(f, ACTION_SCALE_UP, "gpu", 1);
+	add(f, ACTION_SCALE_UP, "gpu", 1); /* 1 registered, max 2 */
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 1);
+	assert_int_equal(f->v.n_rejected, 2);
+}
+
+static void test_scale_up_global_cap(void **state)
+{
+	struct fixture *f = *state;
+
+	f->lim.max_nodes_total = 7; /* 6 nodes registered */
+	add(f, ACTION_SCALE_UP, "workers", 2);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 1);
+	assert_int_equal(f->v.accepted.actions[0].count, 1);
+	expect_rejected(f, 0, "max_nodes_total is 7");
+}
+
+static void test_unknown_group_and_node(void **state)
+{
+	struct fixture *f = *state;
+
+	add(f, ACTION_SCALE_UP, "nope", 1);
+	add(f, ACTION_CORDON, "ghost", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 0);
+	expect_rejected(f, 0, "no node group named \"nope\"");
+	expect_rejected(f, 1, "no node named \"ghost\"");
+}
+
+static void test_protected_pod_blocks_removal(void **state)
+{
+	struct fixture *f = *state;
+
+	add(f, ACTION_DRAIN, "w-1", 0);
+	add(f, ACTION_DELETE, "w-1", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 0);
+	expect_rejected(f, 0, "hub/hub-0");
+	expect_rejected(f, 1, "protected");
+}
+
+static void test_pdb_blocks_removal(void **state)
+{
+	struct fixture *f = *state;
+
+	add(f, ACTION_DELETE, "w-2", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 0);
+	expect_rejected(f, 0, "PodDisruptionBudget db/db");
+}
+
+static void test_unmanaged_node(void **state)
+{
+	struct fixture *f = *state;
+
+	add(f, ACTION_DELETE, "cp-1", 0);
+	add(f, ACTION_CORDON, "cp-1", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 0);
+	expect_rejected(f, 0, "not in a managed node group");
+	expect_rejected(f, 1, "not in a managed node group");
+}
+
+static void test_per_round_limit(void **state)
+{
+	struct fixture *f = *state;
+
+	add(f, ACTION_DRAIN, "w-3", 0);
+	add(f, ACTION_DELETE, "w-3", 0); /* the same node: one removal */
+	add(f, ACTION_DELETE, "w-4", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 2);
+	assert_int_equal(f->v.n_rejected, 1);
+	assert_string_equal(f->v.rejected[0].action.node, "w-4");
+	expect_rejected(f, 0, "max_scale_down_per_round (1)");
+}
+
+static void test_group_min(void **state)
+{
+	struct fixture *f = *state;
+
+	f->lim.max_scale_down_per_round = 5;
+	add(f, ACTION_DELETE, "w-3", 0);
+	add(f, ACTION_DELETE, "w-4", 0);
+	add(f, ACTION_DELETE, "g-1", 0);
+	check(f);
+	/* workers: 4 nodes, min 2 -> two may go; gpu min 0 -> fine */
+	assert_int_equal(f->v.accepted.n_actions, 3);
+	plan_free(&f->plan);
+	f->s->groups[0].min = 4;
+	add(f, ACTION_DELETE, "w-3", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 0);
+	expect_rejected(f, 0, "below its min of 4");
+}
+
+static void test_conflicts_and_keys(void **state)
+{
+	struct fixture *f = *state;
+	struct action a;
+
+	add(f, ACTION_CORDON, "w-3", 0);
+	add(f, ACTION_UNCORDON, "w-3", 0);
+	memset(&a, 0, sizeof(a));
+	a.type = ACTION_LABEL;
+	a.node = "w-3";
+	a.key = "bad key!";
+	a.value = "x";
+	a.reason = "r";
+	plan_add(&f->plan, &a);
+	a.key = "example.com/ok";
+	a.value = "-starts-with-dash";
+	plan_add(&f->plan, &a);
+	a.type = ACTION_TAINT;
+	a.node = "w-1";
+	a.key = "evict";
+	a.value = "";
+	a.effect = TAINT_NO_EXECUTE;
+	plan_add(&f->plan, &a);
+	a.node = "w-4";
+	plan_add(&f->plan, &a);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 2); /* cordon w-3, NoExecute on w-4 */
+	assert_int_equal(f->v.accepted.actions[0].type, ACTION_CORDON);
+	assert_int_equal(f->v.accepted.actions[1].type, ACTION_TAINT);
+	expect_rejected(f, 0, "conflicts with an earlier cordon");
+	expect_rejected(f, 1, "invalid key");
+	expect_rejected(f, 2, "invalid label value");
+	expect_rejected(f, 3, "NoExecute taint would evict");
+}
+
+static void test_valid_keys(void **state)
+{
+	(void)state;
+	assert_true(safety_valid_key("app", NULL, 0));
+	assert_true(safety_valid_key("hub.jupyter.org/node-purpose", NULL, 0));
+	assert_true(safety_valid_key("a_b.c-d", NULL, 0));
+	assert_false(safety_valid_key("", NULL, 0));
+	assert_false(safety_valid_key("/x", NULL, 0));
+	assert_false(safety_valid_key("x/", NULL, 0));
+	assert_false(safety_valid_key("-x", NULL, 0));
+	assert_false(safety_valid_key("a/b/c", NULL, 0));
+	assert_false(safety_valid_key("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL, 0));
+	assert_true(safety_valid_label_value(""));
+	assert_false(safety_valid_label_value("a b"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_scale_up_trimmed_to_group_max, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scale_up_counts_earlier_actions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scale_up_global_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_group_and_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_protected_pod_blocks_removal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pdb_blocks_removal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unmanaged_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_per_round_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_min, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_conflicts_and_keys, setup, teardown),
+		cmocka_unit_test(test_valid_keys),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
