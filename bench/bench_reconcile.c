@@ -176,8 +176,10 @@ int main(int argc, char **argv)
 		if (round == 2) {
 			s->now += 600;
 		}
-		if (round == 3)
+		if (round == 3) {
 			s->n_pending = 0;
+			s->now += 600; /* past the quiet time after round 2's scale-up */
+		}
 		t0 = now_ms();
 		if (engine_decide(pol, s, &o, &d, &err) < 0 || !d.ok) {
 			fprintf(stderr, "bench: decide: %s\n", d.ok ? err.msg : d.error);

@@ -46,10 +46,29 @@ local function best_group(cluster, pods)
   return best, best_result
 end
 
+-- "ns/a (workers: insufficient cpu ...; gpu: taint ...), ns/b (...)" for
+-- the first few pods that no group could take.
+local function why_unplaced(cluster, pods)
+  local parts = {}
+  for i = 1, math.min(3, #pods) do
+    local pod, reasons = pods[i], {}
+    for _, g in ipairs(cluster.group_list) do
+      local ok, why = cluster:fits(pod, g)
+      reasons[#reasons + 1] = g.name .. ": " .. (ok and "at its max" or why)
+    end
+    if #reasons == 0 then reasons[1] = "no node groups configured" end
+    parts[#parts + 1] = string.format("%s/%s (%s)", pod.namespace, pod.name,
+      table.concat(reasons, "; "))
+  end
+  if #pods > 3 then parts[#parts + 1] = string.format("and %d more", #pods - 3) end
+  return table.concat(parts, ", ")
+end
+
 local function scale_up(cluster, plan, store, pods)
   local g, r = best_group(cluster, pods)
   if not g then
-    return string.format("%d pending pod(s) fit no node group", #pods)
+    plan:log("%d pending pod(s) fit no node group: %s", #pods, why_unplaced(cluster, pods))
+    return
   end
   if r.new_nodes > 0 then
     plan:scale_up(g.name, r.new_nodes, string.format(
@@ -58,12 +77,8 @@ local function scale_up(cluster, plan, store, pods)
     store.last_scale_up = cluster.now
   end
   if #r.unplaced > 0 then
-    local names = {}
-    for i = 1, math.min(3, #r.unplaced) do
-      names[i] = r.unplaced[i].namespace .. "/" .. r.unplaced[i].name
-    end
-    return string.format("%d pod(s) fit no group within its max (%s%s)", #r.unplaced,
-      table.concat(names, ", "), #r.unplaced > 3 and ", ..." or "")
+    plan:log("%d pending pod(s) fit no group within its max: %s", #r.unplaced,
+      why_unplaced(cluster, r.unplaced))
   end
 end
 
@@ -76,8 +91,7 @@ function P.reconcile(cluster, params, store)
 
   local pending = ls.unschedulable(cluster)
   if #pending > 0 then
-    local note = scale_up(cluster, plan, store, pending)
-    if note then print(note) end
+    scale_up(cluster, plan, store, pending)
   end
 
   -- track how long each node has been under the threshold

@@ -75,7 +75,7 @@ Plan.__index = Plan
 
 -- A new, empty plan.
 function M.plan()
-  return setmetatable({ actions = {}, notes = {} }, Plan)
+  return setmetatable({ actions = {}, notes = {}, messages = {} }, Plan)
 end
 
 local function node_name(node, fn)
@@ -174,6 +174,15 @@ function Plan:untaint(node, key, effect, reason)
   check_reason(reason, "untaint")
   return add(self, { type = "taint", node = name, key = key, effect = effect, remove = true,
                      reason = reason })
+end
+
+-- Record a message with the plan (shown by `decide`, logged by the daemon):
+-- things the policy noticed but did not act on.
+function Plan:log(fmt, ...)
+  if type(fmt) ~= "string" then error("plan:log: expected a string", 2) end
+  local text = select("#", ...) > 0 and string.format(fmt, ...) or fmt
+  self.messages[#self.messages + 1] = text
+  return self
 end
 
 -- Say whether a node is a scale-down candidate and why (shown by `decide`).

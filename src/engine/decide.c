@@ -175,6 +175,12 @@ void decision_to_json(const struct decision *d, struct buf *b)
 		buf_json_string(b, r->why);
 		buf_puts(b, "}");
 	}
+	buf_puts(b, "],\"log\":[");
+	for (i = 0; i < p->n_messages; i++) {
+		if (i)
+			buf_puts(b, ",");
+		buf_json_string(b, p->messages[i]);
+	}
 	buf_puts(b, "]");
 	if (!d->ok) {
 		buf_puts(b, ",\"error\":");
@@ -223,6 +229,11 @@ void decision_to_text(const struct decision *d, const struct snapshot *s, struct
 		if (a->where && a->where[0])
 			buf_printf(b, "  [%s]", a->where);
 		buf_puts(b, "\n");
+	}
+	if (p->n_messages) {
+		buf_puts(b, "\npolicy log:\n");
+		for (i = 0; i < p->n_messages; i++)
+			buf_printf(b, "  %s\n", p->messages[i]);
 	}
 	buf_printf(b, "\nrejected: %zu action%s\n", d->verdict.n_rejected,
 		   d->verdict.n_rejected == 1 ? "" : "s");

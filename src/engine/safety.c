@@ -323,6 +323,10 @@ int safety_check(const struct snapshot *s, const struct safety_limits *lim,
 		if (plan_note(&out->accepted, in->notes[i].node, in->notes[i].candidate,
 			      in->notes[i].why) < 0)
 			goto oom;
+	for (i = 0; i < in->n_messages; i++)
+		if (plan_message(&out->accepted, in->messages[i]) < 0)
+			goto oom;
+	plan_sort_notes(&out->accepted);
 	rc = 0;
 	goto out;
 oom:

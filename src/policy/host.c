@@ -7,6 +7,7 @@
 #include "policy/host.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #define MAX_ACTIONS 100000
 #define MAX_REASON 1000
+#define MAX_MESSAGES 1000
 
 struct policy {
 	struct sandbox *sb;
@@ -188,6 +190,49 @@ static void dir_of(const char *path, char *out, size_t len)
 		snprintf(out, len, "%.*s", (int)(slash - path), path);
 }
 
+/* Collapses "./" and "dir/../" lexically, for readable file:line messages. */
+static void normalize_path(const char *in, char *out, size_t len)
+{
+	const char *seg[PATH_MAX / 2];
+	size_t seglen[PATH_MAX / 2];
+	size_t n = 0, i, used;
+	bool abs = in[0] == '/';
+	const char *p = in;
+
+	while (*p) {
+		const char *start;
+		size_t l;
+
+		while (*p == '/')
+			p++;
+		start = p;
+		while (*p && *p != '/')
+			p++;
+		l = (size_t)(p - start);
+		if (l == 0 || (l == 1 && start[0] == '.'))
+			continue;
+		if (l == 2 && start[0] == '.' && start[1] == '.') {
+			if (n > 0 && !(seglen[n - 1] == 2 && seg[n - 1][0] == '.' && seg[n - 1][1] == '.')) {
+				n--;
+				continue;
+			}
+			if (abs)
+				continue;
+		}
+		if (n < PATH_MAX / 2) {
+			seg[n] = start;
+			seglen[n++] = l;
+		}
+	}
+	snprintf(out, len, "%s", abs ? "/" : "");
+	for (i = 0; i < n; i++) {
+		used = strlen(out);
+		snprintf(out + used, len - used, "%s%.*s", i ? "/" : "", (int)seglen[i], seg[i]);
+	}
+	if (!out[0])
+		snprintf(out, len, ".");
+}
+
 struct policy *policy_load(const char *path, const char *lib_dir,
 			   const struct sandbox_limits *lim,
 			   const struct param *params, struct errbuf *err)
@@ -202,7 +247,8 @@ struct policy *policy_load(const char *path, const char *lib_dir,
 		return NULL;
 	}
 	p->module_ref = p->params_ref = p->store_ref = LUA_NOREF;
-	snprintf(p->path, sizeof(p->path), "%s", path);
+	normalize_path(path, p->path, sizeof(p->path));
+	path = p->path;
 	dir_of(path, dir, sizeof(dir));
 	p->sb = sandbox_new(lib_dir ? lib_dir : policy_default_lib_dir(), dir, lim, err);
 	if (!p->sb)
@@ -427,6 +473,25 @@ static int decode_plan(lua_State *L)
 		}
 	} else if (!lua_isnil(L, 4)) {
 		return luaL_error(L, "plan.notes must be a table, got %s", luaL_typename(L, 4));
+	}
+	plan_sort_notes(d->plan);
+	lua_pushliteral(L, "messages");
+	lua_rawget(L, 2); /* 5 */
+	if (lua_istable(L, 5)) {
+		n = (lua_Integer)lua_rawlen(L, 5);
+		for (i = 1; i <= n && i <= MAX_MESSAGES; i++) {
+			char msg[MAX_REASON + 4];
+
+			if (lua_rawgeti(L, 5, i) != LUA_TSTRING)
+				return luaL_error(L, "plan.messages[%I] must be a string, got %s",
+						  (lua_Integer)i, luaL_typename(L, -1));
+			snprintf(msg, sizeof(msg), "%s", lua_tostring(L, -1));
+			if (plan_message(d->plan, msg) < 0)
+				return luaL_error(L, "out of memory");
+			lua_pop(L, 1);
+		}
+	} else if (!lua_isnil(L, 5)) {
+		return luaL_error(L, "plan.messages must be a list of strings, got %s", luaL_typename(L, 5));
 	}
 	return 0;
 }

@@ -52,6 +52,9 @@ void plan_free(struct plan *p)
 {
 	size_t i;
 
+	for (i = 0; i < p->n_messages; i++)
+		free(p->messages[i]);
+	free(p->messages);
 	for (i = 0; i < p->n_actions; i++)
 		action_free(&p->actions[i]);
 	for (i = 0; i < p->n_notes; i++) {
@@ -103,23 +106,28 @@ int plan_add(struct plan *p, const struct action *a)
 	return 0;
 }
 
+int plan_message(struct plan *p, const char *text)
+{
+	char **m;
+	char *copy;
+
+	if (p->n_messages % 16 == 0) {
+		m = realloc(p->messages, (p->n_messages + 16) * sizeof(*m));
+		if (!m)
+			return -1;
+		p->messages = m;
+	}
+	copy = strdup(text);
+	if (!copy)
+		return -1;
+	p->messages[p->n_messages++] = copy;
+	return 0;
+}
+
 int plan_note(struct plan *p, const char *node, int candidate, const char *why)
 {
 	struct node_note *n;
-	size_t i;
 
-	for (i = 0; i < p->n_notes; i++) {
-		if (strcmp(p->notes[i].node, node) == 0) {
-			char *w = strdup(why ? why : "");
-
-			if (!w)
-				return -1;
-			free(p->notes[i].why);
-			p->notes[i].why = w;
-			p->notes[i].candidate = candidate;
-			return 0;
-		}
-	}
 	if (p->n_notes == p->cap_notes) {
 		size_t cap = p->cap_notes ? p->cap_notes * 2 : 16;
 		struct node_note *nn = realloc(p->notes, cap * sizeof(*nn));
@@ -139,14 +147,68 @@ int plan_note(struct plan *p, const char *node, int candidate, const char *why)
 		return -1;
 	}
 	p->n_notes++;
+	p->notes_sorted = false;
 	return 0;
+}
+
+/* a note with the order it was added in, so the sort can keep the last */
+struct note_order {
+	struct node_note note;
+	size_t seq;
+};
+
+static int note_order_cmp(const void *a, const void *b)
+{
+	const struct note_order *x = a, *y = b;
+	int c = strcmp(x->note.node, y->note.node);
+
+	if (c)
+		return c;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void plan_sort_notes(struct plan *p)
+{
+	struct note_order *o;
+	size_t i, out = 0;
+
+	if (p->n_notes < 2) {
+		p->notes_sorted = true;
+		return;
+	}
+	o = malloc(p->n_notes * sizeof(*o));
+	if (!o)
+		return; /* stays unsorted: lookups scan */
+	for (i = 0; i < p->n_notes; i++) {
+		o[i].note = p->notes[i];
+		o[i].seq = i;
+	}
+	qsort(o, p->n_notes, sizeof(*o), note_order_cmp);
+	for (i = 0; i < p->n_notes; i++) {
+		if (i + 1 < p->n_notes && strcmp(o[i].note.node, o[i + 1].note.node) == 0) {
+			free(o[i].note.node); /* superseded by a later note */
+			free(o[i].note.why);
+			continue;
+		}
+		p->notes[out++] = o[i].note;
+	}
+	p->n_notes = out;
+	p->notes_sorted = true;
+	free(o);
+}
+
+static int note_key_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct node_note *)elem)->node);
 }
 
 const struct node_note *plan_find_note(const struct plan *p, const char *node)
 {
 	size_t i;
 
-	for (i = 0; i < p->n_notes; i++)
+	if (p->notes_sorted)
+		return bsearch(node, p->notes, p->n_notes, sizeof(*p->notes), note_key_cmp);
+	for (i = p->n_notes; i-- > 0;)
 		if (strcmp(p->notes[i].node, node) == 0)
 			return &p->notes[i];
 	return NULL;

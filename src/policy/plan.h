@@ -51,6 +51,9 @@ struct plan {
 	size_t n_actions, cap_actions;
 	struct node_note *notes;
 	size_t n_notes, cap_notes;
+	bool notes_sorted; /* set by plan_sort_notes(): lookups use bsearch */
+	char **messages;   /* what the policy logged (plan:log), in order */
+	size_t n_messages;
 };
 
 void plan_init(struct plan *p);
@@ -59,10 +62,17 @@ void plan_free(struct plan *p);
 /* Appends a deep copy of 'a'. 0 or -1 (OOM). */
 int plan_add(struct plan *p, const struct action *a);
 
-/* Appends a note (copies strings); a later note for the same node wins. */
+/* Appends a copy of a message the policy logged. 0 or -1 (OOM). */
+int plan_message(struct plan *p, const char *text);
+
+/* Appends a note (copies strings). Call plan_sort_notes() when done. */
 int plan_note(struct plan *p, const char *node, int candidate, const char *why);
 
-/* The note for 'node' or NULL. */
+/* Sorts the notes by node name; of several notes for one node the last
+ * added wins. */
+void plan_sort_notes(struct plan *p);
+
+/* The note for 'node' or NULL (bsearch once sorted, else a scan). */
 const struct node_note *plan_find_note(const struct plan *p, const char *node);
 
 /* Deep copy / free of one action. action_copy returns 0 or -1. */

@@ -155,13 +155,22 @@ describe("default policy", function()
       assert.matches("at its min", r.node["w-3"].why)
     end)
 
-    it("has its removals of protected nodes rejected by the C safety checks", function()
+    it("never removes a node running a protected pod", function()
       local e = engine{ safety = { protected_pod_selector = "critical=true" } }
       local cluster = idle_cluster()
       cluster.pods[3].metadata.labels = { critical = "true" }
       e:decide(cluster, NOW)
       local r = e:decide(cluster, NOW + 700)
       assert.is_false(t.deletes(r, "w-3"))
+      assert.matches("default/small is protected", r.node["w-3"].why)
+    end)
+
+    it("logs the pods that fit no group", function()
+      local cluster = t.cluster{ pods = {
+        t.pod{ name = "huge", cpu = "64", memory = "1Gi", pending = true },
+      } }
+      local r = engine():decide(cluster, NOW)
+      assert.matches("default/huge", r.log[1])
     end)
   end)
 end)
