@@ -163,10 +163,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench: policy: %s\n", err.msg);
 		return 1;
 	}
-	memset(&lim, 0, sizeof(lim));
-	lim.max_nodes_total = cfg->max_nodes_total;
-	lim.max_scale_down_per_round = cfg->max_scale_down_per_round;
-	drain_opts_default(&dopts);
+	decide_limits(cfg, &lim, &dopts);
 	/* round 1 sees the cluster for the first time; round 2 is 10 minutes
 	 * later, when the lightly used nodes have become scale-down candidates
 	 * (pending pods are dropped so the policy is free to scale down) */

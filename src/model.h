@@ -103,6 +103,10 @@ struct label_selector {
 	size_t n;
 };
 
+/* Does one requirement hold for a label value ('value' NULL: key absent)?
+ * NotIn and DoesNotExist hold for an absent key; Gt/Lt compare integers. */
+bool selector_req_holds(const struct selector_req *r, const char *value);
+
 /* Returns true when 'labels' satisfy every requirement (empty selector: true). */
 bool label_selector_matches(const struct label_selector *sel,
 			    const struct kvlist *labels);

@@ -339,56 +339,6 @@ static bool pod_tolerates(const struct pod *p, const struct taint *t)
 	return false;
 }
 
-/* strconv.ParseInt(s, 10, 64): optional sign, digits only. */
-static bool parse_int64(const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	if (!s || !*s || (*s != '+' && *s != '-' && (*s < '0' || *s > '9')))
-		return false;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool values_contain(const struct selector_req *r, const char *v)
-{
-	size_t i;
-
-	for (i = 0; i < r->n_values; i++)
-		if (r->values[i] && strcmp(r->values[i], v) == 0)
-			return true;
-	return false;
-}
-
-/* One node selector requirement against a value (NULL: key absent). */
-static bool requirement_holds(const struct selector_req *r, const char *v)
-{
-	int64_t have, want;
-
-	switch (r->op) {
-	case SELECTOR_IN:
-		return v && values_contain(r, v);
-	case SELECTOR_NOT_IN:
-		return !v || !values_contain(r, v);
-	case SELECTOR_EXISTS:
-		return v != NULL;
-	case SELECTOR_DOES_NOT_EXIST:
-		return v == NULL;
-	case SELECTOR_GT:
-	case SELECTOR_LT:
-		if (!v || r->n_values != 1 || !parse_int64(v, &have) ||
-		    !parse_int64(r->values[0], &want))
-			return false;
-		return r->op == SELECTOR_GT ? have > want : have < want;
-	}
-	return false;
-}
-
 /*
  * Index of the first requirement of 'term' that fails (exprs first, then
  * fields numbered after them), or -1 when the term matches. An empty term
@@ -404,14 +354,14 @@ static long term_first_failure(const struct node_selector_term *term,
 	for (i = 0; i < term->n_exprs; i++) {
 		const struct selector_req *r = &term->exprs[i];
 
-		if (!requirement_holds(r, kvlist_get(labels, r->key)))
+		if (!selector_req_holds(r, kvlist_get(labels, r->key)))
 			return (long)i;
 	}
 	for (i = 0; i < term->n_fields; i++) {
 		const struct selector_req *r = &term->fields[i];
 
 		if (!name || !r->key || strcmp(r->key, "metadata.name") != 0 ||
-		    !requirement_holds(r, name))
+		    !selector_req_holds(r, name))
 			return (long)(term->n_exprs + i);
 	}
 	return -1;

@@ -102,9 +102,8 @@ static bool has_value(const struct selector_req *r, const char *v)
 	return false;
 }
 
-static bool req_matches(const struct selector_req *r, const struct kvlist *labels)
+bool selector_req_holds(const struct selector_req *r, const char *v)
 {
-	const char *v = kvlist_get(labels, r->key);
 	long long have, want;
 
 	switch (r->op) {
@@ -134,7 +133,7 @@ bool label_selector_matches(const struct label_selector *sel,
 	if (!sel)
 		return true;
 	for (i = 0; i < sel->n; i++)
-		if (!req_matches(&sel->reqs[i], labels))
+		if (!selector_req_holds(&sel->reqs[i], kvlist_get(labels, sel->reqs[i].key)))
 			return false;
 	return true;
 }

@@ -22,9 +22,6 @@ enum cli_exit {
 int cli_check(int argc, char **argv);
 int cli_decide(int argc, char **argv);
 
-/* Shared by subcommands: limits and drain options from a config. */
-void cli_limits(const struct config *c, struct safety_limits *lim, struct drain_opts *d);
-
 /* Reads --now: RFC 3339 or unix seconds. 0 or -1. */
 int cli_parse_now(const char *text, int64_t *out);
 

@@ -18,16 +18,6 @@
 
 #define MAX_STATES 16
 
-void cli_limits(const struct config *c, struct safety_limits *lim, struct drain_opts *d)
-{
-	memset(lim, 0, sizeof(*lim));
-	lim->max_nodes_total = c->max_nodes_total;
-	lim->max_scale_down_per_round = c->max_scale_down_per_round;
-	lim->protected_pods = c->protected_pods.n ? &c->protected_pods : NULL;
-	drain_opts_default(d);
-	d->protected_pods = lim->protected_pods;
-}
-
 int cli_parse_now(const char *text, int64_t *out)
 {
 	char *end;
@@ -120,7 +110,7 @@ int cli_check(int argc, char **argv)
 		fprintf(stderr, "luascale: %s\n", s ? err.msg : "out of memory");
 		goto out;
 	}
-	cli_limits(c, &lim, &dopts);
+	decide_limits(c, &lim, &dopts);
 	{
 		struct decide_opts o = {&lim, &dopts, false};
 
@@ -258,7 +248,7 @@ int cli_decide(int argc, char **argv)
 		rc = EXIT_POLICY;
 		goto out;
 	}
-	cli_limits(c, &lim, &dopts);
+	decide_limits(c, &lim, &dopts);
 	{
 		struct decide_opts o = {&lim, &dopts, true};
 

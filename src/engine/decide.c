@@ -75,6 +75,17 @@ static int report_node(const struct snapshot *s, size_t i, const struct decide_o
 	return r->why ? 0 : -1;
 }
 
+void decide_limits(const struct config *c, struct safety_limits *lim,
+		   struct drain_opts *d)
+{
+	memset(lim, 0, sizeof(*lim));
+	lim->max_nodes_total = c->max_nodes_total;
+	lim->max_scale_down_per_round = c->max_scale_down_per_round;
+	lim->protected_pods = c->protected_pods.n ? &c->protected_pods : NULL;
+	drain_opts_default(d);
+	d->protected_pods = lim->protected_pods;
+}
+
 int engine_decide(struct policy *pol, const struct snapshot *s,
 		  const struct decide_opts *o, struct decision *out,
 		  struct errbuf *err)

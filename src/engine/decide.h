@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "buf.h"
+#include "config.h"
 #include "engine/safety.h"
 #include "model.h"
 #include "policy/host.h"
@@ -40,6 +41,11 @@ struct decide_opts {
 	const struct drain_opts *drain;
 	bool node_reports; /* compute nodes[] (costs a drain simulation per node) */
 };
+
+/* Fills the safety limits and drain options a config asks for (borrowing
+ * the config's protected-pod selector; an empty one protects nothing). */
+void decide_limits(const struct config *c, struct safety_limits *lim,
+		   struct drain_opts *d);
 
 /*
  * Runs the policy on 's' and checks the plan. A policy failure is not an

@@ -93,12 +93,7 @@ static int l_decide(lua_State *L)
 		lua_pushstring(L, err.msg);
 		return 2;
 	}
-	memset(&lim, 0, sizeof(lim));
-	lim.max_nodes_total = e->cfg->max_nodes_total;
-	lim.max_scale_down_per_round = e->cfg->max_scale_down_per_round;
-	lim.protected_pods = e->cfg->protected_pods.n ? &e->cfg->protected_pods : NULL;
-	drain_opts_default(&dopts);
-	dopts.protected_pods = lim.protected_pods;
+	decide_limits(e->cfg, &lim, &dopts);
 	{
 		struct decide_opts o = {&lim, &dopts, true};
 
