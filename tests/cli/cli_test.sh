@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# End-to-end tests of the luascale command line: exit statuses, messages
+# and output of `check` and `decide` on the example config and cluster.
+# usage: cli_test.sh LUASCALE_BINARY SOURCE_DIR
+set -u
+BIN=$1
+SRC=$2
+cd "$SRC" || exit 1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+not_ok() { fail=$((fail + 1)); echo "not ok - $1"; sed 's/^/#   /' "$TMP/out" "$TMP/err" | head -20; }
+
+# run NAME EXPECTED_STATUS CMD... : runs, captures stdout/stderr, checks status
+run() {
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then return 0; fi
+  echo "# $name: exit status $got, expected $want"
+  return 1
+}
+has() { grep -qF -- "$2" "$TMP/$1"; }
+json_check() { # LUA_EXPR over decoded stdout as `r`
+  lua5.4 -e "local cjson = require 'cjson'; local f = io.open('$TMP/out'); local r = cjson.decode(f:read('a')); f:close(); assert($1)" 2>>"$TMP/err"
+}
+
+CFG=examples/config.yaml
+STATE=examples/cluster.json
+NOW=2026-11-30T10:00:00Z
+
+t="decide prints the plan, the reasons and every node"
+if run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now $NOW && has out "scale_up workers +1" &&
+   has out "pending pod(s)" && has out "[policies/default.lua:" && has out "workers-4" &&
+   has out "not in a managed node group" && has out "ml/big-train-0"; then ok "$t"; else not_ok "$t"; fi
+
+t="decide --output json has the documented shape"
+if run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now $NOW --output json &&
+   json_check "r.actions[1].type == 'scale_up' and r.actions[1].group == 'workers' and r.actions[1].count == 1 and #r.actions[1].reason > 0" &&
+   json_check "#r.nodes == 6 and r.nodes[1].utilization.cpu > 0 and type(r.nodes[1].removable) == 'boolean' and #r.nodes[1].why > 0" &&
+   json_check "type(r.rejected) == 'table' and r.error == nil"; then ok "$t"; else not_ok "$t"; fi
+
+t="decide reads separate NodeList and PodList files"
+lua5.4 -e "
+  local cjson = require 'cjson'
+  local f = io.open('$STATE'); local doc = cjson.decode(f:read('a')); f:close()
+  local nodes, pods = {}, {}
+  for _, it in ipairs(doc.items) do
+    if it.kind == 'Node' then it.kind = nil; nodes[#nodes+1] = it elseif it.kind == 'Pod' then it.kind = nil; pods[#pods+1] = it end
+  end
+  io.open('$TMP/nodes.json', 'w'):write(cjson.encode({kind='NodeList', apiVersion='v1', items=nodes}))
+  io.open('$TMP/pods.json', 'w'):write(cjson.encode({kind='PodList', apiVersion='v1', items=pods}))"
+if run "$t" 0 "$BIN" decide --config $CFG --state "$TMP/nodes.json" --state "$TMP/pods.json" --now $NOW &&
+   has out "scale_up workers +1"; then ok "$t"; else not_ok "$t"; fi
+
+t="an environment variable overrides the config (max_nodes_total) and the C check trims the scale-up"
+if LUASCALE_SAFETY_MAX_NODES_TOTAL=6 run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now $NOW &&
+   has out "max_nodes_total is 6" && has out "plan: 0 actions"; then ok "$t"; else not_ok "$t"; fi
+
+t="check validates the example config and policy"
+if run "$t" 0 "$BIN" check --config $CFG && has out "ok"; then ok "$t"; else not_ok "$t"; fi
+
+t="missing --state is a usage error"
+if run "$t" 1 "$BIN" decide --config $CFG && has err "--state FILE"; then ok "$t"; else not_ok "$t"; fi
+
+t="a bad --now is a usage error"
+if run "$t" 1 "$BIN" decide --config $CFG --state $STATE --now yesterday && has err "--now"; then ok "$t"; else not_ok "$t"; fi
+
+t="an unknown command is a usage error"
+if run "$t" 1 "$BIN" frobnicate && has err "unknown command"; then ok "$t"; else not_ok "$t"; fi
+
+t="a missing config file names the file"
+if run "$t" 2 "$BIN" decide --config "$TMP/nope.yaml" --state $STATE && has err "nope.yaml"; then ok "$t"; else not_ok "$t"; fi
+
+t="a config error names file:line:column"
+printf 'cluster:\n  kubeconfig: /dev/null\n  context: x\npolicy:\n  path: %s/policies/default.lua\nsafety:\n  max_nodes_total: ten\n' "$SRC" > "$TMP/bad.yaml"
+if run "$t" 2 "$BIN" decide --config "$TMP/bad.yaml" --state $STATE && has err "bad.yaml:7:20"; then ok "$t"; else not_ok "$t"; fi
+
+t="a config without a context is refused (no current-context fallback)"
+printf 'cluster:\n  kubeconfig: /dev/null\npolicy:\n  path: %s/policies/default.lua\n' "$SRC" > "$TMP/noctx.yaml"
+if run "$t" 2 "$BIN" check --config "$TMP/noctx.yaml" && has err "context"; then ok "$t"; else not_ok "$t"; fi
+
+t="malformed state names the file"
+printf '{"kind":"List","items":[{"kind":"Pod","metadata":{"name":"x"' > "$TMP/broken.json"
+if run "$t" 2 "$BIN" decide --config $CFG --state "$TMP/broken.json" && has err "broken.json"; then ok "$t"; else not_ok "$t"; fi
+
+t="a malformed object names the object"
+printf '{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"lots"}}}]}' > "$TMP/badnode.json"
+if run "$t" 2 "$BIN" decide --config $CFG --state "$TMP/badnode.json" && has err "n1" && has err "lots"; then ok "$t"; else not_ok "$t"; fi
+
+t="a failing policy gives exit 3, file:line, and no actions"
+printf 'local P = {}\nfunction P.reconcile(cluster)\n  return cluster.nodes[1].missing.field\nend\nreturn P\n' > "$TMP/broken.lua"
+if run "$t" 3 "$BIN" decide --config $CFG --state $STATE --policy "$TMP/broken.lua" --output json &&
+   has err "broken.lua:3:" && json_check "#r.actions == 0 and r.error:find('broken.lua:3:')"; then ok "$t"; else not_ok "$t"; fi
+
+t="a policy in an endless loop is stopped by its budget"
+printf 'local P = {}\nfunction P.reconcile() while true do end end\nreturn P\n' > "$TMP/loop.lua"
+if LUASCALE_POLICY_INSTRUCTIONS=5000000 run "$t" 3 "$BIN" decide --config $CFG --state $STATE --policy "$TMP/loop.lua" &&
+   has err "instruction budget"; then ok "$t"; else not_ok "$t"; fi
+
+t="a policy that does not load is refused by check"
+printf 'local P = {\n' > "$TMP/syntax.lua"
+if run "$t" 3 "$BIN" check --config $CFG --policy "$TMP/syntax.lua" && has err "syntax.lua"; then ok "$t"; else not_ok "$t"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
