@@ -14,6 +14,7 @@ static void usage(FILE *f)
 	      "  check   --config FILE                 validate a config and its policy\n"
 	      "  decide  --config FILE --state FILE    show what the policy would do to a\n"
 	      "          [--policy FILE] [--output text|json] [--now TIME]   recorded cluster\n"
+	      "  test    [PATH...]                     run busted policy specs through the engine\n"
 	      "  version                               print the version\n"
 	      "\n"
 	      "Run 'luascale COMMAND --help' for a command's options.\n",
@@ -30,6 +31,8 @@ int main(int argc, char **argv)
 		return cli_check(argc - 1, argv + 1);
 	if (strcmp(argv[1], "decide") == 0)
 		return cli_decide(argc - 1, argv + 1);
+	if (strcmp(argv[1], "test") == 0)
+		return cli_test(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("luascale %s\n", LUASCALE_VERSION);
 		return EXIT_OK;

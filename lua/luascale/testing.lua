@@ -155,6 +155,26 @@ local function encode_state(cluster, now)
   return cjson.encode(doc)
 end
 
+local function readable(path)
+  local f = io.open(path, "r")
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- A path as given when it exists from the working directory, else relative
+-- to the folder of the spec file that asked ('level' up the stack), so specs
+-- run from anywhere.
+function T.resolve(path, level)
+  if path:sub(1, 1) == "/" or readable(path) then return path end
+  local info = debug.getinfo((level or 1) + 1, "S")
+  local src = info and info.source or ""
+  if src:sub(1, 1) == "@" then
+    local dir = src:sub(2):match("^(.*)/[^/]*$")
+    if dir and readable(dir .. "/" .. path) then return dir .. "/" .. path end
+  end
+  return path
+end
+
 local Engine = {}
 Engine.__index = Engine
 
@@ -166,6 +186,7 @@ Engine.__index = Engine
 -- Returns the engine, or raises with the config or policy error.
 function T.engine(o)
   assert(o.policy, "t.engine: policy is required")
+  o.policy = T.resolve(o.policy, 2)
   local config = { cluster = { kubeconfig = "/dev/null", context = "spec" },
                    policy = { path = o.policy } }
   if o.groups and #o.groups > 0 then config.node_groups = o.groups end
@@ -177,18 +198,41 @@ function T.engine(o)
   if o.safety and next(o.safety) then config.safety = o.safety end
   local e, err = core.engine{ config = cjson.encode(config) }
   if not e then error(err, 2) end
-  return setmetatable({ core = e }, Engine)
+  local now = o.now
+  if type(now) == "string" then now = T.time(now) end
+  return setmetatable({ core = e, now = now or DEFAULT_NOW }, Engine)
 end
 
--- Runs one reconcile on 'cluster' at time 'now' (unix seconds).
--- Returns { actions = {...}, rejected = {{action=, why=}}, nodes = {...}, error = string|nil }.
+local function seconds(d)
+  if type(d) == "number" then return d end
+  local total, rest = 0, d
+  for n, unit in d:gmatch("(%d+)([smhd])") do
+    total = total + tonumber(n) * ({ s = 1, m = 60, h = 3600, d = 86400 })[unit]
+    rest = rest:gsub(n .. unit, "", 1)
+  end
+  assert(rest == "" and d ~= "", "expected a duration like 90s, 10m, 1h30m, got " .. tostring(d))
+  return total
+end
+
+-- Moves the engine's clock forward ("10m", "1h30m" or seconds).
+function Engine:advance(d)
+  self.now = self.now + seconds(d)
+  return self
+end
+
+-- Runs one reconcile on 'cluster' at the engine's clock (or at 'now', unix
+-- seconds or "YYYY-MM-DDTHH:MM:SSZ", which also sets the clock).
+-- Returns { actions = {...}, rejected = {{action=, why=}}, nodes = {...},
+--           node = {name -> node report}, log = {...}, error = string|nil }.
 function Engine:decide(cluster, now)
-  now = now or DEFAULT_NOW
-  local out, err = self.core:decide(encode_state(cluster, now), now)
+  if type(now) == "string" then now = T.time(now) end
+  if now then self.now = now end
+  local out, err = self.core:decide(encode_state(cluster, self.now), self.now)
   if not out then error(err, 2) end
   local r = cjson.decode(out)
   r.node = {}
   for _, n in ipairs(r.nodes) do r.node[n.name] = n end
+  r.error = r.error ~= cjson.null and r.error or nil
   return r
 end
 
@@ -227,6 +271,71 @@ function T.rejected(result, type_, target)
     end
   end
   return nil
+end
+
+-- Neither drained nor deleted.
+function T.never_deletes(result, node)
+  return not T.deletes(result, node) and not T.drains(result, node)
+end
+
+-- Does the plan set label key (= value, when given) on node?
+function T.labels(result, node, key, value)
+  for _, a in ipairs(T.find(result, "label", node)) do
+    if a.key == key and (value == nil or a.value == value) then return true end
+  end
+  return false
+end
+
+-- Does the plan add (not remove) the taint key (:effect, when given) on node?
+function T.taints(result, node, key, effect)
+  for _, a in ipairs(T.find(result, "taint", node)) do
+    if a.key == key and not a.remove and (effect == nil or a.effect == effect) then return true end
+  end
+  return false
+end
+
+-- A one-line summary of a result's actions, for failure messages.
+function T.describe(result)
+  local parts = {}
+  for _, a in ipairs(result.actions) do
+    local count = a.count and (math.tointeger(a.count) or a.count)
+    parts[#parts + 1] = a.type .. " " .. (a.group or a.node or "?") .. (count and (" +" .. count) or "")
+  end
+  local s = #parts > 0 and table.concat(parts, ", ") or "no actions"
+  if result.error then s = s .. " (policy error: " .. result.error .. ")" end
+  return s
+end
+
+-- luassert assertions, when running under busted:
+--   assert.scales_up(result, "workers", 2)   assert.is_not.scales_up(result, "gpu")
+--   assert.cordons(result, "node-3")          assert.uncordons / drains / deletes
+--   assert.never_deletes(result, "node-1")   assert.no_actions(result)
+--   assert.rejected(result, "delete", "node-1")   assert.no_error(result)
+local ok_luassert, luassert = pcall(require, "luassert")
+local ok_say, say = pcall(require, "say")
+if ok_luassert and ok_say then
+  local function register(name, test, what)
+    say:set("assertion.luascale_" .. name .. ".positive",
+      "Expected the plan to " .. what .. ".\nPlan: %s")
+    say:set("assertion.luascale_" .. name .. ".negative",
+      "Expected the plan not to " .. what .. ".\nPlan: %s")
+    luassert:register("assertion", name, function(_, args)
+      local ok = test(table.unpack(args, 1, args.n))
+      args[1] = T.describe(args[1])
+      args.n = 1
+      return ok
+    end, "assertion.luascale_" .. name .. ".positive", "assertion.luascale_" .. name .. ".negative")
+  end
+  register("scales_up", T.scales_up, "scale a group up (by the given count)")
+  register("cordons", T.cordons, "cordon the node")
+  register("uncordons", T.uncordons, "uncordon the node")
+  register("drains", T.drains, "drain the node")
+  register("deletes", T.deletes, "delete the node")
+  register("never_deletes", T.never_deletes, "leave the node in place (no drain, no delete)")
+  register("no_actions", function(r) return #r.actions == 0 end, "have no actions")
+  register("no_error", function(r) return r.error == nil end, "run without a policy error")
+  register("rejected", function(...) return T.rejected(...) ~= nil end,
+    "have the action rejected by the safety checks")
 end
 
 return T

@@ -1,7 +1,7 @@
 -- Spec for policies/default.lua, run through the real engine (luascale.core).
 local t = require "luascale.testing"
 
-local POLICY = "policies/default.lua"
+local POLICY = "../../policies/default.lua"
 local NOW = t.time("2026-11-30T10:00:00Z")
 
 local function workers(o)

@@ -20,7 +20,7 @@ end
 
 describe("safety checks", function()
   local engine = t.engine{
-    policy = "tests/policies/fixtures/reckless.lua",
+    policy = "fixtures/reckless.lua",
     groups = { t.group{ name = "workers", min = 1, max = 6 } },
     safety = { max_nodes_total = 100, max_scale_down_per_round = 1,
                protected_pod_selector = "hub.jupyter.org/autoscaler-critical" },
