@@ -229,11 +229,25 @@ function Engine:decide(cluster, now)
   if now then self.now = now end
   local out, err = self.core:decide(encode_state(cluster, self.now), self.now)
   if not out then error(err, 2) end
+  self.last_cluster = cluster
   local r = cjson.decode(out)
   r.node = {}
   for _, n in ipairs(r.nodes) do r.node[n.name] = n end
   r.error = r.error ~= cjson.null and r.error or nil
   return r
+end
+
+-- Hot reload, as the daemon does on SIGHUP: the new policy is loaded in a
+-- fresh sandbox, tried once on 'cluster' (default: the last one decided),
+-- and swapped in only if that works; the store is carried over.
+-- Returns true (and the store entries that could not be carried, if any),
+-- or false and why — the old policy then stays in place.
+function Engine:reload(policy, cluster)
+  cluster = cluster or self.last_cluster
+  local state = cluster and encode_state(cluster, self.now) or nil
+  local ok, info = self.core:reload(T.resolve(policy, 2), state, self.now)
+  if not ok then return false, info end
+  return true, info ~= "" and info or nil
 end
 
 -- ---- assertions helpers: return true/false so specs read naturally ----

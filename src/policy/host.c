@@ -16,6 +16,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "policy/store.h"
 #include "policy/view.h"
 
 #define MAX_ACTIONS 100000
@@ -558,4 +559,52 @@ out:
 	if (st)
 		*st = stats;
 	return rc;
+}
+
+/* Replaces dst's store with a copy of src's. 0 or -1. */
+static int copy_store(struct policy *dst, struct policy *src, char *dropped,
+		      size_t dropped_len, struct errbuf *err)
+{
+	lua_State *from = sandbox_state(src->sb), *to = sandbox_state(dst->sb);
+	int rc;
+
+	lua_rawgeti(from, LUA_REGISTRYINDEX, src->store_ref);
+	rc = store_copy(from, -1, to, dropped, dropped_len, err);
+	lua_pop(from, 1);
+	if (rc < 0)
+		return -1;
+	luaL_unref(to, LUA_REGISTRYINDEX, dst->store_ref);
+	dst->store_ref = luaL_ref(to, LUA_REGISTRYINDEX);
+	return 0;
+}
+
+struct policy *policy_reload(struct policy *cur, const char *path,
+			     const char *lib_dir, const struct sandbox_limits *lim,
+			     const struct param *params, const struct snapshot *s,
+			     const struct drain_opts *dopts, char *dropped,
+			     size_t dropped_len, struct errbuf *err)
+{
+	struct policy *p = policy_load(path, lib_dir, lim, params, err);
+	struct plan plan;
+
+	if (!p) {
+		errbuf_prefix(err, "cannot load the new policy");
+		return NULL;
+	}
+	if (s) {
+		/* the trial run gets a copy of the store, thrown away after */
+		if (copy_store(p, cur, NULL, 0, err) < 0)
+			goto fail;
+		if (policy_reconcile(p, s, dopts, &plan, NULL, err) < 0) {
+			errbuf_prefix(err, "the new policy failed its trial run");
+			goto fail;
+		}
+		plan_free(&plan);
+	}
+	if (copy_store(p, cur, dropped, dropped_len, err) < 0)
+		goto fail;
+	return p;
+fail:
+	policy_free(p);
+	return NULL;
 }

@@ -54,6 +54,22 @@ int policy_reconcile(struct policy *p, const struct snapshot *s,
 		     const struct drain_opts *dopts, struct plan *out,
 		     struct policy_stats *st, struct errbuf *err);
 
+/*
+ * Hot reload: loads 'path' in a fresh sandbox exactly like policy_load(),
+ * carries the store of 'cur' over (a deep copy of its data; what cannot be
+ * copied is listed in 'dropped', may be NULL), and, when 's' is not NULL,
+ * runs one trial reconcile on 's' whose plan is thrown away and whose
+ * writes to the store are undone. Returns the new policy for the caller to
+ * swap in between two reconciles, or NULL with why ("cannot load ...",
+ * "the new policy failed its trial run: ..."). 'cur' is not changed either way and stays
+ * usable.
+ */
+struct policy *policy_reload(struct policy *cur, const char *path,
+			     const char *lib_dir, const struct sandbox_limits *lim,
+			     const struct param *params, const struct snapshot *s,
+			     const struct drain_opts *dopts, char *dropped,
+			     size_t dropped_len, struct errbuf *err);
+
 /* The directory of the built-in Lua library. */
 const char *policy_default_lib_dir(void);
 

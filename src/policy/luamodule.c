@@ -114,6 +114,58 @@ static int l_decide(lua_State *L)
 	return 1;
 }
 
+/* engine:reload(path [, state_json, now]) -> true, dropped | nil, message.
+ * The new policy is tried on the state (when given) and swapped in only if
+ * it loads and runs; the store is carried over. */
+static int l_reload(lua_State *L)
+{
+	struct engine *e = luaL_checkudata(L, 1, ENGINE_MT);
+	const char *path = luaL_checkstring(L, 2);
+	struct snapshot *s = NULL;
+	struct sandbox_limits lim;
+	struct safety_limits slim;
+	struct drain_opts dopts;
+	struct policy *np;
+	struct errbuf err;
+	char dropped[512];
+
+	if (!e->pol)
+		return luaL_error(L, "engine was not loaded");
+	if (!lua_isnoneornil(L, 3)) {
+		size_t len;
+		const char *state = luaL_checklstring(L, 3, &len);
+		int64_t now = (int64_t)luaL_optinteger(L, 4, (lua_Integer)time(NULL));
+
+		s = snapshot_new();
+		if (!s)
+			return luaL_error(L, "out of memory");
+		if (snapshot_add_json(s, state, len, "state", &err) < 0 ||
+		    snapshot_set_groups(s, e->cfg->groups, e->cfg->n_groups, &err) < 0 ||
+		    snapshot_finish(s, now, &err) < 0) {
+			snapshot_free(s);
+			luaL_pushfail(L);
+			lua_pushstring(L, err.msg);
+			return 2;
+		}
+	}
+	lim.instructions = e->cfg->policy_instructions;
+	lim.memory = e->cfg->policy_memory;
+	decide_limits(e->cfg, &slim, &dopts);
+	np = policy_reload(e->pol, path, NULL, &lim, &e->cfg->params, s, &dopts, dropped,
+			   sizeof(dropped), &err);
+	snapshot_free(s);
+	if (!np) {
+		luaL_pushfail(L);
+		lua_pushstring(L, err.msg);
+		return 2;
+	}
+	policy_free(e->pol);
+	e->pol = np;
+	lua_pushboolean(L, 1);
+	lua_pushstring(L, dropped);
+	return 2;
+}
+
 static int l_gc(lua_State *L)
 {
 	struct engine *e = luaL_checkudata(L, 1, ENGINE_MT);
@@ -132,6 +184,7 @@ int luaopen_luascale_core(lua_State *L)
 {
 	static const luaL_Reg methods[] = {
 		{"decide", l_decide},
+		{"reload", l_reload},
 		{NULL, NULL},
 	};
 	static const luaL_Reg fns[] = {

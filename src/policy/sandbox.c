@@ -125,6 +125,8 @@ static int sb_load(lua_State *L)
 	const char *s;
 	const char *name;
 	int status;
+	/* read before the chunk is pushed: with three arguments it lands at 4 */
+	bool has_env = !lua_isnone(L, 4);
 
 	if (lua_type(L, 1) != LUA_TSTRING)
 		return luaL_error(L, "load: only strings can be loaded in the policy sandbox");
@@ -139,7 +141,7 @@ static int sb_load(lua_State *L)
 		lua_insert(L, -2);
 		return 2;
 	}
-	if (!lua_isnone(L, 4)) {
+	if (has_env) {
 		lua_pushvalue(L, 4);
 		if (!lua_setupvalue(L, -2, 1))
 			lua_pop(L, 1);
