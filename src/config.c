@@ -1,9 +1,8 @@
 /*
- * config: reads the luascale YAML configuration with libyaml's event API
- * into a small tree that remembers every line:column, walks it against the
- * schema into struct config, then applies LUASCALE_* environment overrides
- * and the checks that span fields. It records the kubeconfig and policy
- * paths; it never opens them.
+ * config: walks the luascale configuration (a YAML tree from ytree.c, every
+ * node with its line:column) against the schema into struct config, then
+ * applies LUASCALE_* environment overrides and the checks that span fields.
+ * It records the kubeconfig and policy paths; it never opens them.
  */
 #include "config.h"
 
@@ -16,12 +15,12 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #include "arena.h"
+#include "k8sname.h"
 #include "quantity.h"
+#include "ytree.h"
 
-#define MAX_DEPTH 64          /* nesting of YAML collections */
 #define MAX_NAME 63           /* node group names are label values */
 #define DEFAULT_PODS 110
 #define DEFAULT_INSTRUCTIONS 200000000
@@ -31,68 +30,7 @@
 #define ENV_PREFIX_PARAMS "LUASCALE_POLICY_PARAMS_"
 
 /* ------------------------------------------------------------------ */
-/* Dotted paths ("node_groups[1].template.cpu") for messages           */
-
-struct path {
-	char s[256];
-	size_t len;
-};
-
-static bool is_plain_key(const char *k)
-{
-	if (!*k)
-		return false;
-	for (; *k; k++)
-		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
-		      (*k >= '0' && *k <= '9') || *k == '_' || *k == '-'))
-			return false;
-	return true;
-}
-
-static void path_add(struct path *p, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void path_add(struct path *p, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(p->s + p->len, sizeof(p->s) - p->len, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		p->s[p->len] = '\0';
-	else if ((size_t)n >= sizeof(p->s) - p->len)
-		p->len = sizeof(p->s) - 1;
-	else
-		p->len += (size_t)n;
-}
-
-/* Appends a key; returns the length to restore with path_pop(). */
-static size_t path_push_key(struct path *p, const char *key)
-{
-	size_t old = p->len;
-
-	if (is_plain_key(key))
-		path_add(p, "%s%s", p->len ? "." : "", key);
-	else
-		path_add(p, "[\"%s\"]", key);
-	return old;
-}
-
-static size_t path_push_index(struct path *p, size_t i)
-{
-	size_t old = p->len;
-
-	path_add(p, "[%zu]", i);
-	return old;
-}
-
-static void path_pop(struct path *p, size_t old)
-{
-	p->len = old;
-	p->s[old] = '\0';
-}
+/* Messages                                                            */
 
 /* Quotes 'text' for a message: at most ~48 characters, one line. */
 static const char *quoted(const char *text, char *out, size_t outlen)
@@ -109,535 +47,6 @@ static const char *quoted(const char *text, char *out, size_t outlen)
 	out[o++] = '"';
 	out[o] = '\0';
 	return out;
-}
-
-/* ------------------------------------------------------------------ */
-/* The YAML tree                                                       */
-
-enum ykind { Y_SCALAR, Y_SEQ, Y_MAP };
-
-struct ynode {
-	enum ykind kind;
-	int line, col;            /* 1-based */
-	const char *text;         /* scalars */
-	bool plain;               /* plain style and no !!str tag */
-	const struct ynode *key;  /* mapping entries: the key of this value */
-	struct ynode *first, *last, *next; /* items, or mapping values */
-	size_t n;
-	size_t order;             /* document order, for duplicate reports */
-};
-
-struct builder {
-	yaml_parser_t parser;
-	struct arena *a;
-	const char *src;
-	const char *text;
-	size_t len;
-	struct errbuf *err;
-	struct path path;
-	size_t order;
-};
-
-static int clamp_int(size_t v)
-{
-	return v >= INT_MAX ? INT_MAX : (int)v;
-}
-
-static int build_fail(struct builder *b, size_t line0, size_t col0,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int build_fail(struct builder *b, size_t line0, size_t col0,
-		      const char *fmt, ...)
-{
-	char msg[ERRBUF_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (b->path.len)
-		return errbuf_set(b->err, "%s:%d:%d: %s: %s", b->src,
-				  clamp_int(line0 + 1), clamp_int(col0 + 1),
-				  b->path.s, msg);
-	return errbuf_set(b->err, "%s:%d:%d: %s", b->src, clamp_int(line0 + 1),
-			  clamp_int(col0 + 1), msg);
-}
-
-/* Turns libyaml's error state into "file:line:col: ..." in b->err. */
-static int syntax_error(struct builder *b)
-{
-	yaml_parser_t *p = &b->parser;
-	const char *problem = p->problem ? p->problem : "unknown error";
-
-	if (p->error == YAML_MEMORY_ERROR)
-		return errbuf_set(b->err, "%s: out of memory while reading YAML", b->src);
-	if (p->error == YAML_READER_ERROR) {
-		size_t i, line = 0, col = 0;
-
-		for (i = 0; i < p->problem_offset && i < b->len; i++) {
-			if (b->text[i] == '\n') {
-				line++;
-				col = 0;
-			} else if (((unsigned char)b->text[i] & 0xc0) != 0x80) {
-				col++;
-			}
-		}
-		return errbuf_set(b->err, "%s:%d:%d: invalid text: %s", b->src,
-				  clamp_int(line + 1), clamp_int(col + 1), problem);
-	}
-	if (p->context)
-		return errbuf_set(b->err, "%s:%d:%d: YAML syntax error: %s (%s at %d:%d)",
-				  b->src, clamp_int(p->problem_mark.line + 1),
-				  clamp_int(p->problem_mark.column + 1), problem,
-				  p->context, clamp_int(p->context_mark.line + 1),
-				  clamp_int(p->context_mark.column + 1));
-	return errbuf_set(b->err, "%s:%d:%d: YAML syntax error: %s", b->src,
-			  clamp_int(p->problem_mark.line + 1),
-			  clamp_int(p->problem_mark.column + 1), problem);
-}
-
-static int next_event(struct builder *b, yaml_event_t *ev)
-{
-	if (yaml_parser_parse(&b->parser, ev))
-		return 0;
-	return syntax_error(b);
-}
-
-static struct ynode *new_node(struct builder *b, enum ykind kind,
-			      const yaml_event_t *ev)
-{
-	struct ynode *n = arena_alloc(b->a, sizeof(*n));
-
-	if (!n) {
-		errbuf_set(b->err, "%s: out of memory", b->src);
-		return NULL;
-	}
-	n->kind = kind;
-	n->line = clamp_int(ev->start_mark.line + 1);
-	n->col = clamp_int(ev->start_mark.column + 1);
-	n->order = b->order++;
-	return n;
-}
-
-static void append(struct ynode *parent, struct ynode *child)
-{
-	if (parent->last)
-		parent->last->next = child;
-	else
-		parent->first = child;
-	parent->last = child;
-	parent->n++;
-}
-
-/* Anchors and tags: only !!str (or "!") is understood; anchors are
- * refused so a document cannot expand into billions of nodes. */
-static int check_props(struct builder *b, const yaml_event_t *ev,
-		       const yaml_char_t *anchor, const yaml_char_t *tag,
-		       bool *force_str)
-{
-	if (anchor)
-		return build_fail(b, ev->start_mark.line, ev->start_mark.column,
-				  "anchors (&%s) and aliases are not supported; write the value out in full",
-				  (const char *)anchor);
-	if (!tag)
-		return 0;
-	if (force_str && (!strcmp((const char *)tag, "tag:yaml.org,2002:str") ||
-			  !strcmp((const char *)tag, "!"))) {
-		*force_str = true;
-		return 0;
-	}
-	return build_fail(b, ev->start_mark.line, ev->start_mark.column,
-			  "unsupported tag %s (only !!str is understood)",
-			  (const char *)tag);
-}
-
-static int cmp_keys(const void *pa, const void *pb)
-{
-	const struct ynode *a = *(const struct ynode *const *)pa;
-	const struct ynode *b = *(const struct ynode *const *)pb;
-	int c = strcmp(a->key->text, b->key->text);
-
-	if (c)
-		return c;
-	return a->key->order < b->key->order ? -1 : a->key->order > b->key->order;
-}
-
-/* Reports the first (in document order) repeated key of mapping 'm'. */
-static int check_duplicates(struct builder *b, const struct ynode *m)
-{
-	const struct ynode **v, *dup = NULL, *first = NULL;
-	struct ynode *c;
-	size_t i = 0;
-
-	if (m->n < 2)
-		return 0;
-	v = arena_calloc(b->a, m->n, sizeof(*v));
-	if (!v)
-		return errbuf_set(b->err, "%s: out of memory", b->src);
-	for (c = m->first; c; c = c->next)
-		v[i++] = c;
-	qsort(v, m->n, sizeof(*v), cmp_keys);
-	for (i = 1; i < m->n; i++) {
-		if (strcmp(v[i]->key->text, v[i - 1]->key->text))
-			continue;
-		if (!dup || v[i]->key->order < dup->key->order) {
-			size_t j = i - 1;
-
-			while (j > 0 && !strcmp(v[j - 1]->key->text, v[i]->key->text))
-				j--;
-			dup = v[i];
-			first = v[j];
-		}
-	}
-	if (!dup)
-		return 0;
-	return build_fail(b, (size_t)dup->key->line - 1, (size_t)dup->key->col - 1,
-			  "duplicate key \"%s\" (first at line %d)", dup->key->text,
-			  first->key->line);
-}
-
-static struct ynode *build_node(struct builder *b, const yaml_event_t *ev, int depth);
-
-static struct ynode *build_scalar(struct builder *b, const yaml_event_t *ev)
-{
-	bool force_str = false;
-	struct ynode *n;
-	const char *value = (const char *)ev->data.scalar.value;
-	size_t len = ev->data.scalar.length;
-
-	if (check_props(b, ev, ev->data.scalar.anchor, ev->data.scalar.tag, &force_str))
-		return NULL;
-	if (memchr(value, '\0', len)) {
-		build_fail(b, ev->start_mark.line, ev->start_mark.column,
-			   "a NUL character in a string is not supported");
-		return NULL;
-	}
-	n = new_node(b, Y_SCALAR, ev);
-	if (!n)
-		return NULL;
-	n->text = arena_strndup(b->a, value, len);
-	if (!n->text) {
-		errbuf_set(b->err, "%s: out of memory", b->src);
-		return NULL;
-	}
-	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !force_str;
-	return n;
-}
-
-static struct ynode *build_seq(struct builder *b, const yaml_event_t *ev, int depth)
-{
-	struct ynode *n, *item;
-	yaml_event_t cev;
-	size_t old;
-
-	if (check_props(b, ev, ev->data.sequence_start.anchor,
-			ev->data.sequence_start.tag, NULL))
-		return NULL;
-	n = new_node(b, Y_SEQ, ev);
-	if (!n)
-		return NULL;
-	for (;;) {
-		if (next_event(b, &cev))
-			return NULL;
-		if (cev.type == YAML_SEQUENCE_END_EVENT) {
-			yaml_event_delete(&cev);
-			return n;
-		}
-		old = path_push_index(&b->path, n->n);
-		item = build_node(b, &cev, depth + 1);
-		path_pop(&b->path, old);
-		yaml_event_delete(&cev);
-		if (!item)
-			return NULL;
-		append(n, item);
-	}
-}
-
-static struct ynode *build_map(struct builder *b, const yaml_event_t *ev, int depth)
-{
-	struct ynode *n, *key, *val;
-	yaml_event_t kev, vev;
-	size_t old;
-
-	if (check_props(b, ev, ev->data.mapping_start.anchor,
-			ev->data.mapping_start.tag, NULL))
-		return NULL;
-	n = new_node(b, Y_MAP, ev);
-	if (!n)
-		return NULL;
-	for (;;) {
-		if (next_event(b, &kev))
-			return NULL;
-		if (kev.type == YAML_MAPPING_END_EVENT) {
-			yaml_event_delete(&kev);
-			break;
-		}
-		if (kev.type != YAML_SCALAR_EVENT && kev.type != YAML_ALIAS_EVENT) {
-			build_fail(b, kev.start_mark.line, kev.start_mark.column,
-				   "mapping keys must be plain strings, not %s",
-				   kev.type == YAML_MAPPING_START_EVENT ? "mappings" : "lists");
-			yaml_event_delete(&kev);
-			return NULL;
-		}
-		key = build_node(b, &kev, depth + 1);
-		yaml_event_delete(&kev);
-		if (!key)
-			return NULL;
-		old = path_push_key(&b->path, key->text);
-		if (next_event(b, &vev)) {
-			path_pop(&b->path, old);
-			return NULL;
-		}
-		val = build_node(b, &vev, depth + 1);
-		yaml_event_delete(&vev);
-		path_pop(&b->path, old);
-		if (!val)
-			return NULL;
-		val->key = key;
-		append(n, val);
-	}
-	if (check_duplicates(b, n))
-		return NULL;
-	return n;
-}
-
-/* Builds the node that starts with 'ev' (owned by the caller), reading
- * the events up to its end. Returns NULL with b->err set. */
-static struct ynode *build_node(struct builder *b, const yaml_event_t *ev, int depth)
-{
-	if (depth > MAX_DEPTH) {
-		build_fail(b, ev->start_mark.line, ev->start_mark.column,
-			   "nested more than %d levels deep", MAX_DEPTH);
-		return NULL;
-	}
-	switch (ev->type) {
-	case YAML_SCALAR_EVENT:
-		return build_scalar(b, ev);
-	case YAML_SEQUENCE_START_EVENT:
-		return build_seq(b, ev, depth);
-	case YAML_MAPPING_START_EVENT:
-		return build_map(b, ev, depth);
-	case YAML_ALIAS_EVENT:
-		build_fail(b, ev->start_mark.line, ev->start_mark.column,
-			   "aliases (*%s) and anchors are not supported; write the value out in full",
-			   (const char *)ev->data.alias.anchor);
-		return NULL;
-	default:
-		build_fail(b, ev->start_mark.line, ev->start_mark.column,
-			   "unexpected YAML event");
-		return NULL;
-	}
-}
-
-/* Parses one YAML document into a tree in 'a'. *root is NULL for an empty
- * stream. Returns 0 or -1 with "file:line:col: message". */
-static int build_tree(const char *text, size_t len, const char *src,
-		      struct arena *a, struct ynode **root, struct errbuf *err)
-{
-	struct builder b;
-	yaml_event_t ev;
-	int rc = -1;
-	bool have_doc = false;
-
-	memset(&b, 0, sizeof(b));
-	b.a = a;
-	b.src = src;
-	b.text = text;
-	b.len = len;
-	b.err = err;
-	*root = NULL;
-	if (!yaml_parser_initialize(&b.parser))
-		return errbuf_set(err, "%s: out of memory", src);
-	yaml_parser_set_input_string(&b.parser, (const unsigned char *)text, len);
-	for (;;) {
-		yaml_event_type_t t;
-
-		if (next_event(&b, &ev))
-			goto out;
-		t = ev.type;
-		if (t == YAML_DOCUMENT_START_EVENT && have_doc) {
-			build_fail(&b, ev.start_mark.line, ev.start_mark.column,
-				   "only one YAML document is allowed");
-			yaml_event_delete(&ev);
-			goto out;
-		}
-		if (t == YAML_DOCUMENT_START_EVENT) {
-			yaml_event_t root_ev;
-
-			have_doc = true;
-			if (next_event(&b, &root_ev)) {
-				yaml_event_delete(&ev);
-				goto out;
-			}
-			*root = build_node(&b, &root_ev, 0);
-			yaml_event_delete(&root_ev);
-			if (!*root) {
-				yaml_event_delete(&ev);
-				goto out;
-			}
-		}
-		yaml_event_delete(&ev);
-		if (t == YAML_STREAM_END_EVENT)
-			break;
-	}
-	rc = 0;
-out:
-	yaml_parser_delete(&b.parser);
-	return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* Plain scalars: the YAML 1.2 core schema                             */
-
-enum scalar_type { S_NULL, S_BOOL, S_INT, S_FLOAT, S_STR };
-
-static bool is_null_text(const char *s)
-{
-	return !*s || !strcmp(s, "~") || !strcmp(s, "null") ||
-	       !strcmp(s, "Null") || !strcmp(s, "NULL");
-}
-
-static int bool_text(const char *s, bool *out)
-{
-	if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
-		*out = true;
-	else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
-		*out = false;
-	else
-		return -1;
-	return 0;
-}
-
-static int digit_value(char c, int base)
-{
-	int d;
-
-	if (c >= '0' && c <= '9')
-		d = c - '0';
-	else if (c >= 'a' && c <= 'f')
-		d = c - 'a' + 10;
-	else if (c >= 'A' && c <= 'F')
-		d = c - 'A' + 10;
-	else
-		return -1;
-	return d < base ? d : -1;
-}
-
-/* Core-schema integer: [-+]?[0-9]+ | 0o[0-7]+ | 0x[0-9a-fA-F]+.
- * Returns 0, -1 when not an integer, -2 when it does not fit int64_t. */
-static int int_text(const char *s, int64_t *out)
-{
-	uint64_t mag = 0, limit;
-	bool neg = false;
-	int base = 10, d;
-
-	if (s[0] == '0' && s[1] == 'o') {
-		base = 8;
-		s += 2;
-	} else if (s[0] == '0' && s[1] == 'x') {
-		base = 16;
-		s += 2;
-	} else if (*s == '-' || *s == '+') {
-		neg = *s == '-';
-		s++;
-	}
-	if (!*s)
-		return -1;
-	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (; *s; s++) {
-		d = digit_value(*s, base);
-		if (d < 0)
-			return -1;
-		if (mag > (limit - (uint64_t)d) / (uint64_t)base) {
-			/* keep scanning: "99999999999999999999x" is not an integer */
-			for (s++; *s; s++)
-				if (digit_value(*s, base) < 0)
-					return -1;
-			return -2;
-		}
-		mag = mag * (uint64_t)base + (uint64_t)d;
-	}
-	if (neg)
-		*out = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
-	else
-		*out = (int64_t)mag;
-	return 0;
-}
-
-/* Core-schema float: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?,
- * [-+]?\.inf and \.nan in three spellings. Returns 0 or -1. */
-static int float_text(const char *s, double *out)
-{
-	const char *p = s;
-	bool digits = false;
-	char *end;
-
-	if (*p == '-' || *p == '+')
-		p++;
-	if (!strcmp(p, ".inf") || !strcmp(p, ".Inf") || !strcmp(p, ".INF")) {
-		*out = *s == '-' ? -INFINITY : INFINITY;
-		return 0;
-	}
-	if (p == s && (!strcmp(p, ".nan") || !strcmp(p, ".NaN") || !strcmp(p, ".NAN"))) {
-		*out = NAN;
-		return 0;
-	}
-	while (*p >= '0' && *p <= '9') {
-		p++;
-		digits = true;
-	}
-	if (*p == '.') {
-		bool frac = false;
-
-		p++;
-		while (*p >= '0' && *p <= '9') {
-			p++;
-			frac = true;
-		}
-		if (!digits && !frac)
-			return -1;
-		digits = true;
-	}
-	if (!digits)
-		return -1;
-	if (*p == 'e' || *p == 'E') {
-		p++;
-		if (*p == '-' || *p == '+')
-			p++;
-		if (!(*p >= '0' && *p <= '9'))
-			return -1;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	if (*p)
-		return -1;
-	errno = 0;
-	*out = strtod(s, &end);
-	return *end ? -1 : 0;
-}
-
-/* Resolves a plain scalar's type. An integer too large for int64_t is
- * reported as S_INT with *overflow set. */
-static enum scalar_type resolve_plain(const char *s, bool *b, int64_t *i,
-				      double *d, bool *overflow)
-{
-	int rc;
-
-	*overflow = false;
-	if (is_null_text(s))
-		return S_NULL;
-	if (!bool_text(s, b))
-		return S_BOOL;
-	rc = int_text(s, i);
-	if (rc == 0)
-		return S_INT;
-	if (rc == -2) {
-		*overflow = true;
-		return S_INT;
-	}
-	if (!float_text(s, d))
-		return S_FLOAT;
-	return S_STR;
 }
 
 /* ------------------------------------------------------------------ */
@@ -713,66 +122,11 @@ int config_parse_duration(const char *text, int64_t *out_ms)
 /* ------------------------------------------------------------------ */
 /* Names                                                               */
 
-static bool is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-static bool is_lower_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* Label value / name part: empty or ≤63 of [A-Za-z0-9._-], alnum at both ends. */
-static bool valid_label_value(const char *s)
-{
-	size_t i, n = strlen(s);
-
-	if (n == 0)
-		return true;
-	if (n > 63 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-		return false;
-	for (i = 0; i < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			return false;
-	return true;
-}
-
-/* DNS subdomain: ≤253 of [a-z0-9.-], alnum at both ends. */
-static bool valid_dns_subdomain(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n == 0 || n > 253 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-		return false;
-	for (i = 0; i < n; i++)
-		if (!is_lower_alnum(s[i]) && s[i] != '-' && s[i] != '.')
-			return false;
-	return true;
-}
-
-/* Qualified name (label key, taint key, resource name): [prefix/]name. */
-static bool valid_qualified_name(const char *s)
-{
-	const char *slash = strchr(s, '/');
-
-	if (slash && !valid_dns_subdomain(s, (size_t)(slash - s)))
-		return false;
-	if (slash)
-		s = slash + 1;
-	return *s && valid_label_value(s);
-}
-
+/* Node group names become label values and parts of environment variable
+ * names: a DNS subdomain short enough to be a label value. */
 static bool valid_group_name(const char *s)
 {
-	size_t i, n = strlen(s);
-
-	if (n == 0 || n > MAX_NAME || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-		return false;
-	for (i = 0; i < n; i++)
-		if (!is_lower_alnum(s[i]) && s[i] != '-' && s[i] != '.')
-			return false;
-	return true;
+	return strlen(s) <= MAX_NAME && k8sname_valid_dns_subdomain(s);
 }
 
 static char lower(char c)
@@ -843,7 +197,7 @@ struct loc {
 
 /* A scalar or collection to decode, from the file or the environment. */
 struct val {
-	enum ykind kind;
+	enum ytree_kind kind;
 	const char *text; /* scalars */
 	bool plain;
 	struct loc loc;
@@ -869,7 +223,7 @@ struct ctx {
 	struct errbuf *err;
 	struct env env;
 	unsigned flags;
-	struct path path;
+	struct ytree_path path;
 
 	struct loc root, cluster, kubeconfig, context, in_cluster;
 	struct loc policy, policy_path, protected_sel, reconcile, batch_idle,
@@ -904,10 +258,10 @@ static int fail_loc(struct ctx *x, const struct loc *l, const char *fmt, ...)
 }
 
 /* Fails at node 'n', naming the current path. */
-static int fail_node(struct ctx *x, const struct ynode *n, const char *fmt, ...)
+static int fail_node(struct ctx *x, const struct ytree_node *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int fail_node(struct ctx *x, const struct ynode *n, const char *fmt, ...)
+static int fail_node(struct ctx *x, const struct ytree_node *n, const char *fmt, ...)
 {
 	struct loc l = { n->line, n->col, x->path.s, NULL };
 	va_list ap;
@@ -924,14 +278,14 @@ static int oom(struct ctx *x)
 }
 
 /* A location that outlives the current path. */
-static struct loc node_loc(struct ctx *x, const struct ynode *n)
+static struct loc node_loc(struct ctx *x, const struct ytree_node *n)
 {
 	struct loc l = { n->line, n->col, arena_strdup(x->tmp, x->path.s), NULL };
 
 	return l;
 }
 
-static struct val val_of_node(struct ctx *x, const struct ynode *n)
+static struct val val_of_node(struct ctx *x, const struct ytree_node *n)
 {
 	struct val v = { n->kind, n->text, n->plain, { n->line, n->col, x->path.s, NULL } };
 
@@ -940,21 +294,21 @@ static struct val val_of_node(struct ctx *x, const struct ynode *n)
 
 static struct val val_of_env(const char *var, const char *text)
 {
-	struct val v = { Y_SCALAR, text, true, { 0, 0, NULL, var } };
+	struct val v = { YTREE_SCALAR, text, true, { 0, 0, NULL, var } };
 
 	return v;
 }
 
 static bool val_is_null(const struct val *v)
 {
-	return v->kind == Y_SCALAR && v->plain && is_null_text(v->text);
+	return v->kind == YTREE_SCALAR && v->plain && ytree_null_text(v->text);
 }
 
 static const char *shown(const struct val *v, char *out, size_t outlen)
 {
-	if (v->kind == Y_MAP)
+	if (v->kind == YTREE_MAP)
 		return "a mapping";
-	if (v->kind == Y_SEQ)
+	if (v->kind == YTREE_SEQ)
 		return "a list";
 	if (val_is_null(v) && v->loc.var == NULL)
 		return "nothing (null)";
@@ -976,9 +330,9 @@ static int val_int(struct ctx *x, const struct val *v, int64_t lo, int64_t hi,
 	int64_t i;
 	int rc;
 
-	if (v->kind != Y_SCALAR)
+	if (v->kind != YTREE_SCALAR)
 		return bad(x, v, what);
-	rc = int_text(v->text, &i);
+	rc = ytree_int_text(v->text, &i);
 	if (rc == -2 || (rc == 0 && i > hi))
 		return fail_loc(x, &v->loc, "%s is too large (at most %lld)", v->text, (long long)hi);
 	if (rc < 0 || i < lo)
@@ -993,11 +347,11 @@ static int val_number(struct ctx *x, const struct val *v, double *out)
 	int64_t i;
 	double d;
 
-	if (v->kind != Y_SCALAR)
+	if (v->kind != YTREE_SCALAR)
 		return bad(x, v, what);
-	if (!int_text(v->text, &i))
+	if (!ytree_int_text(v->text, &i))
 		d = (double)i;
-	else if (float_text(v->text, &d))
+	else if (ytree_float_text(v->text, &d))
 		return bad(x, v, what);
 	if (!isfinite(d) || d < 0)
 		return bad(x, v, what);
@@ -1007,7 +361,7 @@ static int val_number(struct ctx *x, const struct val *v, double *out)
 
 static int val_bool(struct ctx *x, const struct val *v, bool *out)
 {
-	if (v->kind != Y_SCALAR || bool_text(v->text, out))
+	if (v->kind != YTREE_SCALAR || ytree_bool_text(v->text, out))
 		return bad(x, v, "true or false");
 	return 0;
 }
@@ -1015,7 +369,7 @@ static int val_bool(struct ctx *x, const struct val *v, bool *out)
 /* Any scalar, as written; copied into the config's arena. */
 static int val_string(struct ctx *x, const struct val *v, const char **out)
 {
-	if (v->kind != Y_SCALAR)
+	if (v->kind != YTREE_SCALAR)
 		return bad(x, v, "a string");
 	*out = arena_strdup(x->a, v->text);
 	return *out ? 0 : oom(x);
@@ -1023,7 +377,7 @@ static int val_string(struct ctx *x, const struct val *v, const char **out)
 
 static int val_duration(struct ctx *x, const struct val *v, int64_t *out)
 {
-	if (v->kind != Y_SCALAR || config_parse_duration(v->text, out))
+	if (v->kind != YTREE_SCALAR || config_parse_duration(v->text, out))
 		return bad(x, v, "a duration such as \"10s\", \"1m30s\" or \"250ms\"");
 	return 0;
 }
@@ -1033,7 +387,7 @@ static int val_quantity(struct ctx *x, const struct val *v, enum quantity_unit u
 {
 	struct errbuf qe;
 
-	if (v->kind != Y_SCALAR)
+	if (v->kind != YTREE_SCALAR)
 		return bad(x, v, "a quantity such as \"4\", \"500m\" or \"16Gi\"");
 	if (quantity_parse(v->text, u, out, &qe))
 		return fail_loc(x, &v->loc, "%s", qe.msg);
@@ -1048,22 +402,17 @@ static int val_quantity(struct ctx *x, const struct val *v, enum quantity_unit u
 }
 
 /* The value of 'key' in mapping 'm', or NULL when absent or null. */
-static const struct ynode *map_get(const struct ynode *m, const char *key)
+static const struct ytree_node *map_get(const struct ytree_node *m, const char *key)
 {
-	const struct ynode *c;
+	const struct ytree_node *c = ytree_map_find(m, key);
 
-	if (!m)
-		return NULL;
-	for (c = m->first; c; c = c->next)
-		if (!strcmp(c->key->text, key))
-			return c->kind == Y_SCALAR && c->plain && is_null_text(c->text) ? NULL : c;
-	return NULL;
+	return ytree_is_null(c) ? NULL : c;
 }
 
 /* Every key of 'm' must be in 'known' (NULL-terminated). */
-static int check_keys(struct ctx *x, const struct ynode *m, const char *const *known)
+static int check_keys(struct ctx *x, const struct ytree_node *m, const char *const *known)
 {
-	const struct ynode *c;
+	const struct ytree_node *c;
 	const char *const *k;
 	char list[256];
 	size_t len;
@@ -1096,14 +445,14 @@ static int check_keys(struct ctx *x, const struct ynode *m, const char *const *k
 	return 0;
 }
 
-static int expect_kind(struct ctx *x, const struct ynode *n, enum ykind kind)
+static int expect_kind(struct ctx *x, const struct ytree_node *n, enum ytree_kind kind)
 {
 	struct val v;
 
 	if (n->kind == kind)
 		return 0;
 	v = val_of_node(x, n);
-	return bad(x, &v, kind == Y_MAP ? "a mapping" : "a list");
+	return bad(x, &v, kind == YTREE_MAP ? "a mapping" : "a list");
 }
 
 /* Field readers: each decodes 'key' of mapping 'm' when present (and not
@@ -1153,22 +502,22 @@ static int dec_bytes(struct ctx *x, const struct val *v, void *out, const void *
 	return val_quantity(x, v, QUANTITY_UNIT, 1, out);
 }
 
-static int field(struct ctx *x, const struct ynode *m, const char *key,
+static int field(struct ctx *x, const struct ytree_node *m, const char *key,
 		 decode_fn dec, void *out, const void *arg, struct loc *where)
 {
-	const struct ynode *n = map_get(m, key);
+	const struct ytree_node *n = map_get(m, key);
 	struct val v;
 	size_t old;
 	int rc;
 
 	if (!n)
 		return 0;
-	old = path_push_key(&x->path, key);
+	old = ytree_path_push_key(&x->path, key);
 	v = val_of_node(x, n);
 	rc = dec(x, &v, out, arg);
 	if (!rc && where)
 		*where = node_loc(x, n);
-	path_pop(&x->path, old);
+	ytree_path_pop(&x->path, old);
 	return rc;
 }
 
@@ -1249,13 +598,13 @@ static const char *resolve_path(struct ctx *x, const char *p, bool from_file,
 
 /* ---- cluster ---- */
 
-static int parse_cluster(struct ctx *x, const struct ynode *m)
+static int parse_cluster(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "kubeconfig", "context", "in_cluster", NULL };
 	struct config *c = x->c;
 	const char *kc = NULL;
 
-	if (expect_kind(x, m, Y_MAP) || check_keys(x, m, keys))
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	x->cluster = node_loc(x, m);
 	if (field(x, m, "kubeconfig", dec_string, &kc, NULL, &x->kubeconfig) ||
@@ -1272,13 +621,13 @@ static int parse_cluster(struct ctx *x, const struct ynode *m)
 
 /* ---- node groups ---- */
 
-static int parse_string_map(struct ctx *x, const struct ynode *m, struct kvlist *out,
+static int parse_string_map(struct ctx *x, const struct ytree_node *m, struct kvlist *out,
 			    const char *what)
 {
-	const struct ynode *c;
+	const struct ytree_node *c;
 	size_t i = 0, old;
 
-	if (expect_kind(x, m, Y_MAP))
+	if (expect_kind(x, m, YTREE_MAP))
 		return -1;
 	out->n = 0;
 	out->items = m->n ? arena_calloc(x->a, m->n, sizeof(*out->items)) : NULL;
@@ -1289,17 +638,17 @@ static int parse_string_map(struct ctx *x, const struct ynode *m, struct kvlist 
 		int rc = 0;
 		char buf[64];
 
-		old = path_push_key(&x->path, c->key->text);
+		old = ytree_path_push_key(&x->path, c->key->text);
 		v = val_of_node(x, c);
-		if (!valid_qualified_name(c->key->text))
+		if (!k8sname_valid_qualified_name(c->key->text, NULL, 0))
 			rc = fail_node(x, c->key, "invalid %s key %s: expected [prefix/]name, name up to 63 characters of letters, digits, '-', '_' and '.'",
 				       what, quoted(c->key->text, buf, sizeof(buf)));
-		else if (c->kind != Y_SCALAR)
+		else if (c->kind != YTREE_SCALAR)
 			rc = bad(x, &v, "a string");
-		else if (!valid_label_value(val_is_null(&v) ? "" : c->text))
+		else if (!k8sname_valid_label_value(val_is_null(&v) ? "" : c->text))
 			rc = fail_node(x, c, "invalid %s value %s: up to 63 characters of letters, digits, '-', '_' and '.'",
 				       what, quoted(c->text, buf, sizeof(buf)));
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
 		out->items[i].key = arena_strdup(x->a, c->key->text);
@@ -1327,14 +676,14 @@ static bool known_native_resource(const char *name)
 	       !strncmp(name, "attachable-volumes-", 19);
 }
 
-static int parse_allocatable(struct ctx *x, const struct ynode *m, struct resources *r)
+static int parse_allocatable(struct ctx *x, const struct ytree_node *m, struct resources *r)
 {
 	static const char *const native[] = { "cpu", "memory", "ephemeral-storage", "pods", NULL };
-	const struct ynode *c;
+	const struct ytree_node *c;
 	bool have_cpu = false, have_mem = false;
 	size_t old;
 
-	if (expect_kind(x, m, Y_MAP))
+	if (expect_kind(x, m, YTREE_MAP))
 		return -1;
 	r->pods = DEFAULT_PODS;
 	r->ext = m->n ? arena_calloc(x->a, m->n, sizeof(*r->ext)) : NULL;
@@ -1345,7 +694,7 @@ static int parse_allocatable(struct ctx *x, const struct ynode *m, struct resour
 		struct val v;
 		int rc;
 
-		old = path_push_key(&x->path, name);
+		old = ytree_path_push_key(&x->path, name);
 		v = val_of_node(x, c);
 		if (!strcmp(name, "cpu")) {
 			rc = val_quantity(x, &v, QUANTITY_MILLI, 0, &r->cpu_m);
@@ -1365,7 +714,7 @@ static int parse_allocatable(struct ctx *x, const struct ynode *m, struct resour
 				       quoted(name, buf, sizeof(buf)),
 				       hint ? " (did you mean \"" : "", hint ? hint : "",
 				       hint ? "\"?)" : "");
-		} else if (!valid_qualified_name(name)) {
+		} else if (!k8sname_valid_qualified_name(name, NULL, 0)) {
 			char buf[64];
 
 			rc = fail_node(x, c->key, "invalid resource name %s",
@@ -1381,7 +730,7 @@ static int parse_allocatable(struct ctx *x, const struct ynode *m, struct resour
 				r->n_ext++;
 			}
 		}
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
 	}
@@ -1394,29 +743,16 @@ static int parse_allocatable(struct ctx *x, const struct ynode *m, struct resour
 	return 0;
 }
 
-static int parse_effect(const char *s, enum taint_effect *out)
-{
-	if (!strcmp(s, "NoSchedule"))
-		*out = TAINT_NO_SCHEDULE;
-	else if (!strcmp(s, "PreferNoSchedule"))
-		*out = TAINT_PREFER_NO_SCHEDULE;
-	else if (!strcmp(s, "NoExecute"))
-		*out = TAINT_NO_EXECUTE;
-	else
-		return -1;
-	return 0;
-}
-
-static int parse_taint(struct ctx *x, const struct ynode *m, struct taint *t)
+static int parse_taint(struct ctx *x, const struct ytree_node *m, struct taint *t)
 {
 	static const char *const keys[] = { "key", "value", "effect", NULL };
 	static const char *const effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", NULL };
-	const struct ynode *n;
+	const struct ytree_node *n;
 	const char *effect = NULL;
 	char buf[64];
 	size_t old;
 
-	if (expect_kind(x, m, Y_MAP) || check_keys(x, m, keys))
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	t->value = "";
 	if (field(x, m, "key", dec_string, &t->key, NULL, NULL) ||
@@ -1427,33 +763,33 @@ static int parse_taint(struct ctx *x, const struct ynode *m, struct taint *t)
 		return fail_node(x, m, "key is required");
 	if (!effect)
 		return fail_node(x, m, "effect is required (NoSchedule, PreferNoSchedule or NoExecute)");
-	if (!valid_qualified_name(t->key)) {
+	if (!k8sname_valid_qualified_name(t->key, NULL, 0)) {
 		n = map_get(m, "key");
-		old = path_push_key(&x->path, "key");
+		old = ytree_path_push_key(&x->path, "key");
 		fail_node(x, n, "invalid taint key %s", quoted(t->key, buf, sizeof(buf)));
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		return -1;
 	}
-	if (!valid_label_value(t->value)) {
+	if (!k8sname_valid_label_value(t->value)) {
 		n = map_get(m, "value");
-		old = path_push_key(&x->path, "value");
+		old = ytree_path_push_key(&x->path, "value");
 		fail_node(x, n, "invalid taint value %s: up to 63 characters of letters, digits, '-', '_' and '.'",
 			  quoted(t->value, buf, sizeof(buf)));
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		return -1;
 	}
-	if (parse_effect(effect, &t->effect)) {
+	if (taint_effect_parse(effect, &t->effect)) {
 		const char *hint = suggest(effect, effects);
 
 		n = map_get(m, "effect");
-		old = path_push_key(&x->path, "effect");
+		old = ytree_path_push_key(&x->path, "effect");
 		if (hint && strcmp(hint, effect))
 			fail_node(x, n, "unknown taint effect %s (did you mean \"%s\"?)",
 				  quoted(effect, buf, sizeof(buf)), hint);
 		else
 			fail_node(x, n, "unknown taint effect %s: expected NoSchedule, PreferNoSchedule or NoExecute",
 				  quoted(effect, buf, sizeof(buf)));
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		return -1;
 	}
 	return 0;
@@ -1462,7 +798,7 @@ static int parse_taint(struct ctx *x, const struct ynode *m, struct taint *t)
 /* Adds the selector's labels to the template's: a new node of the group
  * carries them. A template label that contradicts the selector is an error. */
 static int merge_selector_labels(struct ctx *x, struct node_group *g,
-				 const struct ynode *labels)
+				 const struct ytree_node *labels)
 {
 	struct kvlist *l = &g->tmpl.labels;
 	struct kv *items;
@@ -1472,16 +808,16 @@ static int merge_selector_labels(struct ctx *x, struct node_group *g,
 		const char *have = kv_find(l, g->selector.items[i].key);
 
 		if (have && strcmp(have, g->selector.items[i].value)) {
-			const struct ynode *c;
-			size_t old = path_push_key(&x->path, "labels");
+			const struct ytree_node *c;
+			size_t old = ytree_path_push_key(&x->path, "labels");
 
 			for (c = labels->first; c; c = c->next)
 				if (!strcmp(c->key->text, g->selector.items[i].key))
 					break;
-			path_push_key(&x->path, g->selector.items[i].key);
+			ytree_path_push_key(&x->path, g->selector.items[i].key);
 			fail_node(x, c, "is \"%s\" but the group's selector requires \"%s\": a new node would not belong to its group",
 				  have, g->selector.items[i].value);
-			path_pop(&x->path, old);
+			ytree_path_pop(&x->path, old);
 			return -1;
 		}
 		if (!have)
@@ -1503,29 +839,29 @@ static int merge_selector_labels(struct ctx *x, struct node_group *g,
 	return 0;
 }
 
-static int parse_template(struct ctx *x, const struct ynode *m, struct node_group *g)
+static int parse_template(struct ctx *x, const struct ytree_node *m, struct node_group *g)
 {
 	static const char *const keys[] = { "allocatable", "labels", "taints", NULL };
-	const struct ynode *alloc, *labels, *taints, *c;
+	const struct ytree_node *alloc, *labels, *taints, *c;
 	size_t old, i = 0;
 	int rc = 0;
 
-	if (expect_kind(x, m, Y_MAP) || check_keys(x, m, keys))
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	alloc = map_get(m, "allocatable");
 	if (!alloc)
 		return fail_node(x, m, "allocatable is required (at least cpu and memory)");
-	old = path_push_key(&x->path, "allocatable");
+	old = ytree_path_push_key(&x->path, "allocatable");
 	rc = parse_allocatable(x, alloc, &g->tmpl.allocatable);
-	path_pop(&x->path, old);
+	ytree_path_pop(&x->path, old);
 	if (rc)
 		return -1;
 
 	labels = map_get(m, "labels");
 	if (labels) {
-		old = path_push_key(&x->path, "labels");
+		old = ytree_path_push_key(&x->path, "labels");
 		rc = parse_string_map(x, labels, &g->tmpl.labels, "label");
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
 	}
@@ -1535,40 +871,40 @@ static int parse_template(struct ctx *x, const struct ynode *m, struct node_grou
 	taints = map_get(m, "taints");
 	if (!taints)
 		return 0;
-	old = path_push_key(&x->path, "taints");
-	if (expect_kind(x, taints, Y_SEQ)) {
-		path_pop(&x->path, old);
+	old = ytree_path_push_key(&x->path, "taints");
+	if (expect_kind(x, taints, YTREE_SEQ)) {
+		ytree_path_pop(&x->path, old);
 		return -1;
 	}
 	g->tmpl.taints = taints->n ? arena_calloc(x->a, taints->n, sizeof(struct taint)) : NULL;
 	if (taints->n && !g->tmpl.taints) {
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		return oom(x);
 	}
 	for (c = taints->first; c && !rc; c = c->next, i++) {
-		size_t o2 = path_push_index(&x->path, i);
+		size_t o2 = ytree_path_push_index(&x->path, i);
 
 		rc = parse_taint(x, c, &g->tmpl.taints[i]);
-		path_pop(&x->path, o2);
+		ytree_path_pop(&x->path, o2);
 	}
-	path_pop(&x->path, old);
+	ytree_path_pop(&x->path, old);
 	g->tmpl.n_taints = i;
 	return rc;
 }
 
-static int parse_group(struct ctx *x, const struct ynode *m, struct node_group *g,
+static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_group *g,
 		       struct group_meta *gm)
 {
 	static const char *const keys[] = { "name", "min", "max", "price_per_hour",
 					    "selector", "target", "template", NULL };
 	static const struct int_range count = { 0, INT_MAX };
 	static const struct int_range target = { -1, INT_MAX };
-	const struct ynode *n;
+	const struct ytree_node *n;
 	int64_t min = 0, max = -1, tgt = -1;
 	size_t old;
 	char buf[64];
 
-	if (expect_kind(x, m, Y_MAP) || check_keys(x, m, keys))
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	gm->node = node_loc(x, m);
 	n = map_get(m, "name");
@@ -1577,10 +913,10 @@ static int parse_group(struct ctx *x, const struct ynode *m, struct node_group *
 	if (field(x, m, "name", dec_string, &g->name, NULL, NULL))
 		return -1;
 	if (!valid_group_name(g->name)) {
-		old = path_push_key(&x->path, "name");
+		old = ytree_path_push_key(&x->path, "name");
 		fail_node(x, n, "invalid node group name %s: up to %d lowercase letters, digits, '-' and '.', starting and ending with a letter or digit",
 			  quoted(g->name, buf, sizeof(buf)), MAX_NAME);
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		return -1;
 	}
 	if (field(x, m, "min", dec_int, &min, &count, &gm->min) ||
@@ -1602,12 +938,12 @@ static int parse_group(struct ctx *x, const struct ynode *m, struct node_group *
 	if (n) {
 		int rc;
 
-		old = path_push_key(&x->path, "selector");
+		old = ytree_path_push_key(&x->path, "selector");
 		rc = parse_string_map(x, n, &g->selector, "label");
 		if (!rc && g->selector.n == 0)
 			rc = fail_node(x, n, "an empty selector would claim every node; leave it out for the default {%s: %s}",
 				       GROUP_LABEL, g->name);
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
 	} else {
@@ -1622,22 +958,22 @@ static int parse_group(struct ctx *x, const struct ynode *m, struct node_group *
 	n = map_get(m, "template");
 	if (!n)
 		return fail_node(x, m, "template is required (the allocatable resources of a new node)");
-	old = path_push_key(&x->path, "template");
+	old = ytree_path_push_key(&x->path, "template");
 	if (parse_template(x, n, g)) {
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		return -1;
 	}
-	path_pop(&x->path, old);
+	ytree_path_pop(&x->path, old);
 	return 0;
 }
 
-static int parse_groups(struct ctx *x, const struct ynode *s)
+static int parse_groups(struct ctx *x, const struct ytree_node *s)
 {
 	struct config *c = x->c;
-	const struct ynode *item;
+	const struct ytree_node *item;
 	size_t i = 0, j, old;
 
-	if (expect_kind(x, s, Y_SEQ))
+	if (expect_kind(x, s, YTREE_SEQ))
 		return -1;
 	if (!s->n)
 		return 0;
@@ -1648,17 +984,17 @@ static int parse_groups(struct ctx *x, const struct ynode *s)
 	for (item = s->first; item; item = item->next, i++) {
 		int rc;
 
-		old = path_push_index(&x->path, i);
+		old = ytree_path_push_index(&x->path, i);
 		rc = parse_group(x, item, &c->groups[i], &x->gm[i]);
 		for (j = 0; !rc && j < i; j++) {
 			if (strcmp(c->groups[j].name, c->groups[i].name))
 				continue;
-			path_push_key(&x->path, "name");
+			ytree_path_push_key(&x->path, "name");
 			rc = fail_node(x, map_get(item, "name"),
 				       "duplicate node group name \"%s\" (first at line %d)",
 				       c->groups[i].name, x->gm[j].node.line);
 		}
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
 		c->n_groups = i + 1;
@@ -1680,55 +1016,55 @@ static int param_scalar(struct ctx *x, const struct val *v, struct param *p)
 		p->type = PARAM_STRING;
 		return 0;
 	}
-	switch (resolve_plain(v->text, &p->b, &p->i, &p->num, &overflow)) {
-	case S_NULL:
+	switch (ytree_resolve_plain(v->text, &p->b, &p->i, &p->num, &overflow)) {
+	case YTREE_NULL:
 		return fail_loc(x, &v->loc, "null is not a parameter value; write \"\" for an empty string, or leave the parameter out");
-	case S_BOOL:
+	case YTREE_BOOL:
 		p->type = PARAM_BOOL;
 		break;
-	case S_INT:
+	case YTREE_INT:
 		if (overflow)
 			return fail_loc(x, &v->loc, "integer %s does not fit in 64 bits", v->text);
 		p->type = PARAM_INT;
 		p->num = (double)p->i;
 		break;
-	case S_FLOAT:
+	case YTREE_FLOAT:
 		p->type = PARAM_NUMBER;
 		break;
-	case S_STR:
+	case YTREE_STRING:
 		p->type = PARAM_STRING;
 		break;
 	}
 	return 0;
 }
 
-static int param_tree(struct ctx *x, const struct ynode *n, struct param *p)
+static int param_tree(struct ctx *x, const struct ytree_node *n, struct param *p)
 {
-	const struct ynode *c;
+	const struct ytree_node *c;
 	size_t i = 0, old;
 	struct val v;
 
-	if (n->kind == Y_SCALAR) {
+	if (n->kind == YTREE_SCALAR) {
 		v = val_of_node(x, n);
 		return param_scalar(x, &v, p);
 	}
-	p->type = n->kind == Y_MAP ? PARAM_MAP : PARAM_LIST;
+	p->type = n->kind == YTREE_MAP ? PARAM_MAP : PARAM_LIST;
 	p->items = n->n ? arena_calloc(x->a, n->n, sizeof(*p->items)) : NULL;
 	if (n->n && !p->items)
 		return oom(x);
 	for (c = n->first; c; c = c->next, i++) {
 		int rc;
 
-		if (n->kind == Y_MAP) {
+		if (n->kind == YTREE_MAP) {
 			p->items[i].key = arena_strdup(x->a, c->key->text);
 			if (!p->items[i].key)
 				return oom(x);
-			old = path_push_key(&x->path, c->key->text);
+			old = ytree_path_push_key(&x->path, c->key->text);
 		} else {
-			old = path_push_index(&x->path, i);
+			old = ytree_path_push_index(&x->path, i);
 		}
 		rc = param_tree(x, c, &p->items[i]);
-		path_pop(&x->path, old);
+		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
 		p->n_items = i + 1;
@@ -1736,17 +1072,17 @@ static int param_tree(struct ctx *x, const struct ynode *n, struct param *p)
 	return 0;
 }
 
-static int parse_policy(struct ctx *x, const struct ynode *m)
+static int parse_policy(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "path", "params", "instructions", "memory", NULL };
 	static const struct int_range positive = { 1, INT64_MAX };
 	struct config *c = x->c;
-	const struct ynode *params;
+	const struct ytree_node *params;
 	const char *path = NULL;
 	size_t old;
 	int rc;
 
-	if (expect_kind(x, m, Y_MAP) || check_keys(x, m, keys))
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	x->policy = node_loc(x, m);
 	if (field(x, m, "path", dec_string, &path, NULL, &x->policy_path) ||
@@ -1761,24 +1097,24 @@ static int parse_policy(struct ctx *x, const struct ynode *m)
 	params = map_get(m, "params");
 	if (!params)
 		return 0;
-	old = path_push_key(&x->path, "params");
-	rc = expect_kind(x, params, Y_MAP);
+	old = ytree_path_push_key(&x->path, "params");
+	rc = expect_kind(x, params, YTREE_MAP);
 	if (!rc)
 		rc = param_tree(x, params, &c->params);
-	path_pop(&x->path, old);
+	ytree_path_pop(&x->path, old);
 	return rc;
 }
 
 /* ---- safety, intervals ---- */
 
-static int parse_safety(struct ctx *x, const struct ynode *m)
+static int parse_safety(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "max_nodes_total", "max_scale_down_per_round",
 					    "protected_pod_selector", NULL };
 	static const struct int_range count = { 0, INT64_MAX };
 	struct config *c = x->c;
 
-	if (expect_kind(x, m, Y_MAP) || check_keys(x, m, keys))
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	return field(x, m, "max_nodes_total", dec_int, &c->max_nodes_total, &count,
 		     &x->max_nodes_total) ||
@@ -1788,43 +1124,43 @@ static int parse_safety(struct ctx *x, const struct ynode *m)
 		     &c->protected_pod_selector, NULL, &x->protected_sel) ? -1 : 0;
 }
 
-static int parse_intervals(struct ctx *x, const struct ynode *m)
+static int parse_intervals(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "reconcile", "batch_idle", "batch_max", NULL };
 	struct config *c = x->c;
 
-	if (expect_kind(x, m, Y_MAP) || check_keys(x, m, keys))
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	return field(x, m, "reconcile", dec_duration, &c->reconcile_interval_ms, NULL, &x->reconcile) ||
 	       field(x, m, "batch_idle", dec_duration, &c->batch_idle_ms, NULL, &x->batch_idle) ||
 	       field(x, m, "batch_max", dec_duration, &c->batch_max_ms, NULL, &x->batch_max) ? -1 : 0;
 }
 
-static int section(struct ctx *x, const struct ynode *root, const char *key,
-		   int (*parse)(struct ctx *, const struct ynode *))
+static int section(struct ctx *x, const struct ytree_node *root, const char *key,
+		   int (*parse)(struct ctx *, const struct ytree_node *))
 {
-	const struct ynode *n = map_get(root, key);
+	const struct ytree_node *n = map_get(root, key);
 	size_t old;
 	int rc;
 
 	if (!n)
 		return 0;
-	old = path_push_key(&x->path, key);
+	old = ytree_path_push_key(&x->path, key);
 	rc = parse(x, n);
-	path_pop(&x->path, old);
+	ytree_path_pop(&x->path, old);
 	return rc;
 }
 
-static int parse_root(struct ctx *x, const struct ynode *root)
+static int parse_root(struct ctx *x, const struct ytree_node *root)
 {
 	static const char *const keys[] = { "cluster", "node_groups", "policy", "safety",
 					    "intervals", NULL };
 
-	if (!root || (root->kind == Y_SCALAR && root->plain && is_null_text(root->text)))
+	if (!root || ytree_is_null(root))
 		return 0; /* an empty document: every default */
 	x->root.line = root->line;
 	x->root.col = root->col;
-	if (expect_kind(x, root, Y_MAP) || check_keys(x, root, keys))
+	if (expect_kind(x, root, YTREE_MAP) || check_keys(x, root, keys))
 		return -1;
 	return section(x, root, "cluster", parse_cluster) ||
 	       section(x, root, "node_groups", parse_groups) ||
@@ -2148,7 +1484,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 {
 	struct arena *a = arena_new(), *tmp = arena_new();
 	struct config *c = NULL;
-	struct ynode *root;
+	struct ytree_node *root;
 	struct ctx x;
 	int rc = -1;
 
@@ -2200,7 +1536,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 		errbuf_set(err, "%s: no text", source);
 		goto out;
 	}
-	if (build_tree(yaml ? yaml : "", len, c->source, tmp, &root, err) ||
+	if (ytree_parse(yaml ? yaml : "", len, c->source, tmp, &root, err) ||
 	    parse_root(&x, root) || apply_env(&x) || check_all(&x))
 		goto out;
 	rc = 0;

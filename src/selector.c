@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "k8sname.h"
 
 const char *kvlist_get(const struct kvlist *l, const char *key)
 {
@@ -149,54 +150,6 @@ bool pdb_matches(const struct pdb *b, const struct pod *p)
 
 /* ---- the kubectl string form ---- */
 
-static bool is_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9');
-}
-
-/* A label name or value: [A-Za-z0-9._-], alphanumeric at both ends, <= 63. */
-static bool valid_name(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n == 0 || n > 63 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-		return false;
-	for (i = 0; i < n; i++)
-		if (!is_alnum(s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
-			return false;
-	return true;
-}
-
-/* A DNS subdomain, loosely: [a-z0-9.-], alphanumeric at both ends, <= 253. */
-static bool valid_prefix(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n == 0 || n > 253 || !is_alnum(s[0]) || !is_alnum(s[n - 1]))
-		return false;
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
-		      s[i] == '.' || s[i] == '-'))
-			return false;
-	return true;
-}
-
-static bool valid_key(const char *s)
-{
-	const char *slash = strchr(s, '/');
-
-	if (!slash)
-		return valid_name(s, strlen(s));
-	return valid_prefix(s, (size_t)(slash - s)) &&
-	       valid_name(slash + 1, strlen(slash + 1));
-}
-
-static bool valid_value(const char *s)
-{
-	return s[0] == '\0' || valid_name(s, strlen(s));
-}
-
 /* Parser state: the text, a cursor, and growable temporaries that are
  * copied into the arena once the whole selector parsed. */
 struct sel_parser {
@@ -253,7 +206,7 @@ static char *read_word(struct sel_parser *sp)
 
 static int push_value(struct sel_parser *sp, const char *v)
 {
-	if (!valid_value(v))
+	if (!k8sname_valid_label_value(v))
 		return errbuf_set(sp->err, "invalid label selector \"%.200s\": invalid label value \"%.80s\"",
 				  sp->text, v);
 	if (sp->n_vals == sp->cap_vals) {
@@ -317,7 +270,7 @@ static int parse_requirement(struct sel_parser *sp)
 		return sel_error(sp, "expected a label key");
 	if (!(key = read_word(sp)))
 		return -1;
-	if (!valid_key(key))
+	if (!k8sname_valid_qualified_name(key, NULL, 0))
 		return errbuf_set(sp->err, "invalid label selector \"%.200s\": invalid label key \"%.80s\"",
 				  sp->text, key);
 	skip_space(sp);

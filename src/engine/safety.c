@@ -5,12 +5,12 @@
  */
 #include "engine/safety.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "k8sname.h"
 #include "sched.h"
 
 void verdict_init(struct verdict *v)
@@ -63,75 +63,6 @@ static int reject(struct verdict *v, const struct action *a, const char *fmt, ..
 	}
 	v->n_rejected++;
 	return 0;
-}
-
-static bool dns_label_char(char c)
-{
-	return isalnum((unsigned char)c) || c == '-';
-}
-
-bool safety_valid_key(const char *key, char *why, size_t why_len)
-{
-	const char *slash = strchr(key, '/');
-	const char *name = slash ? slash + 1 : key;
-	size_t n = strlen(name), i;
-
-	if (slash) {
-		size_t plen = (size_t)(slash - key);
-
-		if (plen == 0 || plen > 253) {
-			if (why)
-				snprintf(why, why_len, "key prefix must be 1-253 characters");
-			return false;
-		}
-		for (i = 0; i < plen; i++) {
-			if (!dns_label_char(key[i]) && key[i] != '.') {
-				if (why)
-					snprintf(why, why_len, "key prefix must be a DNS subdomain");
-				return false;
-			}
-		}
-		if (!isalnum((unsigned char)key[0]) || !isalnum((unsigned char)key[plen - 1])) {
-			if (why)
-				snprintf(why, why_len, "key prefix must start and end with an alphanumeric character");
-			return false;
-		}
-	}
-	if (n == 0 || n > 63) {
-		if (why)
-			snprintf(why, why_len, "key name must be 1-63 characters");
-		return false;
-	}
-	for (i = 0; i < n; i++) {
-		char c = name[i];
-
-		if (!(isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.')) {
-			if (why)
-				snprintf(why, why_len, "key name may only contain alphanumerics, '-', '_' and '.'");
-			return false;
-		}
-	}
-	if (!isalnum((unsigned char)name[0]) || !isalnum((unsigned char)name[n - 1])) {
-		if (why)
-			snprintf(why, why_len, "key name must start and end with an alphanumeric character");
-		return false;
-	}
-	return true;
-}
-
-bool safety_valid_label_value(const char *value)
-{
-	size_t n = strlen(value), i;
-
-	if (n == 0)
-		return true;
-	if (n > 63)
-		return false;
-	for (i = 0; i < n; i++)
-		if (!(isalnum((unsigned char)value[i]) || value[i] == '-' || value[i] == '_' ||
-		      value[i] == '.'))
-			return false;
-	return isalnum((unsigned char)value[0]) && isalnum((unsigned char)value[n - 1]);
 }
 
 /* Round state: what accepted actions so far have used up. */
@@ -230,12 +161,12 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 	case ACTION_LABEL:
 	case ACTION_ANNOTATE:
 	case ACTION_TAINT:
-		if (!safety_valid_key(a->key, why, sizeof(why)))
+		if (!k8sname_valid_qualified_name(a->key, why, sizeof(why)))
 			return reject(v, a, "invalid key \"%s\": %s", a->key, why);
-		if (a->type == ACTION_LABEL && a->value && !safety_valid_label_value(a->value))
+		if (a->type == ACTION_LABEL && a->value && !k8sname_valid_label_value(a->value))
 			return reject(v, a, "invalid label value \"%s\": at most 63 characters, alphanumeric at both ends, '-', '_' or '.' inside",
 				      a->value);
-		if (a->type == ACTION_TAINT && a->value && !safety_valid_label_value(a->value))
+		if (a->type == ACTION_TAINT && a->value && !k8sname_valid_label_value(a->value))
 			return reject(v, a, "invalid taint value \"%s\"", a->value);
 		if (a->type == ACTION_ANNOTATE && a->value && strlen(a->value) > 65536)
 			return reject(v, a, "annotation value is larger than 64 KiB");

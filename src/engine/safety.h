@@ -47,10 +47,4 @@ void verdict_free(struct verdict *v);
 int safety_check(const struct snapshot *s, const struct safety_limits *lim,
 		 const struct plan *in, struct verdict *out, struct errbuf *err);
 
-/* Is 'key' a valid Kubernetes label/annotation/taint key? ('why' may be NULL) */
-bool safety_valid_key(const char *key, char *why, size_t why_len);
-
-/* Is 'value' a valid label value (<= 63, alphanumeric ends, [-_.] inside)? */
-bool safety_valid_label_value(const char *value);
-
 #endif

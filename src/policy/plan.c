@@ -206,6 +206,8 @@ const struct node_note *plan_find_note(const struct plan *p, const char *node)
 {
 	size_t i;
 
+	if (p->n_notes == 0)
+		return NULL;
 	if (p->notes_sorted)
 		return bsearch(node, p->notes, p->n_notes, sizeof(*p->notes), note_key_cmp);
 	for (i = p->n_notes; i-- > 0;)

@@ -285,22 +285,6 @@ static void test_conflicts_and_keys(void **state)
 	expect_rejected(f, 3, "NoExecute taint would evict");
 }
 
-static void test_valid_keys(void **state)
-{
-	(void)state;
-	assert_true(safety_valid_key("app", NULL, 0));
-	assert_true(safety_valid_key("hub.jupyter.org/node-purpose", NULL, 0));
-	assert_true(safety_valid_key("a_b.c-d", NULL, 0));
-	assert_false(safety_valid_key("", NULL, 0));
-	assert_false(safety_valid_key("/x", NULL, 0));
-	assert_false(safety_valid_key("x/", NULL, 0));
-	assert_false(safety_valid_key("-x", NULL, 0));
-	assert_false(safety_valid_key("a/b/c", NULL, 0));
-	assert_false(safety_valid_key("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL, 0));
-	assert_true(safety_valid_label_value(""));
-	assert_false(safety_valid_label_value("a b"));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,7 +298,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_per_round_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_min, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conflicts_and_keys, setup, teardown),
-		cmocka_unit_test(test_valid_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

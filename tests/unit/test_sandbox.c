@@ -183,6 +183,18 @@ static void test_binary_chunk(void **state)
 	assert_non_null(strstr(err.msg, "binary"));
 }
 
+/* load() with a text mode but no env keeps the globals (it once took the
+ * loaded chunk itself as _ENV); with an env, the chunk sees that one. */
+static void test_load_text_modes(void **state)
+{
+	(void)state;
+	expect_ok(WRAP("assert(load('return math.max(1, 2)', 'x', 't')() == 2)\n"
+		       "assert(load('return type(math)', 'x', 'bt')() == 'table')\n"
+		       "assert(load('return type(math)', 'x')() == 'table')\n"
+		       "assert(load('return y', 'x', 't', {y = 3})() == 3) return nil"),
+		  0);
+}
+
 static void test_no_io_no_os(void **state)
 {
 	(void)state;
@@ -367,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_pcall_cannot_swallow_memory),
 		cmocka_unit_test(test_coroutine_created_before_call),
 		cmocka_unit_test(test_binary_chunk),
+		cmocka_unit_test(test_load_text_modes),
 		cmocka_unit_test(test_no_io_no_os),
 		cmocka_unit_test(test_non_string_errors),
 		cmocka_unit_test(test_finalizers_refused),
