@@ -10,6 +10,11 @@
 -- the small helpers every policy would otherwise write. Units: cpu in
 -- cores, memory and storage in bytes, time in seconds.
 
+-- The globals this library uses, captured now: a policy that replaces a
+-- global later does not change how plans are built.
+local error, ipairs, math, next, pairs, select, setmetatable, string, table, tostring, type =
+  error, ipairs, math, next, pairs, select, setmetatable, string, table, tostring, type
+
 local native = require "luascale.native"
 
 local M = {}

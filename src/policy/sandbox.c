@@ -283,7 +283,7 @@ static int sb_require(lua_State *L)
 	const char *forms[2] = {"%s/%s.lua", "%s/%s/init.lua"};
 	struct errbuf err;
 	size_t i, j;
-	bool found = false;
+	bool found = false, from_lib = false;
 
 	lua_settop(L, 1);
 	lua_getfield(L, LUA_REGISTRYINDEX, LOADED_KEY);
@@ -304,6 +304,7 @@ static int sb_require(lua_State *L)
 			snprintf(path, sizeof(path), forms[j], dirs[i], rel);
 			found = file_exists(path);
 		}
+		from_lib = found && i == 0;
 	}
 	if (!found)
 		return luaL_error(L, "module \"%s\" not found in %s or %s", name,
@@ -316,9 +317,302 @@ static int sb_require(lua_State *L)
 		lua_pop(L, 1);
 		lua_pushboolean(L, 1);
 	}
+	/* luascale's own modules are shared by every caller: read-only */
+	if (from_lib && lua_istable(L, -1))
+		sandbox_freeze(L);
 	lua_pushvalue(L, -1);
 	lua_setfield(L, 2, name);
 	return 1;
+}
+
+
+/* ---- size caps for C functions the instruction hook cannot interrupt ---- */
+
+#define CAP_STRING (64LL * 1024 * 1024) /* bytes built by one string.rep / table.concat */
+#define CAP_PATTERN_WORK 1e8            /* worst-case steps of one pattern call */
+#define CAP_PLAIN_WORK 4e9              /* bytes compared by one plain find */
+#define CAP_SORT (1 << 20)              /* elements sorted by one table.sort */
+
+/* Calls the original function (upvalue 1) with the same arguments. */
+static int call_original(lua_State *L)
+{
+	int n = lua_gettop(L);
+
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, n, LUA_MULTRET);
+	return lua_gettop(L);
+}
+
+static int sb_rep(lua_State *L)
+{
+	size_t l, lsep = 0;
+	lua_Integer n;
+
+	luaL_checklstring(L, 1, &l);
+	n = luaL_checkinteger(L, 2);
+	luaL_optlstring(L, 3, "", &lsep);
+	if (n > 0 && ((double)l + (double)lsep) * (double)n > (double)CAP_STRING)
+		return luaL_error(L, "string.rep: a result of %f MiB is over the policy sandbox's limit of %d MiB",
+				  ((double)l + (double)lsep) * (double)n / 1048576.0,
+				  (int)(CAP_STRING >> 20));
+	return call_original(L);
+}
+
+/* Does the pattern have magic characters (else Lua searches it plainly)? */
+static bool has_specials(const char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (strchr("^$*+?.([%-", p[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Worst-case work of matching pattern 'p' against 'n' bytes with Lua's
+ * backtracking matcher: start positions (1 when anchored) times n for every
+ * repetition that has more pattern after it, times 2 for every '?', times
+ * n for every %b. Repetitions at the very end cannot backtrack.
+ */
+static double pattern_work(const char *p, size_t len, size_t n)
+{
+	double work, nn = (double)n + 1;
+	size_t i = 0;
+	bool anchored = len > 0 && p[0] == '^';
+
+	work = anchored ? 1 : nn;
+	if (anchored)
+		i = 1;
+	while (i < len && work < 1e300) {
+		size_t next;
+
+		if (p[i] == '(' || p[i] == ')') {
+			i++;
+			continue;
+		}
+		if (p[i] == '%' && i + 1 < len && p[i + 1] == 'b') {
+			work *= nn; /* a balanced scan from each position */
+			i += 4;
+			continue;
+		}
+		if (p[i] == '%' && i + 1 < len && p[i + 1] == 'f') {
+			i += 2;
+			if (i < len && p[i] == '[') {
+				for (i++; i < len && p[i] != ']'; i++)
+					if (p[i] == '%')
+						i++;
+				i++;
+			}
+			continue;
+		}
+		/* one single-character class */
+		if (p[i] == '%') {
+			next = i + 2;
+		} else if (p[i] == '[') {
+			next = i + 1;
+			if (next < len && p[next] == '^')
+				next++;
+			if (next < len && p[next] == ']')
+				next++;
+			while (next < len && p[next] != ']') {
+				if (p[next] == '%')
+					next++;
+				next++;
+			}
+			next++;
+		} else {
+			next = i + 1;
+		}
+		if (next < len && (p[next] == '*' || p[next] == '+' || p[next] == '-')) {
+			size_t rest = next + 1;
+
+			/* only what follows can make it backtrack */
+			while (rest < len && p[rest] == ')')
+				rest++;
+			if (!(rest == len || (rest + 1 == len && p[rest] == '$')))
+				work *= nn;
+			next++;
+		} else if (next < len && p[next] == '?') {
+			work *= 2;
+			next++;
+		}
+		i = next;
+	}
+	return work;
+}
+
+/* Checks the cost of a pattern call; 'plain' for find's fourth argument. */
+static void check_pattern(lua_State *L, const char *fname, bool may_be_plain)
+{
+	size_t n, plen;
+	const char *p;
+	double work;
+
+	if (lua_type(L, 1) != LUA_TSTRING && lua_type(L, 1) != LUA_TNUMBER)
+		return; /* the original reports the bad argument */
+	if (lua_type(L, 2) != LUA_TSTRING && lua_type(L, 2) != LUA_TNUMBER)
+		return;
+	lua_tolstring(L, 1, &n);
+	p = lua_tolstring(L, 2, &plen);
+	if ((may_be_plain && lua_toboolean(L, 4)) || !has_specials(p, plen)) {
+		if ((double)n * (double)plen > CAP_PLAIN_WORK)
+			luaL_error(L, "%s: searching %I bytes for a %I-byte string is over the policy sandbox's limit",
+				   fname, (lua_Integer)n, (lua_Integer)plen);
+		return;
+	}
+	work = pattern_work(p, plen, n);
+	if (work > CAP_PATTERN_WORK) {
+		char msg[400];
+
+		snprintf(msg, sizeof(msg),
+			 "%s: pattern \"%.60s\" on a %zu-byte string could take about %.0e steps, "
+			 "over the policy sandbox's limit of %.0e (anchor it with ^, or shorten the string)",
+			 fname, p, n, work, CAP_PATTERN_WORK);
+		luaL_error(L, "%s", msg);
+	}
+}
+
+static int sb_find(lua_State *L)
+{
+	check_pattern(L, "string.find", true);
+	return call_original(L);
+}
+
+static int sb_match(lua_State *L)
+{
+	check_pattern(L, "string.match", false);
+	return call_original(L);
+}
+
+static int sb_gmatch(lua_State *L)
+{
+	check_pattern(L, "string.gmatch", false);
+	return call_original(L);
+}
+
+static int sb_gsub(lua_State *L)
+{
+	check_pattern(L, "string.gsub", false);
+	return call_original(L);
+}
+
+static int sb_concat(lua_State *L)
+{
+	lua_Integer i, last, count;
+	size_t lsep = 0;
+	double total = 0;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	luaL_optlstring(L, 2, "", &lsep);
+	i = luaL_optinteger(L, 3, 1);
+	last = lua_isnoneornil(L, 4) ? (lua_Integer)lua_rawlen(L, 1) : luaL_checkinteger(L, 4);
+	if (i > last)
+		return call_original(L);
+	count = last - i; /* may overflow for absurd ranges: checked as double */
+	if ((double)last - (double)i + 1 > (double)CAP_SORT * 16 || count < 0)
+		return luaL_error(L, "table.concat: %f elements is over the policy sandbox's limit",
+				  (double)last - (double)i + 1);
+	for (; i <= last; i++) {
+		size_t l = 0;
+
+		if (lua_rawgeti(L, 1, i) == LUA_TSTRING)
+			lua_tolstring(L, -1, &l);
+		lua_pop(L, 1);
+		total += (double)l + (double)lsep;
+		if (total > (double)CAP_STRING)
+			return luaL_error(L, "table.concat: the result is over the policy sandbox's limit of %d MiB",
+					  (int)(CAP_STRING >> 20));
+	}
+	return call_original(L);
+}
+
+static int sb_sort(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	if (luaL_len(L, 1) > CAP_SORT)
+		return luaL_error(L, "table.sort: %I elements is over the policy sandbox's limit of %d",
+				  (lua_Integer)luaL_len(L, 1), CAP_SORT);
+	return call_original(L);
+}
+
+/* Replaces lib[name] with 'wrapper' holding the original as upvalue 1.
+ * Stack: the library table at the top. */
+static void wrap(lua_State *L, const char *name, lua_CFunction wrapper)
+{
+	lua_getfield(L, -1, name);
+	lua_pushcclosure(L, wrapper, 1);
+	lua_setfield(L, -2, name);
+}
+
+/* ---- read-only library tables ---- */
+
+static const char FROZEN_KEY[] = "luascale.sandbox.frozen"; /* proxy -> true (weak) */
+
+static int frozen_newindex(lua_State *L)
+{
+	return luaL_error(L, "attempt to modify a read-only table (field '%s')",
+			  lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_typename(L, 2));
+}
+
+static int lua_next_wrapper(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 2);
+	if (lua_next(L, 1))
+		return 2;
+	lua_pushnil(L);
+	return 1;
+}
+
+static int frozen_pairs(lua_State *L)
+{
+	lua_pushcfunction(L, lua_next_wrapper);
+	lua_getmetatable(L, 1);
+	lua_getfield(L, -1, "__index");
+	lua_remove(L, -2);
+	lua_pushnil(L);
+	return 3;
+}
+
+/*
+ * Replaces the table at the top of the stack by a read-only proxy of it:
+ * reads go through, writes raise, pairs() iterates the original, and the
+ * metatable is hidden. rawset on a proxy is refused too (see sb_rawset).
+ */
+void sandbox_freeze(lua_State *L)
+{
+	int real = lua_gettop(L);
+
+	lua_newtable(L);                 /* proxy */
+	lua_createtable(L, 0, 4);        /* its metatable */
+	lua_pushvalue(L, real);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, frozen_newindex);
+	lua_setfield(L, -2, "__newindex");
+	lua_pushcfunction(L, frozen_pairs);
+	lua_setfield(L, -2, "__pairs");
+	lua_pushboolean(L, 0);
+	lua_setfield(L, -2, "__metatable");
+	lua_setmetatable(L, -2);
+	lua_getfield(L, LUA_REGISTRYINDEX, FROZEN_KEY);
+	lua_pushvalue(L, -2);
+	lua_pushboolean(L, 1);
+	lua_rawset(L, -3);
+	lua_pop(L, 1);
+	lua_replace(L, real);
+}
+
+static int sb_rawset(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_getfield(L, LUA_REGISTRYINDEX, FROZEN_KEY);
+	lua_pushvalue(L, 1);
+	if (lua_rawget(L, -2) != LUA_TNIL)
+		return luaL_error(L, "attempt to modify a read-only table with rawset");
+	lua_pop(L, 2);
+	return call_original(L);
 }
 
 static void open_lib(lua_State *L, const char *name, lua_CFunction open)
@@ -365,7 +659,19 @@ static int sandbox_open(lua_State *L)
 	/* string.dump makes binary chunks; nothing may load them anyway */
 	lua_getfield(L, -1, "string");
 	remove_field(L, -1, "dump");
+	wrap(L, "rep", sb_rep);
+	wrap(L, "find", sb_find);
+	wrap(L, "match", sb_match);
+	wrap(L, "gmatch", sb_gmatch);
+	wrap(L, "gsub", sb_gsub);
 	lua_pop(L, 1);
+	lua_getfield(L, -1, "table");
+	wrap(L, "concat", sb_concat);
+	wrap(L, "sort", sb_sort);
+	lua_pop(L, 1);
+	lua_getfield(L, -1, "rawset");
+	lua_pushcclosure(L, sb_rawset, 1);
+	lua_setfield(L, -2, "rawset");
 
 	/* os: time, clock, date only; os.time() is the cluster's clock */
 	luaopen_os(L);
@@ -386,6 +692,33 @@ static int sandbox_open(lua_State *L)
 	lua_pushinteger(L, 42);
 	lua_call(L, 1, 0);
 	lua_pop(L, 1);
+
+	/* the libraries are read-only; so is the string metatable */
+	{
+		static const char *const libs[] = {"string", "table", "math", "utf8",
+						   "coroutine", "os", NULL};
+
+		lua_newtable(L);
+		lua_createtable(L, 0, 1);
+		lua_pushliteral(L, "k");
+		lua_setfield(L, -2, "__mode");
+		lua_setmetatable(L, -2);
+		lua_setfield(L, LUA_REGISTRYINDEX, FROZEN_KEY);
+		for (i = 0; libs[i]; i++) {
+			lua_getfield(L, -1, libs[i]);
+			sandbox_freeze(L);
+			if (strcmp(libs[i], "string") == 0) {
+				lua_pushliteral(L, "");
+				lua_getmetatable(L, -1);
+				lua_pushvalue(L, -3);
+				lua_setfield(L, -2, "__index");
+				lua_pushboolean(L, 0);
+				lua_setfield(L, -2, "__metatable");
+				lua_pop(L, 2);
+			}
+			lua_setfield(L, -2, libs[i]);
+		}
+	}
 
 	lua_pop(L, 1); /* globals */
 	lua_newtable(L);

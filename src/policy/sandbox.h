@@ -70,6 +70,10 @@ size_t sandbox_memory(const struct sandbox *sb);
  * require(name) returns it. Pops the table. */
 void sandbox_preload(struct sandbox *sb, const char *name);
 
+/* Replaces the table at the top of the stack by a read-only proxy of it
+ * (reads, # via __index, pairs; writes and rawset raise). */
+void sandbox_freeze(struct lua_State *L);
+
 /* The sandbox that owns 'L' (any thread of it). */
 struct sandbox *sandbox_of(struct lua_State *L);
 

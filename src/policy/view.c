@@ -727,5 +727,6 @@ void view_register_native(struct sandbox *sb)
 	lua_State *L = sandbox_state(sb);
 
 	luaL_newlib(L, fns);
+	sandbox_freeze(L);
 	sandbox_preload(sb, "luascale.native");
 }

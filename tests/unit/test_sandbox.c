@@ -110,7 +110,8 @@ static void test_infinite_loop(void **state)
 static void test_string_rep_bomb(void **state)
 {
 	(void)state;
-	expect_call_error(WRAP("local s = string.rep('x', 1 << 30) return nil"), "memory");
+	expect_call_error(WRAP("local t = {} for i = 1, 100 do t[i] = string.rep('x', 32 * 1024 * 1024) .. i end"),
+			  "memory");
 	expect_call_error(WRAP("local t = {} for i = 1, 1e9 do t[i] = string.rep('y', 4096) .. i end"),
 			  "memory");
 }
@@ -134,6 +135,56 @@ static void test_pcall_cannot_swallow_budget(void **state)
 		  0);
 }
 
+static void test_size_caps(void **state)
+{
+	(void)state;
+	expect_call_error(WRAP("local s = string.rep('x', 100 * 1024 * 1024) return nil"),
+			  "string.rep: a result of");
+	expect_call_error(WRAP("local s = ('ab'):rep(1024 * 1024, ('-'):rep(100)) return nil"),
+			  "string.rep");
+	/* backtracking patterns on long strings, each start position scanning on */
+	expect_call_error(WRAP("local s = string.rep('a', 200000) return s:find('.-.-b')"),
+			  "could take about");
+	expect_call_error(WRAP("local s = string.rep('a', 200000) return s:match('(a*)b')"),
+			  "string.match");
+	expect_call_error(WRAP("local s = string.rep('a', 200000) for x in s:gmatch('a-b') do end"),
+			  "string.gmatch");
+	expect_call_error(WRAP("local s = string.rep('(', 100000) return (s:gsub('%b()', ''))"),
+			  "string.gsub");
+	expect_call_error(WRAP("local s, t = string.rep('x', 2 * 1024 * 1024), {} for i = 1, 40 do t[i] = s end\n"
+			       "return table.concat(t)"),
+			  "table.concat");
+	expect_call_error(WRAP("return table.concat({}, '', 1, 1 << 50)"), "table.concat");
+	/* everyday patterns and sizes still work */
+	expect_ok(WRAP("local a, b = ('hub.jupyter.org/node-purpose'):match('^(.-)/(.*)$')\n"
+		       "assert(a == 'hub.jupyter.org' and b == 'node-purpose')\n"
+		       "local s = string.rep('word  ', 50000)\n"
+		       "local t, n = s:gsub('%s+', ' ') assert(n == 50000)\n"
+		       "assert(s:find('word', 1, true) == 1)\n"
+		       "assert(#table.concat({'a', 'b', 'c'}, ',') == 5)\n"
+		       "local l = {} for i = 1, 1000 do l[i] = -i end table.sort(l) assert(l[1] == -1000)\n"
+		       "return nil"),
+		  0);
+}
+
+static void test_libraries_read_only(void **state)
+{
+	(void)state;
+	expect_call_error(WRAP("string.upper = nil"), "read-only");
+	expect_call_error(WRAP("math.floor = function() return 0 end"), "read-only");
+	expect_call_error(WRAP("table.insert(string, 'x')"), "read-only");
+	expect_call_error(WRAP("rawset(string, 'evil', 1)"), "read-only");
+	expect_call_error(WRAP("getmetatable('').__index = {}"), "boolean");
+	expect_call_error(WRAP("setmetatable(os, {})"), "protected metatable");
+	expect_call_error(WRAP("local ls = require 'luascale' ls.plan = nil"), "read-only");
+	/* reading, methods on strings and iterating still work */
+	expect_ok(WRAP("assert(('x'):upper() == 'X' and string.format('%d', 3) == '3')\n"
+		       "local n = 0 for k, v in pairs(string) do n = n + 1 end assert(n > 10)\n"
+		       "local mine = {} rawset(mine, 'k', 1) assert(mine.k == 1)\n"
+		       "return nil"),
+		  0);
+}
+
 static void test_finalizers_refused(void **state)
 {
 	(void)state;
@@ -149,7 +200,9 @@ static void test_finalizers_refused(void **state)
 static void test_pcall_cannot_swallow_memory(void **state)
 {
 	(void)state;
-	expect_call_error(WRAP("pcall(string.rep, 'x', 1 << 30) return nil"), "memory limit");
+	expect_call_error(WRAP("pcall(function() local t = {} for i = 1, 100 do t[i] = string.rep('y', 32 * 1024 * 1024) .. i end end)\n"
+			       "return nil"),
+			  "memory limit");
 }
 
 static void test_coroutine_created_before_call(void **state)
@@ -383,6 +436,8 @@ int main(void)
 		cmocka_unit_test(test_no_io_no_os),
 		cmocka_unit_test(test_non_string_errors),
 		cmocka_unit_test(test_finalizers_refused),
+		cmocka_unit_test(test_size_caps),
+		cmocka_unit_test(test_libraries_read_only),
 		cmocka_unit_test(test_malformed_plans),
 		cmocka_unit_test(test_plan_builder_errors_name_line),
 		cmocka_unit_test(test_plan_decoded_with_where),
