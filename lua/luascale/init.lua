@@ -83,9 +83,16 @@ function M.plan()
   return setmetatable({ actions = {}, notes = {}, messages = {} }, Plan)
 end
 
+-- Nodes and groups of the cluster view are read-only userdata; a policy's
+-- own tables with a name work as well.
+local function is_object(v)
+  local t = type(v)
+  return t == "table" or t == "userdata"
+end
+
 local function node_name(node, fn)
   if type(node) == "string" and node ~= "" then return node end
-  if type(node) == "table" and type(node.name) == "string" then return node.name end
+  if is_object(node) and type(node.name) == "string" then return node.name end
   error(string.format("plan:%s: expected a node or a node name, got %s", fn, type(node)), 3)
 end
 
@@ -109,7 +116,7 @@ end
 
 -- Add 'count' nodes to 'group' (a group table or its name).
 function Plan:scale_up(group, count, reason)
-  if type(group) == "table" then group = group.name end
+  if is_object(group) then group = group.name end
   check_string(group, "group", "scale_up")
   if math.type(count) ~= "integer" or count < 1 then
     error("plan:scale_up: count must be a positive integer, got " .. tostring(count), 2)

@@ -1,7 +1,9 @@
 /*
- * view: builds the Lua tables a policy reads and the C-backed helpers on
- * them. Owns the mapping from Lua tables back to snapshot indices; the
- * scheduling arithmetic itself is sched.c's.
+ * view: the read-only cluster a policy sees, and the helpers on it backed by
+ * sched.c. Nodes and pods are userdata that read the snapshot's C structs
+ * on access (nothing is built for 150,000 pods up front); every table the
+ * policy gets is a read-only proxy. Owns the mapping from those objects back
+ * to snapshot indices; the scheduling arithmetic itself is sched.c's.
  */
 #include "policy/view.h"
 
@@ -17,32 +19,108 @@
 #include "policy/sandbox.h"
 #include "quantity.h"
 
-static const char VIEW_KEY[] = "luascale.view";         /* struct view userdata */
-static const char NODEIDX_KEY[] = "luascale.view.nodeidx"; /* node table -> index */
-static const char PODIDX_KEY[] = "luascale.view.podidx";   /* pod table -> index */
-static const char PODCACHE_KEY[] = "luascale.view.pods";   /* index -> pod table */
-static const char NODES_KEY[] = "luascale.view.nodes";     /* the nodes array */
-static const char GROUPS_KEY[] = "luascale.view.groups";   /* name -> group table */
-static const char NODEMT_KEY[] = "luascale.view.nodemt";   /* node metatable */
+static const char VIEW_KEY[] = "luascale.view";            /* struct view userdata */
+static const char NODE_MT[] = "luascale.view.node";        /* metatable of node objects */
+static const char POD_MT[] = "luascale.view.pod";          /* metatable of pod objects */
+static const char FROZEN_MT[] = "luascale.view.frozen";    /* metatable of read-only proxies */
+static const char NODE_KEYS[] = "luascale.view.nodekeys";  /* field name -> enum node_field */
+static const char POD_KEYS[] = "luascale.view.podkeys";    /* field name -> enum pod_field */
+static const char NODES_KEY[] = "luascale.view.nodes";     /* index+1 -> node object */
+static const char PODCACHE_KEY[] = "luascale.view.pods";   /* index+1 -> pod object */
+static const char CLUSTER_KEY[] = "luascale.view.cluster"; /* the cluster proxy */
 
 struct view {
 	const struct snapshot *snap;
 	const struct drain_opts *dopts;
+	uint32_t gen; /* which reconcile: objects of older ones are refused */
 };
 
-static struct view *get_view(lua_State *L)
+/* A node or pod object: an index into the snapshot of reconcile 'gen'.
+ * Its user value caches the tables built for it. */
+struct obj {
+	uint32_t idx;
+	uint32_t gen;
+};
+
+static struct view *view_of(lua_State *L)
 {
 	struct view *v;
 
 	lua_getfield(L, LUA_REGISTRYINDEX, VIEW_KEY);
 	v = lua_touserdata(L, -1);
 	lua_pop(L, 1);
+	return v;
+}
+
+static struct view *get_view(lua_State *L)
+{
+	struct view *v = view_of(L);
+
 	if (!v || !v->snap)
 		luaL_error(L, "cluster view used outside of its reconcile call");
 	return v;
 }
 
-/* ---- building blocks ---- */
+/* ---- read-only proxies ---- */
+
+/* Replaces the table at the top of the stack by a read-only proxy. */
+static void freeze(lua_State *L)
+{
+	lua_newuserdatauv(L, 0, 1);
+	lua_insert(L, -2);
+	lua_setiuservalue(L, -2, 1);
+	luaL_setmetatable(L, FROZEN_MT);
+}
+
+static int frozen_index(lua_State *L)
+{
+	lua_getiuservalue(L, 1, 1);
+	lua_pushvalue(L, 2);
+	lua_rawget(L, -2);
+	return 1;
+}
+
+static int readonly_newindex(lua_State *L)
+{
+	return luaL_error(L, "the cluster view is read-only (field '%s')",
+			  lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : luaL_typename(L, 2));
+}
+
+static int frozen_len(lua_State *L)
+{
+	lua_getiuservalue(L, 1, 1);
+	lua_pushinteger(L, (lua_Integer)lua_rawlen(L, -1));
+	return 1;
+}
+
+static int raw_next(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 2);
+	if (lua_next(L, 1))
+		return 2;
+	lua_pushnil(L);
+	return 1;
+}
+
+static int frozen_pairs(lua_State *L)
+{
+	lua_pushcfunction(L, raw_next);
+	lua_getiuservalue(L, 1, 1);
+	lua_pushnil(L);
+	return 3;
+}
+
+/* The real table behind a proxy at 'arg', pushed; false when not a proxy. */
+static bool push_frozen_real(lua_State *L, int arg)
+{
+	if (!luaL_testudata(L, arg, FROZEN_MT))
+		return false;
+	lua_getiuservalue(L, arg, 1);
+	return true;
+}
+
+/* ---- building blocks (each leaves one frozen value on the stack) ---- */
 
 static void set_str(lua_State *L, const char *k, const char *v)
 {
@@ -62,12 +140,6 @@ static void set_num(lua_State *L, const char *k, double v)
 	lua_setfield(L, -2, k);
 }
 
-static void set_bool(lua_State *L, const char *k, bool v)
-{
-	lua_pushboolean(L, v);
-	lua_setfield(L, -2, k);
-}
-
 static void push_kvlist(lua_State *L, const struct kvlist *l)
 {
 	size_t i;
@@ -77,6 +149,7 @@ static void push_kvlist(lua_State *L, const struct kvlist *l)
 		lua_pushstring(L, l->items[i].value);
 		lua_setfield(L, -2, l->items[i].key);
 	}
+	freeze(L);
 }
 
 /* cpu in cores (number), everything else in units (integer) */
@@ -91,6 +164,7 @@ static void push_resources(lua_State *L, const struct resources *r)
 	set_int(L, "pods", r->pods);
 	for (i = 0; i < r->n_ext; i++)
 		set_int(L, r->ext[i].name, r->ext[i].value);
+	freeze(L);
 }
 
 static void push_free(lua_State *L, const struct resources *alloc,
@@ -106,6 +180,7 @@ static void push_free(lua_State *L, const struct resources *alloc,
 	for (i = 0; i < alloc->n_ext; i++)
 		set_int(L, alloc->ext[i].name,
 			alloc->ext[i].value - resources_ext(req, alloc->ext[i].name));
+	freeze(L);
 }
 
 static void push_taints(lua_State *L, const struct taint *t, size_t n)
@@ -118,8 +193,10 @@ static void push_taints(lua_State *L, const struct taint *t, size_t n)
 		set_str(L, "key", t[i].key);
 		set_str(L, "value", t[i].value);
 		set_str(L, "effect", taint_effect_str(t[i].effect));
+		freeze(L);
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
+	freeze(L);
 }
 
 static double fraction(int64_t used, int64_t total)
@@ -127,64 +204,346 @@ static double fraction(int64_t used, int64_t total)
 	return total > 0 ? (double)used / (double)total : 0.0;
 }
 
-/* Pushes the (cached) table of pod 'idx'. */
-static void push_pod(lua_State *L, const struct snapshot *s, uint32_t idx)
+/* ---- node and pod objects ---- */
+
+enum node_field {
+	NF_NAME = 1, NF_GROUP, NF_LABELS, NF_ANNOTATIONS, NF_TAINTS, NF_ALLOCATABLE,
+	NF_REQUESTED, NF_FREE, NF_UTILIZATION, NF_UNSCHEDULABLE, NF_READY, NF_CREATED,
+	NF_AGE, NF_PROVIDER_ID, NF_POD_COUNT, NF_PODS,
+};
+
+static const char *const node_fields[] = {
+	NULL, "name", "group", "labels", "annotations", "taints", "allocatable",
+	"requested", "free", "utilization", "unschedulable", "ready", "created",
+	"age", "provider_id", "pod_count", "pods", NULL,
+};
+
+enum pod_field {
+	PF_NAMESPACE = 1, PF_NAME, PF_LABELS, PF_ANNOTATIONS, PF_CONTROLLER,
+	PF_CONTROLLER_NAME, PF_NODE, PF_PHASE, PF_REQUESTS, PF_PRIORITY, PF_DAEMONSET,
+	PF_MIRROR, PF_STATIC, PF_LOCAL_STORAGE, PF_UNSCHEDULABLE, PF_TERMINATING,
+	PF_FINISHED, PF_SAFE_TO_EVICT, PF_CREATED, PF_AGE, PF_SCHEDULER_MESSAGE,
+};
+
+static const char *const pod_fields[] = {
+	NULL, "namespace", "name", "labels", "annotations", "controller",
+	"controller_name", "node", "phase", "requests", "priority", "daemonset",
+	"mirror", "static", "local_storage", "unschedulable", "terminating",
+	"finished", "safe_to_evict", "created", "age", "scheduler_message", NULL,
+};
+
+/* The object at 'arg' of metatable 'mt', checked to belong to this view. */
+static const struct obj *check_obj(lua_State *L, int arg, const char *mt, const char *what)
+{
+	const struct obj *o = luaL_testudata(L, arg, mt);
+	struct view *v;
+
+	if (!o) {
+		luaL_argerror(L, arg, lua_pushfstring(L, "expected a %s of the cluster view", what));
+		return NULL;
+	}
+	v = get_view(L);
+	if (o->gen != v->gen)
+		luaL_error(L, "this %s comes from an earlier reconcile: keep names, not %s objects, in the store",
+			   what, what);
+	return o;
+}
+
+/* Field id of key 'k' in the registry table 'keys', 0 when unknown. */
+static int field_id(lua_State *L, const char *keys, int k)
+{
+	int id;
+
+	if (lua_type(L, k) != LUA_TSTRING)
+		return 0;
+	lua_getfield(L, LUA_REGISTRYINDEX, keys);
+	lua_pushvalue(L, k);
+	lua_rawget(L, -2);
+	id = (int)lua_tointeger(L, -1);
+	lua_pop(L, 2);
+	return id;
+}
+
+/*
+ * The fast path of node.x / pod.x, the most frequent operation of a policy:
+ * upvalue 1 is the field table, upvalue 2 the view (light userdata). The
+ * metatables are hidden from policies, so argument 1 is always our object.
+ */
+static const struct obj *fast_obj(lua_State *L, const struct view **vp, const char *what)
+{
+	const struct obj *o = lua_touserdata(L, 1);
+	const struct view *v = lua_touserdata(L, lua_upvalueindex(2));
+
+	if (!v->snap)
+		luaL_error(L, "cluster view used outside of its reconcile call");
+	if (o->gen != v->gen)
+		luaL_error(L, "this %s comes from an earlier reconcile: keep names, not %s objects, in the store",
+			   what, what);
+	*vp = v;
+	return o;
+}
+
+static int fast_field_id(lua_State *L)
+{
+	if (lua_type(L, 2) != LUA_TSTRING)
+		return 0;
+	lua_pushvalue(L, 2);
+	return lua_rawget(L, lua_upvalueindex(1)) == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : 0;
+}
+
+/* Looks up field 'id' in the object's cache; true (value pushed) when there. */
+static bool cache_get(lua_State *L, int obj, int id)
+{
+	if (lua_getiuservalue(L, obj, 1) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		return false;
+	}
+	if (lua_rawgeti(L, -1, id) == LUA_TNIL) {
+		lua_pop(L, 2);
+		return false;
+	}
+	lua_remove(L, -2);
+	return true;
+}
+
+/* Stores the value at the top in the object's cache (value stays). */
+static void cache_put(lua_State *L, int obj, int id)
+{
+	if (lua_getiuservalue(L, obj, 1) != LUA_TTABLE) {
+		lua_pop(L, 1);
+		lua_createtable(L, 4, 0);
+		lua_pushvalue(L, -1);
+		lua_setiuservalue(L, obj, 1);
+	}
+	lua_pushvalue(L, -2);
+	lua_rawseti(L, -2, id);
+	lua_pop(L, 1);
+}
+
+static void push_pod(lua_State *L, const struct snapshot *s, uint32_t idx);
+
+static void push_node_field(lua_State *L, const struct snapshot *s, size_t idx, int id, int obj)
+{
+	const struct node *n = &s->nodes[idx];
+	size_t i, live = 0;
+
+	switch (id) {
+	case NF_NAME: lua_pushstring(L, n->name); return;
+	case NF_GROUP:
+		if (n->group >= 0)
+			lua_pushstring(L, s->groups[n->group].name);
+		else
+			lua_pushnil(L);
+		return;
+	case NF_UNSCHEDULABLE: lua_pushboolean(L, n->unschedulable); return;
+	case NF_READY: lua_pushboolean(L, n->ready); return;
+	case NF_CREATED: lua_pushinteger(L, (lua_Integer)n->created); return;
+	case NF_AGE: lua_pushinteger(L, (lua_Integer)(s->now - n->created)); return;
+	case NF_PROVIDER_ID: lua_pushstring(L, n->provider_id); return;
+	case NF_POD_COUNT:
+		for (i = 0; i < n->n_pods; i++)
+			if (!pod_finished(&s->pods[n->pods[i]]))
+				live++;
+		lua_pushinteger(L, (lua_Integer)live);
+		return;
+	default:
+		break;
+	}
+	if (cache_get(L, obj, id))
+		return;
+	switch (id) {
+	case NF_LABELS: push_kvlist(L, &n->labels); break;
+	case NF_ANNOTATIONS: push_kvlist(L, &n->annotations); break;
+	case NF_TAINTS: push_taints(L, n->taints, n->n_taints); break;
+	case NF_ALLOCATABLE: push_resources(L, &n->allocatable); break;
+	case NF_REQUESTED: push_resources(L, &n->requested); break;
+	case NF_FREE: push_free(L, &n->allocatable, &n->requested); break;
+	case NF_UTILIZATION:
+		lua_createtable(L, 0, 2);
+		set_num(L, "cpu", fraction(n->requested.cpu_m, n->allocatable.cpu_m));
+		set_num(L, "memory", fraction(n->requested.memory, n->allocatable.memory));
+		freeze(L);
+		break;
+	case NF_PODS:
+		lua_createtable(L, (int)n->n_pods, 0);
+		for (i = 0; i < n->n_pods; i++) {
+			push_pod(L, s, n->pods[i]);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+		freeze(L);
+		break;
+	default:
+		lua_pushnil(L);
+		return;
+	}
+	cache_put(L, obj, id);
+}
+
+static int node_index(lua_State *L)
+{
+	const struct view *v;
+	const struct obj *o = fast_obj(L, &v, "node");
+	int id = fast_field_id(L);
+
+	if (!id)
+		return 0;
+	push_node_field(L, v->snap, o->idx, id, 1);
+	return 1;
+}
+
+static void push_pod_field(lua_State *L, const struct snapshot *s, size_t idx, int id, int obj)
 {
 	const struct pod *p = &s->pods[idx];
-	int cache;
 
+	switch (id) {
+	case PF_NAMESPACE: lua_pushstring(L, p->ns); return;
+	case PF_NAME: lua_pushstring(L, p->name); return;
+	case PF_CONTROLLER:
+		if (p->controller_kind[0])
+			lua_pushstring(L, p->controller_kind);
+		else
+			lua_pushnil(L);
+		return;
+	case PF_CONTROLLER_NAME:
+		if (p->controller_kind[0])
+			lua_pushstring(L, p->controller_name);
+		else
+			lua_pushnil(L);
+		return;
+	case PF_NODE:
+		if (p->node_name[0])
+			lua_pushstring(L, p->node_name);
+		else
+			lua_pushnil(L);
+		return;
+	case PF_PHASE: lua_pushstring(L, pod_phase_str(p->phase)); return;
+	case PF_PRIORITY: lua_pushinteger(L, p->priority); return;
+	case PF_DAEMONSET: lua_pushboolean(L, p->flags & POD_DAEMONSET); return;
+	case PF_MIRROR: lua_pushboolean(L, p->flags & POD_MIRROR); return;
+	case PF_STATIC: lua_pushboolean(L, p->flags & POD_STATIC); return;
+	case PF_LOCAL_STORAGE: lua_pushboolean(L, p->flags & POD_LOCAL_STORAGE); return;
+	case PF_UNSCHEDULABLE: lua_pushboolean(L, p->flags & POD_UNSCHEDULABLE); return;
+	case PF_TERMINATING: lua_pushboolean(L, p->flags & POD_TERMINATING); return;
+	case PF_FINISHED: lua_pushboolean(L, pod_finished(p)); return;
+	case PF_SAFE_TO_EVICT: lua_pushboolean(L, !(p->flags & POD_SAFE_TO_EVICT_FALSE)); return;
+	case PF_CREATED: lua_pushinteger(L, (lua_Integer)p->created); return;
+	case PF_AGE: lua_pushinteger(L, (lua_Integer)(s->now - p->created)); return;
+	case PF_SCHEDULER_MESSAGE:
+		if (p->sched_message[0])
+			lua_pushstring(L, p->sched_message);
+		else
+			lua_pushnil(L);
+		return;
+	default:
+		break;
+	}
+	if (cache_get(L, obj, id))
+		return;
+	switch (id) {
+	case PF_LABELS: push_kvlist(L, &p->labels); break;
+	case PF_ANNOTATIONS: push_kvlist(L, &p->annotations); break;
+	case PF_REQUESTS: push_resources(L, &p->requests); break;
+	default:
+		lua_pushnil(L);
+		return;
+	}
+	cache_put(L, obj, id);
+}
+
+static int pod_index(lua_State *L)
+{
+	const struct view *v;
+	const struct obj *o = fast_obj(L, &v, "pod");
+	int id = fast_field_id(L);
+
+	if (!id)
+		return 0;
+	push_pod_field(L, v->snap, o->idx, id, 1);
+	return 1;
+}
+
+/* pairs(node) / pairs(pod): every field with a value, in a fixed order */
+static int obj_next(lua_State *L)
+{
+	bool is_node = luaL_testudata(L, 1, NODE_MT) != NULL;
+	const struct obj *o = check_obj(L, 1, is_node ? NODE_MT : POD_MT, is_node ? "node" : "pod");
+	const char *const *names = is_node ? node_fields : pod_fields;
+	int id = lua_isnil(L, 2) ? 0 : field_id(L, is_node ? NODE_KEYS : POD_KEYS, 2);
+
+	for (id++; names[id]; id++) {
+		lua_pushstring(L, names[id]);
+		if (is_node)
+			push_node_field(L, get_view(L)->snap, o->idx, id, 1);
+		else
+			push_pod_field(L, get_view(L)->snap, o->idx, id, 1);
+		if (!lua_isnil(L, -1))
+			return 2;
+		lua_pop(L, 2);
+	}
+	lua_pushnil(L);
+	return 1;
+}
+
+static int obj_pairs(lua_State *L)
+{
+	lua_pushcfunction(L, obj_next);
+	lua_pushvalue(L, 1);
+	lua_pushnil(L);
+	return 3;
+}
+
+static int node_tostring(lua_State *L)
+{
+	const struct obj *o = lua_touserdata(L, 1);
+	struct view *v = view_of(L);
+
+	if (v && v->snap && o->gen == v->gen)
+		lua_pushfstring(L, "node %s", v->snap->nodes[o->idx].name);
+	else
+		lua_pushliteral(L, "node (from an earlier reconcile)");
+	return 1;
+}
+
+static int pod_tostring(lua_State *L)
+{
+	const struct obj *o = lua_touserdata(L, 1);
+	struct view *v = view_of(L);
+
+	if (v && v->snap && o->gen == v->gen)
+		lua_pushfstring(L, "pod %s/%s", v->snap->pods[o->idx].ns, v->snap->pods[o->idx].name);
+	else
+		lua_pushliteral(L, "pod (from an earlier reconcile)");
+	return 1;
+}
+
+static void push_obj(lua_State *L, const char *mt, uint32_t idx, uint32_t gen)
+{
+	struct obj *o = lua_newuserdatauv(L, sizeof(*o), 1);
+
+	o->idx = idx;
+	o->gen = gen;
+	luaL_setmetatable(L, mt);
+}
+
+/* Pushes the (unique per view) object of pod 'idx'. */
+static void push_pod(lua_State *L, const struct snapshot *s, uint32_t idx)
+{
+	(void)s;
 	lua_getfield(L, LUA_REGISTRYINDEX, PODCACHE_KEY);
-	cache = lua_gettop(L);
-	if (lua_rawgeti(L, cache, (lua_Integer)idx + 1) == LUA_TTABLE) {
-		lua_remove(L, cache);
+	if (lua_rawgeti(L, -1, (lua_Integer)idx + 1) == LUA_TUSERDATA) {
+		lua_remove(L, -2);
 		return;
 	}
 	lua_pop(L, 1);
-	lua_createtable(L, 0, 24);
-	set_str(L, "namespace", p->ns);
-	set_str(L, "name", p->name);
-	push_kvlist(L, &p->labels);
-	lua_setfield(L, -2, "labels");
-	push_kvlist(L, &p->annotations);
-	lua_setfield(L, -2, "annotations");
-	if (p->controller_kind[0]) {
-		set_str(L, "controller", p->controller_kind);
-		set_str(L, "controller_name", p->controller_name);
-	}
-	if (p->node_name[0])
-		set_str(L, "node", p->node_name);
-	set_str(L, "phase", pod_phase_str(p->phase));
-	push_resources(L, &p->requests);
-	lua_setfield(L, -2, "requests");
-	set_int(L, "priority", p->priority);
-	set_bool(L, "daemonset", p->flags & POD_DAEMONSET);
-	set_bool(L, "mirror", p->flags & POD_MIRROR);
-	set_bool(L, "static", p->flags & POD_STATIC);
-	set_bool(L, "local_storage", p->flags & POD_LOCAL_STORAGE);
-	set_bool(L, "unschedulable", p->flags & POD_UNSCHEDULABLE);
-	set_bool(L, "terminating", p->flags & POD_TERMINATING);
-	set_bool(L, "finished", pod_finished(p));
-	set_bool(L, "safe_to_evict", !(p->flags & POD_SAFE_TO_EVICT_FALSE));
-	set_int(L, "created", p->created);
-	set_int(L, "age", s->now - p->created);
-	if (p->sched_message[0])
-		set_str(L, "scheduler_message", p->sched_message);
-	/* remember table -> index, and index -> table */
-	lua_getfield(L, LUA_REGISTRYINDEX, PODIDX_KEY);
-	lua_pushvalue(L, -2);
-	lua_pushinteger(L, (lua_Integer)idx);
-	lua_rawset(L, -3);
-	lua_pop(L, 1);
+	push_obj(L, POD_MT, idx, get_view(L)->gen);
 	lua_pushvalue(L, -1);
-	lua_rawseti(L, cache, (lua_Integer)idx + 1);
-	lua_remove(L, cache);
+	lua_rawseti(L, -3, (lua_Integer)idx + 1);
+	lua_remove(L, -2);
 }
 
-/* Index of the node table (or node name) at 'arg', or raises. */
+/* Index of the node object (or node name) at 'arg', or raises. */
 static size_t check_node(lua_State *L, const struct snapshot *s, int arg)
 {
-	lua_Integer idx;
-
 	if (lua_type(L, arg) == LUA_TSTRING) {
 		int32_t i = snapshot_find_node(s, lua_tostring(L, arg));
 
@@ -192,33 +551,15 @@ static size_t check_node(lua_State *L, const struct snapshot *s, int arg)
 			luaL_error(L, "no node named \"%s\"", lua_tostring(L, arg));
 		return (size_t)i;
 	}
-	luaL_checktype(L, arg, LUA_TTABLE);
-	lua_getfield(L, LUA_REGISTRYINDEX, NODEIDX_KEY);
-	lua_pushvalue(L, arg);
-	lua_rawget(L, -2);
-	if (!lua_isinteger(L, -1))
-		luaL_argerror(L, arg, "not a node of this reconcile's cluster view");
-	idx = lua_tointeger(L, -1);
-	lua_pop(L, 2);
-	return (size_t)idx;
+	return check_obj(L, arg, NODE_MT, "node")->idx;
 }
 
 static size_t check_pod(lua_State *L, int arg)
 {
-	lua_Integer idx;
-
-	luaL_checktype(L, arg, LUA_TTABLE);
-	lua_getfield(L, LUA_REGISTRYINDEX, PODIDX_KEY);
-	lua_pushvalue(L, arg);
-	lua_rawget(L, -2);
-	if (!lua_isinteger(L, -1))
-		luaL_argerror(L, arg, "not a pod of this reconcile's cluster view");
-	idx = lua_tointeger(L, -1);
-	lua_pop(L, 2);
-	return (size_t)idx;
+	return check_obj(L, arg, POD_MT, "pod")->idx;
 }
 
-/* Group index from a group table or name, or -1 when 'arg' is not one. */
+/* Group index from a group object or name, or -1 when 'arg' is not one. */
 static int32_t to_group(lua_State *L, const struct snapshot *s, int arg)
 {
 	int32_t g = -1;
@@ -227,79 +568,17 @@ static int32_t to_group(lua_State *L, const struct snapshot *s, int arg)
 		g = snapshot_find_group(s, lua_tostring(L, arg));
 		if (g < 0)
 			luaL_error(L, "no node group named \"%s\"", lua_tostring(L, arg));
-	} else if (lua_type(L, arg) == LUA_TTABLE && !lua_getmetatable(L, arg)) {
-		/* group tables have no metatable; node tables do */
-		if (lua_getfield(L, arg, "name") == LUA_TSTRING &&
-		    lua_getfield(L, arg, "template") == LUA_TTABLE)
-			g = snapshot_find_group(s, lua_tostring(L, -2));
+	} else if (push_frozen_real(L, arg)) {
+		lua_pushliteral(L, "template");
+		if (lua_rawget(L, -2) != LUA_TNIL) {
+			lua_pushliteral(L, "name");
+			if (lua_rawget(L, -3) == LUA_TSTRING)
+				g = snapshot_find_group(s, lua_tostring(L, -1));
+			lua_pop(L, 1);
+		}
 		lua_pop(L, 2);
-	} else if (lua_type(L, arg) == LUA_TTABLE) {
-		lua_pop(L, 1); /* the metatable */
 	}
 	return g;
-}
-
-/* node.pods, built on first use */
-static int node_index(lua_State *L)
-{
-	struct view *v;
-	const struct node *n;
-	size_t idx, i;
-
-	if (lua_type(L, 2) != LUA_TSTRING || strcmp(lua_tostring(L, 2), "pods") != 0)
-		return 0;
-	v = get_view(L);
-	idx = check_node(L, v->snap, 1);
-	n = &v->snap->nodes[idx];
-	lua_createtable(L, (int)n->n_pods, 0);
-	for (i = 0; i < n->n_pods; i++) {
-		push_pod(L, v->snap, n->pods[i]);
-		lua_rawseti(L, -2, (lua_Integer)i + 1);
-	}
-	lua_pushvalue(L, -1);
-	lua_setfield(L, 1, "pods"); /* rawset is fine: no __newindex */
-	return 1;
-}
-
-static void push_node(lua_State *L, const struct snapshot *s, size_t idx, int nodeidx)
-{
-	const struct node *n = &s->nodes[idx];
-	size_t i, live = 0;
-
-	lua_createtable(L, 0, 20);
-	set_str(L, "name", n->name);
-	if (n->group >= 0)
-		set_str(L, "group", s->groups[n->group].name);
-	push_kvlist(L, &n->labels);
-	lua_setfield(L, -2, "labels");
-	push_kvlist(L, &n->annotations);
-	lua_setfield(L, -2, "annotations");
-	push_taints(L, n->taints, n->n_taints);
-	lua_setfield(L, -2, "taints");
-	push_resources(L, &n->allocatable);
-	lua_setfield(L, -2, "allocatable");
-	push_resources(L, &n->requested);
-	lua_setfield(L, -2, "requested");
-	push_free(L, &n->allocatable, &n->requested);
-	lua_setfield(L, -2, "free");
-	lua_createtable(L, 0, 2);
-	set_num(L, "cpu", fraction(n->requested.cpu_m, n->allocatable.cpu_m));
-	set_num(L, "memory", fraction(n->requested.memory, n->allocatable.memory));
-	lua_setfield(L, -2, "utilization");
-	set_bool(L, "unschedulable", n->unschedulable);
-	set_bool(L, "ready", n->ready);
-	set_int(L, "created", n->created);
-	set_int(L, "age", s->now - n->created);
-	set_str(L, "provider_id", n->provider_id);
-	for (i = 0; i < n->n_pods; i++)
-		if (!pod_finished(&s->pods[n->pods[i]]))
-			live++;
-	set_int(L, "pod_count", (int64_t)live);
-	lua_getfield(L, LUA_REGISTRYINDEX, NODEMT_KEY);
-	lua_setmetatable(L, -2);
-	lua_pushvalue(L, -1);
-	lua_pushinteger(L, (lua_Integer)idx);
-	lua_rawset(L, nodeidx);
 }
 
 static void push_group(lua_State *L, const struct node_group *g)
@@ -319,10 +598,12 @@ static void push_group(lua_State *L, const struct node_group *g)
 	lua_setfield(L, -2, "labels");
 	push_taints(L, g->tmpl.taints, g->tmpl.n_taints);
 	lua_setfield(L, -2, "taints");
+	freeze(L);
 	lua_setfield(L, -2, "template");
+	freeze(L);
 }
 
-/* ---- helpers (methods of the cluster table) ---- */
+/* ---- helpers (methods of the cluster) ---- */
 
 /* cluster:fits(pod, node_or_group) -> bool, why */
 static int l_fits(lua_State *L)
@@ -345,6 +626,12 @@ static int l_fits(lua_State *L)
 	return 2;
 }
 
+static void check_list(lua_State *L, int arg)
+{
+	if (!lua_istable(L, arg) && !luaL_testudata(L, arg, FROZEN_MT))
+		luaL_argerror(L, arg, "expected a list");
+}
+
 /* cluster:pack(pods, group [, max_new]) -> result table */
 static int l_pack(lua_State *L)
 {
@@ -353,11 +640,11 @@ static int l_pack(lua_State *L)
 	struct pack_result r;
 	struct errbuf err;
 	uint32_t *idx;
-	lua_Integer n, i;
+	lua_Integer n, i, u = 0;
 	int32_t g;
 	int max_new = -1;
 
-	luaL_checktype(L, 2, LUA_TTABLE);
+	check_list(L, 2);
 	g = to_group(L, s, 3);
 	if (g < 0)
 		return luaL_argerror(L, 3, "expected a node group or its name");
@@ -368,10 +655,10 @@ static int l_pack(lua_State *L)
 	}
 	n = luaL_len(L, 2);
 	if (n < 0 || n > (lua_Integer)s->n_pods)
-		return luaL_argerror(L, 2, "too many pods");
+		return luaL_argerror(L, 2, "more pods than the cluster has");
 	idx = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*idx), 0);
 	for (i = 1; i <= n; i++) {
-		lua_rawgeti(L, 2, i);
+		lua_geti(L, 2, i);
 		idx[i - 1] = (uint32_t)check_pod(L, lua_gettop(L));
 		lua_pop(L, 1);
 	}
@@ -387,19 +674,15 @@ static int l_pack(lua_State *L)
 	lua_setfield(L, -2, "waste");
 	lua_createtable(L, (int)n, 0); /* placement: pod i -> bin (1-based) or false */
 	lua_createtable(L, (int)r.n_unplaced, 0);
-	{
-		lua_Integer u = 0;
-
-		for (i = 0; i < n; i++) {
-			if (r.placement[i] >= 0) {
-				lua_pushinteger(L, r.placement[i] + 1);
-			} else {
-				lua_pushboolean(L, 0);
-				lua_rawgeti(L, 2, i + 1);
-				lua_rawseti(L, -3, ++u);
-			}
-			lua_rawseti(L, -3, i + 1);
+	for (i = 0; i < n; i++) {
+		if (r.placement[i] >= 0) {
+			lua_pushinteger(L, r.placement[i] + 1);
+		} else {
+			lua_pushboolean(L, 0);
+			lua_geti(L, 2, i + 1);
+			lua_rawseti(L, -3, ++u);
 		}
+		lua_rawseti(L, -3, i + 1);
 	}
 	lua_setfield(L, -3, "unplaced");
 	lua_setfield(L, -2, "placement");
@@ -414,18 +697,20 @@ static int l_drainable(lua_State *L)
 	const struct snapshot *s = v->snap;
 	size_t node = check_node(L, s, 2);
 	struct drain_opts o = *v->dopts;
-	uint8_t *excluded = NULL;
 	char why[512] = "";
 	bool ok;
 
-	if (lua_istable(L, 3) && lua_getfield(L, 3, "exclude") == LUA_TTABLE) {
-		lua_Integer i, n = luaL_len(L, -1);
+	if (lua_istable(L, 3) && lua_getfield(L, 3, "exclude") != LUA_TNIL) {
 		int ex = lua_gettop(L);
+		lua_Integer i, n;
+		uint8_t *excluded;
 
+		check_list(L, ex);
+		n = luaL_len(L, ex);
 		excluded = lua_newuserdatauv(L, s->n_nodes ? s->n_nodes : 1, 0);
 		memset(excluded, 0, s->n_nodes ? s->n_nodes : 1);
 		for (i = 1; i <= n; i++) {
-			lua_rawgeti(L, ex, i);
+			lua_geti(L, ex, i);
 			excluded[check_node(L, s, lua_gettop(L))] = 1;
 			lua_pop(L, 1);
 		}
@@ -439,7 +724,7 @@ static int l_drainable(lua_State *L)
 	return 2;
 }
 
-/* cluster:node(name) -> node table or nil */
+/* cluster:node(name) -> node or nil */
 static int l_node(lua_State *L)
 {
 	struct view *v = get_view(L);
@@ -452,7 +737,7 @@ static int l_node(lua_State *L)
 	return 1;
 }
 
-/* cluster:pdbs() -> array of {namespace, name, disruptions_allowed, min_available, max_unavailable} */
+/* cluster:pdbs() -> list of {namespace, name, disruptions_allowed, min_available, max_unavailable} */
 static int l_pdbs(lua_State *L)
 {
 	struct view *v = get_view(L);
@@ -486,78 +771,99 @@ static const luaL_Reg cluster_methods[] = {
 
 /* ---- building the view ---- */
 
-static void new_weak_table(lua_State *L, const char *key, const char *mode)
-{
-	lua_newtable(L);
-	if (mode) {
-		lua_createtable(L, 0, 1);
-		lua_pushstring(L, mode);
-		lua_setfield(L, -2, "__mode");
-		lua_setmetatable(L, -2);
-	}
-	lua_setfield(L, LUA_REGISTRYINDEX, key);
-}
-
 static int build_view(lua_State *L)
 {
-	struct view *v;
-	const struct snapshot *s;
-	int cluster, nodeidx;
+	struct view *v = view_of(L);
+	const struct snapshot *s = v->snap;
+	int cluster;
 	size_t i;
 
-	lua_getfield(L, LUA_REGISTRYINDEX, VIEW_KEY);
-	v = lua_touserdata(L, -1);
-	lua_pop(L, 1);
-	s = v->snap;
+	lua_newtable(L);
+	lua_setfield(L, LUA_REGISTRYINDEX, PODCACHE_KEY);
 
-	new_weak_table(L, NODEIDX_KEY, "k");
-	new_weak_table(L, PODIDX_KEY, "k");
-	new_weak_table(L, PODCACHE_KEY, NULL);
-
-	lua_createtable(L, 0, 8);
+	lua_createtable(L, 0, 12);
 	cluster = lua_gettop(L);
+	luaL_setfuncs(L, cluster_methods, 0);
 	set_int(L, "now", s->now);
 
-	lua_getfield(L, LUA_REGISTRYINDEX, NODEIDX_KEY);
-	nodeidx = lua_gettop(L);
 	lua_createtable(L, (int)s->n_nodes, 0);
 	for (i = 0; i < s->n_nodes; i++) {
-		push_node(L, s, i, nodeidx);
+		push_obj(L, NODE_MT, (uint32_t)i, v->gen);
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	lua_pushvalue(L, -1);
 	lua_setfield(L, LUA_REGISTRYINDEX, NODES_KEY);
+	freeze(L);
 	lua_setfield(L, cluster, "nodes");
-	lua_pop(L, 1); /* nodeidx */
 
 	lua_createtable(L, (int)s->n_pending, 0);
 	for (i = 0; i < s->n_pending; i++) {
 		push_pod(L, s, s->pending[i]);
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
+	freeze(L);
 	lua_setfield(L, cluster, "pending");
 
-	lua_createtable(L, 0, (int)s->n_groups);       /* groups by name */
-	lua_createtable(L, (int)s->n_groups, 0);       /* group_list in config order */
+	lua_createtable(L, 0, (int)s->n_groups); /* groups by name */
+	lua_createtable(L, (int)s->n_groups, 0); /* group_list in config order */
 	for (i = 0; i < s->n_groups; i++) {
 		push_group(L, &s->groups[i]);
 		lua_pushvalue(L, -1);
 		lua_rawseti(L, -3, (lua_Integer)i + 1);
 		lua_setfield(L, -3, s->groups[i].name);
 	}
+	freeze(L);
 	lua_setfield(L, cluster, "group_list");
-	lua_pushvalue(L, -1);
-	lua_setfield(L, LUA_REGISTRYINDEX, GROUPS_KEY);
+	freeze(L);
 	lua_setfield(L, cluster, "groups");
 
-	lua_createtable(L, 0, 1);
-	luaL_newlib(L, cluster_methods);
-	lua_setfield(L, -2, "__index");
-	lua_setmetatable(L, cluster);
-
-	lua_pushvalue(L, cluster);
-	lua_setfield(L, LUA_REGISTRYINDEX, "luascale.view.cluster");
+	freeze(L);
+	lua_setfield(L, LUA_REGISTRYINDEX, CLUSTER_KEY);
 	return 0;
+}
+
+/* 'keys' (may be NULL): registry name of the field table given to __index
+ * as upvalue 1, with the view as upvalue 2. */
+static void new_metatable(lua_State *L, const char *name, lua_CFunction index,
+			  const char *keys, lua_CFunction pairs, lua_CFunction len,
+			  lua_CFunction tostring)
+{
+	luaL_newmetatable(L, name);
+	if (keys) {
+		lua_getfield(L, LUA_REGISTRYINDEX, keys);
+		lua_pushlightuserdata(L, view_of(L));
+		lua_pushcclosure(L, index, 2);
+	} else {
+		lua_pushcfunction(L, index);
+	}
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, readonly_newindex);
+	lua_setfield(L, -2, "__newindex");
+	lua_pushcfunction(L, pairs);
+	lua_setfield(L, -2, "__pairs");
+	if (len) {
+		lua_pushcfunction(L, len);
+		lua_setfield(L, -2, "__len");
+	}
+	if (tostring) {
+		lua_pushcfunction(L, tostring);
+		lua_setfield(L, -2, "__tostring");
+	}
+	lua_pushboolean(L, 0);
+	lua_setfield(L, -2, "__metatable");
+	lua_pop(L, 1);
+}
+
+static void field_table(lua_State *L, const char *key, const char *const *names)
+{
+	int i;
+
+	lua_newtable(L);
+	for (i = 1; names[i]; i++) {
+		lua_pushinteger(L, i);
+		lua_setfield(L, -2, names[i]);
+	}
+	lua_setfield(L, LUA_REGISTRYINDEX, key);
 }
 
 static int init_view_state(lua_State *L)
@@ -566,21 +872,12 @@ static int init_view_state(lua_State *L)
 
 	memset(v, 0, sizeof(*v));
 	lua_setfield(L, LUA_REGISTRYINDEX, VIEW_KEY);
-	lua_createtable(L, 0, 1);
-	lua_pushcfunction(L, node_index);
-	lua_setfield(L, -2, "__index");
-	lua_setfield(L, LUA_REGISTRYINDEX, NODEMT_KEY);
+	field_table(L, NODE_KEYS, node_fields);
+	field_table(L, POD_KEYS, pod_fields);
+	new_metatable(L, NODE_MT, node_index, NODE_KEYS, obj_pairs, NULL, node_tostring);
+	new_metatable(L, POD_MT, pod_index, POD_KEYS, obj_pairs, NULL, pod_tostring);
+	new_metatable(L, FROZEN_MT, frozen_index, NULL, frozen_pairs, frozen_len, NULL);
 	return 0;
-}
-
-static struct view *view_of(lua_State *L)
-{
-	struct view *v;
-
-	lua_getfield(L, LUA_REGISTRYINDEX, VIEW_KEY);
-	v = lua_touserdata(L, -1);
-	lua_pop(L, 1);
-	return v;
 }
 
 int view_begin(struct sandbox *sb, const struct snapshot *s,
@@ -596,11 +893,12 @@ int view_begin(struct sandbox *sb, const struct snapshot *s,
 	}
 	v->snap = s;
 	v->dopts = dopts;
+	v->gen++;
 	if (sandbox_cpcall(sb, build_view, NULL, err) < 0) {
 		v->snap = NULL;
 		return -1;
 	}
-	lua_getfield(L, LUA_REGISTRYINDEX, "luascale.view.cluster");
+	lua_getfield(L, LUA_REGISTRYINDEX, CLUSTER_KEY);
 	return 0;
 }
 
@@ -614,7 +912,7 @@ void view_end(struct sandbox *sb)
 		v->dopts = NULL;
 	}
 	lua_pushnil(L);
-	lua_setfield(L, LUA_REGISTRYINDEX, "luascale.view.cluster");
+	lua_setfield(L, LUA_REGISTRYINDEX, CLUSTER_KEY);
 	lua_pushnil(L);
 	lua_setfield(L, LUA_REGISTRYINDEX, NODES_KEY);
 	lua_pushnil(L);
