@@ -14,7 +14,7 @@
 #include "cli/cli.h"
 #include "engine/decide.h"
 #include "model.h"
-#include "policy/host.h"
+#include "engine/reconciler.h"
 
 #define MAX_STATES 16
 
@@ -42,16 +42,14 @@ static struct config *load_config(const char *path)
 	return c;
 }
 
-static struct policy *load_policy(const struct config *c, const char *override)
+static struct reconciler *load_policy(const struct config *c, const char *override)
 {
-	struct sandbox_limits lim = {c->policy_instructions, c->policy_memory};
 	struct errbuf err;
-	struct policy *p;
+	struct reconciler *r = reconciler_new(c, override, &err);
 
-	p = policy_load(override ? override : c->policy_path, NULL, &lim, &c->params, &err);
-	if (!p)
+	if (!r)
 		fprintf(stderr, "luascale: policy: %s\n", err.msg);
-	return p;
+	return r;
 }
 
 static void check_usage(FILE *f)
@@ -73,10 +71,8 @@ int cli_check(int argc, char **argv)
 	};
 	const char *config_path = getenv("LUASCALE_CONFIG"), *policy_override = NULL;
 	struct config *c = NULL;
-	struct policy *pol = NULL;
+	struct reconciler *pol = NULL;
 	struct snapshot *s = NULL;
-	struct safety_limits lim;
-	struct drain_opts dopts;
 	struct decision d;
 	struct errbuf err;
 	int opt, rc = EXIT_INPUT;
@@ -110,22 +106,17 @@ int cli_check(int argc, char **argv)
 		fprintf(stderr, "luascale: %s\n", s ? err.msg : "out of memory");
 		goto out;
 	}
-	decide_limits(c, &lim, &dopts);
-	{
-		struct decide_opts o = {&lim, &dopts, false};
-
-		if (engine_decide(pol, s, &o, &d, &err) < 0) {
-			fprintf(stderr, "luascale: %s\n", err.msg);
-			goto out;
-		}
+	if (reconciler_run(pol, s, false, &d, NULL, &err) < 0) {
+		fprintf(stderr, "luascale: %s\n", err.msg);
+		goto out;
 	}
 	if (!d.ok) {
 		fprintf(stderr, "luascale: policy %s failed on an empty cluster: %s\n",
-			policy_path(pol), d.error);
+			reconciler_policy_path(pol), d.error);
 		rc = EXIT_POLICY;
 	} else {
 		printf("policy %s: ok (one call on an empty cluster: %zu action%s, %lld instructions, %.1f ms)\n",
-		       policy_path(pol), d.verdict.accepted.n_actions,
+		       reconciler_policy_path(pol), d.verdict.accepted.n_actions,
 		       d.verdict.accepted.n_actions == 1 ? "" : "s",
 		       (long long)d.stats.instructions, d.stats.call_ms);
 		rc = EXIT_OK;
@@ -133,7 +124,7 @@ int cli_check(int argc, char **argv)
 	decision_free(&d);
 out:
 	snapshot_free(s);
-	policy_free(pol);
+	reconciler_free(pol);
 	config_free(c);
 	return rc;
 }
@@ -176,10 +167,8 @@ int cli_decide(int argc, char **argv)
 	bool json = false;
 	int64_t now = (int64_t)time(NULL);
 	struct config *c = NULL;
-	struct policy *pol = NULL;
+	struct reconciler *pol = NULL;
 	struct snapshot *s = NULL;
-	struct safety_limits lim;
-	struct drain_opts dopts;
 	struct decision d;
 	struct errbuf err;
 	struct buf out = BUF_INIT;
@@ -248,14 +237,9 @@ int cli_decide(int argc, char **argv)
 		rc = EXIT_POLICY;
 		goto out;
 	}
-	decide_limits(c, &lim, &dopts);
-	{
-		struct decide_opts o = {&lim, &dopts, true};
-
-		if (engine_decide(pol, s, &o, &d, &err) < 0) {
-			fprintf(stderr, "luascale: %s\n", err.msg);
-			goto out;
-		}
+	if (reconciler_run(pol, s, true, &d, NULL, &err) < 0) {
+		fprintf(stderr, "luascale: %s\n", err.msg);
+		goto out;
 	}
 	if (json)
 		decision_to_json(&d, &out);
@@ -272,7 +256,7 @@ int cli_decide(int argc, char **argv)
 out:
 	buf_free(&out);
 	snapshot_free(s);
-	policy_free(pol);
+	reconciler_free(pol);
 	config_free(c);
 	return rc;
 }

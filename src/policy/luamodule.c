@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "config.h"
 #include "engine/decide.h"
+#include "engine/reconciler.h"
 #include "model.h"
 #include "policy/host.h"
 
@@ -22,7 +23,7 @@
 
 struct engine {
 	struct config *cfg;
-	struct policy *pol;
+	struct reconciler *rec;
 };
 
 static const char *no_env(const char *name, void *ud)
@@ -37,7 +38,6 @@ static int l_engine(lua_State *L)
 {
 	struct engine *e;
 	struct errbuf err;
-	struct sandbox_limits lim;
 	const char *text, *policy = NULL;
 	size_t len;
 
@@ -56,10 +56,8 @@ static int l_engine(lua_State *L)
 		lua_pushstring(L, err.msg);
 		return 2;
 	}
-	lim.instructions = e->cfg->policy_instructions;
-	lim.memory = e->cfg->policy_memory;
-	e->pol = policy_load(policy ? policy : e->cfg->policy_path, NULL, &lim, &e->cfg->params, &err);
-	if (!e->pol) {
+	e->rec = reconciler_new(e->cfg, policy, &err);
+	if (!e->rec) {
 		luaL_pushfail(L);
 		lua_pushstring(L, err.msg);
 		return 2;
@@ -67,40 +65,52 @@ static int l_engine(lua_State *L)
 	return 1;
 }
 
-/* engine:decide(state_json, now) -> JSON text of the decision, or nil + message */
-static int l_decide(lua_State *L)
+static struct engine *check_engine(lua_State *L)
 {
 	struct engine *e = luaL_checkudata(L, 1, ENGINE_MT);
-	size_t len;
-	const char *state = luaL_checklstring(L, 2, &len);
-	int64_t now = (int64_t)luaL_optinteger(L, 3, (lua_Integer)time(NULL));
-	struct snapshot *s = snapshot_new();
-	struct safety_limits lim;
-	struct drain_opts dopts;
-	struct decision d;
-	struct errbuf err;
-	struct buf out = BUF_INIT;
 
-	if (!e->pol)
-		return luaL_error(L, "engine was not loaded");
+	if (!e->rec)
+		luaL_error(L, "engine was not loaded");
+	return e;
+}
+
+/* Builds a snapshot from state JSON at 'arg' and the config's groups. NULL
+ * with a message pushed (nil, message) on bad input. */
+static struct snapshot *snapshot_arg(lua_State *L, struct engine *e, int arg, int64_t now)
+{
+	size_t len;
+	const char *state = luaL_checklstring(L, arg, &len);
+	struct snapshot *s = snapshot_new();
+	struct errbuf err;
+
 	if (!s)
-		return luaL_error(L, "out of memory");
+		luaL_error(L, "out of memory");
 	if (snapshot_add_json(s, state, len, "state", &err) < 0 ||
 	    snapshot_set_groups(s, e->cfg->groups, e->cfg->n_groups, &err) < 0 ||
 	    snapshot_finish(s, now, &err) < 0) {
 		snapshot_free(s);
 		luaL_pushfail(L);
 		lua_pushstring(L, err.msg);
-		return 2;
+		return NULL;
 	}
-	decide_limits(e->cfg, &lim, &dopts);
-	{
-		struct decide_opts o = {&lim, &dopts, true};
+	return s;
+}
 
-		if (engine_decide(e->pol, s, &o, &d, &err) < 0) {
-			snapshot_free(s);
-			return luaL_error(L, "%s", err.msg);
-		}
+/* engine:decide(state_json, now) -> JSON text of the decision, or nil + message */
+static int l_decide(lua_State *L)
+{
+	struct engine *e = check_engine(L);
+	int64_t now = (int64_t)luaL_optinteger(L, 3, (lua_Integer)time(NULL));
+	struct snapshot *s = snapshot_arg(L, e, 2, now);
+	struct decision d;
+	struct errbuf err;
+	struct buf out = BUF_INIT;
+
+	if (!s)
+		return 2;
+	if (reconciler_run(e->rec, s, true, &d, NULL, &err) < 0) {
+		snapshot_free(s);
+		return luaL_error(L, "%s", err.msg);
 	}
 	decision_to_json(&d, &out);
 	decision_free(&d);
@@ -119,48 +129,24 @@ static int l_decide(lua_State *L)
  * it loads and runs; the store is carried over. */
 static int l_reload(lua_State *L)
 {
-	struct engine *e = luaL_checkudata(L, 1, ENGINE_MT);
+	struct engine *e = check_engine(L);
 	const char *path = luaL_checkstring(L, 2);
 	struct snapshot *s = NULL;
-	struct sandbox_limits lim;
-	struct safety_limits slim;
-	struct drain_opts dopts;
-	struct policy *np;
 	struct errbuf err;
 	char dropped[512];
 
-	if (!e->pol)
-		return luaL_error(L, "engine was not loaded");
 	if (!lua_isnoneornil(L, 3)) {
-		size_t len;
-		const char *state = luaL_checklstring(L, 3, &len);
-		int64_t now = (int64_t)luaL_optinteger(L, 4, (lua_Integer)time(NULL));
-
-		s = snapshot_new();
+		s = snapshot_arg(L, e, 3, (int64_t)luaL_optinteger(L, 4, (lua_Integer)time(NULL)));
 		if (!s)
-			return luaL_error(L, "out of memory");
-		if (snapshot_add_json(s, state, len, "state", &err) < 0 ||
-		    snapshot_set_groups(s, e->cfg->groups, e->cfg->n_groups, &err) < 0 ||
-		    snapshot_finish(s, now, &err) < 0) {
-			snapshot_free(s);
-			luaL_pushfail(L);
-			lua_pushstring(L, err.msg);
 			return 2;
-		}
 	}
-	lim.instructions = e->cfg->policy_instructions;
-	lim.memory = e->cfg->policy_memory;
-	decide_limits(e->cfg, &slim, &dopts);
-	np = policy_reload(e->pol, path, NULL, &lim, &e->cfg->params, s, &dopts, dropped,
-			   sizeof(dropped), &err);
-	snapshot_free(s);
-	if (!np) {
+	if (reconciler_reload(e->rec, path, s, dropped, sizeof(dropped), &err) < 0) {
+		snapshot_free(s);
 		luaL_pushfail(L);
 		lua_pushstring(L, err.msg);
 		return 2;
 	}
-	policy_free(e->pol);
-	e->pol = np;
+	snapshot_free(s);
 	lua_pushboolean(L, 1);
 	lua_pushstring(L, dropped);
 	return 2;
@@ -170,9 +156,9 @@ static int l_gc(lua_State *L)
 {
 	struct engine *e = luaL_checkudata(L, 1, ENGINE_MT);
 
-	policy_free(e->pol);
+	reconciler_free(e->rec);
 	config_free(e->cfg);
-	e->pol = NULL;
+	e->rec = NULL;
 	e->cfg = NULL;
 	return 0;
 }

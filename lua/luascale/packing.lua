@@ -1,0 +1,101 @@
+-- luascale.packing: which node groups to grow for a set of pending pods,
+-- cheapest per placed pod first.
+--
+--   local packing = require "luascale.packing"
+--   local steps, unplaced = packing.cheapest(cluster, pods)
+--   for _, s in ipairs(steps) do
+--     if s.new_nodes > 0 then plan:scale_up(s.group.name, s.new_nodes, packing.describe(s)) end
+--   end
+--   for _, pod in ipairs(unplaced) do plan:log("%s", packing.why_nowhere(cluster, pod)) end
+--
+-- It only reads the cluster (cluster:pack, cluster:fits); building the plan
+-- is the policy's job, so `luascale decide` points at the policy's lines.
+
+local M = {}
+
+local EPS = 1e-9
+
+-- Nodes a group may still add: max - max(target, current), never negative
+-- (cluster:pack reads a negative max_new as "no limit").
+function M.room(group)
+  return math.max(0, group.max - math.max(group.target, group.current))
+end
+
+-- Is candidate a better than b? Cheaper per placed pod, then more pods
+-- placed, then less waste, then the group name.
+local function better(a, b)
+  if math.abs(a.cost - b.cost) > EPS * math.max(1, math.abs(b.cost)) then return a.cost < b.cost end
+  if a.placed ~= b.placed then return a.placed > b.placed end
+  if math.abs(a.waste - b.waste) > EPS then return a.waste < b.waste end
+  return a.group.name < b.group.name
+end
+
+-- Packs 'pods' onto every group (within its room) and picks the cheapest
+-- per placed pod: price_per_hour * new_nodes / placed (0 when the pods fit
+-- on nodes already on their way). The pods that group leaves unplaced are
+-- packed again onto the remaining groups, until every pod is placed or no
+-- group takes any. Returns the steps in order, each
+--   { group = <group>, new_nodes, upcoming_used, placed, pods = {placed pods},
+--     cost (per pod per hour), waste (larger of cpu and memory, 0..1), result = <pack result> }
+-- and the list of pods no group took.
+function M.cheapest(cluster, pods)
+  local steps, left, used = {}, pods, {}
+  while #left > 0 do
+    local best
+    for _, g in ipairs(cluster.group_list) do
+      if not used[g.name] then
+        local r = cluster:pack(left, g, M.room(g))
+        if r.placed > 0 then
+          local c = { group = g, result = r, new_nodes = r.new_nodes, upcoming_used = r.upcoming_used,
+                      placed = r.placed, cost = g.price_per_hour * r.new_nodes / r.placed,
+                      waste = math.max(r.waste.cpu, r.waste.memory) }
+          if not best or better(c, best) then best = c end
+        end
+      end
+    end
+    if not best then break end
+    best.pods = {}
+    for i, bin in ipairs(best.result.placement) do
+      if bin then best.pods[#best.pods + 1] = left[i] end
+    end
+    steps[#steps + 1] = best
+    used[best.group.name] = true
+    left = best.result.unplaced
+  end
+  return steps, left
+end
+
+-- "3 pending pod(s) fit 1 new workers node(s) at 0.067/h per pod (waste cpu 10%, memory 44%)"
+function M.describe(step)
+  local r = step.result
+  return string.format("%d pending pod(s) fit %d new %s node(s) at %.3g/h per pod (waste cpu %.0f%%, memory %.0f%%)",
+    step.placed, step.new_nodes, step.group.name, step.cost, r.waste.cpu * 100, r.waste.memory * 100)
+end
+
+-- Could no node group ever run 'pod', even on an empty node of its own
+-- (resources, labels, affinity, taints of every template)? Such a pod is
+-- waiting for a config change, not for capacity.
+function M.fits_no_group(cluster, pod)
+  for _, g in ipairs(cluster.group_list) do
+    if cluster:fits(pod, g) then return false end
+  end
+  return true
+end
+
+-- "pending pod ns/p fits no node group: workers: insufficient cpu ...; gpu: ..."
+-- The per-group reason is cluster:fits' answer against the group's
+-- template, or "no room left within its max" when an empty node would take
+-- the pod but the group cannot grow that far.
+function M.why_nowhere(cluster, pod)
+  local reasons = {}
+  for _, g in ipairs(cluster.group_list) do
+    local ok, why = cluster:fits(pod, g)
+    if ok then why = string.format("no room left within its max of %d", g.max) end
+    reasons[#reasons + 1] = g.name .. ": " .. why
+  end
+  if #reasons == 0 then reasons[1] = "no node groups configured" end
+  return string.format("pending pod %s/%s fits no node group: %s", pod.namespace, pod.name,
+    table.concat(reasons, "; "))
+end
+
+return M

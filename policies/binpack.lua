@@ -1,0 +1,123 @@
+-- binpack: pay for as few nodes as the pods need.
+--
+-- Scale up: the unschedulable pending pods are packed (first-fit
+-- decreasing, onto nodes already on their way first) onto every node
+-- group, within the nodes the group may still add. The group with the
+-- lowest price per placed pod wins (price_per_hour * new nodes / pods
+-- placed; ties go to more pods placed, then less waste, then the name).
+-- The pods it cannot take are packed again onto the other groups, so a GPU
+-- pod and some CPU pods grow two different groups in the same round. Pods
+-- that fit no group are logged with the reason, not chased.
+--
+-- Scale down (consolidation): a managed, Ready, schedulable node older
+-- than `min_node_age` whose larger of cpu and memory request utilization
+-- is below `consolidate_below` is a candidate. Least utilized first, a
+-- candidate is drained and deleted when its pods fit on the nodes that
+-- stay (counting the pods of nodes already removed this round), at most
+-- `max_removals_per_round` per round, never below the group's min, and
+-- not at all while unschedulable pods are pending (except pods that no
+-- group could run even on an empty node: they wait for a config change,
+-- not for capacity, and must not freeze consolidation forever). The safety
+-- limits in the config (protected pods, PDBs, max_scale_down_per_round)
+-- apply on top.
+
+local ls = require "luascale"
+local packing = require "luascale.packing"
+local drain = require "luascale.drain"
+
+local P = {}
+
+P.params = {
+  consolidate_below = 0.6,    -- fraction of allocatable requested (larger of cpu, memory)
+  min_node_age = "10m",       -- younger nodes are never consolidated
+  max_removals_per_round = 1, -- nodes drained and deleted per reconcile
+}
+
+local function scale_up(cluster, plan, pods)
+  local steps, unplaced = packing.cheapest(cluster, pods)
+  for _, s in ipairs(steps) do
+    if s.new_nodes > 0 then
+      plan:scale_up(s.group.name, s.new_nodes, packing.describe(s))
+    end
+  end
+  for i, pod in ipairs(unplaced) do
+    if i > 10 then
+      plan:log("and %d more pending pod(s) that fit no node group", #unplaced - 10)
+      break
+    end
+    plan:log("%s", packing.why_nowhere(cluster, pod))
+  end
+end
+
+-- Why a managed node is not a candidate, or nil when it is one.
+local function not_a_candidate(node, u, params, min_age)
+  if not node.ready then return "not Ready" end
+  if node.unschedulable then return "cordoned" end
+  if node.age < min_age then
+    return string.format("age %s is under min_node_age %s", ls.format_duration(node.age),
+      ls.format_duration(min_age))
+  end
+  if u >= params.consolidate_below then
+    return string.format("utilization %.2f is not below %.2f", u, params.consolidate_below)
+  end
+  return nil
+end
+
+function P.reconcile(cluster, params, store)
+  local plan = ls.plan()
+  local min_age = ls.duration(params.min_node_age)
+
+  local pending = ls.unschedulable(cluster)
+  if #pending > 0 then scale_up(cluster, plan, pending) end
+  local waiting = 0 -- pending pods some group could run
+  for _, pod in ipairs(pending) do
+    if not packing.fits_no_group(cluster, pod) then waiting = waiting + 1 end
+  end
+
+  local candidates = {}
+  for _, node in ipairs(cluster.nodes) do
+    local u = ls.utilization(node)
+    if not node.group then
+      plan:explain(node, false, "not in a managed node group")
+    else
+      local why = not_a_candidate(node, u, params, min_age)
+      if why then
+        plan:explain(node, false, why)
+      else
+        candidates[#candidates + 1] = { node = node, u = u }
+      end
+    end
+  end
+  table.sort(candidates, function(a, b)
+    if a.u ~= b.u then return a.u < b.u end
+    return a.node.name < b.node.name
+  end)
+
+  local removed, shrink = {}, {}
+  for _, c in ipairs(candidates) do
+    local node, g = c.node, cluster.groups[c.node.group]
+    local under = string.format("utilization %.2f below %.2f", c.u, params.consolidate_below)
+    local ok, why
+    if waiting > 0 then
+      ok, why = false, string.format("%d unschedulable pod(s) pending", waiting)
+    elseif g.current - (shrink[g.name] or 0) <= g.min then
+      ok, why = false, string.format("group %s is at its min of %d", g.name, g.min)
+    elseif #removed >= params.max_removals_per_round then
+      ok, why = false, string.format("max_removals_per_round (%d) reached", params.max_removals_per_round)
+    else
+      ok, why = drain.check(cluster, node, removed)
+    end
+    if ok then
+      plan:explain(node, true, under .. "; its pods fit elsewhere")
+      plan:drain(node, under .. "; its pods fit on the other nodes")
+      plan:delete(node, under .. "; drained")
+      removed[#removed + 1] = node
+      shrink[g.name] = (shrink[g.name] or 0) + 1
+    else
+      plan:explain(node, false, under .. ", but " .. why)
+    end
+  end
+  return plan
+end
+
+return P

@@ -1,0 +1,106 @@
+/*
+ * reconciler: the policy in place, its limits, and reloads between rounds.
+ * The decision itself is decide.c's; loading and trying policies host.c's.
+ */
+#include "engine/reconciler.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/host.h"
+
+struct reconciler {
+	const struct config *cfg;
+	struct policy *pol;
+	struct sandbox_limits limits;
+	struct safety_limits safety;
+	struct drain_opts drain;
+	volatile sig_atomic_t reload_requested;
+};
+
+struct reconciler *reconciler_new(const struct config *cfg, const char *policy_path,
+				  struct errbuf *err)
+{
+	struct reconciler *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		errbuf_set(err, "out of memory");
+		return NULL;
+	}
+	r->cfg = cfg;
+	r->limits.instructions = cfg->policy_instructions;
+	r->limits.memory = cfg->policy_memory;
+	decide_limits(cfg, &r->safety, &r->drain);
+	r->pol = policy_load(policy_path ? policy_path : cfg->policy_path, NULL, &r->limits,
+			     &cfg->params, err);
+	if (!r->pol) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void reconciler_free(struct reconciler *r)
+{
+	if (!r)
+		return;
+	policy_free(r->pol);
+	free(r);
+}
+
+const char *reconciler_policy_path(const struct reconciler *r)
+{
+	return policy_path(r->pol);
+}
+
+void reconciler_request_reload(struct reconciler *r)
+{
+	r->reload_requested = 1;
+}
+
+int reconciler_reload(struct reconciler *r, const char *path, const struct snapshot *s,
+		      char *dropped, size_t dropped_len, struct errbuf *err)
+{
+	char current[PATH_MAX];
+	struct policy *np;
+
+	snprintf(current, sizeof(current), "%s", policy_path(r->pol));
+	np = policy_reload(r->pol, path ? path : current, NULL, &r->limits, &r->cfg->params, s,
+			   &r->drain, dropped, dropped_len, err);
+	if (!np)
+		return -1;
+	policy_free(r->pol);
+	r->pol = np;
+	return 0;
+}
+
+int reconciler_run(struct reconciler *r, const struct snapshot *s, bool node_reports,
+		   struct decision *out, struct reload_result *rr, struct errbuf *err)
+{
+	struct decide_opts o = {&r->safety, &r->drain, node_reports};
+	struct reload_result local;
+
+	if (!rr)
+		rr = &local;
+	memset(rr, 0, sizeof(*rr));
+	if (r->reload_requested) {
+		char dropped[ERRBUF_MAX / 2] = "";
+		struct errbuf rerr;
+
+		r->reload_requested = 0;
+		rr->attempted = true;
+		if (reconciler_reload(r, NULL, s, dropped, sizeof(dropped), &rerr) < 0) {
+			snprintf(rr->message, sizeof(rr->message), "%s", rerr.msg);
+		} else {
+			rr->ok = true;
+			if (dropped[0])
+				snprintf(rr->message, sizeof(rr->message),
+					 "store entries that are not data were not carried over: %s",
+					 dropped);
+		}
+	}
+	return engine_decide(r->pol, s, &o, out, err);
+}

@@ -1,0 +1,63 @@
+/*
+ * reconciler: what every front end runs each round — the loaded policy, its
+ * limits from the config, and the policy reloads that happen between two
+ * rounds (requested from a signal handler, tried before they are swapped
+ * in). It owns the policy; the config and the snapshots are borrowed.
+ */
+#ifndef LUASCALE_RECONCILER_H
+#define LUASCALE_RECONCILER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "engine/decide.h"
+#include "errbuf.h"
+#include "model.h"
+
+struct reconciler;
+
+/* What happened to a reload asked for with reconciler_request_reload(). */
+struct reload_result {
+	bool attempted;          /* a reload was pending at this round */
+	bool ok;                 /* the new policy is in place */
+	char message[ERRBUF_MAX]; /* why it failed, or what the store lost */
+};
+
+/*
+ * Loads the policy at 'policy_path' (NULL: the config's) with the config's
+ * params and limits. 'cfg' must outlive the reconciler. NULL with a message
+ * when the policy does not load.
+ */
+struct reconciler *reconciler_new(const struct config *cfg, const char *policy_path,
+				  struct errbuf *err);
+
+void reconciler_free(struct reconciler *r);
+
+/* The path of the policy in place. */
+const char *reconciler_policy_path(const struct reconciler *r);
+
+/* Asks for the policy file to be reloaded before the next round.
+ * Async-signal-safe: meant to be called from a SIGHUP handler. */
+void reconciler_request_reload(struct reconciler *r);
+
+/*
+ * Reloads now: the file at 'path' (NULL: the one in place) is loaded in a
+ * fresh sandbox, tried on 's' (may be NULL: no trial), and swapped in with
+ * the store carried over. On failure the policy in place stays and -1 is
+ * returned with why. 'dropped' (may be NULL) lists store entries that
+ * could not be carried.
+ */
+int reconciler_reload(struct reconciler *r, const char *path, const struct snapshot *s,
+		      char *dropped, size_t dropped_len, struct errbuf *err);
+
+/*
+ * One round on 's': a pending reload is applied first (at this boundary,
+ * tried on 's'; reported in 'rr', may be NULL), then the policy decides
+ * and the plan is checked. Same contract as engine_decide(): a policy
+ * failure is out->ok == false, -1 only on out of memory.
+ */
+int reconciler_run(struct reconciler *r, const struct snapshot *s, bool node_reports,
+		   struct decision *out, struct reload_result *rr, struct errbuf *err);
+
+#endif
