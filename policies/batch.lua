@@ -37,7 +37,6 @@
 
 local ls = require "luascale"
 local packing = require "luascale.packing"
-local drain = require "luascale.drain"
 
 local P = {}
 
@@ -285,7 +284,7 @@ function P.reconcile(cluster, params, store)
       ok, why = true, string.format("past hard_grace %s: terminating regardless of its pods (%d job pod(s))",
         ls.format_duration(hard), d.jobs)
     else
-      ok, why = drain.check(cluster, node, removed)
+      ok, why = cluster:drainable(node, { exclude = removed })
       if ok then why = string.format("past soft_grace %s and no job pods left", ls.format_duration(soft)) end
     end
     if ok then

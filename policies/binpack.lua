@@ -23,7 +23,6 @@
 
 local ls = require "luascale"
 local packing = require "luascale.packing"
-local drain = require "luascale.drain"
 
 local P = {}
 
@@ -105,7 +104,7 @@ function P.reconcile(cluster, params, store)
     elseif #removed >= params.max_removals_per_round then
       ok, why = false, string.format("max_removals_per_round (%d) reached", params.max_removals_per_round)
     else
-      ok, why = drain.check(cluster, node, removed)
+      ok, why = cluster:drainable(node, { exclude = removed })
     end
     if ok then
       plan:explain(node, true, under .. "; its pods fit elsewhere")

@@ -902,20 +902,34 @@ bool sched_drainable(const struct snapshot *s, size_t node,
 	if (!sched_node_blockers(s, node, o, why, why_len))
 		return false;
 	nd = &s->nodes[node];
-	if (nd->n_pods) {
-		items = malloc(nd->n_pods * sizeof(*items));
-		if (!items)
-			goto oom;
-	}
-	for (i = 0; i < nd->n_pods; i++) {
-		const struct pod *p = &s->pods[nd->pods[i]];
+	{
+		size_t cap = nd->n_pods, k;
 
-		if (!sched_pod_evictable(p))
-			continue;
-		items[n_items].key = size_key(p, &nd->allocatable);
-		items[n_items].p = p;
-		items[n_items].idx = i;
-		n_items++;
+		if (o->move_excluded && o->excluded)
+			for (k = 0; k < s->n_nodes; k++)
+				if (o->excluded[k] && k != node)
+					cap += s->nodes[k].n_pods;
+		if (cap) {
+			items = malloc(cap * sizeof(*items));
+			if (!items)
+				goto oom;
+		}
+		for (k = 0; k < s->n_nodes; k++) {
+			const struct node *src = &s->nodes[k];
+
+			if (k != node && !(o->move_excluded && o->excluded && o->excluded[k]))
+				continue;
+			for (i = 0; i < src->n_pods; i++) {
+				const struct pod *p = &s->pods[src->pods[i]];
+
+				if (!sched_pod_evictable(p))
+					continue;
+				items[n_items].key = size_key(p, &src->allocatable);
+				items[n_items].p = p;
+				items[n_items].idx = n_items;
+				n_items++;
+			}
+		}
 	}
 	if (n_items == 0) {
 		ok = true;

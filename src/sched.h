@@ -117,6 +117,8 @@ void pack_result_free(struct pack_result *r);
 struct drain_opts {
 	const struct label_selector *protected_pods; /* NULL: none */
 	const uint8_t *excluded;  /* per node: 1 = cannot receive pods (also removed); may be NULL */
+	bool move_excluded;       /* the evictable pods of excluded nodes must find room too
+				   * (they are being removed in the same round); default false */
 	bool local_storage_blocks;   /* pods with emptyDir/hostPath block (default true) */
 	bool unreplicated_blocks;    /* pods without a controller block (default true) */
 	bool kube_system_needs_pdb;  /* kube-system pods without a PDB block (default false) */
@@ -144,7 +146,9 @@ bool sched_node_blockers(const struct snapshot *s, size_t node,
 /*
  * Can node 'node' be emptied? sched_node_blockers(), then every evictable
  * pod is placed first-fit (largest first) on the other nodes that are
- * Ready, schedulable and not excluded, taking room as it goes. Returns
+ * Ready, schedulable and not excluded, taking room as it goes. With
+ * o->move_excluded, the evictable pods of the excluded nodes are placed in
+ * the same pass, so several removals in one round are checked together. Returns
  * true, or false with 'why' ("no room for pod ns/y (needs cpu 2, memory
  * 4Gi)").
  */

@@ -47,6 +47,19 @@ function M.utilization(node)
   return math.max(u.cpu, u.memory)
 end
 
+-- Request utilization of a set of nodes taken together: the sums of their
+-- requests over the sums of their allocatable, {cpu = 0..1, memory = 0..1}.
+function M.pool_utilization(nodes)
+  local req_cpu, req_mem, cap_cpu, cap_mem = 0, 0, 0, 0
+  for _, n in ipairs(nodes) do
+    local r, a = n.requested, n.allocatable
+    req_cpu, req_mem = req_cpu + r.cpu, req_mem + r.memory
+    cap_cpu, cap_mem = cap_cpu + a.cpu, cap_mem + a.memory
+  end
+  return { cpu = cap_cpu > 0 and req_cpu / cap_cpu or 0,
+           memory = cap_mem > 0 and req_mem / cap_mem or 0 }
+end
+
 -- Nodes of a group (by name), in cluster order.
 function M.nodes_of(cluster, group)
   local out = {}

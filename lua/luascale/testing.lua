@@ -308,6 +308,30 @@ function T.taints(result, node, key, effect)
   return false
 end
 
+-- Does the plan remove the taint key (:effect, when given) from node?
+function T.untaints(result, node, key, effect)
+  for _, a in ipairs(T.find(result, "taint", node)) do
+    if a.key == key and a.remove and (effect == nil or a.effect == effect) then return true end
+  end
+  return false
+end
+
+-- Does the plan set annotation key (= value, when given) on node?
+function T.annotates(result, node, key, value)
+  for _, a in ipairs(T.find(result, "annotate", node)) do
+    if a.key == key and not a.remove and (value == nil or a.value == value) then return true end
+  end
+  return false
+end
+
+-- Does the plan remove annotation key from node?
+function T.removes_annotation(result, node, key)
+  for _, a in ipairs(T.find(result, "annotate", node)) do
+    if a.key == key and a.remove then return true end
+  end
+  return false
+end
+
 -- A one-line summary of a result's actions, for failure messages.
 function T.describe(result)
   local parts = {}
@@ -346,6 +370,10 @@ if ok_luassert and ok_say then
   register("drains", T.drains, "drain the node")
   register("deletes", T.deletes, "delete the node")
   register("never_deletes", T.never_deletes, "leave the node in place (no drain, no delete)")
+  register("labels", T.labels, "set the label on the node")
+  register("taints", T.taints, "taint the node")
+  register("untaints", T.untaints, "remove the taint from the node")
+  register("annotates", T.annotates, "annotate the node")
   register("no_actions", function(r) return #r.actions == 0 end, "have no actions")
   register("no_error", function(r) return r.error == nil end, "run without a policy error")
   register("rejected", function(...) return T.rejected(...) ~= nil end,

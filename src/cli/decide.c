@@ -115,10 +115,16 @@ int cli_check(int argc, char **argv)
 			reconciler_policy_path(pol), d.error);
 		rc = EXIT_POLICY;
 	} else {
-		printf("policy %s: ok (one call on an empty cluster: %zu action%s, %lld instructions, %.1f ms)\n",
+		char instr[64];
+
+		if (d.stats.instructions < 1000)
+			snprintf(instr, sizeof(instr), "under 1000 instructions");
+		else
+			snprintf(instr, sizeof(instr), "about %lld instructions",
+				 (long long)d.stats.instructions);
+		printf("policy %s: ok (one call on an empty cluster: %zu action%s, %s, %.1f ms)\n",
 		       reconciler_policy_path(pol), d.verdict.accepted.n_actions,
-		       d.verdict.accepted.n_actions == 1 ? "" : "s",
-		       (long long)d.stats.instructions, d.stats.call_ms);
+		       d.verdict.accepted.n_actions == 1 ? "" : "s", instr, d.stats.call_ms);
 		rc = EXIT_OK;
 	}
 	decision_free(&d);

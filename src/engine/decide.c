@@ -43,6 +43,12 @@ static int report_node(const struct snapshot *s, size_t i, const struct decide_o
 	const struct node_note *note = plan_find_note(accepted, n->name);
 	const struct action *rm = removal_of(accepted, n->name);
 	char why[1024], c_why[512] = "";
+	struct drain_opts safety_only = *o->drain;
+
+	/* what safety.c holds a removal to: protected pods, PDBs, safe-to-evict */
+	safety_only.local_storage_blocks = false;
+	safety_only.unreplicated_blocks = false;
+	safety_only.kube_system_needs_pdb = false;
 
 	r->name = n->name;
 	r->group = n->group >= 0 ? s->groups[n->group].name : NULL;
@@ -57,11 +63,11 @@ static int report_node(const struct snapshot *s, size_t i, const struct decide_o
 		snprintf(why, sizeof(why), "not in a managed node group");
 	} else if (note && !note->candidate) {
 		snprintf(why, sizeof(why), "%s", note->why[0] ? note->why : "the policy keeps it");
-	} else if (!sched_drainable(s, i, o->drain, c_why, sizeof(c_why))) {
-		if (note)
-			snprintf(why, sizeof(why), "%s, but %s", note->why, c_why);
-		else
-			snprintf(why, sizeof(why), "%s", c_why);
+	} else if (note && !sched_node_blockers(s, i, &safety_only, c_why, sizeof(c_why))) {
+		/* the policy would remove it: say what the safety checks would refuse */
+		snprintf(why, sizeof(why), "%s, but %s", note->why, c_why);
+	} else if (!note && !sched_drainable(s, i, o->drain, c_why, sizeof(c_why))) {
+		snprintf(why, sizeof(why), "%s", c_why);
 	} else if (s->groups[n->group].current <= s->groups[n->group].min) {
 		snprintf(why, sizeof(why), "group %s is at its min size of %d",
 			 s->groups[n->group].name, s->groups[n->group].min);

@@ -223,13 +223,15 @@ enum pod_field {
 	PF_CONTROLLER_NAME, PF_NODE, PF_PHASE, PF_REQUESTS, PF_PRIORITY, PF_DAEMONSET,
 	PF_MIRROR, PF_STATIC, PF_LOCAL_STORAGE, PF_UNSCHEDULABLE, PF_TERMINATING,
 	PF_FINISHED, PF_SAFE_TO_EVICT, PF_CREATED, PF_AGE, PF_SCHEDULER_MESSAGE,
+	PF_TOLERATIONS, PF_NODE_SELECTOR,
 };
 
 static const char *const pod_fields[] = {
 	NULL, "namespace", "name", "labels", "annotations", "controller",
 	"controller_name", "node", "phase", "requests", "priority", "daemonset",
 	"mirror", "static", "local_storage", "unschedulable", "terminating",
-	"finished", "safe_to_evict", "created", "age", "scheduler_message", NULL,
+	"finished", "safe_to_evict", "created", "age", "scheduler_message",
+	"tolerations", "node_selector", NULL,
 };
 
 /* The object at 'arg' of metatable 'mt', checked to belong to this view. */
@@ -443,6 +445,28 @@ static void push_pod_field(lua_State *L, const struct snapshot *s, size_t idx, i
 	case PF_LABELS: push_kvlist(L, &p->labels); break;
 	case PF_ANNOTATIONS: push_kvlist(L, &p->annotations); break;
 	case PF_REQUESTS: push_resources(L, &p->requests); break;
+	case PF_NODE_SELECTOR: push_kvlist(L, &p->node_selector); break;
+	case PF_TOLERATIONS: {
+		size_t i;
+
+		lua_createtable(L, (int)p->n_tolerations, 0);
+		for (i = 0; i < p->n_tolerations; i++) {
+			const struct toleration *t = &p->tolerations[i];
+
+			lua_createtable(L, 0, 4);
+			if (t->key && t->key[0])
+				set_str(L, "key", t->key);
+			set_str(L, "operator", t->op == TOLERATION_EXISTS ? "Exists" : "Equal");
+			if (t->value && t->value[0])
+				set_str(L, "value", t->value);
+			if (t->effect >= 0)
+				set_str(L, "effect", taint_effect_str((enum taint_effect)t->effect));
+			freeze(L);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+		freeze(L);
+		break;
+	}
 	default:
 		lua_pushnil(L);
 		return;
@@ -605,7 +629,52 @@ static void push_group(lua_State *L, const struct node_group *g)
 
 /* ---- helpers (methods of the cluster) ---- */
 
-/* cluster:fits(pod, node_or_group) -> bool, why */
+/* Does the pod fit node 'n' with some of its constraints set aside:
+ * {ignore_cordon = true, ignore_taints = {"key", ...}} at 'opts'? */
+static enum sched_fit fits_node_ignoring(lua_State *L, const struct snapshot *s,
+					 const struct pod *p, size_t n, int opts,
+					 char *detail, size_t len)
+{
+	const struct node *nd = &s->nodes[n];
+	struct taint *kept;
+	size_t i, n_kept = 0;
+	bool cordon;
+	struct room r;
+	enum sched_fit f;
+
+	lua_getfield(L, opts, "ignore_cordon");
+	cordon = nd->unschedulable && !lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	kept = lua_newuserdatauv(L, (nd->n_taints ? nd->n_taints : 1) * sizeof(*kept), 0);
+	lua_getfield(L, opts, "ignore_taints");
+	for (i = 0; i < nd->n_taints; i++) {
+		bool ignored = false;
+
+		if (lua_istable(L, -1)) {
+			lua_Integer k, m = (lua_Integer)lua_rawlen(L, -1);
+
+			for (k = 1; k <= m && !ignored; k++) {
+				lua_rawgeti(L, -1, k);
+				ignored = lua_type(L, -1) == LUA_TSTRING &&
+					  strcmp(lua_tostring(L, -1), nd->taints[i].key) == 0;
+				lua_pop(L, 1);
+			}
+		}
+		if (!ignored)
+			kept[n_kept++] = nd->taints[i];
+	}
+	lua_pop(L, 2);
+	f = sched_fits_labels(p, nd->name, &nd->labels, kept, n_kept, cordon, detail, len);
+	if (f != SCHED_FITS)
+		return f;
+	if (room_of_node(s, n, &r) < 0)
+		luaL_error(L, "out of memory");
+	f = room_fits(&r, &p->requests, detail, len);
+	room_free(&r);
+	return f;
+}
+
+/* cluster:fits(pod, node_or_group [, opts]) -> bool, why */
 static int l_fits(lua_State *L)
 {
 	struct view *v = get_view(L);
@@ -617,6 +686,9 @@ static int l_fits(lua_State *L)
 
 	if (g >= 0)
 		f = sched_fits_template(&s->pods[pod], &s->groups[g], detail, sizeof(detail));
+	else if (lua_istable(L, 4))
+		f = fits_node_ignoring(L, s, &s->pods[pod], check_node(L, s, 3), 4, detail,
+				       sizeof(detail));
 	else
 		f = sched_fits_node(s, &s->pods[pod], check_node(L, s, 3), detail, sizeof(detail));
 	lua_pushboolean(L, f == SCHED_FITS);
@@ -651,7 +723,8 @@ static int l_pack(lua_State *L)
 	if (!lua_isnoneornil(L, 4)) {
 		lua_Integer m = luaL_checkinteger(L, 4);
 
-		max_new = m < 0 ? -1 : (m > 1000000 ? 1000000 : (int)m);
+		/* a group already above its max has no room: 0, not "no cap" */
+		max_new = m < 0 ? 0 : (m > 1000000 ? 1000000 : (int)m);
 	}
 	n = luaL_len(L, 2);
 	if (n < 0 || n > (lua_Integer)s->n_pods)
@@ -715,6 +788,7 @@ static int l_drainable(lua_State *L)
 			lua_pop(L, 1);
 		}
 		o.excluded = excluded;
+		o.move_excluded = true; /* their pods need room as well */
 	}
 	ok = sched_drainable(s, node, &o, why, sizeof(why));
 	lua_pushboolean(L, ok);

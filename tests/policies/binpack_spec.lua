@@ -239,7 +239,7 @@ describe("binpack policy", function()
       assert.are.equal(1, #t.find(r, "delete"))
       assert.deletes(r, "w-1")
       assert.never_deletes(r, "w-2")
-      assert.matches("go this round too", r.node["w-2"].why)
+      assert.matches("no room for pod default/b", r.node["w-2"].why)
 
       -- the same with labels: both pods need the one ssd node's last core
       c = t.cluster{

@@ -67,6 +67,18 @@ describe("default policy", function()
       assert.is_true(t.scales_up(r, "workers", 4))
     end)
 
+    it("asks for nothing from a group already above its max, and logs the pods", function()
+      local cluster = t.cluster{
+        nodes = { t.node{ name = "w-1", group = "workers" }, t.node{ name = "w-2", group = "workers" } },
+        pods = { t.pod{ name = "p", cpu = "3", memory = "1Gi", pending = true },
+                 t.pod{ name = "x1", node = "w-1", cpu = "3500m" }, t.pod{ name = "x2", node = "w-2", cpu = "3500m" } },
+      }
+      local r = engine{ max = 1 }:decide(cluster, NOW)
+      assert.is_false(t.scales_up(r, "workers"))
+      assert.are.equal(0, #r.rejected)
+      assert.matches("default/p", r.log[1])
+    end)
+
     it("ignores pods the scheduler has not marked unschedulable", function()
       local cluster = t.cluster{ pods = { t.pod{ name = "new", cpu = "1" } } }
       local r = engine():decide(cluster, NOW)
@@ -103,6 +115,23 @@ describe("default policy", function()
       assert.is_true(t.deletes(r, "w-3"))
       assert.is_false(t.deletes(r, "w-1"))
       assert.is_true(r.node["w-3"].removable)
+    end)
+
+    it("removes several nodes in one round only when their pods fit together", function()
+      -- w-2's and w-3's pods each fit in w-1's free core, but not both
+      local cluster = t.cluster{
+        nodes = { t.node{ name = "w-1", group = "workers" }, t.node{ name = "w-2", group = "workers" },
+                  t.node{ name = "w-3", group = "workers" } },
+        pods = { t.pod{ name = "big", node = "w-1", cpu = "3", memory = "1Gi" },
+                 t.pod{ name = "a", node = "w-2", cpu = "800m", memory = "1Gi" },
+                 t.pod{ name = "b", node = "w-3", cpu = "800m", memory = "1Gi" } },
+      }
+      local e = engine{ params = { max_scale_down = 2 }, safety = { max_scale_down_per_round = 2 } }
+      e:decide(cluster, NOW)
+      local r = e:decide(cluster, NOW + 700)
+      assert.are.equal(1, #t.find(r, "delete"))
+      assert.deletes(r, "w-2")
+      assert.matches("no room for pod default/b", r.node["w-3"].why)
     end)
 
     it("takes the threshold and the duration from params", function()
