@@ -16,7 +16,7 @@ local M = {}
 local EPS = 1e-9
 
 -- Nodes a group may still add: max - max(target, current), never negative
--- (cluster:pack reads a negative max_new as "no limit").
+-- (cluster:pack reads a negative max_new as 0 too).
 function M.room(group)
   return math.max(0, group.max - math.max(group.target, group.current))
 end
