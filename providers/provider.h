@@ -1,0 +1,133 @@
+/*
+ * provider: the one interface every cloud implements — node groups, launch,
+ * terminate, and mapping a Node's providerID to its group and instance.
+ * Each provider owns two token buckets (mutating calls, reads; qps and
+ * burst from config) and reports failures with a type the engine can act
+ * on (throttled: slow down; no capacity or quota: back off the group).
+ * Providers never see Lua, plans or Kubernetes objects.
+ */
+#ifndef LUASCALE_PROVIDER_H
+#define LUASCALE_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/executor.h"
+#include "runtime/ratelimit.h"
+
+enum provider_error {
+	PROVIDER_OK = 0,
+	PROVIDER_THROTTLED,    /* RequestLimitExceeded, 429: slow down, retry later */
+	PROVIDER_NO_CAPACITY,  /* InsufficientInstanceCapacity, ZONE_RESOURCE_POOL_EXHAUSTED: back off the group */
+	PROVIDER_QUOTA,        /* a quota is exhausted: back off the group */
+	PROVIDER_NOT_FOUND,    /* no such group or instance */
+	PROVIDER_INVALID,      /* the request was wrong (config, parameters): do not retry as is */
+	PROVIDER_TRANSIENT,    /* 5xx, timeout, connection: retry with backoff */
+	PROVIDER_AUTH,         /* credentials refused */
+	PROVIDER_CANCELLED,    /* shutdown before the call was made */
+};
+
+const char *provider_error_str(enum provider_error e);
+
+/* Should the group be backed off after this error? */
+bool provider_error_backs_off_group(enum provider_error e);
+
+struct provider_status {
+	enum provider_error code;
+	char message[256]; /* what the cloud said, for logs; never a secret */
+};
+
+enum instance_state {
+	INSTANCE_PENDING,  /* requested, not running yet */
+	INSTANCE_RUNNING,  /* running (its node may not be registered yet) */
+	INSTANCE_STOPPING, /* being terminated */
+	INSTANCE_GONE,
+};
+
+struct provider_instance {
+	char id[128];           /* the cloud's instance id, e.g. i-0abc */
+	char provider_id[256];  /* as the kubelet writes Node.spec.providerID */
+	char group[64];
+	enum instance_state state;
+};
+
+struct provider_group {
+	char name[64];
+	int min, max;
+	int target;             /* the size the cloud is converging to */
+	struct provider_instance *instances; /* owned by the array holder */
+	size_t n_instances;
+};
+
+/* Called once per instance, from any thread, as soon as the cloud reports
+ * it exists — before the rest of the request is done. */
+typedef void (*provider_instance_cb)(void *ctx, const struct provider_instance *inst);
+
+/* Called once when a request is over: how many instances it made (launch)
+ * or removed (terminate), and the error for the rest (code OK when none). */
+typedef void (*provider_done_cb)(void *ctx, int count, const struct provider_status *st);
+
+struct provider;
+
+struct provider_ops {
+	const char *kind; /* "sim", "aws", ... */
+
+	/*
+	 * Lists the node groups with their instances (a read: takes a token of
+	 * the read bucket). On success fills *groups (caller frees with
+	 * provider_groups_free) and returns 0; else -1 with 'st'.
+	 */
+	int (*list_groups)(struct provider *p, struct provider_group **groups, size_t *n,
+			   struct provider_status *st);
+
+	/*
+	 * Asks for 'count' new instances in 'group' (one request may create
+	 * many). Takes a token of the mutating bucket first. on_instance runs
+	 * for each instance the moment it exists; on_done exactly once at the
+	 * end, also on failure. May return before the callbacks run (virtual
+	 * time, asynchronous clouds) or after (blocking HTTP on a worker).
+	 */
+	void (*launch)(struct provider *p, const char *group, int count,
+		       provider_instance_cb on_instance, provider_done_cb on_done, void *ctx);
+
+	/* Terminates instances (ids) of 'group'; on_done once with how many. */
+	void (*terminate)(struct provider *p, const char *group, const char *const *ids, size_t n,
+			  provider_done_cb on_done, void *ctx);
+
+	/*
+	 * Maps a Node's spec.providerID to its group and instance id. Returns
+	 * 0, or -1 when the providerID is not one of this provider's groups.
+	 * Must not call the cloud (works from what list_groups last saw).
+	 */
+	int (*map_node)(struct provider *p, const char *provider_id, char *group, size_t group_len,
+			char *instance, size_t instance_len);
+
+	void (*free)(struct provider *p);
+};
+
+struct provider {
+	const struct provider_ops *ops;
+	struct ratelimit *mutating; /* launch, terminate */
+	struct ratelimit *reads;    /* list_groups */
+	struct executor *ex;        /* where the provider schedules its own work */
+	void *impl;
+};
+
+struct provider_limits {
+	double mutating_qps;
+	int mutating_burst;
+	double read_qps;
+	int read_burst;
+};
+
+/* Frees an array from list_groups. */
+void provider_groups_free(struct provider_group *groups, size_t n);
+
+static inline void provider_free(struct provider *p)
+{
+	if (p)
+		p->ops->free(p);
+}
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * ratelimit: a token bucket (qps tokens a second, at most 'burst' saved),
+ * fair across callers: each acquire reserves the next free token slot in
+ * the order the calls arrive, so no caller starves. Blocking acquire for
+ * real-time worker threads; asynchronous acquire for code that must not
+ * block (virtual time). Time comes from a struct clock.
+ */
+#ifndef LUASCALE_RATELIMIT_H
+#define LUASCALE_RATELIMIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/clock.h"
+#include "runtime/executor.h"
+
+struct ratelimit;
+
+/* A bucket that starts full. qps > 0, burst >= 1. NULL on bad values/OOM. */
+struct ratelimit *ratelimit_new(struct clock *c, double qps, int burst);
+void ratelimit_free(struct ratelimit *rl);
+
+/*
+ * Reserves a token. Returns the time (clock ns) from which the caller may
+ * go ahead — now when a token is saved — or -1 when that would be later
+ * than 'deadline_ns' (nothing is reserved then).
+ */
+int64_t ratelimit_reserve(struct ratelimit *rl, int64_t deadline_ns);
+
+/*
+ * Blocking acquire: reserves and sleeps on the clock until the reserved
+ * time. Returns 0, or -1 when the deadline would pass first (no token
+ * taken, returns at once). Real clocks only.
+ */
+int ratelimit_acquire(struct ratelimit *rl, int64_t deadline_ns);
+
+/*
+ * Asynchronous acquire: reserves and runs fn(arg, false) on 'ex' at the
+ * reserved time. When the deadline would pass first, fn runs at once with
+ * cancelled = true. Returns 0, or -1 when 'ex' refused the task (fn not
+ * called).
+ */
+int ratelimit_acquire_async(struct ratelimit *rl, struct executor *ex, int64_t deadline_ns,
+			    task_fn fn, void *arg);
+
+/* Calls granted so far (for metrics and tests). */
+uint64_t ratelimit_granted(const struct ratelimit *rl);
+
+#endif
