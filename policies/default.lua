@@ -28,7 +28,8 @@ P.params = {
 local function best_group(cluster, pods)
   local best, best_result
   for _, g in ipairs(cluster.group_list) do
-    local room = math.max(0, g.max - math.max(g.target, g.current))
+    -- a group whose last launch failed (no capacity, quota) waits its backoff out
+    local room = g.backed_off_until and 0 or math.max(0, g.max - math.max(g.target, g.current))
     local r = cluster:pack(pods, g, room)
     if r.placed > 0 then
       local waste = math.max(r.waste.cpu, r.waste.memory)

@@ -46,6 +46,7 @@ void snapshot_free(struct snapshot *s)
 		free(s->pods);
 	if (s->cap_pdbs)
 		free(s->pdbs);
+	free(s->node_slots);
 	arena_free(s->arena);
 	free(s);
 }
@@ -418,6 +419,8 @@ static int copy_group(struct arena *a, const struct node_group *src,
 	dst->max = src->max;
 	dst->price_per_hour = src->price_per_hour;
 	dst->target = src->target;
+	dst->backoff_until = src->backoff_until;
+	memcpy(dst->backoff_reason, src->backoff_reason, sizeof(dst->backoff_reason));
 	if (!dst->name || copy_kvlist(a, &src->selector, &dst->selector) < 0 ||
 	    copy_kvlist(a, &st->labels, &dt->labels) < 0)
 		return -1;
@@ -750,6 +753,10 @@ int snapshot_finish(struct snapshot *s, int64_t now, struct errbuf *err)
 	}
 	s->now = now;
 	s->finished = true;
+	/* keep the name index for snapshot_find_node() */
+	s->node_slots = nodes.slots;
+	s->node_mask = nodes.mask;
+	nodes.slots = NULL;
 	rc = 0;
 	goto out;
 oom:
@@ -767,6 +774,11 @@ int32_t snapshot_find_node(const struct snapshot *s, const char *name)
 
 	if (!name)
 		return -1;
+	if (s->node_slots) {
+		struct name_table t = {s->node_slots, s->node_mask};
+
+		return table_find(s, &t, name);
+	}
 	for (i = 0; i < s->n_nodes; i++)
 		if (strcmp(s->nodes[i].name, name) == 0)
 			return (int32_t)i;

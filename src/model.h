@@ -231,6 +231,10 @@ struct node_group {
 	/* filled by snapshot_finish() */
 	int current;  /* registered nodes of this group in the snapshot */
 	int target;   /* size the cloud converges to; defaults to current. upcoming = target - current */
+
+	/* set by the actuator after snapshot_finish(): launches refused until then */
+	int64_t backoff_until;      /* unix seconds, 0 when not backed off */
+	char backoff_reason[160];
 };
 
 /* ---- snapshot ---- */
@@ -254,9 +258,11 @@ struct snapshot {
 	uint32_t *pending; /* unbound, unfinished, not terminating, not DaemonSet pods */
 	size_t n_pending;
 
-	/* private to model.c while building */
+	/* private to model.c */
 	size_t cap_nodes, cap_pods, cap_pdbs;
 	bool finished;
+	uint32_t *node_slots; /* node name index (open addressing), after finish */
+	size_t node_mask;
 };
 
 /* Returns an empty snapshot or NULL when out of memory. */

@@ -15,9 +15,11 @@ local M = {}
 
 local EPS = 1e-9
 
--- Nodes a group may still add: max - max(target, current), never negative
+-- Nodes a group may still add: max - max(target, current), never negative,
+-- and none while the group is backed off after a failed launch
 -- (cluster:pack reads a negative max_new as 0 too).
 function M.room(group)
+  if group.backed_off_until then return 0 end -- its last launch failed: wait
   return math.max(0, group.max - math.max(group.target, group.current))
 end
 

@@ -87,6 +87,10 @@ static int check_scale_up(const struct snapshot *s, const struct safety_limits *
 	if (g < 0)
 		return reject(v, a, "no node group named \"%s\"", a->group);
 	grp = &s->groups[g];
+	if (grp->backoff_until > s->now)
+		return reject(v, a, "group %s is backed off for %llds more after a failed launch: %s",
+			      grp->name, (long long)(grp->backoff_until - s->now),
+			      grp->backoff_reason[0] ? grp->backoff_reason : "no reason recorded");
 	room = (int64_t)grp->max - (grp->target > grp->current ? grp->target : grp->current) -
 	       r->grow[g];
 	if (room < 0)

@@ -605,9 +605,13 @@ static int32_t to_group(lua_State *L, const struct snapshot *s, int arg)
 	return g;
 }
 
-static void push_group(lua_State *L, const struct node_group *g)
+static void push_group(lua_State *L, const struct snapshot *s, const struct node_group *g)
 {
-	lua_createtable(L, 0, 10);
+	lua_createtable(L, 0, 12);
+	if (g->backoff_until > s->now) {
+		set_int(L, "backed_off_until", g->backoff_until);
+		set_str(L, "backoff_reason", g->backoff_reason);
+	}
 	set_str(L, "name", g->name);
 	set_int(L, "min", g->min);
 	set_int(L, "max", g->max);
@@ -881,7 +885,7 @@ static int build_view(lua_State *L)
 	lua_createtable(L, 0, (int)s->n_groups); /* groups by name */
 	lua_createtable(L, (int)s->n_groups, 0); /* group_list in config order */
 	for (i = 0; i < s->n_groups; i++) {
-		push_group(L, &s->groups[i]);
+		push_group(L, s, &s->groups[i]);
 		lua_pushvalue(L, -1);
 		lua_rawseti(L, -3, (lua_Integer)i + 1);
 		lua_setfield(L, -3, s->groups[i].name);

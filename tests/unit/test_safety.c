@@ -171,6 +171,26 @@ static void test_scale_up_global_cap(void **state)
 	expect_rejected(f, 0, "max_nodes_total is 7");
 }
 
+static void test_backed_off_group(void **state)
+{
+	struct fixture *f = *state;
+
+	f->s->groups[1].backoff_until = f->s->now + 300;
+	snprintf(f->s->groups[1].backoff_reason, sizeof(f->s->groups[1].backoff_reason),
+		 "InsufficientInstanceCapacity");
+	add(f, ACTION_SCALE_UP, "gpu", 1);
+	add(f, ACTION_SCALE_UP, "workers", 1);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 1);
+	assert_string_equal(f->v.accepted.actions[0].group, "workers");
+	expect_rejected(f, 0, "backed off for 300s more");
+	expect_rejected(f, 0, "InsufficientInstanceCapacity");
+	/* once the time has passed, it may grow again */
+	f->s->groups[1].backoff_until = f->s->now;
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 2);
+}
+
 static void test_unknown_group_and_node(void **state)
 {
 	struct fixture *f = *state;
@@ -292,6 +312,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scale_up_counts_earlier_actions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scale_up_global_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_group_and_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backed_off_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_protected_pod_blocks_removal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pdb_blocks_removal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmanaged_node, setup, teardown),
