@@ -31,7 +31,9 @@ struct kube_status {
 struct kube_pod_ref {
 	char ns[64];
 	char name[256];
-	bool evictable; /* not DaemonSet, mirror or static; not finished */
+	bool evictable;   /* must leave before the node goes: not DaemonSet, mirror
+			   * or static, not finished */
+	bool terminating; /* already being deleted (deletionTimestamp): wait, do not evict again */
 };
 
 struct kubeops_ops {
