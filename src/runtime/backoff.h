@@ -26,4 +26,33 @@ int64_t backoff_delay(const struct backoff_policy *p, int failures, uint64_t *rn
 /* A small deterministic PRNG (splitmix64) for jitter. */
 uint64_t backoff_rand(uint64_t *state);
 
+/*
+ * The per-key tracker: for each key (a node group, a watch) the number of
+ * consecutive failures and the time from which it may be tried again.
+ * Thread-safe (one mutex). Keys are copied; an entry is kept (reset) after
+ * a success, so memory grows with the number of distinct keys only.
+ */
+struct backoff_tracker;
+
+/* A tracker with a copy of policy 'p' and jitter seeded by 'seed' (same
+ * seed, same sequence of calls: same delays). NULL when out of memory. */
+struct backoff_tracker *backoff_tracker_new(const struct backoff_policy *p, uint64_t seed);
+void backoff_tracker_free(struct backoff_tracker *t);
+
+/*
+ * Records one more consecutive failure of 'key' at 'now_ns'. Returns the
+ * time from which the key may be tried again (now_ns + backoff_delay), or
+ * -1 when out of memory (nothing recorded).
+ */
+int64_t backoff_tracker_fail(struct backoff_tracker *t, const char *key, int64_t now_ns);
+
+/* Records a success: the key's failures are forgotten. */
+void backoff_tracker_succeed(struct backoff_tracker *t, const char *key);
+
+/* True when 'key' may be tried at 'now_ns' (no failure, or its delay is over). */
+bool backoff_tracker_ready(struct backoff_tracker *t, const char *key, int64_t now_ns);
+
+/* Consecutive failures of 'key' (0 when none or after a success). */
+int backoff_tracker_failures(struct backoff_tracker *t, const char *key);
+
 #endif

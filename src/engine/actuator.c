@@ -1,0 +1,766 @@
+/*
+ * actuator: carries out checked plans and keeps track of what is in flight.
+ * Launches and node jobs are tasks on the executor; callbacks from the
+ * provider may arrive on any thread, so the state is under one mutex, never
+ * held while calling out (provider, kubeops, logger).
+ */
+#include "engine/actuator.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An instance the cloud created that is not a Ready node yet. */
+struct flight {
+	char group[64];
+	char id[128];
+	char provider_id[256];
+	int64_t launched;  /* wall seconds */
+	bool terminating;  /* given up: being terminated, no longer capacity */
+	struct flight *next;
+};
+
+/* What the actuator knows of a node group. */
+struct gstate {
+	char name[64];
+	int failures;          /* consecutive failed launches */
+	int64_t backoff_until; /* wall seconds */
+	char reason[160];
+	int requested;         /* asked for by running launches, not created yet */
+	struct gstate *next;
+};
+
+struct launch {
+	struct actuator *a;
+	char group[64];
+	int count;
+	int created;
+	int64_t start_ns;
+	char reason[256];
+};
+
+struct node_job {
+	struct actuator *a;
+	char node[256];
+	char provider_id[256];
+	struct action *actions;
+	size_t n, next;
+	bool drained;          /* a drain of this job finished */
+	bool drain_failed;
+	bool draining;
+	int64_t drain_start_ns;
+	int64_t last_evict_ns;
+	uint64_t evicted;
+	int64_t step_start_ns;
+};
+
+struct actuator {
+	pthread_mutex_t mu;
+	struct executor *ex;
+	struct clock *clock;
+	struct provider *prov;
+	const struct kubeops *kube;
+	struct actuator_config cfg;
+	const struct logger *log;
+	struct flight *flights;
+	struct gstate *groups;
+	struct actuator_stats st;
+	uint64_t rng;
+};
+
+void actuator_config_default(struct actuator_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->max_provision_s = 15 * 60;
+	c->group_backoff.initial_ns = 5 * 60 * CLOCK_NS_PER_S;
+	c->group_backoff.max_ns = 30 * 60 * CLOCK_NS_PER_S;
+	c->group_backoff.factor = 2;
+	c->group_backoff.jitter = 0;
+	c->drain_timeout_s = 10 * 60;
+	c->eviction_retry_s = 5;
+	c->drain_poll_s = 2;
+	c->eviction_grace_s = -1;
+	c->seed = 1;
+}
+
+#define LOG(a, lvl, ...) log_at((a)->log, (lvl), clock_wall((a)->clock), __VA_ARGS__)
+
+static double secs_since(struct actuator *a, int64_t start_ns)
+{
+	return (double)(clock_now(a->clock) - start_ns) / (double)CLOCK_NS_PER_S;
+}
+
+struct actuator *actuator_new(struct executor *ex, struct provider *prov,
+			      const struct kubeops *kube, const struct actuator_config *cfg,
+			      const struct logger *log)
+{
+	struct actuator *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	pthread_mutex_init(&a->mu, NULL);
+	a->ex = ex;
+	a->clock = executor_clock(ex);
+	a->prov = prov;
+	a->kube = kube;
+	if (cfg)
+		a->cfg = *cfg;
+	else
+		actuator_config_default(&a->cfg);
+	a->log = log;
+	a->rng = a->cfg.seed ? a->cfg.seed : 1;
+	return a;
+}
+
+void actuator_free(struct actuator *a)
+{
+	struct flight *f, *fn;
+	struct gstate *g, *gn;
+
+	if (!a)
+		return;
+	for (f = a->flights; f; f = fn) {
+		fn = f->next;
+		LOG(a, LOG_WARN, "at shutdown instance %s of group %s was still in flight (launched %llds ago%s)",
+		    f->id, f->group, (long long)(clock_wall(a->clock) - f->launched),
+		    f->terminating ? ", being terminated" : "");
+		free(f);
+	}
+	for (g = a->groups; g; g = gn) {
+		gn = g->next;
+		free(g);
+	}
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+}
+
+/* The group's state, created on first use. Called with the lock held. */
+static struct gstate *group_state(struct actuator *a, const char *name)
+{
+	struct gstate *g;
+
+	for (g = a->groups; g; g = g->next)
+		if (strcmp(g->name, name) == 0)
+			return g;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->next = a->groups;
+	a->groups = g;
+	return g;
+}
+
+/* Backs a group off after a failure. Lock held. Returns the delay (s). */
+static int64_t back_off(struct actuator *a, struct gstate *g, const char *reason)
+{
+	int64_t delay_ns;
+
+	g->failures++;
+	delay_ns = backoff_delay(&a->cfg.group_backoff, g->failures, &a->rng);
+	g->backoff_until = clock_wall(a->clock) + (delay_ns + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S;
+	snprintf(g->reason, sizeof(g->reason), "%s", reason);
+	return (delay_ns + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S;
+}
+
+/* ---- launches ---- */
+
+static void on_instance(void *ctx, const struct provider_instance *inst)
+{
+	struct launch *l = ctx;
+	struct actuator *a = l->a;
+	struct flight *f = calloc(1, sizeof(*f));
+	struct gstate *g;
+
+	pthread_mutex_lock(&a->mu);
+	if (f) {
+		snprintf(f->group, sizeof(f->group), "%s", l->group);
+		snprintf(f->id, sizeof(f->id), "%s", inst->id);
+		snprintf(f->provider_id, sizeof(f->provider_id), "%s", inst->provider_id);
+		f->launched = clock_wall(a->clock);
+		f->next = a->flights;
+		a->flights = f;
+	}
+	g = group_state(a, l->group);
+	if (g && g->requested > 0)
+		g->requested--;
+	l->created++;
+	a->st.instances_created++;
+	pthread_mutex_unlock(&a->mu);
+	LOG(a, LOG_INFO, "instance %s of group %s exists, %.1fs after the request (%d of %d)",
+	    inst->id, l->group, secs_since(a, l->start_ns), l->created, l->count);
+}
+
+static void on_launch_done(void *ctx, int count, const struct provider_status *st)
+{
+	struct launch *l = ctx;
+	struct actuator *a = l->a;
+	struct gstate *g;
+	int64_t delay = 0;
+	int missing;
+
+	(void)count;
+	pthread_mutex_lock(&a->mu);
+	g = group_state(a, l->group);
+	missing = l->count - l->created;
+	if (g) {
+		g->requested -= missing;
+		if (g->requested < 0)
+			g->requested = 0;
+	}
+	if (st->code != PROVIDER_OK) {
+		a->st.launch_failures++;
+		if (g && provider_error_backs_off_group(st->code))
+			delay = back_off(a, g, st->message[0] ? st->message : provider_error_str(st->code));
+	} else if (g && missing == 0) {
+		g->failures = 0;
+	}
+	a->st.busy--;
+	pthread_mutex_unlock(&a->mu);
+	if (st->code == PROVIDER_OK && missing == 0)
+		LOG(a, LOG_INFO, "scale_up %s +%d done in %.1fs: %d instance(s) created (%s)", l->group,
+		    l->count, secs_since(a, l->start_ns), l->created, l->reason);
+	else if (delay > 0)
+		LOG(a, LOG_WARN, "scale_up %s +%d failed after %.1fs: %d of %d created; %s: %s; group backed off for %llds",
+		    l->group, l->count, secs_since(a, l->start_ns), l->created, l->count,
+		    provider_error_str(st->code), st->message, (long long)delay);
+	else
+		LOG(a, LOG_WARN, "scale_up %s +%d ended after %.1fs with %d of %d created; %s: %s", l->group,
+		    l->count, secs_since(a, l->start_ns), l->created, l->count,
+		    provider_error_str(st->code), st->message);
+	free(l);
+}
+
+static void launch_task(void *arg, bool cancelled)
+{
+	struct launch *l = arg;
+	struct actuator *a = l->a;
+
+	if (cancelled || !a->prov) {
+		struct provider_status st = {cancelled ? PROVIDER_CANCELLED : PROVIDER_INVALID, ""};
+
+		snprintf(st.message, sizeof(st.message), "%s",
+			 cancelled ? "shut down before the launch was made" : "no cloud provider configured");
+		if (cancelled) {
+			pthread_mutex_lock(&a->mu);
+			a->st.actions_abandoned++;
+			pthread_mutex_unlock(&a->mu);
+		}
+		on_launch_done(l, 0, &st);
+		return;
+	}
+	LOG(a, LOG_INFO, "scale_up %s +%d: asking the cloud (%s)", l->group, l->count, l->reason);
+	a->prov->ops->launch(a->prov, l->group, l->count, on_instance, on_launch_done, l);
+}
+
+static int start_launch(struct actuator *a, const struct action *act)
+{
+	struct launch *l = calloc(1, sizeof(*l));
+	struct gstate *g;
+
+	if (!l)
+		return -1;
+	l->a = a;
+	snprintf(l->group, sizeof(l->group), "%s", act->group);
+	l->count = (int)act->count;
+	l->start_ns = clock_now(a->clock);
+	snprintf(l->reason, sizeof(l->reason), "%s", act->reason);
+	pthread_mutex_lock(&a->mu);
+	g = group_state(a, l->group);
+	if (g)
+		g->requested += l->count;
+	a->st.launch_requests++;
+	a->st.busy++;
+	pthread_mutex_unlock(&a->mu);
+	if (executor_submit(a->ex, launch_task, l) < 0) {
+		struct provider_status st = {PROVIDER_CANCELLED, "the work queue is full or shutting down"};
+
+		on_launch_done(l, 0, &st);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- node jobs ---- */
+
+static void job_free(struct node_job *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		action_free(&j->actions[i]);
+	free(j->actions);
+	free(j);
+}
+
+static void job_finish(struct node_job *j)
+{
+	struct actuator *a = j->a;
+
+	pthread_mutex_lock(&a->mu);
+	a->st.busy--;
+	pthread_mutex_unlock(&a->mu);
+	job_free(j);
+}
+
+static void node_step(void *arg, bool cancelled);
+
+/* Runs the job's next step now, or after 'delay_ns'. */
+static void job_continue(struct node_job *j, int64_t delay_ns)
+{
+	if (executor_after(j->a->ex, delay_ns, node_step, j) < 0) {
+		LOG(j->a, LOG_WARN, "node %s: %zu action(s) abandoned: the work queue is full or shutting down",
+		    j->node, j->n - j->next);
+		pthread_mutex_lock(&j->a->mu);
+		j->a->st.actions_abandoned += j->n - j->next;
+		pthread_mutex_unlock(&j->a->mu);
+		job_finish(j);
+	}
+}
+
+static void note_event(struct node_job *j, const char *type, const char *reason, const char *msg)
+{
+	if (j->a->kube && j->a->kube->ops->event)
+		j->a->kube->ops->event(j->a->kube->ctx, j->node, type, reason, msg);
+}
+
+static void count(struct actuator *a, uint64_t *field)
+{
+	pthread_mutex_lock(&a->mu);
+	(*field)++;
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* cordon, uncordon, label, annotate, taint. */
+static void simple_action(struct node_job *j, const struct action *act)
+{
+	struct actuator *a = j->a;
+	const struct kubeops_ops *k = a->kube->ops;
+	void *ctx = a->kube->ctx;
+	struct kube_status st = {KUBE_OK, ""};
+	char desc[512];
+	int rc = -1;
+
+	action_describe(act, desc, sizeof(desc));
+	switch (act->type) {
+	case ACTION_CORDON:
+	case ACTION_UNCORDON:
+		rc = k->cordon(ctx, act->node, act->type == ACTION_CORDON, &st);
+		break;
+	case ACTION_LABEL:
+		rc = k->label(ctx, act->node, act->key, act->remove ? NULL : act->value, &st);
+		break;
+	case ACTION_ANNOTATE:
+		rc = k->annotate(ctx, act->node, act->key, act->remove ? NULL : act->value, &st);
+		break;
+	case ACTION_TAINT:
+		rc = k->taint(ctx, act->node, act->key, act->value ? act->value : "",
+			      (enum taint_effect)act->effect, act->remove, &st);
+		break;
+	default:
+		break;
+	}
+	if (rc == 0 && st.code == KUBE_OK) {
+		count(a, &a->st.node_actions);
+		LOG(a, LOG_INFO, "%s done in %.2fs: %s", desc, secs_since(a, j->step_start_ns), act->reason);
+		note_event(j, "Normal", "Luascale", act->reason);
+	} else {
+		count(a, &a->st.actions_failed);
+		LOG(a, LOG_WARN, "%s failed after %.2fs: %s (asked: %s)", desc,
+		    secs_since(a, j->step_start_ns), st.message[0] ? st.message : "error", act->reason);
+	}
+}
+
+/*
+ * One look at a draining node: evicts what must leave (again, for pods a
+ * PDB refused, once eviction_retry_s has passed). Returns 1 when the node
+ * is empty of pods that must leave, 0 to look again later, -1 when the
+ * drain gave up.
+ */
+static int drain_pass(struct node_job *j)
+{
+	struct actuator *a = j->a;
+	struct kube_pod_ref *pods = NULL;
+	struct kube_status st = {KUBE_OK, ""};
+	size_t n = 0, i, left = 0;
+	int64_t now = clock_now(a->clock);
+	bool retry = j->last_evict_ns == 0 ||
+		     now - j->last_evict_ns >= a->cfg.eviction_retry_s * CLOCK_NS_PER_S;
+	char first[320] = "";
+
+	if (a->kube->ops->node_pods(a->kube->ctx, j->node, &pods, &n, &st) < 0 ||
+	    st.code != KUBE_OK) {
+		if (st.code == KUBE_NOT_FOUND) {
+			free(pods);
+			return 1; /* the node is gone already */
+		}
+		LOG(a, LOG_WARN, "drain %s: cannot list its pods: %s", j->node, st.message);
+		n = 0;
+		left = 1;
+	}
+	for (i = 0; i < n; i++) {
+		struct kube_status es = {KUBE_OK, ""};
+
+		if (!pods[i].evictable)
+			continue;
+		left++;
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s/%s", pods[i].ns, pods[i].name);
+		if (pods[i].terminating || !retry)
+			continue;
+		a->kube->ops->evict(a->kube->ctx, pods[i].ns, pods[i].name, a->cfg.eviction_grace_s, &es);
+		switch (es.code) {
+		case KUBE_OK:
+		case KUBE_NOT_FOUND:
+			j->evicted++;
+			count(a, &a->st.evictions);
+			LOG(a, LOG_INFO, "drain %s: evicted pod %s/%s", j->node, pods[i].ns, pods[i].name);
+			break;
+		case KUBE_PDB_BLOCKED:
+			count(a, &a->st.evictions_refused);
+			LOG(a, LOG_INFO, "drain %s: a PodDisruptionBudget refused evicting %s/%s for now; retrying in %llds",
+			    j->node, pods[i].ns, pods[i].name, (long long)a->cfg.eviction_retry_s);
+			break;
+		default:
+			LOG(a, LOG_WARN, "drain %s: evicting %s/%s failed: %s", j->node, pods[i].ns,
+			    pods[i].name, es.message);
+		}
+	}
+	free(pods);
+	if (retry)
+		j->last_evict_ns = now;
+	if (left == 0)
+		return 1;
+	if (now - j->drain_start_ns >= a->cfg.drain_timeout_s * CLOCK_NS_PER_S) {
+		LOG(a, LOG_WARN, "drain %s gave up after %.0fs: %zu pod(s) still to leave (first: %s)",
+		    j->node, secs_since(a, j->drain_start_ns), left, first[0] ? first : "?");
+		return -1;
+	}
+	return 0;
+}
+
+static void terminate_done(void *ctx, int count_, const struct provider_status *st)
+{
+	struct node_job *j = ctx;
+	struct actuator *a = j->a;
+
+	(void)count_;
+	if (st->code == PROVIDER_OK)
+		LOG(a, LOG_INFO, "instance of node %s terminated", j->node);
+	else
+		LOG(a, LOG_WARN, "terminating the instance of node %s failed: %s: %s", j->node,
+		    provider_error_str(st->code), st->message);
+	job_finish(j);
+}
+
+/* Deletes the node object, then terminates its instance (asynchronously;
+ * the job ends when the cloud answered). Returns true when the job was
+ * handed to the provider. */
+static bool delete_node(struct node_job *j, const struct action *act)
+{
+	struct actuator *a = j->a;
+	struct kube_status st = {KUBE_OK, ""};
+	char group[64], id[128];
+
+	a->kube->ops->delete_node(a->kube->ctx, j->node, &st);
+	if (st.code != KUBE_OK && st.code != KUBE_NOT_FOUND) {
+		count(a, &a->st.actions_failed);
+		LOG(a, LOG_WARN, "delete %s failed: %s (asked: %s)", j->node, st.message, act->reason);
+		return false;
+	}
+	count(a, &a->st.nodes_deleted);
+	LOG(a, LOG_INFO, "delete %s done %.1fs after its first action: %s", j->node,
+	    secs_since(a, j->step_start_ns), act->reason);
+	if (!a->prov || !j->provider_id[0] ||
+	    a->prov->ops->map_node(a->prov, j->provider_id, group, sizeof(group), id, sizeof(id)) < 0) {
+		LOG(a, LOG_WARN, "delete %s: no cloud instance found for providerID \"%s\"; only the node object was removed",
+		    j->node, j->provider_id);
+		return false;
+	}
+	{
+		const char *ids[1] = {id};
+
+		/* the job stays alive until the provider calls back */
+		j->next = j->n;
+		a->prov->ops->terminate(a->prov, group, ids, 1, terminate_done, j);
+	}
+	return true;
+}
+
+static void node_step(void *arg, bool cancelled)
+{
+	struct node_job *j = arg;
+	struct actuator *a = j->a;
+	const struct action *act;
+
+	if (cancelled) {
+		size_t i;
+
+		for (i = j->next; i < j->n; i++) {
+			char desc[512];
+
+			action_describe(&j->actions[i], desc, sizeof(desc));
+			LOG(a, LOG_WARN, "%s abandoned at shutdown%s", desc,
+			    j->draining && i == j->next ? " (drain in progress)" : "");
+		}
+		pthread_mutex_lock(&a->mu);
+		a->st.actions_abandoned += j->n - j->next;
+		pthread_mutex_unlock(&a->mu);
+		job_finish(j);
+		return;
+	}
+	while (j->next < j->n) {
+		act = &j->actions[j->next];
+		if (!j->draining)
+			j->step_start_ns = clock_now(a->clock);
+		if (!a->kube) {
+			LOG(a, LOG_WARN, "%s %s skipped: no Kubernetes client", action_type_str(act->type), j->node);
+			count(a, &a->st.actions_failed);
+			j->next++;
+			continue;
+		}
+		if (act->type == ACTION_DRAIN || (act->type == ACTION_DELETE && !j->drained)) {
+			int r;
+
+			if (j->drain_failed) {
+				LOG(a, LOG_WARN, "%s %s not done: the drain did not finish (asked: %s)",
+				    action_type_str(act->type), j->node, act->reason);
+				count(a, &a->st.actions_failed);
+				j->next++;
+				continue;
+			}
+			if (!j->draining) {
+				j->draining = true;
+				j->drain_start_ns = clock_now(a->clock);
+				j->last_evict_ns = 0;
+				j->evicted = 0;
+				LOG(a, LOG_INFO, "drain %s: started (%s)", j->node, act->reason);
+				note_event(j, "Normal", "LuascaleDrain", act->reason);
+			}
+			r = drain_pass(j);
+			if (r == 0) {
+				job_continue(j, a->cfg.drain_poll_s * CLOCK_NS_PER_S);
+				return;
+			}
+			j->draining = false;
+			if (r < 0) {
+				j->drain_failed = true;
+				count(a, &a->st.drains_failed);
+				note_event(j, "Warning", "LuascaleDrainFailed", "drain gave up");
+				if (act->type == ACTION_DRAIN)
+					j->next++;
+				continue;
+			}
+			j->drained = true;
+			count(a, &a->st.drains_done);
+			LOG(a, LOG_INFO, "drain %s done in %.1fs: %llu pod(s) evicted", j->node,
+			    secs_since(a, j->drain_start_ns), (unsigned long long)j->evicted);
+			if (act->type == ACTION_DRAIN)
+				j->next++;
+			continue;
+		}
+		if (act->type == ACTION_DELETE) {
+			note_event(j, "Normal", "LuascaleDelete", act->reason);
+			if (delete_node(j, act))
+				return; /* terminate_done ends the job */
+			j->next++;
+			continue;
+		}
+		simple_action(j, act);
+		j->next++;
+	}
+	job_finish(j);
+}
+
+static int start_node_job(struct actuator *a, const struct plan *p, const struct snapshot *s,
+			  const char *node)
+{
+	struct node_job *j = calloc(1, sizeof(*j));
+	size_t i, k = 0, n = 0;
+	int32_t idx;
+
+	if (!j)
+		return -1;
+	for (i = 0; i < p->n_actions; i++)
+		if (p->actions[i].node && strcmp(p->actions[i].node, node) == 0)
+			n++;
+	j->actions = calloc(n ? n : 1, sizeof(*j->actions));
+	if (!j->actions) {
+		free(j);
+		return -1;
+	}
+	j->a = a;
+	snprintf(j->node, sizeof(j->node), "%s", node);
+	idx = snapshot_find_node(s, node);
+	if (idx >= 0)
+		snprintf(j->provider_id, sizeof(j->provider_id), "%s", s->nodes[idx].provider_id);
+	for (i = 0; i < p->n_actions; i++)
+		if (p->actions[i].node && strcmp(p->actions[i].node, node) == 0)
+			if (action_copy(&j->actions[k], &p->actions[i]) == 0)
+				k++;
+	j->n = k;
+	pthread_mutex_lock(&a->mu);
+	a->st.busy++;
+	pthread_mutex_unlock(&a->mu);
+	if (executor_submit(a->ex, node_step, j) < 0) {
+		LOG(a, LOG_WARN, "node %s: %zu action(s) not started: the work queue is full or shutting down",
+		    node, j->n);
+		pthread_mutex_lock(&a->mu);
+		a->st.actions_abandoned += j->n;
+		pthread_mutex_unlock(&a->mu);
+		job_finish(j);
+		return -1;
+	}
+	return 0;
+}
+
+int actuator_execute(struct actuator *a, const struct plan *p, const struct snapshot *s)
+{
+	size_t i, k;
+	int failed = 0;
+
+	if (a->cfg.dry_run) {
+		for (i = 0; i < p->n_actions; i++) {
+			char desc[512];
+
+			action_describe(&p->actions[i], desc, sizeof(desc));
+			LOG(a, LOG_INFO, "dry-run: would %s: %s", desc, p->actions[i].reason);
+		}
+		return 0;
+	}
+	for (i = 0; i < p->n_actions; i++)
+		if (p->actions[i].type == ACTION_SCALE_UP && start_launch(a, &p->actions[i]) < 0)
+			failed++;
+	/* one job per node, in the order nodes first appear in the plan */
+	for (i = 0; i < p->n_actions; i++) {
+		const char *node = p->actions[i].node;
+		bool seen = false;
+
+		if (p->actions[i].type == ACTION_SCALE_UP || !node)
+			continue;
+		for (k = 0; k < i && !seen; k++)
+			seen = p->actions[k].node && strcmp(p->actions[k].node, node) == 0;
+		if (!seen && start_node_job(a, p, s, node) < 0)
+			failed++;
+	}
+	return failed && (size_t)failed == p->n_actions ? -1 : 0;
+}
+
+/* ---- between reconciles ---- */
+
+static void timeout_terminated(void *ctx, int count_, const struct provider_status *st)
+{
+	struct flight *f = ctx;
+
+	(void)count_;
+	(void)st;
+	free(f);
+}
+
+void actuator_observe(struct actuator *a, struct snapshot *s)
+{
+	int64_t now = clock_wall(a->clock);
+	struct flight **pp, *f;
+	struct flight *expired = NULL;
+	size_t i, n;
+
+	pthread_mutex_lock(&a->mu);
+	pp = &a->flights;
+	while ((f = *pp)) {
+		bool registered = false;
+
+		for (i = 0; i < s->n_nodes && !registered; i++)
+			registered = s->nodes[i].ready && s->nodes[i].provider_id[0] &&
+				     strcmp(s->nodes[i].provider_id, f->provider_id) == 0;
+		if (registered && !f->terminating) {
+			*pp = f->next;
+			a->st.instances_registered++;
+			log_at(a->log, LOG_INFO, now, "instance %s of group %s is a Ready node, %llds after it was created",
+			       f->id, f->group, (long long)(now - f->launched));
+			free(f);
+			continue;
+		}
+		if (!f->terminating && now - f->launched >= a->cfg.max_provision_s) {
+			struct gstate *g = group_state(a, f->group);
+			char reason[400];
+			int64_t delay = 0;
+
+			snprintf(reason, sizeof(reason), "instance %s did not become a Ready node in %llds",
+				 f->id, (long long)a->cfg.max_provision_s);
+			if (g)
+				delay = back_off(a, g, reason);
+			a->st.instances_timed_out++;
+			*pp = f->next;
+			f->terminating = true;
+			f->next = expired;
+			expired = f;
+			log_at(a->log, LOG_WARN, now, "%s: terminating it; group %s backed off for %llds",
+			       reason, f->group, (long long)delay);
+			continue;
+		}
+		pp = &f->next;
+	}
+	/* groups: target = registered + in flight; backoff */
+	for (i = 0; i < s->n_groups; i++) {
+		struct node_group *grp = &s->groups[i];
+		struct gstate *g = group_state(a, grp->name);
+
+		n = 0;
+		for (f = a->flights; f; f = f->next)
+			if (!f->terminating && strcmp(f->group, grp->name) == 0)
+				n++;
+		if (g)
+			n += (size_t)g->requested;
+		if (grp->target < grp->current + (int)n)
+			grp->target = grp->current + (int)n;
+		if (g && g->backoff_until > now) {
+			grp->backoff_until = g->backoff_until;
+			snprintf(grp->backoff_reason, sizeof(grp->backoff_reason), "%s", g->reason);
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+
+	/* terminate the expired ones outside the lock */
+	while (expired) {
+		const char *ids[1];
+
+		f = expired;
+		expired = f->next;
+		ids[0] = f->id;
+		if (a->prov)
+			a->prov->ops->terminate(a->prov, f->group, ids, 1, timeout_terminated, f);
+		else
+			free(f);
+	}
+}
+
+void actuator_get_stats(struct actuator *a, struct actuator_stats *out)
+{
+	struct flight *f;
+	struct gstate *g;
+
+	pthread_mutex_lock(&a->mu);
+	*out = a->st;
+	out->in_flight_instances = 0;
+	for (f = a->flights; f; f = f->next)
+		if (!f->terminating)
+			out->in_flight_instances++;
+	out->in_flight_requested = 0;
+	for (g = a->groups; g; g = g->next)
+		out->in_flight_requested += (size_t)g->requested;
+	pthread_mutex_unlock(&a->mu);
+}
+
+void actuator_each_in_flight(struct actuator *a,
+			     void (*fn)(void *ctx, const char *group, const char *id,
+					const char *provider_id, int64_t launched),
+			     void *ctx)
+{
+	struct flight *f;
+
+	pthread_mutex_lock(&a->mu);
+	for (f = a->flights; f; f = f->next)
+		fn(ctx, f->group, f->id, f->provider_id, f->launched);
+	pthread_mutex_unlock(&a->mu);
+}

@@ -1,0 +1,95 @@
+/*
+ * actuator: turns a checked plan into work — launches through the provider
+ * (in parallel, each instance recorded the moment it exists), node actions
+ * through kubeops (cordon, label, taint, drain by eviction, delete after the
+ * drain) — and keeps what is in flight between reconciles: instances that
+ * have not become nodes yet count as upcoming capacity, instances that do
+ * not become Ready nodes in max_provision_time are terminated and their
+ * group backed off. Every outcome is logged with its reason and duration.
+ * All work runs on an executor; the actuator does not know whether it is
+ * real or virtual time.
+ */
+#ifndef LUASCALE_ACTUATOR_H
+#define LUASCALE_ACTUATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/kubeops.h"
+#include "log.h"
+#include "model.h"
+#include "policy/plan.h"
+#include "providers/provider.h"
+#include "runtime/backoff.h"
+#include "runtime/executor.h"
+
+struct actuator_config {
+	int64_t max_provision_s;  /* an instance must be a Ready node by then (default 900) */
+	struct backoff_policy group_backoff; /* after a failed launch (5m, x2, 30m) */
+	int64_t drain_timeout_s;  /* give up a drain after this (default 600) */
+	int64_t eviction_retry_s; /* retry an eviction a PDB refused after this (default 5) */
+	int64_t drain_poll_s;     /* look again at a draining node after this (default 2) */
+	int64_t eviction_grace_s; /* grace period for evictions, -1: the pod's own (default -1) */
+	bool dry_run;             /* log what would be done, do nothing */
+	uint64_t seed;            /* for backoff jitter */
+};
+
+/* Fills the defaults named above. */
+void actuator_config_default(struct actuator_config *c);
+
+struct actuator_stats {
+	uint64_t launch_requests;     /* provider launch calls */
+	uint64_t instances_created;   /* per-instance callbacks */
+	uint64_t launch_failures;     /* launch calls that ended with an error */
+	uint64_t instances_registered;/* became Ready nodes */
+	uint64_t instances_timed_out; /* terminated after max_provision_s */
+	uint64_t node_actions;        /* cordon, uncordon, label, annotate, taint done */
+	uint64_t evictions;           /* pods evicted */
+	uint64_t evictions_refused;   /* 429s from PodDisruptionBudgets */
+	uint64_t drains_done, drains_failed;
+	uint64_t nodes_deleted;
+	uint64_t actions_failed;
+	uint64_t actions_abandoned;   /* cancelled by shutdown */
+	size_t in_flight_instances;   /* created, not yet nodes */
+	size_t in_flight_requested;   /* asked for, not yet created or failed */
+	size_t busy;                  /* launches and node jobs still running */
+};
+
+struct actuator;
+
+/* 'ex', 'prov', 'kube' and 'log' are borrowed and must outlive it.
+ * 'prov' or 'kube' may be NULL: actions needing them then fail, logged. */
+struct actuator *actuator_new(struct executor *ex, struct provider *prov,
+			      const struct kubeops *kube, const struct actuator_config *cfg,
+			      const struct logger *log);
+
+/* Frees the actuator. Call after the executor has shut down (no task of
+ * the actuator may run any more); what was still in flight is logged. */
+void actuator_free(struct actuator *a);
+
+/*
+ * Before a reconcile: matches in-flight instances to the snapshot's nodes
+ * (by providerID: a Ready node ends the instance's flight), terminates and
+ * backs off those older than max_provision_s, and writes each group's
+ * target (registered + in flight) and backoff into 's'.
+ */
+void actuator_observe(struct actuator *a, struct snapshot *s);
+
+/*
+ * Starts carrying out an accepted plan made on 's' and returns at once.
+ * Scale-ups start in parallel; the actions of one node run in plan order,
+ * nodes in parallel. A delete drains first and happens only when the
+ * drain finished. Returns 0, or -1 when nothing could be queued (logged).
+ */
+int actuator_execute(struct actuator *a, const struct plan *p, const struct snapshot *s);
+
+void actuator_get_stats(struct actuator *a, struct actuator_stats *out);
+
+/* Calls fn for every instance in flight (created, not yet a node). */
+void actuator_each_in_flight(struct actuator *a,
+			     void (*fn)(void *ctx, const char *group, const char *id,
+					const char *provider_id, int64_t launched),
+			     void *ctx);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * round: observe, decide, log, execute — the body of every live loop.
+ */
+#include "engine/round.h"
+
+#include <string.h>
+
+int round_run(struct reconciler *r, struct actuator *a, struct snapshot *s,
+	      const struct logger *log, struct round_stats *st, struct errbuf *err)
+{
+	struct reload_result rr;
+	struct round_stats local;
+	struct decision d;
+	const struct plan *p;
+	char desc[512];
+	size_t i;
+
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	actuator_observe(a, s);
+	if (reconciler_run(r, s, false, &d, &rr, err) < 0)
+		return -1;
+	if (rr.attempted) {
+		st->reloaded = rr.ok;
+		if (rr.ok)
+			log_at(log, LOG_INFO, s->now, "policy reloaded from %s%s%s",
+			       reconciler_policy_path(r), rr.message[0] ? "; " : "", rr.message);
+		else
+			log_at(log, LOG_ERROR, s->now, "policy reload failed, %s stays in place: %s",
+			       reconciler_policy_path(r), rr.message);
+	}
+	st->policy_ms = d.stats.view_ms + d.stats.call_ms + d.stats.decode_ms;
+	if (!d.ok) {
+		st->policy_failed = true;
+		log_at(log, LOG_ERROR, s->now, "policy failed, no actions this round: %s", d.error);
+	}
+	p = &d.verdict.accepted;
+	for (i = 0; i < p->n_messages; i++)
+		log_at(log, LOG_INFO, s->now, "policy: %s", p->messages[i]);
+	for (i = 0; i < p->n_actions; i++) {
+		action_describe(&p->actions[i], desc, sizeof(desc));
+		log_at(log, LOG_INFO, s->now, "plan: %s: %s%s%s%s", desc, p->actions[i].reason,
+		       p->actions[i].where[0] ? " [" : "", p->actions[i].where,
+		       p->actions[i].where[0] ? "]" : "");
+	}
+	for (i = 0; i < d.verdict.n_rejected; i++) {
+		const struct rejection *rj = &d.verdict.rejected[i];
+
+		action_describe(&rj->action, desc, sizeof(desc));
+		log_at(log, LOG_WARN, s->now, "rejected: %s: %s (asked: %s)", desc, rj->why,
+		       rj->action.reason);
+	}
+	st->actions = p->n_actions;
+	st->rejected = d.verdict.n_rejected;
+	if (p->n_actions)
+		actuator_execute(a, p, s);
+	decision_free(&d);
+	return 0;
+}

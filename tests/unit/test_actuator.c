@@ -1,0 +1,679 @@
+/*
+ * Actuator, in virtual time with a fake cloud and a fake Kubernetes: launches
+ * run in parallel and report each instance as it exists, in-flight capacity
+ * is counted so nothing is launched twice, instances that never become
+ * nodes are terminated and their group backed off, drains evict through the
+ * Eviction API (retrying what a PDB refused), delete only after the drain,
+ * dry runs do nothing, and a shutdown leaves nothing unaccounted for.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/actuator.h"
+#include "engine/safety.h"
+#include "model.h"
+#include "runtime/clock.h"
+#include "runtime/executor.h"
+
+#define S CLOCK_NS_PER_S
+#define WALL0 1796032800
+
+/* ---- a fake cloud: a launch takes 'call_s'; instances appear one per second ---- */
+
+struct fake_cloud {
+	struct provider prov;
+	struct executor *ex;
+	int64_t call_s;
+	enum provider_error fail; /* the next launches fail with this */
+	int created;
+	char ids[64][128];
+	int terminated;
+	char terminated_ids[64][128];
+	int launches_running, max_parallel;
+};
+
+struct fake_launch {
+	struct fake_cloud *c;
+	char group[64];
+	int count, made;
+	provider_instance_cb on_instance;
+	provider_done_cb on_done;
+	void *ctx;
+};
+
+static void fake_launch_step(void *arg, bool cancelled)
+{
+	struct fake_launch *l = arg;
+	struct fake_cloud *c = l->c;
+	struct provider_status st = {PROVIDER_OK, ""};
+
+	if (cancelled || c->fail != PROVIDER_OK) {
+		st.code = cancelled ? PROVIDER_CANCELLED : c->fail;
+		snprintf(st.message, sizeof(st.message), "%s", cancelled ? "cancelled" : "InsufficientInstanceCapacity");
+		c->launches_running--;
+		l->on_done(l->ctx, l->made, &st);
+		free(l);
+		return;
+	}
+	if (l->made < l->count) {
+		struct provider_instance inst;
+
+		memset(&inst, 0, sizeof(inst));
+		snprintf(inst.id, sizeof(inst.id), "i-%d", c->created);
+		snprintf(inst.provider_id, sizeof(inst.provider_id), "fake://%s/i-%d", l->group, c->created);
+		snprintf(inst.group, sizeof(inst.group), "%s", l->group);
+		snprintf(c->ids[c->created % 64], sizeof(c->ids[0]), "%s", inst.id);
+		c->created++;
+		l->made++;
+		l->on_instance(l->ctx, &inst);
+		executor_after(c->ex, S, fake_launch_step, l);
+		return;
+	}
+	c->launches_running--;
+	l->on_done(l->ctx, l->made, &st);
+	free(l);
+}
+
+static void fake_launch(struct provider *p, const char *group, int count,
+			provider_instance_cb on_instance, provider_done_cb on_done, void *ctx)
+{
+	struct fake_cloud *c = p->impl;
+	struct fake_launch *l = calloc(1, sizeof(*l));
+
+	l->c = c;
+	snprintf(l->group, sizeof(l->group), "%s", group);
+	l->count = count;
+	l->on_instance = on_instance;
+	l->on_done = on_done;
+	l->ctx = ctx;
+	c->launches_running++;
+	if (c->launches_running > c->max_parallel)
+		c->max_parallel = c->launches_running;
+	/* the call itself takes call_s before the first instance exists */
+	executor_after(c->ex, c->call_s * S, fake_launch_step, l);
+}
+
+static void fake_terminate(struct provider *p, const char *group, const char *const *ids, size_t n,
+			   provider_done_cb on_done, void *ctx)
+{
+	struct fake_cloud *c = p->impl;
+	struct provider_status st = {PROVIDER_OK, ""};
+	size_t i;
+
+	(void)group;
+	for (i = 0; i < n; i++)
+		snprintf(c->terminated_ids[c->terminated++ % 64], sizeof(c->terminated_ids[0]), "%s", ids[i]);
+	on_done(ctx, (int)n, &st);
+}
+
+static int fake_map_node(struct provider *p, const char *provider_id, char *group, size_t glen,
+			 char *instance, size_t ilen)
+{
+	const char *g, *slash;
+
+	(void)p;
+	if (strncmp(provider_id, "fake://", 7) != 0)
+		return -1;
+	g = provider_id + 7;
+	slash = strchr(g, '/');
+	if (!slash)
+		return -1;
+	snprintf(group, glen, "%.*s", (int)(slash - g), g);
+	snprintf(instance, ilen, "%s", slash + 1);
+	return 0;
+}
+
+static const struct provider_ops fake_provider_ops = {
+	.kind = "fake",
+	.launch = fake_launch,
+	.terminate = fake_terminate,
+	.map_node = fake_map_node,
+};
+
+/* ---- a fake Kubernetes: one node's pods, PDB refusing the first N evictions ---- */
+
+struct fake_pod {
+	char name[32];
+	bool daemonset;
+	bool present;
+	int refusals; /* evictions to refuse with 429 first */
+};
+
+struct fake_kube {
+	struct fake_pod pods[8];
+	size_t n_pods;
+	bool cordoned;
+	int evictions, refused, deleted, labels, events;
+	char last_event_reason[64];
+};
+
+static int fk_cordon(void *ctx, const char *node, bool on, struct kube_status *st)
+{
+	struct fake_kube *k = ctx;
+
+	(void)node;
+	k->cordoned = on;
+	st->code = KUBE_OK;
+	return 0;
+}
+
+static int fk_label(void *ctx, const char *node, const char *key, const char *value,
+		    struct kube_status *st)
+{
+	struct fake_kube *k = ctx;
+
+	(void)node;
+	(void)key;
+	(void)value;
+	k->labels++;
+	st->code = KUBE_OK;
+	return 0;
+}
+
+static int fk_taint(void *ctx, const char *node, const char *key, const char *value,
+		    enum taint_effect e, bool remove, struct kube_status *st)
+{
+	(void)ctx;
+	(void)node;
+	(void)key;
+	(void)value;
+	(void)e;
+	(void)remove;
+	st->code = KUBE_OK;
+	return 0;
+}
+
+static int fk_evict(void *ctx, const char *ns, const char *pod, int64_t grace, struct kube_status *st)
+{
+	struct fake_kube *k = ctx;
+	size_t i;
+
+	(void)ns;
+	(void)grace;
+	for (i = 0; i < k->n_pods; i++) {
+		if (!k->pods[i].present || strcmp(k->pods[i].name, pod) != 0)
+			continue;
+		assert_false(k->pods[i].daemonset); /* never evict a DaemonSet pod */
+		if (k->pods[i].refusals > 0) {
+			k->pods[i].refusals--;
+			k->refused++;
+			st->code = KUBE_PDB_BLOCKED;
+			snprintf(st->message, sizeof(st->message), "Cannot evict pod as it would violate the pod's disruption budget.");
+			return 0;
+		}
+		k->pods[i].present = false;
+		k->evictions++;
+		st->code = KUBE_OK;
+		return 0;
+	}
+	st->code = KUBE_NOT_FOUND;
+	return 0;
+}
+
+static int fk_delete(void *ctx, const char *node, struct kube_status *st)
+{
+	struct fake_kube *k = ctx;
+	size_t i;
+
+	(void)node;
+	for (i = 0; i < k->n_pods; i++)
+		assert_false(k->pods[i].present && !k->pods[i].daemonset); /* only after the drain */
+	k->deleted++;
+	st->code = KUBE_OK;
+	return 0;
+}
+
+static int fk_node_pods(void *ctx, const char *node, struct kube_pod_ref **out, size_t *n,
+			struct kube_status *st)
+{
+	struct fake_kube *k = ctx;
+	size_t i, m = 0;
+
+	(void)node;
+	*out = calloc(k->n_pods + 1, sizeof(**out));
+	for (i = 0; i < k->n_pods; i++) {
+		if (!k->pods[i].present)
+			continue;
+		snprintf((*out)[m].ns, sizeof((*out)[m].ns), "default");
+		snprintf((*out)[m].name, sizeof((*out)[m].name), "%s", k->pods[i].name);
+		(*out)[m].evictable = !k->pods[i].daemonset;
+		m++;
+	}
+	*n = m;
+	st->code = KUBE_OK;
+	return 0;
+}
+
+static int fk_event(void *ctx, const char *node, const char *type, const char *reason, const char *msg)
+{
+	struct fake_kube *k = ctx;
+
+	(void)node;
+	(void)type;
+	(void)msg;
+	k->events++;
+	snprintf(k->last_event_reason, sizeof(k->last_event_reason), "%s", reason);
+	return 0;
+}
+
+static const struct kubeops_ops fake_kube_ops = {
+	.cordon = fk_cordon,
+	.label = fk_label,
+	.annotate = fk_label,
+	.taint = fk_taint,
+	.evict = fk_evict,
+	.delete_node = fk_delete,
+	.node_pods = fk_node_pods,
+	.event = fk_event,
+};
+
+/* ---- fixture ---- */
+
+struct world {
+	struct clock *clock;
+	struct executor *ex;
+	struct fake_cloud cloud;
+	struct fake_kube kube;
+	struct kubeops kops;
+	struct actuator *act;
+	struct logger log;
+	int log_lines;
+	char last_log[1024];
+};
+
+static void capture(void *ctx, enum log_level level, int64_t wall, const char *msg)
+{
+	struct world *w = ctx;
+
+	(void)level;
+	(void)wall;
+	w->log_lines++;
+	snprintf(w->last_log, sizeof(w->last_log), "%s", msg);
+}
+
+static struct world *world_new(bool dry_run)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct actuator_config cfg;
+
+	w->clock = vclock_new(WALL0);
+	w->ex = executor_new_virtual(w->clock);
+	w->cloud.prov.ops = &fake_provider_ops;
+	w->cloud.prov.impl = &w->cloud;
+	w->cloud.prov.ex = w->ex;
+	w->cloud.ex = w->ex;
+	w->cloud.call_s = 2;
+	w->kops.ops = &fake_kube_ops;
+	w->kops.ctx = &w->kube;
+	w->log.write = capture;
+	w->log.ctx = w;
+	w->log.min_level = LOG_DEBUG;
+	actuator_config_default(&cfg);
+	cfg.dry_run = dry_run;
+	w->act = actuator_new(w->ex, &w->cloud.prov, &w->kops, &cfg, &w->log);
+	return w;
+}
+
+static void world_free(struct world *w)
+{
+	executor_shutdown(w->ex, clock_now(w->clock));
+	actuator_free(w->act);
+	vclock_free(w->clock);
+	free(w);
+}
+
+static void run_for(struct world *w, int64_t seconds)
+{
+	executor_run_until(w->ex, clock_now(w->clock) + seconds * S);
+}
+
+static void add_action(struct plan *p, enum action_type t, const char *target, int64_t count)
+{
+	struct action a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = t;
+	if (t == ACTION_SCALE_UP) {
+		a.group = (char *)target;
+		a.count = count;
+	} else {
+		a.node = (char *)target;
+	}
+	a.reason = "test";
+	a.where = "";
+	assert_int_equal(plan_add(p, &a), 0);
+}
+
+/* A snapshot with groups g1, g2 and the given nodes (JSON items). */
+static struct snapshot *snap(struct world *w, const char *items)
+{
+	char json[8192];
+	struct node_group g[2];
+	struct kv s1 = {"luascale.io/node-group", "g1"}, s2 = {"luascale.io/node-group", "g2"};
+	struct snapshot *s = snapshot_new();
+	struct errbuf err;
+
+	memset(g, 0, sizeof(g));
+	g[0].name = "g1";
+	g[0].max = 10;
+	g[0].selector.items = &s1;
+	g[0].selector.n = 1;
+	g[0].target = -1;
+	g[0].tmpl.allocatable.cpu_m = 4000;
+	g[0].tmpl.allocatable.memory = 16LL << 30;
+	g[0].tmpl.allocatable.pods = 110;
+	g[1] = g[0];
+	g[1].name = "g2";
+	g[1].selector.items = &s2;
+	snprintf(json, sizeof(json), "{\"kind\":\"List\",\"items\":[%s]}", items);
+	if (snapshot_add_json(s, json, strlen(json), "test", &err) < 0 ||
+	    snapshot_set_groups(s, g, 2, &err) < 0 ||
+	    snapshot_finish(s, clock_wall(w->clock), &err) < 0)
+		fail_msg("%s", err.msg);
+	actuator_observe(w->act, s);
+	return s;
+}
+
+#define NODE_JSON(name, group, pid) \
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\",\"labels\":{\"luascale.io/node-group\":\"" group "\"}}," \
+	"\"spec\":{\"providerID\":\"" pid "\"},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"}," \
+	"\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}"
+
+/* ---- tests ---- */
+
+static void test_launches_run_in_parallel_and_report_each_instance(void **state)
+{
+	struct world *w = world_new(false);
+	struct actuator_stats st;
+	struct plan p;
+	struct snapshot *s = snap(w, "");
+
+	(void)state;
+	plan_init(&p);
+	add_action(&p, ACTION_SCALE_UP, "g1", 2);
+	add_action(&p, ACTION_SCALE_UP, "g2", 2);
+	assert_int_equal(actuator_execute(w->act, &p, s), 0);
+	run_for(w, 2); /* both calls take 2 s: the first instance of each exists now */
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(w->cloud.max_parallel, 2);
+	assert_int_equal(st.instances_created, 2);
+	assert_int_equal(st.in_flight_instances, 2);
+	assert_int_equal(st.in_flight_requested, 2); /* one more asked in each group */
+	run_for(w, 2);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.instances_created, 4);
+	assert_int_equal(st.launch_requests, 2);
+	assert_int_equal(st.busy, 0);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+static void test_in_flight_counts_as_upcoming(void **state)
+{
+	struct world *w = world_new(false);
+	struct plan p;
+	struct snapshot *s = snap(w, "");
+
+	(void)state;
+	plan_init(&p);
+	add_action(&p, ACTION_SCALE_UP, "g1", 3);
+	actuator_execute(w->act, &p, s);
+	snapshot_free(s);
+	/* before the cloud answered: all 3 are asked for */
+	s = snap(w, "");
+	assert_int_equal(s->groups[0].current, 0);
+	assert_int_equal(s->groups[0].target, 3);
+	snapshot_free(s);
+	run_for(w, 10);
+	/* two registered, one still booting */
+	s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-0") "," NODE_JSON("n1", "g1", "fake://g1/i-1"));
+	assert_int_equal(s->groups[0].current, 2);
+	assert_int_equal(s->groups[0].target, 3);
+	assert_int_equal(s->groups[1].target, 0);
+	snapshot_free(s);
+	s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-0") "," NODE_JSON("n1", "g1", "fake://g1/i-1") ","
+		    NODE_JSON("n2", "g1", "fake://g1/i-2"));
+	assert_int_equal(s->groups[0].target, 3);
+	{
+		struct actuator_stats st;
+
+		actuator_get_stats(w->act, &st);
+		assert_int_equal(st.instances_registered, 3);
+		assert_int_equal(st.in_flight_instances, 0);
+	}
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+static void test_instance_never_ready_is_terminated_and_group_backed_off(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, "");
+	struct plan p;
+	struct safety_limits lim = {0, 1, NULL};
+	struct verdict v;
+	struct errbuf err;
+
+	(void)state;
+	plan_init(&p);
+	add_action(&p, ACTION_SCALE_UP, "g1", 1);
+	actuator_execute(w->act, &p, s);
+	snapshot_free(s);
+	run_for(w, 14 * 60);
+	s = snap(w, "");
+	assert_int_equal(w->cloud.terminated, 0);
+	assert_int_equal(s->groups[0].target, 1);
+	snapshot_free(s);
+	run_for(w, 60 + 3);
+	s = snap(w, "");
+	assert_int_equal(w->cloud.terminated, 1);
+	assert_string_equal(w->cloud.terminated_ids[0], "i-0");
+	assert_int_equal(s->groups[0].target, 0); /* no longer counted as capacity */
+	assert_true(s->groups[0].backoff_until >= clock_wall(w->clock) + 5 * 60 - 1);
+	assert_non_null(strstr(s->groups[0].backoff_reason, "did not become a Ready node"));
+	/* the safety checks refuse to grow a backed-off group */
+	assert_int_equal(safety_check(s, &lim, &p, &v, &err), 0);
+	assert_int_equal(v.accepted.n_actions, 0);
+	verdict_free(&v);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+static void test_failed_launch_backs_off_doubling(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, "");
+	struct plan p;
+	int64_t first;
+
+	(void)state;
+	w->cloud.fail = PROVIDER_NO_CAPACITY;
+	plan_init(&p);
+	add_action(&p, ACTION_SCALE_UP, "g1", 2);
+	actuator_execute(w->act, &p, s);
+	snapshot_free(s);
+	run_for(w, 3);
+	s = snap(w, "");
+	first = s->groups[0].backoff_until - clock_wall(w->clock);
+	assert_true(first >= 5 * 60 - 1 && first <= 5 * 60);
+	assert_int_equal(s->groups[0].target, 0);
+	assert_non_null(strstr(s->groups[0].backoff_reason, "InsufficientInstanceCapacity"));
+	actuator_execute(w->act, &p, s); /* asked again (the safety checks would refuse; test the doubling) */
+	snapshot_free(s);
+	run_for(w, 3);
+	s = snap(w, "");
+	assert_true(s->groups[0].backoff_until - clock_wall(w->clock) >= 10 * 60 - 1);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+static void test_drain_evicts_retries_pdb_then_deletes(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	struct actuator_stats st;
+	struct plan p;
+
+	(void)state;
+	w->kube.n_pods = 3;
+	snprintf(w->kube.pods[0].name, 32, "web-1");
+	w->kube.pods[0].present = true;
+	w->kube.pods[0].refusals = 2; /* a PDB says no twice */
+	snprintf(w->kube.pods[1].name, 32, "ds-1");
+	w->kube.pods[1].present = true;
+	w->kube.pods[1].daemonset = true;
+	snprintf(w->kube.pods[2].name, 32, "job-1");
+	w->kube.pods[2].present = true;
+	plan_init(&p);
+	add_action(&p, ACTION_CORDON, "n0", 0);
+	add_action(&p, ACTION_DRAIN, "n0", 0);
+	add_action(&p, ACTION_DELETE, "n0", 0);
+	actuator_execute(w->act, &p, s);
+	run_for(w, 1);
+	assert_true(w->kube.cordoned);
+	assert_int_equal(w->kube.evictions, 1);
+	assert_int_equal(w->kube.deleted, 0);
+	run_for(w, 30);
+	assert_int_equal(w->kube.refused, 2);
+	assert_int_equal(w->kube.evictions, 2);
+	assert_int_equal(w->kube.deleted, 1);
+	assert_int_equal(w->cloud.terminated, 1);
+	assert_string_equal(w->cloud.terminated_ids[0], "i-7");
+	assert_true(w->kube.pods[1].present); /* the DaemonSet pod stayed */
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.drains_done, 1);
+	assert_int_equal(st.nodes_deleted, 1);
+	assert_int_equal(st.busy, 0);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+static void test_delete_waits_for_drain_and_gives_up(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	struct actuator_stats st;
+	struct plan p;
+
+	(void)state;
+	w->kube.n_pods = 1;
+	snprintf(w->kube.pods[0].name, 32, "db-0");
+	w->kube.pods[0].present = true;
+	w->kube.pods[0].refusals = 1000000; /* the PDB never allows it */
+	plan_init(&p);
+	add_action(&p, ACTION_DELETE, "n0", 0); /* delete alone drains first */
+	actuator_execute(w->act, &p, s);
+	run_for(w, 11 * 60);
+	assert_int_equal(w->kube.deleted, 0);
+	assert_int_equal(w->cloud.terminated, 0);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.drains_failed, 1);
+	assert_int_equal(st.nodes_deleted, 0);
+	assert_int_equal(st.busy, 0);
+	assert_non_null(strstr(w->last_log, "not done: the drain did not finish"));
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+static void test_dry_run_does_nothing(void **state)
+{
+	struct world *w = world_new(true);
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	struct plan p;
+
+	(void)state;
+	plan_init(&p);
+	add_action(&p, ACTION_SCALE_UP, "g1", 2);
+	add_action(&p, ACTION_CORDON, "n0", 0);
+	add_action(&p, ACTION_DELETE, "n0", 0);
+	actuator_execute(w->act, &p, s);
+	run_for(w, 60);
+	assert_int_equal(w->cloud.created, 0);
+	assert_false(w->kube.cordoned);
+	assert_int_equal(w->kube.deleted, 0);
+	assert_int_equal(w->log_lines, 3);
+	assert_non_null(strstr(w->last_log, "dry-run: would delete n0"));
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+struct tally {
+	int n;
+	char ids[64][128];
+};
+
+static void tally_flight(void *ctx, const char *group, const char *id, const char *pid, int64_t t)
+{
+	struct tally *ta = ctx;
+
+	(void)group;
+	(void)pid;
+	(void)t;
+	snprintf(ta->ids[ta->n++], sizeof(ta->ids[0]), "%s", id);
+}
+
+static void test_shutdown_mid_launch_accounts_for_everything(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, "");
+	struct actuator_stats st;
+	struct tally ta = {0};
+	struct plan p;
+	int i, k;
+
+	(void)state;
+	plan_init(&p);
+	add_action(&p, ACTION_SCALE_UP, "g1", 5);
+	add_action(&p, ACTION_SCALE_UP, "g2", 5);
+	actuator_execute(w->act, &p, s);
+	run_for(w, 4); /* some instances exist, the rest are still coming */
+	executor_shutdown(w->ex, clock_now(w->clock));
+	w->ex = executor_new_virtual(w->clock); /* world_free shuts this one down */
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.busy, 0);
+	assert_int_equal((int)st.instances_created, w->cloud.created);
+	/* every instance the cloud made is known to the actuator */
+	actuator_each_in_flight(w->act, tally_flight, &ta);
+	assert_int_equal(ta.n, w->cloud.created);
+	for (i = 0; i < w->cloud.created; i++) {
+		bool found = false;
+
+		for (k = 0; k < ta.n; k++)
+			found = found || strcmp(ta.ids[k], w->cloud.ids[i]) == 0;
+		assert_true(found);
+	}
+	assert_int_equal(st.in_flight_requested, 0);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_launches_run_in_parallel_and_report_each_instance),
+		cmocka_unit_test(test_in_flight_counts_as_upcoming),
+		cmocka_unit_test(test_instance_never_ready_is_terminated_and_group_backed_off),
+		cmocka_unit_test(test_failed_launch_backs_off_doubling),
+		cmocka_unit_test(test_drain_evicts_retries_pdb_then_deletes),
+		cmocka_unit_test(test_delete_waits_for_drain_and_gives_up),
+		cmocka_unit_test(test_dry_run_does_nothing),
+		cmocka_unit_test(test_shutdown_mid_launch_accounts_for_everything),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
