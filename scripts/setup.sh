@@ -4,6 +4,7 @@
 #
 #   scripts/setup.sh                    # release build with debug info
 #   LUASCALE_SANITIZE=ON scripts/setup.sh   # AddressSanitizer + UBSan
+#   LUASCALE_TSAN=ON BUILD_DIR=build-tsan scripts/setup.sh   # ThreadSanitizer
 #   BUILD_DIR=out scripts/setup.sh      # another build directory
 set -euo pipefail
 
@@ -37,6 +38,7 @@ fi
 
 BUILD_DIR=${BUILD_DIR:-build}
 SANITIZE=${LUASCALE_SANITIZE:-OFF}
-cmake -S . -B "$BUILD_DIR" -DLUASCALE_SANITIZE="$SANITIZE" >/dev/null
+TSAN=${LUASCALE_TSAN:-OFF}
+cmake -S . -B "$BUILD_DIR" -DLUASCALE_SANITIZE="$SANITIZE" -DLUASCALE_TSAN="$TSAN" >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
-echo "setup: built $BUILD_DIR/luascale (sanitizers: $SANITIZE)"
+echo "setup: built $BUILD_DIR/luascale (address/undefined sanitizers: $SANITIZE, thread sanitizer: $TSAN)"
