@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,85 @@ int snapshot_add_object(struct snapshot *s, const cJSON *obj, const char *kind,
 		return 0;
 	if (model_decode_object(s, obj, mk, NULL, who, sizeof(who), err) < 0)
 		return errbuf_prefix(err, "%s", who);
+	return 0;
+}
+
+/* ---- structs built by the caller (shallow copies) ---- */
+
+/* Grows '*arr' (elements of 'size') to hold at least 'need'. */
+static int grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *na;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / size)
+			return -1;
+		ncap *= 2;
+	}
+	na = realloc(*arr, ncap * size);
+	if (!na)
+		return -1;
+	*arr = na;
+	*cap = ncap;
+	return 0;
+}
+
+int snapshot_reserve(struct snapshot *s, size_t nodes, size_t pods, size_t pdbs,
+		     struct errbuf *err)
+{
+	if (check_open(s, err) < 0)
+		return -1;
+	if ((nodes && grow((void **)&s->nodes, &s->cap_nodes, s->n_nodes + nodes,
+			   sizeof(*s->nodes)) < 0) ||
+	    (pods && grow((void **)&s->pods, &s->cap_pods, s->n_pods + pods,
+			  sizeof(*s->pods)) < 0) ||
+	    (pdbs && grow((void **)&s->pdbs, &s->cap_pdbs, s->n_pdbs + pdbs,
+			  sizeof(*s->pdbs)) < 0))
+		return errbuf_set(err, "out of memory");
+	return 0;
+}
+
+int snapshot_add_node(struct snapshot *s, const struct node *n, struct errbuf *err)
+{
+	struct node *d;
+
+	if (check_open(s, err) < 0)
+		return -1;
+	if (grow((void **)&s->nodes, &s->cap_nodes, s->n_nodes + 1, sizeof(*s->nodes)) < 0)
+		return errbuf_set(err, "out of memory");
+	d = &s->nodes[s->n_nodes++];
+	*d = *n;
+	d->group = -1;
+	memset(&d->requested, 0, sizeof(d->requested));
+	d->pods = NULL;
+	d->n_pods = 0;
+	return 0;
+}
+
+int snapshot_add_pod(struct snapshot *s, const struct pod *p, struct errbuf *err)
+{
+	struct pod *d;
+
+	if (check_open(s, err) < 0)
+		return -1;
+	if (grow((void **)&s->pods, &s->cap_pods, s->n_pods + 1, sizeof(*s->pods)) < 0)
+		return errbuf_set(err, "out of memory");
+	d = &s->pods[s->n_pods++];
+	*d = *p;
+	d->node = -1;
+	return 0;
+}
+
+int snapshot_add_pdb(struct snapshot *s, const struct pdb *b, struct errbuf *err)
+{
+	if (check_open(s, err) < 0)
+		return -1;
+	if (grow((void **)&s->pdbs, &s->cap_pdbs, s->n_pdbs + 1, sizeof(*s->pdbs)) < 0)
+		return errbuf_set(err, "out of memory");
+	s->pdbs[s->n_pdbs++] = *b;
 	return 0;
 }
 

@@ -295,6 +295,24 @@ int snapshot_add_json(struct snapshot *s, const char *json, size_t len,
 int snapshot_load_file(struct snapshot *s, const char *path, struct errbuf *err);
 
 /*
+ * Building without JSON (the simulator, 60,000 pods a round): each call
+ * appends a copy of the struct itself, nothing deeper. The strings and
+ * arrays it points to are borrowed, not copied: they must stay unchanged
+ * and alive as long as the snapshot lives (the simulator keeps them in an
+ * arena that outlives its snapshots). The fields snapshot_finish() fills
+ * (node group, requested, pods; pod node) are reset. Returns 0, or -1 when
+ * out of memory or when the snapshot is finished.
+ */
+int snapshot_add_node(struct snapshot *s, const struct node *n, struct errbuf *err);
+int snapshot_add_pod(struct snapshot *s, const struct pod *p, struct errbuf *err);
+int snapshot_add_pdb(struct snapshot *s, const struct pdb *b, struct errbuf *err);
+
+/* Makes room for that many more nodes, pods and PDBs so the adds above do
+ * not grow the arrays one doubling at a time. Returns 0, or -1 (OOM). */
+int snapshot_reserve(struct snapshot *s, size_t nodes, size_t pods, size_t pdbs,
+		     struct errbuf *err);
+
+/*
  * Copies the node groups (deep copy into the arena). Must be called before
  * snapshot_finish(). 'groups' targets may be preset (>= 0) to say how many
  * nodes the cloud is bringing up; -1 means "same as registered".

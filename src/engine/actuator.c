@@ -160,7 +160,7 @@ static int64_t back_off(struct actuator *a, struct gstate *g, const char *reason
 	g->failures++;
 	delay_ns = backoff_delay(&a->cfg.group_backoff, g->failures, &a->rng);
 	g->backoff_until = clock_wall(a->clock) + (delay_ns + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S;
-	snprintf(g->reason, sizeof(g->reason), "%s", reason);
+	snprintf(g->reason, sizeof(g->reason), "%.*s", (int)sizeof(g->reason) - 1, reason);
 	return (delay_ns + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S;
 }
 

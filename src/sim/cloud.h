@@ -1,0 +1,231 @@
+/*
+ * sim/cloud: a simulated cloud on an executor — node groups, instances that
+ * appear over a launch call and boot after a seeded, jittered delay, and
+ * faults injected per group and time window. No Kubernetes here (the
+ * cluster follows instances through an observer), no provider interface.
+ */
+#ifndef LUASCALE_SIM_CLOUD_H
+#define LUASCALE_SIM_CLOUD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+#include "model.h"
+#include "providers/provider.h"
+#include "runtime/executor.h"
+
+struct sim_cloud;
+
+struct sim_cloud_opts {
+	uint64_t seed;               /* jitter and fault draws */
+	int64_t launch_latency_ns;   /* a launch call lasts this long; its instances appear spread over it */
+	int64_t terminate_latency_ns;/* until a terminate call returns (instances stopping) */
+	int64_t boot_delay_ns;       /* created -> running */
+	int64_t boot_jitter_ns;      /* + uniform in [0, jitter) */
+	int64_t shutdown_delay_ns;   /* stopping -> gone */
+	double api_qps;              /* the cloud's own API limit for launch, terminate and */
+	int api_burst;               /*   list (0: none): calls beyond it are THROTTLED */
+};
+
+/* Defaults: launch 1s, terminate 1s, boot 60s + [0, 20s), shutdown 20s, no API limit. */
+void sim_cloud_opts_default(struct sim_cloud_opts *o);
+
+enum sim_fault_kind {
+	SIM_FAULT_LAUNCH_ERROR, /* each instance asked for fails with 'error', probability 'rate' */
+	SIM_FAULT_THROTTLE,     /* each API call is refused THROTTLED, probability 'rate' */
+	SIM_FAULT_STUCK_BOOT,   /* each instance runs but never becomes a node, probability 'rate' */
+	SIM_FAULT_SLOW_BOOT,    /* boots take 'delay_ns' longer */
+	SIM_FAULT_SLOW_CALL,    /* launch calls take 'delay_ns' instead of launch_latency */
+};
+
+/* Parses "launch_error", "throttle", "stuck_boot", "slow_boot", "slow_call". 0 or -1. */
+int sim_fault_kind_parse(const char *s, enum sim_fault_kind *out);
+const char *sim_fault_kind_str(enum sim_fault_kind k);
+
+struct sim_fault {
+	enum sim_fault_kind kind;
+	const char *group;    /* NULL or "": every group */
+	int64_t from_ns;      /* active while from_ns <= now < until_ns, on the executor's clock */
+	int64_t until_ns;     /* <= 0: no end */
+	double rate;          /* probability per instance (per call for THROTTLE); 0 means 1 */
+	int count;            /* > 0: fires at most this many times (explicit failures) */
+	enum provider_error error; /* LAUNCH_ERROR: NO_CAPACITY (default when OK), QUOTA, THROTTLED, ... */
+	int64_t delay_ns;     /* SLOW_BOOT, SLOW_CALL */
+};
+
+/* One instance. Owned by the cloud; the pointer stays valid until sim_cloud_free(). */
+struct sim_instance {
+	char id[96];          /* "<group>-<n>", also the node's name */
+	char provider_id[160];/* "sim://<group>/<id>" */
+	size_t group;         /* index into the cloud's groups */
+	enum instance_state state;
+	bool stuck;           /* running, but its node never registers */
+	bool preexisting;     /* there from the start (sim_cloud_add_running) */
+	int64_t created_ns, running_ns, stopping_ns, gone_ns; /* -1 until then */
+	void *user;           /* for the observer (the cluster keeps its node here) */
+};
+
+enum sim_instance_event {
+	SIM_INSTANCE_RUNNING,  /* booted (or added running) */
+	SIM_INSTANCE_STOPPING, /* terminate accepted */
+	SIM_INSTANCE_GONE,     /* terminated: the machine is no more */
+};
+
+/* Told of every instance state change, under the cloud's lock. */
+typedef void (*sim_cloud_observer_fn)(void *ud, struct sim_instance *inst,
+				      enum sim_instance_event ev);
+
+/* Receives one line per thing that happened (for traces and determinism tests). */
+typedef void (*sim_trace_fn)(void *ud, int64_t now_ns, const char *line);
+
+/* A launch's per-instance callback: a copy of the instance as it was created. */
+typedef void (*sim_instance_fn)(void *ctx, const struct sim_instance *inst);
+
+/* A call is over: instances made (launch) or terminated, and the error for the rest. */
+typedef void (*sim_done_fn)(void *ctx, int count, const struct provider_status *st);
+
+/*
+ * A cloud with 'n' node groups (borrowed: they must outlive the cloud;
+ * name, min, max, price and template are used) on executor 'ex'
+ * (borrowed). 'o' NULL: defaults. Returns NULL with a message on a bad
+ * option, a duplicate group name or out of memory.
+ */
+struct sim_cloud *sim_cloud_new(struct executor *ex, const struct node_group *groups, size_t n,
+				const struct sim_cloud_opts *o, struct errbuf *err);
+
+/*
+ * Frees the cloud and its instances. Events of the cloud still queued on
+ * the executor become no-ops (they only release themselves), so the cloud
+ * may go before or after the executor shuts down.
+ */
+void sim_cloud_free(struct sim_cloud *c);
+
+/* Adds a fault (copied; its group must exist). Returns 0 or -1 with a message. */
+int sim_cloud_add_fault(struct sim_cloud *c, const struct sim_fault *f, struct errbuf *err);
+
+/*
+ * Asks for 'count' instances of 'group'. Returns at once: on_instance
+ * (may be NULL) runs from an executor task as each instance comes into
+ * existence, spread over the call's latency, then on_done (may be NULL)
+ * once with how many were made and why the rest failed. Nothing is made
+ * when the call is throttled, the group unknown (NOT_FOUND), or 'count'
+ * would take it above its max (INVALID). Callbacks run without the cloud's
+ * lock held. Returns 0, or -1 when the executor refused the work (no
+ * callback will run).
+ */
+int sim_cloud_launch(struct sim_cloud *c, const char *group, int count,
+		     sim_instance_fn on_instance, sim_done_fn on_done, void *ctx);
+
+/*
+ * Terminates instances (ids) of 'group'. After terminate_latency they are
+ * stopping, gone shutdown_delay later. Already stopping or gone instances
+ * count as terminated (like a cloud's idempotent terminate); unknown ids
+ * or ids of another group are NOT_FOUND for the rest. on_done (may be
+ * NULL) once, from an executor task. 'ids' is copied. Returns as launch.
+ */
+int sim_cloud_terminate(struct sim_cloud *c, const char *group, const char *const *ids, size_t n,
+			sim_done_fn on_done, void *ctx);
+
+/* Terminates one instance now, bypassing API limits and faults (what a node
+ * deletion does to its machine). No-op when already stopping or gone. */
+void sim_cloud_terminate_instance(struct sim_cloud *c, struct sim_instance *inst);
+
+/*
+ * Adds 'n' instances of 'group' that are running already (the cluster's
+ * starting nodes): the observer hears RUNNING at once, with preexisting set.
+ * Does not count against the API or the group's max. 0 or -1 with a message.
+ */
+int sim_cloud_add_running(struct sim_cloud *c, const char *group, int n, struct errbuf *err);
+
+/*
+ * An API read (provider list_groups): -1 with THROTTLED in 'st' when the
+ * cloud's API limit or a throttle fault says so (group NULL: any group's
+ * faults apply), else 0.
+ */
+int sim_cloud_read_call(struct sim_cloud *c, const char *group, struct provider_status *st);
+
+/* ---- reading the state (take the lock when other threads may act) ---- */
+
+size_t sim_cloud_n_groups(const struct sim_cloud *c);
+const struct node_group *sim_cloud_group(const struct sim_cloud *c, size_t i);
+/* Index of the group named 'name', or -1. */
+int sim_cloud_find_group(const struct sim_cloud *c, const char *name);
+
+/* The live (pending, running, stopping) instances of group 'i', oldest first.
+ * Borrowed: valid until the cloud changes. */
+struct sim_instance *const *sim_cloud_instances(const struct sim_cloud *c, size_t i, size_t *n);
+
+/* Pending or running instances of group 'i': the size the group converges to. */
+int sim_cloud_target(const struct sim_cloud *c, size_t i);
+
+/* The instance with id 'id', live or not, or NULL. */
+struct sim_instance *sim_cloud_find_instance(const struct sim_cloud *c, const char *id);
+
+struct sim_group_stats {
+	uint64_t launch_calls;     /* launch calls accepted by the API */
+	uint64_t launched;         /* instances created */
+	uint64_t launch_failed;    /* instances asked for and not created */
+	uint64_t throttled;        /* calls refused THROTTLED */
+	uint64_t terminated;       /* instances that went stopping */
+	uint64_t stuck;            /* instances that will never become nodes */
+	int64_t instance_ns;       /* billable time: created until gone, live ones until now */
+	int live;                  /* pending + running + stopping now */
+	int peak;                  /* most live at once */
+};
+
+/* Fills 'out' for group 'i'. */
+void sim_cloud_group_stats(struct sim_cloud *c, size_t i, struct sim_group_stats *out);
+
+/* ---- plumbing shared with the cluster and the provider ---- */
+
+struct executor *sim_cloud_executor(const struct sim_cloud *c);
+int64_t sim_cloud_now(const struct sim_cloud *c);
+
+/* One recursive lock for the whole simulated world (cloud and cluster):
+ * the executor may be a thread pool. */
+void sim_cloud_lock(struct sim_cloud *c);
+void sim_cloud_unlock(struct sim_cloud *c);
+
+/* The observer (one; the cluster). Set before anything happens. */
+void sim_cloud_set_observer(struct sim_cloud *c, sim_cloud_observer_fn fn, void *ud);
+
+/* Where trace lines go (NULL: nowhere). */
+void sim_cloud_set_trace(struct sim_cloud *c, sim_trace_fn fn, void *ud);
+
+/* Is a trace set? (skip formatting when not) */
+bool sim_cloud_tracing(const struct sim_cloud *c);
+
+/* Writes a trace line (printf format) when a trace is set. */
+void sim_cloud_tracef(struct sim_cloud *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A draw in [0, 1) from the cloud's seeded generator (under the lock). */
+double sim_cloud_rand(struct sim_cloud *c);
+
+/*
+ * Events that outlive their owner safely. An owner (the cloud, the
+ * cluster) holds a life; every event it queues holds a reference to it.
+ * When the owner is freed it ends its life, and its events still queued
+ * then run with alive = false and owner NULL: they only release 'data'.
+ * The same happens to events the executor cancels at shutdown.
+ */
+struct sim_life;
+
+/* NULL when out of memory. */
+struct sim_life *sim_life_new(void *owner);
+
+/* The owner is going away: drops its reference (frees the life when no
+ * event holds it any more). */
+void sim_life_end(struct sim_life *l);
+
+typedef void (*sim_event_fn)(void *owner, void *data, uint64_t id, bool alive);
+
+/* Runs fn(owner, data, id, true) 'delay_ns' from now on 'ex', or
+ * fn(NULL, data, id, false) as described above. Returns 0, or -1 when the
+ * executor refused it (fn is not called; 'data' is still the caller's). */
+int sim_after(struct executor *ex, struct sim_life *l, int64_t delay_ns, sim_event_fn fn,
+	      void *data, uint64_t id);
+
+#endif

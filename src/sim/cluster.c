@@ -1,0 +1,1963 @@
+/*
+ * sim/cluster: the simulated cluster — nodes that follow the cloud's
+ * instances, pods and their life cycle, a scheduler using sched.c's
+ * predicates, controllers that replace lost pods, PDB arithmetic for
+ * evictions, the kubeops implementation and the snapshot builder.
+ * Everything happens under the cloud's lock, as events on its executor.
+ */
+#include "sim/cluster.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "intern.h"
+#include "sched.h"
+
+#define DEFAULT_GRACE_NS (30 * CLOCK_NS_PER_S)
+#define NOT_PENDING SIZE_MAX
+
+enum spod_state { SP_PENDING, SP_RUNNING, SP_TERMINATING, SP_DONE };
+
+struct snode;
+
+struct spod {
+	struct pod p;            /* as the engine sees it, kept current */
+	uint64_t seq;
+	uint64_t hash;           /* of ns/name, for the index */
+	int spec;
+	enum spod_state st;
+	struct snode *node;      /* bound node, or NULL */
+	bool holds;              /* its requests are taken from the node's room */
+	size_t at;               /* index in c->pods */
+	size_t node_at;          /* index in node->pods */
+	size_t pend_at;          /* index in c->pending, NOT_PENDING when not there */
+	int64_t created_ns, queued_ns, started_ns, run_ns;
+	uint64_t tried_gen;      /* capacity generation it last failed at (0: never tried) */
+};
+
+struct snode {
+	struct node n;           /* strings and arrays in the cluster's arena */
+	size_t group;
+	struct sim_instance *inst;
+	struct room room;        /* allocatable minus what bound pods hold */
+	struct spod **pods;
+	size_t n_pods, cap_pods;
+	int64_t registered_ns;
+};
+
+struct spec_state {
+	const struct sim_pod_spec *spec;
+	struct pod tmpl;         /* the pod every one of its pods starts as */
+	uint64_t next_n;
+	uint64_t fail_pass;      /* scheduler pass in which one of its pods found no node */
+	const char *fail_msg;
+	int fail_reasons[SCHED_UNSCHEDULABLE + 2]; /* the counts fail_msg says */
+	size_t fail_nodes;
+	size_t *pdbs;            /* indices of the PDBs that select its pods */
+	size_t n_pdbs;
+};
+
+struct spdb {
+	struct pdb b;
+	bool max_unavailable;    /* else min_available */
+	bool percent;
+	int32_t value;
+};
+
+struct sim_cluster {
+	struct sim_cloud *cloud;
+	struct executor *ex;
+	struct clock *clock;
+	struct sim_cluster_opts o;
+	struct sim_life *life;
+	struct arena *arena;     /* names, labels, messages: live as long as the cluster */
+	struct intern strings;
+	const struct label_selector *protected_sel;
+
+	struct snode **nodes;    /* registered, in registration order */
+	size_t n_nodes, cap_nodes;
+
+	struct spod **pods;      /* every listed pod */
+	size_t n_pods, cap_pods;
+	struct spod **by_seq;    /* index seq -> pod (NULL when gone) */
+	size_t cap_seq;
+	uint64_t next_seq;
+	struct spod **tab;       /* ns/name index, open addressing */
+	size_t tab_cap, tab_n;
+
+	struct spod **pending;   /* sorted by priority, queue time; NULL holes */
+	size_t n_pending, cap_pending, pending_live;
+	bool pending_sorted;
+
+	struct spec_state *specs;
+	size_t n_specs;
+	struct spdb *pdbs;
+	size_t n_pdbs;
+
+	/* scheduler */
+	uint64_t cap_gen;        /* bumped whenever room may have appeared */
+	uint64_t pass_no;
+	bool pass_queued;
+	int64_t last_pass_ns;
+
+	int n_state[4];          /* pods per spod_state */
+	int64_t *group_node_ns;  /* node-seconds of removed nodes, per group */
+	int *group_nodes;
+
+	struct sim_stats st;
+	int64_t *pending_ns;
+	size_t n_pending_ns, cap_pending_ns;
+};
+
+/* ---- small helpers ---- */
+
+static int64_t now_ns(const struct sim_cluster *c)
+{
+	return clock_now(c->clock);
+}
+
+static int64_t wall_s(const struct sim_cluster *c)
+{
+	return clock_wall(c->clock);
+}
+
+static int push_ptr(void ***arr, size_t *n, size_t *cap, void *p)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		void **na = realloc(*arr, ncap * sizeof(*na));
+
+		if (!na)
+			return -1;
+		*arr = na;
+		*cap = ncap;
+	}
+	(*arr)[(*n)++] = p;
+	return 0;
+}
+
+static const char *keep(struct sim_cluster *c, const char *s)
+{
+	return intern_strn(&c->strings, s, strlen(s));
+}
+
+static bool is_protected(const struct sim_cluster *c, const struct spod *p)
+{
+	return c->protected_sel && c->protected_sel->n &&
+	       label_selector_matches(c->protected_sel, &p->p.labels);
+}
+
+static uint64_t hash_pod(const char *ns, const char *name)
+{
+	uint64_t h = 14695981039346656037ULL;
+	const char *s;
+
+	for (s = ns; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	h = (h ^ '/') * 1099511628211ULL;
+	for (s = name; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* ---- the ns/name index ---- */
+
+static struct spod **tab_find(struct sim_cluster *c, const char *ns, const char *name)
+{
+	size_t j, mask;
+
+	if (!c->tab_cap)
+		return NULL;
+	mask = c->tab_cap - 1;
+	for (j = hash_pod(ns, name) & mask; c->tab[j]; j = (j + 1) & mask)
+		if (strcmp(c->tab[j]->p.name, name) == 0 && strcmp(c->tab[j]->p.ns, ns) == 0)
+			return &c->tab[j];
+	return NULL;
+}
+
+static void tab_insert(struct spod **tab, size_t cap, struct spod *p)
+{
+	size_t j;
+
+	for (j = p->hash & (cap - 1); tab[j]; j = (j + 1) & (cap - 1))
+		;
+	tab[j] = p;
+}
+
+static int tab_put(struct sim_cluster *c, struct spod *p)
+{
+	if ((c->tab_n + 1) * 2 > c->tab_cap) {
+		size_t cap = c->tab_cap ? c->tab_cap * 2 : 256, i;
+		struct spod **nt = calloc(cap, sizeof(*nt));
+
+		if (!nt)
+			return -1;
+		for (i = 0; i < c->tab_cap; i++)
+			if (c->tab[i])
+				tab_insert(nt, cap, c->tab[i]);
+		free(c->tab);
+		c->tab = nt;
+		c->tab_cap = cap;
+	}
+	tab_insert(c->tab, c->tab_cap, p);
+	c->tab_n++;
+	return 0;
+}
+
+/* Removes 'p' by shifting the entries after it back (linear probing). */
+static void tab_del(struct sim_cluster *c, struct spod *p)
+{
+	size_t mask = c->tab_cap - 1, i, j, k;
+
+	for (i = p->hash & mask; c->tab[i] != p; i = (i + 1) & mask)
+		assert(c->tab[i]);
+	for (j = i;;) {
+		j = (j + 1) & mask;
+		if (!c->tab[j])
+			break;
+		k = c->tab[j]->hash & mask;
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		c->tab[i] = c->tab[j];
+		i = j;
+	}
+	c->tab[i] = NULL;
+	c->tab_n--;
+}
+
+/* ---- names ---- */
+
+static const char *const ctrl_names[] = {
+	[SIM_CTRL_NONE] = "none",
+	[SIM_CTRL_REPLICASET] = "replicaset",
+	[SIM_CTRL_STATEFULSET] = "statefulset",
+	[SIM_CTRL_JOB] = "job",
+	[SIM_CTRL_DAEMONSET] = "daemonset",
+};
+
+int sim_controller_parse(const char *s, enum sim_controller *out)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(ctrl_names) / sizeof(ctrl_names[0]); i++) {
+		if (strcmp(s, ctrl_names[i]) == 0) {
+			*out = (enum sim_controller)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *sim_controller_kind(enum sim_controller k)
+{
+	switch (k) {
+	case SIM_CTRL_NONE: return "";
+	case SIM_CTRL_REPLICASET: return "ReplicaSet";
+	case SIM_CTRL_STATEFULSET: return "StatefulSet";
+	case SIM_CTRL_JOB: return "Job";
+	case SIM_CTRL_DAEMONSET: return "DaemonSet";
+	}
+	return "";
+}
+
+void sim_cluster_opts_default(struct sim_cluster_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->register_delay_ns = 10 * CLOCK_NS_PER_S;
+	o->sched_interval_ns = 1 * CLOCK_NS_PER_S;
+	o->sched = SIM_SCHED_FIRST_FIT;
+	o->finished_ttl_ns = 300 * CLOCK_NS_PER_S;
+}
+
+/* ---- room ---- */
+
+static int room_init(struct room *r, const struct resources *a)
+{
+	memset(r, 0, sizeof(*r));
+	r->cpu_m = a->cpu_m;
+	r->memory = a->memory;
+	r->ephemeral = a->ephemeral;
+	r->pods = a->pods;
+	if (!a->n_ext)
+		return 0;
+	r->ext = malloc(a->n_ext * sizeof(*r->ext));
+	if (!r->ext)
+		return -1;
+	memcpy(r->ext, a->ext, a->n_ext * sizeof(*r->ext));
+	r->n_ext = a->n_ext;
+	return 0;
+}
+
+static void room_give(struct room *r, const struct resources *req)
+{
+	size_t i, j;
+
+	r->cpu_m += req->cpu_m;
+	r->memory += req->memory;
+	r->ephemeral += req->ephemeral;
+	r->pods += 1;
+	for (i = 0; i < req->n_ext; i++) {
+		if (!req->ext[i].name)
+			continue;
+		for (j = 0; j < r->n_ext; j++) {
+			if (strcmp(r->ext[j].name, req->ext[i].name) == 0) {
+				r->ext[j].value += req->ext[i].value;
+				break;
+			}
+		}
+	}
+}
+
+/* ---- the scheduler's queue ---- */
+
+static void kick(struct sim_cluster *c);
+
+/* Priority first, then who waited longest, then creation order. */
+static int pending_cmp(const struct spod *a, const struct spod *b)
+{
+	if (a->p.priority != b->p.priority)
+		return a->p.priority > b->p.priority ? -1 : 1;
+	if (a->queued_ns != b->queued_ns)
+		return a->queued_ns < b->queued_ns ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int pending_qsort_cmp(const void *a, const void *b)
+{
+	return pending_cmp(*(struct spod *const *)a, *(struct spod *const *)b);
+}
+
+static int pending_add(struct sim_cluster *c, struct spod *p)
+{
+	size_t i = c->n_pending;
+
+	while (i > 0 && !c->pending[i - 1])
+		i--; /* the last live entry decides whether order holds */
+	if (push_ptr((void ***)&c->pending, &c->n_pending, &c->cap_pending, p) < 0)
+		return -1;
+	if (i > 0 && pending_cmp(c->pending[i - 1], p) > 0)
+		c->pending_sorted = false;
+	p->pend_at = c->n_pending - 1;
+	c->pending_live++;
+	return 0;
+}
+
+static void pending_remove(struct sim_cluster *c, struct spod *p)
+{
+	if (p->pend_at == NOT_PENDING)
+		return;
+	c->pending[p->pend_at] = NULL;
+	p->pend_at = NOT_PENDING;
+	c->pending_live--;
+}
+
+/* Drops the holes, keeping the order. */
+static void pending_compact(struct sim_cluster *c)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < c->n_pending; i++) {
+		if (c->pending[i]) {
+			c->pending[n] = c->pending[i];
+			c->pending[n]->pend_at = n;
+			n++;
+		}
+	}
+	c->n_pending = n;
+}
+
+/* ---- pods ---- */
+
+static void set_state(struct sim_cluster *c, struct spod *p, enum spod_state st)
+{
+	c->n_state[p->st]--;
+	p->st = st;
+	c->n_state[st]++;
+}
+
+static int seq_put(struct sim_cluster *c, struct spod *p)
+{
+	if (p->seq >= c->cap_seq) {
+		size_t cap = c->cap_seq ? c->cap_seq * 2 : 1024;
+		struct spod **ns;
+
+		while (cap <= p->seq)
+			cap *= 2;
+		ns = realloc(c->by_seq, cap * sizeof(*ns));
+		if (!ns)
+			return -1;
+		memset(ns + c->cap_seq, 0, (cap - c->cap_seq) * sizeof(*ns));
+		c->by_seq = ns;
+		c->cap_seq = cap;
+	}
+	c->by_seq[p->seq] = p;
+	return 0;
+}
+
+/*
+ * A new pod of spec 'si' named 'name' (NULL: the next "<spec>-<n>"),
+ * pending unless bound by the caller. 'run_ns': how long it runs once
+ * bound (<= 0 forever). NULL when out of memory.
+ */
+static struct spod *pod_new(struct sim_cluster *c, int si, const char *name, int64_t run_ns)
+{
+	struct spec_state *ss = &c->specs[si];
+	char buf[320];
+	struct spod *p;
+
+	if (!name) {
+		snprintf(buf, sizeof(buf), "%s-%llu", ss->spec->name,
+			 (unsigned long long)ss->next_n++);
+		name = buf;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->p = ss->tmpl;
+	p->p.name = arena_strdup(c->arena, name);
+	p->p.created = wall_s(c);
+	p->seq = c->next_seq++;
+	p->spec = si;
+	p->st = SP_PENDING;
+	p->pend_at = NOT_PENDING;
+	p->created_ns = p->queued_ns = now_ns(c);
+	p->started_ns = -1;
+	p->run_ns = run_ns;
+	p->hash = hash_pod(p->p.ns, p->p.name);
+	if (!p->p.name || seq_put(c, p) < 0)
+		goto fail;
+	if (push_ptr((void ***)&c->pods, &c->n_pods, &c->cap_pods, p) < 0)
+		goto fail_seq;
+	p->at = c->n_pods - 1;
+	if (tab_put(c, p) < 0) {
+		c->n_pods--;
+		goto fail_seq;
+	}
+	c->n_state[SP_PENDING]++;
+	c->st.pods_created++;
+	return p;
+fail_seq:
+	c->by_seq[p->seq] = NULL;
+fail:
+	free(p);
+	return NULL;
+}
+
+/* Gives back the room a pod holds on its node. */
+static void release(struct sim_cluster *c, struct spod *p)
+{
+	if (!p->holds)
+		return;
+	room_give(&p->node->room, &p->p.requests);
+	p->holds = false;
+	c->cap_gen++;
+}
+
+static void node_detach(struct spod *p)
+{
+	struct snode *n = p->node;
+
+	if (!n)
+		return;
+	n->pods[p->node_at] = n->pods[--n->n_pods];
+	n->pods[p->node_at]->node_at = p->node_at;
+	p->node = NULL;
+}
+
+/* Unlists and frees a pod. */
+static void pod_remove(struct sim_cluster *c, struct spod *p)
+{
+	release(c, p);
+	node_detach(p);
+	pending_remove(c, p);
+	tab_del(c, p);
+	c->pods[p->at] = c->pods[--c->n_pods];
+	c->pods[p->at]->at = p->at;
+	c->by_seq[p->seq] = NULL;
+	c->n_state[p->st]--;
+	free(p);
+}
+
+static int queue_pod(struct sim_cluster *c, struct spod *p)
+{
+	if (pending_add(c, p) < 0)
+		return -1;
+	kick(c);
+	return 0;
+}
+
+/*
+ * The controller of a pod that is going away makes its replacement.
+ * 'same_name': the old one is unlisted already (StatefulSet).
+ */
+static void replace(struct sim_cluster *c, const struct spod *old, bool same_name)
+{
+	const struct sim_pod_spec *spec = c->specs[old->spec].spec;
+	int64_t run = old->run_ns;
+	struct spod *p;
+
+	if (old->st == SP_DONE)
+		return;
+	switch (spec->controller) {
+	case SIM_CTRL_NONE:
+		c->st.bare_pods_lost++;
+		return;
+	case SIM_CTRL_DAEMONSET:
+		return;
+	case SIM_CTRL_JOB:
+		break; /* the work starts over */
+	case SIM_CTRL_REPLICASET:
+	case SIM_CTRL_STATEFULSET:
+		if (run > 0 && old->started_ns >= 0) {
+			run -= now_ns(c) - old->started_ns;
+			if (run <= 0)
+				return; /* it was due to end anyway */
+		}
+		break;
+	}
+	p = pod_new(c, old->spec, same_name ? old->p.name : NULL, run);
+	if (!p || queue_pod(c, p) < 0) {
+		if (p)
+			pod_remove(c, p);
+		sim_cloud_tracef(c->cloud, "pod %s/%s: out of memory replacing it", old->p.ns,
+				 old->p.name);
+		return;
+	}
+	c->st.pods_recreated++;
+	sim_cloud_tracef(c->cloud, "pod %s/%s replaces %s", p->p.ns, p->p.name, old->p.name);
+}
+
+static void gc_event(void *owner, void *data, uint64_t id, bool alive)
+{
+	struct sim_cluster *c = owner;
+	struct spod *p;
+
+	(void)data;
+	if (!alive)
+		return;
+	sim_cloud_lock(c->cloud);
+	p = id < c->cap_seq ? c->by_seq[id] : NULL;
+	if (p && p->st == SP_DONE)
+		pod_remove(c, p);
+	sim_cloud_unlock(c->cloud);
+}
+
+static void complete_event(void *owner, void *data, uint64_t id, bool alive)
+{
+	struct sim_cluster *c = owner;
+	struct spod *p;
+
+	(void)data;
+	if (!alive)
+		return;
+	sim_cloud_lock(c->cloud);
+	p = id < c->cap_seq ? c->by_seq[id] : NULL;
+	if (p && p->st == SP_RUNNING) {
+		set_state(c, p, SP_DONE);
+		p->p.phase = POD_SUCCEEDED;
+		release(c, p);
+		c->st.pods_succeeded++;
+		sim_cloud_tracef(c->cloud, "pod %s/%s succeeded on %s", p->p.ns, p->p.name,
+				 p->node ? p->node->n.name : "?");
+		if (sim_after(c->ex, c->life, c->o.finished_ttl_ns, gc_event, NULL, p->seq) < 0)
+			pod_remove(c, p);
+		kick(c);
+	}
+	sim_cloud_unlock(c->cloud);
+}
+
+static int record_pending(struct sim_cluster *c, int64_t waited)
+{
+	if (c->n_pending_ns == c->cap_pending_ns) {
+		size_t cap = c->cap_pending_ns ? c->cap_pending_ns * 2 : 1024;
+		int64_t *na = realloc(c->pending_ns, cap * sizeof(*na));
+
+		if (!na)
+			return -1;
+		c->pending_ns = na;
+		c->cap_pending_ns = cap;
+	}
+	c->pending_ns[c->n_pending_ns++] = waited;
+	if (waited > c->st.pending_ns_max)
+		c->st.pending_ns_max = waited;
+	return 0;
+}
+
+/* Binds 'p' to 'n': it holds room there and runs. */
+static int bind(struct sim_cluster *c, struct spod *p, struct snode *n)
+{
+	if (n->n_pods == n->cap_pods) {
+		size_t cap = n->cap_pods ? n->cap_pods * 2 : 16;
+		struct spod **np = realloc(n->pods, cap * sizeof(*np));
+
+		if (!np)
+			return -1;
+		n->pods = np;
+		n->cap_pods = cap;
+	}
+	pending_remove(c, p);
+	n->pods[n->n_pods] = p;
+	p->node_at = n->n_pods++;
+	p->node = n;
+	room_take(&n->room, &p->p.requests);
+	p->holds = true;
+	p->p.node_name = n->n.name;
+	p->p.phase = POD_RUNNING;
+	p->p.flags &= ~POD_UNSCHEDULABLE;
+	p->p.sched_message = "";
+	p->started_ns = now_ns(c);
+	set_state(c, p, SP_RUNNING);
+	c->st.pods_bound++;
+	if (!(p->p.flags & POD_DAEMONSET))
+		record_pending(c, p->started_ns - p->queued_ns);
+	sim_cloud_tracef(c->cloud, "pod %s/%s bound to %s", p->p.ns, p->p.name, n->n.name);
+	if (p->run_ns > 0 &&
+	    sim_after(c->ex, c->life, p->run_ns, complete_event, NULL, p->seq) < 0)
+		sim_cloud_tracef(c->cloud, "pod %s/%s: executor refused its end", p->p.ns,
+				 p->p.name);
+	return 0;
+}
+
+/* A pod dies without an eviction (its node went away): unlisted at once,
+ * its controller replaces it. */
+static void kill_pod(struct sim_cluster *c, struct spod *p, const char *why)
+{
+	struct spod old = *p;
+	enum sim_controller ctrl = c->specs[p->spec].spec->controller;
+
+	if (p->st == SP_RUNNING && ctrl != SIM_CTRL_DAEMONSET) {
+		c->st.pods_killed++;
+		if (is_protected(c, p))
+			c->st.protected_disrupted++;
+		sim_cloud_tracef(c->cloud, "pod %s/%s killed: %s", p->p.ns, p->p.name, why);
+	}
+	pod_remove(c, p);
+	if (old.st == SP_TERMINATING) {
+		/* a ReplicaSet's or Job's replacement exists already */
+		if (ctrl == SIM_CTRL_STATEFULSET)
+			replace(c, &old, true);
+	} else {
+		replace(c, &old, ctrl == SIM_CTRL_STATEFULSET);
+	}
+}
+
+static void terminated_event(void *owner, void *data, uint64_t id, bool alive)
+{
+	struct sim_cluster *c = owner;
+	struct spod *p, old;
+
+	(void)data;
+	if (!alive)
+		return;
+	sim_cloud_lock(c->cloud);
+	p = id < c->cap_seq ? c->by_seq[id] : NULL;
+	if (p && p->st == SP_TERMINATING) {
+		enum sim_controller ctrl = c->specs[p->spec].spec->controller;
+		struct snode *n = p->node;
+
+		old = *p;
+		sim_cloud_tracef(c->cloud, "pod %s/%s terminated", p->p.ns, p->p.name);
+		pod_remove(c, p);
+		if (ctrl == SIM_CTRL_STATEFULSET) {
+			replace(c, &old, true);
+		} else if (ctrl == SIM_CTRL_DAEMONSET && n) {
+			/* the DaemonSet puts its pod back on the node */
+			struct spod *np = pod_new(c, old.spec, NULL, -1);
+
+			if (np && bind(c, np, n) < 0)
+				pod_remove(c, np);
+		}
+		kick(c);
+	}
+	sim_cloud_unlock(c->cloud);
+}
+
+/* ---- the scheduler ---- */
+
+enum { N_REASONS = SCHED_UNSCHEDULABLE + 2 };
+#define REASON_NOT_READY (SCHED_UNSCHEDULABLE + 1)
+
+static const char *reason_text(int r)
+{
+	switch (r) {
+	case SCHED_NO_CPU: return "Insufficient cpu";
+	case SCHED_NO_MEMORY: return "Insufficient memory";
+	case SCHED_NO_EPHEMERAL: return "Insufficient ephemeral-storage";
+	case SCHED_NO_PODS: return "Too many pods";
+	case SCHED_NO_EXTENDED: return "Insufficient extended resources";
+	case SCHED_NODE_SELECTOR:
+	case SCHED_NODE_AFFINITY: return "node(s) didn't match Pod's node affinity/selector";
+	case SCHED_TAINT: return "node(s) had untolerated taint";
+	case SCHED_UNSCHEDULABLE: return "node(s) were unschedulable";
+	case REASON_NOT_READY: return "node(s) were not ready";
+	}
+	return "unknown";
+}
+
+/* Does 'p' fit on 'n' now? Cheap checks first. */
+static enum sched_fit fits(const struct spod *p, const struct snode *n)
+{
+	const struct resources *r = &p->p.requests;
+	size_t i;
+
+	if (n->room.pods < 1)
+		return SCHED_NO_PODS;
+	if (r->cpu_m > 0 && r->cpu_m > n->room.cpu_m)
+		return SCHED_NO_CPU;
+	if (r->memory > 0 && r->memory > n->room.memory)
+		return SCHED_NO_MEMORY;
+	if (r->ephemeral > 0 && r->ephemeral > n->room.ephemeral)
+		return SCHED_NO_EPHEMERAL;
+	for (i = 0; i < r->n_ext; i++) {
+		int64_t have = 0;
+		size_t j;
+
+		if (r->ext[i].value <= 0)
+			continue;
+		for (j = 0; j < n->room.n_ext; j++) {
+			if (strcmp(n->room.ext[j].name, r->ext[i].name) == 0) {
+				have = n->room.ext[j].value;
+				break;
+			}
+		}
+		if (r->ext[i].value > have)
+			return SCHED_NO_EXTENDED;
+	}
+	return sched_fits_labels(&p->p, n->n.name, &n->n.labels, n->n.taints, n->n.n_taints,
+				 n->n.unschedulable, NULL, 0);
+}
+
+/* Room left after placing 'p', as a share of the node (least-allocated score). */
+static double score(const struct spod *p, const struct snode *n)
+{
+	double cpu = n->n.allocatable.cpu_m > 0 ?
+		(double)(n->room.cpu_m - p->p.requests.cpu_m) / (double)n->n.allocatable.cpu_m : 0;
+	double mem = n->n.allocatable.memory > 0 ?
+		(double)(n->room.memory - p->p.requests.memory) / (double)n->n.allocatable.memory : 0;
+
+	return (cpu + mem) / 2;
+}
+
+static struct snode *find_node(struct sim_cluster *c, const struct spod *p, int *reasons)
+{
+	struct snode *best = NULL;
+	double best_score = 0;
+	size_t i;
+
+	for (i = 0; i < c->n_nodes; i++) {
+		struct snode *n = c->nodes[i];
+		enum sched_fit f;
+
+		if (!n->n.ready) {
+			reasons[REASON_NOT_READY]++;
+			continue;
+		}
+		f = fits(p, n);
+		if (f != SCHED_FITS) {
+			reasons[f]++;
+			continue;
+		}
+		if (c->o.sched == SIM_SCHED_FIRST_FIT)
+			return n;
+		if (!best || score(p, n) > best_score) {
+			best = n;
+			best_score = score(p, n);
+		}
+	}
+	return best;
+}
+
+/* "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint." */
+static const char *fail_message(struct sim_cluster *c, const int *reasons)
+{
+	char buf[512];
+	int order[N_REASONS], n = 0, i, j;
+	size_t len;
+
+	for (i = 1; i < N_REASONS; i++)
+		if (reasons[i])
+			order[n++] = i;
+	/* the scheduler sorts the reasons by their text */
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && strcmp(reason_text(order[j - 1]), reason_text(order[j])) > 0; j--) {
+			int t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	len = (size_t)snprintf(buf, sizeof(buf), "0/%zu nodes are available", c->n_nodes);
+	for (i = 0; i < n && len < sizeof(buf); i++) {
+		int k = order[i];
+		int cnt = reasons[k];
+
+		/* selector and affinity share a text: merge them */
+		if (k == SCHED_NODE_SELECTOR && i + 1 < n && order[i + 1] == SCHED_NODE_AFFINITY)
+			cnt += reasons[order[++i]];
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %d %s", i ? "," : ":",
+					cnt, reason_text(k));
+	}
+	if (len < sizeof(buf))
+		snprintf(buf + len, sizeof(buf) - len, ".");
+	return keep(c, buf);
+}
+
+static void unschedulable(struct sim_cluster *c, struct spod *p, const char *msg)
+{
+	if (!(p->p.flags & POD_UNSCHEDULABLE))
+		sim_cloud_tracef(c->cloud, "pod %s/%s unschedulable: %s", p->p.ns, p->p.name, msg);
+	p->p.flags |= POD_UNSCHEDULABLE;
+	p->p.sched_message = msg ? msg : "";
+	p->tried_gen = c->cap_gen;
+}
+
+static void schedule_pass(struct sim_cluster *c)
+{
+	size_t i;
+
+	c->pass_no++;
+	c->last_pass_ns = now_ns(c);
+	pending_compact(c);
+	if (!c->pending_sorted) {
+		qsort(c->pending, c->n_pending, sizeof(*c->pending), pending_qsort_cmp);
+		for (i = 0; i < c->n_pending; i++)
+			c->pending[i]->pend_at = i;
+		c->pending_sorted = true;
+	}
+	for (i = 0; i < c->n_pending; i++) {
+		struct spod *p = c->pending[i];
+		struct spec_state *ss;
+		struct snode *n;
+		int reasons[N_REASONS] = {0};
+
+		if (!p || p->tried_gen == c->cap_gen)
+			continue; /* nothing changed since it last found no node */
+		ss = &c->specs[p->spec];
+		if (ss->fail_pass == c->pass_no) {
+			unschedulable(c, p, ss->fail_msg);
+			continue;
+		}
+		n = find_node(c, p, reasons);
+		if (n && bind(c, p, n) == 0)
+			continue;
+		ss->fail_pass = c->pass_no;
+		if (!ss->fail_msg || ss->fail_nodes != c->n_nodes ||
+		    memcmp(ss->fail_reasons, reasons, sizeof(reasons)) != 0) {
+			ss->fail_msg = fail_message(c, reasons);
+			ss->fail_nodes = c->n_nodes;
+			memcpy(ss->fail_reasons, reasons, sizeof(reasons));
+		}
+		unschedulable(c, p, ss->fail_msg);
+	}
+	pending_compact(c);
+}
+
+static void pass_event(void *owner, void *data, uint64_t id, bool alive)
+{
+	struct sim_cluster *c = owner;
+
+	(void)data;
+	(void)id;
+	if (!alive)
+		return;
+	sim_cloud_lock(c->cloud);
+	c->pass_queued = false;
+	schedule_pass(c);
+	sim_cloud_unlock(c->cloud);
+}
+
+/* Something changed: a pass at the next interval boundary, unless one is queued. */
+static void kick(struct sim_cluster *c)
+{
+	int64_t delay;
+
+	if (c->pass_queued || c->pending_live == 0)
+		return;
+	delay = c->last_pass_ns + c->o.sched_interval_ns - now_ns(c);
+	if (sim_after(c->ex, c->life, delay > 0 ? delay : 0, pass_event, NULL, 0) == 0)
+		c->pass_queued = true;
+}
+
+/* ---- nodes ---- */
+
+static struct snode *find_snode(const struct sim_cluster *c, const char *name, size_t *at)
+{
+	size_t i;
+
+	if (!name)
+		return NULL;
+	for (i = 0; i < c->n_nodes; i++) {
+		if (strcmp(c->nodes[i]->n.name, name) == 0) {
+			if (at)
+				*at = i;
+			return c->nodes[i];
+		}
+	}
+	return NULL;
+}
+
+/* The DaemonSets' pods for a new node. */
+static void place_daemons(struct sim_cluster *c, struct snode *n)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_specs; i++) {
+		struct spec_state *ss = &c->specs[i];
+		struct spod *p;
+
+		if (ss->spec->controller != SIM_CTRL_DAEMONSET)
+			continue;
+		if (sched_fits_labels(&ss->tmpl, n->n.name, &n->n.labels, n->n.taints,
+				      n->n.n_taints, false, NULL, 0) != SCHED_FITS)
+			continue;
+		p = pod_new(c, (int)i, NULL, -1);
+		if (!p || bind(c, p, n) < 0) {
+			if (p)
+				pod_remove(c, p);
+			sim_cloud_tracef(c->cloud, "node %s: out of memory placing %s", n->n.name,
+					 ss->spec->name);
+		}
+	}
+}
+
+static int register_node(struct sim_cluster *c, struct sim_instance *in)
+{
+	const struct node_group *g = sim_cloud_group(c->cloud, in->group);
+	struct snode *n = calloc(1, sizeof(*n));
+	struct kv *labels;
+
+	if (!n)
+		return -1;
+	n->group = in->group;
+	n->inst = in;
+	n->n.name = keep(c, in->id);
+	n->n.provider_id = keep(c, in->provider_id);
+	labels = arena_calloc(c->arena, g->tmpl.labels.n + 1, sizeof(*labels));
+	if (!n->n.name || !n->n.provider_id || !labels)
+		goto fail;
+	if (g->tmpl.labels.n)
+		memcpy(labels, g->tmpl.labels.items, g->tmpl.labels.n * sizeof(*labels));
+	labels[g->tmpl.labels.n].key = "kubernetes.io/hostname";
+	labels[g->tmpl.labels.n].value = n->n.name;
+	n->n.labels.items = labels;
+	n->n.labels.n = g->tmpl.labels.n + 1;
+	n->n.taints = g->tmpl.taints;
+	n->n.n_taints = g->tmpl.n_taints;
+	n->n.allocatable = g->tmpl.allocatable;
+	if (n->n.allocatable.pods <= 0)
+		n->n.allocatable.pods = 110;
+	n->n.ready = true;
+	n->n.created = wall_s(c);
+	n->n.group = -1;
+	n->registered_ns = now_ns(c);
+	if (room_init(&n->room, &n->n.allocatable) < 0)
+		goto fail;
+	if (push_ptr((void ***)&c->nodes, &c->n_nodes, &c->cap_nodes, n) < 0) {
+		room_free(&n->room);
+		goto fail;
+	}
+	in->user = n;
+	c->group_nodes[n->group]++;
+	c->st.nodes_registered++;
+	sim_cloud_tracef(c->cloud, "node %s registered Ready", n->n.name);
+	place_daemons(c, n);
+	c->cap_gen++;
+	kick(c);
+	return 0;
+fail:
+	free(n);
+	return -1;
+}
+
+static void register_event(void *owner, void *data, uint64_t id, bool alive)
+{
+	struct sim_cluster *c = owner;
+	struct sim_instance *in = data;
+
+	(void)id;
+	if (!alive)
+		return;
+	sim_cloud_lock(c->cloud);
+	if (in->state == INSTANCE_RUNNING && !in->user && register_node(c, in) < 0)
+		sim_cloud_tracef(c->cloud, "node %s: out of memory registering", in->id);
+	sim_cloud_unlock(c->cloud);
+}
+
+/* Unlists a node; its pods die with it (controllers replace theirs). */
+static void remove_node(struct sim_cluster *c, struct snode *n, const char *why)
+{
+	size_t at;
+
+	if (!find_snode(c, n->n.name, &at))
+		return;
+	memmove(&c->nodes[at], &c->nodes[at + 1], (c->n_nodes - at - 1) * sizeof(*c->nodes));
+	c->n_nodes--;
+	sim_cloud_tracef(c->cloud, "node %s removed: %s", n->n.name, why);
+	while (n->n_pods)
+		kill_pod(c, n->pods[n->n_pods - 1], why);
+	c->group_nodes[n->group]--;
+	c->group_node_ns[n->group] += now_ns(c) - n->registered_ns;
+	c->st.nodes_removed++;
+	if (n->inst)
+		n->inst->user = NULL;
+	room_free(&n->room);
+	free(n->pods);
+	free(n);
+	kick(c);
+}
+
+static void observe(void *ud, struct sim_instance *in, enum sim_instance_event ev)
+{
+	struct sim_cluster *c = ud;
+	struct snode *n = in->user;
+
+	switch (ev) {
+	case SIM_INSTANCE_RUNNING:
+		if (in->stuck)
+			return;
+		if (in->preexisting) {
+			if (register_node(c, in) < 0)
+				sim_cloud_tracef(c->cloud, "node %s: out of memory registering", in->id);
+			return;
+		}
+		if (sim_after(c->ex, c->life, c->o.register_delay_ns, register_event, in, 0) < 0)
+			sim_cloud_tracef(c->cloud, "node %s: executor refused its registration", in->id);
+		return;
+	case SIM_INSTANCE_STOPPING:
+		if (n && n->n.ready) {
+			n->n.ready = false;
+			sim_cloud_tracef(c->cloud, "node %s NotReady (instance stopping)", n->n.name);
+		}
+		return;
+	case SIM_INSTANCE_GONE:
+		if (n)
+			remove_node(c, n, "its instance is gone");
+		return;
+	}
+}
+
+/* ---- life cycle ---- */
+
+struct sim_cluster *sim_cluster_new(struct sim_cloud *cloud, const struct sim_cluster_opts *o,
+				    struct errbuf *err)
+{
+	struct sim_cluster *c = calloc(1, sizeof(*c));
+	size_t ng = sim_cloud_n_groups(cloud);
+
+	if (!c)
+		goto oom;
+	if (o)
+		c->o = *o;
+	else
+		sim_cluster_opts_default(&c->o);
+	if (c->o.register_delay_ns < 0 || c->o.sched_interval_ns < 0 || c->o.finished_ttl_ns < 0) {
+		free(c);
+		errbuf_set(err, "sim cluster: delays must not be negative");
+		return NULL;
+	}
+	c->cloud = cloud;
+	c->ex = sim_cloud_executor(cloud);
+	c->clock = executor_clock(c->ex);
+	c->life = sim_life_new(c);
+	c->arena = arena_new();
+	c->group_node_ns = calloc(ng ? ng : 1, sizeof(*c->group_node_ns));
+	c->group_nodes = calloc(ng ? ng : 1, sizeof(*c->group_nodes));
+	if (!c->life || !c->arena || !c->group_node_ns || !c->group_nodes) {
+		sim_cluster_free(c);
+		goto oom;
+	}
+	intern_init(&c->strings, c->arena);
+	c->next_seq = 1;
+	c->cap_gen = 1;
+	c->pending_sorted = true;
+	c->last_pass_ns = INT64_MIN / 2;
+	sim_cloud_set_observer(cloud, observe, c);
+	return c;
+oom:
+	errbuf_set(err, "out of memory");
+	return NULL;
+}
+
+void sim_cluster_free(struct sim_cluster *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	if (c->cloud)
+		sim_cloud_set_observer(c->cloud, NULL, NULL);
+	sim_life_end(c->life);
+	for (i = 0; i < c->n_nodes; i++) {
+		if (c->nodes[i]->inst)
+			c->nodes[i]->inst->user = NULL;
+		room_free(&c->nodes[i]->room);
+		free(c->nodes[i]->pods);
+		free(c->nodes[i]);
+	}
+	for (i = 0; i < c->n_pods; i++)
+		free(c->pods[i]);
+	for (i = 0; i < c->n_specs; i++)
+		free(c->specs[i].pdbs);
+	free(c->nodes);
+	free(c->pods);
+	free(c->by_seq);
+	free(c->tab);
+	free(c->pending);
+	free(c->specs);
+	free(c->pdbs);
+	free(c->group_node_ns);
+	free(c->group_nodes);
+	free(c->pending_ns);
+	if (c->arena) {
+		intern_free(&c->strings);
+		arena_free(c->arena);
+	}
+	free(c);
+}
+
+void sim_cluster_set_protected(struct sim_cluster *c, const struct label_selector *sel)
+{
+	c->protected_sel = sel;
+}
+
+/* Does PDB 'b' select the pods of spec 'ss'? (they share namespace and labels) */
+static bool pdb_selects(const struct spdb *b, const struct spec_state *ss)
+{
+	return pdb_matches(&b->b, &ss->tmpl);
+}
+
+static int link_pdb(struct spec_state *ss, size_t bi)
+{
+	size_t *np = realloc(ss->pdbs, (ss->n_pdbs + 1) * sizeof(*np));
+
+	if (!np)
+		return -1;
+	ss->pdbs = np;
+	np[ss->n_pdbs++] = bi;
+	return 0;
+}
+
+int sim_cluster_add_spec(struct sim_cluster *c, const struct sim_pod_spec *spec,
+			 struct errbuf *err)
+{
+	struct spec_state *ns, *ss;
+	struct pod *t;
+	size_t i;
+	int rc = -1;
+
+	if (!spec->name || !spec->name[0] || !spec->ns || !spec->ns[0])
+		return errbuf_set(err, "a pod spec needs a name and a namespace");
+	if ((unsigned)spec->controller > SIM_CTRL_DAEMONSET)
+		return errbuf_set(err, "pod spec %s/%s: unknown controller", spec->ns, spec->name);
+	sim_cloud_lock(c->cloud);
+	for (i = 0; i < c->n_specs; i++) {
+		if (strcmp(c->specs[i].spec->name, spec->name) == 0 &&
+		    strcmp(c->specs[i].spec->ns, spec->ns) == 0) {
+			errbuf_set(err, "two workloads named %s/%s: their pods would clash",
+				   spec->ns, spec->name);
+			goto out;
+		}
+	}
+	ns = realloc(c->specs, (c->n_specs + 1) * sizeof(*ns));
+	if (!ns) {
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	c->specs = ns;
+	ss = &ns[c->n_specs];
+	memset(ss, 0, sizeof(*ss));
+	ss->spec = spec;
+	ss->next_n = 1;
+	t = &ss->tmpl;
+	t->ns = spec->ns;
+	t->name = spec->name;
+	t->labels = spec->labels;
+	t->annotations = spec->annotations;
+	t->controller_kind = sim_controller_kind(spec->controller);
+	t->controller_name = spec->controller == SIM_CTRL_NONE ? "" : spec->name;
+	t->node_name = "";
+	t->phase = POD_PENDING;
+	t->requests = spec->requests;
+	t->requests.pods = 1;
+	t->node_selector = spec->node_selector;
+	t->affinity = spec->affinity;
+	t->tolerations = spec->tolerations;
+	t->n_tolerations = spec->n_tolerations;
+	t->priority = spec->priority;
+	t->local_volume = spec->local_storage ? "data" : "";
+	t->sched_message = "";
+	t->node = -1;
+	if (spec->local_storage)
+		t->flags |= POD_LOCAL_STORAGE;
+	if (spec->safe_to_evict_false)
+		t->flags |= POD_SAFE_TO_EVICT_FALSE;
+	if (spec->controller == SIM_CTRL_DAEMONSET)
+		t->flags |= POD_DAEMONSET;
+	for (i = 0; i < c->n_pdbs; i++) {
+		if (pdb_selects(&c->pdbs[i], ss) && link_pdb(ss, i) < 0) {
+			free(ss->pdbs);
+			errbuf_set(err, "out of memory");
+			goto out;
+		}
+	}
+	rc = (int)c->n_specs++;
+	if (spec->controller == SIM_CTRL_DAEMONSET) {
+		for (i = 0; i < c->n_nodes; i++) {
+			struct snode *n = c->nodes[i];
+			struct spod *p;
+
+			if (sched_fits_labels(t, n->n.name, &n->n.labels, n->n.taints,
+					      n->n.n_taints, false, NULL, 0) != SCHED_FITS)
+				continue;
+			p = pod_new(c, rc, NULL, -1);
+			if (!p || bind(c, p, n) < 0) {
+				if (p)
+					pod_remove(c, p);
+				errbuf_set(err, "out of memory");
+				rc = -1;
+				goto out;
+			}
+		}
+	}
+out:
+	sim_cloud_unlock(c->cloud);
+	return rc;
+}
+
+int sim_cluster_create_pods(struct sim_cluster *c, int spec, int count, int64_t run_ns,
+			    struct errbuf *err)
+{
+	int i, rc = 0;
+
+	sim_cloud_lock(c->cloud);
+	if (spec < 0 || (size_t)spec >= c->n_specs) {
+		rc = errbuf_set(err, "no pod spec %d", spec);
+		goto out;
+	}
+	if (c->specs[spec].spec->controller == SIM_CTRL_DAEMONSET) {
+		rc = errbuf_set(err, "%s is a DaemonSet: its pods come with the nodes",
+				c->specs[spec].spec->name);
+		goto out;
+	}
+	if (run_ns == 0)
+		run_ns = c->specs[spec].spec->duration_ns;
+	for (i = 0; i < count; i++) {
+		struct spod *p = pod_new(c, spec, NULL, run_ns);
+
+		if (!p) {
+			rc = errbuf_set(err, "out of memory");
+			goto out;
+		}
+		if (pending_add(c, p) < 0) {
+			pod_remove(c, p);
+			rc = errbuf_set(err, "out of memory");
+			goto out;
+		}
+		sim_cloud_tracef(c->cloud, "pod %s/%s created", p->p.ns, p->p.name);
+	}
+	kick(c);
+out:
+	sim_cloud_unlock(c->cloud);
+	return rc;
+}
+
+/* "3" or "50%" into value and percent. */
+static int parse_int_or_percent(const char *s, int32_t *value, bool *percent)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	v = strtol(s, &end, 10);
+	if (end == s || v > INT32_MAX)
+		return -1;
+	*percent = *end == '%';
+	if (*percent)
+		end++;
+	if (*end || (*percent && v > 100))
+		return -1;
+	*value = (int32_t)v;
+	return 0;
+}
+
+int sim_cluster_add_pdb(struct sim_cluster *c, const struct pdb *b, struct errbuf *err)
+{
+	const char *min = b->min_available ? b->min_available : "";
+	const char *max = b->max_unavailable ? b->max_unavailable : "";
+	struct spdb d, *np;
+	size_t i;
+	int rc = -1;
+
+	memset(&d, 0, sizeof(d));
+	d.b = *b;
+	if (!b->ns || !b->name)
+		return errbuf_set(err, "a PodDisruptionBudget needs a namespace and a name");
+	if (!!min[0] == !!max[0])
+		return errbuf_set(err, "PodDisruptionBudget %s/%s: exactly one of minAvailable and maxUnavailable",
+				  b->ns, b->name);
+	d.max_unavailable = max[0] != '\0';
+	if (parse_int_or_percent(d.max_unavailable ? max : min, &d.value, &d.percent) < 0)
+		return errbuf_set(err, "PodDisruptionBudget %s/%s: %s \"%s\" is not a count or a percentage",
+				  b->ns, b->name, d.max_unavailable ? "maxUnavailable" : "minAvailable",
+				  d.max_unavailable ? max : min);
+	d.b.min_available = min;
+	d.b.max_unavailable = max;
+	sim_cloud_lock(c->cloud);
+	np = realloc(c->pdbs, (c->n_pdbs + 1) * sizeof(*np));
+	if (!np) {
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	c->pdbs = np;
+	np[c->n_pdbs] = d;
+	for (i = 0; i < c->n_specs; i++) {
+		if (pdb_selects(&d, &c->specs[i]) && link_pdb(&c->specs[i], c->n_pdbs) < 0) {
+			errbuf_set(err, "out of memory");
+			goto out;
+		}
+	}
+	c->n_pdbs++;
+	rc = 0;
+out:
+	sim_cloud_unlock(c->cloud);
+	return rc;
+}
+
+int sim_cluster_add_nodes(struct sim_cluster *c, const char *group, int n, struct errbuf *err)
+{
+	return sim_cloud_add_running(c->cloud, group, n, err);
+}
+
+/* ---- PodDisruptionBudgets ---- */
+
+/* disruptionsAllowed of every PDB, from the pods now, into 'out'. */
+static void pdb_allowed_all(struct sim_cluster *c, int32_t *out)
+{
+	int64_t *expected = NULL, *healthy = NULL;
+	size_t i, k;
+
+	if (!c->n_pdbs)
+		return;
+	expected = calloc(c->n_pdbs * 2, sizeof(*expected));
+	if (!expected) {
+		for (i = 0; i < c->n_pdbs; i++)
+			out[i] = 0; /* cannot count: allow nothing */
+		return;
+	}
+	healthy = expected + c->n_pdbs;
+	for (i = 0; i < c->n_pods; i++) {
+		const struct spod *p = c->pods[i];
+		const struct spec_state *ss = &c->specs[p->spec];
+
+		if (!ss->n_pdbs || p->st == SP_DONE || p->st == SP_TERMINATING)
+			continue;
+		for (k = 0; k < ss->n_pdbs; k++) {
+			expected[ss->pdbs[k]]++;
+			if (p->st == SP_RUNNING)
+				healthy[ss->pdbs[k]]++;
+		}
+	}
+	for (i = 0; i < c->n_pdbs; i++) {
+		const struct spdb *b = &c->pdbs[i];
+		int64_t want, n = expected[i];
+
+		if (b->percent) {
+			int64_t share = (n * b->value + 99) / 100; /* rounded up, as Kubernetes does */
+
+			want = b->max_unavailable ? n - share : share;
+		} else {
+			want = b->max_unavailable ? n - b->value : b->value;
+		}
+		want = healthy[i] - want;
+		out[i] = want < 0 ? 0 : want > INT32_MAX ? INT32_MAX : (int32_t)want;
+	}
+	free(expected);
+}
+
+/* ---- kubeops ---- */
+
+static void status(struct kube_status *st, enum kube_result code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void status(struct kube_status *st, enum kube_result code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!st)
+		return;
+	st->code = code;
+	va_start(ap, fmt);
+	vsnprintf(st->message, sizeof(st->message), fmt, ap);
+	va_end(ap);
+}
+
+static int ok(struct kube_status *st)
+{
+	status(st, KUBE_OK, "ok");
+	return 0;
+}
+
+static int node_not_found(struct kube_status *st, const char *node)
+{
+	status(st, KUBE_NOT_FOUND, "nodes \"%s\" not found", node ? node : "");
+	return -1;
+}
+
+static int op_cordon(void *ctx, const char *node, bool unschedulable, struct kube_status *st)
+{
+	struct sim_cluster *c = ctx;
+	struct snode *n;
+
+	sim_cloud_lock(c->cloud);
+	n = find_snode(c, node, NULL);
+	if (!n) {
+		sim_cloud_unlock(c->cloud);
+		return node_not_found(st, node);
+	}
+	if (n->n.unschedulable != unschedulable) {
+		n->n.unschedulable = unschedulable;
+		if (unschedulable) {
+			c->st.cordons++;
+		} else {
+			c->st.uncordons++;
+			c->cap_gen++;
+			kick(c);
+		}
+		sim_cloud_tracef(c->cloud, "node %s %s", node, unschedulable ? "cordoned" : "uncordoned");
+	}
+	sim_cloud_unlock(c->cloud);
+	return ok(st);
+}
+
+/* Sets or removes (value NULL) a key in a copy of 'l' made in the arena. */
+static int kv_set(struct sim_cluster *c, struct kvlist *l, const char *key, const char *value)
+{
+	struct kv *items;
+	size_t i, n = 0;
+
+	items = arena_calloc(c->arena, l->n + 1, sizeof(*items));
+	if (!items)
+		return -1;
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->items[i].key, key) != 0)
+			items[n++] = l->items[i];
+	if (value) {
+		items[n].key = keep(c, key);
+		items[n].value = keep(c, value);
+		if (!items[n].key || !items[n].value)
+			return -1;
+		n++;
+	}
+	l->items = items;
+	l->n = n;
+	return 0;
+}
+
+static int op_kv(struct sim_cluster *c, const char *node, const char *key, const char *value,
+		 bool label, struct kube_status *st)
+{
+	struct snode *n;
+
+	if (!key || !key[0]) {
+		status(st, KUBE_ERROR, "empty %s key", label ? "label" : "annotation");
+		return -1;
+	}
+	sim_cloud_lock(c->cloud);
+	n = find_snode(c, node, NULL);
+	if (!n) {
+		sim_cloud_unlock(c->cloud);
+		return node_not_found(st, node);
+	}
+	if (kv_set(c, label ? &n->n.labels : &n->n.annotations, key, value) < 0) {
+		sim_cloud_unlock(c->cloud);
+		status(st, KUBE_ERROR, "out of memory");
+		return -1;
+	}
+	if (label) {
+		c->st.labels++;
+		c->cap_gen++; /* a selector may match now */
+		kick(c);
+	} else {
+		c->st.annotations++;
+	}
+	sim_cloud_tracef(c->cloud, "node %s %s %s%s%s", node, label ? "label" : "annotation", key,
+			 value ? "=" : " removed", value ? value : "");
+	sim_cloud_unlock(c->cloud);
+	return ok(st);
+}
+
+static int op_label(void *ctx, const char *node, const char *key, const char *value,
+		    struct kube_status *st)
+{
+	return op_kv(ctx, node, key, value, true, st);
+}
+
+static int op_annotate(void *ctx, const char *node, const char *key, const char *value,
+		       struct kube_status *st)
+{
+	return op_kv(ctx, node, key, value, false, st);
+}
+
+/* Starts a pod's termination: its grace period, then gone. */
+static void terminate_pod(struct sim_cluster *c, struct spod *p, int64_t grace)
+{
+	enum sim_controller ctrl = c->specs[p->spec].spec->controller;
+
+	if (p->st == SP_PENDING || p->st == SP_DONE || !p->node) {
+		/* nothing runs: deleted at once */
+		struct spod old = *p;
+
+		if (old.st != SP_DONE && ctrl != SIM_CTRL_STATEFULSET)
+			replace(c, &old, false);
+		pod_remove(c, p);
+		if (old.st != SP_DONE && ctrl == SIM_CTRL_STATEFULSET)
+			replace(c, &old, true);
+		return;
+	}
+	set_state(c, p, SP_TERMINATING);
+	p->p.flags |= POD_TERMINATING;
+	if (ctrl != SIM_CTRL_STATEFULSET)
+		replace(c, p, false);
+	if (sim_after(c->ex, c->life, grace > 0 ? grace : 0, terminated_event, NULL, p->seq) < 0) {
+		struct spod old = *p;
+
+		pod_remove(c, p);
+		if (ctrl == SIM_CTRL_STATEFULSET)
+			replace(c, &old, true);
+	}
+}
+
+static int op_evict(void *ctx, const char *ns, const char *pod, int64_t grace_s,
+		    struct kube_status *st)
+{
+	struct sim_cluster *c = ctx;
+	struct spod **slot, *p;
+	const struct spec_state *ss;
+	int32_t *allowed = NULL;
+	int64_t grace;
+	size_t k;
+
+	sim_cloud_lock(c->cloud);
+	slot = tab_find(c, ns ? ns : "", pod ? pod : "");
+	if (!slot) {
+		sim_cloud_unlock(c->cloud);
+		status(st, KUBE_NOT_FOUND, "pods \"%s\" not found", pod ? pod : "");
+		return -1;
+	}
+	p = *slot;
+	if (p->st == SP_TERMINATING) {
+		sim_cloud_unlock(c->cloud);
+		return ok(st); /* being evicted already */
+	}
+	ss = &c->specs[p->spec];
+	if (p->st == SP_RUNNING && ss->n_pdbs) {
+		allowed = calloc(c->n_pdbs, sizeof(*allowed));
+		if (!allowed) {
+			sim_cloud_unlock(c->cloud);
+			status(st, KUBE_ERROR, "out of memory");
+			return -1;
+		}
+		pdb_allowed_all(c, allowed);
+		for (k = 0; k < ss->n_pdbs; k++) {
+			const struct spdb *b = &c->pdbs[ss->pdbs[k]];
+
+			if (allowed[ss->pdbs[k]] > 0)
+				continue;
+			c->st.evictions_blocked++;
+			status(st, KUBE_PDB_BLOCKED,
+			       "Cannot evict pod as it would violate the pod's disruption budget %s/%s (%s %s)",
+			       b->b.ns, b->b.name, b->max_unavailable ? "maxUnavailable" : "minAvailable",
+			       b->max_unavailable ? b->b.max_unavailable : b->b.min_available);
+			sim_cloud_tracef(c->cloud, "eviction of %s/%s refused by PDB %s", p->p.ns,
+					 p->p.name, b->b.name);
+			free(allowed);
+			sim_cloud_unlock(c->cloud);
+			return -1;
+		}
+		free(allowed);
+	}
+	grace = grace_s >= 0 ? grace_s * CLOCK_NS_PER_S : ss->spec->grace_ns;
+	if (p->st != SP_DONE) {
+		c->st.evictions++;
+		if (is_protected(c, p))
+			c->st.protected_disrupted++;
+	}
+	sim_cloud_tracef(c->cloud, "pod %s/%s evicted (grace %.0fs)", p->p.ns, p->p.name,
+			 (double)grace / CLOCK_NS_PER_S);
+	terminate_pod(c, p, grace);
+	sim_cloud_unlock(c->cloud);
+	return ok(st);
+}
+
+/* NoExecute: pods that do not tolerate the taint are deleted. */
+static void no_execute(struct sim_cluster *c, struct snode *n, const struct taint *t)
+{
+	size_t i = 0;
+
+	while (i < n->n_pods) {
+		struct spod *p = n->pods[i];
+
+		struct pod bare = p->p;
+
+		/* only the taint matters: a running pod's selectors are ignored */
+		bare.node_selector.n = 0;
+		bare.affinity.n_terms = 0;
+		if (p->st == SP_DONE || p->st == SP_TERMINATING ||
+		    sched_fits_labels(&bare, NULL, NULL, t, 1, false, NULL, 0) != SCHED_TAINT) {
+			i++;
+			continue;
+		}
+		/* (the pod list changes under us: start over) */
+		if (p->st == SP_RUNNING && !(p->p.flags & POD_DAEMONSET)) {
+			c->st.pods_killed++;
+			if (is_protected(c, p))
+				c->st.protected_disrupted++;
+		}
+		sim_cloud_tracef(c->cloud, "pod %s/%s deleted: NoExecute taint %s", p->p.ns,
+				 p->p.name, t->key);
+		terminate_pod(c, p, c->specs[p->spec].spec->grace_ns);
+		i = 0;
+	}
+}
+
+static int op_taint(void *ctx, const char *node, const char *key, const char *value,
+		    enum taint_effect effect, bool remove, struct kube_status *st)
+{
+	struct sim_cluster *c = ctx;
+	struct snode *n;
+	struct taint *ts;
+	size_t i, k = 0;
+
+	if (!key || !key[0]) {
+		status(st, KUBE_ERROR, "empty taint key");
+		return -1;
+	}
+	sim_cloud_lock(c->cloud);
+	n = find_snode(c, node, NULL);
+	if (!n) {
+		sim_cloud_unlock(c->cloud);
+		return node_not_found(st, node);
+	}
+	ts = arena_calloc(c->arena, n->n.n_taints + 1, sizeof(*ts));
+	if (!ts) {
+		sim_cloud_unlock(c->cloud);
+		status(st, KUBE_ERROR, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n->n.n_taints; i++)
+		if (strcmp(n->n.taints[i].key, key) != 0 || n->n.taints[i].effect != effect)
+			ts[k++] = n->n.taints[i];
+	if (!remove) {
+		ts[k].key = keep(c, key);
+		ts[k].value = keep(c, value ? value : "");
+		ts[k].effect = effect;
+		if (!ts[k].key || !ts[k].value) {
+			sim_cloud_unlock(c->cloud);
+			status(st, KUBE_ERROR, "out of memory");
+			return -1;
+		}
+		k++;
+	}
+	n->n.taints = ts;
+	n->n.n_taints = k;
+	c->st.taints++;
+	sim_cloud_tracef(c->cloud, "node %s taint %s:%s %s", node, key, taint_effect_str(effect),
+			 remove ? "removed" : "added");
+	if (remove) {
+		c->cap_gen++;
+		kick(c);
+	} else if (effect == TAINT_NO_EXECUTE) {
+		no_execute(c, n, &ts[k - 1]);
+	}
+	sim_cloud_unlock(c->cloud);
+	return ok(st);
+}
+
+static int op_delete_node(void *ctx, const char *node, struct kube_status *st)
+{
+	struct sim_cluster *c = ctx;
+	struct snode *n;
+	struct sim_instance *in;
+
+	sim_cloud_lock(c->cloud);
+	n = find_snode(c, node, NULL);
+	if (!n) {
+		sim_cloud_unlock(c->cloud);
+		return node_not_found(st, node);
+	}
+	in = n->inst;
+	c->st.node_deletes++;
+	remove_node(c, n, "node deleted");
+	if (in)
+		sim_cloud_terminate_instance(c->cloud, in);
+	sim_cloud_unlock(c->cloud);
+	return ok(st);
+}
+
+static int op_node_pods(void *ctx, const char *node, struct kube_pod_ref **pods, size_t *n_out,
+			struct kube_status *st)
+{
+	struct sim_cluster *c = ctx;
+	struct kube_pod_ref *out;
+	struct snode *n;
+	size_t i, k = 0;
+
+	*pods = NULL;
+	*n_out = 0;
+	sim_cloud_lock(c->cloud);
+	n = find_snode(c, node, NULL);
+	if (!n) {
+		sim_cloud_unlock(c->cloud);
+		return node_not_found(st, node);
+	}
+	out = calloc(n->n_pods ? n->n_pods : 1, sizeof(*out));
+	if (!out) {
+		sim_cloud_unlock(c->cloud);
+		status(st, KUBE_ERROR, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n->n_pods; i++) {
+		const struct spod *p = n->pods[i];
+
+		if (p->st == SP_DONE)
+			continue;
+		snprintf(out[k].ns, sizeof(out[k].ns), "%s", p->p.ns);
+		snprintf(out[k].name, sizeof(out[k].name), "%s", p->p.name);
+		/* a terminating pod still has to leave before the node may go */
+		out[k].terminating = (p->p.flags & POD_TERMINATING) != 0;
+		out[k].evictable = out[k].terminating ||
+				   sched_pod_evictable(&p->p);
+		k++;
+	}
+	sim_cloud_unlock(c->cloud);
+	*pods = out;
+	*n_out = k;
+	return ok(st);
+}
+
+static int op_event(void *ctx, const char *node, const char *type, const char *reason,
+		    const char *message)
+{
+	struct sim_cluster *c = ctx;
+
+	sim_cloud_lock(c->cloud);
+	c->st.events++;
+	sim_cloud_tracef(c->cloud, "event %s %s on %s: %s", type ? type : "", reason ? reason : "",
+			 node ? node : "", message ? message : "");
+	sim_cloud_unlock(c->cloud);
+	return 0;
+}
+
+static const struct kubeops_ops sim_kubeops = {
+	.cordon = op_cordon,
+	.label = op_label,
+	.annotate = op_annotate,
+	.taint = op_taint,
+	.evict = op_evict,
+	.delete_node = op_delete_node,
+	.node_pods = op_node_pods,
+	.event = op_event,
+};
+
+void sim_cluster_kubeops(struct sim_cluster *c, struct kubeops *out)
+{
+	out->ops = &sim_kubeops;
+	out->ctx = c;
+}
+
+/* ---- the snapshot ---- */
+
+int sim_cluster_snapshot(struct sim_cluster *c, bool cloud_targets, struct snapshot **out,
+			 struct errbuf *err)
+{
+	struct snapshot *s;
+	struct node_group *groups = NULL;
+	int32_t *allowed = NULL;
+	size_t i, ng;
+	int rc = -1;
+
+	*out = NULL;
+	s = snapshot_new();
+	if (!s)
+		return errbuf_set(err, "out of memory");
+	sim_cloud_lock(c->cloud);
+	ng = sim_cloud_n_groups(c->cloud);
+	if (snapshot_reserve(s, c->n_nodes, c->n_pods, c->n_pdbs, err) < 0)
+		goto out;
+	for (i = 0; i < c->n_nodes; i++)
+		if (snapshot_add_node(s, &c->nodes[i]->n, err) < 0)
+			goto out;
+	for (i = 0; i < c->n_pods; i++)
+		if (snapshot_add_pod(s, &c->pods[i]->p, err) < 0)
+			goto out;
+	if (c->n_pdbs) {
+		allowed = calloc(c->n_pdbs, sizeof(*allowed));
+		if (!allowed) {
+			errbuf_set(err, "out of memory");
+			goto out;
+		}
+		pdb_allowed_all(c, allowed);
+		for (i = 0; i < c->n_pdbs; i++) {
+			struct pdb b = c->pdbs[i].b;
+
+			b.disruptions_allowed = allowed[i];
+			if (snapshot_add_pdb(s, &b, err) < 0)
+				goto out;
+		}
+	}
+	if (ng) {
+		groups = calloc(ng, sizeof(*groups));
+		if (!groups) {
+			errbuf_set(err, "out of memory");
+			goto out;
+		}
+		for (i = 0; i < ng; i++) {
+			groups[i] = *sim_cloud_group(c->cloud, i);
+			groups[i].target = cloud_targets ? sim_cloud_target(c->cloud, i) : -1;
+		}
+		if (snapshot_set_groups(s, groups, ng, err) < 0)
+			goto out;
+	}
+	if (snapshot_finish(s, wall_s(c), err) < 0)
+		goto out;
+	rc = 0;
+out:
+	sim_cloud_unlock(c->cloud);
+	free(groups);
+	free(allowed);
+	if (rc < 0) {
+		errbuf_prefix(err, "simulated cluster snapshot");
+		snapshot_free(s);
+	} else {
+		*out = s;
+	}
+	return rc;
+}
+
+/* ---- reading ---- */
+
+void sim_cluster_get_stats(struct sim_cluster *c, struct sim_stats *out)
+{
+	sim_cloud_lock(c->cloud);
+	*out = c->st;
+	out->pending_ns = c->pending_ns;
+	out->n_pending_ns = c->n_pending_ns;
+	sim_cloud_unlock(c->cloud);
+}
+
+void sim_cluster_counts(struct sim_cluster *c, struct sim_counts *out)
+{
+	int64_t now;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	sim_cloud_lock(c->cloud);
+	now = now_ns(c);
+	out->nodes = (int)c->n_nodes;
+	for (i = 0; i < c->n_nodes; i++) {
+		const struct snode *n = c->nodes[i];
+
+		if (n->n.unschedulable)
+			out->nodes_cordoned++;
+		if (!n->n.ready)
+			continue;
+		out->nodes_ready++;
+		out->cpu_alloc_m += n->n.allocatable.cpu_m;
+		out->cpu_req_m += n->n.allocatable.cpu_m - n->room.cpu_m;
+		out->mem_alloc += n->n.allocatable.memory;
+		out->mem_req += n->n.allocatable.memory - n->room.memory;
+	}
+	out->pods_pending = c->n_state[SP_PENDING];
+	out->pods_running = c->n_state[SP_RUNNING];
+	out->pods_terminating = c->n_state[SP_TERMINATING];
+	out->pods_finished = c->n_state[SP_DONE];
+	for (i = 0; i < c->n_pending; i++) {
+		const struct spod *p = c->pending[i];
+
+		if (!p)
+			continue;
+		if (p->p.flags & POD_UNSCHEDULABLE)
+			out->pods_unschedulable++;
+		if (now - p->queued_ns > out->oldest_pending_ns)
+			out->oldest_pending_ns = now - p->queued_ns;
+	}
+	sim_cloud_unlock(c->cloud);
+}
+
+int sim_cluster_group_nodes(struct sim_cluster *c, size_t gi, int64_t *node_ns)
+{
+	int64_t now, total;
+	size_t i;
+	int n;
+
+	sim_cloud_lock(c->cloud);
+	assert(gi < sim_cloud_n_groups(c->cloud));
+	now = now_ns(c);
+	n = c->group_nodes[gi];
+	total = c->group_node_ns[gi];
+	for (i = 0; i < c->n_nodes; i++)
+		if (c->nodes[i]->group == gi)
+			total += now - c->nodes[i]->registered_ns;
+	sim_cloud_unlock(c->cloud);
+	if (node_ns)
+		*node_ns = total;
+	return n;
+}
+
+int sim_cluster_pod(struct sim_cluster *c, const char *ns, const char *name,
+		    struct sim_pod_info *out)
+{
+	struct spod **slot;
+	const struct spod *p;
+
+	sim_cloud_lock(c->cloud);
+	slot = tab_find(c, ns ? ns : "", name ? name : "");
+	if (!slot) {
+		sim_cloud_unlock(c->cloud);
+		return -1;
+	}
+	p = *slot;
+	out->phase = p->p.phase;
+	out->node = p->p.node_name;
+	out->terminating = p->st == SP_TERMINATING;
+	out->unschedulable = p->p.flags & POD_UNSCHEDULABLE;
+	out->message = p->p.sched_message;
+	out->created_ns = p->created_ns;
+	out->bound_ns = p->started_ns;
+	sim_cloud_unlock(c->cloud);
+	return 0;
+}
+
+int sim_cluster_node(struct sim_cluster *c, const char *name, struct sim_node_info *out)
+{
+	const struct snode *n;
+
+	sim_cloud_lock(c->cloud);
+	n = find_snode(c, name, NULL);
+	if (!n) {
+		sim_cloud_unlock(c->cloud);
+		return -1;
+	}
+	out->ready = n->n.ready;
+	out->unschedulable = n->n.unschedulable;
+	out->group = sim_cloud_group(c->cloud, n->group)->name;
+	out->n_pods = n->n_pods;
+	out->free_cpu_m = n->room.cpu_m;
+	out->free_memory = n->room.memory;
+	sim_cloud_unlock(c->cloud);
+	return 0;
+}
+
+size_t sim_cluster_n_pods(struct sim_cluster *c)
+{
+	size_t n;
+
+	sim_cloud_lock(c->cloud);
+	n = c->n_pods;
+	sim_cloud_unlock(c->cloud);
+	return n;
+}

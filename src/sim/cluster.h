@@ -1,0 +1,195 @@
+/*
+ * sim/cluster: a simulated Kubernetes cluster on the simulated cloud — nodes,
+ * a scheduler (sched.c's predicates), pods with durations, controllers, PDBs;
+ * kubeops on it, snapshots of it, and the counters a report needs. When
+ * workloads arrive is the scenario's business (sim/scenario.c).
+ */
+#ifndef LUASCALE_SIM_CLUSTER_H
+#define LUASCALE_SIM_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/kubeops.h"
+#include "errbuf.h"
+#include "model.h"
+#include "sim/cloud.h"
+
+struct sim_cluster;
+
+/* What owns a pod, and so what happens when it is evicted or lost. */
+enum sim_controller {
+	SIM_CTRL_NONE,        /* a bare pod: gone for good */
+	SIM_CTRL_REPLICASET,  /* replaced at once (new name), runs for what was left of its duration */
+	SIM_CTRL_STATEFULSET, /* replaced once the old one is gone (same name), what was left */
+	SIM_CTRL_JOB,         /* replaced at once (new name), runs its whole duration again */
+	SIM_CTRL_DAEMONSET,   /* one pod on every node it fits; never pending, never replaced */
+};
+
+/* Parses "none", "replicaset", "statefulset", "job", "daemonset". 0 or -1. */
+int sim_controller_parse(const char *s, enum sim_controller *out);
+/* The ownerReference kind: "", "ReplicaSet", "StatefulSet", "Job", "DaemonSet". */
+const char *sim_controller_kind(enum sim_controller c);
+
+/*
+ * What the pods of one workload look like. Borrowed by the cluster: it and
+ * everything it points to must outlive the cluster and its snapshots.
+ */
+struct sim_pod_spec {
+	const char *name;            /* the controller's name; pods are "<name>-<n>" */
+	const char *ns;
+	struct kvlist labels;
+	struct kvlist annotations;
+	struct kvlist node_selector;
+	struct toleration *tolerations;
+	size_t n_tolerations;
+	struct node_affinity affinity;
+	struct resources requests;   /* effective requests; 'pods' is ignored (a pod counts 1) */
+	int32_t priority;
+	int64_t duration_ns;         /* runs this long once bound; <= 0: until removed */
+	int64_t grace_ns;            /* termination grace period when evicted */
+	enum sim_controller controller;
+	bool local_storage;          /* has an emptyDir volume (named "data") */
+	bool safe_to_evict_false;    /* cluster-autoscaler.kubernetes.io/safe-to-evict: "false" */
+};
+
+enum sim_sched_mode {
+	SIM_SCHED_FIRST_FIT,       /* the first node (in registration order) with room */
+	SIM_SCHED_LEAST_ALLOCATED, /* the node with most room left (cpu and memory), ties by order */
+};
+
+struct sim_cluster_opts {
+	int64_t register_delay_ns;  /* instance running -> node Ready (kubelet), default 10s */
+	int64_t sched_interval_ns;  /* at most one scheduler pass per interval, default 1s */
+	enum sim_sched_mode sched;  /* default first fit */
+	int64_t finished_ttl_ns;    /* finished pods stay listed this long, default 5m */
+};
+
+void sim_cluster_opts_default(struct sim_cluster_opts *o);
+
+/*
+ * A cluster on 'cloud' (borrowed; it must outlive the cluster), which it
+ * observes: one cluster per cloud. 'o' NULL: defaults. NULL with a message
+ * when out of memory.
+ */
+struct sim_cluster *sim_cluster_new(struct sim_cloud *cloud, const struct sim_cluster_opts *o,
+				    struct errbuf *err);
+
+/* Frees the cluster. Its events still queued become no-ops. NULL is ignored. */
+void sim_cluster_free(struct sim_cluster *c);
+
+/* Pods matching 'sel' (borrowed; NULL: none) are counted as protected in the stats. */
+void sim_cluster_set_protected(struct sim_cluster *c, const struct label_selector *sel);
+
+/*
+ * Registers a workload's pod spec (borrowed, see above). Returns its handle
+ * (>= 0), or -1 with a message when another spec has the same namespace
+ * and name or out of memory. A DaemonSet spec puts a pod on every node
+ * that registers from then on (and on the nodes there already).
+ */
+int sim_cluster_add_spec(struct sim_cluster *c, const struct sim_pod_spec *spec,
+			 struct errbuf *err);
+
+/*
+ * Creates 'count' pending pods of spec 'spec' now. 'run_ns' > 0 overrides
+ * the spec's duration (a per-pod draw), 0 means the spec's, < 0 forever.
+ * Returns 0 or -1 with a message (a DaemonSet spec, out of memory).
+ */
+int sim_cluster_create_pods(struct sim_cluster *c, int spec, int count, int64_t run_ns,
+			    struct errbuf *err);
+
+/*
+ * Adds a PodDisruptionBudget: ns, name, selector (borrowed), selects_all /
+ * selects_none, and exactly one of min_available / max_unavailable ("2",
+ * "50%"). disruptions_allowed is computed from the pods. -1 with a message
+ * on a bad value.
+ */
+int sim_cluster_add_pdb(struct sim_cluster *c, const struct pdb *b, struct errbuf *err);
+
+/* Adds 'n' nodes of 'group' that are there from the start (running
+ * instances, registered Ready at once). 0 or -1 with a message. */
+int sim_cluster_add_nodes(struct sim_cluster *c, const char *group, int n, struct errbuf *err);
+
+/* Fills 'out' with the kubeops interface of this cluster (ctx = c). */
+void sim_cluster_kubeops(struct sim_cluster *c, struct kubeops *out);
+
+/*
+ * The cluster as the engine sees it, now: Ready and NotReady nodes with
+ * their providerIDs, every pod (finished ones while listed), PDBs with
+ * disruptionsAllowed, the cloud's node groups. Pending pods the scheduler
+ * tried carry PodScheduled=False/Unschedulable and its message. Group
+ * targets are the cloud's pending + running instances when 'cloud_targets',
+ * else -1 (registered nodes; the actuator adds what it has in flight).
+ * The snapshot borrows strings from the cluster and the specs: free it
+ * before the cluster. Returns 0, or -1 with a message.
+ */
+int sim_cluster_snapshot(struct sim_cluster *c, bool cloud_targets, struct snapshot **out,
+			 struct errbuf *err);
+
+/* ---- what the report needs ---- */
+
+struct sim_stats {
+	uint64_t pods_created, pods_bound, pods_succeeded, pods_recreated;
+	uint64_t evictions;           /* accepted by the Eviction API */
+	uint64_t evictions_blocked;   /* refused by a PodDisruptionBudget */
+	uint64_t pods_killed;         /* unfinished pods that died without an eviction:
+				       * node deleted or gone, NoExecute taint */
+	uint64_t bare_pods_lost;      /* evicted or killed pods without a controller */
+	uint64_t protected_disrupted; /* evicted or killed pods the protected selector matches */
+	uint64_t nodes_registered, nodes_removed;
+	/* kubeops calls that were carried out */
+	uint64_t cordons, uncordons, labels, annotations, taints, node_deletes, events;
+	int64_t pending_ns_max;       /* longest time a pod waited to be bound */
+	const int64_t *pending_ns;    /* per bound pod: created (or requeued) until bound;
+				       * borrowed, valid until the cluster changes */
+	size_t n_pending_ns;
+};
+
+/* Copies the counters into 'out' (see pending_ns). */
+void sim_cluster_get_stats(struct sim_cluster *c, struct sim_stats *out);
+
+struct sim_counts {
+	int nodes, nodes_ready, nodes_cordoned;
+	int pods_pending, pods_unschedulable, pods_running, pods_terminating, pods_finished;
+	int64_t cpu_alloc_m, cpu_req_m;  /* over Ready nodes: allocatable, requested */
+	int64_t mem_alloc, mem_req;
+	int64_t oldest_pending_ns;       /* how long the longest-waiting pending pod has waited */
+};
+
+/* The state now, for time series. */
+void sim_cluster_counts(struct sim_cluster *c, struct sim_counts *out);
+
+/* Registered nodes of group 'i' now, and node-seconds (ns) they have been
+ * registered so far (nodes gone included). */
+int sim_cluster_group_nodes(struct sim_cluster *c, size_t i, int64_t *node_ns);
+
+/* ---- looking at one object (tests, debugging) ---- */
+
+struct sim_pod_info {
+	enum pod_phase phase;
+	const char *node;          /* "" when unbound */
+	bool terminating;
+	bool unschedulable;        /* the scheduler tried and found no node */
+	const char *message;       /* its message, "" when none */
+	int64_t created_ns, bound_ns; /* bound_ns -1 when never bound */
+};
+
+/* 0 with 'out' filled (strings valid while the cluster lives), -1 when
+ * there is no such pod. */
+int sim_cluster_pod(struct sim_cluster *c, const char *ns, const char *name,
+		    struct sim_pod_info *out);
+
+struct sim_node_info {
+	bool ready, unschedulable;
+	const char *group;
+	size_t n_pods;             /* bound pods, finished ones while listed */
+	int64_t free_cpu_m, free_memory; /* allocatable minus what bound pods hold */
+};
+
+int sim_cluster_node(struct sim_cluster *c, const char *name, struct sim_node_info *out);
+
+/* Number of pods (any phase) listed now. */
+size_t sim_cluster_n_pods(struct sim_cluster *c);
+
+#endif

@@ -1,0 +1,1419 @@
+/*
+ * sim/scenario: the scenario schema walked over a ytree (every error with
+ * file:line:col and the path of the key), and the world built from it —
+ * cloud, cluster, faults, budgets, starting nodes, and one event chain per
+ * workload that creates its pods as they arrive.
+ */
+#include "sim/scenario.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "k8sname.h"
+#include "quantity.h"
+#include "runtime/backoff.h"
+#include "ytree.h"
+
+#define DEFAULT_START "2024-01-01T00:00:00Z"
+#define DEFAULT_DURATION_NS (24LL * 3600 * CLOCK_NS_PER_S)
+#define DEFAULT_GRACE_NS (30 * CLOCK_NS_PER_S)
+#define MAX_POD_COUNT 10000000
+
+/* ---- the walk ---- */
+
+struct px {
+	struct sim_scenario *sc;
+	struct arena *a;
+	const char *src;
+	struct errbuf *err;
+	struct ytree_path path;
+	int64_t day_start; /* midnight UTC of the start's day */
+};
+
+static int vfail(struct px *x, const struct ytree_node *n, const char *fmt, va_list ap)
+{
+	char msg[ERRBUF_MAX];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (x->path.len)
+		return errbuf_set(x->err, "%s:%d:%d: %s: %s", x->src, n->line, n->col, x->path.s, msg);
+	return errbuf_set(x->err, "%s:%d:%d: %s", x->src, n->line, n->col, msg);
+}
+
+static int fail(struct px *x, const struct ytree_node *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct px *x, const struct ytree_node *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(x, n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int oom(struct px *x)
+{
+	return errbuf_set(x->err, "%s: out of memory", x->src);
+}
+
+static const char *kind_name(const struct ytree_node *n)
+{
+	switch (n->kind) {
+	case YTREE_MAP: return "a mapping";
+	case YTREE_SEQ: return "a list";
+	case YTREE_SCALAR: break;
+	}
+	return n->plain && ytree_null_text(n->text) ? "nothing (null)" : "a scalar";
+}
+
+static int expect(struct px *x, const struct ytree_node *n, enum ytree_kind k)
+{
+	static const char *const names[] = {"a scalar", "a list", "a mapping"};
+
+	if (n->kind == k)
+		return 0;
+	return fail(x, n, "expected %s, got %s", names[k], kind_name(n));
+}
+
+/* Unknown keys are errors: a typo must not go unnoticed. */
+static int check_keys(struct px *x, const struct ytree_node *m, const char *const *keys)
+{
+	const struct ytree_node *c;
+
+	for (c = m->first; c; c = c->next) {
+		const char *const *k;
+		char list[256];
+		size_t len = 0;
+
+		for (k = keys; *k; k++)
+			if (strcmp(*k, c->key->text) == 0)
+				break;
+		if (*k)
+			continue;
+		list[0] = '\0';
+		for (k = keys; *k && len < sizeof(list); k++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+						k == keys ? "" : ", ", *k);
+		return fail(x, c->key, "unknown key \"%s\" (known: %s)", c->key->text, list);
+	}
+	return 0;
+}
+
+/* Pushes 'key' on the path; every get_* below pops it again. */
+static const struct ytree_node *field(struct px *x, const struct ytree_node *m, const char *key,
+				      size_t *old)
+{
+	const struct ytree_node *n = ytree_map_find(m, key);
+
+	if (n && ytree_is_null(n))
+		n = NULL; /* "key:" alone means "not set" */
+	*old = ytree_path_push_key(&x->path, key);
+	return n;
+}
+
+static int missing(struct px *x, const struct ytree_node *m, const char *key)
+{
+	return fail(x, m, "%s is required", key);
+}
+
+static int scalar_text(struct px *x, const struct ytree_node *n, const char **out)
+{
+	if (expect(x, n, YTREE_SCALAR))
+		return -1;
+	*out = n->text;
+	return 0;
+}
+
+static int get_str(struct px *x, const struct ytree_node *m, const char *key, bool required,
+		   const char **out)
+{
+	size_t old;
+	const struct ytree_node *n = field(x, m, key, &old);
+	int rc = 0;
+
+	if (n) {
+		rc = scalar_text(x, n, out);
+		if (!rc && !(*out = arena_strdup(x->a, *out)))
+			rc = oom(x);
+	}
+	ytree_path_pop(&x->path, old);
+	if (!n && required)
+		return missing(x, m, key);
+	return rc;
+}
+
+static int get_int(struct px *x, const struct ytree_node *m, const char *key, int64_t lo,
+		   int64_t hi, int64_t *out)
+{
+	size_t old;
+	const struct ytree_node *n = field(x, m, key, &old);
+	int64_t v;
+	int rc = 0;
+
+	if (n) {
+		if (n->kind != YTREE_SCALAR || !n->plain || ytree_int_text(n->text, &v) != 0)
+			rc = fail(x, n, "expected an integer, got %s%s%s", n->kind == YTREE_SCALAR ? "\"" : "",
+				  n->kind == YTREE_SCALAR ? n->text : kind_name(n),
+				  n->kind == YTREE_SCALAR ? "\"" : "");
+		else if (v < lo || v > hi)
+			rc = fail(x, n, "%lld is out of range [%lld, %lld]", (long long)v,
+				  (long long)lo, (long long)hi);
+		else
+			*out = v;
+	}
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+static int get_num(struct px *x, const struct ytree_node *m, const char *key, double lo,
+		   double hi, double *out)
+{
+	size_t old;
+	const struct ytree_node *n = field(x, m, key, &old);
+	double v;
+	int rc = 0;
+
+	if (n) {
+		if (n->kind != YTREE_SCALAR || !n->plain || ytree_float_text(n->text, &v) != 0 ||
+		    !isfinite(v))
+			rc = fail(x, n, "expected a number");
+		else if (v < lo || v > hi)
+			rc = fail(x, n, "%g is out of range [%g, %g]", v, lo, hi);
+		else
+			*out = v;
+	}
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+static int get_bool(struct px *x, const struct ytree_node *m, const char *key, bool *out)
+{
+	size_t old;
+	const struct ytree_node *n = field(x, m, key, &old);
+	int rc = 0;
+
+	if (n && (n->kind != YTREE_SCALAR || !n->plain || ytree_bool_text(n->text, out) != 0))
+		rc = fail(x, n, "expected true or false");
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+/* "90s", "1h30m", "250ms", or "0". */
+static int duration_text(const char *s, int64_t *ns)
+{
+	int64_t ms;
+
+	if (strcmp(s, "0") == 0) {
+		*ns = 0;
+		return 0;
+	}
+	if (config_parse_duration(s, &ms) < 0 || ms > INT64_MAX / CLOCK_NS_PER_MS)
+		return -1;
+	*ns = ms * CLOCK_NS_PER_MS;
+	return 0;
+}
+
+static int get_duration(struct px *x, const struct ytree_node *m, const char *key, int64_t *out)
+{
+	size_t old;
+	const struct ytree_node *n = field(x, m, key, &old);
+	int rc = 0;
+
+	if (n && (n->kind != YTREE_SCALAR || duration_text(n->text, out) < 0))
+		rc = fail(x, n, "expected a duration like \"90s\", \"15m\" or \"1h30m\", got %s%s%s",
+			  n->kind == YTREE_SCALAR ? "\"" : "",
+			  n->kind == YTREE_SCALAR ? n->text : kind_name(n),
+			  n->kind == YTREE_SCALAR ? "\"" : "");
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+/* "HH:MM" or "HH:MM:SS" into seconds of the day; -1 when not one. */
+static int64_t clock_time(const char *s)
+{
+	int h, m, sec = 0, n = 0;
+
+	if (sscanf(s, "%2d:%2d%n", &h, &m, &n) != 2)
+		return -1;
+	if (s[n] == ':') {
+		int n2 = 0;
+
+		if (sscanf(s + n + 1, "%2d%n", &sec, &n2) != 1 || n2 != 2)
+			return -1;
+		n += 1 + n2;
+	}
+	if (s[n] || h < 0 || h > 23 || m < 0 || m > 59 || sec < 0 || sec > 59 ||
+	    !(s[1] == ':' || s[2] == ':'))
+		return -1;
+	return (int64_t)h * 3600 + m * 60 + sec;
+}
+
+/* A point in the run: a duration from the start, or "HH:MM[:SS]" on the start's day (UTC). */
+static int get_time(struct px *x, const struct ytree_node *m, const char *key, int64_t *out)
+{
+	size_t old;
+	const struct ytree_node *n = field(x, m, key, &old);
+	int64_t tod;
+	int rc = 0;
+
+	if (!n)
+		goto out;
+	if (n->kind != YTREE_SCALAR) {
+		rc = fail(x, n, "expected a time: a duration from the start (\"90m\") or a time of day (\"09:00\")");
+		goto out;
+	}
+	tod = clock_time(n->text);
+	if (tod >= 0) {
+		int64_t at = x->day_start + tod - x->sc->start_wall;
+
+		if (at < 0)
+			rc = fail(x, n, "%s is before the scenario's start", n->text);
+		else
+			*out = at * CLOCK_NS_PER_S;
+	} else if (duration_text(n->text, out) < 0) {
+		rc = fail(x, n, "expected a time: a duration from the start (\"90m\") or a time of day (\"09:00\"), got \"%s\"",
+			  n->text);
+	}
+out:
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+/* A mapping of strings (labels, selectors); 'what' names the keys. */
+static int get_kv(struct px *x, const struct ytree_node *m, const char *key, bool label_keys,
+		  struct kvlist *out)
+{
+	size_t old;
+	const struct ytree_node *n = field(x, m, key, &old), *c;
+	size_t i = 0;
+	int rc = 0;
+
+	out->items = NULL;
+	out->n = 0;
+	if (!n)
+		goto out;
+	if ((rc = expect(x, n, YTREE_MAP)))
+		goto out;
+	out->items = n->n ? arena_calloc(x->a, n->n, sizeof(*out->items)) : NULL;
+	if (n->n && !out->items) {
+		rc = oom(x);
+		goto out;
+	}
+	for (c = n->first; c; c = c->next) {
+		size_t o2 = ytree_path_push_key(&x->path, c->key->text);
+
+		if (label_keys && !k8sname_valid_qualified_name(c->key->text, NULL, 0))
+			rc = fail(x, c->key, "invalid key \"%s\"", c->key->text);
+		else if (c->kind != YTREE_SCALAR)
+			rc = fail(x, c, "expected a string, got %s", kind_name(c));
+		else if (!(out->items[i].key = arena_strdup(x->a, c->key->text)) ||
+			 !(out->items[i].value = arena_strdup(x->a, c->text)))
+			rc = oom(x);
+		ytree_path_pop(&x->path, o2);
+		if (rc)
+			goto out;
+		i++;
+	}
+	out->n = i;
+out:
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+/* Resources: cpu, memory, ephemeral-storage, pods, and domain/name extended ones. */
+static int parse_resources(struct px *x, const struct ytree_node *n, bool allocatable,
+			   struct resources *r)
+{
+	const struct ytree_node *c;
+	int rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (expect(x, n, YTREE_MAP))
+		return -1;
+	if (allocatable)
+		r->pods = 110;
+	r->ext = n->n ? arena_calloc(x->a, n->n, sizeof(*r->ext)) : NULL;
+	if (n->n && !r->ext)
+		return oom(x);
+	for (c = n->first; c && !rc; c = c->next) {
+		const char *name = c->key->text;
+		size_t old = ytree_path_push_key(&x->path, name);
+		struct errbuf qe;
+		int64_t *dst = NULL, v;
+		enum quantity_unit unit = QUANTITY_UNIT;
+
+		if (!strcmp(name, "cpu")) {
+			dst = &r->cpu_m;
+			unit = QUANTITY_MILLI;
+		} else if (!strcmp(name, "memory")) {
+			dst = &r->memory;
+		} else if (!strcmp(name, "ephemeral-storage")) {
+			dst = &r->ephemeral;
+		} else if (!strcmp(name, "pods") && allocatable) {
+			dst = &r->pods;
+		} else if (!strchr(name, '/') || !k8sname_valid_qualified_name(name, NULL, 0)) {
+			rc = fail(x, c->key, "unknown resource \"%s\": cpu, memory, ephemeral-storage%s, or an extended resource like \"nvidia.com/gpu\"",
+				  name, allocatable ? ", pods" : "");
+		}
+		if (!rc && c->kind != YTREE_SCALAR)
+			rc = fail(x, c, "expected a quantity like \"500m\" or \"2Gi\", got %s",
+				  kind_name(c));
+		if (!rc && quantity_parse(c->text, unit, &v, &qe) < 0)
+			rc = fail(x, c, "%s", qe.msg);
+		if (!rc && v < 0)
+			rc = fail(x, c, "must not be negative");
+		if (!rc) {
+			if (dst) {
+				*dst = v;
+			} else {
+				r->ext[r->n_ext].name = arena_strdup(x->a, name);
+				r->ext[r->n_ext].value = v;
+				if (!r->ext[r->n_ext].name)
+					rc = oom(x);
+				r->n_ext++;
+			}
+		}
+		ytree_path_pop(&x->path, old);
+	}
+	if (!r->n_ext)
+		r->ext = NULL;
+	return rc;
+}
+
+static int parse_effect(struct px *x, const struct ytree_node *m, bool required, int *out)
+{
+	const char *s = NULL;
+	enum taint_effect e;
+	size_t old;
+
+	if (get_str(x, m, "effect", required, &s))
+		return -1;
+	if (!s) {
+		*out = -1;
+		return 0;
+	}
+	if (taint_effect_parse(s, &e) < 0) {
+		const struct ytree_node *n = ytree_map_find(m, "effect");
+
+		old = ytree_path_push_key(&x->path, "effect");
+		fail(x, n, "expected NoSchedule, PreferNoSchedule or NoExecute, got \"%s\"", s);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	*out = (int)e;
+	return 0;
+}
+
+static int parse_taints(struct px *x, const struct ytree_node *n, struct taint **out, size_t *nout)
+{
+	static const char *const keys[] = {"key", "value", "effect", NULL};
+	const struct ytree_node *c;
+	size_t i = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (expect(x, n, YTREE_SEQ))
+		return -1;
+	if (!n->n)
+		return 0;
+	*out = arena_calloc(x->a, n->n, sizeof(**out));
+	if (!*out)
+		return oom(x);
+	for (c = n->first; c; c = c->next, i++) {
+		struct taint *t = &(*out)[i];
+		size_t old = ytree_path_push_index(&x->path, i);
+		int eff = 0, rc;
+
+		t->value = "";
+		rc = expect(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
+		     get_str(x, c, "key", true, &t->key) || get_str(x, c, "value", false, &t->value) ||
+		     parse_effect(x, c, true, &eff);
+		t->effect = (enum taint_effect)eff;
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+	*nout = i;
+	return 0;
+}
+
+static int parse_tolerations(struct px *x, const struct ytree_node *n, struct toleration **out,
+			     size_t *nout)
+{
+	static const char *const keys[] = {"key", "operator", "value", "effect", NULL};
+	const struct ytree_node *c;
+	size_t i = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (expect(x, n, YTREE_SEQ))
+		return -1;
+	if (!n->n)
+		return 0;
+	*out = arena_calloc(x->a, n->n, sizeof(**out));
+	if (!*out)
+		return oom(x);
+	for (c = n->first; c; c = c->next, i++) {
+		struct toleration *t = &(*out)[i];
+		size_t old = ytree_path_push_index(&x->path, i);
+		const char *op = NULL;
+		int rc;
+
+		t->key = "";
+		t->value = "";
+		rc = expect(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
+		     get_str(x, c, "key", false, &t->key) || get_str(x, c, "operator", false, &op) ||
+		     get_str(x, c, "value", false, &t->value) ||
+		     parse_effect(x, c, false, &t->effect);
+		if (!rc) {
+			if (!op || strcmp(op, "Equal") == 0) {
+				t->op = TOLERATION_EQUAL;
+			} else if (strcmp(op, "Exists") == 0) {
+				t->op = TOLERATION_EXISTS;
+			} else {
+				size_t o2 = ytree_path_push_key(&x->path, "operator");
+
+				rc = fail(x, ytree_map_find(c, "operator"),
+					  "expected Equal or Exists, got \"%s\"", op);
+				ytree_path_pop(&x->path, o2);
+			}
+		}
+		if (!rc && t->op == TOLERATION_EQUAL && !t->key[0])
+			rc = fail(x, c, "an Equal toleration needs a key");
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+	*nout = i;
+	return 0;
+}
+
+/* ---- sections ---- */
+
+static int parse_group(struct px *x, const struct ytree_node *m, struct node_group *g)
+{
+	static const char *const keys[] = {"name", "min", "max", "price_per_hour", "selector",
+					   "template", NULL};
+	static const char *const tkeys[] = {"allocatable", "labels", "taints", NULL};
+	const struct ytree_node *t, *n;
+	int64_t min = 0, max = -1;
+	size_t old, i;
+	int rc;
+
+	if (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	    get_str(x, m, "name", true, &g->name) || get_int(x, m, "min", 0, INT_MAX, &min) ||
+	    get_int(x, m, "max", 0, INT_MAX, &max) ||
+	    get_num(x, m, "price_per_hour", 0, 1e9, &g->price_per_hour) ||
+	    get_kv(x, m, "selector", true, &g->selector))
+		return -1;
+	if (strlen(g->name) > 48 || !k8sname_valid_dns_subdomain(g->name)) {
+		old = ytree_path_push_key(&x->path, "name");
+		fail(x, ytree_map_find(m, "name"),
+		     "invalid node group name \"%s\": up to 48 lowercase letters, digits, '-' and '.'",
+		     g->name);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	if (max < 0)
+		return missing(x, m, "max");
+	if (min > max)
+		return fail(x, m, "min %lld is above max %lld", (long long)min, (long long)max);
+	g->min = (int)min;
+	g->max = (int)max;
+	g->target = -1;
+	if (!g->selector.n) {
+		g->selector.items = arena_calloc(x->a, 1, sizeof(*g->selector.items));
+		if (!g->selector.items)
+			return oom(x);
+		g->selector.items[0].key = "luascale.io/node-group";
+		g->selector.items[0].value = g->name;
+		g->selector.n = 1;
+	}
+	t = field(x, m, "template", &old);
+	if (!t) {
+		ytree_path_pop(&x->path, old);
+		return missing(x, m, "template");
+	}
+	rc = expect(x, t, YTREE_MAP) || check_keys(x, t, tkeys);
+	if (!rc) {
+		size_t o2;
+
+		n = field(x, t, "allocatable", &o2);
+		rc = n ? parse_resources(x, n, true, &g->tmpl.allocatable) : 0;
+		ytree_path_pop(&x->path, o2);
+		if (!rc && !n)
+			rc = missing(x, t, "allocatable");
+	}
+	if (!rc)
+		rc = get_kv(x, t, "labels", true, &g->tmpl.labels);
+	if (!rc) {
+		size_t o2;
+
+		n = field(x, t, "taints", &o2);
+		rc = n ? parse_taints(x, n, &g->tmpl.taints, &g->tmpl.n_taints) : 0;
+		ytree_path_pop(&x->path, o2);
+	}
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	/* a new node carries its group's selector labels */
+	{
+		struct kvlist *l = &g->tmpl.labels;
+		struct kv *items = arena_calloc(x->a, l->n + g->selector.n, sizeof(*items));
+		size_t k = l->n;
+
+		if (!items)
+			return oom(x);
+		if (l->n)
+			memcpy(items, l->items, l->n * sizeof(*items));
+		for (i = 0; i < g->selector.n; i++) {
+			const char *have = kvlist_get(l, g->selector.items[i].key);
+
+			if (have && strcmp(have, g->selector.items[i].value) != 0)
+				return fail(x, m, "template label %s=%s contradicts the selector's %s=%s",
+					    g->selector.items[i].key, have, g->selector.items[i].key,
+					    g->selector.items[i].value);
+			if (!have)
+				items[k++] = g->selector.items[i];
+		}
+		l->items = items;
+		l->n = k;
+	}
+	return 0;
+}
+
+static int parse_groups(struct px *x, const struct ytree_node *s)
+{
+	struct node_group *groups;
+	const struct ytree_node *c;
+	size_t i = 0, j;
+
+	if (expect(x, s, YTREE_SEQ))
+		return -1;
+	groups = s->n ? arena_calloc(x->a, s->n, sizeof(*groups)) : NULL;
+	if (s->n && !groups)
+		return oom(x);
+	for (c = s->first; c; c = c->next, i++) {
+		size_t old = ytree_path_push_index(&x->path, i);
+		int rc = parse_group(x, c, &groups[i]);
+
+		for (j = 0; !rc && j < i; j++)
+			if (strcmp(groups[i].name, groups[j].name) == 0)
+				rc = fail(x, c, "duplicate node group \"%s\"", groups[i].name);
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+	x->sc->groups = groups;
+	x->sc->n_groups = i;
+	return 0;
+}
+
+static int find_group(const struct sim_scenario *sc, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sc->n_groups; i++)
+		if (strcmp(sc->groups[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int check_group_ref(struct px *x, const struct ytree_node *m, const char *key,
+			   const char *name)
+{
+	size_t old;
+	int rc = 0;
+
+	if (!name || find_group(x->sc, name) >= 0)
+		return 0;
+	old = ytree_path_push_key(&x->path, key);
+	rc = fail(x, ytree_map_find(m, key), "no node group \"%s\"", name);
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+static int parse_cloud(struct px *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = {"boot_delay", "boot_jitter", "launch_latency",
+					   "terminate_latency", "shutdown_delay", "api_qps",
+					   "api_burst", NULL};
+	struct sim_cloud_opts *o = &x->sc->cloud;
+	int64_t burst = o->api_burst;
+
+	if (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	    get_duration(x, m, "boot_delay", &o->boot_delay_ns) ||
+	    get_duration(x, m, "boot_jitter", &o->boot_jitter_ns) ||
+	    get_duration(x, m, "launch_latency", &o->launch_latency_ns) ||
+	    get_duration(x, m, "terminate_latency", &o->terminate_latency_ns) ||
+	    get_duration(x, m, "shutdown_delay", &o->shutdown_delay_ns) ||
+	    get_num(x, m, "api_qps", 0, 1e6, &o->api_qps) ||
+	    get_int(x, m, "api_burst", 0, 1000000, &burst))
+		return -1;
+	o->api_burst = (int)burst;
+	if (o->api_qps > 0 && o->api_burst < 1)
+		o->api_burst = 1;
+	return 0;
+}
+
+static int parse_cluster(struct px *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = {"register_delay", "scheduler", "scheduler_interval",
+					   "finished_ttl", NULL};
+	struct sim_cluster_opts *o = &x->sc->cluster;
+	const char *sched = NULL;
+
+	if (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	    get_duration(x, m, "register_delay", &o->register_delay_ns) ||
+	    get_duration(x, m, "scheduler_interval", &o->sched_interval_ns) ||
+	    get_duration(x, m, "finished_ttl", &o->finished_ttl_ns) ||
+	    get_str(x, m, "scheduler", false, &sched))
+		return -1;
+	if (!sched || strcmp(sched, "first-fit") == 0) {
+		o->sched = SIM_SCHED_FIRST_FIT;
+	} else if (strcmp(sched, "least-allocated") == 0) {
+		o->sched = SIM_SCHED_LEAST_ALLOCATED;
+	} else {
+		size_t old = ytree_path_push_key(&x->path, "scheduler");
+
+		fail(x, ytree_map_find(m, "scheduler"),
+		     "expected first-fit or least-allocated, got \"%s\"", sched);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_initial(struct px *x, const struct ytree_node *s)
+{
+	static const char *const keys[] = {"group", "count", NULL};
+	const struct ytree_node *c;
+	size_t i = 0;
+
+	if (expect(x, s, YTREE_SEQ))
+		return -1;
+	x->sc->initial = s->n ? arena_calloc(x->a, s->n, sizeof(*x->sc->initial)) : NULL;
+	if (s->n && !x->sc->initial)
+		return oom(x);
+	for (c = s->first; c; c = c->next, i++) {
+		struct sim_initial_nodes *in = &x->sc->initial[i];
+		size_t old = ytree_path_push_index(&x->path, i);
+		int64_t count = 1;
+		int rc = expect(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
+			 get_str(x, c, "group", true, &in->group) ||
+			 get_int(x, c, "count", 0, 100000, &count) ||
+			 check_group_ref(x, c, "group", in->group);
+
+		in->count = (int)count;
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+	x->sc->n_initial = i;
+	return 0;
+}
+
+static int parse_workload(struct px *x, const struct ytree_node *m, struct sim_workload *w)
+{
+	static const char *const keys[] = {
+		"name", "namespace", "controller", "at", "count", "interval", "spread", "every",
+		"times", "requests", "labels", "annotations", "priority", "duration",
+		"duration_spread", "grace", "node_selector", "tolerations", "local_storage",
+		"safe_to_evict", NULL};
+	struct sim_pod_spec *sp = &w->spec;
+	const char *ctrl = NULL;
+	const struct ytree_node *n;
+	int64_t count = 1, times = 0, prio = 0;
+	bool safe = true;
+	size_t old;
+	int rc;
+
+	w->line = m->line;
+	w->col = m->col;
+	sp->ns = "default";
+	sp->grace_ns = DEFAULT_GRACE_NS;
+	if (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	    get_str(x, m, "name", true, &sp->name) || get_str(x, m, "namespace", false, &sp->ns) ||
+	    get_str(x, m, "controller", false, &ctrl) || get_time(x, m, "at", &w->at_ns) ||
+	    get_int(x, m, "count", 0, MAX_POD_COUNT, &count) ||
+	    get_duration(x, m, "interval", &w->interval_ns) ||
+	    get_duration(x, m, "spread", &w->spread_ns) ||
+	    get_duration(x, m, "every", &w->every_ns) ||
+	    get_int(x, m, "times", 1, 1000000, &times) ||
+	    get_kv(x, m, "labels", true, &sp->labels) ||
+	    get_kv(x, m, "annotations", true, &sp->annotations) ||
+	    get_int(x, m, "priority", INT32_MIN, INT32_MAX, &prio) ||
+	    get_duration(x, m, "duration", &sp->duration_ns) ||
+	    get_duration(x, m, "duration_spread", &w->duration_spread_ns) ||
+	    get_duration(x, m, "grace", &sp->grace_ns) ||
+	    get_kv(x, m, "node_selector", true, &sp->node_selector) ||
+	    get_bool(x, m, "local_storage", &sp->local_storage) ||
+	    get_bool(x, m, "safe_to_evict", &safe))
+		return -1;
+	if (!k8sname_valid_dns_subdomain(sp->name) || strlen(sp->name) > 200) {
+		old = ytree_path_push_key(&x->path, "name");
+		fail(x, ytree_map_find(m, "name"), "invalid name \"%s\": lowercase letters, digits, '-' and '.'",
+		     sp->name);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	if (!k8sname_valid_dns_label(sp->ns)) {
+		old = ytree_path_push_key(&x->path, "namespace");
+		fail(x, ytree_map_find(m, "namespace"), "invalid namespace \"%s\"", sp->ns);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	sp->controller = SIM_CTRL_REPLICASET;
+	if (ctrl && sim_controller_parse(ctrl, &sp->controller) < 0) {
+		old = ytree_path_push_key(&x->path, "controller");
+		fail(x, ytree_map_find(m, "controller"),
+		     "expected none, replicaset, statefulset, job or daemonset, got \"%s\"", ctrl);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	w->count = (int)count;
+	w->times = (int)times;
+	sp->priority = (int32_t)prio;
+	sp->safe_to_evict_false = !safe;
+	if (w->interval_ns && w->spread_ns)
+		return fail(x, m, "interval and spread exclude each other: pods come one every interval, or at random over the spread");
+	if (times > 1 && !w->every_ns)
+		return fail(x, m, "times needs every (how far apart the waves are)");
+	n = field(x, m, "requests", &old);
+	rc = n ? parse_resources(x, n, false, &sp->requests) : 0;
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	n = field(x, m, "tolerations", &old);
+	rc = n ? parse_tolerations(x, n, &sp->tolerations, &sp->n_tolerations) : 0;
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+static int parse_workloads(struct px *x, const struct ytree_node *s)
+{
+	const struct ytree_node *c;
+	size_t i = 0, j;
+
+	if (expect(x, s, YTREE_SEQ))
+		return -1;
+	x->sc->workloads = s->n ? arena_calloc(x->a, s->n, sizeof(*x->sc->workloads)) : NULL;
+	if (s->n && !x->sc->workloads)
+		return oom(x);
+	for (c = s->first; c; c = c->next, i++) {
+		struct sim_workload *w = &x->sc->workloads[i];
+		size_t old = ytree_path_push_index(&x->path, i);
+		int rc = parse_workload(x, c, w);
+
+		for (j = 0; !rc && j < i; j++)
+			if (strcmp(x->sc->workloads[j].spec.name, w->spec.name) == 0 &&
+			    strcmp(x->sc->workloads[j].spec.ns, w->spec.ns) == 0)
+				rc = fail(x, c, "a workload named %s/%s is defined at line %d already",
+					  w->spec.ns, w->spec.name, x->sc->workloads[j].line);
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+	x->sc->n_workloads = i;
+	return 0;
+}
+
+static int parse_pdb(struct px *x, const struct ytree_node *m, struct pdb *b)
+{
+	static const char *const keys[] = {"name", "namespace", "selector", "min_available",
+					   "max_unavailable", NULL};
+	const struct ytree_node *sel, *v;
+	const char *which = NULL;
+	size_t old;
+	int rc = 0;
+
+	b->ns = "default";
+	b->min_available = "";
+	b->max_unavailable = "";
+	if (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	    get_str(x, m, "name", true, &b->name) || get_str(x, m, "namespace", false, &b->ns) ||
+	    get_str(x, m, "min_available", false, &b->min_available) ||
+	    get_str(x, m, "max_unavailable", false, &b->max_unavailable))
+		return -1;
+	if (!!b->min_available[0] == !!b->max_unavailable[0])
+		return fail(x, m, "give exactly one of min_available and max_unavailable");
+	which = b->min_available[0] ? "min_available" : "max_unavailable";
+	{
+		const char *s = b->min_available[0] ? b->min_available : b->max_unavailable;
+		char *end;
+		long val = strtol(s, &end, 10);
+
+		if (end == s || *s == '-' || *s == '+' || (*end && strcmp(end, "%") != 0) ||
+		    val > INT32_MAX || (*end == '%' && val > 100)) {
+			old = ytree_path_push_key(&x->path, which);
+			fail(x, ytree_map_find(m, which), "expected a count like 2 or a percentage like \"50%%\", got \"%s\"",
+			     s);
+			ytree_path_pop(&x->path, old);
+			return -1;
+		}
+	}
+	sel = field(x, m, "selector", &old);
+	if (!sel) {
+		ytree_path_pop(&x->path, old);
+		return missing(x, m, "selector");
+	} else if (sel->kind == YTREE_SCALAR) {
+		rc = label_selector_parse(x->a, sel->text, &b->selector, x->err);
+		if (rc < 0)
+			rc = fail(x, sel, "%s", x->err->msg);
+		else if (!b->selector.n)
+			b->selects_all = true;
+	} else if (sel->kind == YTREE_MAP) {
+		size_t i = 0;
+
+		b->selector.reqs = sel->n ? arena_calloc(x->a, sel->n, sizeof(*b->selector.reqs)) : NULL;
+		if (sel->n && !b->selector.reqs)
+			rc = oom(x);
+		for (v = sel->first; v && !rc; v = v->next, i++) {
+			struct selector_req *r = &b->selector.reqs[i];
+
+			if (v->kind != YTREE_SCALAR) {
+				size_t o2 = ytree_path_push_key(&x->path, v->key->text);
+
+				rc = fail(x, v, "expected a string, got %s", kind_name(v));
+				ytree_path_pop(&x->path, o2);
+				break;
+			}
+			r->key = arena_strdup(x->a, v->key->text);
+			r->op = SELECTOR_IN;
+			r->values = arena_calloc(x->a, 1, sizeof(*r->values));
+			if (!r->key || !r->values || !(r->values[0] = arena_strdup(x->a, v->text)))
+				rc = oom(x);
+			r->n_values = 1;
+		}
+		b->selector.n = i;
+		b->selects_all = sel->n == 0;
+	} else {
+		rc = fail(x, sel, "expected matchLabels (a mapping) or a selector like \"app=web\"");
+	}
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+static int parse_pdbs(struct px *x, const struct ytree_node *s)
+{
+	const struct ytree_node *c;
+	size_t i = 0;
+
+	if (expect(x, s, YTREE_SEQ))
+		return -1;
+	x->sc->pdbs = s->n ? arena_calloc(x->a, s->n, sizeof(*x->sc->pdbs)) : NULL;
+	if (s->n && !x->sc->pdbs)
+		return oom(x);
+	for (c = s->first; c; c = c->next, i++) {
+		size_t old = ytree_path_push_index(&x->path, i);
+		int rc = parse_pdb(x, c, &x->sc->pdbs[i]);
+
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+	x->sc->n_pdbs = i;
+	return 0;
+}
+
+static int parse_error_name(const char *s, enum provider_error *out)
+{
+	static const struct {
+		const char *name;
+		enum provider_error e;
+	} names[] = {
+		{"no_capacity", PROVIDER_NO_CAPACITY}, {"quota", PROVIDER_QUOTA},
+		{"throttled", PROVIDER_THROTTLED}, {"transient", PROVIDER_TRANSIENT},
+		{"invalid", PROVIDER_INVALID}, {"auth", PROVIDER_AUTH},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(s, names[i].name) == 0) {
+			*out = names[i].e;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_fault *f)
+{
+	static const char *const keys[] = {"kind", "group", "from", "until", "rate", "count",
+					   "error", "delay", NULL};
+	const char *kind = NULL, *error = NULL;
+	int64_t count = 0;
+	size_t old;
+
+	if (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	    get_str(x, m, "kind", true, &kind) || get_str(x, m, "group", false, &f->group) ||
+	    get_time(x, m, "from", &f->from_ns) || get_time(x, m, "until", &f->until_ns) ||
+	    get_num(x, m, "rate", 0, 1, &f->rate) || get_int(x, m, "count", 0, INT_MAX, &count) ||
+	    get_str(x, m, "error", false, &error) || get_duration(x, m, "delay", &f->delay_ns) ||
+	    check_group_ref(x, m, "group", f->group))
+		return -1;
+	f->count = (int)count;
+	if (sim_fault_kind_parse(kind, &f->kind) < 0) {
+		old = ytree_path_push_key(&x->path, "kind");
+		fail(x, ytree_map_find(m, "kind"),
+		     "expected launch_error, throttle, stuck_boot, slow_boot or slow_call, got \"%s\"",
+		     kind);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	if (error && f->kind != SIM_FAULT_LAUNCH_ERROR)
+		return fail(x, m, "error is for launch_error faults only");
+	if (error && parse_error_name(error, &f->error) < 0) {
+		old = ytree_path_push_key(&x->path, "error");
+		fail(x, ytree_map_find(m, "error"),
+		     "expected no_capacity, quota, throttled, transient, invalid or auth, got \"%s\"",
+		     error);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	if ((f->kind == SIM_FAULT_SLOW_BOOT || f->kind == SIM_FAULT_SLOW_CALL) &&
+	    !ytree_map_find(m, "delay"))
+		return missing(x, m, "delay");
+	if (f->until_ns && f->until_ns <= f->from_ns)
+		return fail(x, m, "until must come after from");
+	return 0;
+}
+
+static int parse_faults(struct px *x, const struct ytree_node *s)
+{
+	const struct ytree_node *c;
+	size_t i = 0;
+
+	if (expect(x, s, YTREE_SEQ))
+		return -1;
+	x->sc->faults = s->n ? arena_calloc(x->a, s->n, sizeof(*x->sc->faults)) : NULL;
+	if (s->n && !x->sc->faults)
+		return oom(x);
+	for (c = s->first; c; c = c->next, i++) {
+		size_t old = ytree_path_push_index(&x->path, i);
+		int rc = parse_fault(x, c, &x->sc->faults[i]);
+
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+	x->sc->n_faults = i;
+	return 0;
+}
+
+/* The luascale config a scenario names, read offline and without the environment. */
+static int load_config(struct px *x, const struct ytree_node *n, const char *rel)
+{
+	const char *slash = strrchr(x->src, '/');
+	char path[4096];
+	struct errbuf cerr;
+	struct config_opts opts;
+	static const char *const no_env[] = {NULL};
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	FILE *f;
+
+	if (rel[0] == '/' || !slash)
+		snprintf(path, sizeof(path), "%s", rel);
+	else
+		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - x->src), x->src, rel);
+	f = fopen(path, "rb");
+	if (!f)
+		return fail(x, n, "cannot read %s: %s", path, strerror(errno));
+	for (;;) {
+		size_t got;
+
+		if (len + 4096 > cap) {
+			char *nt = realloc(text, cap = cap ? cap * 2 : 65536);
+
+			if (!nt) {
+				free(text);
+				fclose(f);
+				return oom(x);
+			}
+			text = nt;
+		}
+		got = fread(text + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	fclose(f);
+	memset(&opts, 0, sizeof(opts));
+	opts.envp = no_env;
+	opts.flags = CONFIG_OFFLINE;
+	x->sc->config = config_parse_opts(text ? text : "", len, path, &opts, &cerr);
+	free(text);
+	if (!x->sc->config)
+		return fail(x, n, "in the config it names: %s", cerr.msg);
+	x->sc->groups = x->sc->config->groups;
+	x->sc->n_groups = x->sc->config->n_groups;
+	if (x->sc->config->protected_pods.n)
+		x->sc->protected_pods = &x->sc->config->protected_pods;
+	return 0;
+}
+
+static int parse_root(struct px *x, const struct ytree_node *root)
+{
+	static const char *const keys[] = {"seed", "start", "duration", "config", "node_groups",
+					   "protected_pods", "cloud", "cluster", "initial_nodes",
+					   "workloads", "pdbs", "faults", NULL};
+	struct sim_scenario *sc = x->sc;
+	const struct ytree_node *n;
+	const char *start = NULL, *cfg = NULL, *prot = NULL;
+	int64_t seed = 1;
+	size_t old;
+	int rc;
+
+	if (expect(x, root, YTREE_MAP) || check_keys(x, root, keys) ||
+	    get_int(x, root, "seed", 0, INT64_MAX, &seed) ||
+	    get_str(x, root, "start", false, &start) ||
+	    get_duration(x, root, "duration", &sc->duration_ns) ||
+	    get_str(x, root, "config", false, &cfg) ||
+	    get_str(x, root, "protected_pods", false, &prot))
+		return -1;
+	sc->seed = (uint64_t)seed;
+	if (model_parse_time(start ? start : DEFAULT_START, &sc->start_wall) < 0) {
+		old = ytree_path_push_key(&x->path, "start");
+		fail(x, ytree_map_find(root, "start"),
+		     "expected a time like \"2024-05-06T08:00:00Z\", got \"%s\"", start);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	x->day_start = sc->start_wall - ((sc->start_wall % 86400) + 86400) % 86400;
+	if (sc->duration_ns <= 0)
+		sc->duration_ns = DEFAULT_DURATION_NS;
+
+	rc = 0;
+	n = field(x, root, "node_groups", &old);
+	if (cfg && n) {
+		rc = fail(x, n, "give node_groups or config, not both");
+	} else if (n) {
+		rc = parse_groups(x, n);
+	} else if (cfg) {
+		ytree_path_pop(&x->path, old);
+		old = ytree_path_push_key(&x->path, "config");
+		rc = load_config(x, ytree_map_find(root, "config"), cfg);
+	}
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	if (!n && !cfg)
+		return fail(x, root, "node_groups (or a config that has them) is required");
+	if (prot) {
+		struct label_selector *sel = arena_calloc(x->a, 1, sizeof(*sel));
+
+		old = ytree_path_push_key(&x->path, "protected_pods");
+		if (!sel)
+			rc = oom(x);
+		else if (label_selector_parse(x->a, prot, sel, x->err) < 0)
+			rc = fail(x, ytree_map_find(root, "protected_pods"), "%s", x->err->msg);
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+		sc->protected_pods = sel->n ? sel : NULL;
+	}
+
+	n = field(x, root, "cloud", &old);
+	rc = n ? parse_cloud(x, n) : 0;
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	n = field(x, root, "cluster", &old);
+	rc = n ? parse_cluster(x, n) : 0;
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	n = field(x, root, "initial_nodes", &old);
+	rc = n ? parse_initial(x, n) : 0;
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	n = field(x, root, "workloads", &old);
+	rc = n ? parse_workloads(x, n) : 0;
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	n = field(x, root, "pdbs", &old);
+	rc = n ? parse_pdbs(x, n) : 0;
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	n = field(x, root, "faults", &old);
+	rc = n ? parse_faults(x, n) : 0;
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+struct sim_scenario *sim_scenario_parse(const char *text, size_t len, const char *source,
+					struct errbuf *err)
+{
+	struct sim_scenario *sc = calloc(1, sizeof(*sc));
+	struct ytree_node *root = NULL;
+	struct px x;
+
+	if (!source)
+		source = "scenario";
+	if (!sc || !(sc->arena = arena_new())) {
+		free(sc);
+		errbuf_set(err, "%s: out of memory", source);
+		return NULL;
+	}
+	memset(&x, 0, sizeof(x));
+	x.sc = sc;
+	x.a = sc->arena;
+	x.err = err;
+	sc->source = arena_strdup(sc->arena, source);
+	x.src = sc->source ? sc->source : source;
+	sim_cloud_opts_default(&sc->cloud);
+	sim_cluster_opts_default(&sc->cluster);
+	if (ytree_parse(text, len, source, sc->arena, &root, err) < 0)
+		goto fail;
+	if (!root) {
+		errbuf_set(err, "%s: the scenario is empty", source);
+		goto fail;
+	}
+	if (parse_root(&x, root) < 0)
+		goto fail;
+	return sc;
+fail:
+	sim_scenario_free(sc);
+	return NULL;
+}
+
+struct sim_scenario *sim_scenario_load(const char *path, struct errbuf *err)
+{
+	struct sim_scenario *sc;
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	FILE *f = fopen(path, "rb");
+
+	if (!f) {
+		errbuf_set(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		size_t got;
+
+		if (len + 4096 > cap) {
+			char *nt = realloc(text, cap = cap ? cap * 2 : 65536);
+
+			if (!nt) {
+				free(text);
+				fclose(f);
+				errbuf_set(err, "%s: out of memory", path);
+				return NULL;
+			}
+			text = nt;
+		}
+		got = fread(text + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		errbuf_set(err, "%s: read error", path);
+		free(text);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	sc = sim_scenario_parse(text, len, path, err);
+	free(text);
+	return sc;
+}
+
+void sim_scenario_free(struct sim_scenario *sc)
+{
+	if (!sc)
+		return;
+	config_free(sc->config);
+	arena_free(sc->arena);
+	free(sc);
+}
+
+/* ---- the world ---- */
+
+/* Where one workload is in its arrivals. */
+struct arrivals {
+	size_t w;          /* workload index */
+	int wave;          /* current wave, from 0 */
+	int64_t wave_t0;   /* the wave's start, from the world's t0 */
+	int64_t *offsets;  /* per pod of the wave, sorted */
+	int next;          /* next pod of the wave */
+};
+
+static double world_rand(struct sim_world *w)
+{
+	return (double)(backoff_rand(&w->rng) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Draws the arrival times of a wave. */
+static void wave_offsets(struct sim_world *w, const struct sim_workload *wl, int64_t *off)
+{
+	int i;
+
+	for (i = 0; i < wl->count; i++) {
+		if (wl->spread_ns > 0)
+			off[i] = (int64_t)(world_rand(w) * (double)wl->spread_ns);
+		else
+			off[i] = wl->interval_ns * i;
+	}
+	if (wl->spread_ns > 0)
+		qsort(off, (size_t)wl->count, sizeof(*off), cmp_i64);
+}
+
+static void arrivals_free(struct arrivals *a)
+{
+	free(a->offsets);
+	free(a);
+}
+
+static void arrive(void *owner, void *data, uint64_t id, bool alive);
+
+/* Queues the next arrival of 'a' (or ends it). */
+static void arrivals_next(struct sim_world *w, struct arrivals *a)
+{
+	const struct sim_workload *wl = &w->sc->workloads[a->w];
+	int64_t now = sim_cloud_now(w->cloud) - w->t0, due;
+
+	while (a->next >= wl->count) {
+		a->wave++;
+		if (!wl->every_ns || (wl->times && a->wave >= wl->times)) {
+			arrivals_free(a);
+			return;
+		}
+		a->wave_t0 = wl->at_ns + wl->every_ns * a->wave;
+		if (a->wave_t0 >= w->sc->duration_ns) {
+			arrivals_free(a);
+			return;
+		}
+		wave_offsets(w, wl, a->offsets);
+		a->next = 0;
+	}
+	due = a->wave_t0 + a->offsets[a->next];
+	if (sim_after(sim_cloud_executor(w->cloud), w->life, due > now ? due - now : 0, arrive, a,
+		      0) < 0)
+		arrivals_free(a);
+}
+
+static void arrive(void *owner, void *data, uint64_t id, bool alive)
+{
+	struct sim_world *w = owner;
+	struct arrivals *a = data;
+	const struct sim_workload *wl;
+	int64_t now;
+	struct errbuf err;
+
+	(void)id;
+	if (!alive) {
+		arrivals_free(a);
+		return;
+	}
+	wl = &w->sc->workloads[a->w];
+	now = sim_cloud_now(w->cloud) - w->t0;
+	while (a->next < wl->count && a->wave_t0 + a->offsets[a->next] <= now) {
+		int64_t run = wl->spec.duration_ns > 0 ? wl->spec.duration_ns : -1;
+
+		if (run > 0 && wl->duration_spread_ns > 0)
+			run += (int64_t)(world_rand(w) * (double)wl->duration_spread_ns);
+		if (sim_cluster_create_pods(w->cluster, w->spec_handles[a->w], 1, run, &err) < 0)
+			sim_cloud_tracef(w->cloud, "workload %s: %s", wl->spec.name, err.msg);
+		a->next++;
+	}
+	arrivals_next(w, a);
+}
+
+struct sim_world *sim_world_new(const struct sim_scenario *sc, struct executor *ex,
+				struct errbuf *err)
+{
+	struct sim_world *w = calloc(1, sizeof(*w));
+	struct sim_cloud_opts co;
+	size_t i;
+
+	if (!w) {
+		errbuf_set(err, "out of memory");
+		return NULL;
+	}
+	w->sc = sc;
+	w->rng = sc->seed ^ 0x5851f42d4c957f2dULL;
+	co = sc->cloud;
+	co.seed = sc->seed * 0x9e3779b97f4a7c15ULL + 1; /* its own stream, from the one seed */
+	w->cloud = sim_cloud_new(ex, sc->groups, sc->n_groups, &co, err);
+	if (!w->cloud)
+		goto fail;
+	w->t0 = sim_cloud_now(w->cloud);
+	w->cluster = sim_cluster_new(w->cloud, &sc->cluster, err);
+	w->life = sim_life_new(w);
+	w->spec_handles = calloc(sc->n_workloads ? sc->n_workloads : 1, sizeof(*w->spec_handles));
+	if (!w->cluster || !w->life || !w->spec_handles) {
+		if (w->cluster)
+			errbuf_set(err, "out of memory");
+		goto fail;
+	}
+	sim_cluster_set_protected(w->cluster, sc->protected_pods);
+	for (i = 0; i < sc->n_faults; i++)
+		if (sim_cloud_add_fault(w->cloud, &sc->faults[i], err) < 0)
+			goto fail;
+	for (i = 0; i < sc->n_pdbs; i++)
+		if (sim_cluster_add_pdb(w->cluster, &sc->pdbs[i], err) < 0)
+			goto fail;
+	for (i = 0; i < sc->n_workloads; i++) {
+		w->spec_handles[i] = sim_cluster_add_spec(w->cluster, &sc->workloads[i].spec, err);
+		if (w->spec_handles[i] < 0)
+			goto fail;
+	}
+	for (i = 0; i < sc->n_initial; i++)
+		if (sim_cluster_add_nodes(w->cluster, sc->initial[i].group, sc->initial[i].count,
+					  err) < 0)
+			goto fail;
+	for (i = 0; i < sc->n_workloads; i++) {
+		const struct sim_workload *wl = &sc->workloads[i];
+		struct arrivals *a;
+
+		if (wl->spec.controller == SIM_CTRL_DAEMONSET || wl->count == 0 ||
+		    wl->at_ns >= sc->duration_ns)
+			continue;
+		a = calloc(1, sizeof(*a));
+		if (!a || !(a->offsets = calloc((size_t)wl->count, sizeof(*a->offsets)))) {
+			free(a);
+			errbuf_set(err, "out of memory");
+			goto fail;
+		}
+		a->w = i;
+		a->wave_t0 = wl->at_ns;
+		wave_offsets(w, wl, a->offsets);
+		arrivals_next(w, a);
+	}
+	return w;
+fail:
+	errbuf_prefix(err, "%s", sc->source);
+	sim_world_free(w);
+	return NULL;
+}
+
+void sim_world_free(struct sim_world *w)
+{
+	if (!w)
+		return;
+	sim_life_end(w->life);
+	sim_cluster_free(w->cluster);
+	sim_cloud_free(w->cloud);
+	free(w->spec_handles);
+	free(w);
+}

@@ -1,0 +1,403 @@
+/*
+ * Tests for sim/scenario.c: the example scenario parses into what it says,
+ * the world built from it runs (arrivals at their times, waves, daemon
+ * pods, initial nodes) and is the same for the same seed, node groups come
+ * from a named luascale config, and bad scenarios fail with file:line:col
+ * and the path of the key.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "buf.h"
+#include "runtime/clock.h"
+#include "runtime/executor.h"
+#include "sim/scenario.h"
+
+#define S CLOCK_NS_PER_S
+#define SMOKE SOURCE_DIR "/examples/scenarios/smoke.yaml"
+
+static void test_smoke_parses(void **state)
+{
+	struct errbuf err;
+	struct sim_scenario *sc = sim_scenario_load(SMOKE, &err);
+	const struct sim_workload *w;
+
+	(void)state;
+	if (!sc)
+		fail_msg("%s", err.msg);
+	assert_int_equal(sc->seed, 42);
+	assert_int_equal(sc->start_wall, 1714982400); /* 2024-05-06T08:00:00Z */
+	assert_int_equal(sc->duration_ns, 3600 * S);
+	assert_int_equal(sc->n_groups, 1);
+	assert_string_equal(sc->groups[0].name, "workers");
+	assert_int_equal(sc->groups[0].max, 8);
+	assert_int_equal(sc->groups[0].tmpl.allocatable.cpu_m, 4000);
+	assert_string_equal(kvlist_get(&sc->groups[0].tmpl.labels, "luascale.io/node-group"),
+			    "workers");
+	assert_int_equal(sc->cloud.launch_latency_ns, 2 * S);
+	assert_int_equal(sc->cluster.register_delay_ns, 10 * S);
+	assert_int_equal(sc->n_initial, 1);
+	assert_int_equal(sc->initial[0].count, 2);
+	assert_int_equal(sc->n_workloads, 3);
+	w = &sc->workloads[0];
+	assert_int_equal(w->spec.controller, SIM_CTRL_DAEMONSET);
+	assert_string_equal(w->spec.ns, "kube-system");
+	w = &sc->workloads[2];
+	assert_string_equal(w->spec.name, "batch");
+	assert_int_equal(w->spec.controller, SIM_CTRL_JOB);
+	assert_int_equal(w->at_ns, 300 * S); /* "08:05" on a start at 08:00 */
+	assert_int_equal(w->count, 24);
+	assert_int_equal(w->spread_ns, 120 * S);
+	assert_int_equal(w->every_ns, 1800 * S);
+	assert_int_equal(w->times, 2);
+	assert_int_equal(w->spec.requests.cpu_m, 1000);
+	assert_int_equal(w->spec.requests.memory, 2LL << 30);
+	assert_int_equal(w->spec.duration_ns, 600 * S);
+	assert_int_equal(w->spec.grace_ns, 30 * S);
+	assert_int_equal(sc->n_pdbs, 1);
+	assert_string_equal(sc->pdbs[0].min_available, "2");
+	assert_int_equal(sc->n_faults, 1);
+	assert_int_equal(sc->faults[0].kind, SIM_FAULT_LAUNCH_ERROR);
+	assert_int_equal(sc->faults[0].error, PROVIDER_NO_CAPACITY);
+	assert_int_equal(sc->faults[0].from_ns, 300 * S);
+	assert_int_equal(sc->faults[0].until_ns, 480 * S);
+	sim_scenario_free(sc);
+}
+
+static void trace_fn(void *ud, int64_t now, const char *line)
+{
+	buf_printf(ud, "%lld %s\n", (long long)now, line);
+}
+
+struct run {
+	struct clock *clk;
+	struct executor *ex;
+	struct sim_world *w;
+	struct buf trace;
+};
+
+static void run_start(struct run *r, const struct sim_scenario *sc)
+{
+	struct errbuf err;
+
+	memset(r, 0, sizeof(*r));
+	r->clk = vclock_new(sc->start_wall);
+	r->ex = executor_new_virtual(r->clk);
+	r->w = sim_world_new(sc, r->ex, &err);
+	if (!r->w)
+		fail_msg("%s", err.msg);
+	sim_cloud_set_trace(r->w->cloud, trace_fn, &r->trace);
+}
+
+static void run_end(struct run *r)
+{
+	executor_shutdown(r->ex, clock_now(r->clk));
+	sim_world_free(r->w);
+	vclock_free(r->clk);
+	buf_free(&r->trace);
+}
+
+static int count_prefix(struct sim_cluster *c, const char *ns, const char *prefix, int upto)
+{
+	struct sim_pod_info info;
+	char name[64];
+	int i, n = 0;
+
+	for (i = 1; i <= upto; i++) {
+		snprintf(name, sizeof(name), "%s-%d", prefix, i);
+		if (sim_cluster_pod(c, ns, name, &info) == 0)
+			n++;
+	}
+	return n;
+}
+
+static void test_smoke_world_runs(void **state)
+{
+	struct errbuf err;
+	struct sim_scenario *sc = sim_scenario_load(SMOKE, &err);
+	struct sim_counts cnt;
+	struct sim_stats st;
+	struct run r;
+
+	(void)state;
+	assert_non_null(sc);
+	run_start(&r, sc);
+	executor_run_until(r.ex, 0);
+	assert_int_equal(count_prefix(r.w->cluster, "default", "web", 10), 3);
+	assert_int_equal(count_prefix(r.w->cluster, "kube-system", "node-agent", 10), 2);
+	sim_cluster_counts(r.w->cluster, &cnt);
+	assert_int_equal(cnt.nodes_ready, 2);
+	assert_int_equal(cnt.pods_running, 5);
+
+	executor_run_until(r.ex, 300 * S - 1);
+	assert_int_equal(count_prefix(r.w->cluster, "default", "batch", 100), 0);
+	executor_run_until(r.ex, 420 * S); /* the first wave is in */
+	assert_int_equal(count_prefix(r.w->cluster, "default", "batch", 100), 24);
+	sim_cluster_counts(r.w->cluster, &cnt);
+	/* 8 cores, 0.2 for agents, 1.5 for web: 2.4 + 3.9 cores free, five 1-core jobs fit */
+	assert_int_equal(cnt.pods_running, 5 + 5);
+	assert_int_equal(cnt.pods_unschedulable, 19);
+
+	executor_run_until(r.ex, 2100 * S - 1); /* the second wave starts at 08:35 */
+	sim_cluster_get_stats(r.w->cluster, &st);
+	assert_int_equal(st.pods_created, 3 + 2 + 24);
+	executor_run_until(r.ex, 3600 * S);
+	sim_cluster_get_stats(r.w->cluster, &st);
+	assert_int_equal(st.pods_created, 3 + 2 + 48);
+	assert_true(st.pods_succeeded > 6);
+	run_end(&r);
+	sim_scenario_free(sc);
+}
+
+static char *smoke_trace(uint64_t seed)
+{
+	struct errbuf err;
+	struct sim_scenario *sc = sim_scenario_load(SMOKE, &err);
+	struct run r;
+	char *out;
+
+	assert_non_null(sc);
+	sc->seed = seed;
+	run_start(&r, sc);
+	/* launch through the cloud during the fault window and after it */
+	assert_int_equal(sim_cloud_launch(r.w->cloud, "workers", 2, NULL, NULL, NULL), 0);
+	executor_run_until(r.ex, 360 * S);
+	assert_int_equal(sim_cloud_launch(r.w->cloud, "workers", 2, NULL, NULL, NULL), 0);
+	executor_run_until(r.ex, 600 * S);
+	assert_int_equal(sim_cloud_launch(r.w->cloud, "workers", 2, NULL, NULL, NULL), 0);
+	executor_run_until(r.ex, 3600 * S);
+	out = buf_take(&r.trace);
+	run_end(&r);
+	sim_scenario_free(sc);
+	return out;
+}
+
+static void test_same_seed_same_day(void **state)
+{
+	char *a = smoke_trace(42), *b = smoke_trace(42), *c = smoke_trace(43);
+
+	(void)state;
+	assert_non_null(strstr(a, "launch workers 2 (2 will fail: no capacity)")); /* 08:06 */
+	assert_non_null(strstr(a, "launch workers 2 (0 will fail)"));
+	assert_non_null(strstr(a, "pod default/batch-48 created"));
+	assert_string_equal(a, b);
+	assert_true(strcmp(a, c) != 0);
+	free(a);
+	free(b);
+	free(c);
+}
+
+static struct sim_scenario *parse(const char *text, struct errbuf *err)
+{
+	return sim_scenario_parse(text, strlen(text), "day.yaml", err);
+}
+
+static const char *const groups_yaml =
+	"node_groups:\n"
+	"  - name: workers\n"
+	"    max: 4\n"
+	"    template:\n"
+	"      allocatable: {cpu: 4, memory: 16Gi}\n";
+
+static void expect_error(const char *body, const char *want)
+{
+	char text[2048];
+	struct errbuf err;
+	struct sim_scenario *sc;
+
+	snprintf(text, sizeof(text), "%s%s", groups_yaml, body);
+	err.msg[0] = '\0';
+	sc = parse(text, &err);
+	if (sc) {
+		sim_scenario_free(sc);
+		fail_msg("parsed, expected an error containing: %s", want);
+	}
+	if (!strstr(err.msg, want))
+		fail_msg("error \"%s\" does not contain \"%s\"", err.msg, want);
+}
+
+static void test_parse_errors(void **state)
+{
+	(void)state;
+	/* line 6 is the first after the groups */
+	expect_error("workload: []\n", "day.yaml:6:1: unknown key \"workload\"");
+	expect_error("workloads:\n  - name: web\n    duration: forever\n",
+		     "day.yaml:8:15: workloads[0].duration: expected a duration like");
+	expect_error("workloads:\n  - name: web\n    requests: {cpu: lots}\n",
+		     "day.yaml:8:21: workloads[0].requests.cpu:");
+	expect_error("workloads:\n  - name: web\n    requests: {gpu: 1}\n",
+		     "day.yaml:8:16: workloads[0].requests.gpu: unknown resource \"gpu\"");
+	expect_error("workloads:\n  - name: web\n    count: 3\n    interval: 1s\n    spread: 1m\n",
+		     "day.yaml:7:5: workloads[0]: interval and spread exclude each other");
+	expect_error("workloads:\n  - name: web\n    controller: deployment\n",
+		     "day.yaml:8:17: workloads[0].controller: expected none, replicaset");
+	expect_error("workloads:\n  - name: web\n    at: \"25:00\"\n",
+		     "day.yaml:8:9: workloads[0].at: expected a time");
+	expect_error("start: \"2024-05-06T08:00:00Z\"\nworkloads:\n  - name: web\n    at: \"07:00\"\n",
+		     "day.yaml:9:9: workloads[0].at: 07:00 is before the scenario's start");
+	expect_error("workloads:\n  - name: web\n  - name: web\n",
+		     "day.yaml:8:5: workloads[1]: a workload named default/web is defined at line 7");
+	expect_error("workloads:\n  - name: web\n    tolerations: [{operator: Maybe}]\n",
+		     "workloads[0].tolerations[0].operator: expected Equal or Exists");
+	expect_error("initial_nodes:\n  - group: gpus\n",
+		     "day.yaml:7:12: initial_nodes[0].group: no node group \"gpus\"");
+	expect_error("faults:\n  - kind: meteor\n",
+		     "day.yaml:7:11: faults[0].kind: expected launch_error, throttle");
+	expect_error("faults:\n  - kind: slow_boot\n", "day.yaml:7:5: faults[0]: delay is required");
+	expect_error("faults:\n  - kind: throttle\n    error: quota\n",
+		     "faults[0]: error is for launch_error faults only");
+	expect_error("faults:\n  - kind: launch_error\n    rate: 2\n",
+		     "day.yaml:8:11: faults[0].rate: 2 is out of range");
+	expect_error("pdbs:\n  - name: web\n    selector: {app: web}\n    min_available: 1\n    max_unavailable: 1\n",
+		     "day.yaml:7:5: pdbs[0]: give exactly one of min_available and max_unavailable");
+	expect_error("pdbs:\n  - name: web\n    min_available: 1\n",
+		     "day.yaml:7:5: pdbs[0]: selector is required");
+	expect_error("pdbs:\n  - name: web\n    selector: {app: web}\n    min_available: \"150%\"\n",
+		     "day.yaml:9:20: pdbs[0].min_available: expected a count like 2");
+	expect_error("cluster:\n  scheduler: best\n",
+		     "day.yaml:7:14: cluster.scheduler: expected first-fit or least-allocated");
+	expect_error("cloud:\n  boot_delay: [1]\n", "day.yaml:7:15: cloud.boot_delay: expected a duration");
+	expect_error("seed: -1\n", "day.yaml:6:7: seed: -1 is out of range");
+	expect_error("workloads:\n  - name: web\n    labels: {app: [x]}\n",
+		     "day.yaml:8:19: workloads[0].labels.app: expected a string, got a list");
+	expect_error("workloads: [\n", "day.yaml:7:1");
+}
+
+static void test_parse_errors_groups(void **state)
+{
+	struct errbuf err;
+
+	(void)state;
+	assert_null(parse("seed: 1\n", &err));
+	assert_non_null(strstr(err.msg, "day.yaml:1:1: node_groups (or a config that has them) is required"));
+	assert_null(parse("node_groups:\n  - name: Workers\n    max: 1\n    template: {allocatable: {cpu: 1}}\n",
+			  &err));
+	assert_non_null(strstr(err.msg, "day.yaml:2:11: node_groups[0].name: invalid node group name"));
+	assert_null(parse("node_groups:\n  - name: w\n    template: {allocatable: {cpu: 1}}\n", &err));
+	assert_non_null(strstr(err.msg, "day.yaml:2:5: node_groups[0]: max is required"));
+	assert_null(parse("node_groups:\n  - name: w\n    max: 2\n    template:\n      taints: [{key: k, effect: Never}]\n",
+			  &err));
+	assert_non_null(strstr(err.msg, "node_groups[0].template: allocatable is required"));
+	assert_null(parse("node_groups:\n  - name: w\n    max: 2\n    template:\n      allocatable: {cpu: 1}\n      taints: [{key: k, effect: Never}]\n",
+			  &err));
+	assert_non_null(strstr(err.msg, "day.yaml:6:33: node_groups[0].template.taints[0].effect: expected NoSchedule"));
+	assert_null(parse("config: x.yaml\nnode_groups: []\n", &err));
+	assert_non_null(strstr(err.msg, "day.yaml:2:14: node_groups: give node_groups or config, not both"));
+	assert_null(parse("", &err));
+	assert_non_null(strstr(err.msg, "empty"));
+}
+
+static void test_times_and_waves(void **state)
+{
+	struct errbuf err;
+	char text[1024];
+	struct sim_scenario *sc;
+	struct run r;
+
+	(void)state;
+	snprintf(text, sizeof(text), "%s%s", groups_yaml,
+		 "start: \"2024-05-06T08:30:00Z\"\n"
+		 "duration: 2h\n"
+		 "initial_nodes: [{group: workers, count: 1}]\n"
+		 "workloads:\n"
+		 "  - name: tick\n"
+		 "    controller: job\n"
+		 "    at: \"09:00\"\n"
+		 "    count: 2\n"
+		 "    interval: 10s\n"
+		 "    every: 30m\n"
+		 "    requests: {cpu: 100m}\n"
+		 "    duration: 1m\n");
+	sc = parse(text, &err);
+	if (!sc)
+		fail_msg("%s", err.msg);
+	assert_int_equal(sc->workloads[0].at_ns, 1800 * S);
+	assert_int_equal(sc->workloads[0].times, 0); /* until the end */
+	run_start(&r, sc);
+	executor_run_until(r.ex, 1800 * S);
+	assert_int_equal(count_prefix(r.w->cluster, "default", "tick", 20), 1);
+	executor_run_until(r.ex, 1810 * S);
+	assert_int_equal(count_prefix(r.w->cluster, "default", "tick", 20), 2);
+	executor_run_until(r.ex, 7200 * S);
+	/* waves at 09:00, 09:30, 10:00, 10:30 (the run ends at 10:30) */
+	assert_int_equal(r.w->cloud ? 1 : 0, 1);
+	{
+		struct sim_stats st;
+
+		sim_cluster_get_stats(r.w->cluster, &st);
+		assert_int_equal(st.pods_created, 6);
+	}
+	run_end(&r);
+	sim_scenario_free(sc);
+}
+
+static void test_config_reference(void **state)
+{
+	char dir[] = "/tmp/simscenXXXXXX", path[256], cfg[256];
+	struct errbuf err;
+	struct sim_scenario *sc;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cfg, sizeof(cfg), "%s/config.yaml", dir);
+	f = fopen(cfg, "w");
+	assert_non_null(f);
+	fputs("node_groups:\n"
+	      "  - name: big\n"
+	      "    max: 3\n"
+	      "    price_per_hour: 2.5\n"
+	      "    template:\n"
+	      "      allocatable: {cpu: 16, memory: 64Gi}\n"
+	      "safety:\n"
+	      "  protected_pod_selector: \"app=hub\"\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/day.yaml", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("config: config.yaml\ninitial_nodes: [{group: big}]\n", f);
+	fclose(f);
+	sc = sim_scenario_load(path, &err);
+	if (!sc)
+		fail_msg("%s", err.msg);
+	assert_non_null(sc->config);
+	assert_int_equal(sc->n_groups, 1);
+	assert_string_equal(sc->groups[0].name, "big");
+	assert_true(sc->groups[0].price_per_hour == 2.5);
+	assert_non_null(sc->protected_pods);
+	assert_int_equal(sc->initial[0].count, 1);
+	sim_scenario_free(sc);
+
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("config: missing.yaml\n", f);
+	fclose(f);
+	assert_null(sim_scenario_load(path, &err));
+	assert_non_null(strstr(err.msg, "day.yaml:1:9: config: cannot read"));
+	unlink(path);
+	unlink(cfg);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_smoke_parses),
+		cmocka_unit_test(test_smoke_world_runs),
+		cmocka_unit_test(test_same_seed_same_day),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_errors_groups),
+		cmocka_unit_test(test_times_and_waves),
+		cmocka_unit_test(test_config_reference),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
