@@ -269,12 +269,14 @@ function P.reconcile(cluster, params, store)
     if d.unstamped then
       plan:annotate(node, SINCE, tostring(now), "tainted " .. TAINT .. " without a start time: starting now")
     end
-    if age < soft then
+    if node.removing then
+      ok, why = false, "its drain and delete are under way"
+    elseif age < soft then
       ok, why = false, string.format("soft_grace is %s", ls.format_duration(soft))
     elseif d.jobs > 0 and age < hard then
       ok, why = false, string.format("%d job pod(s) still running; hard_grace is %s", d.jobs,
         ls.format_duration(hard))
-    elseif g.current - (shrink[g.name] or 0) <= g.min then
+    elseif g.current - g.removing - (shrink[g.name] or 0) <= g.min then
       ok, why = false, string.format("group %s is at its min of %d", g.name, g.min)
     elseif #removed >= limit then
       ok, why = false, string.format("%d removal(s) per round reached (%s)", limit, pace)

@@ -50,6 +50,7 @@ end
 
 -- Why a managed node is not a candidate, or nil when it is one.
 local function not_a_candidate(node, u, params, min_age)
+  if node.removing then return "being drained and deleted" end
   if not node.ready then return "not Ready" end
   if node.unschedulable then return "cordoned" end
   if node.age < min_age then
@@ -99,7 +100,7 @@ function P.reconcile(cluster, params, store)
     local ok, why
     if waiting > 0 then
       ok, why = false, string.format("%d unschedulable pod(s) pending", waiting)
-    elseif g.current - (shrink[g.name] or 0) <= g.min then
+    elseif g.current - g.removing - (shrink[g.name] or 0) <= g.min then
       ok, why = false, string.format("group %s is at its min of %d", g.name, g.min)
     elseif #removed >= params.max_removals_per_round then
       ok, why = false, string.format("max_removals_per_round (%d) reached", params.max_removals_per_round)

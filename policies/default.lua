@@ -119,6 +119,8 @@ function P.reconcile(cluster, params, store)
     local since = store.under_since[node.name]
     if not node.group then
       plan:explain(node, false, "not in a managed node group")
+    elseif node.removing then
+      plan:explain(node, true, "being drained and deleted")
     elseif not since then
       plan:explain(node, false, string.format("utilization %.2f is not below %.2f", u, threshold))
     elseif cluster.now - since < unneeded_for then
@@ -142,7 +144,7 @@ function P.reconcile(cluster, params, store)
     -- the drain simulation is the costly part: only run it for nodes that
     -- could be removed this round
     local ok, why
-    if g.current - (shrink[g.name] or 0) <= g.min then
+    if g.current - g.removing - (shrink[g.name] or 0) <= g.min then
       ok, why = false, "group " .. g.name .. " is at its min"
     elseif not quiet then
       ok, why = false, "waiting: pods are pending or a scale-up was recent"

@@ -452,11 +452,13 @@ function P.reconcile(cluster, params, store)
 
   -- removal of marked nodes that only hold omittable pods
   local size, gone = {}, {}
-  for _, g in ipairs(groups) do size[g.name] = math.max(g.target, g.current) end
+  for _, g in ipairs(groups) do size[g.name] = math.max(g.target, g.current) - g.removing end
   local deleted = 0
   table.sort(s.marked, function(a, b) return a.name < b.name end)
   for _, node in ipairs(s.marked) do
-    if not s.uncordoned[node.name] then
+    if node.removing then
+      plan:explain(node, false, "being drained and deleted")
+    elseif not s.uncordoned[node.name] then
       local since = math.tointeger(tonumber(node.annotations[mark]))
       local cordoned = since and ("cordoned for scale-down " .. ls.format_duration(math.max(now - since, 0))
         .. " ago") or "cordoned for scale-down"

@@ -139,6 +139,9 @@ struct node {
 	bool ready;
 	int64_t created; /* unix seconds */
 
+	/* set by the actuator after snapshot_finish() */
+	bool removing;               /* a drain or delete of it is in progress */
+
 	/* filled by snapshot_finish() */
 	int32_t group;               /* index into snapshot groups, -1 when unmanaged */
 	struct resources requested;  /* effective requests of bound, unfinished pods */
@@ -233,6 +236,7 @@ struct node_group {
 	int target;   /* size the cloud converges to; defaults to current. upcoming = target - current */
 
 	/* set by the actuator after snapshot_finish(): launches refused until then */
+	int removing;               /* registered nodes being drained or deleted */
 	int64_t backoff_until;      /* unix seconds, 0 when not backed off */
 	char backoff_reason[160];
 };

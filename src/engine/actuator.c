@@ -55,8 +55,16 @@ struct node_job {
 	int64_t step_start_ns;
 };
 
+/* A node with a job running (its actions of an earlier plan). */
+struct busy_node {
+	char name[256];
+	bool removing; /* the job drains or deletes it */
+	struct busy_node *next;
+};
+
 struct actuator {
 	pthread_mutex_t mu;
+	struct busy_node *busy_nodes;
 	struct executor *ex;
 	struct clock *clock;
 	struct provider *prov;
@@ -130,6 +138,12 @@ void actuator_free(struct actuator *a)
 	for (g = a->groups; g; g = gn) {
 		gn = g->next;
 		free(g);
+	}
+	while (a->busy_nodes) {
+		struct busy_node *b = a->busy_nodes;
+
+		a->busy_nodes = b->next;
+		free(b);
 	}
 	pthread_mutex_destroy(&a->mu);
 	free(a);
@@ -297,11 +311,30 @@ static void job_free(struct node_job *j)
 static void job_finish(struct node_job *j)
 {
 	struct actuator *a = j->a;
+	struct busy_node **pp, *b;
 
 	pthread_mutex_lock(&a->mu);
 	a->st.busy--;
+	for (pp = &a->busy_nodes; (b = *pp); pp = &b->next) {
+		if (strcmp(b->name, j->node) == 0) {
+			*pp = b->next;
+			free(b);
+			break;
+		}
+	}
 	pthread_mutex_unlock(&a->mu);
 	job_free(j);
+}
+
+/* The busy entry of 'node', or NULL. Lock held. */
+static struct busy_node *busy_find(struct actuator *a, const char *node)
+{
+	struct busy_node *b;
+
+	for (b = a->busy_nodes; b; b = b->next)
+		if (strcmp(b->name, node) == 0)
+			return b;
+	return NULL;
 }
 
 static void node_step(void *arg, bool cancelled);
@@ -470,8 +503,7 @@ static bool delete_node(struct node_job *j, const struct action *act)
 		return false;
 	}
 	count(a, &a->st.nodes_deleted);
-	LOG(a, LOG_INFO, "delete %s done %.1fs after its first action: %s", j->node,
-	    secs_since(a, j->step_start_ns), act->reason);
+	LOG(a, LOG_INFO, "delete %s done: %s", j->node, act->reason);
 	if (!a->prov || !j->provider_id[0] ||
 	    a->prov->ops->map_node(a->prov, j->provider_id, group, sizeof(group), id, sizeof(id)) < 0) {
 		LOG(a, LOG_WARN, "delete %s: no cloud instance found for providerID \"%s\"; only the node object was removed",
@@ -531,10 +563,17 @@ static void node_step(void *arg, bool cancelled)
 				continue;
 			}
 			if (!j->draining) {
+				struct kube_status cs = {KUBE_OK, ""};
+
 				j->draining = true;
 				j->drain_start_ns = clock_now(a->clock);
 				j->last_evict_ns = 0;
 				j->evicted = 0;
+				/* cordon first, as kubectl drain does: evicted pods
+				 * must not come back to this node */
+				a->kube->ops->cordon(a->kube->ctx, j->node, true, &cs);
+				if (cs.code != KUBE_OK && cs.code != KUBE_NOT_FOUND)
+					LOG(a, LOG_WARN, "drain %s: cordon failed: %s", j->node, cs.message);
 				LOG(a, LOG_INFO, "drain %s: started (%s)", j->node, act->reason);
 				note_event(j, "Normal", "LuascaleDrain", act->reason);
 			}
@@ -601,6 +640,27 @@ static int start_node_job(struct actuator *a, const struct plan *p, const struct
 				k++;
 	j->n = k;
 	pthread_mutex_lock(&a->mu);
+	if (busy_find(a, node)) {
+		/* one job per node: an earlier plan's actions are still running */
+		a->st.actions_abandoned += j->n;
+		pthread_mutex_unlock(&a->mu);
+		LOG(a, LOG_WARN, "node %s: %zu action(s) skipped: actions of an earlier round are still running on it",
+		    node, j->n);
+		job_free(j);
+		return 0;
+	}
+	{
+		struct busy_node *b = calloc(1, sizeof(*b));
+
+		if (b) {
+			snprintf(b->name, sizeof(b->name), "%s", node);
+			for (i = 0; i < j->n; i++)
+				if (j->actions[i].type == ACTION_DRAIN || j->actions[i].type == ACTION_DELETE)
+					b->removing = true;
+			b->next = a->busy_nodes;
+			a->busy_nodes = b;
+		}
+	}
 	a->st.busy++;
 	pthread_mutex_unlock(&a->mu);
 	if (executor_submit(a->ex, node_step, j) < 0) {
@@ -700,6 +760,16 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 			continue;
 		}
 		pp = &f->next;
+	}
+	/* nodes being drained or deleted, and how many per group */
+	for (i = 0; i < s->n_nodes; i++) {
+		struct busy_node *b = busy_find(a, s->nodes[i].name);
+
+		if (b && b->removing) {
+			s->nodes[i].removing = true;
+			if (s->nodes[i].group >= 0)
+				s->groups[s->nodes[i].group].removing++;
+		}
 	}
 	/* groups: target = registered + in flight; backoff */
 	for (i = 0; i < s->n_groups; i++) {

@@ -145,6 +145,8 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 	node = &s->nodes[n];
 	if (node->group < 0)
 		return reject(v, a, "node %s is not in a managed node group", a->node);
+	if (node->removing)
+		return reject(v, a, "node %s is already being drained or deleted", a->node);
 
 	switch (a->type) {
 	case ACTION_CORDON:
@@ -207,7 +209,7 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 					      (long long)lim->max_scale_down_per_round,
 					      (long long)r->removed_nodes);
 			size = (int64_t)(g->target > g->current ? g->target : g->current) +
-			       r->grow[node->group] - r->shrink[node->group];
+			       r->grow[node->group] - r->shrink[node->group] - g->removing;
 			if (size - 1 < g->min)
 				return reject(v, a, "group %s would go below its min of %d (size %lld)",
 					      g->name, g->min, (long long)size);

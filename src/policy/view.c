@@ -209,13 +209,13 @@ static double fraction(int64_t used, int64_t total)
 enum node_field {
 	NF_NAME = 1, NF_GROUP, NF_LABELS, NF_ANNOTATIONS, NF_TAINTS, NF_ALLOCATABLE,
 	NF_REQUESTED, NF_FREE, NF_UTILIZATION, NF_UNSCHEDULABLE, NF_READY, NF_CREATED,
-	NF_AGE, NF_PROVIDER_ID, NF_POD_COUNT, NF_PODS,
+	NF_AGE, NF_PROVIDER_ID, NF_POD_COUNT, NF_PODS, NF_REMOVING,
 };
 
 static const char *const node_fields[] = {
 	NULL, "name", "group", "labels", "annotations", "taints", "allocatable",
 	"requested", "free", "utilization", "unschedulable", "ready", "created",
-	"age", "provider_id", "pod_count", "pods", NULL,
+	"age", "provider_id", "pod_count", "pods", "removing", NULL,
 };
 
 enum pod_field {
@@ -339,6 +339,7 @@ static void push_node_field(lua_State *L, const struct snapshot *s, size_t idx, 
 		return;
 	case NF_UNSCHEDULABLE: lua_pushboolean(L, n->unschedulable); return;
 	case NF_READY: lua_pushboolean(L, n->ready); return;
+	case NF_REMOVING: lua_pushboolean(L, n->removing); return;
 	case NF_CREATED: lua_pushinteger(L, (lua_Integer)n->created); return;
 	case NF_AGE: lua_pushinteger(L, (lua_Integer)(s->now - n->created)); return;
 	case NF_PROVIDER_ID: lua_pushstring(L, n->provider_id); return;
@@ -618,6 +619,7 @@ static void push_group(lua_State *L, const struct snapshot *s, const struct node
 	set_int(L, "current", g->current);
 	set_int(L, "target", g->target);
 	set_int(L, "upcoming", g->target > g->current ? g->target - g->current : 0);
+	set_int(L, "removing", g->removing);
 	set_num(L, "price_per_hour", g->price_per_hour);
 	lua_createtable(L, 0, 3);
 	push_resources(L, &g->tmpl.allocatable);
@@ -716,9 +718,12 @@ static int l_pack(lua_State *L)
 	struct pack_result r;
 	struct errbuf err;
 	uint32_t *idx;
+	int32_t *placement;
 	lua_Integer n, i, u = 0;
 	int32_t g;
-	int max_new = -1;
+	int max_new = -1, new_nodes, upcoming_used;
+	size_t n_placed, n_unplaced;
+	double waste_cpu, waste_memory;
 
 	check_list(L, 2);
 	g = to_group(L, s, 3);
@@ -734,6 +739,9 @@ static int l_pack(lua_State *L)
 	if (n < 0 || n > (lua_Integer)s->n_pods)
 		return luaL_argerror(L, 2, "more pods than the cluster has");
 	idx = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*idx), 0);
+	/* Lua owns the result's copy: building the tables below may raise
+	 * (memory, an __index of 'pods'), which must not leak the C result */
+	placement = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*placement), 0);
 	for (i = 1; i <= n; i++) {
 		lua_geti(L, 2, i);
 		idx[i - 1] = (uint32_t)check_pod(L, lua_gettop(L));
@@ -741,19 +749,29 @@ static int l_pack(lua_State *L)
 	}
 	if (sched_pack(s, idx, (size_t)n, (size_t)g, max_new, &r, &err) < 0)
 		return luaL_error(L, "pack: %s", err.msg);
+	if (n)
+		memcpy(placement, r.placement, (size_t)n * sizeof(*placement));
+	new_nodes = r.new_nodes;
+	upcoming_used = r.upcoming_used;
+	n_placed = r.n_placed;
+	n_unplaced = r.n_unplaced;
+	waste_cpu = r.waste_cpu;
+	waste_memory = r.waste_memory;
+	pack_result_free(&r);
+
 	lua_createtable(L, 0, 8);
-	set_int(L, "new_nodes", r.new_nodes);
-	set_int(L, "upcoming_used", r.upcoming_used);
-	set_int(L, "placed", (int64_t)r.n_placed);
+	set_int(L, "new_nodes", new_nodes);
+	set_int(L, "upcoming_used", upcoming_used);
+	set_int(L, "placed", (int64_t)n_placed);
 	lua_createtable(L, 0, 2);
-	set_num(L, "cpu", r.waste_cpu);
-	set_num(L, "memory", r.waste_memory);
+	set_num(L, "cpu", waste_cpu);
+	set_num(L, "memory", waste_memory);
 	lua_setfield(L, -2, "waste");
 	lua_createtable(L, (int)n, 0); /* placement: pod i -> bin (1-based) or false */
-	lua_createtable(L, (int)r.n_unplaced, 0);
+	lua_createtable(L, (int)n_unplaced, 0);
 	for (i = 0; i < n; i++) {
-		if (r.placement[i] >= 0) {
-			lua_pushinteger(L, r.placement[i] + 1);
+		if (placement[i] >= 0) {
+			lua_pushinteger(L, placement[i] + 1);
 		} else {
 			lua_pushboolean(L, 0);
 			lua_geti(L, 2, i + 1);
@@ -763,7 +781,6 @@ static int l_pack(lua_State *L)
 	}
 	lua_setfield(L, -3, "unplaced");
 	lua_setfield(L, -2, "placement");
-	pack_result_free(&r);
 	return 1;
 }
 
