@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+#include "config.h"
+
 const char *provider_error_str(enum provider_error e)
 {
 	switch (e) {
@@ -34,4 +36,12 @@ void provider_groups_free(struct provider_group *groups, size_t n)
 	for (i = 0; i < n; i++)
 		free(groups[i].instances);
 	free(groups);
+}
+
+void provider_limits_from(struct provider_limits *out, const struct config *c)
+{
+	out->mutating_qps = c->provider_qps;
+	out->mutating_burst = (int)c->provider_burst;
+	out->read_qps = c->provider_read_qps;
+	out->read_burst = (int)c->provider_read_burst;
 }

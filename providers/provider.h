@@ -121,6 +121,11 @@ struct provider_limits {
 	int read_burst;
 };
 
+struct config;
+
+/* The token-bucket settings of the config's provider section. */
+void provider_limits_from(struct provider_limits *out, const struct config *c);
+
 /* Frees an array from list_groups. */
 void provider_groups_free(struct provider_group *groups, size_t n);
 

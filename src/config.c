@@ -478,6 +478,17 @@ static int dec_number(struct ctx *x, const struct val *v, void *out, const void 
 	return val_number(x, v, out);
 }
 
+/* A number > 0 (a rate). */
+static int dec_rate(struct ctx *x, const struct val *v, void *out, const void *arg)
+{
+	(void)arg;
+	if (val_number(x, v, out) < 0)
+		return -1;
+	if (!(*(double *)out > 0) || *(double *)out > 1e6)
+		return bad(x, v, "a number of calls per second above 0");
+	return 0;
+}
+
 static int dec_bool(struct ctx *x, const struct val *v, void *out, const void *arg)
 {
 	(void)arg;
@@ -1124,6 +1135,35 @@ static int parse_safety(struct ctx *x, const struct ytree_node *m)
 		     &c->protected_pod_selector, NULL, &x->protected_sel) ? -1 : 0;
 }
 
+static int parse_provider(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "kind", "qps", "burst", "read_qps", "read_burst", NULL };
+	static const struct int_range burst = { 1, 1000000 };
+	struct config *c = x->c;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "kind", dec_string, &c->provider_kind, NULL, NULL) ||
+	       field(x, m, "qps", dec_rate, &c->provider_qps, NULL, NULL) ||
+	       field(x, m, "burst", dec_int, &c->provider_burst, &burst, NULL) ||
+	       field(x, m, "read_qps", dec_rate, &c->provider_read_qps, NULL, NULL) ||
+	       field(x, m, "read_burst", dec_int, &c->provider_read_burst, &burst, NULL) ? -1 : 0;
+}
+
+static int parse_provisioning(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "max_provision_time", "backoff_initial", "backoff_max",
+					    "drain_timeout", NULL };
+	struct config *c = x->c;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "max_provision_time", dec_duration, &c->max_provision_ms, NULL, NULL) ||
+	       field(x, m, "backoff_initial", dec_duration, &c->backoff_initial_ms, NULL, NULL) ||
+	       field(x, m, "backoff_max", dec_duration, &c->backoff_max_ms, NULL, NULL) ||
+	       field(x, m, "drain_timeout", dec_duration, &c->drain_timeout_ms, NULL, NULL) ? -1 : 0;
+}
+
 static int parse_intervals(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "reconcile", "batch_idle", "batch_max", NULL };
@@ -1154,7 +1194,7 @@ static int section(struct ctx *x, const struct ytree_node *root, const char *key
 static int parse_root(struct ctx *x, const struct ytree_node *root)
 {
 	static const char *const keys[] = { "cluster", "node_groups", "policy", "safety",
-					    "intervals", NULL };
+					    "intervals", "provider", "provisioning", NULL };
 
 	if (!root || ytree_is_null(root))
 		return 0; /* an empty document: every default */
@@ -1166,7 +1206,9 @@ static int parse_root(struct ctx *x, const struct ytree_node *root)
 	       section(x, root, "node_groups", parse_groups) ||
 	       section(x, root, "policy", parse_policy) ||
 	       section(x, root, "safety", parse_safety) ||
-	       section(x, root, "intervals", parse_intervals) ? -1 : 0;
+	       section(x, root, "intervals", parse_intervals) ||
+	       section(x, root, "provider", parse_provider) ||
+	       section(x, root, "provisioning", parse_provisioning) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1176,6 +1218,7 @@ static int env_cluster_policy(struct ctx *x)
 {
 	static const struct int_range positive = { 1, INT64_MAX };
 	static const struct int_range count = { 0, INT64_MAX };
+	static const struct int_range burst = { 1, 1000000 };
 	struct config *c = x->c;
 	const char *kc = NULL, *pp = NULL;
 
@@ -1190,7 +1233,16 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_SAFETY_PROTECTED_POD_SELECTOR", dec_string, &c->protected_pod_selector, NULL, &x->protected_sel) ||
 	    env_field(x, "LUASCALE_INTERVALS_RECONCILE", dec_duration, &c->reconcile_interval_ms, NULL, &x->reconcile) ||
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_IDLE", dec_duration, &c->batch_idle_ms, NULL, &x->batch_idle) ||
-	    env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, NULL, &x->batch_max))
+	    env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, NULL, &x->batch_max) ||
+	    env_field(x, "LUASCALE_PROVIDER_KIND", dec_string, &c->provider_kind, NULL, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_QPS", dec_rate, &c->provider_qps, NULL, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_BURST", dec_int, &c->provider_burst, &burst, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_READ_QPS", dec_rate, &c->provider_read_qps, NULL, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_READ_BURST", dec_int, &c->provider_read_burst, &burst, NULL) ||
+	    env_field(x, "LUASCALE_PROVISIONING_MAX_PROVISION_TIME", dec_duration, &c->max_provision_ms, NULL, NULL) ||
+	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_INITIAL", dec_duration, &c->backoff_initial_ms, NULL, NULL) ||
+	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_MAX", dec_duration, &c->backoff_max_ms, NULL, NULL) ||
+	    env_field(x, "LUASCALE_PROVISIONING_DRAIN_TIMEOUT", dec_duration, &c->drain_timeout_ms, NULL, NULL))
 		return -1;
 	/* paths from the environment are relative to the working directory */
 	if (kc && !(c->kubeconfig = resolve_path(x, kc, false, &x->kubeconfig)))
@@ -1513,6 +1565,15 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->reconcile_interval_ms = 10000;
 	c->batch_idle_ms = 1000;
 	c->batch_max_ms = 10000;
+	c->provider_kind = "";
+	c->provider_qps = 5;
+	c->provider_burst = 10;
+	c->provider_read_qps = 20;
+	c->provider_read_burst = 40;
+	c->max_provision_ms = 15 * 60 * 1000;
+	c->backoff_initial_ms = 5 * 60 * 1000;
+	c->backoff_max_ms = 30 * 60 * 1000;
+	c->drain_timeout_ms = 10 * 60 * 1000;
 	if (!c->source || !c->base_dir) {
 		errbuf_set(err, "%s: out of memory", source);
 		goto out;

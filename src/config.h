@@ -60,6 +60,19 @@ struct config {
 	const char *protected_pod_selector; /* kubectl selector string, "" for none */
 	struct label_selector protected_pods;
 
+	/* provider: which cloud, and its token buckets */
+	const char *provider_kind;      /* "" (none), "sim", ... */
+	double provider_qps;            /* mutating calls per second, default 5 */
+	int64_t provider_burst;         /* default 10 */
+	double provider_read_qps;       /* default 20 */
+	int64_t provider_read_burst;    /* default 40 */
+
+	/* provisioning, in milliseconds */
+	int64_t max_provision_ms;       /* an instance must be a Ready node by then, default 15m */
+	int64_t backoff_initial_ms;     /* a group after a failed launch, default 5m, doubling */
+	int64_t backoff_max_ms;         /* default 30m */
+	int64_t drain_timeout_ms;       /* default 10m */
+
 	/* intervals, in milliseconds */
 	int64_t reconcile_interval_ms;  /* periodic resync, default 10s */
 	int64_t batch_idle_ms;          /* default 1s */
@@ -79,6 +92,8 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  *   LUASCALE_SAFETY_MAX_NODES_TOTAL, LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND,
  *   LUASCALE_SAFETY_PROTECTED_POD_SELECTOR,
  *   LUASCALE_INTERVALS_RECONCILE, LUASCALE_INTERVALS_BATCH_IDLE, LUASCALE_INTERVALS_BATCH_MAX,
+ *   LUASCALE_PROVIDER_KIND / _QPS / _BURST / _READ_QPS / _READ_BURST,
+ *   LUASCALE_PROVISIONING_MAX_PROVISION_TIME / _BACKOFF_INITIAL / _BACKOFF_MAX / _DRAIN_TIMEOUT,
  *   LUASCALE_NODE_GROUPS_<NAME>_MIN / _MAX / _PRICE_PER_HOUR (NAME upper-cased, '-' and '.' as '_').
  * Returns the config (free with config_free) or NULL with "file:line:col:
  * message" (or "LUASCALE_X: message") in 'err'.

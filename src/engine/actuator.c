@@ -6,6 +6,8 @@
  */
 #include "engine/actuator.h"
 
+#include "config.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@ struct flight {
 	char group[64];
 	char id[128];
 	char provider_id[256];
+	char pods[256];    /* the pods it was launched for (as the plan saw them) */
 	int64_t launched;  /* wall seconds */
 	bool terminating;  /* given up: being terminated, no longer capacity */
 	struct flight *next;
@@ -38,6 +41,7 @@ struct launch {
 	int created;
 	int64_t start_ns;
 	char reason[256];
+	char pods[256]; /* unschedulable pods when the plan was made: "ns/a, ns/b and 3 more" */
 };
 
 struct node_job {
@@ -90,6 +94,15 @@ void actuator_config_default(struct actuator_config *c)
 	c->drain_poll_s = 2;
 	c->eviction_grace_s = -1;
 	c->seed = 1;
+}
+
+void actuator_config_from(struct actuator_config *out, const struct config *c)
+{
+	actuator_config_default(out);
+	out->max_provision_s = c->max_provision_ms / 1000;
+	out->group_backoff.initial_ns = c->backoff_initial_ms * CLOCK_NS_PER_MS;
+	out->group_backoff.max_ns = c->backoff_max_ms * CLOCK_NS_PER_MS;
+	out->drain_timeout_s = c->drain_timeout_ms / 1000;
 }
 
 #define LOG(a, lvl, ...) log_at((a)->log, (lvl), clock_wall((a)->clock), __VA_ARGS__)
@@ -192,6 +205,7 @@ static void on_instance(void *ctx, const struct provider_instance *inst)
 		snprintf(f->group, sizeof(f->group), "%s", l->group);
 		snprintf(f->id, sizeof(f->id), "%s", inst->id);
 		snprintf(f->provider_id, sizeof(f->provider_id), "%s", inst->provider_id);
+		memcpy(f->pods, l->pods, sizeof(f->pods));
 		f->launched = clock_wall(a->clock);
 		f->next = a->flights;
 		a->flights = f;
@@ -202,8 +216,9 @@ static void on_instance(void *ctx, const struct provider_instance *inst)
 	l->created++;
 	a->st.instances_created++;
 	pthread_mutex_unlock(&a->mu);
-	LOG(a, LOG_INFO, "instance %s of group %s exists, %.1fs after the request (%d of %d)",
-	    inst->id, l->group, secs_since(a, l->start_ns), l->created, l->count);
+	LOG(a, LOG_INFO, "instance %s of group %s exists, %.1fs after the request (%d of %d)%s%s",
+	    inst->id, l->group, secs_since(a, l->start_ns), l->created, l->count,
+	    l->pods[0] ? "; for pods " : "", l->pods);
 }
 
 static void on_launch_done(void *ctx, int count, const struct provider_status *st)
@@ -268,7 +283,7 @@ static void launch_task(void *arg, bool cancelled)
 	a->prov->ops->launch(a->prov, l->group, l->count, on_instance, on_launch_done, l);
 }
 
-static int start_launch(struct actuator *a, const struct action *act)
+static int start_launch(struct actuator *a, const struct action *act, const char *pods)
 {
 	struct launch *l = calloc(1, sizeof(*l));
 	struct gstate *g;
@@ -280,6 +295,7 @@ static int start_launch(struct actuator *a, const struct action *act)
 	l->count = (int)act->count;
 	l->start_ns = clock_now(a->clock);
 	snprintf(l->reason, sizeof(l->reason), "%s", act->reason);
+	snprintf(l->pods, sizeof(l->pods), "%s", pods);
 	pthread_mutex_lock(&a->mu);
 	g = group_state(a, l->group);
 	if (g)
@@ -677,6 +693,7 @@ static int start_node_job(struct actuator *a, const struct plan *p, const struct
 
 int actuator_execute(struct actuator *a, const struct plan *p, const struct snapshot *s)
 {
+	char pods[256];
 	size_t i, k;
 	int failed = 0;
 
@@ -689,8 +706,30 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 		}
 		return 0;
 	}
+	/* what the launches are for: the pods the scheduler could not place */
+	pods[0] = '\0';
+	if (s) {
+		size_t shown = 0, total = 0, used = 0;
+
+		for (i = 0; i < s->n_pending; i++) {
+			const struct pod *pd = &s->pods[s->pending[i]];
+
+			if (!(pd->flags & POD_UNSCHEDULABLE))
+				continue;
+			if (shown < 3 && used < sizeof(pods) - 1) {
+				used += (size_t)snprintf(pods + used, sizeof(pods) - used, "%s%s/%s",
+							 shown ? ", " : "", pd->ns, pd->name);
+				if (used >= sizeof(pods))
+					used = sizeof(pods) - 1;
+				shown++;
+			}
+			total++;
+		}
+		if (total > shown && used < sizeof(pods) - 1)
+			snprintf(pods + used, sizeof(pods) - used, " and %zu more", total - shown);
+	}
 	for (i = 0; i < p->n_actions; i++)
-		if (p->actions[i].type == ACTION_SCALE_UP && start_launch(a, &p->actions[i]) < 0)
+		if (p->actions[i].type == ACTION_SCALE_UP && start_launch(a, &p->actions[i], pods) < 0)
 			failed++;
 	/* one job per node, in the order nodes first appear in the plan */
 	for (i = 0; i < p->n_actions; i++) {

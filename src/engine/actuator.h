@@ -38,6 +38,11 @@ struct actuator_config {
 /* Fills the defaults named above. */
 void actuator_config_default(struct actuator_config *c);
 
+struct config;
+
+/* The defaults, with what the config's provisioning section sets. */
+void actuator_config_from(struct actuator_config *out, const struct config *c);
+
 struct actuator_stats {
 	uint64_t launch_requests;     /* provider launch calls */
 	uint64_t instances_created;   /* per-instance callbacks */
@@ -77,7 +82,9 @@ void actuator_free(struct actuator *a);
 void actuator_observe(struct actuator *a, struct snapshot *s);
 
 /*
- * Starts carrying out an accepted plan made on 's' and returns at once.
+ * Starts carrying out an accepted plan made on 's' (may be NULL when the
+ * plan has no node actions) and returns at once. Launches remember the
+ * unschedulable pods of 's' they were made for (for the log).
  * Scale-ups start in parallel; the actions of one node run in plan order,
  * nodes in parallel. A delete drains first and happens only when the
  * drain finished. Returns 0, or -1 when nothing could be queued (logged).

@@ -839,6 +839,51 @@ static void test_ambiguous_group_env(void **state)
 
 /* ---- durations ---- */
 
+static void test_provider_and_provisioning(void **state)
+{
+	static const char *const envp[] = {
+		"LUASCALE_PROVIDER_QPS=7.5",
+		"LUASCALE_PROVISIONING_DRAIN_TIMEOUT=20m",
+		NULL,
+	};
+	struct errbuf err;
+	struct config *c;
+
+	(void)state;
+	c = parse(HEAD, &err);
+	assert_non_null(c);
+	assert_string_equal(c->provider_kind, "");
+	assert_true(c->provider_qps == 5 && c->provider_burst == 10);
+	assert_true(c->provider_read_qps == 20 && c->provider_read_burst == 40);
+	assert_int_equal(c->max_provision_ms, 15 * 60 * 1000);
+	assert_int_equal(c->backoff_initial_ms, 5 * 60 * 1000);
+	assert_int_equal(c->backoff_max_ms, 30 * 60 * 1000);
+	assert_int_equal(c->drain_timeout_ms, 10 * 60 * 1000);
+	config_free(c);
+
+	c = parse_envp(HEAD "provider: {kind: sim, qps: 2, burst: 5, read_qps: 10, read_burst: 20}\n"
+		       "provisioning: {max_provision_time: 20m, backoff_initial: 1m, backoff_max: 10m}\n",
+		       envp, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->provider_kind, "sim");
+	assert_true(c->provider_qps == 7.5); /* the environment wins */
+	assert_int_equal(c->provider_burst, 5);
+	assert_true(c->provider_read_qps == 10 && c->provider_read_burst == 20);
+	assert_int_equal(c->max_provision_ms, 20 * 60 * 1000);
+	assert_int_equal(c->backoff_initial_ms, 60 * 1000);
+	assert_int_equal(c->backoff_max_ms, 10 * 60 * 1000);
+	assert_int_equal(c->drain_timeout_ms, 20 * 60 * 1000);
+	config_free(c);
+
+	expect_error_prefix(HEAD "provider: {qps: 0}\n", "config.yaml:6:17: provider.qps: ");
+	expect_error_prefix(HEAD "provider: {burst: 0}\n", "config.yaml:6:19: provider.burst: ");
+	expect_error(HEAD "provider: {qsp: 1}\n",
+		     "config.yaml:6:12: provider: unknown key \"qsp\" (did you mean \"qps\"?)");
+	expect_error_prefix(HEAD "provisioning: {max_provision_time: 15}\n",
+			    "config.yaml:6:36: provisioning.max_provision_time: ");
+}
+
 static void test_duration(void **state)
 {
 	static const struct {
@@ -957,6 +1002,7 @@ int main(void)
 		cmocka_unit_test(test_env_hook),
 		cmocka_unit_test(test_env_errors),
 		cmocka_unit_test(test_ambiguous_group_env),
+		cmocka_unit_test(test_provider_and_provisioning),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_example),
