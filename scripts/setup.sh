@@ -16,6 +16,7 @@ PACKAGES=(
   libcjson-dev                       # JSON in C (Kubernetes objects)
   libyaml-dev                        # config and kubeconfig
   libcurl4-openssl-dev               # HTTP to the API server and clouds
+  libmicrohttpd-dev                  # the simulated API server (luascale sim)
   lua-cjson lua-busted               # policy specs
   libcmocka-dev                      # C unit tests
 )
