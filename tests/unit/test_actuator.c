@@ -12,7 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -31,6 +33,8 @@ struct fake_cloud {
 	struct provider prov;
 	struct executor *ex;
 	int64_t call_s;
+	int64_t step_ns; /* between instances, and the call's own latency when call_s is 0 */
+	pthread_mutex_t mu; /* the real-time test launches from several threads */
 	enum provider_error fail; /* the next launches fail with this */
 	int created;
 	char ids[64][128];
@@ -54,10 +58,12 @@ static void fake_launch_step(void *arg, bool cancelled)
 	struct fake_cloud *c = l->c;
 	struct provider_status st = {PROVIDER_OK, ""};
 
+	pthread_mutex_lock(&c->mu);
 	if (cancelled || c->fail != PROVIDER_OK) {
 		st.code = cancelled ? PROVIDER_CANCELLED : c->fail;
 		snprintf(st.message, sizeof(st.message), "%s", cancelled ? "cancelled" : "InsufficientInstanceCapacity");
 		c->launches_running--;
+		pthread_mutex_unlock(&c->mu);
 		l->on_done(l->ctx, l->made, &st);
 		free(l);
 		return;
@@ -72,11 +78,13 @@ static void fake_launch_step(void *arg, bool cancelled)
 		snprintf(c->ids[c->created % 64], sizeof(c->ids[0]), "%s", inst.id);
 		c->created++;
 		l->made++;
+		pthread_mutex_unlock(&c->mu);
 		l->on_instance(l->ctx, &inst);
-		executor_after(c->ex, S, fake_launch_step, l);
+		executor_after(c->ex, c->step_ns, fake_launch_step, l);
 		return;
 	}
 	c->launches_running--;
+	pthread_mutex_unlock(&c->mu);
 	l->on_done(l->ctx, l->made, &st);
 	free(l);
 }
@@ -93,11 +101,13 @@ static void fake_launch(struct provider *p, const char *group, int count,
 	l->on_instance = on_instance;
 	l->on_done = on_done;
 	l->ctx = ctx;
+	pthread_mutex_lock(&c->mu);
 	c->launches_running++;
 	if (c->launches_running > c->max_parallel)
 		c->max_parallel = c->launches_running;
+	pthread_mutex_unlock(&c->mu);
 	/* the call itself takes call_s before the first instance exists */
-	executor_after(c->ex, c->call_s * S, fake_launch_step, l);
+	executor_after(c->ex, c->call_s ? c->call_s * S : c->step_ns, fake_launch_step, l);
 }
 
 static void fake_terminate(struct provider *p, const char *group, const char *const *ids, size_t n,
@@ -310,6 +320,8 @@ static struct world *world_new(bool dry_run)
 	w->cloud.prov.ex = w->ex;
 	w->cloud.ex = w->ex;
 	w->cloud.call_s = 2;
+	w->cloud.step_ns = S;
+	pthread_mutex_init(&w->cloud.mu, NULL);
 	w->kops.ops = &fake_kube_ops;
 	w->kops.ctx = &w->kube;
 	w->log.write = capture;
@@ -662,6 +674,62 @@ static void test_shutdown_mid_launch_accounts_for_everything(void **state)
 	world_free(w);
 }
 
+/* The same actuator on the real thread pool: launches from worker threads,
+ * instance callbacks racing with observe(). ThreadSanitizer runs this. */
+static void test_real_pool(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct actuator_config cfg;
+	struct actuator_stats st;
+	struct plan p;
+	struct snapshot *s;
+	int i, polls;
+
+	(void)state;
+	w->clock = clock_real();
+	w->ex = executor_new_pool(4, 256);
+	w->cloud.prov.ops = &fake_provider_ops;
+	w->cloud.prov.impl = &w->cloud;
+	w->cloud.ex = w->ex;
+	w->cloud.call_s = 0;
+	w->cloud.step_ns = 1000000; /* 1 ms */
+	pthread_mutex_init(&w->cloud.mu, NULL);
+	w->kops.ops = &fake_kube_ops;
+	w->kops.ctx = &w->kube;
+	actuator_config_default(&cfg);
+	w->act = actuator_new(w->ex, &w->cloud.prov, &w->kops, &cfg, NULL);
+	plan_init(&p);
+	for (i = 0; i < 8; i++)
+		add_action(&p, ACTION_SCALE_UP, i % 2 ? "g1" : "g2", 3);
+	s = snapshot_new();
+	{
+		struct errbuf err;
+
+		snapshot_finish(s, clock_wall(w->clock), &err);
+	}
+	actuator_execute(w->act, &p, s);
+	/* wait for the launches (a condition with a deadline, not a fixed sleep) */
+	for (polls = 0; polls < 5000; polls++) {
+		struct timespec ts = {0, 1000000};
+
+		actuator_observe(w->act, s);
+		actuator_get_stats(w->act, &st);
+		if (st.busy == 0)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(st.busy, 0);
+	assert_int_equal(st.instances_created, 24);
+	assert_int_equal(st.in_flight_instances, 24);
+	assert_int_equal(st.in_flight_requested, 0);
+	assert_true(w->cloud.max_parallel >= 2);
+	executor_shutdown(w->ex, clock_now(w->clock) + CLOCK_NS_PER_S);
+	actuator_free(w->act);
+	plan_free(&p);
+	snapshot_free(s);
+	free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -673,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_delete_waits_for_drain_and_gives_up),
 		cmocka_unit_test(test_dry_run_does_nothing),
 		cmocka_unit_test(test_shutdown_mid_launch_accounts_for_everything),
+		cmocka_unit_test(test_real_pool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
