@@ -52,10 +52,22 @@ struct provider_instance {
 	enum instance_state state;
 };
 
+/* What one new instance of a group offers, as the cloud describes it
+ * (fields 0 when the cloud does not say; the config's template then rules). */
+struct provider_template {
+	int64_t cpu_m;          /* millicores */
+	int64_t memory;         /* bytes */
+	int64_t pods;
+	int64_t gpus;           /* nvidia.com/gpu and the like */
+	double price_per_hour;
+	char instance_type[64];
+};
+
 struct provider_group {
 	char name[64];
 	int min, max;
 	int target;             /* the size the cloud is converging to */
+	struct provider_template tmpl;
 	struct provider_instance *instances; /* owned by the array holder */
 	size_t n_instances;
 };

@@ -208,6 +208,12 @@ static int sim_list_groups(struct provider *p, struct provider_group **groups, s
 		out[i].min = g->min;
 		out[i].max = g->max;
 		out[i].target = sim_cloud_target(c, i);
+		out[i].tmpl.cpu_m = g->tmpl.allocatable.cpu_m;
+		out[i].tmpl.memory = g->tmpl.allocatable.memory;
+		out[i].tmpl.pods = g->tmpl.allocatable.pods;
+		out[i].tmpl.gpus = resources_ext(&g->tmpl.allocatable, "nvidia.com/gpu");
+		out[i].tmpl.price_per_hour = g->price_per_hour;
+		snprintf(out[i].tmpl.instance_type, sizeof(out[i].tmpl.instance_type), "sim");
 		in = sim_cloud_instances(c, i, &m);
 		out[i].instances = m ? calloc(m, sizeof(*out[i].instances)) : NULL;
 		if (m && !out[i].instances) {

@@ -231,6 +231,9 @@ static void test_list_groups_and_reads(void **state)
 	assert_int_equal(g[0].n_instances, 2);
 	assert_string_equal(g[0].instances[1].id, "workers-2");
 	assert_int_equal(g[0].instances[1].state, INSTANCE_PENDING);
+	/* what a new instance offers, from the group's template */
+	assert_true(g[0].tmpl.cpu_m > 0 && g[0].tmpl.memory > 0);
+	assert_string_equal(g[0].tmpl.instance_type, "sim");
 	provider_groups_free(g, n);
 	/* the read bucket is empty now: in virtual time that is a throttle */
 	assert_int_equal(w->p->ops->list_groups(w->p, &g, &n, &st), -1);
