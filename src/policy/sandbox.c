@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,35 @@ static const char LOADED_KEY[] = "luascale.sandbox.loaded";
 
 /* ---- limits ---- */
 
+/*
+ * Work the count hook does not see: one instruction (string.rep, the ..
+ * operator, table.sort, a pattern match) can build megabytes, sort a
+ * million elements or backtrack 10^8 times, and in a loop that would run
+ * for hours within the budget. So every byte a call allocates is charged,
+ * and the wrapped library functions below charge their element counts or
+ * pattern cost. Left uncharged: comparing two long strings (== and <).
+ */
+#define ALLOC_BYTES_PER_INSTRUCTION 16
+/* Once the budget is spent inside an allocation, larger allocations fail
+ * until the hook raises (its located message is small). */
+#define ALLOC_AFTER_EXHAUSTED (64 * 1024)
+#define CHARGE_MAX (INT64_MAX / 4) /* 'used' never overflows */
+
+/* Adds 'work' instructions to the running call; marks the budget spent. */
+static void charge(struct sandbox *sb, double work)
+{
+	if (!sb->in_call || !(work > 0))
+		return;
+	if (work > (double)(CHARGE_MAX - sb->used))
+		sb->used = CHARGE_MAX;
+	else
+		sb->used += (int64_t)work;
+	if (sb->exhausted == EXHAUSTED_NONE && sb->used > sb->budget)
+		sb->exhausted = EXHAUSTED_INSTRUCTIONS;
+}
+
+static void sandbox_hook(lua_State *L, lua_Debug *ar);
+
 static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct sandbox *sb = ud;
@@ -55,6 +85,17 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		free(ptr);
 		sb->mem_used -= old;
 		return NULL;
+	}
+	if (nsize > old && sb->in_call) {
+		bool spent = sb->exhausted == EXHAUSTED_INSTRUCTIONS;
+
+		if (spent && nsize - old > ALLOC_AFTER_EXHAUSTED)
+			return NULL;
+		charge(sb, (double)((nsize - old) / ALLOC_BYTES_PER_INSTRUCTION));
+		/* this allocation spent it: the next instruction raises (in a
+		 * coroutine, the next hook of its own, HOOK_STEP at most) */
+		if (!spent && sb->exhausted == EXHAUSTED_INSTRUCTIONS)
+			lua_sethook(sb->L, sandbox_hook, LUA_MASKCOUNT, 1);
 	}
 	if (nsize > old && sb->mem_used - old + nsize > sb->mem_limit) {
 		if (sb->in_call)
@@ -68,13 +109,13 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return p;
 }
 
-/* Raises the limit error, located at the running Lua function (level 0:
- * inside a hook there is no frame of the hook's own). */
-static int raise_exhausted(lua_State *L, struct sandbox *sb)
+/* Raises the limit error, located at the Lua function 'level' up (0 in a
+ * hook, which has no frame of its own; 1 in a C function). */
+static int raise_exhausted(lua_State *L, struct sandbox *sb, int level)
 {
 	lua_Debug ar;
 
-	if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0)
+	if (lua_getstack(L, level, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0)
 		lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
 	else
 		lua_pushliteral(L, "");
@@ -104,7 +145,7 @@ static void sandbox_hook(lua_State *L, lua_Debug *ar)
 		/* From now on every instruction of this thread raises, so a
 		 * pcall or coroutine in the policy cannot keep it running. */
 		lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, 1);
-		raise_exhausted(L, sb);
+		raise_exhausted(L, sb, 0);
 	}
 }
 
@@ -208,6 +249,17 @@ static int sb_print(lua_State *L)
 	return 0;
 }
 
+/* Charges a library call's work; raises at once when the budget is spent
+ * (by this call or an earlier allocation), before the work is done. */
+static void charge_call(lua_State *L, double work)
+{
+	struct sandbox *sb = sandbox_of(L);
+
+	charge(sb, work);
+	if (sb->in_call && sb->exhausted != EXHAUSTED_NONE)
+		raise_exhausted(L, sb, 1);
+}
+
 static int sb_collectgarbage(lua_State *L)
 {
 	const char *opt = luaL_optstring(L, 1, "collect");
@@ -218,6 +270,8 @@ static int sb_collectgarbage(lua_State *L)
 		return 1;
 	}
 	if (strcmp(opt, "collect") == 0 || strcmp(opt, "step") == 0) {
+		if (strcmp(opt, "collect") == 0) /* it walks the whole heap */
+			charge_call(L, (double)sandbox_of(L)->mem_used / ALLOC_BYTES_PER_INSTRUCTION);
 		lua_gc(L, strcmp(opt, "collect") == 0 ? LUA_GCCOLLECT : LUA_GCSTEP, 0);
 		lua_pushinteger(L, 0);
 		return 1;
@@ -332,6 +386,9 @@ static int sb_require(lua_State *L)
 #define CAP_PATTERN_WORK 1e8            /* worst-case steps of one pattern call */
 #define CAP_PLAIN_WORK 4e9              /* bytes compared by one plain find */
 #define CAP_SORT (1 << 20)              /* elements sorted by one table.sort */
+/* Worst-case pattern steps (or plain-find byte comparisons) charged as one
+ * instruction: a call near CAP_PATTERN_WORK costs a million. */
+#define PATTERN_STEPS_PER_INSTRUCTION 100
 
 /* Calls the original function (upvalue 1) with the same arguments. */
 static int call_original(lua_State *L)
@@ -356,6 +413,8 @@ static int sb_rep(lua_State *L)
 		return luaL_error(L, "string.rep: a result of %f MiB is over the policy sandbox's limit of %d MiB",
 				  ((double)l + (double)lsep) * (double)n / 1048576.0,
 				  (int)(CAP_STRING >> 20));
+	/* the bytes are charged as allocated; each piece is a copy of its own */
+	charge_call(L, (double)n / 4);
 	return call_original(L);
 }
 
@@ -460,6 +519,7 @@ static void check_pattern(lua_State *L, const char *fname, bool may_be_plain)
 		if ((double)n * (double)plen > CAP_PLAIN_WORK)
 			luaL_error(L, "%s: searching %I bytes for a %I-byte string is over the policy sandbox's limit",
 				   fname, (lua_Integer)n, (lua_Integer)plen);
+		charge_call(L, (double)n * (double)plen / PATTERN_STEPS_PER_INSTRUCTION);
 		return;
 	}
 	work = pattern_work(p, plen, n);
@@ -472,6 +532,9 @@ static void check_pattern(lua_State *L, const char *fname, bool may_be_plain)
 			 fname, p, n, work, CAP_PATTERN_WORK);
 		luaL_error(L, "%s", msg);
 	}
+	/* the worst case, scaled down: everyday patterns cost next to nothing,
+	 * a loop of near-limit ones runs out of budget */
+	charge_call(L, work / PATTERN_STEPS_PER_INSTRUCTION);
 }
 
 static int sb_find(lua_State *L)
@@ -525,15 +588,86 @@ static int sb_concat(lua_State *L)
 			return luaL_error(L, "table.concat: the result is over the policy sandbox's limit of %d MiB",
 					  (int)(CAP_STRING >> 20));
 	}
+	charge_call(L, (double)count + 1);
 	return call_original(L);
 }
 
 static int sb_sort(lua_State *L)
 {
+	lua_Integer n;
+
 	luaL_checktype(L, 1, LUA_TTABLE);
-	if (luaL_len(L, 1) > CAP_SORT)
+	n = luaL_len(L, 1);
+	if (n > CAP_SORT)
 		return luaL_error(L, "table.sort: %I elements is over the policy sandbox's limit of %d",
-				  (lua_Integer)luaL_len(L, 1), CAP_SORT);
+				  n, CAP_SORT);
+	/* n log n comparisons; a Lua comparator's own instructions count too */
+	if (n > 1)
+		charge_call(L, (double)n * log2((double)n));
+	return call_original(L);
+}
+
+/* table.insert(t, pos, v) shifts the elements from pos up (appending
+ * shifts nothing). */
+static int sb_insert(lua_State *L)
+{
+	if (lua_gettop(L) == 3 && lua_type(L, 1) == LUA_TTABLE && lua_isinteger(L, 2))
+		charge_call(L, (double)lua_rawlen(L, 1) - (double)lua_tointeger(L, 2) + 1);
+	return call_original(L);
+}
+
+/* table.remove(t, pos) shifts the elements above pos down. */
+static int sb_remove(lua_State *L)
+{
+	if (lua_type(L, 1) == LUA_TTABLE && lua_isinteger(L, 2))
+		charge_call(L, (double)lua_rawlen(L, 1) - (double)lua_tointeger(L, 2));
+	return call_original(L);
+}
+
+/* table.move(a1, f, e, t [, a2]) copies e - f + 1 elements. */
+static int sb_move(lua_State *L)
+{
+	if (lua_isinteger(L, 2) && lua_isinteger(L, 3))
+		charge_call(L, (double)lua_tointeger(L, 3) - (double)lua_tointeger(L, 2) + 1);
+	return call_original(L);
+}
+
+/* table.unpack(t [, i [, j]]) pushes j - i + 1 values (j: #t). */
+static int sb_unpack(lua_State *L)
+{
+	double i = lua_isinteger(L, 2) ? (double)lua_tointeger(L, 2) : 1;
+	double j;
+
+	if (lua_isinteger(L, 3))
+		j = (double)lua_tointeger(L, 3);
+	else
+		j = lua_type(L, 1) == LUA_TTABLE ? (double)lua_rawlen(L, 1) : 0;
+	charge_call(L, j - i + 1);
+	return call_original(L);
+}
+
+/* string.byte(s [, i [, j]]), utf8.codepoint(s [, i [, j]]): one value per
+ * byte of s[i..j], with Lua's rules for defaults and negative positions. */
+static int sb_range(lua_State *L)
+{
+	size_t len;
+	double n, i, j;
+
+	if (lua_type(L, 1) != LUA_TSTRING && lua_type(L, 1) != LUA_TNUMBER)
+		return call_original(L);
+	lua_tolstring(L, 1, &len);
+	n = (double)len;
+	i = lua_isinteger(L, 2) ? (double)lua_tointeger(L, 2) : 1;
+	j = lua_isinteger(L, 3) ? (double)lua_tointeger(L, 3) : i;
+	if (i < 0)
+		i = i < -n ? 1 : n + i + 1;
+	if (j < 0)
+		j = j < -n ? 0 : n + j + 1;
+	if (i < 1)
+		i = 1;
+	if (j > n)
+		j = n;
+	charge_call(L, j - i + 1);
 	return call_original(L);
 }
 
@@ -664,10 +798,18 @@ static int sandbox_open(lua_State *L)
 	wrap(L, "match", sb_match);
 	wrap(L, "gmatch", sb_gmatch);
 	wrap(L, "gsub", sb_gsub);
+	wrap(L, "byte", sb_range);
 	lua_pop(L, 1);
 	lua_getfield(L, -1, "table");
 	wrap(L, "concat", sb_concat);
 	wrap(L, "sort", sb_sort);
+	wrap(L, "insert", sb_insert);
+	wrap(L, "remove", sb_remove);
+	wrap(L, "move", sb_move);
+	wrap(L, "unpack", sb_unpack);
+	lua_pop(L, 1);
+	lua_getfield(L, -1, "utf8");
+	wrap(L, "codepoint", sb_range);
 	lua_pop(L, 1);
 	lua_getfield(L, -1, "rawset");
 	lua_pushcclosure(L, sb_rawset, 1);

@@ -112,7 +112,9 @@ static void test_string_rep_bomb(void **state)
 	(void)state;
 	expect_call_error(WRAP("local t = {} for i = 1, 100 do t[i] = string.rep('x', 32 * 1024 * 1024) .. i end"),
 			  "memory");
-	expect_call_error(WRAP("local t = {} for i = 1, 1e9 do t[i] = string.rep('y', 4096) .. i end"),
+	/* many medium strings (each made by one cheap concat: building them
+	 * with string.rep would spend the instruction budget first) */
+	expect_call_error(WRAP("local y, t = string.rep('y', 4096), {} for i = 1, 1e9 do t[i] = y .. i end"),
 			  "memory");
 }
 
@@ -203,6 +205,61 @@ static void test_pcall_cannot_swallow_memory(void **state)
 	expect_call_error(WRAP("pcall(function() local t = {} for i = 1, 100 do t[i] = string.rep('y', 32 * 1024 * 1024) .. i end end)\n"
 			       "return nil"),
 			  "memory limit");
+}
+
+/* One instruction that builds megabytes, sorts a big table or runs a costly
+ * pattern is charged for that work: in a loop it would otherwise run for
+ * hours on a budget meant for seconds (found by tests/fuzz/fuzz_policy_plan). */
+static void test_library_work_is_charged(void **state)
+{
+	(void)state;
+	expect_call_error(WRAP("for i = 1, 100 do local s = string.rep('x', 1000000) end"),
+			  "instruction budget");
+	expect_call_error(WRAP("local s = string.rep('x', 1000000) for i = 1, 400 do local y = s .. s end"),
+			  "instruction budget");
+	expect_call_error(WRAP("local t = {} for i = 1, 100000 do t[i] = i end\n"
+			       "for j = 1, 20 do table.sort(t) end"),
+			  "instruction budget");
+	expect_call_error(WRAP("local t = {} for i = 1, 100000 do t[i] = 'x' end\n"
+			       "for j = 1, 400 do table.concat(t) end"),
+			  "instruction budget");
+	expect_call_error(WRAP("local t = {} for i = 1, 100000 do t[i] = i end\n"
+			       "for j = 1, 300 do table.insert(t, 1, 0) end"),
+			  "instruction budget");
+	expect_call_error(WRAP("local t = {} for i = 1, 100000 do t[i] = i end\n"
+			       "for j = 1, 300 do table.remove(t, 1) end"),
+			  "instruction budget");
+	expect_call_error(WRAP("local t = {} for i = 1, 100000 do t[i] = i end\n"
+			       "for j = 1, 300 do table.move(t, 1, #t, 1) end"),
+			  "instruction budget");
+	expect_call_error(WRAP("local t = {} for i = 1, 100000 do t[i] = i end\n"
+			       "for j = 1, 300 do select('#', table.unpack(t)) end"),
+			  "instruction budget");
+	expect_call_error(WRAP("local s = string.rep('a', 100000)\n"
+			       "for j = 1, 300 do select('#', s:byte(1, -1)) end"),
+			  "instruction budget");
+	expect_call_error(WRAP("local s = string.rep('a', 100000)\n"
+			       "for j = 1, 300 do select('#', utf8.codepoint(s, 1, -1)) end"),
+			  "instruction budget");
+	expect_call_error(WRAP("local t = {} for i = 1, 100000 do t[i] = {} end\n"
+			       "for j = 1, 100 do collectgarbage() end"),
+			  "instruction budget");
+	/* a pattern call is charged its worst case (here 10^8 steps, though
+	 * this subject matches at once), scaled down */
+	expect_call_error(WRAP("local s = string.rep('b', 460) for i = 1, 100 do s:match('a*a*b') end"),
+			  "instruction budget");
+	expect_call_error(WRAP("local s, p = string.rep('a', 1000000), string.rep('a', 3000) .. 'b'\n"
+			       "for i = 1, 100 do s:find(p, 1, true) end"),
+			  "instruction budget");
+	/* the same work in moderation is fine */
+	expect_ok(WRAP("local t = {} for i = 1, 1000 do t[i] = string.rep('x', 100) end\n"
+		       "table.sort(t) assert(#table.concat(t) == 100000)\n"
+		       "for i = 1, 10000 do assert(('app.kubernetes.io/name=web'):match('^([^=]+)=(.*)$')) end\n"
+		       "local l = {} for i = 1, 100000 do table.insert(l, i) end\n"
+		       "for i = 1, 100000 do table.remove(l) end\n"
+		       "local s = string.rep('a', 100000) for i = 1, #s do assert(s:byte(i) == 97) end\n"
+		       "return nil"),
+		  0);
 }
 
 static void test_coroutine_created_before_call(void **state)
@@ -430,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_string_rep_bomb),
 		cmocka_unit_test(test_pcall_cannot_swallow_budget),
 		cmocka_unit_test(test_pcall_cannot_swallow_memory),
+		cmocka_unit_test(test_library_work_is_charged),
 		cmocka_unit_test(test_coroutine_created_before_call),
 		cmocka_unit_test(test_binary_chunk),
 		cmocka_unit_test(test_load_text_modes),

@@ -1,0 +1,22 @@
+local cluster, params, store, ls = ...
+local function try(f, ...) return pcall(f, ...) end
+try(cluster.pack, cluster, nil, "workers")
+try(cluster.pack, cluster, { 1, 2, "x" }, {}, -1)
+try(cluster.pack, cluster, cluster.pending, "nope", 1e300)
+try(cluster.pack, cluster, cluster.pending, cluster.groups.workers, 0)
+try(cluster.fits, cluster, "x", 5)
+try(cluster.fits, cluster, cluster.pending[1], "workers", { ignore_cordon = true, ignore_taints = { "a" } })
+try(cluster.drainable, cluster, {}, { exclude = 5 })
+try(cluster.drainable, cluster, "w-1", { exclude = { "w-1", "w-1", 7 } })
+try(cluster.node, cluster, 1)
+try(cluster.pdbs, 5)
+try(ls.cpu, "-1") try(ls.cpu, "1e400") try(ls.bytes, 1.5) try(ls.bytes, "9223372036854775808")
+try(ls.duration, "99999999999999h") try(ls.format_cpu, 0/0) try(ls.format_cpu, -1e20)
+try(ls.format_bytes, math.mininteger) try(ls.format_duration, -5) try(ls.format_duration, 1e300)
+try(ls.matches, { a = "b" }, nil) try(ls.nodes_of, cluster, {}) try(ls.utilization, {})
+local plan = ls.plan()
+try(plan.scale_up, plan, "workers", 1.5, "r") try(plan.scale_up, plan, "workers", math.maxinteger, "r")
+try(plan.cordon, plan, {}, "r") try(plan.taint, plan, "w-1", "k", nil, "Bogus", "r")
+try(plan.label, plan, cluster.nodes[1], string.rep("k", 300), "v", "r")
+try(plan.log, plan, "%s %d %q", {}, "x")
+return plan
