@@ -15,6 +15,8 @@ static void usage(FILE *f)
 	      "  decide  --config FILE --state FILE    show what the policy would do to a\n"
 	      "          [--policy FILE] [--output text|json] [--now TIME]   recorded cluster\n"
 	      "  test    [PATH...]                     run busted policy specs through the engine\n"
+	      "  sim     --listen 127.0.0.1:PORT --scenario FILE   serve a simulated cluster\n"
+	      "          [--kubeconfig-out FILE] [--fault SPEC]...  to kubectl, in real time\n"
 	      "  version                               print the version\n"
 	      "\n"
 	      "Run 'luascale COMMAND --help' for a command's options.\n",
@@ -33,6 +35,8 @@ int main(int argc, char **argv)
 		return cli_decide(argc - 1, argv + 1);
 	if (strcmp(argv[1], "test") == 0)
 		return cli_test(argc - 1, argv + 1);
+	if (strcmp(argv[1], "sim") == 0)
+		return cli_sim(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("luascale %s\n", LUASCALE_VERSION);
 		return EXIT_OK;

@@ -22,6 +22,7 @@ enum cli_exit {
 int cli_check(int argc, char **argv);
 int cli_decide(int argc, char **argv);
 int cli_test(int argc, char **argv);
+int cli_sim(int argc, char **argv);
 
 /* Reads --now: RFC 3339 or unix seconds. 0 or -1. */
 int cli_parse_now(const char *text, int64_t *out);

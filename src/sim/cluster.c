@@ -36,6 +36,9 @@ struct spod {
 	size_t node_at;          /* index in node->pods */
 	size_t pend_at;          /* index in c->pending, NOT_PENDING when not there */
 	int64_t created_ns, queued_ns, started_ns, run_ns;
+	int64_t started_wall;    /* bound at (unix s), -1 when never (for watchers) */
+	int64_t deleted_wall;    /* termination began (unix s), -1 when not terminating */
+	int64_t grace_ns;        /* the grace period of its termination */
 	uint64_t tried_gen;      /* capacity generation it last failed at (0: never tried) */
 };
 
@@ -108,6 +111,9 @@ struct sim_cluster {
 	int64_t *group_node_ns;  /* node-seconds of removed nodes, per group */
 	int *group_nodes;
 
+	sim_cluster_watch_fn watch;  /* told of every node and pod change, or NULL */
+	void *watch_ud;
+
 	struct sim_stats st;
 	int64_t *pending_ns;
 	size_t n_pending_ns, cap_pending_ns;
@@ -143,6 +149,44 @@ static int push_ptr(void ***arr, size_t *n, size_t *cap, void *p)
 static const char *keep(struct sim_cluster *c, const char *s)
 {
 	return intern_strn(&c->strings, s, strlen(s));
+}
+
+static const char *group_name(const struct sim_cluster *c, size_t group)
+{
+	return sim_cloud_group(c->cloud, group)->name;
+}
+
+/* Tells the watcher (if any) that pod 'p' changed, or is about to be freed. */
+static void notify_pod(struct sim_cluster *c, const struct spod *p, bool gone)
+{
+	struct sim_change ch;
+
+	if (!c->watch)
+		return;
+	memset(&ch, 0, sizeof(ch));
+	ch.kind = SIM_OBJ_POD;
+	ch.gone = gone;
+	ch.pod = &p->p;
+	ch.started_wall = p->started_wall;
+	ch.deleted_wall = p->deleted_wall;
+	ch.grace_s = p->grace_ns / CLOCK_NS_PER_S;
+	c->watch(c->watch_ud, &ch);
+}
+
+/* Tells the watcher (if any) that node 'n' changed, or is about to be freed. */
+static void notify_node(struct sim_cluster *c, const struct snode *n, bool gone)
+{
+	struct sim_change ch;
+
+	if (!c->watch)
+		return;
+	memset(&ch, 0, sizeof(ch));
+	ch.kind = SIM_OBJ_NODE;
+	ch.gone = gone;
+	ch.node = &n->n;
+	ch.group = group_name(c, n->group);
+	ch.started_wall = ch.deleted_wall = -1;
+	c->watch(c->watch_ud, &ch);
 }
 
 static bool is_protected(const struct sim_cluster *c, const struct spod *p)
@@ -426,6 +470,9 @@ static struct spod *pod_new(struct sim_cluster *c, int si, const char *name, int
 	p->pend_at = NOT_PENDING;
 	p->created_ns = p->queued_ns = now_ns(c);
 	p->started_ns = -1;
+	p->started_wall = -1;
+	p->deleted_wall = -1;
+	p->grace_ns = c->specs[si].spec->grace_ns;
 	p->run_ns = run_ns;
 	p->hash = hash_pod(p->p.ns, p->p.name);
 	if (!p->p.name || seq_put(c, p) < 0)
@@ -439,6 +486,7 @@ static struct spod *pod_new(struct sim_cluster *c, int si, const char *name, int
 	}
 	c->n_state[SP_PENDING]++;
 	c->st.pods_created++;
+	notify_pod(c, p, false);
 	return p;
 fail_seq:
 	c->by_seq[p->seq] = NULL;
@@ -471,6 +519,7 @@ static void node_detach(struct spod *p)
 /* Unlists and frees a pod. */
 static void pod_remove(struct sim_cluster *c, struct spod *p)
 {
+	notify_pod(c, p, true);
 	release(c, p);
 	node_detach(p);
 	pending_remove(c, p);
@@ -561,6 +610,7 @@ static void complete_event(void *owner, void *data, uint64_t id, bool alive)
 		p->p.phase = POD_SUCCEEDED;
 		release(c, p);
 		c->st.pods_succeeded++;
+		notify_pod(c, p, false);
 		sim_cloud_tracef(c->cloud, "pod %s/%s succeeded on %s", p->p.ns, p->p.name,
 				 p->node ? p->node->n.name : "?");
 		if (sim_after(c->ex, c->life, c->o.finished_ttl_ns, gc_event, NULL, p->seq) < 0)
@@ -610,7 +660,9 @@ static int bind(struct sim_cluster *c, struct spod *p, struct snode *n)
 	p->p.flags &= ~POD_UNSCHEDULABLE;
 	p->p.sched_message = "";
 	p->started_ns = now_ns(c);
+	p->started_wall = wall_s(c);
 	set_state(c, p, SP_RUNNING);
+	notify_pod(c, p, false);
 	c->st.pods_bound++;
 	if (!(p->p.flags & POD_DAEMONSET))
 		record_pending(c, p->started_ns - p->queued_ns);
@@ -807,11 +859,16 @@ static const char *fail_message(struct sim_cluster *c, const int *reasons)
 
 static void unschedulable(struct sim_cluster *c, struct spod *p, const char *msg)
 {
+	bool changed = !(p->p.flags & POD_UNSCHEDULABLE) ||
+		       strcmp(p->p.sched_message, msg ? msg : "") != 0;
+
 	if (!(p->p.flags & POD_UNSCHEDULABLE))
 		sim_cloud_tracef(c->cloud, "pod %s/%s unschedulable: %s", p->p.ns, p->p.name, msg);
 	p->p.flags |= POD_UNSCHEDULABLE;
 	p->p.sched_message = msg ? msg : "";
 	p->tried_gen = c->cap_gen;
+	if (changed)
+		notify_pod(c, p, false);
 }
 
 static void schedule_pass(struct sim_cluster *c)
@@ -963,6 +1020,7 @@ static int register_node(struct sim_cluster *c, struct sim_instance *in)
 	c->group_nodes[n->group]++;
 	c->st.nodes_registered++;
 	sim_cloud_tracef(c->cloud, "node %s registered Ready", n->n.name);
+	notify_node(c, n, false);
 	place_daemons(c, n);
 	c->cap_gen++;
 	kick(c);
@@ -998,6 +1056,7 @@ static void remove_node(struct sim_cluster *c, struct snode *n, const char *why)
 	sim_cloud_tracef(c->cloud, "node %s removed: %s", n->n.name, why);
 	while (n->n_pods)
 		kill_pod(c, n->pods[n->n_pods - 1], why);
+	notify_node(c, n, true);
 	c->group_nodes[n->group]--;
 	c->group_node_ns[n->group] += now_ns(c) - n->registered_ns;
 	c->st.nodes_removed++;
@@ -1030,6 +1089,7 @@ static void observe(void *ud, struct sim_instance *in, enum sim_instance_event e
 		if (n && n->n.ready) {
 			n->n.ready = false;
 			sim_cloud_tracef(c->cloud, "node %s NotReady (instance stopping)", n->n.name);
+			notify_node(c, n, false);
 		}
 		return;
 	case SIM_INSTANCE_GONE:
@@ -1334,8 +1394,9 @@ int sim_cluster_add_nodes(struct sim_cluster *c, const char *group, int n, struc
 
 /* ---- PodDisruptionBudgets ---- */
 
-/* disruptionsAllowed of every PDB, from the pods now, into 'out'. */
-static void pdb_allowed_all(struct sim_cluster *c, int32_t *out)
+/* disruptionsAllowed of every PDB, from the pods now, into 'out'; when
+ * 'counts' is not NULL, the pods each expects and the healthy ones too. */
+static void pdb_status_all(struct sim_cluster *c, int32_t *out, struct sim_pdb_status *counts)
 {
 	int64_t *expected = NULL, *healthy = NULL;
 	size_t i, k;
@@ -1374,8 +1435,19 @@ static void pdb_allowed_all(struct sim_cluster *c, int32_t *out)
 		}
 		want = healthy[i] - want;
 		out[i] = want < 0 ? 0 : want > INT32_MAX ? INT32_MAX : (int32_t)want;
+		if (counts) {
+			counts[i].disruptions_allowed = out[i];
+			counts[i].expected_pods = n;
+			counts[i].current_healthy = healthy[i];
+			counts[i].desired_healthy = healthy[i] - want;
+		}
 	}
 	free(expected);
+}
+
+static void pdb_allowed_all(struct sim_cluster *c, int32_t *out)
+{
+	pdb_status_all(c, out, NULL);
 }
 
 /* ---- kubeops ---- */
@@ -1428,6 +1500,7 @@ static int op_cordon(void *ctx, const char *node, bool unschedulable, struct kub
 			kick(c);
 		}
 		sim_cloud_tracef(c->cloud, "node %s %s", node, unschedulable ? "cordoned" : "uncordoned");
+		notify_node(c, n, false);
 	}
 	sim_cloud_unlock(c->cloud);
 	return ok(st);
@@ -1486,6 +1559,7 @@ static int op_kv(struct sim_cluster *c, const char *node, const char *key, const
 	}
 	sim_cloud_tracef(c->cloud, "node %s %s %s%s%s", node, label ? "label" : "annotation", key,
 			 value ? "=" : " removed", value ? value : "");
+	notify_node(c, n, false);
 	sim_cloud_unlock(c->cloud);
 	return ok(st);
 }
@@ -1520,6 +1594,9 @@ static void terminate_pod(struct sim_cluster *c, struct spod *p, int64_t grace)
 	}
 	set_state(c, p, SP_TERMINATING);
 	p->p.flags |= POD_TERMINATING;
+	p->deleted_wall = wall_s(c);
+	p->grace_ns = grace > 0 ? grace : 0;
+	notify_pod(c, p, false);
 	if (ctrl != SIM_CTRL_STATEFULSET)
 		replace(c, p, false);
 	if (sim_after(c->ex, c->life, grace > 0 ? grace : 0, terminated_event, NULL, p->seq) < 0) {
@@ -1667,6 +1744,7 @@ static int op_taint(void *ctx, const char *node, const char *key, const char *va
 	c->st.taints++;
 	sim_cloud_tracef(c->cloud, "node %s taint %s:%s %s", node, key, taint_effect_str(effect),
 			 remove ? "removed" : "added");
+	notify_node(c, n, false);
 	if (remove) {
 		c->cap_gen++;
 		kick(c);
@@ -1960,4 +2038,157 @@ size_t sim_cluster_n_pods(struct sim_cluster *c)
 	n = c->n_pods;
 	sim_cloud_unlock(c->cloud);
 	return n;
+}
+
+/* ---- what the simulated API server needs ---- */
+
+void sim_cluster_set_watch(struct sim_cluster *c, sim_cluster_watch_fn fn, void *ud)
+{
+	size_t i;
+
+	sim_cloud_lock(c->cloud);
+	c->watch = fn;
+	c->watch_ud = ud;
+	if (fn) {
+		for (i = 0; i < c->n_nodes; i++)
+			notify_node(c, c->nodes[i], false);
+		for (i = 0; i < c->n_pods; i++)
+			notify_pod(c, c->pods[i], false);
+	}
+	sim_cloud_unlock(c->cloud);
+}
+
+int sim_cluster_delete_pod(struct sim_cluster *c, const char *ns, const char *name,
+			   int64_t grace_s, struct kube_status *st)
+{
+	struct spod **slot, *p;
+
+	sim_cloud_lock(c->cloud);
+	slot = tab_find(c, ns ? ns : "", name ? name : "");
+	if (!slot) {
+		sim_cloud_unlock(c->cloud);
+		status(st, KUBE_NOT_FOUND, "pods \"%s\" not found", name ? name : "");
+		return -1;
+	}
+	p = *slot;
+	if (p->st == SP_TERMINATING) {
+		sim_cloud_unlock(c->cloud);
+		return ok(st); /* being deleted already */
+	}
+	if (p->st == SP_RUNNING && !(p->p.flags & POD_DAEMONSET)) {
+		c->st.pods_killed++;
+		if (is_protected(c, p))
+			c->st.protected_disrupted++;
+	}
+	sim_cloud_tracef(c->cloud, "pod %s/%s deleted", p->p.ns, p->p.name);
+	terminate_pod(c, p, grace_s >= 0 ? grace_s * CLOCK_NS_PER_S : c->specs[p->spec].spec->grace_ns);
+	sim_cloud_unlock(c->cloud);
+	return ok(st);
+}
+
+int sim_cluster_bind_pod(struct sim_cluster *c, const char *ns, const char *name,
+			 const char *node, struct kube_status *st)
+{
+	struct spod **slot, *p;
+	struct snode *n;
+	int rc = -1;
+
+	sim_cloud_lock(c->cloud);
+	slot = tab_find(c, ns ? ns : "", name ? name : "");
+	if (!slot) {
+		status(st, KUBE_NOT_FOUND, "pods \"%s\" not found", name ? name : "");
+		goto out;
+	}
+	p = *slot;
+	if (p->node || p->st != SP_PENDING) {
+		status(st, KUBE_CONFLICT, "pod %s is already assigned to node \"%s\"", p->p.name,
+		       p->p.node_name);
+		goto out;
+	}
+	n = find_snode(c, node, NULL);
+	if (!n) {
+		node_not_found(st, node);
+		goto out;
+	}
+	if (bind(c, p, n) < 0) {
+		status(st, KUBE_ERROR, "out of memory");
+		goto out;
+	}
+	kick(c);
+	rc = ok(st);
+out:
+	sim_cloud_unlock(c->cloud);
+	return rc;
+}
+
+size_t sim_cluster_n_pdbs(struct sim_cluster *c)
+{
+	size_t n;
+
+	sim_cloud_lock(c->cloud);
+	n = c->n_pdbs;
+	sim_cloud_unlock(c->cloud);
+	return n;
+}
+
+int sim_cluster_pdbs(struct sim_cluster *c, struct pdb *pdbs, struct sim_pdb_status *status_out,
+		     size_t cap)
+{
+	int32_t *allowed;
+	size_t i, n;
+
+	sim_cloud_lock(c->cloud);
+	n = c->n_pdbs < cap ? c->n_pdbs : cap;
+	allowed = calloc(c->n_pdbs ? c->n_pdbs : 1, sizeof(*allowed));
+	if (!allowed) {
+		sim_cloud_unlock(c->cloud);
+		return -1;
+	}
+	if (status_out && n == c->n_pdbs) {
+		pdb_status_all(c, allowed, status_out);
+	} else if (status_out) {
+		struct sim_pdb_status *all = calloc(c->n_pdbs, sizeof(*all));
+
+		if (!all) {
+			free(allowed);
+			sim_cloud_unlock(c->cloud);
+			return -1;
+		}
+		pdb_status_all(c, allowed, all);
+		memcpy(status_out, all, n * sizeof(*all));
+		free(all);
+	}
+	for (i = 0; i < n; i++) {
+		pdbs[i] = c->pdbs[i].b;
+		pdbs[i].disruptions_allowed = status_out ? status_out[i].disruptions_allowed : 0;
+	}
+	free(allowed);
+	sim_cloud_unlock(c->cloud);
+	return (int)n;
+}
+
+size_t sim_cluster_n_specs(struct sim_cluster *c)
+{
+	size_t n;
+
+	sim_cloud_lock(c->cloud);
+	n = c->n_specs;
+	sim_cloud_unlock(c->cloud);
+	return n;
+}
+
+const struct sim_pod_spec *sim_cluster_spec(struct sim_cluster *c, size_t i)
+{
+	const struct sim_pod_spec *s = NULL;
+
+	sim_cloud_lock(c->cloud);
+	if (i < c->n_specs)
+		s = c->specs[i].spec;
+	sim_cloud_unlock(c->cloud);
+	return s;
+}
+
+struct sim_cloud *sim_cluster_cloud(const struct sim_cluster *c)
+{
+	return c->cloud;
 }

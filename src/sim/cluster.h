@@ -192,4 +192,78 @@ int sim_cluster_node(struct sim_cluster *c, const char *name, struct sim_node_in
 /* Number of pods (any phase) listed now. */
 size_t sim_cluster_n_pods(struct sim_cluster *c);
 
+/* ---- what the simulated API server needs ---- */
+
+enum sim_obj_kind { SIM_OBJ_NODE, SIM_OBJ_POD };
+
+/*
+ * One change to a node or a pod, as a watcher hears it. Everything it
+ * points to is borrowed for the duration of the call only.
+ */
+struct sim_change {
+	enum sim_obj_kind kind;
+	bool gone;                 /* removed: this is its last state */
+	const struct node *node;   /* NODE (group is -1; 'ready' as the kubelet reports it) */
+	const char *group;         /* NODE: its node group */
+	const struct pod *pod;     /* POD */
+	int64_t started_wall;      /* POD: bound at (unix s), -1 when never bound */
+	int64_t deleted_wall;      /* POD: termination began (unix s), -1 when not terminating */
+	int64_t grace_s;           /* POD: its termination grace period (s) */
+};
+
+/*
+ * Called under the world's lock (sim_cloud_lock) after a node or pod was
+ * added or changed, and before one is removed: registration, Ready lost,
+ * cordon, label, annotation, taint, removal; pod created, unschedulable
+ * (when its message changes), bound, succeeded, terminating, removed. It
+ * must not call back into the cluster.
+ */
+typedef void (*sim_cluster_watch_fn)(void *ud, const struct sim_change *ch);
+
+/*
+ * Sets the watcher (one; NULL removes it). It hears at once every node and
+ * pod there is now (as changes, gone = false), then every change.
+ */
+void sim_cluster_set_watch(struct sim_cluster *c, sim_cluster_watch_fn fn, void *ud);
+
+/*
+ * Deletes a pod (no PodDisruptionBudget asked): a bound pod terminates over
+ * 'grace_s' (< 0: its spec's), a pending one is gone at once; its
+ * controller replaces it. A running pod counts as killed in the stats.
+ * 0, or -1 with KUBE_NOT_FOUND.
+ */
+int sim_cluster_delete_pod(struct sim_cluster *c, const char *ns, const char *name,
+			   int64_t grace_s, struct kube_status *st);
+
+/*
+ * Binds a pending pod to a node (the Binding API), whether it fits or not.
+ * 0, or -1 with KUBE_NOT_FOUND (pod, node) or KUBE_CONFLICT (bound already
+ * or not pending).
+ */
+int sim_cluster_bind_pod(struct sim_cluster *c, const char *ns, const char *name,
+			 const char *node, struct kube_status *st);
+
+/* A PodDisruptionBudget's status now. */
+struct sim_pdb_status {
+	int32_t disruptions_allowed;
+	int64_t expected_pods, current_healthy, desired_healthy;
+};
+
+size_t sim_cluster_n_pdbs(struct sim_cluster *c);
+
+/*
+ * Copies up to 'cap' PDBs (strings borrowed from the cluster, valid while
+ * it lives) with disruptions_allowed set, and their status into
+ * 'status_out' (may be NULL). Returns how many, or -1 when out of memory.
+ */
+int sim_cluster_pdbs(struct sim_cluster *c, struct pdb *pdbs, struct sim_pdb_status *status_out,
+		     size_t cap);
+
+/* The workload specs registered (borrowed, in the order they were added). */
+size_t sim_cluster_n_specs(struct sim_cluster *c);
+const struct sim_pod_spec *sim_cluster_spec(struct sim_cluster *c, size_t i);
+
+/* The cloud under the cluster. */
+struct sim_cloud *sim_cluster_cloud(const struct sim_cluster *c);
+
 #endif

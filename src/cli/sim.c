@@ -1,0 +1,221 @@
+/*
+ * cli/sim: `luascale sim` — a scenario's simulated world run in real time
+ * and served as a Kubernetes API on 127.0.0.1 (sim/apiserver.h), with a
+ * kubeconfig written for kubectl. Runs until SIGINT or SIGTERM.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "config.h"
+#include "log.h"
+#include "runtime/clock.h"
+#include "runtime/executor.h"
+#include "sim/apiserver.h"
+#include "sim/scenario.h"
+
+#define DEFAULT_KUBECONFIG "./luascale-sim.kubeconfig"
+#define MAX_FAULTS 32
+
+static void sim_usage(FILE *f)
+{
+	fputs("usage: luascale sim --listen 127.0.0.1:PORT --scenario FILE\n"
+	      "                    [--kubeconfig-out FILE] [--fault SPEC]... [--log-level LEVEL]\n"
+	      "\n"
+	      "Runs the scenario's simulated world in real time and serves it as a\n"
+	      "Kubernetes API (nodes, pods, evictions, PDBs, events, leases, configmaps)\n"
+	      "on 127.0.0.1 only, for kubectl and `luascale run`. PORT 0 picks a free one.\n"
+	      "Writes a kubeconfig (default " DEFAULT_KUBECONFIG ", context\n"
+	      "\"luascale-sim\") and runs until SIGINT or SIGTERM.\n"
+	      "\n"
+	      "faults (repeat --fault; also at run time: POST /apis/sim.luascale.io/v1/faults):\n"
+	      "  drop-watches=DUR            cut every open watch every DUR\n"
+	      "  expire-watches=N            the next N watches get an in-stream 410 Expired\n"
+	      "  throttle=R[:VERB[:RES]]     429 on matching requests, R a probability\n"
+	      "                              (0.3) or a count of next requests (3x)\n"
+	      "  error=R[:VERB[:RES[:CODE]]] a 5xx (default 500) on matching requests\n"
+	      "  latency=DUR                 every answer waits DUR\n"
+	      "  down=DUR[@AFTER]            connection refused for DUR, AFTER from the start\n"
+	      "e.g. --fault throttle=0.5:create:pods/eviction --fault down=20s@2m\n"
+	      "\n"
+	      "  --log-level debug|info|warn|error   (default info; debug logs every request)\n",
+	      f);
+}
+
+static int parse_listen(const char *text, int *port)
+{
+	const char *p = text;
+	char *end;
+	long v;
+
+	if (strncmp(p, "127.0.0.1:", 10) == 0)
+		p += 10;
+	else if (strncmp(p, "localhost:", 10) == 0)
+		p += 10;
+	else if (strchr(p, ':'))
+		return -1;
+	v = strtol(p, &end, 10);
+	if (end == p || *end || v < 0 || v > 65535)
+		return -1;
+	*port = (int)v;
+	return 0;
+}
+
+static int parse_level(const char *s, enum log_level *out)
+{
+	static const char *const names[] = {"debug", "info", "warn", "error"};
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*out = (enum log_level)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int cli_sim(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"listen", required_argument, NULL, 'l'},
+		{"scenario", required_argument, NULL, 's'},
+		{"kubeconfig-out", required_argument, NULL, 'k'},
+		{"fault", required_argument, NULL, 'f'},
+		{"log-level", required_argument, NULL, 'L'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *listen = NULL, *scenario = NULL, *kubeconfig = DEFAULT_KUBECONFIG;
+	const char *faults[MAX_FAULTS];
+	size_t n_faults = 0, i;
+	enum log_level level = LOG_INFO;
+	struct apiserver_faults fs;
+	struct apiserver_opts ao;
+	struct sim_scenario *sc = NULL;
+	struct executor *ex = NULL;
+	struct sim_world *w = NULL;
+	struct apiserver *srv = NULL;
+	struct logger log;
+	struct errbuf err;
+	sigset_t sigs;
+	int opt, port = 0, sig = 0, rc = EXIT_INPUT;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'l': listen = optarg; break;
+		case 's': scenario = optarg; break;
+		case 'k': kubeconfig = optarg; break;
+		case 'f':
+			if (n_faults == MAX_FAULTS) {
+				fprintf(stderr, "luascale sim: at most %d --fault\n", MAX_FAULTS);
+				return EXIT_USAGE;
+			}
+			faults[n_faults++] = optarg;
+			break;
+		case 'L':
+			if (parse_level(optarg, &level) < 0) {
+				fprintf(stderr, "luascale sim: --log-level: debug, info, warn or error\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h': sim_usage(stdout); return EXIT_OK;
+		default: sim_usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "luascale sim: unexpected argument \"%s\"\n", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!listen || !scenario) {
+		fprintf(stderr, "luascale sim: --listen 127.0.0.1:PORT and --scenario FILE are required\n");
+		return EXIT_USAGE;
+	}
+	if (parse_listen(listen, &port) < 0) {
+		fprintf(stderr, "luascale sim: --listen \"%s\": the simulator serves 127.0.0.1:PORT only\n",
+			listen);
+		return EXIT_USAGE;
+	}
+	memset(&fs, 0, sizeof(fs));
+	for (i = 0; i < n_faults; i++) {
+		if (apiserver_faults_parse(&fs, faults[i], &err) < 0) {
+			fprintf(stderr, "luascale sim: --fault: %s\n", err.msg);
+			return EXIT_USAGE;
+		}
+	}
+	log = log_stderr(level);
+
+	/* every thread started from here on leaves the signals to sigwait() */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	sc = sim_scenario_load(scenario, &err);
+	if (!sc) {
+		fprintf(stderr, "luascale sim: %s\n", err.msg);
+		goto out;
+	}
+	ex = executor_new_pool(4, 1u << 16);
+	if (!ex) {
+		fprintf(stderr, "luascale sim: cannot start the executor\n");
+		goto out;
+	}
+	w = sim_world_new(sc, ex, &err);
+	if (!w) {
+		fprintf(stderr, "luascale sim: %s\n", err.msg);
+		goto out;
+	}
+	apiserver_opts_default(&ao);
+	ao.port = port;
+	ao.seed = sc->seed;
+	ao.log = &log;
+	srv = apiserver_new(w->cluster, &ao, &err);
+	if (!srv) {
+		fprintf(stderr, "luascale sim: %s\n", err.msg);
+		goto out;
+	}
+	if (n_faults) {
+		apiserver_inject(srv, &fs);
+		for (i = 0; i < n_faults; i++)
+			log_at(&log, LOG_INFO, clock_wall(clock_real()), "fault in force: %s", faults[i]);
+	}
+	if (apiserver_write_kubeconfig(srv, kubeconfig, &err) < 0) {
+		fprintf(stderr, "luascale sim: kubeconfig: %s\n", err.msg);
+		goto out;
+	}
+	printf("luascale sim: serving %s on http://127.0.0.1:%d\n"
+	       "kubeconfig written to %s (context \"luascale-sim\"); try:\n"
+	       "  kubectl --kubeconfig %s get nodes,pods -A\n"
+	       "  kubectl --kubeconfig %s get nodes -w\n"
+	       "SIGINT (Ctrl-C) or SIGTERM stops it.\n",
+	       scenario, apiserver_port(srv), kubeconfig, kubeconfig, kubeconfig);
+	fflush(stdout);
+
+	while (sigwait(&sigs, &sig) != 0)
+		;
+	log_at(&log, LOG_INFO, clock_wall(clock_real()), "%s: stopping",
+	       sig == SIGINT ? "SIGINT" : "SIGTERM");
+	rc = EXIT_OK;
+out:
+	apiserver_free(srv);
+	if (ex) {
+		size_t cancelled = executor_shutdown(ex, clock_now(clock_real()) + 5 * CLOCK_NS_PER_S);
+
+		if (cancelled)
+			log_at(&log, LOG_DEBUG, clock_wall(clock_real()),
+			       "%zu simulated event(s) left unrun", cancelled);
+	}
+	sim_world_free(w);
+	sim_scenario_free(sc);
+	if (rc == EXIT_OK)
+		log_at(&log, LOG_INFO, clock_wall(clock_real()), "stopped");
+	return rc;
+}

@@ -1,0 +1,104 @@
+/*
+ * sim/apiserver_internal: what apiserver.c (the HTTP server, discovery,
+ * faults, the cloud's endpoints) and apiserver_objects.c (the Kubernetes
+ * resources: list, get, watch, writes) share. Not for other modules.
+ */
+#ifndef LUASCALE_SIM_APISERVER_INTERNAL_H
+#define LUASCALE_SIM_APISERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <sys/types.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "engine/kubeops.h"
+#include "sim/apiserver.h"
+#include "sim/apiserver_store.h"
+
+struct MHD_Connection;
+struct cJSON;
+struct MHD_Daemon;
+struct watch;
+
+struct apiserver {
+	struct apiserver_opts o;
+	struct sim_cluster *cluster;
+	struct sim_cloud *cloud;
+	struct kubeops kube;
+	struct apiserver_store *store;
+	int port;
+
+	pthread_mutex_t mu;          /* the daemon, faults, the ticker's state */
+	pthread_cond_t cv;           /* wakes the ticker */
+	struct MHD_Daemon *daemon;   /* NULL while down */
+	bool stopping;
+	pthread_t ticker;
+	bool ticker_started;
+
+	/* faults in force (under mu) */
+	struct apiserver_fault_rule rules[APISERVER_MAX_RULES];
+	size_t n_rules;
+	int64_t latency_ns;
+	int64_t drop_every_ns, next_drop_ns;
+	int expire_watches;
+	int64_t down_from_ns, down_until_ns; /* down_until 0: no window */
+	bool down;
+	uint64_t rng;
+
+	/* a PATCH in progress holds the world's lock and makes one change of
+	 * its node out of several (under the world's lock) */
+	const char *txn_node;
+	struct cJSON *txn_obj;
+};
+
+/* What a handler answers. */
+struct reply {
+	int code;
+	struct buf body;             /* JSON unless content_type says otherwise */
+	const char *content_type;    /* NULL: application/json */
+	const char *retry_after;     /* Retry-After header, or NULL */
+	struct watch *watch;         /* a watch stream instead of a body */
+};
+
+/* A request for a resource, as routed. */
+struct resreq {
+	const char *method;
+	enum apiserver_resource res;
+	const char *ns;              /* NULL: all namespaces (or cluster-scoped) */
+	const char *name;            /* NULL: the collection */
+	const char *sub;             /* subresource ("eviction"), or NULL */
+	const char *body;            /* the request body ("" when none) */
+	size_t body_len;
+	const char *content_type;    /* "" when none */
+	bool table;                  /* Accept asks for a Table */
+	struct MHD_Connection *conn; /* for query parameters */
+};
+
+/* Fills 'out' with a Status answer. */
+void apiserver_reply_status(struct reply *out, int code, const char *reason, const char *message,
+			    const char *kind, const char *name);
+
+/* Handles a request for a Kubernetes resource (apiserver_objects.c). */
+void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, struct reply *out);
+
+/* The MHD content reader of a watch, its destructor, and whether a watch
+ * should start with 410 (a fault). */
+ssize_t apiserver_watch_read(void *cls, uint64_t pos, char *buf, size_t max);
+void apiserver_watch_free(void *cls);
+
+/* Takes one "expire the next watch" fault if there is one (under s->mu). */
+bool apiserver_take_expire(struct apiserver *s);
+
+/* Seeds the store with the cluster's PDBs, DaemonSets and namespaces, and
+ * refreshes PDB status (the ticker calls it). */
+void apiserver_sync_static(struct apiserver *s, bool first);
+
+/* The cluster's watcher: renders changes into the store. */
+void apiserver_on_change(void *ud, const struct sim_change *ch);
+
+/* Real time. */
+int64_t apiserver_now_ns(void);
+int64_t apiserver_now_wall(void);
+
+#endif

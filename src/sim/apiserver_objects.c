@@ -1,0 +1,1354 @@
+/*
+ * sim/apiserver_objects: the Kubernetes resources of the simulated API
+ * server — list (selectors, pagination), get, watch (history, bookmarks,
+ * 410), node patches and deletion, pod deletion, eviction and binding
+ * through the simulated cluster, and create/update/patch/delete of the
+ * objects clients own (events, configmaps, leases). HTTP framing is
+ * apiserver.c's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+
+#include "arena.h"
+#include "k8sname.h"
+#include "runtime/clock.h"
+#include "sim/apiserver_internal.h"
+#include "sim/apiserver_render.h"
+
+#define MAX_FIELD_REQS 8
+
+/* ---- selectors ---- */
+
+struct field_req {
+	int field;            /* -1 metadata.name, -2 metadata.namespace, else index in resdef fields */
+	char value[256];
+	bool neg;
+};
+
+struct filter {
+	char *ns;             /* NULL: any */
+	struct arena *arena;
+	struct label_selector sel;
+	struct field_req f[MAX_FIELD_REQS];
+	size_t nf;
+};
+
+static const char *query(const struct resreq *rq, const char *key)
+{
+	return rq->conn ? MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key) : NULL;
+}
+
+static void filter_free(struct filter *f)
+{
+	free(f->ns);
+	arena_free(f->arena);
+	memset(f, 0, sizeof(*f));
+}
+
+static int parse_fields(struct filter *f, enum apiserver_resource r, const char *text,
+			struct reply *out)
+{
+	const struct apiserver_resdef *d = &apiserver_resources[r];
+	const char *p = text;
+
+	while (p && *p) {
+		const char *end = strchr(p, ','), *op;
+		size_t len = end ? (size_t)(end - p) : strlen(p), klen, i;
+		struct field_req *q;
+		char item[400], key[64];
+
+		if (len >= sizeof(item) || f->nf == MAX_FIELD_REQS)
+			goto bad;
+		memcpy(item, p, len);
+		item[len] = '\0';
+		p = end ? end + 1 : NULL;
+		if (!item[0])
+			continue;
+		q = &f->f[f->nf];
+		op = strstr(item, "!=");
+		if (op) {
+			q->neg = true;
+			klen = (size_t)(op - item);
+			op += 2;
+		} else if ((op = strstr(item, "=="))) {
+			klen = (size_t)(op - item);
+			op += 2;
+		} else if ((op = strchr(item, '='))) {
+			klen = (size_t)(op - item);
+			op += 1;
+		} else {
+			goto bad;
+		}
+		if (klen >= sizeof(key) || strlen(op) >= sizeof(q->value))
+			goto bad;
+		memcpy(key, item, klen);
+		key[klen] = '\0';
+		snprintf(q->value, sizeof(q->value), "%s", op);
+		if (strcmp(key, "metadata.name") == 0) {
+			q->field = -1;
+		} else if (strcmp(key, "metadata.namespace") == 0) {
+			q->field = -2;
+		} else {
+			q->field = -3;
+			for (i = 0; i < APISERVER_MAX_FIELDS && d->fields[i]; i++)
+				if (strcmp(d->fields[i], key) == 0)
+					q->field = (int)i;
+			if (q->field == -3) {
+				char msg[200];
+
+				snprintf(msg, sizeof(msg), "field label not supported: %s", key);
+				apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
+				return -1;
+			}
+		}
+		f->nf++;
+	}
+	return 0;
+bad:
+	apiserver_reply_status(out, 400, "BadRequest", "invalid field selector", NULL, NULL);
+	return -1;
+}
+
+static int filter_init(struct filter *f, const struct resreq *rq, struct reply *out)
+{
+	const char *ls = query(rq, "labelSelector"), *fs = query(rq, "fieldSelector");
+	struct errbuf err;
+
+	memset(f, 0, sizeof(f[0]));
+	if (rq->ns && !(f->ns = strdup(rq->ns)))
+		goto oom;
+	if (ls && ls[0]) {
+		f->arena = arena_new();
+		if (!f->arena)
+			goto oom;
+		if (label_selector_parse(f->arena, ls, &f->sel, &err) < 0) {
+			apiserver_reply_status(out, 400, "BadRequest", err.msg, NULL, NULL);
+			filter_free(f);
+			return -1;
+		}
+	}
+	if (fs && parse_fields(f, rq->res, fs, out) < 0) {
+		filter_free(f);
+		return -1;
+	}
+	return 0;
+oom:
+	filter_free(f);
+	apiserver_reply_status(out, 500, "InternalError", "out of memory", NULL, NULL);
+	return -1;
+}
+
+static bool filter_match(const struct filter *f, const struct apiserver_ver *v)
+{
+	size_t i;
+
+	if (f->ns && strcmp(f->ns, v->ns) != 0)
+		return false;
+	if (f->sel.n && !label_selector_matches(&f->sel, &v->labels))
+		return false;
+	for (i = 0; i < f->nf; i++) {
+		const struct field_req *q = &f->f[i];
+		const char *have = q->field == -1 ? v->name : q->field == -2 ? v->ns :
+				   v->fields[q->field] ? v->fields[q->field] : "";
+
+		if ((strcmp(have, q->value) == 0) == q->neg)
+			return false;
+	}
+	return true;
+}
+
+/* ---- small helpers ---- */
+
+static const char *list_kind(enum apiserver_resource r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%sList", apiserver_resources[r].kind);
+	return buf;
+}
+
+static void not_found(struct reply *out, enum apiserver_resource r, const char *name)
+{
+	char msg[400];
+
+	snprintf(msg, sizeof(msg), "%s \"%s\" not found", apiserver_resources[r].name,
+		 name ? name : "");
+	apiserver_reply_status(out, 404, "NotFound", msg, apiserver_resources[r].name, name);
+}
+
+static void oom(struct reply *out)
+{
+	apiserver_reply_status(out, 500, "InternalError", "out of memory", NULL, NULL);
+}
+
+/* The object 'v' as the answer (a Table when asked). Store lock held. */
+static void reply_object(struct apiserver *s, const struct resreq *rq, int code,
+			 const struct apiserver_ver *v, struct reply *out)
+{
+	out->code = code;
+	if (rq->table) {
+		apiserver_table_head(&out->body, rq->res, false, v->rv, NULL, -1);
+		apiserver_table_row(&out->body, rq->res, v, apiserver_now_wall());
+		apiserver_table_tail(&out->body);
+	} else {
+		apiserver_ver_write(&out->body, v);
+	}
+	(void)s;
+	if (out->body.oom)
+		oom(out);
+}
+
+static void kube_error(struct reply *out, enum apiserver_resource r, const char *name,
+		       const struct kube_status *st)
+{
+	switch (st->code) {
+	case KUBE_OK:
+		break;
+	case KUBE_NOT_FOUND:
+		not_found(out, r, name);
+		return;
+	case KUBE_PDB_BLOCKED:
+		apiserver_reply_status(out, 429, "TooManyRequests", st->message, NULL, NULL);
+		return;
+	case KUBE_CONFLICT:
+		apiserver_reply_status(out, 409, "Conflict", st->message, apiserver_resources[r].name,
+				       name);
+		return;
+	case KUBE_THROTTLED:
+		apiserver_reply_status(out, 429, "TooManyRequests", st->message, NULL, NULL);
+		return;
+	case KUBE_ERROR:
+		break;
+	}
+	apiserver_reply_status(out, 500, "InternalError", st->message, NULL, NULL);
+}
+
+/* "1234\tns\tname" hex-encoded: opaque enough, and safe in a query. */
+static void continue_token(char *out, size_t len, uint64_t rv, const char *ns, const char *name)
+{
+	char raw[600];
+	size_t i, n, k = 0;
+
+	n = (size_t)snprintf(raw, sizeof(raw), "%llu\t%s\t%s", (unsigned long long)rv, ns, name);
+	if (n >= sizeof(raw))
+		n = sizeof(raw) - 1;
+	for (i = 0; i < n && k + 3 < len; i++)
+		k += (size_t)snprintf(out + k, len - k, "%02x", (unsigned char)raw[i]);
+	out[k] = '\0';
+}
+
+static int parse_continue(const char *tok, uint64_t *rv, char *ns, size_t nslen, char *name,
+			  size_t namelen)
+{
+	char raw[600], *t1, *t2, *end;
+	size_t i, n = strlen(tok);
+
+	if (n % 2 || n / 2 >= sizeof(raw))
+		return -1;
+	for (i = 0; i < n / 2; i++) {
+		unsigned v;
+
+		if (sscanf(tok + 2 * i, "%2x", &v) != 1)
+			return -1;
+		raw[i] = (char)v;
+	}
+	raw[n / 2] = '\0';
+	t1 = strchr(raw, '\t');
+	t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+	if (!t2)
+		return -1;
+	*t1 = *t2 = '\0';
+	*rv = strtoull(raw, &end, 10);
+	if (*end)
+		return -1;
+	snprintf(ns, nslen, "%s", t1 + 1);
+	snprintf(name, namelen, "%s", t2 + 1);
+	return 0;
+}
+
+/* ---- list and get ---- */
+
+static void do_list(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	struct apiserver_ver *const *items;
+	const char *lim = query(rq, "limit"), *cont = query(rq, "continue");
+	struct filter f;
+	char kind[64], ns[256] = "", name[256] = "", next[1300] = "";
+	uint64_t rv;
+	long limit = lim ? strtol(lim, NULL, 10) : 0;
+	size_t n, i, start = 0, count = 0;
+	const struct apiserver_ver *last = NULL;
+	struct buf rows = BUF_INIT;
+	int64_t now = apiserver_now_wall();
+
+	if (filter_init(&f, rq, out) < 0)
+		return;
+	apiserver_store_lock(s->store);
+	rv = apiserver_store_rv(s->store);
+	if (cont && cont[0]) {
+		uint64_t trv;
+
+		if (parse_continue(cont, &trv, ns, sizeof(ns), name, sizeof(name)) < 0) {
+			apiserver_store_unlock(s->store);
+			filter_free(&f);
+			apiserver_reply_status(out, 400, "BadRequest", "invalid continue token", NULL,
+					       NULL);
+			return;
+		}
+		if (trv < apiserver_store_floor(s->store)) {
+			apiserver_store_unlock(s->store);
+			filter_free(&f);
+			apiserver_reply_status(out, 410, "Expired",
+					       "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+					       NULL, NULL);
+			return;
+		}
+		rv = trv;
+		start = apiserver_store_after(s->store, rq->res, ns, name);
+	}
+	items = apiserver_store_list(s->store, rq->res, &n);
+	for (i = start; i < n; i++) {
+		if (!filter_match(&f, items[i]))
+			continue;
+		if (limit > 0 && count == (size_t)limit) {
+			continue_token(next, sizeof(next), rv, last->ns, last->name);
+			break;
+		}
+		if (count)
+			buf_puts(&rows, ",");
+		if (rq->table)
+			apiserver_table_row(&rows, rq->res, items[i], now);
+		else
+			apiserver_ver_write(&rows, items[i]);
+		last = items[i];
+		count++;
+	}
+	apiserver_store_unlock(s->store);
+	filter_free(&f);
+	out->code = 200;
+	if (rq->table) {
+		apiserver_table_head(&out->body, rq->res, false, rv, next, -1);
+	} else {
+		buf_printf(&out->body, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":"
+			   "{\"resourceVersion\":\"%llu\"",
+			   list_kind(rq->res, kind, sizeof(kind)), apiserver_api_version(rq->res),
+			   (unsigned long long)rv);
+		if (next[0])
+			buf_printf(&out->body, ",\"continue\":\"%s\"", next);
+		buf_puts(&out->body, "},\"items\":[");
+	}
+	if (rows.len)
+		buf_append(&out->body, rows.data, rows.len);
+	buf_puts(&out->body, "]}");
+	if (rows.oom || out->body.oom)
+		oom(out);
+	buf_free(&rows);
+}
+
+static void do_get(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	const struct apiserver_ver *v;
+
+	apiserver_store_lock(s->store);
+	v = apiserver_store_get(s->store, rq->res, rq->ns, rq->name);
+	if (v)
+		reply_object(s, rq, 200, v, out);
+	else
+		not_found(out, rq->res, rq->name);
+	apiserver_store_unlock(s->store);
+}
+
+/* ---- watch ---- */
+
+enum watch_end { W_OPEN, W_END, W_DROP };
+
+struct watch {
+	struct apiserver *s;
+	enum apiserver_resource res;
+	struct filter f;
+	uint64_t rv;                 /* everything up to here was looked at */
+	bool bookmarks;
+	int64_t bookmark_ns, next_bookmark;
+	int64_t deadline;
+	uint64_t drop_gen;
+	bool table, headers_sent;
+	bool expire;                 /* start with an ERROR 410 */
+	struct apiserver_ver **initial;
+	size_t n_initial, i_initial;
+	struct buf out;
+	size_t off;
+	enum watch_end end;
+};
+
+void apiserver_watch_free(void *cls)
+{
+	struct watch *w = cls;
+	size_t i;
+
+	if (!w)
+		return;
+	if (w->initial) {
+		apiserver_store_lock(w->s->store);
+		for (i = w->i_initial; i < w->n_initial; i++)
+			apiserver_ver_release(w->initial[i]);
+		apiserver_store_unlock(w->s->store);
+		free(w->initial);
+	}
+	filter_free(&w->f);
+	buf_free(&w->out);
+	free(w);
+}
+
+static void watch_event(struct watch *w, const char *type, const struct apiserver_ver *v)
+{
+	buf_printf(&w->out, "{\"type\":\"%s\",\"object\":", type);
+	if (w->table) {
+		apiserver_table_head(&w->out, w->res, w->headers_sent, v->rv, NULL, -1);
+		apiserver_table_row(&w->out, w->res, v, apiserver_now_wall());
+		apiserver_table_tail(&w->out);
+		w->headers_sent = true;
+	} else {
+		apiserver_ver_write(&w->out, v);
+	}
+	buf_puts(&w->out, "}\n");
+}
+
+static void watch_expired(struct watch *w, uint64_t floor)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "too old resource version: %llu (%llu)",
+		 (unsigned long long)w->rv, (unsigned long long)floor);
+	buf_puts(&w->out, "{\"type\":\"ERROR\",\"object\":");
+	apiserver_render_status(&w->out, 410, "Expired", msg, NULL, NULL);
+	buf_puts(&w->out, "}\n");
+	w->end = W_END;
+}
+
+/* Fills w->out with what there is to send; waits when there is nothing.
+ * Store lock held. */
+static void watch_fill(struct watch *w)
+{
+	struct apiserver_store *st = w->s->store;
+
+	for (;;) {
+		const struct apiserver_event *e;
+		int64_t now = apiserver_now_ns(), wake;
+		bool expired;
+
+		if (apiserver_store_closed(st) || apiserver_store_drop_gen(st) != w->drop_gen) {
+			w->end = W_DROP;
+			return;
+		}
+		if (w->expire) {
+			w->expire = false;
+			watch_expired(w, apiserver_store_rv(st));
+			return;
+		}
+		while (w->i_initial < w->n_initial && w->out.len < 64 * 1024) {
+			struct apiserver_ver *v = w->initial[w->i_initial++];
+
+			watch_event(w, "ADDED", v);
+			apiserver_ver_release(v);
+		}
+		if (w->out.len)
+			return;
+		while (w->out.len < 64 * 1024 &&
+		       (e = apiserver_store_next_event(st, w->rv, &expired)) != NULL) {
+			w->rv = e->rv;
+			if (e->res != w->res)
+				continue;
+			{
+				bool now_in = filter_match(&w->f, e->ver);
+				bool was_in = e->prev && filter_match(&w->f, e->prev);
+
+				if (e->type == APISERVER_ADDED && now_in)
+					watch_event(w, "ADDED", e->ver);
+				else if (e->type == APISERVER_DELETED && (was_in || now_in))
+					watch_event(w, "DELETED", e->ver);
+				else if (e->type == APISERVER_MODIFIED && now_in)
+					watch_event(w, was_in ? "MODIFIED" : "ADDED", e->ver);
+				else if (e->type == APISERVER_MODIFIED && was_in)
+					watch_event(w, "DELETED", e->ver);
+			}
+		}
+		if (w->out.len)
+			return;
+		if (apiserver_store_next_event(st, w->rv, &expired) == NULL && expired) {
+			watch_expired(w, apiserver_store_floor(st));
+			return;
+		}
+		if (w->bookmarks && now >= w->next_bookmark) {
+			w->rv = apiserver_store_rv(st);
+			buf_printf(&w->out, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\","
+				   "\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%llu\"}}}\n",
+				   apiserver_resources[w->res].kind, apiserver_api_version(w->res),
+				   (unsigned long long)w->rv);
+			w->next_bookmark = now + w->bookmark_ns;
+			return;
+		}
+		if (now >= w->deadline) {
+			w->end = W_END;
+			return;
+		}
+		wake = w->deadline;
+		if (w->bookmarks && w->next_bookmark < wake)
+			wake = w->next_bookmark;
+		if (wake > now + CLOCK_NS_PER_S)
+			wake = now + CLOCK_NS_PER_S;
+		apiserver_store_wait(st, wake);
+	}
+}
+
+ssize_t apiserver_watch_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct watch *w = cls;
+
+	(void)pos;
+	for (;;) {
+		if (w->off < w->out.len) {
+			size_t n = w->out.len - w->off;
+
+			if (n > max)
+				n = max;
+			memcpy(buf, w->out.data + w->off, n);
+			w->off += n;
+			return (ssize_t)n;
+		}
+		w->out.len = 0;
+		w->off = 0;
+		if (w->end == W_END)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (w->end == W_DROP)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		apiserver_store_lock(w->s->store);
+		watch_fill(w);
+		apiserver_store_unlock(w->s->store);
+		if (w->out.oom)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+}
+
+static void do_watch(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	struct watch *w = calloc(1, sizeof(*w));
+	const char *rvs = query(rq, "resourceVersion"), *bm = query(rq, "allowWatchBookmarks");
+	const char *to = query(rq, "timeoutSeconds");
+	int64_t now = apiserver_now_ns();
+	long timeout = to ? strtol(to, NULL, 10) : 0;
+
+	if (!w) {
+		oom(out);
+		return;
+	}
+	w->s = s;
+	w->res = rq->res;
+	w->table = rq->table;
+	w->bookmarks = bm && (strcmp(bm, "true") == 0 || strcmp(bm, "1") == 0);
+	w->bookmark_ns = s->o.bookmark_ns;
+	w->next_bookmark = now + w->bookmark_ns;
+	w->deadline = now + (timeout > 0 ? timeout * CLOCK_NS_PER_S : s->o.max_watch_ns);
+	if (filter_init(&w->f, rq, out) < 0) {
+		free(w);
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	w->expire = apiserver_take_expire(s);
+	pthread_mutex_unlock(&s->mu);
+	apiserver_store_lock(s->store);
+	w->drop_gen = apiserver_store_drop_gen(s->store);
+	if (!rvs || !rvs[0] || strcmp(rvs, "0") == 0) {
+		/* from now, with the current objects first */
+		struct apiserver_ver *const *items;
+		size_t n, i;
+
+		items = apiserver_store_list(s->store, rq->res, &n);
+		w->initial = calloc(n ? n : 1, sizeof(*w->initial));
+		if (!w->initial) {
+			apiserver_store_unlock(s->store);
+			apiserver_watch_free(w);
+			oom(out);
+			return;
+		}
+		for (i = 0; i < n; i++) {
+			if (!filter_match(&w->f, items[i]))
+				continue;
+			apiserver_ver_hold(items[i]);
+			w->initial[w->n_initial++] = items[i];
+		}
+		w->rv = apiserver_store_rv(s->store);
+	} else {
+		char *end;
+
+		w->rv = strtoull(rvs, &end, 10);
+		if (*end) {
+			apiserver_store_unlock(s->store);
+			apiserver_watch_free(w);
+			apiserver_reply_status(out, 400, "BadRequest", "invalid resourceVersion", NULL,
+					       NULL);
+			return;
+		}
+		if (w->rv > apiserver_store_rv(s->store))
+			w->rv = apiserver_store_rv(s->store);
+	}
+	apiserver_store_unlock(s->store);
+	out->code = 200;
+	out->watch = w;
+}
+
+/* ---- nodes ---- */
+
+static bool is_patch_type(const char *ct)
+{
+	return strncmp(ct, "application/merge-patch+json", 28) == 0 ||
+	       strncmp(ct, "application/strategic-merge-patch+json", 38) == 0;
+}
+
+/* Checks labels or annotations in a patch: an object of strings or nulls. */
+static int check_kvs(const cJSON *kv, bool labels, struct reply *out)
+{
+	const cJSON *e;
+	char why[160], msg[400];
+
+	if (!kv || cJSON_IsNull(kv))
+		return 0;
+	if (!cJSON_IsObject(kv))
+		goto bad;
+	cJSON_ArrayForEach(e, kv) {
+		if (!cJSON_IsString(e) && !cJSON_IsNull(e))
+			goto bad;
+		if (!k8sname_valid_qualified_name(e->string, why, sizeof(why))) {
+			snprintf(msg, sizeof(msg), "metadata.%s: Invalid value: \"%s\": %s",
+				 labels ? "labels" : "annotations", e->string, why);
+			apiserver_reply_status(out, 422, "Invalid", msg, NULL, NULL);
+			return -1;
+		}
+		if (labels && cJSON_IsString(e) && !k8sname_valid_label_value(e->valuestring)) {
+			snprintf(msg, sizeof(msg), "metadata.labels: Invalid value: \"%s\": a valid label value",
+				 e->valuestring);
+			apiserver_reply_status(out, 422, "Invalid", msg, NULL, NULL);
+			return -1;
+		}
+	}
+	return 0;
+bad:
+	apiserver_reply_status(out, 400, "BadRequest",
+			       labels ? "metadata.labels must map strings to strings" :
+			       "metadata.annotations must map strings to strings", NULL, NULL);
+	return -1;
+}
+
+static int check_taints(const cJSON *taints, struct reply *out)
+{
+	const cJSON *t;
+	enum taint_effect eff;
+
+	if (!taints || cJSON_IsNull(taints))
+		return 0;
+	if (!cJSON_IsArray(taints))
+		goto bad;
+	cJSON_ArrayForEach(t, taints) {
+		const cJSON *key = cJSON_GetObjectItemCaseSensitive(t, "key");
+		const cJSON *val = cJSON_GetObjectItemCaseSensitive(t, "value");
+		const cJSON *effect = cJSON_GetObjectItemCaseSensitive(t, "effect");
+
+		if (!cJSON_IsString(key) || !key->valuestring[0] ||
+		    (val && !cJSON_IsString(val) && !cJSON_IsNull(val)) ||
+		    !cJSON_IsString(effect) || taint_effect_parse(effect->valuestring, &eff) < 0)
+			goto bad;
+	}
+	return 0;
+bad:
+	apiserver_reply_status(out, 422, "Invalid",
+			       "spec.taints: each taint needs a key, an optional value and an effect (NoSchedule, PreferNoSchedule, NoExecute)",
+			       NULL, NULL);
+	return -1;
+}
+
+struct taint_item {
+	char key[256], value[256];
+	enum taint_effect effect;
+};
+
+static size_t read_taints(const cJSON *arr, struct taint_item *out, size_t cap)
+{
+	const cJSON *t;
+	size_t n = 0;
+
+	cJSON_ArrayForEach(t, arr) {
+		const cJSON *key = cJSON_GetObjectItemCaseSensitive(t, "key");
+		const cJSON *val = cJSON_GetObjectItemCaseSensitive(t, "value");
+		const cJSON *effect = cJSON_GetObjectItemCaseSensitive(t, "effect");
+
+		if (n == cap || !cJSON_IsString(key) || !cJSON_IsString(effect) ||
+		    taint_effect_parse(effect->valuestring, &out[n].effect) < 0)
+			continue;
+		snprintf(out[n].key, sizeof(out[n].key), "%s", key->valuestring);
+		snprintf(out[n].value, sizeof(out[n].value), "%s",
+			 cJSON_IsString(val) ? val->valuestring : "");
+		n++;
+	}
+	return n;
+}
+
+#define MAX_TAINTS 64
+
+/* Makes the node's taints 'want' (NULL: none), one kubeops call per difference. */
+static int set_taints(struct apiserver *s, const char *node, const cJSON *have_arr,
+		      const cJSON *want_arr, struct kube_status *st)
+{
+	struct taint_item *have = calloc(2 * MAX_TAINTS, sizeof(*have)), *want;
+	size_t nh, nw, i, k;
+	int rc = 0;
+
+	if (!have) {
+		snprintf(st->message, sizeof(st->message), "out of memory");
+		st->code = KUBE_ERROR;
+		return -1;
+	}
+	want = have + MAX_TAINTS;
+	nh = read_taints(have_arr, have, MAX_TAINTS);
+	nw = want_arr ? read_taints(want_arr, want, MAX_TAINTS) : 0;
+	for (i = 0; i < nh && rc == 0; i++) {
+		bool keep = false;
+
+		for (k = 0; k < nw; k++)
+			if (strcmp(have[i].key, want[k].key) == 0 && have[i].effect == want[k].effect)
+				keep = true;
+		if (!keep)
+			rc = s->kube.ops->taint(s->kube.ctx, node, have[i].key, NULL, have[i].effect,
+						true, st);
+	}
+	for (k = 0; k < nw && rc == 0; k++) {
+		bool same = false;
+
+		for (i = 0; i < nh; i++)
+			if (strcmp(have[i].key, want[k].key) == 0 && have[i].effect == want[k].effect &&
+			    strcmp(have[i].value, want[k].value) == 0)
+				same = true;
+		if (!same)
+			rc = s->kube.ops->taint(s->kube.ctx, node, want[k].key, want[k].value,
+						want[k].effect, false, st);
+	}
+	free(have);
+	return rc;
+}
+
+static int apply_kvs(struct apiserver *s, const char *node, const cJSON *kv, bool labels,
+		     struct kube_status *st)
+{
+	const cJSON *e;
+
+	if (!cJSON_IsObject(kv))
+		return 0;
+	cJSON_ArrayForEach(e, kv) {
+		const char *v = cJSON_IsString(e) ? e->valuestring : NULL;
+		int rc = labels ? s->kube.ops->label(s->kube.ctx, node, e->string, v, st) :
+				  s->kube.ops->annotate(s->kube.ctx, node, e->string, v, st);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The resourceVersion precondition of a patch or update: 0 ok, -1 answered 409. */
+static int check_rv(const cJSON *meta, const struct apiserver_ver *cur, enum apiserver_resource r,
+		    struct reply *out)
+{
+	const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+	char msg[400], now[32];
+
+	if (!cJSON_IsString(rv) || !rv->valuestring[0])
+		return 0;
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)cur->rv);
+	if (strcmp(now, rv->valuestring) == 0)
+		return 0;
+	snprintf(msg, sizeof(msg),
+		 "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please apply your changes to the latest version and try again",
+		 apiserver_resources[r].name, cur->name);
+	apiserver_reply_status(out, 409, "Conflict", msg, apiserver_resources[r].name, cur->name);
+	return -1;
+}
+
+static void patch_node(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	cJSON *patch, *meta, *spec, *cur_obj = NULL;
+	const cJSON *labels, *ann, *unsched, *taints;
+	const struct apiserver_ver *cur;
+	struct kube_status st = {KUBE_OK, ""};
+	int rc = 0;
+
+	if (!is_patch_type(rq->content_type)) {
+		apiserver_reply_status(out, 415, "UnsupportedMediaType",
+				       "the simulator takes merge-patch+json and strategic-merge-patch+json patches",
+				       NULL, NULL);
+		return;
+	}
+	patch = cJSON_ParseWithLength(rq->body, rq->body_len);
+	if (!cJSON_IsObject(patch)) {
+		cJSON_Delete(patch);
+		apiserver_reply_status(out, 400, "BadRequest", "the patch is not a JSON object", NULL,
+				       NULL);
+		return;
+	}
+	meta = cJSON_GetObjectItemCaseSensitive(patch, "metadata");
+	spec = cJSON_GetObjectItemCaseSensitive(patch, "spec");
+	labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+	ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+	unsched = cJSON_GetObjectItemCaseSensitive(spec, "unschedulable");
+	taints = cJSON_GetObjectItemCaseSensitive(spec, "taints");
+	if (check_kvs(labels, true, out) < 0 || check_kvs(ann, false, out) < 0 ||
+	    check_taints(taints, out) < 0)
+		goto out;
+	if (unsched && !cJSON_IsBool(unsched) && !cJSON_IsNull(unsched)) {
+		apiserver_reply_status(out, 400, "BadRequest", "spec.unschedulable must be a boolean",
+				       NULL, NULL);
+		goto out;
+	}
+	/* the world stays still from the first change to the answer */
+	sim_cloud_lock(s->cloud);
+	apiserver_store_lock(s->store);
+	cur = apiserver_store_get(s->store, APISERVER_NODES, NULL, rq->name);
+	if (!cur) {
+		apiserver_store_unlock(s->store);
+		sim_cloud_unlock(s->cloud);
+		not_found(out, APISERVER_NODES, rq->name);
+		goto out;
+	}
+	if (check_rv(meta, cur, APISERVER_NODES, out) < 0) {
+		apiserver_store_unlock(s->store);
+		sim_cloud_unlock(s->cloud);
+		goto out;
+	}
+	cur_obj = cJSON_ParseWithLength(cur->json, cur->len);
+	apiserver_store_unlock(s->store);
+	s->txn_node = rq->name;
+	s->txn_obj = NULL;
+	if (rq->sub) {
+		/* nodes/status: the simulated kubelet owns it; nothing changes */
+	} else {
+		if (unsched)
+			rc = s->kube.ops->cordon(s->kube.ctx, rq->name, cJSON_IsTrue(unsched), &st);
+		if (rc == 0)
+			rc = apply_kvs(s, rq->name, labels, true, &st);
+		if (rc == 0)
+			rc = apply_kvs(s, rq->name, ann, false, &st);
+		if (rc == 0 && taints) {
+			const cJSON *have = cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(cur_obj, "spec"), "taints");
+
+			rc = set_taints(s, rq->name, have, cJSON_IsArray(taints) ? taints : NULL, &st);
+		}
+	}
+	s->txn_node = NULL;
+	if (s->txn_obj) {
+		struct errbuf err;
+
+		apiserver_store_lock(s->store);
+		if (apiserver_store_put(s->store, APISERVER_NODES, s->txn_obj, apiserver_now_wall(),
+					NULL, &err) < 0)
+			log_at(s->o.log, LOG_ERROR, apiserver_now_wall(), "sim apiserver: %s", err.msg);
+		apiserver_store_unlock(s->store);
+		s->txn_obj = NULL;
+	}
+	if (rc < 0) {
+		sim_cloud_unlock(s->cloud);
+		kube_error(out, APISERVER_NODES, rq->name, &st);
+		goto out;
+	}
+	apiserver_store_lock(s->store);
+	cur = apiserver_store_get(s->store, APISERVER_NODES, NULL, rq->name);
+	if (cur)
+		reply_object(s, rq, 200, cur, out);
+	else
+		not_found(out, APISERVER_NODES, rq->name);
+	apiserver_store_unlock(s->store);
+	sim_cloud_unlock(s->cloud);
+out:
+	cJSON_Delete(cur_obj);
+	cJSON_Delete(patch);
+}
+
+/* Deletes a node or a pod through the cluster; answers with its last state. */
+static void delete_sim_object(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	struct apiserver_ver *before;
+	const struct apiserver_ver *after;
+	struct kube_status st = {KUBE_OK, ""};
+	int64_t grace = -1;
+	const char *gq = query(rq, "gracePeriodSeconds");
+	int rc;
+
+	if (gq)
+		grace = strtoll(gq, NULL, 10);
+	if (rq->body_len) {
+		cJSON *opts = cJSON_ParseWithLength(rq->body, rq->body_len);
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(opts, "gracePeriodSeconds");
+
+		if (cJSON_IsNumber(g))
+			grace = (int64_t)g->valuedouble;
+		cJSON_Delete(opts);
+	}
+	sim_cloud_lock(s->cloud);
+	apiserver_store_lock(s->store);
+	before = (struct apiserver_ver *)apiserver_store_get(s->store, rq->res, rq->ns, rq->name);
+	if (before)
+		apiserver_ver_hold(before);
+	apiserver_store_unlock(s->store);
+	if (!before) {
+		sim_cloud_unlock(s->cloud);
+		not_found(out, rq->res, rq->name);
+		return;
+	}
+	if (rq->res == APISERVER_NODES)
+		rc = s->kube.ops->delete_node(s->kube.ctx, rq->name, &st);
+	else
+		rc = sim_cluster_delete_pod(s->cluster, rq->ns, rq->name, grace, &st);
+	apiserver_store_lock(s->store);
+	if (rc < 0) {
+		kube_error(out, rq->res, rq->name, &st);
+	} else {
+		after = apiserver_store_get(s->store, rq->res, rq->ns, rq->name);
+		/* still there (terminating): as it is now; else as it was last */
+		reply_object(s, rq, 200, after && strcmp(after->uid, before->uid) == 0 ? after : before,
+			     out);
+	}
+	apiserver_ver_release(before);
+	apiserver_store_unlock(s->store);
+	sim_cloud_unlock(s->cloud);
+}
+
+/* ---- pods: eviction and binding ---- */
+
+static void evict(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	cJSON *body = rq->body_len ? cJSON_ParseWithLength(rq->body, rq->body_len) : NULL;
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(body, "deleteOptions"), "gracePeriodSeconds");
+	struct kube_status st = {KUBE_OK, ""};
+	int64_t grace = cJSON_IsNumber(g) ? (int64_t)g->valuedouble : -1;
+
+	if (rq->body_len && !cJSON_IsObject(body)) {
+		cJSON_Delete(body);
+		apiserver_reply_status(out, 400, "BadRequest", "the body is not an Eviction", NULL,
+				       NULL);
+		return;
+	}
+	cJSON_Delete(body);
+	if (s->kube.ops->evict(s->kube.ctx, rq->ns, rq->name, grace, &st) < 0) {
+		if (st.code == KUBE_PDB_BLOCKED) {
+			/* what the real server says, with the budget's reason as the cause */
+			buf_free(&out->body);
+			out->code = 429;
+			buf_puts(&out->body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+				 "\"status\":\"Failure\",\"message\":\"Cannot evict pod as it would violate the pod's disruption budget.\","
+				 "\"reason\":\"TooManyRequests\",\"details\":{\"causes\":[{\"reason\":\"DisruptionBudget\",\"message\":");
+			buf_json_string(&out->body, st.message);
+			buf_puts(&out->body, "}]},\"code\":429}");
+			return;
+		}
+		kube_error(out, APISERVER_PODS, rq->name, &st);
+		return;
+	}
+	apiserver_reply_status(out, 201, "", NULL, NULL, NULL);
+}
+
+static void bind_pod(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	cJSON *body = cJSON_ParseWithLength(rq->body, rq->body_len);
+	const cJSON *target = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(body, "target"), "name");
+	struct kube_status st = {KUBE_OK, ""};
+
+	if (!cJSON_IsString(target) || !target->valuestring[0]) {
+		cJSON_Delete(body);
+		apiserver_reply_status(out, 400, "BadRequest", "a Binding needs target.name", NULL,
+				       NULL);
+		return;
+	}
+	if (sim_cluster_bind_pod(s->cluster, rq->ns, rq->name, target->valuestring, &st) < 0) {
+		if (st.code == KUBE_NOT_FOUND && strstr(st.message, "nodes"))
+			not_found(out, APISERVER_NODES, target->valuestring);
+		else
+			kube_error(out, APISERVER_PODS, rq->name, &st);
+	} else {
+		apiserver_reply_status(out, 201, "", NULL, NULL, NULL);
+	}
+	cJSON_Delete(body);
+}
+
+/* ---- objects clients own ---- */
+
+static cJSON *parse_body_object(const struct resreq *rq, struct reply *out)
+{
+	cJSON *o = cJSON_ParseWithLength(rq->body, rq->body_len);
+
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		apiserver_reply_status(out, 400, "BadRequest", "the body is not a JSON object", NULL,
+				       NULL);
+		return NULL;
+	}
+	return o;
+}
+
+/* Sets kind, apiVersion and the namespace from the URL; 0 or -1 answered. */
+static int normalize(cJSON *o, const struct resreq *rq, struct reply *out)
+{
+	cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	const cJSON *ns;
+
+	if (!meta) {
+		meta = cJSON_AddObjectToObject(o, "metadata");
+		if (!meta) {
+			oom(out);
+			return -1;
+		}
+	}
+	if (!cJSON_IsObject(meta)) {
+		apiserver_reply_status(out, 400, "BadRequest", "metadata must be an object", NULL, NULL);
+		return -1;
+	}
+	ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+	if (cJSON_IsString(ns) && ns->valuestring[0] && rq->ns && strcmp(ns->valuestring, rq->ns) != 0) {
+		apiserver_reply_status(out, 400, "BadRequest",
+				       "the namespace of the provided object does not match the namespace sent on the request",
+				       NULL, NULL);
+		return -1;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "namespace");
+	if (rq->ns)
+		cJSON_AddStringToObject(meta, "namespace", rq->ns);
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "kind");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "apiVersion");
+	cJSON_AddStringToObject(o, "apiVersion", apiserver_api_version(rq->res));
+	cJSON_AddStringToObject(o, "kind", apiserver_resources[rq->res].kind);
+	return 0;
+}
+
+/* Counts an Event about a node in the simulation's stats, as kubeops would. */
+static void count_event(struct apiserver *s, const cJSON *ev)
+{
+	const cJSON *io = cJSON_GetObjectItemCaseSensitive(ev, "involvedObject");
+	const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(io, "kind"));
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(io, "name"));
+
+	if (kind && name && strcmp(kind, "Node") == 0)
+		s->kube.ops->event(s->kube.ctx, name,
+				   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "type")),
+				   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")),
+				   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
+}
+
+static void create_object(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	cJSON *o = parse_body_object(rq, out), *meta, *name, *gen;
+	const struct apiserver_ver *v;
+	struct errbuf err;
+	char nm[300], msg[400];
+
+	if (!o || normalize(o, rq, out) < 0) {
+		cJSON_Delete(o);
+		return;
+	}
+	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+	gen = cJSON_GetObjectItemCaseSensitive(meta, "generateName");
+	if (rq->res == APISERVER_EVENTS)
+		count_event(s, o);
+	apiserver_store_lock(s->store);
+	if ((!cJSON_IsString(name) || !name->valuestring[0]) && cJSON_IsString(gen)) {
+		pthread_mutex_lock(&s->mu);
+		snprintf(nm, sizeof(nm), "%.250s%05llx", gen->valuestring,
+			 (unsigned long long)((s->rng = s->rng * 6364136223846793005ULL +
+						       1442695040888963407ULL) >> 44));
+		pthread_mutex_unlock(&s->mu);
+		cJSON_DeleteItemFromObjectCaseSensitive(meta, "name");
+		name = cJSON_AddStringToObject(meta, "name", nm);
+	}
+	if (!cJSON_IsString(name) || !name->valuestring[0]) {
+		apiserver_store_unlock(s->store);
+		cJSON_Delete(o);
+		apiserver_reply_status(out, 422, "Invalid", "metadata.name: Required value: name or generateName is required",
+				       NULL, NULL);
+		return;
+	}
+	if (!k8sname_valid_dns_subdomain(name->valuestring)) {
+		snprintf(msg, sizeof(msg), "metadata.name: Invalid value: \"%.200s\": a lowercase RFC 1123 subdomain",
+			 name->valuestring);
+		apiserver_store_unlock(s->store);
+		cJSON_Delete(o);
+		apiserver_reply_status(out, 422, "Invalid", msg, NULL, NULL);
+		return;
+	}
+	if (apiserver_store_get(s->store, rq->res, rq->ns, name->valuestring)) {
+		snprintf(msg, sizeof(msg), "%s \"%.250s\" already exists", apiserver_resources[rq->res].name,
+			 name->valuestring);
+		snprintf(nm, sizeof(nm), "%s", name->valuestring);
+		apiserver_store_unlock(s->store);
+		cJSON_Delete(o);
+		apiserver_reply_status(out, 409, "AlreadyExists", msg, apiserver_resources[rq->res].name,
+				       nm);
+		return;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "uid");
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "creationTimestamp");
+	if (apiserver_store_put(s->store, rq->res, o, apiserver_now_wall(), &v, &err) < 0)
+		apiserver_reply_status(out, 422, "Invalid", err.msg, NULL, NULL);
+	else
+		reply_object(s, rq, 201, v, out);
+	apiserver_store_unlock(s->store);
+}
+
+/* PUT (update) or PATCH of an object clients own. */
+static void change_object(struct apiserver *s, const struct resreq *rq, bool patch,
+			  struct reply *out)
+{
+	cJSON *in = parse_body_object(rq, out), *o = NULL, *meta, *name;
+	const struct apiserver_ver *cur, *v;
+	struct errbuf err;
+
+	if (!in)
+		return;
+	if (patch && !is_patch_type(rq->content_type)) {
+		cJSON_Delete(in);
+		apiserver_reply_status(out, 415, "UnsupportedMediaType",
+				       "the simulator takes merge-patch+json and strategic-merge-patch+json patches",
+				       NULL, NULL);
+		return;
+	}
+	apiserver_store_lock(s->store);
+	cur = apiserver_store_get(s->store, rq->res, rq->ns, rq->name);
+	if (!cur) {
+		apiserver_store_unlock(s->store);
+		cJSON_Delete(in);
+		not_found(out, rq->res, rq->name);
+		return;
+	}
+	if (check_rv(cJSON_GetObjectItemCaseSensitive(in, "metadata"), cur, rq->res, out) < 0)
+		goto out;
+	if (patch) {
+		o = cJSON_ParseWithLength(cur->json, cur->len);
+		if (!o || !apiserver_merge_patch(o, in)) {
+			oom(out);
+			goto out;
+		}
+	} else {
+		o = in;
+		in = NULL;
+	}
+	if (normalize(o, rq, out) < 0)
+		goto out;
+	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+	if (!cJSON_IsString(name) || strcmp(name->valuestring, rq->name) != 0) {
+		apiserver_reply_status(out, 400, "BadRequest",
+				       "the name of the object does not match the name on the URL", NULL,
+				       NULL);
+		goto out;
+	}
+	/* uid and creationTimestamp are the server's */
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "uid");
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "creationTimestamp");
+	if (apiserver_store_put(s->store, rq->res, o, apiserver_now_wall(), &v, &err) < 0)
+		apiserver_reply_status(out, 422, "Invalid", err.msg, NULL, NULL);
+	else
+		reply_object(s, rq, 200, v, out);
+	o = NULL;
+out:
+	apiserver_store_unlock(s->store);
+	cJSON_Delete(o);
+	cJSON_Delete(in);
+}
+
+static void delete_object(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	struct apiserver_ver *last;
+
+	apiserver_store_lock(s->store);
+	if (apiserver_store_delete(s->store, rq->res, rq->ns, rq->name, &last) < 0) {
+		not_found(out, rq->res, rq->name);
+	} else {
+		reply_object(s, rq, 200, last, out);
+		apiserver_ver_release(last);
+	}
+	apiserver_store_unlock(s->store);
+}
+
+/* ---- dispatch ---- */
+
+static void not_allowed(struct reply *out, const struct resreq *rq)
+{
+	char msg[200];
+
+	snprintf(msg, sizeof(msg), "%s %s%s%s is not supported by the simulated API server",
+		 rq->method, apiserver_resources[rq->res].name, rq->sub ? "/" : "",
+		 rq->sub ? rq->sub : "");
+	apiserver_reply_status(out, 405, "MethodNotAllowed", msg, NULL, NULL);
+}
+
+void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	const struct apiserver_resdef *d = &apiserver_resources[rq->res];
+	const char *m = rq->method;
+	const char *w = query(rq, "watch");
+	bool watch = w && (strcmp(w, "true") == 0 || strcmp(w, "1") == 0);
+
+	if (!rq->name) {
+		if (strcmp(m, "GET") == 0) {
+			if (watch)
+				do_watch(s, rq, out);
+			else
+				do_list(s, rq, out);
+		} else if (strcmp(m, "POST") == 0 && d->client_owned) {
+			create_object(s, rq, out);
+		} else {
+			not_allowed(out, rq);
+		}
+		return;
+	}
+	if (rq->sub) {
+		bool status_sub = strcmp(rq->sub, "status") == 0;
+
+		if (rq->res == APISERVER_PODS && strcmp(rq->sub, "eviction") == 0 &&
+		    strcmp(m, "POST") == 0)
+			evict(s, rq, out);
+		else if (rq->res == APISERVER_PODS && strcmp(rq->sub, "binding") == 0 &&
+			 strcmp(m, "POST") == 0)
+			bind_pod(s, rq, out);
+		else if (status_sub && strcmp(m, "GET") == 0)
+			do_get(s, rq, out);
+		else if (status_sub && rq->res == APISERVER_NODES && strcmp(m, "PATCH") == 0)
+			patch_node(s, rq, out);
+		else
+			not_allowed(out, rq);
+		return;
+	}
+	if (strcmp(m, "GET") == 0) {
+		do_get(s, rq, out);
+	} else if (strcmp(m, "PATCH") == 0 && rq->res == APISERVER_NODES) {
+		patch_node(s, rq, out);
+	} else if (strcmp(m, "DELETE") == 0 &&
+		   (rq->res == APISERVER_NODES || rq->res == APISERVER_PODS)) {
+		delete_sim_object(s, rq, out);
+	} else if (d->client_owned && strcmp(m, "PUT") == 0) {
+		change_object(s, rq, false, out);
+	} else if (d->client_owned && strcmp(m, "PATCH") == 0) {
+		change_object(s, rq, true, out);
+	} else if (d->client_owned && strcmp(m, "DELETE") == 0) {
+		delete_object(s, rq, out);
+	} else {
+		not_allowed(out, rq);
+	}
+}
+
+/* ---- from the simulated world into the store ---- */
+
+void apiserver_on_change(void *ud, const struct sim_change *ch)
+{
+	struct apiserver *s = ud;
+	enum apiserver_resource r = ch->kind == SIM_OBJ_NODE ? APISERVER_NODES : APISERVER_PODS;
+	struct errbuf err;
+	cJSON *o = NULL;
+
+	if (!ch->gone) {
+		o = r == APISERVER_NODES ? apiserver_render_node(ch) : apiserver_render_pod(ch);
+		if (!o) {
+			log_at(s->o.log, LOG_ERROR, apiserver_now_wall(),
+			       "sim apiserver: out of memory rendering a %s", r == APISERVER_NODES ?
+			       "node" : "pod");
+			return;
+		}
+	}
+	if (r == APISERVER_NODES && s->txn_node && strcmp(s->txn_node, ch->node->name) == 0) {
+		/* a patch is changing this node: one event when it is done */
+		cJSON_Delete(s->txn_obj);
+		s->txn_obj = o;
+		if (!ch->gone)
+			return;
+		s->txn_obj = NULL;
+	}
+	apiserver_store_lock(s->store);
+	if (ch->gone)
+		apiserver_store_delete(s->store, r,
+				       r == APISERVER_PODS ? ch->pod->ns : NULL,
+				       r == APISERVER_PODS ? ch->pod->name : ch->node->name, NULL);
+	else if (apiserver_store_put(s->store, r, o, apiserver_now_wall(), NULL, &err) < 0)
+		log_at(s->o.log, LOG_ERROR, apiserver_now_wall(), "sim apiserver: %s", err.msg);
+	apiserver_store_unlock(s->store);
+}
+
+static int put_static(struct apiserver *s, enum apiserver_resource r, cJSON *o)
+{
+	struct errbuf err;
+
+	if (!o)
+		return -1;
+	if (apiserver_store_put(s->store, r, o, apiserver_now_wall(), NULL, &err) < 0) {
+		log_at(s->o.log, LOG_ERROR, apiserver_now_wall(), "sim apiserver: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+void apiserver_sync_static(struct apiserver *s, bool first)
+{
+	size_t n = sim_cluster_n_pdbs(s->cluster), i, n_specs = 0;
+	struct pdb *pdbs = calloc(n ? n : 1, sizeof(*pdbs));
+	struct sim_pdb_status *st = calloc(n ? n : 1, sizeof(*st));
+	const struct sim_pod_spec **specs = NULL;
+	int64_t now = apiserver_now_wall();
+	int got;
+
+	if (!pdbs || !st)
+		goto out;
+	/* everything from the cluster first: never its lock inside the store's */
+	got = sim_cluster_pdbs(s->cluster, pdbs, st, n);
+	if (got < 0)
+		goto out;
+	if (first) {
+		n_specs = sim_cluster_n_specs(s->cluster);
+		specs = calloc(n_specs ? n_specs : 1, sizeof(*specs));
+		if (!specs)
+			goto out;
+		for (i = 0; i < n_specs; i++)
+			specs[i] = sim_cluster_spec(s->cluster, i);
+	}
+	apiserver_store_lock(s->store);
+	for (i = 0; i < (size_t)got; i++) {
+		const struct apiserver_ver *cur = apiserver_store_get(s->store, APISERVER_PDBS,
+								      pdbs[i].ns, pdbs[i].name);
+
+		put_static(s, APISERVER_PDBS,
+			   apiserver_render_pdb(&pdbs[i], &st[i], cur ? cur->created : now));
+	}
+	if (first) {
+		static const char *const base_ns[] = {"default", "kube-system", "kube-public",
+						      "kube-node-lease"};
+
+		for (i = 0; i < sizeof(base_ns) / sizeof(base_ns[0]); i++)
+			put_static(s, APISERVER_NAMESPACES, apiserver_render_namespace(base_ns[i], now));
+		for (i = 0; i < (size_t)got; i++)
+			if (!apiserver_store_get(s->store, APISERVER_NAMESPACES, NULL, pdbs[i].ns))
+				put_static(s, APISERVER_NAMESPACES,
+					   apiserver_render_namespace(pdbs[i].ns, now));
+		for (i = 0; i < n_specs; i++) {
+			if (!specs[i])
+				continue;
+			if (!apiserver_store_get(s->store, APISERVER_NAMESPACES, NULL, specs[i]->ns))
+				put_static(s, APISERVER_NAMESPACES,
+					   apiserver_render_namespace(specs[i]->ns, now));
+			if (specs[i]->controller == SIM_CTRL_DAEMONSET)
+				put_static(s, APISERVER_DAEMONSETS,
+					   apiserver_render_daemonset(specs[i], now));
+		}
+	}
+	apiserver_store_unlock(s->store);
+out:
+	free(specs);
+	free(pdbs);
+	free(st);
+}

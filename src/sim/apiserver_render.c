@@ -1,0 +1,1012 @@
+/*
+ * sim/apiserver_render: Kubernetes JSON for the simulated objects, Status
+ * bodies, kubectl's server-side Tables and the JSON merge patch. Objects
+ * carry what kubectl and luascale's informers read, not every field a real
+ * server fills.
+ */
+#include "sim/apiserver_render.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "quantity.h"
+
+void apiserver_format_time(int64_t unix_s, char *out, size_t len)
+{
+	time_t tt = (time_t)unix_s;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void apiserver_human_age(int64_t s, char *out, size_t len)
+{
+	int64_t m = s / 60, h = s / 3600, d = h / 24, y = d / 365;
+
+	if (s < 0) {
+		snprintf(out, len, "%s", s < -1 ? "<invalid>" : "0s");
+	} else if (s < 120) {
+		snprintf(out, len, "%llds", (long long)s);
+	} else if (m < 10) {
+		if (s % 60)
+			snprintf(out, len, "%lldm%llds", (long long)m, (long long)(s % 60));
+		else
+			snprintf(out, len, "%lldm", (long long)m);
+	} else if (m < 180) {
+		snprintf(out, len, "%lldm", (long long)m);
+	} else if (h < 8) {
+		if (m % 60)
+			snprintf(out, len, "%lldh%lldm", (long long)h, (long long)(m % 60));
+		else
+			snprintf(out, len, "%lldh", (long long)h);
+	} else if (h < 48) {
+		snprintf(out, len, "%lldh", (long long)h);
+	} else if (h < 24 * 8) {
+		if (h % 24)
+			snprintf(out, len, "%lldd%lldh", (long long)d, (long long)(h % 24));
+		else
+			snprintf(out, len, "%lldd", (long long)d);
+	} else if (d < 365 * 2) {
+		snprintf(out, len, "%lldd", (long long)d);
+	} else if (d < 365 * 8) {
+		snprintf(out, len, "%lldy%lldd", (long long)y, (long long)(d % 365));
+	} else {
+		snprintf(out, len, "%lldy", (long long)y);
+	}
+}
+
+void apiserver_uid_for(const char *kind, const char *ns, const char *name, char *out, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL, h2;
+	const char *parts[3] = {kind, ns, name};
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		const char *s;
+
+		for (s = parts[i] ? parts[i] : ""; *s; s++)
+			h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+		h = (h ^ '/') * 1099511628211ULL;
+	}
+	h2 = (h ^ 0x9e3779b97f4a7c15ULL) * 1099511628211ULL;
+	snprintf(out, len, "%08x-%04x-5%03x-9%03x-%012llx", (unsigned)(h >> 32),
+		 (unsigned)(h >> 16) & 0xffff, (unsigned)h & 0xfff, (unsigned)(h2 >> 52) & 0xfff,
+		 (unsigned long long)(h2 & 0xffffffffffffULL));
+}
+
+/* ---- building blocks ---- */
+
+static cJSON *add_obj(cJSON *parent, const char *key)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o)
+		cJSON_AddItemToObject(parent, key, o);
+	return o;
+}
+
+static cJSON *add_arr(cJSON *parent, const char *key)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	if (a)
+		cJSON_AddItemToObject(parent, key, a);
+	return a;
+}
+
+static void add_time(cJSON *o, const char *key, int64_t t)
+{
+	char ts[32];
+
+	apiserver_format_time(t, ts, sizeof(ts));
+	cJSON_AddStringToObject(o, key, ts);
+}
+
+static void add_kvs(cJSON *parent, const char *key, const struct kvlist *l)
+{
+	cJSON *o;
+	size_t i;
+
+	if (!l->n)
+		return;
+	o = add_obj(parent, key);
+	for (i = 0; o && i < l->n; i++)
+		cJSON_AddStringToObject(o, l->items[i].key, l->items[i].value ? l->items[i].value : "");
+}
+
+/* metadata first, then apiVersion and kind */
+static cJSON *object_new(const char *api_version, const char *kind, cJSON **meta)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	*meta = add_obj(o, "metadata");
+	cJSON_AddStringToObject(o, "apiVersion", api_version);
+	cJSON_AddStringToObject(o, "kind", kind);
+	return o;
+}
+
+static void add_resources(cJSON *parent, const char *key, const struct resources *r, bool pods)
+{
+	cJSON *o = add_obj(parent, key);
+	char q[64];
+	size_t i;
+
+	if (!o)
+		return;
+	if (r->cpu_m > 0)
+		cJSON_AddStringToObject(o, "cpu", quantity_format(r->cpu_m, QUANTITY_MILLI, q, sizeof(q)));
+	if (r->memory > 0)
+		cJSON_AddStringToObject(o, "memory",
+					quantity_format(r->memory, QUANTITY_UNIT, q, sizeof(q)));
+	if (r->ephemeral > 0)
+		cJSON_AddStringToObject(o, "ephemeral-storage",
+					quantity_format(r->ephemeral, QUANTITY_UNIT, q, sizeof(q)));
+	if (pods && r->pods > 0)
+		cJSON_AddStringToObject(o, "pods", quantity_format(r->pods, QUANTITY_UNIT, q, sizeof(q)));
+	for (i = 0; i < r->n_ext; i++)
+		if (r->ext[i].name && r->ext[i].value > 0)
+			cJSON_AddStringToObject(o, r->ext[i].name,
+						quantity_format(r->ext[i].value, QUANTITY_UNIT, q,
+								sizeof(q)));
+}
+
+static const char *selector_op_str(enum selector_op op)
+{
+	switch (op) {
+	case SELECTOR_IN: return "In";
+	case SELECTOR_NOT_IN: return "NotIn";
+	case SELECTOR_EXISTS: return "Exists";
+	case SELECTOR_DOES_NOT_EXIST: return "DoesNotExist";
+	case SELECTOR_GT: return "Gt";
+	case SELECTOR_LT: return "Lt";
+	}
+	return "?";
+}
+
+static cJSON *requirement(const struct selector_req *r)
+{
+	cJSON *o = cJSON_CreateObject(), *vals;
+	size_t i;
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "key", r->key);
+	cJSON_AddStringToObject(o, "operator", selector_op_str(r->op));
+	if (r->n_values) {
+		vals = add_arr(o, "values");
+		for (i = 0; vals && i < r->n_values; i++)
+			cJSON_AddItemToArray(vals, cJSON_CreateString(r->values[i]));
+	}
+	return o;
+}
+
+/* ---- nodes ---- */
+
+cJSON *apiserver_render_node(const struct sim_change *ch)
+{
+	const struct node *n = ch->node;
+	cJSON *meta, *o = object_new("v1", "Node", &meta), *spec, *status, *conds, *c, *addr, *a,
+	      *info, *taints;
+	size_t i;
+
+	if (!o || !meta)
+		goto fail;
+	cJSON_AddStringToObject(meta, "name", n->name);
+	add_time(meta, "creationTimestamp", n->created);
+	add_kvs(meta, "labels", &n->labels);
+	add_kvs(meta, "annotations", &n->annotations);
+	spec = add_obj(o, "spec");
+	status = add_obj(o, "status");
+	if (!spec || !status)
+		goto fail;
+	if (n->provider_id && n->provider_id[0])
+		cJSON_AddStringToObject(spec, "providerID", n->provider_id);
+	if (n->n_taints) {
+		taints = add_arr(spec, "taints");
+		for (i = 0; taints && i < n->n_taints; i++) {
+			cJSON *t = cJSON_CreateObject();
+
+			if (!t)
+				goto fail;
+			cJSON_AddStringToObject(t, "key", n->taints[i].key);
+			if (n->taints[i].value && n->taints[i].value[0])
+				cJSON_AddStringToObject(t, "value", n->taints[i].value);
+			cJSON_AddStringToObject(t, "effect", taint_effect_str(n->taints[i].effect));
+			cJSON_AddItemToArray(taints, t);
+		}
+	}
+	if (n->unschedulable)
+		cJSON_AddTrueToObject(spec, "unschedulable");
+	add_resources(status, "capacity", &n->allocatable, true);
+	add_resources(status, "allocatable", &n->allocatable, true);
+	conds = add_arr(status, "conditions");
+	c = cJSON_CreateObject();
+	if (!conds || !c)
+		goto fail;
+	cJSON_AddItemToArray(conds, c);
+	cJSON_AddStringToObject(c, "type", "Ready");
+	cJSON_AddStringToObject(c, "status", n->ready ? "True" : "Unknown");
+	cJSON_AddStringToObject(c, "reason", n->ready ? "KubeletReady" : "NodeStatusUnknown");
+	cJSON_AddStringToObject(c, "message", n->ready ? "kubelet is posting ready status" :
+				"Kubelet stopped posting node status.");
+	add_time(c, "lastHeartbeatTime", n->created);
+	add_time(c, "lastTransitionTime", n->created);
+	addr = add_arr(status, "addresses");
+	a = cJSON_CreateObject();
+	if (addr && a) {
+		cJSON_AddStringToObject(a, "type", "Hostname");
+		cJSON_AddStringToObject(a, "address", n->name);
+		cJSON_AddItemToArray(addr, a);
+	} else {
+		cJSON_Delete(a);
+	}
+	info = add_obj(status, "nodeInfo");
+	if (info) {
+		cJSON_AddStringToObject(info, "kubeletVersion", APISERVER_KUBELET_VERSION);
+		cJSON_AddStringToObject(info, "kubeProxyVersion", APISERVER_KUBELET_VERSION);
+		cJSON_AddStringToObject(info, "operatingSystem", "linux");
+		cJSON_AddStringToObject(info, "architecture", "amd64");
+		cJSON_AddStringToObject(info, "osImage", "luascale simulated node");
+		cJSON_AddStringToObject(info, "containerRuntimeVersion", "sim://1.0");
+		cJSON_AddStringToObject(info, "kernelVersion", "sim");
+	}
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+/* ---- pods ---- */
+
+static cJSON *condition(const char *type, bool status, const char *reason, const char *message,
+			int64_t t)
+{
+	cJSON *c = cJSON_CreateObject();
+
+	if (!c)
+		return NULL;
+	cJSON_AddStringToObject(c, "type", type);
+	cJSON_AddStringToObject(c, "status", status ? "True" : "False");
+	if (reason)
+		cJSON_AddStringToObject(c, "reason", reason);
+	if (message && message[0])
+		cJSON_AddStringToObject(c, "message", message);
+	cJSON_AddNullToObject(c, "lastProbeTime");
+	add_time(c, "lastTransitionTime", t);
+	return c;
+}
+
+static const char *controller_api_version(const char *kind)
+{
+	return strcmp(kind, "Job") == 0 ? "batch/v1" : "apps/v1";
+}
+
+static void pod_tolerations(cJSON *spec, const struct pod *p)
+{
+	cJSON *arr;
+	size_t i;
+
+	if (!p->n_tolerations)
+		return;
+	arr = add_arr(spec, "tolerations");
+	for (i = 0; arr && i < p->n_tolerations; i++) {
+		const struct toleration *t = &p->tolerations[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o)
+			return;
+		if (t->key && t->key[0])
+			cJSON_AddStringToObject(o, "key", t->key);
+		cJSON_AddStringToObject(o, "operator",
+					t->op == TOLERATION_EXISTS ? "Exists" : "Equal");
+		if (t->op == TOLERATION_EQUAL)
+			cJSON_AddStringToObject(o, "value", t->value ? t->value : "");
+		if (t->effect >= 0)
+			cJSON_AddStringToObject(o, "effect",
+						taint_effect_str((enum taint_effect)t->effect));
+		cJSON_AddItemToArray(arr, o);
+	}
+}
+
+static void pod_affinity(cJSON *spec, const struct pod *p)
+{
+	cJSON *aff, *na, *req, *terms;
+	size_t i, k;
+
+	if (!p->affinity.n_terms)
+		return;
+	aff = add_obj(spec, "affinity");
+	na = aff ? add_obj(aff, "nodeAffinity") : NULL;
+	req = na ? add_obj(na, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
+	terms = req ? add_arr(req, "nodeSelectorTerms") : NULL;
+	for (i = 0; terms && i < p->affinity.n_terms; i++) {
+		const struct node_selector_term *t = &p->affinity.terms[i];
+		cJSON *term = cJSON_CreateObject(), *arr;
+
+		if (!term)
+			return;
+		if (t->n_exprs) {
+			arr = add_arr(term, "matchExpressions");
+			for (k = 0; arr && k < t->n_exprs; k++)
+				cJSON_AddItemToArray(arr, requirement(&t->exprs[k]));
+		}
+		if (t->n_fields) {
+			arr = add_arr(term, "matchFields");
+			for (k = 0; arr && k < t->n_fields; k++)
+				cJSON_AddItemToArray(arr, requirement(&t->fields[k]));
+		}
+		cJSON_AddItemToArray(terms, term);
+	}
+}
+
+cJSON *apiserver_render_pod(const struct sim_change *ch)
+{
+	const struct pod *p = ch->pod;
+	cJSON *meta, *o = object_new("v1", "Pod", &meta), *spec, *status, *containers, *ctr,
+	      *conds, *cs, *st, *state;
+	bool bound = p->node_name && p->node_name[0];
+	bool terminating = (p->flags & POD_TERMINATING) != 0;
+	bool running = p->phase == POD_RUNNING;
+	bool ready = running && !terminating;
+	int64_t t_bound = ch->started_wall >= 0 ? ch->started_wall : p->created;
+	char uid[48];
+
+	if (!o || !meta)
+		goto fail;
+	cJSON_AddStringToObject(meta, "name", p->name);
+	cJSON_AddStringToObject(meta, "namespace", p->ns);
+	add_time(meta, "creationTimestamp", p->created);
+	if (terminating && ch->deleted_wall >= 0) {
+		add_time(meta, "deletionTimestamp", ch->deleted_wall + ch->grace_s);
+		cJSON_AddNumberToObject(meta, "deletionGracePeriodSeconds", (double)ch->grace_s);
+	}
+	add_kvs(meta, "labels", &p->labels);
+	if (p->annotations.n || (p->flags & POD_SAFE_TO_EVICT_FALSE)) {
+		cJSON *ann;
+
+		add_kvs(meta, "annotations", &p->annotations);
+		ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+		if (!ann)
+			ann = add_obj(meta, "annotations");
+		if (ann && (p->flags & POD_SAFE_TO_EVICT_FALSE) &&
+		    !cJSON_GetObjectItemCaseSensitive(ann, "cluster-autoscaler.kubernetes.io/safe-to-evict"))
+			cJSON_AddStringToObject(ann, "cluster-autoscaler.kubernetes.io/safe-to-evict",
+						"false");
+	}
+	if (p->controller_kind && p->controller_kind[0]) {
+		cJSON *refs = add_arr(meta, "ownerReferences"), *r = cJSON_CreateObject();
+
+		if (!refs || !r) {
+			cJSON_Delete(r);
+			goto fail;
+		}
+		apiserver_uid_for(p->controller_kind, p->ns, p->controller_name, uid, sizeof(uid));
+		cJSON_AddStringToObject(r, "apiVersion", controller_api_version(p->controller_kind));
+		cJSON_AddStringToObject(r, "kind", p->controller_kind);
+		cJSON_AddStringToObject(r, "name", p->controller_name);
+		cJSON_AddStringToObject(r, "uid", uid);
+		cJSON_AddTrueToObject(r, "controller");
+		cJSON_AddTrueToObject(r, "blockOwnerDeletion");
+		cJSON_AddItemToArray(refs, r);
+	}
+
+	spec = add_obj(o, "spec");
+	status = add_obj(o, "status");
+	if (!spec || !status)
+		goto fail;
+	if (bound)
+		cJSON_AddStringToObject(spec, "nodeName", p->node_name);
+	containers = add_arr(spec, "containers");
+	ctr = cJSON_CreateObject();
+	if (!containers || !ctr) {
+		cJSON_Delete(ctr);
+		goto fail;
+	}
+	cJSON_AddItemToArray(containers, ctr);
+	cJSON_AddStringToObject(ctr, "name", "main");
+	cJSON_AddStringToObject(ctr, "image", "luascale.io/sim:latest");
+	{
+		struct resources req = p->requests;
+		cJSON *res = add_obj(ctr, "resources");
+
+		if (res)
+			add_resources(res, "requests", &req, false);
+	}
+	if (p->local_volume && p->local_volume[0]) {
+		cJSON *vols = add_arr(spec, "volumes"), *v = cJSON_CreateObject();
+
+		if (vols && v) {
+			cJSON_AddStringToObject(v, "name", p->local_volume);
+			add_obj(v, "emptyDir");
+			cJSON_AddItemToArray(vols, v);
+		} else {
+			cJSON_Delete(v);
+		}
+	}
+	add_kvs(spec, "nodeSelector", &p->node_selector);
+	pod_affinity(spec, p);
+	pod_tolerations(spec, p);
+	cJSON_AddNumberToObject(spec, "priority", p->priority);
+	cJSON_AddStringToObject(spec, "schedulerName", "default-scheduler");
+	cJSON_AddNumberToObject(spec, "terminationGracePeriodSeconds", (double)ch->grace_s);
+	cJSON_AddStringToObject(spec, "restartPolicy",
+				strcmp(p->controller_kind ? p->controller_kind : "", "Job") == 0 ?
+				"OnFailure" : "Always");
+
+	cJSON_AddStringToObject(status, "phase", pod_phase_str(p->phase));
+	cJSON_AddStringToObject(status, "qosClass", "Burstable");
+	conds = add_arr(status, "conditions");
+	if (!conds)
+		goto fail;
+	if (bound) {
+		bool done = p->phase == POD_SUCCEEDED || p->phase == POD_FAILED;
+
+		cJSON_AddItemToArray(conds, condition("PodScheduled", true, NULL, NULL, t_bound));
+		cJSON_AddItemToArray(conds, condition("Initialized", true, NULL, NULL, t_bound));
+		cJSON_AddItemToArray(conds, condition("ContainersReady", ready,
+						      done ? "PodCompleted" : NULL, NULL, t_bound));
+		cJSON_AddItemToArray(conds, condition("Ready", ready, done ? "PodCompleted" : NULL,
+						      NULL, t_bound));
+		add_time(status, "startTime", t_bound);
+		cs = add_arr(status, "containerStatuses");
+		st = cJSON_CreateObject();
+		if (!cs || !st) {
+			cJSON_Delete(st);
+			goto fail;
+		}
+		cJSON_AddItemToArray(cs, st);
+		cJSON_AddStringToObject(st, "name", "main");
+		cJSON_AddStringToObject(st, "image", "luascale.io/sim:latest");
+		cJSON_AddStringToObject(st, "imageID", "");
+		cJSON_AddBoolToObject(st, "ready", ready);
+		cJSON_AddBoolToObject(st, "started", running);
+		cJSON_AddNumberToObject(st, "restartCount", 0);
+		state = add_obj(st, "state");
+		if (state && running) {
+			cJSON *r = add_obj(state, "running");
+
+			if (r)
+				add_time(r, "startedAt", t_bound);
+		} else if (state && done) {
+			cJSON *t = add_obj(state, "terminated");
+
+			if (t) {
+				cJSON_AddNumberToObject(t, "exitCode", p->phase == POD_SUCCEEDED ? 0 : 1);
+				cJSON_AddStringToObject(t, "reason",
+							p->phase == POD_SUCCEEDED ? "Completed" : "Error");
+			}
+		}
+	} else if (p->flags & POD_UNSCHEDULABLE) {
+		cJSON_AddItemToArray(conds, condition("PodScheduled", false, "Unschedulable",
+						      p->sched_message, p->created));
+	}
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+/* ---- PDBs, DaemonSets, Namespaces ---- */
+
+/* "2" as a number, "50%" as a string. */
+static void add_int_or_string(cJSON *o, const char *key, const char *v)
+{
+	char *end;
+	long n;
+
+	if (!v || !v[0])
+		return;
+	n = strtol(v, &end, 10);
+	if (*end == '\0' && end != v)
+		cJSON_AddNumberToObject(o, key, (double)n);
+	else
+		cJSON_AddStringToObject(o, key, v);
+}
+
+static void add_selector(cJSON *parent, const struct label_selector *sel)
+{
+	cJSON *s = add_obj(parent, "selector"), *ml = NULL, *me = NULL;
+	size_t i;
+
+	for (i = 0; s && i < sel->n; i++) {
+		const struct selector_req *r = &sel->reqs[i];
+
+		if (r->op == SELECTOR_IN && r->n_values == 1) {
+			if (!ml)
+				ml = add_obj(s, "matchLabels");
+			if (ml)
+				cJSON_AddStringToObject(ml, r->key, r->values[0]);
+		} else {
+			if (!me)
+				me = add_arr(s, "matchExpressions");
+			if (me)
+				cJSON_AddItemToArray(me, requirement(r));
+		}
+	}
+}
+
+cJSON *apiserver_render_pdb(const struct pdb *b, const struct sim_pdb_status *st,
+			    int64_t created)
+{
+	cJSON *meta, *o = object_new("policy/v1", "PodDisruptionBudget", &meta), *spec, *status;
+
+	if (!o || !meta)
+		goto fail;
+	cJSON_AddStringToObject(meta, "name", b->name);
+	cJSON_AddStringToObject(meta, "namespace", b->ns);
+	cJSON_AddNumberToObject(meta, "generation", 1);
+	add_time(meta, "creationTimestamp", created);
+	spec = add_obj(o, "spec");
+	status = add_obj(o, "status");
+	if (!spec || !status)
+		goto fail;
+	add_int_or_string(spec, "minAvailable", b->min_available);
+	add_int_or_string(spec, "maxUnavailable", b->max_unavailable);
+	if (b->selects_all)
+		add_obj(spec, "selector");
+	else if (!b->selects_none)
+		add_selector(spec, &b->selector);
+	cJSON_AddNumberToObject(status, "observedGeneration", 1);
+	cJSON_AddNumberToObject(status, "disruptionsAllowed", st ? st->disruptions_allowed : 0);
+	cJSON_AddNumberToObject(status, "currentHealthy", st ? (double)st->current_healthy : 0);
+	cJSON_AddNumberToObject(status, "desiredHealthy", st ? (double)st->desired_healthy : 0);
+	cJSON_AddNumberToObject(status, "expectedPods", st ? (double)st->expected_pods : 0);
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+cJSON *apiserver_render_daemonset(const struct sim_pod_spec *spec, int64_t created)
+{
+	cJSON *meta, *o = object_new("apps/v1", "DaemonSet", &meta), *s, *sel, *tmpl, *tmeta;
+	char uid[48];
+
+	if (!o || !meta)
+		goto fail;
+	apiserver_uid_for("DaemonSet", spec->ns, spec->name, uid, sizeof(uid));
+	cJSON_AddStringToObject(meta, "name", spec->name);
+	cJSON_AddStringToObject(meta, "namespace", spec->ns);
+	cJSON_AddStringToObject(meta, "uid", uid);
+	cJSON_AddNumberToObject(meta, "generation", 1);
+	add_time(meta, "creationTimestamp", created);
+	add_kvs(meta, "labels", &spec->labels);
+	s = add_obj(o, "spec");
+	if (!s)
+		goto fail;
+	sel = add_obj(s, "selector");
+	if (sel)
+		add_kvs(sel, "matchLabels", &spec->labels);
+	tmpl = add_obj(s, "template");
+	tmeta = tmpl ? add_obj(tmpl, "metadata") : NULL;
+	if (tmeta)
+		add_kvs(tmeta, "labels", &spec->labels);
+	add_obj(o, "status");
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+cJSON *apiserver_render_namespace(const char *name, int64_t created)
+{
+	cJSON *meta, *o = object_new("v1", "Namespace", &meta), *status, *labels;
+
+	if (!o || !meta) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	cJSON_AddStringToObject(meta, "name", name);
+	add_time(meta, "creationTimestamp", created);
+	labels = add_obj(meta, "labels");
+	if (labels)
+		cJSON_AddStringToObject(labels, "kubernetes.io/metadata.name", name);
+	status = add_obj(o, "status");
+	if (status)
+		cJSON_AddStringToObject(status, "phase", "Active");
+	return o;
+}
+
+/* ---- Status ---- */
+
+int apiserver_render_status(struct buf *b, int code, const char *reason, const char *message,
+			    const char *kind, const char *name)
+{
+	bool ok = code >= 200 && code < 300;
+
+	buf_puts(b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":");
+	buf_puts(b, ok ? "\"Success\"" : "\"Failure\"");
+	if (message) {
+		buf_puts(b, ",\"message\":");
+		buf_json_string(b, message);
+	}
+	if (reason && reason[0]) {
+		buf_puts(b, ",\"reason\":");
+		buf_json_string(b, reason);
+	}
+	if (kind || name) {
+		buf_puts(b, ",\"details\":{");
+		if (name) {
+			buf_puts(b, "\"name\":");
+			buf_json_string(b, name);
+		}
+		if (kind) {
+			buf_puts(b, name ? ",\"kind\":" : "\"kind\":");
+			buf_json_string(b, kind);
+		}
+		buf_puts(b, "}");
+	}
+	return buf_printf(b, ",\"code\":%d}", code);
+}
+
+/* ---- Tables ---- */
+
+struct column {
+	const char *name;
+	const char *type;
+	int priority;
+	const char *description;
+};
+
+static const struct column node_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Status", "string", 0, "The status of the node"},
+	{"Roles", "string", 0, "The roles of the node"},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{"Version", "string", 0, "Kubelet Version reported by the node."},
+	{"Provider-ID", "string", 1, "The node's providerID."},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct column pod_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Ready", "string", 0, "The aggregate readiness state of this pod for accepting traffic."},
+	{"Status", "string", 0, "The aggregate status of the containers in this pod."},
+	{"Restarts", "string", 0, "The number of times the containers in this pod have been restarted."},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{"IP", "string", 1, "IP address allocated to the pod."},
+	{"Node", "string", 1, "Name of the node the pod is assigned to."},
+	{"Nominated Node", "string", 1, "Name of the node where the pod is nominated."},
+	{"Readiness Gates", "string", 1, "Pod readiness gates."},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct column pdb_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Min Available", "string", 0, "The minimum number of pods that must be available."},
+	{"Max Unavailable", "string", 0, "The maximum number of pods that may be unavailable."},
+	{"Allowed Disruptions", "integer", 0, "Number of pod disruptions that are currently allowed."},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct column event_cols[] = {
+	{"Last Seen", "string", 0, "Time of the last occurrence."},
+	{"Type", "string", 0, "Type of this event."},
+	{"Reason", "string", 0, "Why the action was taken."},
+	{"Object", "string", 0, "The object this event is about."},
+	{"Message", "string", 0, "A description of the status of this operation."},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct column lease_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Holder", "string", 0, "The holder of the lease."},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct column ns_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Status", "string", 0, "The status of the namespace"},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct column default_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct column *columns(enum apiserver_resource r)
+{
+	switch (r) {
+	case APISERVER_NODES: return node_cols;
+	case APISERVER_PODS: return pod_cols;
+	case APISERVER_PDBS: return pdb_cols;
+	case APISERVER_EVENTS: return event_cols;
+	case APISERVER_LEASES: return lease_cols;
+	case APISERVER_NAMESPACES: return ns_cols;
+	default: return default_cols;
+	}
+}
+
+int apiserver_table_head(struct buf *b, enum apiserver_resource r, bool no_headers, uint64_t rv,
+			 const char *cont, long remaining)
+{
+	const struct column *c;
+
+	buf_printf(b, "{\"kind\":\"Table\",\"apiVersion\":\"meta.k8s.io/v1\","
+		   "\"metadata\":{\"resourceVersion\":\"%llu\"", (unsigned long long)rv);
+	if (cont && cont[0]) {
+		buf_puts(b, ",\"continue\":");
+		buf_json_string(b, cont);
+		if (remaining >= 0)
+			buf_printf(b, ",\"remainingItemCount\":%ld", remaining);
+	}
+	buf_puts(b, "},\"columnDefinitions\":[");
+	for (c = columns(r); !no_headers && c->name; c++) {
+		buf_printf(b, "%s{\"name\":", c == columns(r) ? "" : ",");
+		buf_json_string(b, c->name);
+		buf_printf(b, ",\"type\":\"%s\",\"format\":\"%s\",\"description\":", c->type,
+			   strcmp(c->name, "Name") == 0 ? "name" : "");
+		buf_json_string(b, c->description);
+		buf_printf(b, ",\"priority\":%d}", c->priority);
+	}
+	return buf_puts(b, "],\"rows\":[");
+}
+
+int apiserver_table_tail(struct buf *b)
+{
+	return buf_puts(b, "]}");
+}
+
+static const char *str_at(const cJSON *o, const char *a, const char *b2, const char *c)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+
+	if (b2)
+		x = cJSON_GetObjectItemCaseSensitive(x, b2);
+	if (c)
+		x = cJSON_GetObjectItemCaseSensitive(x, c);
+	return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static void cell_str(struct buf *b, bool *first, const char *s)
+{
+	if (!*first)
+		buf_puts(b, ",");
+	*first = false;
+	buf_json_string(b, s ? s : "<none>");
+}
+
+static void cell_int(struct buf *b, bool *first, long long v)
+{
+	buf_printf(b, "%s%lld", *first ? "" : ",", v);
+	*first = false;
+}
+
+static void node_cells(struct buf *b, bool *first, const cJSON *o, const char *age)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
+	const cJSON *conds = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(o, "status"), "conditions");
+	const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(o, "metadata"), "labels");
+	const cJSON *c, *l;
+	struct buf st = BUF_INIT, roles = BUF_INIT;
+	const char *ready = "Unknown";
+	static const char role_prefix[] = "node-role.kubernetes.io/";
+
+	cJSON_ArrayForEach(c, conds) {
+		const char *type = str_at(c, "type", NULL, NULL);
+
+		if (type && strcmp(type, "Ready") == 0) {
+			const char *s = str_at(c, "status", NULL, NULL);
+
+			ready = s && strcmp(s, "True") == 0 ? "Ready" : "NotReady";
+		}
+	}
+	buf_puts(&st, ready);
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "unschedulable")))
+		buf_puts(&st, ",SchedulingDisabled");
+	cJSON_ArrayForEach(l, labels) {
+		const char *role = NULL;
+
+		if (strncmp(l->string, role_prefix, sizeof(role_prefix) - 1) == 0)
+			role = l->string + sizeof(role_prefix) - 1;
+		else if (strcmp(l->string, "kubernetes.io/role") == 0 && cJSON_IsString(l))
+			role = l->valuestring;
+		if (role && role[0])
+			buf_printf(&roles, "%s%s", roles.len ? "," : "", role);
+	}
+	cell_str(b, first, st.data);
+	cell_str(b, first, roles.len ? roles.data : "<none>");
+	cell_str(b, first, age);
+	cell_str(b, first, str_at(o, "status", "nodeInfo", "kubeletVersion"));
+	cell_str(b, first, str_at(o, "spec", "providerID", NULL));
+	buf_free(&st);
+	buf_free(&roles);
+}
+
+static void pod_cells(struct buf *b, bool *first, const cJSON *o, const char *age)
+{
+	const cJSON *status = cJSON_GetObjectItemCaseSensitive(o, "status");
+	const cJSON *cs = cJSON_GetObjectItemCaseSensitive(status, "containerStatuses"), *c;
+	const char *phase = str_at(o, "status", "phase", NULL);
+	const char *shown = phase ? phase : "Unknown";
+	int total = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(o, "spec"), "containers"));
+	int ready = 0;
+	char rd[32];
+
+	cJSON_ArrayForEach(c, cs)
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "ready")))
+			ready++;
+	if (phase && strcmp(phase, "Succeeded") == 0)
+		shown = "Completed";
+	else if (phase && strcmp(phase, "Failed") == 0)
+		shown = "Error";
+	if (str_at(o, "metadata", "deletionTimestamp", NULL))
+		shown = "Terminating";
+	snprintf(rd, sizeof(rd), "%d/%d", ready, total);
+	cell_str(b, first, rd);
+	cell_str(b, first, shown);
+	cell_str(b, first, "0");
+	cell_str(b, first, age);
+	cell_str(b, first, "<none>");
+	cell_str(b, first, str_at(o, "spec", "nodeName", NULL));
+	cell_str(b, first, "<none>");
+	cell_str(b, first, "<none>");
+}
+
+static const char *num_or_str(const cJSON *x, char *tmp, size_t len)
+{
+	if (cJSON_IsNumber(x)) {
+		snprintf(tmp, len, "%.0f", x->valuedouble);
+		return tmp;
+	}
+	return cJSON_IsString(x) ? x->valuestring : "N/A";
+}
+
+static void pdb_cells(struct buf *b, bool *first, const cJSON *o, const char *age)
+{
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
+	const cJSON *allowed = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(o, "status"), "disruptionsAllowed");
+	char t1[32], t2[32];
+
+	cell_str(b, first, num_or_str(cJSON_GetObjectItemCaseSensitive(spec, "minAvailable"), t1,
+				      sizeof(t1)));
+	cell_str(b, first, num_or_str(cJSON_GetObjectItemCaseSensitive(spec, "maxUnavailable"), t2,
+				      sizeof(t2)));
+	cell_int(b, first, cJSON_IsNumber(allowed) ? (long long)allowed->valuedouble : 0);
+	cell_str(b, first, age);
+}
+
+static void event_cells(struct buf *b, bool *first, const cJSON *o, int64_t now)
+{
+	const char *last = str_at(o, "lastTimestamp", NULL, NULL);
+	const char *kind = str_at(o, "involvedObject", "kind", NULL);
+	const char *name = str_at(o, "involvedObject", "name", NULL);
+	char age[32], obj[320];
+	int64_t t;
+
+	if (!last)
+		last = str_at(o, "eventTime", NULL, NULL);
+	if (!last)
+		last = str_at(o, "metadata", "creationTimestamp", NULL);
+	if (last && model_parse_time(last, &t) == 0)
+		apiserver_human_age(now - t, age, sizeof(age));
+	else
+		snprintf(age, sizeof(age), "<unknown>");
+	snprintf(obj, sizeof(obj), "%s/%s", kind ? kind : "", name ? name : "");
+	if (obj[0] >= 'A' && obj[0] <= 'Z')
+		obj[0] = (char)(obj[0] - 'A' + 'a');
+	cell_str(b, first, age);
+	cell_str(b, first, str_at(o, "type", NULL, NULL));
+	cell_str(b, first, str_at(o, "reason", NULL, NULL));
+	cell_str(b, first, obj);
+	cell_str(b, first, str_at(o, "message", NULL, NULL));
+}
+
+int apiserver_table_row(struct buf *b, enum apiserver_resource r, const struct apiserver_ver *v,
+			int64_t now)
+{
+	cJSON *o = cJSON_ParseWithLength(v->json, v->len), *meta;
+	char age[32], *mtext;
+	bool first = true;
+
+	if (!o)
+		return -1;
+	apiserver_human_age(now - v->created, age, sizeof(age));
+	buf_puts(b, "{\"cells\":[");
+	if (r != APISERVER_EVENTS)
+		cell_str(b, &first, v->name);
+	switch (r) {
+	case APISERVER_NODES:
+		node_cells(b, &first, o, age);
+		break;
+	case APISERVER_PODS:
+		pod_cells(b, &first, o, age);
+		break;
+	case APISERVER_PDBS:
+		pdb_cells(b, &first, o, age);
+		break;
+	case APISERVER_EVENTS:
+		event_cells(b, &first, o, now);
+		break;
+	case APISERVER_LEASES:
+		cell_str(b, &first, str_at(o, "spec", "holderIdentity", NULL));
+		cell_str(b, &first, age);
+		break;
+	case APISERVER_NAMESPACES:
+		cell_str(b, &first, str_at(o, "status", "phase", NULL));
+		cell_str(b, &first, age);
+		break;
+	default:
+		cell_str(b, &first, age);
+		break;
+	}
+	buf_puts(b, "],\"object\":{\"kind\":\"PartialObjectMetadata\","
+		 "\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":");
+	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
+	mtext = meta ? cJSON_PrintUnformatted(meta) : NULL;
+	if (mtext && mtext[0] == '{' && mtext[1] != '}') {
+		buf_printf(b, "{\"resourceVersion\":\"%llu\",", (unsigned long long)v->rv);
+		buf_puts(b, mtext + 1);
+	} else {
+		buf_printf(b, "{\"resourceVersion\":\"%llu\"}", (unsigned long long)v->rv);
+	}
+	free(mtext);
+	cJSON_Delete(o);
+	return buf_puts(b, "}}");
+}
+
+/* ---- merge patch ---- */
+
+cJSON *apiserver_merge_patch(cJSON *target, const cJSON *patch)
+{
+	const cJSON *p;
+
+	if (!cJSON_IsObject(patch))
+		return target; /* callers replace the target themselves */
+	cJSON_ArrayForEach(p, patch) {
+		cJSON *t;
+
+		if (p->string[0] == '$')
+			continue; /* strategic merge directives: not fields */
+		t = cJSON_GetObjectItemCaseSensitive(target, p->string);
+		if (cJSON_IsNull(p)) {
+			if (t)
+				cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
+			continue;
+		}
+		if (cJSON_IsObject(p)) {
+			if (!cJSON_IsObject(t)) {
+				cJSON *n = cJSON_CreateObject();
+
+				if (!n)
+					return NULL;
+				if (t)
+					cJSON_ReplaceItemInObjectCaseSensitive(target, p->string, n);
+				else
+					cJSON_AddItemToObject(target, p->string, n);
+				t = n;
+			}
+			if (!apiserver_merge_patch(t, p))
+				return NULL;
+			continue;
+		}
+		{
+			cJSON *copy = cJSON_Duplicate(p, true);
+
+			if (!copy)
+				return NULL;
+			if (t)
+				cJSON_ReplaceItemInObjectCaseSensitive(target, p->string, copy);
+			else
+				cJSON_AddItemToObject(target, p->string, copy);
+		}
+	}
+	return target;
+}

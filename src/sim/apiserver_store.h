@@ -1,0 +1,166 @@
+/*
+ * sim/apiserver_store: the simulated API server's "etcd" — every object it
+ * serves as JSON, one sorted table per resource, a global resourceVersion
+ * bumped by every change, and a bounded history of watch events. It knows
+ * nothing of HTTP or of the simulated world; one mutex guards it all, and
+ * watchers wait on its condition variable.
+ */
+#ifndef LUASCALE_SIM_APISERVER_STORE_H
+#define LUASCALE_SIM_APISERVER_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "errbuf.h"
+#include "model.h"
+
+struct cJSON;
+
+/* The resources the server knows. */
+enum apiserver_resource {
+	APISERVER_NODES,
+	APISERVER_PODS,
+	APISERVER_NAMESPACES,
+	APISERVER_EVENTS,
+	APISERVER_CONFIGMAPS,
+	APISERVER_PDBS,
+	APISERVER_LEASES,
+	APISERVER_DAEMONSETS,
+	APISERVER_N_RESOURCES,
+};
+
+#define APISERVER_MAX_FIELDS 6
+
+struct apiserver_resdef {
+	const char *name;        /* "pods" */
+	const char *group;       /* "" for the core group */
+	const char *version;     /* "v1" */
+	const char *kind;        /* "Pod" */
+	const char *singular;    /* "pod" */
+	const char *short_name;  /* "po", or NULL */
+	bool namespaced;
+	bool client_owned;       /* created and changed by clients (events, configmaps, leases) */
+	const char *verbs;       /* space-separated, as discovery lists them */
+	/* fields a fieldSelector may name, besides metadata.name and metadata.namespace */
+	const char *fields[APISERVER_MAX_FIELDS];
+};
+
+extern const struct apiserver_resdef apiserver_resources[APISERVER_N_RESOURCES];
+
+/* "apiVersion" of a resource: "v1" or "group/version". */
+const char *apiserver_api_version(enum apiserver_resource r);
+
+/*
+ * One version of an object, immutable once made, shared (by reference) by
+ * the table and the watch history. Its JSON has no resourceVersion:
+ * apiserver_ver_write() splices it in.
+ */
+struct apiserver_ver {
+	int refs;                /* under the store's lock */
+	uint64_t rv;
+	char *json;
+	size_t len;
+	size_t rv_at;            /* where "resourceVersion":"N", goes */
+	char *ns;                /* "" when cluster-scoped */
+	char *name;
+	char *uid;
+	int64_t created;         /* unix seconds */
+	struct kvlist labels;    /* owned */
+	char *fields[APISERVER_MAX_FIELDS]; /* values of the resource's fields ("" when absent) */
+};
+
+/* Appends the object's JSON with its resourceVersion. */
+int apiserver_ver_write(struct buf *b, const struct apiserver_ver *v);
+
+enum apiserver_event_type { APISERVER_ADDED, APISERVER_MODIFIED, APISERVER_DELETED };
+
+const char *apiserver_event_type_str(enum apiserver_event_type t);
+
+struct apiserver_event {
+	uint64_t rv;
+	enum apiserver_resource res;
+	enum apiserver_event_type type;
+	struct apiserver_ver *ver;   /* the object after (DELETED: its last state) */
+	struct apiserver_ver *prev;  /* before (MODIFIED, DELETED), or NULL */
+};
+
+struct apiserver_store;
+
+/* A store keeping 'history' watch events and at most 'max_events' Events.
+ * NULL when out of memory. */
+struct apiserver_store *apiserver_store_new(size_t history, size_t max_events);
+void apiserver_store_free(struct apiserver_store *s);
+
+void apiserver_store_lock(struct apiserver_store *s);
+void apiserver_store_unlock(struct apiserver_store *s);
+
+/* Everything below needs the lock. */
+
+/* The latest resourceVersion. */
+uint64_t apiserver_store_rv(const struct apiserver_store *s);
+
+/*
+ * Stores 'obj' (taken, freed whatever happens) as the new state of the
+ * object its metadata names: metadata goes first, uid is kept (or made
+ * for a new object), creationTimestamp set when absent, resourceVersion
+ * dropped. A change (ADDED or MODIFIED) gets the next resourceVersion and
+ * a watch event; an object identical to the stored one changes nothing.
+ * *out (may be NULL) is the stored version (borrowed). 0, or -1 with a
+ * message (no metadata.name, out of memory).
+ */
+int apiserver_store_put(struct apiserver_store *s, enum apiserver_resource r, struct cJSON *obj,
+			int64_t now_wall, const struct apiserver_ver **out, struct errbuf *err);
+
+/*
+ * Removes an object: a DELETED event with the next resourceVersion. *out
+ * (may be NULL) gets its last state with that resourceVersion (a reference
+ * the caller releases with apiserver_ver_release). -1 when there is none.
+ */
+int apiserver_store_delete(struct apiserver_store *s, enum apiserver_resource r, const char *ns,
+			   const char *name, struct apiserver_ver **out);
+
+/* The stored version of one object, or NULL (borrowed). */
+const struct apiserver_ver *apiserver_store_get(const struct apiserver_store *s,
+						enum apiserver_resource r, const char *ns,
+						const char *name);
+
+/* The objects of 'r', sorted by namespace then name (borrowed). */
+struct apiserver_ver *const *apiserver_store_list(const struct apiserver_store *s,
+						  enum apiserver_resource r, size_t *n);
+
+/* Index in a list of the first object after (ns, name). */
+size_t apiserver_store_after(const struct apiserver_store *s, enum apiserver_resource r,
+			     const char *ns, const char *name);
+
+/* Takes a reference on a version (to use it after unlocking) / drops one. */
+void apiserver_ver_hold(struct apiserver_ver *v);
+void apiserver_ver_release(struct apiserver_ver *v);
+
+/*
+ * The first watch event with a resourceVersion above 'rv', or NULL when
+ * there is none yet; *expired set when events after 'rv' were dropped
+ * from the history already (a watch from there gets 410).
+ */
+const struct apiserver_event *apiserver_store_next_event(const struct apiserver_store *s,
+							 uint64_t rv, bool *expired);
+
+/* Oldest resourceVersion a watch or continue may still start from. */
+uint64_t apiserver_store_floor(const struct apiserver_store *s);
+
+/* Waits for a change, a broadcast, or 'deadline_ns' on the real clock. */
+void apiserver_store_wait(struct apiserver_store *s, int64_t deadline_ns);
+
+/* Wakes every waiter (after a change of what they look at). */
+void apiserver_store_broadcast(struct apiserver_store *s);
+
+/* Watches started before this cut themselves off: a generation count. */
+uint64_t apiserver_store_drop_gen(const struct apiserver_store *s);
+void apiserver_store_drop_watches(struct apiserver_store *s);
+
+/* The server is stopping: every watch ends. */
+void apiserver_store_close(struct apiserver_store *s);
+bool apiserver_store_closed(const struct apiserver_store *s);
+
+#endif
