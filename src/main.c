@@ -11,6 +11,7 @@ static void usage(FILE *f)
 	fputs("usage: luascale COMMAND [OPTIONS]\n"
 	      "\n"
 	      "commands:\n"
+	      "  run     --config FILE [--dry-run] [--once]   the autoscaler\n"
 	      "  check   --config FILE                 validate a config and its policy\n"
 	      "  decide  --config FILE --state FILE    show what the policy would do to a\n"
 	      "          [--policy FILE] [--output text|json] [--now TIME]   recorded cluster\n"
@@ -37,6 +38,8 @@ int main(int argc, char **argv)
 		return cli_test(argc - 1, argv + 1);
 	if (strcmp(argv[1], "sim") == 0)
 		return cli_sim(argc - 1, argv + 1);
+	if (strcmp(argv[1], "run") == 0)
+		return cli_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("luascale %s\n", LUASCALE_VERSION);
 		return EXIT_OK;

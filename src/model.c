@@ -6,6 +6,7 @@
  */
 #include "model.h"
 
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdint.h>
@@ -39,6 +40,8 @@ void snapshot_free(struct snapshot *s)
 {
 	if (!s)
 		return;
+	if (s->on_free)
+		s->on_free(s->on_free_ctx);
 	/* the object arrays are malloc'ed while building (they grow); a
 	 * zero capacity means someone else put them there */
 	if (s->cap_nodes)
@@ -160,6 +163,245 @@ int snapshot_add_pdb(struct snapshot *s, const struct pdb *b, struct errbuf *err
 		return errbuf_set(err, "out of memory");
 	s->pdbs[s->n_pdbs++] = *b;
 	return 0;
+}
+
+int snapshot_on_free(struct snapshot *s, void (*fn)(void *ctx), void *ctx,
+		     struct errbuf *err)
+{
+	if (s->on_free)
+		return errbuf_set(err, "snapshot already has a release hook");
+	s->on_free = fn;
+	s->on_free_ctx = ctx;
+	return 0;
+}
+
+/* ---- deep copies into one heap block ---- */
+
+/*
+ * A bounded bump allocator over one malloc'ed block. Running out sets
+ * 'full' (the copy is retried in a larger block), so the copy functions
+ * only have to stop writing when an allocation returns NULL.
+ */
+struct blk {
+	char *base;
+	size_t used, cap;
+	bool full;
+};
+
+#define BLK_ALIGN 16
+
+static void *blk_alloc(struct blk *b, size_t n, size_t size)
+{
+	size_t off = (b->used + BLK_ALIGN - 1) & ~(size_t)(BLK_ALIGN - 1);
+
+	if (n == 0)
+		return NULL;
+	if (b->full || size > SIZE_MAX / n || off > b->cap || n * size > b->cap - off) {
+		b->full = true;
+		return NULL;
+	}
+	b->used = off + n * size;
+	return b->base + off;
+}
+
+/* NULL stays NULL and "" stays the literal "": neither costs a byte. */
+static const char *blk_str(struct blk *b, const char *s)
+{
+	size_t n;
+	char *d;
+
+	if (!s || !*s)
+		return s ? "" : NULL;
+	n = strlen(s) + 1;
+	d = blk_alloc(b, n, 1);
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+static void blk_kvlist(struct blk *b, const struct kvlist *src, struct kvlist *dst)
+{
+	size_t i;
+
+	dst->items = blk_alloc(b, src->n, sizeof(*dst->items));
+	dst->n = dst->items ? src->n : 0;
+	for (i = 0; i < dst->n; i++) {
+		dst->items[i].key = blk_str(b, src->items[i].key);
+		dst->items[i].value = blk_str(b, src->items[i].value);
+	}
+}
+
+static void blk_resources(struct blk *b, const struct resources *src, struct resources *dst)
+{
+	size_t i;
+
+	*dst = *src;
+	dst->ext = blk_alloc(b, src->n_ext, sizeof(*dst->ext));
+	dst->n_ext = dst->ext ? src->n_ext : 0;
+	for (i = 0; i < dst->n_ext; i++) {
+		dst->ext[i].name = blk_str(b, src->ext[i].name);
+		dst->ext[i].value = src->ext[i].value;
+	}
+}
+
+static struct taint *blk_taints(struct blk *b, const struct taint *src, size_t n)
+{
+	struct taint *t = blk_alloc(b, n, sizeof(*t));
+	size_t i;
+
+	for (i = 0; t && i < n; i++) {
+		t[i] = src[i];
+		t[i].key = blk_str(b, src[i].key);
+		t[i].value = blk_str(b, src[i].value);
+	}
+	return t;
+}
+
+static struct selector_req *blk_reqs(struct blk *b, const struct selector_req *src, size_t n)
+{
+	struct selector_req *r = blk_alloc(b, n, sizeof(*r));
+	size_t i, j;
+
+	for (i = 0; r && i < n; i++) {
+		const char **values = blk_alloc(b, src[i].n_values, sizeof(*values));
+
+		r[i] = src[i];
+		r[i].key = blk_str(b, src[i].key);
+		r[i].values = values;
+		if (!values)
+			r[i].n_values = 0;
+		for (j = 0; j < r[i].n_values; j++)
+			values[j] = blk_str(b, src[i].values[j]);
+	}
+	return r;
+}
+
+/* Runs 'copy' into blocks of growing size until it fits, then once more
+ * into a block of the exact size when the last one was loose. */
+static void *blk_clone(size_t size, const void *src,
+		       void (*copy)(struct blk *b, const void *src, void *dst))
+{
+	struct blk b = {0};
+	size_t cap = 1024;
+	void *dst;
+
+	for (;;) {
+		b = (struct blk){.base = malloc(cap), .cap = cap};
+		if (!b.base)
+			return NULL;
+		dst = blk_alloc(&b, 1, size);
+		if (dst)
+			copy(&b, src, dst);
+		if (!b.full)
+			break;
+		free(b.base);
+		if (cap > SIZE_MAX / 2)
+			return NULL;
+		cap *= 2;
+	}
+	if (b.cap - b.used > 256) {
+		/* the same copy lays out the same bytes: it fits exactly */
+		struct blk exact = {.base = malloc(b.used), .cap = b.used};
+
+		if (exact.base) {
+			dst = blk_alloc(&exact, 1, size);
+			copy(&exact, src, dst);
+			assert(!exact.full);
+			free(b.base);
+			return exact.base;
+		}
+	}
+	return b.base;
+}
+
+static void copy_node(struct blk *b, const void *src, void *dst)
+{
+	const struct node *s = src;
+	struct node *d = dst;
+
+	*d = *s;
+	d->name = blk_str(b, s->name);
+	d->provider_id = blk_str(b, s->provider_id);
+	blk_kvlist(b, &s->labels, &d->labels);
+	blk_kvlist(b, &s->annotations, &d->annotations);
+	d->taints = blk_taints(b, s->taints, s->n_taints);
+	if (!d->taints)
+		d->n_taints = 0;
+	blk_resources(b, &s->allocatable, &d->allocatable);
+	d->removing = false;
+	d->group = -1;
+	memset(&d->requested, 0, sizeof(d->requested));
+	d->pods = NULL;
+	d->n_pods = 0;
+}
+
+static void copy_pod(struct blk *b, const void *src, void *dst)
+{
+	const struct pod *s = src;
+	struct pod *d = dst;
+	size_t i;
+
+	*d = *s;
+	d->ns = blk_str(b, s->ns);
+	d->name = blk_str(b, s->name);
+	blk_kvlist(b, &s->labels, &d->labels);
+	blk_kvlist(b, &s->annotations, &d->annotations);
+	d->controller_kind = blk_str(b, s->controller_kind);
+	d->controller_name = blk_str(b, s->controller_name);
+	d->node_name = blk_str(b, s->node_name);
+	blk_resources(b, &s->requests, &d->requests);
+	blk_kvlist(b, &s->node_selector, &d->node_selector);
+	d->affinity.terms = blk_alloc(b, s->affinity.n_terms, sizeof(*d->affinity.terms));
+	d->affinity.n_terms = d->affinity.terms ? s->affinity.n_terms : 0;
+	for (i = 0; i < d->affinity.n_terms; i++) {
+		const struct node_selector_term *st = &s->affinity.terms[i];
+		struct node_selector_term *dt = &d->affinity.terms[i];
+
+		dt->exprs = blk_reqs(b, st->exprs, st->n_exprs);
+		dt->n_exprs = dt->exprs ? st->n_exprs : 0;
+		dt->fields = blk_reqs(b, st->fields, st->n_fields);
+		dt->n_fields = dt->fields ? st->n_fields : 0;
+	}
+	d->tolerations = blk_alloc(b, s->n_tolerations, sizeof(*d->tolerations));
+	d->n_tolerations = d->tolerations ? s->n_tolerations : 0;
+	for (i = 0; i < d->n_tolerations; i++) {
+		d->tolerations[i] = s->tolerations[i];
+		d->tolerations[i].key = blk_str(b, s->tolerations[i].key);
+		d->tolerations[i].value = blk_str(b, s->tolerations[i].value);
+	}
+	d->local_volume = blk_str(b, s->local_volume);
+	d->sched_message = blk_str(b, s->sched_message);
+	d->node = -1;
+}
+
+static void copy_pdb(struct blk *b, const void *src, void *dst)
+{
+	const struct pdb *s = src;
+	struct pdb *d = dst;
+
+	*d = *s;
+	d->ns = blk_str(b, s->ns);
+	d->name = blk_str(b, s->name);
+	d->selector.reqs = blk_reqs(b, s->selector.reqs, s->selector.n);
+	if (!d->selector.reqs)
+		d->selector.n = 0;
+	d->min_available = blk_str(b, s->min_available);
+	d->max_unavailable = blk_str(b, s->max_unavailable);
+}
+
+struct node *node_clone(const struct node *n)
+{
+	return blk_clone(sizeof(*n), n, copy_node);
+}
+
+struct pod *pod_clone(const struct pod *p)
+{
+	return blk_clone(sizeof(*p), p, copy_pod);
+}
+
+struct pdb *pdb_clone(const struct pdb *b)
+{
+	return blk_clone(sizeof(*b), b, copy_pdb);
 }
 
 /* ---- documents: a List streamed item by item, or one object ---- */

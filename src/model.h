@@ -267,6 +267,8 @@ struct snapshot {
 	bool finished;
 	uint32_t *node_slots; /* node name index (open addressing), after finish */
 	size_t node_mask;
+	void (*on_free)(void *ctx); /* snapshot_on_free() */
+	void *on_free_ctx;
 };
 
 /* Returns an empty snapshot or NULL when out of memory. */
@@ -310,6 +312,26 @@ int snapshot_load_file(struct snapshot *s, const char *path, struct errbuf *err)
 int snapshot_add_node(struct snapshot *s, const struct node *n, struct errbuf *err);
 int snapshot_add_pod(struct snapshot *s, const struct pod *p, struct errbuf *err);
 int snapshot_add_pdb(struct snapshot *s, const struct pdb *b, struct errbuf *err);
+
+/*
+ * Registers 'fn', called with 'ctx' by snapshot_free() before it frees
+ * anything: how a builder that lent the snapshot its strings and arrays
+ * (snapshot_add_node() and friends) learns they are no longer borrowed.
+ * One hook per snapshot: returns 0, or -1 when one is already set.
+ */
+int snapshot_on_free(struct snapshot *s, void (*fn)(void *ctx), void *ctx,
+		     struct errbuf *err);
+
+/*
+ * Deep copies of one object into a single heap block that starts with the
+ * struct itself, so that free() of the returned pointer releases the copy
+ * and everything it points to (the informers' cache keeps objects this
+ * way). The fields snapshot_finish() fills (node group, requested, pods,
+ * removing; pod node) are reset. Returns NULL when out of memory.
+ */
+struct node *node_clone(const struct node *n);
+struct pod *pod_clone(const struct pod *p);
+struct pdb *pdb_clone(const struct pdb *b);
 
 /* Makes room for that many more nodes, pods and PDBs so the adds above do
  * not grow the arrays one doubling at a time. Returns 0, or -1 (OOM). */

@@ -522,7 +522,8 @@ struct collect {
 	char objs[8][512];
 	size_t n;
 	int stop_after;         /* return 1 after this many (0: never) */
-	atomic_int *flag_after; /* or set this flag after the first */
+	atomic_int *flag_after; /* or set this flag after flag_at objects (0: the first) */
+	int flag_at;
 };
 
 static int collect_fn(void *ctx, const char *json, size_t len)
@@ -533,7 +534,7 @@ static int collect_fn(void *ctx, const char *json, size_t len)
 	if (c->n < 8)
 		snprintf(c->objs[c->n], sizeof(c->objs[c->n]), "%s", json);
 	c->n++;
-	if (c->flag_after)
+	if (c->flag_after && (int)c->n >= (c->flag_at ? c->flag_at : 1))
 		atomic_store(c->flag_after, 1);
 	return c->stop_after && (int)c->n >= c->stop_after;
 }
@@ -623,6 +624,7 @@ static void test_stream_stops(void **state)
 	 * server holds the stream open */
 	memset(&col, 0, sizeof(col));
 	col.flag_after = &stop;
+	col.flag_at = 3; /* once all three arrived: the stream is then held open */
 	o.stop = &stop;
 	assert_int_equal(kube_stream(c, "/w?watch=1&resourceVersion=9", &o, collect_fn, &col, &end,
 				     &r, &err), 0);

@@ -1,0 +1,286 @@
+/*
+ * cli/run: `luascale run`, the daemon — informers on the API server, the
+ * reconcile loop (batched on watch events, with a periodic resync), the
+ * policy with hot reload on SIGHUP, and the actuator with the provider and
+ * the Kubernetes writes. SIGTERM/SIGINT stop it: in-flight actions get a
+ * deadline to finish; what is left is logged as abandoned.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "config.h"
+#include "engine/actuator.h"
+#include "engine/batcher.h"
+#include "engine/reconciler.h"
+#include "engine/round.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+#include "kube/kubeconfig.h"
+#include "kube/kubeops_http.h"
+#include "log.h"
+#include "providers/provider.h"
+#include "providers/simremote/simremote.h"
+#include "runtime/clock.h"
+#include "runtime/executor.h"
+
+#define SYNC_TIMEOUT_S 120
+#define SHUTDOWN_GRACE_S 30
+#define ONCE_TIMEOUT_S 600
+
+/* The signal handlers' view of the daemon: async-signal-safe calls only. */
+static struct reconciler *volatile sig_reconciler;
+static struct batcher *volatile sig_batcher;
+static volatile sig_atomic_t sig_stop;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP) {
+		if (sig_reconciler)
+			reconciler_request_reload(sig_reconciler);
+		if (sig_batcher)
+			batcher_request(sig_batcher);
+		return;
+	}
+	sig_stop = 1;
+	if (sig_batcher)
+		batcher_stop(sig_batcher);
+}
+
+static void on_change(void *ctx, enum informer_kind kind)
+{
+	(void)kind;
+	batcher_event(ctx);
+}
+
+static void run_usage(FILE *f)
+{
+	fputs("usage: luascale run --config FILE [--dry-run] [--once] [--context NAME]\n"
+	      "\n"
+	      "The autoscaler: watches the cluster named in the config, runs the\n"
+	      "policy on every change (batched) and periodically, and carries out\n"
+	      "what the safety checks accept.\n"
+	      "\n"
+	      "  --dry-run       execute nothing; log every action that would be taken\n"
+	      "  --once          one reconcile, wait for its actions, exit (for cron)\n"
+	      "  --context NAME  the kubeconfig context (overrides cluster.context)\n"
+	      "\n"
+	      "signals: SIGHUP reloads the policy (the running one stays if the new one\n"
+	      "fails); SIGTERM and SIGINT stop, giving in-flight actions 30s.\n",
+	      f);
+}
+
+static struct provider *make_provider(const struct config *c, struct kube_client *client,
+				      const struct logger *log)
+{
+	struct provider_limits lim;
+	struct errbuf err;
+	struct provider *p;
+
+	provider_limits_from(&lim, c);
+	if (!c->provider_kind[0]) {
+		log_at(log, LOG_WARN, clock_wall(clock_real()),
+		       "no provider configured (provider.kind): scale-ups will fail");
+		return NULL;
+	}
+	if (strcmp(c->provider_kind, "sim") == 0) {
+		p = simremote_provider_new(client, &lim, &err);
+		if (!p)
+			log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider sim: %s", err.msg);
+		return p;
+	}
+	log_at(log, LOG_ERROR, clock_wall(clock_real()),
+	       "provider kind \"%s\" is not available in this build (available: sim)",
+	       c->provider_kind);
+	return NULL;
+}
+
+int cli_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"dry-run", no_argument, NULL, 'd'},
+		{"once", no_argument, NULL, '1'},
+		{"context", required_argument, NULL, 'x'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *config_path = getenv("LUASCALE_CONFIG"), *context = NULL;
+	bool dry_run = false, once = false;
+	struct logger log = log_stderr(LOG_INFO);
+	struct clock *clock = clock_real();
+	struct config *c = NULL;
+	struct kube_config *kc = NULL;
+	struct kube_client *client = NULL;
+	struct kube_client_opts copts;
+	struct kubeops_http *kh = NULL;
+	struct kubeops kops;
+	struct provider *prov = NULL;
+	struct executor *ex = NULL;
+	struct actuator *act = NULL;
+	struct actuator_config acfg;
+	struct reconciler *rec = NULL;
+	struct informer_set *infs = NULL;
+	struct informer_opts iopts;
+	struct batcher *batch = NULL;
+	struct batcher_policy bp;
+	struct sigaction sa;
+	struct errbuf err;
+	int opt, rc = EXIT_INPUT;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "c:d1x:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': config_path = optarg; break;
+		case 'd': dry_run = true; break;
+		case '1': once = true; break;
+		case 'x': context = optarg; break;
+		case 'h': run_usage(stdout); return EXIT_OK;
+		default: run_usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (!config_path || !*config_path) {
+		fprintf(stderr, "luascale run: --config FILE is required\n");
+		return EXIT_USAGE;
+	}
+	c = config_load(config_path, &err);
+	if (!c) {
+		fprintf(stderr, "luascale: %s\n", err.msg);
+		return EXIT_INPUT;
+	}
+	if (c->in_cluster) {
+		struct kube_incluster_env env;
+
+		memset(&env, 0, sizeof(env));
+		if (kube_config_incluster(&env, &kc, &err) < 0) {
+			fprintf(stderr, "luascale: in-cluster config: %s\n", err.msg);
+			goto out;
+		}
+	} else if (kubeconfig_load(c->kubeconfig, context ? context : c->context, &kc, &err) < 0) {
+		fprintf(stderr, "luascale: %s\n", err.msg);
+		goto out;
+	}
+	memset(&copts, 0, sizeof(copts));
+	copts.log = &log;
+	client = kube_client_new(kc, &copts, &err);
+	if (!client) {
+		fprintf(stderr, "luascale: %s\n", err.msg);
+		goto out;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	rec = reconciler_new(c, NULL, &err);
+	if (!rec) {
+		fprintf(stderr, "luascale: policy: %s\n", err.msg);
+		rc = EXIT_POLICY;
+		goto out;
+	}
+	kh = kubeops_http_new(client, NULL);
+	kubeops_http_bind(kh, &kops);
+	prov = make_provider(c, client, &log);
+	ex = executor_new_pool(8, 4096);
+	actuator_config_from(&acfg, c);
+	acfg.dry_run = dry_run;
+	act = actuator_new(ex, prov, &kops, &acfg, &log);
+	memset(&bp, 0, sizeof(bp));
+	bp.idle_ns = c->batch_idle_ms * CLOCK_NS_PER_MS;
+	bp.max_ns = c->batch_max_ms * CLOCK_NS_PER_MS;
+	bp.interval_ns = c->reconcile_interval_ms * CLOCK_NS_PER_MS;
+	batch = batcher_new(&bp, &err);
+	memset(&iopts, 0, sizeof(iopts));
+	iopts.client = client;
+	iopts.log = &log;
+	iopts.on_change = on_change;
+	iopts.on_change_ctx = batch;
+	infs = batch ? informer_set_new(&iopts, &err) : NULL;
+	if (!kh || !ex || !act || !batch || !infs) {
+		fprintf(stderr, "luascale: cannot start: %s\n", err.msg);
+		goto out;
+	}
+
+	sig_reconciler = rec;
+	sig_batcher = batch;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	log_at(&log, LOG_INFO, clock_wall(clock), "luascale %s: cluster %s (context %s), policy %s%s",
+	       LUASCALE_VERSION, kube_client_server(client), c->in_cluster ? "in-cluster" : (context ? context : c->context),
+	       reconciler_policy_path(rec), dry_run ? ", dry run: nothing will be executed" : "");
+	if (informer_set_start(infs, &err) < 0 ||
+	    informer_set_wait_synced(infs, clock_now(clock) + SYNC_TIMEOUT_S * CLOCK_NS_PER_S, &err) < 0) {
+		log_at(&log, LOG_ERROR, clock_wall(clock), "cannot read the cluster: %s", err.msg);
+		goto stop;
+	}
+	log_at(&log, LOG_INFO, clock_wall(clock), "cluster state read; reconciling");
+
+	while (!sig_stop) {
+		enum batcher_reason why = once ? BATCH_FIRST : batcher_wait(batch);
+		struct snapshot *s;
+		struct round_stats rs;
+
+		if (why == BATCH_NONE || sig_stop)
+			break;
+		s = informer_snapshot(infs, c->groups, c->n_groups, clock_wall(clock), &err);
+		if (!s) {
+			log_at(&log, LOG_ERROR, clock_wall(clock), "snapshot failed: %s", err.msg);
+			continue;
+		}
+		if (round_run(rec, act, s, &log, &rs, &err) < 0)
+			log_at(&log, LOG_ERROR, clock_wall(clock), "reconcile failed: %s", err.msg);
+		else
+			log_at(&log, LOG_DEBUG, clock_wall(clock),
+			       "reconcile (%s): %zu action(s), %zu rejected, policy %.1f ms",
+			       batcher_reason_str(why), rs.actions, rs.rejected, rs.policy_ms);
+		snapshot_free(s);
+		if (once) {
+			struct actuator_stats st;
+			int64_t deadline = clock_now(clock) + ONCE_TIMEOUT_S * CLOCK_NS_PER_S;
+
+			/* wait for this round's actions (a condition with a deadline) */
+			for (;;) {
+				struct timespec ts = {0, 50 * 1000 * 1000};
+
+				actuator_get_stats(act, &st);
+				if (st.busy == 0 || sig_stop || clock_now(clock) > deadline)
+					break;
+				nanosleep(&ts, NULL);
+			}
+			break;
+		}
+	}
+	rc = EXIT_OK;
+stop:
+	log_at(&log, LOG_INFO, clock_wall(clock), "stopping: giving in-flight actions %ds", SHUTDOWN_GRACE_S);
+	informer_set_stop(infs);
+	{
+		size_t cancelled = executor_shutdown(ex, clock_now(clock) + SHUTDOWN_GRACE_S * CLOCK_NS_PER_S);
+
+		ex = NULL;
+		if (cancelled)
+			log_at(&log, LOG_WARN, clock_wall(clock), "%zu queued task(s) abandoned at shutdown", cancelled);
+	}
+	sig_reconciler = NULL;
+	sig_batcher = NULL;
+out:
+	if (ex)
+		executor_shutdown(ex, clock_now(clock));
+	actuator_free(act);
+	informer_set_free(infs);
+	batcher_free(batch);
+	provider_free(prov);
+	kubeops_http_free(kh);
+	reconciler_free(rec);
+	kube_client_free(client);
+	kube_config_free(kc);
+	config_free(c);
+	return rc;
+}

@@ -1,0 +1,1209 @@
+/*
+ * informer: list-then-watch of one resource on its own thread, its cache
+ * (a hash table of reference-counted decoded objects keyed by
+ * namespace/name) and the snapshots built from three of them. Decoding is
+ * model.c's; HTTP and stream splitting are client.c's; when to reconcile
+ * is the caller's (the on_change hook).
+ */
+#include "kube/informer.h"
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arena.h"
+#include "buf.h"
+#include "kube/client.h"
+#include "log.h"
+#include "model.h"
+#include "runtime/clock.h"
+
+#define DEFAULT_PAGE 500
+#define DEFAULT_LIST_MS 60000L
+#define DEFAULT_BACKOFF_INITIAL (800 * CLOCK_NS_PER_MS)
+#define DEFAULT_BACKOFF_MAX (30 * CLOCK_NS_PER_S)
+#define DEFAULT_BACKOFF_JITTER 0.5
+#define DEFAULT_RESET (120 * CLOCK_NS_PER_S)
+#define DEFAULT_WATCH_MIN 300
+#define DEFAULT_WATCH_MAX 600
+#define DEFAULT_SHORT_WATCH CLOCK_NS_PER_S
+#define WATCH_GRACE_MS 60000L     /* client-side guard beyond timeoutSeconds */
+#define SCRATCH_OBJECTS 256       /* decodes before the scratch snapshot is renewed */
+#define SCRATCH_BYTES ((size_t)4 << 20)
+#define RV_MAX 128
+
+/* ---- the cache ---- */
+
+/*
+ * One cached object. The cache holds one reference, each snapshot that
+ * shows the object another; the last one frees it. 'obj' and the strings
+ * are immutable once the entry is made; 'next' belongs to the cache (its
+ * informer's lock).
+ */
+struct entry {
+	atomic_int refs;
+	struct entry *next;
+	uint64_t hash;
+	void *obj;        /* struct node / pod / pdb in one heap block (*_clone) */
+	const char *ns;   /* inside obj; "" for nodes */
+	const char *name;
+};
+
+struct cache {
+	struct entry **slots; /* chains; cap a power of two */
+	size_t cap, n;
+};
+
+static uint64_t key_hash(const char *ns, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a over "ns/name" */
+	const char *p;
+
+	for (p = ns; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	h = (h ^ '/') * 0x100000001b3ULL;
+	for (p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	return h;
+}
+
+static struct entry *entry_new(enum informer_kind kind, void *obj)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	atomic_init(&e->refs, 1);
+	e->obj = obj;
+	switch (kind) {
+	case INFORMER_NODES:
+		e->ns = "";
+		e->name = ((struct node *)obj)->name;
+		break;
+	case INFORMER_PODS:
+		e->ns = ((struct pod *)obj)->ns;
+		e->name = ((struct pod *)obj)->name;
+		break;
+	case INFORMER_PDBS:
+		e->ns = ((struct pdb *)obj)->ns;
+		e->name = ((struct pdb *)obj)->name;
+		break;
+	}
+	e->hash = key_hash(e->ns, e->name);
+	return e;
+}
+
+static void entry_ref(struct entry *e)
+{
+	atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+}
+
+static void entry_unref(struct entry *e)
+{
+	if (e && atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) {
+		free(e->obj);
+		free(e);
+	}
+}
+
+/* The link that points at the entry for ns/name, or at the NULL ending its chain. */
+static struct entry **cache_link(struct cache *c, const char *ns, const char *name,
+				 uint64_t hash)
+{
+	struct entry **l = &c->slots[hash & (c->cap - 1)];
+
+	while (*l && ((*l)->hash != hash || strcmp((*l)->name, name) != 0 ||
+		      strcmp((*l)->ns, ns) != 0))
+		l = &(*l)->next;
+	return l;
+}
+
+static int cache_grow(struct cache *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 64, i;
+	struct entry **slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -1;
+	for (i = 0; i < c->cap; i++) {
+		struct entry *e = c->slots[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			e->next = slots[e->hash & (cap - 1)];
+			slots[e->hash & (cap - 1)] = e;
+		}
+	}
+	free(c->slots);
+	c->slots = slots;
+	c->cap = cap;
+	return 0;
+}
+
+/* Inserts 'e' (taking the caller's reference), replacing an entry of the
+ * same key. Returns 0, or -1 when out of memory ('e' is released). */
+static int cache_put(struct cache *c, struct entry *e)
+{
+	struct entry **l, *old;
+
+	if ((c->n >= c->cap) && cache_grow(c) < 0) {
+		entry_unref(e);
+		return -1;
+	}
+	l = cache_link(c, e->ns, e->name, e->hash);
+	old = *l;
+	e->next = old ? old->next : NULL;
+	*l = e;
+	if (old)
+		entry_unref(old);
+	else
+		c->n++;
+	return 0;
+}
+
+/* Removes ns/name. Returns true when it was there. */
+static bool cache_del(struct cache *c, const char *ns, const char *name)
+{
+	struct entry **l, *e;
+
+	if (!c->cap)
+		return false;
+	l = cache_link(c, ns, name, key_hash(ns, name));
+	e = *l;
+	if (!e)
+		return false;
+	*l = e->next;
+	c->n--;
+	entry_unref(e);
+	return true;
+}
+
+static void cache_clear(struct cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->cap; i++) {
+		struct entry *e = c->slots[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			entry_unref(e);
+		}
+	}
+	free(c->slots);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- the informer ---- */
+
+struct informer {
+	enum informer_kind kind;
+	struct informer_opts o;   /* defaults filled in */
+	const char *path;         /* collection path */
+	const char *kind_name;    /* "Node", for the decoder */
+	pthread_t thread;
+	bool started, joined;
+	atomic_int stop;
+
+	pthread_mutex_t mu;       /* guards the fields below */
+	pthread_cond_t cv;        /* stats changed, or stop */
+	struct cache cache;
+	char rv[RV_MAX];
+	struct informer_stats st;
+
+	/* the informer's thread only */
+	struct snapshot *scratch; /* decoding area, renewed now and then */
+	uint64_t rng;
+	int failures;             /* consecutive, for the backoff */
+	int64_t calm_since;       /* end of the last backoff wait */
+};
+
+enum step {
+	STEP_OK,
+	STEP_FAIL,     /* back off, then retry what failed */
+	STEP_EXPIRED,  /* the resourceVersion is gone: list again */
+	STEP_STOP,
+};
+
+static const char *const kind_paths[INFORMER_KINDS] = {
+	"/api/v1/nodes",
+	"/api/v1/pods",
+	"/apis/policy/v1/poddisruptionbudgets",
+};
+
+static const char *const kind_objects[INFORMER_KINDS] = {"Node", "Pod", "PodDisruptionBudget"};
+
+const char *informer_kind_str(enum informer_kind k)
+{
+	static const char *const names[INFORMER_KINDS] = {"nodes", "pods",
+							  "poddisruptionbudgets"};
+
+	return (unsigned)k < INFORMER_KINDS ? names[k] : "?";
+}
+
+#define LOGF(inf, level, ...) \
+	do { \
+		if ((inf)->o.log) \
+			log_at((inf)->o.log, (level), clock_wall(clock_real()), __VA_ARGS__); \
+	} while (0)
+
+static int64_t now_ns(void)
+{
+	return clock_now(clock_real());
+}
+
+static bool stopping(struct informer *inf)
+{
+	return atomic_load(&inf->stop) != 0;
+}
+
+/* Waits on 'cv' until signalled or until 't' (CLOCK_MONOTONIC ns, the real
+ * clock's time base; the condition variables are created on it). */
+static void cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t t)
+{
+	struct timespec ts;
+
+	if (t < 0)
+		t = 0;
+	ts.tv_sec = (time_t)(t / CLOCK_NS_PER_S);
+	ts.tv_nsec = (long)(t % CLOCK_NS_PER_S);
+	pthread_cond_timedwait(cv, mu, &ts);
+}
+
+/* Call with the lock held after changing stats. */
+static void changed_locked(struct informer *inf)
+{
+	inf->st.objects = inf->cache.n;
+	pthread_cond_broadcast(&inf->cv);
+}
+
+static void notify(struct informer *inf)
+{
+	if (inf->o.on_change)
+		inf->o.on_change(inf->o.on_change_ctx, inf->kind);
+}
+
+/* metadata.resourceVersion of an object, or NULL. */
+static const char *object_rv(const cJSON *obj)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+
+	return cJSON_IsString(rv) && rv->valuestring[0] ? rv->valuestring : NULL;
+}
+
+/* Call with the lock held. An over-long version is refused (logged). */
+static void set_rv_locked(struct informer *inf, const char *rv)
+{
+	if (!rv)
+		return;
+	if (strlen(rv) >= sizeof(inf->rv)) {
+		LOGF(inf, LOG_WARN, "informer %s: resourceVersion longer than %zu bytes ignored",
+		     informer_kind_str(inf->kind), sizeof(inf->rv) - 1);
+		return;
+	}
+	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+}
+
+/*
+ * Decodes 'obj' into a new cache entry (one reference, the caller's).
+ * Returns NULL with a message naming the object and the field on a
+ * malformed object, or saying out of memory.
+ */
+static struct entry *decode_entry(struct informer *inf, const cJSON *obj, struct errbuf *err)
+{
+	struct snapshot *s = inf->scratch;
+	struct entry *e;
+	void *clone = NULL;
+	size_t before;
+
+	if (s && (s->n_nodes + s->n_pods + s->n_pdbs >= SCRATCH_OBJECTS ||
+		  arena_used(s->arena) > SCRATCH_BYTES)) {
+		snapshot_free(s);
+		s = inf->scratch = NULL;
+	}
+	if (!s && !(s = inf->scratch = snapshot_new())) {
+		errbuf_set(err, "out of memory");
+		return NULL;
+	}
+	before = s->n_nodes + s->n_pods + s->n_pdbs;
+	if (snapshot_add_object(s, obj, inf->kind_name, err) < 0)
+		return NULL;
+	if (s->n_nodes + s->n_pods + s->n_pdbs == before + 1) {
+		if (inf->kind == INFORMER_NODES)
+			clone = node_clone(&s->nodes[s->n_nodes - 1]);
+		else if (inf->kind == INFORMER_PODS)
+			clone = pod_clone(&s->pods[s->n_pods - 1]);
+		else
+			clone = pdb_clone(&s->pdbs[s->n_pdbs - 1]);
+	}
+	if (!clone || !(e = entry_new(inf->kind, clone))) {
+		free(clone);
+		errbuf_set(err, "out of memory");
+		return NULL;
+	}
+	return e;
+}
+
+/* A skipped object or event: logged, counted, never fatal. */
+static void skip(struct informer *inf, const char *what, const char *why)
+{
+	LOGF(inf, LOG_WARN, "informer %s: skipping %s: %s", informer_kind_str(inf->kind), what,
+	     why);
+	pthread_mutex_lock(&inf->mu);
+	inf->st.skipped++;
+	changed_locked(inf);
+	pthread_mutex_unlock(&inf->mu);
+}
+
+/* ---- backoff ---- */
+
+/*
+ * Records a failure and waits out its backoff: 800 ms doubling to 30 s
+ * (by default) with jitter, the count forgotten after a calm period as
+ * client-go's backoff manager does. Returns true when asked to stop.
+ */
+static bool backoff_wait(struct informer *inf, const char *what)
+{
+	int64_t now = now_ns(), delay, until;
+	bool stop;
+
+	if (inf->failures > 0 && now - inf->calm_since >= inf->o.backoff_reset_ns)
+		inf->failures = 0;
+	if (inf->failures < INT_MAX)
+		inf->failures++;
+	delay = backoff_delay(&inf->o.backoff, inf->failures, &inf->rng);
+	LOGF(inf, LOG_WARN, "informer %s: %s; retrying in %.3f s (failure %d in a row)",
+	     informer_kind_str(inf->kind), what, (double)delay / CLOCK_NS_PER_S, inf->failures);
+	until = now + delay;
+	pthread_mutex_lock(&inf->mu);
+	inf->st.errors++;
+	changed_locked(inf);
+	while (!stopping(inf) && now_ns() < until)
+		cond_wait_until(&inf->cv, &inf->mu, until);
+	pthread_mutex_unlock(&inf->mu);
+	stop = stopping(inf);
+	inf->calm_since = now_ns();
+	return stop;
+}
+
+/* ---- list ---- */
+
+struct page_ctx {
+	struct informer *inf;
+	struct cache *fresh;
+	int pages;                /* top-level values received */
+	bool bad;                 /* not a List */
+	char why[256];
+	char *cont;               /* metadata.continue, owned */
+	char rv[RV_MAX];          /* metadata.resourceVersion */
+};
+
+static int on_page(void *ctx, const char *json, size_t len)
+{
+	struct page_ctx *pc = ctx;
+	struct informer *inf = pc->inf;
+	const cJSON *items, *item, *meta, *v;
+	cJSON *doc;
+	size_t i = 0;
+
+	if (pc->pages++ > 0) {
+		snprintf(pc->why, sizeof(pc->why), "more than one JSON value in a list response");
+		pc->bad = true;
+		return 1;
+	}
+	doc = cJSON_ParseWithLength(json, len);
+	if (!doc || !cJSON_IsObject(doc)) {
+		snprintf(pc->why, sizeof(pc->why), "the list response is not a JSON object");
+		pc->bad = true;
+		cJSON_Delete(doc);
+		return 1;
+	}
+	items = cJSON_GetObjectItemCaseSensitive(doc, "items");
+	meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
+	if ((items && !cJSON_IsArray(items) && !cJSON_IsNull(items)) ||
+	    (meta && !cJSON_IsObject(meta))) {
+		snprintf(pc->why, sizeof(pc->why), "the list response has no items array");
+		pc->bad = true;
+		cJSON_Delete(doc);
+		return 1;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(meta, "continue");
+	if (cJSON_IsString(v) && v->valuestring[0]) {
+		pc->cont = strdup(v->valuestring);
+		if (!pc->cont) {
+			snprintf(pc->why, sizeof(pc->why), "out of memory");
+			pc->bad = true;
+			cJSON_Delete(doc);
+			return 1;
+		}
+	}
+	v = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+	if (cJSON_IsString(v))
+		snprintf(pc->rv, sizeof(pc->rv), "%s", v->valuestring);
+	cJSON_ArrayForEach(item, items) {
+		struct errbuf err = {""};
+		struct entry *e = decode_entry(inf, item, &err);
+
+		if (!e) {
+			char what[48];
+
+			snprintf(what, sizeof(what), "list item %zu", i);
+			skip(inf, what, err.msg);
+		} else if (cache_put(pc->fresh, e) < 0) {
+			snprintf(pc->why, sizeof(pc->why), "out of memory");
+			pc->bad = true;
+			cJSON_Delete(doc);
+			return 1;
+		}
+		i++;
+	}
+	cJSON_Delete(doc);
+	return 0;
+}
+
+/*
+ * Lists every object, a page at a time, into a fresh cache that replaces
+ * the old one at the end (the old one stays visible meanwhile). A 410 on a
+ * continue token starts the list again.
+ */
+static enum step list_all(struct informer *inf)
+{
+	struct cache fresh = {0}, old;
+	size_t n;
+	char *cont = NULL;
+	char rv[RV_MAX] = "";
+	enum step step = STEP_FAIL;
+	struct buf path = BUF_INIT;
+	char what[ERRBUF_MAX + RV_MAX + 128];
+
+	for (;;) {
+		struct kube_stream_opts so = {.stop = &inf->stop,
+					      .timeout_ms = inf->o.list_timeout_ms};
+		struct page_ctx pc = {.inf = inf, .fresh = &fresh};
+		struct kube_response resp;
+		struct errbuf err = {""};
+		enum kube_stream_end end;
+		int rc;
+
+		buf_free(&path);
+		buf_printf(&path, "%s?limit=%d", inf->path, inf->o.page_size);
+		if (cont) {
+			buf_puts(&path, "&continue=");
+			kube_escape(&path, cont);
+		}
+		if (path.oom) {
+			snprintf(what, sizeof(what), "list: out of memory");
+			goto fail;
+		}
+		pthread_mutex_lock(&inf->mu);
+		inf->st.pages++;
+		changed_locked(inf);
+		pthread_mutex_unlock(&inf->mu);
+		rc = kube_stream(inf->o.client, path.data, &so, on_page, &pc, &end, &resp, &err);
+		if (stopping(inf)) {
+			free(pc.cont);
+			kube_response_free(&resp);
+			step = STEP_STOP;
+			goto out;
+		}
+		if (rc < 0 || pc.bad || end != KUBE_STREAM_EOF || pc.pages == 0) {
+			if (end == KUBE_STREAM_STATUS && resp.status == 410 && cont) {
+				LOGF(inf, LOG_INFO,
+				     "informer %s: list continue token expired (%s); "
+				     "listing again from the start",
+				     informer_kind_str(inf->kind), resp.message);
+				pthread_mutex_lock(&inf->mu);
+				inf->st.relists++;
+				changed_locked(inf);
+				pthread_mutex_unlock(&inf->mu);
+				free(cont);
+				cont = NULL;
+				free(pc.cont);
+				kube_response_free(&resp);
+				cache_clear(&fresh);
+				continue;
+			}
+			if (rc < 0)
+				snprintf(what, sizeof(what), "list: %s", err.msg);
+			else if (pc.bad)
+				snprintf(what, sizeof(what), "list: %s", pc.why);
+			else if (end == KUBE_STREAM_STATUS)
+				snprintf(what, sizeof(what), "list: HTTP %ld %s: %s", resp.status,
+					 resp.reason, resp.message);
+			else if (end == KUBE_STREAM_TIMEOUT)
+				snprintf(what, sizeof(what), "list: no complete answer within %ld ms",
+					 inf->o.list_timeout_ms);
+			else
+				snprintf(what, sizeof(what), "list: empty response");
+			free(pc.cont);
+			kube_response_free(&resp);
+			goto fail;
+		}
+		kube_response_free(&resp);
+		free(cont);
+		cont = pc.cont;
+		if (!cont) {
+			snprintf(rv, sizeof(rv), "%s", pc.rv);
+			break;
+		}
+	}
+	if (!rv[0]) {
+		snprintf(what, sizeof(what), "list: the response has no metadata.resourceVersion");
+		goto fail;
+	}
+	pthread_mutex_lock(&inf->mu);
+	old = inf->cache;
+	inf->cache = fresh;
+	n = fresh.n;
+	memset(&fresh, 0, sizeof(fresh));
+	set_rv_locked(inf, rv);
+	inf->st.lists++;
+	inf->st.synced = true;
+	changed_locked(inf);
+	pthread_mutex_unlock(&inf->mu);
+	cache_clear(&old);
+	LOGF(inf, LOG_INFO, "informer %s: listed %zu objects at resourceVersion %s",
+	     informer_kind_str(inf->kind), n, rv);
+	notify(inf);
+	step = STEP_OK;
+	goto out;
+fail:
+	step = backoff_wait(inf, what) ? STEP_STOP : STEP_FAIL;
+out:
+	free(cont);
+	buf_free(&path);
+	cache_clear(&fresh);
+	return step;
+}
+
+/* ---- watch ---- */
+
+struct watch_ctx {
+	struct informer *inf;
+	uint64_t events;
+	bool expired;   /* an ERROR event with 410 */
+	bool failed;    /* another ERROR event */
+	char why[256];
+};
+
+/* The namespace and name of a deleted object, without decoding the rest. */
+static int object_key(const cJSON *obj, const char **ns, const char **name)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(meta, "name");
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+
+	if (!cJSON_IsString(n) || !n->valuestring[0])
+		return -1;
+	*name = n->valuestring;
+	*ns = cJSON_IsString(s) ? s->valuestring : "";
+	return 0;
+}
+
+static void on_upsert(struct watch_ctx *w, const char *type, const cJSON *obj)
+{
+	struct informer *inf = w->inf;
+	struct errbuf err = {""};
+	struct entry *e = decode_entry(inf, obj, &err);
+	const char *rv = object_rv(obj);
+	bool stored = false;
+
+	pthread_mutex_lock(&inf->mu);
+	if (e) {
+		if (cache_put(&inf->cache, e) == 0)
+			stored = true;
+		else
+			snprintf(err.msg, sizeof(err.msg), "out of memory");
+	}
+	set_rv_locked(inf, rv);
+	inf->st.events++;
+	changed_locked(inf);
+	pthread_mutex_unlock(&inf->mu);
+	if (stored) {
+		notify(inf);
+	} else {
+		char what[32];
+
+		/* the last good version, if any, stays in the cache */
+		snprintf(what, sizeof(what), "%s event", type);
+		skip(inf, what, err.msg);
+	}
+}
+
+static void on_delete(struct watch_ctx *w, const cJSON *obj)
+{
+	struct informer *inf = w->inf;
+	const char *ns, *name;
+	bool removed = false;
+
+	if (object_key(obj, &ns, &name) < 0) {
+		skip(inf, "DELETED event", "the object has no metadata.name");
+		pthread_mutex_lock(&inf->mu);
+		set_rv_locked(inf, object_rv(obj));
+		inf->st.events++;
+		changed_locked(inf);
+		pthread_mutex_unlock(&inf->mu);
+		return;
+	}
+	if (inf->kind == INFORMER_NODES)
+		ns = "";
+	pthread_mutex_lock(&inf->mu);
+	removed = cache_del(&inf->cache, ns, name);
+	set_rv_locked(inf, object_rv(obj));
+	inf->st.events++;
+	changed_locked(inf);
+	pthread_mutex_unlock(&inf->mu);
+	if (removed)
+		notify(inf);
+}
+
+/* An ERROR event: its object is a Status. Returns 1 (ends the stream). */
+static int on_error_event(struct watch_ctx *w, const cJSON *obj)
+{
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
+	const cJSON *reason = cJSON_GetObjectItemCaseSensitive(obj, "reason");
+	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(obj, "message");
+	const char *r = cJSON_IsString(reason) ? reason->valuestring : "";
+
+	snprintf(w->why, sizeof(w->why), "watch ERROR event: %d %s: %s",
+		 cJSON_IsNumber(code) ? code->valueint : 0, r,
+		 cJSON_IsString(msg) ? msg->valuestring : "");
+	if ((cJSON_IsNumber(code) && code->valueint == 410) || strcmp(r, "Expired") == 0 ||
+	    strcmp(r, "Gone") == 0)
+		w->expired = true;
+	else
+		w->failed = true;
+	return 1;
+}
+
+static int on_event(void *ctx, const char *json, size_t len)
+{
+	struct watch_ctx *w = ctx;
+	struct informer *inf = w->inf;
+	const cJSON *type, *obj;
+	cJSON *ev = cJSON_ParseWithLength(json, len);
+	int rc = 0;
+
+	if (!ev || !cJSON_IsObject(ev)) {
+		skip(inf, "watch event", "not a JSON object");
+		goto out;
+	}
+	type = cJSON_GetObjectItemCaseSensitive(ev, "type");
+	obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
+	if (!cJSON_IsString(type) || !cJSON_IsObject(obj)) {
+		skip(inf, "watch event", "no \"type\" string or no \"object\"");
+		goto out;
+	}
+	if (strcmp(type->valuestring, "ADDED") == 0 || strcmp(type->valuestring, "MODIFIED") == 0) {
+		w->events++;
+		on_upsert(w, type->valuestring, obj);
+	} else if (strcmp(type->valuestring, "DELETED") == 0) {
+		w->events++;
+		on_delete(w, obj);
+	} else if (strcmp(type->valuestring, "BOOKMARK") == 0) {
+		w->events++;
+		pthread_mutex_lock(&inf->mu);
+		set_rv_locked(inf, object_rv(obj));
+		inf->st.events++;
+		changed_locked(inf);
+		pthread_mutex_unlock(&inf->mu);
+	} else if (strcmp(type->valuestring, "ERROR") == 0) {
+		rc = on_error_event(w, obj);
+	} else {
+		char why[96];
+
+		snprintf(why, sizeof(why), "unknown type \"%.40s\"", type->valuestring);
+		skip(inf, "watch event", why);
+	}
+out:
+	cJSON_Delete(ev);
+	return rc;
+}
+
+/*
+ * One watch from the current resourceVersion until the server ends it,
+ * it fails, or the resourceVersion expires.
+ */
+static enum step watch_once(struct informer *inf)
+{
+	struct watch_ctx w = {.inf = inf};
+	struct kube_stream_opts so = {.stop = &inf->stop};
+	struct kube_response resp;
+	struct errbuf err = {""};
+	enum kube_stream_end end = KUBE_STREAM_EOF;
+	struct buf path = BUF_INIT;
+	char rv[RV_MAX], what[ERRBUF_MAX + RV_MAX + 128];
+	int span = inf->o.watch_max_s - inf->o.watch_min_s, timeout_s, rc;
+	int64_t started;
+	enum step step;
+
+	timeout_s = inf->o.watch_min_s + (int)(backoff_rand(&inf->rng) % (uint64_t)span);
+	so.timeout_ms = (long)timeout_s * 1000 + WATCH_GRACE_MS;
+	pthread_mutex_lock(&inf->mu);
+	snprintf(rv, sizeof(rv), "%s", inf->rv);
+	inf->st.watches++;
+	changed_locked(inf);
+	pthread_mutex_unlock(&inf->mu);
+	buf_printf(&path, "%s?watch=1&resourceVersion=", inf->path);
+	kube_escape(&path, rv);
+	buf_printf(&path, "&allowWatchBookmarks=true&timeoutSeconds=%d", timeout_s);
+	if (path.oom) {
+		buf_free(&path);
+		return backoff_wait(inf, "watch: out of memory") ? STEP_STOP : STEP_FAIL;
+	}
+	LOGF(inf, LOG_DEBUG, "informer %s: watching from resourceVersion %s for %d s",
+	     informer_kind_str(inf->kind), rv, timeout_s);
+	started = now_ns();
+	rc = kube_stream(inf->o.client, path.data, &so, on_event, &w, &end, &resp, &err);
+	buf_free(&path);
+	if (stopping(inf)) {
+		kube_response_free(&resp);
+		return STEP_STOP;
+	}
+	if (w.expired || (rc == 0 && end == KUBE_STREAM_STATUS && resp.status == 410)) {
+		LOGF(inf, LOG_INFO, "informer %s: resourceVersion %s expired (%s); listing again",
+		     informer_kind_str(inf->kind), rv, w.expired ? w.why : resp.message);
+		kube_response_free(&resp);
+		pthread_mutex_lock(&inf->mu);
+		inf->st.relists++;
+		changed_locked(inf);
+		pthread_mutex_unlock(&inf->mu);
+		return STEP_EXPIRED;
+	}
+	step = STEP_OK;
+	if (rc < 0) {
+		snprintf(what, sizeof(what), "watch from %s: %s", rv, err.msg);
+		step = STEP_FAIL;
+	} else if (end == KUBE_STREAM_STATUS) {
+		snprintf(what, sizeof(what), "watch from %s: HTTP %ld %s: %s", rv, resp.status,
+			 resp.reason, resp.message);
+		step = STEP_FAIL;
+	} else if (end == KUBE_STREAM_CALLBACK) {
+		snprintf(what, sizeof(what), "watch from %s: %s", rv, w.why);
+		step = STEP_FAIL;
+	} else if (end == KUBE_STREAM_EOF && w.events == 0 && inf->o.short_watch_ns >= 0 &&
+		   now_ns() - started < inf->o.short_watch_ns) {
+		snprintf(what, sizeof(what), "watch from %s: ended at once without an event", rv);
+		step = STEP_FAIL;
+	}
+	kube_response_free(&resp);
+	if (step == STEP_FAIL)
+		return backoff_wait(inf, what) ? STEP_STOP : STEP_FAIL;
+	/* a clean end (timeoutSeconds): watch again at once */
+	LOGF(inf, LOG_DEBUG, "informer %s: watch ended after %llu events",
+	     informer_kind_str(inf->kind), (unsigned long long)w.events);
+	return STEP_OK;
+}
+
+static void *run(void *arg)
+{
+	struct informer *inf = arg;
+	bool need_list = true;
+
+	inf->calm_since = now_ns();
+	while (!stopping(inf)) {
+		enum step step;
+
+		if (need_list) {
+			step = list_all(inf);
+			if (step == STEP_STOP)
+				break;
+			if (step != STEP_OK)
+				continue;
+			need_list = false;
+		}
+		step = watch_once(inf);
+		if (step == STEP_STOP)
+			break;
+		if (step == STEP_EXPIRED)
+			need_list = true;
+	}
+	pthread_mutex_lock(&inf->mu);
+	inf->st.running = false;
+	changed_locked(inf);
+	pthread_mutex_unlock(&inf->mu);
+	return NULL;
+}
+
+/* ---- life cycle ---- */
+
+struct informer *informer_new(enum informer_kind kind, const struct informer_opts *opts,
+			      struct errbuf *err)
+{
+	struct informer *inf;
+	pthread_condattr_t attr;
+	int rc;
+
+	if ((unsigned)kind >= INFORMER_KINDS) {
+		errbuf_set(err, "informer: unknown resource kind %d", (int)kind);
+		return NULL;
+	}
+	if (!opts || !opts->client) {
+		errbuf_set(err, "informer %s: no Kubernetes client", informer_kind_str(kind));
+		return NULL;
+	}
+	inf = calloc(1, sizeof(*inf));
+	if (!inf) {
+		errbuf_set(err, "out of memory");
+		return NULL;
+	}
+	inf->kind = kind;
+	inf->o = *opts;
+	inf->path = kind_paths[kind];
+	inf->kind_name = kind_objects[kind];
+	if (inf->o.page_size <= 0)
+		inf->o.page_size = DEFAULT_PAGE;
+	if (inf->o.list_timeout_ms <= 0)
+		inf->o.list_timeout_ms = DEFAULT_LIST_MS;
+	if (inf->o.backoff.initial_ns <= 0) {
+		inf->o.backoff.initial_ns = DEFAULT_BACKOFF_INITIAL;
+		inf->o.backoff.max_ns = DEFAULT_BACKOFF_MAX;
+		inf->o.backoff.factor = 2;
+		inf->o.backoff.jitter = DEFAULT_BACKOFF_JITTER;
+	}
+	if (inf->o.backoff.max_ns < inf->o.backoff.initial_ns)
+		inf->o.backoff.max_ns = inf->o.backoff.initial_ns;
+	if (inf->o.backoff.factor < 1)
+		inf->o.backoff.factor = 2;
+	if (inf->o.backoff_reset_ns <= 0)
+		inf->o.backoff_reset_ns = DEFAULT_RESET;
+	if (inf->o.watch_min_s <= 0)
+		inf->o.watch_min_s = DEFAULT_WATCH_MIN;
+	if (inf->o.watch_max_s <= inf->o.watch_min_s)
+		inf->o.watch_max_s = inf->o.watch_min_s == DEFAULT_WATCH_MIN ?
+			DEFAULT_WATCH_MAX : inf->o.watch_min_s + 1;
+	if (inf->o.short_watch_ns == 0)
+		inf->o.short_watch_ns = DEFAULT_SHORT_WATCH;
+	inf->rng = inf->o.seed ? inf->o.seed :
+		(uint64_t)now_ns() ^ (uint64_t)(uintptr_t)inf ^ (uint64_t)kind;
+	atomic_init(&inf->stop, 0);
+	if (pthread_mutex_init(&inf->mu, NULL) != 0) {
+		free(inf);
+		errbuf_set(err, "informer: cannot create a mutex");
+		return NULL;
+	}
+	rc = pthread_condattr_init(&attr);
+	if (rc == 0) {
+		rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		if (rc == 0)
+			rc = pthread_cond_init(&inf->cv, &attr);
+		pthread_condattr_destroy(&attr);
+	}
+	if (rc != 0) {
+		pthread_mutex_destroy(&inf->mu);
+		free(inf);
+		errbuf_set(err, "informer: cannot create a condition variable");
+		return NULL;
+	}
+	return inf;
+}
+
+int informer_start(struct informer *inf, struct errbuf *err)
+{
+	if (inf->started)
+		return errbuf_set(err, "informer %s: already started",
+				  informer_kind_str(inf->kind));
+	pthread_mutex_lock(&inf->mu);
+	inf->st.running = true;
+	pthread_mutex_unlock(&inf->mu);
+	if (pthread_create(&inf->thread, NULL, run, inf) != 0) {
+		pthread_mutex_lock(&inf->mu);
+		inf->st.running = false;
+		pthread_mutex_unlock(&inf->mu);
+		return errbuf_set(err, "informer %s: cannot start a thread",
+				  informer_kind_str(inf->kind));
+	}
+	inf->started = true;
+	return 0;
+}
+
+static void request_stop(struct informer *inf)
+{
+	atomic_store(&inf->stop, 1);
+	pthread_mutex_lock(&inf->mu);
+	pthread_cond_broadcast(&inf->cv);
+	pthread_mutex_unlock(&inf->mu);
+}
+
+static void join(struct informer *inf)
+{
+	if (inf->started && !inf->joined) {
+		pthread_join(inf->thread, NULL);
+		inf->joined = true;
+	}
+}
+
+void informer_stop(struct informer *inf)
+{
+	request_stop(inf);
+	join(inf);
+}
+
+void informer_free(struct informer *inf)
+{
+	if (!inf)
+		return;
+	informer_stop(inf);
+	cache_clear(&inf->cache);
+	snapshot_free(inf->scratch);
+	pthread_cond_destroy(&inf->cv);
+	pthread_mutex_destroy(&inf->mu);
+	free(inf);
+}
+
+void informer_stats(struct informer *inf, struct informer_stats *out)
+{
+	pthread_mutex_lock(&inf->mu);
+	*out = inf->st;
+	pthread_mutex_unlock(&inf->mu);
+}
+
+void informer_resource_version(struct informer *inf, char *out, size_t outlen)
+{
+	pthread_mutex_lock(&inf->mu);
+	snprintf(out, outlen, "%s", inf->rv);
+	pthread_mutex_unlock(&inf->mu);
+}
+
+int informer_wait(struct informer *inf,
+		  bool (*pred)(const struct informer_stats *st, void *ctx), void *ctx,
+		  int64_t deadline_ns)
+{
+	bool ok;
+
+	pthread_mutex_lock(&inf->mu);
+	while (!(ok = pred(&inf->st, ctx)) && inf->st.running && now_ns() < deadline_ns)
+		cond_wait_until(&inf->cv, &inf->mu, deadline_ns);
+	pthread_mutex_unlock(&inf->mu);
+	return ok ? 0 : -1;
+}
+
+/* ---- the set ---- */
+
+struct informer_set {
+	struct informer *inf[INFORMER_KINDS];
+};
+
+struct informer_set *informer_set_new(const struct informer_opts *opts, struct errbuf *err)
+{
+	struct informer_set *set = calloc(1, sizeof(*set));
+	int k;
+
+	if (!set) {
+		errbuf_set(err, "out of memory");
+		return NULL;
+	}
+	for (k = 0; k < INFORMER_KINDS; k++) {
+		struct informer_opts o = *opts;
+
+		if (o.seed)
+			o.seed += (uint64_t)k * 0x9e3779b97f4a7c15ULL;
+		set->inf[k] = informer_new((enum informer_kind)k, &o, err);
+		if (!set->inf[k]) {
+			informer_set_free(set);
+			return NULL;
+		}
+	}
+	return set;
+}
+
+int informer_set_start(struct informer_set *set, struct errbuf *err)
+{
+	int k;
+
+	for (k = 0; k < INFORMER_KINDS; k++) {
+		if (informer_start(set->inf[k], err) < 0) {
+			informer_set_stop(set);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void informer_set_stop(struct informer_set *set)
+{
+	int k;
+
+	for (k = 0; k < INFORMER_KINDS; k++)
+		if (set->inf[k])
+			request_stop(set->inf[k]);
+	for (k = 0; k < INFORMER_KINDS; k++)
+		if (set->inf[k])
+			join(set->inf[k]);
+}
+
+void informer_set_free(struct informer_set *set)
+{
+	int k;
+
+	if (!set)
+		return;
+	informer_set_stop(set);
+	for (k = 0; k < INFORMER_KINDS; k++)
+		informer_free(set->inf[k]);
+	free(set);
+}
+
+struct informer *informer_set_get(struct informer_set *set, enum informer_kind kind)
+{
+	return (unsigned)kind < INFORMER_KINDS ? set->inf[kind] : NULL;
+}
+
+bool informer_set_synced(struct informer_set *set)
+{
+	int k;
+
+	for (k = 0; k < INFORMER_KINDS; k++) {
+		struct informer_stats st;
+
+		informer_stats(set->inf[k], &st);
+		if (!st.synced)
+			return false;
+	}
+	return true;
+}
+
+static bool is_synced(const struct informer_stats *st, void *ctx)
+{
+	(void)ctx;
+	return st->synced;
+}
+
+int informer_set_wait_synced(struct informer_set *set, int64_t deadline_ns,
+			     struct errbuf *err)
+{
+	struct buf b = BUF_INIT;
+	int k, missing = 0;
+
+	for (k = 0; k < INFORMER_KINDS; k++) {
+		struct informer_stats st;
+
+		if (informer_wait(set->inf[k], is_synced, NULL, deadline_ns) == 0)
+			continue;
+		informer_stats(set->inf[k], &st);
+		buf_printf(&b, "%s%s (%llu failed attempts%s)", missing++ ? ", " : "",
+			   informer_kind_str((enum informer_kind)k),
+			   (unsigned long long)st.errors, st.running ? "" : ", stopped");
+	}
+	if (missing)
+		errbuf_set(err, "not synced with the API server: %s",
+			   b.data ? b.data : "out of memory");
+	buf_free(&b);
+	return missing ? -1 : 0;
+}
+
+/* ---- snapshots ---- */
+
+/* The references a snapshot holds, dropped by snapshot_free(). */
+struct pins {
+	struct entry **e;
+	size_t n;
+};
+
+static void pins_release(void *ctx)
+{
+	struct pins *p = ctx;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		entry_unref(p->e[i]);
+	free(p->e);
+	free(p);
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct entry *x = *(const struct entry *const *)a;
+	const struct entry *y = *(const struct entry *const *)b;
+	int c = strcmp(x->ns, y->ns);
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
+/*
+ * Takes a reference to every object of 'inf' (under its lock), then adds
+ * them to 's' sorted by namespace/name so that snapshots do not depend on
+ * hash order.
+ */
+static int add_cache(struct snapshot *s, struct pins *p, struct informer *inf,
+		     struct errbuf *err)
+{
+	size_t i, first = p->n, n;
+	struct entry **grown;
+	int rc = 0;
+
+	pthread_mutex_lock(&inf->mu);
+	n = inf->cache.n;
+	grown = realloc(p->e, (p->n + n + 1) * sizeof(*p->e));
+	if (!grown) {
+		pthread_mutex_unlock(&inf->mu);
+		return errbuf_set(err, "out of memory");
+	}
+	p->e = grown;
+	for (i = 0; i < inf->cache.cap; i++) {
+		struct entry *e;
+
+		for (e = inf->cache.slots[i]; e; e = e->next) {
+			entry_ref(e);
+			p->e[p->n++] = e;
+		}
+	}
+	pthread_mutex_unlock(&inf->mu);
+	qsort(p->e + first, p->n - first, sizeof(*p->e), entry_cmp);
+	if (inf->kind == INFORMER_NODES)
+		rc = snapshot_reserve(s, n, 0, 0, err);
+	else if (inf->kind == INFORMER_PODS)
+		rc = snapshot_reserve(s, 0, n, 0, err);
+	else
+		rc = snapshot_reserve(s, 0, 0, n, err);
+	for (i = first; rc == 0 && i < p->n; i++) {
+		switch (inf->kind) {
+		case INFORMER_NODES:
+			rc = snapshot_add_node(s, p->e[i]->obj, err);
+			break;
+		case INFORMER_PODS:
+			rc = snapshot_add_pod(s, p->e[i]->obj, err);
+			break;
+		case INFORMER_PDBS:
+			rc = snapshot_add_pdb(s, p->e[i]->obj, err);
+			break;
+		}
+	}
+	return rc;
+}
+
+struct snapshot *informer_snapshot(struct informer_set *set, const struct node_group *groups,
+				   size_t n_groups, int64_t now, struct errbuf *err)
+{
+	struct snapshot *s = snapshot_new();
+	struct pins *p = calloc(1, sizeof(*p));
+	int k;
+
+	if (!s || !p) {
+		snapshot_free(s);
+		free(p);
+		errbuf_set(err, "out of memory");
+		return NULL;
+	}
+	if (snapshot_on_free(s, pins_release, p, err) < 0) {
+		snapshot_free(s);
+		free(p);
+		return NULL;
+	}
+	for (k = 0; k < INFORMER_KINDS; k++)
+		if (add_cache(s, p, set->inf[k], err) < 0)
+			goto fail;
+	if (snapshot_set_groups(s, groups, n_groups, err) < 0 ||
+	    snapshot_finish(s, now, err) < 0)
+		goto fail;
+	return s;
+fail:
+	snapshot_free(s);
+	return NULL;
+}

@@ -1,0 +1,160 @@
+/*
+ * informer: a local cache of one resource (nodes, pods or
+ * PodDisruptionBudgets, cluster-wide) kept current the way client-go's
+ * reflector does it — paginated list, then watch from the list's
+ * resourceVersion, relist on 410, back off and re-watch on failures — on a
+ * thread of its own. The cache holds the model's decoded structs, never JSON.
+ * An informer set groups the three and builds engine snapshots from them.
+ * It knows nothing of reconciles: it calls a hook when the cache changes.
+ * Informers talk to a real server, so they run on the real clock
+ * (clock_real()); deadlines below are clock_now(clock_real()) nanoseconds.
+ */
+#ifndef LUASCALE_KUBE_INFORMER_H
+#define LUASCALE_KUBE_INFORMER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+#include "runtime/backoff.h"
+
+struct kube_client;
+struct logger;
+struct node_group;
+struct snapshot;
+
+enum informer_kind {
+	INFORMER_NODES,
+	INFORMER_PODS,
+	INFORMER_PDBS,
+};
+#define INFORMER_KINDS 3
+
+/* "nodes", "pods", "poddisruptionbudgets". */
+const char *informer_kind_str(enum informer_kind k);
+
+struct informer_opts {
+	struct kube_client *client;   /* borrowed; must outlive the informer */
+	const struct logger *log;     /* borrowed; NULL: silent */
+	int page_size;                /* list page size; 0: 500 */
+	long list_timeout_ms;         /* one list page request; 0: 60 s */
+	struct backoff_policy backoff;/* initial_ns 0: 800 ms doubling to 30 s, jitter 0.5 */
+	int64_t backoff_reset_ns;     /* failures are forgotten after this long
+				       * without one; 0: 2 min */
+	int watch_min_s, watch_max_s; /* watch timeoutSeconds drawn from
+				       * [min, max); 0: [300, 600) */
+	int64_t short_watch_ns;       /* a watch that ends cleanly sooner than
+				       * this without one event counts as a
+				       * failure (no hot loop); 0: 1 s, < 0: never */
+	uint64_t seed;                /* jitter and watch timeouts; 0: from the clock */
+	/* Called on the informer's thread after the cache changed (a list
+	 * replaced it, an event changed an object): a reconcile trigger. Must
+	 * not call back into the informer. May be NULL. */
+	void (*on_change)(void *ctx, enum informer_kind kind);
+	void *on_change_ctx;
+};
+
+/* Counters, for metrics and tests. */
+struct informer_stats {
+	uint64_t lists;     /* list passes completed (the cache was replaced) */
+	uint64_t pages;     /* list page requests sent */
+	uint64_t relists;   /* list passes started because a resourceVersion
+			     * (410 on the watch) or a continue token expired */
+	uint64_t watches;   /* watch requests sent */
+	uint64_t events;    /* watch events received of type ADDED, MODIFIED,
+			     * DELETED or BOOKMARK (decoded or skipped) */
+	uint64_t errors;    /* failed requests and streams, each followed by a backoff */
+	uint64_t skipped;   /* objects or events that could not be decoded: logged
+			     * (naming the object and field) and left out; on a
+			     * bad MODIFIED the last good version stays cached */
+	uint64_t objects;   /* objects in the cache now */
+	bool synced;        /* the first list has completed */
+	bool running;       /* the thread has not ended */
+};
+
+struct informer;
+
+/*
+ * Returns an informer of 'kind' (not started) or NULL with a message.
+ * 'opts' is copied; what it points to is borrowed.
+ */
+struct informer *informer_new(enum informer_kind kind, const struct informer_opts *opts,
+			      struct errbuf *err);
+
+/* Starts the informer's thread. Returns 0, or -1 with a message. Once only. */
+int informer_start(struct informer *inf, struct errbuf *err);
+
+/*
+ * Asks the thread to end and joins it: an HTTP transfer in progress is
+ * abandoned within about a second, a backoff wait at once. Safe to call
+ * twice, and on an informer never started. The cache stays readable.
+ */
+void informer_stop(struct informer *inf);
+
+/* Stops the informer and frees it and its cache. Snapshots built from it
+ * stay valid (they hold their own references). NULL is a no-op. */
+void informer_free(struct informer *inf);
+
+/* Copies the counters. */
+void informer_stats(struct informer *inf, struct informer_stats *out);
+
+/* Copies the last resourceVersion seen (list, event or bookmark) into
+ * 'out' ("" before the first list). */
+void informer_resource_version(struct informer *inf, char *out, size_t outlen);
+
+/*
+ * Blocks until pred(stats, ctx) holds, the informer's thread ends, or
+ * 'deadline_ns' passes; the predicate is
+ * evaluated under the informer's lock whenever the counters change.
+ * Returns 0 when it held, -1 otherwise.
+ */
+int informer_wait(struct informer *inf,
+		  bool (*pred)(const struct informer_stats *st, void *ctx), void *ctx,
+		  int64_t deadline_ns);
+
+/* ---- the three informers the engine needs ---- */
+
+struct informer_set;
+
+/* Nodes, pods and PDBs with the same options. NULL with a message. */
+struct informer_set *informer_set_new(const struct informer_opts *opts, struct errbuf *err);
+
+/* Starts the three threads (all or none). Returns 0, or -1 with a message. */
+int informer_set_start(struct informer_set *set, struct errbuf *err);
+
+/* Stops all three (in parallel: they are all asked first). */
+void informer_set_stop(struct informer_set *set);
+
+/* Stops and frees. NULL is a no-op. */
+void informer_set_free(struct informer_set *set);
+
+/* One of the three, borrowed. */
+struct informer *informer_set_get(struct informer_set *set, enum informer_kind kind);
+
+/* True when all three have completed their first list. */
+bool informer_set_synced(struct informer_set *set);
+
+/*
+ * Waits until all three have completed their first list. Returns 0, or -1
+ * when 'deadline_ns' passed or an informer ended
+ * first, with a message naming those not synced and their last error count.
+ */
+int informer_set_wait_synced(struct informer_set *set, int64_t deadline_ns,
+			     struct errbuf *err);
+
+/*
+ * Builds a finished snapshot of the three caches with 'groups' (deep-copied,
+ * as snapshot_set_groups() takes them) at 'now' (unix seconds). Each cache
+ * is read under its lock, one after the other, so each is consistent in
+ * itself while the informers keep running. Objects are not copied: the
+ * snapshot takes a reference to each and drops them in snapshot_free(), so
+ * it may outlive changes to the caches and the set itself. Before the set
+ * is synced a cache may still be empty: wait for informer_set_wait_synced()
+ * first. Returns the snapshot (the caller's: snapshot_free()) or NULL with
+ * a message.
+ */
+struct snapshot *informer_snapshot(struct informer_set *set, const struct node_group *groups,
+				   size_t n_groups, int64_t now, struct errbuf *err);
+
+#endif
