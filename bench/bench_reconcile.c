@@ -92,7 +92,9 @@ static void write_cluster(FILE *f, int nodes, int per_node, int pending)
 			   "\"creationTimestamp\":\"2026-11-30T09:59:00Z\"},"
 			   "\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"registry.example/burst:1\",\"resources\":{\"requests\":{\"cpu\":\"%dm\",\"memory\":\"%dMi\"}}}]},"
 			   "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"0/5000 nodes are available\"}]}}",
-			p, 500 + (int)(next_rand() % 1500), 1024 + (int)(next_rand() % 3072));
+			/* too big for any node's free room: they need new nodes, and
+			 * cluster:place() scans every node for each (its worst case) */
+			p, 15000 + (int)(next_rand() % 800), 1024 + (int)(next_rand() % 3072));
 	fputs("\n]}\n", f);
 }
 

@@ -188,7 +188,7 @@ function P.reconcile(cluster, params, store)
   end
 
   -- scale up: draining nodes first, then new nodes
-  local pending = ls.unschedulable(cluster)
+  local pending = ls.needing_capacity(cluster)
   local reclaimed = {}
   if #pending > 0 then
     local taken, left = reclaim(cluster, draining, pending)

@@ -67,7 +67,7 @@ function P.reconcile(cluster, params, store)
   local plan = ls.plan()
   local min_age = ls.duration(params.min_node_age)
 
-  local pending = ls.unschedulable(cluster)
+  local pending = ls.needing_capacity(cluster)
   if #pending > 0 then scale_up(cluster, plan, pending) end
   local waiting = 0 -- pending pods some group could run
   for _, pod in ipairs(pending) do

@@ -90,7 +90,15 @@ function P.reconcile(cluster, params, store)
   local delay_after_add = ls.duration(params.scale_down_delay_after_add)
   store.under_since = store.under_since or {}
 
-  local pending = ls.unschedulable(cluster)
+  -- pods the scheduler could not place, less those that fit the nodes as
+  -- they are now (one registered or pods finished since it tried)
+  local unschedulable = ls.unschedulable(cluster)
+  local placed = cluster:place(unschedulable)
+  local pending = placed.unplaced
+  if placed.placed > 0 then
+    plan:log("%d unschedulable pod(s) fit the nodes as they are now: no new capacity for them",
+      placed.placed)
+  end
   if #pending > 0 then
     scale_up(cluster, plan, store, pending)
   end

@@ -429,7 +429,7 @@ function P.reconcile(cluster, params, store)
 
   -- pending pods
   local unfit
-  s.pending, s.fit_groups, unfit = placeable(cluster, groups, ls.unschedulable(cluster))
+  s.pending, s.fit_groups, unfit = placeable(cluster, groups, ls.needing_capacity(cluster))
   for _, pod in ipairs(s.pending) do add(s.pending_requests, pod.requests) end
   if #unfit > 0 then
     plan:log("%d pending pod(s) fit no managed node group, not scaling up for them: %s", #unfit,

@@ -172,24 +172,28 @@ static enum sched_fit fit_resources(int64_t cpu_m, int64_t memory,
 	size_t i;
 
 	if (pods < 1) {
-		text_printf(&t, "insufficient pods: needs 1, free %s",
+		if (detail) /* formatting costs: only when asked */
+			text_printf(&t, "insufficient pods: needs 1, free %s",
 			    quantity_format(pods, QUANTITY_UNIT, have, sizeof(have)));
 		return SCHED_NO_PODS;
 	}
 	if (req->cpu_m > 0 && req->cpu_m > cpu_m) {
-		text_printf(&t, "insufficient cpu: needs %s, free %s",
+		if (detail) /* formatting costs: only when asked */
+			text_printf(&t, "insufficient cpu: needs %s, free %s",
 			    quantity_format(req->cpu_m, QUANTITY_MILLI, need, sizeof(need)),
 			    quantity_format(cpu_m, QUANTITY_MILLI, have, sizeof(have)));
 		return SCHED_NO_CPU;
 	}
 	if (req->memory > 0 && req->memory > memory) {
-		text_printf(&t, "insufficient memory: needs %s, free %s",
+		if (detail) /* formatting costs: only when asked */
+			text_printf(&t, "insufficient memory: needs %s, free %s",
 			    quantity_format(req->memory, QUANTITY_UNIT, need, sizeof(need)),
 			    quantity_format(memory, QUANTITY_UNIT, have, sizeof(have)));
 		return SCHED_NO_MEMORY;
 	}
 	if (req->ephemeral > 0 && req->ephemeral > ephemeral) {
-		text_printf(&t, "insufficient ephemeral-storage: needs %s, free %s",
+		if (detail) /* formatting costs: only when asked */
+			text_printf(&t, "insufficient ephemeral-storage: needs %s, free %s",
 			    quantity_format(req->ephemeral, QUANTITY_UNIT, need, sizeof(need)),
 			    quantity_format(ephemeral, QUANTITY_UNIT, have, sizeof(have)));
 		return SCHED_NO_EPHEMERAL;
@@ -204,6 +208,7 @@ static enum sched_fit fit_resources(int64_t cpu_m, int64_t memory,
 		if (used_ext)
 			free_ -= resources_ext(used_ext, name);
 		if (want > free_) {
+			if (detail) /* formatting costs: only when asked */
 			text_printf(&t, "insufficient %s: needs %s, free %s", name,
 				    quantity_format(want, QUANTITY_UNIT, need, sizeof(need)),
 				    quantity_format(free_, QUANTITY_UNIT, have, sizeof(have)));

@@ -65,7 +65,7 @@ function P.reconcile(cluster, params, store)
     end
   end
 
-  local pending = ls.unschedulable(cluster)
+  local pending = ls.needing_capacity(cluster)
   if #pending > 0 then
     local r = cluster:pack(pending, g, room)
     if r.new_nodes > 0 then

@@ -77,6 +77,13 @@ function M.matches(selector, labels)
   return true
 end
 
+-- Pending pods that need new capacity: marked Unschedulable by the
+-- scheduler, and not placeable on the Ready nodes as they are now (a node
+-- may have registered, or pods finished, since the scheduler last tried).
+function M.needing_capacity(cluster)
+  return cluster:place(M.unschedulable(cluster)).unplaced
+end
+
 -- Pending pods the scheduler has marked Unschedulable.
 function M.unschedulable(cluster)
   local out = {}

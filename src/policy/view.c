@@ -784,6 +784,108 @@ static int l_pack(lua_State *L)
 	return 1;
 }
 
+/*
+ * cluster:place(pods) -> {placed = n, unplaced = {pods}, nodes = {pod -> node name}}:
+ * where the scheduler could put the pods on the Ready, schedulable nodes as
+ * they are (first fit, largest first, each node's free room shared by the
+ * pods placed on it). Pods marked Unschedulable before a node registered
+ * or before others finished need no new capacity.
+ */
+struct place_item {
+	size_t pod;
+	int64_t key;
+	lua_Integer arg_index;
+};
+
+static int place_cmp(const void *a, const void *b)
+{
+	const struct place_item *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->arg_index < y->arg_index ? -1 : x->arg_index > y->arg_index;
+}
+
+static int l_place(lua_State *L)
+{
+	struct view *v = get_view(L);
+	const struct snapshot *s = v->snap;
+	struct place_item *items;
+	struct room *rooms;
+	uint8_t *have_room;
+	int32_t *dest;
+	lua_Integer n, i, u = 0;
+	size_t placed = 0, k, cand;
+
+	check_list(L, 2);
+	n = luaL_len(L, 2);
+	if (n < 0 || n > (lua_Integer)s->n_pods)
+		return luaL_argerror(L, 2, "more pods than the cluster has");
+	items = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*items), 0);
+	dest = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*dest), 0);
+	rooms = lua_newuserdatauv(L, (s->n_nodes ? s->n_nodes : 1) * sizeof(*rooms), 0);
+	have_room = lua_newuserdatauv(L, s->n_nodes ? s->n_nodes : 1, 0);
+	memset(have_room, 0, s->n_nodes ? s->n_nodes : 1);
+	for (i = 1; i <= n; i++) {
+		size_t p;
+
+		lua_geti(L, 2, i);
+		p = check_pod(L, lua_gettop(L));
+		lua_pop(L, 1);
+		items[i - 1].pod = p;
+		items[i - 1].key = s->pods[p].requests.cpu_m * 1024 +
+				   s->pods[p].requests.memory / (1 << 20);
+		items[i - 1].arg_index = i;
+		dest[i - 1] = -1;
+	}
+	qsort(items, (size_t)n, sizeof(*items), place_cmp);
+	/* rooms are C memory: no Lua call may raise until they are freed */
+	for (i = 0; i < n; i++) {
+		const struct pod *p = &s->pods[items[i].pod];
+
+		for (cand = 0; cand < s->n_nodes; cand++) {
+			const struct node *nd = &s->nodes[cand];
+
+			if (!nd->ready || nd->unschedulable || nd->removing)
+				continue;
+			if (!have_room[cand]) {
+				if (room_of_node(s, cand, &rooms[cand]) < 0)
+					continue;
+				have_room[cand] = 1;
+			}
+			if (room_fits(&rooms[cand], &p->requests, NULL, 0) != SCHED_FITS)
+				continue;
+			if (sched_fits_labels(p, nd->name, &nd->labels, nd->taints, nd->n_taints,
+					      false, NULL, 0) != SCHED_FITS)
+				continue;
+			room_take(&rooms[cand], &p->requests);
+			dest[items[i].arg_index - 1] = (int32_t)cand;
+			placed++;
+			break;
+		}
+	}
+	for (k = 0; k < s->n_nodes; k++)
+		if (have_room[k])
+			room_free(&rooms[k]);
+
+	lua_createtable(L, 0, 3);
+	set_int(L, "placed", (int64_t)placed);
+	lua_createtable(L, (int)((size_t)n - placed), 0); /* unplaced */
+	lua_createtable(L, 0, (int)placed);              /* pod -> node name */
+	for (i = 1; i <= n; i++) {
+		lua_geti(L, 2, i);
+		if (dest[i - 1] < 0) {
+			lua_rawseti(L, -3, ++u);
+		} else {
+			lua_pushstring(L, s->nodes[dest[i - 1]].name);
+			lua_rawset(L, -3);
+		}
+	}
+	lua_setfield(L, -3, "nodes");
+	lua_setfield(L, -2, "unplaced");
+	return 1;
+}
+
 /* cluster:drainable(node [, {exclude = {node, ...}}]) -> bool, why */
 static int l_drainable(lua_State *L)
 {
@@ -859,6 +961,7 @@ static const luaL_Reg cluster_methods[] = {
 	{"fits", l_fits},
 	{"pack", l_pack},
 	{"drainable", l_drainable},
+	{"place", l_place},
 	{"node", l_node},
 	{"pdbs", l_pdbs},
 	{NULL, NULL},

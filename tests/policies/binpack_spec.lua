@@ -119,10 +119,9 @@ describe("binpack policy", function()
         t.group{ name = "cheap", max = 2, cpu = "4", memory = "16Gi", price = 0.1 },
         t.group{ name = "dear", max = 10, cpu = "4", memory = "16Gi", price = 0.5 },
       }
-      local cluster = t.cluster{
-        nodes = { t.node{ name = "c-1", group = "cheap" } },
-        pods = pending(3, "3"),
-      }
+      local pods = pending(3, "3")
+      pods[#pods + 1] = t.pod{ name = "busy-1", node = "c-1", cpu = "3500m" } -- full
+      local cluster = t.cluster{ nodes = { t.node{ name = "c-1", group = "cheap" } }, pods = pods }
       -- cheap may add one node, so the other two pods go to the dearer group
       local r = engine{ groups = groups }:decide(cluster, NOW)
       assert.scales_up(r, "cheap", 1)
@@ -131,6 +130,7 @@ describe("binpack policy", function()
       -- with both groups at their max nothing is bought and each pod is reported
       groups[2] = t.group{ name = "dear", max = 0, cpu = "4", memory = "16Gi", price = 0.5 }
       cluster.nodes[2] = t.node{ name = "c-2", group = "cheap" }
+      cluster.pods[#cluster.pods + 1] = t.pod{ name = "busy-2", node = "c-2", cpu = "3500m" }
       r = engine{ groups = groups }:decide(cluster, NOW)
       assert.are.equal(0, #t.find(r, "scale_up"))
       assert.matches("default/p1 fits no node group: cheap: no room left within its max of 2", messages(r))
@@ -140,9 +140,12 @@ describe("binpack policy", function()
     it("adds nothing to a group already above its max", function()
       -- the max was lowered to 1 while 2 nodes run: no room, not unlimited room
       local g = workers{ max = 1 }
+      local pods = pending(2, "3")
+      pods[3] = t.pod{ name = "busy-1", node = "w-1", cpu = "3500m" }
+      pods[4] = t.pod{ name = "busy-2", node = "w-2", cpu = "3500m" }
       local cluster = t.cluster{
         nodes = { t.node{ name = "w-1", group = "workers" }, t.node{ name = "w-2", group = "workers" } },
-        pods = pending(2, "3"),
+        pods = pods,
       }
       local r = engine{ groups = { g } }:decide(cluster, NOW)
       assert.are.equal(0, #t.find(r, "scale_up"))
@@ -169,7 +172,8 @@ describe("binpack policy", function()
       return t.cluster{
         nodes = { t.node{ name = "w-1", group = "workers" }, t.node{ name = "w-2", group = "workers" },
                   t.node{ name = "w-3", group = "workers", age = o.w3_age },
-                  t.node{ name = "cp-1" } },
+                  t.node{ name = "cp-1", taints = { { key = "node-role.kubernetes.io/control-plane",
+                                                      effect = "NoSchedule" } } } },
         pods = pods, pdbs = o.pdbs,
       }
     end

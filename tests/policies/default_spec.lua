@@ -79,6 +79,19 @@ describe("default policy", function()
       assert.matches("default/p", r.log[1])
     end)
 
+    it("buys nothing for pods that fit a node that registered since the scheduler tried", function()
+      local cluster = t.cluster{
+        nodes = { t.node{ name = "w-1", group = "workers" }, t.node{ name = "w-2", group = "workers", age = 5 } },
+        pods = { t.pod{ name = "busy", node = "w-1", cpu = "3500m" },
+                 t.pod{ name = "a", cpu = "3", memory = "1Gi", pending = true },
+                 t.pod{ name = "b", cpu = "3", memory = "1Gi", pending = true } },
+      }
+      local r = engine():decide(cluster, NOW)
+      -- one of the two fits w-2; the other needs a new node
+      assert.scales_up(r, "workers", 1)
+      assert.matches("1 unschedulable pod%(s%) fit the nodes as they are now", r.log[1])
+    end)
+
     it("ignores pods the scheduler has not marked unschedulable", function()
       local cluster = t.cluster{ pods = { t.pod{ name = "new", cpu = "1" } } }
       local r = engine():decide(cluster, NOW)
