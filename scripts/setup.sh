@@ -19,6 +19,7 @@ PACKAGES=(
   libmicrohttpd-dev                  # the simulated API server (luascale sim)
   lua-cjson lua-busted               # policy specs
   libcmocka-dev                      # C unit tests
+  curl                               # the daemon's end-to-end tests read the simulated API
 )
 
 missing=()
