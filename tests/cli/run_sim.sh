@@ -61,14 +61,16 @@ start_sim() {
   until_true 20 curl -sf "$BASE/version" -o /dev/null
 }
 
-# write_config NAME: a config on the simulator's kubeconfig and our policy copy
+# write_config NAME [PARAMS [SAFETY]]: a config on the simulator's
+# kubeconfig and our policy copy (PARAMS, SAFETY: YAML flow mappings)
 write_config() {
   printf '%s\n' \
     "cluster: {kubeconfig: $KC, context: luascale-sim}" \
     "node_groups:" \
     "  - {name: workers, min: 1, max: 6, price_per_hour: 0.2," \
     "     template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}}}" \
-    "policy: {path: $TMP/policy.lua}" \
+    "policy: {path: $TMP/policy.lua, params: ${2:-{\}}}" \
+    "safety: ${3:-{\}}" \
     "provider: {kind: sim, qps: 20, burst: 5}" \
     "intervals: {reconcile: 2s, batch_idle: 200ms, batch_max: 1s}" >"$TMP/$1.yaml"
 }
@@ -143,6 +145,42 @@ if start_sim dry && write_config dry && start_run dry --dry-run &&
    until_true 30 grep -q "dry-run: would scale_up workers" "$TMP/dry-run.log"; then
   sleep 3
   if eq nodes_ready 1 && [ "$(pods_pending)" -ge 1 ]; then ok "$t"; else not_ok "$t"; fi
+else
+  not_ok "$t"
+fi
+
+# ---- scale down, through evictions a 429 refuses at first ----
+printf '%s\n' \
+  'seed: 9' \
+  'start: "2026-11-30T08:00:00Z"' \
+  'duration: 2h' \
+  'protected_pods: "critical=true"' \
+  'node_groups:' \
+  '  - {name: workers, min: 1, max: 6, price_per_hour: 0.2,' \
+  '     template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}}}' \
+  'cloud: {boot_delay: 1s, launch_latency: 200ms}' \
+  'cluster: {register_delay: 200ms, scheduler: least-allocated, scheduler_interval: 200ms}' \
+  'initial_nodes: [{group: workers, count: 3}]' \
+  'workloads:' \
+  '  - {name: hub, controller: statefulset, count: 1, requests: {cpu: 200m, memory: 1Gi}, labels: {critical: "true"}}' \
+  '  - {name: web, controller: replicaset, count: 2, requests: {cpu: 500m, memory: 1Gi}, grace: 1s}' \
+  >"$TMP/scenario.yaml"
+stat_of() { # an integer counter of the simulator's stats
+  curl -sf "$BASE/apis/sim.luascale.io/v1/stats" |
+    lua5.4 -e "local v = require('cjson').decode(io.read('a'))['$1'] print(math.tointeger(v) or v)"
+}
+
+t="idle nodes are drained through evictions (429s retried) and deleted, never the protected pod's"
+if start_sim down &&
+   write_config down "{unneeded_for: 3s, scale_down_delay_after_add: 3s}" \
+     "{max_scale_down_per_round: 1, protected_pod_selector: critical=true}"; then
+  curl -sf -X POST -H 'Content-Type: application/json' \
+    -d '{"faults":["throttle=3x:create:pods/eviction"]}' "$BASE/apis/sim.luascale.io/v1/faults" >/dev/null
+  start_run down
+  if until_true 90 eq nodes_ready 1 && eq pods_running 3 &&
+     grep -q "refused evicting" "$TMP/down-run.log" &&
+     [ "$(stat_of evictions)" -ge 1 ] && [ "$(stat_of protectedDisrupted)" = 0 ]; then
+    ok "$t"; else not_ok "$t"; fi
 else
   not_ok "$t"
 fi
