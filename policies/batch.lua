@@ -148,21 +148,7 @@ local function pod_names(pods)
   return table.concat(out, ", ")
 end
 
-local function scale_up(cluster, plan, pods)
-  local steps, unplaced = packing.cheapest(cluster, pods)
-  for _, s in ipairs(steps) do
-    if s.new_nodes > 0 then
-      plan:scale_up(s.group.name, s.new_nodes, packing.describe(s))
-    end
-  end
-  for i, pod in ipairs(unplaced) do
-    if i > 10 then
-      plan:log("and %d more pending pod(s) that fit no node group", #unplaced - 10)
-      break
-    end
-    plan:log("%s", packing.why_nowhere(cluster, pod))
-  end
-end
+local scale_up = packing.scale_up
 
 function P.reconcile(cluster, params, store)
   local plan = ls.plan()

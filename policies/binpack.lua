@@ -32,21 +32,7 @@ P.params = {
   max_removals_per_round = 1, -- nodes drained and deleted per reconcile
 }
 
-local function scale_up(cluster, plan, pods)
-  local steps, unplaced = packing.cheapest(cluster, pods)
-  for _, s in ipairs(steps) do
-    if s.new_nodes > 0 then
-      plan:scale_up(s.group.name, s.new_nodes, packing.describe(s))
-    end
-  end
-  for i, pod in ipairs(unplaced) do
-    if i > 10 then
-      plan:log("and %d more pending pod(s) that fit no node group", #unplaced - 10)
-      break
-    end
-    plan:log("%s", packing.why_nowhere(cluster, pod))
-  end
-end
+local scale_up = packing.scale_up
 
 -- Why a managed node is not a candidate, or nil when it is one.
 local function not_a_candidate(node, u, params, min_age)

@@ -100,4 +100,23 @@ function M.why_nowhere(cluster, pod)
     table.concat(reasons, "; "))
 end
 
+-- Adds to 'plan' the scale-ups packing.cheapest() chose for 'pods', and
+-- logs (at most ten of) the pods no group can take, with why. The actions
+-- point at the policy line that called this.
+function M.scale_up(cluster, plan, pods)
+  local steps, unplaced = M.cheapest(cluster, pods)
+  for _, s in ipairs(steps) do
+    if s.new_nodes > 0 then
+      plan:scale_up(s.group.name, s.new_nodes, M.describe(s))
+    end
+  end
+  for i, pod in ipairs(unplaced) do
+    if i > 10 then
+      plan:log("and %d more pending pod(s) that fit no node group", #unplaced - 10)
+      break
+    end
+    plan:log("%s", M.why_nowhere(cluster, pod))
+  end
+end
+
 return M

@@ -149,6 +149,11 @@ static void sandbox_hook(lua_State *L, lua_Debug *ar)
 	}
 }
 
+const char *sandbox_lib_dir(const struct sandbox *sb)
+{
+	return sb->lib_dir;
+}
+
 struct sandbox *sandbox_of(lua_State *L)
 {
 	void *ud = NULL;

@@ -74,6 +74,9 @@ void sandbox_preload(struct sandbox *sb, const char *name);
  * (reads, # via __index, pairs; writes and rawset raise). */
 void sandbox_freeze(struct lua_State *L);
 
+/* The folder of the luascale Lua library this sandbox requires from. */
+const char *sandbox_lib_dir(const struct sandbox *sb);
+
 /* The sandbox that owns 'L' (any thread of it). */
 struct sandbox *sandbox_of(struct lua_State *L);
 

@@ -1119,22 +1119,25 @@ void view_end(struct sandbox *sb)
 
 /* ---- luascale.native ---- */
 
-/* where() -> "file:line" of the nearest Lua code outside the file that
- * called where() (the library), so tail calls inside it do not matter. */
+/* where() -> "file:line" of the nearest Lua code outside the luascale
+ * library (the policy line that asked, even when a library helper built
+ * the action), so tail calls inside the library do not matter either. */
 static int n_where(lua_State *L)
 {
+	const char *lib = sandbox_lib_dir(sandbox_of(L));
+	size_t lib_len = strlen(lib);
 	lua_Debug ar;
-	char lib[LUA_IDSIZE] = "";
 	int level;
 
-	if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar))
-		snprintf(lib, sizeof(lib), "%s", ar.short_src);
-	for (level = 2; lua_getstack(L, level, &ar); level++) {
+	for (level = 1; lua_getstack(L, level, &ar); level++) {
 		lua_getinfo(L, "Sl", &ar);
-		if (ar.currentline > 0 && strcmp(ar.short_src, lib) != 0) {
-			lua_pushfstring(L, "%s:%d", ar.short_src, ar.currentline);
-			return 1;
-		}
+		if (ar.currentline <= 0)
+			continue;
+		if (ar.source[0] == '@' && lib_len && strncmp(ar.source + 1, lib, lib_len) == 0 &&
+		    ar.source[1 + lib_len] == '/')
+			continue;
+		lua_pushfstring(L, "%s:%d", ar.short_src, ar.currentline);
+		return 1;
 	}
 	lua_pushliteral(L, "");
 	return 1;
