@@ -59,6 +59,33 @@ static void on_change(void *ctx, enum informer_kind kind)
 	batcher_event(ctx);
 }
 
+/*
+ * The cloud's own view of each group's size: instances launched before a
+ * restart (not yet nodes, unknown to this process's actuator) still count
+ * as capacity on its way, so they are not launched again.
+ */
+static void apply_cloud_targets(struct provider *prov, struct snapshot *s, const struct logger *log)
+{
+	struct provider_group *groups;
+	struct provider_status st;
+	size_t n, i, k;
+
+	if (!prov || !prov->ops->list_groups)
+		return;
+	if (prov->ops->list_groups(prov, &groups, &n, &st) < 0) {
+		log_at(log, LOG_WARN, s->now, "cannot read the node groups from the cloud (%s: %s); "
+		       "counting only what this process launched as upcoming",
+		       provider_error_str(st.code), st.message);
+		return;
+	}
+	for (i = 0; i < s->n_groups; i++)
+		for (k = 0; k < n; k++)
+			if (strcmp(s->groups[i].name, groups[k].name) == 0 &&
+			    groups[k].target > s->groups[i].target)
+				s->groups[i].target = groups[k].target;
+	provider_groups_free(groups, n);
+}
+
 static void run_usage(FILE *f)
 {
 	fputs("usage: luascale run --config FILE [--dry-run] [--once] [--context NAME]\n"
@@ -234,6 +261,7 @@ int cli_run(int argc, char **argv)
 			log_at(&log, LOG_ERROR, clock_wall(clock), "snapshot failed: %s", err.msg);
 			continue;
 		}
+		apply_cloud_targets(prov, s, &log);
 		if (round_run(rec, act, s, &log, &rs, &err) < 0)
 			log_at(&log, LOG_ERROR, clock_wall(clock), "reconcile failed: %s", err.msg);
 		else

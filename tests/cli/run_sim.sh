@@ -149,6 +149,22 @@ else
   not_ok "$t"
 fi
 
+# ---- a restart in the middle of a scale-up ----
+t="a restart while instances boot does not launch them again"
+sed -i 's/^cloud: .*/cloud: {boot_delay: 6s, launch_latency: 200ms}/' "$TMP/scenario.yaml"
+if start_sim restart && write_config restart && start_run restart &&
+   until_true 30 grep -q "scale_up workers +2 done" "$TMP/restart-run.log"; then
+  kill -TERM "$RUN_PID"
+  until_true 40 sh -c "! kill -0 $RUN_PID 2>/dev/null"
+  mv "$TMP/restart-run.log" "$TMP/restart-first-run.log"
+  start_run restart
+  if until_true 60 eq pods_running 3 && sleep 3 && eq nodes_ready 3 &&
+     ! grep -q "plan: scale_up" "$TMP/restart-run.log"; then ok "$t"; else not_ok "$t"; fi
+  kill -TERM "$RUN_PID"
+else
+  not_ok "$t"
+fi
+
 # ---- scale down, through evictions a 429 refuses at first ----
 printf '%s\n' \
   'seed: 9' \
