@@ -24,6 +24,7 @@ int cli_decide(int argc, char **argv);
 int cli_test(int argc, char **argv);
 int cli_sim(int argc, char **argv);
 int cli_run(int argc, char **argv);
+int cli_simulate(int argc, char **argv);
 
 /* Reads --now: RFC 3339 or unix seconds. 0 or -1. */
 int cli_parse_now(const char *text, int64_t *out);
