@@ -34,13 +34,13 @@ STATE=examples/cluster.json
 NOW=2026-11-30T10:00:00Z
 
 t="decide prints the plan, the reasons and every node"
-if run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now $NOW && has out "scale_up workers +1" &&
+if run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now $NOW && has out "scale_up workers +3" &&
    has out "pending pod(s)" && has out "[policies/default.lua:" && has out "workers-4" &&
    has out "not in a managed node group" && has out "ml/big-train-0"; then ok "$t"; else not_ok "$t"; fi
 
 t="decide --output json has the documented shape"
 if run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now $NOW --output json &&
-   json_check "r.actions[1].type == 'scale_up' and r.actions[1].group == 'workers' and r.actions[1].count == 1 and #r.actions[1].reason > 0" &&
+   json_check "r.actions[1].type == 'scale_up' and r.actions[1].group == 'workers' and r.actions[1].count == 3 and #r.actions[1].reason > 0" &&
    json_check "#r.nodes == 6 and r.nodes[1].utilization.cpu > 0 and type(r.nodes[1].removable) == 'boolean' and #r.nodes[1].why > 0" &&
    json_check "type(r.rejected) == 'table' and r.error == nil"; then ok "$t"; else not_ok "$t"; fi
 
@@ -55,7 +55,7 @@ lua5.4 -e "
   io.open('$TMP/nodes.json', 'w'):write(cjson.encode({kind='NodeList', apiVersion='v1', items=nodes}))
   io.open('$TMP/pods.json', 'w'):write(cjson.encode({kind='PodList', apiVersion='v1', items=pods}))"
 if run "$t" 0 "$BIN" decide --config $CFG --state "$TMP/nodes.json" --state "$TMP/pods.json" --now $NOW &&
-   has out "scale_up workers +1"; then ok "$t"; else not_ok "$t"; fi
+   has out "scale_up workers +3"; then ok "$t"; else not_ok "$t"; fi
 
 t="an environment variable overrides the config (max_nodes_total) and the C check trims the scale-up"
 if LUASCALE_SAFETY_MAX_NODES_TOTAL=6 run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now $NOW &&
