@@ -590,30 +590,58 @@ static int parse_group(struct px *x, const struct ytree_node *m, struct node_gro
 	return 0;
 }
 
-static int parse_groups(struct px *x, const struct ytree_node *s)
+/* Parses one item of a list into base[i]; the path points at the item. */
+typedef int (*item_fn)(struct px *x, const struct ytree_node *n, void *base, size_t i);
+
+/*
+ * Parses sequence 's' into a new arena array of 'size'-byte items, one
+ * item_fn call each (which may compare with the items before it). Sets
+ * *items and *n. 0, or -1 with the error set.
+ */
+static int parse_list(struct px *x, const struct ytree_node *s, size_t size, item_fn fn,
+		      void **items, size_t *n)
 {
-	struct node_group *groups;
 	const struct ytree_node *c;
-	size_t i = 0, j;
+	void *base;
+	size_t i = 0;
 
 	if (expect(x, s, YTREE_SEQ))
 		return -1;
-	groups = s->n ? arena_calloc(x->a, s->n, sizeof(*groups)) : NULL;
-	if (s->n && !groups)
+	base = s->n ? arena_calloc(x->a, s->n, size) : NULL;
+	if (s->n && !base)
 		return oom(x);
 	for (c = s->first; c; c = c->next, i++) {
 		size_t old = ytree_path_push_index(&x->path, i);
-		int rc = parse_group(x, c, &groups[i]);
+		int rc = fn(x, c, base, i);
 
-		for (j = 0; !rc && j < i; j++)
-			if (strcmp(groups[i].name, groups[j].name) == 0)
-				rc = fail(x, c, "duplicate node group \"%s\"", groups[i].name);
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
 	}
+	*items = base;
+	*n = i;
+	return 0;
+}
+
+static int group_item(struct px *x, const struct ytree_node *c, void *base, size_t i)
+{
+	struct node_group *groups = base;
+	size_t j;
+	int rc = parse_group(x, c, &groups[i]);
+
+	for (j = 0; !rc && j < i; j++)
+		if (strcmp(groups[i].name, groups[j].name) == 0)
+			rc = fail(x, c, "duplicate node group \"%s\"", groups[i].name);
+	return rc;
+}
+
+static int parse_groups(struct px *x, const struct ytree_node *s)
+{
+	void *groups;
+
+	if (parse_list(x, s, sizeof(struct node_group), group_item, &groups, &x->sc->n_groups) < 0)
+		return -1;
 	x->sc->groups = groups;
-	x->sc->n_groups = i;
 	return 0;
 }
 
@@ -692,32 +720,27 @@ static int parse_cluster(struct px *x, const struct ytree_node *m)
 	return 0;
 }
 
-static int parse_initial(struct px *x, const struct ytree_node *s)
+static int initial_item(struct px *x, const struct ytree_node *c, void *base, size_t i)
 {
 	static const char *const keys[] = {"group", "count", NULL};
-	const struct ytree_node *c;
-	size_t i = 0;
+	struct sim_initial_nodes *in = (struct sim_initial_nodes *)base + i;
+	int64_t count = 1;
+	int rc = expect(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
+		 get_str(x, c, "group", true, &in->group) ||
+		 get_int(x, c, "count", 0, 100000, &count) ||
+		 check_group_ref(x, c, "group", in->group);
 
-	if (expect(x, s, YTREE_SEQ))
+	in->count = (int)count;
+	return rc;
+}
+
+static int parse_initial(struct px *x, const struct ytree_node *s)
+{
+	void *items;
+
+	if (parse_list(x, s, sizeof(*x->sc->initial), initial_item, &items, &x->sc->n_initial) < 0)
 		return -1;
-	x->sc->initial = s->n ? arena_calloc(x->a, s->n, sizeof(*x->sc->initial)) : NULL;
-	if (s->n && !x->sc->initial)
-		return oom(x);
-	for (c = s->first; c; c = c->next, i++) {
-		struct sim_initial_nodes *in = &x->sc->initial[i];
-		size_t old = ytree_path_push_index(&x->path, i);
-		int64_t count = 1;
-		int rc = expect(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
-			 get_str(x, c, "group", true, &in->group) ||
-			 get_int(x, c, "count", 0, 100000, &count) ||
-			 check_group_ref(x, c, "group", in->group);
-
-		in->count = (int)count;
-		ytree_path_pop(&x->path, old);
-		if (rc)
-			return -1;
-	}
-	x->sc->n_initial = i;
+	x->sc->initial = items;
 	return 0;
 }
 
@@ -798,31 +821,27 @@ static int parse_workload(struct px *x, const struct ytree_node *m, struct sim_w
 	return rc;
 }
 
+static int workload_item(struct px *x, const struct ytree_node *c, void *base, size_t i)
+{
+	struct sim_workload *all = base, *w = &all[i];
+	size_t j;
+	int rc = parse_workload(x, c, w);
+
+	for (j = 0; !rc && j < i; j++)
+		if (strcmp(all[j].spec.name, w->spec.name) == 0 &&
+		    strcmp(all[j].spec.ns, w->spec.ns) == 0)
+			rc = fail(x, c, "a workload named %s/%s is defined at line %d already",
+				  w->spec.ns, w->spec.name, all[j].line);
+	return rc;
+}
+
 static int parse_workloads(struct px *x, const struct ytree_node *s)
 {
-	const struct ytree_node *c;
-	size_t i = 0, j;
+	void *items;
 
-	if (expect(x, s, YTREE_SEQ))
+	if (parse_list(x, s, sizeof(*x->sc->workloads), workload_item, &items, &x->sc->n_workloads) < 0)
 		return -1;
-	x->sc->workloads = s->n ? arena_calloc(x->a, s->n, sizeof(*x->sc->workloads)) : NULL;
-	if (s->n && !x->sc->workloads)
-		return oom(x);
-	for (c = s->first; c; c = c->next, i++) {
-		struct sim_workload *w = &x->sc->workloads[i];
-		size_t old = ytree_path_push_index(&x->path, i);
-		int rc = parse_workload(x, c, w);
-
-		for (j = 0; !rc && j < i; j++)
-			if (strcmp(x->sc->workloads[j].spec.name, w->spec.name) == 0 &&
-			    strcmp(x->sc->workloads[j].spec.ns, w->spec.ns) == 0)
-				rc = fail(x, c, "a workload named %s/%s is defined at line %d already",
-					  w->spec.ns, w->spec.name, x->sc->workloads[j].line);
-		ytree_path_pop(&x->path, old);
-		if (rc)
-			return -1;
-	}
-	x->sc->n_workloads = i;
+	x->sc->workloads = items;
 	return 0;
 }
 
@@ -902,25 +921,18 @@ static int parse_pdb(struct px *x, const struct ytree_node *m, struct pdb *b)
 	return rc;
 }
 
+static int pdb_item(struct px *x, const struct ytree_node *c, void *base, size_t i)
+{
+	return parse_pdb(x, c, (struct pdb *)base + i);
+}
+
 static int parse_pdbs(struct px *x, const struct ytree_node *s)
 {
-	const struct ytree_node *c;
-	size_t i = 0;
+	void *items;
 
-	if (expect(x, s, YTREE_SEQ))
+	if (parse_list(x, s, sizeof(*x->sc->pdbs), pdb_item, &items, &x->sc->n_pdbs) < 0)
 		return -1;
-	x->sc->pdbs = s->n ? arena_calloc(x->a, s->n, sizeof(*x->sc->pdbs)) : NULL;
-	if (s->n && !x->sc->pdbs)
-		return oom(x);
-	for (c = s->first; c; c = c->next, i++) {
-		size_t old = ytree_path_push_index(&x->path, i);
-		int rc = parse_pdb(x, c, &x->sc->pdbs[i]);
-
-		ytree_path_pop(&x->path, old);
-		if (rc)
-			return -1;
-	}
-	x->sc->n_pdbs = i;
+	x->sc->pdbs = items;
 	return 0;
 }
 
@@ -987,25 +999,18 @@ static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_faul
 	return 0;
 }
 
+static int fault_item(struct px *x, const struct ytree_node *c, void *base, size_t i)
+{
+	return parse_fault(x, c, (struct sim_fault *)base + i);
+}
+
 static int parse_faults(struct px *x, const struct ytree_node *s)
 {
-	const struct ytree_node *c;
-	size_t i = 0;
+	void *items;
 
-	if (expect(x, s, YTREE_SEQ))
+	if (parse_list(x, s, sizeof(*x->sc->faults), fault_item, &items, &x->sc->n_faults) < 0)
 		return -1;
-	x->sc->faults = s->n ? arena_calloc(x->a, s->n, sizeof(*x->sc->faults)) : NULL;
-	if (s->n && !x->sc->faults)
-		return oom(x);
-	for (c = s->first; c; c = c->next, i++) {
-		size_t old = ytree_path_push_index(&x->path, i);
-		int rc = parse_fault(x, c, &x->sc->faults[i]);
-
-		ytree_path_pop(&x->path, old);
-		if (rc)
-			return -1;
-	}
-	x->sc->n_faults = i;
+	x->sc->faults = items;
 	return 0;
 }
 
