@@ -306,11 +306,9 @@ void policy_free(struct policy *p)
 
 /* ---- plan decoding (raw access only: no policy code runs here) ---- */
 
+/* What decode_plan() fills. */
 struct decode_ctx {
-	const char *path;
 	struct plan *plan;
-	struct errbuf *err;
-	int failed;
 };
 
 /* Returns the string at raw field 'k' of table 't', or NULL when absent;
@@ -535,10 +533,7 @@ int policy_reconcile(struct policy *p, const struct snapshot *s,
 	stats.instructions = sandbox_instructions(p->sb);
 
 	/* stack: result */
-	d.path = p->path;
 	d.plan = out;
-	d.err = err;
-	d.failed = 0;
 	lua_pushcfunction(L, decode_plan);
 	lua_insert(L, -2);
 	lua_pushlightuserdata(L, &d);
