@@ -11,7 +11,8 @@
 -- `cordon_annotation`), the most loaded first, until the pending pods have
 -- room and utilization is back at `target`. Only when that is not enough,
 -- add nodes: what packing the remaining pending pods needs, plus what
--- brings utilization to `target`, within each group's max. Nodes already
+-- brings utilization to `target`, within each group's max, skipping a
+-- group backed off after a failed launch (no capacity, quota). Nodes already
 -- on their way (requested from the cloud, or registered but not Ready for
 -- less than `boot_grace`) count as capacity. Pending pods that fit no
 -- managed group are logged; they neither scale up nor hold back scale-down.
@@ -210,13 +211,20 @@ end
 
 -- ---- scale up -------------------------------------------------------------
 
+-- Nodes group 'g' may still add this round: none while it is backed off
+-- after a failed launch (no capacity, quota), so another group is tried.
+local function room_left(g, grow)
+  if g.backed_off_until then return 0 end
+  return g.max - math.max(g.target, g.current) - (grow[g.name] or 0)
+end
+
 -- Packs 'pods' onto the group that places the most, then wastes the least,
 -- then is cheapest; 'grow' holds nodes already added per group this round.
 local function best_pack(cluster, groups, pods, grow, used)
   local best, best_r, best_waste
   for _, g in ipairs(groups) do
     if not used[g.name] then
-      local room = g.max - math.max(g.target, g.current) - (grow[g.name] or 0)
+      local room = room_left(g, grow)
       if room > 0 or g.upcoming > 0 then
         local r = cluster:pack(pods, g, math.max(room, 0))
         if r.placed > 0 then
@@ -317,7 +325,7 @@ local function scale_up(s)
       if not used[g.name] then order[#order + 1] = g end
     end
     for _, g in ipairs(order) do
-      local room = g.max - math.max(g.target, g.current) - (grow[g.name] or 0)
+      local room = room_left(g, grow)
       local need = nodes_needed(demand, capacity, target, g.template.allocatable)
       local n = math.min(need, math.max(room, 0))
       if n > 0 then

@@ -11,12 +11,15 @@ static void usage(FILE *f)
 	fputs("usage: luascale COMMAND [OPTIONS]\n"
 	      "\n"
 	      "commands:\n"
+	      "  demo    [--report DIR]                replay a classroom day with two policies\n"
+	      "                                        and write an HTML report (start here)\n"
 	      "  run     --config FILE [--dry-run] [--once]   the autoscaler\n"
 	      "  check   --config FILE                 validate a config and its policy\n"
 	      "  decide  --config FILE --state FILE    show what the policy would do to a\n"
 	      "          [--policy FILE] [--output text|json] [--now TIME]   recorded cluster\n"
 	      "  test    [PATH...]                     run busted policy specs through the engine\n"
 	      "  simulate --scenario FILE --policy FILE...  replay a scenario in virtual time\n"
+	      "          [--seed N] [--report DIR]     and compare policies\n"
 	      "  sim     --listen 127.0.0.1:PORT --scenario FILE   serve a simulated cluster\n"
 	      "          [--kubeconfig-out FILE] [--fault SPEC]...  to kubectl, in real time\n"
 	      "  version                               print the version\n"
@@ -41,6 +44,8 @@ int main(int argc, char **argv)
 		return cli_sim(argc - 1, argv + 1);
 	if (strcmp(argv[1], "run") == 0)
 		return cli_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "demo") == 0)
+		return cli_demo(argc - 1, argv + 1);
 	if (strcmp(argv[1], "simulate") == 0)
 		return cli_simulate(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {

@@ -3,7 +3,20 @@
  */
 #include "engine/round.h"
 
+#include <stdbool.h>
 #include <string.h>
+
+/* Whether an earlier drain or delete in 'p' names the node of action 'i'. */
+static bool removal_seen(const struct plan *p, size_t i)
+{
+	size_t k;
+
+	for (k = 0; k < i; k++)
+		if ((p->actions[k].type == ACTION_DRAIN || p->actions[k].type == ACTION_DELETE) &&
+		    strcmp(p->actions[k].node, p->actions[i].node) == 0)
+			return true;
+	return false;
+}
 
 int round_run(struct reconciler *r, struct actuator *a, struct snapshot *s,
 	      const struct logger *log, struct round_stats *st, struct errbuf *err)
@@ -52,6 +65,14 @@ int round_run(struct reconciler *r, struct actuator *a, struct snapshot *s,
 		       rj->action.reason);
 	}
 	st->actions = p->n_actions;
+	for (i = 0; i < p->n_actions; i++) {
+		const struct action *ac = &p->actions[i];
+
+		if (ac->type == ACTION_SCALE_UP)
+			st->instances += ac->count;
+		else if (ac->type == ACTION_DRAIN || ac->type == ACTION_DELETE)
+			st->removals += !removal_seen(p, i);
+	}
 	st->rejected = d.verdict.n_rejected;
 	if (p->n_actions)
 		actuator_execute(a, p, s);

@@ -18,6 +18,8 @@
 struct round_stats {
 	size_t actions;   /* accepted and handed to the actuator */
 	size_t rejected;  /* refused by the safety checks */
+	int64_t instances;/* instances the accepted scale-ups ask for */
+	size_t removals;  /* nodes the accepted drains and deletes remove */
 	bool policy_failed;
 	bool reloaded;    /* a pending reload was applied this round */
 	double policy_ms; /* view + policy + decode */

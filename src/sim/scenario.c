@@ -637,7 +637,7 @@ static int group_item(struct px *x, const struct ytree_node *c, void *base, size
 
 static int parse_groups(struct px *x, const struct ytree_node *s)
 {
-	void *groups;
+	void *groups = NULL;
 
 	if (parse_list(x, s, sizeof(struct node_group), group_item, &groups, &x->sc->n_groups) < 0)
 		return -1;
@@ -692,6 +692,18 @@ static int parse_cloud(struct px *x, const struct ytree_node *m)
 	return 0;
 }
 
+static int parse_safety(struct px *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = {"max_nodes_total", "max_scale_down_per_round", NULL};
+
+	if (x->sc->config)
+		return fail(x, m, "give safety in the config the scenario names, not here");
+	return expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	       get_int(x, m, "max_nodes_total", 0, 1000000, &x->sc->max_nodes_total) ||
+	       get_int(x, m, "max_scale_down_per_round", 1, 1000000,
+		       &x->sc->max_scale_down_per_round) ? -1 : 0;
+}
+
 static int parse_cluster(struct px *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = {"register_delay", "scheduler", "scheduler_interval",
@@ -736,7 +748,7 @@ static int initial_item(struct px *x, const struct ytree_node *c, void *base, si
 
 static int parse_initial(struct px *x, const struct ytree_node *s)
 {
-	void *items;
+	void *items = NULL;
 
 	if (parse_list(x, s, sizeof(*x->sc->initial), initial_item, &items, &x->sc->n_initial) < 0)
 		return -1;
@@ -837,7 +849,7 @@ static int workload_item(struct px *x, const struct ytree_node *c, void *base, s
 
 static int parse_workloads(struct px *x, const struct ytree_node *s)
 {
-	void *items;
+	void *items = NULL;
 
 	if (parse_list(x, s, sizeof(*x->sc->workloads), workload_item, &items, &x->sc->n_workloads) < 0)
 		return -1;
@@ -928,7 +940,7 @@ static int pdb_item(struct px *x, const struct ytree_node *c, void *base, size_t
 
 static int parse_pdbs(struct px *x, const struct ytree_node *s)
 {
-	void *items;
+	void *items = NULL;
 
 	if (parse_list(x, s, sizeof(*x->sc->pdbs), pdb_item, &items, &x->sc->n_pdbs) < 0)
 		return -1;
@@ -1006,7 +1018,7 @@ static int fault_item(struct px *x, const struct ytree_node *c, void *base, size
 
 static int parse_faults(struct px *x, const struct ytree_node *s)
 {
-	void *items;
+	void *items = NULL;
 
 	if (parse_list(x, s, sizeof(*x->sc->faults), fault_item, &items, &x->sc->n_faults) < 0)
 		return -1;
@@ -1061,16 +1073,19 @@ static int load_config(struct px *x, const struct ytree_node *n, const char *rel
 		return fail(x, n, "in the config it names: %s", cerr.msg);
 	x->sc->groups = x->sc->config->groups;
 	x->sc->n_groups = x->sc->config->n_groups;
-	if (x->sc->config->protected_pods.n)
+	if (x->sc->config->protected_pods.n) {
 		x->sc->protected_pods = &x->sc->config->protected_pods;
+		x->sc->protected_text = x->sc->config->protected_pod_selector;
+	}
 	return 0;
 }
 
 static int parse_root(struct px *x, const struct ytree_node *root)
 {
-	static const char *const keys[] = {"seed", "start", "duration", "config", "node_groups",
-					   "protected_pods", "cloud", "cluster", "initial_nodes",
-					   "workloads", "pdbs", "faults", NULL};
+	static const char *const keys[] = {"title", "description", "seed", "start", "duration",
+					   "config", "node_groups", "protected_pods", "safety",
+					   "cloud", "cluster", "initial_nodes", "workloads", "pdbs",
+					   "faults", NULL};
 	struct sim_scenario *sc = x->sc;
 	const struct ytree_node *n;
 	const char *start = NULL, *cfg = NULL, *prot = NULL;
@@ -1079,6 +1094,8 @@ static int parse_root(struct px *x, const struct ytree_node *root)
 	int rc;
 
 	if (expect(x, root, YTREE_MAP) || check_keys(x, root, keys) ||
+	    get_str(x, root, "title", false, &sc->title) ||
+	    get_str(x, root, "description", false, &sc->description) ||
 	    get_int(x, root, "seed", 0, INT64_MAX, &seed) ||
 	    get_str(x, root, "start", false, &start) ||
 	    get_duration(x, root, "duration", &sc->duration_ns) ||
@@ -1125,6 +1142,7 @@ static int parse_root(struct px *x, const struct ytree_node *root)
 		if (rc)
 			return -1;
 		sc->protected_pods = sel->n ? sel : NULL;
+		sc->protected_text = sel->n ? prot : NULL;
 	}
 
 	n = field(x, root, "cloud", &old);
@@ -1134,6 +1152,11 @@ static int parse_root(struct px *x, const struct ytree_node *root)
 		return -1;
 	n = field(x, root, "cluster", &old);
 	rc = n ? parse_cluster(x, n) : 0;
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	n = field(x, root, "safety", &old);
+	rc = n ? parse_safety(x, n) : 0;
 	ytree_path_pop(&x->path, old);
 	if (rc)
 		return -1;

@@ -38,6 +38,8 @@ struct sim_initial_nodes {
 struct sim_scenario {
 	struct arena *arena;            /* owns everything below but 'config' */
 	const char *source;
+	const char *title;              /* a name for reports, or NULL */
+	const char *description;        /* a paragraph for reports, or NULL */
 	uint64_t seed;                  /* the world draws every random number from it */
 	int64_t start_wall;             /* unix seconds at time 0 (give it to vclock_new) */
 	int64_t duration_ns;            /* how long a run lasts */
@@ -45,6 +47,9 @@ struct sim_scenario {
 	const struct node_group *groups;/* inline, or the config's */
 	size_t n_groups;
 	const struct label_selector *protected_pods; /* NULL: none */
+	const char *protected_text;     /* the same as written, or NULL */
+	int64_t max_nodes_total;        /* safety limits for the run (0: the default) */
+	int64_t max_scale_down_per_round;
 	struct sim_cloud_opts cloud;
 	struct sim_cluster_opts cluster;
 	struct sim_initial_nodes *initial;

@@ -106,24 +106,5 @@ t="a policy that does not load is refused by check"
 printf 'local P = {\n' > "$TMP/syntax.lua"
 if run "$t" 3 "$BIN" check --config $CFG --policy "$TMP/syntax.lua" && has err "syntax.lua"; then ok "$t"; else not_ok "$t"; fi
 
-t="simulate replays a scenario per policy and prints the comparison"
-if run "$t" 0 "$BIN" simulate --scenario examples/scenarios/smoke.yaml --policy policies/default.lua \
-     --policy policies/binpack.lua --seed 3 && has out "node-hours" && has out "policies/default.lua" &&
-   has out "policies/binpack.lua"; then ok "$t"; else not_ok "$t"; fi
-
-t="simulate is reproducible for a seed"
-"$BIN" simulate --scenario examples/scenarios/smoke.yaml --policy policies/default.lua --seed 3 >"$TMP/a" 2>/dev/null
-"$BIN" simulate --scenario examples/scenarios/smoke.yaml --policy policies/default.lua --seed 3 >"$TMP/b" 2>/dev/null
-if cmp -s "$TMP/a" "$TMP/b" && [ -s "$TMP/a" ]; then ok "$t"; else not_ok "$t"; fi
-
-t="simulate without a policy is a usage error"
-if run "$t" 1 "$BIN" simulate --scenario examples/scenarios/smoke.yaml && has err "--policy"; then
-  ok "$t"; else not_ok "$t"; fi
-
-t="simulate with a broken scenario names file:line:col"
-printf 'seed: 1\nduration: soon\n' >"$TMP/bad-scenario.yaml"
-if run "$t" 2 "$BIN" simulate --scenario "$TMP/bad-scenario.yaml" --policy policies/default.lua &&
-   has err "bad-scenario.yaml:2:"; then ok "$t"; else not_ok "$t"; fi
-
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,476 @@
+/*
+ * sim/replay: one scenario, one policy, virtual time. Builds the world,
+ * the reconciler and the actuator on one discrete-event executor, runs a
+ * round every reconcile interval, samples the series, watches the
+ * invariants, and sums the run up. Owns no output: see cli/simulate and
+ * sim/report.
+ */
+#include "sim/replay.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "engine/actuator.h"
+#include "engine/reconciler.h"
+#include "engine/round.h"
+#include "log.h"
+#include "providers/sim/sim.h"
+#include "runtime/clock.h"
+#include "runtime/executor.h"
+#include "sched.h"
+#include "sim/cloud.h"
+
+#define DEFAULT_SAMPLES 1440
+#define DEFAULT_SETTLE_NS (30 * 60 * CLOCK_NS_PER_S)
+
+/* Everything one run holds; freed in one place. */
+struct run {
+	const struct sim_replay_opts *o;
+	const struct sim_scenario *sc;
+	const struct config *cfg;
+	struct config *own_cfg;
+	struct config cfg_copy;  /* the scenario's config without its params */
+	struct clock *clock;
+	struct executor *ex;
+	struct sim_world *w;
+	struct provider *prov;
+	struct reconciler *rec;
+	struct actuator *act;
+	struct sim_result *out;
+	int *registered;         /* per group: registered nodes at the last check */
+	int *size;               /* per group: instances at the last check */
+	int64_t asked;           /* instances the accepted plans asked for */
+};
+
+static void violation(struct sim_violations *v, uint64_t *counter, int64_t t_ns,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Counts one violation; the first is kept in words with its time. */
+static void violation(struct sim_violations *v, uint64_t *counter, int64_t t_ns,
+		      const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	(*counter)++;
+	if (v->first[0])
+		return;
+	n = snprintf(v->first, sizeof(v->first), "at %lldm%02llds: ",
+		     (long long)(t_ns / CLOCK_NS_PER_S / 60),
+		     (long long)(t_ns / CLOCK_NS_PER_S % 60));
+	if (n < 0 || (size_t)n >= sizeof(v->first))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(v->first + n, sizeof(v->first) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+uint64_t sim_violations_total(const struct sim_violations *v)
+{
+	return v->over_max + v->over_total + v->under_min + v->over_removals + v->protected_hit +
+	       v->extra_instances + v->stuck_pending;
+}
+
+/* Writes 's' into 'out' as a YAML double-quoted scalar. */
+static void yaml_quote(char *out, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	if (len < 3) {
+		if (len)
+			out[0] = '\0';
+		return;
+	}
+	out[o++] = '"';
+	for (; *s && o + 3 < len; s++) {
+		if (*s == '"' || *s == '\\')
+			out[o++] = '\\';
+		out[o++] = *s;
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+/* The config the run uses: the scenario's (params only for its own
+ * policy), or one of defaults and the scenario's protected pods. */
+static int run_config(struct run *r, struct errbuf *err)
+{
+	const struct sim_scenario *sc = r->sc;
+	char text[4600], path[2100], prot[2100];
+	struct config_opts co;
+	int n;
+
+	if (sc->config) {
+		char *a = realpath(sc->config->policy_path, NULL);
+		char *b = realpath(r->o->policy_path, NULL);
+		bool same = a && b && strcmp(a, b) == 0;
+
+		free(a);
+		free(b);
+		if (same) {
+			r->cfg = sc->config;
+		} else {
+			r->cfg_copy = *sc->config;
+			r->cfg_copy.params.items = NULL;
+			r->cfg_copy.params.n_items = 0;
+			r->cfg = &r->cfg_copy;
+		}
+		return 0;
+	}
+	yaml_quote(path, sizeof(path), r->o->policy_path);
+	yaml_quote(prot, sizeof(prot), sc->protected_text ? sc->protected_text : "");
+	n = snprintf(text, sizeof(text), "policy: {path: %s}\nsafety:\n  protected_pod_selector: %s\n",
+		     path, prot);
+	if (n > 0 && sc->max_nodes_total > 0 && (size_t)n < sizeof(text))
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "  max_nodes_total: %lld\n",
+			      (long long)sc->max_nodes_total);
+	if (n > 0 && sc->max_scale_down_per_round > 0 && (size_t)n < sizeof(text))
+		snprintf(text + n, sizeof(text) - (size_t)n, "  max_scale_down_per_round: %lld\n",
+			 (long long)sc->max_scale_down_per_round);
+	memset(&co, 0, sizeof(co));
+	co.flags = CONFIG_OFFLINE;
+	r->own_cfg = config_parse_opts(text, strlen(text), sc->source, &co, err);
+	if (!r->own_cfg)
+		return -1;
+	r->cfg = r->own_cfg;
+	return 0;
+}
+
+static int series_grow(struct sim_series *s)
+{
+	size_t cap = s->cap ? s->cap * 2 : 256, g = s->n_groups ? s->n_groups : 1;
+	void *p;
+
+#define GROW(field, per)                                                   \
+	do {                                                               \
+		p = realloc(s->field, cap * (per) * sizeof(*s->field));    \
+		if (!p)                                                    \
+			return -1;                                         \
+		s->field = p;                                              \
+	} while (0)
+	GROW(t_ns, 1);
+	GROW(nodes, g);
+	GROW(booting, g);
+	GROW(pending, 1);
+	GROW(util_cpu, 1);
+	GROW(util_mem, 1);
+	GROW(cost, 1);
+#undef GROW
+	s->cap = cap;
+	return 0;
+}
+
+/* Cost and node-hours so far, from the cloud's billable instance time. */
+static void cost_now(struct run *r, double *cost, double *hours)
+{
+	size_t g;
+
+	*cost = *hours = 0;
+	for (g = 0; g < r->sc->n_groups; g++) {
+		struct sim_group_stats gs;
+		double h;
+
+		sim_cloud_group_stats(r->w->cloud, g, &gs);
+		h = (double)gs.instance_ns / 3600e9;
+		*hours += h;
+		*cost += h * r->sc->groups[g].price_per_hour;
+	}
+}
+
+static int sample(struct run *r, int64_t t_ns, const struct sim_counts *c)
+{
+	struct sim_series *s = &r->out->series;
+	double hours;
+	size_t g, i;
+
+	if (s->n == s->cap && series_grow(s) < 0)
+		return -1;
+	i = s->n++;
+	s->t_ns[i] = t_ns;
+	for (g = 0; g < s->n_groups; g++) {
+		int64_t ns;
+		int reg = sim_cluster_group_nodes(r->w->cluster, g, &ns);
+		int target = sim_cloud_target(r->w->cloud, g);
+
+		s->nodes[i * s->n_groups + g] = reg;
+		s->booting[i * s->n_groups + g] = target > reg ? target - reg : 0;
+	}
+	s->pending[i] = c->pods_pending;
+	s->util_cpu[i] = c->cpu_alloc_m > 0 ? (double)c->cpu_req_m / (double)c->cpu_alloc_m : 0;
+	s->util_mem[i] = c->mem_alloc > 0 ? (double)c->mem_req / (double)c->mem_alloc : 0;
+	cost_now(r, &s->cost[i], &hours);
+	return 0;
+}
+
+/* Limits on instances and removals, checked between rounds. */
+static void check_groups(struct run *r, int64_t t_ns)
+{
+	struct sim_violations *v = &r->out->v;
+	int64_t total = 0;
+	size_t g;
+
+	for (g = 0; g < r->sc->n_groups; g++) {
+		const struct node_group *ng = &r->sc->groups[g];
+		int target = sim_cloud_target(r->w->cloud, g);
+		int64_t ns;
+		int reg = sim_cluster_group_nodes(r->w->cluster, g, &ns);
+
+		total += target;
+		if (target > ng->max)
+			violation(v, &v->over_max, t_ns, "group %s has %d instances, above its max of %d",
+				  ng->name, target, ng->max);
+		/* the group's size (instances, booting ones too) shrank below min
+		 * as a node went away; an instance that never booted and was
+		 * given up is not a removal */
+		if (target < ng->min && target < r->size[g] && reg < r->registered[g])
+			violation(v, &v->under_min, t_ns,
+				  "group %s went from %d to %d instances as a node was removed, below its min of %d",
+				  ng->name, r->size[g], target, ng->min);
+		r->registered[g] = reg;
+		r->size[g] = target;
+	}
+	if (r->cfg->max_nodes_total > 0 && total > r->cfg->max_nodes_total)
+		violation(v, &v->over_total, t_ns, "%lld instances, above max_nodes_total %lld",
+			  (long long)total, (long long)r->cfg->max_nodes_total);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double percentile(const int64_t *v, size_t n, double p)
+{
+	if (n == 0)
+		return 0;
+	return (double)v[(size_t)(p * (double)(n - 1) + 0.5)] / (double)CLOCK_NS_PER_S;
+}
+
+/* Does any group with room left take pod 'p' on an empty node? */
+static bool fits_some_group(struct run *r, const struct pod *p)
+{
+	size_t g;
+
+	for (g = 0; g < r->sc->n_groups; g++)
+		if (sim_cloud_target(r->w->cloud, g) < r->sc->groups[g].max &&
+		    sched_fits_template(p, &r->sc->groups[g], NULL, 0) == SCHED_FITS)
+			return true;
+	return false;
+}
+
+/*
+ * The end: waits (pods still pending count with what they waited so far),
+ * pods stuck though a group could take them, totals.
+ */
+static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
+{
+	struct sim_result *out = r->out;
+	struct sim_violations *v = &out->v;
+	struct snapshot *s = NULL;
+	struct sim_stats ss;
+	struct sim_group_stats gs;
+	struct actuator_stats ast;
+	int64_t *waits, settle = r->o->settle_ns ? r->o->settle_ns : DEFAULT_SETTLE_NS;
+	size_t n = 0, i, g;
+	uint64_t created = 0;
+
+	if (sim_cluster_snapshot(r->w->cluster, false, &s, err) < 0)
+		return -1;
+	sim_cluster_get_stats(r->w->cluster, &ss);
+	waits = malloc((ss.n_pending_ns + s->n_pending + 1) * sizeof(*waits));
+	if (!waits) {
+		snapshot_free(s);
+		return errbuf_set(err, "out of memory");
+	}
+	if (ss.n_pending_ns)
+		memcpy(waits, ss.pending_ns, ss.n_pending_ns * sizeof(*waits));
+	n = ss.n_pending_ns;
+	out->wait_max = (double)ss.pending_ns_max / (double)CLOCK_NS_PER_S;
+	for (i = 0; i < s->n_pending; i++) {
+		const struct pod *p = &s->pods[s->pending[i]];
+		int64_t waited = (s->now - p->created) * CLOCK_NS_PER_S;
+
+		if (p->flags & POD_TERMINATING)
+			continue;
+		if (waited < 0)
+			waited = 0;
+		waits[n++] = waited;
+		if ((double)waited / (double)CLOCK_NS_PER_S > out->wait_max)
+			out->wait_max = (double)waited / (double)CLOCK_NS_PER_S;
+		if (waited > settle && fits_some_group(r, p))
+			violation(v, &v->stuck_pending, t_ns,
+				  "pod %s/%s pending for %llds though a group with room fits it",
+				  p->ns, p->name, (long long)(waited / CLOCK_NS_PER_S));
+	}
+	qsort(waits, n, sizeof(*waits), cmp_i64);
+	out->wait_p50 = percentile(waits, n, 0.50);
+	out->wait_p95 = percentile(waits, n, 0.95);
+	free(waits);
+	snapshot_free(s);
+
+	cost_now(r, &out->cost, &out->node_hours);
+	out->evictions = ss.evictions;
+	out->killed = ss.pods_killed;
+	out->lost = ss.bare_pods_lost;
+	out->protected_killed = ss.protected_disrupted;
+	if (ss.protected_disrupted)
+		violation(v, &v->protected_hit, t_ns, "%llu protected pod(s) evicted or killed",
+			  (unsigned long long)ss.protected_disrupted);
+	for (g = 0; g < r->sc->n_groups; g++) {
+		sim_cloud_group_stats(r->w->cloud, g, &gs);
+		created += gs.launched;
+	}
+	if ((int64_t)created > r->asked)
+		violation(v, &v->extra_instances, t_ns,
+			  "the cloud created %llu instances, the accepted plans asked for %lld",
+			  (unsigned long long)created, (long long)r->asked);
+	actuator_get_stats(r->act, &ast);
+	out->launches = (uint64_t)r->asked;
+	out->removed = ast.nodes_deleted;
+	return 0;
+}
+
+static int run_rounds(struct run *r, struct errbuf *err)
+{
+	const struct sim_scenario *sc = r->sc;
+	struct sim_result *out = r->out;
+	struct logger err_log = log_stderr(LOG_ERROR);
+	const struct logger *log = r->o->log ? r->o->log : &err_log;
+	struct sim_counts counts;
+	int64_t step = r->cfg->reconcile_interval_ms * CLOCK_NS_PER_MS;
+	int64_t t0 = clock_now(r->clock), t, rounds, every;
+	size_t max = r->o->max_samples ? r->o->max_samples : DEFAULT_SAMPLES;
+	uint64_t k = 0;
+
+	if (step <= 0)
+		return errbuf_set(err, "the reconcile interval must be positive");
+	rounds = (sc->duration_ns + step - 1) / step;
+	every = (rounds + (int64_t)max - 1) / (int64_t)max;
+	if (every < 1)
+		every = 1;
+	for (t = t0; t < t0 + sc->duration_ns; t += step, k++) {
+		struct snapshot *s = NULL;
+		struct round_stats rs;
+
+		executor_run_until(r->ex, t);
+		check_groups(r, t - t0);
+		if (sim_cluster_snapshot(r->w->cluster, false, &s, err) < 0)
+			return -1;
+		if (round_run(r->rec, r->act, s, log, &rs, err) < 0) {
+			snapshot_free(s);
+			return -1;
+		}
+		snapshot_free(s);
+		out->rounds++;
+		out->policy_failures += rs.policy_failed;
+		out->rejected += rs.rejected;
+		r->asked += rs.instances;
+		if ((int64_t)rs.removals > r->cfg->max_scale_down_per_round)
+			violation(&out->v, &out->v.over_removals, t - t0,
+				  "one round removes %zu nodes, max_scale_down_per_round is %lld",
+				  rs.removals, (long long)r->cfg->max_scale_down_per_round);
+		sim_cluster_counts(r->w->cluster, &counts);
+		if (counts.nodes > out->peak_nodes)
+			out->peak_nodes = counts.nodes;
+		if ((int64_t)k % every == 0 && sample(r, t - t0, &counts) < 0)
+			return errbuf_set(err, "out of memory");
+		if (r->o->progress)
+			r->o->progress(r->o->progress_ud,
+				       (double)(t + step - t0) / (double)sc->duration_ns, &counts);
+	}
+	executor_run_until(r->ex, t0 + sc->duration_ns);
+	check_groups(r, sc->duration_ns);
+	sim_cluster_counts(r->w->cluster, &counts);
+	if (sample(r, sc->duration_ns, &counts) < 0)
+		return errbuf_set(err, "out of memory");
+	return finish(r, sc->duration_ns, err);
+}
+
+int sim_replay(const struct sim_replay_opts *o, struct sim_result *out, struct errbuf *err)
+{
+	const struct sim_scenario *sc = o->sc;
+	struct logger err_log = log_stderr(LOG_ERROR);
+	const struct logger *log = o->log ? o->log : &err_log;
+	struct provider_limits lim;
+	struct actuator_config acfg;
+	struct kubeops kops;
+	struct run r;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	memset(&r, 0, sizeof(r));
+	snprintf(out->policy, sizeof(out->policy), "%s", o->policy_path);
+	out->series.n_groups = sc->n_groups;
+	r.o = o;
+	r.sc = sc;
+	r.out = out;
+	r.registered = calloc(sc->n_groups + 1, sizeof(*r.registered));
+	r.size = calloc(sc->n_groups + 1, sizeof(*r.size));
+	if (!r.registered || !r.size) {
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	if (run_config(&r, err) < 0)
+		goto out;
+	r.rec = reconciler_new(r.cfg, o->policy_path, err);
+	if (!r.rec)
+		goto out;
+	r.clock = vclock_new(sc->start_wall);
+	r.ex = r.clock ? executor_new_virtual(r.clock) : NULL;
+	if (!r.ex) {
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	r.w = sim_world_new(sc, r.ex, err);
+	if (!r.w)
+		goto out;
+	provider_limits_from(&lim, r.cfg);
+	r.prov = sim_provider_new(r.w->cloud, &lim, err);
+	if (!r.prov)
+		goto out;
+	sim_cluster_kubeops(r.w->cluster, &kops);
+	actuator_config_from(&acfg, r.cfg);
+	acfg.seed = sc->seed;
+	r.act = actuator_new(r.ex, r.prov, &kops, &acfg, log);
+	if (!r.act) {
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	rc = run_rounds(&r, err);
+out:
+	if (r.ex)
+		executor_shutdown(r.ex, clock_now(r.clock));
+	actuator_free(r.act);
+	provider_free(r.prov);
+	sim_world_free(r.w);
+	reconciler_free(r.rec);
+	config_free(r.own_cfg);
+	if (r.clock)
+		vclock_free(r.clock);
+	free(r.registered);
+	free(r.size);
+	if (rc < 0)
+		sim_result_free(out);
+	return rc;
+}
+
+void sim_result_free(struct sim_result *r)
+{
+	struct sim_series *s = &r->series;
+
+	free(s->t_ns);
+	free(s->nodes);
+	free(s->booting);
+	free(s->pending);
+	free(s->util_cpu);
+	free(s->util_mem);
+	free(s->cost);
+	memset(s, 0, sizeof(*s));
+}
