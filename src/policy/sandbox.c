@@ -299,6 +299,24 @@ static int sb_os_time(lua_State *L)
 	return 1;
 }
 
+/* os.date: without a time, the cluster's clock (not the machine's), so a
+ * policy decides the same in a replay as it did live. */
+static int sb_os_date(lua_State *L)
+{
+	struct sandbox *sb = sandbox_of(L);
+
+	if (lua_isnoneornil(L, 2)) {
+		if (lua_isnone(L, 1))
+			lua_pushstring(L, "%c");
+		lua_settop(L, 1);
+		lua_pushinteger(L, (lua_Integer)sb->now);
+	}
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, lua_gettop(L) - 1, 1);
+	return 1;
+}
+
 /* Is 'name' a module name we accept: [A-Za-z0-9_-] segments split by dots. */
 static bool module_name_ok(const char *name)
 {
@@ -820,7 +838,7 @@ static int sandbox_open(lua_State *L)
 	lua_pushcclosure(L, sb_rawset, 1);
 	lua_setfield(L, -2, "rawset");
 
-	/* os: time, clock, date only; os.time() is the cluster's clock */
+	/* os: time, clock, date only; os.time() and os.date() read the cluster's clock */
 	luaopen_os(L);
 	lua_newtable(L);
 	for (i = 0; os_keep[i]; i++) {
@@ -830,6 +848,9 @@ static int sandbox_open(lua_State *L)
 	lua_getfield(L, -2, "time");
 	lua_pushcclosure(L, sb_os_time, 1);
 	lua_setfield(L, -2, "time");
+	lua_getfield(L, -2, "date");
+	lua_pushcclosure(L, sb_os_date, 1);
+	lua_setfield(L, -2, "date");
 	lua_setfield(L, -3, "os");
 	lua_pop(L, 1); /* full os table */
 

@@ -371,6 +371,7 @@ static int run_rounds(struct run *r, struct errbuf *err)
 		out->rounds++;
 		out->policy_failures += rs.policy_failed;
 		out->rejected += rs.rejected;
+		out->policy_ms += rs.policy_ms;
 		r->asked += rs.instances;
 		if ((int64_t)rs.removals > r->cfg->max_scale_down_per_round)
 			violation(&out->v, &out->v.over_removals, t - t0,

@@ -56,6 +56,8 @@ struct sim_result {
 	uint64_t policy_failures;  /* rounds where the policy failed */
 	uint64_t rejected;         /* actions the safety checks refused */
 	uint64_t rounds;
+	double policy_ms;          /* real time in the policy (view, call, decode);
+				    * for benchmarks, not reproducible */
 	struct sim_violations v;
 	struct sim_series series;
 };
