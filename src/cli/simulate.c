@@ -79,40 +79,30 @@ static void file_log_write(void *ctx, enum log_level level, int64_t wall, const 
 	fprintf(fl->f, "%s %-5s [%s] %s\n", ts, log_level_str(level), fl->label, msg);
 }
 
-/* "45s", "3m10s", "2h05m". */
-static void fmt_wait(char *out, size_t len, double s)
-{
-	long long t = (long long)(s + 0.5);
-
-	if (t < 60)
-		snprintf(out, len, "%llds", t);
-	else if (t < 3600)
-		snprintf(out, len, "%lldm%02llds", t / 60, t % 60);
-	else
-		snprintf(out, len, "%lldh%02lldm", t / 3600, t / 60 % 60);
-}
-
 static void print_table(const struct sim_result *res, size_t n)
 {
+	char label[64];
+	int w = 20;
 	size_t i;
 
-	printf("\n%-20s %10s %9s %8s %8s %8s %5s %8s %7s %9s %6s %5s %9s\n", "policy",
+	for (i = 0; i < n; i++) {
+		sim_report_label(res, i, label, sizeof(label));
+		if ((int)strlen(label) > w)
+			w = (int)strlen(label);
+	}
+	printf("\n%-*s %10s %9s %8s %8s %8s %5s %8s %7s %9s %6s %5s %9s\n", w, "policy",
 	       "node-hours", "cost", "wait p50", "wait p95", "wait max", "peak", "launches",
 	       "removed", "evictions", "killed", "lost", "protected");
 	for (i = 0; i < n; i++) {
 		const struct sim_result *r = &res[i];
-		char p50[48], p95[48], mx[48], label[64];
-		size_t k;
+		char p50[48], p95[48], mx[48];
 
-		snprintf(label, sizeof(label), "%.*s", (int)sizeof(label) - 1, base_name(r->policy));
-		k = strlen(label);
-		if (k > 4 && strcmp(label + k - 4, ".lua") == 0)
-			label[k - 4] = '\0';
-		fmt_wait(p50, sizeof(p50), r->wait_p50);
-		fmt_wait(p95, sizeof(p95), r->wait_p95);
-		fmt_wait(mx, sizeof(mx), r->wait_max);
-		printf("%-20.20s %10.1f %9.2f %8s %8s %8s %5d %8llu %7llu %9llu %6llu %5llu %9llu\n",
-		       label, r->node_hours, r->cost, p50, p95, mx, r->peak_nodes,
+		sim_report_label(res, i, label, sizeof(label));
+		sim_report_format_wait(p50, sizeof(p50), r->wait_p50);
+		sim_report_format_wait(p95, sizeof(p95), r->wait_p95);
+		sim_report_format_wait(mx, sizeof(mx), r->wait_max);
+		printf("%-*s %10.1f %9.2f %8s %8s %8s %5d %8llu %7llu %9llu %6llu %5llu %9llu\n",
+		       w, label, r->node_hours, r->cost, p50, p95, mx, r->peak_nodes,
 		       (unsigned long long)r->launches, (unsigned long long)r->removed,
 		       (unsigned long long)r->evictions, (unsigned long long)r->killed,
 		       (unsigned long long)r->lost, (unsigned long long)r->protected_killed);

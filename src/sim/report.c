@@ -123,8 +123,7 @@ static const char *group_name(const struct report *r, size_t g, char *tmp, size_
 	return tmp;
 }
 
-/* A wait in seconds as "45s", "3m10s" or "1h02m" ("2.5s" under 10s). */
-static void fmt_wait(char *out, size_t sz, double sec)
+void sim_report_format_wait(char *out, size_t sz, double sec)
 {
 	long long s, m;
 
@@ -449,7 +448,7 @@ static void col_format(char *out, size_t sz, const struct sim_result *res, const
 	switch (c->kind) {
 	case COL_HOURS: snprintf(out, sz, "%.1f", v); break;
 	case COL_COST: snprintf(out, sz, "%.2f", v); break;
-	case COL_WAIT: fmt_wait(out, sz, v); break;
+	case COL_WAIT: sim_report_format_wait(out, sz, v); break;
 	case COL_INT: snprintf(out, sz, "%.0f", v); break;
 	case COL_U64:
 		memcpy(&u, (const char *)res + c->off, sizeof(u));
@@ -1017,26 +1016,32 @@ static const char *policy_base(const char *path, size_t *len)
 	return base;
 }
 
-/* The label of each run: its policy's file name without ".lua", with
- * " (2)", " (3)" added when earlier runs have the same one. */
-static void make_labels(struct report *r)
+void sim_report_label(const struct sim_result *runs, size_t k, char *out, size_t len)
 {
 	const char *base, *other;
-	size_t k, j, len, olen, same;
+	size_t j, blen, olen, same = 1;
 
-	for (k = 0; k < r->n; k++) {
-		base = policy_base(r->runs[k].policy, &len);
-		memcpy(r->labels[k], base, len);
-		r->labels[k][len] = '\0';
-		same = 1;
-		for (j = 0; j < k; j++) {
-			other = policy_base(r->runs[j].policy, &olen);
-			if (olen == len && memcmp(other, base, len) == 0)
-				same++;
-		}
-		if (same > 1)
-			snprintf(r->labels[k] + len, LABEL_MAX - len, " (%zu)", same);
+	if (!len)
+		return;
+	base = policy_base(runs[k].policy, &blen);
+	for (j = 0; j < k; j++) {
+		other = policy_base(runs[j].policy, &olen);
+		if (olen == blen && memcmp(other, base, blen) == 0)
+			same++;
 	}
+	if (same > 1)
+		snprintf(out, len, "%.*s (%zu)", (int)blen, base, same);
+	else
+		snprintf(out, len, "%.*s", (int)blen, base);
+}
+
+/* The label of each run (sim_report_label). */
+static void make_labels(struct report *r)
+{
+	size_t k;
+
+	for (k = 0; k < r->n; k++)
+		sim_report_label(r->runs, k, r->labels[k], LABEL_MAX);
 }
 
 int sim_report_write(const char *dir, const struct sim_scenario *sc,

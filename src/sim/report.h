@@ -24,4 +24,14 @@
 int sim_report_write(const char *dir, const struct sim_scenario *sc,
 		     const struct sim_result *runs, size_t n, struct errbuf *err);
 
+/*
+ * The name a run goes by in the table and the report: its policy's file
+ * name without ".lua", with " (2)", " (3)" when an earlier run among
+ * runs[0..k-1] has the same one. Written into 'out' (truncated to 'len').
+ */
+void sim_report_label(const struct sim_result *runs, size_t k, char *out, size_t len);
+
+/* A wait in seconds as "45s", "3m10s" or "1h02m" ("2.5s" under 10s). */
+void sim_report_format_wait(char *out, size_t len, double seconds);
+
 #endif
