@@ -134,9 +134,13 @@ function T.pdb(o)
            status = { disruptionsAllowed = o.allowed or 0 } }
 end
 
--- A cluster: { nodes = {...}, pods = {...}, pdbs = {...} }.
+-- A cluster: { nodes = {...}, pods = {...}, pdbs = {...} }. backoff marks
+-- groups whose last launch failed, as the runtime does:
+--   backoff = { spot = { ["for"] = "5m", reason = "no capacity" } }
+-- (the policy sees group.backed_off_until = now + 5m and backoff_reason).
 function T.cluster(o)
-  return { nodes = o.nodes or {}, pods = o.pods or {}, pdbs = o.pdbs or {} }
+  return { nodes = o.nodes or {}, pods = o.pods or {}, pdbs = o.pdbs or {},
+           backoff = o.backoff }
 end
 
 local function encode_state(cluster, now)
@@ -227,7 +231,13 @@ end
 function Engine:decide(cluster, now)
   if type(now) == "string" then now = T.time(now) end
   if now then self.now = now end
-  local out, err = self.core:decide(encode_state(cluster, self.now), self.now)
+  local backoff
+  for name, b in pairs(cluster.backoff or {}) do
+    backoff = backoff or {}
+    backoff[name] = { ["until"] = self.now + seconds(b["for"] or "5m"),
+                      reason = b.reason or "launch failed" }
+  end
+  local out, err = self.core:decide(encode_state(cluster, self.now), self.now, backoff)
   if not out then error(err, 2) end
   self.last_cluster = cluster
   local r = cjson.decode(out)

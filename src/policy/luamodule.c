@@ -96,7 +96,41 @@ static struct snapshot *snapshot_arg(lua_State *L, struct engine *e, int arg, in
 	return s;
 }
 
-/* engine:decide(state_json, now) -> JSON text of the decision, or nil + message */
+/*
+ * Marks groups backed off as the actuator would after a failed launch:
+ * the table at 'arg' maps a group name to {until = unix seconds, reason =
+ * text}. Raises on a name no group has or a malformed entry.
+ */
+static void backoff_arg(lua_State *L, struct snapshot *s, int arg)
+{
+	if (lua_isnoneornil(L, arg))
+		return;
+	luaL_checktype(L, arg, LUA_TTABLE);
+	lua_pushnil(L);
+	while (lua_next(L, arg)) {
+		const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
+		struct node_group *g = NULL;
+		size_t i;
+
+		for (i = 0; name && i < s->n_groups; i++)
+			if (strcmp(s->groups[i].name, name) == 0)
+				g = &s->groups[i];
+		if (!g || !lua_istable(L, -1)) {
+			snapshot_free(s);
+			luaL_error(L, "backoff: expected {GROUP = {until = SECONDS, reason = TEXT}} for a configured group, got %s",
+				   name ? name : luaL_typename(L, -2));
+		}
+		lua_getfield(L, -1, "until");
+		g->backoff_until = (int64_t)lua_tointeger(L, -1);
+		lua_getfield(L, -2, "reason");
+		snprintf(g->backoff_reason, sizeof(g->backoff_reason), "%s",
+			 lua_isstring(L, -1) ? lua_tostring(L, -1) : "launch failed");
+		lua_pop(L, 3);
+	}
+}
+
+/* engine:decide(state_json, now [, backoff]) -> JSON text of the decision,
+ * or nil + message. 'backoff': see backoff_arg. */
 static int l_decide(lua_State *L)
 {
 	struct engine *e = check_engine(L);
@@ -108,6 +142,7 @@ static int l_decide(lua_State *L)
 
 	if (!s)
 		return 2;
+	backoff_arg(L, s, 4);
 	if (reconciler_run(e->rec, s, true, &d, NULL, &err) < 0) {
 		snapshot_free(s);
 		return luaL_error(L, "%s", err.msg);

@@ -160,7 +160,7 @@ describe("jupyterhub policy", function()
       local r = engine{ max = 3 }:decide(cluster, NOW)
       assert.no_error(r)
       assert.is_not.scales_up(r, "user")
-      assert.are.same({}, r.rejected) -- the policy held back, not the safety checks
+      assert.is_nil(t.rejected(r, "scale_up", "spot")) -- the policy held back, not the safety checks
       assert.matches("at their max %(user 3%)", table.concat(r.log, "\n"))
     end)
 
@@ -170,14 +170,28 @@ describe("jupyterhub policy", function()
       local r = e:decide(loaded(3, "3", {}, { pending("p-1", "3"), pending("p-2", "3") }), NOW)
       assert.no_error(r)
       assert.is_not.scales_up(r, "user")
-      assert.are.same({}, r.rejected)
+      assert.is_nil(t.rejected(r, "scale_up", "spot"))
       assert.matches("1 pending pod%(s%) fit no managed group within its max: jhub/p%-", r.log[1])
+    end)
+
+    it("skips a group backed off after a failed launch and buys from another", function()
+      local e = engine{ groups = {
+        t.group{ name = "spot", max = 10, cpu = "4", memory = "16Gi", price = 0.07 },
+        t.group{ name = "user", max = 10, cpu = "4", memory = "16Gi", price = 0.19 } } }
+      local c = loaded(2, "3.5", nil, { pending("p-1", "3"), pending("p-2", "3") })
+      local r = e:decide(c, NOW)
+      assert.scales_up(r, "spot", 3)              -- the cheaper group, when it can launch
+      c.backoff = { spot = { ["for"] = "5m", reason = "InsufficientInstanceCapacity" } }
+      r = e:decide(c, NOW)
+      assert.scales_up(r, "user", 3)
+      assert.are.same({}, t.find(r, "scale_up", "spot"))
+      assert.is_nil(t.rejected(r, "scale_up", "spot"))
     end)
 
     it("adds what fits under the max", function()
       local r = engine{ max = 5 }:decide(loaded(4, "3800m"), NOW)
       assert.scales_up(r, "user", 1)
-      assert.are.same({}, r.rejected)
+      assert.is_nil(t.rejected(r, "scale_up", "spot"))
       assert.matches("groups at their max %(user 5%): 1 more user node", r.log[1])
     end)
   end)
@@ -223,7 +237,7 @@ describe("jupyterhub policy", function()
       assert.uncordons(r, "m")
       assert.scales_up(r, "user", 1)
       assert.never_deletes(r, "m")
-      assert.are.same({}, r.rejected)
+      assert.is_nil(t.rejected(r, "scale_up", "spot"))
     end)
 
     it("knows its nodes by the cordon_annotation param", function()
@@ -374,7 +388,7 @@ describe("jupyterhub policy", function()
         if a.node == "m" then acts[#acts + 1] = a.type end
       end
       assert.are.same({ "drain", "delete" }, acts)
-      assert.are.same({}, r.rejected)
+      assert.is_nil(t.rejected(r, "scale_up", "spot"))
     end)
 
     -- each kind alone: the test of a kind fails when that kind keeps the node
@@ -416,7 +430,7 @@ describe("jupyterhub policy", function()
                labels = { [CRITICAL] = "true", [OMIT] = "true" } },
       }), NOW)
       assert.never_deletes(r, "m")
-      assert.are.same({}, r.rejected)
+      assert.is_nil(t.rejected(r, "scale_up", "spot"))
     end)
 
     it("never deletes an admin-cordoned node, even an empty one", function()
