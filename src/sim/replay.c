@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "engine/actuator.h"
@@ -47,23 +48,25 @@ struct run {
 	int64_t asked;           /* instances the accepted plans asked for */
 };
 
-static void violation(struct sim_violations *v, uint64_t *counter, int64_t t_ns,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void violation(struct run *r, uint64_t *counter, int64_t t_ns, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
-/* Counts one violation; the first is kept in words with its time. */
-static void violation(struct sim_violations *v, uint64_t *counter, int64_t t_ns,
-		      const char *fmt, ...)
+/* Counts one violation; the first is kept in words with its simulated
+ * time of day ("at 14:05:20: ..."). */
+static void violation(struct run *r, uint64_t *counter, int64_t t_ns, const char *fmt, ...)
 {
+	struct sim_violations *v = &r->out->v;
+	time_t wall = (time_t)(r->sc->start_wall + t_ns / CLOCK_NS_PER_S);
+	struct tm tm;
 	va_list ap;
 	int n;
 
 	(*counter)++;
 	if (v->first[0])
 		return;
-	n = snprintf(v->first, sizeof(v->first), "at %lldm%02llds: ",
-		     (long long)(t_ns / CLOCK_NS_PER_S / 60),
-		     (long long)(t_ns / CLOCK_NS_PER_S % 60));
-	if (n < 0 || (size_t)n >= sizeof(v->first))
+	gmtime_r(&wall, &tm);
+	n = (int)strftime(v->first, sizeof(v->first), "at %H:%M:%S: ", &tm);
+	if (n <= 0)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(v->first + n, sizeof(v->first) - (size_t)n, fmt, ap);
@@ -222,20 +225,20 @@ static void check_groups(struct run *r, int64_t t_ns)
 
 		total += target;
 		if (target > ng->max)
-			violation(v, &v->over_max, t_ns, "group %s has %d instances, above its max of %d",
+			violation(r, &v->over_max, t_ns, "group %s has %d instances, above its max of %d",
 				  ng->name, target, ng->max);
 		/* the group's size (instances, booting ones too) shrank below min
 		 * as a node went away; an instance that never booted and was
 		 * given up is not a removal */
 		if (target < ng->min && target < r->size[g] && reg < r->registered[g])
-			violation(v, &v->under_min, t_ns,
+			violation(r, &v->under_min, t_ns,
 				  "group %s went from %d to %d instances as a node was removed, below its min of %d",
 				  ng->name, r->size[g], target, ng->min);
 		r->registered[g] = reg;
 		r->size[g] = target;
 	}
 	if (r->cfg->max_nodes_total > 0 && total > r->cfg->max_nodes_total)
-		violation(v, &v->over_total, t_ns, "%lld instances, above max_nodes_total %lld",
+		violation(r, &v->over_total, t_ns, "%lld instances, above max_nodes_total %lld",
 			  (long long)total, (long long)r->cfg->max_nodes_total);
 }
 
@@ -305,7 +308,7 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 		if ((double)waited / (double)CLOCK_NS_PER_S > out->wait_max)
 			out->wait_max = (double)waited / (double)CLOCK_NS_PER_S;
 		if (waited > settle && fits_some_group(r, p))
-			violation(v, &v->stuck_pending, t_ns,
+			violation(r, &v->stuck_pending, t_ns,
 				  "pod %s/%s pending for %llds though a group with room fits it",
 				  p->ns, p->name, (long long)(waited / CLOCK_NS_PER_S));
 	}
@@ -321,14 +324,14 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 	out->lost = ss.bare_pods_lost;
 	out->protected_killed = ss.protected_disrupted;
 	if (ss.protected_disrupted)
-		violation(v, &v->protected_hit, t_ns, "%llu protected pod(s) evicted or killed",
+		violation(r, &v->protected_hit, t_ns, "%llu protected pod(s) evicted or killed",
 			  (unsigned long long)ss.protected_disrupted);
 	for (g = 0; g < r->sc->n_groups; g++) {
 		sim_cloud_group_stats(r->w->cloud, g, &gs);
 		created += gs.launched;
 	}
 	if ((int64_t)created > r->asked)
-		violation(v, &v->extra_instances, t_ns,
+		violation(r, &v->extra_instances, t_ns,
 			  "the cloud created %llu instances, the accepted plans asked for %lld",
 			  (unsigned long long)created, (long long)r->asked);
 	actuator_get_stats(r->act, &ast);
@@ -374,7 +377,7 @@ static int run_rounds(struct run *r, struct errbuf *err)
 		out->policy_ms += rs.policy_ms;
 		r->asked += rs.instances;
 		if ((int64_t)rs.removals > r->cfg->max_scale_down_per_round)
-			violation(&out->v, &out->v.over_removals, t - t0,
+			violation(r, &out->v.over_removals, t - t0,
 				  "one round removes %zu nodes, max_scale_down_per_round is %lld",
 				  rs.removals, (long long)r->cfg->max_scale_down_per_round);
 		sim_cluster_counts(r->w->cluster, &counts);
