@@ -354,6 +354,28 @@ function T.describe(result)
   return s
 end
 
+-- A simulated day, in virtual time, through the same engine, safety
+-- checks and actuator as the daemon (see docs/simulation.md):
+--   local run = t.simulate{ scenario = "../../examples/scenarios/classroom-day.yaml",
+--                           policy = "../../policies/jupyterhub.lua", seed = 7 }
+--   assert.keeps_invariants(run)
+--   assert.are.equal(0, run.lost)
+-- Paths are relative to the spec's folder (or absolute). The run has
+-- node_hours, cost, wait_p50/p95/max (seconds), peak_nodes, launches,
+-- removed, evictions, killed, lost, protected, policy_failures, rejected,
+-- rounds, violations {total, over_max, over_total, under_min,
+-- over_removals, protected_hit, extra_instances, stuck_pending, first}
+-- and series {t, pending, util_cpu, util_mem, cost, nodes = {GROUP = {...}},
+-- booting = {GROUP = {...}}}. Raises when the scenario or policy cannot run.
+function T.simulate(o)
+  assert(type(o) == "table" and o.scenario and o.policy,
+    "t.simulate: scenario and policy are required")
+  local run, err = core.simulate{ scenario = T.resolve(o.scenario, 2),
+                                  policy = T.resolve(o.policy, 2), seed = o.seed }
+  if not run then error(err, 2) end
+  return run
+end
+
 -- luassert assertions, when running under busted:
 --   assert.scales_up(result, "workers", 2)   assert.is_not.scales_up(result, "gpu")
 --   assert.cordons(result, "node-3")          assert.uncordons / drains / deletes
@@ -388,6 +410,23 @@ if ok_luassert and ok_say then
   register("no_error", function(r) return r.error == nil end, "run without a policy error")
   register("rejected", function(...) return T.rejected(...) ~= nil end,
     "have the action rejected by the safety checks")
+
+  -- assert.keeps_invariants(run): a t.simulate run broke no safety invariant
+  say:set("assertion.luascale_keeps_invariants.positive",
+    "Expected the simulated run to keep every invariant.\nBroken: %s")
+  say:set("assertion.luascale_keeps_invariants.negative",
+    "Expected the simulated run to break an invariant.\n%s")
+  luassert:register("assertion", "keeps_invariants", function(_, args)
+    local run = args[1]
+    local ok = type(run) == "table" and run.violations and run.violations.total == 0
+    args[1] = type(run) == "table" and run.violations
+      and string.format("%d violation(s), the first %s", run.violations.total,
+        tostring(run.violations.first))
+      or "not a t.simulate run"
+    args.n = 1
+    return ok
+  end, "assertion.luascale_keeps_invariants.positive",
+    "assertion.luascale_keeps_invariants.negative")
 end
 
 return T

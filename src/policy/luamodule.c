@@ -1,10 +1,12 @@
 /*
  * luamodule: the Lua C module "luascale.core" that busted specs load, so a
  * spec runs a policy through the same engine as the daemon: same config
- * parser, snapshot decoder, sandbox, limits and safety checks.
- * It only wires those together; the testing kit (lua/luascale/testing.lua)
+ * parser, snapshot decoder, sandbox, limits and safety checks — and can
+ * replay a whole simulated day (sim/replay). It only wires those together; the testing kit (lua/luascale/testing.lua)
  * builds the inputs.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +20,8 @@
 #include "engine/reconciler.h"
 #include "model.h"
 #include "policy/host.h"
+#include "sim/replay.h"
+#include "sim/scenario.h"
 
 #define ENGINE_MT "luascale.core.engine"
 
@@ -187,6 +191,151 @@ static int l_reload(lua_State *L)
 	return 2;
 }
 
+static void set_num(lua_State *L, const char *k, double v)
+{
+	lua_pushnumber(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static void set_u64(lua_State *L, const char *k, uint64_t v)
+{
+	lua_pushinteger(L, (lua_Integer)v);
+	lua_setfield(L, -2, k);
+}
+
+/* Pushes series field 'k' as a list of n numbers, element i at a[i * stride + off]. */
+static void push_column(lua_State *L, const char *k, size_t n, const void *base, bool ints,
+			size_t stride, size_t off)
+{
+	size_t i;
+
+	lua_createtable(L, (int)n, 0);
+	for (i = 0; i < n; i++) {
+		size_t at = i * stride + off;
+
+		if (ints)
+			lua_pushinteger(L, ((const int *)base)[at]);
+		else
+			lua_pushnumber(L, ((const double *)base)[at]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	lua_setfield(L, -2, k);
+}
+
+/* The result of a run as a Lua table (see l_simulate). */
+static void push_result(lua_State *L, const struct sim_scenario *sc, const struct sim_result *r)
+{
+	const struct sim_series *s = &r->series;
+	const struct sim_violations *v = &r->v;
+	size_t i, g;
+
+	lua_newtable(L);
+	set_num(L, "node_hours", r->node_hours);
+	set_num(L, "cost", r->cost);
+	set_num(L, "wait_p50", r->wait_p50);
+	set_num(L, "wait_p95", r->wait_p95);
+	set_num(L, "wait_max", r->wait_max);
+	set_u64(L, "peak_nodes", (uint64_t)r->peak_nodes);
+	set_u64(L, "launches", r->launches);
+	set_u64(L, "removed", r->removed);
+	set_u64(L, "evictions", r->evictions);
+	set_u64(L, "killed", r->killed);
+	set_u64(L, "lost", r->lost);
+	set_u64(L, "protected", r->protected_killed);
+	set_u64(L, "policy_failures", r->policy_failures);
+	set_u64(L, "rejected", r->rejected);
+	set_u64(L, "rounds", r->rounds);
+
+	lua_newtable(L); /* violations */
+	set_u64(L, "total", sim_violations_total(v));
+	set_u64(L, "over_max", v->over_max);
+	set_u64(L, "over_total", v->over_total);
+	set_u64(L, "under_min", v->under_min);
+	set_u64(L, "over_removals", v->over_removals);
+	set_u64(L, "protected_hit", v->protected_hit);
+	set_u64(L, "extra_instances", v->extra_instances);
+	set_u64(L, "stuck_pending", v->stuck_pending);
+	if (v->first[0]) {
+		lua_pushstring(L, v->first);
+		lua_setfield(L, -2, "first");
+	}
+	lua_setfield(L, -2, "violations");
+
+	lua_newtable(L); /* series */
+	lua_createtable(L, (int)s->n, 0);
+	for (i = 0; i < s->n; i++) {
+		lua_pushnumber(L, (double)s->t_ns[i] / 1e9);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	lua_setfield(L, -2, "t");
+	push_column(L, "pending", s->n, s->pending, true, 1, 0);
+	push_column(L, "util_cpu", s->n, s->util_cpu, false, 1, 0);
+	push_column(L, "util_mem", s->n, s->util_mem, false, 1, 0);
+	push_column(L, "cost", s->n, s->cost, false, 1, 0);
+	lua_newtable(L); /* nodes[group] */
+	for (g = 0; g < s->n_groups && g < sc->n_groups; g++)
+		push_column(L, sc->groups[g].name, s->n, s->nodes, true, s->n_groups, g);
+	lua_setfield(L, -2, "nodes");
+	lua_newtable(L); /* booting[group] */
+	for (g = 0; g < s->n_groups && g < sc->n_groups; g++)
+		push_column(L, sc->groups[g].name, s->n, s->booting, true, s->n_groups, g);
+	lua_setfield(L, -2, "booting");
+	lua_setfield(L, -2, "series");
+}
+
+/*
+ * core.simulate{scenario = PATH, policy = PATH [, seed = N]} -> result, or
+ * nil + message. Replays the scenario in virtual time (sim/replay) and
+ * returns the run summed up: node_hours, cost, wait_p50/p95/max (s),
+ * peak_nodes, launches, removed, evictions, killed, lost, protected,
+ * policy_failures, rejected, rounds, violations {total, over_max, ...,
+ * first}, and series {t (s), pending, util_cpu, util_mem, cost,
+ * nodes = {GROUP = {...}}, booting = {GROUP = {...}}}.
+ */
+static int l_simulate(lua_State *L)
+{
+	struct sim_replay_opts o;
+	struct sim_scenario *sc;
+	struct sim_result r;
+	struct errbuf err;
+	const char *scenario, *policy;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_getfield(L, 1, "scenario");
+	lua_getfield(L, 1, "policy");
+	lua_getfield(L, 1, "seed");
+	scenario = luaL_checkstring(L, 2);
+	policy = luaL_checkstring(L, 3);
+	sc = sim_scenario_load(scenario, &err);
+	if (!sc) {
+		luaL_pushfail(L);
+		lua_pushstring(L, err.msg);
+		return 2;
+	}
+	if (!lua_isnil(L, 4)) {
+		lua_Integer seed = lua_tointeger(L, 4);
+
+		if (!lua_isinteger(L, 4) || seed < 0) {
+			sim_scenario_free(sc);
+			return luaL_error(L, "simulate: seed must be a whole number >= 0");
+		}
+		sc->seed = (uint64_t)seed;
+	}
+	memset(&o, 0, sizeof(o));
+	o.sc = sc;
+	o.policy_path = policy;
+	if (sim_replay(&o, &r, &err) < 0) {
+		sim_scenario_free(sc);
+		luaL_pushfail(L);
+		lua_pushstring(L, err.msg);
+		return 2;
+	}
+	push_result(L, sc, &r);
+	sim_result_free(&r);
+	sim_scenario_free(sc);
+	return 1;
+}
+
 static int l_gc(lua_State *L)
 {
 	struct engine *e = luaL_checkudata(L, 1, ENGINE_MT);
@@ -210,6 +359,7 @@ int luaopen_luascale_core(lua_State *L)
 	};
 	static const luaL_Reg fns[] = {
 		{"engine", l_engine},
+		{"simulate", l_simulate},
 		{NULL, NULL},
 	};
 
