@@ -309,8 +309,10 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 			out->wait_max = (double)waited / (double)CLOCK_NS_PER_S;
 		if (waited > settle && fits_some_group(r, p))
 			violation(r, &v->stuck_pending, t_ns,
-				  "pod %s/%s pending for %llds though a group with room fits it",
-				  p->ns, p->name, (long long)(waited / CLOCK_NS_PER_S));
+				  "pod %s/%s pending for %llds (%lldh%02lldm) at the end, though a group with room fits it",
+				  p->ns, p->name, (long long)(waited / CLOCK_NS_PER_S),
+				  (long long)(waited / CLOCK_NS_PER_S / 3600),
+				  (long long)(waited / CLOCK_NS_PER_S / 60 % 60));
 	}
 	qsort(waits, n, sizeof(*waits), cmp_i64);
 	out->wait_p50 = percentile(waits, n, 0.50);
