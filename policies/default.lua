@@ -1,7 +1,8 @@
 -- default: a plain, cautious autoscaler.
 --
--- Scale up: when pods are unschedulable, pack them onto each node group's
--- template (first-fit decreasing, upcoming nodes first) and grow the group
+-- Scale up: when pods are unschedulable, first place them on nodes already
+-- on their way in any group (launched, not Ready yet), then pack the rest
+-- onto each node group's template (first-fit decreasing) and grow the group
 -- that fits the most pods and wastes the least capacity. Pods that fit no
 -- group are reported, not chased.
 --
@@ -13,6 +14,7 @@
 -- after a scale-up.
 
 local ls = require "luascale"
+local packing = require "luascale.packing"
 
 local P = {}
 
@@ -23,14 +25,15 @@ P.params = {
   max_scale_down = 1,                 -- nodes removed per round
 }
 
--- Picks the group for the pending pods: most pods placed, then least
--- waste, then cheapest per hour, then name.
+-- Picks the group to grow for pending pods that nodes on their way cannot
+-- take: most pods placed on new nodes, then least waste, then cheapest per
+-- hour, then name.
 local function best_group(cluster, pods)
   local best, best_result
   for _, g in ipairs(cluster.group_list) do
     -- a group whose last launch failed (no capacity, quota) waits its backoff out
     local room = g.backed_off_until and 0 or math.max(0, g.max - math.max(g.target, g.current))
-    local r = cluster:pack(pods, g, room)
+    local r = cluster:pack(pods, g, room, { upcoming = 0 })
     if r.placed > 0 then
       local waste = math.max(r.waste.cpu, r.waste.memory)
       local better = not best
@@ -66,6 +69,10 @@ local function why_unplaced(cluster, pods)
 end
 
 local function scale_up(cluster, plan, store, pods)
+  -- pods that nodes already on their way will take need nothing new
+  local _, rest = packing.on_the_way(cluster, pods)
+  if #rest == 0 then return end
+  pods = rest
   local g, r = best_group(cluster, pods)
   if not g then
     plan:log("%d pending pod(s) fit no node group: %s", #pods, why_unplaced(cluster, pods))

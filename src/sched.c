@@ -641,6 +641,13 @@ int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
 	       size_t group, int max_new, struct pack_result *out,
 	       struct errbuf *err)
 {
+	return sched_pack_upcoming(s, pods, n, group, max_new, -1, out, err);
+}
+
+int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n,
+			size_t group, int max_new, int upcoming_nodes,
+			struct pack_result *out, struct errbuf *err)
+{
 	const struct node_group *g;
 	struct packing k = {0};
 	struct sized_pod *items = NULL;
@@ -656,6 +663,8 @@ int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
 	g = &s->groups[group];
 	k.tmpl = &g->tmpl.allocatable;
 	upcoming = g->target > g->current ? (size_t)(g->target - g->current) : 0;
+	if (upcoming_nodes >= 0)
+		upcoming = (size_t)upcoming_nodes;
 
 	out->n_pods = n;
 	if (n) {

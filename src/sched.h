@@ -111,6 +111,13 @@ int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
 	       size_t group, int max_new, struct pack_result *out,
 	       struct errbuf *err);
 
+/* sched_pack() with 'upcoming_nodes' empty template nodes on their way
+ * instead of the group's target - current (-1: the group's own), e.g. 0
+ * once other pods have been placed on those nodes. */
+int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n,
+			size_t group, int max_new, int upcoming_nodes,
+			struct pack_result *out, struct errbuf *err);
+
 void pack_result_free(struct pack_result *r);
 
 /* Options for sched_drainable(). */

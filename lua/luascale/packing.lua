@@ -14,6 +14,7 @@
 local M = {}
 
 local EPS = 1e-9
+local NONE_ON_THE_WAY = { upcoming = 0 }
 
 -- Nodes a group may still add: max - max(target, current), never negative,
 -- and none while the group is backed off after a failed launch
@@ -32,7 +33,34 @@ local function better(a, b)
   return a.group.name < b.group.name
 end
 
--- Packs 'pods' onto every group (within its room) and picks the cheapest
+-- Packs 'pods' onto the nodes already on their way (a group's upcoming
+-- nodes: launched, not yet Ready), group by group, before anything is
+-- bought: capacity in flight is never bought twice. Returns one step per
+-- group that took pods (as cheapest() does, new_nodes = 0, cost = 0) and
+-- the pods still left.
+function M.on_the_way(cluster, pods)
+  local steps, left = {}, pods
+  for _, g in ipairs(cluster.group_list) do
+    if #left == 0 then break end
+    if g.upcoming > 0 then
+      local r = cluster:pack(left, g, 0)
+      if r.placed > 0 then
+        local s = { group = g, result = r, new_nodes = 0, upcoming_used = r.upcoming_used,
+                    placed = r.placed, cost = 0, waste = math.max(r.waste.cpu, r.waste.memory),
+                    pods = {} }
+        for i, bin in ipairs(r.placement) do
+          if bin then s.pods[#s.pods + 1] = left[i] end
+        end
+        steps[#steps + 1] = s
+        left = r.unplaced
+      end
+    end
+  end
+  return steps, left
+end
+
+-- Places 'pods' on nodes on their way first (on_the_way), then packs the
+-- rest onto new nodes of every group (within its room) and picks the cheapest
 -- per placed pod: price_per_hour * new_nodes / placed (0 when the pods fit
 -- on nodes already on their way). The pods that group leaves unplaced are
 -- packed again onto the remaining groups, until every pod is placed or no
@@ -41,12 +69,14 @@ end
 --     cost (per pod per hour), waste (larger of cpu and memory, 0..1), result = <pack result> }
 -- and the list of pods no group took.
 function M.cheapest(cluster, pods)
-  local steps, left, used = {}, pods, {}
+  local steps, left = M.on_the_way(cluster, pods)
+  local used = {}
   while #left > 0 do
     local best
     for _, g in ipairs(cluster.group_list) do
       if not used[g.name] then
-        local r = cluster:pack(left, g, M.room(g))
+        -- what nodes on their way could take, on_the_way placed already
+        local r = cluster:pack(left, g, M.room(g), NONE_ON_THE_WAY)
         if r.placed > 0 then
           local c = { group = g, result = r, new_nodes = r.new_nodes, upcoming_used = r.upcoming_used,
                       placed = r.placed, cost = g.price_per_hour * r.new_nodes / r.placed,

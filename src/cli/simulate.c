@@ -90,9 +90,9 @@ static void print_table(const struct sim_result *res, size_t n)
 		if ((int)strlen(label) > w)
 			w = (int)strlen(label);
 	}
-	printf("\n%-*s %10s %9s %8s %8s %8s %5s %8s %7s %9s %6s %5s %9s\n", w, "policy",
+	printf("\n%-*s %10s %9s %8s %8s %8s %5s %8s %6s %7s %9s %6s %5s %9s\n", w, "policy",
 	       "node-hours", "cost", "wait p50", "wait p95", "wait max", "peak", "launches",
-	       "removed", "evictions", "killed", "lost", "protected");
+	       "unused", "removed", "evictions", "killed", "lost", "protected");
 	for (i = 0; i < n; i++) {
 		const struct sim_result *r = &res[i];
 		char p50[48], p95[48], mx[48];
@@ -101,9 +101,10 @@ static void print_table(const struct sim_result *res, size_t n)
 		sim_report_format_wait(p50, sizeof(p50), r->wait_p50);
 		sim_report_format_wait(p95, sizeof(p95), r->wait_p95);
 		sim_report_format_wait(mx, sizeof(mx), r->wait_max);
-		printf("%-*s %10.1f %9.2f %8s %8s %8s %5d %8llu %7llu %9llu %6llu %5llu %9llu\n",
+		printf("%-*s %10.1f %9.2f %8s %8s %8s %5d %8llu %6llu %7llu %9llu %6llu %5llu %9llu\n",
 		       w, label, r->node_hours, r->cost, p50, p95, mx, r->peak_nodes,
-		       (unsigned long long)r->launches, (unsigned long long)r->removed,
+		       (unsigned long long)r->launches, (unsigned long long)r->unused,
+		       (unsigned long long)r->removed,
 		       (unsigned long long)r->evictions, (unsigned long long)r->killed,
 		       (unsigned long long)r->lost, (unsigned long long)r->protected_killed);
 	}
@@ -122,6 +123,7 @@ static void print_table(const struct sim_result *res, size_t n)
 	}
 	printf("node-hours and cost: instances from launch until gone, times the group's price.\n"
 	       "wait: how long pods waited for a node (still waiting at the end: so far).\n"
+	       "unused: launched nodes removed without having run a pod (bought for nothing).\n"
 	       "killed: pods that died without an eviction; lost: evicted or killed pods that\n"
 	       "nothing recreates (a user's session); protected: protected pods disrupted.\n");
 }

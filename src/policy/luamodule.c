@@ -237,6 +237,7 @@ static void push_result(lua_State *L, const struct sim_scenario *sc, const struc
 	set_num(L, "wait_max", r->wait_max);
 	set_u64(L, "peak_nodes", (uint64_t)r->peak_nodes);
 	set_u64(L, "launches", r->launches);
+	set_u64(L, "unused", r->unused);
 	set_u64(L, "removed", r->removed);
 	set_u64(L, "evictions", r->evictions);
 	set_u64(L, "killed", r->killed);

@@ -710,7 +710,7 @@ static void check_list(lua_State *L, int arg)
 		luaL_argerror(L, arg, "expected a list");
 }
 
-/* cluster:pack(pods, group [, max_new]) -> result table */
+/* cluster:pack(pods, group [, max_new [, {upcoming = N}]]) -> result table */
 static int l_pack(lua_State *L)
 {
 	struct view *v = get_view(L);
@@ -721,7 +721,7 @@ static int l_pack(lua_State *L)
 	int32_t *placement;
 	lua_Integer n, i, u = 0;
 	int32_t g;
-	int max_new = -1, new_nodes, upcoming_used;
+	int max_new = -1, upcoming = -1, new_nodes, upcoming_used;
 	size_t n_placed, n_unplaced;
 	double waste_cpu, waste_memory;
 
@@ -735,6 +735,17 @@ static int l_pack(lua_State *L)
 		/* a group already above its max has no room: 0, not "no cap" */
 		max_new = m < 0 ? 0 : (m > 1000000 ? 1000000 : (int)m);
 	}
+	if (!lua_isnoneornil(L, 5)) {
+		luaL_checktype(L, 5, LUA_TTABLE);
+		if (lua_getfield(L, 5, "upcoming") != LUA_TNIL) {
+			lua_Integer u0 = luaL_checkinteger(L, -1);
+
+			if (u0 < 0 || u0 > 1000000)
+				return luaL_argerror(L, 5, "upcoming must be 0..1000000");
+			upcoming = (int)u0;
+		}
+		lua_pop(L, 1);
+	}
 	n = luaL_len(L, 2);
 	if (n < 0 || n > (lua_Integer)s->n_pods)
 		return luaL_argerror(L, 2, "more pods than the cluster has");
@@ -747,7 +758,7 @@ static int l_pack(lua_State *L)
 		idx[i - 1] = (uint32_t)check_pod(L, lua_gettop(L));
 		lua_pop(L, 1);
 	}
-	if (sched_pack(s, idx, (size_t)n, (size_t)g, max_new, &r, &err) < 0)
+	if (sched_pack_upcoming(s, idx, (size_t)n, (size_t)g, max_new, upcoming, &r, &err) < 0)
 		return luaL_error(L, "pack: %s", err.msg);
 	if (n)
 		memcpy(placement, r.placement, (size_t)n * sizeof(*placement));

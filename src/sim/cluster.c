@@ -50,6 +50,7 @@ struct snode {
 	struct spod **pods;
 	size_t n_pods, cap_pods;
 	int64_t registered_ns;
+	bool used;               /* ran a pod other than a DaemonSet's */
 };
 
 struct spec_state {
@@ -664,8 +665,10 @@ static int bind(struct sim_cluster *c, struct spod *p, struct snode *n)
 	set_state(c, p, SP_RUNNING);
 	notify_pod(c, p, false);
 	c->st.pods_bound++;
-	if (!(p->p.flags & POD_DAEMONSET))
+	if (!(p->p.flags & POD_DAEMONSET)) {
 		record_pending(c, p->started_ns - p->queued_ns);
+		n->used = true;
+	}
 	sim_cloud_tracef(c->cloud, "pod %s/%s bound to %s", p->p.ns, p->p.name, n->n.name);
 	if (p->run_ns > 0 &&
 	    sim_after(c->ex, c->life, p->run_ns, complete_event, NULL, p->seq) < 0)
@@ -1060,6 +1063,8 @@ static void remove_node(struct sim_cluster *c, struct snode *n, const char *why)
 	c->group_nodes[n->group]--;
 	c->group_node_ns[n->group] += now_ns(c) - n->registered_ns;
 	c->st.nodes_removed++;
+	if (!n->used && n->inst && !n->inst->preexisting)
+		c->st.nodes_unused++;
 	if (n->inst)
 		n->inst->user = NULL;
 	room_free(&n->room);

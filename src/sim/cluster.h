@@ -138,6 +138,8 @@ struct sim_stats {
 	uint64_t bare_pods_lost;      /* evicted or killed pods without a controller */
 	uint64_t protected_disrupted; /* evicted or killed pods the protected selector matches */
 	uint64_t nodes_registered, nodes_removed;
+	uint64_t nodes_unused;        /* launched during the run, then removed without
+				       * having run a pod (DaemonSet pods aside) */
 	/* kubeops calls that were carried out */
 	uint64_t cordons, uncordons, labels, annotations, taints, node_deletes, events;
 	int64_t pending_ns_max;       /* longest time a pod waited to be bound */

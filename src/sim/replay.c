@@ -324,6 +324,7 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 	out->evictions = ss.evictions;
 	out->killed = ss.pods_killed;
 	out->lost = ss.bare_pods_lost;
+	out->unused = ss.nodes_unused;
 	out->protected_killed = ss.protected_disrupted;
 	if (ss.protected_disrupted)
 		violation(r, &v->protected_hit, t_ns, "%llu protected pod(s) evicted or killed",

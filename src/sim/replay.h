@@ -48,6 +48,8 @@ struct sim_result {
 	double wait_p50, wait_p95, wait_max; /* seconds a pod waited to be bound */
 	int peak_nodes;            /* most registered nodes at once */
 	uint64_t launches;         /* instances asked for */
+	uint64_t unused;           /* launched nodes removed without having run a pod
+				    * (DaemonSet pods aside): bought for nothing */
 	uint64_t removed;          /* nodes deleted */
 	uint64_t evictions;        /* accepted by the Eviction API */
 	uint64_t killed;           /* unfinished pods that died without an eviction */

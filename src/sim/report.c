@@ -410,6 +410,7 @@ static const struct column columns[] = {
 	{"wait max", "longest time a pod waited to be bound", COL_WAIT, RES_OFF(wait_max)},
 	{"peak nodes", "most registered nodes at once", COL_INT, RES_OFF(peak_nodes)},
 	{"launches", "instances asked for", COL_U64, RES_OFF(launches)},
+	{"unused", "launched nodes removed without having run a pod (DaemonSet pods aside)", COL_U64, RES_OFF(unused)},
 	{"removed", "nodes deleted", COL_U64, RES_OFF(removed)},
 	{"evictions", "evictions accepted by the Eviction API", COL_U64, RES_OFF(evictions)},
 	{"killed", "unfinished pods that died without an eviction", COL_U64, RES_OFF(killed)},

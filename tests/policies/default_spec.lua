@@ -35,6 +35,26 @@ describe("default policy", function()
       assert.matches("4 pending pod", t.find(r, "scale_up", "workers")[1].reason)
     end)
 
+    it("puts pending pods on nodes on their way in any group before buying", function()
+      -- spot has one node launched and not registered yet (target 1, none
+      -- there); on-demand is cheaper per node, so packing all four pods
+      -- there would buy two nodes and leave spot's empty
+      local groups = {
+        t.group{ name = "spot", max = 10, cpu = "4", memory = "16Gi", price = 0.3, target = 1 },
+        t.group{ name = "on-demand", max = 10, cpu = "4", memory = "16Gi", price = 0.2 },
+      }
+      local pods = {}
+      for i = 1, 4 do
+        pods[i] = t.pod{ name = "p-" .. i, cpu = "1500m", memory = "1Gi", pending = true }
+      end
+      local r = engine{ groups = groups }:decide(t.cluster{ pods = pods }, NOW)
+      assert.scales_up(r, "on-demand", 1)
+      assert.is_false(t.scales_up(r, "spot"))
+      -- and when the nodes on their way take every pod, nothing is bought
+      r = engine{ groups = groups }:decide(t.cluster{ pods = { pods[1], pods[2] } }, NOW)
+      assert.no_actions(r)
+    end)
+
     it("chooses the group that wastes least", function()
       local groups = {
         t.group{ name = "big", max = 10, cpu = "16", memory = "64Gi", price = 0.8 },

@@ -867,6 +867,41 @@ static void test_pack_upcoming_first(void **state)
 	pack_result_free(&r);
 }
 
+/* The nodes on their way can be overridden: none (they are taken), or more. */
+static void test_pack_upcoming_override(void **state)
+{
+	struct world *w = *state;
+	struct pack_result r;
+	struct errbuf err = {{0}};
+	struct snapshot *s;
+	uint32_t ix[2];
+
+	add_group(w, "workers", 4000, 16LL << 30, 3);
+	add_node(w, (struct nodespec){.name = "w1", .group = "workers"});
+	add_pod(w, (struct podspec){.name = "a", .cpu = "3"});
+	add_pod(w, (struct podspec){.name = "b", .cpu = "3"});
+	s = build(w);
+	ix[0] = pod_ix(s, "a");
+	ix[1] = pod_ix(s, "b");
+
+	assert_int_equal(sched_pack_upcoming(s, ix, 2, 0, -1, 0, &r, &err), 0);
+	assert_int_equal(r.upcoming, 0);
+	assert_int_equal(r.upcoming_used, 0);
+	assert_int_equal(r.new_nodes, 2);
+	pack_result_free(&r);
+
+	assert_int_equal(sched_pack_upcoming(s, ix, 2, 0, -1, 1, &r, &err), 0);
+	assert_int_equal(r.upcoming, 1);
+	assert_int_equal(r.new_nodes, 1);
+	pack_result_free(&r);
+
+	/* -1: the group's own, target 3 - 1 registered */
+	assert_int_equal(sched_pack_upcoming(s, ix, 2, 0, -1, -1, &r, &err), 0);
+	assert_int_equal(r.upcoming, 2);
+	assert_int_equal(r.new_nodes, 0);
+	pack_result_free(&r);
+}
+
 static void test_pack_unplaceable(void **state)
 {
 	struct world *w = *state;
@@ -1509,6 +1544,7 @@ int main(void)
 		T(test_pack_ffd),
 		T(test_pack_memory_share),
 		T(test_pack_upcoming_first),
+		T(test_pack_upcoming_override),
 		T(test_pack_unplaceable),
 		T(test_pack_max_new),
 		T(test_pack_waste),
