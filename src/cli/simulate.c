@@ -61,22 +61,38 @@ static void show_progress(void *ud, double frac, const struct sim_counts *c)
 	p->last = pct;
 }
 
-/* Log lines of a run into a file, each with the policy's name. */
-struct file_log {
+/* A run's log: every line into the --log file (when there is one), and
+ * the first few errors on stderr, so a policy failing every round does not
+ * flood the terminal. Lines carry the simulated time and the policy. */
+struct run_log {
 	FILE *f;
 	const char *label;
+	bool tty;            /* stderr shows a progress bar: start a new line */
+	int errors_shown;
 };
 
-static void file_log_write(void *ctx, enum log_level level, int64_t wall, const char *msg)
+#define ERRORS_SHOWN_MAX 5
+
+static void run_log_write(void *ctx, enum log_level level, int64_t wall, const char *msg)
 {
-	struct file_log *fl = ctx;
+	struct run_log *rl = ctx;
 	time_t t = (time_t)wall;
 	struct tm tm;
 	char ts[32];
 
 	gmtime_r(&t, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	fprintf(fl->f, "%s %-5s [%s] %s\n", ts, log_level_str(level), fl->label, msg);
+	if (rl->f)
+		fprintf(rl->f, "%s %-5s [%s] %s\n", ts, log_level_str(level), rl->label, msg);
+	if (level < LOG_ERROR || rl->errors_shown > ERRORS_SHOWN_MAX)
+		return;
+	if (rl->tty)
+		fputc('\n', stderr);
+	if (rl->errors_shown++ < ERRORS_SHOWN_MAX)
+		fprintf(stderr, "%s error [%s] %s\n", ts, rl->label, msg);
+	else
+		fprintf(stderr, "[%s] more errors not shown%s\n", rl->label,
+			rl->f ? "; the log file has them all" : "; --log FILE keeps them all");
 }
 
 static void print_table(const struct sim_result *res, size_t n)
@@ -160,13 +176,13 @@ static int simulate(const char *scenario, const char *const *policies, size_t n,
 		n == 1 ? "y" : "ies");
 	for (i = 0; i < n; i++, done++) {
 		struct progress pg = {isatty(STDERR_FILENO), base_name(policies[i]), -1};
-		struct file_log fl = {logf, pg.label};
-		struct logger lg = {file_log_write, &fl, LOG_INFO};
+		struct run_log rl = {logf, pg.label, pg.tty, 0};
+		struct logger lg = {run_log_write, &rl, logf ? LOG_INFO : LOG_ERROR};
 		struct sim_replay_opts o;
 
 		memset(&o, 0, sizeof(o));
 		o.sc = sc;
-		o.log = logf ? &lg : NULL;
+		o.log = &lg;
 		o.policy_path = policies[i];
 		o.progress = show_progress;
 		o.progress_ud = &pg;

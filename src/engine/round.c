@@ -4,6 +4,7 @@
 #include "engine/round.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Whether an earlier drain or delete in 'p' names the node of action 'i'. */
@@ -46,6 +47,7 @@ int round_run(struct reconciler *r, struct actuator *a, struct snapshot *s,
 	st->policy_ms = d.stats.view_ms + d.stats.call_ms + d.stats.decode_ms;
 	if (!d.ok) {
 		st->policy_failed = true;
+		snprintf(st->error, sizeof(st->error), "%.*s", (int)sizeof(st->error) - 1, d.error);
 		log_at(log, LOG_ERROR, s->now, "policy failed, no actions this round: %s", d.error);
 	}
 	p = &d.verdict.accepted;

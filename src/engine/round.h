@@ -21,6 +21,7 @@ struct round_stats {
 	int64_t instances;/* instances the accepted scale-ups ask for */
 	size_t removals;  /* nodes the accepted drains and deletes remove */
 	bool policy_failed;
+	char error[256];  /* why the policy failed (truncated), "" otherwise */
 	bool reloaded;    /* a pending reload was applied this round */
 	double policy_ms; /* view + policy + decode */
 };

@@ -28,6 +28,7 @@
 
 #define DEFAULT_SAMPLES 1440
 #define DEFAULT_SETTLE_NS (30 * 60 * CLOCK_NS_PER_S)
+#define FAILING_ROUNDS_MAX 30     /* failed from the start this often: give up */
 
 /* Everything one run holds; freed in one place. */
 struct run {
@@ -376,6 +377,12 @@ static int run_rounds(struct run *r, struct errbuf *err)
 		snapshot_free(s);
 		out->rounds++;
 		out->policy_failures += rs.policy_failed;
+		/* a policy that has failed every round from the start cannot be
+		 * compared; stop rather than burn its budget all day */
+		if (rs.policy_failed && out->policy_failures == out->rounds &&
+		    out->rounds >= FAILING_ROUNDS_MAX)
+			return errbuf_set(err, "the policy failed in each of the first %llu rounds; the last time: %s",
+					  (unsigned long long)out->rounds, rs.error);
 		out->rejected += rs.rejected;
 		out->policy_ms += rs.policy_ms;
 		r->asked += rs.instances;

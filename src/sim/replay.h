@@ -83,8 +83,9 @@ struct sim_replay_opts {
  * scenario's (its policy params go to its own policy only; others run with
  * their defaults), or one made of the scenario's protected_pods and
  * defaults. Fills 'out' (free its series with sim_result_free) and returns
- * 0; -1 with a message when the scenario or policy cannot run at all. A
- * policy that fails in some rounds is not an error: see policy_failures.
+ * 0; -1 with a message when the scenario or policy cannot run at all
+ * (including a policy that fails in each of the first 30 rounds). A policy
+ * that fails in some rounds is not an error: see policy_failures.
  */
 int sim_replay(const struct sim_replay_opts *o, struct sim_result *out, struct errbuf *err);
 

@@ -76,6 +76,19 @@ printf 'local P = {\n' >"$TMP/syntax.lua"
 if run "$t" 2 "$BIN" simulate --scenario $SMOKE --policy "$TMP/syntax.lua" && has err "syntax.lua"; then
   ok "$t"; else not_ok "$t"; fi
 
+t="a policy failing in some rounds: the first errors on stderr, all in --log"
+printf 'local P = {}\nfunction P.reconcile(c) if c.now > 1714982400 + 600 then error("boom") end return require("luascale").plan() end\nreturn P\n' >"$TMP/later.lua"
+"$BIN" simulate --scenario $SMOKE --policy "$TMP/later.lua" --log "$TMP/later.log" >"$TMP/out" 2>"$TMP/err"
+if [ "$(grep -c 'error \[later.lua\] policy failed' "$TMP/err")" -eq 5 ] && has err "more errors not shown" &&
+   [ "$(grep -c 'policy failed, no actions this round' "$TMP/later.log")" -eq 299 ] &&
+   has out "the policy failed in 299 round(s)"; then ok "$t"; else not_ok "$t"; fi
+
+t="a policy failing in every round from the start is given up, with its error"
+printf 'local P = {}\nfunction P.reconcile() error("always") end\nreturn P\n' >"$TMP/always.lua"
+if run "$t" 2 "$BIN" simulate --scenario $SMOKE --policy "$TMP/always.lua" &&
+   has err "failed in each of the first 30 rounds" && has err "always.lua:2: always"; then
+  ok "$t"; else not_ok "$t"; fi
+
 t="a report directory that cannot be made is an error naming it"
 if run "$t" 2 "$BIN" simulate --scenario $SMOKE --policy policies/default.lua --report "$TMP/no/such/dir" &&
    has err "$TMP/no/such/dir"; then ok "$t"; else not_ok "$t"; fi
