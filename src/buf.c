@@ -3,6 +3,7 @@
  */
 #include "buf.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,4 +110,38 @@ void buf_free(struct buf *b)
 	b->data = NULL;
 	b->len = b->cap = 0;
 	b->oom = 0;
+}
+
+int buf_read_file(struct buf *b, const char *path, size_t max, struct errbuf *err)
+{
+	size_t start = b->len, n;
+	char chunk[16384];
+	FILE *f = fopen(path, "rb");
+	int rc = -1;
+
+	if (!f)
+		return errbuf_set(err, "cannot read %s: %s", path, strerror(errno));
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (b->len - start + n > max) {
+			errbuf_set(err, "%s: larger than %zu bytes", path, max);
+			goto out;
+		}
+		if (buf_append(b, chunk, n) < 0) {
+			errbuf_set(err, "cannot read %s: out of memory", path);
+			goto out;
+		}
+	}
+	if (ferror(f)) {
+		errbuf_set(err, "cannot read %s: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	fclose(f);
+	if (rc < 0 && !b->oom) {
+		b->len = start;
+		if (b->data)
+			b->data[start] = '\0';
+	}
+	return rc;
 }

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "errbuf.h"
+
 struct buf {
 	char *data; /* always NUL-terminated when len > 0 or after any append */
 	size_t len;
@@ -32,6 +34,14 @@ int buf_json_string(struct buf *b, const char *s);
 /* Returns the contents ("" when empty; never NULL unless out of memory) and
  * leaves 'b' empty. The caller frees the result. */
 char *buf_take(struct buf *b);
+
+/*
+ * Appends the whole file (or pipe) at 'path', at most 'max' bytes: more is
+ * an error, so a path like /dev/zero or a runaway file cannot take the
+ * memory. Returns 0, or -1 with "cannot read PATH: why" or "PATH: larger
+ * than N bytes" in 'err'; 'b' then holds what it held before.
+ */
+int buf_read_file(struct buf *b, const char *path, size_t max, struct errbuf *err);
 
 /* Frees the contents and resets 'b'. */
 void buf_free(struct buf *b);

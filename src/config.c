@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "buf.h"
 #include "k8sname.h"
 #include "quantity.h"
 #include "ytree.h"
@@ -1621,41 +1622,12 @@ struct config *config_parse(const char *yaml, size_t len, const char *source,
 struct config *config_load(const char *path, struct errbuf *err)
 {
 	struct config_opts o = { NULL, NULL, (const char *const *)environ, 0 };
+	struct buf text = BUF_INIT;
 	struct config *c = NULL;
-	char *text = NULL;
-	size_t len = 0, cap = 0, n;
-	FILE *f = fopen(path, "rb");
 
-	if (!f) {
-		errbuf_set(err, "cannot read %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (cap - len < 4096) {
-			size_t ncap = cap ? cap * 2 : 16384;
-			char *t = realloc(text, ncap);
-
-			if (!t) {
-				errbuf_set(err, "cannot read %s: out of memory", path);
-				goto out;
-			}
-			text = t;
-			cap = ncap;
-		}
-		n = fread(text + len, 1, cap - len, f);
-		len += n;
-		if (n == 0) {
-			if (ferror(f)) {
-				errbuf_set(err, "cannot read %s: %s", path, strerror(errno));
-				goto out;
-			}
-			break;
-		}
-	}
-	c = config_parse_opts(text, len, path, &o, err);
-out:
-	free(text);
-	fclose(f);
+	if (buf_read_file(&text, path, CONFIG_MAX_SIZE, err) == 0)
+		c = config_parse_opts(text.data ? text.data : "", text.len, path, &o, err);
+	buf_free(&text);
 	return c;
 }
 

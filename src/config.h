@@ -128,7 +128,11 @@ struct config *config_parse_opts(const char *yaml, size_t len,
 				 const struct config_opts *opts,
 				 struct errbuf *err);
 
-/* Reads 'path' and calls config_parse() with the process environment. */
+/* Config files larger than this are refused. */
+#define CONFIG_MAX_SIZE (16u << 20)
+
+/* Reads 'path' (at most CONFIG_MAX_SIZE) and calls config_parse() with the
+ * process environment. */
 struct config *config_load(const char *path, struct errbuf *err);
 
 void config_free(struct config *c);

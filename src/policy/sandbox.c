@@ -18,6 +18,8 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "buf.h"
+
 #define HOOK_STEP 1000
 #define DEFAULT_INSTRUCTIONS 200000000LL
 #define DEFAULT_MEMORY (512LL * 1024 * 1024)
@@ -969,52 +971,25 @@ void sandbox_preload(struct sandbox *sb, const char *name)
 
 int sandbox_loadfile(struct sandbox *sb, const char *path, struct errbuf *err)
 {
-	FILE *f = fopen(path, "rb");
-	char *text = NULL, chunkname[PATH_MAX + 2];
-	size_t len = 0, cap = 0, n;
+	struct buf text = BUF_INIT;
+	char chunkname[PATH_MAX + 2];
 	int rc = -1;
 
-	if (!f)
-		return errbuf_set(err, "cannot open %s: %s", path, strerror(errno));
-	for (;;) {
-		if (len + 65536 > cap) {
-			char *t;
-
-			cap = cap ? cap * 2 : 65536 * 2;
-			if (cap > MAX_SOURCE + 65536) {
-				errbuf_set(err, "%s: larger than %d MiB", path, MAX_SOURCE >> 20);
-				goto out;
-			}
-			t = realloc(text, cap);
-			if (!t) {
-				errbuf_set(err, "%s: out of memory", path);
-				goto out;
-			}
-			text = t;
-		}
-		n = fread(text + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		errbuf_set(err, "cannot read %s: %s", path, strerror(errno));
+	if (buf_read_file(&text, path, MAX_SOURCE, err) < 0)
 		goto out;
-	}
-	if (len > 0 && text[0] == LUA_SIGNATURE[0]) {
+	if (text.len > 0 && text.data[0] == LUA_SIGNATURE[0]) {
 		errbuf_set(err, "%s: binary chunks are not allowed", path);
 		goto out;
 	}
 	snprintf(chunkname, sizeof(chunkname), "@%s", path);
-	if (luaL_loadbufferx(sb->L, text ? text : "", len, chunkname, "t") != LUA_OK) {
+	if (luaL_loadbufferx(sb->L, text.data ? text.data : "", text.len, chunkname, "t") != LUA_OK) {
 		errbuf_set(err, "%s", lua_tostring(sb->L, -1));
 		lua_pop(sb->L, 1);
 		goto out;
 	}
 	rc = 0;
 out:
-	free(text);
-	fclose(f);
+	buf_free(&text);
 	return rc;
 }
 

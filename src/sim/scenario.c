@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "buf.h"
 #include "k8sname.h"
 #include "quantity.h"
 #include "runtime/backoff.h"
@@ -1034,41 +1035,21 @@ static int load_config(struct px *x, const struct ytree_node *n, const char *rel
 	struct errbuf cerr;
 	struct config_opts opts;
 	static const char *const no_env[] = {NULL};
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	FILE *f;
+	struct buf text = BUF_INIT;
 
 	if (rel[0] == '/' || !slash)
 		snprintf(path, sizeof(path), "%s", rel);
 	else
 		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - x->src), x->src, rel);
-	f = fopen(path, "rb");
-	if (!f)
-		return fail(x, n, "cannot read %s: %s", path, strerror(errno));
-	for (;;) {
-		size_t got;
-
-		if (len + 4096 > cap) {
-			char *nt = realloc(text, cap = cap ? cap * 2 : 65536);
-
-			if (!nt) {
-				free(text);
-				fclose(f);
-				return oom(x);
-			}
-			text = nt;
-		}
-		got = fread(text + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
+	if (buf_read_file(&text, path, CONFIG_MAX_SIZE, &cerr) < 0) {
+		buf_free(&text);
+		return fail(x, n, "%s", cerr.msg);
 	}
-	fclose(f);
 	memset(&opts, 0, sizeof(opts));
 	opts.envp = no_env;
 	opts.flags = CONFIG_OFFLINE;
-	x->sc->config = config_parse_opts(text ? text : "", len, path, &opts, &cerr);
-	free(text);
+	x->sc->config = config_parse_opts(text.data ? text.data : "", text.len, path, &opts, &cerr);
+	buf_free(&text);
 	if (!x->sc->config)
 		return fail(x, n, "in the config it names: %s", cerr.msg);
 	x->sc->groups = x->sc->config->groups;
@@ -1219,43 +1200,15 @@ fail:
 
 struct sim_scenario *sim_scenario_load(const char *path, struct errbuf *err)
 {
+	struct buf text = BUF_INIT;
 	struct sim_scenario *sc;
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	FILE *f = fopen(path, "rb");
 
-	if (!f) {
-		errbuf_set(err, "%s: %s", path, strerror(errno));
+	if (buf_read_file(&text, path, SCENARIO_MAX_SIZE, err) < 0) {
+		buf_free(&text);
 		return NULL;
 	}
-	for (;;) {
-		size_t got;
-
-		if (len + 4096 > cap) {
-			char *nt = realloc(text, cap = cap ? cap * 2 : 65536);
-
-			if (!nt) {
-				free(text);
-				fclose(f);
-				errbuf_set(err, "%s: out of memory", path);
-				return NULL;
-			}
-			text = nt;
-		}
-		got = fread(text + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		errbuf_set(err, "%s: read error", path);
-		free(text);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	sc = sim_scenario_parse(text, len, path, err);
-	free(text);
+	sc = sim_scenario_parse(text.data ? text.data : "", text.len, path, err);
+	buf_free(&text);
 	return sc;
 }
 

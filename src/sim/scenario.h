@@ -72,7 +72,10 @@ struct sim_scenario {
 struct sim_scenario *sim_scenario_parse(const char *text, size_t len, const char *source,
 					struct errbuf *err);
 
-/* Reads 'path' and parses it. */
+/* Scenario files larger than this are refused. */
+#define SCENARIO_MAX_SIZE (16u << 20)
+
+/* Reads 'path' (at most SCENARIO_MAX_SIZE) and parses it. */
 struct sim_scenario *sim_scenario_load(const char *path, struct errbuf *err);
 
 void sim_scenario_free(struct sim_scenario *sc);

@@ -293,6 +293,26 @@ static void test_parse_errors_groups(void **state)
 	assert_non_null(strstr(err.msg, "day.yaml:2:14: node_groups: give node_groups or config, not both"));
 	assert_null(parse("", &err));
 	assert_non_null(strstr(err.msg, "empty"));
+	/* a config that is an endless device stops at the size cap */
+	assert_null(parse("config: /dev/zero\n", &err));
+	assert_non_null(strstr(err.msg, "day.yaml:1:9: config: /dev/zero: larger than"));
+	assert_null(parse("config: /nonexistent/c.yaml\n", &err));
+	assert_non_null(strstr(err.msg, "day.yaml:1:9: config: cannot read /nonexistent/c.yaml: No such file"));
+	/* the run's safety limits */
+	{
+		struct sim_scenario *sc = parse("title: Day\nsafety: {max_nodes_total: 9, max_scale_down_per_round: 3}\n"
+						"node_groups:\n  - name: w\n    max: 2\n    template: {allocatable: {cpu: 1}}\n",
+						&err);
+
+		if (!sc)
+			fail_msg("%s", err.msg);
+		assert_int_equal(sc->max_nodes_total, 9);
+		assert_int_equal(sc->max_scale_down_per_round, 3);
+		assert_string_equal(sc->title, "Day");
+		sim_scenario_free(sc);
+	}
+	assert_null(parse("safety: {max_scale_down_per_round: 0}\n" "node_groups:\n  - name: w\n    max: 2\n    template: {allocatable: {cpu: 1}}\n", &err));
+	assert_non_null(strstr(err.msg, "safety.max_scale_down_per_round: 0 is out of range"));
 }
 
 static void test_times_and_waves(void **state)
