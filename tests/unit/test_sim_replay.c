@@ -196,6 +196,29 @@ static void test_checker_sees_over_max(void **state)
 	sim_scenario_free(sc);
 }
 
+/* More instances than safety.max_nodes_total (there from the start) are counted. */
+static void test_checker_sees_over_total(void **state)
+{
+	struct sim_scenario *sc = parse(
+		"duration: 5m\n"
+		"safety: {max_nodes_total: 3}\n"
+		"node_groups:\n"
+		"  - {name: a, min: 0, max: 5, price_per_hour: 1,\n"
+		"     template: {allocatable: {cpu: 4, memory: 16Gi}}}\n"
+		"  - {name: b, min: 0, max: 5, price_per_hour: 1,\n"
+		"     template: {allocatable: {cpu: 4, memory: 16Gi}}}\n"
+		"initial_nodes: [{group: a, count: 2}, {group: b, count: 2}]\n");
+	struct sim_result r;
+
+	(void)state;
+	run(sc, IDLE, 0, &r);
+	assert_int_equal(r.v.over_max, 0);
+	assert_true(r.v.over_total > 0);
+	assert_non_null(strstr(r.v.first, "4 instances, above max_nodes_total 3"));
+	sim_result_free(&r);
+	sim_scenario_free(sc);
+}
+
 /* A policy that never scales up leaves pods that a group could run
  * pending: counted at the end; a pod no group fits is not. */
 static void test_checker_sees_stuck_pods(void **state)
@@ -253,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_series_sampled),
 		cmocka_unit_test(test_reckless_policy_breaks_nothing),
 		cmocka_unit_test(test_checker_sees_over_max),
+		cmocka_unit_test(test_checker_sees_over_total),
 		cmocka_unit_test(test_checker_sees_stuck_pods),
 		cmocka_unit_test(test_missing_policy_fails),
 	};
