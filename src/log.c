@@ -5,7 +5,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <time.h>
+
+#include "model.h"
 
 const char *log_level_str(enum log_level level)
 {
@@ -21,12 +22,9 @@ const char *log_level_str(enum log_level level)
 static void stderr_write(void *ctx, enum log_level level, int64_t wall, const char *msg)
 {
 	char ts[32];
-	time_t t = (time_t)wall;
-	struct tm tm;
 
 	(void)ctx;
-	gmtime_r(&t, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	model_format_time(wall, ts, sizeof(ts));
 	fprintf(stderr, "%s %-5s %s\n", ts, log_level_str(level), msg);
 }
 

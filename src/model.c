@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "arena.h"
 #include "intern.h"
@@ -1194,4 +1195,15 @@ int model_parse_time(const char *text, int64_t *out)
 	*out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
 	       sign * (oh * 3600 + om * 60);
 	return 0;
+}
+
+void model_format_time(int64_t unix_s, char *out, size_t len)
+{
+	time_t t = (time_t)unix_s;
+	struct tm tm;
+
+	if (!len)
+		return;
+	if (!gmtime_r(&t, &tm) || !strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		out[0] = '\0';
 }

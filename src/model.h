@@ -375,4 +375,8 @@ int label_selector_parse(struct arena *a, const char *text,
  */
 int model_parse_time(const char *text, int64_t *out);
 
+/* Formats unix seconds as RFC 3339 in UTC ("2024-05-01T10:00:00Z") into
+ * 'out' ("" when it does not fit; 21 bytes always do). */
+void model_format_time(int64_t unix_s, char *out, size_t len);
+
 #endif

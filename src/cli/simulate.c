@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "log.h"
+#include "model.h"
 #include "sim/replay.h"
 #include "sim/report.h"
 #include "sim/scenario.h"
@@ -76,12 +76,9 @@ struct run_log {
 static void run_log_write(void *ctx, enum log_level level, int64_t wall, const char *msg)
 {
 	struct run_log *rl = ctx;
-	time_t t = (time_t)wall;
-	struct tm tm;
 	char ts[32];
 
-	gmtime_r(&t, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	model_format_time(wall, ts, sizeof(ts));
 	if (rl->f)
 		fprintf(rl->f, "%s %-5s [%s] %s\n", ts, log_level_str(level), rl->label, msg);
 	if (level < LOG_ERROR || rl->errors_shown > ERRORS_SHOWN_MAX)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model.h"
 #include "quantity.h"
 
 static double now_ms(void)
@@ -217,13 +218,10 @@ void decision_to_text(const struct decision *d, const struct snapshot *s, struct
 {
 	const struct plan *p = &d->verdict.accepted;
 	char desc[512], ts[64];
-	time_t now = (time_t)s->now;
-	struct tm tm;
 	int w = 8, wn = 4, wg = 5;
 	size_t i;
 
-	gmtime_r(&now, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	model_format_time(s->now, ts, sizeof(ts));
 	buf_printf(b, "cluster at %s: %zu nodes, %zu pods, %zu pending, %zu node groups\n", ts,
 		   s->n_nodes, s->n_pods, s->n_pending, s->n_groups);
 	if (!d->ok)

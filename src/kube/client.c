@@ -25,6 +25,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "model.h"
 #include "runtime/clock.h"
 
 extern char **environ;
@@ -264,17 +265,6 @@ int kube_parse_time(const char *s, int64_t *out)
 	t = days_from_civil(Y, M, D) * 86400 + h * 3600 + m * 60 + sec;
 	*out = t - (oh * 3600 + om * 60);
 	return 0;
-}
-
-void kube_format_time(int64_t unix_s, char *out, size_t outlen)
-{
-	time_t t = (time_t)unix_s;
-	struct tm tm;
-
-	if (!outlen)
-		return;
-	if (!gmtime_r(&t, &tm) || !strftime(out, outlen, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		out[0] = '\0';
 }
 
 /* ---- escaping ---- */
@@ -999,7 +989,7 @@ static int run_exec(struct kube_client *c, struct errbuf *err)
 	if (c->xc.expiry) {
 		char ts[32];
 
-		kube_format_time(c->xc.expiry, ts, sizeof(ts));
+		model_format_time(c->xc.expiry, ts, sizeof(ts));
 		LOGF(c, LOG_DEBUG, "exec plugin %s: new credential, expires %s", x->command, ts);
 	} else {
 		LOGF(c, LOG_DEBUG, "exec plugin %s: new credential without expiry", x->command);

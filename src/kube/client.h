@@ -162,7 +162,4 @@ int kube_escape(struct buf *b, const char *s);
  * allowed) into unix seconds. Returns 0 or -1. */
 int kube_parse_time(const char *s, int64_t *out);
 
-/* Formats unix seconds as "2026-01-02T15:04:05Z" into 'out' (>= 21 bytes). */
-void kube_format_time(int64_t unix_s, char *out, size_t outlen);
-
 #endif

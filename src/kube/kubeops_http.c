@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "errbuf.h"
+#include "model.h"
 #include "kube/client.h"
 #include "runtime/clock.h"
 
@@ -621,7 +622,7 @@ static int op_event(void *ctx, const char *node, const char *type, const char *r
 
 	if (!node || !node[0] || !reason || !reason[0])
 		return -1;
-	kube_format_time(wall, ts, sizeof(ts));
+	model_format_time(wall, ts, sizeof(ts));
 	snprintf(msg, sizeof(msg), "%s", message ? message : "");
 	buf_puts(&path, "/api/v1/namespaces/");
 	kube_escape(&path, h->event_ns);

@@ -9,20 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
+#include "model.h"
 #include "quantity.h"
-
-void apiserver_format_time(int64_t unix_s, char *out, size_t len)
-{
-	time_t tt = (time_t)unix_s;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
 
 void apiserver_human_age(int64_t s, char *out, size_t len)
 {
@@ -103,7 +94,7 @@ static void add_time(cJSON *o, const char *key, int64_t t)
 {
 	char ts[32];
 
-	apiserver_format_time(t, ts, sizeof(ts));
+	model_format_time(t, ts, sizeof(ts));
 	cJSON_AddStringToObject(o, key, ts);
 }
 

@@ -31,9 +31,6 @@ struct cJSON *apiserver_render_namespace(const char *name, int64_t created);
 void apiserver_uid_for(const char *kind, const char *ns, const char *name, char *out,
 		       size_t len);
 
-/* RFC 3339 in UTC, "2024-05-06T08:00:00Z" (out: at least 32 bytes). */
-void apiserver_format_time(int64_t unix_s, char *out, size_t len);
-
 /* kubectl's age: "45s", "3m20s", "5h", "12d" (out: at least 32 bytes). */
 void apiserver_human_age(int64_t seconds, char *out, size_t len);
 

@@ -15,6 +15,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "model.h"
+
 #define F(...) {__VA_ARGS__}
 
 const struct apiserver_resdef apiserver_resources[APISERVER_N_RESOURCES] = {
@@ -150,15 +152,6 @@ static char *field_text(const cJSON *obj, const char *path)
 		return dupstr(num);
 	}
 	return dupstr("");
-}
-
-static void format_time(int64_t t, char *out, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /*
@@ -435,7 +428,7 @@ int apiserver_store_put(struct apiserver_store *s, enum apiserver_resource r, cJ
 	if (old) {
 		set_string(meta, "uid", old->uid);
 		if (!cJSON_GetObjectItemCaseSensitive(meta, "creationTimestamp")) {
-			format_time(old->created, ts, sizeof(ts));
+			model_format_time(old->created, ts, sizeof(ts));
 			set_string(meta, "creationTimestamp", ts);
 		}
 	} else {
@@ -445,7 +438,7 @@ int apiserver_store_put(struct apiserver_store *s, enum apiserver_resource r, cJ
 			set_string(meta, "uid", uid);
 		}
 		if (!cJSON_GetObjectItemCaseSensitive(meta, "creationTimestamp")) {
-			format_time(now_wall, ts, sizeof(ts));
+			model_format_time(now_wall, ts, sizeof(ts));
 			set_string(meta, "creationTimestamp", ts);
 		}
 	}

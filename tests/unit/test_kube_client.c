@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "model.h"
 #include "log.h"
 #include "runtime/clock.h"
 #include "test_kube_server.h"
@@ -755,7 +756,7 @@ static void test_escape_and_time(void **state)
 	assert_int_equal(kube_parse_time("2026-01-01T00:05:00", &t), -1);
 	assert_int_equal(kube_parse_time("2026-13-01T00:05:00Z", &t), -1);
 	assert_int_equal(kube_parse_time("yesterday", &t), -1);
-	kube_format_time(WALL0 + 300, ts, sizeof(ts));
+	model_format_time(WALL0 + 300, ts, sizeof(ts));
 	assert_string_equal(ts, "2026-01-01T00:05:00Z");
 }
 
