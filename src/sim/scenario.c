@@ -1063,6 +1063,17 @@ static int load_config(struct px *x, const struct ytree_node *n, const char *rel
 
 static int parse_root(struct px *x, const struct ytree_node *root)
 {
+	/* the sections after the groups, each optional, in this order (safety
+	 * checks that no config was named) */
+	static const struct {
+		const char *key;
+		int (*parse)(struct px *x, const struct ytree_node *n);
+	} sections[] = {
+		{"cloud", parse_cloud},         {"cluster", parse_cluster},
+		{"safety", parse_safety},       {"initial_nodes", parse_initial},
+		{"workloads", parse_workloads}, {"pdbs", parse_pdbs},
+		{"faults", parse_faults},
+	};
 	static const char *const keys[] = {"title", "description", "seed", "start", "duration",
 					   "config", "node_groups", "protected_pods", "safety",
 					   "cloud", "cluster", "initial_nodes", "workloads", "pdbs",
@@ -1071,7 +1082,7 @@ static int parse_root(struct px *x, const struct ytree_node *root)
 	const struct ytree_node *n;
 	const char *start = NULL, *cfg = NULL, *prot = NULL;
 	int64_t seed = 1;
-	size_t old;
+	size_t old, i;
 	int rc;
 
 	if (expect(x, root, YTREE_MAP) || check_keys(x, root, keys) ||
@@ -1126,40 +1137,14 @@ static int parse_root(struct px *x, const struct ytree_node *root)
 		sc->protected_text = sel->n ? prot : NULL;
 	}
 
-	n = field(x, root, "cloud", &old);
-	rc = n ? parse_cloud(x, n) : 0;
-	ytree_path_pop(&x->path, old);
-	if (rc)
-		return -1;
-	n = field(x, root, "cluster", &old);
-	rc = n ? parse_cluster(x, n) : 0;
-	ytree_path_pop(&x->path, old);
-	if (rc)
-		return -1;
-	n = field(x, root, "safety", &old);
-	rc = n ? parse_safety(x, n) : 0;
-	ytree_path_pop(&x->path, old);
-	if (rc)
-		return -1;
-	n = field(x, root, "initial_nodes", &old);
-	rc = n ? parse_initial(x, n) : 0;
-	ytree_path_pop(&x->path, old);
-	if (rc)
-		return -1;
-	n = field(x, root, "workloads", &old);
-	rc = n ? parse_workloads(x, n) : 0;
-	ytree_path_pop(&x->path, old);
-	if (rc)
-		return -1;
-	n = field(x, root, "pdbs", &old);
-	rc = n ? parse_pdbs(x, n) : 0;
-	ytree_path_pop(&x->path, old);
-	if (rc)
-		return -1;
-	n = field(x, root, "faults", &old);
-	rc = n ? parse_faults(x, n) : 0;
-	ytree_path_pop(&x->path, old);
-	return rc;
+	for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		n = field(x, root, sections[i].key, &old);
+		rc = n ? sections[i].parse(x, n) : 0;
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+	return 0;
 }
 
 struct sim_scenario *sim_scenario_parse(const char *text, size_t len, const char *source,
