@@ -80,34 +80,14 @@ uint64_t sim_violations_total(const struct sim_violations *v)
 	       v->extra_instances + v->stuck_pending;
 }
 
-/* Writes 's' into 'out' as a YAML double-quoted scalar. */
-static void yaml_quote(char *out, size_t len, const char *s)
-{
-	size_t o = 0;
-
-	if (len < 3) {
-		if (len)
-			out[0] = '\0';
-		return;
-	}
-	out[o++] = '"';
-	for (; *s && o + 3 < len; s++) {
-		if (*s == '"' || *s == '\\')
-			out[o++] = '\\';
-		out[o++] = *s;
-	}
-	out[o++] = '"';
-	out[o] = '\0';
-}
-
 /* The config the run uses: the scenario's (params only for its own
- * policy), or one of defaults and the scenario's protected pods. */
+ * policy), or the defaults with the scenario's protected pods and safety
+ * limits (borrowed from the scenario, which outlives the run). */
 static int run_config(struct run *r, struct errbuf *err)
 {
 	const struct sim_scenario *sc = r->sc;
-	char text[4600], path[2100], prot[2100];
 	struct config_opts co;
-	int n;
+	struct config *c;
 
 	if (sc->config) {
 		char *a = realpath(sc->config->policy_path, NULL);
@@ -126,22 +106,22 @@ static int run_config(struct run *r, struct errbuf *err)
 		}
 		return 0;
 	}
-	yaml_quote(path, sizeof(path), r->o->policy_path);
-	yaml_quote(prot, sizeof(prot), sc->protected_text ? sc->protected_text : "");
-	n = snprintf(text, sizeof(text), "policy: {path: %s}\nsafety:\n  protected_pod_selector: %s\n",
-		     path, prot);
-	if (n > 0 && sc->max_nodes_total > 0 && (size_t)n < sizeof(text))
-		n += snprintf(text + n, sizeof(text) - (size_t)n, "  max_nodes_total: %lld\n",
-			      (long long)sc->max_nodes_total);
-	if (n > 0 && sc->max_scale_down_per_round > 0 && (size_t)n < sizeof(text))
-		snprintf(text + n, sizeof(text) - (size_t)n, "  max_scale_down_per_round: %lld\n",
-			 (long long)sc->max_scale_down_per_round);
 	memset(&co, 0, sizeof(co));
 	co.flags = CONFIG_OFFLINE;
-	r->own_cfg = config_parse_opts(text, strlen(text), sc->source, &co, err);
-	if (!r->own_cfg)
+	c = config_parse_opts("", 0, sc->source, &co, err);
+	if (!c)
 		return -1;
-	r->cfg = r->own_cfg;
+	c->policy_path = r->o->policy_path;
+	if (sc->protected_pods) {
+		c->protected_pods = *sc->protected_pods;
+		c->protected_pod_selector = sc->protected_text;
+	}
+	if (sc->max_nodes_total > 0)
+		c->max_nodes_total = sc->max_nodes_total;
+	if (sc->max_scale_down_per_round > 0)
+		c->max_scale_down_per_round = sc->max_scale_down_per_round;
+	r->own_cfg = c;
+	r->cfg = c;
 	return 0;
 }
 
