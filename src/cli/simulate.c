@@ -29,13 +29,6 @@ struct progress {
 	int last;  /* percent shown last */
 };
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 static void show_progress(void *ud, double frac, const struct sim_counts *c)
 {
 	struct progress *p = ud;
@@ -172,11 +165,15 @@ static int simulate(const char *scenario, const char *const *policies, size_t n,
 		sc->title ? sc->title : scenario, (unsigned long long)sc->seed, n,
 		n == 1 ? "y" : "ies");
 	for (i = 0; i < n; i++, done++) {
-		struct progress pg = {isatty(STDERR_FILENO), base_name(policies[i]), -1};
+		char label[64];
+		struct progress pg = {isatty(STDERR_FILENO), label, -1};
 		struct run_log rl = {logf, pg.label, pg.tty, 0};
 		struct logger lg = {run_log_write, &rl, logf ? LOG_INFO : LOG_ERROR};
 		struct sim_replay_opts o;
 
+		/* the name the table and the report give the run */
+		snprintf(res[i].policy, sizeof(res[i].policy), "%s", policies[i]);
+		sim_report_label(res, i, label, sizeof(label));
 		memset(&o, 0, sizeof(o));
 		o.sc = sc;
 		o.log = &lg;

@@ -56,7 +56,7 @@ if [ -s "$TMP/r2/series.csv" ] && cmp -s "$TMP/r2/series.csv" "$TMP/r3/series.cs
 
 t="progress goes to stderr as plain lines when it is not a terminal"
 if run "$t" 0 "$BIN" simulate --scenario $SMOKE --policy policies/default.lua &&
-   has err "default.lua: 50%" && has err "default.lua: 100%" && ! has out "%)"; then
+   has err "default: 50%" && has err "default: 100%" && ! has out "%)"; then
   ok "$t"; else not_ok "$t"; fi
 
 t="simulate without a policy is a usage error"
@@ -79,7 +79,7 @@ if run "$t" 2 "$BIN" simulate --scenario $SMOKE --policy "$TMP/syntax.lua" && ha
 t="a policy failing in some rounds: the first errors on stderr, all in --log"
 printf 'local P = {}\nfunction P.reconcile(c) if c.now > 1714982400 + 600 then error("boom") end return require("luascale").plan() end\nreturn P\n' >"$TMP/later.lua"
 "$BIN" simulate --scenario $SMOKE --policy "$TMP/later.lua" --log "$TMP/later.log" >"$TMP/out" 2>"$TMP/err"
-if [ "$(grep -c 'error \[later.lua\] policy failed' "$TMP/err")" -eq 5 ] && has err "more errors not shown" &&
+if [ "$(grep -c 'error \[later\] policy failed' "$TMP/err")" -eq 5 ] && has err "more errors not shown" &&
    [ "$(grep -c 'policy failed, no actions this round' "$TMP/later.log")" -eq 299 ] &&
    has out "the policy failed in 299 round(s)"; then ok "$t"; else not_ok "$t"; fi
 
