@@ -46,7 +46,6 @@ struct run {
 	struct sim_result *out;
 	int *registered;         /* per group: registered nodes at the last check */
 	int *size;               /* per group: instances at the last check */
-	int64_t asked;           /* instances the accepted plans asked for */
 };
 
 static void violation(struct run *r, uint64_t *counter, int64_t t_ns, const char *fmt, ...)
@@ -314,12 +313,11 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 		sim_cloud_group_stats(r->w->cloud, g, &gs);
 		created += gs.launched;
 	}
-	if ((int64_t)created > r->asked)
+	if (created > out->launches)
 		violation(r, &v->extra_instances, t_ns,
-			  "the cloud created %llu instances, the accepted plans asked for %lld",
-			  (unsigned long long)created, (long long)r->asked);
+			  "the cloud created %llu instances, the accepted plans asked for %llu",
+			  (unsigned long long)created, (unsigned long long)out->launches);
 	actuator_get_stats(r->act, &ast);
-	out->launches = (uint64_t)r->asked;
 	out->removed = ast.nodes_deleted;
 	return 0;
 }
@@ -365,7 +363,7 @@ static int run_rounds(struct run *r, struct errbuf *err)
 					  (unsigned long long)out->rounds, rs.error);
 		out->rejected += rs.rejected;
 		out->policy_ms += rs.policy_ms;
-		r->asked += rs.instances;
+		out->launches += (uint64_t)rs.instances;
 		if ((int64_t)rs.removals > r->cfg->max_scale_down_per_round)
 			violation(r, &out->v.over_removals, t - t0,
 				  "one round removes %zu nodes, max_scale_down_per_round is %lld",
