@@ -8,23 +8,7 @@ SRC=$2
 cd "$SRC" || exit 1
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-not_ok() { fail=$((fail + 1)); echo "not ok - $1"; sed 's/^/#   /' "$TMP/out" "$TMP/err" | head -20; }
-
-# run NAME EXPECTED_STATUS CMD... : runs, captures stdout/stderr, checks status
-run() {
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then return 0; fi
-  echo "# $name: exit status $got, expected $want"
-  return 1
-}
-has() { grep -qF -- "$2" "$TMP/$1"; }
+. tests/cli/lib.sh
 json_check() { # LUA_EXPR over decoded stdout as `r`
   lua5.4 -e "local cjson = require 'cjson'; local f = io.open('$TMP/out'); local r = cjson.decode(f:read('a')); f:close(); assert($1)" 2>>"$TMP/err"
 }
@@ -106,5 +90,4 @@ t="a policy that does not load is refused by check"
 printf 'local P = {\n' > "$TMP/syntax.lua"
 if run "$t" 3 "$BIN" check --config $CFG --policy "$TMP/syntax.lua" && has err "syntax.lua"; then ok "$t"; else not_ok "$t"; fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

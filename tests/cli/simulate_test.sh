@@ -8,21 +8,7 @@ SRC=$2
 cd "$SRC" || exit 1
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-not_ok() { fail=$((fail + 1)); echo "not ok - $1"; sed 's/^/#   /' "$TMP/out" "$TMP/err" | head -20; }
-run() {
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then return 0; fi
-  echo "# $name: exit status $got, expected $want"
-  return 1
-}
-has() { grep -qF -- "$2" "$TMP/$1"; }
+. tests/cli/lib.sh
 count() { grep -oF -- "$2" "$1" | wc -l; }
 
 SMOKE=examples/scenarios/smoke.yaml
@@ -114,5 +100,4 @@ t="demo takes --report DIR and refuses stray arguments"
 if run "$t" 0 "$BIN" demo --report "$TMP/d2" --seed 9 && [ -s "$TMP/d2/index.html" ] &&
    run "$t" 1 "$BIN" demo extra && has err "unexpected argument"; then ok "$t"; else not_ok "$t"; fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
