@@ -31,8 +31,8 @@ P.params = {
 local function best_group(cluster, pods)
   local best, best_result
   for _, g in ipairs(cluster.group_list) do
-    -- a group whose last launch failed (no capacity, quota) waits its backoff out
-    local room = g.backed_off_until and 0 or math.max(0, g.max - math.max(g.target, g.current))
+    -- within its max; none while a failed launch (no capacity, quota) backs it off
+    local room = packing.room(g)
     local r = cluster:pack(pods, g, room, { upcoming = 0 })
     if r.placed > 0 then
       local waste = math.max(r.waste.cpu, r.waste.memory)

@@ -35,6 +35,7 @@
 -- Every managed node gets a one-line why (`luascale decide` shows it).
 
 local ls = require "luascale"
+local packing = require "luascale.packing"
 
 local P = {}
 
@@ -211,11 +212,11 @@ end
 
 -- ---- scale up -------------------------------------------------------------
 
--- Nodes group 'g' may still add this round: none while it is backed off
--- after a failed launch (no capacity, quota), so another group is tried.
+-- Nodes group 'g' may still add this round beyond 'grow': none while it is
+-- backed off after a failed launch (no capacity, quota), so another group
+-- is tried.
 local function room_left(g, grow)
-  if g.backed_off_until then return 0 end
-  return g.max - math.max(g.target, g.current) - (grow[g.name] or 0)
+  return packing.room(g) - (grow[g.name] or 0)
 end
 
 -- Packs 'pods' onto the group that places the most, then wastes the least,
