@@ -1,8 +1,8 @@
 /*
  * host: loads a policy into its sandbox, merges its parameters, runs
- * reconcile() on a cluster view and decodes the plan it returns. Decoding
- * reads the policy's tables with raw access only, so no policy code runs
- * outside the budget. Safety checks are not done here.
+ * reconcile() on a cluster view and has plan_decode.c read the plan it
+ * returns (raw access only, so no policy code runs outside the budget).
+ * Safety checks are not done here.
  */
 #include "policy/host.h"
 
@@ -16,12 +16,9 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "policy/plan_decode.h"
 #include "policy/store.h"
 #include "policy/view.h"
-
-#define MAX_ACTIONS 100000
-#define MAX_REASON 1000
-#define MAX_MESSAGES 1000
 
 struct policy {
 	struct sandbox *sb;
@@ -304,204 +301,12 @@ void policy_free(struct policy *p)
 	free(p);
 }
 
-/* ---- plan decoding (raw access only: no policy code runs here) ---- */
-
-/* What decode_plan() fills. */
-struct decode_ctx {
-	struct plan *plan;
-};
-
-/* Returns the string at raw field 'k' of table 't', or NULL when absent;
- * raises when present but not a string. */
-static const char *raw_string(lua_State *L, int t, const char *k, bool required,
-			      const char *what)
-{
-	const char *s;
-
-	lua_pushstring(L, k);
-	lua_rawget(L, t);
-	if (lua_isnil(L, -1)) {
-		lua_pop(L, 1);
-		if (required)
-			luaL_error(L, "%s needs a string field \"%s\"", what, k);
-		return NULL;
-	}
-	if (lua_type(L, -1) != LUA_TSTRING)
-		luaL_error(L, "%s: field \"%s\" must be a string, got %s", what, k,
-			   luaL_typename(L, -1));
-	s = lua_tostring(L, -1);
-	lua_pop(L, 1); /* the string stays alive: it is referenced by the table */
-	return s;
-}
-
-static int raw_bool(lua_State *L, int t, const char *k, const char *what)
-{
-	int v;
-
-	lua_pushstring(L, k);
-	lua_rawget(L, t);
-	if (lua_isnil(L, -1)) {
-		lua_pop(L, 1);
-		return -1;
-	}
-	if (!lua_isboolean(L, -1))
-		luaL_error(L, "%s: field \"%s\" must be a boolean, got %s", what, k,
-			   luaL_typename(L, -1));
-	v = lua_toboolean(L, -1);
-	lua_pop(L, 1);
-	return v;
-}
-
-static void decode_action(lua_State *L, int t, lua_Integer i, struct decode_ctx *d)
-{
-	struct action a;
-	char what[PATH_MAX + 64];
-	const char *type, *where, *reason;
-	char reason_buf[MAX_REASON + 4];
-	int rm;
-
-	memset(&a, 0, sizeof(a));
-	lua_pushliteral(L, "where");
-	lua_rawget(L, t);
-	where = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-	lua_pop(L, 1);
-	if (where[0])
-		snprintf(what, sizeof(what), "actions[%lld] (from %s)", (long long)i, where);
-	else
-		snprintf(what, sizeof(what), "actions[%lld]", (long long)i);
-
-	type = raw_string(L, t, "type", true, what);
-	if (action_type_parse(type, &a.type) < 0)
-		luaL_error(L, "%s: unknown action type \"%s\" (expected scale_up, cordon, uncordon, drain, delete, label, taint or annotate)",
-			   what, type);
-	reason = raw_string(L, t, "reason", false, what);
-	if (!reason || !reason[0])
-		luaL_error(L, "%s: %s needs a reason (a non-empty string)", what, type);
-	if (strlen(reason) > MAX_REASON) {
-		snprintf(reason_buf, sizeof(reason_buf), "%.*s...", MAX_REASON, reason);
-		reason = reason_buf;
-	}
-	a.reason = (char *)reason;
-	a.where = (char *)where;
-	if (a.type == ACTION_SCALE_UP) {
-		int isint = 0;
-		lua_Integer c;
-
-		a.group = (char *)raw_string(L, t, "group", true, what);
-		lua_pushliteral(L, "count");
-		lua_rawget(L, t);
-		c = lua_tointegerx(L, -1, &isint);
-		if (!isint || c < 1)
-			luaL_error(L, "%s: scale_up needs a positive integer count, got %s", what,
-				   lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1)
-								  : luaL_typename(L, -1));
-		lua_pop(L, 1);
-		a.count = c;
-	} else {
-		a.node = (char *)raw_string(L, t, "node", true, what);
-	}
-	if (a.type == ACTION_LABEL || a.type == ACTION_TAINT || a.type == ACTION_ANNOTATE) {
-		a.key = (char *)raw_string(L, t, "key", true, what);
-		rm = raw_bool(L, t, "remove", what);
-		a.remove = rm == 1;
-		a.value = (char *)raw_string(L, t, "value", false, what);
-		if (!a.remove && !a.value && a.type != ACTION_TAINT)
-			luaL_error(L, "%s: %s needs a string value (or remove = true)", what, type);
-		if (a.remove)
-			a.value = NULL;
-		else if (!a.value)
-			a.value = "";
-	}
-	if (a.type == ACTION_TAINT) {
-		const char *eff = raw_string(L, t, "effect", true, what);
-		enum taint_effect e;
-
-		if (taint_effect_parse(eff, &e) < 0)
-			luaL_error(L, "%s: taint effect must be NoSchedule, PreferNoSchedule or NoExecute, got \"%s\"",
-				   what, eff);
-		a.effect = (int)e;
-	}
-	if (plan_add(d->plan, &a) < 0)
-		luaL_error(L, "out of memory");
-}
-
-/* Stack: 1 = ctx (light userdata), 2 = the value reconcile returned. */
-static int decode_plan(lua_State *L)
-{
-	struct decode_ctx *d = lua_touserdata(L, 1);
-	lua_Integer i, n;
-
-	if (lua_isnil(L, 2))
-		return 0;
-	if (!lua_istable(L, 2))
-		return luaL_error(L, "reconcile must return a plan (luascale.plan()) or nil, got %s",
-				  luaL_typename(L, 2));
-	lua_pushliteral(L, "actions");
-	lua_rawget(L, 2); /* 3 */
-	if (!lua_isnil(L, 3)) {
-		if (!lua_istable(L, 3))
-			return luaL_error(L, "plan.actions must be a list, got %s", luaL_typename(L, 3));
-		n = (lua_Integer)lua_rawlen(L, 3);
-		if (n > MAX_ACTIONS)
-			return luaL_error(L, "plan has %I actions, more than the limit of %d",
-					  (lua_Integer)n, MAX_ACTIONS);
-		for (i = 1; i <= n; i++) {
-			if (lua_rawgeti(L, 3, i) != LUA_TTABLE)
-				return luaL_error(L, "actions[%I] must be a table, got %s",
-						  (lua_Integer)i, luaL_typename(L, -1));
-			decode_action(L, lua_gettop(L), i, d);
-			lua_pop(L, 1);
-		}
-	}
-	lua_pushliteral(L, "notes");
-	lua_rawget(L, 2); /* 4 */
-	if (lua_istable(L, 4)) {
-		lua_pushnil(L);
-		while (lua_next(L, 4)) {
-			const char *node, *why;
-			int cand;
-
-			if (lua_type(L, -2) != LUA_TSTRING || !lua_istable(L, -1))
-				return luaL_error(L, "plan.notes must map node names to {candidate=, why=}");
-			node = lua_tostring(L, -2);
-			why = raw_string(L, lua_gettop(L), "why", false, "plan.notes entry");
-			cand = raw_bool(L, lua_gettop(L), "candidate", "plan.notes entry");
-			if (plan_note(d->plan, node, cand == 1, why ? why : "") < 0)
-				return luaL_error(L, "out of memory");
-			lua_pop(L, 1);
-		}
-	} else if (!lua_isnil(L, 4)) {
-		return luaL_error(L, "plan.notes must be a table, got %s", luaL_typename(L, 4));
-	}
-	plan_sort_notes(d->plan);
-	lua_pushliteral(L, "messages");
-	lua_rawget(L, 2); /* 5 */
-	if (lua_istable(L, 5)) {
-		n = (lua_Integer)lua_rawlen(L, 5);
-		for (i = 1; i <= n && i <= MAX_MESSAGES; i++) {
-			char msg[MAX_REASON + 4];
-
-			if (lua_rawgeti(L, 5, i) != LUA_TSTRING)
-				return luaL_error(L, "plan.messages[%I] must be a string, got %s",
-						  (lua_Integer)i, luaL_typename(L, -1));
-			snprintf(msg, sizeof(msg), "%s", lua_tostring(L, -1));
-			if (plan_message(d->plan, msg) < 0)
-				return luaL_error(L, "out of memory");
-			lua_pop(L, 1);
-		}
-	} else if (!lua_isnil(L, 5)) {
-		return luaL_error(L, "plan.messages must be a list of strings, got %s", luaL_typename(L, 5));
-	}
-	return 0;
-}
-
 int policy_reconcile(struct policy *p, const struct snapshot *s,
 		     const struct drain_opts *dopts, struct plan *out,
 		     struct policy_stats *st, struct errbuf *err)
 {
 	lua_State *L = sandbox_state(p->sb);
 	struct policy_stats stats;
-	struct decode_ctx d;
 	double t0, t1, t2;
 	int top = lua_gettop(L);
 	int rc = -1;
@@ -518,6 +323,8 @@ int policy_reconcile(struct policy *p, const struct snapshot *s,
 	lua_rawgeti(L, LUA_REGISTRYINDEX, p->module_ref);
 	lua_getfield(L, -1, "reconcile");
 	lua_remove(L, -2);
+	lua_pushvalue(L, -1);
+	lua_insert(L, -3); /* kept below the call: plan errors name its line */
 	lua_insert(L, -2); /* reconcile, cluster */
 	lua_rawgeti(L, LUA_REGISTRYINDEX, p->params_ref);
 	lua_rawgeti(L, LUA_REGISTRYINDEX, p->store_ref);
@@ -532,19 +339,9 @@ int policy_reconcile(struct policy *p, const struct snapshot *s,
 	stats.call_ms = t2 - t1;
 	stats.instructions = sandbox_instructions(p->sb);
 
-	/* stack: result */
-	d.plan = out;
-	lua_pushcfunction(L, decode_plan);
-	lua_insert(L, -2);
-	lua_pushlightuserdata(L, &d);
-	lua_insert(L, -2);
-	if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
-		errbuf_set(err, "%s: reconcile returned a malformed plan: %s", p->path,
-			   lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
-		lua_pop(L, 1);
-		plan_free(out);
+	/* stack: reconcile, result */
+	if (plan_decode(L, lua_gettop(L) - 1, p->path, out, err) < 0)
 		goto out;
-	}
 	stats.decode_ms = now_ms() - t2;
 	rc = 0;
 out:

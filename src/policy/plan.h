@@ -1,8 +1,8 @@
 /*
  * plan: what a policy asks for — scale-ups and node actions, each with a
  * reason and the policy line that asked — and its notes on nodes. Plain C
- * data owned by the plan; decoding from Lua is in host.c, checking in
- * engine/safety.c.
+ * data owned by the plan; decoding from Lua is in plan_decode.c, checking
+ * in engine/safety.c. The size limits below are the decoder's.
  */
 #ifndef LUASCALE_PLAN_H
 #define LUASCALE_PLAN_H
@@ -12,6 +12,19 @@
 #include <stdint.h>
 
 struct buf;
+
+/* What one decoded plan may hold. A plan over any of these is malformed. */
+#define PLAN_MAX_ACTIONS 100000          /* hard cap; safety.max_actions_per_round is lower */
+#define PLAN_MAX_NOTES 100000
+#define PLAN_MAX_BYTES (32 * 1024 * 1024) /* all strings of a plan together */
+#define PLAN_MAX_REASON 4096             /* an action's reason, a note's why */
+#define PLAN_MAX_WHERE 4096              /* "file:line" */
+#define PLAN_MAX_ANNOTATION 65536        /* an annotation value */
+#define PLAN_MAX_GROUP 63                /* a node group name (a label value) */
+/* Messages (plan:log) are diagnostics: beyond these they are cut short or
+ * dropped, with a word saying so, rather than failing the plan. */
+#define PLAN_MAX_MESSAGES 1000
+#define PLAN_MAX_MESSAGE 4096
 
 enum action_type {
 	ACTION_SCALE_UP,

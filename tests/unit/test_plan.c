@@ -1,0 +1,289 @@
+/*
+ * Plan decoding: what a policy's reconcile returns is read strictly — a
+ * list instead of a plan, unknown fields, holes, names Kubernetes would
+ * refuse, NUL bytes and fields or plans over their size limits are all a
+ * malformed plan (no actions, an error naming file:line) — and a giant
+ * string shared by many actions is refused before it is copied.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "model.h"
+#include "policy/host.h"
+#include "sched.h"
+
+static char policy_file[64];
+
+static const char *write_policy(const char *src)
+{
+	int fd;
+	FILE *f;
+
+	snprintf(policy_file, sizeof(policy_file), "/tmp/luascale-plan-XXXXXX.lua");
+	fd = mkstemps(policy_file, 4);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(src, f);
+	fclose(f);
+	return policy_file;
+}
+
+static const struct sandbox_limits limits = {200000000, 256LL * 1024 * 1024};
+
+/* "return <expr>" as the whole body of reconcile, defined on line 2. */
+#define WRAP(body) "local P = {}\nfunction P.reconcile(cluster)\n" body "\nend\nreturn P\n"
+
+/* Runs one reconcile of 'src'; returns its status, the plan in *plan
+ * (caller frees) and the message in 'err'. */
+static int run(const char *src, struct plan *plan, struct errbuf *err)
+{
+	const char *path = write_policy(src);
+	struct policy *p = policy_load(path, SOURCE_DIR "/lua", &limits, NULL, err);
+	struct snapshot *s = snapshot_new();
+	struct errbuf serr;
+	struct drain_opts o;
+	int rc;
+
+	unlink(path);
+	if (!p)
+		fail_msg("load failed: %s", err->msg);
+	assert_non_null(s);
+	assert_int_equal(snapshot_finish(s, 1700000000, &serr), 0);
+	drain_opts_default(&o);
+	rc = policy_reconcile(p, s, &o, plan, NULL, err);
+	policy_free(p);
+	snapshot_free(s);
+	return rc;
+}
+
+static void expect_malformed(const char *src, const char *needle)
+{
+	struct errbuf err;
+	struct plan plan;
+
+	if (run(src, &plan, &err) != -1)
+		fail_msg("plan accepted (%zu actions), expected an error with \"%s\"",
+			 plan.n_actions, needle);
+	assert_int_equal(plan.n_actions, 0);
+	if (!strstr(err.msg, "reconcile returned a malformed plan"))
+		fail_msg("error \"%s\" does not say the plan is malformed", err.msg);
+	if (!strstr(err.msg, needle))
+		fail_msg("error \"%s\" does not contain \"%s\"", err.msg, needle);
+}
+
+static void expect_plan(const char *src, size_t n_actions, struct plan *plan)
+{
+	struct errbuf err;
+
+	if (run(src, plan, &err) != 0)
+		fail_msg("unexpected error: %s", err.msg);
+	assert_int_equal(plan->n_actions, n_actions);
+}
+
+static void test_bare_list_is_malformed(void **state)
+{
+	struct errbuf err;
+	struct plan plan;
+
+	(void)state;
+	expect_malformed(WRAP("return { {type = 'delete'}, 42 }"), "a list, not a plan");
+	expect_malformed(WRAP("return { {type = 'cordon', node = 'n', reason = 'r'} }"),
+			 "a list, not a plan");
+	/* the message names the policy file and the line reconcile is on */
+	assert_int_equal(run(WRAP("return { {type = 'delete'} }"), &plan, &err), -1);
+	if (!strstr(err.msg, ".lua:2: reconcile returned a malformed plan"))
+		fail_msg("error \"%s\" does not name file:line", err.msg);
+	/* a plan with a list part and garbage next to actions */
+	expect_malformed(WRAP("return { actions = {}, 1, 2 }"), "a list, not a plan");
+	expect_malformed(WRAP("return { actions = {}, action = {{type = 'cordon', node = 'n', reason = 'r'}} }"),
+			 "unknown field \"action\"");
+	expect_malformed(WRAP("return { actions = {}, [true] = 1 }"), "key of type boolean");
+}
+
+static void test_unknown_fields_and_types(void **state)
+{
+	(void)state;
+	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 'n', reason = 'r', count = 3}}}"),
+			 "cordon has no field \"count\"");
+	expect_malformed(WRAP("return {actions = {{type = 'scale_up', group = 'g', count = 1, reason = 'r', node = 'n'}}}"),
+			 "scale_up has no field \"node\"");
+	expect_malformed(WRAP("return {actions = {{type = 'drain', node = 'n', reason = 'r', [1] = 'x'}}}"),
+			 "key of type number");
+	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 42, reason = 'r'}}}"),
+			 "field \"node\" must be a string, got number");
+	expect_malformed(WRAP("return {actions = {{type = 'label', node = 'n', key = 'k', value = 'v', remove = 'yes', reason = 'r'}}}"),
+			 "field \"remove\" must be a boolean");
+	expect_malformed(WRAP("return {actions = {{type = 'label', node = 'n', key = 'k', value = 'v', remove = true, reason = 'r'}}}"),
+			 "remove = true takes no value");
+	/* holes and named keys in the list: nothing is skipped silently */
+	expect_malformed(WRAP("local a = {type = 'cordon', node = 'n', reason = 'r'}\n"
+			      "return {actions = {a, nil, a}}"),
+			 "without holes");
+	expect_malformed(WRAP("return {actions = {x = {type = 'cordon', node = 'n', reason = 'r'}}}"),
+			 "must be a list");
+	expect_malformed(WRAP("return {actions = {}, messages = {'a', extra = 'b'}}"), "must be a list");
+	expect_malformed(WRAP("return {notes = {n = {candidate = true, why = 'w', because = 'x'}}}"),
+			 "a field other than candidate and why");
+	expect_malformed(WRAP("return {notes = {[1] = {candidate = true}}}"), "must map node names");
+}
+
+static void test_names_follow_kubernetes(void **state)
+{
+	(void)state;
+	/* an embedded NUL would act on the name before it */
+	expect_malformed(WRAP("return {actions = {{type = 'drain', node = 'workers-1\\0evil', reason = 'r'}}}"),
+			 "contains a NUL byte");
+	expect_malformed(WRAP("return {actions = {{type = 'label', node = 'n', key = 'k\\0x', value = 'v', reason = 'r'}}}"),
+			 "contains a NUL byte");
+	expect_malformed(WRAP("return {actions = {{type = 'annotate', node = 'n', key = 'k', value = 'a\\0b', reason = 'r'}}}"),
+			 "contains a NUL byte");
+	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 'n', reason = 'ok\\0hidden'}}}"),
+			 "contains a NUL byte");
+	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 'Workers_1', reason = 'r'}}}"),
+			 "not a valid node name");
+	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 'w-1\\n2026 fake log line', reason = 'r'}}}"),
+			 "not a valid node name");
+	expect_malformed(WRAP("return {actions = {{type = 'scale_up', group = 'Big Group', count = 1, reason = 'r'}}}"),
+			 "not a valid node group name");
+	expect_malformed(WRAP("return {actions = {{type = 'label', node = 'n', key = '-bad', value = 'v', reason = 'r'}}}"),
+			 "invalid label key");
+	expect_malformed(WRAP("return {actions = {{type = 'label', node = 'n', key = 'k', value = 'a b', reason = 'r'}}}"),
+			 "invalid label value");
+	expect_malformed(WRAP("return {actions = {{type = 'taint', node = 'n', key = 'a/b/c', value = 'v', effect = 'NoSchedule', reason = 'r'}}}"),
+			 "invalid taint key");
+	expect_malformed(WRAP("return {actions = {{type = 'taint', node = 'n', key = 'k', value = '\\xff', effect = 'NoSchedule', reason = 'r'}}}"),
+			 "invalid taint value \"\\xff\"");
+	expect_malformed(WRAP("return {actions = {{type = 'annotate', node = 'n', key = 'k', value = '\\xc3\\x28', reason = 'r'}}}"),
+			 "not valid UTF-8");
+	expect_malformed(WRAP("return {notes = {['Not A Node'] = {candidate = true, why = 'w'}}}"),
+			 "not a valid node name");
+}
+
+static void test_field_limits(void **state)
+{
+	struct plan plan;
+
+	(void)state;
+	/* a node name of 254 bytes, a label value of 64, a key name of 64 */
+	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = string.rep('a', 254), reason = 'r'}}}"),
+			 "field \"node\" is 254 bytes long, more than the limit of 253");
+	expect_malformed(WRAP("return {actions = {{type = 'label', node = 'n', key = 'k', value = string.rep('v', 64), reason = 'r'}}}"),
+			 "more than the limit of 63");
+	expect_malformed(WRAP("return {actions = {{type = 'label', node = 'n', key = 'example.com/' .. string.rep('k', 64), value = 'v', reason = 'r'}}}"),
+			 "key name must be 1-63 characters");
+	expect_malformed(WRAP("return {actions = {{type = 'label', node = 'n', key = string.rep('p', 254) .. '/k', value = 'v', reason = 'r'}}}"),
+			 "key prefix must be 1-253 characters");
+	expect_malformed(WRAP("return {actions = {{type = 'scale_up', group = string.rep('g', 64), count = 1, reason = 'r'}}}"),
+			 "field \"group\" is 64 bytes long, more than the limit of 63");
+	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 'n', reason = string.rep('r', 4097)}}}"),
+			 "field \"reason\" is 4097 bytes long, more than the limit of 4096");
+	expect_malformed(WRAP("return {actions = {{type = 'annotate', node = 'n', key = 'k', value = string.rep('v', 65537), reason = 'r'}}}"),
+			 "more than the limit of 65536");
+	expect_malformed(WRAP("return {notes = {n = {candidate = true, why = string.rep('w', 4097)}}}"),
+			 "field \"why\" is 4097 bytes long");
+	expect_malformed(WRAP("local a = {type = 'cordon', node = 'n', reason = 'r'}\n"
+			      "local l = {} for i = 1, 100001 do l[i] = a end return {actions = l}"),
+			 "plan.actions has 100001 entries, more than the limit of 100000");
+	/* at the limits, all is well */
+	expect_plan(WRAP("return {actions = {{type = 'label', node = string.rep('a', 253), key = string.rep('p', 253) .. '/' .. string.rep('k', 63), value = string.rep('v', 63), reason = string.rep('r', 4096)}}}"),
+		    1, &plan);
+	assert_int_equal(strlen(plan.actions[0].reason), 4096);
+	plan_free(&plan);
+}
+
+/* One 16 MiB string shared by 100 actions is refused before any copy; a
+ * plan whose (allowed) fields add up to more than 32 MiB is refused too. */
+static void test_shared_giant_strings(void **state)
+{
+	(void)state;
+	expect_malformed(WRAP("local big = string.rep('a', 16 * 1024 * 1024)\n"
+			      "local l = {} for i = 1, 100 do l[i] = {type = 'cordon', node = big, reason = 'r'} end\n"
+			      "return {actions = l}"),
+			 "actions[1]: field \"node\" is 16777216 bytes long, more than the limit of 253");
+	expect_malformed(WRAP("local big = string.rep('a', 16 * 1024 * 1024)\n"
+			      "local l = {} for i = 1, 100 do l[i] = {type = 'cordon', node = 'n', reason = 'r', where = big} end\n"
+			      "return {actions = l}"),
+			 "field \"where\" is 16777216 bytes long");
+	expect_malformed(WRAP("local v = string.rep('v', 65536)\n"
+			      "local l = {} for i = 1, 1000 do l[i] = {type = 'annotate', node = 'n', key = 'k', value = v, reason = 'r'} end\n"
+			      "return {actions = l}"),
+			 "add up to more than the limit of 33554432 bytes");
+}
+
+static void test_where_names_the_line(void **state)
+{
+	(void)state;
+	expect_malformed("local ls = require 'luascale'\nlocal P = {}\nfunction P.reconcile()\n"
+			 "  local plan = ls.plan()\n  plan:label('n', 'k', 'a b', 'why')\n"
+			 "  return plan\nend\nreturn P\n",
+			 ".lua:5): invalid label value");
+}
+
+static void test_messages_cut_not_fatal(void **state)
+{
+	struct plan plan;
+
+	(void)state;
+	expect_plan(WRAP("local m = {} for i = 1, 1500 do m[i] = 'm' .. i end\n"
+			 "m[1] = string.rep('x', 10000) .. 'tail'\n"
+			 "return {actions = {}, messages = m}"),
+		    0, &plan);
+	assert_int_equal(plan.n_messages, 1001);
+	assert_int_equal(strlen(plan.messages[0]), 4096 + 3);
+	assert_string_equal(plan.messages[1000], "(500 more messages not kept: at most 1000 per plan)");
+	plan_free(&plan);
+}
+
+static void test_builder_plans_decode(void **state)
+{
+	struct plan plan;
+
+	(void)state;
+	expect_plan("local ls = require 'luascale'\nlocal P = {}\nfunction P.reconcile()\n"
+		    "  local plan = ls.plan()\n"
+		    "  plan:scale_up('workers', 2, 'pending')\n  plan:cordon('w-1', 'idle')\n"
+		    "  plan:uncordon('w-2', 'needed')\n  plan:drain('w-3', 'empty')\n"
+		    "  plan:delete('w-3', 'drained')\n  plan:label('w-1', 'example.com/x', 'y', 'mark')\n"
+		    "  plan:label('w-1', 'example.com/x', nil, 'unmark')\n"
+		    "  plan:annotate('w-1', 'note', 'caf\\xc3\\xa9 ok', 'note')\n"
+		    "  plan:taint('w-1', 'dedicated', 'gpu', 'NoSchedule', 'gpu only')\n"
+		    "  plan:untaint('w-1', 'dedicated', 'NoSchedule', 'any')\n"
+		    "  plan:explain('w-1', true, 'idle') plan:log('hello %d', 1)\n"
+		    "  return plan\nend\nreturn P\n",
+		    10, &plan);
+	assert_string_equal(plan.actions[0].group, "workers");
+	assert_true(plan.actions[6].remove);
+	assert_null(plan.actions[6].value);
+	assert_string_equal(plan.actions[8].value, "gpu");
+	assert_int_equal(plan.n_notes, 1);
+	assert_int_equal(plan.n_messages, 1);
+	plan_free(&plan);
+	/* one action table listed twice is two actions, checked once */
+	expect_plan(WRAP("local a = {type = 'cordon', node = 'n', reason = 'r'}\nreturn {actions = {a, a}}"),
+		    2, &plan);
+	plan_free(&plan);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bare_list_is_malformed),
+		cmocka_unit_test(test_unknown_fields_and_types),
+		cmocka_unit_test(test_names_follow_kubernetes),
+		cmocka_unit_test(test_field_limits),
+		cmocka_unit_test(test_shared_giant_strings),
+		cmocka_unit_test(test_where_names_the_line),
+		cmocka_unit_test(test_messages_cut_not_fatal),
+		cmocka_unit_test(test_builder_plans_decode),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
