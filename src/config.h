@@ -57,6 +57,7 @@ struct config {
 	/* safety */
 	int64_t max_nodes_total;        /* 0 = no global cap */
 	int64_t max_scale_down_per_round; /* default 1 */
+	int64_t max_actions_per_round;  /* default 1000, 1..PLAN_MAX_ACTIONS: a plan over it is refused */
 	const char *protected_pod_selector; /* kubectl selector string, "" for none */
 	struct label_selector protected_pods;
 

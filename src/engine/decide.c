@@ -88,6 +88,7 @@ void decide_limits(const struct config *c, struct safety_limits *lim,
 	memset(lim, 0, sizeof(*lim));
 	lim->max_nodes_total = c->max_nodes_total;
 	lim->max_scale_down_per_round = c->max_scale_down_per_round;
+	lim->max_actions_per_round = c->max_actions_per_round;
 	lim->protected_pods = c->protected_pods.n ? &c->protected_pods : NULL;
 	drain_opts_default(d);
 	d->protected_pods = lim->protected_pods;
@@ -108,6 +109,11 @@ int engine_decide(struct policy *pol, const struct snapshot *s,
 		out->ok = false;
 		snprintf(out->error, sizeof(out->error), "%s", perr.msg);
 		plan_init(&plan);
+	} else if (safety_plan_size(&plan, o->limits, &perr) < 0) {
+		out->ok = false;
+		errbuf_prefix(&perr, "%s: reconcile returned a malformed plan", policy_path(pol));
+		snprintf(out->error, sizeof(out->error), "%s", perr.msg);
+		plan_free(&plan);
 	} else {
 		out->ok = true;
 	}

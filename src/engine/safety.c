@@ -1,7 +1,8 @@
 /*
  * safety: holds a plan to the invariants. Tracks, per round, how much each
- * group grows or shrinks and which nodes are being removed; everything else
- * (fit, PDB, protected pods) comes from sched.c.
+ * group grows or shrinks, which nodes are being removed and how many
+ * disruptions those removals cause under each PDB; the per-node checks
+ * (protected pods, safe-to-evict) come from sched.c.
  */
 #include "engine/safety.h"
 
@@ -65,12 +66,18 @@ static int reject(struct verdict *v, const struct action *a, const char *fmt, ..
 	return 0;
 }
 
+/* What a removal this round has counted a node against (round.removing). */
+#define REMOVAL_EVICTS 1 /* per-round cap and PDBs: drain, delete or NoExecute taint */
+#define REMOVAL_SHRINKS 2 /* the group's min: drain or delete */
+
 /* Round state: what accepted actions so far have used up. */
 struct round {
 	int64_t *grow;          /* per group: nodes added */
 	int64_t *shrink;        /* per group: nodes being removed */
-	uint8_t *removing;      /* per node: drained or deleted this round */
+	uint8_t *removing;      /* per node: REMOVAL_* flags this round */
 	uint8_t *cordon_state;  /* per node: 0 none, 1 cordon, 2 uncordon */
+	int64_t *pdb_used;      /* per PDB: disruptions the round's removals cause */
+	int64_t *pdb_node;      /* per PDB: scratch, disruptions of the node being checked */
 	int64_t total_grow;
 	int64_t removed_nodes;
 };
@@ -133,12 +140,109 @@ static int check_scale_up(const struct snapshot *s, const struct safety_limits *
 	return 0;
 }
 
+/*
+ * The group whose label selector uses 'key', or NULL. A label there moves
+ * a node between groups (or out of every group, orphaning its instance);
+ * annotations and taints of that key are refused too, so no action of a
+ * plan ever writes a key the engine reads group membership from.
+ */
+static const struct node_group *selector_owner(const struct snapshot *s, const char *key)
+{
+	size_t g, i;
+
+	for (g = 0; g < s->n_groups; g++)
+		for (i = 0; i < s->groups[g].selector.n; i++)
+			if (strcmp(s->groups[g].selector.items[i].key, key) == 0)
+				return &s->groups[g];
+	return NULL;
+}
+
+/*
+ * A drain, delete or NoExecute taint of node 'n': protected pods,
+ * safe-to-evict, then the PDBs over all of the round's removals together,
+ * the per-round cap and (drain and delete) the group's min. Returns 1 when
+ * the action may go ahead (and counts it), 0 when rejected, -1 on OOM.
+ */
+static int check_removal(const struct snapshot *s, const struct safety_limits *lim,
+			 struct round *r, size_t n, const struct action *a,
+			 struct verdict *v)
+{
+	const struct node *node = &s->nodes[n];
+	const struct node_group *g = &s->groups[node->group];
+	bool evicts = !(r->removing[n] & REMOVAL_EVICTS);
+	bool shrinks = a->type != ACTION_TAINT && !(r->removing[n] & REMOVAL_SHRINKS);
+	const char *what = a->type == ACTION_TAINT ? "a NoExecute taint would evict pods: " : "";
+	struct drain_opts o;
+	char why[512];
+	size_t i, j;
+
+	drain_opts_default(&o);
+	o.protected_pods = lim->protected_pods;
+	o.local_storage_blocks = false;
+	o.unreplicated_blocks = false;
+	if (!sched_node_blockers(s, n, &o, why, sizeof(why)))
+		return reject(v, a, "%s%s", what, why) < 0 ? -1 : 0;
+	if (evicts) {
+		/* a NoExecute taint evicts without asking PDBs, and drains of
+		 * several nodes each see the PDB's allowance as it is now: count
+		 * the disruptions of every removal this round against it */
+		for (j = 0; j < s->n_pdbs; j++) {
+			const struct pdb *b = &s->pdbs[j];
+			const struct pod *first = NULL;
+
+			r->pdb_node[j] = 0;
+			for (i = 0; i < node->n_pods; i++) {
+				const struct pod *p = &s->pods[node->pods[i]];
+
+				if (!sched_pod_evictable(p) || !pdb_matches(b, p))
+					continue;
+				if (!first)
+					first = p;
+				r->pdb_node[j]++;
+			}
+			if (r->pdb_node[j] && r->pdb_used[j] + r->pdb_node[j] > b->disruptions_allowed)
+				return reject(v, a, "%spod %s/%s: PodDisruptionBudget %s/%s allows %d disruption%s, and this round's removals would cause %lld (%lld by earlier removals in this plan)",
+					      what, first->ns ? first->ns : "", first->name ? first->name : "",
+					      b->ns ? b->ns : "", b->name ? b->name : "",
+					      (int)b->disruptions_allowed,
+					      b->disruptions_allowed == 1 ? "" : "s",
+					      (long long)(r->pdb_used[j] + r->pdb_node[j]),
+					      (long long)r->pdb_used[j]) < 0 ? -1 : 0;
+		}
+		if (r->removed_nodes >= lim->max_scale_down_per_round)
+			return reject(v, a, "max_scale_down_per_round (%lld) reached: %lld node(s) already being removed this round (drains, deletes and NoExecute taints count)",
+				      (long long)lim->max_scale_down_per_round,
+				      (long long)r->removed_nodes) < 0 ? -1 : 0;
+	}
+	if (shrinks) {
+		int64_t size = (int64_t)(g->target > g->current ? g->target : g->current) +
+			       r->grow[node->group] - r->shrink[node->group] - g->removing;
+
+		if (size - 1 < g->min)
+			return reject(v, a, "group %s would go below its min of %d (size %lld)",
+				      g->name, g->min, (long long)size) < 0 ? -1 : 0;
+	}
+	if (evicts) {
+		for (j = 0; j < s->n_pdbs; j++)
+			r->pdb_used[j] += r->pdb_node[j];
+		r->removed_nodes++;
+		r->removing[n] |= REMOVAL_EVICTS;
+	}
+	if (shrinks) {
+		r->shrink[node->group]++;
+		r->removing[n] |= REMOVAL_SHRINKS;
+	}
+	return 1;
+}
+
 static int check_node_action(const struct snapshot *s, const struct safety_limits *lim,
 			     struct round *r, const struct action *a, struct verdict *v)
 {
 	int32_t n = snapshot_find_node(s, a->node);
 	const struct node *node;
+	const struct node_group *owner;
 	char why[512];
+	int ok;
 
 	if (n < 0)
 		return reject(v, a, "no node named \"%s\" in the cluster", a->node);
@@ -169,54 +273,31 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 	case ACTION_TAINT:
 		if (!k8sname_valid_qualified_name(a->key, why, sizeof(why)))
 			return reject(v, a, "invalid key \"%s\": %s", a->key, why);
+		owner = selector_owner(s, a->key);
+		if (owner)
+			return reject(v, a, "%s %s key %s: node group %s selects its nodes by that label key; no plan may set or remove it as a label, annotation or taint",
+				      action_type_str(a->type), a->remove ? "removes" : "sets",
+				      a->key, owner->name);
 		if (a->type == ACTION_LABEL && a->value && !k8sname_valid_label_value(a->value))
 			return reject(v, a, "invalid label value \"%s\": at most 63 characters, alphanumeric at both ends, '-', '_' or '.' inside",
 				      a->value);
 		if (a->type == ACTION_TAINT && a->value && !k8sname_valid_label_value(a->value))
 			return reject(v, a, "invalid taint value \"%s\"", a->value);
-		if (a->type == ACTION_ANNOTATE && a->value && strlen(a->value) > 65536)
+		if (a->type == ACTION_ANNOTATE && a->value && strlen(a->value) > PLAN_MAX_ANNOTATION)
 			return reject(v, a, "annotation value is larger than 64 KiB");
 		if (a->type == ACTION_TAINT && !a->remove && a->effect == TAINT_NO_EXECUTE) {
-			/* a NoExecute taint evicts without asking PDBs: hold it
-			 * to the same rules as a drain */
-			struct drain_opts o;
-
-			drain_opts_default(&o);
-			o.protected_pods = lim->protected_pods;
-			o.local_storage_blocks = false;
-			o.unreplicated_blocks = false;
-			if (!sched_node_blockers(s, (size_t)n, &o, why, sizeof(why)))
-				return reject(v, a, "a NoExecute taint would evict pods: %s", why);
+			/* taint-based eviction does not go through the Eviction
+			 * API: a NoExecute taint is a removal */
+			ok = check_removal(s, lim, r, (size_t)n, a, v);
+			if (ok <= 0)
+				return ok;
 		}
 		break;
 	case ACTION_DRAIN:
-	case ACTION_DELETE: {
-		const struct node_group *g = &s->groups[node->group];
-		struct drain_opts o;
-		int64_t size;
-
+	case ACTION_DELETE:
 		if (r->cordon_state[n] == 2)
 			return reject(v, a, "node %s is uncordoned in this plan", a->node);
-		drain_opts_default(&o);
-		o.protected_pods = lim->protected_pods;
-		o.local_storage_blocks = false;
-		o.unreplicated_blocks = false;
-		if (!sched_node_blockers(s, (size_t)n, &o, why, sizeof(why)))
-			return reject(v, a, "%s", why);
-		if (!r->removing[n]) {
-			if (r->removed_nodes >= lim->max_scale_down_per_round)
-				return reject(v, a, "max_scale_down_per_round (%lld) reached: %lld node(s) already being removed this round",
-					      (long long)lim->max_scale_down_per_round,
-					      (long long)r->removed_nodes);
-			size = (int64_t)(g->target > g->current ? g->target : g->current) +
-			       r->grow[node->group] - r->shrink[node->group] - g->removing;
-			if (size - 1 < g->min)
-				return reject(v, a, "group %s would go below its min of %d (size %lld)",
-					      g->name, g->min, (long long)size);
-			r->removing[n] = 1;
-			r->removed_nodes++;
-			r->shrink[node->group]++;
-		} else if (a->type == ACTION_DRAIN) {
+		if (a->type == ACTION_DRAIN) {
 			/* drain then delete of one node is one removal; a second drain is a duplicate */
 			size_t i;
 
@@ -225,12 +306,24 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 				    strcmp(v->accepted.actions[i].node, a->node) == 0)
 					return reject(v, a, "duplicate drain of %s in this plan", a->node);
 		}
+		ok = check_removal(s, lim, r, (size_t)n, a, v);
+		if (ok <= 0)
+			return ok;
 		break;
-	}
 	case ACTION_SCALE_UP:
 		break;
 	}
 	return plan_add(&v->accepted, a);
+}
+
+int safety_plan_size(const struct plan *p, const struct safety_limits *lim,
+		     struct errbuf *err)
+{
+	if (lim->max_actions_per_round > 0 &&
+	    (int64_t)p->n_actions > lim->max_actions_per_round)
+		return errbuf_set(err, "the plan has %zu actions, more than safety.max_actions_per_round (%lld); the whole plan is refused",
+				  p->n_actions, (long long)lim->max_actions_per_round);
+	return 0;
 }
 
 int safety_check(const struct snapshot *s, const struct safety_limits *lim,
@@ -246,7 +339,9 @@ int safety_check(const struct snapshot *s, const struct safety_limits *lim,
 	r.shrink = calloc(s->n_groups + 1, sizeof(*r.shrink));
 	r.removing = calloc(s->n_nodes + 1, 1);
 	r.cordon_state = calloc(s->n_nodes + 1, 1);
-	if (!r.grow || !r.shrink || !r.removing || !r.cordon_state)
+	r.pdb_used = calloc(s->n_pdbs + 1, sizeof(*r.pdb_used));
+	r.pdb_node = calloc(s->n_pdbs + 1, sizeof(*r.pdb_node));
+	if (!r.grow || !r.shrink || !r.removing || !r.cordon_state || !r.pdb_used || !r.pdb_node)
 		goto oom;
 	for (i = 0; i < in->n_actions; i++) {
 		const struct action *a = &in->actions[i];
@@ -274,5 +369,7 @@ out:
 	free(r.shrink);
 	free(r.removing);
 	free(r.cordon_state);
+	free(r.pdb_used);
+	free(r.pdb_node);
 	return rc;
 }

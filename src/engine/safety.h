@@ -1,10 +1,12 @@
 /*
  * safety: the invariants every plan is held to before anything happens,
  * whatever the policy returned (DESIGN.md invariants 1, 2 and 4):
- * group min/max and the global node cap, no drain/delete of a node with a
- * protected pod or a PDB that forbids it or outside managed groups, and at
- * most max_scale_down_per_round nodes removed per round. Pure: snapshot and
- * plan in, accepted and rejected actions out.
+ * group min/max and the global node cap, no removal (drain, delete or
+ * NoExecute taint) of a node with a protected pod or outside managed
+ * groups, PDBs held over all of a round's removals together, at most
+ * max_scale_down_per_round removals and max_actions_per_round actions per
+ * round, and no plan writing a key a group selects its nodes by. Pure:
+ * snapshot and plan in, accepted and rejected actions out.
  */
 #ifndef LUASCALE_SAFETY_H
 #define LUASCALE_SAFETY_H
@@ -18,7 +20,8 @@
 
 struct safety_limits {
 	int64_t max_nodes_total;          /* 0: no global cap */
-	int64_t max_scale_down_per_round; /* nodes drained or deleted per round */
+	int64_t max_scale_down_per_round; /* nodes drained, deleted or NoExecute-tainted per round */
+	int64_t max_actions_per_round;    /* 0: no cap; a plan over it is refused whole */
 	const struct label_selector *protected_pods; /* NULL: none */
 };
 
@@ -38,10 +41,24 @@ void verdict_init(struct verdict *v);
 void verdict_free(struct verdict *v);
 
 /*
+ * Is the plan within lim->max_actions_per_round? Returns 0, or -1 with
+ * 'err' saying how many actions the plan has and the cap. A plan over the
+ * cap is refused whole, not cut: which of its actions the policy meant to
+ * come first is not known, and half of a plan may break what the whole
+ * would have kept (a drain without the scale-up that made room for it).
+ */
+int safety_plan_size(const struct plan *p, const struct safety_limits *lim,
+		     struct errbuf *err);
+
+/*
  * Checks 'in' against 's' and 'lim'. Actions are taken in plan order; each
  * accepted action counts against the limits of the ones after it. A
  * scale_up above a group's max or the global cap is trimmed to what fits
- * and the excess rejected. Notes are copied to the accepted plan.
+ * and the excess rejected. A drain, delete or NoExecute taint is a removal:
+ * it counts against max_scale_down_per_round (several of one node count
+ * once) and its evictions, added to those of the round's earlier removals,
+ * must stay within every PDB's allowance. Notes are copied to the accepted
+ * plan.
  * Returns 0 (out filled; free with verdict_free) or -1 on out of memory.
  */
 int safety_check(const struct snapshot *s, const struct safety_limits *lim,

@@ -54,3 +54,84 @@ describe("safety checks", function()
     assert.matches("max_scale_down_per_round %(1%)", t.rejected(r, "delete", "w-4"))
   end)
 end)
+
+describe("NoExecute taints are removals", function()
+  -- w-1 and w-2 each run a replica of a PDB that allows one disruption
+  local function shared_pdb()
+    return t.cluster{
+      nodes = {
+        t.node{ name = "w-1", group = "workers" }, t.node{ name = "w-2", group = "workers" },
+        t.node{ name = "w-3", group = "workers" },
+      },
+      pods = {
+        t.pod{ name = "api-0", node = "w-1", labels = { app = "api" } },
+        t.pod{ name = "api-1", node = "w-2", labels = { app = "api" } },
+      },
+      pdbs = { t.pdb{ name = "api", selector = { app = "api" }, allowed = 1 } },
+    }
+  end
+
+  it("holds the PDB over all of the round's taints together", function()
+    local engine = t.engine{
+      policy = "fixtures/evicts_and_relabels.lua",
+      groups = { t.group{ name = "workers", min = 0, max = 6 }, t.group{ name = "small", max = 1 } },
+      safety = { max_scale_down_per_round = 5 },
+    }
+    local r = engine:decide(shared_pdb(), NOW)
+    assert.no_error(r)
+    assert.is_true(t.taints(r, "w-1", "evict", "NoExecute"))
+    assert.is_false(t.taints(r, "w-2", "evict", "NoExecute"))
+    assert.matches("PodDisruptionBudget default/api allows 1 disruption, and this round's removals would cause 2",
+      t.rejected(r, "taint", "w-2"))
+    assert.is_true(t.taints(r, "w-3", "evict", "NoExecute"))
+  end)
+
+  it("counts them against max_scale_down_per_round", function()
+    local engine = t.engine{
+      policy = "fixtures/evicts_and_relabels.lua",
+      groups = { t.group{ name = "workers", min = 0, max = 6 } },
+      safety = { max_scale_down_per_round = 1 },
+    }
+    local r = engine:decide(t.cluster{
+      nodes = { t.node{ name = "w-1", group = "workers" }, t.node{ name = "w-2", group = "workers" } },
+    }, NOW)
+    assert.is_true(t.taints(r, "w-1", "evict", "NoExecute"))
+    assert.is_false(t.taints(r, "w-2", "evict", "NoExecute"))
+    assert.matches("max_scale_down_per_round %(1%) reached", t.rejected(r, "taint", "w-2"))
+  end)
+
+  it("never moves a node between groups by its labels", function()
+    local engine = t.engine{
+      policy = "fixtures/evicts_and_relabels.lua",
+      groups = { t.group{ name = "workers", min = 0, max = 6 }, t.group{ name = "small", max = 1 } },
+      safety = { max_scale_down_per_round = 5 },
+    }
+    local r = engine:decide(shared_pdb(), NOW)
+    for _, n in ipairs{ "w-1", "w-2", "w-3" } do
+      assert.is_false(t.labels(r, n, "luascale.io/node-group"))
+    end
+    assert.matches("label sets key luascale%.io/node%-group: node group workers selects its nodes by that label key",
+      t.rejected(r, "label", "w-1"))
+  end)
+end)
+
+describe("malformed and oversized plans", function()
+  it("reports a list returned instead of a plan, with file:line", function()
+    local engine = t.engine{ policy = "fixtures/bare_list.lua",
+                             groups = { t.group{ name = "workers", max = 6 } } }
+    local r = engine:decide(cluster(), NOW)
+    assert.matches("bare_list.lua:4: reconcile returned a malformed plan: reconcile returned a list, not a plan", r.error)
+    assert.no_actions(r)
+  end)
+
+  it("refuses a plan over safety.max_actions_per_round whole", function()
+    local engine = t.engine{
+      policy = "fixtures/reckless.lua",
+      groups = { t.group{ name = "workers", min = 1, max = 6 } },
+      safety = { max_scale_down_per_round = 1, max_actions_per_round = 5 },
+    }
+    local r = engine:decide(cluster(), NOW) -- 1 scale-up, a drain and a delete per node
+    assert.matches("reckless.lua: reconcile returned a malformed plan: the plan has 11 actions, more than safety.max_actions_per_round %(5%)", r.error)
+    assert.no_actions(r)
+  end)
+end)

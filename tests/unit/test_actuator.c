@@ -471,7 +471,7 @@ static void test_instance_never_ready_is_terminated_and_group_backed_off(void **
 	struct world *w = world_new(false);
 	struct snapshot *s = snap(w, "");
 	struct plan p;
-	struct safety_limits lim = {0, 1, NULL};
+	struct safety_limits lim = {.max_scale_down_per_round = 1};
 	struct verdict v;
 	struct errbuf err;
 

@@ -538,7 +538,8 @@ static void test_error_keys(void **state)
 		     "(did you mean \"max_nodes_total\"?)");
 	expect_error(HEAD "safety:\n  color: blue\n",
 		     "config.yaml:7:3: safety: unknown key \"color\" (known keys: "
-		     "max_nodes_total, max_scale_down_per_round, protected_pod_selector)");
+		     "max_nodes_total, max_scale_down_per_round, max_actions_per_round, "
+		     "protected_pod_selector)");
 	expect_error(HEAD "safety:\n  max_nodes_total: 3\n  max_nodes_total: 4\n",
 		     "config.yaml:8:3: safety: duplicate key \"max_nodes_total\" (first at line 7)");
 	/* duplicates are found in every mapping, params included */
@@ -985,6 +986,39 @@ static void test_example(void **state)
 	config_free(c);
 }
 
+/* safety.max_actions_per_round: default 1000, at least 1, at most the
+ * decoder's own limit, from the file or the environment */
+static void test_max_actions_per_round(void **state)
+{
+	static const char *const envp[] = { "LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND=50", NULL };
+	static const char *const bad_env[] = { "LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND=0", NULL };
+	struct errbuf err = { "" };
+	struct config *c;
+
+	(void)state;
+	c = parse(HEAD, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->max_actions_per_round, 1000);
+	config_free(c);
+	c = parse(HEAD "safety:\n  max_actions_per_round: 7\n", &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->max_actions_per_round, 7);
+	config_free(c);
+	c = parse_envp(HEAD "safety:\n  max_actions_per_round: 7\n", envp, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->max_actions_per_round, 50);
+	config_free(c);
+	expect_error_prefix(HEAD "safety:\n  max_actions_per_round: 0\n",
+			    "config.yaml:7:26: safety.max_actions_per_round: ");
+	expect_error_prefix(HEAD "safety:\n  max_actions_per_round: 100001\n",
+			    "config.yaml:7:26: safety.max_actions_per_round: ");
+	assert_null(parse_envp(HEAD, bad_env, &err));
+	assert_non_null(strstr(err.msg, "LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1006,6 +1040,7 @@ int main(void)
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_example),
+		cmocka_unit_test(test_max_actions_per_round),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

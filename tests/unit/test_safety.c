@@ -1,7 +1,8 @@
 /*
  * Safety checks: every plan is held to group min/max, the global cap, the
- * per-round removal limit, protected pods, PDBs and managed groups,
- * whatever the policy asked for.
+ * per-round removal limit (NoExecute taints included), protected pods, PDBs
+ * over all of a round's removals, managed groups, the groups' selector keys
+ * and the per-round action cap, whatever the policy asked for.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -305,6 +306,167 @@ static void test_conflicts_and_keys(void **state)
 	expect_rejected(f, 3, "NoExecute taint would evict");
 }
 
+static void add_taint(struct fixture *f, const char *node, const char *key, int effect)
+{
+	struct action a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = ACTION_TAINT;
+	a.node = (char *)node;
+	a.key = (char *)key;
+	a.value = "";
+	a.effect = effect;
+	a.reason = "test";
+	a.where = "";
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+}
+
+static void add_keyed(struct fixture *f, enum action_type t, const char *node, const char *key,
+		      const char *value)
+{
+	struct action a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = t;
+	a.node = (char *)node;
+	a.key = (char *)key;
+	a.value = (char *)value;
+	a.remove = value == NULL;
+	a.reason = "test";
+	a.where = "";
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+}
+
+/* A NoExecute taint evicts like a drain: it counts against the per-round
+ * cap with drains and deletes, and of one node it is one removal. */
+static void test_noexecute_is_a_removal(void **state)
+{
+	struct fixture *f = *state;
+
+	add_taint(f, "w-3", "evict", TAINT_NO_EXECUTE);
+	add_taint(f, "w-4", "evict", TAINT_NO_EXECUTE);
+	add(f, ACTION_DRAIN, "w-4", 0);
+	add(f, ACTION_DRAIN, "w-3", 0);  /* the tainted node: still one removal */
+	add(f, ACTION_DELETE, "w-3", 0);
+	add_taint(f, "w-4", "soft", TAINT_NO_SCHEDULE); /* not a removal */
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 4);
+	assert_int_equal(f->v.n_rejected, 2);
+	assert_string_equal(f->v.rejected[0].action.node, "w-4");
+	expect_rejected(f, 0, "max_scale_down_per_round (1)");
+	assert_int_equal(f->v.rejected[1].action.type, ACTION_DRAIN);
+	expect_rejected(f, 1, "max_scale_down_per_round (1)");
+	/* nor on a node outside the groups or with a protected pod */
+	plan_free(&f->plan);
+	f->lim.max_scale_down_per_round = 5;
+	add_taint(f, "cp-1", "evict", TAINT_NO_EXECUTE);
+	add_taint(f, "w-1", "evict", TAINT_NO_EXECUTE);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 0);
+	expect_rejected(f, 0, "not in a managed node group");
+	expect_rejected(f, 1, "hub/hub-0 is protected");
+}
+
+/* Two nodes whose pods share a PDB that allows one disruption. */
+static const char SHARED_PDB[] =
+	"{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":["
+	NODE("w-1", "workers") "," NODE("w-2", "workers") "," NODE("w-3", "workers") ","
+	NODE("w-4", "workers") "," NODE("w-5", "workers") ","
+	POD("app", "api-0", "w-1", "{\"app\":\"api\"}") ","
+	POD("app", "api-1", "w-2", "{\"app\":\"api\"}") ","
+	POD("app", "api-2", "w-3", "{\"app\":\"api\"}") ","
+	"{\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"namespace\":\"app\",\"name\":\"api\"},"
+	"\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"api\"}}},\"status\":{\"disruptionsAllowed\":1}}"
+	"]}";
+
+static void use_shared_pdb(struct fixture *f)
+{
+	struct node_group g;
+	struct kv sel = {"luascale.io/node-group", "workers"};
+	struct errbuf err;
+
+	memset(&g, 0, sizeof(g));
+	g.name = "workers";
+	g.min = 0;
+	g.max = 10;
+	g.selector.items = &sel;
+	g.selector.n = 1;
+	g.target = -1;
+	snapshot_free(f->s);
+	f->s = snapshot_new();
+	if (snapshot_add_json(f->s, SHARED_PDB, sizeof(SHARED_PDB) - 1, "cluster", &err) < 0 ||
+	    snapshot_set_groups(f->s, &g, 1, &err) < 0 ||
+	    snapshot_finish(f->s, 1700000000, &err) < 0)
+		fail_msg("fixture: %s", err.msg);
+	f->lim.max_scale_down_per_round = 5;
+}
+
+/* Each node alone is within the PDB; two removals in one round are not,
+ * whether they are NoExecute taints, drains or deletes. */
+static void test_pdb_across_the_rounds_removals(void **state)
+{
+	struct fixture *f = *state;
+
+	use_shared_pdb(f);
+	add_taint(f, "w-1", "evict", TAINT_NO_EXECUTE);
+	add_taint(f, "w-2", "evict", TAINT_NO_EXECUTE);
+	add(f, ACTION_DRAIN, "w-3", 0);
+	add(f, ACTION_DELETE, "w-4", 0); /* no api pod: fine */
+	add(f, ACTION_DRAIN, "w-1", 0);  /* the tainted node again: counted once */
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 3);
+	assert_int_equal(f->v.n_rejected, 2);
+	assert_string_equal(f->v.rejected[0].action.node, "w-2");
+	expect_rejected(f, 0, "PodDisruptionBudget app/api allows 1 disruption, and this round's removals would cause 2");
+	assert_string_equal(f->v.rejected[1].action.node, "w-3");
+	expect_rejected(f, 1, "PodDisruptionBudget app/api");
+
+	plan_free(&f->plan);
+	add(f, ACTION_DRAIN, "w-2", 0);
+	add(f, ACTION_DELETE, "w-3", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 1);
+	expect_rejected(f, 0, "would cause 2 (1 by earlier removals in this plan)");
+}
+
+/* No label, annotation or taint may write a key a group selects nodes by. */
+static void test_group_selector_keys(void **state)
+{
+	struct fixture *f = *state;
+
+	add_keyed(f, ACTION_LABEL, "w-3", "luascale.io/node-group", "gpu");
+	add_keyed(f, ACTION_LABEL, "w-4", "luascale.io/node-group", NULL);
+	add_keyed(f, ACTION_ANNOTATE, "w-3", "luascale.io/node-group", "x");
+	add_taint(f, "w-3", "luascale.io/node-group", TAINT_NO_SCHEDULE);
+	add_keyed(f, ACTION_LABEL, "w-3", "example.com/role", "batch");
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 1);
+	assert_string_equal(f->v.accepted.actions[0].key, "example.com/role");
+	assert_int_equal(f->v.n_rejected, 4);
+	expect_rejected(f, 0, "label sets key luascale.io/node-group: node group workers selects its nodes by");
+	expect_rejected(f, 1, "label removes key luascale.io/node-group: node group workers");
+	expect_rejected(f, 2, "annotate sets key luascale.io/node-group");
+	expect_rejected(f, 3, "taint sets key luascale.io/node-group");
+}
+
+/* A plan over max_actions_per_round is refused whole, saying how many. */
+static void test_actions_per_round(void **state)
+{
+	struct fixture *f = *state;
+	struct errbuf err;
+
+	add(f, ACTION_CORDON, "w-3", 0);
+	add(f, ACTION_CORDON, "w-4", 0);
+	add(f, ACTION_SCALE_UP, "workers", 1);
+	f->lim.max_actions_per_round = 3;
+	assert_int_equal(safety_plan_size(&f->plan, &f->lim, &err), 0);
+	f->lim.max_actions_per_round = 2;
+	assert_int_equal(safety_plan_size(&f->plan, &f->lim, &err), -1);
+	assert_string_equal(err.msg, "the plan has 3 actions, more than safety.max_actions_per_round (2); the whole plan is refused");
+	f->lim.max_actions_per_round = 0; /* no cap */
+	assert_int_equal(safety_plan_size(&f->plan, &f->lim, &err), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +481,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_per_round_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_min, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conflicts_and_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_noexecute_is_a_removal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pdb_across_the_rounds_removals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_selector_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_actions_per_round, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
