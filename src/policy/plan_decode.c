@@ -485,7 +485,7 @@ static void check_plan_keys(lua_State *L, int t)
 		const char *k;
 
 		if (lua_type(L, -2) == LUA_TNUMBER)
-			luaL_error(L, "reconcile returned a list, not a plan: return luascale.plan() or {actions = {...}}");
+			luaL_error(L, "got a list, not a plan: return luascale.plan() or {actions = {...}}");
 		if (lua_type(L, -2) != LUA_TSTRING)
 			luaL_error(L, "the plan has a key of type %s; a plan has only the fields actions, notes and messages",
 				   luaL_typename(L, -2));

@@ -120,7 +120,7 @@ describe("malformed and oversized plans", function()
     local engine = t.engine{ policy = "fixtures/bare_list.lua",
                              groups = { t.group{ name = "workers", max = 6 } } }
     local r = engine:decide(cluster(), NOW)
-    assert.matches("bare_list.lua:4: reconcile returned a malformed plan: reconcile returned a list, not a plan", r.error)
+    assert.matches("bare_list.lua:4: reconcile returned a malformed plan: got a list, not a plan", r.error)
     assert.no_actions(r)
   end)
 
