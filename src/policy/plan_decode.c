@@ -321,8 +321,7 @@ static void decode_action(lua_State *L, int t, lua_Integer i, struct decode_ctx 
 	if (!a.reason || !n)
 		luaL_error(L, "%s: %s needs a reason (a non-empty string)", what, type);
 	if (a.type == ACTION_SCALE_UP) {
-		int isint = 0;
-		lua_Integer c;
+		lua_Integer c = 0;
 
 		a.group = (char *)required_string(L, d, t, "group", PLAN_MAX_GROUP, what, &n);
 		if (!k8sname_valid_dns_subdomain(a.group))
@@ -330,8 +329,9 @@ static void decode_action(lua_State *L, int t, lua_Integer i, struct decode_ctx 
 				   what, shown(a.group, n, show, sizeof(show)));
 		lua_pushliteral(L, "count");
 		lua_rawget(L, t);
-		c = lua_tointegerx(L, -1, &isint);
-		if (!isint || c < 1)
+		if (lua_isinteger(L, -1)) /* not a float, nor a string that looks like one */
+			c = lua_tointeger(L, -1);
+		if (c < 1)
 			luaL_error(L, "%s: scale_up needs a positive integer count, got %s", what,
 				   lua_type(L, -1) == LUA_TNUMBER ? lua_tostring(L, -1)
 								  : luaL_typename(L, -1));

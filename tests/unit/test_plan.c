@@ -117,6 +117,10 @@ static void test_unknown_fields_and_types(void **state)
 			 "scale_up has no field \"node\"");
 	expect_malformed(WRAP("return {actions = {{type = 'drain', node = 'n', reason = 'r', [1] = 'x'}}}"),
 			 "key of type number");
+	expect_malformed(WRAP("return {actions = {{type = 'scale_up', group = 'g', count = '3', reason = 'r'}}}"),
+			 "positive integer count, got string");
+	expect_malformed(WRAP("return {actions = {{type = 'scale_up', group = 'g', count = 2.0, reason = 'r'}}}"),
+			 "positive integer count, got 2.0");
 	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 42, reason = 'r'}}}"),
 			 "field \"node\" must be a string, got number");
 	expect_malformed(WRAP("return {actions = {{type = 'label', node = 'n', key = 'k', value = 'v', remove = 'yes', reason = 'r'}}}"),
