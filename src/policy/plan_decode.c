@@ -298,11 +298,15 @@ static void decode_action(lua_State *L, int t, lua_Integer i, struct decode_ctx 
 	struct action a;
 	char what[PLAN_MAX_WHERE + 64], show[256];
 	const char *type, *where;
-	size_t n;
+	size_t n, k;
 
 	memset(&a, 0, sizeof(a));
 	snprintf(what, sizeof(what), "actions[%lld]", (long long)i);
 	where = field_string(L, d, t, "where", PLAN_MAX_WHERE, what, &n);
+	for (k = 0; where && k < n; k++)
+		if ((unsigned char)where[k] < 0x20 || where[k] == 0x7f)
+			luaL_error(L, "%s: field \"where\" holds a control character (it is \"file:line\")",
+				   what);
 	if (where && where[0])
 		snprintf(what, sizeof(what), "actions[%lld] (from %s)", (long long)i, where);
 	a.where = (char *)(where ? where : "");
@@ -549,7 +553,7 @@ int plan_decode(lua_State *L, int fn, const char *path, struct plan *out,
 	int rc = 0;
 
 	snprintf(origin, sizeof(origin), "%s", path);
-	if (fn) {
+	if (fn && lua_isfunction(L, fn)) {
 		lua_pushvalue(L, fn);
 		if (lua_getinfo(L, ">S", &ar) && ar.linedefined > 0)
 			snprintf(origin, sizeof(origin), "%s:%d",

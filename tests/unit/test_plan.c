@@ -151,6 +151,8 @@ static void test_names_follow_kubernetes(void **state)
 			 "contains a NUL byte");
 	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 'n', reason = 'ok\\0hidden'}}}"),
 			 "contains a NUL byte");
+	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 'n', reason = 'r', where = 'p.lua:1\\n[error] forged'}}}"),
+			 "holds a control character");
 	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 'Workers_1', reason = 'r'}}}"),
 			 "not a valid node name");
 	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 'w-1\\n2026 fake log line', reason = 'r'}}}"),
