@@ -22,6 +22,7 @@
 #include "engine/safety.h"
 #include "model.h"
 #include "runtime/clock.h"
+#include "sched.h"
 #include "runtime/executor.h"
 
 #define S CLOCK_NS_PER_S
@@ -154,12 +155,18 @@ struct fake_pod {
 	bool daemonset;
 	bool present;
 	int refusals; /* evictions to refuse with 429 first */
+	const char *json; /* the pod as the API would serve it; NULL: a plain ReplicaSet pod */
 };
 
 struct fake_kube {
 	struct fake_pod pods[8];
 	size_t n_pods;
 	bool cordoned;
+	bool marked;           /* carries luascale.io/cordoned-by */
+	int cordon_fails;      /* the next cordons fail with a 500 */
+	int delete_fails;      /* the next deletes fail with a 500 */
+	bool throttle;         /* refusals are the API server's 429s, not a PDB's */
+	int cordons, uncordons;
 	int evictions, refused, deleted, labels, events;
 	char last_event_reason[64];
 };
@@ -169,7 +176,17 @@ static int fk_cordon(void *ctx, const char *node, bool on, struct kube_status *s
 	struct fake_kube *k = ctx;
 
 	(void)node;
+	if (k->cordon_fails > 0) {
+		k->cordon_fails--;
+		st->code = KUBE_ERROR;
+		snprintf(st->message, sizeof(st->message), "cordon node %s: 500 InternalError", node);
+		return -1;
+	}
 	k->cordoned = on;
+	if (on)
+		k->cordons++;
+	else
+		k->uncordons++;
 	st->code = KUBE_OK;
 	return 0;
 }
@@ -180,9 +197,10 @@ static int fk_label(void *ctx, const char *node, const char *key, const char *va
 	struct fake_kube *k = ctx;
 
 	(void)node;
-	(void)key;
-	(void)value;
-	k->labels++;
+	if (strcmp(key, ACTUATOR_CORDON_MARK) == 0)
+		k->marked = value != NULL;
+	else
+		k->labels++;
 	st->code = KUBE_OK;
 	return 0;
 }
@@ -214,8 +232,11 @@ static int fk_evict(void *ctx, const char *ns, const char *pod, int64_t grace, s
 		if (k->pods[i].refusals > 0) {
 			k->pods[i].refusals--;
 			k->refused++;
-			st->code = KUBE_PDB_BLOCKED;
-			snprintf(st->message, sizeof(st->message), "Cannot evict pod as it would violate the pod's disruption budget.");
+			st->code = k->throttle ? KUBE_THROTTLED : KUBE_PDB_BLOCKED;
+			snprintf(st->message, sizeof(st->message), "%s", k->throttle ?
+				 "429 TooManyRequests: the server is busy" :
+				 "Cannot evict pod as it would violate the pod's disruption budget.");
+			st->retry_after_s = k->throttle ? 7 : 0;
 			return 0;
 		}
 		k->pods[i].present = false;
@@ -235,9 +256,39 @@ static int fk_delete(void *ctx, const char *node, struct kube_status *st)
 	(void)node;
 	for (i = 0; i < k->n_pods; i++)
 		assert_false(k->pods[i].present && !k->pods[i].daemonset); /* only after the drain */
+	if (k->delete_fails > 0) {
+		k->delete_fails--;
+		st->code = KUBE_ERROR;
+		snprintf(st->message, sizeof(st->message), "delete node %s: 500 InternalError", node);
+		return -1;
+	}
 	k->deleted++;
 	st->code = KUBE_OK;
 	return 0;
+}
+
+/* The pod decoded by the model, as kubeops_http decodes what it lists. */
+static struct pod *fake_pod_decode(const struct fake_pod *fp)
+{
+	char json[2048];
+	struct snapshot *s = snapshot_new();
+	struct errbuf err;
+	struct pod *p;
+
+	if (fp->json)
+		snprintf(json, sizeof(json), "%s", fp->json);
+	else
+		snprintf(json, sizeof(json),
+			 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\","
+			 "\"ownerReferences\":[{\"kind\":\"%s\",\"name\":\"x\",\"controller\":true}]},"
+			 "\"spec\":{\"nodeName\":\"n0\",\"containers\":[{\"name\":\"c\"}]},"
+			 "\"status\":{\"phase\":\"Running\"}}",
+			 fp->name, fp->daemonset ? "DaemonSet" : "ReplicaSet");
+	if (snapshot_add_json(s, json, strlen(json), "fake pod", &err) < 0 || s->n_pods != 1)
+		fail_msg("fake pod %s: %s", fp->name, err.msg);
+	p = pod_clone(&s->pods[0]);
+	snapshot_free(s);
+	return p;
 }
 
 static int fk_node_pods(void *ctx, const char *node, struct kube_pod_ref **out, size_t *n,
@@ -251,9 +302,10 @@ static int fk_node_pods(void *ctx, const char *node, struct kube_pod_ref **out, 
 	for (i = 0; i < k->n_pods; i++) {
 		if (!k->pods[i].present)
 			continue;
-		snprintf((*out)[m].ns, sizeof((*out)[m].ns), "default");
+		(*out)[m].pod = fake_pod_decode(&k->pods[i]);
+		snprintf((*out)[m].ns, sizeof((*out)[m].ns), "%s", (*out)[m].pod->ns);
 		snprintf((*out)[m].name, sizeof((*out)[m].name), "%s", k->pods[i].name);
-		(*out)[m].evictable = !k->pods[i].daemonset;
+		(*out)[m].evictable = sched_pod_evictable((*out)[m].pod);
 		m++;
 	}
 	*n = m;
