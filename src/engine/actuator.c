@@ -104,6 +104,7 @@ struct actuator {
 	struct gstate *groups;
 	struct memo *memos;
 	int64_t drains;            /* jobs holding a drain slot */
+	bool stopping;             /* actuator_stop(): node jobs end at their next step */
 	struct drain_opts evict_opts; /* what every eviction is checked against */
 	struct actuator_stats st;
 	uint64_t rng;
@@ -815,6 +816,10 @@ static void node_step(void *arg, bool cancelled)
 	struct actuator *a = j->a;
 	const struct action *act;
 
+	pthread_mutex_lock(&a->mu);
+	if (a->stopping)
+		cancelled = true;
+	pthread_mutex_unlock(&a->mu);
 	if (cancelled) {
 		job_abandon(j, "at shutdown");
 		return;
@@ -1253,6 +1258,13 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 		else
 			free(f);
 	}
+}
+
+void actuator_stop(struct actuator *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->stopping = true;
+	pthread_mutex_unlock(&a->mu);
 }
 
 void actuator_get_stats(struct actuator *a, struct actuator_stats *out)

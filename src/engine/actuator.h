@@ -118,6 +118,14 @@ void actuator_observe(struct actuator *a, struct snapshot *s);
  */
 int actuator_execute(struct actuator *a, const struct plan *p, const struct snapshot *s);
 
+/*
+ * Shutdown begins: from now on every node job ends at its next step
+ * without doing more (a drain evicts nothing more), gives back the cordon
+ * it made and is counted abandoned. Launches already asked for go on.
+ * Call before executor_shutdown(), whose deadline bounds the give-backs.
+ */
+void actuator_stop(struct actuator *a);
+
 void actuator_get_stats(struct actuator *a, struct actuator_stats *out);
 
 /* Calls fn for every instance in flight (created, not yet a node). */

@@ -5,6 +5,10 @@
  * nodes are terminated and their group backed off, drains evict through the
  * Eviction API (retrying what a PDB refused), delete only after the drain,
  * dry runs do nothing, and a shutdown leaves nothing unaccounted for.
+ * Drains re-check every pod as fetched (protected, safe-to-evict) before
+ * evicting, stop when the cordon fails, give back luascale's cordons when
+ * a removal does not finish (also after a restart), never act twice on a
+ * node deleted while the cache lags, and respect max_concurrent_drains.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -881,6 +885,7 @@ static void test_cordon_given_back_when_removal_does_not_finish(void **state)
 	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
 	struct actuator_stats st;
 	struct plan p;
+	int refused;
 
 	(void)state;
 	/* the delete fails */
@@ -914,8 +919,11 @@ static void test_cordon_given_back_when_removal_does_not_finish(void **state)
 	run_for(w, 20);
 	assert_true(w->kube.cordoned);
 	assert_true(w->kube.marked);
-	executor_shutdown(w->ex, clock_now(w->clock) + 5 * S);
+	refused = w->kube.refused;
+	actuator_stop(w->act);
+	executor_shutdown(w->ex, clock_now(w->clock) + 10 * S);
 	w->ex = NULL;
+	assert_int_equal(w->kube.refused, refused); /* no eviction tried after the stop */
 	assert_false(w->kube.cordoned);
 	assert_false(w->kube.marked);
 	assert_non_null(strstr(w->all_log, "node n0 uncordoned: its removal was abandoned"));
