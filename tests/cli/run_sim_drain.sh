@@ -5,8 +5,11 @@
 # showing an empty node after a protected pod (critical=true) started on
 # it. The policy removes the "empty" node; the drain lists the node's pods
 # fresh, finds the protected one, evicts nothing, gives the cordon back
-# and says why. Every wait polls a condition against a deadline. Reads the
-# API with curl and decodes JSON with lua5.4.
+# and says why. Then, with every eviction refused (429), a drain is killed
+# (SIGKILL) and the next luascale uncordons the node it left behind, and a
+# SIGTERM in the middle of a drain uncordons the node before exiting.
+# Every wait polls a condition against a deadline. Reads the API with curl
+# and decodes JSON with lua5.4.
 # usage: run_sim_drain.sh LUASCALE_BINARY SOURCE_DIR
 set -u
 BIN=$1
@@ -80,7 +83,7 @@ cp "$SRC/policies/default.lua" "$TMP/policy.lua"
 "$BIN" sim --listen 127.0.0.1:0 --scenario "$TMP/scenario.yaml" \
   --kubeconfig-out "$TMP/sim.kubeconfig" >"$TMP/sim.log" 2>&1 &
 PIDS+=($!)
-until_true 20 grep -q "serving .* on http://127.0.0.1:" "$TMP/sim.log"
+until_true 20 grep -qs "serving .* on http://127.0.0.1:" "$TMP/sim.log"
 BASE=$(grep -o "http://127.0.0.1:[0-9]*" "$TMP/sim.log" | head -1)
 until_true 20 curl -sf "$BASE/version" -o /dev/null
 printf '%s\n' \
@@ -121,6 +124,58 @@ t="the node luascale cordoned for the drain is uncordoned, its mark removed"
 uncordoned() { [ "$(node_state "$HUB_NODE")" = "false nil" ]; }
 if grep -q "node $HUB_NODE uncordoned: its drain gave up" "$TMP/run.log" &&
    until_true 20 uncordoned; then ok "$t"; else not_ok "$t"; fi
+
+# ---- cordons left behind: a killed process, a SIGTERM mid-drain ----
+kill -TERM "$RUN_PID"
+until_true 40 sh -c "! kill -0 $RUN_PID 2>/dev/null"
+sed -i -e 's/^initial_nodes: .*/initial_nodes: [{group: workers, count: 2}]/' \
+  -e '/name: hub/d' -e 's/count: 1, requests: {cpu: 500m/count: 2, requests: {cpu: 500m/' "$TMP/scenario.yaml"
+"$BIN" sim --listen 127.0.0.1:0 --scenario "$TMP/scenario.yaml" \
+  --kubeconfig-out "$TMP/sim.kubeconfig" >"$TMP/sim2.log" 2>&1 &
+PIDS+=($!)
+until_true 20 grep -qs "serving .* on http://127.0.0.1:" "$TMP/sim2.log"
+BASE=$(grep -o "http://127.0.0.1:[0-9]*" "$TMP/sim2.log" | head -1)
+until_true 20 curl -sf "$BASE/version" -o /dev/null
+sed -i 's/unneeded_for: 14s/unneeded_for: 3s/' "$TMP/run.yaml"
+fault '"throttle=1:create:pods/eviction"'
+mv "$TMP/run.log" "$TMP/run-first.log"
+"$BIN" run --config "$TMP/run.yaml" >"$TMP/run.log" 2>&1 &
+RUN_PID=$!
+PIDS+=($RUN_PID)
+
+t="a luascale killed in the middle of a drain leaves the node cordoned and marked"
+drained_node() { grep -o "drain workers-[0-9]*: started" "$TMP/run.log" | head -1 | cut -d' ' -f2 | tr -d :; }
+refused() { grep -q "the API server refused evicting" "$TMP/run.log"; }
+if until_true 40 refused; then
+  NODE=$(drained_node)
+  kill -KILL "$RUN_PID"
+  until_true 10 sh -c "! kill -0 $RUN_PID 2>/dev/null"
+  if [ "$(node_state "$NODE")" = "true luascale" ]; then ok "$t"; else not_ok "$t"; fi
+else
+  NODE=""
+  not_ok "$t"
+fi
+
+t="the next luascale uncordons the node the killed one cordoned"
+mv "$TMP/run.log" "$TMP/run-killed.log"
+"$BIN" run --config "$TMP/run.yaml" >"$TMP/run.log" 2>&1 &
+RUN_PID=$!
+PIDS+=($RUN_PID)
+released() { grep -q "node $NODE uncordoned: no removal of it is running" "$TMP/run.log"; }
+if [ -n "$NODE" ] && until_true 30 released; then ok "$t"; else not_ok "$t"; fi
+
+t="SIGTERM in the middle of a drain uncordons the node before exiting"
+started() { grep -q "drain workers-[0-9]*: started" "$TMP/run.log"; }
+stopped() { ! kill -0 "$RUN_PID" 2>/dev/null; }
+if until_true 40 started && until_true 20 refused; then
+  NODE=$(drained_node)
+  kill -TERM "$RUN_PID"
+  if until_true 40 stopped && [ "$(node_state "$NODE")" = "false nil" ] &&
+     grep -q "node $NODE uncordoned: its removal was abandoned" "$TMP/run.log"; then
+    ok "$t"; else not_ok "$t"; fi
+else
+  not_ok "$t"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
