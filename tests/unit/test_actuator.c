@@ -665,6 +665,10 @@ static void test_delete_waits_for_drain_and_gives_up(void **state)
 	assert_int_equal(st.nodes_deleted, 0);
 	assert_int_equal(st.busy, 0);
 	assert_non_null(strstr(w->last_log, "not done: the drain did not finish"));
+	/* the cordon the drain made is given back */
+	assert_false(w->kube.cordoned);
+	assert_false(w->kube.marked);
+	assert_int_equal(st.uncordoned, 1);
 	plan_free(&p);
 	snapshot_free(s);
 	world_free(w);

@@ -180,6 +180,29 @@ static void test_cordon_and_uncordon(void **state)
 	assert_string_equal(req(f, 1)->body, "{\"spec\":{\"unschedulable\":null}}");
 }
 
+/* The cordon and luascale's mark in one strategic merge patch, both ways. */
+static void test_cordon_with_mark(void **state)
+{
+	struct fixture *f = *state;
+	struct kube_status st;
+	const struct kv on[2] = {{"luascale.io/cordoned-by", "luascale"},
+				 {"luascale.io/cordoned-at", "2026-01-01T00:00:00Z"}};
+	const struct kv off[2] = {{"luascale.io/cordoned-by", NULL}, {"luascale.io/cordoned-at", NULL}};
+
+	assert_int_equal(f->ops.ops->cordon_mark(f->ops.ctx, "n1", true, on, 2, &st), 0);
+	assert_int_equal(st.code, KUBE_OK);
+	assert_int_equal(f->ops.ops->cordon_mark(f->ops.ctx, "n1", false, off, 2, &st), 0);
+	assert_int_equal(ts_count(&f->s), 2);
+	assert_string_equal(req(f, 0)->method, "PATCH");
+	assert_string_equal(req(f, 0)->ctype, "application/strategic-merge-patch+json");
+	assert_string_equal(req(f, 0)->body,
+			    "{\"metadata\":{\"annotations\":{\"luascale.io/cordoned-by\":\"luascale\","
+			    "\"luascale.io/cordoned-at\":\"2026-01-01T00:00:00Z\"}},\"spec\":{\"unschedulable\":true}}");
+	assert_string_equal(req(f, 1)->body,
+			    "{\"metadata\":{\"annotations\":{\"luascale.io/cordoned-by\":null,"
+			    "\"luascale.io/cordoned-at\":null}},\"spec\":{\"unschedulable\":null}}");
+}
+
 static void test_labels_and_annotations(void **state)
 {
 	struct fixture *f = *state;
@@ -527,6 +550,7 @@ int main(void)
 		T(test_taint_conflict_retried),
 		T(test_taint_edit_and_remove),
 		T(test_taint_conflict_gives_up),
+		T(test_cordon_with_mark),
 		T(test_evictions),
 		T(test_delete_node),
 		T(test_eviction_429_says_what_the_server_said),
