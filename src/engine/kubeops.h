@@ -39,7 +39,8 @@ struct kube_pod_ref {
 	bool terminating; /* already being deleted (deletionTimestamp): wait, do not evict again */
 	struct pod *pod;  /* the pod as fetched, decoded by the model (a pod_clone()
 			   * block owned by the list), so an eviction is checked
-			   * against the pod as it is now; NULL when not known */
+			   * against the pod as it is now; NULL when not known,
+			   * and then a drain evicts nothing: it cannot check it */
 };
 
 /* Frees a node_pods() list and the pods it owns. NULL is a no-op. */
