@@ -1123,9 +1123,11 @@ static int parse_policy(struct ctx *x, const struct ytree_node *m)
 static int parse_safety(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "max_nodes_total", "max_scale_down_per_round",
-					    "max_actions_per_round", "protected_pod_selector", NULL };
+					    "max_actions_per_round", "max_concurrent_drains",
+					    "protected_pod_selector", NULL };
 	static const struct int_range count = { 0, INT64_MAX };
 	static const struct int_range actions = { 1, PLAN_MAX_ACTIONS };
+	static const struct int_range drains = { 1, 1000000 };
 	struct config *c = x->c;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
@@ -1136,6 +1138,8 @@ static int parse_safety(struct ctx *x, const struct ytree_node *m)
 		     &c->max_scale_down_per_round, &count, NULL) ||
 	       field(x, m, "max_actions_per_round", dec_int,
 		     &c->max_actions_per_round, &actions, NULL) ||
+	       field(x, m, "max_concurrent_drains", dec_int,
+		     &c->max_concurrent_drains, &drains, NULL) ||
 	       field(x, m, "protected_pod_selector", dec_string,
 		     &c->protected_pod_selector, NULL, &x->protected_sel) ? -1 : 0;
 }
@@ -1223,6 +1227,7 @@ static int env_cluster_policy(struct ctx *x)
 {
 	static const struct int_range positive = { 1, INT64_MAX };
 	static const struct int_range count = { 0, INT64_MAX };
+	static const struct int_range drains = { 1, 1000000 };
 	static const struct int_range burst = { 1, 1000000 };
 	static const struct int_range actions = { 1, PLAN_MAX_ACTIONS };
 	struct config *c = x->c;
@@ -1237,6 +1242,7 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_SAFETY_MAX_NODES_TOTAL", dec_int, &c->max_nodes_total, &count, &x->max_nodes_total) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND", dec_int, &c->max_scale_down_per_round, &count, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND", dec_int, &c->max_actions_per_round, &actions, NULL) ||
+	    env_field(x, "LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS", dec_int, &c->max_concurrent_drains, &drains, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_PROTECTED_POD_SELECTOR", dec_string, &c->protected_pod_selector, NULL, &x->protected_sel) ||
 	    env_field(x, "LUASCALE_INTERVALS_RECONCILE", dec_duration, &c->reconcile_interval_ms, NULL, &x->reconcile) ||
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_IDLE", dec_duration, &c->batch_idle_ms, NULL, &x->batch_idle) ||
@@ -1569,6 +1575,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->policy_memory = DEFAULT_MEMORY;
 	c->max_scale_down_per_round = 1;
 	c->max_actions_per_round = 1000;
+	c->max_concurrent_drains = 1;
 	c->protected_pod_selector = "";
 	c->reconcile_interval_ms = 10000;
 	c->batch_idle_ms = 1000;

@@ -58,6 +58,7 @@ struct config {
 	int64_t max_nodes_total;        /* 0 = no global cap */
 	int64_t max_scale_down_per_round; /* default 1 */
 	int64_t max_actions_per_round;  /* default 1000, 1..PLAN_MAX_ACTIONS: a plan over it is refused */
+	int64_t max_concurrent_drains;  /* drains running at once, >= 1, default 1 */
 	const char *protected_pod_selector; /* kubectl selector string, "" for none */
 	struct label_selector protected_pods;
 
@@ -91,6 +92,7 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  *   LUASCALE_POLICY_PATH, LUASCALE_POLICY_INSTRUCTIONS, LUASCALE_POLICY_MEMORY,
  *   LUASCALE_POLICY_PARAMS_<KEY> (key lower-cased),
  *   LUASCALE_SAFETY_MAX_NODES_TOTAL, LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND,
+ *   LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND, LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS,
  *   LUASCALE_SAFETY_PROTECTED_POD_SELECTOR,
  *   LUASCALE_INTERVALS_RECONCILE, LUASCALE_INTERVALS_BATCH_IDLE, LUASCALE_INTERVALS_BATCH_MAX,
  *   LUASCALE_PROVIDER_KIND / _QPS / _BURST / _READ_QPS / _READ_BURST,

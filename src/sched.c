@@ -796,7 +796,7 @@ static bool has_pdb(const struct snapshot *s, const struct pod *p)
 {
 	size_t i;
 
-	for (i = 0; i < s->n_pdbs; i++)
+	for (i = 0; s && i < s->n_pdbs; i++)
 		if (pdb_matches(&s->pdbs[i], p))
 			return true;
 	return false;
@@ -842,6 +842,19 @@ static bool pod_blocks(const struct snapshot *s, const struct pod *p,
 		return true;
 	}
 	return false;
+}
+
+bool sched_pod_blocks_drain(const struct snapshot *s, const struct pod *p,
+			    const struct drain_opts *o, char *why, size_t why_len)
+{
+	struct text t = text_at(why, why_len);
+	struct drain_opts def;
+
+	if (!o) {
+		drain_opts_default(&def);
+		o = &def;
+	}
+	return pod_blocks(s, p, o, &t);
 }
 
 bool sched_node_blockers(const struct snapshot *s, size_t node,

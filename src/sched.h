@@ -141,6 +141,19 @@ void drain_opts_default(struct drain_opts *o);
 bool sched_pod_evictable(const struct pod *p);
 
 /*
+ * The rules of sched_node_blockers() for one pod, without the PDB budget
+ * count: protected (matches o->protected_pods; a DaemonSet or mirror pod
+ * too), safe-to-evict "false", local storage, no controller, kube-system
+ * without a PDB, as 'o' says. The same predicate at plan time and when a
+ * drain is about to evict, so both agree. 's' supplies the PDBs for
+ * kube_system_needs_pdb and may be NULL (no PDB known). Returns true with
+ * 'why' ("pod ns/x is protected (matches selector critical=true)") when
+ * the pod keeps its node, false otherwise.
+ */
+bool sched_pod_blocks_drain(const struct snapshot *s, const struct pod *p,
+			    const struct drain_opts *o, char *why, size_t why_len);
+
+/*
  * Checks that do not depend on room: a protected pod, a pod whose PDB does
  * not allow as many disruptions as the drain would cause, safe-to-evict
  * "false", local storage, unreplicated pods (as 'o' says). Returns true when

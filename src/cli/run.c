@@ -289,6 +289,7 @@ int cli_run(int argc, char **argv)
 stop:
 	log_at(&log, LOG_INFO, clock_wall(clock), "stopping: giving in-flight actions %ds", SHUTDOWN_GRACE_S);
 	informer_set_stop(infs);
+	actuator_stop(act); /* drains stop and give their cordons back */
 	{
 		size_t cancelled = executor_shutdown(ex, clock_now(clock) + SHUTDOWN_GRACE_S * CLOCK_NS_PER_S);
 

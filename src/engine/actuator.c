@@ -2,11 +2,13 @@
  * actuator: carries out checked plans and keeps track of what is in flight.
  * Launches and node jobs are tasks on the executor; callbacks from the
  * provider may arrive on any thread, so the state is under one mutex, never
- * held while calling out (provider, kubeops, logger).
+ * held while calling out (provider, kubeops, logger). It also remembers the
+ * nodes it deleted and the cordons it gave back until the cache catches up.
  */
 #include "engine/actuator.h"
 
 #include "config.h"
+#include "sched.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -50,11 +52,20 @@ struct node_job {
 	char provider_id[256];
 	struct action *actions;
 	size_t n, next;
+	bool removal;          /* it drains or deletes the node */
+	bool release;          /* it only gives back a cordon luascale left behind */
+	bool holds_slot;       /* counts against max_concurrent_drains */
+	bool was_cordoned;     /* unschedulable in the snapshot the plan was made on */
+	bool marked;           /* ... and carrying luascale's cordon mark */
+	bool ours;             /* cordoned by luascale (with the mark): give it back
+				* if the removal does not finish */
+	bool deleted;          /* the node object is gone */
 	bool drained;          /* a drain of this job finished */
 	bool drain_failed;
 	bool draining;
 	int64_t drain_start_ns;
 	int64_t last_evict_ns;
+	int64_t hold_until_ns; /* no eviction before this (a 429's retryAfterSeconds) */
 	uint64_t evicted;
 	int64_t step_start_ns;
 };
@@ -64,6 +75,20 @@ struct busy_node {
 	char name[256];
 	bool removing; /* the job drains or deletes it */
 	struct busy_node *next;
+};
+
+/* What the cache may not show yet: a node deleted, or a cordon given back. */
+enum memo_kind {
+	MEMO_REMOVED,  /* deleted (and its instance terminated): never act on it again */
+	MEMO_RELEASED, /* uncordoned and unmarked: do not give it back again */
+};
+
+struct memo {
+	enum memo_kind kind;
+	char name[256];
+	char provider_id[256];
+	int64_t at; /* wall seconds */
+	struct memo *next;
 };
 
 struct actuator {
@@ -77,6 +102,10 @@ struct actuator {
 	const struct logger *log;
 	struct flight *flights;
 	struct gstate *groups;
+	struct memo *memos;
+	int64_t drains;            /* jobs holding a drain slot */
+	bool stopping;             /* actuator_stop(): node jobs end at their next step */
+	struct drain_opts evict_opts; /* what every eviction is checked against */
 	struct actuator_stats st;
 	uint64_t rng;
 };
@@ -93,6 +122,7 @@ void actuator_config_default(struct actuator_config *c)
 	c->eviction_retry_s = 5;
 	c->drain_poll_s = 2;
 	c->eviction_grace_s = -1;
+	c->max_concurrent_drains = 1;
 	c->seed = 1;
 }
 
@@ -103,6 +133,8 @@ void actuator_config_from(struct actuator_config *out, const struct config *c)
 	out->group_backoff.initial_ns = c->backoff_initial_ms * CLOCK_NS_PER_MS;
 	out->group_backoff.max_ns = c->backoff_max_ms * CLOCK_NS_PER_MS;
 	out->drain_timeout_s = c->drain_timeout_ms / 1000;
+	out->max_concurrent_drains = c->max_concurrent_drains;
+	out->protected_pods = c->protected_pods.n ? &c->protected_pods : NULL;
 }
 
 #define LOG(a, lvl, ...) log_at((a)->log, (lvl), clock_wall((a)->clock), __VA_ARGS__)
@@ -131,6 +163,14 @@ struct actuator *actuator_new(struct executor *ex, struct provider *prov,
 		actuator_config_default(&a->cfg);
 	a->log = log;
 	a->rng = a->cfg.seed ? a->cfg.seed : 1;
+	if (a->cfg.max_concurrent_drains < 1)
+		a->cfg.max_concurrent_drains = 1;
+	/* the rules safety.c holds a removal to at plan time, so plan time and
+	 * eviction time agree: protected pods, safe-to-evict "false" */
+	drain_opts_default(&a->evict_opts);
+	a->evict_opts.protected_pods = a->cfg.protected_pods;
+	a->evict_opts.local_storage_blocks = false;
+	a->evict_opts.unreplicated_blocks = false;
 	return a;
 }
 
@@ -157,6 +197,12 @@ void actuator_free(struct actuator *a)
 
 		a->busy_nodes = b->next;
 		free(b);
+	}
+	while (a->memos) {
+		struct memo *m = a->memos;
+
+		a->memos = m->next;
+		free(m);
 	}
 	pthread_mutex_destroy(&a->mu);
 	free(a);
@@ -312,6 +358,57 @@ static int start_launch(struct actuator *a, const struct action *act, const char
 	return 0;
 }
 
+/* ---- what the cache does not show yet ---- */
+
+/* The memo of 'node', or NULL. Lock held. */
+static struct memo *memo_find(struct actuator *a, const char *node)
+{
+	struct memo *m;
+
+	for (m = a->memos; m; m = m->next)
+		if (strcmp(m->name, node) == 0)
+			return m;
+	return NULL;
+}
+
+/* Drops the memo of 'node', if any. Lock held. */
+static void memo_drop(struct actuator *a, const char *node)
+{
+	struct memo **pp, *m;
+
+	for (pp = &a->memos; (m = *pp); pp = &m->next) {
+		if (strcmp(m->name, node) == 0) {
+			*pp = m->next;
+			free(m);
+			return;
+		}
+	}
+}
+
+/* Remembers 'node' as 'kind' (replacing what was remembered). Takes the lock. */
+static void memo_set(struct actuator *a, enum memo_kind kind, const char *node,
+		     const char *provider_id)
+{
+	struct memo *m;
+
+	pthread_mutex_lock(&a->mu);
+	m = memo_find(a, node);
+	if (!m) {
+		m = calloc(1, sizeof(*m));
+		if (m) {
+			m->next = a->memos;
+			a->memos = m;
+		}
+	}
+	if (m) {
+		m->kind = kind;
+		snprintf(m->name, sizeof(m->name), "%s", node);
+		snprintf(m->provider_id, sizeof(m->provider_id), "%s", provider_id ? provider_id : "");
+		m->at = clock_wall(a->clock);
+	}
+	pthread_mutex_unlock(&a->mu);
+}
+
 /* ---- node jobs ---- */
 
 static void job_free(struct node_job *j)
@@ -324,6 +421,15 @@ static void job_free(struct node_job *j)
 	free(j);
 }
 
+/* Frees the job's drain slot, if it holds one. Lock held. */
+static void release_slot(struct node_job *j)
+{
+	if (j->holds_slot) {
+		j->holds_slot = false;
+		j->a->drains--;
+	}
+}
+
 static void job_finish(struct node_job *j)
 {
 	struct actuator *a = j->a;
@@ -331,6 +437,7 @@ static void job_finish(struct node_job *j)
 
 	pthread_mutex_lock(&a->mu);
 	a->st.busy--;
+	release_slot(j);
 	for (pp = &a->busy_nodes; (b = *pp); pp = &b->next) {
 		if (strcmp(b->name, j->node) == 0) {
 			*pp = b->next;
@@ -353,19 +460,53 @@ static struct busy_node *busy_find(struct actuator *a, const char *node)
 	return NULL;
 }
 
-static void node_step(void *arg, bool cancelled);
-
-/* Runs the job's next step now, or after 'delay_ns'. */
-static void job_continue(struct node_job *j, int64_t delay_ns)
+static void count(struct actuator *a, uint64_t *field)
 {
-	if (executor_after(j->a->ex, delay_ns, node_step, j) < 0) {
-		LOG(j->a, LOG_WARN, "node %s: %zu action(s) abandoned: the work queue is full or shutting down",
-		    j->node, j->n - j->next);
-		pthread_mutex_lock(&j->a->mu);
-		j->a->st.actions_abandoned += j->n - j->next;
-		pthread_mutex_unlock(&j->a->mu);
-		job_finish(j);
+	pthread_mutex_lock(&a->mu);
+	(*field)++;
+	pthread_mutex_unlock(&a->mu);
+}
+
+/*
+ * Cordons or uncordons the job's node and, in the same write when kubeops
+ * can, sets luascale's mark (who and when) or removes it ('mark'). Returns
+ * 0 or -1, with 'st' filled either way.
+ */
+static int mark_cordon(struct node_job *j, bool on, bool mark, struct kube_status *st)
+{
+	struct actuator *a = j->a;
+	const struct kubeops_ops *k = a->kube->ops;
+	char ts[32];
+	struct kv marks[2];
+	size_t i;
+
+	model_format_time(clock_wall(a->clock), ts, sizeof(ts));
+	marks[0].key = ACTUATOR_CORDON_MARK;
+	marks[0].value = mark ? ACTUATOR_CORDON_MARK_VALUE : NULL;
+	marks[1].key = ACTUATOR_CORDON_TIME;
+	marks[1].value = mark ? ts : NULL;
+	st->code = KUBE_OK;
+	st->message[0] = '\0';
+	if (k->cordon_mark) {
+		k->cordon_mark(a->kube->ctx, j->node, on, marks, 2, st);
+		return st->code == KUBE_OK ? 0 : -1;
 	}
+	/* no single write: the mark goes on before the cordon and comes off
+	 * after it changed, so luascale's cordon never stands unmarked (a
+	 * mark alone is cleaned up later) */
+	if (!mark) {
+		k->cordon(a->kube->ctx, j->node, on, st);
+		if (st->code != KUBE_OK)
+			return -1;
+	}
+	for (i = 0; i < 2; i++) {
+		k->annotate(a->kube->ctx, j->node, marks[i].key, marks[i].value, st);
+		if (st->code != KUBE_OK)
+			return -1;
+	}
+	if (mark)
+		k->cordon(a->kube->ctx, j->node, on, st);
+	return st->code == KUBE_OK ? 0 : -1;
 }
 
 static void note_event(struct node_job *j, const char *type, const char *reason, const char *msg)
@@ -374,11 +515,85 @@ static void note_event(struct node_job *j, const char *type, const char *reason,
 		j->a->kube->ops->event(j->a->kube->ctx, j->node, type, reason, msg);
 }
 
-static void count(struct actuator *a, uint64_t *field)
+/*
+ * Uncordons the job's node when luascale cordoned it and the removal did
+ * not finish ('why' says what happened). A failed uncordon leaves the mark
+ * on the node, so actuator_observe() tries again.
+ */
+static void give_back(struct node_job *j, const char *why)
 {
+	struct actuator *a = j->a;
+	struct kube_status st = {KUBE_OK, "", 0};
+
+	if (!j->ours || j->deleted || !a->kube)
+		return;
+	j->ours = false;
+	if (mark_cordon(j, false, false, &st) < 0 && st.code != KUBE_NOT_FOUND) {
+		LOG(a, LOG_WARN, "node %s: uncordoning it failed after %s: %s; it stays cordoned, marked %s=%s, and is uncordoned when luascale next sees it",
+		    j->node, why, st.message[0] ? st.message : "error", ACTUATOR_CORDON_MARK,
+		    ACTUATOR_CORDON_MARK_VALUE);
+		j->ours = true;
+		return;
+	}
+	count(a, &a->st.uncordoned);
+	memo_set(a, MEMO_RELEASED, j->node, j->provider_id);
+	LOG(a, LOG_INFO, "node %s uncordoned: %s (luascale had cordoned it to remove it)", j->node, why);
+	note_event(j, "Normal", "LuascaleUncordon", why);
+}
+
+/* Ends the job early (the executor refuses work): logs what is left, gives
+ * the node back, accounts for it. */
+static void job_abandon(struct node_job *j, const char *when)
+{
+	struct actuator *a = j->a;
+	size_t i;
+
+	for (i = j->next; i < j->n; i++) {
+		char desc[512];
+
+		action_describe(&j->actions[i], desc, sizeof(desc));
+		LOG(a, LOG_WARN, "%s abandoned %s%s", desc, when,
+		    j->draining && i == j->next ? " (drain in progress)" : "");
+	}
 	pthread_mutex_lock(&a->mu);
-	(*field)++;
+	a->st.actions_abandoned += j->n - j->next;
 	pthread_mutex_unlock(&a->mu);
+	if (j->removal)
+		give_back(j, "its removal was abandoned");
+	job_finish(j);
+}
+
+static void node_step(void *arg, bool cancelled);
+
+/* Runs the job's next step now, or after 'delay_ns'. */
+static void job_continue(struct node_job *j, int64_t delay_ns)
+{
+	if (executor_after(j->a->ex, delay_ns, node_step, j) < 0)
+		job_abandon(j, "(the work queue is full or shutting down)");
+}
+
+/* Cordons for a removal: with the mark when the node was schedulable
+ * (luascale's cordon, given back if the removal fails), plainly when
+ * someone had cordoned it already (theirs; never undone). */
+static int removal_cordon(struct node_job *j, struct kube_status *st)
+{
+	struct actuator *a = j->a;
+
+	if (j->ours)
+		return 0;
+	if (j->was_cordoned) {
+		if (j->marked)
+			j->ours = true; /* an earlier cordon of luascale's */
+		a->kube->ops->cordon(a->kube->ctx, j->node, true, st);
+		return st->code == KUBE_OK || st->code == KUBE_NOT_FOUND ? 0 : -1;
+	}
+	if (mark_cordon(j, true, true, st) < 0)
+		return st->code == KUBE_NOT_FOUND ? 0 : -1;
+	j->ours = true;
+	pthread_mutex_lock(&a->mu);
+	memo_drop(a, j->node); /* a cordon to give back again if need be */
+	pthread_mutex_unlock(&a->mu);
+	return 0;
 }
 
 /* cordon, uncordon, label, annotate, taint. */
@@ -387,15 +602,28 @@ static void simple_action(struct node_job *j, const struct action *act)
 	struct actuator *a = j->a;
 	const struct kubeops_ops *k = a->kube->ops;
 	void *ctx = a->kube->ctx;
-	struct kube_status st = {KUBE_OK, ""};
+	struct kube_status st = {KUBE_OK, "", 0};
 	char desc[512];
 	int rc = -1;
 
 	action_describe(act, desc, sizeof(desc));
 	switch (act->type) {
 	case ACTION_CORDON:
+		if (j->removal)
+			rc = removal_cordon(j, &st);
+		else if (j->marked)
+			rc = mark_cordon(j, true, false, &st); /* the plan's cordon now */
+		else
+			rc = k->cordon(ctx, act->node, true, &st);
+		break;
 	case ACTION_UNCORDON:
-		rc = k->cordon(ctx, act->node, act->type == ACTION_CORDON, &st);
+		if (j->marked || j->ours) {
+			rc = mark_cordon(j, false, false, &st);
+			if (rc == 0)
+				j->ours = false;
+		} else {
+			rc = k->cordon(ctx, act->node, false, &st);
+		}
 		break;
 	case ACTION_LABEL:
 		rc = k->label(ctx, act->node, act->key, act->remove ? NULL : act->value, &st);
@@ -422,43 +650,67 @@ static void simple_action(struct node_job *j, const struct action *act)
 }
 
 /*
- * One look at a draining node: evicts what must leave (again, for pods a
- * PDB refused, once eviction_retry_s has passed). Returns 1 when the node
- * is empty of pods that must leave, 0 to look again later, -1 when the
- * drain gave up.
+ * One look at a draining node: first every pod on it, as fetched now, is
+ * checked against the rules the plan was checked against (a protected
+ * pod, safe-to-evict "false": the cache the plan came from may have been
+ * stale); one that may not leave ends the drain before anything is
+ * evicted in this pass. Then evicts what must leave (again, for pods a 429
+ * refused, once eviction_retry_s has passed); DaemonSet, mirror and static
+ * pods are left alone. Returns 1 when the node is empty of pods that must
+ * leave, 0 to look again later, -1 when the drain gave up.
  */
 static int drain_pass(struct node_job *j)
 {
 	struct actuator *a = j->a;
 	struct kube_pod_ref *pods = NULL;
-	struct kube_status st = {KUBE_OK, ""};
+	struct kube_status st = {KUBE_OK, "", 0};
 	size_t n = 0, i, left = 0;
 	int64_t now = clock_now(a->clock);
-	bool retry = j->last_evict_ns == 0 ||
-		     now - j->last_evict_ns >= a->cfg.eviction_retry_s * CLOCK_NS_PER_S;
+	bool retry = (j->last_evict_ns == 0 ||
+		      now - j->last_evict_ns >= a->cfg.eviction_retry_s * CLOCK_NS_PER_S) &&
+		     now >= j->hold_until_ns;
 	char first[320] = "";
 
 	if (a->kube->ops->node_pods(a->kube->ctx, j->node, &pods, &n, &st) < 0 ||
 	    st.code != KUBE_OK) {
-		if (st.code == KUBE_NOT_FOUND) {
-			free(pods);
+		kube_pod_refs_free(pods, n);
+		if (st.code == KUBE_NOT_FOUND)
 			return 1; /* the node is gone already */
-		}
 		LOG(a, LOG_WARN, "drain %s: cannot list its pods: %s", j->node, st.message);
+		pods = NULL;
 		n = 0;
 		left = 1;
 	}
 	for (i = 0; i < n; i++) {
-		struct kube_status es = {KUBE_OK, ""};
+		char why[512];
+
+		if (!pods[i].pod) {
+			if (!pods[i].evictable || pods[i].terminating)
+				continue;
+			snprintf(why, sizeof(why), "its labels and annotations are unknown, so it cannot be checked");
+		} else if (!sched_pod_blocks_drain(NULL, pods[i].pod, &a->evict_opts, why, sizeof(why))) {
+			continue;
+		}
+		LOG(a, LOG_WARN, "drain %s gave up: pod %s/%s may not be evicted: %s; %s (%llu pod(s) evicted before)",
+		    j->node, pods[i].ns, pods[i].name, why,
+		    "nothing evicted in this pass", (unsigned long long)j->evicted);
+		kube_pod_refs_free(pods, n);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		struct kube_status es = {KUBE_OK, "", 0};
+		int64_t wait_s;
 
 		if (!pods[i].evictable)
-			continue;
+			continue; /* DaemonSet, mirror, static: as kubectl drain --ignore-daemonsets */
 		left++;
 		if (!first[0])
 			snprintf(first, sizeof(first), "%s/%s", pods[i].ns, pods[i].name);
 		if (pods[i].terminating || !retry)
 			continue;
 		a->kube->ops->evict(a->kube->ctx, pods[i].ns, pods[i].name, a->cfg.eviction_grace_s, &es);
+		wait_s = es.retry_after_s > a->cfg.eviction_retry_s ? es.retry_after_s
+								    : a->cfg.eviction_retry_s;
 		switch (es.code) {
 		case KUBE_OK:
 		case KUBE_NOT_FOUND:
@@ -468,15 +720,24 @@ static int drain_pass(struct node_job *j)
 			break;
 		case KUBE_PDB_BLOCKED:
 			count(a, &a->st.evictions_refused);
-			LOG(a, LOG_INFO, "drain %s: a PodDisruptionBudget refused evicting %s/%s for now; retrying in %llds",
-			    j->node, pods[i].ns, pods[i].name, (long long)a->cfg.eviction_retry_s);
+			LOG(a, LOG_INFO, "drain %s: a PodDisruptionBudget refused evicting %s/%s for now (%s); retrying in %llds",
+			    j->node, pods[i].ns, pods[i].name, es.message[0] ? es.message : "429",
+			    (long long)wait_s);
+			break;
+		case KUBE_THROTTLED:
+			count(a, &a->st.evictions_throttled);
+			LOG(a, LOG_INFO, "drain %s: the API server refused evicting %s/%s for now (%s); retrying in %llds",
+			    j->node, pods[i].ns, pods[i].name, es.message[0] ? es.message : "429",
+			    (long long)wait_s);
 			break;
 		default:
 			LOG(a, LOG_WARN, "drain %s: evicting %s/%s failed: %s", j->node, pods[i].ns,
 			    pods[i].name, es.message);
 		}
+		if (es.retry_after_s > 0 && now + es.retry_after_s * CLOCK_NS_PER_S > j->hold_until_ns)
+			j->hold_until_ns = now + es.retry_after_s * CLOCK_NS_PER_S;
 	}
-	free(pods);
+	kube_pod_refs_free(pods, n);
 	if (retry)
 		j->last_evict_ns = now;
 	if (left == 0)
@@ -504,20 +765,25 @@ static void terminate_done(void *ctx, int count_, const struct provider_status *
 }
 
 /* Deletes the node object, then terminates its instance (asynchronously;
- * the job ends when the cloud answered). Returns true when the job was
- * handed to the provider. */
+ * the job ends when the cloud answered). Either way the node is
+ * remembered as removed until the cache shows it gone. Returns true when
+ * the job was handed to the provider. */
 static bool delete_node(struct node_job *j, const struct action *act)
 {
 	struct actuator *a = j->a;
-	struct kube_status st = {KUBE_OK, ""};
+	struct kube_status st = {KUBE_OK, "", 0};
 	char group[64], id[128];
 
 	a->kube->ops->delete_node(a->kube->ctx, j->node, &st);
 	if (st.code != KUBE_OK && st.code != KUBE_NOT_FOUND) {
 		count(a, &a->st.actions_failed);
 		LOG(a, LOG_WARN, "delete %s failed: %s (asked: %s)", j->node, st.message, act->reason);
+		give_back(j, "its delete failed");
 		return false;
 	}
+	j->deleted = true;
+	j->ours = false;
+	memo_set(a, MEMO_REMOVED, j->node, j->provider_id);
 	count(a, &a->st.nodes_deleted);
 	LOG(a, LOG_INFO, "delete %s done: %s", j->node, act->reason);
 	if (!a->prov || !j->provider_id[0] ||
@@ -536,25 +802,30 @@ static bool delete_node(struct node_job *j, const struct action *act)
 	return true;
 }
 
+/* The drain of a job ended (done or given up): its slot goes to the next. */
+static void drain_ended(struct node_job *j)
+{
+	pthread_mutex_lock(&j->a->mu);
+	release_slot(j);
+	pthread_mutex_unlock(&j->a->mu);
+}
+
 static void node_step(void *arg, bool cancelled)
 {
 	struct node_job *j = arg;
 	struct actuator *a = j->a;
 	const struct action *act;
 
+	pthread_mutex_lock(&a->mu);
+	if (a->stopping)
+		cancelled = true;
+	pthread_mutex_unlock(&a->mu);
 	if (cancelled) {
-		size_t i;
-
-		for (i = j->next; i < j->n; i++) {
-			char desc[512];
-
-			action_describe(&j->actions[i], desc, sizeof(desc));
-			LOG(a, LOG_WARN, "%s abandoned at shutdown%s", desc,
-			    j->draining && i == j->next ? " (drain in progress)" : "");
-		}
-		pthread_mutex_lock(&a->mu);
-		a->st.actions_abandoned += j->n - j->next;
-		pthread_mutex_unlock(&a->mu);
+		job_abandon(j, "at shutdown");
+		return;
+	}
+	if (j->release) {
+		give_back(j, "no removal of it is running (luascale cordoned it earlier, e.g. before a restart)");
 		job_finish(j);
 		return;
 	}
@@ -579,17 +850,27 @@ static void node_step(void *arg, bool cancelled)
 				continue;
 			}
 			if (!j->draining) {
-				struct kube_status cs = {KUBE_OK, ""};
+				struct kube_status cs = {KUBE_OK, "", 0};
 
-				j->draining = true;
 				j->drain_start_ns = clock_now(a->clock);
 				j->last_evict_ns = 0;
+				j->hold_until_ns = 0;
 				j->evicted = 0;
 				/* cordon first, as kubectl drain does: evicted pods
-				 * must not come back to this node */
-				a->kube->ops->cordon(a->kube->ctx, j->node, true, &cs);
-				if (cs.code != KUBE_OK && cs.code != KUBE_NOT_FOUND)
-					LOG(a, LOG_WARN, "drain %s: cordon failed: %s", j->node, cs.message);
+				 * must not come back to this node; without the
+				 * cordon there is no drain */
+				if (removal_cordon(j, &cs) < 0) {
+					LOG(a, LOG_WARN, "drain %s aborted: cordon failed: %s; no pod evicted (asked: %s)",
+					    j->node, cs.message[0] ? cs.message : "error", act->reason);
+					note_event(j, "Warning", "LuascaleDrainFailed", "cordon failed: drain aborted");
+					count(a, &a->st.drains_failed);
+					drain_ended(j);
+					j->drain_failed = true;
+					if (act->type == ACTION_DRAIN)
+						j->next++;
+					continue;
+				}
+				j->draining = true;
 				LOG(a, LOG_INFO, "drain %s: started (%s)", j->node, act->reason);
 				note_event(j, "Normal", "LuascaleDrain", act->reason);
 			}
@@ -599,10 +880,12 @@ static void node_step(void *arg, bool cancelled)
 				return;
 			}
 			j->draining = false;
+			drain_ended(j);
 			if (r < 0) {
 				j->drain_failed = true;
 				count(a, &a->st.drains_failed);
 				note_event(j, "Warning", "LuascaleDrainFailed", "drain gave up");
+				give_back(j, "its drain gave up");
 				if (act->type == ACTION_DRAIN)
 					j->next++;
 				continue;
@@ -625,13 +908,37 @@ static void node_step(void *arg, bool cancelled)
 		simple_action(j, act);
 		j->next++;
 	}
+	if (j->removal && !j->deleted && !j->drain_failed && j->drained && j->ours) {
+		/* drained, and the plan asked for no delete: the node stays
+		 * cordoned as the plan's, no longer a cordon to give back */
+		struct kube_status st = {KUBE_OK, "", 0};
+
+		if (mark_cordon(j, true, false, &st) < 0)
+			LOG(a, LOG_WARN, "node %s: drained, but removing the %s annotation failed: %s; it will be uncordoned when luascale next sees it",
+			    j->node, ACTUATOR_CORDON_MARK, st.message);
+		j->ours = false;
+	}
 	job_finish(j);
+}
+
+/* Adds 'node' to the busy list. Lock held. */
+static void busy_add(struct actuator *a, const char *node, bool removing)
+{
+	struct busy_node *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		snprintf(b->name, sizeof(b->name), "%s", node);
+		b->removing = removing;
+		b->next = a->busy_nodes;
+		a->busy_nodes = b;
+	}
 }
 
 static int start_node_job(struct actuator *a, const struct plan *p, const struct snapshot *s,
 			  const char *node)
 {
 	struct node_job *j = calloc(1, sizeof(*j));
+	struct memo *m;
 	size_t i, k = 0, n = 0;
 	int32_t idx;
 
@@ -647,15 +954,35 @@ static int start_node_job(struct actuator *a, const struct plan *p, const struct
 	}
 	j->a = a;
 	snprintf(j->node, sizeof(j->node), "%s", node);
-	idx = snapshot_find_node(s, node);
-	if (idx >= 0)
+	idx = s ? snapshot_find_node(s, node) : -1;
+	if (idx >= 0) {
+		const char *mark = kvlist_get(&s->nodes[idx].annotations, ACTUATOR_CORDON_MARK);
+
 		snprintf(j->provider_id, sizeof(j->provider_id), "%s", s->nodes[idx].provider_id);
+		j->was_cordoned = s->nodes[idx].unschedulable;
+		j->marked = mark && strcmp(mark, ACTUATOR_CORDON_MARK_VALUE) == 0;
+	}
 	for (i = 0; i < p->n_actions; i++)
 		if (p->actions[i].node && strcmp(p->actions[i].node, node) == 0)
 			if (action_copy(&j->actions[k], &p->actions[i]) == 0)
 				k++;
 	j->n = k;
+	for (i = 0; i < j->n; i++)
+		if (j->actions[i].type == ACTION_DRAIN || j->actions[i].type == ACTION_DELETE)
+			j->removal = true;
 	pthread_mutex_lock(&a->mu);
+	m = memo_find(a, node);
+	if (m && m->kind == MEMO_REMOVED) {
+		char when[32];
+
+		a->st.actions_dropped += j->n;
+		pthread_mutex_unlock(&a->mu);
+		model_format_time(m->at, when, sizeof(when));
+		LOG(a, LOG_INFO, "node %s: %zu action(s) dropped: luascale deleted it at %s and terminated its instance; the cluster cache does not show that yet",
+		    node, j->n, when);
+		job_free(j);
+		return 0;
+	}
 	if (busy_find(a, node)) {
 		/* one job per node: an earlier plan's actions are still running */
 		a->st.actions_abandoned += j->n;
@@ -665,18 +992,21 @@ static int start_node_job(struct actuator *a, const struct plan *p, const struct
 		job_free(j);
 		return 0;
 	}
-	{
-		struct busy_node *b = calloc(1, sizeof(*b));
+	if (j->removal) {
+		if (a->drains >= a->cfg.max_concurrent_drains) {
+			int64_t running = a->drains;
 
-		if (b) {
-			snprintf(b->name, sizeof(b->name), "%s", node);
-			for (i = 0; i < j->n; i++)
-				if (j->actions[i].type == ACTION_DRAIN || j->actions[i].type == ACTION_DELETE)
-					b->removing = true;
-			b->next = a->busy_nodes;
-			a->busy_nodes = b;
+			a->st.drains_deferred++;
+			pthread_mutex_unlock(&a->mu);
+			LOG(a, LOG_INFO, "node %s: removal not started this round: max_concurrent_drains (%lld) reached, %lld drain(s) running; its %zu action(s) are left for a later round",
+			    node, (long long)a->cfg.max_concurrent_drains, (long long)running, j->n);
+			job_free(j);
+			return 0;
 		}
+		a->drains++;
+		j->holds_slot = true;
 	}
+	busy_add(a, node, j->removal);
 	a->st.busy++;
 	pthread_mutex_unlock(&a->mu);
 	if (executor_submit(a->ex, node_step, j) < 0) {
@@ -689,6 +1019,34 @@ static int start_node_job(struct actuator *a, const struct plan *p, const struct
 		return -1;
 	}
 	return 0;
+}
+
+/* Starts a job that gives back the cordon luascale left on 'node'. */
+static void start_release(struct actuator *a, const char *node, const char *provider_id,
+			  const char *since)
+{
+	struct node_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return;
+	j->a = a;
+	j->release = true;
+	j->ours = true;
+	snprintf(j->node, sizeof(j->node), "%s", node);
+	snprintf(j->provider_id, sizeof(j->provider_id), "%s", provider_id);
+	pthread_mutex_lock(&a->mu);
+	if (busy_find(a, node)) {
+		pthread_mutex_unlock(&a->mu);
+		free(j);
+		return;
+	}
+	busy_add(a, node, false);
+	a->st.busy++;
+	pthread_mutex_unlock(&a->mu);
+	LOG(a, LOG_INFO, "node %s: luascale cordoned it%s%s for a removal that is not running; uncordoning it",
+	    node, since[0] ? " at " : "", since);
+	if (executor_submit(a->ex, node_step, j) < 0)
+		job_finish(j);
 }
 
 int actuator_execute(struct actuator *a, const struct plan *p, const struct snapshot *s)
@@ -757,12 +1115,20 @@ static void timeout_terminated(void *ctx, int count_, const struct provider_stat
 	free(f);
 }
 
+/* Does the node carry luascale's cordon mark? */
+static bool is_marked(const struct node *nd)
+{
+	const char *v = kvlist_get(&nd->annotations, ACTUATOR_CORDON_MARK);
+
+	return v && strcmp(v, ACTUATOR_CORDON_MARK_VALUE) == 0;
+}
+
 void actuator_observe(struct actuator *a, struct snapshot *s)
 {
 	int64_t now = clock_wall(a->clock);
 	struct flight **pp, *f;
 	struct flight *expired = NULL;
-	size_t i, n;
+	size_t i, n, n_release = 0, *release = NULL;
 
 	pthread_mutex_lock(&a->mu);
 	pp = &a->flights;
@@ -800,15 +1166,52 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 		}
 		pp = &f->next;
 	}
-	/* nodes being drained or deleted, and how many per group */
+	/* what the cache does not show yet: forget it once the cache does */
+	{
+		struct memo **mp = &a->memos, *m;
+
+		while ((m = *mp)) {
+			int32_t k = snapshot_find_node(s, m->name);
+			const struct node *nd = k >= 0 ? &s->nodes[k] : NULL;
+			bool gone;
+
+			if (m->kind == MEMO_REMOVED)
+				gone = !nd || (nd->provider_id[0] && m->provider_id[0] &&
+					       strcmp(nd->provider_id, m->provider_id) != 0) ||
+				       nd->created > m->at;
+			else
+				gone = !nd || !is_marked(nd);
+			if (gone) {
+				log_at(a->log, LOG_DEBUG, now, "node %s: the cluster cache shows it %s now",
+				       m->name, m->kind == MEMO_REMOVED ? "gone" : "uncordoned");
+				*mp = m->next;
+				free(m);
+				continue;
+			}
+			mp = &m->next;
+		}
+	}
+	/* nodes being drained or deleted (or deleted already, as far as the
+	 * cache does not know), and how many per group */
 	for (i = 0; i < s->n_nodes; i++) {
 		struct busy_node *b = busy_find(a, s->nodes[i].name);
+		struct memo *m = memo_find(a, s->nodes[i].name);
 
-		if (b && b->removing) {
+		if ((b && b->removing) || (m && m->kind == MEMO_REMOVED)) {
 			s->nodes[i].removing = true;
 			if (s->nodes[i].group >= 0)
 				s->groups[s->nodes[i].group].removing++;
+		} else if (!b && !m && is_marked(&s->nodes[i])) {
+			n_release++;
 		}
+	}
+	if (n_release) {
+		release = calloc(n_release, sizeof(*release));
+		n_release = 0;
+		for (i = 0; release && i < s->n_nodes; i++)
+			if (!s->nodes[i].removing && !busy_find(a, s->nodes[i].name) &&
+			    !memo_find(a, s->nodes[i].name) && is_marked(&s->nodes[i]))
+				release[n_release++] = i;
 	}
 	/* groups: target = registered + in flight; backoff */
 	for (i = 0; i < s->n_groups; i++) {
@@ -830,6 +1233,19 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 	}
 	pthread_mutex_unlock(&a->mu);
 
+	/* cordons luascale left behind (a failed uncordon, an earlier process) */
+	for (i = 0; i < n_release; i++) {
+		const struct node *nd = &s->nodes[release[i]];
+		const char *since = kvlist_get(&nd->annotations, ACTUATOR_CORDON_TIME);
+
+		if (a->cfg.dry_run)
+			log_at(a->log, LOG_INFO, now, "dry-run: would uncordon %s: luascale cordoned it%s%s for a removal that is not running",
+			       nd->name, since ? " at " : "", since ? since : "");
+		else if (a->kube)
+			start_release(a, nd->name, nd->provider_id, since ? since : "");
+	}
+	free(release);
+
 	/* terminate the expired ones outside the lock */
 	while (expired) {
 		const char *ids[1];
@@ -842,6 +1258,13 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 		else
 			free(f);
 	}
+}
+
+void actuator_stop(struct actuator *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->stopping = true;
+	pthread_mutex_unlock(&a->mu);
 }
 
 void actuator_get_stats(struct actuator *a, struct actuator_stats *out)

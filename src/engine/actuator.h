@@ -6,6 +6,12 @@
  * have not become nodes yet count as upcoming capacity, instances that do
  * not become Ready nodes in max_provision_time are terminated and their
  * group backed off. Every outcome is logged with its reason and duration.
+ * A drain re-checks every pod as fetched at that moment before it evicts
+ * anything, and gives back (uncordons) a node it cordoned when the removal
+ * does not finish; the cordons it makes carry an annotation so that a
+ * later process gives back the ones left behind. Nodes it deleted are
+ * remembered until the cluster cache shows them gone, so a stale cache
+ * never gets them acted on twice.
  * All work runs on an executor; the actuator does not know whether it is
  * real or virtual time.
  */
@@ -24,6 +30,12 @@
 #include "runtime/backoff.h"
 #include "runtime/executor.h"
 
+/* The annotations on a node luascale cordoned for a removal: who, and when
+ * (RFC 3339). Set in the same write as the cordon, removed with the uncordon. */
+#define ACTUATOR_CORDON_MARK "luascale.io/cordoned-by"
+#define ACTUATOR_CORDON_MARK_VALUE "luascale"
+#define ACTUATOR_CORDON_TIME "luascale.io/cordoned-at"
+
 struct actuator_config {
 	int64_t max_provision_s;  /* an instance must be a Ready node by then (default 900) */
 	struct backoff_policy group_backoff; /* after a failed launch (5m, x2, 30m) */
@@ -31,6 +43,10 @@ struct actuator_config {
 	int64_t eviction_retry_s; /* retry an eviction a PDB refused after this (default 5) */
 	int64_t drain_poll_s;     /* look again at a draining node after this (default 2) */
 	int64_t eviction_grace_s; /* grace period for evictions, -1: the pod's own (default -1) */
+	int64_t max_concurrent_drains; /* drains at once (default 1); a removal beyond it
+				   * is not started this round (logged) and left to a later one */
+	const struct label_selector *protected_pods; /* pods a drain never evicts (NULL:
+				   * none); borrowed, must outlive the actuator */
 	bool dry_run;             /* log what would be done, do nothing */
 	uint64_t seed;            /* for backoff jitter */
 };
@@ -52,7 +68,11 @@ struct actuator_stats {
 	uint64_t node_actions;        /* cordon, uncordon, label, annotate, taint done */
 	uint64_t evictions;           /* pods evicted */
 	uint64_t evictions_refused;   /* 429s from PodDisruptionBudgets */
+	uint64_t evictions_throttled; /* 429s from the API server's own limits */
 	uint64_t drains_done, drains_failed;
+	uint64_t drains_deferred;     /* removals not started: max_concurrent_drains reached */
+	uint64_t uncordoned;          /* cordons luascale made, given back (removal not finished) */
+	uint64_t actions_dropped;     /* actions on nodes already deleted (a stale cache) */
 	uint64_t nodes_deleted;
 	uint64_t actions_failed;
 	uint64_t actions_abandoned;   /* cancelled by shutdown */
@@ -77,7 +97,11 @@ void actuator_free(struct actuator *a);
  * Before a reconcile: matches in-flight instances to the snapshot's nodes
  * (by providerID: a Ready node ends the instance's flight), terminates and
  * backs off those older than max_provision_s, and writes each group's
- * target (registered + in flight) and backoff into 's'.
+ * target (registered + in flight) and backoff into 's'. Nodes being
+ * removed, and nodes this actuator deleted that the cache still shows, are
+ * marked removing. A node that carries luascale's cordon mark but has no
+ * removal running here (left by a failed uncordon or an earlier process)
+ * is uncordoned, in the background.
  */
 void actuator_observe(struct actuator *a, struct snapshot *s);
 
@@ -87,9 +111,20 @@ void actuator_observe(struct actuator *a, struct snapshot *s);
  * unschedulable pods of 's' they were made for (for the log).
  * Scale-ups start in parallel; the actions of one node run in plan order,
  * nodes in parallel. A delete drains first and happens only when the
- * drain finished. Returns 0, or -1 when nothing could be queued (logged).
+ * drain finished. Actions on a node this actuator already deleted are
+ * dropped (logged); a removal beyond max_concurrent_drains is not started
+ * (the node's actions are left for a later round, logged).
+ * Returns 0, or -1 when nothing could be queued (logged).
  */
 int actuator_execute(struct actuator *a, const struct plan *p, const struct snapshot *s);
+
+/*
+ * Shutdown begins: from now on every node job ends at its next step
+ * without doing more (a drain evicts nothing more), gives back the cordon
+ * it made and is counted abandoned. Launches already asked for go on.
+ * Call before executor_shutdown(), whose deadline bounds the give-backs.
+ */
+void actuator_stop(struct actuator *a);
 
 void actuator_get_stats(struct actuator *a, struct actuator_stats *out);
 

@@ -1,8 +1,9 @@
 /*
  * kubeops_http: engine/kubeops.h over the Kubernetes API through a
  * kube_client. Builds the patch, eviction and Event bodies, maps statuses to
- * kube_result codes, and re-reads and retries a taint edit after a 409.
- * Nothing else is retried here: the actuator decides what to do next.
+ * kube_result codes (an eviction's 429 by what its Status says), decodes a
+ * node's pods with the model, and re-reads and retries a taint edit after a
+ * 409. Nothing else is retried here: the actuator decides what to do next.
  */
 #include "kube/kubeops_http.h"
 
@@ -18,6 +19,7 @@
 #include "model.h"
 #include "kube/client.h"
 #include "runtime/clock.h"
+#include "sched.h"
 
 #define EVENT_MESSAGE_MAX 1024
 #define NODE_PODS_RELISTS 3
@@ -166,6 +168,41 @@ static int op_cordon(void *ctx, const char *node, bool unschedulable, struct kub
 	/* as kubectl: set the field, or remove it (null) to uncordon */
 	buf_puts(&body, unschedulable ? "{\"spec\":{\"unschedulable\":true}}"
 				      : "{\"spec\":{\"unschedulable\":null}}");
+	rc = patch_node(h, node, KUBE_CT_STRATEGIC_MERGE_PATCH, &body, what, st);
+	buf_free(&body);
+	return rc;
+}
+
+static int op_cordon_mark(void *ctx, const char *node, bool unschedulable, const struct kv *marks,
+			  size_t n_marks, struct kube_status *st)
+{
+	struct kubeops_http *h = ctx;
+	struct buf body = BUF_INIT;
+	char what[320];
+	size_t i;
+	int rc;
+
+	if (bad_name(node, "node", st))
+		return -1;
+	snprintf(what, sizeof(what), "%s node %s", unschedulable ? "cordon" : "uncordon", node);
+	/* one strategic merge patch: the annotations and the field together */
+	buf_puts(&body, "{\"metadata\":{\"annotations\":{");
+	for (i = 0; i < n_marks; i++) {
+		if (!marks[i].key || !marks[i].key[0]) {
+			buf_free(&body);
+			return set_status(st, KUBE_ERROR, "%s: an annotation without a key", what);
+		}
+		if (i)
+			buf_puts(&body, ",");
+		buf_json_string(&body, marks[i].key);
+		buf_puts(&body, ":");
+		if (marks[i].value)
+			buf_json_string(&body, marks[i].value);
+		else
+			buf_puts(&body, "null");
+	}
+	buf_puts(&body, unschedulable ? "}},\"spec\":{\"unschedulable\":true}}"
+				      : "}},\"spec\":{\"unschedulable\":null}}");
 	rc = patch_node(h, node, KUBE_CT_STRATEGIC_MERGE_PATCH, &body, what, st);
 	buf_free(&body);
 	return rc;
@@ -374,6 +411,50 @@ out:
 
 /* ---- evictions and deletion ---- */
 
+/*
+ * A 429 on the eviction subresource: a PodDisruptionBudget saying "not
+ * now" only when the Status says so (a DisruptionBudget cause, or a
+ * message naming the disruption budget); otherwise the server's own
+ * limits. Either way 'st' carries what the server said and when to retry.
+ */
+static void eviction_refused(const struct kube_response *r, const char *what,
+			     struct kube_status *st)
+{
+	cJSON *doc = r->body && r->body_len ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+	const cJSON *details = cJSON_GetObjectItemCaseSensitive(doc, "details");
+	const cJSON *causes = cJSON_GetObjectItemCaseSensitive(details, "causes"), *c;
+	const cJSON *retry = cJSON_GetObjectItemCaseSensitive(details, "retryAfterSeconds");
+	const char *budget = NULL;
+	bool pdb = strstr(r->message, "disruption budget") != NULL;
+
+	cJSON_ArrayForEach(c, causes) {
+		const cJSON *reason = cJSON_GetObjectItemCaseSensitive(c, "reason");
+		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c, "message");
+
+		if (cJSON_IsString(reason) && strcmp(reason->valuestring, "DisruptionBudget") == 0) {
+			pdb = true;
+			if (cJSON_IsString(msg) && msg->valuestring[0])
+				budget = msg->valuestring;
+		}
+	}
+	st->retry_after_s = 0;
+	if (cJSON_IsNumber(retry) && retry->valuedouble >= 1 && retry->valuedouble <= 3600)
+		st->retry_after_s = (int64_t)retry->valuedouble;
+	st->code = pdb ? KUBE_PDB_BLOCKED : KUBE_THROTTLED;
+	{
+		char text[1024];
+
+		/* the pod is named by the caller; say what the server said */
+		(void)what;
+		snprintf(text, sizeof(text), "429 %s: %s%s%s",
+			 r->reason[0] ? r->reason : "TooManyRequests",
+			 r->message[0] ? r->message : "(no message)", budget ? ": " : "",
+			 budget ? budget : "");
+		snprintf(st->message, sizeof(st->message), "%.*s", (int)sizeof(st->message) - 1, text);
+	}
+	cJSON_Delete(doc);
+}
+
 static int op_evict(void *ctx, const char *ns, const char *pod, int64_t grace_s,
 		    struct kube_status *st)
 {
@@ -408,9 +489,8 @@ static int op_evict(void *ctx, const char *ns, const char *pod, int64_t grace_s,
 	}
 	rc = kube_request(h->client, "POST", path.data, KUBE_CT_JSON, body.data, body.len, &r, &err);
 	rc = outcome(rc, &r, &err, what, st);
-	/* on the eviction subresource a 429 is a PodDisruptionBudget saying "not now" */
 	if (st && st->code == KUBE_THROTTLED)
-		st->code = KUBE_PDB_BLOCKED;
+		eviction_refused(&r, what, st);
 	kube_response_free(&r);
 	buf_free(&path);
 	buf_free(&body);
@@ -447,63 +527,70 @@ struct podvec {
 	size_t n, cap;
 };
 
-static const char *json_str(const cJSON *obj, const char *key)
+/*
+ * Adds pod 'item' unless finished, decoded by the model as the informers
+ * decode it (so the drain's checks see the flags and labels the plan saw).
+ * Returns 0, or -1 with 'problem' (a static string, or 'why' filled).
+ */
+static int add_pod(struct podvec *pv, const cJSON *item, char *why, size_t why_len,
+		   const char **problem)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* Adds pod 'item' unless finished. Returns 0, or -1 with 'problem'. */
-static int add_pod(struct podvec *pv, const cJSON *item, const char **problem)
-{
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(item, "metadata");
-	const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
-	const cJSON *owners = cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences"), *o;
-	const cJSON *dts = cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp");
-	const char *ns = json_str(meta, "namespace"), *name = json_str(meta, "name");
-	const char *phase = json_str(cJSON_GetObjectItemCaseSensitive(item, "status"), "phase");
-	const char *source = json_str(ann, "kubernetes.io/config.source");
+	struct snapshot *tmp = snapshot_new();
+	struct errbuf err = {""};
 	struct kube_pod_ref *p;
-	bool daemonset = false, mirror, stat;
+	struct pod *pd;
+	int rc = -1;
 
-	if (!name || !name[0] || !ns || !ns[0]) {
+	if (!tmp) {
+		*problem = "out of memory";
+		return -1;
+	}
+	if (snapshot_add_object(tmp, item, "Pod", &err) < 0 || tmp->n_pods != 1) {
+		snprintf(why, why_len, "%s", err.msg[0] ? err.msg : "an item is not a pod");
+		*problem = why;
+		goto out;
+	}
+	pd = &tmp->pods[0];
+	if (!pd->ns || !pd->ns[0] || !pd->name || !pd->name[0]) {
 		*problem = "a pod without metadata.name or metadata.namespace";
-		return -1;
+		goto out;
 	}
-	if (strlen(ns) >= sizeof(p->ns) || strlen(name) >= sizeof(p->name)) {
+	if (strlen(pd->ns) >= sizeof(p->ns) || strlen(pd->name) >= sizeof(p->name)) {
 		*problem = "a pod name or namespace is too long";
-		return -1;
+		goto out;
 	}
-	if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
-		return 0; /* finished: holds nothing, need not leave */
-	cJSON_ArrayForEach(o, owners) {
-		const char *kind = json_str(o, "kind");
-
-		if (kind && strcmp(kind, "DaemonSet") == 0)
-			daemonset = true;
+	if (pod_finished(pd)) {
+		rc = 0; /* finished: holds nothing, need not leave */
+		goto out;
 	}
-	mirror = cJSON_GetObjectItemCaseSensitive(ann, "kubernetes.io/config.mirror") != NULL;
-	stat = source && strcmp(source, "api") != 0;
 	if (pv->n == pv->cap) {
 		size_t ncap = pv->cap ? pv->cap * 2 : 16;
 		struct kube_pod_ref *nv = realloc(pv->v, ncap * sizeof(*nv));
 
 		if (!nv) {
 			*problem = "out of memory";
-			return -1;
+			goto out;
 		}
 		pv->v = nv;
 		pv->cap = ncap;
 	}
-	p = &pv->v[pv->n++];
+	p = &pv->v[pv->n];
 	memset(p, 0, sizeof(*p));
-	snprintf(p->ns, sizeof(p->ns), "%s", ns);
-	snprintf(p->name, sizeof(p->name), "%s", name);
-	p->terminating = dts && !cJSON_IsNull(dts);
+	p->pod = pod_clone(pd);
+	if (!p->pod) {
+		*problem = "out of memory";
+		goto out;
+	}
+	pv->n++;
+	snprintf(p->ns, sizeof(p->ns), "%s", pd->ns);
+	snprintf(p->name, sizeof(p->name), "%s", pd->name);
+	p->terminating = (pd->flags & POD_TERMINATING) != 0;
 	/* as the simulated cluster: a terminating pod must still leave first */
-	p->evictable = p->terminating || !(daemonset || mirror || stat);
-	return 0;
+	p->evictable = p->terminating || sched_pod_evictable(pd);
+	rc = 0;
+out:
+	snapshot_free(tmp);
+	return rc;
 }
 
 static int op_node_pods(void *ctx, const char *node, struct kube_pod_ref **pods, size_t *n,
@@ -525,6 +612,7 @@ static int op_node_pods(void *ctx, const char *node, struct kube_pod_ref **pods,
 		struct kube_response r;
 		struct errbuf err = {""};
 		const char *problem = NULL;
+		char why[ERRBUF_MAX];
 		const cJSON *items, *it, *next;
 		cJSON *doc;
 		int q;
@@ -558,7 +646,8 @@ static int op_node_pods(void *ctx, const char *node, struct kube_pod_ref **pods,
 			kube_response_free(&r);
 			free(cont);
 			cont = NULL;
-			pv.n = 0;
+			kube_pod_refs_free(pv.v, pv.n);
+			memset(&pv, 0, sizeof(pv));
 			relists++;
 			continue;
 		}
@@ -576,7 +665,7 @@ static int op_node_pods(void *ctx, const char *node, struct kube_pod_ref **pods,
 			goto out;
 		}
 		cJSON_ArrayForEach(it, items) {
-			if (add_pod(&pv, it, &problem) < 0) {
+			if (add_pod(&pv, it, why, sizeof(why), &problem) < 0) {
 				cJSON_Delete(doc);
 				set_status(st, KUBE_ERROR, "%s: %s", what, problem);
 				goto out;
@@ -601,7 +690,7 @@ static int op_node_pods(void *ctx, const char *node, struct kube_pod_ref **pods,
 	pv.v = NULL;
 	rc = set_status(st, KUBE_OK, "ok");
 out:
-	free(pv.v);
+	kube_pod_refs_free(pv.v, pv.n);
 	free(cont);
 	return rc;
 }
@@ -672,6 +761,7 @@ static int op_event(void *ctx, const char *node, const char *type, const char *r
 
 static const struct kubeops_ops http_kubeops = {
 	.cordon = op_cordon,
+	.cordon_mark = op_cordon_mark,
 	.label = op_label,
 	.annotate = op_annotate,
 	.taint = op_taint,

@@ -778,7 +778,7 @@ static void patch_node(struct apiserver *s, const struct resreq *rq, struct repl
 	cJSON *patch, *meta, *spec, *cur_obj = NULL;
 	const cJSON *labels, *ann, *unsched, *taints;
 	const struct apiserver_ver *cur;
-	struct kube_status st = {KUBE_OK, ""};
+	struct kube_status st = {KUBE_OK, "", 0};
 	int rc = 0;
 
 	if (!is_patch_type(rq->content_type)) {
@@ -877,7 +877,7 @@ static void delete_sim_object(struct apiserver *s, const struct resreq *rq, stru
 {
 	struct apiserver_ver *before;
 	const struct apiserver_ver *after;
-	struct kube_status st = {KUBE_OK, ""};
+	struct kube_status st = {KUBE_OK, "", 0};
 	int64_t grace = -1;
 	const char *gq = query(rq, "gracePeriodSeconds");
 	int rc;
@@ -928,7 +928,7 @@ static void evict(struct apiserver *s, const struct resreq *rq, struct reply *ou
 	cJSON *body = rq->body_len ? cJSON_ParseWithLength(rq->body, rq->body_len) : NULL;
 	const cJSON *g = cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(body, "deleteOptions"), "gracePeriodSeconds");
-	struct kube_status st = {KUBE_OK, ""};
+	struct kube_status st = {KUBE_OK, "", 0};
 	int64_t grace = cJSON_IsNumber(g) ? (int64_t)g->valuedouble : -1;
 
 	if (rq->body_len && !cJSON_IsObject(body)) {
@@ -961,7 +961,7 @@ static void bind_pod(struct apiserver *s, const struct resreq *rq, struct reply 
 	cJSON *body = cJSON_ParseWithLength(rq->body, rq->body_len);
 	const cJSON *target = cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(body, "target"), "name");
-	struct kube_status st = {KUBE_OK, ""};
+	struct kube_status st = {KUBE_OK, "", 0};
 
 	if (!cJSON_IsString(target) || !target->valuestring[0]) {
 		cJSON_Delete(body);

@@ -1808,6 +1808,13 @@ static int op_node_pods(void *ctx, const char *node, struct kube_pod_ref **pods,
 
 		if (p->st == SP_DONE)
 			continue;
+		out[k].pod = pod_clone(&p->p);
+		if (!out[k].pod) {
+			sim_cloud_unlock(c->cloud);
+			kube_pod_refs_free(out, k);
+			status(st, KUBE_ERROR, "out of memory");
+			return -1;
+		}
 		snprintf(out[k].ns, sizeof(out[k].ns), "%s", p->p.ns);
 		snprintf(out[k].name, sizeof(out[k].name), "%s", p->p.name);
 		/* a terminating pod still has to leave before the node may go */

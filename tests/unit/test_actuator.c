@@ -5,6 +5,10 @@
  * nodes are terminated and their group backed off, drains evict through the
  * Eviction API (retrying what a PDB refused), delete only after the drain,
  * dry runs do nothing, and a shutdown leaves nothing unaccounted for.
+ * Drains re-check every pod as fetched (protected, safe-to-evict) before
+ * evicting, stop when the cordon fails, give back luascale's cordons when
+ * a removal does not finish (also after a restart), never act twice on a
+ * node deleted while the cache lags, and respect max_concurrent_drains.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,8 +24,10 @@
 
 #include "engine/actuator.h"
 #include "engine/safety.h"
+#include "arena.h"
 #include "model.h"
 #include "runtime/clock.h"
+#include "sched.h"
 #include "runtime/executor.h"
 
 #define S CLOCK_NS_PER_S
@@ -154,12 +160,18 @@ struct fake_pod {
 	bool daemonset;
 	bool present;
 	int refusals; /* evictions to refuse with 429 first */
+	const char *json; /* the pod as the API would serve it; NULL: a plain ReplicaSet pod */
 };
 
 struct fake_kube {
 	struct fake_pod pods[8];
 	size_t n_pods;
 	bool cordoned;
+	bool marked;           /* carries luascale.io/cordoned-by */
+	int cordon_fails;      /* the next cordons fail with a 500 */
+	int delete_fails;      /* the next deletes fail with a 500 */
+	bool throttle;         /* refusals are the API server's 429s, not a PDB's */
+	int cordons, uncordons;
 	int evictions, refused, deleted, labels, events;
 	char last_event_reason[64];
 };
@@ -169,7 +181,17 @@ static int fk_cordon(void *ctx, const char *node, bool on, struct kube_status *s
 	struct fake_kube *k = ctx;
 
 	(void)node;
+	if (k->cordon_fails > 0) {
+		k->cordon_fails--;
+		st->code = KUBE_ERROR;
+		snprintf(st->message, sizeof(st->message), "cordon node %s: 500 InternalError", node);
+		return -1;
+	}
 	k->cordoned = on;
+	if (on)
+		k->cordons++;
+	else
+		k->uncordons++;
 	st->code = KUBE_OK;
 	return 0;
 }
@@ -180,9 +202,10 @@ static int fk_label(void *ctx, const char *node, const char *key, const char *va
 	struct fake_kube *k = ctx;
 
 	(void)node;
-	(void)key;
-	(void)value;
-	k->labels++;
+	if (strcmp(key, ACTUATOR_CORDON_MARK) == 0)
+		k->marked = value != NULL;
+	else
+		k->labels++;
 	st->code = KUBE_OK;
 	return 0;
 }
@@ -214,8 +237,11 @@ static int fk_evict(void *ctx, const char *ns, const char *pod, int64_t grace, s
 		if (k->pods[i].refusals > 0) {
 			k->pods[i].refusals--;
 			k->refused++;
-			st->code = KUBE_PDB_BLOCKED;
-			snprintf(st->message, sizeof(st->message), "Cannot evict pod as it would violate the pod's disruption budget.");
+			st->code = k->throttle ? KUBE_THROTTLED : KUBE_PDB_BLOCKED;
+			snprintf(st->message, sizeof(st->message), "%s", k->throttle ?
+				 "429 TooManyRequests: the server is busy" :
+				 "Cannot evict pod as it would violate the pod's disruption budget.");
+			st->retry_after_s = k->throttle ? 7 : 0;
 			return 0;
 		}
 		k->pods[i].present = false;
@@ -235,9 +261,39 @@ static int fk_delete(void *ctx, const char *node, struct kube_status *st)
 	(void)node;
 	for (i = 0; i < k->n_pods; i++)
 		assert_false(k->pods[i].present && !k->pods[i].daemonset); /* only after the drain */
+	if (k->delete_fails > 0) {
+		k->delete_fails--;
+		st->code = KUBE_ERROR;
+		snprintf(st->message, sizeof(st->message), "delete node %s: 500 InternalError", node);
+		return -1;
+	}
 	k->deleted++;
 	st->code = KUBE_OK;
 	return 0;
+}
+
+/* The pod decoded by the model, as kubeops_http decodes what it lists. */
+static struct pod *fake_pod_decode(const struct fake_pod *fp)
+{
+	char json[2048];
+	struct snapshot *s = snapshot_new();
+	struct errbuf err;
+	struct pod *p;
+
+	if (fp->json)
+		snprintf(json, sizeof(json), "%s", fp->json);
+	else
+		snprintf(json, sizeof(json),
+			 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\","
+			 "\"ownerReferences\":[{\"kind\":\"%s\",\"name\":\"x\",\"controller\":true}]},"
+			 "\"spec\":{\"nodeName\":\"n0\",\"containers\":[{\"name\":\"c\"}]},"
+			 "\"status\":{\"phase\":\"Running\"}}",
+			 fp->name, fp->daemonset ? "DaemonSet" : "ReplicaSet");
+	if (snapshot_add_json(s, json, strlen(json), "fake pod", &err) < 0 || s->n_pods != 1)
+		fail_msg("fake pod %s: %s", fp->name, err.msg);
+	p = pod_clone(&s->pods[0]);
+	snapshot_free(s);
+	return p;
 }
 
 static int fk_node_pods(void *ctx, const char *node, struct kube_pod_ref **out, size_t *n,
@@ -251,9 +307,10 @@ static int fk_node_pods(void *ctx, const char *node, struct kube_pod_ref **out, 
 	for (i = 0; i < k->n_pods; i++) {
 		if (!k->pods[i].present)
 			continue;
-		snprintf((*out)[m].ns, sizeof((*out)[m].ns), "default");
+		(*out)[m].pod = fake_pod_decode(&k->pods[i]);
+		snprintf((*out)[m].ns, sizeof((*out)[m].ns), "%s", (*out)[m].pod->ns);
 		snprintf((*out)[m].name, sizeof((*out)[m].name), "%s", k->pods[i].name);
-		(*out)[m].evictable = !k->pods[i].daemonset;
+		(*out)[m].evictable = sched_pod_evictable((*out)[m].pod);
 		m++;
 	}
 	*n = m;
@@ -296,6 +353,7 @@ struct world {
 	struct logger log;
 	int log_lines;
 	char last_log[1024];
+	char all_log[32768]; /* every line, newline-separated (the first 32 KiB) */
 };
 
 static void capture(void *ctx, enum log_level level, int64_t wall, const char *msg)
@@ -306,12 +364,17 @@ static void capture(void *ctx, enum log_level level, int64_t wall, const char *m
 	(void)wall;
 	w->log_lines++;
 	snprintf(w->last_log, sizeof(w->last_log), "%s", msg);
+	{
+		size_t used = strlen(w->all_log);
+
+		snprintf(w->all_log + used, sizeof(w->all_log) - used, "%s\n", msg);
+	}
 }
 
-static struct world *world_new(bool dry_run)
+static struct world *world_new_cfg(const struct actuator_config *given)
 {
 	struct world *w = calloc(1, sizeof(*w));
-	struct actuator_config cfg;
+	struct actuator_config cfg = *given;
 
 	w->clock = vclock_new(WALL0);
 	w->ex = executor_new_virtual(w->clock);
@@ -327,10 +390,17 @@ static struct world *world_new(bool dry_run)
 	w->log.write = capture;
 	w->log.ctx = w;
 	w->log.min_level = LOG_DEBUG;
-	actuator_config_default(&cfg);
-	cfg.dry_run = dry_run;
 	w->act = actuator_new(w->ex, &w->cloud.prov, &w->kops, &cfg, &w->log);
 	return w;
+}
+
+static struct world *world_new(bool dry_run)
+{
+	struct actuator_config cfg;
+
+	actuator_config_default(&cfg);
+	cfg.dry_run = dry_run;
+	return world_new_cfg(&cfg);
 }
 
 static void world_free(struct world *w)
@@ -595,6 +665,10 @@ static void test_delete_waits_for_drain_and_gives_up(void **state)
 	assert_int_equal(st.nodes_deleted, 0);
 	assert_int_equal(st.busy, 0);
 	assert_non_null(strstr(w->last_log, "not done: the drain did not finish"));
+	/* the cordon the drain made is given back */
+	assert_false(w->kube.cordoned);
+	assert_false(w->kube.marked);
+	assert_int_equal(st.uncordoned, 1);
 	plan_free(&p);
 	snapshot_free(s);
 	world_free(w);
@@ -618,6 +692,352 @@ static void test_dry_run_does_nothing(void **state)
 	assert_int_equal(w->kube.deleted, 0);
 	assert_int_equal(w->log_lines, 3);
 	assert_non_null(strstr(w->last_log, "dry-run: would delete n0"));
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+/* A node cordoned by someone: 'ann' is its metadata.annotations JSON. */
+#define CORDONED_JSON(name, group, pid, ann) \
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\",\"labels\":{\"luascale.io/node-group\":\"" group "\"}," \
+	"\"annotations\":" ann "}," \
+	"\"spec\":{\"providerID\":\"" pid "\",\"unschedulable\":true},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"}," \
+	"\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}"
+
+#define PROTECTED_POD \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"hub-0\",\"namespace\":\"hub\",\"labels\":{\"critical\":\"true\"}," \
+	"\"ownerReferences\":[{\"kind\":\"StatefulSet\",\"name\":\"hub\",\"controller\":true}]}," \
+	"\"spec\":{\"nodeName\":\"n0\",\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Running\"}}"
+
+#define NO_EVICT_POD \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"db-0\",\"namespace\":\"default\"," \
+	"\"annotations\":{\"cluster-autoscaler.kubernetes.io/safe-to-evict\":\"false\"}," \
+	"\"ownerReferences\":[{\"kind\":\"StatefulSet\",\"name\":\"db\",\"controller\":true}]}," \
+	"\"spec\":{\"nodeName\":\"n0\",\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Running\"}}"
+
+#define MIRROR_POD \
+	"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"kube-proxy-n0\",\"namespace\":\"kube-system\"," \
+	"\"annotations\":{\"kubernetes.io/config.mirror\":\"abc\",\"kubernetes.io/config.source\":\"file\"}}," \
+	"\"spec\":{\"nodeName\":\"n0\",\"containers\":[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Running\"}}"
+
+static void add_pod(struct world *w, const char *name, const char *json, int refusals)
+{
+	struct fake_pod *p = &w->kube.pods[w->kube.n_pods++];
+
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->present = true;
+	p->json = json;
+	p->refusals = refusals;
+}
+
+static void plan_removal(struct plan *p, const char *node)
+{
+	plan_init(p);
+	add_action(p, ACTION_DRAIN, node, 0);
+	add_action(p, ACTION_DELETE, node, 0);
+}
+
+static struct label_selector critical_sel(struct arena **ar)
+{
+	struct label_selector sel;
+	struct errbuf err;
+
+	*ar = arena_new();
+	assert_non_null(*ar);
+	if (label_selector_parse(*ar, "critical=true", &sel, &err) < 0)
+		fail_msg("%s", err.msg);
+	return sel;
+}
+
+/*
+ * The plan was made on a stale cache that showed n0 empty; the drain lists
+ * its pods fresh and finds a protected pod (or one with safe-to-evict
+ * "false"): nothing is evicted, the node is given back, the reason named.
+ * A DaemonSet pod and a mirror pod are left alone, never evicted.
+ */
+static void test_drain_rechecks_each_pod_as_fetched(void **state)
+{
+	static const struct {
+		const char *name, *json, *rule;
+	} cases[] = {
+		{"hub-0", PROTECTED_POD, "pod hub/hub-0 is protected (matches selector critical=true)"},
+		{"db-0", NO_EVICT_POD, "pod default/db-0 has safe-to-evict=false"},
+	};
+	size_t c;
+
+	(void)state;
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct actuator_config cfg;
+		struct arena *ar;
+		struct label_selector sel = critical_sel(&ar);
+		struct world *w;
+		struct snapshot *s;
+		struct actuator_stats st;
+		struct plan p;
+
+		actuator_config_default(&cfg);
+		cfg.protected_pods = &sel;
+		w = world_new_cfg(&cfg);
+		s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+		add_pod(w, "web-1", NULL, 0);
+		add_pod(w, "ds-1", NULL, 0);
+		w->kube.pods[1].daemonset = true;
+		add_pod(w, "kube-proxy-n0", MIRROR_POD, 0);
+		add_pod(w, cases[c].name, cases[c].json, 0);
+		plan_removal(&p, "n0");
+		actuator_execute(w->act, &p, s);
+		run_for(w, 15 * 60);
+		assert_int_equal(w->kube.evictions, 0);
+		assert_int_equal(w->kube.deleted, 0);
+		assert_int_equal(w->cloud.terminated, 0);
+		assert_int_equal(w->kube.cordons, 1);
+		assert_false(w->kube.cordoned); /* given back */
+		assert_false(w->kube.marked);
+		actuator_get_stats(w->act, &st);
+		assert_int_equal(st.drains_failed, 1);
+		assert_int_equal(st.uncordoned, 1);
+		assert_int_equal(st.busy, 0);
+		assert_non_null(strstr(w->all_log, "drain n0 gave up: pod "));
+		assert_non_null(strstr(w->all_log, cases[c].rule));
+		assert_non_null(strstr(w->all_log, "node n0 uncordoned: its drain gave up"));
+		plan_free(&p);
+		snapshot_free(s);
+		world_free(w);
+		arena_free(ar);
+	}
+}
+
+/* As kubectl drain: without the cordon there is no drain. */
+static void test_failed_cordon_aborts_the_drain(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	struct actuator_stats st;
+	struct plan p;
+
+	(void)state;
+	add_pod(w, "web-1", NULL, 0);
+	w->kube.cordon_fails = 1;
+	plan_removal(&p, "n0");
+	actuator_execute(w->act, &p, s);
+	run_for(w, 60);
+	assert_int_equal(w->kube.evictions, 0);
+	assert_int_equal(w->kube.deleted, 0);
+	assert_false(w->kube.cordoned);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.drains_failed, 1);
+	assert_int_equal(st.evictions, 0);
+	assert_int_equal(st.busy, 0);
+	assert_non_null(strstr(w->all_log, "drain n0 aborted: cordon failed: cordon node n0: 500 InternalError; no pod evicted"));
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+/* A stale cache still shows the deleted node: its removal is not repeated
+ * (no second delete, no second termination) until the cache shows it gone. */
+static void test_deleted_node_is_never_acted_on_again(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	struct actuator_stats st;
+	struct plan p;
+	int round;
+
+	(void)state;
+	plan_removal(&p, "n0");
+	actuator_execute(w->act, &p, s);
+	run_for(w, 30);
+	snapshot_free(s);
+	assert_int_equal(w->kube.deleted, 1);
+	assert_int_equal(w->cloud.terminated, 1);
+	for (round = 0; round < 5; round++) {
+		s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7")); /* the cache has not caught up */
+		assert_true(s->nodes[0].removing);
+		assert_int_equal(s->groups[0].removing, 1);
+		actuator_execute(w->act, &p, s);
+		run_for(w, 30);
+		snapshot_free(s);
+	}
+	assert_int_equal(w->kube.deleted, 1);
+	assert_int_equal(w->cloud.terminated, 1);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.nodes_deleted, 1);
+	assert_int_equal(st.actions_dropped, 10);
+	assert_non_null(strstr(w->all_log, "node n0: 2 action(s) dropped: luascale deleted it at"));
+	/* once the cache shows it gone, a new node of that name is a new node */
+	s = snap(w, NODE_JSON("n1", "g1", "fake://g1/i-8"));
+	snapshot_free(s);
+	s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-9"));
+	assert_false(s->nodes[0].removing);
+	actuator_execute(w->act, &p, s);
+	run_for(w, 30);
+	assert_int_equal(w->kube.deleted, 2);
+	assert_int_equal(w->cloud.terminated, 2);
+	assert_string_equal(w->cloud.terminated_ids[1], "i-9");
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+/* The cordon luascale made is given back when the removal does not finish:
+ * a failed delete, shutdown in the middle of the drain; someone else's
+ * cordon is never undone. */
+static void test_cordon_given_back_when_removal_does_not_finish(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	struct actuator_stats st;
+	struct plan p;
+	int refused;
+
+	(void)state;
+	/* the delete fails */
+	w->kube.delete_fails = 1;
+	plan_removal(&p, "n0");
+	actuator_execute(w->act, &p, s);
+	run_for(w, 30);
+	assert_int_equal(w->kube.deleted, 0);
+	assert_false(w->kube.cordoned);
+	assert_false(w->kube.marked);
+	assert_non_null(strstr(w->all_log, "node n0 uncordoned: its delete failed"));
+	snapshot_free(s);
+
+	/* someone else's cordon stays, whatever happens */
+	s = snap(w, CORDONED_JSON("n0", "g1", "fake://g1/i-7", "{}"));
+	w->kube.cordoned = true;
+	w->kube.delete_fails = 1;
+	actuator_execute(w->act, &p, s);
+	run_for(w, 30);
+	assert_true(w->kube.cordoned);
+	assert_false(w->kube.marked);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.uncordoned, 1);
+	snapshot_free(s);
+
+	/* shutdown while the drain waits for a PDB */
+	w->kube.cordoned = false;
+	s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	add_pod(w, "web-1", NULL, 1000000);
+	actuator_execute(w->act, &p, s);
+	run_for(w, 20);
+	assert_true(w->kube.cordoned);
+	assert_true(w->kube.marked);
+	refused = w->kube.refused;
+	actuator_stop(w->act);
+	executor_shutdown(w->ex, clock_now(w->clock) + 10 * S);
+	w->ex = NULL;
+	assert_int_equal(w->kube.refused, refused); /* no eviction tried after the stop */
+	assert_false(w->kube.cordoned);
+	assert_false(w->kube.marked);
+	assert_non_null(strstr(w->all_log, "node n0 uncordoned: its removal was abandoned"));
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.uncordoned, 2);
+	assert_int_equal(st.busy, 0);
+	plan_free(&p);
+	snapshot_free(s);
+	actuator_free(w->act);
+	vclock_free(w->clock);
+	free(w);
+}
+
+/* After a restart: a node that carries luascale's cordon mark, with no
+ * removal running, is uncordoned; a node cordoned without the mark is not. */
+static void test_restart_gives_back_abandoned_cordons(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s;
+	struct actuator_stats st;
+
+	(void)state;
+	w->kube.cordoned = true;
+	w->kube.marked = true;
+	s = snap(w, CORDONED_JSON("n0", "g1", "fake://g1/i-7",
+				  "{\"" ACTUATOR_CORDON_MARK "\":\"" ACTUATOR_CORDON_MARK_VALUE "\","
+				  "\"" ACTUATOR_CORDON_TIME "\":\"2026-11-30T08:00:00Z\"}") ","
+		    CORDONED_JSON("n1", "g1", "fake://g1/i-8", "{\"other\":\"x\"}"));
+	run_for(w, 5);
+	snapshot_free(s);
+	assert_false(w->kube.cordoned);
+	assert_false(w->kube.marked);
+	assert_int_equal(w->kube.uncordons, 1); /* n0 only */
+	assert_non_null(strstr(w->all_log, "node n0: luascale cordoned it at 2026-11-30T08:00:00Z for a removal that is not running; uncordoning it"));
+	assert_null(strstr(w->all_log, "node n1"));
+	/* the cache has not caught up: not given back twice */
+	s = snap(w, CORDONED_JSON("n0", "g1", "fake://g1/i-7",
+				  "{\"" ACTUATOR_CORDON_MARK "\":\"" ACTUATOR_CORDON_MARK_VALUE "\"}"));
+	run_for(w, 5);
+	snapshot_free(s);
+	assert_int_equal(w->kube.uncordons, 1);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.uncordoned, 1);
+	assert_int_equal(st.busy, 0);
+	world_free(w);
+}
+
+/* safety.max_concurrent_drains: a removal beyond it is not started this
+ * round, and is started in a later one once a slot is free. */
+static void test_max_concurrent_drains(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-0") ","
+				     NODE_JSON("n1", "g1", "fake://g1/i-1"));
+	struct actuator_stats st;
+	struct plan p;
+
+	(void)state;
+	add_pod(w, "web-1", NULL, 2); /* the first drain takes a while */
+	plan_init(&p);
+	add_action(&p, ACTION_DRAIN, "n0", 0);
+	add_action(&p, ACTION_DELETE, "n0", 0);
+	add_action(&p, ACTION_DRAIN, "n1", 0);
+	add_action(&p, ACTION_DELETE, "n1", 0);
+	actuator_execute(w->act, &p, s);
+	run_for(w, 1);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.drains_deferred, 1);
+	assert_int_equal(w->kube.cordons, 1);
+	assert_non_null(strstr(w->all_log, "node n1: removal not started this round: max_concurrent_drains (1) reached, 1 drain(s) running; its 2 action(s) are left for a later round"));
+	run_for(w, 60);
+	snapshot_free(s);
+	assert_int_equal(w->kube.deleted, 1);
+	plan_free(&p);
+	s = snap(w, NODE_JSON("n1", "g1", "fake://g1/i-1"));
+	plan_removal(&p, "n1"); /* the next round asks again */
+	actuator_execute(w->act, &p, s);
+	run_for(w, 60);
+	assert_int_equal(w->kube.deleted, 2);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.drains_deferred, 1);
+	assert_int_equal(st.drains_done, 2);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+/* An eviction refused by the API server's own limits is not blamed on a
+ * PodDisruptionBudget, and waits as long as the server asked. */
+static void test_throttled_eviction_says_what_the_server_said(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	struct actuator_stats st;
+	struct plan p;
+
+	(void)state;
+	add_pod(w, "web-1", NULL, 1);
+	w->kube.throttle = true;
+	plan_removal(&p, "n0");
+	actuator_execute(w->act, &p, s);
+	run_for(w, 6);
+	assert_int_equal(w->kube.evictions, 0); /* retryAfterSeconds 7 > eviction_retry_s 5 */
+	run_for(w, 10);
+	assert_int_equal(w->kube.evictions, 1);
+	assert_non_null(strstr(w->all_log, "drain n0: the API server refused evicting default/web-1 for now (429 TooManyRequests: the server is busy); retrying in 7s"));
+	assert_null(strstr(w->all_log, "PodDisruptionBudget"));
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.evictions_throttled, 1);
+	assert_int_equal(st.evictions_refused, 0);
 	plan_free(&p);
 	snapshot_free(s);
 	world_free(w);
@@ -742,6 +1162,13 @@ int main(void)
 		cmocka_unit_test(test_dry_run_does_nothing),
 		cmocka_unit_test(test_shutdown_mid_launch_accounts_for_everything),
 		cmocka_unit_test(test_real_pool),
+		cmocka_unit_test(test_drain_rechecks_each_pod_as_fetched),
+		cmocka_unit_test(test_failed_cordon_aborts_the_drain),
+		cmocka_unit_test(test_deleted_node_is_never_acted_on_again),
+		cmocka_unit_test(test_cordon_given_back_when_removal_does_not_finish),
+		cmocka_unit_test(test_restart_gives_back_abandoned_cordons),
+		cmocka_unit_test(test_max_concurrent_drains),
+		cmocka_unit_test(test_throttled_eviction_says_what_the_server_said),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

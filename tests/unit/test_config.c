@@ -539,7 +539,7 @@ static void test_error_keys(void **state)
 	expect_error(HEAD "safety:\n  color: blue\n",
 		     "config.yaml:7:3: safety: unknown key \"color\" (known keys: "
 		     "max_nodes_total, max_scale_down_per_round, max_actions_per_round, "
-		     "protected_pod_selector)");
+		     "max_concurrent_drains, protected_pod_selector)");
 	expect_error(HEAD "safety:\n  max_nodes_total: 3\n  max_nodes_total: 4\n",
 		     "config.yaml:8:3: safety: duplicate key \"max_nodes_total\" (first at line 7)");
 	/* duplicates are found in every mapping, params included */
@@ -1019,6 +1019,33 @@ static void test_max_actions_per_round(void **state)
 	assert_non_null(strstr(err.msg, "LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND"));
 }
 
+/* safety.max_concurrent_drains: 1 unless set, at least 1, from the file or
+ * the environment. */
+static void test_max_concurrent_drains(void **state)
+{
+	static const char *const env[] = { "LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS=2", NULL };
+	static const char *const zero[] = { "LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS=0", NULL };
+	struct errbuf err = { "" };
+	struct config *c;
+
+	(void)state;
+	c = parse(HEAD, &err);
+	assert_non_null(c);
+	assert_int_equal(c->max_concurrent_drains, 1);
+	config_free(c);
+	c = parse(HEAD "safety:\n  max_concurrent_drains: 3\n", &err);
+	assert_non_null(c);
+	assert_int_equal(c->max_concurrent_drains, 3);
+	config_free(c);
+	c = parse_envp(HEAD "safety:\n  max_concurrent_drains: 3\n", env, &err);
+	assert_non_null(c);
+	assert_int_equal(c->max_concurrent_drains, 2);
+	config_free(c);
+	expect_error_prefix(HEAD "safety:\n  max_concurrent_drains: 0\n",
+			    "config.yaml:7:26: safety.max_concurrent_drains: ");
+	expect_env_error(HEAD, zero, "LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS: expected a positive integer, got \"0\"");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1041,6 +1068,7 @@ int main(void)
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_max_actions_per_round),
+		cmocka_unit_test(test_max_concurrent_drains),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,6 +31,7 @@ struct world {
 	int status;           /* forced status for every request, 0: none */
 	const char *message;  /* with 'status' */
 	int gone_on_continue; /* answer 410 to this many continue requests */
+	const char *body;     /* with 'status': the whole answer instead of a plain Status */
 };
 
 static void node_json(const struct world *w, struct ts_resp *rs)
@@ -50,6 +51,11 @@ static void h_world(void *ud, size_t i, const struct ts_req *rq, struct ts_resp 
 	struct world *w = ud;
 
 	(void)i;
+	if (w->status && w->body) {
+		rs->status = w->status;
+		snprintf(rs->body, sizeof(rs->body), "%s", w->body);
+		return;
+	}
 	if (w->status) {
 		if (w->status == 404)
 			ts_status(rs, 404, "NotFound", w->message ? w->message : "not found");
@@ -172,6 +178,29 @@ static void test_cordon_and_uncordon(void **state)
 	assert_string_equal(req(f, 0)->body, "{\"spec\":{\"unschedulable\":true}}");
 	assert_string_equal(req(f, 0)->auth, "Bearer " TOKEN);
 	assert_string_equal(req(f, 1)->body, "{\"spec\":{\"unschedulable\":null}}");
+}
+
+/* The cordon and luascale's mark in one strategic merge patch, both ways. */
+static void test_cordon_with_mark(void **state)
+{
+	struct fixture *f = *state;
+	struct kube_status st;
+	const struct kv on[2] = {{"luascale.io/cordoned-by", "luascale"},
+				 {"luascale.io/cordoned-at", "2026-01-01T00:00:00Z"}};
+	const struct kv off[2] = {{"luascale.io/cordoned-by", NULL}, {"luascale.io/cordoned-at", NULL}};
+
+	assert_int_equal(f->ops.ops->cordon_mark(f->ops.ctx, "n1", true, on, 2, &st), 0);
+	assert_int_equal(st.code, KUBE_OK);
+	assert_int_equal(f->ops.ops->cordon_mark(f->ops.ctx, "n1", false, off, 2, &st), 0);
+	assert_int_equal(ts_count(&f->s), 2);
+	assert_string_equal(req(f, 0)->method, "PATCH");
+	assert_string_equal(req(f, 0)->ctype, "application/strategic-merge-patch+json");
+	assert_string_equal(req(f, 0)->body,
+			    "{\"metadata\":{\"annotations\":{\"luascale.io/cordoned-by\":\"luascale\","
+			    "\"luascale.io/cordoned-at\":\"2026-01-01T00:00:00Z\"}},\"spec\":{\"unschedulable\":true}}");
+	assert_string_equal(req(f, 1)->body,
+			    "{\"metadata\":{\"annotations\":{\"luascale.io/cordoned-by\":null,"
+			    "\"luascale.io/cordoned-at\":null}},\"spec\":{\"unschedulable\":null}}");
 }
 
 static void test_labels_and_annotations(void **state)
@@ -338,6 +367,39 @@ static void test_evictions(void **state)
 	assert_int_equal(ts_count(&f->s), 6); /* nothing retried here */
 }
 
+/* A 429 on an eviction is a PodDisruptionBudget only when the server says
+ * so; otherwise it is the server's own limit, with its words and its
+ * retryAfterSeconds. */
+static void test_eviction_429_says_what_the_server_said(void **state)
+{
+	struct fixture *f = *state;
+	struct kube_status st;
+
+	f->w.status = 429;
+	f->w.message = "fault injected by the simulator: POST pods/eviction";
+	assert_int_equal(f->ops.ops->evict(f->ops.ctx, "default", "web-1", -1, &st), -1);
+	assert_int_equal(st.code, KUBE_THROTTLED);
+	assert_string_equal(st.message, "429 Failure: fault injected by the simulator: POST pods/eviction");
+	assert_int_equal(st.retry_after_s, 0);
+
+	f->w.body = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+		    "\"message\":\"Too many requests, please try again later.\","
+		    "\"reason\":\"TooManyRequests\",\"details\":{\"retryAfterSeconds\":4},\"code\":429}";
+	assert_int_equal(f->ops.ops->evict(f->ops.ctx, "default", "web-1", -1, &st), -1);
+	assert_int_equal(st.code, KUBE_THROTTLED);
+	assert_string_equal(st.message, "429 TooManyRequests: Too many requests, please try again later.");
+	assert_int_equal(st.retry_after_s, 4);
+
+	f->w.body = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+		    "\"message\":\"Cannot evict pod as it would violate the pod's disruption budget.\","
+		    "\"reason\":\"TooManyRequests\",\"details\":{\"causes\":[{\"reason\":\"DisruptionBudget\","
+		    "\"message\":\"The disruption budget web needs 2 healthy pods and has 2 currently\"}]},\"code\":429}";
+	assert_int_equal(f->ops.ops->evict(f->ops.ctx, "default", "web-1", -1, &st), -1);
+	assert_int_equal(st.code, KUBE_PDB_BLOCKED);
+	assert_non_null(strstr(st.message, "The disruption budget web needs 2 healthy pods"));
+	f->w.body = NULL;
+}
+
 static void test_delete_node(void **state)
 {
 	struct fixture *f = *state;
@@ -400,7 +462,7 @@ static void test_node_pods_pages(void **state)
 	assert_true(p->evictable); /* still has to leave before the node goes */
 	p = find_pod(pods, n, "pending");
 	assert_true(p->evictable);
-	free(pods);
+	kube_pod_refs_free(pods, n);
 }
 
 static void test_node_pods_relist_and_errors(void **state)
@@ -416,7 +478,7 @@ static void test_node_pods_relist_and_errors(void **state)
 	assert_int_equal(ts_count(&f->s), 4);
 	assert_string_equal(req(f, 2)->args, "fieldSelector=spec.nodeName=n1&limit=3");
 	assert_int_equal(n, 5);
-	free(pods);
+	kube_pod_refs_free(pods, n);
 	f->w.status = 500;
 	f->w.message = "etcdserver: request timed out";
 	assert_int_equal(f->ops.ops->node_pods(f->ops.ctx, "n1", &pods, &n, &st), -1);
@@ -488,8 +550,10 @@ int main(void)
 		T(test_taint_conflict_retried),
 		T(test_taint_edit_and_remove),
 		T(test_taint_conflict_gives_up),
+		T(test_cordon_with_mark),
 		T(test_evictions),
 		T(test_delete_node),
+		T(test_eviction_429_says_what_the_server_said),
 		T(test_node_pods_pages),
 		T(test_node_pods_relist_and_errors),
 		T(test_event_on_node),

@@ -603,7 +603,7 @@ static void test_delete_node(void **state)
 	assert_int_equal(n, 4);
 	for (i = 0; i < n; i++)
 		assert_int_equal(refs[i].evictable, strncmp(refs[i].name, "agent-", 6) != 0);
-	free(refs);
+	kube_pod_refs_free(refs, n);
 
 	assert_int_equal(w->kube.ops->delete_node(w->kube.ctx, "workers-1", &st), 0);
 	assert_int_equal(st.code, KUBE_OK);
