@@ -19,10 +19,18 @@ struct reconciler {
 	struct safety_limits safety;
 	struct drain_opts drain;
 	volatile sig_atomic_t reload_requested;
+	const atomic_bool *cancel; /* borrowed, may be NULL */
 };
 
 struct reconciler *reconciler_new(const struct config *cfg, const char *policy_path,
 				  struct errbuf *err)
+{
+	return reconciler_new_cancellable(cfg, policy_path, NULL, err);
+}
+
+struct reconciler *reconciler_new_cancellable(const struct config *cfg,
+					      const char *policy_path,
+					      const atomic_bool *cancel, struct errbuf *err)
 {
 	struct reconciler *r = calloc(1, sizeof(*r));
 
@@ -33,6 +41,9 @@ struct reconciler *reconciler_new(const struct config *cfg, const char *policy_p
 	r->cfg = cfg;
 	r->limits.instructions = cfg->policy_instructions;
 	r->limits.memory = cfg->policy_memory;
+	r->cancel = cancel;
+	/* POLICY CANCEL: r->limits.cancel = cancel; (struct sandbox_limits gains
+	 * `const atomic_bool *cancel`: a set flag ends the running policy call) */
 	decide_limits(cfg, &r->safety, &r->drain);
 	r->pol = policy_load(policy_path ? policy_path : cfg->policy_path, NULL, &r->limits,
 			     &cfg->params, err);

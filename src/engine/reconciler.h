@@ -7,6 +7,7 @@
 #ifndef LUASCALE_RECONCILER_H
 #define LUASCALE_RECONCILER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -31,6 +32,16 @@ struct reload_result {
  */
 struct reconciler *reconciler_new(const struct config *cfg, const char *policy_path,
 				  struct errbuf *err);
+
+/*
+ * reconciler_new() whose policy calls (rounds, and the trial run of a
+ * reload) end early once '*cancel' is true: the daemon sets it on SIGTERM
+ * so that a policy in the middle of a long call does not hold shutdown.
+ * 'cancel' (may be NULL) is borrowed and must outlive the reconciler.
+ */
+struct reconciler *reconciler_new_cancellable(const struct config *cfg,
+					      const char *policy_path,
+					      const atomic_bool *cancel, struct errbuf *err);
 
 void reconciler_free(struct reconciler *r);
 
