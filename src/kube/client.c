@@ -909,32 +909,36 @@ static void escape_for_log(struct buf *b, const char *data, size_t len)
 }
 
 /* Logs what an exec plugin wrote to stderr: the first EXEC_STDERR_KEPT
- * bytes, escaped, any credential in it redacted. */
+ * bytes, a log line per line of it (long ones cut), escaped, any
+ * credential in it redacted; then how much more there was. */
 static void log_plugin_stderr(struct kube_client *c, const char *cmd, const struct buf *e,
 			      size_t total, const char *token1, const char *token2)
 {
-	struct buf b = BUF_INIT;
-	size_t len = e->len;
+	size_t i = 0;
 
-	while (len > 0 && (e->data[len - 1] == '\n' || e->data[len - 1] == '\r'))
-		len--;
-	if (!len)
-		return;
-	escape_for_log(&b, e->data, len);
-	if (b.oom || !b.data) {
-		buf_free(&b);
-		return;
+	while (i < e->len) {
+		size_t j = i;
+		struct buf b = BUF_INIT;
+
+		while (j < e->len && e->data[j] != '\n')
+			j++;
+		if (j > i) {
+			escape_for_log(&b, e->data + i, j - i);
+			if (!b.oom && b.data) {
+				/* scrub() works in place within the capacity it is given */
+				scrub(b.data, b.len + 1, token1);
+				scrub(b.data, strlen(b.data) + 1, token2);
+				LOGF(c, LOG_WARN, "exec plugin %s: stderr: %.700s%s", cmd, b.data,
+				     strlen(b.data) > 700 ? " [cut]" : "");
+			}
+			wipe(b.data, b.len);
+			buf_free(&b);
+		}
+		i = j + 1;
 	}
-	/* scrub() works in place within the capacity it is given */
-	scrub(b.data, b.len + 1, token1);
-	scrub(b.data, strlen(b.data) + 1, token2);
 	if (total > e->len)
-		LOGF(c, LOG_WARN, "exec plugin %s: stderr: %s (%zu more bytes not shown)", cmd, b.data,
+		LOGF(c, LOG_WARN, "exec plugin %s: stderr: %zu more bytes not shown", cmd,
 		     total - e->len);
-	else
-		LOGF(c, LOG_WARN, "exec plugin %s: stderr: %s", cmd, b.data);
-	wipe(b.data, b.len);
-	buf_free(&b);
 }
 
 /*
