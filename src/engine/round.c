@@ -1,5 +1,6 @@
 /*
- * round: observe, decide, log, execute — the body of every live loop.
+ * round: observe, decide, log, hold removals on a stale cache, execute —
+ * the body of every live loop.
  */
 #include "engine/round.h"
 

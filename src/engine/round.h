@@ -2,7 +2,8 @@
  * round: one reconcile as every live front end runs it (the daemon, the
  * simulator): the actuator's in-flight state into the snapshot, the policy
  * and the safety checks, every decision logged, then the accepted plan to
- * the actuator. The snapshot and its source are the caller's.
+ * the actuator; on a stale cache (the caller says so) no removal at all.
+ * The snapshot and its source are the caller's.
  */
 #ifndef LUASCALE_ROUND_H
 #define LUASCALE_ROUND_H

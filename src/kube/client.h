@@ -1,9 +1,10 @@
 /*
  * client: HTTP requests to a Kubernetes API server over libcurl. Owns TLS
  * settings and authentication (bearer token, a token file re-read as it
- * rotates, client certificates, exec credential plugins with their expiry)
- * and a watch-stream splitter. It knows no resource types: paths, bodies and
- * retries (other than one re-authentication on 401) are the caller's.
+ * rotates, client certificates, exec credential plugins with their expiry),
+ * a token bucket for writes, a cancel for shutdown, and a watch-stream
+ * splitter. It knows no resource types: paths, bodies and retries (other
+ * than one re-authentication on 401) are the caller's.
  * Safe to use from several threads at once: each call has its own easy
  * handle; connections, DNS and TLS sessions are shared under a mutex.
  */

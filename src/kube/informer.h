@@ -2,8 +2,10 @@
  * informer: a local cache of one resource (nodes, pods or
  * PodDisruptionBudgets, cluster-wide) kept current the way client-go's
  * reflector does it — paginated list, then watch from the list's
- * resourceVersion, relist on 410, back off and re-watch on failures — on a
- * thread of its own. The cache holds the model's decoded structs, never JSON.
+ * resourceVersion, relist on 410 (with a backoff once they come in a row),
+ * back off and re-watch on failures — on a thread of its own. Each informer
+ * says when its cache was last known in sync, for callers that must not act
+ * on a stale view. The cache holds the model's decoded structs, never JSON.
  * An informer set groups the three and builds engine snapshots from them.
  * It knows nothing of reconciles: it calls a hook when the cache changes.
  * Informers talk to a real server, so they run on the real clock
