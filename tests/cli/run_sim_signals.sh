@@ -4,8 +4,8 @@
 # API server that does not answer (held requests) or refuses connections
 # (backoff waits), the batching wait, a policy call that runs until its
 # budget — and SIGHUP still reloads the policy from the signal thread.
-# Also: a cache that stops following the server (its watch failing) plans
-# no scale-down and says so. Every wait polls a condition against a
+# Also: relists after 410s in a row back off; a cache that stops following
+# the server (its watch failing) plans no scale-down and says so. Every wait polls a condition against a
 # deadline; the bounds are on the process having exited, not on timings.
 # usage: run_sim_signals.sh LUASCALE_BINARY SOURCE_DIR
 set -u
@@ -135,6 +135,18 @@ else
      until_true 30 grep -q "cluster state read; reconciling" "$TMP/spin-run.log" &&
      term_exits spin; then ok "$t"; else not_ok "$t"; fi
 fi
+
+# ---- a 410 storm: relists back off ----
+# Every watch ends at once with an in-stream 410. The first relist is
+# immediate; the next ones wait (jittered, doubling). By the time the 4th
+# 410 in a row is logged for pods, pods have been listed 4 times, not
+# thousands.
+t="expired watches in a row relist with a backoff, not in a hot loop"
+pod_lists() { grep -c "informer pods: listed" "$TMP/storm-run.log"; }
+if start_sim storm --fault expire-watches=100000 && write_config storm && start_run storm &&
+   until_true 60 grep -q "informer pods: .*listing again in .* (410 number 4 in a row)" \
+     "$TMP/storm-run.log" && [ "$(pod_lists)" -le 5 ]; then ok "$t"; else not_ok "$t"; fi
+kill -TERM "$RUN_PID" 2>/dev/null
 
 # ---- a stale cache: no scale-down ----
 # The pods watch fails from the start (the list works): the cache ages from
