@@ -18,7 +18,7 @@ struct reconciler {
 	struct sandbox_limits limits;
 	struct safety_limits safety;
 	struct drain_opts drain;
-	volatile sig_atomic_t reload_requested;
+	atomic_int reload_requested; /* set from the signal thread */
 	const atomic_bool *cancel; /* borrowed, may be NULL */
 };
 
@@ -39,6 +39,7 @@ struct reconciler *reconciler_new_cancellable(const struct config *cfg,
 		return NULL;
 	}
 	r->cfg = cfg;
+	atomic_init(&r->reload_requested, 0);
 	r->limits.instructions = cfg->policy_instructions;
 	r->limits.memory = cfg->policy_memory;
 	r->cancel = cancel;
@@ -69,7 +70,7 @@ const char *reconciler_policy_path(const struct reconciler *r)
 
 void reconciler_request_reload(struct reconciler *r)
 {
-	r->reload_requested = 1;
+	atomic_store(&r->reload_requested, 1);
 }
 
 int reconciler_reload(struct reconciler *r, const char *path, const struct snapshot *s,
@@ -97,11 +98,10 @@ int reconciler_run(struct reconciler *r, const struct snapshot *s, bool node_rep
 	if (!rr)
 		rr = &local;
 	memset(rr, 0, sizeof(*rr));
-	if (r->reload_requested) {
+	if (atomic_exchange(&r->reload_requested, 0)) {
 		char dropped[ERRBUF_MAX / 2] = "";
 		struct errbuf rerr;
 
-		r->reload_requested = 0;
 		rr->attempted = true;
 		if (reconciler_reload(r, NULL, s, dropped, sizeof(dropped), &rerr) < 0) {
 			snprintf(rr->message, sizeof(rr->message), "%s", rerr.msg);

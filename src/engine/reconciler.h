@@ -1,7 +1,7 @@
 /*
  * reconciler: what every front end runs each round — the loaded policy, its
  * limits from the config, and the policy reloads that happen between two
- * rounds (requested from a signal handler, tried before they are swapped
+ * rounds (requested from the signal thread, tried before they are swapped
  * in). It owns the policy; the config and the snapshots are borrowed.
  */
 #ifndef LUASCALE_RECONCILER_H
@@ -48,8 +48,8 @@ void reconciler_free(struct reconciler *r);
 /* The path of the policy in place. */
 const char *reconciler_policy_path(const struct reconciler *r);
 
-/* Asks for the policy file to be reloaded before the next round.
- * Async-signal-safe: meant to be called from a SIGHUP handler. */
+/* Asks for the policy file to be reloaded before the next round. Any
+ * thread (an atomic store); async-signal-safe too. */
 void reconciler_request_reload(struct reconciler *r);
 
 /*
