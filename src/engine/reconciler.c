@@ -43,8 +43,8 @@ struct reconciler *reconciler_new_cancellable(const struct config *cfg,
 	r->limits.instructions = cfg->policy_instructions;
 	r->limits.memory = cfg->policy_memory;
 	r->cancel = cancel;
-	/* POLICY CANCEL: r->limits.cancel = cancel; (struct sandbox_limits gains
-	 * `const atomic_bool *cancel`: a set flag ends the running policy call) */
+	/* a set '*cancel' is to end the running policy call: */
+	/* POLICY CANCEL */ /* r->limits.cancel = cancel; */
 	decide_limits(cfg, &r->safety, &r->drain);
 	r->pol = policy_load(policy_path ? policy_path : cfg->policy_path, NULL, &r->limits,
 			     &cfg->params, err);
