@@ -7,7 +7,7 @@
 # Also: relists after 410s in a row back off; a cache that stops following
 # the server (its watch failing) plans no scale-down and says so. Every wait polls a condition against a
 # deadline; the bounds are on the process having exited, not on timings.
-# usage: run_sim_signals.sh LUASCALE_BINARY SOURCE_DIR
+# usage: run_sim_signals.sh LUASCALE_BINARY SOURCE_DIR  (KEEP_TMP=1 keeps the logs)
 set -u
 BIN=$1
 SRC=$2
@@ -16,7 +16,7 @@ PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$TMP"
+  if [ -n "${KEEP_TMP:-}" ]; then echo "# logs kept in $TMP"; else rm -rf "$TMP"; fi
 }
 trap cleanup EXIT
 # shellcheck source=lib.sh
@@ -48,7 +48,7 @@ start_sim() { # NAME [SIM FLAGS...]: sets BASE and KC
   "$BIN" sim --listen 127.0.0.1:0 --scenario "$TMP/scenario.yaml" \
     --kubeconfig-out "$TMP/$name.kubeconfig" "$@" >"$TMP/$name-sim.log" 2>&1 &
   PIDS+=($!)
-  until_true 20 grep -q "serving .* on http://127.0.0.1:" "$TMP/$name-sim.log" || return 1
+  until_true 20 grep -qs "serving .* on http://127.0.0.1:" "$TMP/$name-sim.log" || return 1
   BASE=$(grep -o "http://127.0.0.1:[0-9]*" "$TMP/$name-sim.log" | head -1)
   KC="$TMP/$name.kubeconfig"
 }
@@ -79,7 +79,7 @@ term_exits() {
   kill -TERM "$RUN_PID"
   until_true "$EXIT_BOUND" gone "$RUN_PID" || return 1
   wait "$RUN_PID" 2>/dev/null
-  grep -q "SIGTERM: stopping" "$TMP/$1-run.log"
+  grep -qs "SIGTERM: stopping" "$TMP/$1-run.log"
 }
 
 printf '%s\n' \
@@ -100,30 +100,30 @@ cp "$SRC/policies/default.lua" "$TMP/policy.lua"
 # ---- the initial sync: requests held by the server ----
 t="SIGTERM during the initial sync, the API server holding every answer: exits within ${EXIT_BOUND}s"
 if start_sim held --fault latency=1m && write_config held && start_run held &&
-   until_true 20 grep -q "luascale .*: cluster" "$TMP/held-run.log" &&
-   term_exits held && grep -q "stopped before the cluster state was read" "$TMP/held-run.log" &&
-   ! grep -q "cluster state read; reconciling" "$TMP/held-run.log"; then ok "$t"; else not_ok "$t"; fi
+   until_true 20 grep -qs "luascale .*: cluster" "$TMP/held-run.log" &&
+   term_exits held && grep -qs "stopped before the cluster state was read" "$TMP/held-run.log" &&
+   ! grep -qs "cluster state read; reconciling" "$TMP/held-run.log"; then ok "$t"; else not_ok "$t"; fi
 
 # ---- the initial sync: connections refused, informers in backoff ----
 t="SIGTERM during the initial sync, the API server down: exits within ${EXIT_BOUND}s"
 if start_sim down --fault down=1h && write_config down && start_run down &&
-   until_true 20 grep -q "retrying in" "$TMP/down-run.log" &&
-   term_exits down && grep -q "stopped before the cluster state was read" "$TMP/down-run.log"
+   until_true 20 grep -qs "retrying in" "$TMP/down-run.log" &&
+   term_exits down && grep -qs "stopped before the cluster state was read" "$TMP/down-run.log"
 then ok "$t"; else not_ok "$t"; fi
 
 # ---- the batching wait, and SIGHUP from the signal thread ----
 t="SIGHUP reloads the policy while waiting for the next round"
 if start_sim idle && write_config idle && start_run idle &&
-   until_true 30 grep -q "cluster state read; reconciling" "$TMP/idle-run.log" &&
+   until_true 30 grep -qs "cluster state read; reconciling" "$TMP/idle-run.log" &&
    kill -HUP "$RUN_PID" &&
-   until_true 20 grep -q "policy reloaded from" "$TMP/idle-run.log"; then ok "$t"; else not_ok "$t"; fi
+   until_true 20 grep -qs "policy reloaded from" "$TMP/idle-run.log"; then ok "$t"; else not_ok "$t"; fi
 
 t="SIGTERM in the batching wait: exits within ${EXIT_BOUND}s"
 if term_exits idle; then ok "$t"; else not_ok "$t"; fi
 
 # ---- a policy call that runs until its budget ----
 t="SIGTERM while a policy runs until its budget: exits within ${EXIT_BOUND}s"
-if ! grep -q "cancel" "$SRC/src/policy/sandbox.h"; then
+if ! grep -qs "cancel" "$SRC/src/policy/sandbox.h"; then
   # the policy's call ends early only once the sandbox takes a cancel flag
   echo "ok - $t # SKIP the sandbox has no cancel flag in this build"
 else
@@ -132,7 +132,7 @@ else
     'return P' >"$TMP/spin.lua"
   if start_sim spin && write_config spin "$TMP/spin.lua" &&
      start_run spin LUASCALE_POLICY_INSTRUCTIONS=100000000000 &&
-     until_true 30 grep -q "cluster state read; reconciling" "$TMP/spin-run.log" &&
+     until_true 30 grep -qs "cluster state read; reconciling" "$TMP/spin-run.log" &&
      term_exits spin; then ok "$t"; else not_ok "$t"; fi
 fi
 
@@ -144,7 +144,7 @@ fi
 t="expired watches in a row relist with a backoff, not in a hot loop"
 pod_lists() { grep -c "informer pods: listed" "$TMP/storm-run.log"; }
 if start_sim storm --fault expire-watches=100000 && write_config storm && start_run storm &&
-   until_true 60 grep -q "informer pods: .*listing again in .* (410 number 4 in a row)" \
+   until_true 60 grep -qs "informer pods: .*listing again in .* (410 number 4 in a row)" \
      "$TMP/storm-run.log" && [ "$(pod_lists)" -le 5 ]; then ok "$t"; else not_ok "$t"; fi
 kill -TERM "$RUN_PID" 2>/dev/null
 
@@ -156,10 +156,10 @@ t="a pods watch that keeps failing: no scale-down, and the log says why"
 if start_sim stale --fault error=1:watch:pods && write_config stale "" "{max_cache_staleness: 2s}" \
      "{unneeded_for: 4s, scale_down_delay_after_add: 1s}" &&
    sed -i 's/reconcile: 1h/reconcile: 1s/' "$TMP/stale.yaml" && start_run stale &&
-   until_true 40 grep -q "no scale-down this round: the cluster cache is stale (pods: not in sync for" \
+   until_true 40 grep -qs "no scale-down this round: the cluster cache is stale (pods: not in sync for" \
      "$TMP/stale-run.log" &&
-   until_true 20 grep -q "held: " "$TMP/stale-run.log" &&
-   ! grep -q "drain .* done\|delete .* done" "$TMP/stale-run.log"; then ok "$t"; else not_ok "$t"; fi
+   until_true 20 grep -qs "held: " "$TMP/stale-run.log" &&
+   ! grep -qs "drain .* done\|delete .* done" "$TMP/stale-run.log"; then ok "$t"; else not_ok "$t"; fi
 if [ -n "${RUN_PID:-}" ]; then kill -TERM "$RUN_PID" 2>/dev/null; fi
 
 finish
