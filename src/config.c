@@ -491,6 +491,30 @@ static int dec_rate(struct ctx *x, const struct val *v, void *out, const void *a
 	return 0;
 }
 
+/* A rate of Kubernetes writes: finite, at least 0.001 a second (one write
+ * in about 17 minutes; anything smaller is a typo, not a limit). */
+static int dec_write_rate(struct ctx *x, const struct val *v, void *out, const void *arg)
+{
+	(void)arg;
+	if (val_number(x, v, out) < 0)
+		return -1;
+	if (!(*(double *)out >= 0.001) || *(double *)out > 1e6)
+		return bad(x, v, "a number of writes per second from 0.001 to 1000000");
+	return 0;
+}
+
+/* A duration above zero. */
+static int dec_positive_duration(struct ctx *x, const struct val *v, void *out,
+				 const void *arg)
+{
+	(void)arg;
+	if (val_duration(x, v, out) < 0)
+		return -1;
+	if (*(int64_t *)out <= 0)
+		return bad(x, v, "a duration above zero such as \"30s\" or \"2m\"");
+	return 0;
+}
+
 static int dec_bool(struct ctx *x, const struct val *v, void *out, const void *arg)
 {
 	(void)arg;
@@ -613,7 +637,9 @@ static const char *resolve_path(struct ctx *x, const char *p, bool from_file,
 
 static int parse_cluster(struct ctx *x, const struct ytree_node *m)
 {
-	static const char *const keys[] = { "kubeconfig", "context", "in_cluster", NULL };
+	static const char *const keys[] = { "kubeconfig", "context", "in_cluster", "write_qps",
+					    "write_burst", NULL };
+	static const struct int_range burst = { 1, 1000000 };
 	struct config *c = x->c;
 	const char *kc = NULL;
 
@@ -622,7 +648,9 @@ static int parse_cluster(struct ctx *x, const struct ytree_node *m)
 	x->cluster = node_loc(x, m);
 	if (field(x, m, "kubeconfig", dec_string, &kc, NULL, &x->kubeconfig) ||
 	    field(x, m, "context", dec_string, &c->context, NULL, &x->context) ||
-	    field(x, m, "in_cluster", dec_bool, &c->in_cluster, NULL, &x->in_cluster))
+	    field(x, m, "in_cluster", dec_bool, &c->in_cluster, NULL, &x->in_cluster) ||
+	    field(x, m, "write_qps", dec_write_rate, &c->write_qps, NULL, NULL) ||
+	    field(x, m, "write_burst", dec_int, &c->write_burst, &burst, NULL))
 		return -1;
 	if (kc) {
 		c->kubeconfig = resolve_path(x, kc, true, &x->kubeconfig);
@@ -1124,7 +1152,7 @@ static int parse_safety(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "max_nodes_total", "max_scale_down_per_round",
 					    "max_actions_per_round", "max_concurrent_drains",
-					    "protected_pod_selector", NULL };
+					    "protected_pod_selector", "max_cache_staleness", NULL };
 	static const struct int_range count = { 0, INT64_MAX };
 	static const struct int_range actions = { 1, PLAN_MAX_ACTIONS };
 	static const struct int_range drains = { 1, 1000000 };
@@ -1141,7 +1169,9 @@ static int parse_safety(struct ctx *x, const struct ytree_node *m)
 	       field(x, m, "max_concurrent_drains", dec_int,
 		     &c->max_concurrent_drains, &drains, NULL) ||
 	       field(x, m, "protected_pod_selector", dec_string,
-		     &c->protected_pod_selector, NULL, &x->protected_sel) ? -1 : 0;
+		     &c->protected_pod_selector, NULL, &x->protected_sel) ||
+	       field(x, m, "max_cache_staleness", dec_positive_duration,
+		     &c->max_cache_staleness_ms, NULL, NULL) ? -1 : 0;
 }
 
 static int parse_provider(struct ctx *x, const struct ytree_node *m)
@@ -1236,6 +1266,9 @@ static int env_cluster_policy(struct ctx *x)
 	if (env_field(x, "LUASCALE_CLUSTER_KUBECONFIG", dec_string, &kc, NULL, &x->kubeconfig) ||
 	    env_field(x, "LUASCALE_CLUSTER_CONTEXT", dec_string, &c->context, NULL, &x->context) ||
 	    env_field(x, "LUASCALE_CLUSTER_IN_CLUSTER", dec_bool, &c->in_cluster, NULL, &x->in_cluster) ||
+	    env_field(x, "LUASCALE_CLUSTER_WRITE_QPS", dec_write_rate, &c->write_qps, NULL, NULL) ||
+	    env_field(x, "LUASCALE_CLUSTER_WRITE_BURST", dec_int, &c->write_burst, &burst, NULL) ||
+	    env_field(x, "LUASCALE_SAFETY_MAX_CACHE_STALENESS", dec_positive_duration, &c->max_cache_staleness_ms, NULL, NULL) ||
 	    env_field(x, "LUASCALE_POLICY_PATH", dec_string, &pp, NULL, &x->policy_path) ||
 	    env_field(x, "LUASCALE_POLICY_INSTRUCTIONS", dec_int, &c->policy_instructions, &positive, NULL) ||
 	    env_field(x, "LUASCALE_POLICY_MEMORY", dec_bytes, &c->policy_memory, NULL, NULL) ||
@@ -1576,6 +1609,9 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->max_scale_down_per_round = 1;
 	c->max_actions_per_round = 1000;
 	c->max_concurrent_drains = 1;
+	c->max_cache_staleness_ms = 30 * 1000;
+	c->write_qps = 10;
+	c->write_burst = 20;
 	c->protected_pod_selector = "";
 	c->reconcile_interval_ms = 10000;
 	c->batch_idle_ms = 1000;

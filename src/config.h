@@ -44,6 +44,8 @@ struct config {
 	const char *kubeconfig;  /* "" when unset */
 	const char *context;     /* "" when unset */
 	bool in_cluster;
+	double write_qps;        /* Kubernetes API writes a second, default 10 */
+	int64_t write_burst;     /* writes saved up, default 20 */
 
 	struct node_group *groups; /* selector defaults to {luascale.io/node-group: NAME} */
 	size_t n_groups;
@@ -61,6 +63,8 @@ struct config {
 	int64_t max_concurrent_drains;  /* drains running at once, >= 1, default 1 */
 	const char *protected_pod_selector; /* kubectl selector string, "" for none */
 	struct label_selector protected_pods;
+	int64_t max_cache_staleness_ms; /* no scale-down on a cache out of sync
+					 * for longer, default 30s */
 
 	/* provider: which cloud, and its token buckets */
 	const char *provider_kind;      /* "" (none), "sim", ... */
@@ -89,6 +93,8 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  * and gives base_dir. 'getenv_fn' (NULL: no overrides) supplies LUASCALE_*
  * overrides, applied after the file and validated like it:
  *   LUASCALE_CLUSTER_KUBECONFIG, LUASCALE_CLUSTER_CONTEXT, LUASCALE_CLUSTER_IN_CLUSTER,
+ *   LUASCALE_CLUSTER_WRITE_QPS, LUASCALE_CLUSTER_WRITE_BURST,
+ *   LUASCALE_SAFETY_MAX_CACHE_STALENESS,
  *   LUASCALE_POLICY_PATH, LUASCALE_POLICY_INSTRUCTIONS, LUASCALE_POLICY_MEMORY,
  *   LUASCALE_POLICY_PARAMS_<KEY> (key lower-cased),
  *   LUASCALE_SAFETY_MAX_NODES_TOTAL, LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND,

@@ -2,12 +2,17 @@
  * cli/run: `luascale run`, the daemon — informers on the API server, the
  * reconcile loop (batched on watch events, with a periodic resync), the
  * policy with hot reload on SIGHUP, and the actuator with the provider and
- * the Kubernetes writes. SIGTERM/SIGINT stop it: in-flight actions get a
- * deadline to finish; what is left is logged as abandoned.
+ * the Kubernetes writes. Signals are blocked in every thread and taken by
+ * one thread of their own (sigwait), which calls into the rest as any
+ * thread may. SIGTERM/SIGINT stop it within a second in every phase:
+ * in-flight writes get a deadline to finish; what is left is logged as
+ * abandoned.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,26 +36,93 @@
 #include "runtime/executor.h"
 
 #define SYNC_TIMEOUT_S 120
-#define SHUTDOWN_GRACE_S 30
+/* In-flight writes get this long after SIGTERM, then every request is cut:
+ * the whole shutdown stays inside Kubernetes' default 30 s grace period. */
+#define SHUTDOWN_GRACE_S 20
 #define ONCE_TIMEOUT_S 600
 
-/* The signal handlers' view of the daemon: async-signal-safe calls only. */
-static struct reconciler *volatile sig_reconciler;
-static struct batcher *volatile sig_batcher;
-static volatile sig_atomic_t sig_stop;
+/*
+ * The signal thread's view of the daemon. Everything it points to is made
+ * before the thread starts and freed after it is joined.
+ */
+struct sigctx {
+	sigset_t set;               /* SIGHUP, SIGTERM, SIGINT: blocked everywhere */
+	pthread_t thread;
+	bool started;
+	atomic_bool stop;           /* SIGTERM or SIGINT came */
+	atomic_bool done;           /* the thread is to end */
+	_Atomic int64_t stop_at;    /* clock_real() ns of the stop request */
+	/* set by the stop path; the reconciler's policy calls end on it */
+	atomic_bool policy_cancel;
+	struct reconciler *rec;
+	struct batcher *batch;
+	struct informer_set *infs;
+	struct kube_client *client;
+	const struct logger *log;
+};
 
-static void on_signal(int sig)
+/* The stop path, from the signal thread: every wait of the main thread and
+ * the informers ends now; reads in flight end within a second. */
+static void begin_stop(struct sigctx *sc, int sig)
 {
-	if (sig == SIGHUP) {
-		if (sig_reconciler)
-			reconciler_request_reload(sig_reconciler);
-		if (sig_batcher)
-			batcher_request(sig_batcher);
+	struct clock *clock = clock_real();
+
+	if (atomic_exchange(&sc->stop, true)) {
+		log_at(sc->log, LOG_INFO, clock_wall(clock), "%s: already stopping",
+		       sig == SIGINT ? "SIGINT" : "SIGTERM");
 		return;
 	}
-	sig_stop = 1;
-	if (sig_batcher)
-		batcher_stop(sig_batcher);
+	atomic_store(&sc->stop_at, clock_now(clock));
+	log_at(sc->log, LOG_INFO, clock_wall(clock), "%s: stopping",
+	       sig == SIGINT ? "SIGINT" : "SIGTERM");
+	atomic_store(&sc->policy_cancel, true);
+	batcher_stop(sc->batch);
+	informer_set_cancel(sc->infs);
+	kube_client_cancel(sc->client, KUBE_CANCEL_READS);
+}
+
+static void *signal_thread(void *arg)
+{
+	struct sigctx *sc = arg;
+	bool cut = false;
+
+	while (!atomic_load(&sc->done)) {
+		int sig = 0;
+
+		if (atomic_load(&sc->stop) && !cut) {
+			/* the grace period of in-flight writes: then cut them */
+			int64_t end = atomic_load(&sc->stop_at) + SHUTDOWN_GRACE_S * CLOCK_NS_PER_S;
+			int64_t left = end - clock_now(clock_real());
+			struct timespec ts;
+
+			if (left <= 0) {
+				log_at(sc->log, LOG_WARN, clock_wall(clock_real()),
+				       "the %d s grace period is over: ending every request in flight",
+				       SHUTDOWN_GRACE_S);
+				kube_client_cancel(sc->client, KUBE_CANCEL_ALL);
+				cut = true;
+				continue;
+			}
+			ts.tv_sec = (time_t)(left / CLOCK_NS_PER_S);
+			ts.tv_nsec = (long)(left % CLOCK_NS_PER_S);
+			sig = sigtimedwait(&sc->set, NULL, &ts);
+			if (sig < 0)
+				continue; /* EAGAIN (time is up) or EINTR */
+		} else if (sigwait(&sc->set, &sig) != 0) {
+			continue;
+		}
+		if (atomic_load(&sc->done))
+			break;
+		if (sig == SIGHUP) {
+			log_at(sc->log, LOG_INFO, clock_wall(clock_real()),
+			       "SIGHUP: the policy will be reloaded before the next round");
+			reconciler_request_reload(sc->rec);
+			batcher_request(sc->batch);
+		} else if (sig == SIGTERM || sig == SIGINT) {
+			begin_stop(sc, sig);
+		}
+	}
+	return NULL;
 }
 
 static void on_change(void *ctx, enum informer_kind kind)
@@ -99,7 +171,7 @@ static void run_usage(FILE *f)
 	      "  --context NAME  the kubeconfig context (overrides cluster.context)\n"
 	      "\n"
 	      "signals: SIGHUP reloads the policy (the running one stays if the new one\n"
-	      "fails); SIGTERM and SIGINT stop, giving in-flight actions 30s.\n",
+	      "fails); SIGTERM and SIGINT stop within a second, giving writes in flight 20s.\n",
 	      f);
 }
 
@@ -157,9 +229,10 @@ int cli_run(int argc, char **argv)
 	struct informer_opts iopts;
 	struct batcher *batch = NULL;
 	struct batcher_policy bp;
-	struct sigaction sa;
+	struct sigctx sc;
 	struct errbuf err;
 	int opt, rc = EXIT_INPUT;
+	int64_t stop_at;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "c:d1x:h", opts, NULL)) != -1) {
@@ -176,6 +249,19 @@ int cli_run(int argc, char **argv)
 		fprintf(stderr, "luascale run: --config FILE is required\n");
 		return EXIT_USAGE;
 	}
+	/* before any thread exists (curl's resolver, the pool, the informers):
+	 * every thread inherits the mask, and only the signal thread takes them */
+	memset(&sc, 0, sizeof(sc));
+	atomic_init(&sc.stop, false);
+	atomic_init(&sc.done, false);
+	atomic_init(&sc.stop_at, 0);
+	atomic_init(&sc.policy_cancel, false);
+	sigemptyset(&sc.set);
+	sigaddset(&sc.set, SIGHUP);
+	sigaddset(&sc.set, SIGTERM);
+	sigaddset(&sc.set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sc.set, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	c = config_load(config_path, &err);
 	if (!c) {
 		fprintf(stderr, "luascale: %s\n", err.msg);
@@ -195,13 +281,14 @@ int cli_run(int argc, char **argv)
 	}
 	memset(&copts, 0, sizeof(copts));
 	copts.log = &log;
+	copts.write_qps = c->write_qps;
+	copts.write_burst = (int)c->write_burst;
 	client = kube_client_new(kc, &copts, &err);
 	if (!client) {
 		fprintf(stderr, "luascale: %s\n", err.msg);
 		goto out;
 	}
-	signal(SIGPIPE, SIG_IGN);
-	rec = reconciler_new(c, NULL, &err);
+	rec = reconciler_new_cancellable(c, NULL, &sc.policy_cancel, &err);
 	if (!rec) {
 		fprintf(stderr, "luascale: policy: %s\n", err.msg);
 		rc = EXIT_POLICY;
@@ -230,31 +317,41 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 
-	sig_reconciler = rec;
-	sig_batcher = batch;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	sc.rec = rec;
+	sc.batch = batch;
+	sc.infs = infs;
+	sc.client = client;
+	sc.log = &log;
+	if (pthread_create(&sc.thread, NULL, signal_thread, &sc) != 0) {
+		fprintf(stderr, "luascale: cannot start: cannot create the signal thread\n");
+		goto out;
+	}
+	sc.started = true;
 
 	log_at(&log, LOG_INFO, clock_wall(clock), "luascale %s: cluster %s (context %s), policy %s%s",
 	       LUASCALE_VERSION, kube_client_server(client), c->in_cluster ? "in-cluster" : (context ? context : c->context),
 	       reconciler_policy_path(rec), dry_run ? ", dry run: nothing will be executed" : "");
 	if (informer_set_start(infs, &err) < 0 ||
 	    informer_set_wait_synced(infs, clock_now(clock) + SYNC_TIMEOUT_S * CLOCK_NS_PER_S, &err) < 0) {
-		log_at(&log, LOG_ERROR, clock_wall(clock), "cannot read the cluster: %s", err.msg);
+		if (atomic_load(&sc.stop)) {
+			log_at(&log, LOG_INFO, clock_wall(clock),
+			       "stopped before the cluster state was read");
+			rc = EXIT_OK;
+		} else {
+			log_at(&log, LOG_ERROR, clock_wall(clock), "cannot read the cluster: %s", err.msg);
+		}
 		goto stop;
 	}
 	log_at(&log, LOG_INFO, clock_wall(clock), "cluster state read; reconciling");
 
-	while (!sig_stop) {
+	while (!atomic_load(&sc.stop)) {
 		enum batcher_reason why = once ? BATCH_FIRST : batcher_wait(batch);
 		struct snapshot *s;
 		struct round_stats rs;
+		struct round_opts ro = {NULL};
+		char stale[512];
 
-		if (why == BATCH_NONE || sig_stop)
+		if (why == BATCH_NONE || atomic_load(&sc.stop))
 			break;
 		s = informer_snapshot(infs, c->groups, c->n_groups, clock_wall(clock), &err);
 		if (!s) {
@@ -262,7 +359,12 @@ int cli_run(int argc, char **argv)
 			continue;
 		}
 		apply_cloud_targets(prov, s, &log);
-		if (round_run(rec, act, s, &log, &rs, &err) < 0)
+		/* a cache that has not followed the server for too long may miss
+		 * pods that a removal would evict: no scale-down on it */
+		if (informer_set_stale(infs, clock_now(clock), c->max_cache_staleness_ms * CLOCK_NS_PER_MS,
+				       stale, sizeof(stale)))
+			ro.stale = stale;
+		if (round_run_opts(rec, act, s, &ro, &log, &rs, &err) < 0)
 			log_at(&log, LOG_ERROR, clock_wall(clock), "reconcile failed: %s", err.msg);
 		else
 			log_at(&log, LOG_DEBUG, clock_wall(clock),
@@ -278,7 +380,7 @@ int cli_run(int argc, char **argv)
 				struct timespec ts = {0, 50 * 1000 * 1000};
 
 				actuator_get_stats(act, &st);
-				if (st.busy == 0 || sig_stop || clock_now(clock) > deadline)
+				if (st.busy == 0 || atomic_load(&sc.stop) || clock_now(clock) > deadline)
 					break;
 				nanosleep(&ts, NULL);
 			}
@@ -287,19 +389,24 @@ int cli_run(int argc, char **argv)
 	}
 	rc = EXIT_OK;
 stop:
-	log_at(&log, LOG_INFO, clock_wall(clock), "stopping: giving in-flight actions %ds", SHUTDOWN_GRACE_S);
+	stop_at = atomic_load(&sc.stop) ? atomic_load(&sc.stop_at) : clock_now(clock);
+	log_at(&log, LOG_INFO, clock_wall(clock), "stopping: giving in-flight actions until %d s after the stop",
+	       SHUTDOWN_GRACE_S);
 	informer_set_stop(infs);
 	actuator_stop(act); /* drains stop and give their cordons back */
 	{
-		size_t cancelled = executor_shutdown(ex, clock_now(clock) + SHUTDOWN_GRACE_S * CLOCK_NS_PER_S);
+		size_t cancelled = executor_shutdown(ex, stop_at + SHUTDOWN_GRACE_S * CLOCK_NS_PER_S);
 
 		ex = NULL;
 		if (cancelled)
 			log_at(&log, LOG_WARN, clock_wall(clock), "%zu queued task(s) abandoned at shutdown", cancelled);
 	}
-	sig_reconciler = NULL;
-	sig_batcher = NULL;
 out:
+	if (sc.started) {
+		atomic_store(&sc.done, true);
+		pthread_kill(sc.thread, SIGHUP);
+		pthread_join(sc.thread, NULL);
+	}
 	if (ex)
 		executor_shutdown(ex, clock_now(clock));
 	actuator_free(act);

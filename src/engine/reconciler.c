@@ -18,11 +18,19 @@ struct reconciler {
 	struct sandbox_limits limits;
 	struct safety_limits safety;
 	struct drain_opts drain;
-	volatile sig_atomic_t reload_requested;
+	atomic_int reload_requested; /* set from the signal thread */
+	const atomic_bool *cancel; /* borrowed, may be NULL */
 };
 
 struct reconciler *reconciler_new(const struct config *cfg, const char *policy_path,
 				  struct errbuf *err)
+{
+	return reconciler_new_cancellable(cfg, policy_path, NULL, err);
+}
+
+struct reconciler *reconciler_new_cancellable(const struct config *cfg,
+					      const char *policy_path,
+					      const atomic_bool *cancel, struct errbuf *err)
 {
 	struct reconciler *r = calloc(1, sizeof(*r));
 
@@ -31,8 +39,12 @@ struct reconciler *reconciler_new(const struct config *cfg, const char *policy_p
 		return NULL;
 	}
 	r->cfg = cfg;
+	atomic_init(&r->reload_requested, 0);
 	r->limits.instructions = cfg->policy_instructions;
 	r->limits.memory = cfg->policy_memory;
+	r->cancel = cancel;
+	/* a set '*cancel' is to end the running policy call: */
+	/* POLICY CANCEL */ /* r->limits.cancel = cancel; */
 	decide_limits(cfg, &r->safety, &r->drain);
 	r->pol = policy_load(policy_path ? policy_path : cfg->policy_path, NULL, &r->limits,
 			     &cfg->params, err);
@@ -58,7 +70,7 @@ const char *reconciler_policy_path(const struct reconciler *r)
 
 void reconciler_request_reload(struct reconciler *r)
 {
-	r->reload_requested = 1;
+	atomic_store(&r->reload_requested, 1);
 }
 
 int reconciler_reload(struct reconciler *r, const char *path, const struct snapshot *s,
@@ -86,11 +98,10 @@ int reconciler_run(struct reconciler *r, const struct snapshot *s, bool node_rep
 	if (!rr)
 		rr = &local;
 	memset(rr, 0, sizeof(*rr));
-	if (r->reload_requested) {
+	if (atomic_exchange(&r->reload_requested, 0)) {
 		char dropped[ERRBUF_MAX / 2] = "";
 		struct errbuf rerr;
 
-		r->reload_requested = 0;
 		rr->attempted = true;
 		if (reconciler_reload(r, NULL, s, dropped, sizeof(dropped), &rerr) < 0) {
 			snprintf(rr->message, sizeof(rr->message), "%s", rerr.msg);

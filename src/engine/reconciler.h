@@ -1,12 +1,13 @@
 /*
  * reconciler: what every front end runs each round — the loaded policy, its
  * limits from the config, and the policy reloads that happen between two
- * rounds (requested from a signal handler, tried before they are swapped
+ * rounds (requested from the signal thread, tried before they are swapped
  * in). It owns the policy; the config and the snapshots are borrowed.
  */
 #ifndef LUASCALE_RECONCILER_H
 #define LUASCALE_RECONCILER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -32,13 +33,23 @@ struct reload_result {
 struct reconciler *reconciler_new(const struct config *cfg, const char *policy_path,
 				  struct errbuf *err);
 
+/*
+ * reconciler_new() whose policy calls (rounds, and the trial run of a
+ * reload) end early once '*cancel' is true: the daemon sets it on SIGTERM
+ * so that a policy in the middle of a long call does not hold shutdown.
+ * 'cancel' (may be NULL) is borrowed and must outlive the reconciler.
+ */
+struct reconciler *reconciler_new_cancellable(const struct config *cfg,
+					      const char *policy_path,
+					      const atomic_bool *cancel, struct errbuf *err);
+
 void reconciler_free(struct reconciler *r);
 
 /* The path of the policy in place. */
 const char *reconciler_policy_path(const struct reconciler *r);
 
-/* Asks for the policy file to be reloaded before the next round.
- * Async-signal-safe: meant to be called from a SIGHUP handler. */
+/* Asks for the policy file to be reloaded before the next round. Any
+ * thread (an atomic store); async-signal-safe too. */
 void reconciler_request_reload(struct reconciler *r);
 
 /*

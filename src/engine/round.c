@@ -1,5 +1,6 @@
 /*
- * round: observe, decide, log, execute — the body of every live loop.
+ * round: observe, decide, log, hold removals on a stale cache, execute —
+ * the body of every live loop.
  */
 #include "engine/round.h"
 
@@ -19,13 +20,77 @@ static bool removal_seen(const struct plan *p, size_t i)
 	return false;
 }
 
+bool round_is_removal(const struct action *a)
+{
+	switch (a->type) {
+	case ACTION_DRAIN:
+	case ACTION_DELETE:
+	case ACTION_CORDON:
+		return true;
+	case ACTION_TAINT:
+		return !a->remove && a->effect == TAINT_NO_EXECUTE;
+	default:
+		return false;
+	}
+}
+
+ssize_t round_hold_removals(struct plan *p, const char *why, const struct logger *log,
+			    int64_t now)
+{
+	struct plan kept;
+	struct action *tmp;
+	size_t i, n, held = 0;
+	char desc[512];
+	bool oom = false;
+
+	for (i = 0; i < p->n_actions; i++)
+		held += round_is_removal(&p->actions[i]);
+	if (!held)
+		return 0;
+	log_at(log, LOG_WARN, now,
+	       "no scale-down this round: the cluster cache is stale (%s); %zu removal(s) held "
+	       "back, scale-ups go on", why, held);
+	plan_init(&kept);
+	for (i = 0; i < p->n_actions; i++) {
+		const struct action *ac = &p->actions[i];
+
+		if (round_is_removal(ac)) {
+			action_describe(ac, desc, sizeof(desc));
+			log_at(log, LOG_INFO, now, "held: %s: the cache is stale (asked: %s)", desc,
+			       ac->reason);
+		} else if (!oom && plan_add(&kept, ac) < 0) {
+			oom = true;
+		}
+	}
+	/* the kept actions take the place of the plan's; the rest of the
+	 * plan (notes, messages) stays */
+	tmp = p->actions;
+	p->actions = kept.actions;
+	kept.actions = tmp;
+	n = p->n_actions;
+	p->n_actions = kept.n_actions;
+	kept.n_actions = n;
+	n = p->cap_actions;
+	p->cap_actions = kept.cap_actions;
+	kept.cap_actions = n;
+	plan_free(&kept);
+	return oom ? -1 : (ssize_t)held;
+}
+
 int round_run(struct reconciler *r, struct actuator *a, struct snapshot *s,
 	      const struct logger *log, struct round_stats *st, struct errbuf *err)
+{
+	return round_run_opts(r, a, s, NULL, log, st, err);
+}
+
+int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
+		   const struct round_opts *o, const struct logger *log, struct round_stats *st,
+		   struct errbuf *err)
 {
 	struct reload_result rr;
 	struct round_stats local;
 	struct decision d;
-	const struct plan *p;
+	struct plan *p;
 	char desc[512];
 	size_t i;
 
@@ -53,6 +118,15 @@ int round_run(struct reconciler *r, struct actuator *a, struct snapshot *s,
 	p = &d.verdict.accepted;
 	for (i = 0; i < p->n_messages; i++)
 		log_at(log, LOG_INFO, s->now, "policy: %s", p->messages[i]);
+	if (o && o->stale && o->stale[0]) {
+		ssize_t held = round_hold_removals(p, o->stale, log, s->now);
+
+		if (held < 0) {
+			decision_free(&d);
+			return errbuf_set(err, "out of memory");
+		}
+		st->held = (size_t)held;
+	}
 	for (i = 0; i < p->n_actions; i++) {
 		action_describe(&p->actions[i], desc, sizeof(desc));
 		log_at(log, LOG_INFO, s->now, "plan: %s: %s%s%s%s", desc, p->actions[i].reason,

@@ -2,12 +2,14 @@
  * round: one reconcile as every live front end runs it (the daemon, the
  * simulator): the actuator's in-flight state into the snapshot, the policy
  * and the safety checks, every decision logged, then the accepted plan to
- * the actuator. The snapshot and its source are the caller's.
+ * the actuator; on a stale cache (the caller says so) no removal at all.
+ * The snapshot and its source are the caller's.
  */
 #ifndef LUASCALE_ROUND_H
 #define LUASCALE_ROUND_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "engine/actuator.h"
 #include "engine/decide.h"
@@ -23,6 +25,7 @@ struct round_stats {
 	bool policy_failed;
 	char error[256];  /* why the policy failed (truncated), "" otherwise */
 	bool reloaded;    /* a pending reload was applied this round */
+	size_t held;      /* accepted removals held back: the cache was stale */
 	double policy_ms; /* view + policy + decode */
 };
 
@@ -35,5 +38,33 @@ struct round_stats {
  */
 int round_run(struct reconciler *r, struct actuator *a, struct snapshot *s,
 	      const struct logger *log, struct round_stats *st, struct errbuf *err);
+
+/* What a live front end knows about a round beyond its snapshot. */
+struct round_opts {
+	/* Non-empty: the snapshot's source has not been in sync for longer
+	 * than the configured bound, and why (which cache, since when). The
+	 * round then plans no scale-down at all (see round_hold_removals);
+	 * scale-ups and other actions go on. NULL or "": fresh. */
+	const char *stale;
+};
+
+/* round_run() with 'o' (may be NULL: as round_run). */
+int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
+		   const struct round_opts *o, const struct logger *log, struct round_stats *st,
+		   struct errbuf *err);
+
+/* Whether 'a' takes a node away or starts to: drain, delete, cordon (the
+ * first step of a removal) or a NoExecute taint (evicts the node's pods). */
+bool round_is_removal(const struct action *a);
+
+/*
+ * Takes every removal (round_is_removal) out of 'p', logging each at 'now'
+ * as held back because of 'why', and one warning for the round when any
+ * was. Returns how many were held, or -1 when out of memory ('p' is then
+ * left without any removal either: it keeps only what could be copied,
+ * never a removal).
+ */
+ssize_t round_hold_removals(struct plan *p, const char *why, const struct logger *log,
+			    int64_t now);
 
 #endif

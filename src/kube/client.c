@@ -27,6 +27,7 @@
 #include "log.h"
 #include "model.h"
 #include "runtime/clock.h"
+#include "runtime/ratelimit.h"
 
 extern char **environ;
 
@@ -38,6 +39,8 @@ extern char **environ;
 #define DEFAULT_MAX_OBJECT ((size_t)64 << 20)
 #define EXEC_MAX_OUTPUT ((size_t)1 << 20)
 #define TOKEN_MAX_SIZE ((size_t)1 << 20)
+#define EXEC_STDERR_KEPT ((size_t)4 << 10) /* of an exec plugin's stderr, logged */
+#define CANCEL_POLL_MS 100L                /* a rate-limit wait looks at the cancel flag */
 
 /* What the exec plugin last handed out. */
 struct exec_cred {
@@ -51,6 +54,7 @@ struct exec_cred {
 struct kube_client {
 	/* settings (immutable after _new) */
 	char *server;
+	char *server_log;         /* the server URL without user information */
 	bool insecure;
 	char *ca_file;
 	unsigned char *ca_data;
@@ -76,6 +80,15 @@ struct kube_client {
 	int64_t file_read_ns;     /* when */
 	bool file_read_once;
 	struct exec_cred xc;
+
+	/* shutdown: a kube_cancel level; waits on cancel_cv see it at once */
+	atomic_int cancel;
+	pthread_mutex_t cancel_mu;
+	pthread_cond_t cancel_cv;
+
+	/* writes (every method but GET): their own token bucket, or NULL */
+	struct ratelimit *writes;
+	atomic_int writes_waiting;
 
 	/* shared connection state */
 	CURLSH *share;
@@ -601,7 +614,11 @@ void kube_client_free(struct kube_client *c)
 	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&c->share_mu[i]);
 	pthread_mutex_destroy(&c->auth_mu);
+	pthread_cond_destroy(&c->cancel_cv);
+	pthread_mutex_destroy(&c->cancel_mu);
+	ratelimit_free(c->writes);
 	free(c->server);
+	free(c->server_log);
 	free(c->ca_file);
 	free(c->ca_data);
 	free(c->cert_file);
@@ -647,12 +664,37 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 			   cfg->user_name ? cfg->user_name : "");
 		return NULL;
 	}
+	if (cfg->token && kube_token_check(cfg->token) >= 0) {
+		errbuf_set(err, "user %s: the token contains a control character (byte %td); "
+			   "a token is one line of printable text",
+			   cfg->user_name ? cfg->user_name : "", kube_token_check(cfg->token) + 1);
+		return NULL;
+	}
+	if (o.write_qps < 0 || (o.write_qps > 0 && (!(o.write_qps >= KUBE_WRITE_QPS_MIN) ||
+						     o.write_qps > KUBE_WRITE_QPS_MAX ||
+						     o.write_burst < 1))) {
+		errbuf_set(err, "write rate limit: qps %g, burst %d: expected qps in [%g, %g] and "
+			   "a burst of at least 1", o.write_qps, o.write_burst, KUBE_WRITE_QPS_MIN,
+			   KUBE_WRITE_QPS_MAX);
+		return NULL;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		errbuf_set(err, "out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&c->auth_mu, NULL);
+	pthread_mutex_init(&c->cancel_mu, NULL);
+	{
+		pthread_condattr_t attr;
+
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&c->cancel_cv, &attr);
+		pthread_condattr_destroy(&attr);
+	}
+	atomic_init(&c->cancel, KUBE_CANCEL_NONE);
+	atomic_init(&c->writes_waiting, 0);
 	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_init(&c->share_mu[i], NULL);
 	c->clock = o.clock ? o.clock : clock_real();
@@ -669,6 +711,18 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 		buf_printf(&ua, "luascale/%s", LUASCALE_VERSION);
 	c->user_agent = ua.oom ? NULL : buf_take(&ua);
 	c->server = xstrdup(cfg->server);
+	if (c->server) {
+		size_t n = strlen(c->server) + 16;
+
+		c->server_log = malloc(n);
+		if (c->server_log)
+			kube_url_redact(c->server, c->server_log, n);
+	}
+	if (o.write_qps > 0 && !(c->writes = ratelimit_new(c->clock, o.write_qps, o.write_burst))) {
+		errbuf_set(err, "write rate limit: qps %g, burst %d refused", o.write_qps,
+			   o.write_burst);
+		goto fail;
+	}
 	c->insecure = cfg->insecure_skip_tls_verify;
 	c->ca_file = xstrdup(cfg->ca_file);
 	c->ca_data = xmemdup(cfg->ca_data, cfg->ca_len);
@@ -685,7 +739,7 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 		c->exec = exec_copy(cfg->exec);
 		c->exec_info = make_exec_info(cfg);
 	}
-	if (!c->user_agent || !c->server || (cfg->ca_file && !c->ca_file) ||
+	if (!c->user_agent || !c->server || !c->server_log || (cfg->ca_file && !c->ca_file) ||
 	    (cfg->ca_data && !c->ca_data) || (cfg->cert_file && !c->cert_file) ||
 	    (cfg->key_file && !c->key_file) || (cfg->cert_data && !c->cert_data) ||
 	    (cfg->key_data && !c->key_data) || (cfg->token && !c->static_token) ||
@@ -712,7 +766,71 @@ fail:
 
 const char *kube_client_server(const struct kube_client *c)
 {
-	return c->server;
+	return c->server_log;
+}
+
+void kube_client_cancel(struct kube_client *c, enum kube_cancel level)
+{
+	pthread_mutex_lock(&c->cancel_mu);
+	if ((int)level > atomic_load(&c->cancel))
+		atomic_store(&c->cancel, (int)level);
+	pthread_cond_broadcast(&c->cancel_cv);
+	pthread_mutex_unlock(&c->cancel_mu);
+}
+
+int kube_client_writes_waiting(struct kube_client *c)
+{
+	return atomic_load(&c->writes_waiting);
+}
+
+/* Whether a transfer of this kind must end now. */
+static bool cancelled(struct kube_client *c, bool write)
+{
+	int level = atomic_load(&c->cancel);
+
+	return level >= KUBE_CANCEL_ALL || (level >= KUBE_CANCEL_READS && !write);
+}
+
+/*
+ * Waits for a token of the write bucket: at most 'max_ns' ahead, cut short
+ * by kube_client_cancel() (any level: a write not yet sent is not sent
+ * once luascale stops). Returns 0, or -1 with a message.
+ */
+static int take_write_token(struct kube_client *c, const char *method, const char *path,
+			    struct errbuf *err)
+{
+	int64_t at, now;
+	int rc = 0;
+
+	if (!c->writes)
+		return 0;
+	now = clock_now(c->clock);
+	at = ratelimit_reserve(c->writes, now + (int64_t)c->request_ms * CLOCK_NS_PER_MS);
+	if (at < 0)
+		return errbuf_set(err, "%s %s: no token of the Kubernetes write rate limit within "
+				  "%ld ms (too many writes queued)", method, path, c->request_ms);
+	if (at <= now)
+		return 0;
+	atomic_fetch_add(&c->writes_waiting, 1);
+	pthread_mutex_lock(&c->cancel_mu);
+	while (atomic_load(&c->cancel) == KUBE_CANCEL_NONE && (now = clock_now(c->clock)) < at) {
+		/* the bucket's clock may be virtual (tests): look again
+		 * every CANCEL_POLL_MS of real time at most */
+		int64_t real = clock_now(clock_real()), step = at - now;
+		struct timespec ts;
+
+		if (step > CANCEL_POLL_MS * CLOCK_NS_PER_MS)
+			step = CANCEL_POLL_MS * CLOCK_NS_PER_MS;
+		real += step;
+		ts.tv_sec = (time_t)(real / CLOCK_NS_PER_S);
+		ts.tv_nsec = (long)(real % CLOCK_NS_PER_S);
+		pthread_cond_timedwait(&c->cancel_cv, &c->cancel_mu, &ts);
+	}
+	if (atomic_load(&c->cancel) != KUBE_CANCEL_NONE)
+		rc = errbuf_set(err, "%s %s: not sent: luascale is stopping", method, path);
+	pthread_mutex_unlock(&c->cancel_mu);
+	atomic_fetch_sub(&c->writes_waiting, 1);
+	return rc;
 }
 
 void kube_response_free(struct kube_response *r)
@@ -737,7 +855,7 @@ static int reread_token_file(struct kube_client *c, struct errbuf *err)
 		while (len > 0 && (t[len - 1] == '\n' || t[len - 1] == '\r' || t[len - 1] == ' ' ||
 				   t[len - 1] == '\t'))
 			t[--len] = '\0';
-		if (len == 0 || strpbrk(t, "\r\n")) {
+		if (len == 0 || kube_token_check(t) >= 0) {
 			free_secret(t, len);
 			t = NULL;
 			eno = EINVAL;
@@ -746,11 +864,11 @@ static int reread_token_file(struct kube_client *c, struct errbuf *err)
 	if (!t) {
 		if (c->file_token) {
 			LOGF(c, LOG_WARN, "token file %s: %s; keeping the previous token",
-			     c->token_file, eno == EINVAL ? "empty or not one line" : strerror(eno));
+			     c->token_file, eno == EINVAL ? "empty, or not one line of printable text" : strerror(eno));
 			return 0;
 		}
 		return errbuf_set(err, "token file %s: %s", c->token_file,
-				  eno == EINVAL ? "empty or not one line" : strerror(eno));
+				  eno == EINVAL ? "empty, or not one line of printable text" : strerror(eno));
 	}
 	if (c->file_token && strcmp(c->file_token, t) != 0)
 		LOGF(c, LOG_INFO, "token file %s: the token changed", c->token_file);
@@ -761,8 +879,72 @@ static int reread_token_file(struct kube_client *c, struct errbuf *err)
 }
 
 /*
+ * Appends 'data' to 'b' fit for one log line: printable ASCII as it is
+ * (a backslash doubled), newlines, tabs and every other byte escaped
+ * (\n, \t, \xHH), so that what a plugin prints cannot forge log lines or
+ * send terminal escapes.
+ */
+static void escape_for_log(struct buf *b, const char *data, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)data[i];
+
+		if (ch == '\\')
+			buf_puts(b, "\\\\");
+		else if (ch == '\n')
+			buf_puts(b, "\\n");
+		else if (ch == '\t')
+			buf_puts(b, "\\t");
+		else if (ch >= 0x20 && ch < 0x7f)
+			buf_append(b, data + i, 1);
+		else {
+			char e[4] = {'\\', 'x', hex[ch >> 4], hex[ch & 15]};
+
+			buf_append(b, e, 4);
+		}
+	}
+}
+
+/* Logs what an exec plugin wrote to stderr: the first EXEC_STDERR_KEPT
+ * bytes, a log line per line of it (long ones cut), escaped, any
+ * credential in it redacted; then how much more there was. */
+static void log_plugin_stderr(struct kube_client *c, const char *cmd, const struct buf *e,
+			      size_t total, const char *token1, const char *token2)
+{
+	size_t i = 0;
+
+	while (i < e->len) {
+		size_t j = i;
+		struct buf b = BUF_INIT;
+
+		while (j < e->len && e->data[j] != '\n')
+			j++;
+		if (j > i) {
+			escape_for_log(&b, e->data + i, j - i);
+			if (!b.oom && b.data) {
+				/* scrub() works in place within the capacity it is given */
+				scrub(b.data, b.len + 1, token1);
+				scrub(b.data, strlen(b.data) + 1, token2);
+				LOGF(c, LOG_WARN, "exec plugin %s: stderr: %.700s%s", cmd, b.data,
+				     strlen(b.data) > 700 ? " [cut]" : "");
+			}
+			wipe(b.data, b.len);
+			buf_free(&b);
+		}
+		i = j + 1;
+	}
+	if (total > e->len)
+		LOGF(c, LOG_WARN, "exec plugin %s: stderr: %zu more bytes not shown", cmd,
+		     total - e->len);
+}
+
+/*
  * Runs the exec plugin and parses its ExecCredential into c->xc
- * (auth_mu held). The plugin's stderr goes to ours, as kubectl does.
+ * (auth_mu held). The plugin's stderr is collected (the first few KiB)
+ * and logged, escaped, once the plugin has ended.
  */
 static int run_exec(struct kube_client *c, struct errbuf *err)
 {
@@ -770,8 +952,9 @@ static int run_exec(struct kube_client *c, struct errbuf *err)
 	posix_spawn_file_actions_t fa;
 	char **argv = NULL, **envp = NULL;
 	size_t n_environ = 0, i, k = 0;
-	struct buf out = BUF_INIT, info = BUF_INIT;
-	int fds[2] = {-1, -1}, rc = -1, status = 0, sp;
+	struct buf out = BUF_INIT, info = BUF_INIT, errout = BUF_INIT;
+	size_t err_total = 0;
+	int fds[2] = {-1, -1}, efds[2] = {-1, -1}, rc = -1, status = 0, sp;
 	pid_t pid = -1;
 	struct timespec t0;
 	cJSON *doc = NULL;
@@ -823,7 +1006,7 @@ static int run_exec(struct kube_client *c, struct errbuf *err)
 		}
 	}
 	envp[k] = NULL;
-	if (pipe2(fds, O_CLOEXEC) != 0) {
+	if (pipe2(fds, O_CLOEXEC) != 0 || pipe2(efds, O_CLOEXEC) != 0) {
 		errbuf_set(err, "exec plugin %s: pipe: %s", x->command, strerror(errno));
 		goto out;
 	}
@@ -834,6 +1017,7 @@ static int run_exec(struct kube_client *c, struct errbuf *err)
 	spawned_fa = true;
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, efds[1], 2);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
 	/* the plugin gets stdin, stdout and stderr, not our sockets */
 	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
@@ -842,6 +1026,8 @@ static int run_exec(struct kube_client *c, struct errbuf *err)
 				     : posix_spawnp(&pid, x->command, &fa, NULL, argv, envp);
 	close(fds[1]);
 	fds[1] = -1;
+	close(efds[1]);
+	efds[1] = -1;
 	if (sp != 0) {
 		errbuf_set(err, "exec plugin %s: cannot run it: %s%s%s", x->command, strerror(sp),
 			   x->install_hint ? "; " : "", x->install_hint ? x->install_hint : "");
@@ -851,7 +1037,7 @@ static int run_exec(struct kube_client *c, struct errbuf *err)
 	for (;;) {
 		struct timespec t1;
 		long left;
-		struct pollfd pfd = {fds[0], POLLIN, 0};
+		struct pollfd pfd[2] = {{fds[0], POLLIN, 0}, {efds[0], POLLIN, 0}};
 		char chunk[4096];
 		ssize_t n;
 		int pr;
@@ -864,13 +1050,32 @@ static int run_exec(struct kube_client *c, struct errbuf *err)
 			killed = true;
 			break;
 		}
-		pr = poll(&pfd, 1, (int)(left > 1000 ? 1000 : left));
+		pr = poll(pfd, efds[0] >= 0 ? 2 : 1, (int)(left > 1000 ? 1000 : left));
 		if (pr < 0 && errno != EINTR) {
 			kill(pid, SIGKILL);
 			killed = true;
 			break;
 		}
 		if (pr <= 0)
+			continue;
+		if (efds[0] >= 0 && pfd[1].revents) {
+			/* stderr: keep the first few KiB, count the rest */
+			n = read(efds[0], chunk, sizeof(chunk));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				close(efds[0]);
+				efds[0] = -1;
+			} else {
+				if (errout.len < EXEC_STDERR_KEPT)
+					buf_append(&errout, chunk, (size_t)n > EXEC_STDERR_KEPT - errout.len ?
+						   EXEC_STDERR_KEPT - errout.len : (size_t)n);
+				err_total += (size_t)n;
+			}
+			if (!pfd[0].revents)
+				continue;
+		}
+		if (!pfd[0].revents)
 			continue;
 		n = read(fds[0], chunk, sizeof(chunk));
 		if (n < 0 && errno == EINTR)
@@ -934,9 +1139,9 @@ static int run_exec(struct kube_client *c, struct errbuf *err)
 	}
 	v = cJSON_GetObjectItemCaseSensitive(st, "token");
 	if (v && !cJSON_IsNull(v)) {
-		if (!cJSON_IsString(v) || strpbrk(v->valuestring, "\r\n")) {
-			errbuf_set(err, "exec plugin %s: status.token is not a one-line string",
-				   x->command);
+		if (!cJSON_IsString(v) || kube_token_check(v->valuestring) >= 0) {
+			errbuf_set(err, "exec plugin %s: status.token is not one line of printable "
+				   "text (a control character, or not a string)", x->command);
 			goto out;
 		}
 		if (v->valuestring[0] && !(nx.token = xstrdup(v->valuestring))) {
@@ -1007,6 +1212,27 @@ out:
 		close(fds[0]);
 	if (fds[1] >= 0)
 		close(fds[1]);
+	if (efds[0] >= 0) {
+		/* what the plugin wrote to stderr after its stdout ended */
+		struct pollfd pe = {efds[0], POLLIN, 0};
+		char chunk[4096];
+		ssize_t n;
+
+		while (poll(&pe, 1, 0) > 0 && (n = read(efds[0], chunk, sizeof(chunk))) > 0) {
+			if (errout.len < EXEC_STDERR_KEPT)
+				buf_append(&errout, chunk, (size_t)n > EXEC_STDERR_KEPT - errout.len ?
+					   EXEC_STDERR_KEPT - errout.len : (size_t)n);
+			err_total += (size_t)n;
+		}
+		close(efds[0]);
+	}
+	if (efds[1] >= 0)
+		close(efds[1]);
+	if (errout.len && !errout.oom)
+		log_plugin_stderr(c, x->command, &errout, err_total, nx.token,
+				  rc == 0 ? c->xc.token : NULL);
+	wipe(errout.data, errout.len);
+	buf_free(&errout);
 	if (doc) {
 		/* the parsed credential is a secret too */
 		v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "status"),
@@ -1084,6 +1310,10 @@ struct xfer {
 	bool streaming;
 	struct kube_splitter *sp;
 	const atomic_int *stop;
+	void (*on_open)(void *ctx);
+	void *open_ctx;
+	bool opened;              /* on_open was called */
+	bool write;               /* not a GET: KUBE_CANCEL_READS lets it finish */
 	bool stopped, cb_stopped, split_failed, fed;
 	struct errbuf split_err;
 };
@@ -1100,6 +1330,10 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 		if (code >= 200 && code < 300) {
 			int r;
 
+			if (!x->opened && x->on_open) {
+				x->opened = true;
+				x->on_open(x->open_ctx);
+			}
 			x->fed = true;
 			r = kube_splitter_feed(x->sp, data, n, &x->split_err);
 			if (r < 0) {
@@ -1130,9 +1364,20 @@ static int on_progress(void *ud, curl_off_t dlt, curl_off_t dln, curl_off_t ult,
 	(void)dln;
 	(void)ult;
 	(void)uln;
-	if (x->stop && atomic_load(x->stop)) {
+	if ((x->stop && atomic_load(x->stop)) || cancelled(x->c, x->write)) {
 		x->stopped = true;
 		return 1;
+	}
+	if (x->streaming && x->on_open && !x->opened && x->h) {
+		long code = 0;
+
+		/* the headers of a quiet watch: connected, though no byte of
+		 * body has come yet */
+		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+		if (code >= 200 && code < 300) {
+			x->opened = true;
+			x->on_open(x->open_ctx);
+		}
 	}
 	return 0;
 }
@@ -1291,11 +1536,11 @@ static CURLcode perform(struct kube_client *c, struct xfer *x, const char *metho
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
-	if (x->streaming) {
-		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-		curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
-	}
+	/* every transfer: the stop flag and kube_client_cancel() end it
+	 * within about a second */
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
 	if (c->verbose && c->log) {
 		curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
 		curl_easy_setopt(h, CURLOPT_DEBUGDATA, x);
@@ -1383,7 +1628,7 @@ static int transport_error(struct kube_client *c, const char *method, const char
 
 	snprintf(msg, sizeof(msg), "%s", curl_err[0] ? curl_err : curl_easy_strerror(rc));
 	scrub(msg, sizeof(msg), cr->token);
-	return errbuf_set(err, "%s %s%s: %s", method, c->server, path, msg);
+	return errbuf_set(err, "%s %s%s: %s", method, c->server_log, path, msg);
 }
 
 int kube_request(struct kube_client *c, const char *method, const char *path,
@@ -1391,6 +1636,8 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 		 struct kube_response *resp, struct errbuf *err)
 {
 	int attempt;
+
+	bool write = strcmp(method, "GET") != 0;
 
 	memset(resp, 0, sizeof(*resp));
 	for (attempt = 0; attempt < 2; attempt++) {
@@ -1401,13 +1648,20 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 
 		memset(&x, 0, sizeof(x));
 		x.c = c;
+		x.write = write;
+		if (cancelled(c, write))
+			return errbuf_set(err, "%s %s: not sent: luascale is stopping", method, path);
+		if (write && take_write_token(c, method, path, err) < 0)
+			return -1;
 		if (cred_get(c, attempt > 0, &cr, err))
 			return -1;
 		kube_response_free(resp);
 		rc = perform(c, &x, method, path, content_type, body, body_len, &cr,
 			     c->request_ms, 0, resp, curl_err);
 		if (rc != CURLE_OK) {
-			if (x.too_big)
+			if (x.stopped)
+				errbuf_set(err, "%s %s: abandoned: luascale is stopping", method, path);
+			else if (x.too_big)
 				errbuf_set(err, "%s %s: response larger than %zu bytes", method, path,
 					   c->max_body);
 			else
@@ -1454,7 +1708,9 @@ int kube_stream(struct kube_client *c, const char *path, const struct kube_strea
 		x.c = c;
 		x.streaming = true;
 		x.stop = o.stop;
-		if (o.stop && atomic_load(o.stop)) {
+		x.on_open = o.on_open;
+		x.open_ctx = ctx;
+		if ((o.stop && atomic_load(o.stop)) || cancelled(c, false)) {
 			*end = KUBE_STREAM_STOPPED;
 			return 0;
 		}

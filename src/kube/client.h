@@ -1,9 +1,10 @@
 /*
  * client: HTTP requests to a Kubernetes API server over libcurl. Owns TLS
  * settings and authentication (bearer token, a token file re-read as it
- * rotates, client certificates, exec credential plugins with their expiry)
- * and a watch-stream splitter. It knows no resource types: paths, bodies and
- * retries (other than one re-authentication on 401) are the caller's.
+ * rotates, client certificates, exec credential plugins with their expiry),
+ * a token bucket for writes, a cancel for shutdown, and a watch-stream
+ * splitter. It knows no resource types: paths, bodies and retries (other
+ * than one re-authentication on 401) are the caller's.
  * Safe to use from several threads at once: each call has its own easy
  * handle; connections, DNS and TLS sessions are shared under a mutex.
  */
@@ -39,7 +40,15 @@ struct kube_client_opts {
 	const char *user_agent;       /* NULL: "luascale/VERSION" */
 	bool verbose;                 /* log requests and response headers at debug
 				       * level (Authorization redacted) */
+	double write_qps;             /* writes (every method but GET: POST, PUT,
+				       * PATCH, DELETE, Events and evictions too) a
+				       * second, a token bucket of their own; 0: no
+				       * limit; else in [KUBE_WRITE_QPS_MIN, _MAX] */
+	int write_burst;              /* writes saved up; >= 1 with write_qps */
 };
+
+#define KUBE_WRITE_QPS_MIN 0.001
+#define KUBE_WRITE_QPS_MAX 1e6
 
 /*
  * Returns a client for 'cfg' (copied: the caller may free it afterwards)
@@ -56,8 +65,27 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 /* Frees the client. No call may be in flight. NULL is a no-op. */
 void kube_client_free(struct kube_client *c);
 
-/* The server URL ("https://host:port"), borrowed. */
+/* The server URL ("https://host:port") as it may be logged: user
+ * information in it is redacted. Borrowed. */
 const char *kube_client_server(const struct kube_client *c);
+
+/* How much of the client's traffic kube_client_cancel() ends. */
+enum kube_cancel {
+	KUBE_CANCEL_NONE,
+	KUBE_CANCEL_READS, /* stopping: reads (GETs, watches) end within about a
+			    * second and are refused from now on; writes waiting
+			    * for the rate limit are refused; writes on the wire
+			    * finish; new writes are still sent */
+	KUBE_CANCEL_ALL,   /* everything in flight ends within about a second;
+			    * nothing more is sent */
+};
+
+/* Raises the client's cancel level (never lowers it). Any thread; meant
+ * for shutdown. A request it ends fails with "luascale is stopping". */
+void kube_client_cancel(struct kube_client *c, enum kube_cancel level);
+
+/* Writes waiting for a token of the write rate limit now (tests, metrics). */
+int kube_client_writes_waiting(struct kube_client *c);
 
 /* A response. Owned by the caller once filled: kube_response_free(). */
 struct kube_response {
@@ -83,8 +111,11 @@ void kube_response_free(struct kube_response *r);
  * once more; nothing else is retried (409, 429, 5xx are the caller's).
  * Returns 0 when the server answered, whatever the status (check
  * resp->status; resp->message explains a failure), or -1 when there is no
- * answer (connection, TLS, timeout, credential plugin) with a message in
- * 'err'. 'resp' is always initialised; free it either way.
+ * answer (connection, TLS, timeout, credential plugin, the write rate
+ * limit, kube_client_cancel()) with a message in 'err'. A write first
+ * waits for a token of the client's write bucket (at most the request
+ * timeout; kube_client_cancel() ends the wait). 'resp' is always
+ * initialised; free it either way.
  */
 int kube_request(struct kube_client *c, const char *method, const char *path,
 		 const char *content_type, const char *body, size_t body_len,
@@ -113,6 +144,10 @@ struct kube_stream_opts {
 	long timeout_ms;          /* whole stream; 0: none */
 	long idle_timeout_ms;     /* no byte for this long ends it; 0: none */
 	size_t max_object;        /* largest single object; 0: 64 MiB */
+	/* Called once (with the stream's ctx, on the calling thread) when the
+	 * server has answered 2xx: the stream is open, though no event may
+	 * have come yet. May be NULL. */
+	void (*on_open)(void *ctx);
 };
 
 /*

@@ -218,9 +218,8 @@ struct informer {
 
 	/* the informer's thread only */
 	struct snapshot *scratch; /* decoding area, renewed now and then */
-	uint64_t rng;
-	int failures;             /* consecutive, for the backoff */
-	int64_t calm_since;       /* end of the last backoff wait */
+	uint64_t rng;             /* watch timeouts */
+	struct informer_retry retry;
 };
 
 enum step {
@@ -273,6 +272,12 @@ static void cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t t)
 	ts.tv_sec = (time_t)(t / CLOCK_NS_PER_S);
 	ts.tv_nsec = (long)(t % CLOCK_NS_PER_S);
 	pthread_cond_timedwait(cv, mu, &ts);
+}
+
+/* Call with the lock held: the cache is known to follow the server now. */
+static void in_sync_locked(struct informer *inf)
+{
+	inf->st.in_sync_ns = now_ns();
 }
 
 /* Call with the lock held after changing stats. */
@@ -363,33 +368,113 @@ static void skip(struct informer *inf, const char *what, const char *why)
 
 /* ---- backoff ---- */
 
-/*
- * Records a failure and waits out its backoff: 800 ms doubling to 30 s
- * (by default) with jitter, the count forgotten after a calm period as
- * client-go's backoff manager does. Returns true when asked to stop.
- */
-static bool backoff_wait(struct informer *inf, const char *what)
-{
-	int64_t now = now_ns(), delay, until;
-	bool stop;
+/* ---- the retry schedule ---- */
 
-	if (inf->failures > 0 && now - inf->calm_since >= inf->o.backoff_reset_ns)
-		inf->failures = 0;
-	if (inf->failures < INT_MAX)
-		inf->failures++;
-	delay = backoff_delay(&inf->o.backoff, inf->failures, &inf->rng);
-	LOGF(inf, LOG_WARN, "informer %s: %s; retrying in %.3f s (failure %d in a row)",
-	     informer_kind_str(inf->kind), what, (double)delay / CLOCK_NS_PER_S, inf->failures);
-	until = now + delay;
+void informer_retry_init(struct informer_retry *r, const struct backoff_policy *p,
+			 int64_t reset_ns, uint64_t seed, int64_t now)
+{
+	memset(r, 0, sizeof(*r));
+	r->p = *p;
+	r->reset_ns = reset_ns;
+	r->rng = seed;
+	r->calm_since = now;
+}
+
+int64_t informer_retry_failed(struct informer_retry *r, int64_t now)
+{
+	int64_t d;
+
+	if (r->failures > 0 && now - r->calm_since >= r->reset_ns)
+		r->failures = 0;
+	if (r->failures < INT_MAX)
+		r->failures++;
+	d = backoff_delay(&r->p, r->failures, &r->rng);
+	return d > 0 ? d : 1;
+}
+
+void informer_retry_waited(struct informer_retry *r, int64_t now)
+{
+	r->calm_since = now;
+}
+
+void informer_retry_listed(struct informer_retry *r)
+{
+	r->failures = 0;
+}
+
+int64_t informer_retry_expired(struct informer_retry *r, int64_t now)
+{
+	int64_t d;
+
+	if (r->expired > 0 && now - r->last_expired >= r->reset_ns)
+		r->expired = 0;
+	r->last_expired = now;
+	if (r->expired < INT_MAX)
+		r->expired++;
+	if (r->expired == 1)
+		return 0;
+	d = backoff_delay(&r->p, r->expired - 1, &r->rng);
+	return d > 0 ? d : 1;
+}
+
+/* ---- waits ---- */
+
+/* Waits until 'until' (real clock ns) or a stop. Returns true when asked to stop. */
+static bool wait_until(struct informer *inf, int64_t until)
+{
 	pthread_mutex_lock(&inf->mu);
-	inf->st.errors++;
-	changed_locked(inf);
 	while (!stopping(inf) && now_ns() < until)
 		cond_wait_until(&inf->cv, &inf->mu, until);
 	pthread_mutex_unlock(&inf->mu);
-	stop = stopping(inf);
-	inf->calm_since = now_ns();
+	return stopping(inf);
+}
+
+/*
+ * Records a failure and waits out its backoff: 800 ms doubling to 30 s
+ * (by default) with jitter, the count forgotten after a calm period as
+ * client-go's backoff manager does, and by a successful list. Returns
+ * true when asked to stop.
+ */
+static bool backoff_wait(struct informer *inf, const char *what)
+{
+	int64_t now = now_ns(), delay;
+	bool stop;
+
+	delay = informer_retry_failed(&inf->retry, now);
+	LOGF(inf, LOG_WARN, "informer %s: %s; retrying in %.3f s (failure %d in a row)",
+	     informer_kind_str(inf->kind), what, (double)delay / CLOCK_NS_PER_S,
+	     inf->retry.failures);
+	pthread_mutex_lock(&inf->mu);
+	inf->st.errors++;
+	changed_locked(inf);
+	pthread_mutex_unlock(&inf->mu);
+	stop = wait_until(inf, now + delay);
+	informer_retry_waited(&inf->retry, now_ns());
 	return stop;
+}
+
+/*
+ * A resourceVersion or continue token expired (410): counts a relist and
+ * waits before it as the retry schedule says, logging 'what' and the wait.
+ * Returns true when asked to stop.
+ */
+static bool relist_wait(struct informer *inf, const char *what)
+{
+	int64_t now = now_ns(), delay = informer_retry_expired(&inf->retry, now);
+
+	if (delay > 0)
+		LOGF(inf, LOG_INFO, "informer %s: %s; listing again in %.3f s (410 number %d in a row)",
+		     informer_kind_str(inf->kind), what, (double)delay / CLOCK_NS_PER_S,
+		     inf->retry.expired);
+	else
+		LOGF(inf, LOG_INFO, "informer %s: %s; listing again", informer_kind_str(inf->kind),
+		     what);
+	pthread_mutex_lock(&inf->mu);
+	inf->st.relists++;
+	inf->st.relist_delay_ns = delay;
+	changed_locked(inf);
+	pthread_mutex_unlock(&inf->mu);
+	return delay > 0 && wait_until(inf, now + delay);
 }
 
 /* ---- list ---- */
@@ -514,19 +599,21 @@ static enum step list_all(struct informer *inf)
 		}
 		if (rc < 0 || pc.bad || end != KUBE_STREAM_EOF || pc.pages == 0) {
 			if (end == KUBE_STREAM_STATUS && resp.status == 410 && cont) {
-				LOGF(inf, LOG_INFO,
-				     "informer %s: list continue token expired (%s); "
-				     "listing again from the start",
-				     informer_kind_str(inf->kind), resp.message);
-				pthread_mutex_lock(&inf->mu);
-				inf->st.relists++;
-				changed_locked(inf);
-				pthread_mutex_unlock(&inf->mu);
+				char why[sizeof(resp.message) + 64];
+				bool stop;
+
+				snprintf(why, sizeof(why), "list continue token expired (%s)",
+					 resp.message);
+				stop = relist_wait(inf, why);
 				free(cont);
 				cont = NULL;
 				free(pc.cont);
 				kube_response_free(&resp);
 				cache_clear(&fresh);
+				if (stop) {
+					step = STEP_STOP;
+					goto out;
+				}
 				continue;
 			}
 			if (rc < 0)
@@ -565,9 +652,11 @@ static enum step list_all(struct informer *inf)
 	set_rv_locked(inf, rv);
 	inf->st.lists++;
 	inf->st.synced = true;
+	in_sync_locked(inf);
 	changed_locked(inf);
 	pthread_mutex_unlock(&inf->mu);
 	cache_clear(&old);
+	informer_retry_listed(&inf->retry);
 	LOGF(inf, LOG_INFO, "informer %s: listed %zu objects at resourceVersion %s",
 	     informer_kind_str(inf->kind), n, rv);
 	notify(inf);
@@ -623,6 +712,7 @@ static void on_upsert(struct watch_ctx *w, const char *type, const cJSON *obj)
 	}
 	set_rv_locked(inf, rv);
 	inf->st.events++;
+	in_sync_locked(inf);
 	changed_locked(inf);
 	pthread_mutex_unlock(&inf->mu);
 	if (stored) {
@@ -647,6 +737,7 @@ static void on_delete(struct watch_ctx *w, const cJSON *obj)
 		pthread_mutex_lock(&inf->mu);
 		set_rv_locked(inf, object_rv(obj));
 		inf->st.events++;
+		in_sync_locked(inf);
 		changed_locked(inf);
 		pthread_mutex_unlock(&inf->mu);
 		return;
@@ -657,6 +748,7 @@ static void on_delete(struct watch_ctx *w, const cJSON *obj)
 	removed = cache_del(&inf->cache, ns, name);
 	set_rv_locked(inf, object_rv(obj));
 	inf->st.events++;
+	in_sync_locked(inf);
 	changed_locked(inf);
 	pthread_mutex_unlock(&inf->mu);
 	if (removed)
@@ -711,6 +803,7 @@ static int on_event(void *ctx, const char *json, size_t len)
 		pthread_mutex_lock(&inf->mu);
 		set_rv_locked(inf, object_rv(obj));
 		inf->st.events++;
+		in_sync_locked(inf);
 		changed_locked(inf);
 		pthread_mutex_unlock(&inf->mu);
 	} else if (strcmp(type->valuestring, "ERROR") == 0) {
@@ -726,6 +819,18 @@ out:
 	return rc;
 }
 
+/* The watch answered 2xx: from now on the cache follows the server. */
+static void on_watch_open(void *ctx)
+{
+	struct watch_ctx *w = ctx;
+
+	pthread_mutex_lock(&w->inf->mu);
+	w->inf->st.live = true;
+	in_sync_locked(w->inf);
+	changed_locked(w->inf);
+	pthread_mutex_unlock(&w->inf->mu);
+}
+
 /*
  * One watch from the current resourceVersion until the server ends it,
  * it fails, or the resourceVersion expires.
@@ -733,7 +838,7 @@ out:
 static enum step watch_once(struct informer *inf)
 {
 	struct watch_ctx w = {.inf = inf};
-	struct kube_stream_opts so = {.stop = &inf->stop};
+	struct kube_stream_opts so = {.stop = &inf->stop, .on_open = on_watch_open};
 	struct kube_response resp;
 	struct errbuf err = {""};
 	enum kube_stream_end end = KUBE_STREAM_EOF;
@@ -742,6 +847,7 @@ static enum step watch_once(struct informer *inf)
 	int span = inf->o.watch_max_s - inf->o.watch_min_s, timeout_s, rc;
 	int64_t started;
 	enum step step;
+	bool expired;
 
 	timeout_s = inf->o.watch_min_s + (int)(backoff_rand(&inf->rng) % (uint64_t)span);
 	so.timeout_ms = (long)timeout_s * 1000 + WATCH_GRACE_MS;
@@ -762,19 +868,24 @@ static enum step watch_once(struct informer *inf)
 	started = now_ns();
 	rc = kube_stream(inf->o.client, path.data, &so, on_event, &w, &end, &resp, &err);
 	buf_free(&path);
+	expired = w.expired || (rc == 0 && end == KUBE_STREAM_STATUS && resp.status == 410);
+	pthread_mutex_lock(&inf->mu);
+	/* a watch that was open kept the cache in sync until it ended, unless
+	 * it ended because the cache's resourceVersion is gone */
+	if (inf->st.live && !expired)
+		in_sync_locked(inf);
+	inf->st.live = false;
+	changed_locked(inf);
+	pthread_mutex_unlock(&inf->mu);
 	if (stopping(inf)) {
 		kube_response_free(&resp);
 		return STEP_STOP;
 	}
-	if (w.expired || (rc == 0 && end == KUBE_STREAM_STATUS && resp.status == 410)) {
-		LOGF(inf, LOG_INFO, "informer %s: resourceVersion %s expired (%s); listing again",
-		     informer_kind_str(inf->kind), rv, w.expired ? w.why : resp.message);
+	if (expired) {
+		snprintf(what, sizeof(what), "resourceVersion %s expired (%s)", rv,
+			 w.expired ? w.why : resp.message);
 		kube_response_free(&resp);
-		pthread_mutex_lock(&inf->mu);
-		inf->st.relists++;
-		changed_locked(inf);
-		pthread_mutex_unlock(&inf->mu);
-		return STEP_EXPIRED;
+		return relist_wait(inf, what) ? STEP_STOP : STEP_EXPIRED;
 	}
 	step = STEP_OK;
 	if (rc < 0) {
@@ -806,7 +917,8 @@ static void *run(void *arg)
 	struct informer *inf = arg;
 	bool need_list = true;
 
-	inf->calm_since = now_ns();
+	informer_retry_init(&inf->retry, &inf->o.backoff, inf->o.backoff_reset_ns,
+			    backoff_rand(&inf->rng), now_ns());
 	while (!stopping(inf)) {
 		enum step step;
 
@@ -964,6 +1076,21 @@ void informer_stats(struct informer *inf, struct informer_stats *out)
 	pthread_mutex_unlock(&inf->mu);
 }
 
+int64_t informer_staleness(struct informer *inf, int64_t now)
+{
+	int64_t age;
+
+	pthread_mutex_lock(&inf->mu);
+	if (inf->st.live)
+		age = 0;
+	else if (inf->st.in_sync_ns == 0)
+		age = INT64_MAX;
+	else
+		age = now > inf->st.in_sync_ns ? now - inf->st.in_sync_ns : 0;
+	pthread_mutex_unlock(&inf->mu);
+	return age;
+}
+
 void informer_resource_version(struct informer *inf, char *out, size_t outlen)
 {
 	pthread_mutex_lock(&inf->mu);
@@ -978,7 +1105,8 @@ int informer_wait(struct informer *inf,
 	bool ok;
 
 	pthread_mutex_lock(&inf->mu);
-	while (!(ok = pred(&inf->st, ctx)) && inf->st.running && now_ns() < deadline_ns)
+	while (!(ok = pred(&inf->st, ctx)) && inf->st.running && !stopping(inf) &&
+	       now_ns() < deadline_ns)
 		cond_wait_until(&inf->cv, &inf->mu, deadline_ns);
 	pthread_mutex_unlock(&inf->mu);
 	return ok ? 0 : -1;
@@ -1036,6 +1164,51 @@ void informer_set_stop(struct informer_set *set)
 	for (k = 0; k < INFORMER_KINDS; k++)
 		if (set->inf[k])
 			join(set->inf[k]);
+}
+
+void informer_set_cancel(struct informer_set *set)
+{
+	int k;
+
+	for (k = 0; k < INFORMER_KINDS; k++)
+		if (set->inf[k])
+			request_stop(set->inf[k]);
+}
+
+bool informer_set_stale(struct informer_set *set, int64_t now, int64_t bound, char *why,
+			size_t whylen)
+{
+	int64_t worst = -1;
+	int k, which = 0;
+
+	for (k = 0; k < INFORMER_KINDS; k++) {
+		int64_t age = informer_staleness(set->inf[k], now);
+
+		if (age > worst) {
+			worst = age;
+			which = k;
+		}
+	}
+	if (whylen)
+		why[0] = '\0';
+	if (worst <= bound)
+		return false;
+	{
+		struct informer_stats st;
+
+		informer_stats(set->inf[which], &st);
+		if (worst == INT64_MAX)
+			snprintf(why, whylen, "%s: never listed (%llu failed attempts)",
+				 informer_kind_str((enum informer_kind)which),
+				 (unsigned long long)st.errors);
+		else
+			snprintf(why, whylen,
+				 "%s: not in sync for %.0f s (no successful list, watch event or "
+				 "bookmark since; %llu failed requests so far)",
+				 informer_kind_str((enum informer_kind)which),
+				 (double)worst / CLOCK_NS_PER_S, (unsigned long long)st.errors);
+	}
+	return true;
 }
 
 void informer_set_free(struct informer_set *set)

@@ -2,8 +2,10 @@
  * informer: a local cache of one resource (nodes, pods or
  * PodDisruptionBudgets, cluster-wide) kept current the way client-go's
  * reflector does it — paginated list, then watch from the list's
- * resourceVersion, relist on 410, back off and re-watch on failures — on a
- * thread of its own. The cache holds the model's decoded structs, never JSON.
+ * resourceVersion, relist on 410 (with a backoff once they come in a row),
+ * back off and re-watch on failures — on a thread of its own. Each informer
+ * says when its cache was last known in sync, for callers that must not act
+ * on a stale view. The cache holds the model's decoded structs, never JSON.
  * An informer set groups the three and builds engine snapshots from them.
  * It knows nothing of reconciles: it calls a hook when the cache changes.
  * Informers talk to a real server, so they run on the real clock
@@ -71,6 +73,11 @@ struct informer_stats {
 	uint64_t objects;   /* objects in the cache now */
 	bool synced;        /* the first list has completed */
 	bool running;       /* the thread has not ended */
+	bool live;          /* a watch is open (2xx): the cache follows the server */
+	int64_t in_sync_ns; /* clock_now(clock_real()) when the cache was last
+			     * known in sync: a list completed, a watch opened,
+			     * delivered an event or bookmark, or ended; 0: never */
+	int64_t relist_delay_ns; /* the wait before the latest relist after a 410 */
 };
 
 struct informer;
@@ -113,6 +120,51 @@ int informer_wait(struct informer *inf,
 		  bool (*pred)(const struct informer_stats *st, void *ctx), void *ctx,
 		  int64_t deadline_ns);
 
+/*
+ * How long the cache of 'inf' has not been known in sync at 'now_ns'
+ * (clock_real() nanoseconds): 0 while a watch is open, the time since the
+ * last list, watch event or bookmark otherwise, INT64_MAX before the first
+ * list. An informer in backoff after errors ages.
+ */
+int64_t informer_staleness(struct informer *inf, int64_t now_ns);
+
+/* ---- the retry schedule: pure logic on passed-in times ---- */
+
+/*
+ * When the informer's thread tries again, as client-go's reflector does:
+ * after a failed request an exponential backoff (policy 'p' with jitter)
+ * whose count is forgotten after 'reset_ns' without a failure and by a
+ * successful list; after a 410 (the resourceVersion expired) a relist at
+ * once the first time, then with the same exponential backoff for each
+ * further 410 in a row, until 'reset_ns' pass without one.
+ */
+struct informer_retry {
+	struct backoff_policy p;
+	int64_t reset_ns;
+	uint64_t rng;
+	int failures;            /* failed requests in a row */
+	int64_t calm_since;      /* end of the last failure's wait */
+	int expired;             /* 410s in a row */
+	int64_t last_expired;    /* the latest 410 */
+};
+
+/* A schedule with policy 'p' (copied; initial_ns > 0), jitter from 'seed'. */
+void informer_retry_init(struct informer_retry *r, const struct backoff_policy *p,
+			 int64_t reset_ns, uint64_t seed, int64_t now);
+
+/* A request failed at 'now': returns the wait before the next try (> 0). */
+int64_t informer_retry_failed(struct informer_retry *r, int64_t now);
+
+/* The wait of a failure ended at 'now' (the calm period starts). */
+void informer_retry_waited(struct informer_retry *r, int64_t now);
+
+/* A list completed: the failure count is forgotten. */
+void informer_retry_listed(struct informer_retry *r);
+
+/* The resourceVersion expired (410) at 'now': returns the wait before the
+ * relist (0 the first time in a row). */
+int64_t informer_retry_expired(struct informer_retry *r, int64_t now);
+
 /* ---- the three informers the engine needs ---- */
 
 struct informer_set;
@@ -126,6 +178,23 @@ int informer_set_start(struct informer_set *set, struct errbuf *err);
 /* Stops all three (in parallel: they are all asked first). */
 void informer_set_stop(struct informer_set *set);
 
+/*
+ * Asks all three to stop without waiting for them (any thread, e.g. a
+ * signal-handling thread): transfers end within about a second, backoff
+ * waits and informer_set_wait_synced() at once. informer_set_stop() or
+ * _free() still joins them.
+ */
+void informer_set_cancel(struct informer_set *set);
+
+/*
+ * Which informer has been out of sync the longest at 'now_ns' (clock_real()
+ * ns), if longer than 'bound_ns': returns true and describes it in 'why'
+ * ("pods: not in sync for 47 s (watch failing, 12 errors so far)"), else
+ * false with 'why' "".
+ */
+bool informer_set_stale(struct informer_set *set, int64_t now_ns, int64_t bound_ns,
+			char *why, size_t whylen);
+
 /* Stops and frees. NULL is a no-op. */
 void informer_set_free(struct informer_set *set);
 
@@ -137,8 +206,9 @@ bool informer_set_synced(struct informer_set *set);
 
 /*
  * Waits until all three have completed their first list. Returns 0, or -1
- * when 'deadline_ns' passed or an informer ended
- * first, with a message naming those not synced and their last error count.
+ * when 'deadline_ns' passed, an informer ended first or the set was
+ * cancelled (informer_set_cancel), with a message naming those not synced
+ * and their last error count.
  */
 int informer_set_wait_synced(struct informer_set *set, int64_t deadline_ns,
 			     struct errbuf *err);

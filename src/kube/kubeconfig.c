@@ -649,7 +649,7 @@ static int read_user(struct kload *L, const struct kentry *e, const char *name,
 		     struct kube_config *c)
 {
 	const struct kdoc *d = e->doc;
-	const struct ytree_node *m = e->body, *v, *where_cert, *where_key, *where_tf;
+	const struct ytree_node *m = e->body, *v, *where_cert, *where_key, *where_tf, *where_tok;
 	static const char *const unsupported[] = {"auth-provider", "username", "password",
 						  "as", "as-groups", "as-uid", NULL};
 	char what[320];
@@ -666,8 +666,12 @@ static int read_user(struct kload *L, const struct kentry *e, const char *name,
 				  unsupported[i],
 				  i == 0 ? " (use an exec credential plugin)" : "");
 	}
-	if (get_str(d, m, "token", what, &s, NULL, L->err))
+	if (get_str(d, m, "token", what, &s, &where_tok, L->err))
 		return -1;
+	if (s && kube_token_check(s) >= 0)
+		return at(L->err, d, where_tok,
+			  "%s.token: contains a control character (byte %td of the token; "
+			  "a token is one line of printable text)", what, kube_token_check(s) + 1);
 	if (s && s[0] && !(c->token = xstrdup(s)))
 		return errbuf_set(L->err, "out of memory");
 	if (get_str(d, m, "tokenFile", what, &s, &where_tf, L->err))
@@ -961,4 +965,39 @@ int kube_config_incluster(const struct kube_incluster_env *env, struct kube_conf
 	}
 	*out = c;
 	return 0;
+}
+
+ptrdiff_t kube_token_check(const char *token)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)token; p && *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return (ptrdiff_t)(p - (const unsigned char *)token);
+	return -1;
+}
+
+char *kube_url_redact(const char *url, char *out, size_t outlen)
+{
+	const char *auth, *end, *userinfo_end = NULL, *p;
+
+	if (!outlen)
+		return out;
+	if (!url) {
+		out[0] = '\0';
+		return out;
+	}
+	auth = strstr(url, "://");
+	auth = auth ? auth + 3 : url;
+	/* the authority ends at the first '/', '?' or '#'; userinfo is what
+	 * comes before its last '@' */
+	end = auth + strcspn(auth, "/?#");
+	for (p = auth; p < end; p++)
+		if (*p == '@')
+			userinfo_end = p;
+	if (!userinfo_end)
+		snprintf(out, outlen, "%s", url);
+	else
+		snprintf(out, outlen, "%.*s<redacted>%s", (int)(auth - url), url, userinfo_end);
+	return out;
 }

@@ -127,4 +127,20 @@ int kube_config_incluster(const struct kube_incluster_env *env, struct kube_conf
 unsigned char *kube_base64_decode(const char *s, size_t len, size_t *out_len,
 				  struct errbuf *err);
 
+/*
+ * Where a bearer token has a byte that may not go into an HTTP header (a
+ * control character: below 0x20, or 0x7f; CR and LF would start a header
+ * of their own): its index, or -1 when the token is clean. An empty token
+ * is clean. Never prints the token.
+ */
+ptrdiff_t kube_token_check(const char *token);
+
+/*
+ * Copies 'url' into 'out' (always NUL-terminated, truncated to 'outlen')
+ * with any user information ("https://user:password@host") replaced by
+ * "<redacted>@": the form of a URL that may go into a log line or an error.
+ * Returns 'out'.
+ */
+char *kube_url_redact(const char *url, char *out, size_t outlen);
+
 #endif

@@ -539,7 +539,7 @@ static void test_error_keys(void **state)
 	expect_error(HEAD "safety:\n  color: blue\n",
 		     "config.yaml:7:3: safety: unknown key \"color\" (known keys: "
 		     "max_nodes_total, max_scale_down_per_round, max_actions_per_round, "
-		     "max_concurrent_drains, protected_pod_selector)");
+		     "max_concurrent_drains, protected_pod_selector, max_cache_staleness)");
 	expect_error(HEAD "safety:\n  max_nodes_total: 3\n  max_nodes_total: 4\n",
 		     "config.yaml:8:3: safety: duplicate key \"max_nodes_total\" (first at line 7)");
 	/* duplicates are found in every mapping, params included */
@@ -1046,6 +1046,60 @@ static void test_max_concurrent_drains(void **state)
 	expect_env_error(HEAD, zero, "LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS: expected a positive integer, got \"0\"");
 }
 
+/* cluster.write_qps / write_burst and safety.max_cache_staleness: defaults,
+ * the file, the environment, and values refused. */
+static void test_write_limit_and_staleness(void **state)
+{
+	static const char *const env[] = { "LUASCALE_CLUSTER_WRITE_QPS=2.5",
+					   "LUASCALE_CLUSTER_WRITE_BURST=7",
+					   "LUASCALE_SAFETY_MAX_CACHE_STALENESS=2m", NULL };
+	static const char *const tiny[] = { "LUASCALE_CLUSTER_WRITE_QPS=1e-320", NULL };
+	static const char *const zero[] = { "LUASCALE_SAFETY_MAX_CACHE_STALENESS=0s", NULL };
+	struct errbuf err = { "" };
+	struct config *c;
+
+	(void)state;
+	c = parse(HEAD, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_true(c->write_qps == 10);
+	assert_int_equal(c->write_burst, 20);
+	assert_int_equal(c->max_cache_staleness_ms, 30000);
+	config_free(c);
+	c = parse("cluster: {kubeconfig: /k, context: x, write_qps: 0.5, write_burst: 3}\n"
+		  "policy: {path: /p.lua}\n"
+		  "safety: {max_cache_staleness: 45s}\n", &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_true(c->write_qps == 0.5);
+	assert_int_equal(c->write_burst, 3);
+	assert_int_equal(c->max_cache_staleness_ms, 45000);
+	config_free(c);
+	c = parse_envp(HEAD, env, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_true(c->write_qps == 2.5);
+	assert_int_equal(c->write_burst, 7);
+	assert_int_equal(c->max_cache_staleness_ms, 120000);
+	config_free(c);
+	expect_error(HEAD "safety: {max_cache_staleness: 0s}\n",
+		     "config.yaml:6:31: safety.max_cache_staleness: expected a duration above zero "
+		     "such as \"30s\" or \"2m\", got \"0s\"");
+	expect_error_prefix("cluster: {kubeconfig: /k, context: x, write_qps: 1e-320}\n",
+			    "config.yaml:1:50: cluster.write_qps: expected a number of writes per "
+			    "second from 0.001 to 1000000");
+	expect_error_prefix("cluster: {kubeconfig: /k, context: x, write_qps: .nan}\n",
+			    "config.yaml:1:50: cluster.write_qps: expected");
+	expect_error_prefix("cluster: {kubeconfig: /k, context: x, write_qps: 0}\n",
+			    "config.yaml:1:50: cluster.write_qps: expected a number of writes");
+	expect_error_prefix("cluster: {kubeconfig: /k, context: x, write_burst: 0}\n",
+			    "config.yaml:1:52: cluster.write_burst: expected");
+	expect_env_error(HEAD, tiny, "LUASCALE_CLUSTER_WRITE_QPS: expected a number of writes per "
+			 "second from 0.001 to 1000000, got \"1e-320\"");
+	expect_env_error(HEAD, zero, "LUASCALE_SAFETY_MAX_CACHE_STALENESS: expected a duration above "
+			 "zero such as \"30s\" or \"2m\", got \"0s\"");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1069,6 +1123,7 @@ int main(void)
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_max_actions_per_round),
 		cmocka_unit_test(test_max_concurrent_drains),
+		cmocka_unit_test(test_write_limit_and_staleness),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1132,6 +1132,178 @@ static void test_clone_is_self_contained(void **state)
 	free(bc);
 }
 
+/* ---- the retry schedule, on injected times ---- */
+
+static const struct backoff_policy retry_policy = {
+	.initial_ns = CLOCK_NS_PER_S, .max_ns = 8 * CLOCK_NS_PER_S, .factor = 2, .jitter = 0};
+
+static void test_retry_410_backs_off_after_the_first(void **state)
+{
+	struct informer_retry r;
+	int64_t t = 1000 * CLOCK_NS_PER_S;
+
+	(void)state;
+	informer_retry_init(&r, &retry_policy, 120 * CLOCK_NS_PER_S, 7, t);
+	assert_int_equal(informer_retry_expired(&r, t), 0); /* the first: at once */
+	assert_int_equal(informer_retry_expired(&r, t += CLOCK_NS_PER_S), CLOCK_NS_PER_S);
+	assert_int_equal(informer_retry_expired(&r, t += CLOCK_NS_PER_S), 2 * CLOCK_NS_PER_S);
+	assert_int_equal(informer_retry_expired(&r, t += 2 * CLOCK_NS_PER_S), 4 * CLOCK_NS_PER_S);
+	assert_int_equal(informer_retry_expired(&r, t += 4 * CLOCK_NS_PER_S), 8 * CLOCK_NS_PER_S);
+	assert_int_equal(informer_retry_expired(&r, t += 8 * CLOCK_NS_PER_S), 8 * CLOCK_NS_PER_S);
+	/* a successful list does not end a 410 storm */
+	informer_retry_listed(&r);
+	assert_int_equal(informer_retry_expired(&r, t += 8 * CLOCK_NS_PER_S), 8 * CLOCK_NS_PER_S);
+	/* a healthy period does */
+	assert_int_equal(informer_retry_expired(&r, t += 120 * CLOCK_NS_PER_S), 0);
+	assert_int_equal(informer_retry_expired(&r, t += CLOCK_NS_PER_S), CLOCK_NS_PER_S);
+}
+
+static void test_retry_list_resets_failures(void **state)
+{
+	struct informer_retry r;
+	int64_t t = 5 * CLOCK_NS_PER_S;
+
+	(void)state;
+	informer_retry_init(&r, &retry_policy, 120 * CLOCK_NS_PER_S, 7, t);
+	assert_int_equal(informer_retry_failed(&r, t), CLOCK_NS_PER_S);
+	informer_retry_waited(&r, t += CLOCK_NS_PER_S);
+	assert_int_equal(informer_retry_failed(&r, t), 2 * CLOCK_NS_PER_S);
+	informer_retry_waited(&r, t += 2 * CLOCK_NS_PER_S);
+	assert_int_equal(informer_retry_failed(&r, t), 4 * CLOCK_NS_PER_S);
+	informer_retry_waited(&r, t += 4 * CLOCK_NS_PER_S);
+	informer_retry_listed(&r);
+	assert_int_equal(informer_retry_failed(&r, t), CLOCK_NS_PER_S);
+	/* and a calm period forgets them too */
+	informer_retry_waited(&r, t += CLOCK_NS_PER_S);
+	assert_int_equal(informer_retry_failed(&r, t), 2 * CLOCK_NS_PER_S);
+	informer_retry_waited(&r, t += 2 * CLOCK_NS_PER_S);
+	assert_int_equal(informer_retry_failed(&r, t + 120 * CLOCK_NS_PER_S), CLOCK_NS_PER_S);
+}
+
+/* ---- a 410 storm: relists back off ---- */
+
+static void r_410_storm(struct world *w, enum informer_kind kind, bool watch, int n,
+			const struct ts_req *rq, struct ts_resp *rs)
+{
+	if (kind != INFORMER_PODS) {
+		default_respond(w, kind, watch, n, rq, rs);
+		return;
+	}
+	if (!watch) {
+		list_page(rs, kind, "10", NULL, "");
+		return;
+	}
+	rs->chunks[0] = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+			"\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old resource "
+			"version\",\"reason\":\"Expired\",\"code\":410}}\n";
+	rs->n_chunks = 1;
+	rs->hold = true;
+}
+
+static void test_410_storm_relists_with_backoff(void **state)
+{
+	struct rig *r = *state;
+	struct informer_stats st;
+
+	rig_start(r, r_410_storm, 10 * CLOCK_NS_PER_MS);
+	wait_requests(&r->w, INFORMER_PODS, false, 5);
+	informer_stats(inf_of(r, INFORMER_PODS), &st);
+	assert_true(st.relists >= 4);
+	assert_true(st.relist_delay_ns > 0);
+	/* jitter off: 0, then 10 ms doubling to the 40 ms cap */
+	assert_true(log_has(&r->cap, "expired (watch ERROR event: 410 Expired: too old resource "
+				     "version); listing again\n"));
+	assert_true(log_has(&r->cap, "listing again in 0.010 s (410 number 2 in a row)"));
+	assert_true(log_has(&r->cap, "listing again in 0.020 s (410 number 3 in a row)"));
+	assert_true(log_has(&r->cap, "listing again in 0.040 s (410 number 4 in a row)"));
+}
+
+/* ---- a successful list forgets earlier failures ---- */
+
+static void r_list_fails_then_watch(struct world *w, enum informer_kind kind, bool watch, int n,
+				    const struct ts_req *rq, struct ts_resp *rs)
+{
+	if (kind != INFORMER_PODS) {
+		default_respond(w, kind, watch, n, rq, rs);
+		return;
+	}
+	if (!watch && n < 3)
+		ts_status(rs, 500, "InternalError", "list hiccup");
+	else if (!watch)
+		list_page(rs, kind, "10", NULL, "");
+	else if (n == 0)
+		ts_status(rs, 500, "InternalError", "watch hiccup");
+	else
+		rs->hold = true;
+}
+
+static void test_list_resets_failure_count(void **state)
+{
+	struct rig *r = *state;
+
+	rig_start(r, r_list_fails_then_watch, 10 * CLOCK_NS_PER_MS);
+	wait_requests(&r->w, INFORMER_PODS, true, 2);
+	assert_true(log_has(&r->cap, "list hiccup; retrying in 0.040 s (failure 3 in a row)"));
+	assert_true(log_has(&r->cap, "watch hiccup; retrying in 0.010 s (failure 1 in a row)"));
+}
+
+/* ---- staleness ---- */
+
+static bool pred_live(const struct informer_stats *st, void *ctx)
+{
+	(void)ctx;
+	return st->live;
+}
+
+static void r_pods_watch_failing(struct world *w, enum informer_kind kind, bool watch, int n,
+				 const struct ts_req *rq, struct ts_resp *rs)
+{
+	if (kind == INFORMER_PODS && watch)
+		ts_status(rs, 500, "InternalError", "watch down");
+	else
+		default_respond(w, kind, watch, n, rq, rs);
+}
+
+static void test_staleness_of_a_failing_watch(void **state)
+{
+	struct rig *r = *state;
+	char why[512];
+	int64_t now;
+
+	rig_start(r, r_pods_watch_failing, 10 * CLOCK_NS_PER_MS);
+	wait_synced(r);
+	wait_errors(inf_of(r, INFORMER_PODS), 2);
+	if (informer_wait(inf_of(r, INFORMER_NODES), pred_live, NULL, deadline_ns()) < 0)
+		fail_msg("the nodes watch never opened");
+	now = clock_now(clock_real());
+	/* an open watch is in sync whatever the time */
+	assert_int_equal(informer_staleness(inf_of(r, INFORMER_NODES), now + 3600 * CLOCK_NS_PER_S), 0);
+	/* a failing one ages from its list */
+	assert_true(informer_staleness(inf_of(r, INFORMER_PODS), now + 60 * CLOCK_NS_PER_S) >=
+		    60 * CLOCK_NS_PER_S);
+	assert_false(informer_set_stale(r->set, now, 30 * CLOCK_NS_PER_S, why, sizeof(why)));
+	assert_string_equal(why, "");
+	assert_true(informer_set_stale(r->set, now + 60 * CLOCK_NS_PER_S, 30 * CLOCK_NS_PER_S, why,
+				       sizeof(why)));
+	assert_non_null(strstr(why, "pods: not in sync for 6"));
+	assert_non_null(strstr(why, "failed requests"));
+}
+
+/* ---- cancel: the initial sync wait ends at once ---- */
+
+static void test_cancel_ends_wait_synced(void **state)
+{
+	struct rig *r = *state;
+	struct errbuf err = {""};
+
+	rig_start(r, r_pdb_down, 10 * CLOCK_NS_PER_MS);
+	wait_requests(&r->w, INFORMER_PDBS, false, 2);
+	informer_set_cancel(r->set);
+	/* no deadline: only the cancel can end this wait */
+	assert_int_equal(informer_set_wait_synced(r->set, INT64_MAX, &err), -1);
+	assert_non_null(strstr(err.msg, "poddisruptionbudgets"));
+}
+
 #define RIG_TEST(f) cmocka_unit_test_setup_teardown(f, rig_setup, rig_teardown)
 
 int main(void)
@@ -1149,6 +1321,12 @@ int main(void)
 		RIG_TEST(test_stop_is_prompt),
 		RIG_TEST(test_wait_synced_deadline),
 		RIG_TEST(test_snapshot_of_the_caches),
+		cmocka_unit_test(test_retry_410_backs_off_after_the_first),
+		cmocka_unit_test(test_retry_list_resets_failures),
+		RIG_TEST(test_410_storm_relists_with_backoff),
+		RIG_TEST(test_list_resets_failure_count),
+		RIG_TEST(test_staleness_of_a_failing_watch),
+		RIG_TEST(test_cancel_ends_wait_synced),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -933,6 +933,253 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* ---- writes: a token bucket of their own; shutdown ends waits ---- */
+
+struct bg_req {
+	struct kube_client *c;
+	const char *method;
+	pthread_t t;
+	int rc;
+	struct errbuf err;
+};
+
+static void *bg_run(void *arg)
+{
+	struct bg_req *b = arg;
+	struct kube_response r;
+
+	b->rc = kube_request(b->c, b->method, "/api/v1/namespaces/default/events",
+			     strcmp(b->method, "GET") ? KUBE_CT_JSON : NULL,
+			     strcmp(b->method, "GET") ? "{}" : NULL, 2, &r, &b->err);
+	kube_response_free(&r);
+	return NULL;
+}
+
+static void bg_start(struct bg_req *b, struct kube_client *c, const char *method)
+{
+	memset(b, 0, sizeof(*b));
+	b->c = c;
+	b->method = method;
+	assert_int_equal(pthread_create(&b->t, NULL, bg_run, b), 0);
+}
+
+/* Polls 'pred' against a 20 s deadline (a condition, not a sleep for time). */
+static bool until(bool (*pred)(void *), void *ctx)
+{
+	int64_t end = clock_now(clock_real()) + 20 * CLOCK_NS_PER_S;
+	struct timespec ts = {0, 2 * 1000 * 1000};
+
+	while (!pred(ctx)) {
+		if (clock_now(clock_real()) > end)
+			return false;
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+static bool one_waiting(void *ctx)
+{
+	return kube_client_writes_waiting(ctx) == 1;
+}
+
+static void test_write_rate_limit(void **state)
+{
+	struct ts_server s;
+	struct kube_client *c;
+	struct clock *vc = vclock_new(WALL0);
+	struct kube_client_opts o = {0};
+	struct kube_response r;
+	struct errbuf err = {""};
+	struct bg_req b;
+	int i;
+
+	(void)state;
+	o.clock = vc;
+	o.write_qps = 1;
+	o.write_burst = 2;
+	assert_int_equal(ts_start(&s, h_echo, NULL, NULL, NULL), 0);
+	c = client_for(s.url, "    token: " TOKEN "\n", &o);
+	/* the burst: two writes at once */
+	assert_int_equal(kube_request(c, "POST", "/api/v1/namespaces/default/events", KUBE_CT_JSON,
+				      "{}", 2, &r, &err), 0);
+	kube_response_free(&r);
+	assert_int_equal(kube_request(c, "PATCH", "/api/v1/nodes/n1", KUBE_CT_MERGE_PATCH, "{}", 2,
+				      &r, &err), 0);
+	kube_response_free(&r);
+	/* reads are not limited */
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(kube_request(c, "GET", "/api/v1/nodes", NULL, NULL, 0, &r, &err), 0);
+		kube_response_free(&r);
+	}
+	assert_int_equal(ts_count(&s), 7);
+	/* the third write waits for the (virtual) clock */
+	bg_start(&b, c, "DELETE");
+	assert_true(until(one_waiting, c));
+	assert_int_equal(ts_count(&s), 7);
+	vclock_set(vc, CLOCK_NS_PER_S);
+	pthread_join(b.t, NULL);
+	assert_int_equal(b.rc, 0);
+	assert_int_equal(ts_count(&s), 8);
+	assert_string_equal(s.reqs[7].method, "DELETE");
+	/* shutdown ends a wait for a token: the write is not sent */
+	bg_start(&b, c, "POST");
+	assert_true(until(one_waiting, c));
+	kube_client_cancel(c, KUBE_CANCEL_READS);
+	pthread_join(b.t, NULL);
+	assert_int_equal(b.rc, -1);
+	assert_non_null(strstr(b.err.msg, "luascale is stopping"));
+	assert_int_equal(ts_count(&s), 8);
+	assert_int_equal(kube_client_writes_waiting(c), 0);
+	kube_client_free(c);
+	ts_stop(&s);
+	vclock_free(vc);
+}
+
+static void h_hang(void *ud, size_t i, const struct ts_req *rq, struct ts_resp *rs)
+{
+	(void)ud;
+	(void)i;
+	(void)rq;
+	rs->chunks[0] = "{\"kind\":";
+	rs->n_chunks = 1;
+	rs->hold = true; /* never finishes */
+}
+
+static bool one_request(void *ctx)
+{
+	return ts_count(ctx) >= 1;
+}
+
+static void test_cancel_ends_requests_in_flight(void **state)
+{
+	struct ts_server s;
+	struct kube_client *c;
+	struct bg_req b;
+
+	(void)state;
+	assert_int_equal(ts_start(&s, h_hang, NULL, NULL, NULL), 0);
+	c = client_for(s.url, NULL, NULL);
+	bg_start(&b, c, "GET");
+	assert_true(until(one_request, &s));
+	kube_client_cancel(c, KUBE_CANCEL_READS);
+	pthread_join(b.t, NULL); /* the request timeout is 60 s: only the cancel ends it */
+	assert_int_equal(b.rc, -1);
+	assert_non_null(strstr(b.err.msg, "luascale is stopping"));
+	kube_client_free(c);
+	ts_stop(&s);
+}
+
+/* ---- secrets ---- */
+
+static void test_token_with_control_characters_refused(void **state)
+{
+	static const char text[] =
+		"clusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:1'}\n"
+		"contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+		"users:\n- name: u\n  user:\n    token: \"sekrit-part\\r\\nX-Evil: 1\"\n";
+	struct kube_config *cfg = NULL, manual;
+	struct kube_client *c;
+	struct kube_response r;
+	struct errbuf err = {""};
+	char path[512];
+
+	(void)state;
+	assert_int_equal(kubeconfig_parse(text, strlen(text), "test.kubeconfig", tmpdir, "x", &cfg,
+					  &err), -1);
+	assert_non_null(strstr(err.msg, "test.kubeconfig:10:"));
+	assert_non_null(strstr(err.msg, "control character"));
+	assert_null(strstr(err.msg, "sekrit"));
+	/* the same token handed to the client directly */
+	memset(&manual, 0, sizeof(manual));
+	manual.server = "http://127.0.0.1:1";
+	manual.token = "sekrit-part\nX-Evil: 1";
+	assert_null(kube_client_new(&manual, NULL, &err));
+	assert_non_null(strstr(err.msg, "control character (byte 12)"));
+	assert_null(strstr(err.msg, "sekrit"));
+	/* from a token file: a control character inside the line */
+	write_file("badtoken", "sekrit-part\001X-Evil: 1\n");
+	snprintf(path, sizeof(path), "%s/badtoken", tmpdir);
+	manual.token = NULL;
+	manual.token_file = path;
+	c = kube_client_new(&manual, NULL, &err);
+	assert_non_null(c);
+	assert_int_equal(kube_request(c, "GET", "/api", NULL, NULL, 0, &r, &err), -1);
+	kube_response_free(&r);
+	assert_non_null(strstr(err.msg, "printable"));
+	assert_null(strstr(err.msg, "sekrit"));
+	kube_client_free(c);
+}
+
+static void test_server_userinfo_redacted(void **state)
+{
+	struct kube_config manual;
+	struct kube_client *c;
+	struct kube_response r;
+	struct errbuf err = {""};
+	char out[128];
+
+	(void)state;
+	memset(&manual, 0, sizeof(manual));
+	manual.server = "http://admin:sekrit@127.0.0.1:1";
+	c = kube_client_new(&manual, NULL, &err);
+	assert_non_null(c);
+	assert_string_equal(kube_client_server(c), "http://<redacted>@127.0.0.1:1");
+	assert_int_equal(kube_request(c, "GET", "/api", NULL, NULL, 0, &r, &err), -1);
+	kube_response_free(&r);
+	assert_non_null(strstr(err.msg, "http://<redacted>@127.0.0.1:1/api"));
+	assert_null(strstr(err.msg, "sekrit"));
+	kube_client_free(c);
+	assert_string_equal(kube_url_redact("https://u:p@h:1/x@y?a=b@c", out, sizeof(out)),
+			    "https://<redacted>@h:1/x@y?a=b@c");
+	assert_string_equal(kube_url_redact("https://h:443", out, sizeof(out)), "https://h:443");
+	assert_string_equal(kube_url_redact("https://a@b@h", out, sizeof(out)),
+			    "https://<redacted>@h");
+}
+
+static void test_exec_stderr_bounded_and_escaped(void **state)
+{
+	static const char noisy[] =
+		"#!/bin/sh\n"
+		"printf 'line one\\n\\033[31mFAKE 00:00:00 ERROR forged\\n' >&2\n"
+		"head -c 20000 /dev/zero | tr '\\0' x >&2\n"
+		"exit 4\n";
+	struct logcap lc = {PTHREAD_MUTEX_INITIALIZER, BUF_INIT};
+	struct logger lg = {cap_write, &lc, LOG_DEBUG};
+	struct kube_client_opts o = {0};
+	struct kube_client *c;
+	struct kube_response r;
+	struct errbuf err = {""};
+	char user[512], path[512];
+	const char *t;
+
+	(void)state;
+	write_file("noisy.sh", noisy);
+	snprintf(path, sizeof(path), "%s/noisy.sh", tmpdir);
+	chmod(path, 0755);
+	snprintf(user, sizeof(user),
+		 "    exec:\n"
+		 "      apiVersion: client.authentication.k8s.io/v1\n"
+		 "      command: ./noisy.sh\n"
+		 "      interactiveMode: Never\n");
+	o.log = &lg;
+	c = client_for("http://127.0.0.1:1", user, &o);
+	assert_int_equal(kube_request(c, "GET", "/api", NULL, NULL, 0, &r, &err), -1);
+	kube_response_free(&r);
+	assert_non_null(strstr(err.msg, "exited with status 4"));
+	t = lc.text.data;
+	assert_non_null(t);
+	/* each line of it a log line of its own, escapes escaped: nothing forged */
+	assert_non_null(strstr(t, "noisy.sh: stderr: line one\n"));
+	assert_non_null(strstr(t, "noisy.sh: stderr: \\x1b[31mFAKE 00:00:00 ERROR forged\n"));
+	assert_null(strchr(t, '\033'));
+	assert_null(strstr(t, "\nFAKE"));
+	/* bounded: the first 4 KiB, and how much more there was */
+	assert_non_null(strstr(t, "stderr: 15945 more bytes not shown\n"));
+	assert_true(strlen(t) < 2000);
+	kube_client_free(c);
+	buf_free(&lc.text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -952,6 +1199,11 @@ int main(void)
 		cmocka_unit_test(test_escape_and_time),
 		cmocka_unit_test(test_threads_share_a_client),
 		cmocka_unit_test(test_tls_verified),
+		cmocka_unit_test(test_write_rate_limit),
+		cmocka_unit_test(test_cancel_ends_requests_in_flight),
+		cmocka_unit_test(test_token_with_control_characters_refused),
+		cmocka_unit_test(test_server_userinfo_redacted),
+		cmocka_unit_test(test_exec_stderr_bounded_and_escaped),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
