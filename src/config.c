@@ -1829,7 +1829,12 @@ struct config *config_parse(const char *yaml, size_t len, const char *source,
 
 struct config *config_load(const char *path, struct errbuf *err)
 {
-	struct config_opts o = { NULL, NULL, (const char *const *)environ, 0 };
+	return config_load_flags(path, 0, err);
+}
+
+struct config *config_load_flags(const char *path, unsigned flags, struct errbuf *err)
+{
+	struct config_opts o = { NULL, NULL, (const char *const *)environ, flags };
 	struct buf text = BUF_INIT;
 	struct config *c = NULL;
 

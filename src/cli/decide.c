@@ -20,22 +20,28 @@
 
 int cli_parse_now(const char *text, int64_t *out)
 {
-	char *end;
-	long long v;
+	const char *p;
+	int64_t v = 0;
 
-	errno = 0;
-	v = strtoll(text, &end, 10);
-	if (*text && !*end && errno == 0) {
-		*out = v;
-		return 0;
+	if (!text || !*text)
+		return -1;
+	for (p = text; *p >= '0' && *p <= '9'; p++) {
+		if (v > (CLI_NOW_MAX - (*p - '0')) / 10)
+			return -2;
+		v = v * 10 + (*p - '0');
 	}
-	return model_parse_time(text, out);
+	if (*p && model_parse_time(text, &v) < 0)
+		return -1;
+	if (v < 0 || v > CLI_NOW_MAX)
+		return -2;
+	*out = v;
+	return 0;
 }
 
-static struct config *load_config(const char *path)
+static struct config *load_config(const char *path, unsigned flags)
 {
 	struct errbuf err;
-	struct config *c = config_load(path, &err);
+	struct config *c = config_load_flags(path, flags, &err);
 
 	if (!c)
 		fprintf(stderr, "luascale: %s\n", err.msg);
@@ -90,7 +96,7 @@ int cli_check(int argc, char **argv)
 		fprintf(stderr, "luascale check: --config FILE is required\n");
 		return EXIT_USAGE;
 	}
-	c = load_config(config_path);
+	c = load_config(config_path, 0);
 	if (!c)
 		goto out;
 	printf("config %s: ok (%zu node group%s, context \"%s\")\n", config_path, c->n_groups,
@@ -143,14 +149,15 @@ static void decide_usage(FILE *f)
 	      "Runs the policy once on a recorded cluster and prints the plan with each\n"
 	      "action's reason, the actions the safety checks rejected and why, and for\n"
 	      "every node its request utilization and whether it could be removed.\n"
-	      "Nothing is executed.\n"
+	      "Nothing is executed, and no cluster is reached: the config's cluster\n"
+	      "section is optional here.\n"
 	      "\n"
 	      "  --state FILE   what `kubectl get nodes,pods,pdb -A -o json` prints, or\n"
 	      "                 NodeList / PodList / PodDisruptionBudgetList files\n"
 	      "  --policy FILE  use this policy instead of the config's\n"
 	      "  --output FMT   text (default) or json\n"
-	      "  --now TIME     the time of the decision (RFC 3339 or unix seconds;\n"
-	      "                 default: now)\n"
+	      "  --now TIME     the time of the decision (RFC 3339 or unix seconds,\n"
+	      "                 1970 to 9999; default: now)\n"
 	      "\n"
 	      "exit status: 0 plan computed, 1 usage, 2 bad config or state, 3 policy failed\n",
 	      f);
@@ -201,8 +208,15 @@ int cli_decide(int argc, char **argv)
 			}
 			break;
 		case 'n':
-			if (cli_parse_now(optarg, &now) < 0) {
-				fprintf(stderr, "luascale decide: --now: \"%s\" is neither RFC 3339 nor unix seconds\n", optarg);
+			switch (cli_parse_now(optarg, &now)) {
+			case 0:
+				break;
+			case -2:
+				fprintf(stderr, "luascale decide: --now: %s is outside 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59Z (unix seconds 0 .. %lld)\n",
+					optarg, (long long)CLI_NOW_MAX);
+				return EXIT_USAGE;
+			default:
+				fprintf(stderr, "luascale decide: --now: \"%s\" is neither RFC 3339 (2026-11-30T10:00:00Z) nor unix seconds\n", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -219,9 +233,15 @@ int cli_decide(int argc, char **argv)
 		decide_usage(stderr);
 		return EXIT_USAGE;
 	}
-	c = load_config(config_path);
+	/* decide reaches no cluster: the cluster section is optional */
+	c = load_config(config_path, CONFIG_OFFLINE);
 	if (!c)
 		goto out;
+	if (!*c->policy_path && !policy_override) {
+		fprintf(stderr, "luascale decide: %s names no policy (policy.path): give --policy FILE\n",
+			config_path);
+		goto out;
+	}
 	s = snapshot_new();
 	if (!s) {
 		fprintf(stderr, "luascale: out of memory\n");

@@ -929,7 +929,7 @@ static void test_load(void **state)
 
 	c = config_load("/", &err);
 	assert_null(c);
-	assert_string_equal(err.msg, "cannot read /: Is a directory");
+	assert_string_equal(err.msg, "cannot read /: a directory, not a regular file; give the path of a file");
 }
 
 /* The example in examples/ must stay valid. */
