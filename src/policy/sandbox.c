@@ -19,6 +19,7 @@
 #include <lualib.h>
 
 #include "buf.h"
+#include "log.h"
 
 #define HOOK_STEP 1000
 #define DEFAULT_INSTRUCTIONS 200000000LL
@@ -249,7 +250,7 @@ static int sb_print(lua_State *L)
 
 		if (i > 1)
 			fputc('\t', stderr);
-		fwrite(s, 1, len, stderr);
+		log_fwrite_escaped(stderr, s, len); /* one line, whatever it prints */
 		lua_pop(L, 1);
 	}
 	fputc('\n', stderr);
