@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "cli/cli.h"
+#include "log.h"
 #include "engine/decide.h"
 #include "model.h"
 #include "engine/reconciler.h"
@@ -38,13 +39,22 @@ int cli_parse_now(const char *text, int64_t *out)
 	return 0;
 }
 
+/* Prints "luascale: " 'what' 'msg' on one line: a message may quote a
+ * policy's error or a name from the state, escaped as the log does. */
+static void say(const char *what, const char *msg)
+{
+	fprintf(stderr, "luascale: %s", what);
+	log_fwrite_escaped(stderr, msg, strlen(msg));
+	fputc('\n', stderr);
+}
+
 static struct config *load_config(const char *path, unsigned flags)
 {
 	struct errbuf err;
 	struct config *c = config_load_flags(path, flags, &err);
 
 	if (!c)
-		fprintf(stderr, "luascale: %s\n", err.msg);
+		say("", err.msg);
 	return c;
 }
 
@@ -54,7 +64,7 @@ static struct reconciler *load_policy(const struct config *c, const char *overri
 	struct reconciler *r = reconciler_new(c, override, &err);
 
 	if (!r)
-		fprintf(stderr, "luascale: policy: %s\n", err.msg);
+		say("policy: ", err.msg);
 	return r;
 }
 
@@ -109,16 +119,19 @@ int cli_check(int argc, char **argv)
 	s = snapshot_new();
 	if (!s || snapshot_set_groups(s, c->groups, c->n_groups, &err) < 0 ||
 	    snapshot_finish(s, (int64_t)time(NULL), &err) < 0) {
-		fprintf(stderr, "luascale: %s\n", s ? err.msg : "out of memory");
+		say("", s ? err.msg : "out of memory");
 		goto out;
 	}
 	if (reconciler_run(pol, s, false, &d, NULL, &err) < 0) {
-		fprintf(stderr, "luascale: %s\n", err.msg);
+		say("", err.msg);
 		goto out;
 	}
 	if (!d.ok) {
-		fprintf(stderr, "luascale: policy %s failed on an empty cluster: %s\n",
-			reconciler_policy_path(pol), d.error);
+		char head[1200];
+
+		snprintf(head, sizeof(head), "policy %s failed on an empty cluster: ",
+			 reconciler_policy_path(pol));
+		say(head, d.error);
 		rc = EXIT_POLICY;
 	} else {
 		char instr[64];
@@ -249,13 +262,13 @@ int cli_decide(int argc, char **argv)
 	}
 	for (i = 0; i < n_states; i++) {
 		if (snapshot_load_file(s, states[i], &err) < 0) {
-			fprintf(stderr, "luascale: %s\n", err.msg);
+			say("", err.msg);
 			goto out;
 		}
 	}
 	if (snapshot_set_groups(s, c->groups, c->n_groups, &err) < 0 ||
 	    snapshot_finish(s, now, &err) < 0) {
-		fprintf(stderr, "luascale: %s\n", err.msg);
+		say("", err.msg);
 		goto out;
 	}
 	pol = load_policy(c, policy_override);
@@ -264,7 +277,7 @@ int cli_decide(int argc, char **argv)
 		goto out;
 	}
 	if (reconciler_run(pol, s, true, &d, NULL, &err) < 0) {
-		fprintf(stderr, "luascale: %s\n", err.msg);
+		say("", err.msg);
 		goto out;
 	}
 	if (json)
@@ -273,7 +286,7 @@ int cli_decide(int argc, char **argv)
 		decision_to_text(&d, s, &out);
 	fwrite(out.data ? out.data : "", 1, out.len, stdout);
 	if (!d.ok) {
-		fprintf(stderr, "luascale: policy failed: %s\n", d.error);
+		say("policy failed: ", d.error);
 		rc = EXIT_POLICY;
 	} else {
 		rc = EXIT_OK;

@@ -145,6 +145,11 @@ if run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now $NOW --policy "$T
    has err 'policy: one\n2026-11-30T10:00:00Z info  forged	\x1b[2J' && ! grep -q '^2026-11-30T10:00:00Z info  forged' "$TMP/err" &&
    ! grep -q "$(printf '\033')" "$TMP/err"; then ok "$t"; else not_ok "$t"; fi
 
+t="a policy's error message reaches stderr on one line"
+printf 'local P = {}\nfunction P.reconcile()\n  error("bad\\nluascale: forged\\27[31m")\nend\nreturn P\n' > "$TMP/err.lua"
+if run "$t" 3 "$BIN" decide --config $CFG --state $STATE --now $NOW --policy "$TMP/err.lua" &&
+   has err 'bad\nluascale: forged\x1b[31m' && ! grep -q '^luascale: forged' "$TMP/err"; then ok "$t"; else not_ok "$t"; fi
+
 t="luascale test without a path runs the project's tests/policies"
 mkdir -p "$TMP/proj/tests/policies" "$TMP/empty"
 printf 'describe("project", function() it("is found", function() assert.is_true(true) end) end)\n' > "$TMP/proj/tests/policies/x_spec.lua"
