@@ -113,6 +113,13 @@ if run "$t" 2 timeout 20 "$BIN" decide --config "$TMP/fifo" --state $STATE --now
    run "$t" 2 timeout 20 "$BIN" decide --config $CFG --state "$TMP/fifo" --now $NOW && has err "fifo: a pipe or FIFO" &&
    run "$t" 3 timeout 20 "$BIN" decide --config "$TMP/fifopolicy.yaml" --state $STATE --now $NOW && has err "a pipe or FIFO"; then ok "$t"; else not_ok "$t"; fi
 
+t="a policy that requires a FIFO in its folder is refused, not blocked"
+mkdir -p "$TMP/pol"
+mkfifo "$TMP/pol/helper.lua"
+printf 'local h = require "helper"\nlocal P = {}\nfunction P.reconcile() return {} end\nreturn P\n' > "$TMP/pol/main.lua"
+if run "$t" 3 timeout 20 "$BIN" decide --config $CFG --state $STATE --now $NOW --policy "$TMP/pol/main.lua" &&
+   has err "a pipe or FIFO"; then ok "$t"; else not_ok "$t"; fi
+
 t="--now outside 1970..9999 is a usage error, not 'cluster at :'"
 if run "$t" 1 "$BIN" decide --config $CFG --state $STATE --now 99999999999999 && has err "--now: 99999999999999 is outside" &&
    run "$t" 1 "$BIN" decide --config $CFG --state $STATE --now 0000-01-01T00:00:00Z && has err "outside" &&
