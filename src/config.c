@@ -1,7 +1,8 @@
 /*
  * config: walks the luascale configuration (a YAML tree from ytree.c, every
  * node with its line:column) against the schema into struct config, then
- * applies LUASCALE_* environment overrides and the checks that span fields.
+ * applies LUASCALE_* environment overrides (refusing unknown LUASCALE_*
+ * names), the range of every number and the checks that span fields.
  * It records the kubeconfig and policy paths; it never opens them.
  */
 #include "config.h"
