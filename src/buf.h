@@ -6,6 +6,7 @@
 #define LUASCALE_BUF_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "errbuf.h"
 
@@ -28,18 +29,32 @@ int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Appends 's' as a JSON string literal, quotes included. */
+/* Appends 's' as a JSON string literal, quotes included. The result is
+ * always valid JSON: control characters are escaped, and a byte that is
+ * not part of well-formed UTF-8 becomes U+FFFD. */
 int buf_json_string(struct buf *b, const char *s);
+
+/* Length (1-4) of the well-formed UTF-8 sequence 's' starts with, or 0
+ * when it starts with a byte that is not one. 's' is NUL-terminated. */
+size_t buf_utf8_seq(const char *s);
 
 /* Returns the contents ("" when empty; never NULL unless out of memory) and
  * leaves 'b' empty. The caller frees the result. */
 char *buf_take(struct buf *b);
 
 /*
- * Appends the whole file (or pipe) at 'path', at most 'max' bytes: more is
- * an error, so a path like /dev/zero or a runaway file cannot take the
- * memory. Returns 0, or -1 with "cannot read PATH: why" or "PATH: larger
- * than N bytes" in 'err'; 'b' then holds what it held before.
+ * Opens 'path' for reading when it is a regular file. Anything else (a
+ * FIFO, which would block for a writer, a device, a directory, a socket) is
+ * refused without blocking. Returns the stream (fclose it) or NULL with
+ * "cannot read PATH: why" in 'err'.
+ */
+FILE *buf_fopen_regular(const char *path, struct errbuf *err);
+
+/*
+ * Appends the whole regular file at 'path' (see buf_fopen_regular), at most
+ * 'max' bytes: more is an error, so a runaway file cannot take the memory.
+ * Returns 0, or -1 with "cannot read PATH: why" or "PATH: larger than N
+ * bytes" in 'err'; 'b' then holds what it held before.
  */
 int buf_read_file(struct buf *b, const char *path, size_t max, struct errbuf *err);
 

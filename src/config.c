@@ -1,7 +1,8 @@
 /*
  * config: walks the luascale configuration (a YAML tree from ytree.c, every
  * node with its line:column) against the schema into struct config, then
- * applies LUASCALE_* environment overrides and the checks that span fields.
+ * applies LUASCALE_* environment overrides (refusing unknown LUASCALE_*
+ * names), the range of every number and the checks that span fields.
  * It records the kubeconfig and policy paths; it never opens them.
  */
 #include "config.h"
@@ -28,6 +29,20 @@
 #define DEFAULT_INSTRUCTIONS 200000000
 #define DEFAULT_MEMORY (512LL * 1024 * 1024)
 #define GROUP_LABEL "luascale.io/node-group"
+
+/* The sane ranges of the numeric keys: what is outside is a mistake. */
+#define MAX_COUNT 1000000                 /* nodes, removals per round */
+#define MIN_INSTRUCTIONS 1000
+#define MAX_INSTRUCTIONS 1000000000000LL  /* hours of Lua */
+#define MIN_MEMORY (1LL << 20)            /* a Lua state needs about 200Ki */
+#define MAX_MEMORY (1LL << 40)
+#define MIN_QPS 0.001                     /* one call in 17 minutes */
+#define MAX_QPS 1e6
+#define MAX_NUMBER 1e6                    /* price per hour */
+#define SECOND 1000LL
+#define HOUR (3600 * SECOND)
+#define DAY (24 * HOUR)
+#define ENV_PREFIX "LUASCALE_"
 #define ENV_PREFIX_GROUPS "LUASCALE_NODE_GROUPS_"
 #define ENV_PREFIX_PARAMS "LUASCALE_POLICY_PARAMS_"
 
@@ -145,9 +160,9 @@ static char upper(char c)
 static size_t edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b), i, j;
-	size_t row[65];
+	size_t row[129];
 
-	if (la > 64 || lb > 64)
+	if (la > 128 || lb > 128)
 		return (size_t)-1;
 	for (j = 0; j <= lb; j++)
 		row[j] = j;
@@ -215,6 +230,10 @@ struct env {
 	config_getenv_fn fn;
 	void *ud;
 	const char *const *envp;
+	/* every LUASCALE_* name looked up: the known variables, whoever added them */
+	struct arena *tmp;
+	const char **seen;
+	size_t n_seen, cap_seen;
 };
 
 struct ctx {
@@ -229,7 +248,7 @@ struct ctx {
 
 	struct loc root, cluster, kubeconfig, context, in_cluster;
 	struct loc policy, policy_path, protected_sel, reconcile, batch_idle,
-		batch_max, max_nodes_total;
+		batch_max, max_nodes_total, backoff_initial, backoff_max;
 	struct group_meta *gm;
 };
 
@@ -337,6 +356,8 @@ static int val_int(struct ctx *x, const struct val *v, int64_t lo, int64_t hi,
 	rc = ytree_int_text(v->text, &i);
 	if (rc == -2 || (rc == 0 && i > hi))
 		return fail_loc(x, &v->loc, "%s is too large (at most %lld)", v->text, (long long)hi);
+	if (rc == 0 && i < lo && lo > 1)
+		return fail_loc(x, &v->loc, "%s is too small (at least %lld)", v->text, (long long)lo);
 	if (rc < 0 || i < lo)
 		return bad(x, v, what);
 	*out = i;
@@ -375,6 +396,20 @@ static int val_string(struct ctx *x, const struct val *v, const char **out)
 		return bad(x, v, "a string");
 	*out = arena_strdup(x->a, v->text);
 	return *out ? 0 : oom(x);
+}
+
+/* A duration in milliseconds as the config writes it: "250ms", "90s", "15m", "168h". */
+static const char *fmt_ms(int64_t ms, char *out, size_t outlen)
+{
+	if (ms % 3600000 == 0 && ms)
+		snprintf(out, outlen, "%lldh", (long long)(ms / 3600000));
+	else if (ms % 60000 == 0 && ms)
+		snprintf(out, outlen, "%lldm", (long long)(ms / 60000));
+	else if (ms % 1000 == 0 && ms)
+		snprintf(out, outlen, "%llds", (long long)(ms / 1000));
+	else
+		snprintf(out, outlen, "%lldms", (long long)ms);
+	return out;
 }
 
 static int val_duration(struct ctx *x, const struct val *v, int64_t *out)
@@ -467,6 +502,20 @@ struct int_range {
 	int64_t lo, hi;
 };
 
+/* The ranges the file and the environment share. */
+static const struct int_range r_count = { 0, MAX_COUNT };
+static const struct int_range r_group_size = { 0, MAX_COUNT };
+static const struct int_range r_target = { -1, MAX_COUNT };
+static const struct int_range r_burst = { 1, 1000000 };
+static const struct int_range r_instructions = { MIN_INSTRUCTIONS, MAX_INSTRUCTIONS };
+static const struct int_range r_memory = { MIN_MEMORY, MAX_MEMORY };
+static const struct int_range r_any_duration = { 0, 7 * DAY };  /* dec_duration's default */
+static const struct int_range r_reconcile = { 100, DAY };
+static const struct int_range r_batch = { 0, DAY };
+static const struct int_range r_provision = { SECOND, 7 * DAY };
+static const struct int_range r_backoff = { SECOND, 7 * DAY };
+static const struct int_range r_drain = { SECOND, 7 * DAY };
+
 static int dec_int(struct ctx *x, const struct val *v, void *out, const void *arg)
 {
 	const struct int_range *r = arg;
@@ -474,10 +523,15 @@ static int dec_int(struct ctx *x, const struct val *v, void *out, const void *ar
 	return val_int(x, v, r->lo, r->hi, out);
 }
 
+/* A finite number from 0 to MAX_NUMBER. */
 static int dec_number(struct ctx *x, const struct val *v, void *out, const void *arg)
 {
 	(void)arg;
-	return val_number(x, v, out);
+	if (val_number(x, v, out))
+		return -1;
+	if (*(double *)out > MAX_NUMBER)
+		return bad(x, v, "a number from 0 to 1000000");
+	return 0;
 }
 
 /* A number > 0 (a rate). */
@@ -486,8 +540,8 @@ static int dec_rate(struct ctx *x, const struct val *v, void *out, const void *a
 	(void)arg;
 	if (val_number(x, v, out) < 0)
 		return -1;
-	if (!(*(double *)out > 0) || *(double *)out > 1e6)
-		return bad(x, v, "a number of calls per second above 0");
+	if (!(*(double *)out >= MIN_QPS) || *(double *)out > MAX_QPS)
+		return bad(x, v, "a number of calls per second from 0.001 to 1000000");
 	return 0;
 }
 
@@ -527,16 +581,38 @@ static int dec_string(struct ctx *x, const struct val *v, void *out, const void 
 	return val_string(x, v, out);
 }
 
+/* A duration within [lo, hi] milliseconds ('arg': a struct int_range). */
 static int dec_duration(struct ctx *x, const struct val *v, void *out, const void *arg)
 {
-	(void)arg;
-	return val_duration(x, v, out);
+	const struct int_range *r = arg ? arg : &r_any_duration;
+	char lo[32], hi[32], buf[64];
+	int64_t ms;
+
+	if (val_duration(x, v, &ms))
+		return -1;
+	if (ms < r->lo || ms > r->hi)
+		return fail_loc(x, &v->loc, "must be from %s to %s, got %s",
+				fmt_ms(r->lo, lo, sizeof(lo)), fmt_ms(r->hi, hi, sizeof(hi)),
+				quoted(v->text, buf, sizeof(buf)));
+	*(int64_t *)out = ms;
+	return 0;
 }
 
+/* A byte count within [lo, hi] ('arg': a struct int_range). */
 static int dec_bytes(struct ctx *x, const struct val *v, void *out, const void *arg)
 {
-	(void)arg;
-	return val_quantity(x, v, QUANTITY_UNIT, 1, out);
+	const struct int_range *r = arg;
+	char buf[64];
+	int64_t b;
+
+	if (val_quantity(x, v, QUANTITY_UNIT, 1, &b))
+		return -1;
+	if (r && (b < r->lo || b > r->hi))
+		return fail_loc(x, &v->loc, "must be from %lldMi to %lldGi, got %s",
+				(long long)(r->lo >> 20), (long long)(r->hi >> 30),
+				quoted(v->text, buf, sizeof(buf)));
+	*(int64_t *)out = b;
+	return 0;
 }
 
 static int field(struct ctx *x, const struct ytree_node *m, const char *key,
@@ -558,11 +634,39 @@ static int field(struct ctx *x, const struct ytree_node *m, const char *key,
 	return rc;
 }
 
+/* Remembers that 'name' is a variable luascale reads (a LUASCALE_* name
+ * looked up by an override), so that any other one can be reported. */
+static void env_note(struct env *e, const char *name)
+{
+	size_t i;
+
+	if (strncmp(name, ENV_PREFIX, strlen(ENV_PREFIX)) || !e->tmp)
+		return;
+	for (i = 0; i < e->n_seen; i++)
+		if (!strcmp(e->seen[i], name))
+			return;
+	if (e->n_seen == e->cap_seen) {
+		size_t cap = e->cap_seen ? e->cap_seen * 2 : 64;
+		const char **n = arena_calloc(e->tmp, cap, sizeof(*n));
+
+		if (!n)
+			return; /* out of memory: the check then reports more, never less */
+		if (e->n_seen)
+			memcpy(n, e->seen, e->n_seen * sizeof(*n));
+		e->seen = n;
+		e->cap_seen = cap;
+	}
+	if ((e->seen[e->n_seen] = arena_strdup(e->tmp, name)))
+		e->n_seen++;
+}
+
 /* Environment readers: the same decoders on the value of 'var'. */
-static const char *env_get(const struct env *e, const char *name)
+static const char *env_get(struct env *e, const char *name)
 {
 	const char *const *p;
 	size_t n = strlen(name);
+
+	env_note(e, name);
 
 	if (e->envp) {
 		for (p = e->envp; *p; p++)
@@ -650,7 +754,7 @@ static int parse_cluster(struct ctx *x, const struct ytree_node *m)
 	    field(x, m, "context", dec_string, &c->context, NULL, &x->context) ||
 	    field(x, m, "in_cluster", dec_bool, &c->in_cluster, NULL, &x->in_cluster) ||
 	    field(x, m, "write_qps", dec_write_rate, &c->write_qps, NULL, NULL) ||
-	    field(x, m, "write_burst", dec_int, &c->write_burst, &burst, NULL))
+	    field(x, m, "write_burst", dec_int, &c->write_burst, &r_burst, NULL))
 		return -1;
 	if (kc) {
 		c->kubeconfig = resolve_path(x, kc, true, &x->kubeconfig);
@@ -938,8 +1042,6 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 {
 	static const char *const keys[] = { "name", "min", "max", "price_per_hour",
 					    "selector", "target", "template", NULL };
-	static const struct int_range count = { 0, INT_MAX };
-	static const struct int_range target = { -1, INT_MAX };
 	const struct ytree_node *n;
 	int64_t min = 0, max = -1, tgt = -1;
 	size_t old;
@@ -960,10 +1062,10 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
-	if (field(x, m, "min", dec_int, &min, &count, &gm->min) ||
-	    field(x, m, "max", dec_int, &max, &count, &gm->max) ||
+	if (field(x, m, "min", dec_int, &min, &r_group_size, &gm->min) ||
+	    field(x, m, "max", dec_int, &max, &r_group_size, &gm->max) ||
 	    field(x, m, "price_per_hour", dec_number, &g->price_per_hour, NULL, NULL) ||
-	    field(x, m, "target", dec_int, &tgt, &target, NULL))
+	    field(x, m, "target", dec_int, &tgt, &r_target, NULL))
 		return -1;
 	if (!gm->min.path)
 		gm->min = gm->node;
@@ -1070,6 +1172,9 @@ static int param_scalar(struct ctx *x, const struct val *v, struct param *p)
 		p->num = (double)p->i;
 		break;
 	case YTREE_FLOAT:
+		if (!isfinite(p->num))
+			return fail_loc(x, &v->loc, "%s is not a usable parameter value: a policy compares NaN and infinity false or true with every number; write a finite number",
+					v->text);
 		p->type = PARAM_NUMBER;
 		break;
 	case YTREE_STRING:
@@ -1116,7 +1221,6 @@ static int param_tree(struct ctx *x, const struct ytree_node *n, struct param *p
 static int parse_policy(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "path", "params", "instructions", "memory", NULL };
-	static const struct int_range positive = { 1, INT64_MAX };
 	struct config *c = x->c;
 	const struct ytree_node *params;
 	const char *path = NULL;
@@ -1127,8 +1231,8 @@ static int parse_policy(struct ctx *x, const struct ytree_node *m)
 		return -1;
 	x->policy = node_loc(x, m);
 	if (field(x, m, "path", dec_string, &path, NULL, &x->policy_path) ||
-	    field(x, m, "instructions", dec_int, &c->policy_instructions, &positive, NULL) ||
-	    field(x, m, "memory", dec_bytes, &c->policy_memory, NULL, NULL))
+	    field(x, m, "instructions", dec_int, &c->policy_instructions, &r_instructions, NULL) ||
+	    field(x, m, "memory", dec_bytes, &c->policy_memory, &r_memory, NULL))
 		return -1;
 	if (path) {
 		c->policy_path = resolve_path(x, path, true, &x->policy_path);
@@ -1153,17 +1257,16 @@ static int parse_safety(struct ctx *x, const struct ytree_node *m)
 	static const char *const keys[] = { "max_nodes_total", "max_scale_down_per_round",
 					    "max_actions_per_round", "max_concurrent_drains",
 					    "protected_pod_selector", "max_cache_staleness", NULL };
-	static const struct int_range count = { 0, INT64_MAX };
 	static const struct int_range actions = { 1, PLAN_MAX_ACTIONS };
 	static const struct int_range drains = { 1, 1000000 };
 	struct config *c = x->c;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "max_nodes_total", dec_int, &c->max_nodes_total, &count,
+	return field(x, m, "max_nodes_total", dec_int, &c->max_nodes_total, &r_count,
 		     &x->max_nodes_total) ||
 	       field(x, m, "max_scale_down_per_round", dec_int,
-		     &c->max_scale_down_per_round, &count, NULL) ||
+		     &c->max_scale_down_per_round, &r_count, NULL) ||
 	       field(x, m, "max_actions_per_round", dec_int,
 		     &c->max_actions_per_round, &actions, NULL) ||
 	       field(x, m, "max_concurrent_drains", dec_int,
@@ -1177,16 +1280,15 @@ static int parse_safety(struct ctx *x, const struct ytree_node *m)
 static int parse_provider(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "kind", "qps", "burst", "read_qps", "read_burst", NULL };
-	static const struct int_range burst = { 1, 1000000 };
 	struct config *c = x->c;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	return field(x, m, "kind", dec_string, &c->provider_kind, NULL, NULL) ||
 	       field(x, m, "qps", dec_rate, &c->provider_qps, NULL, NULL) ||
-	       field(x, m, "burst", dec_int, &c->provider_burst, &burst, NULL) ||
+	       field(x, m, "burst", dec_int, &c->provider_burst, &r_burst, NULL) ||
 	       field(x, m, "read_qps", dec_rate, &c->provider_read_qps, NULL, NULL) ||
-	       field(x, m, "read_burst", dec_int, &c->provider_read_burst, &burst, NULL) ? -1 : 0;
+	       field(x, m, "read_burst", dec_int, &c->provider_read_burst, &r_burst, NULL) ? -1 : 0;
 }
 
 static int parse_provisioning(struct ctx *x, const struct ytree_node *m)
@@ -1197,10 +1299,11 @@ static int parse_provisioning(struct ctx *x, const struct ytree_node *m)
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "max_provision_time", dec_duration, &c->max_provision_ms, NULL, NULL) ||
-	       field(x, m, "backoff_initial", dec_duration, &c->backoff_initial_ms, NULL, NULL) ||
-	       field(x, m, "backoff_max", dec_duration, &c->backoff_max_ms, NULL, NULL) ||
-	       field(x, m, "drain_timeout", dec_duration, &c->drain_timeout_ms, NULL, NULL) ? -1 : 0;
+	return field(x, m, "max_provision_time", dec_duration, &c->max_provision_ms, &r_provision, NULL) ||
+	       field(x, m, "backoff_initial", dec_duration, &c->backoff_initial_ms, &r_backoff,
+		     &x->backoff_initial) ||
+	       field(x, m, "backoff_max", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
+	       field(x, m, "drain_timeout", dec_duration, &c->drain_timeout_ms, &r_drain, NULL) ? -1 : 0;
 }
 
 static int parse_intervals(struct ctx *x, const struct ytree_node *m)
@@ -1210,9 +1313,9 @@ static int parse_intervals(struct ctx *x, const struct ytree_node *m)
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "reconcile", dec_duration, &c->reconcile_interval_ms, NULL, &x->reconcile) ||
-	       field(x, m, "batch_idle", dec_duration, &c->batch_idle_ms, NULL, &x->batch_idle) ||
-	       field(x, m, "batch_max", dec_duration, &c->batch_max_ms, NULL, &x->batch_max) ? -1 : 0;
+	return field(x, m, "reconcile", dec_duration, &c->reconcile_interval_ms, &r_reconcile, &x->reconcile) ||
+	       field(x, m, "batch_idle", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
+	       field(x, m, "batch_max", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ? -1 : 0;
 }
 
 static int section(struct ctx *x, const struct ytree_node *root, const char *key,
@@ -1255,11 +1358,8 @@ static int parse_root(struct ctx *x, const struct ytree_node *root)
 
 static int env_cluster_policy(struct ctx *x)
 {
-	static const struct int_range positive = { 1, INT64_MAX };
-	static const struct int_range count = { 0, INT64_MAX };
-	static const struct int_range drains = { 1, 1000000 };
-	static const struct int_range burst = { 1, 1000000 };
 	static const struct int_range actions = { 1, PLAN_MAX_ACTIONS };
+	static const struct int_range drains = { 1, 1000000 };
 	struct config *c = x->c;
 	const char *kc = NULL, *pp = NULL;
 
@@ -1267,28 +1367,28 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_CLUSTER_CONTEXT", dec_string, &c->context, NULL, &x->context) ||
 	    env_field(x, "LUASCALE_CLUSTER_IN_CLUSTER", dec_bool, &c->in_cluster, NULL, &x->in_cluster) ||
 	    env_field(x, "LUASCALE_CLUSTER_WRITE_QPS", dec_write_rate, &c->write_qps, NULL, NULL) ||
-	    env_field(x, "LUASCALE_CLUSTER_WRITE_BURST", dec_int, &c->write_burst, &burst, NULL) ||
+	    env_field(x, "LUASCALE_CLUSTER_WRITE_BURST", dec_int, &c->write_burst, &r_burst, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_CACHE_STALENESS", dec_positive_duration, &c->max_cache_staleness_ms, NULL, NULL) ||
 	    env_field(x, "LUASCALE_POLICY_PATH", dec_string, &pp, NULL, &x->policy_path) ||
-	    env_field(x, "LUASCALE_POLICY_INSTRUCTIONS", dec_int, &c->policy_instructions, &positive, NULL) ||
-	    env_field(x, "LUASCALE_POLICY_MEMORY", dec_bytes, &c->policy_memory, NULL, NULL) ||
-	    env_field(x, "LUASCALE_SAFETY_MAX_NODES_TOTAL", dec_int, &c->max_nodes_total, &count, &x->max_nodes_total) ||
-	    env_field(x, "LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND", dec_int, &c->max_scale_down_per_round, &count, NULL) ||
+	    env_field(x, "LUASCALE_POLICY_INSTRUCTIONS", dec_int, &c->policy_instructions, &r_instructions, NULL) ||
+	    env_field(x, "LUASCALE_POLICY_MEMORY", dec_bytes, &c->policy_memory, &r_memory, NULL) ||
+	    env_field(x, "LUASCALE_SAFETY_MAX_NODES_TOTAL", dec_int, &c->max_nodes_total, &r_count, &x->max_nodes_total) ||
+	    env_field(x, "LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND", dec_int, &c->max_scale_down_per_round, &r_count, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND", dec_int, &c->max_actions_per_round, &actions, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS", dec_int, &c->max_concurrent_drains, &drains, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_PROTECTED_POD_SELECTOR", dec_string, &c->protected_pod_selector, NULL, &x->protected_sel) ||
-	    env_field(x, "LUASCALE_INTERVALS_RECONCILE", dec_duration, &c->reconcile_interval_ms, NULL, &x->reconcile) ||
-	    env_field(x, "LUASCALE_INTERVALS_BATCH_IDLE", dec_duration, &c->batch_idle_ms, NULL, &x->batch_idle) ||
-	    env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, NULL, &x->batch_max) ||
+	    env_field(x, "LUASCALE_INTERVALS_RECONCILE", dec_duration, &c->reconcile_interval_ms, &r_reconcile, &x->reconcile) ||
+	    env_field(x, "LUASCALE_INTERVALS_BATCH_IDLE", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
+	    env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
 	    env_field(x, "LUASCALE_PROVIDER_KIND", dec_string, &c->provider_kind, NULL, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_QPS", dec_rate, &c->provider_qps, NULL, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_BURST", dec_int, &c->provider_burst, &burst, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_BURST", dec_int, &c->provider_burst, &r_burst, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_READ_QPS", dec_rate, &c->provider_read_qps, NULL, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_READ_BURST", dec_int, &c->provider_read_burst, &burst, NULL) ||
-	    env_field(x, "LUASCALE_PROVISIONING_MAX_PROVISION_TIME", dec_duration, &c->max_provision_ms, NULL, NULL) ||
-	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_INITIAL", dec_duration, &c->backoff_initial_ms, NULL, NULL) ||
-	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_MAX", dec_duration, &c->backoff_max_ms, NULL, NULL) ||
-	    env_field(x, "LUASCALE_PROVISIONING_DRAIN_TIMEOUT", dec_duration, &c->drain_timeout_ms, NULL, NULL))
+	    env_field(x, "LUASCALE_PROVIDER_READ_BURST", dec_int, &c->provider_read_burst, &r_burst, NULL) ||
+	    env_field(x, "LUASCALE_PROVISIONING_MAX_PROVISION_TIME", dec_duration, &c->max_provision_ms, &r_provision, NULL) ||
+	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_INITIAL", dec_duration, &c->backoff_initial_ms, &r_backoff, &x->backoff_initial) ||
+	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_MAX", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
+	    env_field(x, "LUASCALE_PROVISIONING_DRAIN_TIMEOUT", dec_duration, &c->drain_timeout_ms, &r_drain, NULL))
 		return -1;
 	/* paths from the environment are relative to the working directory */
 	if (kc && !(c->kubeconfig = resolve_path(x, kc, false, &x->kubeconfig)))
@@ -1313,7 +1413,6 @@ static const char *const group_settings[] = { "_PRICE_PER_HOUR", "_MIN", "_MAX",
 
 static int env_group(struct ctx *x, size_t gi)
 {
-	static const struct int_range count = { 0, INT_MAX };
 	struct node_group *g = &x->c->groups[gi];
 	struct group_meta *gm = &x->gm[gi];
 	char var[160];
@@ -1328,14 +1427,14 @@ static int env_group(struct ctx *x, size_t gi)
 	v = g->min;
 	if (!(name = arena_strdup(x->tmp, var)))
 		return oom(x);
-	if (env_field(x, name, dec_int, &v, &count, &gm->min))
+	if (env_field(x, name, dec_int, &v, &r_group_size, &gm->min))
 		return -1;
 	g->min = (int)v;
 	snprintf(var + base, sizeof(var) - base, "_MAX");
 	v = g->max;
 	if (!(name = arena_strdup(x->tmp, var)))
 		return oom(x);
-	if (env_field(x, name, dec_int, &v, &count, &gm->max))
+	if (env_field(x, name, dec_int, &v, &r_group_size, &gm->max))
 		return -1;
 	if (gm->max.var)
 		gm->max_set = true;
@@ -1482,6 +1581,103 @@ static int env_params(struct ctx *x)
 	return 0;
 }
 
+/*
+ * LUASCALE_* variables that are not configuration: read by the command line,
+ * the Lua host, the build or the tests. Whoever adds a getenv("LUASCALE_...")
+ * that is not a config override adds its name here; config overrides need
+ * nothing, as every name env_get() looks up is known.
+ */
+static const char *const env_not_config[] = {
+	"LUASCALE_CONFIG",        /* the CLI's --config default */
+	"LUASCALE_LUA_DIR",       /* where the Lua library is (policy/host.c) */
+	"LUASCALE_SHARE_DIR",     /* bundled scenarios and policies (cli/simulate.c) */
+	"LUASCALE_SOURCE_DIR",    /* the source tree, set for the specs by CTest */
+	"LUASCALE_SANITIZE",      /* scripts/setup.sh, CI */
+	"LUASCALE_TSAN",          /* scripts/setup.sh, CI */
+	"LUASCALE_FUZZ",          /* the fuzz build */
+	"LUASCALE_TESTS",         /* the build: tests on or off */
+	"LUASCALE_TEST_VERBOSE",  /* unit tests' extra output */
+	NULL,
+};
+
+/* Distance from 'var' to the closest variable that a mistyped prefix
+ * (LUASCALE_NODE_GROUP_W_MAX, LUASCALE_POLICY_PARAM_X) was meant to be:
+ * 'prefix' followed by the rest of 'var'. Fills 'out'; large when none. */
+static size_t prefix_guess(const char *var, const char *prefix, char *out, size_t outlen)
+{
+	size_t plen = strlen(prefix), vlen = strlen(var), k, best = (size_t)-1;
+	char head[128];
+
+	for (k = plen > 2 ? plen - 2 : 0; k <= plen + 2 && k < vlen && k < sizeof(head); k++) {
+		size_t d;
+
+		memcpy(head, var, k);
+		head[k] = '\0';
+		d = edit_distance(head, prefix);
+		if (d < best && d <= 2) {
+			best = d;
+			snprintf(out, outlen, "%s%s", prefix, var + k);
+		}
+	}
+	return best;
+}
+
+/* With a listable environment: a LUASCALE_* variable that no override
+ * looked up, and that is not one of env_not_config, is an error naming the
+ * closest known name. A typo must not leave a setting at its default. */
+static int env_check_unknown(struct ctx *x)
+{
+	const struct env *e = &x->env;
+	const char *const *p;
+	size_t plen = strlen(ENV_PREFIX), i;
+
+	for (p = e->envp; *p; p++) {
+		const char *eq = strchr(*p, '='), *best = NULL;
+		char var[160], guess[200], alt[200];
+		size_t len, d, bestd = (size_t)-1;
+		bool known = false;
+
+		if (!eq || strncasecmp(*p, ENV_PREFIX, plen))
+			continue;
+		len = (size_t)(eq - *p);
+		if (len >= sizeof(var))
+			return errbuf_set(x->err, "%.*s...: unknown variable (not a luascale setting)", 40, *p);
+		snprintf(var, sizeof(var), "%.*s", (int)len, *p);
+		if (!strncmp(var, ENV_PREFIX_GROUPS, strlen(ENV_PREFIX_GROUPS)) ||
+		    !strncmp(var, ENV_PREFIX_PARAMS, strlen(ENV_PREFIX_PARAMS)))
+			continue; /* checked by env_check_group_vars and env_params */
+		for (i = 0; i < e->n_seen && !known; i++)
+			known = !strcmp(var, e->seen[i]);
+		for (i = 0; env_not_config[i] && !known; i++)
+			known = !strcmp(var, env_not_config[i]);
+		if (known)
+			continue;
+		for (i = 0; i < e->n_seen; i++)
+			if ((d = edit_distance(var, e->seen[i])) < bestd) {
+				bestd = d;
+				best = e->seen[i];
+			}
+		for (i = 0; env_not_config[i]; i++)
+			if ((d = edit_distance(var, env_not_config[i])) < bestd) {
+				bestd = d;
+				best = env_not_config[i];
+			}
+		guess[0] = '\0';
+		if ((d = prefix_guess(var, ENV_PREFIX_GROUPS, alt, sizeof(alt))) < bestd ||
+		    (d = prefix_guess(var, ENV_PREFIX_PARAMS, alt, sizeof(alt))) < bestd) {
+			bestd = d;
+			snprintf(guess, sizeof(guess), "%s", alt);
+			best = guess;
+		}
+		if (best && (bestd <= 3 || bestd * 3 <= len))
+			return errbuf_set(x->err, "%s: unknown variable (did you mean %s?); luascale refuses LUASCALE_* variables it does not know, so that a typo cannot leave a setting at its default",
+					  var, best);
+		return errbuf_set(x->err, "%s: unknown variable; luascale refuses LUASCALE_* variables it does not know (the settings are listed in docs/configuration.md)",
+				  var);
+	}
+	return 0;
+}
+
 static int apply_env(struct ctx *x)
 {
 	size_t i;
@@ -1495,7 +1691,9 @@ static int apply_env(struct ctx *x)
 	for (i = 0; i < x->c->n_groups; i++)
 		if (env_group(x, i))
 			return -1;
-	return env_params(x);
+	if (env_params(x))
+		return -1;
+	return x->env.envp ? env_check_unknown(x) : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1557,6 +1755,16 @@ static int check_all(struct ctx *x)
 	}
 	if (c->reconcile_interval_ms <= 0)
 		return fail_loc(x, &x->reconcile, "the reconcile interval must be longer than 0s");
+	if (c->backoff_initial_ms > c->backoff_max_ms) {
+		char a[32], b[32];
+
+		where = x->backoff_initial.var ? &x->backoff_initial : x->backoff_max.var ? &x->backoff_max :
+			loc_set(&x->backoff_initial) ? &x->backoff_initial :
+			loc_set(&x->backoff_max) ? &x->backoff_max : &x->root;
+		return fail_loc(x, where, "backoff_initial (%s) is longer than backoff_max (%s): the backoff doubles from the first up to the second",
+				fmt_ms(c->backoff_initial_ms, a, sizeof(a)),
+				fmt_ms(c->backoff_max_ms, b, sizeof(b)));
+	}
 	if (*c->protected_pod_selector &&
 	    label_selector_parse(c->arena, c->protected_pod_selector, &c->protected_pods, &se))
 		return fail_loc(x, &x->protected_sel, "%s", se.msg);
@@ -1644,6 +1852,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 		x.env.envp = opts->envp;
 		x.flags = opts->flags;
 	}
+	x.env.tmp = tmp;
 	if (!yaml && len) {
 		errbuf_set(err, "%s: no text", source);
 		goto out;
@@ -1671,7 +1880,12 @@ struct config *config_parse(const char *yaml, size_t len, const char *source,
 
 struct config *config_load(const char *path, struct errbuf *err)
 {
-	struct config_opts o = { NULL, NULL, (const char *const *)environ, 0 };
+	return config_load_flags(path, 0, err);
+}
+
+struct config *config_load_flags(const char *path, unsigned flags, struct errbuf *err)
+{
+	struct config_opts o = { NULL, NULL, (const char *const *)environ, flags };
 	struct buf text = BUF_INIT;
 	struct config *c = NULL;
 

@@ -104,8 +104,11 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  *   LUASCALE_PROVIDER_KIND / _QPS / _BURST / _READ_QPS / _READ_BURST,
  *   LUASCALE_PROVISIONING_MAX_PROVISION_TIME / _BACKOFF_INITIAL / _BACKOFF_MAX / _DRAIN_TIMEOUT,
  *   LUASCALE_NODE_GROUPS_<NAME>_MIN / _MAX / _PRICE_PER_HOUR (NAME upper-cased, '-' and '.' as '_').
+ * Every numeric key has a range (counts at most 1000000, durations at most
+ * 168h, and so on: docs/configuration.md); NaN and infinite numbers are
+ * refused, in params too.
  * Returns the config (free with config_free) or NULL with "file:line:col:
- * message" (or "LUASCALE_X: message") in 'err'.
+ * key: message" (or "LUASCALE_X: message") in 'err'.
  */
 struct config *config_parse(const char *yaml, size_t len, const char *source,
 			    config_getenv_fn getenv_fn, void *ud,
@@ -117,7 +120,10 @@ struct config *config_parse(const char *yaml, size_t len, const char *source,
  * environ; when set it is used instead of 'getenv_fn'. Because its names
  * can be listed, LUASCALE_POLICY_PARAMS_<KEY> may add parameters the file
  * does not have, and a LUASCALE_NODE_GROUPS_* variable that names no group
- * (or no setting) is an error. With only 'getenv_fn', overrides are looked
+ * (or no setting) is an error, and so is any other LUASCALE_* variable that
+ * is neither an override nor one of the few that are not configuration
+ * (LUASCALE_CONFIG, LUASCALE_LUA_DIR, ...: env_not_config in config.c); the
+ * message names the closest known variable. With only 'getenv_fn', overrides are looked
  * up by name: parameters the file already has, groups the file defines.
  * HOME (for "~/" in paths) comes from the same source; from the process
  * environment when neither is set.
@@ -140,9 +146,13 @@ struct config *config_parse_opts(const char *yaml, size_t len,
 /* Config files larger than this are refused. */
 #define CONFIG_MAX_SIZE (16u << 20)
 
-/* Reads 'path' (at most CONFIG_MAX_SIZE) and calls config_parse() with the
- * process environment. */
+/* Reads the regular file 'path' (at most CONFIG_MAX_SIZE; a FIFO or device
+ * is refused, see buf_fopen_regular) and parses it with the process
+ * environment listed, so an unknown LUASCALE_* variable is an error. */
 struct config *config_load(const char *path, struct errbuf *err);
+
+/* config_load() with config_opts flags (CONFIG_OFFLINE for `decide`). */
+struct config *config_load_flags(const char *path, unsigned flags, struct errbuf *err);
 
 void config_free(struct config *c);
 

@@ -2,7 +2,9 @@
  * jsonscan: a byte-at-a-time state machine over the top level of a JSON
  * object. Structure is checked at the top level (keys, colons, commas,
  * bracket pairing, string escapes); item contents are only delimited here
- * and are validated by whoever parses them.
+ * and are validated by whoever parses them. It caps what it holds: one
+ * item (and a document that is not a List) at JSONSCAN_MAX_ITEM, the whole
+ * input at JSONSCAN_MAX_TOTAL, and refuses a \u0000 escape in any string.
  */
 #include "jsonscan.h"
 
@@ -50,6 +52,10 @@ struct jsonscan {
 	int depth;          /* open containers */
 	uint64_t kinds[MAX_DEPTH / 64]; /* bit per level: 1 = array */
 	bool in_str, esc;
+	int u_left;         /* hex digits of a \u escape still to come */
+	bool u_nonzero;     /* one of them was not '0' */
+	size_t max_item;
+	uint64_t max_total;
 
 	/* current top-level key and what its value is */
 	char key[KEY_MAX + 1];
@@ -87,7 +93,39 @@ struct jsonscan *jsonscan_new(jsonscan_item_fn fn, void *ctx, bool keep_whole)
 	sc->ctx = ctx;
 	sc->keep_whole = keep_whole;
 	sc->st = S_BEGIN;
+	sc->max_item = JSONSCAN_MAX_ITEM;
+	sc->max_total = JSONSCAN_MAX_TOTAL;
 	return sc;
+}
+
+void jsonscan_set_limits(struct jsonscan *sc, size_t max_item, uint64_t max_total)
+{
+	sc->max_item = max_item ? max_item : JSONSCAN_MAX_ITEM;
+	sc->max_total = max_total ? max_total : JSONSCAN_MAX_TOTAL;
+}
+
+/* "64 MiB" for a message. */
+static const char *size_str(uint64_t n, char *out, size_t outlen)
+{
+	if (n >= (1u << 20) && n % (1u << 20) == 0)
+		snprintf(out, outlen, "%llu MiB", (unsigned long long)(n >> 20));
+	else
+		snprintf(out, outlen, "%llu bytes", (unsigned long long)n);
+	return out;
+}
+
+/* An item (or a whole single-object document) past max_item. */
+static int fail_item_size(struct jsonscan *sc, struct errbuf *err)
+{
+	char lim[32];
+
+	sc->st = S_FAILED;
+	if (sc->list)
+		return errbuf_set(err, "items[%zu] (at byte %llu): larger than %s, the most one object may be",
+				  sc->n_items, (unsigned long long)sc->item_off,
+				  size_str(sc->max_item, lim, sizeof(lim)));
+	return errbuf_set(err, "larger than %s before any \"items\" array: a single object may be at most that",
+			  size_str(sc->max_item, lim, sizeof(lim)));
 }
 
 void jsonscan_free(struct jsonscan *sc)
@@ -174,8 +212,26 @@ static int pop(struct jsonscan *sc, char c, struct errbuf *err)
 static int string_byte(struct jsonscan *sc, char c, bool *closed, struct errbuf *err)
 {
 	*closed = false;
+	if (sc->u_left) {
+		if (c != '0')
+			sc->u_nonzero = true;
+		if (--sc->u_left == 0 && !sc->u_nonzero) {
+			bool in_item = sc->st == S_ITEM;
+
+			sc->st = S_FAILED;
+			if (in_item)
+				return errbuf_set(err, "items[%zu] (at byte %llu): a string holds \\u0000 (NUL), which no name, label or key can hold: cut at it, it would name another object",
+						  sc->n_items, (unsigned long long)sc->off - 5);
+			return errbuf_set(err, "at byte %llu: a string holds \\u0000 (NUL), which no name, label or key can hold: cut at it, it would name another object",
+					  (unsigned long long)sc->off - 5);
+		}
+	}
 	if (sc->esc) {
 		sc->esc = false;
+		if (c == 'u') {
+			sc->u_left = 4;
+			sc->u_nonzero = false;
+		}
 		return 0;
 	}
 	if (c == '\\') {
@@ -221,6 +277,8 @@ static int emit(struct jsonscan *sc, const char *start, const char *end,
 	size_t len = (size_t)(end - start);
 	int rc;
 
+	if (sc->carry.len + len > sc->max_item)
+		return fail_item_size(sc, err);
 	if (sc->carry.len) {
 		if (buf_append(&sc->carry, start, len) < 0)
 			return fail(sc, err, "out of memory", 0);
@@ -244,6 +302,13 @@ int jsonscan_feed(struct jsonscan *sc, const char *data, size_t len,
 
 	if (sc->st == S_FAILED)
 		return errbuf_set(err, "scanner used after an error");
+	if (len > sc->max_total || sc->off > sc->max_total - len) {
+		char lim[32];
+
+		sc->st = S_FAILED;
+		return errbuf_set(err, "larger than %s in all, the most one state document may be",
+				  size_str(sc->max_total, lim, sizeof(lim)));
+	}
 	if (sc->st == S_ITEM || sc->st == S_ITEM_SCALAR)
 		item_start = data;
 
@@ -468,11 +533,18 @@ int jsonscan_feed(struct jsonscan *sc, const char *data, size_t len,
 		}
 	}
 	/* an item continues in the next chunk: keep what we have of it */
-	if (item_start && (sc->st == S_ITEM || sc->st == S_ITEM_SCALAR) &&
-	    buf_append(&sc->carry, item_start, (size_t)(end - item_start)) < 0)
-		return fail(sc, err, "out of memory", 0);
-	if (sc->keep_whole && !sc->list && buf_append(&sc->whole, data, len) < 0)
-		return fail(sc, err, "out of memory", 0);
+	if (item_start && (sc->st == S_ITEM || sc->st == S_ITEM_SCALAR)) {
+		if (sc->carry.len + (size_t)(end - item_start) > sc->max_item)
+			return fail_item_size(sc, err);
+		if (buf_append(&sc->carry, item_start, (size_t)(end - item_start)) < 0)
+			return fail(sc, err, "out of memory", 0);
+	}
+	if (sc->keep_whole && !sc->list) {
+		if (sc->whole.len + len > sc->max_item)
+			return fail_item_size(sc, err);
+		if (buf_append(&sc->whole, data, len) < 0)
+			return fail(sc, err, "out of memory", 0);
+	}
 	return 0;
 }
 

@@ -16,6 +16,11 @@
 
 struct jsonscan;
 
+/* The default caps: one item, like one object from the API server (the
+ * informer's cap), and the whole input. */
+#define JSONSCAN_MAX_ITEM ((size_t)64 << 20)
+#define JSONSCAN_MAX_TOTAL ((uint64_t)4 << 30)
+
 /*
  * Called once per element of the top-level "items" array, in order. 'data'
  * (borrowed, valid during the call only, not NUL-terminated) holds the
@@ -34,8 +39,15 @@ struct jsonscan *jsonscan_new(jsonscan_item_fn fn, void *ctx, bool keep_whole);
 
 void jsonscan_free(struct jsonscan *sc);
 
-/* Feeds the next chunk. Returns 0, or -1 with "invalid JSON at byte N: ..."
- * (or the callback's message). After an error the scanner is spent. */
+/* Sets the caps (0: the default): an item longer than 'max_item' bytes (or,
+ * with 'keep_whole', a document that is not a List) is an error naming
+ * items[N]; so is input beyond 'max_total' bytes in all. */
+void jsonscan_set_limits(struct jsonscan *sc, size_t max_item, uint64_t max_total);
+
+/* Feeds the next chunk. Returns 0, or -1 with "invalid JSON at byte N: ...",
+ * "items[N] (at byte B): ..." for an item over the cap or a string holding
+ * \u0000 (anywhere in the document), or the callback's message. After an
+ * error the scanner is spent. */
 int jsonscan_feed(struct jsonscan *sc, const char *data, size_t len,
 		  struct errbuf *err);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "arena.h"
 #include "intern.h"
 #include "jsonscan.h"
@@ -633,9 +634,9 @@ static int read_file(struct loader *L, const char *path, struct errbuf *err)
 	size_t n;
 	int rc = -1;
 
-	f = fopen(path, "rb");
+	f = buf_fopen_regular(path, err);
 	if (!f)
-		return errbuf_set(err, "%s: %s", path, strerror(errno));
+		return -1;
 	chunk = malloc(READ_CHUNK);
 	if (!chunk) {
 		errbuf_set(err, "out of memory");

@@ -28,7 +28,12 @@ int cli_run(int argc, char **argv);
 int cli_simulate(int argc, char **argv);
 int cli_demo(int argc, char **argv);
 
-/* Reads --now: RFC 3339 or unix seconds. 0 or -1. */
+/* The latest --now: 9999-12-31T23:59:59Z, the last second a timestamp can
+ * print as RFC 3339. */
+#define CLI_NOW_MAX 253402300799LL
+
+/* Reads --now: RFC 3339 or unix seconds (digits only), from 1970 to year
+ * 9999. Returns 0, -1 when it is neither form, -2 when out of range. */
 int cli_parse_now(const char *text, int64_t *out);
 
 #endif

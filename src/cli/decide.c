@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "cli/cli.h"
+#include "log.h"
 #include "engine/decide.h"
 #include "model.h"
 #include "engine/reconciler.h"
@@ -20,25 +21,40 @@
 
 int cli_parse_now(const char *text, int64_t *out)
 {
-	char *end;
-	long long v;
+	const char *p;
+	int64_t v = 0;
 
-	errno = 0;
-	v = strtoll(text, &end, 10);
-	if (*text && !*end && errno == 0) {
-		*out = v;
-		return 0;
+	if (!text || !*text)
+		return -1;
+	for (p = text; *p >= '0' && *p <= '9'; p++) {
+		if (v > (CLI_NOW_MAX - (*p - '0')) / 10)
+			return -2;
+		v = v * 10 + (*p - '0');
 	}
-	return model_parse_time(text, out);
+	if (*p && model_parse_time(text, &v) < 0)
+		return -1;
+	if (v < 0 || v > CLI_NOW_MAX)
+		return -2;
+	*out = v;
+	return 0;
 }
 
-static struct config *load_config(const char *path)
+/* Prints "luascale: " 'what' 'msg' on one line: a message may quote a
+ * policy's error or a name from the state, escaped as the log does. */
+static void say(const char *what, const char *msg)
+{
+	fprintf(stderr, "luascale: %s", what);
+	log_fwrite_escaped(stderr, msg, strlen(msg));
+	fputc('\n', stderr);
+}
+
+static struct config *load_config(const char *path, unsigned flags)
 {
 	struct errbuf err;
-	struct config *c = config_load(path, &err);
+	struct config *c = config_load_flags(path, flags, &err);
 
 	if (!c)
-		fprintf(stderr, "luascale: %s\n", err.msg);
+		say("", err.msg);
 	return c;
 }
 
@@ -48,7 +64,7 @@ static struct reconciler *load_policy(const struct config *c, const char *overri
 	struct reconciler *r = reconciler_new(c, override, &err);
 
 	if (!r)
-		fprintf(stderr, "luascale: policy: %s\n", err.msg);
+		say("policy: ", err.msg);
 	return r;
 }
 
@@ -90,7 +106,7 @@ int cli_check(int argc, char **argv)
 		fprintf(stderr, "luascale check: --config FILE is required\n");
 		return EXIT_USAGE;
 	}
-	c = load_config(config_path);
+	c = load_config(config_path, 0);
 	if (!c)
 		goto out;
 	printf("config %s: ok (%zu node group%s, context \"%s\")\n", config_path, c->n_groups,
@@ -103,16 +119,19 @@ int cli_check(int argc, char **argv)
 	s = snapshot_new();
 	if (!s || snapshot_set_groups(s, c->groups, c->n_groups, &err) < 0 ||
 	    snapshot_finish(s, (int64_t)time(NULL), &err) < 0) {
-		fprintf(stderr, "luascale: %s\n", s ? err.msg : "out of memory");
+		say("", s ? err.msg : "out of memory");
 		goto out;
 	}
 	if (reconciler_run(pol, s, false, &d, NULL, &err) < 0) {
-		fprintf(stderr, "luascale: %s\n", err.msg);
+		say("", err.msg);
 		goto out;
 	}
 	if (!d.ok) {
-		fprintf(stderr, "luascale: policy %s failed on an empty cluster: %s\n",
-			reconciler_policy_path(pol), d.error);
+		char head[1200];
+
+		snprintf(head, sizeof(head), "policy %s failed on an empty cluster: ",
+			 reconciler_policy_path(pol));
+		say(head, d.error);
 		rc = EXIT_POLICY;
 	} else {
 		char instr[64];
@@ -143,14 +162,15 @@ static void decide_usage(FILE *f)
 	      "Runs the policy once on a recorded cluster and prints the plan with each\n"
 	      "action's reason, the actions the safety checks rejected and why, and for\n"
 	      "every node its request utilization and whether it could be removed.\n"
-	      "Nothing is executed.\n"
+	      "Nothing is executed, and no cluster is reached: the config's cluster\n"
+	      "section is optional here.\n"
 	      "\n"
 	      "  --state FILE   what `kubectl get nodes,pods,pdb -A -o json` prints, or\n"
 	      "                 NodeList / PodList / PodDisruptionBudgetList files\n"
 	      "  --policy FILE  use this policy instead of the config's\n"
 	      "  --output FMT   text (default) or json\n"
-	      "  --now TIME     the time of the decision (RFC 3339 or unix seconds;\n"
-	      "                 default: now)\n"
+	      "  --now TIME     the time of the decision (RFC 3339 or unix seconds,\n"
+	      "                 1970 to 9999; default: now)\n"
 	      "\n"
 	      "exit status: 0 plan computed, 1 usage, 2 bad config or state, 3 policy failed\n",
 	      f);
@@ -201,8 +221,15 @@ int cli_decide(int argc, char **argv)
 			}
 			break;
 		case 'n':
-			if (cli_parse_now(optarg, &now) < 0) {
-				fprintf(stderr, "luascale decide: --now: \"%s\" is neither RFC 3339 nor unix seconds\n", optarg);
+			switch (cli_parse_now(optarg, &now)) {
+			case 0:
+				break;
+			case -2:
+				fprintf(stderr, "luascale decide: --now: %s is outside 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59Z (unix seconds 0 .. %lld)\n",
+					optarg, (long long)CLI_NOW_MAX);
+				return EXIT_USAGE;
+			default:
+				fprintf(stderr, "luascale decide: --now: \"%s\" is neither RFC 3339 (2026-11-30T10:00:00Z) nor unix seconds\n", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -219,9 +246,15 @@ int cli_decide(int argc, char **argv)
 		decide_usage(stderr);
 		return EXIT_USAGE;
 	}
-	c = load_config(config_path);
+	/* decide reaches no cluster: the cluster section is optional */
+	c = load_config(config_path, CONFIG_OFFLINE);
 	if (!c)
 		goto out;
+	if (!*c->policy_path && !policy_override) {
+		fprintf(stderr, "luascale decide: %s names no policy (policy.path): give --policy FILE\n",
+			config_path);
+		goto out;
+	}
 	s = snapshot_new();
 	if (!s) {
 		fprintf(stderr, "luascale: out of memory\n");
@@ -229,13 +262,13 @@ int cli_decide(int argc, char **argv)
 	}
 	for (i = 0; i < n_states; i++) {
 		if (snapshot_load_file(s, states[i], &err) < 0) {
-			fprintf(stderr, "luascale: %s\n", err.msg);
+			say("", err.msg);
 			goto out;
 		}
 	}
 	if (snapshot_set_groups(s, c->groups, c->n_groups, &err) < 0 ||
 	    snapshot_finish(s, now, &err) < 0) {
-		fprintf(stderr, "luascale: %s\n", err.msg);
+		say("", err.msg);
 		goto out;
 	}
 	pol = load_policy(c, policy_override);
@@ -244,7 +277,7 @@ int cli_decide(int argc, char **argv)
 		goto out;
 	}
 	if (reconciler_run(pol, s, true, &d, NULL, &err) < 0) {
-		fprintf(stderr, "luascale: %s\n", err.msg);
+		say("", err.msg);
 		goto out;
 	}
 	if (json)
@@ -253,7 +286,7 @@ int cli_decide(int argc, char **argv)
 		decision_to_text(&d, s, &out);
 	fwrite(out.data ? out.data : "", 1, out.len, stdout);
 	if (!d.ok) {
-		fprintf(stderr, "luascale: policy failed: %s\n", d.error);
+		say("policy failed: ", d.error);
 		rc = EXIT_POLICY;
 	} else {
 		rc = EXIT_OK;

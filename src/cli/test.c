@@ -2,10 +2,13 @@
  * cli/test: `luascale test` — runs busted over policy specs inside this
  * process, with the luascale Lua library on the path and the engine
  * ("luascale.core") built in, so a user needs nothing but the package.
+ * Without a path it runs the project's specs (./spec, ./tests/policies).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -20,23 +23,84 @@ static void test_usage(FILE *f)
 {
 	fputs("usage: luascale test [BUSTED OPTIONS] [PATH...]\n"
 	      "\n"
-	      "Runs the busted specs in PATH (default: ./spec) with the luascale\n"
-	      "library and engine available: `require \"luascale.testing\"` in a spec\n"
-	      "runs a policy through the same sandbox, limits and safety checks as\n"
-	      "the daemon. Options are busted's (for example -o TAP, --filter NAME).\n"
+	      "Runs the busted specs in PATH with the luascale library and engine\n"
+	      "available. Without a PATH: ./spec and ./tests/policies, those of them\n"
+	      "that exist in the working directory (or what ./.busted names).\n"
+	      "\n"
+	      "`require \"luascale.testing\"` in a spec runs a policy through the same\n"
+	      "sandbox, limits and safety checks as the daemon. Options are busted's (for example -o TAP, --filter NAME).\n"
 	      "Exit status 0 when every spec passed.\n",
 	      f);
+}
+
+/* Where a project keeps its specs, looked for when no PATH is given. */
+static const char *const default_spec_dirs[] = { "spec", "tests/policies", NULL };
+
+/* busted's options that take the next argument as their value. */
+static bool takes_value(const char *opt)
+{
+	static const char *const with_value[] = {
+		"-o", "--output", "-p", "--pattern", "-t", "--tags", "--exclude-tags",
+		"-f", "--config-file", "-r", "--run", "-C", "--directory", "--filter",
+		"--filter-out", "-e", "-m", "--lpath", "--cpath", "--loaders", "--helper",
+		"--repeat", "--seed", "--lang", "--exclude-pattern", "-Xoutput", "-Xhelper",
+		"--name", NULL,
+	};
+	size_t i;
+
+	for (i = 0; with_value[i]; i++)
+		if (strcmp(opt, with_value[i]) == 0)
+			return true;
+	return false;
+}
+
+/* True when argv names a spec file or directory (an argument that is not
+ * an option nor an option's value). */
+static bool has_path(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return i + 1 < argc;
+		if (argv[i][0] != '-')
+			return true;
+		if (!strchr(argv[i], '=') && takes_value(argv[i]))
+			i++;
+	}
+	return false;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 int cli_test(int argc, char **argv)
 {
 	const char *lib = policy_default_lib_dir();
+	const char *found[sizeof(default_spec_dirs) / sizeof(default_spec_dirs[0])];
+	size_t n_found = 0, k;
+	struct stat st;
 	lua_State *L;
 	int i, rc;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		test_usage(stdout);
 		return EXIT_OK;
+	}
+	/* no PATH: the project's specs, unless a .busted file says where */
+	if (!has_path(argc, argv) && stat(".busted", &st) != 0) {
+		for (k = 0; default_spec_dirs[k]; k++)
+			if (is_dir(default_spec_dirs[k]))
+				found[n_found++] = default_spec_dirs[k];
+		if (!n_found) {
+			fprintf(stderr, "luascale test: no specs here: neither ./spec nor ./tests/policies is a directory; "
+					"give the spec files or directories to run: luascale test PATH...\n");
+			return EXIT_USAGE;
+		}
 	}
 	L = luaL_newstate();
 	if (!L) {
@@ -63,6 +127,10 @@ int cli_test(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		lua_pushstring(L, argv[i]);
 		lua_rawseti(L, -2, i);
+	}
+	for (k = 0; k < n_found; k++) {
+		lua_pushstring(L, found[k]);
+		lua_rawseti(L, -2, i++);
 	}
 	lua_setglobal(L, "arg");
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <lauxlib.h>
@@ -19,6 +20,7 @@
 #include <lualib.h>
 
 #include "buf.h"
+#include "log.h"
 
 #define HOOK_STEP 1000
 #define DEFAULT_INSTRUCTIONS 200000000LL
@@ -249,7 +251,7 @@ static int sb_print(lua_State *L)
 
 		if (i > 1)
 			fputc('\t', stderr);
-		fwrite(s, 1, len, stderr);
+		log_fwrite_escaped(stderr, s, len); /* one line, whatever it prints */
 		lua_pop(L, 1);
 	}
 	fputc('\n', stderr);
@@ -342,14 +344,13 @@ static bool module_name_ok(const char *name)
 	return !seg_empty;
 }
 
+/* stat, not open: opening a FIFO would wait for a writer. What is not a
+ * regular file is then refused by buf_read_file with a clear message. */
 static bool file_exists(const char *path)
 {
-	FILE *f = fopen(path, "r");
+	struct stat st;
 
-	if (!f)
-		return false;
-	fclose(f);
-	return true;
+	return stat(path, &st) == 0;
 }
 
 /* require(name): luascale library folder, then the policy's folder. */

@@ -90,4 +90,79 @@ t="a policy that does not load is refused by check"
 printf 'local P = {\n' > "$TMP/syntax.lua"
 if run "$t" 3 "$BIN" check --config $CFG --policy "$TMP/syntax.lua" && has err "syntax.lua"; then ok "$t"; else not_ok "$t"; fi
 
+# ---- inputs from outside: variables, files, text, time ----
+
+t="a misspelled LUASCALE_ variable is an error naming the closest known one"
+if LUASCALE_SAFETY_MAX_NODE_TOTAL=1 run "$t" 2 "$BIN" decide --config $CFG --state $STATE --now $NOW &&
+   has err "LUASCALE_SAFETY_MAX_NODE_TOTAL: unknown variable (did you mean LUASCALE_SAFETY_MAX_NODES_TOTAL?)"; then ok "$t"; else not_ok "$t"; fi
+
+t="a config key out of its range names file:line:col and the key"
+printf 'policy:\n  path: %s/policies/default.lua\n  memory: 1\n' "$SRC" > "$TMP/mem.yaml"
+if run "$t" 2 "$BIN" decide --config "$TMP/mem.yaml" --state $STATE --now $NOW &&
+   has err "mem.yaml:3:11: policy.memory: must be from 1Mi to 1024Gi"; then ok "$t"; else not_ok "$t"; fi
+
+t="the minimal offline config of docs/configuration.md works with decide"
+awk '/^## Offline use/{f=1} f&&/^```json/{g=1;next} g&&/^```/{exit} g' docs/configuration.md > "$TMP/offline.json"
+if [ -s "$TMP/offline.json" ] && run "$t" 0 "$BIN" decide --config "$TMP/offline.json" --policy policies/default.lua --state $STATE --now $NOW &&
+   has out "plan:"; then ok "$t"; else echo "# snippet: $(cat "$TMP/offline.json")"; not_ok "$t"; fi
+
+t="a FIFO without a writer as --config, --state or policy.path is refused at once"
+mkfifo "$TMP/fifo"
+printf 'policy:\n  path: %s\n' "$TMP/fifo" > "$TMP/fifopolicy.yaml"
+if run "$t" 2 timeout 20 "$BIN" decide --config "$TMP/fifo" --state $STATE --now $NOW && has err "a pipe or FIFO, not a regular file" &&
+   run "$t" 2 timeout 20 "$BIN" decide --config $CFG --state "$TMP/fifo" --now $NOW && has err "fifo: a pipe or FIFO" &&
+   run "$t" 3 timeout 20 "$BIN" decide --config "$TMP/fifopolicy.yaml" --state $STATE --now $NOW && has err "a pipe or FIFO"; then ok "$t"; else not_ok "$t"; fi
+
+t="a policy that requires a FIFO in its folder is refused, not blocked"
+mkdir -p "$TMP/pol"
+mkfifo "$TMP/pol/helper.lua"
+printf 'local h = require "helper"\nlocal P = {}\nfunction P.reconcile() return {} end\nreturn P\n' > "$TMP/pol/main.lua"
+if run "$t" 3 timeout 20 "$BIN" decide --config $CFG --state $STATE --now $NOW --policy "$TMP/pol/main.lua" &&
+   has err "a pipe or FIFO"; then ok "$t"; else not_ok "$t"; fi
+
+t="--now outside 1970..9999 is a usage error, not 'cluster at :'"
+if run "$t" 1 "$BIN" decide --config $CFG --state $STATE --now 99999999999999 && has err "--now: 99999999999999 is outside" &&
+   run "$t" 1 "$BIN" decide --config $CFG --state $STATE --now 0000-01-01T00:00:00Z && has err "outside" &&
+   run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now 253402300799 && has out "cluster at 9999-12-31T23:59:59Z:"; then ok "$t"; else not_ok "$t"; fi
+
+t="a node name that is not UTF-8 still gives valid JSON"
+printf '{"kind":"List","items":[{"kind":"Node","metadata":{"name":"w\xff\xfe-\xc3"},"status":{"allocatable":{"cpu":"4","memory":"16Gi","pods":"110"}}}]}' > "$TMP/badutf8.json"
+if run "$t" 0 "$BIN" decide --config $CFG --state "$TMP/badutf8.json" --now $NOW --output json &&
+   lua5.4 -e "local f = io.open('$TMP/out'); local s = f:read('a'); f:close(); assert(utf8.len(s), 'not UTF-8')" 2>>"$TMP/err" &&
+   json_check "r.nodes[1].name == 'w\u{fffd}\u{fffd}-\u{fffd}'"; then ok "$t"; else not_ok "$t"; fi
+
+t="\\u0000 in a name is refused, naming the item"
+printf '{"kind":"List","items":[{"kind":"Node","metadata":{"name":"workers-1\\u0000evil"},"status":{"allocatable":{"cpu":"4","memory":"16Gi"}}}]}' > "$TMP/nul.json"
+if run "$t" 2 "$BIN" decide --config $CFG --state "$TMP/nul.json" --now $NOW &&
+   has err "nul.json: items[0] (at byte" && has err "\\u0000 (NUL)"; then ok "$t"; else not_ok "$t"; fi
+
+t="one object over 64 MiB in a state file is refused, naming the item"
+lua5.4 -e "
+  local f = io.open('$TMP/huge.json', 'w')
+  f:write('{\"kind\":\"List\",\"items\":[{\"kind\":\"Node\",\"metadata\":{\"name\":\"a\"},\"status\":{\"allocatable\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}},')
+  f:write('{\"kind\":\"Node\",\"metadata\":{\"name\":\"b\",\"annotations\":{\"x\":\"', string.rep('x', 65 * 1024 * 1024), '\"}}}]}')
+  f:close()"
+if run "$t" 2 "$BIN" decide --config $CFG --state "$TMP/huge.json" --now $NOW &&
+   has err "huge.json: items[1] (at byte" && has err "larger than 64 MiB"; then ok "$t"; else not_ok "$t"; fi
+rm -f "$TMP/huge.json"
+
+t="a policy's print cannot forge log lines or send terminal escapes"
+printf 'local P = {}\nfunction P.reconcile()\n  print("one\\n2026-11-30T10:00:00Z info  forged", "\\27[2J")\n  return {}\nend\nreturn P\n' > "$TMP/print.lua"
+if run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now $NOW --policy "$TMP/print.lua" &&
+   has err 'policy: one\n2026-11-30T10:00:00Z info  forged	\x1b[2J' && ! grep -q '^2026-11-30T10:00:00Z info  forged' "$TMP/err" &&
+   ! grep -q "$(printf '\033')" "$TMP/err"; then ok "$t"; else not_ok "$t"; fi
+
+t="a policy's error message reaches stderr on one line"
+printf 'local P = {}\nfunction P.reconcile()\n  error("bad\\nluascale: forged\\27[31m")\nend\nreturn P\n' > "$TMP/err.lua"
+if run "$t" 3 "$BIN" decide --config $CFG --state $STATE --now $NOW --policy "$TMP/err.lua" &&
+   has err 'bad\nluascale: forged\x1b[31m' && ! grep -q '^luascale: forged' "$TMP/err"; then ok "$t"; else not_ok "$t"; fi
+
+t="luascale test without a path runs the project's tests/policies"
+mkdir -p "$TMP/proj/tests/policies" "$TMP/empty"
+printf 'describe("project", function() it("is found", function() assert.is_true(true) end) end)\n' > "$TMP/proj/tests/policies/x_spec.lua"
+if (cd "$TMP/proj" && run "$t" 0 "$BIN" test -o TAP) && has out "ok 1 - project is found"; then ok "$t"; else not_ok "$t"; fi
+
+t="luascale test without a path or specs says what to pass"
+if (cd "$TMP/empty" && run "$t" 1 "$BIN" test) && has err "luascale test PATH"; then ok "$t"; else not_ok "$t"; fi
+
 finish

@@ -226,6 +226,111 @@ static void test_deep_nesting(void **state)
 	seen_free(&s);
 }
 
+/* Like scan(), with the caps set first. */
+static int scan_capped(const char *doc, size_t len, size_t chunk, bool keep_whole,
+		       size_t max_item, uint64_t max_total, struct seen *s,
+		       struct errbuf *err)
+{
+	struct jsonscan *sc = jsonscan_new(record, s, keep_whole);
+	size_t off;
+	int rc = 0;
+
+	assert_non_null(sc);
+	jsonscan_set_limits(sc, max_item, max_total);
+	for (off = 0; off < len && rc == 0; off += chunk) {
+		size_t n = len - off < chunk ? len - off : chunk;
+
+		rc = jsonscan_feed(sc, doc + off, n, err);
+	}
+	if (rc == 0)
+		rc = jsonscan_end(sc, err);
+	jsonscan_free(sc);
+	return rc;
+}
+
+/* One item past the cap is refused by index, whether it comes in one
+ * chunk or spread over many; the items before it were delivered. */
+static void test_item_cap(void **state)
+{
+	static const char doc[] = "{\"kind\":\"List\",\"items\":[{\"a\":1},"
+				  "{\"metadata\":{\"name\":\"big\",\"x\":\"0123456789012345678901234567890123456789\"}},{}]}";
+	static const size_t chunks[] = { 1, 7, 4096 };
+	size_t i;
+
+	(void)state;
+	assert_int_equal(JSONSCAN_MAX_ITEM, (size_t)64 << 20); /* the informer's cap */
+	for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		struct seen s = {.fail_at = -1};
+		struct errbuf err;
+
+		assert_int_equal(scan_capped(doc, sizeof(doc) - 1, chunks[i], false, 40, 0, &s, &err), -1);
+		assert_string_equal(err.msg, "items[1] (at byte 32): larger than 40 bytes, the most one object may be");
+		assert_int_equal(s.n, 1);
+		seen_free(&s);
+	}
+	/* at the cap is fine */
+	{
+		struct seen s = {.fail_at = -1};
+		struct errbuf err;
+
+		assert_int_equal(scan_capped(doc, sizeof(doc) - 1, 5, false, 80, 0, &s, &err), 0);
+		assert_int_equal(s.n, 3);
+		seen_free(&s);
+	}
+}
+
+static void test_whole_and_total_caps(void **state)
+{
+	static const char one[] = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"0123456789012345678901234567890123456789\"}}";
+	static const char list[] = "{\"items\":[{},{},{},{},{},{},{},{},{},{},{},{},{},{}]}";
+	struct seen s = {.fail_at = -1};
+	struct errbuf err;
+
+	(void)state;
+	/* a single object kept whole is an object: the same cap */
+	assert_int_equal(scan_capped(one, sizeof(one) - 1, 16, true, 32, 0, &s, &err), -1);
+	assert_string_equal(err.msg, "larger than 32 bytes before any \"items\" array: a single object may be at most that");
+	seen_free(&s);
+	memset(&s, 0, sizeof(s));
+	s.fail_at = -1;
+	assert_int_equal(scan_capped(list, sizeof(list) - 1, 8, false, 0, 40, &s, &err), -1);
+	assert_string_equal(err.msg, "larger than 40 bytes in all, the most one state document may be");
+	seen_free(&s);
+}
+
+/* cJSON would decode \u0000 and every C string would end there:
+ * "workers-1\u0000evil" would act on workers-1. */
+static void test_nul_escape_refused(void **state)
+{
+	static const char item[] = "{\"items\":[{},{\"metadata\":{\"name\":\"workers-1\\u0000evil\"}}]}";
+	static const char whole[] = "{\"kind\":\"Node\",\"metadata\":{\"labels\":{\"a\\u0000b\":\"x\"}}}";
+	static const char fine[] = "{\"items\":[{\"n\":\"a\\\\u0000\",\"m\":\"\\u0001\",\"o\":\"\\u0100\",\"p\":\"\\\"\\u0041\"}]}";
+	static const size_t chunks[] = { 1, 3, 4096 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		struct seen s = {.fail_at = -1};
+		struct errbuf err;
+
+		assert_int_equal(scan_capped(item, sizeof(item) - 1, chunks[i], false, 0, 0, &s, &err), -1);
+		assert_string_equal(err.msg, "items[1] (at byte 43): a string holds \\u0000 (NUL), which no "
+				    "name, label or key can hold: cut at it, it would name another object");
+		seen_free(&s);
+		memset(&s, 0, sizeof(s));
+		s.fail_at = -1;
+		assert_int_equal(scan_capped(whole, sizeof(whole) - 1, chunks[i], true, 0, 0, &s, &err), -1);
+		assert_non_null(strstr(err.msg, "at byte 39: a string holds \\u0000 (NUL)"));
+		seen_free(&s);
+		memset(&s, 0, sizeof(s));
+		s.fail_at = -1;
+		/* an escaped backslash before "u0000", and other \u escapes, are not NUL */
+		if (scan_capped(fine, sizeof(fine) - 1, chunks[i], false, 0, 0, &s, &err))
+			fail_msg("%s", err.msg);
+		seen_free(&s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +339,9 @@ int main(void)
 		cmocka_unit_test(test_single_object_kept),
 		cmocka_unit_test(test_callback_error_stops),
 		cmocka_unit_test(test_deep_nesting),
+		cmocka_unit_test(test_item_cap),
+		cmocka_unit_test(test_whole_and_total_caps),
+		cmocka_unit_test(test_nul_escape_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -858,8 +860,21 @@ static void test_load_file_errors(void **state)
 
 	(void)state;
 	assert_int_equal(snapshot_load_file(s, "/nonexistent/state.json", &err), -1);
-	assert_string_equal(err.msg, "/nonexistent/state.json: No such file or directory");
+	assert_string_equal(err.msg, "cannot read /nonexistent/state.json: No such file or directory");
 	assert_int_equal(snapshot_load_file(s, "/", &err), -1);
+	assert_string_equal(err.msg, "cannot read /: a directory, not a regular file; give the path of a file");
+	/* a FIFO nobody writes to is refused at once instead of waiting forever */
+	{
+		char dir[] = "/tmp/test_model_fifo.XXXXXX", path[64];
+
+		assert_non_null(mkdtemp(dir));
+		snprintf(path, sizeof(path), "%s/state.json", dir);
+		assert_int_equal(mkfifo(path, 0600), 0);
+		assert_int_equal(snapshot_load_file(s, path, &err), -1);
+		assert_non_null(strstr(err.msg, "a pipe or FIFO, not a regular file"));
+		unlink(path);
+		rmdir(dir);
+	}
 	snapshot_free(s);
 }
 
