@@ -743,7 +743,6 @@ static int parse_cluster(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "kubeconfig", "context", "in_cluster", "write_qps",
 					    "write_burst", NULL };
-	static const struct int_range burst = { 1, 1000000 };
 	struct config *c = x->c;
 	const char *kc = NULL;
 
