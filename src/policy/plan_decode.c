@@ -416,7 +416,8 @@ static void decode_notes(lua_State *L, struct decode_ctx *d, int t)
 		node = lua_tolstring(L, -2, &n);
 		if (memchr(node, '\0', n))
 			luaL_error(L, "plan.notes: a node name contains a NUL byte");
-		check_node_name(L, node, n, "plan.notes", "key");
+		/* not held to Kubernetes' name syntax: a note only annotates the
+		 * report, and it may name a node that a state file spelled badly */
 		if (n > PLAN_MAX_BYTES - d->bytes)
 			luaL_error(L, "plan.notes: the plan's strings add up to more than the limit of %I bytes",
 				   (lua_Integer)PLAN_MAX_BYTES);
