@@ -793,8 +793,9 @@ static bool cancelled(struct kube_client *c, bool write)
 
 /*
  * Waits for a token of the write bucket: at most 'max_ns' ahead, cut short
- * by kube_client_cancel() (any level: a write not yet sent is not sent
- * once luascale stops). Returns 0, or -1 with a message.
+ * by kube_client_cancel(KUBE_CANCEL_ALL). A write still waits at
+ * KUBE_CANCEL_READS: the writes of the grace period give cordons back.
+ * Returns 0, or -1 with a message.
  */
 static int take_write_token(struct kube_client *c, const char *method, const char *path,
 			    struct errbuf *err)
@@ -813,7 +814,7 @@ static int take_write_token(struct kube_client *c, const char *method, const cha
 		return 0;
 	atomic_fetch_add(&c->writes_waiting, 1);
 	pthread_mutex_lock(&c->cancel_mu);
-	while (atomic_load(&c->cancel) == KUBE_CANCEL_NONE && (now = clock_now(c->clock)) < at) {
+	while (atomic_load(&c->cancel) < KUBE_CANCEL_ALL && (now = clock_now(c->clock)) < at) {
 		/* the bucket's clock may be virtual (tests): look again
 		 * every CANCEL_POLL_MS of real time at most */
 		int64_t real = clock_now(clock_real()), step = at - now;
@@ -826,7 +827,7 @@ static int take_write_token(struct kube_client *c, const char *method, const cha
 		ts.tv_nsec = (long)(real % CLOCK_NS_PER_S);
 		pthread_cond_timedwait(&c->cancel_cv, &c->cancel_mu, &ts);
 	}
-	if (atomic_load(&c->cancel) != KUBE_CANCEL_NONE)
+	if (atomic_load(&c->cancel) >= KUBE_CANCEL_ALL)
 		rc = errbuf_set(err, "%s %s: not sent: luascale is stopping", method, path);
 	pthread_mutex_unlock(&c->cancel_mu);
 	atomic_fetch_sub(&c->writes_waiting, 1);

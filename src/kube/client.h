@@ -73,9 +73,9 @@ const char *kube_client_server(const struct kube_client *c);
 enum kube_cancel {
 	KUBE_CANCEL_NONE,
 	KUBE_CANCEL_READS, /* stopping: reads (GETs, watches) end within about a
-			    * second and are refused from now on; writes waiting
-			    * for the rate limit are refused; writes on the wire
-			    * finish; new writes are still sent */
+			    * second and are refused from now on; writes (those
+			    * waiting for the rate limit too) are still sent:
+			    * the grace period gives cordons back */
 	KUBE_CANCEL_ALL,   /* everything in flight ends within about a second;
 			    * nothing more is sent */
 };
@@ -114,7 +114,7 @@ void kube_response_free(struct kube_response *r);
  * answer (connection, TLS, timeout, credential plugin, the write rate
  * limit, kube_client_cancel()) with a message in 'err'. A write first
  * waits for a token of the client's write bucket (at most the request
- * timeout; kube_client_cancel() ends the wait). 'resp' is always
+ * timeout; kube_client_cancel(KUBE_CANCEL_ALL) ends the wait). 'resp' is always
  * initialised; free it either way.
  */
 int kube_request(struct kube_client *c, const char *method, const char *path,

@@ -92,10 +92,13 @@ printf '%s\n' \
   "  - {name: workers, min: 1, max: 4, price_per_hour: 0.2," \
   "     template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}}}" \
   "policy: {path: $TMP/policy.lua, params: {unneeded_for: 14s, scale_down_delay_after_add: 1s}}" \
-  "safety: {max_scale_down_per_round: 1, protected_pod_selector: critical=true}" \
+  "safety: {max_scale_down_per_round: 1, protected_pod_selector: critical=true," \
+  "         max_cache_staleness: 1h}" \
   "provider: {kind: sim, qps: 20, burst: 5}" \
   "provisioning: {drain_timeout: 30s}" \
   "intervals: {reconcile: 2s, batch_idle: 200ms, batch_max: 1s}" >"$TMP/run.yaml"
+# max_cache_staleness is raised so that rounds do plan the drain on the stale
+# cache: what is tested is the last line of defence, the check at eviction.
 "$BIN" run --config "$TMP/run.yaml" >"$TMP/run.log" 2>&1 &
 RUN_PID=$!
 PIDS+=($RUN_PID)

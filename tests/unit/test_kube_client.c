@@ -1021,14 +1021,23 @@ static void test_write_rate_limit(void **state)
 	assert_int_equal(b.rc, 0);
 	assert_int_equal(ts_count(&s), 8);
 	assert_string_equal(s.reqs[7].method, "DELETE");
-	/* shutdown ends a wait for a token: the write is not sent */
-	bg_start(&b, c, "POST");
+	/* once stopping, a write still waits for its token and is sent: the
+	 * grace period's writes give cordons back */
+	bg_start(&b, c, "PATCH");
 	assert_true(until(one_waiting, c));
 	kube_client_cancel(c, KUBE_CANCEL_READS);
+	vclock_set(vc, 2 * CLOCK_NS_PER_S);
+	pthread_join(b.t, NULL);
+	assert_int_equal(b.rc, 0);
+	assert_int_equal(ts_count(&s), 9);
+	/* the end of the grace period ends a wait for a token: not sent */
+	bg_start(&b, c, "POST");
+	assert_true(until(one_waiting, c));
+	kube_client_cancel(c, KUBE_CANCEL_ALL);
 	pthread_join(b.t, NULL);
 	assert_int_equal(b.rc, -1);
 	assert_non_null(strstr(b.err.msg, "luascale is stopping"));
-	assert_int_equal(ts_count(&s), 8);
+	assert_int_equal(ts_count(&s), 9);
 	assert_int_equal(kube_client_writes_waiting(c), 0);
 	kube_client_free(c);
 	ts_stop(&s);
