@@ -508,6 +508,17 @@ static int dec_duration(struct ctx *x, const struct val *v, void *out, const voi
 	return val_duration(x, v, out);
 }
 
+/* A duration above zero (policy.timeout). */
+static int dec_duration_positive(struct ctx *x, const struct val *v, void *out, const void *arg)
+{
+	(void)arg;
+	if (val_duration(x, v, out))
+		return -1;
+	if (*(int64_t *)out <= 0)
+		return bad(x, v, "a duration above zero such as \"10s\" or \"500ms\"");
+	return 0;
+}
+
 static int dec_bytes(struct ctx *x, const struct val *v, void *out, const void *arg)
 {
 	(void)arg;
@@ -1086,7 +1097,7 @@ static int param_tree(struct ctx *x, const struct ytree_node *n, struct param *p
 
 static int parse_policy(struct ctx *x, const struct ytree_node *m)
 {
-	static const char *const keys[] = { "path", "params", "instructions", "memory", NULL };
+	static const char *const keys[] = { "path", "params", "instructions", "memory", "timeout", NULL };
 	static const struct int_range positive = { 1, INT64_MAX };
 	struct config *c = x->c;
 	const struct ytree_node *params;
@@ -1099,7 +1110,8 @@ static int parse_policy(struct ctx *x, const struct ytree_node *m)
 	x->policy = node_loc(x, m);
 	if (field(x, m, "path", dec_string, &path, NULL, &x->policy_path) ||
 	    field(x, m, "instructions", dec_int, &c->policy_instructions, &positive, NULL) ||
-	    field(x, m, "memory", dec_bytes, &c->policy_memory, NULL, NULL))
+	    field(x, m, "memory", dec_bytes, &c->policy_memory, NULL, NULL) ||
+	    field(x, m, "timeout", dec_duration_positive, &c->policy_timeout_ms, NULL, NULL))
 		return -1;
 	if (path) {
 		c->policy_path = resolve_path(x, path, true, &x->policy_path);
@@ -1229,6 +1241,7 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_POLICY_PATH", dec_string, &pp, NULL, &x->policy_path) ||
 	    env_field(x, "LUASCALE_POLICY_INSTRUCTIONS", dec_int, &c->policy_instructions, &positive, NULL) ||
 	    env_field(x, "LUASCALE_POLICY_MEMORY", dec_bytes, &c->policy_memory, NULL, NULL) ||
+	    env_field(x, "LUASCALE_POLICY_TIMEOUT", dec_duration_positive, &c->policy_timeout_ms, NULL, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_NODES_TOTAL", dec_int, &c->max_nodes_total, &count, &x->max_nodes_total) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND", dec_int, &c->max_scale_down_per_round, &count, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_PROTECTED_POD_SELECTOR", dec_string, &c->protected_pod_selector, NULL, &x->protected_sel) ||
@@ -1561,6 +1574,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->params.type = PARAM_MAP;
 	c->policy_instructions = DEFAULT_INSTRUCTIONS;
 	c->policy_memory = DEFAULT_MEMORY;
+	c->policy_timeout_ms = 10000;
 	c->max_scale_down_per_round = 1;
 	c->protected_pod_selector = "";
 	c->reconcile_interval_ms = 10000;

@@ -53,6 +53,7 @@ struct config {
 	struct param params;            /* PARAM_MAP, possibly empty */
 	int64_t policy_instructions;    /* instruction budget per call, default 200000000 */
 	int64_t policy_memory;          /* bytes, Lua heap cap, default 512Mi */
+	int64_t policy_timeout_ms;      /* CPU time per policy call, default 10s, > 0 */
 
 	/* safety */
 	int64_t max_nodes_total;        /* 0 = no global cap */
@@ -88,6 +89,7 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  * overrides, applied after the file and validated like it:
  *   LUASCALE_CLUSTER_KUBECONFIG, LUASCALE_CLUSTER_CONTEXT, LUASCALE_CLUSTER_IN_CLUSTER,
  *   LUASCALE_POLICY_PATH, LUASCALE_POLICY_INSTRUCTIONS, LUASCALE_POLICY_MEMORY,
+ *   LUASCALE_POLICY_TIMEOUT,
  *   LUASCALE_POLICY_PARAMS_<KEY> (key lower-cased),
  *   LUASCALE_SAFETY_MAX_NODES_TOTAL, LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND,
  *   LUASCALE_SAFETY_PROTECTED_POD_SELECTOR,

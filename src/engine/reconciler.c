@@ -33,6 +33,7 @@ struct reconciler *reconciler_new(const struct config *cfg, const char *policy_p
 	r->cfg = cfg;
 	r->limits.instructions = cfg->policy_instructions;
 	r->limits.memory = cfg->policy_memory;
+	r->limits.cpu_ms = cfg->policy_timeout_ms;
 	decide_limits(cfg, &r->safety, &r->drain);
 	r->pol = policy_load(policy_path ? policy_path : cfg->policy_path, NULL, &r->limits,
 			     &cfg->params, err);

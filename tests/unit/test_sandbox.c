@@ -46,7 +46,7 @@ static struct snapshot *empty_snapshot(void)
 	return s;
 }
 
-static const struct sandbox_limits small = {20000000, 64LL * 1024 * 1024};
+static const struct sandbox_limits small = {20000000, 64LL * 1024 * 1024, 0, NULL};
 
 static struct policy *load(const char *src, struct errbuf *err)
 {
