@@ -234,11 +234,12 @@ static void normalize_path(const char *in, char *out, size_t len)
 		snprintf(out, len, ".");
 }
 
-/* A limit hit where no line is known (an allocation failed, the clock
- * ran out, the call was cancelled) still names the policy's file. */
+/* A limit hit where no line is known (an allocation failed, the call was
+ * cancelled before it ran) still names the policy's file. The sandbox's
+ * unlocated limit messages all start with "policy ". */
 static void name_file(struct errbuf *err, const char *path)
 {
-	if (strncmp(err->msg, path, strlen(path)) != 0 && !strstr(err->msg, ".lua:"))
+	if (strncmp(err->msg, "policy ", 7) == 0)
 		errbuf_prefix(err, "%s", path);
 }
 
