@@ -340,7 +340,7 @@ static void test_cpu_deadline(void **state)
 		       &deadline, "CPU time limit");
 }
 
-/* Comparing two long strings is one instruction: 32 MiB compared each
+/* Comparing two long strings is one instruction: 16 MiB compared each
  * time. Within 20 million instructions that runs for hours; the deadline
  * ends it, and the hook comes sooner when instructions take this long. */
 static void test_long_string_comparison(void **state)
@@ -350,10 +350,10 @@ static void test_long_string_comparison(void **state)
 	(void)state;
 	lim.cpu_ms = 500;
 	lim.memory = 256LL << 20;
-	expect_stopped(WRAP("local a = string.rep('x', 32 << 20) local b = a:sub(1, -2) .. 'y'\n"
+	expect_stopped(WRAP("local a = string.rep('x', 16 << 20) local b = a:sub(1, -2) .. 'y'\n"
 			    "while true do local _ = a < b end"),
 		       &lim, "CPU time limit (500ms)");
-	expect_stopped(WRAP("local a = string.rep('x', 32 << 20) local b = a:sub(1, -2) .. 'y'\n"
+	expect_stopped(WRAP("local a = string.rep('x', 16 << 20) local b = a:sub(1, -2) .. 'y'\n"
 			    "while true do local _ = a == b end"),
 		       &lim, "CPU time limit");
 }
