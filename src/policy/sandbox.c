@@ -346,6 +346,11 @@ static void charge_call(lua_State *L, double work)
 		raise_exhausted(L, sb, 1);
 }
 
+void sandbox_charge(lua_State *L, double work)
+{
+	charge_call(L, work);
+}
+
 const char *sandbox_lib_dir(const struct sandbox *sb)
 {
 	return sb->lib_dir;

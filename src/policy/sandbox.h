@@ -72,6 +72,15 @@ int sandbox_call(struct sandbox *sb, int nargs, int nresults, struct errbuf *err
 int sandbox_cpcall(struct sandbox *sb, int (*fn)(struct lua_State *), void *ud,
 		   struct errbuf *err);
 
+/*
+ * For C functions the policy calls (cluster:pack, ...): charges 'work'
+ * instructions to the running call and raises the limit error (a Lua
+ * error, located at the calling Lua line) when the budget, the deadline,
+ * the memory cap or the cancel flag says the call is over. Call it before
+ * doing the work. No effect outside a sandbox_call.
+ */
+void sandbox_charge(struct lua_State *L, double work);
+
 /* The instruction budget of one call. */
 int64_t sandbox_budget(const struct sandbox *sb);
 

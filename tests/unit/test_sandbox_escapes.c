@@ -466,6 +466,37 @@ static void test_cancel_from_another_thread(void **state)
 	sandbox_free(sb);
 }
 
+/* A C function of the host charges its own work with sandbox_charge. */
+static int costly(lua_State *L)
+{
+	sandbox_charge(L, 1e6);
+	return 0;
+}
+
+static void test_native_charge(void **state)
+{
+	struct errbuf err;
+	struct sandbox *sb = sandbox_new(SOURCE_DIR "/lua", "", &budget, &err);
+	lua_State *L;
+	const char *path;
+
+	(void)state;
+	assert_non_null(sb);
+	L = sandbox_state(sb);
+	lua_register(L, "costly", costly);
+	path = write_policy("for i = 1, 19 do costly() end\nreturn 1\n");
+	assert_int_equal(sandbox_loadfile(sb, path, &err), 0);
+	unlink(path);
+	assert_int_equal(sandbox_call(sb, 0, 1, &err), 0);
+	lua_pop(L, 1);
+	path = write_policy("while true do pcall(costly) end\n");
+	assert_int_equal(sandbox_loadfile(sb, path, &err), 0);
+	unlink(path);
+	assert_int_equal(sandbox_call(sb, 0, 0, &err), -1);
+	expect_located(err.msg, path, BUDGET);
+	sandbox_free(sb);
+}
+
 /* ---- limits hit while loading ---- */
 
 /* Running out of memory while the file runs names the file. */
@@ -502,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_object_cap),
 		cmocka_unit_test(test_reload_trial_deadline),
 		cmocka_unit_test(test_cancel_from_another_thread),
+		cmocka_unit_test(test_native_charge),
 		cmocka_unit_test(test_load_memory_names_file),
 	};
 
