@@ -25,6 +25,7 @@
 #define DEFAULT_INSTRUCTIONS 200000000LL
 #define DEFAULT_MEMORY (512LL * 1024 * 1024)
 #define DEFAULT_CPU_MS 10000LL
+#define MAX_CPU_MS (1000LL * 1000 * 1000) /* about 11 days */
 #define MAX_SOURCE (16 * 1024 * 1024)
 #define NS_PER_MS 1000000LL
 
@@ -1514,6 +1515,8 @@ struct sandbox *sandbox_new(const char *lib_dir, const char *policy_dir,
 	sb->budget = lim && lim->instructions > 0 ? lim->instructions : DEFAULT_INSTRUCTIONS;
 	sb->mem_limit = lim && lim->memory > 0 ? (size_t)lim->memory : (size_t)DEFAULT_MEMORY;
 	sb->cpu_limit_ms = lim && lim->cpu_ms > 0 ? lim->cpu_ms : DEFAULT_CPU_MS;
+	if (sb->cpu_limit_ms > MAX_CPU_MS) /* nanoseconds must not overflow */
+		sb->cpu_limit_ms = MAX_CPU_MS;
 	sb->cancel = lim ? lim->cancel : NULL;
 	sb->step = HOOK_STEP;
 	sb->now = (int64_t)time(NULL);

@@ -21,7 +21,8 @@ struct lua_State;
 struct sandbox_limits {
 	int64_t instructions; /* per call; <= 0 means the default (200M) */
 	int64_t memory;       /* bytes of Lua heap; <= 0 means the default (512Mi) */
-	int64_t cpu_ms;       /* CPU time of the calling thread per call; <= 0: 10 s */
+	int64_t cpu_ms;       /* CPU time of the calling thread per call; <= 0: 10 s
+	                       * (at most 10^9, about 11 days) */
 	/* May be NULL. When another thread sets it, the running call fails at
 	 * its next instruction hook ("policy abandoned: shutting down"), and
 	 * so does every later call while it stays set. Borrowed: it must
