@@ -157,7 +157,8 @@ int main(int argc, char **argv)
 	       (double)st.st_size / 1e6 / (t_load / 1e3), s->n_pending);
 
 	{
-		struct sandbox_limits sl = {cfg->policy_instructions, cfg->policy_memory};
+		struct sandbox_limits sl = {cfg->policy_instructions, cfg->policy_memory,
+					   cfg->policy_timeout_ms, NULL};
 
 		pol = policy_load(cfg->policy_path, NULL, &sl, &cfg->params, &err);
 	}

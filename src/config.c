@@ -1219,7 +1219,7 @@ static int param_tree(struct ctx *x, const struct ytree_node *n, struct param *p
 
 static int parse_policy(struct ctx *x, const struct ytree_node *m)
 {
-	static const char *const keys[] = { "path", "params", "instructions", "memory", NULL };
+	static const char *const keys[] = { "path", "params", "instructions", "memory", "timeout", NULL };
 	struct config *c = x->c;
 	const struct ytree_node *params;
 	const char *path = NULL;
@@ -1231,7 +1231,8 @@ static int parse_policy(struct ctx *x, const struct ytree_node *m)
 	x->policy = node_loc(x, m);
 	if (field(x, m, "path", dec_string, &path, NULL, &x->policy_path) ||
 	    field(x, m, "instructions", dec_int, &c->policy_instructions, &r_instructions, NULL) ||
-	    field(x, m, "memory", dec_bytes, &c->policy_memory, &r_memory, NULL))
+	    field(x, m, "memory", dec_bytes, &c->policy_memory, &r_memory, NULL) ||
+	    field(x, m, "timeout", dec_positive_duration, &c->policy_timeout_ms, NULL, NULL))
 		return -1;
 	if (path) {
 		c->policy_path = resolve_path(x, path, true, &x->policy_path);
@@ -1371,6 +1372,7 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_POLICY_PATH", dec_string, &pp, NULL, &x->policy_path) ||
 	    env_field(x, "LUASCALE_POLICY_INSTRUCTIONS", dec_int, &c->policy_instructions, &r_instructions, NULL) ||
 	    env_field(x, "LUASCALE_POLICY_MEMORY", dec_bytes, &c->policy_memory, &r_memory, NULL) ||
+	    env_field(x, "LUASCALE_POLICY_TIMEOUT", dec_positive_duration, &c->policy_timeout_ms, NULL, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_NODES_TOTAL", dec_int, &c->max_nodes_total, &r_count, &x->max_nodes_total) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND", dec_int, &c->max_scale_down_per_round, &r_count, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND", dec_int, &c->max_actions_per_round, &actions, NULL) ||
@@ -1813,6 +1815,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->params.type = PARAM_MAP;
 	c->policy_instructions = DEFAULT_INSTRUCTIONS;
 	c->policy_memory = DEFAULT_MEMORY;
+	c->policy_timeout_ms = 10000;
 	c->max_scale_down_per_round = 1;
 	c->max_actions_per_round = 1000;
 	c->max_concurrent_drains = 1;

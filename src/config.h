@@ -55,6 +55,7 @@ struct config {
 	struct param params;            /* PARAM_MAP, possibly empty */
 	int64_t policy_instructions;    /* instruction budget per call, default 200000000 */
 	int64_t policy_memory;          /* bytes, Lua heap cap, default 512Mi */
+	int64_t policy_timeout_ms;      /* CPU time per policy call, default 10s, > 0 */
 
 	/* safety */
 	int64_t max_nodes_total;        /* 0 = no global cap */
@@ -96,6 +97,7 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  *   LUASCALE_CLUSTER_WRITE_QPS, LUASCALE_CLUSTER_WRITE_BURST,
  *   LUASCALE_SAFETY_MAX_CACHE_STALENESS,
  *   LUASCALE_POLICY_PATH, LUASCALE_POLICY_INSTRUCTIONS, LUASCALE_POLICY_MEMORY,
+ *   LUASCALE_POLICY_TIMEOUT,
  *   LUASCALE_POLICY_PARAMS_<KEY> (key lower-cased),
  *   LUASCALE_SAFETY_MAX_NODES_TOTAL, LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND,
  *   LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND, LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS,

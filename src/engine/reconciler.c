@@ -42,9 +42,9 @@ struct reconciler *reconciler_new_cancellable(const struct config *cfg,
 	atomic_init(&r->reload_requested, 0);
 	r->limits.instructions = cfg->policy_instructions;
 	r->limits.memory = cfg->policy_memory;
+	r->limits.cpu_ms = cfg->policy_timeout_ms;
 	r->cancel = cancel;
-	/* a set '*cancel' is to end the running policy call: */
-	/* POLICY CANCEL */ /* r->limits.cancel = cancel; */
+	r->limits.cancel = cancel; /* a set *cancel ends the running policy call */
 	decide_limits(cfg, &r->safety, &r->drain);
 	r->pol = policy_load(policy_path ? policy_path : cfg->policy_path, NULL, &r->limits,
 			     &cfg->params, err);

@@ -231,6 +231,15 @@ static void normalize_path(const char *in, char *out, size_t len)
 		snprintf(out, len, ".");
 }
 
+/* A limit hit where no line is known (an allocation failed, the call was
+ * cancelled before it ran) still names the policy's file. The sandbox's
+ * unlocated limit messages all start with "policy ". */
+static void name_file(struct errbuf *err, const char *path)
+{
+	if (strncmp(err->msg, "policy ", 7) == 0)
+		errbuf_prefix(err, "%s", path);
+}
+
 struct policy *policy_load(const char *path, const char *lib_dir,
 			   const struct sandbox_limits *lim,
 			   const struct param *params, struct errbuf *err)
@@ -255,9 +264,9 @@ struct policy *policy_load(const char *path, const char *lib_dir,
 	view_register_native(p->sb);
 
 	if (sandbox_loadfile(p->sb, path, err) < 0)
-		goto fail;
+		goto fail_where;
 	if (sandbox_call(p->sb, 0, 1, err) < 0)
-		goto fail;
+		goto fail_where;
 	if (!lua_istable(L, -1)) {
 		errbuf_set(err, "%s: the policy must return a table with a reconcile function, got %s",
 			   path, luaL_typename(L, -1));
@@ -282,12 +291,14 @@ struct policy *policy_load(const char *path, const char *lib_dir,
 	lua_pushlightuserdata(L, &m);
 	lua_insert(L, -2);
 	if (sandbox_call(p->sb, 2, 0, err) < 0)
-		goto fail;
+		goto fail_where;
 	lua_getfield(L, LUA_REGISTRYINDEX, "luascale.host.params");
 	p->params_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	lua_newtable(L);
 	p->store_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	return p;
+fail_where:
+	name_file(err, path);
 fail:
 	policy_free(p);
 	return NULL;
@@ -331,6 +342,7 @@ int policy_reconcile(struct policy *p, const struct snapshot *s,
 	t1 = now_ms();
 	stats.view_ms = t1 - t0;
 	if (sandbox_call(p->sb, 3, 1, err) < 0) {
+		name_file(err, p->path);
 		stats.call_ms = now_ms() - t1;
 		stats.instructions = sandbox_instructions(p->sb);
 		goto out;
@@ -361,7 +373,9 @@ static int copy_store(struct policy *dst, struct policy *src, char *dropped,
 	int rc;
 
 	lua_rawgeti(from, LUA_REGISTRYINDEX, src->store_ref);
-	rc = store_copy(from, -1, to, dropped, dropped_len, err);
+	/* charged like the policy's own work: at most its instruction budget,
+	 * within the new sandbox's memory cap */
+	rc = store_copy(from, -1, to, sandbox_budget(dst->sb), dropped, dropped_len, err);
 	lua_pop(from, 1);
 	if (rc < 0)
 		return -1;

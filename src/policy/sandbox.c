@@ -1,8 +1,9 @@
 /*
  * sandbox: a Lua state for untrusted policy code. Owns the allocator that
  * caps the heap, the count hook that enforces the instruction budget, the
- * restricted standard library and the restricted require(). Cluster views
- * and plans are host.c's business.
+ * CPU-time deadline and the cancel flag, the restricted standard library
+ * (each library function charged for its work or refused) and the
+ * restricted require(). Cluster views and plans are host.c's business.
  */
 #include "policy/sandbox.h"
 
@@ -25,12 +26,20 @@
 #define HOOK_STEP 1000
 #define DEFAULT_INSTRUCTIONS 200000000LL
 #define DEFAULT_MEMORY (512LL * 1024 * 1024)
+#define DEFAULT_CPU_MS 10000LL
+#define MAX_CPU_MS (1000LL * 1000 * 1000) /* about 11 days */
 #define MAX_SOURCE (16 * 1024 * 1024)
+#define NS_PER_MS 1000000LL
+
+_Static_assert(LUA_EXTRASPACE >= sizeof(void *), "the sandbox marks threads in their LUA_EXTRASPACE");
 
 enum exhausted {
 	EXHAUSTED_NONE,
 	EXHAUSTED_INSTRUCTIONS,
 	EXHAUSTED_MEMORY,
+	EXHAUSTED_OBJECT,    /* one allocation over CAP_OBJECT */
+	EXHAUSTED_CPU,
+	EXHAUSTED_CANCELLED,
 };
 
 struct sandbox {
@@ -39,8 +48,17 @@ struct sandbox {
 	size_t mem_limit;
 	int64_t budget;
 	int64_t used;
+	int64_t cpu_limit_ms;
+	const atomic_bool *cancel;
+	int64_t cpu_start;    /* thread CPU time at the start of the call, ns */
+	int64_t cpu_check_at; /* monotonic ns before which the deadline cannot have passed */
+	int64_t last_hook;    /* monotonic ns of the last hook */
+	int step;             /* instructions between two hooks, HOOK_STEP down to 1 */
+	unsigned charges;     /* library charges since the clocks were last read */
 	bool in_call;
+	bool raising;         /* building a limit message: the heap cap lets it through */
 	enum exhausted exhausted;
+	size_t refused;       /* the allocation CAP_OBJECT refused, bytes */
 	int64_t now;
 	char lib_dir[PATH_MAX];
 	char policy_dir[PATH_MAX];
@@ -52,17 +70,110 @@ static const char LOADED_KEY[] = "luascale.sandbox.loaded";
 
 /*
  * Work the count hook does not see: one instruction (string.rep, the ..
- * operator, table.sort, a pattern match) can build megabytes, sort a
- * million elements or backtrack 10^8 times, and in a loop that would run
- * for hours within the budget. So every byte a call allocates is charged,
- * and the wrapped library functions below charge their element counts or
- * pattern cost. Left uncharged: comparing two long strings (== and <).
+ * operator, table.sort, a pattern match, a comparison of two long
+ * strings) can build megabytes, sort a million elements, backtrack 10^8
+ * times or compare 64 MiB, and in a loop that would run for hours within
+ * the budget. So every byte a call allocates is charged, no single
+ * allocation may exceed CAP_OBJECT (which bounds what one comparison or
+ * copy costs), the library functions are charged for their work before
+ * they do it (see the charge table below), and the CPU-time deadline is
+ * the second line of defence for what remains (== and < of long strings).
  */
 #define ALLOC_BYTES_PER_INSTRUCTION 16
-/* Once the budget is spent inside an allocation, larger allocations fail
+#define CAP_OBJECT (64LL * 1024 * 1024)
+/* Once a limit is hit inside an allocation, larger allocations fail
  * until the hook raises (its located message is small). */
 #define ALLOC_AFTER_EXHAUSTED (64 * 1024)
 #define CHARGE_MAX (INT64_MAX / 4) /* 'used' never overflows */
+/* A garbage collection walks every live object: 4 bytes of heap an
+ * instruction (a million small tables cost about 15 million). */
+#define GC_BYTES_PER_INSTRUCTION 4
+/* load(chunk, ...): parsing costs a byte an instruction, comments too. */
+#define PARSE_BYTES_PER_INSTRUCTION 1
+/* os.date(fmt [, t]): every conversion is a strftime call of its own. */
+#define DATE_INSTRUCTIONS_PER_BYTE 8
+/* Two hooks further apart than this make the hook come sooner (down to
+ * every instruction), so the deadline and the cancel flag are seen within
+ * about this long even when each instruction compares long strings. */
+#define HOOK_INTERVAL_NS (2 * NS_PER_MS)
+/* Library charges between two readings of the clocks (a large one reads
+ * them at once). */
+#define CHARGES_PER_CLOCK 64
+#define CHARGE_READS_CLOCK 10000
+
+static void sandbox_hook(lua_State *L, lua_Debug *ar);
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) != 0)
+		return 0;
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void set_exhausted(struct sandbox *sb, enum exhausted why)
+{
+	if (sb->exhausted == EXHAUSTED_NONE)
+		sb->exhausted = why;
+}
+
+/* Starts the limits of one call: counter, clocks and hook step. */
+static void begin_limits(struct sandbox *sb)
+{
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	sb->used = 0;
+	sb->exhausted = EXHAUSTED_NONE;
+	sb->refused = 0;
+	sb->raising = false;
+	sb->charges = 0;
+	sb->step = HOOK_STEP;
+	sb->cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	sb->last_hook = now;
+	/* the thread cannot use more CPU time than time passes */
+	sb->cpu_check_at = now + sb->cpu_limit_ms * NS_PER_MS;
+	if (sb->cancel && atomic_load(sb->cancel))
+		sb->exhausted = EXHAUSTED_CANCELLED;
+}
+
+/*
+ * Reads the cancel flag and, when enough time has passed that the deadline
+ * may have, the thread's CPU clock. From the hook ('count' instructions
+ * since the last one) also adapts the step: instructions that take long
+ * (comparing long strings) bring the next hook closer.
+ */
+static void check_clocks(struct sandbox *sb, int count)
+{
+	int64_t now;
+
+	if (sb->cancel && atomic_load_explicit(sb->cancel, memory_order_relaxed)) {
+		set_exhausted(sb, EXHAUSTED_CANCELLED);
+		return;
+	}
+	now = clock_ns(CLOCK_MONOTONIC);
+	if (count > 0) {
+		int64_t gap = now - sb->last_hook;
+
+		if (gap > HOOK_INTERVAL_NS) {
+			double scaled = (double)count * (double)HOOK_INTERVAL_NS / (double)gap;
+
+			sb->step = scaled < 1 ? 1 : (int)scaled;
+		} else if (gap < HOOK_INTERVAL_NS / 4 && sb->step < HOOK_STEP) {
+			sb->step = sb->step * 2 > HOOK_STEP ? HOOK_STEP : sb->step * 2;
+		}
+		sb->last_hook = now;
+	}
+	if (now >= sb->cpu_check_at) {
+		int64_t limit = sb->cpu_limit_ms * NS_PER_MS;
+		int64_t spent = clock_ns(CLOCK_THREAD_CPUTIME_ID) - sb->cpu_start;
+
+		if (spent >= limit)
+			set_exhausted(sb, EXHAUSTED_CPU);
+		else
+			sb->cpu_check_at = now + (limit - spent > NS_PER_MS ? limit - spent : NS_PER_MS);
+	}
+}
 
 /* Adds 'work' instructions to the running call; marks the budget spent. */
 static void charge(struct sandbox *sb, double work)
@@ -73,16 +184,15 @@ static void charge(struct sandbox *sb, double work)
 		sb->used = CHARGE_MAX;
 	else
 		sb->used += (int64_t)work;
-	if (sb->exhausted == EXHAUSTED_NONE && sb->used > sb->budget)
-		sb->exhausted = EXHAUSTED_INSTRUCTIONS;
+	if (sb->used > sb->budget)
+		set_exhausted(sb, EXHAUSTED_INSTRUCTIONS);
 }
-
-static void sandbox_hook(lua_State *L, lua_Debug *ar);
 
 static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct sandbox *sb = ud;
 	size_t old = ptr ? osize : 0;
+	bool grows = nsize > old;
 	void *p;
 
 	if (nsize == 0) {
@@ -90,20 +200,26 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		sb->mem_used -= old;
 		return NULL;
 	}
-	if (nsize > old && sb->in_call) {
-		bool spent = sb->exhausted == EXHAUSTED_INSTRUCTIONS;
+	if (grows && sb->in_call && !sb->raising) {
+		bool spent = sb->exhausted != EXHAUSTED_NONE;
 
 		if (spent && nsize - old > ALLOC_AFTER_EXHAUSTED)
 			return NULL;
+		if (nsize > (size_t)CAP_OBJECT) {
+			sb->refused = nsize;
+			set_exhausted(sb, EXHAUSTED_OBJECT);
+			return NULL;
+		}
 		charge(sb, (double)((nsize - old) / ALLOC_BYTES_PER_INSTRUCTION));
 		/* this allocation spent it: the next instruction raises (in a
-		 * coroutine, the next hook of its own, HOOK_STEP at most) */
-		if (!spent && sb->exhausted == EXHAUSTED_INSTRUCTIONS)
+		 * coroutine, the next hook of its own, or the next library call) */
+		if (!spent && sb->exhausted != EXHAUSTED_NONE)
 			lua_sethook(sb->L, sandbox_hook, LUA_MASKCOUNT, 1);
 	}
-	if (nsize > old && sb->mem_used - old + nsize > sb->mem_limit) {
+	if (grows && sb->mem_used - old + nsize > sb->mem_limit &&
+	    !(sb->raising && nsize - old <= ALLOC_AFTER_EXHAUSTED)) {
 		if (sb->in_call)
-			sb->exhausted = EXHAUSTED_MEMORY;
+			set_exhausted(sb, EXHAUSTED_MEMORY);
 		return NULL;
 	}
 	p = realloc(ptr, nsize);
@@ -113,44 +229,129 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	return p;
 }
 
+/* What the limit that stopped the call says (without a location). */
+static void limit_message(const struct sandbox *sb, char *out, size_t len)
+{
+	switch (sb->exhausted) {
+	case EXHAUSTED_MEMORY:
+		snprintf(out, len, "policy exceeded its memory limit (%d MiB)",
+			 (int)(sb->mem_limit >> 20));
+		break;
+	case EXHAUSTED_OBJECT:
+		snprintf(out, len, "policy exceeded its memory limit: one allocation of %d MiB is over the policy sandbox's limit of %d MiB per string or table",
+			 (int)(sb->refused >> 20), (int)(CAP_OBJECT >> 20));
+		break;
+	case EXHAUSTED_CPU:
+		if (sb->cpu_limit_ms % 1000 == 0)
+			snprintf(out, len, "policy exceeded its CPU time limit (%llds)",
+				 (long long)(sb->cpu_limit_ms / 1000));
+		else
+			snprintf(out, len, "policy exceeded its CPU time limit (%lldms)",
+				 (long long)sb->cpu_limit_ms);
+		break;
+	case EXHAUSTED_CANCELLED:
+		snprintf(out, len, "policy abandoned: shutting down");
+		break;
+	default:
+		snprintf(out, len, "policy exceeded its instruction budget (%lld instructions)",
+			 (long long)sb->budget);
+		break;
+	}
+}
+
+/*
+ * A coroutine in which the hook raised is left by Lua with its hooks
+ * disabled (only a pcall inside that coroutine would have restored them).
+ * Such a thread is marked in its extra space, and the sandbox never runs
+ * code in it again once it is dead: closing it would run its __close
+ * handlers unhooked, outside every limit. New threads copy the main
+ * thread's extra space, which stays NULL.
+ */
+static const char hooks_lost_mark;
+
+static void mark_hooks_lost(lua_State *L, struct sandbox *sb)
+{
+	if (L != sb->L)
+		*(const void **)lua_getextraspace(L) = &hooks_lost_mark;
+}
+
+/* Is 'co' dead by an error its hook raised? */
+static bool hooks_lost(lua_State *co)
+{
+	int st = lua_status(co);
+
+	return *(const void **)lua_getextraspace(co) == &hooks_lost_mark &&
+	       st != LUA_OK && st != LUA_YIELD;
+}
+
 /* Raises the limit error, located at the Lua function 'level' up (0 in a
- * hook, which has no frame of its own; 1 in a C function). */
+ * hook, which has no frame of its own; 1 in a C function). From then on
+ * every instruction of this thread raises too. */
 static int raise_exhausted(lua_State *L, struct sandbox *sb, int level)
 {
+	char where[PATH_MAX + 32] = "", msg[PATH_MAX + 300];
 	lua_Debug ar;
 
-	if (lua_getstack(L, level, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline > 0)
-		lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
-	else
-		lua_pushliteral(L, "");
-	if (sb->exhausted == EXHAUSTED_MEMORY)
-		lua_pushfstring(L, "policy exceeded its memory limit (%d MiB)",
-				(int)(sb->mem_limit >> 20));
-	else
-		lua_pushfstring(L, "policy exceeded its instruction budget (%I instructions)",
-				(lua_Integer)sb->budget);
-	lua_concat(L, 2);
+	if (level == 0)
+		mark_hooks_lost(L, sb);
+	lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, 1);
+	for (; lua_getstack(L, level, &ar); level++) {
+		if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+			snprintf(where, sizeof(where), "%s:%d: ", ar.short_src, ar.currentline);
+			break;
+		}
+	}
+	limit_message(sb, msg + strlen(where), sizeof(msg) - strlen(where));
+	memcpy(msg, where, strlen(where));
+	sb->raising = true;
+	lua_pushstring(L, msg);
+	sb->raising = false;
 	return lua_error(L);
 }
 
 static void sandbox_hook(lua_State *L, lua_Debug *ar)
 {
 	struct sandbox *sb = sandbox_of(L);
+	int count = lua_gethookcount(L);
 
 	(void)ar;
 	if (!sb->in_call)
 		return;
-	sb->used += lua_gethookcount(L);
-	if (sb->exhausted == EXHAUSTED_NONE && lua_gethookcount(L) != HOOK_STEP)
-		lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, HOOK_STEP);
-	if (sb->exhausted == EXHAUSTED_NONE && sb->used > sb->budget)
-		sb->exhausted = EXHAUSTED_INSTRUCTIONS;
-	if (sb->exhausted != EXHAUSTED_NONE) {
-		/* From now on every instruction of this thread raises, so a
-		 * pcall or coroutine in the policy cannot keep it running. */
-		lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, 1);
+	sb->raising = false;
+	charge(sb, count);
+	if (sb->exhausted == EXHAUSTED_NONE)
+		check_clocks(sb, count);
+	/* From now on every instruction of this thread raises, so a pcall,
+	 * a coroutine or a __close handler in the policy cannot carry on. */
+	if (sb->exhausted != EXHAUSTED_NONE)
 		raise_exhausted(L, sb, 0);
+	if (count != sb->step)
+		lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, sb->step);
+}
+
+/* Charges a library call's work; raises at once when a limit is spent
+ * (by this call, an earlier allocation, the clock or the cancel flag),
+ * before the work is done. */
+static void charge_call(lua_State *L, double work)
+{
+	struct sandbox *sb = sandbox_of(L);
+
+	if (!sb->in_call)
+		return;
+	sb->raising = false;
+	charge(sb, work);
+	if (sb->exhausted == EXHAUSTED_NONE &&
+	    (++sb->charges >= CHARGES_PER_CLOCK || work >= CHARGE_READS_CLOCK)) {
+		sb->charges = 0;
+		check_clocks(sb, 0);
 	}
+	if (sb->exhausted != EXHAUSTED_NONE)
+		raise_exhausted(L, sb, 1);
+}
+
+void sandbox_charge(lua_State *L, double work)
+{
+	charge_call(L, work);
 }
 
 const char *sandbox_lib_dir(const struct sandbox *sb)
@@ -185,6 +386,7 @@ static int sb_load(lua_State *L)
 	if (!lua_isnoneornil(L, 3) && strcmp(luaL_checkstring(L, 3), "t") != 0 &&
 	    strcmp(lua_tostring(L, 3), "bt") != 0)
 		return luaL_error(L, "load: only text chunks are allowed");
+	charge_call(L, (double)len / PARSE_BYTES_PER_INSTRUCTION);
 	status = luaL_loadbufferx(L, s, len, name, "t");
 	if (status != LUA_OK) {
 		luaL_pushfail(L);
@@ -224,6 +426,123 @@ static int sb_xpcall(lua_State *L)
 	return 2;
 }
 
+static double number_work(lua_State *L, int i);
+
+/* Calls the original function (upvalue 1) with the same arguments. */
+static int call_original(lua_State *L)
+{
+	int n = lua_gettop(L);
+
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, n, LUA_MULTRET);
+	return lua_gettop(L);
+}
+
+/* ---- coroutines ---- */
+
+/*
+ * The hook is set on the main thread before any code runs, and every
+ * coroutine inherits it when created. What Lua does not keep is the hook
+ * of a coroutine in which the hook raised (see hooks_lost). So a resume,
+ * a close or a call of a wrapped coroutine checks the limits before it
+ * runs anything, re-installs the hook on the coroutine, and raises in the
+ * caller as soon as the coroutine has spent a limit: the error reaches the
+ * policy's outermost frame through every level of nesting, and none of
+ * them can resume, close or catch its way past it.
+ */
+static lua_State *check_co(lua_State *L, int i)
+{
+	lua_State *co = lua_tothread(L, i);
+	struct sandbox *sb = sandbox_of(L);
+
+	charge_call(L, 0);
+	luaL_argexpected(L, co, i, "coroutine");
+	if (lua_gethook(co) != sandbox_hook)
+		lua_sethook(co, sandbox_hook, LUA_MASKCOUNT, sb->step > 0 ? sb->step : HOOK_STEP);
+	return co;
+}
+
+/* After a coroutine ran: raise in the caller when it spent a limit. */
+static void after_co(lua_State *L)
+{
+	charge_call(L, 0);
+}
+
+static int sb_co_resume(lua_State *L)
+{
+	int top;
+
+	check_co(L, 1);
+	top = call_original(L);
+	after_co(L);
+	return top;
+}
+
+/* coroutine.close(co): runs the pending __close handlers of a suspended
+ * or failed coroutine, hooked, except in one whose hooks Lua lost: its
+ * handlers are never run (it failed on a limit, so the call fails). */
+static int sb_co_close(lua_State *L)
+{
+	lua_State *co = check_co(L, 1);
+	int top;
+
+	if (hooks_lost(co)) {
+		lua_pushboolean(L, 0);
+		lua_pushliteral(L, "coroutine stopped by the policy sandbox's limits");
+		return 2;
+	}
+	top = call_original(L);
+	after_co(L);
+	return top;
+}
+
+/* The function coroutine.wrap returns: resumes its coroutine (upvalue 1);
+ * on an error, closes it (unless its hooks were lost) and raises it. */
+static int sb_co_wrapped(lua_State *L)
+{
+	lua_State *co = check_co(L, lua_upvalueindex(1));
+	int n = lua_gettop(L), nres = 0, status;
+
+	if (!lua_checkstack(co, n + 1))
+		return luaL_error(L, "too many arguments to resume");
+	lua_xmove(L, co, n);
+	status = lua_resume(co, L, n, &nres);
+	if (status == LUA_OK || status == LUA_YIELD) {
+		if (!lua_checkstack(L, nres + 1)) {
+			lua_pop(co, nres);
+			return luaL_error(L, "too many results to resume");
+		}
+		lua_xmove(co, L, nres);
+		after_co(L);
+		return nres;
+	}
+	status = lua_status(co);
+	if (status != LUA_OK && status != LUA_YIELD && !hooks_lost(co))
+		lua_resetthread(co); /* runs its __close handlers, under the hook */
+	lua_xmove(co, L, 1);
+	after_co(L);
+	if (lua_type(L, -1) == LUA_TSTRING) { /* like the standard wrap: add where */
+		luaL_where(L, 1);
+		lua_insert(L, -2);
+		lua_concat(L, 2);
+	}
+	return lua_error(L);
+}
+
+static int sb_co_wrap(lua_State *L)
+{
+	lua_State *co;
+
+	charge_call(L, 0);
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	co = lua_newthread(L);
+	lua_pushvalue(L, 1);
+	lua_xmove(L, co, 1);
+	lua_pushcclosure(L, sb_co_wrapped, 1);
+	return 1;
+}
+
 /* setmetatable refusing __gc: finalizers run with hooks off, outside any
  * budget. A __gc added later to the metatable has no effect in Lua 5.4. */
 static int sb_setmetatable(lua_State *L)
@@ -243,30 +562,27 @@ static int sb_setmetatable(lua_State *L)
 static int sb_print(lua_State *L)
 {
 	int n = lua_gettop(L), i;
+	double total = 0;
 
+	luaL_checkstack(L, n, "too many values to print");
+	for (i = 1; i <= n; i++) {
+		size_t len;
+
+		luaL_tolstring(L, i, &len);
+		total += (double)len;
+	}
+	charge_call(L, total); /* written out: a byte an instruction */
 	fputs("policy: ", stderr);
 	for (i = 1; i <= n; i++) {
 		size_t len;
-		const char *s = luaL_tolstring(L, i, &len);
+		const char *s = lua_tolstring(L, n + i, &len);
 
 		if (i > 1)
 			fputc('\t', stderr);
 		log_fwrite_escaped(stderr, s, len); /* one line, whatever it prints */
-		lua_pop(L, 1);
 	}
 	fputc('\n', stderr);
 	return 0;
-}
-
-/* Charges a library call's work; raises at once when the budget is spent
- * (by this call or an earlier allocation), before the work is done. */
-static void charge_call(lua_State *L, double work)
-{
-	struct sandbox *sb = sandbox_of(L);
-
-	charge(sb, work);
-	if (sb->in_call && sb->exhausted != EXHAUSTED_NONE)
-		raise_exhausted(L, sb, 1);
 }
 
 static int sb_collectgarbage(lua_State *L)
@@ -279,8 +595,9 @@ static int sb_collectgarbage(lua_State *L)
 		return 1;
 	}
 	if (strcmp(opt, "collect") == 0 || strcmp(opt, "step") == 0) {
-		if (strcmp(opt, "collect") == 0) /* it walks the whole heap */
-			charge_call(L, (double)sandbox_of(L)->mem_used / ALLOC_BYTES_PER_INSTRUCTION);
+		/* either may walk the whole heap (a step can finish a cycle's
+		 * atomic phase over every live object) */
+		charge_call(L, (double)sandbox_of(L)->mem_used / GC_BYTES_PER_INSTRUCTION);
 		lua_gc(L, strcmp(opt, "collect") == 0 ? LUA_GCCOLLECT : LUA_GCSTEP, 0);
 		lua_pushinteger(L, 0);
 		return 1;
@@ -290,7 +607,20 @@ static int sb_collectgarbage(lua_State *L)
 
 static int sb_os_time(lua_State *L)
 {
+	static const char *const fields[] = {"year", "month", "day", "hour", "min", "sec", NULL};
 	struct sandbox *sb = sandbox_of(L);
+	double work = 0;
+	int i;
+
+	/* the date table's fields are read as numbers, strings converted */
+	if (lua_type(L, 1) == LUA_TTABLE) {
+		for (i = 0; fields[i]; i++) {
+			lua_getfield(L, 1, fields[i]);
+			work += number_work(L, -1);
+			lua_pop(L, 1);
+		}
+	}
+	charge_call(L, work);
 
 	if (lua_isnoneornil(L, 1)) {
 		lua_pushinteger(L, (lua_Integer)sb->now);
@@ -308,6 +638,11 @@ static int sb_os_time(lua_State *L)
 static int sb_os_date(lua_State *L)
 {
 	struct sandbox *sb = sandbox_of(L);
+	size_t flen = 0;
+
+	if (lua_type(L, 1) == LUA_TSTRING)
+		lua_tolstring(L, 1, &flen);
+	charge_call(L, (double)flen * DATE_INSTRUCTIONS_PER_BYTE + number_work(L, 2));
 
 	if (lua_isnoneornil(L, 2)) {
 		if (lua_isnone(L, 1))
@@ -416,22 +751,13 @@ static int sb_require(lua_State *L)
  * instruction: a call near CAP_PATTERN_WORK costs a million. */
 #define PATTERN_STEPS_PER_INSTRUCTION 100
 
-/* Calls the original function (upvalue 1) with the same arguments. */
-static int call_original(lua_State *L)
-{
-	int n = lua_gettop(L);
-
-	lua_pushvalue(L, lua_upvalueindex(1));
-	lua_insert(L, 1);
-	lua_call(L, n, LUA_MULTRET);
-	return lua_gettop(L);
-}
 
 static int sb_rep(lua_State *L)
 {
 	size_t l, lsep = 0;
 	lua_Integer n;
 
+	charge_call(L, number_work(L, 2));
 	luaL_checklstring(L, 1, &l);
 	n = luaL_checkinteger(L, 2);
 	luaL_optlstring(L, 3, "", &lsep);
@@ -528,25 +854,81 @@ static double pattern_work(const char *p, size_t len, size_t n)
 	return work;
 }
 
-/* Checks the cost of a pattern call; 'plain' for find's fourth argument. */
-static void check_pattern(lua_State *L, const char *fname, bool may_be_plain)
+/*
+ * Every wrapped library function holds the original as upvalue 1 and, as
+ * upvalue 2, a bit set of the argument positions the original reads as
+ * numbers: a string there is converted byte by byte (strtod, or a digit
+ * loop), so a long one is charged for its length.
+ */
+#define NUM_STRING_FREE 64          /* bytes of a numeric string that cost nothing */
+#define CONVERT_BYTES_PER_INSTRUCTION 4
+#define ARG(i) (1u << (i))
+#define ARGS_FROM(i) (~0u << (i))   /* positions i.. (up to 31) */
+
+/* Work of reading 'i' as a number when it is a string. */
+static double number_work(lua_State *L, int i)
+{
+	size_t len;
+
+	if (lua_type(L, i) != LUA_TSTRING)
+		return 0;
+	lua_tolstring(L, i, &len);
+	return len > NUM_STRING_FREE ? (double)len / CONVERT_BYTES_PER_INSTRUCTION : 0;
+}
+
+/* The conversions of the numeric arguments of the running wrapper. */
+static double numbers_work(lua_State *L)
+{
+	unsigned nums = (unsigned)lua_tointeger(L, lua_upvalueindex(2));
+	int i, n = lua_gettop(L);
+	double work = 0;
+
+	for (i = 1; i <= n && i < 32; i++)
+		if (nums & ARG(i))
+			work += number_work(L, i);
+	return work;
+}
+
+/* An integer argument as the library reads it (an integral float or a
+ * numeric string too); 'def' when absent or not one. Like the original,
+ * so a float cannot skip the charge that an integer pays. */
+static double arg_int(lua_State *L, int i, double def)
+{
+	lua_Integer v;
+	int isnum = 0;
+
+	if (lua_isnoneornil(L, i))
+		return def;
+	v = lua_tointegerx(L, i, &isnum);
+	return isnum ? (double)v : def;
+}
+
+/* #t as the table library sees it (__len included: it is policy code,
+ * counted by the hook); 0 for what is not a table. */
+static double table_len(lua_State *L, int i)
+{
+	return lua_type(L, i) == LUA_TTABLE ? (double)luaL_len(L, i) : 0;
+}
+
+/* Checks and returns the cost of a pattern call; 'plain' for find's fourth argument. */
+static double pattern_cost(lua_State *L, const char *fname, bool may_be_plain)
 {
 	size_t n, plen;
 	const char *p;
 	double work;
 
 	if (lua_type(L, 1) != LUA_TSTRING && lua_type(L, 1) != LUA_TNUMBER)
-		return; /* the original reports the bad argument */
+		return 0; /* the original reports the bad argument */
 	if (lua_type(L, 2) != LUA_TSTRING && lua_type(L, 2) != LUA_TNUMBER)
-		return;
+		return 0;
 	lua_tolstring(L, 1, &n);
 	p = lua_tolstring(L, 2, &plen);
 	if ((may_be_plain && lua_toboolean(L, 4)) || !has_specials(p, plen)) {
 		if ((double)n * (double)plen > CAP_PLAIN_WORK)
 			luaL_error(L, "%s: searching %I bytes for a %I-byte string is over the policy sandbox's limit",
 				   fname, (lua_Integer)n, (lua_Integer)plen);
-		charge_call(L, (double)n * (double)plen / PATTERN_STEPS_PER_INSTRUCTION);
-		return;
+		/* at least a scan of the subject */
+		return ((double)n * (double)plen + (double)n) / PATTERN_STEPS_PER_INSTRUCTION;
 	}
 	work = pattern_work(p, plen, n);
 	if (work > CAP_PATTERN_WORK) {
@@ -560,30 +942,37 @@ static void check_pattern(lua_State *L, const char *fname, bool may_be_plain)
 	}
 	/* the worst case, scaled down: everyday patterns cost next to nothing,
 	 * a loop of near-limit ones runs out of budget */
-	charge_call(L, work / PATTERN_STEPS_PER_INSTRUCTION);
+	return work / PATTERN_STEPS_PER_INSTRUCTION;
+}
+
+/* Functions charged for their numeric arguments only. */
+static int sb_numbers(lua_State *L)
+{
+	charge_call(L, numbers_work(L));
+	return call_original(L);
 }
 
 static int sb_find(lua_State *L)
 {
-	check_pattern(L, "string.find", true);
+	charge_call(L, numbers_work(L) + pattern_cost(L, "string.find", true));
 	return call_original(L);
 }
 
 static int sb_match(lua_State *L)
 {
-	check_pattern(L, "string.match", false);
+	charge_call(L, numbers_work(L) + pattern_cost(L, "string.match", false));
 	return call_original(L);
 }
 
 static int sb_gmatch(lua_State *L)
 {
-	check_pattern(L, "string.gmatch", false);
+	charge_call(L, numbers_work(L) + pattern_cost(L, "string.gmatch", false));
 	return call_original(L);
 }
 
 static int sb_gsub(lua_State *L)
 {
-	check_pattern(L, "string.gsub", false);
+	charge_call(L, numbers_work(L) + pattern_cost(L, "string.gsub", false));
 	return call_original(L);
 }
 
@@ -593,10 +982,11 @@ static int sb_concat(lua_State *L)
 	size_t lsep = 0;
 	double total = 0;
 
+	charge_call(L, numbers_work(L));
 	luaL_checktype(L, 1, LUA_TTABLE);
 	luaL_optlstring(L, 2, "", &lsep);
 	i = luaL_optinteger(L, 3, 1);
-	last = lua_isnoneornil(L, 4) ? (lua_Integer)lua_rawlen(L, 1) : luaL_checkinteger(L, 4);
+	last = lua_isnoneornil(L, 4) ? (lua_Integer)luaL_len(L, 1) : luaL_checkinteger(L, 4);
 	if (i > last)
 		return call_original(L);
 	count = last - i; /* may overflow for absurd ranges: checked as double */
@@ -637,54 +1027,52 @@ static int sb_sort(lua_State *L)
  * shifts nothing). */
 static int sb_insert(lua_State *L)
 {
-	if (lua_gettop(L) == 3 && lua_type(L, 1) == LUA_TTABLE && lua_isinteger(L, 2))
-		charge_call(L, (double)lua_rawlen(L, 1) - (double)lua_tointeger(L, 2) + 1);
+	double work = 0;
+
+	if (lua_gettop(L) == 3) {
+		double n = table_len(L, 1);
+
+		work = fabs(n + 1 - arg_int(L, 2, n + 1)) + number_work(L, 2);
+	}
+	charge_call(L, work);
 	return call_original(L);
 }
 
-/* table.remove(t, pos) shifts the elements above pos down. */
+/* table.remove(t [, pos]) shifts the elements above pos down. */
 static int sb_remove(lua_State *L)
 {
-	if (lua_type(L, 1) == LUA_TTABLE && lua_isinteger(L, 2))
-		charge_call(L, (double)lua_rawlen(L, 1) - (double)lua_tointeger(L, 2));
+	double n = table_len(L, 1);
+
+	charge_call(L, fabs(n - arg_int(L, 2, n)) + numbers_work(L));
 	return call_original(L);
 }
 
 /* table.move(a1, f, e, t [, a2]) copies e - f + 1 elements. */
 static int sb_move(lua_State *L)
 {
-	if (lua_isinteger(L, 2) && lua_isinteger(L, 3))
-		charge_call(L, (double)lua_tointeger(L, 3) - (double)lua_tointeger(L, 2) + 1);
+	double f = arg_int(L, 2, 1), e = arg_int(L, 3, 0);
+
+	charge_call(L, (e >= f ? e - f + 1 : 0) + numbers_work(L));
 	return call_original(L);
 }
 
 /* table.unpack(t [, i [, j]]) pushes j - i + 1 values (j: #t). */
 static int sb_unpack(lua_State *L)
 {
-	double i = lua_isinteger(L, 2) ? (double)lua_tointeger(L, 2) : 1;
-	double j;
+	double i = arg_int(L, 2, 1);
+	double j = lua_isnoneornil(L, 3) ? table_len(L, 1) : arg_int(L, 3, 0);
 
-	if (lua_isinteger(L, 3))
-		j = (double)lua_tointeger(L, 3);
-	else
-		j = lua_type(L, 1) == LUA_TTABLE ? (double)lua_rawlen(L, 1) : 0;
-	charge_call(L, j - i + 1);
+	charge_call(L, (j >= i ? j - i + 1 : 0) + numbers_work(L));
 	return call_original(L);
 }
 
-/* string.byte(s [, i [, j]]), utf8.codepoint(s [, i [, j]]): one value per
- * byte of s[i..j], with Lua's rules for defaults and negative positions. */
-static int sb_range(lua_State *L)
+/* Bytes of s[i..j] by Lua's rules for string positions (negative from the
+ * end), 'i' and 'j' defaulting to 'di' and 'dj' (dj 0: j = i). */
+static double span(lua_State *L, double n, double di, double dj)
 {
-	size_t len;
-	double n, i, j;
+	double i = arg_int(L, 2, di);
+	double j = arg_int(L, 3, dj == 0 ? i : dj);
 
-	if (lua_type(L, 1) != LUA_TSTRING && lua_type(L, 1) != LUA_TNUMBER)
-		return call_original(L);
-	lua_tolstring(L, 1, &len);
-	n = (double)len;
-	i = lua_isinteger(L, 2) ? (double)lua_tointeger(L, 2) : 1;
-	j = lua_isinteger(L, 3) ? (double)lua_tointeger(L, 3) : i;
 	if (i < 0)
 		i = i < -n ? 1 : n + i + 1;
 	if (j < 0)
@@ -693,18 +1081,230 @@ static int sb_range(lua_State *L)
 		i = 1;
 	if (j > n)
 		j = n;
-	charge_call(L, j - i + 1);
+	return j >= i ? j - i + 1 : 0;
+}
+
+static double string_len(lua_State *L, int i)
+{
+	size_t len = 0;
+
+	if (lua_type(L, i) == LUA_TSTRING || lua_type(L, i) == LUA_TNUMBER)
+		lua_tolstring(L, i, &len);
+	return (double)len;
+}
+
+/* string.byte(s [, i [, j]]), utf8.codepoint(s [, i [, j]]): one value per
+ * byte of s[i..j]. */
+static int sb_range(lua_State *L)
+{
+	if (lua_type(L, 1) != LUA_TSTRING && lua_type(L, 1) != LUA_TNUMBER)
+		return call_original(L);
+	charge_call(L, span(L, string_len(L, 1), 1, 0) + numbers_work(L));
 	return call_original(L);
 }
 
-/* Replaces lib[name] with 'wrapper' holding the original as upvalue 1.
- * Stack: the library table at the top. */
-static void wrap(lua_State *L, const char *name, lua_CFunction wrapper)
+/* utf8.len(s [, i [, j]]) decodes s[i..j]: a byte an instruction. */
+static int sb_utf8_len(lua_State *L)
+{
+	if (lua_type(L, 1) != LUA_TSTRING && lua_type(L, 1) != LUA_TNUMBER)
+		return call_original(L);
+	charge_call(L, span(L, string_len(L, 1), 1, -1) + numbers_work(L));
+	return call_original(L);
+}
+
+/* utf8.offset(s, n [, i]) walks from i, as far as the whole string (a run
+ * of continuation bytes is one step): charged for the bytes it walked,
+ * after the walk, which CAP_OBJECT bounds. */
+static int sb_utf8_offset(lua_State *L)
+{
+	double len = string_len(L, 1), n = arg_int(L, 2, 0);
+	double i = arg_int(L, 3, n >= 0 ? 1 : len + 1);
+	int top;
+
+	charge_call(L, numbers_work(L));
+	top = call_original(L);
+	if (lua_isinteger(L, 1))
+		charge_call(L, fabs((double)lua_tointeger(L, 1) - i) + 1);
+	else
+		charge_call(L, len);
+	return top;
+}
+
+/* The iterator utf8.codes returns, wrapped: each step is charged for the
+ * bytes it moved over (continuation bytes included). */
+static int sb_codes_step(lua_State *L)
+{
+	double from = arg_int(L, 2, 0), len = string_len(L, 1);
+	int top;
+
+	charge_call(L, number_work(L, 2));
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+	top = lua_gettop(L);
+	if (top > 0 && lua_isinteger(L, 1))
+		charge_call(L, fabs((double)lua_tointeger(L, 1) - from));
+	else
+		charge_call(L, len > from ? len - from : 0);
+	return top;
+}
+
+static int sb_utf8_codes(lua_State *L)
+{
+	int top;
+
+	charge_call(L, 0);
+	top = call_original(L);
+	if (top >= 1 && lua_iscfunction(L, 1)) {
+		lua_pushvalue(L, 1);
+		lua_pushcclosure(L, sb_codes_step, 1);
+		lua_replace(L, 1);
+	}
+	return top;
+}
+
+/* tonumber(v [, base]) converts a string byte by byte. */
+static int sb_tonumber(lua_State *L)
+{
+	charge_call(L, numbers_work(L) + number_work(L, 1));
+	return call_original(L);
+}
+
+/* string.format(fmt, ...): every conversion of a string argument reads
+ * all of it; %q escapes it byte by byte (a control character becomes a
+ * decimal escape printed on its own). */
+#define QUOTE_INSTRUCTIONS_PER_BYTE 16
+static int sb_format(lua_State *L)
+{
+	size_t flen, i;
+	const char *fmt = luaL_checklstring(L, 1, &flen);
+	int arg = 1, n = lua_gettop(L);
+	double work = (double)flen / CONVERT_BYTES_PER_INSTRUCTION;
+
+	for (i = 0; i < flen; i++) {
+		if (fmt[i] != '%')
+			continue;
+		if (++i < flen && fmt[i] == '%')
+			continue;
+		while (i < flen && strchr("-+ #0123456789.", fmt[i]))
+			i++;
+		if (++arg > n || i >= flen)
+			break;
+		if (lua_type(L, arg) == LUA_TSTRING)
+			work += fmt[i] == 'q' ? string_len(L, arg) * QUOTE_INSTRUCTIONS_PER_BYTE
+					      : string_len(L, arg) / CONVERT_BYTES_PER_INSTRUCTION;
+	}
+	charge_call(L, work);
+	return call_original(L);
+}
+
+/* string.pack, string.unpack, string.packsize read their format an item a
+ * byte; unpack's "z" scans the data for its terminator. */
+static int sb_pack(lua_State *L)
+{
+	double work = string_len(L, 1) + numbers_work(L);
+
+	if (lua_type(L, 1) == LUA_TSTRING && strchr(lua_tostring(L, 1), 'z'))
+		work += string_len(L, 2);
+	charge_call(L, work);
+	return call_original(L);
+}
+
+/* Arithmetic on strings ("10" + 1): the string metatable's metamethods
+ * convert their operands. */
+static int sb_string_arith(lua_State *L)
+{
+	charge_call(L, number_work(L, 1) + number_work(L, 2));
+	return call_original(L);
+}
+
+/* Replaces lib[name] with 'wrapper' holding the original as upvalue 1 and
+ * the numeric argument positions 'nums' as upvalue 2. Stack: the library
+ * table at the top. */
+static void wrap_nums(lua_State *L, const char *name, lua_CFunction wrapper, unsigned nums)
 {
 	lua_getfield(L, -1, name);
-	lua_pushcclosure(L, wrapper, 1);
+	if (lua_isnil(L, -1)) {
+		lua_pop(L, 1);
+		return;
+	}
+	lua_pushinteger(L, (lua_Integer)nums);
+	lua_pushcclosure(L, wrapper, 2);
 	lua_setfield(L, -2, name);
 }
+
+static void wrap(lua_State *L, const char *name, lua_CFunction wrapper)
+{
+	wrap_nums(L, name, wrapper, 0);
+}
+
+/*
+ * What each library function is charged, beyond the bytes it allocates
+ * (ALLOC_BYTES_PER_INSTRUCTION) and the instructions of the policy code
+ * it calls back (counted by the hook). Functions not listed do constant
+ * work, or work the allocation charge already covers (string.sub, upper,
+ * lower, reverse, char, table.pack, tostring).
+ */
+struct charged_fn {
+	const char *lib;        /* library table; NULL for the base library */
+	const char *name;
+	lua_CFunction wrapper;
+	unsigned nums;          /* ARG(i): argument i is read as a number */
+};
+
+static const struct charged_fn charged[] = {
+	/* at most CAP_STRING bytes; a quarter instruction a piece */
+	{"string", "rep", sb_rep, 0},
+	/* a pattern's worst case, or the plain search */
+	{"string", "find", sb_find, ARG(3)},
+	{"string", "match", sb_match, ARG(3)},
+	{"string", "gmatch", sb_gmatch, ARG(3)},
+	{"string", "gsub", sb_gsub, ARG(4)},
+	/* one value per byte of the range */
+	{"string", "byte", sb_range, ARG(2) | ARG(3)},
+	{"utf8", "codepoint", sb_range, ARG(2) | ARG(3)},
+	/* a byte an instruction of what is decoded, walked or parsed */
+	{"utf8", "len", sb_utf8_len, ARG(2) | ARG(3)},
+	{"utf8", "offset", sb_utf8_offset, ARG(2) | ARG(3)},
+	{"utf8", "codes", sb_utf8_codes, 0},
+	{"string", "format", sb_format, 0},
+	{"string", "pack", sb_pack, 0},
+	{"string", "unpack", sb_pack, ARG(3)},
+	{"string", "packsize", sb_pack, 0},
+	{NULL, "tonumber", sb_tonumber, ARG(2)},
+	/* elements moved, shifted or pushed; n log n compared; size caps */
+	{"table", "concat", sb_concat, ARG(3) | ARG(4)},
+	{"table", "sort", sb_sort, 0},
+	{"table", "insert", sb_insert, 0},
+	{"table", "remove", sb_remove, ARG(2)},
+	{"table", "move", sb_move, ARG(2) | ARG(3) | ARG(4)},
+	{"table", "unpack", sb_unpack, ARG(2) | ARG(3)},
+	/* numbers given as long strings are converted byte by byte */
+	{"string", "sub", sb_numbers, ARG(2) | ARG(3)},
+	{"string", "char", sb_numbers, ARGS_FROM(1)},
+	{"utf8", "char", sb_numbers, ARGS_FROM(1)},
+	{NULL, "select", sb_numbers, ARG(1)},
+	{"math", "abs", sb_numbers, ARGS_FROM(1)},
+	{"math", "ceil", sb_numbers, ARGS_FROM(1)},
+	{"math", "floor", sb_numbers, ARGS_FROM(1)},
+	{"math", "fmod", sb_numbers, ARGS_FROM(1)},
+	{"math", "modf", sb_numbers, ARGS_FROM(1)},
+	{"math", "sqrt", sb_numbers, ARGS_FROM(1)},
+	{"math", "exp", sb_numbers, ARGS_FROM(1)},
+	{"math", "log", sb_numbers, ARGS_FROM(1)},
+	{"math", "sin", sb_numbers, ARGS_FROM(1)},
+	{"math", "cos", sb_numbers, ARGS_FROM(1)},
+	{"math", "tan", sb_numbers, ARGS_FROM(1)},
+	{"math", "asin", sb_numbers, ARGS_FROM(1)},
+	{"math", "acos", sb_numbers, ARGS_FROM(1)},
+	{"math", "atan", sb_numbers, ARGS_FROM(1)},
+	{"math", "max", sb_numbers, ARGS_FROM(1)},
+	{"math", "min", sb_numbers, ARGS_FROM(1)},
+	{"math", "tointeger", sb_numbers, ARGS_FROM(1)},
+	{"math", "ult", sb_numbers, ARGS_FROM(1)},
+	{"math", "random", sb_numbers, ARGS_FROM(1)},
+	{"math", "randomseed", sb_numbers, ARGS_FROM(1)},
+};
 
 /* ---- read-only library tables ---- */
 
@@ -790,6 +1390,8 @@ static void remove_field(lua_State *L, int idx, const char *name)
 static int sandbox_open(lua_State *L)
 {
 	static const char *const os_keep[] = {"clock", "date", "time", NULL};
+	static const char *const string_arith[] = {"__add", "__sub", "__mul", "__mod", "__pow",
+						   "__div", "__idiv", "__unm", NULL};
 	int i;
 
 	open_lib(L, LUA_GNAME, luaopen_base);
@@ -819,24 +1421,27 @@ static int sandbox_open(lua_State *L)
 	/* string.dump makes binary chunks; nothing may load them anyway */
 	lua_getfield(L, -1, "string");
 	remove_field(L, -1, "dump");
-	wrap(L, "rep", sb_rep);
-	wrap(L, "find", sb_find);
-	wrap(L, "match", sb_match);
-	wrap(L, "gmatch", sb_gmatch);
-	wrap(L, "gsub", sb_gsub);
-	wrap(L, "byte", sb_range);
 	lua_pop(L, 1);
-	lua_getfield(L, -1, "table");
-	wrap(L, "concat", sb_concat);
-	wrap(L, "sort", sb_sort);
-	wrap(L, "insert", sb_insert);
-	wrap(L, "remove", sb_remove);
-	wrap(L, "move", sb_move);
-	wrap(L, "unpack", sb_unpack);
+	for (i = 0; i < (int)(sizeof(charged) / sizeof(charged[0])); i++) {
+		if (charged[i].lib)
+			lua_getfield(L, -1, charged[i].lib);
+		else
+			lua_pushvalue(L, -1);
+		wrap_nums(L, charged[i].name, charged[i].wrapper, charged[i].nums);
+		lua_pop(L, 1);
+	}
+	lua_getfield(L, -1, "coroutine");
+	wrap(L, "resume", sb_co_resume);
+	wrap(L, "close", sb_co_close);
+	lua_pushcfunction(L, sb_co_wrap);
+	lua_setfield(L, -2, "wrap");
 	lua_pop(L, 1);
-	lua_getfield(L, -1, "utf8");
-	wrap(L, "codepoint", sb_range);
-	lua_pop(L, 1);
+	/* the string metatable's arithmetic ("10" + 1) converts strings */
+	lua_pushliteral(L, "");
+	lua_getmetatable(L, -1);
+	for (i = 0; string_arith[i]; i++)
+		wrap(L, string_arith[i], sb_string_arith);
+	lua_pop(L, 2);
 	lua_getfield(L, -1, "rawset");
 	lua_pushcclosure(L, sb_rawset, 1);
 	lua_setfield(L, -2, "rawset");
@@ -910,6 +1515,11 @@ struct sandbox *sandbox_new(const char *lib_dir, const char *policy_dir,
 	}
 	sb->budget = lim && lim->instructions > 0 ? lim->instructions : DEFAULT_INSTRUCTIONS;
 	sb->mem_limit = lim && lim->memory > 0 ? (size_t)lim->memory : (size_t)DEFAULT_MEMORY;
+	sb->cpu_limit_ms = lim && lim->cpu_ms > 0 ? lim->cpu_ms : DEFAULT_CPU_MS;
+	if (sb->cpu_limit_ms > MAX_CPU_MS) /* nanoseconds must not overflow */
+		sb->cpu_limit_ms = MAX_CPU_MS;
+	sb->cancel = lim ? lim->cancel : NULL;
+	sb->step = HOOK_STEP;
 	sb->now = (int64_t)time(NULL);
 	snprintf(sb->lib_dir, sizeof(sb->lib_dir), "%s", lib_dir ? lib_dir : "");
 	snprintf(sb->policy_dir, sizeof(sb->policy_dir), "%s", policy_dir ? policy_dir : "");
@@ -920,7 +1530,9 @@ struct sandbox *sandbox_new(const char *lib_dir, const char *policy_dir,
 		return NULL;
 	}
 	/* The hook is set before any code runs: every coroutine created later
-	 * inherits it, so none can run outside the budget. */
+	 * inherits it, so none can run outside the budget. Coroutines copy
+	 * the main thread's extra space: no mark (see hooks_lost). */
+	*(const void **)lua_getextraspace(sb->L) = NULL;
 	lua_sethook(sb->L, sandbox_hook, LUA_MASKCOUNT, HOOK_STEP);
 	lua_pushcfunction(sb->L, sandbox_open);
 	if (lua_pcall(sb->L, 0, 0, 0) != LUA_OK) {
@@ -948,6 +1560,11 @@ lua_State *sandbox_state(struct sandbox *sb)
 void sandbox_set_now(struct sandbox *sb, int64_t now)
 {
 	sb->now = now;
+}
+
+int64_t sandbox_budget(const struct sandbox *sb)
+{
+	return sb->budget;
 }
 
 int64_t sandbox_instructions(const struct sandbox *sb)
@@ -1022,8 +1639,7 @@ static void describe_error(struct sandbox *sb, struct errbuf *err)
 	lua_pop(L, 1);
 	lua_pushcfunction(L, err_tostring);
 	lua_pushvalue(L, -2);
-	sb->used = 0;
-	sb->exhausted = EXHAUSTED_NONE;
+	begin_limits(sb);
 	sb->in_call = true;
 	if (lua_pcall(L, 1, 1, 0) == LUA_OK && sb->exhausted == EXHAUSTED_NONE &&
 	    lua_type(L, -1) == LUA_TSTRING)
@@ -1063,32 +1679,29 @@ static int add_where(lua_State *L)
 static int finish_call(struct sandbox *sb, int status, int base, struct errbuf *err)
 {
 	lua_State *L = sb->L;
+	char limit[200];
 
 	sb->in_call = false;
+	sb->raising = false;
 	reset_hooks(L);
+	if (status == LUA_ERRMEM && sb->exhausted == EXHAUSTED_NONE)
+		sb->exhausted = EXHAUSTED_MEMORY; /* the cap, or the system */
 	if (sb->exhausted != EXHAUSTED_NONE) {
 		/* Over a limit: the call failed, whatever the policy did with the
 		 * error (caught it, replaced it, failed in its handler). Keep a
-		 * located message we raised ourselves; otherwise say it plainly. */
-		const char *msg = status == LUA_OK ? NULL : lua_tostring(L, -1);
+		 * located message we raised ourselves; otherwise say it plainly
+		 * (a failed allocation has no location: the caller names the file). */
+		const char *msg = status == LUA_OK || status == LUA_ERRMEM ? NULL : lua_tostring(L, -1);
 
-		if (!msg || !strstr(msg, "policy exceeded its")) {
+		limit_message(sb, limit, sizeof(limit));
+		if (!msg || !strstr(msg, limit)) {
 			lua_settop(L, base - 1);
-			if (sb->exhausted == EXHAUSTED_MEMORY)
-				lua_pushfstring(L, "policy exceeded its memory limit (%d MiB)",
-						(int)(sb->mem_limit >> 20));
-			else
-				lua_pushfstring(L, "policy exceeded its instruction budget (%I instructions)",
-						(lua_Integer)sb->budget);
-			status = LUA_ERRRUN;
+			lua_pushstring(L, limit);
 		}
+		status = LUA_ERRRUN;
 	}
 	if (status != LUA_OK) {
-		if (status == LUA_ERRMEM)
-			errbuf_set(err, "policy exceeded its memory limit (%d MiB)",
-				   (int)(sb->mem_limit >> 20));
-		else
-			describe_error(sb, err);
+		describe_error(sb, err);
 		lua_settop(L, base - 1);
 		sb->exhausted = EXHAUSTED_NONE;
 		lua_gc(L, LUA_GCCOLLECT, 0);
@@ -1107,10 +1720,12 @@ int sandbox_call(struct sandbox *sb, int nargs, int nresults, struct errbuf *err
 
 	lua_pushcfunction(L, add_where);
 	lua_insert(L, base);
-	sb->used = 0;
-	sb->exhausted = EXHAUSTED_NONE;
+	begin_limits(sb);
 	sb->in_call = true;
-	status = lua_pcall(L, nargs, nresults, base);
+	if (sb->exhausted != EXHAUSTED_NONE) /* cancelled before it started */
+		status = LUA_OK;
+	else
+		status = lua_pcall(L, nargs, nresults, base);
 	return finish_call(sb, status, base, err);
 }
 

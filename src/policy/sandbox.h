@@ -1,13 +1,15 @@
 /*
  * sandbox: one Lua 5.4 state with only the libraries a policy may use, an
- * instruction budget and a heap cap per call that the policy cannot escape
- * (not with coroutines, not with pcall), and a require() limited to the
- * luascale library folder and the policy's own folder.
+ * instruction budget, a heap cap and a CPU-time deadline per call that the
+ * policy cannot escape (not with coroutines, pcall or __close), a cancel
+ * flag another thread may raise, and a require() limited to the luascale
+ * library folder and the policy's own folder.
  * It knows nothing about clusters or plans; see host.c for that.
  */
 #ifndef LUASCALE_SANDBOX_H
 #define LUASCALE_SANDBOX_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +21,13 @@ struct lua_State;
 struct sandbox_limits {
 	int64_t instructions; /* per call; <= 0 means the default (200M) */
 	int64_t memory;       /* bytes of Lua heap; <= 0 means the default (512Mi) */
+	int64_t cpu_ms;       /* CPU time of the calling thread per call; <= 0: 10 s
+	                       * (at most 10^9, about 11 days) */
+	/* May be NULL. When another thread sets it, the running call fails at
+	 * its next instruction hook ("policy abandoned: shutting down"), and
+	 * so does every later call while it stays set. Borrowed: it must
+	 * outlive the sandbox. */
+	const atomic_bool *cancel;
 };
 
 struct sandbox;
@@ -48,9 +57,11 @@ int sandbox_loadfile(struct sandbox *sb, const char *path, struct errbuf *err);
 
 /*
  * Calls the function below 'nargs' arguments on the stack, like lua_pcall
- * with 'nresults', under the limits: the instruction counter starts at 0,
- * the heap cap is enforced, and once either is exceeded every further Lua
- * instruction raises, so a pcall in the policy cannot swallow it.
+ * with 'nresults', under the limits: the instruction counter and the CPU
+ * clock start at 0, the heap cap is enforced, and once any limit is
+ * exceeded (or the cancel flag is set) every further Lua instruction and
+ * every library call, in every coroutine, raises, so neither a pcall nor a
+ * __close handler in the policy can carry on.
  * On error returns -1 with "file:line: message" (non-string errors are
  * described) and leaves nothing of the call on the stack.
  */
@@ -61,6 +72,18 @@ int sandbox_call(struct sandbox *sb, int nargs, int nresults, struct errbuf *err
  * sandbox_call. */
 int sandbox_cpcall(struct sandbox *sb, int (*fn)(struct lua_State *), void *ud,
 		   struct errbuf *err);
+
+/*
+ * For C functions the policy calls (cluster:pack, ...): charges 'work'
+ * instructions to the running call and raises the limit error (a Lua
+ * error, located at the calling Lua line) when the budget, the deadline,
+ * the memory cap or the cancel flag says the call is over. Call it before
+ * doing the work. No effect outside a sandbox_call.
+ */
+void sandbox_charge(struct lua_State *L, double work);
+
+/* The instruction budget of one call. */
+int64_t sandbox_budget(const struct sandbox *sb);
 
 /* Figures of the last sandbox_call. */
 int64_t sandbox_instructions(const struct sandbox *sb);

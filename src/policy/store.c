@@ -1,7 +1,8 @@
 /*
  * store: deep copy of plain Lua data between two states. The source is
  * only read (raw access); the target is written inside a protected call so
- * that running out of memory there is an error, not a crash.
+ * that running out of memory there is an error, not a crash. Shared tables
+ * and cycles are copied once and stay shared.
  */
 #include "policy/store.h"
 
@@ -12,10 +13,15 @@
 #include <lua.h>
 
 #define STORE_MAX_DEPTH 32
+/* Work units: one per entry copied, and one per this many string bytes. */
+#define STORE_BYTES_PER_UNIT 16
 
 struct copy_ctx {
 	lua_State *from;
 	int idx;
+	int seen;        /* index in 'to' of the table: source table -> its copy */
+	int64_t work;
+	int64_t max_work;
 	char *dropped;
 	size_t dropped_len;
 	char path[256];
@@ -49,12 +55,22 @@ static size_t path_push(struct copy_ctx *c, lua_State *from, int key)
 	return old;
 }
 
+/* Counts 'units' of work; raises in 'to' past the limit. */
+static void spend(struct copy_ctx *c, lua_State *to, int64_t units)
+{
+	c->work += units;
+	if (c->max_work > 0 && c->work > c->max_work)
+		luaL_error(to, "the store is larger than the policy's instruction budget allows to copy (%I units of work at %s)",
+			   (lua_Integer)c->max_work, c->path);
+}
+
 /* Pushes a copy of from[i] onto 'to'; returns 0, or -1 when the value is
  * not data (nothing pushed). */
 static int copy_value(struct copy_ctx *c, lua_State *to, int i, int depth)
 {
 	lua_State *from = c->from;
 
+	spend(c, to, 1);
 	switch (lua_type(from, i)) {
 	case LUA_TNIL:
 		lua_pushnil(to);
@@ -72,6 +88,7 @@ static int copy_value(struct copy_ctx *c, lua_State *to, int i, int depth)
 		size_t len;
 		const char *s = lua_tolstring(from, i, &len);
 
+		spend(c, to, (int64_t)(len / STORE_BYTES_PER_UNIT));
 		lua_pushlstring(to, s, len);
 		return 0;
 	}
@@ -81,14 +98,23 @@ static int copy_value(struct copy_ctx *c, lua_State *to, int i, int depth)
 		note_dropped(c, lua_typename(from, lua_type(from, i)));
 		return -1;
 	}
+	luaL_checkstack(to, 4, "store copy");
+	/* a table already copied (shared, or an ancestor: a cycle) */
+	lua_pushlightuserdata(to, (void *)lua_topointer(from, i));
+	if (lua_rawget(to, c->seen) == LUA_TTABLE)
+		return 0;
+	lua_pop(to, 1);
 	if (depth >= STORE_MAX_DEPTH) {
 		note_dropped(c, "nested too deep");
 		return -1;
 	}
 	i = lua_absindex(from, i);
-	lua_checkstack(from, 4);
-	luaL_checkstack(to, 4, "store copy");
+	if (!lua_checkstack(from, 4))
+		luaL_error(to, "store copy: out of stack");
 	lua_newtable(to);
+	lua_pushlightuserdata(to, (void *)lua_topointer(from, i));
+	lua_pushvalue(to, -2);
+	lua_rawset(to, c->seen);
 	lua_pushnil(from);
 	while (lua_next(from, i)) {
 		size_t old = path_push(c, from, -2);
@@ -115,19 +141,23 @@ static int copy_protected(lua_State *to)
 	struct copy_ctx *c = lua_touserdata(to, 1);
 
 	lua_settop(to, 0);
+	lua_newtable(to); /* 1: seen */
+	c->seen = 1;
 	if (copy_value(c, to, c->idx, 0) < 0)
 		lua_newtable(to);
 	return 1;
 }
 
-int store_copy(lua_State *from, int idx, lua_State *to, char *dropped,
-	       size_t dropped_len, struct errbuf *err)
+int store_copy(lua_State *from, int idx, lua_State *to, int64_t max_work,
+	       char *dropped, size_t dropped_len, struct errbuf *err)
 {
 	struct copy_ctx c;
+	int status, from_top = lua_gettop(from);
 
 	memset(&c, 0, sizeof(c));
 	c.from = from;
 	c.idx = lua_absindex(from, idx);
+	c.max_work = max_work;
 	c.dropped = dropped;
 	c.dropped_len = dropped_len;
 	snprintf(c.path, sizeof(c.path), "store");
@@ -137,9 +167,13 @@ int store_copy(lua_State *from, int idx, lua_State *to, char *dropped,
 		return errbuf_set(err, "the store is not a table");
 	lua_pushcfunction(to, copy_protected);
 	lua_pushlightuserdata(to, &c);
-	if (lua_pcall(to, 1, 1, 0) != LUA_OK) {
-		errbuf_set(err, "cannot copy the store: %s",
-			   lua_type(to, -1) == LUA_TSTRING ? lua_tostring(to, -1) : "out of memory");
+	status = lua_pcall(to, 1, 1, 0);
+	lua_settop(from, from_top); /* a failed copy leaves its walk there */
+	if (status != LUA_OK) {
+		if (status == LUA_ERRMEM || lua_type(to, -1) != LUA_TSTRING)
+			errbuf_set(err, "cannot copy the store: it does not fit in the policy's memory limit");
+		else
+			errbuf_set(err, "cannot copy the store: %s", lua_tostring(to, -1));
 		lua_pop(to, 1);
 		return -1;
 	}

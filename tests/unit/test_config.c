@@ -1213,6 +1213,38 @@ static void test_numeric_ranges(void **state)
 			 "backoff_max (30m): the backoff doubles from the first up to the second");
 }
 
+/* policy.timeout: the CPU time of one policy call, default 10s, above zero. */
+static void test_policy_timeout(void **state)
+{
+	static const char *const env[] = { "LUASCALE_POLICY_TIMEOUT=2500ms", NULL };
+	static const char *const zero_env[] = { "LUASCALE_POLICY_TIMEOUT=0s", NULL };
+	struct errbuf err = { "" };
+	struct config *c;
+
+	(void)state;
+	c = parse(HEAD GROUP_W, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->policy_timeout_ms, 10000);
+	config_free(c);
+	c = parse(HEAD "  timeout: 30s\n" GROUP_W, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->policy_timeout_ms, 30000);
+	config_free(c);
+	c = parse_envp(HEAD "  timeout: 30s\n" GROUP_W, env, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->policy_timeout_ms, 2500);
+	config_free(c);
+	expect_error(HEAD "  timeout: 0s\n" GROUP_W,
+		     "config.yaml:6:12: policy.timeout: expected a duration above zero such as \"30s\" or \"2m\", got \"0s\"");
+	expect_error_prefix(HEAD "  timeout: ten\n" GROUP_W, "config.yaml:6:12: policy.timeout:");
+	expect_env_error(HEAD GROUP_W, zero_env,
+			 "LUASCALE_POLICY_TIMEOUT: expected a duration above zero such as \"30s\" "
+			 "or \"2m\", got \"0s\"");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1239,6 +1271,7 @@ int main(void)
 		cmocka_unit_test(test_write_limit_and_staleness),
 		cmocka_unit_test(test_env_unknown_variable),
 		cmocka_unit_test(test_numeric_ranges),
+		cmocka_unit_test(test_policy_timeout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

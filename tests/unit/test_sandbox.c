@@ -46,7 +46,7 @@ static struct snapshot *empty_snapshot(void)
 	return s;
 }
 
-static const struct sandbox_limits small = {20000000, 64LL * 1024 * 1024};
+static const struct sandbox_limits small = {20000000, 64LL * 1024 * 1024, 0, NULL};
 
 static struct policy *load(const char *src, struct errbuf *err)
 {
@@ -416,6 +416,47 @@ static void test_budget_resets_and_store_persists(void **state)
 	snapshot_free(s);
 }
 
+/* A store holding a cycle and shared tables survives reloads, every one
+ * of them (its copy once recursed to the depth limit along every path). */
+static void test_reload_keeps_cyclic_store(void **state)
+{
+	static const char src[] = WRAP("if not store.ring then\n"
+				       "  store.ring = { name = 'a' } store.ring.next = { name = 'b', next = store.ring }\n"
+				       "  local t = store.ring for i = 1, 25 do t = { left = t, right = t } end store.graph = t\n"
+				       "end\n"
+				       "assert(store.ring.next.next == store.ring, 'cycle lost')\n"
+				       "assert(store.graph.left == store.graph.right, 'sharing lost')\n"
+				       "return nil");
+	struct errbuf err;
+	struct policy *p = load(src, &err), *q;
+	struct snapshot *s = empty_snapshot();
+	struct drain_opts o;
+	struct plan plan;
+	const char *path;
+	char dropped[256];
+	int i;
+
+	(void)state;
+	assert_non_null(p);
+	drain_opts_default(&o);
+	assert_int_equal(policy_reconcile(p, s, &o, &plan, NULL, &err), 0);
+	for (i = 0; i < 3; i++) {
+		path = write_policy(src);
+		q = policy_reload(p, path, SOURCE_DIR "/lua", &small, NULL, s, &o, dropped,
+				  sizeof(dropped), &err);
+		unlink(path);
+		if (!q)
+			fail_msg("reload %d: %s", i + 1, err.msg);
+		assert_string_equal(dropped, "");
+		policy_free(p);
+		p = q;
+		if (policy_reconcile(p, s, &o, &plan, NULL, &err) < 0)
+			fail_msg("after reload %d: %s", i + 1, err.msg);
+	}
+	policy_free(p);
+	snapshot_free(s);
+}
+
 static void test_load_errors(void **state)
 {
 	struct errbuf err;
@@ -503,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_plan_builder_errors_name_line),
 		cmocka_unit_test(test_plan_decoded_with_where),
 		cmocka_unit_test(test_budget_resets_and_store_persists),
+		cmocka_unit_test(test_reload_keeps_cyclic_store),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_params),
 	};

@@ -1,0 +1,2 @@
+local s = string.rep("x", 4 << 20)
+while true do pcall(string.unpack, "z", s) end
