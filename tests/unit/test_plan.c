@@ -36,7 +36,8 @@ static const char *write_policy(const char *src)
 	return policy_file;
 }
 
-static const struct sandbox_limits limits = {200000000, 256LL * 1024 * 1024};
+static const struct sandbox_limits limits = { .instructions = 200000000,
+					     .memory = 256LL * 1024 * 1024 };
 
 /* "return <expr>" as the whole body of reconcile, defined on line 2. */
 #define WRAP(body) "local P = {}\nfunction P.reconcile(cluster)\n" body "\nend\nreturn P\n"
