@@ -4,9 +4,10 @@
  * policy with hot reload on SIGHUP, and the actuator with the provider and
  * the Kubernetes writes. Signals are blocked in every thread and taken by
  * one thread of their own (sigwait), which calls into the rest as any
- * thread may. SIGTERM/SIGINT stop it within a second in every phase:
- * in-flight writes get a deadline to finish; what is left is logged as
- * abandoned.
+ * thread may; it starts as soon as the config is read. SIGTERM/SIGINT
+ * stop it within a second in every phase, the policy's first load
+ * included: in-flight writes get a deadline to finish; what is left is
+ * logged as abandoned.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,8 +43,11 @@
 #define ONCE_TIMEOUT_S 600
 
 /*
- * The signal thread's view of the daemon. Everything it points to is made
- * before the thread starts and freed after it is joined.
+ * The signal thread's view of the daemon. The thread starts before the
+ * daemon's parts exist: the main thread publishes each one under 'mu' once
+ * it is made (sigctx_publish), the thread reads them under 'mu' and skips
+ * those still NULL. Everything published is freed only after the thread is
+ * joined.
  */
 struct sigctx {
 	sigset_t set;               /* SIGHUP, SIGTERM, SIGINT: blocked everywhere */
@@ -52,14 +56,28 @@ struct sigctx {
 	atomic_bool stop;           /* SIGTERM or SIGINT came */
 	atomic_bool done;           /* the thread is to end */
 	_Atomic int64_t stop_at;    /* clock_real() ns of the stop request */
-	/* set by the stop path; the reconciler's policy calls end on it */
+	/* set by the stop path; the reconciler's policy calls, and the policy's
+	 * first load, end on it */
 	atomic_bool policy_cancel;
+	const struct logger *log;   /* set before the thread starts */
+	pthread_mutex_t mu;         /* guards the pointers and flag below */
 	struct reconciler *rec;
 	struct batcher *batch;
 	struct informer_set *infs;
 	struct kube_client *client;
-	const struct logger *log;
+	bool reload_pending;        /* a SIGHUP came before the reconciler existed */
 };
+
+/* The parts that begin_stop() reaches, under sc->mu; each may be NULL. */
+static void stop_parts_locked(struct sigctx *sc, enum kube_cancel level)
+{
+	if (sc->batch)
+		batcher_stop(sc->batch);
+	if (sc->infs)
+		informer_set_cancel(sc->infs);
+	if (sc->client)
+		kube_client_cancel(sc->client, level);
+}
 
 /* The stop path, from the signal thread: every wait of the main thread and
  * the informers ends now; reads in flight end within a second. */
@@ -76,9 +94,56 @@ static void begin_stop(struct sigctx *sc, int sig)
 	log_at(sc->log, LOG_INFO, clock_wall(clock), "%s: stopping",
 	       sig == SIGINT ? "SIGINT" : "SIGTERM");
 	atomic_store(&sc->policy_cancel, true);
-	batcher_stop(sc->batch);
-	informer_set_cancel(sc->infs);
-	kube_client_cancel(sc->client, KUBE_CANCEL_READS);
+	pthread_mutex_lock(&sc->mu);
+	stop_parts_locked(sc, KUBE_CANCEL_READS);
+	pthread_mutex_unlock(&sc->mu);
+}
+
+/*
+ * Called by the main thread once it has made a part (each argument may be
+ * NULL: not published by this call): from now on a stop reaches it. A part
+ * published after the stop came is stopped at once (the main thread also
+ * checks sc->stop after each step). A reconciler published after a SIGHUP
+ * gets that reload requested.
+ */
+static void sigctx_publish(struct sigctx *sc, struct reconciler *rec, struct batcher *batch,
+			   struct informer_set *infs, struct kube_client *client)
+{
+	pthread_mutex_lock(&sc->mu);
+	if (rec)
+		sc->rec = rec;
+	if (batch)
+		sc->batch = batch;
+	if (infs)
+		sc->infs = infs;
+	if (client)
+		sc->client = client;
+	if (rec && sc->reload_pending) {
+		reconciler_request_reload(rec);
+		sc->reload_pending = false;
+	}
+	if (atomic_load(&sc->stop))
+		stop_parts_locked(sc, KUBE_CANCEL_READS);
+	pthread_mutex_unlock(&sc->mu);
+}
+
+/* SIGHUP: the reload happens before the next round; before the policy is
+ * loaded it is remembered (the file may have changed after it was read). */
+static void on_hup(struct sigctx *sc)
+{
+	pthread_mutex_lock(&sc->mu);
+	if (sc->rec) {
+		log_at(sc->log, LOG_INFO, clock_wall(clock_real()),
+		       "SIGHUP: the policy will be reloaded before the next round");
+		reconciler_request_reload(sc->rec);
+		if (sc->batch)
+			batcher_request(sc->batch);
+	} else {
+		log_at(sc->log, LOG_INFO, clock_wall(clock_real()),
+		       "SIGHUP while starting: the policy will be reloaded before the first round");
+		sc->reload_pending = true;
+	}
+	pthread_mutex_unlock(&sc->mu);
 }
 
 static void *signal_thread(void *arg)
@@ -99,7 +164,10 @@ static void *signal_thread(void *arg)
 				log_at(sc->log, LOG_WARN, clock_wall(clock_real()),
 				       "the %d s grace period is over: ending every request in flight",
 				       SHUTDOWN_GRACE_S);
-				kube_client_cancel(sc->client, KUBE_CANCEL_ALL);
+				pthread_mutex_lock(&sc->mu);
+				if (sc->client)
+					kube_client_cancel(sc->client, KUBE_CANCEL_ALL);
+				pthread_mutex_unlock(&sc->mu);
 				cut = true;
 				continue;
 			}
@@ -114,10 +182,7 @@ static void *signal_thread(void *arg)
 		if (atomic_load(&sc->done))
 			break;
 		if (sig == SIGHUP) {
-			log_at(sc->log, LOG_INFO, clock_wall(clock_real()),
-			       "SIGHUP: the policy will be reloaded before the next round");
-			reconciler_request_reload(sc->rec);
-			batcher_request(sc->batch);
+			on_hup(sc);
 		} else if (sig == SIGTERM || sig == SIGINT) {
 			begin_stop(sc, sig);
 		}
@@ -256,6 +321,8 @@ int cli_run(int argc, char **argv)
 	atomic_init(&sc.done, false);
 	atomic_init(&sc.stop_at, 0);
 	atomic_init(&sc.policy_cancel, false);
+	pthread_mutex_init(&sc.mu, NULL);
+	sc.log = &log;
 	sigemptyset(&sc.set);
 	sigaddset(&sc.set, SIGHUP);
 	sigaddset(&sc.set, SIGTERM);
@@ -265,8 +332,17 @@ int cli_run(int argc, char **argv)
 	c = config_load(config_path, &err);
 	if (!c) {
 		fprintf(stderr, "luascale: %s\n", err.msg);
+		pthread_mutex_destroy(&sc.mu);
 		return EXIT_INPUT;
 	}
+	/* from here on a SIGTERM is taken at once, while the rest is made (a
+	 * policy whose top level runs long is cancelled): after each step the
+	 * main thread checks sc.stop */
+	if (pthread_create(&sc.thread, NULL, signal_thread, &sc) != 0) {
+		fprintf(stderr, "luascale: cannot start: cannot create the signal thread\n");
+		goto out;
+	}
+	sc.started = true;
 	if (c->in_cluster) {
 		struct kube_incluster_env env;
 
@@ -279,6 +355,8 @@ int cli_run(int argc, char **argv)
 		fprintf(stderr, "luascale: %s\n", err.msg);
 		goto out;
 	}
+	if (atomic_load(&sc.stop))
+		goto stopped_starting;
 	memset(&copts, 0, sizeof(copts));
 	copts.log = &log;
 	copts.write_qps = c->write_qps;
@@ -288,12 +366,21 @@ int cli_run(int argc, char **argv)
 		fprintf(stderr, "luascale: %s\n", err.msg);
 		goto out;
 	}
+	sigctx_publish(&sc, NULL, NULL, NULL, client);
+	if (atomic_load(&sc.stop))
+		goto stopped_starting;
+	log_at(&log, LOG_INFO, clock_wall(clock), "loading the policy %s", c->policy_path);
 	rec = reconciler_new_cancellable(c, NULL, &sc.policy_cancel, &err);
+	if (!rec && atomic_load(&sc.stop))
+		goto stopped_starting; /* the load was cancelled, not refused */
 	if (!rec) {
 		fprintf(stderr, "luascale: policy: %s\n", err.msg);
 		rc = EXIT_POLICY;
 		goto out;
 	}
+	sigctx_publish(&sc, rec, NULL, NULL, NULL);
+	if (atomic_load(&sc.stop))
+		goto stopped_starting;
 	kh = kubeops_http_new(client, NULL);
 	kubeops_http_bind(kh, &kops);
 	prov = make_provider(c, client, &log);
@@ -316,17 +403,9 @@ int cli_run(int argc, char **argv)
 		fprintf(stderr, "luascale: cannot start: %s\n", err.msg);
 		goto out;
 	}
-
-	sc.rec = rec;
-	sc.batch = batch;
-	sc.infs = infs;
-	sc.client = client;
-	sc.log = &log;
-	if (pthread_create(&sc.thread, NULL, signal_thread, &sc) != 0) {
-		fprintf(stderr, "luascale: cannot start: cannot create the signal thread\n");
-		goto out;
-	}
-	sc.started = true;
+	sigctx_publish(&sc, NULL, batch, infs, NULL);
+	if (atomic_load(&sc.stop))
+		goto stopped_starting;
 
 	log_at(&log, LOG_INFO, clock_wall(clock), "luascale %s: cluster %s (context %s), policy %s%s",
 	       LUASCALE_VERSION, kube_client_server(client), c->in_cluster ? "in-cluster" : (context ? context : c->context),
@@ -401,6 +480,11 @@ stop:
 		if (cancelled)
 			log_at(&log, LOG_WARN, clock_wall(clock), "%zu queued task(s) abandoned at shutdown", cancelled);
 	}
+	goto out;
+stopped_starting:
+	/* nothing has run yet: no action in flight, nothing to give back */
+	log_at(&log, LOG_INFO, clock_wall(clock), "stopped while starting");
+	rc = EXIT_OK;
 out:
 	if (sc.started) {
 		atomic_store(&sc.done, true);
@@ -418,5 +502,6 @@ out:
 	kube_client_free(client);
 	kube_config_free(kc);
 	config_free(c);
+	pthread_mutex_destroy(&sc.mu);
 	return rc;
 }

@@ -3,7 +3,8 @@
 # the process within a bound in every phase — the initial sync against an
 # API server that does not answer (held requests) or refuses connections
 # (backoff waits), the batching wait, a policy call that runs until its
-# budget — and SIGHUP still reloads the policy from the signal thread.
+# budget, the policy's load at startup — and SIGHUP still reloads the
+# policy from the signal thread.
 # Also: relists after 410s in a row back off; a cache that stops following
 # the server (its watch failing) plans no scale-down and says so. Every wait polls a condition against a
 # deadline; the bounds are on the process having exited, not on timings.
@@ -135,6 +136,24 @@ else
      until_true 30 grep -qs "cluster state read; reconciling" "$TMP/spin-run.log" &&
      term_exits spin; then ok "$t"; else not_ok "$t"; fi
 fi
+
+# ---- startup: a policy whose top level runs long ----
+# Loading the policy runs its top level; this one loops until its budget
+# (far more instructions and CPU time than the bound). SIGTERM during the
+# load ends it: the process exits 0 without reading the cluster.
+t="SIGTERM while the policy's top level runs at startup: exits 0 within ${EXIT_BOUND}s"
+printf '%s\n' 'local x = 0 while true do x = x + 1 end' 'return {}' >"$TMP/slowload.lua"
+if start_sim slowload && write_config slowload "$TMP/slowload.lua" &&
+   start_run slowload LUASCALE_POLICY_INSTRUCTIONS=100000000000 LUASCALE_POLICY_TIMEOUT=1h &&
+   until_true 20 grep -qs "loading the policy" "$TMP/slowload-run.log" &&
+   kill -TERM "$RUN_PID" && until_true "$EXIT_BOUND" gone "$RUN_PID"; then
+  wait "$RUN_PID" 2>/dev/null
+  st=$?
+  if [ "$st" -eq 0 ] && grep -qs "SIGTERM: stopping" "$TMP/slowload-run.log" &&
+     grep -qs "stopped while starting" "$TMP/slowload-run.log" &&
+     ! grep -qs "cluster state read" "$TMP/slowload-run.log"; then ok "$t"
+  else not_ok "$t (exit status $st)"; fi
+else not_ok "$t"; fi
 
 # ---- a 410 storm: relists back off ----
 # Every watch ends at once with an in-stream 410. The first relist is
