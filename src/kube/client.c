@@ -525,38 +525,63 @@ static void b64_encode(struct buf *b, const unsigned char *p, size_t n)
 	}
 }
 
-static char *read_file_max(const char *path, size_t max, size_t *len, int *eno)
+/*
+ * Reads the regular file at 'path' (a FIFO would block for a writer), at
+ * most 'max' bytes; what was read is wiped on failure (tokens, keys).
+ * Returns the contents, or NULL with "cannot read PATH: why" or "PATH:
+ * larger than N bytes" in 'err'.
+ */
+static char *read_file_max(const char *path, size_t max, size_t *len, struct errbuf *err)
 {
 	struct buf b = BUF_INIT;
 	char chunk[4096];
-	FILE *f = fopen(path, "rb");
+	FILE *f = buf_fopen_regular(path, err);
 	size_t n;
+	bool bad = false;
 
-	*eno = 0;
-	if (!f) {
-		*eno = errno;
+	if (!f)
 		return NULL;
-	}
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (b.len + n > max) {
-			*eno = EFBIG;
+			errbuf_set(err, "%s: larger than %zu bytes", path, max);
+			bad = true;
 			break;
 		}
 		buf_append(&b, chunk, n);
 	}
-	if (!*eno && ferror(f))
-		*eno = errno ? errno : EIO;
-	if (!*eno && b.oom)
-		*eno = ENOMEM;
+	if (!bad && ferror(f)) {
+		errbuf_set(err, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
+		bad = true;
+	}
+	if (!bad && b.oom) {
+		errbuf_set(err, "cannot read %s: out of memory", path);
+		bad = true;
+	}
 	fclose(f);
 	wipe(chunk, sizeof(chunk));
-	if (*eno) {
+	if (bad) {
 		wipe(b.data, b.len);
 		buf_free(&b);
 		return NULL;
 	}
 	*len = b.len;
 	return buf_take(&b);
+}
+
+/* A TLS file that libcurl opens by path: refused now, with its name, when it
+ * is not a regular file (a FIFO would block every connection for a writer). */
+static int check_tls_file(const char *path, const char *what, struct errbuf *err)
+{
+	struct errbuf e;
+	FILE *f;
+
+	if (!path)
+		return 0;
+	f = buf_fopen_regular(path, &e);
+	if (!f)
+		return errbuf_set(err, "%s: %s", what, e.msg);
+	fclose(f);
+	return 0;
 }
 
 /* The KUBERNETES_EXEC_INFO value: an ExecCredential with its spec. */
@@ -583,8 +608,8 @@ static char *make_exec_info(const struct kube_config *cfg)
 			buf_puts(&b, "\"");
 		} else if (cfg->ca_file) {
 			size_t n = 0;
-			int eno;
-			char *ca = read_file_max(cfg->ca_file, 4u << 20, &n, &eno);
+			struct errbuf e;
+			char *ca = read_file_max(cfg->ca_file, 4u << 20, &n, &e);
 
 			if (ca) {
 				buf_puts(&b, ",\"certificate-authority-data\":\"");
@@ -723,6 +748,10 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 			   o.write_burst);
 		goto fail;
 	}
+	if (check_tls_file(cfg->ca_file, "certificate-authority", err) < 0 ||
+	    check_tls_file(cfg->cert_file, "client-certificate", err) < 0 ||
+	    check_tls_file(cfg->key_file, "client-key", err) < 0)
+		goto fail;
 	c->insecure = cfg->insecure_skip_tls_verify;
 	c->ca_file = xstrdup(cfg->ca_file);
 	c->ca_data = xmemdup(cfg->ca_data, cfg->ca_len);
@@ -848,8 +877,8 @@ void kube_response_free(struct kube_response *r)
 static int reread_token_file(struct kube_client *c, struct errbuf *err)
 {
 	size_t len = 0;
-	int eno;
-	char *t = read_file_max(c->token_file, TOKEN_MAX_SIZE, &len, &eno);
+	struct errbuf why;
+	char *t = read_file_max(c->token_file, TOKEN_MAX_SIZE, &len, &why);
 
 	c->file_read_ns = clock_now(c->clock);
 	if (t) {
@@ -859,17 +888,16 @@ static int reread_token_file(struct kube_client *c, struct errbuf *err)
 		if (len == 0 || kube_token_check(t) >= 0) {
 			free_secret(t, len);
 			t = NULL;
-			eno = EINVAL;
+			errbuf_set(&why, "%s: empty, or not one line of printable text", c->token_file);
 		}
 	}
 	if (!t) {
+		/* 'why' names the file */
 		if (c->file_token) {
-			LOGF(c, LOG_WARN, "token file %s: %s; keeping the previous token",
-			     c->token_file, eno == EINVAL ? "empty, or not one line of printable text" : strerror(eno));
+			LOGF(c, LOG_WARN, "token file: %s; keeping the previous token", why.msg);
 			return 0;
 		}
-		return errbuf_set(err, "token file %s: %s", c->token_file,
-				  eno == EINVAL ? "empty, or not one line of printable text" : strerror(eno));
+		return errbuf_set(err, "token file: %s", why.msg);
 	}
 	if (c->file_token && strcmp(c->file_token, t) != 0)
 		LOGF(c, LOG_INFO, "token file %s: the token changed", c->token_file);

@@ -304,17 +304,17 @@ static int get_b64(const struct kdoc *d, const struct ytree_node *m, const char 
 
 /* ---- loading the documents ---- */
 
+/* A regular file only: a FIFO as kubeconfig or token file must not block
+ * for a writer. Wipes what it read on failure (tokens, keys). */
 static char *read_all(const char *path, size_t max, size_t *len, struct errbuf *err)
 {
 	struct buf b = BUF_INIT;
 	char chunk[8192];
-	FILE *f = fopen(path, "rb");
+	FILE *f = buf_fopen_regular(path, err);
 	size_t n;
 
-	if (!f) {
-		errbuf_set(err, "cannot read %s: %s", path, strerror(errno));
+	if (!f)
 		return NULL;
-	}
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (b.len + n > max) {
 			errbuf_set(err, "%s: larger than %zu bytes", path, max);
@@ -935,8 +935,15 @@ int kube_config_incluster(const struct kube_incluster_env *env, struct kube_conf
 	free(tok);
 	if (blank)
 		return errbuf_set(err, "in-cluster service-account token %s is empty", e.token_file);
-	if (access(e.ca_file, R_OK) != 0)
-		return errbuf_set(err, "in-cluster CA %s: %s", e.ca_file, strerror(errno));
+	{
+		/* read by libcurl on every connection: a FIFO would block them */
+		struct errbuf why;
+		FILE *f = buf_fopen_regular(e.ca_file, &why);
+
+		if (!f)
+			return errbuf_set(err, "in-cluster CA: %s", why.msg);
+		fclose(f);
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return errbuf_set(err, "out of memory");

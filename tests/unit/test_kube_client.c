@@ -1189,6 +1189,48 @@ static void test_exec_stderr_bounded_and_escaped(void **state)
 	buf_free(&lc.text);
 }
 
+/* A FIFO with no writer as a file the client reads: refused at once (a
+ * blocked open would hang this test), with the file's name. */
+static void test_fifo_files_refused(void **state)
+{
+	struct kube_config manual;
+	struct kube_client *c;
+	struct kube_response r;
+	struct errbuf err = {""};
+	char fifo[512];
+
+	(void)state;
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	memset(&manual, 0, sizeof(manual));
+	manual.server = "http://127.0.0.1:1";
+	/* the token file: read on the first request */
+	manual.token_file = fifo;
+	c = kube_client_new(&manual, NULL, &err);
+	assert_non_null(c);
+	assert_int_equal(kube_request(c, "GET", "/api", NULL, NULL, 0, &r, &err), -1);
+	kube_response_free(&r);
+	assert_non_null(strstr(err.msg, "token file"));
+	assert_non_null(strstr(err.msg, fifo));
+	assert_non_null(strstr(err.msg, "not a regular file"));
+	kube_client_free(c);
+	manual.token_file = NULL;
+	/* the TLS files libcurl would open on every connection */
+	manual.ca_file = fifo;
+	assert_null(kube_client_new(&manual, NULL, &err));
+	assert_non_null(strstr(err.msg, "certificate-authority"));
+	assert_non_null(strstr(err.msg, fifo));
+	assert_non_null(strstr(err.msg, "not a regular file"));
+	manual.ca_file = NULL;
+	manual.cert_file = fifo;
+	manual.key_file = fifo;
+	assert_null(kube_client_new(&manual, NULL, &err));
+	assert_non_null(strstr(err.msg, "client-certificate"));
+	assert_non_null(strstr(err.msg, "not a regular file"));
+	unlink(fifo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1213,6 +1255,7 @@ int main(void)
 		cmocka_unit_test(test_token_with_control_characters_refused),
 		cmocka_unit_test(test_server_userinfo_redacted),
 		cmocka_unit_test(test_exec_stderr_bounded_and_escaped),
+		cmocka_unit_test(test_fifo_files_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -490,6 +490,49 @@ static void test_incluster(void **state)
 	assert_non_null(strstr(err.msg, "service-account token"));
 }
 
+/* A FIFO with no writer as kubeconfig, or as an in-cluster file: refused at
+ * once (a blocked open would hang this test), with the file's name. */
+static void test_fifo_files_refused(void **state)
+{
+	struct kube_incluster_env env = {0};
+	struct kube_config *c = NULL;
+	struct errbuf err = {""};
+	char fifo[512], tok[512], ca[512];
+
+	(void)state;
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(kubeconfig_load(fifo, "x", &c, &err), -1);
+	assert_null(c);
+	assert_non_null(strstr(err.msg, fifo));
+	assert_non_null(strstr(err.msg, "not a regular file"));
+
+	snprintf(tok, sizeof(tok), "%s/token", tmpdir);
+	snprintf(ca, sizeof(ca), "%s/ca.crt", tmpdir);
+	write_file(tmpdir, "token", "sa-token-value\n");
+	write_file(tmpdir, "ca.crt", "CA");
+	env.host = "10.96.0.1";
+	env.port = "443";
+	env.ns_file = fifo; /* optional, but must not block either */
+	env.token_file = fifo;
+	env.ca_file = ca;
+	assert_int_equal(kube_config_incluster(&env, &c, &err), -1);
+	assert_non_null(strstr(err.msg, "service-account token"));
+	assert_non_null(strstr(err.msg, "not a regular file"));
+	env.token_file = tok;
+	env.ca_file = fifo;
+	assert_int_equal(kube_config_incluster(&env, &c, &err), -1);
+	assert_non_null(strstr(err.msg, "in-cluster CA"));
+	assert_non_null(strstr(err.msg, fifo));
+	assert_non_null(strstr(err.msg, "not a regular file"));
+	env.ca_file = ca;
+	assert_int_equal(kube_config_incluster(&env, &c, &err), 0);
+	assert_null(c->namespace); /* the FIFO namespace file is skipped */
+	kube_config_free(c);
+	unlink(fifo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_base64),
 		cmocka_unit_test(test_load_several_files),
 		cmocka_unit_test(test_incluster),
+		cmocka_unit_test(test_fifo_files_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
