@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "model.h"
 #include "quantity.h"
 
@@ -213,11 +214,45 @@ void decision_to_json(const struct decision *d, struct buf *b)
 	buf_puts(b, "}\n");
 }
 
-static int width_of(const char *s, int min)
+/*
+ * Text for a person's terminal: every string from the state or the policy
+ * (a node name, a reason, a policy message) is escaped as the log escapes
+ * it (control characters, bytes that are not UTF-8), so none can forge
+ * lines or send terminal escapes. put_esc() appends 's' escaped, padded
+ * with spaces to 'width' columns ('b' NULL: only measures; 's' NULL: "") and
+ * returns the escaped length; esc_width() is the wider of that length
+ * (at most 4096) and 'min'.
+ */
+static size_t put_esc(struct buf *b, const char *s, int width)
 {
-	int n = (int)strlen(s);
+	char small[1024], *o;
+	size_t n, cap, len;
 
-	return n > min ? n : min;
+	if (!s)
+		s = "";
+	n = strlen(s);
+	cap = 4 * n + 1;
+	o = cap <= sizeof(small) ? small : malloc(cap);
+	if (!o) {
+		if (b)
+			b->oom = 1;
+		return 0;
+	}
+	len = log_escape(s, n, o, cap);
+	if (b)
+		buf_append(b, o, len);
+	if (o != small)
+		free(o);
+	for (n = len; b && width > 0 && n < (size_t)width; n++)
+		buf_append(b, " ", 1);
+	return len;
+}
+
+static int esc_width(const char *s, int min)
+{
+	size_t n = put_esc(NULL, s, 0);
+
+	return n > (size_t)min ? (int)(n > 4096 ? 4096 : n) : min;
 }
 
 void decision_to_text(const struct decision *d, const struct snapshot *s, struct buf *b)
@@ -230,31 +265,43 @@ void decision_to_text(const struct decision *d, const struct snapshot *s, struct
 	model_format_time(s->now, ts, sizeof(ts));
 	buf_printf(b, "cluster at %s: %zu nodes, %zu pods, %zu pending, %zu node groups\n", ts,
 		   s->n_nodes, s->n_pods, s->n_pending, s->n_groups);
-	if (!d->ok)
-		buf_printf(b, "\npolicy failed, no actions: %s\n", d->error);
+	if (!d->ok) {
+		buf_puts(b, "\npolicy failed, no actions: ");
+		put_esc(b, d->error, 0);
+		buf_puts(b, "\n");
+	}
 
 	for (i = 0; i < p->n_actions; i++) {
 		action_describe(&p->actions[i], desc, sizeof(desc));
-		w = width_of(desc, w);
+		w = esc_width(desc, w);
 	}
 	for (i = 0; i < d->verdict.n_rejected; i++) {
 		action_describe(&d->verdict.rejected[i].action, desc, sizeof(desc));
-		w = width_of(desc, w);
+		w = esc_width(desc, w);
 	}
 	buf_printf(b, "\nplan: %zu action%s\n", p->n_actions, p->n_actions == 1 ? "" : "s");
 	for (i = 0; i < p->n_actions; i++) {
 		const struct action *a = &p->actions[i];
 
 		action_describe(a, desc, sizeof(desc));
-		buf_printf(b, "  %-*s  %s", w, desc, a->reason);
-		if (a->where && a->where[0])
-			buf_printf(b, "  [%s]", a->where);
+		buf_puts(b, "  ");
+		put_esc(b, desc, w);
+		buf_puts(b, "  ");
+		put_esc(b, a->reason, 0);
+		if (a->where && a->where[0]) {
+			buf_puts(b, "  [");
+			put_esc(b, a->where, 0);
+			buf_puts(b, "]");
+		}
 		buf_puts(b, "\n");
 	}
 	if (p->n_messages) {
 		buf_puts(b, "\npolicy log:\n");
-		for (i = 0; i < p->n_messages; i++)
-			buf_printf(b, "  %s\n", p->messages[i]);
+		for (i = 0; i < p->n_messages; i++) {
+			buf_puts(b, "  ");
+			put_esc(b, p->messages[i], 0);
+			buf_puts(b, "\n");
+		}
 	}
 	buf_printf(b, "\nrejected: %zu action%s\n", d->verdict.n_rejected,
 		   d->verdict.n_rejected == 1 ? "" : "s");
@@ -262,21 +309,32 @@ void decision_to_text(const struct decision *d, const struct snapshot *s, struct
 		const struct rejection *r = &d->verdict.rejected[i];
 
 		action_describe(&r->action, desc, sizeof(desc));
-		buf_printf(b, "  %-*s  %s (asked: %s)\n", w, desc, r->why, r->action.reason);
+		buf_puts(b, "  ");
+		put_esc(b, desc, w);
+		buf_puts(b, "  ");
+		put_esc(b, r->why, 0);
+		buf_puts(b, " (asked: ");
+		put_esc(b, r->action.reason, 0);
+		buf_puts(b, ")\n");
 	}
 	if (!d->n_nodes)
 		return;
 	for (i = 0; i < d->n_nodes; i++) {
-		wn = width_of(d->nodes[i].name, wn);
-		wg = width_of(d->nodes[i].group ? d->nodes[i].group : "-", wg);
+		wn = esc_width(d->nodes[i].name, wn);
+		wg = esc_width(d->nodes[i].group ? d->nodes[i].group : "-", wg);
 	}
 	buf_printf(b, "\nnodes:\n  %-*s  %-*s  %5s  %5s  %-9s  %s\n", wn, "NAME", wg, "GROUP",
 		   "CPU", "MEM", "REMOVABLE", "WHY");
 	for (i = 0; i < d->n_nodes; i++) {
 		const struct node_report *r = &d->nodes[i];
 
-		buf_printf(b, "  %-*s  %-*s  %4.0f%%  %4.0f%%  %-9s  %s\n", wn, r->name, wg,
-			   r->group ? r->group : "-", r->cpu * 100.0, r->memory * 100.0,
-			   r->removable ? "yes" : "no", r->why);
+		buf_puts(b, "  ");
+		put_esc(b, r->name, wn);
+		buf_puts(b, "  ");
+		put_esc(b, r->group ? r->group : "-", wg);
+		buf_printf(b, "  %4.0f%%  %4.0f%%  %-9s  ", r->cpu * 100.0, r->memory * 100.0,
+			   r->removable ? "yes" : "no");
+		put_esc(b, r->why, 0);
+		buf_puts(b, "\n");
 	}
 }

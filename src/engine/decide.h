@@ -62,7 +62,9 @@ void decision_free(struct decision *d);
  * plus "error" when the policy failed. */
 void decision_to_json(const struct decision *d, struct buf *b);
 
-/* The same for a person, aligned columns. */
+/* The same for a person, aligned columns. Names, reasons and messages are
+ * escaped as the log escapes them (log_escape): one line per entry, no
+ * terminal escapes. */
 void decision_to_text(const struct decision *d, const struct snapshot *s,
 		      struct buf *b);
 

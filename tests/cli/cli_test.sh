@@ -131,6 +131,17 @@ if run "$t" 0 "$BIN" decide --config $CFG --state "$TMP/badutf8.json" --now $NOW
    lua5.4 -e "local f = io.open('$TMP/out'); local s = f:read('a'); f:close(); assert(utf8.len(s), 'not UTF-8')" 2>>"$TMP/err" &&
    json_check "r.nodes[1].name == 'w\u{fffd}\u{fffd}-\u{fffd}'"; then ok "$t"; else not_ok "$t"; fi
 
+t="decide's text output escapes names, reasons and policy messages: no forged lines, no terminal escapes"
+printf '{"kind":"List","items":[{"kind":"Node","metadata":{"name":"w\\u001b[2J\\nnodes: forged\xff"},"status":{"allocatable":{"cpu":"4","memory":"16Gi","pods":"110"}}}]}' > "$TMP/ctl.json"
+printf 'local P = {}\nfunction P.reconcile()\n  return {actions = {{type = "scale_up", group = "workers", count = 1, reason = "more\\27[31m\\nplan: 9 actions"}},\n          messages = {"note\\r\\nrejected: 9 actions\\27]0;title\\7"}}\nend\nreturn P\n' > "$TMP/ctl.lua"
+if run "$t" 0 "$BIN" decide --config $CFG --state "$TMP/ctl.json" --now $NOW --policy "$TMP/ctl.lua" &&
+   has out 'w\x1b[2J\nnodes: forged\xff  -' && has out 'scale_up workers +1  more\x1b[31m\nplan: 9 actions' &&
+   has out '  note\r\nrejected: 9 actions\x1b]0;title\x07' &&
+   [ "$(grep -c '^plan: \|^rejected: \|^nodes:' "$TMP/out")" -eq 3 ] &&
+   ! grep -q "$(printf '[\033\r\a]')" "$TMP/out" &&
+   lua5.4 -e "local f = io.open('$TMP/out'); local s = f:read('a'); f:close(); assert(utf8.len(s), 'not UTF-8')" 2>>"$TMP/err"
+then ok "$t"; else not_ok "$t"; fi
+
 t="\\u0000 in a name is refused, naming the item"
 printf '{"kind":"List","items":[{"kind":"Node","metadata":{"name":"workers-1\\u0000evil"},"status":{"allocatable":{"cpu":"4","memory":"16Gi"}}}]}' > "$TMP/nul.json"
 if run "$t" 2 "$BIN" decide --config $CFG --state "$TMP/nul.json" --now $NOW &&
