@@ -139,13 +139,16 @@ fi
 
 # ---- startup: a policy whose top level runs long ----
 # Loading the policy runs its top level; this one loops until its budget
-# (far more instructions and CPU time than the bound). SIGTERM during the
-# load ends it: the process exits 0 without reading the cluster.
-t="SIGTERM while the policy's top level runs at startup: exits 0 within ${EXIT_BOUND}s"
+# (far more instructions and CPU time than the bound). A SIGHUP during the
+# load is taken (and remembered); SIGTERM ends the load: the process exits
+# 0 without reading the cluster.
+t="SIGHUP, then SIGTERM, while the policy's top level runs at startup: exits 0 within ${EXIT_BOUND}s"
 printf '%s\n' 'local x = 0 while true do x = x + 1 end' 'return {}' >"$TMP/slowload.lua"
 if start_sim slowload && write_config slowload "$TMP/slowload.lua" &&
    start_run slowload LUASCALE_POLICY_INSTRUCTIONS=100000000000 LUASCALE_POLICY_TIMEOUT=1h &&
    until_true 20 grep -qs "loading the policy" "$TMP/slowload-run.log" &&
+   kill -HUP "$RUN_PID" &&
+   until_true 20 grep -qs "SIGHUP while starting: the policy will be reloaded" "$TMP/slowload-run.log" &&
    kill -TERM "$RUN_PID" && until_true "$EXIT_BOUND" gone "$RUN_PID"; then
   wait "$RUN_PID" 2>/dev/null
   st=$?
