@@ -3,7 +3,8 @@
  * sched.c. Nodes and pods are userdata that read the snapshot's C structs
  * on access (nothing is built for 150,000 pods up front); every table the
  * policy gets is a read-only proxy. Owns the mapping from those objects back
- * to snapshot indices; the scheduling arithmetic itself is sched.c's.
+ * to snapshot indices, and what each helper is charged to the instruction
+ * budget for its work; the scheduling arithmetic itself is sched.c's.
  */
 #include "policy/view.h"
 
