@@ -616,6 +616,7 @@ static long loop_stops(const struct snapshot *s, const char *setup, const char *
 	long loops;
 
 	assert_non_null(sb);
+	view_register_native(sb);
 	L = sandbox_state(sb);
 	snprintf(src, sizeof(src), "loops = 0\nreturn function(cluster)\n%s\nwhile true do\n"
 		 "loops = loops + 1\n%s\nend\nend\n", setup, body);
@@ -663,6 +664,9 @@ static void test_view_helpers_charged(void **state)
 	loop_stops(s, "local n = cluster.nodes[1]", "local c = n.pod_count", 2000);
 	/* a name of 4 MiB hashed at each lookup */
 	loop_stops(s, "local name = string.rep('n', 4 << 20)", "cluster:node(name)", 10);
+	/* a quantity of 4 MiB parsed */
+	loop_stops(s, "local n = require 'luascale.native' local q = string.rep('1', 4 << 20)",
+		   "pcall(n.cpu, q)", 10);
 	snapshot_free(s);
 }
 
