@@ -1087,16 +1087,25 @@ static double selector_size(const struct label_selector *sel)
 	return n;
 }
 
-/*
- * An upper bound of sched_drainable()'s work: every pod of the node
- * checked against the protected selector and every PDB, then every pod to
- * move (the node's, and with move_excluded the excluded nodes') sorted
- * and tried against every node, each node's room computed once.
- */
-static double drain_work(const struct view *v, size_t node, const struct drain_opts *o)
+/* An upper bound of sched_node_blockers()' work: every pod of the node
+ * checked against the protected selector and every PDB. */
+static double blockers_work(const struct view *v, size_t node, const struct drain_opts *o)
+{
+	const struct node *nd = &v->snap->nodes[node];
+	double per_label = 1 + selector_size(o->protected_pods) + v->pdb_sum, work = 0;
+	size_t i;
+
+	for (i = 0; i < nd->n_pods; i++)
+		work += ((double)v->snap->pods[nd->pods[i]].labels.n + 1) * per_label;
+	return work;
+}
+
+/* An upper bound of the rest of sched_drainable()'s work: every pod to move
+ * (the node's, and with move_excluded the excluded nodes') sorted and
+ * tried against every node, each node's room computed once. */
+static double moves_work(const struct view *v, size_t node, const struct drain_opts *o)
 {
 	const struct snapshot *s = v->snap;
-	double per_label = 1 + selector_size(o->protected_pods) + v->pdb_sum;
 	double work = v->room_sum, moved = 0;
 	size_t k, i;
 
@@ -1108,8 +1117,6 @@ static double drain_work(const struct view *v, size_t node, const struct drain_o
 		for (i = 0; i < nd->n_pods; i++) {
 			const struct pod *p = &s->pods[nd->pods[i]];
 
-			if (k == node)
-				work += ((double)p->labels.n + 1) * per_label;
 			if (!sched_pod_evictable(p))
 				continue;
 			work += match_all_work(v, p);
@@ -1147,8 +1154,14 @@ static int l_drainable(lua_State *L)
 		o.excluded = excluded;
 		o.move_excluded = true; /* their pods need room as well */
 	}
-	sandbox_charge(L, drain_work(v, node, &o));
-	ok = sched_drainable(s, node, &o, why, sizeof(why));
+	/* a node kept by one of its pods costs only that check: the moves,
+	 * by far the larger part, are charged once they are to be tried */
+	sandbox_charge(L, blockers_work(v, node, &o));
+	ok = sched_node_blockers(s, node, &o, why, sizeof(why));
+	if (ok) {
+		sandbox_charge(L, blockers_work(v, node, &o) + moves_work(v, node, &o));
+		ok = sched_drainable(s, node, &o, why, sizeof(why));
+	}
 	lua_pushboolean(L, ok);
 	if (ok)
 		return 1;

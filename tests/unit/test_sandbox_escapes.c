@@ -2,7 +2,8 @@
  * Every known way out of the policy sandbox's limits, one test per class:
  * coroutines whose hooks Lua drops (__close in wrap, close, nested, error
  * paths), library functions whose C work the budget did not charge (float
- * arguments, numeric strings, decoding, parsing, quoting, collecting),
+ * arguments, numeric strings, decoding, parsing, quoting, collecting), the
+ * cluster view's helpers (pack, place, drainable, fits, lookups by name),
  * long string comparisons left to the CPU-time deadline, the cancel flag,
  * and limits hit while loading. Each policy here would run for hours
  * without its limit; each must end quickly with an error naming file:line.
