@@ -186,7 +186,9 @@ Engine.__index = Engine
 --   t.engine{ policy = PATH, groups = { t.group{...} }, params = {...},
 --             safety = { max_nodes_total = 0, max_scale_down_per_round = 1,
 --                        protected_pod_selector = "" },
---             limits = { instructions = N, memory = "64Mi" } }
+--             limits = { instructions = N, memory = "64Mi", timeout = "2s" } }
+-- (the config's policy.instructions, policy.memory and policy.timeout: the
+-- budget, the heap cap and the CPU-time deadline of each call)
 -- Returns the engine, or raises with the config or policy error.
 function T.engine(o)
   assert(o.policy, "t.engine: policy is required")
@@ -198,6 +200,7 @@ function T.engine(o)
   if o.limits then
     config.policy.instructions = o.limits.instructions
     config.policy.memory = o.limits.memory
+    config.policy.timeout = o.limits.timeout
   end
   if o.safety and next(o.safety) then config.safety = o.safety end
   local e, err = core.engine{ config = cjson.encode(config) }

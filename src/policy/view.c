@@ -3,7 +3,8 @@
  * sched.c. Nodes and pods are userdata that read the snapshot's C structs
  * on access (nothing is built for 150,000 pods up front); every table the
  * policy gets is a read-only proxy. Owns the mapping from those objects back
- * to snapshot indices; the scheduling arithmetic itself is sched.c's.
+ * to snapshot indices, and what each helper is charged to the instruction
+ * budget for its work; the scheduling arithmetic itself is sched.c's.
  */
 #include "policy/view.h"
 
@@ -33,6 +34,14 @@ struct view {
 	const struct snapshot *snap;
 	const struct drain_opts *dopts;
 	uint32_t gen; /* which reconcile: objects of older ones are refused */
+	/* sizes of the whole snapshot, summed when the view is built, from
+	 * which the helpers' work is estimated before they do it (see
+	 * "charging" below) */
+	double label_sum;  /* labels of every node, plus one a node */
+	double taint_sum;  /* taints of every node */
+	double ext_sum;    /* extended resources of every node, plus one a node */
+	double room_sum;   /* work of computing every node's free room */
+	double pdb_sum;    /* requirements of every PDB, plus one a PDB */
 };
 
 /* A node or pod object: an index into the snapshot of reconcile 'gen'.
@@ -204,6 +213,93 @@ static double fraction(int64_t used, int64_t total)
 	return total > 0 ? (double)used / (double)total : 0.0;
 }
 
+/* ---- charging ----
+ *
+ * The helpers below do in C what would take a policy many instructions:
+ * cluster:pack of all the pending pods does pods x bins checks for one
+ * call. Each is charged to the instruction budget (sandbox_charge) before
+ * it works, by an upper bound of its work computed from its inputs and
+ * the snapshot's sizes: one instruction per check of a pod against a
+ * node, a bin or a template, plus one per label compared by a selector,
+ * per toleration tried against a taint, per extended resource looked up.
+ * Charging before working means the budget error comes before the work,
+ * and that nothing C-allocated is held when it is raised.
+ */
+
+/* Requirements of a pod's node selector and required affinity (each
+ * compared against a node's labels, one label at a time). */
+static double pod_selector_size(const struct pod *p)
+{
+	double n = (double)p->node_selector.n;
+	size_t i, j;
+
+	for (i = 0; i < p->affinity.n_terms; i++) {
+		const struct node_selector_term *t = &p->affinity.terms[i];
+
+		n += 1 + (double)t->n_fields;
+		for (j = 0; j < t->n_exprs; j++)
+			n += 1 + (double)t->exprs[j].n_values;
+	}
+	return n;
+}
+
+/* Checking pod 'p' against one node or template of 'labels' labels,
+ * 'taints' taints and 'ext' extended resources. */
+static double match_work(const struct pod *p, size_t labels, size_t taints, size_t ext)
+{
+	return 1 + pod_selector_size(p) * (double)(labels + 1) +
+	       (double)(p->n_tolerations + 1) * (double)taints +
+	       (double)p->requests.n_ext * (double)(ext + 1);
+}
+
+/* Checking pod 'p' against every node of the snapshot. */
+static double match_all_work(const struct view *v, const struct pod *p)
+{
+	return (double)v->snap->n_nodes + pod_selector_size(p) * v->label_sum +
+	       (double)(p->n_tolerations + 1) * v->taint_sum +
+	       (double)p->requests.n_ext * v->ext_sum;
+}
+
+/* Sorting n items: n log2 n comparisons. */
+static double sort_work(double n)
+{
+	return n > 1 ? n * log2(n) : 0;
+}
+
+/* Work of room_of_node() on node 'nd'. */
+static double room_work(const struct node *nd)
+{
+	double e = (double)(nd->allocatable.n_ext + nd->requested.n_ext);
+
+	return 1 + e * e;
+}
+
+/* A string argument the snapshot looks up (hashes and compares). */
+static void charge_name(lua_State *L, size_t len)
+{
+	if (len > 64)
+		sandbox_charge(L, (double)len / 4);
+}
+
+/* Sums the snapshot's sizes the charges are computed from. */
+static void measure_snapshot(struct view *v)
+{
+	const struct snapshot *s = v->snap;
+	size_t i;
+
+	v->label_sum = v->taint_sum = v->ext_sum = v->room_sum = v->pdb_sum = 0;
+	for (i = 0; i < s->n_nodes; i++) {
+		const struct node *nd = &s->nodes[i];
+
+		v->label_sum += (double)nd->labels.n + 1;
+		v->taint_sum += (double)nd->n_taints;
+		v->ext_sum += (double)nd->allocatable.n_ext + 1;
+		v->room_sum += room_work(nd);
+	}
+	for (i = 0; i < s->n_pdbs; i++)
+		v->pdb_sum += (double)s->pdbs[i].selector.n + 1;
+}
+
 /* ---- node and pod objects ---- */
 
 enum node_field {
@@ -344,6 +440,7 @@ static void push_node_field(lua_State *L, const struct snapshot *s, size_t idx, 
 	case NF_AGE: lua_pushinteger(L, (lua_Integer)(s->now - n->created)); return;
 	case NF_PROVIDER_ID: lua_pushstring(L, n->provider_id); return;
 	case NF_POD_COUNT:
+		sandbox_charge(L, (double)n->n_pods);
 		for (i = 0; i < n->n_pods; i++)
 			if (!pod_finished(&s->pods[n->pods[i]]))
 				live++;
@@ -570,7 +667,10 @@ static void push_pod(lua_State *L, const struct snapshot *s, uint32_t idx)
 static size_t check_node(lua_State *L, const struct snapshot *s, int arg)
 {
 	if (lua_type(L, arg) == LUA_TSTRING) {
-		int32_t i = snapshot_find_node(s, lua_tostring(L, arg));
+		int32_t i;
+
+		charge_name(L, lua_rawlen(L, arg));
+		i = snapshot_find_node(s, lua_tostring(L, arg));
 
 		if (i < 0)
 			luaL_error(L, "no node named \"%s\"", lua_tostring(L, arg));
@@ -590,6 +690,7 @@ static int32_t to_group(lua_State *L, const struct snapshot *s, int arg)
 	int32_t g = -1;
 
 	if (lua_type(L, arg) == LUA_TSTRING) {
+		charge_name(L, lua_rawlen(L, arg));
 		g = snapshot_find_group(s, lua_tostring(L, arg));
 		if (g < 0)
 			luaL_error(L, "no node group named \"%s\"", lua_tostring(L, arg));
@@ -653,6 +754,8 @@ static enum sched_fit fits_node_ignoring(lua_State *L, const struct snapshot *s,
 	lua_pop(L, 1);
 	kept = lua_newuserdatauv(L, (nd->n_taints ? nd->n_taints : 1) * sizeof(*kept), 0);
 	lua_getfield(L, opts, "ignore_taints");
+	if (lua_istable(L, -1))
+		sandbox_charge(L, (double)nd->n_taints * ((double)lua_rawlen(L, -1) + 1));
 	for (i = 0; i < nd->n_taints; i++) {
 		bool ignored = false;
 
@@ -688,15 +791,26 @@ static int l_fits(lua_State *L)
 	size_t pod = check_pod(L, 2);
 	char detail[256] = "";
 	enum sched_fit f;
+	const struct pod *p = &s->pods[pod];
 	int32_t g = to_group(L, s, 3);
 
-	if (g >= 0)
-		f = sched_fits_template(&s->pods[pod], &s->groups[g], detail, sizeof(detail));
-	else if (lua_istable(L, 4))
-		f = fits_node_ignoring(L, s, &s->pods[pod], check_node(L, s, 3), 4, detail,
-				       sizeof(detail));
-	else
-		f = sched_fits_node(s, &s->pods[pod], check_node(L, s, 3), detail, sizeof(detail));
+	if (g >= 0) {
+		const struct node_template *t = &s->groups[g].tmpl;
+
+		sandbox_charge(L, match_work(p, t->labels.n, t->n_taints, t->allocatable.n_ext));
+		f = sched_fits_template(p, &s->groups[g], detail, sizeof(detail));
+	} else {
+		size_t n = check_node(L, s, 3);
+		const struct node *nd = &s->nodes[n];
+
+		sandbox_charge(L, match_work(p, nd->labels.n, nd->n_taints,
+					     nd->allocatable.n_ext + nd->requested.n_ext) +
+				  room_work(nd));
+		if (lua_istable(L, 4))
+			f = fits_node_ignoring(L, s, p, n, 4, detail, sizeof(detail));
+		else
+			f = sched_fits_node(s, p, n, detail, sizeof(detail));
+	}
 	lua_pushboolean(L, f == SCHED_FITS);
 	if (f == SCHED_FITS)
 		return 1;
@@ -708,6 +822,60 @@ static void check_list(lua_State *L, int arg)
 {
 	if (!lua_istable(L, arg) && !luaL_testudata(L, arg, FROZEN_MT))
 		luaL_argerror(L, arg, "expected a list");
+}
+
+/* The share of a template's room one pod takes in one resource, 0..1
+ * (1 when it does not fit an empty template node at all). */
+static double share_of(int64_t want, int64_t have)
+{
+	if (want <= 0)
+		return 0;
+	if (have <= 0 || want >= have)
+		return 1;
+	return (double)want / (double)have;
+}
+
+/*
+ * An upper bound of sched_pack_upcoming()'s work: each pod checked against
+ * the template, sorted, then tried against the bins in order up to the
+ * first that takes it. Non-empty bins come first and an empty bin takes
+ * any pod that fits the template, so a pod tries at most B + 1 bins, B
+ * the bins that end up non-empty. For any two of those, the first pod
+ * put in the later one did not fit the earlier one: in some resource the
+ * two hold more than a template node, so B - 1 < 2 * the sum of every
+ * pod's shares of the template (cpu, memory, ephemeral storage, pod slots,
+ * extended resources). Bounded by the pods, too.
+ */
+static double pack_work(const struct snapshot *s, const uint32_t *idx, size_t n, size_t group,
+			int max_new, int upcoming)
+{
+	const struct node_group *g = &s->groups[group];
+	const struct node_template *t = &g->tmpl;
+	const struct resources *a = &t->allocatable;
+	double work = 0, shares = 0, per_try = 0, bins, opened;
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		const struct pod *p = &s->pods[idx[i]];
+		const struct resources *r = &p->requests;
+
+		work += match_work(p, t->labels.n, t->n_taints, a->n_ext);
+		shares += share_of(r->cpu_m, a->cpu_m) + share_of(r->memory, a->memory) +
+			  share_of(r->ephemeral, a->ephemeral) + share_of(1, a->pods);
+		for (j = 0; j < r->n_ext; j++)
+			shares += share_of(r->ext[j].value, resources_ext(a, r->ext[j].name));
+		per_try += 1 + (double)r->n_ext * ((double)a->n_ext + 1);
+	}
+	if (upcoming < 0)
+		upcoming = g->target > g->current ? (int)(g->target - g->current) : 0;
+	bins = floor(2 * shares) + 1;
+	if (bins > (double)n)
+		bins = (double)n;
+	opened = (double)upcoming + (max_new >= 0 && (double)max_new < bins ? max_new : bins);
+	if (bins > opened)
+		bins = opened;
+	return work + sort_work((double)n) + (double)upcoming * ((double)a->n_ext + 1) +
+	       per_try * (bins + 1);
 }
 
 /* cluster:pack(pods, group [, max_new [, {upcoming = N}]]) -> result table */
@@ -749,6 +917,7 @@ static int l_pack(lua_State *L)
 	n = luaL_len(L, 2);
 	if (n < 0 || n > (lua_Integer)s->n_pods)
 		return luaL_argerror(L, 2, "more pods than the cluster has");
+	sandbox_charge(L, 2 * (double)n); /* reading the list, listing the unplaced */
 	idx = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*idx), 0);
 	/* Lua owns the result's copy: building the tables below may raise
 	 * (memory, an __index of 'pods'), which must not leak the C result */
@@ -758,6 +927,7 @@ static int l_pack(lua_State *L)
 		idx[i - 1] = (uint32_t)check_pod(L, lua_gettop(L));
 		lua_pop(L, 1);
 	}
+	sandbox_charge(L, pack_work(s, idx, (size_t)n, (size_t)g, max_new, upcoming));
 	if (sched_pack_upcoming(s, idx, (size_t)n, (size_t)g, max_new, upcoming, &r, &err) < 0)
 		return luaL_error(L, "pack: %s", err.msg);
 	if (n)
@@ -832,6 +1002,7 @@ static int l_place(lua_State *L)
 	n = luaL_len(L, 2);
 	if (n < 0 || n > (lua_Integer)s->n_pods)
 		return luaL_argerror(L, 2, "more pods than the cluster has");
+	sandbox_charge(L, 2 * (double)n); /* reading the list, the result */
 	items = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*items), 0);
 	dest = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*dest), 0);
 	rooms = lua_newuserdatauv(L, (s->n_nodes ? s->n_nodes : 1) * sizeof(*rooms), 0);
@@ -848,6 +1019,14 @@ static int l_place(lua_State *L)
 				   s->pods[p].requests.memory / (1 << 20);
 		items[i - 1].arg_index = i;
 		dest[i - 1] = -1;
+	}
+	{
+		/* each pod may try every node; each node's room is computed once */
+		double work = sort_work((double)n) + v->room_sum;
+
+		for (i = 0; i < n; i++)
+			work += match_all_work(v, &s->pods[items[i].pod]);
+		sandbox_charge(L, work);
 	}
 	qsort(items, (size_t)n, sizeof(*items), place_cmp);
 	/* rooms are C memory: no Lua call may raise until they are freed */
@@ -897,6 +1076,56 @@ static int l_place(lua_State *L)
 	return 1;
 }
 
+/* Requirements of a label selector, each compared label by label. */
+static double selector_size(const struct label_selector *sel)
+{
+	double n = 0;
+	size_t i;
+
+	for (i = 0; sel && i < sel->n; i++)
+		n += 1 + (double)sel->reqs[i].n_values;
+	return n;
+}
+
+/* An upper bound of sched_node_blockers()' work: every pod of the node
+ * checked against the protected selector and every PDB. */
+static double blockers_work(const struct view *v, size_t node, const struct drain_opts *o)
+{
+	const struct node *nd = &v->snap->nodes[node];
+	double per_label = 1 + selector_size(o->protected_pods) + v->pdb_sum, work = 0;
+	size_t i;
+
+	for (i = 0; i < nd->n_pods; i++)
+		work += ((double)v->snap->pods[nd->pods[i]].labels.n + 1) * per_label;
+	return work;
+}
+
+/* An upper bound of the rest of sched_drainable()'s work: every pod to move
+ * (the node's, and with move_excluded the excluded nodes') sorted and
+ * tried against every node, each node's room computed once. */
+static double moves_work(const struct view *v, size_t node, const struct drain_opts *o)
+{
+	const struct snapshot *s = v->snap;
+	double work = v->room_sum, moved = 0;
+	size_t k, i;
+
+	for (k = 0; k < s->n_nodes; k++) {
+		const struct node *nd = &s->nodes[k];
+
+		if (k != node && !(o->move_excluded && o->excluded && o->excluded[k]))
+			continue;
+		for (i = 0; i < nd->n_pods; i++) {
+			const struct pod *p = &s->pods[nd->pods[i]];
+
+			if (!sched_pod_evictable(p))
+				continue;
+			work += match_all_work(v, p);
+			moved++;
+		}
+	}
+	return work + sort_work(moved);
+}
+
 /* cluster:drainable(node [, {exclude = {node, ...}}]) -> bool, why */
 static int l_drainable(lua_State *L)
 {
@@ -914,6 +1143,7 @@ static int l_drainable(lua_State *L)
 
 		check_list(L, ex);
 		n = luaL_len(L, ex);
+		sandbox_charge(L, (double)n + (double)s->n_nodes);
 		excluded = lua_newuserdatauv(L, s->n_nodes ? s->n_nodes : 1, 0);
 		memset(excluded, 0, s->n_nodes ? s->n_nodes : 1);
 		for (i = 1; i <= n; i++) {
@@ -924,7 +1154,14 @@ static int l_drainable(lua_State *L)
 		o.excluded = excluded;
 		o.move_excluded = true; /* their pods need room as well */
 	}
-	ok = sched_drainable(s, node, &o, why, sizeof(why));
+	/* a node kept by one of its pods costs only that check: the moves,
+	 * by far the larger part, are charged once they are to be tried */
+	sandbox_charge(L, blockers_work(v, node, &o));
+	ok = sched_node_blockers(s, node, &o, why, sizeof(why));
+	if (ok) {
+		sandbox_charge(L, blockers_work(v, node, &o) + moves_work(v, node, &o));
+		ok = sched_drainable(s, node, &o, why, sizeof(why));
+	}
 	lua_pushboolean(L, ok);
 	if (ok)
 		return 1;
@@ -936,8 +1173,12 @@ static int l_drainable(lua_State *L)
 static int l_node(lua_State *L)
 {
 	struct view *v = get_view(L);
-	int32_t i = snapshot_find_node(v->snap, luaL_checkstring(L, 2));
+	size_t len;
+	const char *name = luaL_checklstring(L, 2, &len);
+	int32_t i;
 
+	charge_name(L, len);
+	i = snapshot_find_node(v->snap, name);
 	if (i < 0)
 		return 0;
 	lua_getfield(L, LUA_REGISTRYINDEX, NODES_KEY);
@@ -951,6 +1192,7 @@ static int l_pdbs(lua_State *L)
 	struct view *v = get_view(L);
 	size_t i;
 
+	sandbox_charge(L, (double)v->snap->n_pdbs);
 	lua_createtable(L, (int)v->snap->n_pdbs, 0);
 	for (i = 0; i < v->snap->n_pdbs; i++) {
 		const struct pdb *b = &v->snap->pdbs[i];
@@ -1103,6 +1345,7 @@ int view_begin(struct sandbox *sb, const struct snapshot *s,
 	v->snap = s;
 	v->dopts = dopts;
 	v->gen++;
+	measure_snapshot(v);
 	if (sandbox_cpcall(sb, build_view, NULL, err) < 0) {
 		v->snap = NULL;
 		return -1;
@@ -1141,6 +1384,9 @@ static int n_where(lua_State *L)
 	int level;
 
 	for (level = 1; lua_getstack(L, level, &ar); level++) {
+		/* a deep recursion walks many frames: charged as it goes */
+		if (level % 64 == 0)
+			sandbox_charge(L, 64);
 		lua_getinfo(L, "Sl", &ar);
 		if (ar.currentline <= 0)
 			continue;
@@ -1154,6 +1400,12 @@ static int n_where(lua_State *L)
 	return 1;
 }
 
+/* Length of a string argument (0 for anything else: the check reports it). */
+static size_t text_len(lua_State *L, int arg)
+{
+	return lua_type(L, arg) == LUA_TSTRING ? lua_rawlen(L, arg) : 0;
+}
+
 static int n_cpu(lua_State *L)
 {
 	struct errbuf err;
@@ -1163,6 +1415,7 @@ static int n_cpu(lua_State *L)
 		lua_pushnumber(L, lua_tonumber(L, 1));
 		return 1;
 	}
+	charge_name(L, text_len(L, 1));
 	if (quantity_parse(luaL_checkstring(L, 1), QUANTITY_MILLI, &m, &err) < 0)
 		return luaL_error(L, "%s", err.msg);
 	lua_pushnumber(L, (double)m / 1000.0);
@@ -1178,6 +1431,7 @@ static int n_bytes(lua_State *L)
 		lua_pushvalue(L, 1);
 		return 1;
 	}
+	charge_name(L, text_len(L, 1));
 	if (quantity_parse(luaL_checkstring(L, 1), QUANTITY_UNIT, &v, &err) < 0)
 		return luaL_error(L, "%s", err.msg);
 	lua_pushinteger(L, (lua_Integer)v);
@@ -1192,6 +1446,7 @@ static int n_duration(lua_State *L)
 		lua_pushnumber(L, lua_tonumber(L, 1));
 		return 1;
 	}
+	charge_name(L, text_len(L, 1));
 	if (config_parse_duration(luaL_checkstring(L, 1), &ms) < 0)
 		return luaL_error(L, "invalid duration \"%s\" (expected e.g. \"90s\", \"10m\", \"1h30m\")",
 				  lua_tostring(L, 1));

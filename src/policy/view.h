@@ -1,7 +1,9 @@
 /*
  * view: the cluster as Lua tables for one reconcile — cluster.now, .nodes,
  * .pending, .groups — and the helpers backed by sched.c (fits, pack,
- * drainable). A node's pods are built only when the policy asks for them.
+ * drainable), each charged to the policy's instruction budget by an upper
+ * bound of its work before it runs. A node's pods are built only when the
+ * policy asks for them.
  * The view is valid for one call; afterwards its helpers refuse to run.
  */
 #ifndef LUASCALE_VIEW_H

@@ -135,3 +135,14 @@ describe("malformed and oversized plans", function()
     assert.no_actions(r)
   end)
 end)
+
+describe("the sandbox's limits in a spec", function()
+  it("passes limits.timeout to the sandbox as the CPU-time deadline", function()
+    local engine = t.engine{ policy = "fixtures/spins.lua",
+                             groups = { t.group{ name = "workers", max = 6 } },
+                             limits = { timeout = "50ms" } }
+    local r = engine:decide(cluster(), NOW)
+    assert.matches("spins.lua:6: policy exceeded its CPU time limit %(50ms%)", r.error)
+    assert.no_actions(r)
+  end)
+end)

@@ -2,7 +2,8 @@
  * Every known way out of the policy sandbox's limits, one test per class:
  * coroutines whose hooks Lua drops (__close in wrap, close, nested, error
  * paths), library functions whose C work the budget did not charge (float
- * arguments, numeric strings, decoding, parsing, quoting, collecting),
+ * arguments, numeric strings, decoding, parsing, quoting, collecting), the
+ * cluster view's helpers (pack, place, drainable, fits, lookups by name),
  * long string comparisons left to the CPU-time deadline, the cancel flag,
  * and limits hit while loading. Each policy here would run for hours
  * without its limit; each must end quickly with an error naming file:line.
@@ -26,6 +27,7 @@
 #include "model.h"
 #include "policy/host.h"
 #include "policy/sandbox.h"
+#include "policy/view.h"
 #include "sched.h"
 
 static char policy_file[64];
@@ -513,6 +515,162 @@ static void test_load_memory_names_file(void **state)
 	expect_named(err.msg, path, "policy exceeded its memory limit (64 MiB)");
 }
 
+/* ---- the cluster view's helpers ---- */
+
+/* Appends printf output to a growing malloc'd text. */
+static void cat(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+		va_end(ap);
+		assert_true(n >= 0);
+		if ((size_t)n < *cap - *len)
+			break;
+		*cap = (*cap + (size_t)n) * 2;
+		*buf = realloc(*buf, *cap);
+		assert_non_null(*buf);
+	}
+	*len += (size_t)n;
+}
+
+#define BIG_NODES 300
+#define BIG_PENDING 1000
+
+/*
+ * 300 nodes of group "workers" (4 cpu, 1 of it used by 10 pods each; n-0001
+ * has 20 taints, n-0000 2,000 more pods) and 1,000 pending pods of 3.5 cpu:
+ * they fit no node as it is, and each needs a template node of its own.
+ */
+static struct snapshot *big_snapshot(void)
+{
+	struct kv sel = {"luascale.io/node-group", "workers"};
+	struct node_group g;
+	struct snapshot *s = snapshot_new();
+	struct errbuf err;
+	size_t len = 0, cap = 1 << 20;
+	char *j = malloc(cap);
+	int n, p;
+
+	assert_non_null(j);
+	cat(&j, &len, &cap, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+	for (n = 0; n < BIG_NODES; n++) {
+		cat(&j, &len, &cap, "%s{\"kind\":\"Node\",\"metadata\":{\"name\":\"n-%04d\","
+			"\"labels\":{\"luascale.io/node-group\":\"workers\"}},\"spec\":{\"taints\":[",
+			n ? "," : "", n);
+		for (p = 0; n == 1 && p < 20; p++)
+			cat(&j, &len, &cap, "%s{\"key\":\"t%d\",\"effect\":\"NoSchedule\"}", p ? "," : "", p);
+		cat(&j, &len, &cap, "]},\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\","
+			"\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+	}
+	for (n = 0; n < BIG_NODES; n++)
+		for (p = 0; p < (n ? 10 : 2010); p++)
+			cat(&j, &len, &cap, ",{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"a\",\"name\":\"p-%d-%d\","
+				"\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"controller\":true}]},"
+				"\"spec\":{\"nodeName\":\"n-%04d\",\"containers\":[{\"name\":\"c\",\"resources\":"
+				"{\"requests\":{\"cpu\":\"%s\"}}}]},\"status\":{\"phase\":\"Running\"}}",
+				n, p, n, p < 10 ? "100m" : "0");
+	for (p = 0; p < BIG_PENDING; p++)
+		cat(&j, &len, &cap, ",{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"a\",\"name\":\"q-%d\","
+			"\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"controller\":true}]},"
+			"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"3500m\"}}}]},"
+			"\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+			"\"status\":\"False\",\"reason\":\"Unschedulable\"}]}}", p);
+	cat(&j, &len, &cap, "]}");
+	memset(&g, 0, sizeof(g));
+	g.name = "workers";
+	g.max = 100000;
+	g.selector.items = &sel;
+	g.selector.n = 1;
+	g.target = -1;
+	g.tmpl.allocatable.cpu_m = 4000;
+	g.tmpl.allocatable.memory = 16LL << 30;
+	g.tmpl.allocatable.pods = 110;
+	if (snapshot_add_json(s, j, len, "big", &err) < 0 || snapshot_set_groups(s, &g, 1, &err) < 0 ||
+	    snapshot_finish(s, 1700000000, &err) < 0)
+		fail_msg("fixture: %s", err.msg);
+	free(j);
+	assert_int_equal((int)s->n_pending, BIG_PENDING);
+	return s;
+}
+
+/* 2M instructions: a few dozen loops of Lua, and about one second of
+ * helper calls if they were not charged. */
+static const struct sandbox_limits small = {2000000, 64LL << 20, 600000, NULL};
+
+/*
+ * Runs 'body' in a loop (with 'setup' before it, 'cluster' in scope) on
+ * the big cluster under the small budget: it must end in the budget error
+ * at file:line within 'max_loops' turns of the loop. Returns the turns.
+ */
+static long loop_stops(const struct snapshot *s, const char *setup, const char *body, long max_loops)
+{
+	char src[2048];
+	struct errbuf err;
+	struct sandbox *sb = sandbox_new(SOURCE_DIR "/lua", "", &small, &err);
+	struct drain_opts o;
+	const char *path;
+	lua_State *L;
+	long loops;
+
+	assert_non_null(sb);
+	view_register_native(sb);
+	L = sandbox_state(sb);
+	snprintf(src, sizeof(src), "loops = 0\nreturn function(cluster)\n%s\nwhile true do\n"
+		 "loops = loops + 1\n%s\nend\nend\n", setup, body);
+	path = write_policy(src);
+	assert_int_equal(sandbox_loadfile(sb, path, &err), 0);
+	unlink(path);
+	assert_int_equal(sandbox_call(sb, 0, 1, &err), 0);
+	drain_opts_default(&o);
+	assert_int_equal(view_begin(sb, s, &o, &err), 0);
+	assert_int_equal(sandbox_call(sb, 1, 0, &err), -1);
+	view_end(sb);
+	expect_located(err.msg, path, BUDGET);
+	lua_getglobal(L, "loops");
+	loops = (long)lua_tointeger(L, -1);
+	lua_pop(L, 1);
+	if (loops > max_loops)
+		fail_msg("%s: %ld turns of the loop on a budget of %lld, expected at most %ld",
+			 body, loops, (long long)small.instructions, max_loops);
+	print_message("%ld turns: %s\n", loops, body);
+	sandbox_free(sb);
+	return loops;
+}
+
+/* Each helper does work in C out of proportion to the instructions that
+ * call it (pods x bins for pack, pods x nodes for place and drainable);
+ * the budget charges it, so a loop of them stops within a few turns. */
+static void test_view_helpers_charged(void **state)
+{
+	struct snapshot *s = big_snapshot();
+
+	(void)state;
+	/* 1,000 pods, a bin each: about 500,000 bin checks a call */
+	loop_stops(s, "", "cluster:pack(cluster.pending, 'workers')", 10);
+	loop_stops(s, "", "cluster:pack(cluster.pending, 'workers', 1000000, {upcoming = 1000000})", 10);
+	/* 1,000 pods that fit no node try all 300 */
+	loop_stops(s, "", "cluster:place(cluster.pending)", 10);
+	/* half the nodes' pods moved onto the other half */
+	loop_stops(s, "local ex = {} for i = 2, 151 do ex[#ex + 1] = cluster.nodes[i] end",
+		   "cluster:drainable(cluster.nodes[1], {exclude = ex})", 10);
+	/* 20 taints against a list of 20,000 to ignore */
+	loop_stops(s, "local ig = {} for i = 1, 20000 do ig[i] = 'x' .. i end\n"
+		      "local pod = cluster.nodes[3].pods[1]",
+		   "cluster:fits(pod, cluster.nodes[2], {ignore_taints = ig})", 10);
+	/* a node of 2,010 pods counted at each read */
+	loop_stops(s, "local n = cluster.nodes[1]", "local c = n.pod_count", 2000);
+	/* a name of 4 MiB hashed at each lookup */
+	loop_stops(s, "local name = string.rep('n', 4 << 20)", "cluster:node(name)", 10);
+	/* a quantity of 4 MiB parsed */
+	loop_stops(s, "local n = require 'luascale.native' local q = string.rep('1', 4 << 20)",
+		   "pcall(n.cpu, q)", 10);
+	snapshot_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +693,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_from_another_thread),
 		cmocka_unit_test(test_native_charge),
 		cmocka_unit_test(test_load_memory_names_file),
+		cmocka_unit_test(test_view_helpers_charged),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
