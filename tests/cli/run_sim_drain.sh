@@ -15,28 +15,9 @@ set -u
 BIN=$1
 SRC=$2
 TMP=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-not_ok() {
-  fail=$((fail + 1)); echo "not ok - $1"
-  for f in "$TMP"/*.log; do sed "s|^|#   $(basename "$f"): |" "$f" | tail -25; done
-}
-until_true() { # SECONDS CMD...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ "$SECONDS" -ge "$deadline" ] && return 1
-    sleep 0.2
-  done
-}
+LOG_TAIL=25
+# shellcheck source=daemonlib.sh
+. "$(dirname "$0")/daemonlib.sh"
 
 # json PATH LUA_EXPR_ON_doc: prints the expression over the decoded answer
 json() {
@@ -180,5 +161,4 @@ else
   not_ok "$t"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

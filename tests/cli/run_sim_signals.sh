@@ -13,30 +13,9 @@ set -u
 BIN=$1
 SRC=$2
 TMP=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  if [ -n "${KEEP_TMP:-}" ]; then echo "# logs kept in $TMP"; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
-not_ok() {
-  fail=$((fail + 1)); echo "not ok - $1"
-  for f in "$TMP"/*.log; do sed "s|^|#   $(basename "$f"): |" "$f" | tail -15; done
-}
-# polls CMD... every 0.1 s until it holds or SECONDS (may be fractional) pass
-until_true() {
-  local deadline
-  deadline=$(awk -v s="$1" 'BEGIN { printf "%d", s * 10 }')
-  shift
-  until "$@"; do
-    [ "$deadline" -le 0 ] && return 1
-    deadline=$((deadline - 1))
-    sleep 0.1
-  done
-}
+KILL_AT_EXIT=1
+# shellcheck source=daemonlib.sh
+. "$(dirname "$0")/daemonlib.sh"
 gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # The bound on exiting after SIGTERM: shutdown starts within 1 s; the rest
