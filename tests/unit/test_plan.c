@@ -19,22 +19,7 @@
 #include "model.h"
 #include "policy/host.h"
 #include "sched.h"
-
-static char policy_file[64];
-
-static const char *write_policy(const char *src)
-{
-	int fd;
-	FILE *f;
-
-	snprintf(policy_file, sizeof(policy_file), "/tmp/luascale-plan-XXXXXX.lua");
-	fd = mkstemps(policy_file, 4);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	fputs(src, f);
-	fclose(f);
-	return policy_file;
-}
+#include "test_policy_files.h"
 
 static const struct sandbox_limits limits = { .instructions = 200000000,
 					     .memory = 256LL * 1024 * 1024 };

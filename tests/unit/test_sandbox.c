@@ -18,33 +18,7 @@
 #include "model.h"
 #include "policy/host.h"
 #include "sched.h"
-
-static char policy_file[64];
-
-/* Writes 'src' to a temp .lua file and returns its path (static buffer). */
-static const char *write_policy(const char *src)
-{
-	int fd;
-	FILE *f;
-
-	snprintf(policy_file, sizeof(policy_file), "/tmp/luascale-test-XXXXXX.lua");
-	fd = mkstemps(policy_file, 4);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	fputs(src, f);
-	fclose(f);
-	return policy_file;
-}
-
-static struct snapshot *empty_snapshot(void)
-{
-	struct snapshot *s = snapshot_new();
-	struct errbuf err;
-
-	assert_non_null(s);
-	assert_int_equal(snapshot_finish(s, 1700000000, &err), 0);
-	return s;
-}
+#include "test_policy_files.h"
 
 static const struct sandbox_limits small = {20000000, 64LL * 1024 * 1024, 0, NULL};
 

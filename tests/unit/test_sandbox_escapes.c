@@ -29,32 +29,7 @@
 #include "policy/sandbox.h"
 #include "policy/view.h"
 #include "sched.h"
-
-static char policy_file[64];
-
-static const char *write_policy(const char *src)
-{
-	int fd;
-	FILE *f;
-
-	snprintf(policy_file, sizeof(policy_file), "/tmp/luascale-esc-XXXXXX.lua");
-	fd = mkstemps(policy_file, 4);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	fputs(src, f);
-	fclose(f);
-	return policy_file;
-}
-
-static struct snapshot *empty_snapshot(void)
-{
-	struct snapshot *s = snapshot_new();
-	struct errbuf err;
-
-	assert_non_null(s);
-	assert_int_equal(snapshot_finish(s, 1700000000, &err), 0);
-	return s;
-}
+#include "test_policy_files.h"
 
 /* 20M instructions, 64 MiB, and a CPU deadline far beyond what the budget
  * takes: these tests are about the budget. */
