@@ -22,6 +22,10 @@ PACKAGES=(
   curl                               # the daemon's end-to-end tests read the simulated API
 )
 
+# kubectl, to test luascale sim with the real client: Debian's
+# kubernetes-client unless a kubectl is already installed
+command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
