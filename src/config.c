@@ -515,6 +515,8 @@ static const struct int_range r_batch = { 0, DAY };
 static const struct int_range r_provision = { SECOND, 7 * DAY };
 static const struct int_range r_backoff = { SECOND, 7 * DAY };
 static const struct int_range r_drain = { SECOND, 7 * DAY };
+static const struct int_range r_timeout = { 1, DAY };        /* CPU time of a policy call */
+static const struct int_range r_staleness = { SECOND, DAY };
 
 static int dec_int(struct ctx *x, const struct val *v, void *out, const void *arg)
 {
@@ -558,17 +560,6 @@ static int dec_write_rate(struct ctx *x, const struct val *v, void *out, const v
 }
 
 /* A duration above zero. */
-static int dec_positive_duration(struct ctx *x, const struct val *v, void *out,
-				 const void *arg)
-{
-	(void)arg;
-	if (val_duration(x, v, out) < 0)
-		return -1;
-	if (*(int64_t *)out <= 0)
-		return bad(x, v, "a duration above zero such as \"30s\" or \"2m\"");
-	return 0;
-}
-
 static int dec_bool(struct ctx *x, const struct val *v, void *out, const void *arg)
 {
 	(void)arg;
@@ -1232,7 +1223,7 @@ static int parse_policy(struct ctx *x, const struct ytree_node *m)
 	if (field(x, m, "path", dec_string, &path, NULL, &x->policy_path) ||
 	    field(x, m, "instructions", dec_int, &c->policy_instructions, &r_instructions, NULL) ||
 	    field(x, m, "memory", dec_bytes, &c->policy_memory, &r_memory, NULL) ||
-	    field(x, m, "timeout", dec_positive_duration, &c->policy_timeout_ms, NULL, NULL))
+	    field(x, m, "timeout", dec_duration, &c->policy_timeout_ms, &r_timeout, NULL))
 		return -1;
 	if (path) {
 		c->policy_path = resolve_path(x, path, true, &x->policy_path);
@@ -1273,8 +1264,8 @@ static int parse_safety(struct ctx *x, const struct ytree_node *m)
 		     &c->max_concurrent_drains, &drains, NULL) ||
 	       field(x, m, "protected_pod_selector", dec_string,
 		     &c->protected_pod_selector, NULL, &x->protected_sel) ||
-	       field(x, m, "max_cache_staleness", dec_positive_duration,
-		     &c->max_cache_staleness_ms, NULL, NULL) ? -1 : 0;
+	       field(x, m, "max_cache_staleness", dec_duration,
+		     &c->max_cache_staleness_ms, &r_staleness, NULL) ? -1 : 0;
 }
 
 static int parse_provider(struct ctx *x, const struct ytree_node *m)
@@ -1368,11 +1359,11 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_CLUSTER_IN_CLUSTER", dec_bool, &c->in_cluster, NULL, &x->in_cluster) ||
 	    env_field(x, "LUASCALE_CLUSTER_WRITE_QPS", dec_write_rate, &c->write_qps, NULL, NULL) ||
 	    env_field(x, "LUASCALE_CLUSTER_WRITE_BURST", dec_int, &c->write_burst, &r_burst, NULL) ||
-	    env_field(x, "LUASCALE_SAFETY_MAX_CACHE_STALENESS", dec_positive_duration, &c->max_cache_staleness_ms, NULL, NULL) ||
+	    env_field(x, "LUASCALE_SAFETY_MAX_CACHE_STALENESS", dec_duration, &c->max_cache_staleness_ms, &r_staleness, NULL) ||
 	    env_field(x, "LUASCALE_POLICY_PATH", dec_string, &pp, NULL, &x->policy_path) ||
 	    env_field(x, "LUASCALE_POLICY_INSTRUCTIONS", dec_int, &c->policy_instructions, &r_instructions, NULL) ||
 	    env_field(x, "LUASCALE_POLICY_MEMORY", dec_bytes, &c->policy_memory, &r_memory, NULL) ||
-	    env_field(x, "LUASCALE_POLICY_TIMEOUT", dec_positive_duration, &c->policy_timeout_ms, NULL, NULL) ||
+	    env_field(x, "LUASCALE_POLICY_TIMEOUT", dec_duration, &c->policy_timeout_ms, &r_timeout, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_NODES_TOTAL", dec_int, &c->max_nodes_total, &r_count, &x->max_nodes_total) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND", dec_int, &c->max_scale_down_per_round, &r_count, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND", dec_int, &c->max_actions_per_round, &actions, NULL) ||

@@ -1082,8 +1082,9 @@ static void test_write_limit_and_staleness(void **state)
 	assert_int_equal(c->max_cache_staleness_ms, 120000);
 	config_free(c);
 	expect_error(HEAD "safety: {max_cache_staleness: 0s}\n",
-		     "config.yaml:6:31: safety.max_cache_staleness: expected a duration above zero "
-		     "such as \"30s\" or \"2m\", got \"0s\"");
+		     "config.yaml:6:31: safety.max_cache_staleness: must be from 1s to 24h, got \"0s\"");
+	expect_error(HEAD "safety: {max_cache_staleness: 25h}\n",
+		     "config.yaml:6:31: safety.max_cache_staleness: must be from 1s to 24h, got \"25h\"");
 	expect_error_prefix("cluster: {kubeconfig: /k, context: x, write_qps: 1e-320}\n",
 			    "config.yaml:1:50: cluster.write_qps: expected a number of writes per "
 			    "second from 0.001 to 1000000");
@@ -1095,8 +1096,8 @@ static void test_write_limit_and_staleness(void **state)
 			    "config.yaml:1:52: cluster.write_burst: expected");
 	expect_env_error(HEAD, tiny, "LUASCALE_CLUSTER_WRITE_QPS: expected a number of writes per "
 			 "second from 0.001 to 1000000, got \"1e-320\"");
-	expect_env_error(HEAD, zero, "LUASCALE_SAFETY_MAX_CACHE_STALENESS: expected a duration above "
-			 "zero such as \"30s\" or \"2m\", got \"0s\"");
+	expect_env_error(HEAD, zero, "LUASCALE_SAFETY_MAX_CACHE_STALENESS: must be from 1s to 24h, "
+			 "got \"0s\"");
 }
 
 /* ---- unknown LUASCALE_* variables ---- */
@@ -1238,11 +1239,12 @@ static void test_policy_timeout(void **state)
 	assert_int_equal(c->policy_timeout_ms, 2500);
 	config_free(c);
 	expect_error(HEAD "  timeout: 0s\n" GROUP_W,
-		     "config.yaml:6:12: policy.timeout: expected a duration above zero such as \"30s\" or \"2m\", got \"0s\"");
+		     "config.yaml:6:12: policy.timeout: must be from 1ms to 24h, got \"0s\"");
+	expect_error(HEAD "  timeout: 25h\n" GROUP_W,
+		     "config.yaml:6:12: policy.timeout: must be from 1ms to 24h, got \"25h\"");
 	expect_error_prefix(HEAD "  timeout: ten\n" GROUP_W, "config.yaml:6:12: policy.timeout:");
 	expect_env_error(HEAD GROUP_W, zero_env,
-			 "LUASCALE_POLICY_TIMEOUT: expected a duration above zero such as \"30s\" "
-			 "or \"2m\", got \"0s\"");
+			 "LUASCALE_POLICY_TIMEOUT: must be from 1ms to 24h, got \"0s\"");
 }
 
 int main(void)
