@@ -907,39 +907,10 @@ static int reread_token_file(struct kube_client *c, struct errbuf *err)
 	return 0;
 }
 
-/*
- * Appends 'data' to 'b' fit for one log line: printable ASCII as it is
- * (a backslash doubled), newlines, tabs and every other byte escaped
- * (\n, \t, \xHH), so that what a plugin prints cannot forge log lines or
- * send terminal escapes.
- */
-static void escape_for_log(struct buf *b, const char *data, size_t len)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)data[i];
-
-		if (ch == '\\')
-			buf_puts(b, "\\\\");
-		else if (ch == '\n')
-			buf_puts(b, "\\n");
-		else if (ch == '\t')
-			buf_puts(b, "\\t");
-		else if (ch >= 0x20 && ch < 0x7f)
-			buf_append(b, data + i, 1);
-		else {
-			char e[4] = {'\\', 'x', hex[ch >> 4], hex[ch & 15]};
-
-			buf_append(b, e, 4);
-		}
-	}
-}
-
 /* Logs what an exec plugin wrote to stderr: the first EXEC_STDERR_KEPT
- * bytes, a log line per line of it (long ones cut), escaped, any
- * credential in it redacted; then how much more there was. */
+ * bytes, a log line per line of it (long ones cut; log_at escapes what
+ * could forge a line or reach the terminal), any credential in it
+ * redacted; then how much more there was. */
 static void log_plugin_stderr(struct kube_client *c, const char *cmd, const struct buf *e,
 			      size_t total, const char *token1, const char *token2)
 {
@@ -952,7 +923,7 @@ static void log_plugin_stderr(struct kube_client *c, const char *cmd, const stru
 		while (j < e->len && e->data[j] != '\n')
 			j++;
 		if (j > i) {
-			escape_for_log(&b, e->data + i, j - i);
+			buf_append(&b, e->data + i, j - i);
 			if (!b.oom && b.data) {
 				/* scrub() works in place within the capacity it is given */
 				scrub(b.data, b.len + 1, token1);
