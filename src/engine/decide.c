@@ -32,8 +32,7 @@ static const struct action *removal_of(const struct plan *p, const char *name)
 	size_t i;
 
 	for (i = 0; i < p->n_actions; i++)
-		if ((p->actions[i].type == ACTION_DELETE || p->actions[i].type == ACTION_DRAIN) &&
-		    strcmp(p->actions[i].node, name) == 0)
+		if (action_evicts(&p->actions[i]) && strcmp(p->actions[i].node, name) == 0)
 			return &p->actions[i];
 	return NULL;
 }

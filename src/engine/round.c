@@ -8,13 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Whether an earlier drain or delete in 'p' names the node of action 'i'. */
+/* Whether an earlier removal in 'p' names the node of action 'i'. */
 static bool removal_seen(const struct plan *p, size_t i)
 {
 	size_t k;
 
 	for (k = 0; k < i; k++)
-		if ((p->actions[k].type == ACTION_DRAIN || p->actions[k].type == ACTION_DELETE) &&
+		if (action_evicts(&p->actions[k]) &&
 		    strcmp(p->actions[k].node, p->actions[i].node) == 0)
 			return true;
 	return false;
@@ -22,16 +22,7 @@ static bool removal_seen(const struct plan *p, size_t i)
 
 bool round_is_removal(const struct action *a)
 {
-	switch (a->type) {
-	case ACTION_DRAIN:
-	case ACTION_DELETE:
-	case ACTION_CORDON:
-		return true;
-	case ACTION_TAINT:
-		return !a->remove && a->effect == TAINT_NO_EXECUTE;
-	default:
-		return false;
-	}
+	return a->type == ACTION_CORDON || action_evicts(a);
 }
 
 ssize_t round_hold_removals(struct plan *p, const char *why, const struct logger *log,
@@ -146,7 +137,7 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 
 		if (ac->type == ACTION_SCALE_UP)
 			st->instances += ac->count;
-		else if (ac->type == ACTION_DRAIN || ac->type == ACTION_DELETE)
+		else if (action_evicts(ac))
 			st->removals += !removal_seen(p, i);
 	}
 	st->rejected = d.verdict.n_rejected;

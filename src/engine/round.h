@@ -21,7 +21,7 @@ struct round_stats {
 	size_t actions;   /* accepted and handed to the actuator */
 	size_t rejected;  /* refused by the safety checks */
 	int64_t instances;/* instances the accepted scale-ups ask for */
-	size_t removals;  /* nodes the accepted drains and deletes remove */
+	size_t removals;  /* nodes the accepted removals (action_evicts) take away */
 	bool policy_failed;
 	char error[256];  /* why the policy failed (truncated), "" otherwise */
 	bool reloaded;    /* a pending reload was applied this round */

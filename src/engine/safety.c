@@ -285,7 +285,7 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 			return reject(v, a, "invalid taint value \"%s\"", a->value);
 		if (a->type == ACTION_ANNOTATE && a->value && strlen(a->value) > PLAN_MAX_ANNOTATION)
 			return reject(v, a, "annotation value is larger than 64 KiB");
-		if (a->type == ACTION_TAINT && !a->remove && a->effect == TAINT_NO_EXECUTE) {
+		if (action_evicts(a)) {
 			/* taint-based eviction does not go through the Eviction
 			 * API: a NoExecute taint is a removal */
 			ok = check_removal(s, lim, r, (size_t)n, a, v);

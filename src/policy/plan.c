@@ -14,6 +14,12 @@ static const char *const type_names[ACTION_TYPE_COUNT] = {
 	"scale_up", "cordon", "uncordon", "drain", "delete", "label", "taint", "annotate",
 };
 
+bool action_evicts(const struct action *a)
+{
+	return a->type == ACTION_DRAIN || a->type == ACTION_DELETE ||
+	       (a->type == ACTION_TAINT && !a->remove && a->effect == TAINT_NO_EXECUTE);
+}
+
 const char *action_type_str(enum action_type t)
 {
 	return (unsigned)t < ACTION_TYPE_COUNT ? type_names[t] : "unknown";

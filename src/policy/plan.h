@@ -92,6 +92,11 @@ const struct node_note *plan_find_note(const struct plan *p, const char *node);
 int action_copy(struct action *dst, const struct action *src);
 void action_free(struct action *a);
 
+/* Whether 'a' removes its node's pods: a drain, a delete, or setting a
+ * NoExecute taint (taint-based eviction, outside the Eviction API). What
+ * the per-round removal cap and the PDB checks count. */
+bool action_evicts(const struct action *a);
+
 const char *action_type_str(enum action_type t);
 /* Returns 0 and sets *out, or -1 for an unknown name. */
 int action_type_parse(const char *s, enum action_type *out);
