@@ -224,6 +224,11 @@ struct group_meta {
 	struct loc node;    /* the group's mapping */
 	struct loc min, max;
 	bool max_set;
+	bool min_set;
+	bool template_set;
+	struct loc aws;     /* its aws: section, when written */
+	bool aws_set;
+	struct config_aws_group awsg;
 };
 
 struct env {
@@ -249,6 +254,7 @@ struct ctx {
 	struct loc root, cluster, kubeconfig, context, in_cluster;
 	struct loc policy, policy_path, protected_sel, reconcile, batch_idle,
 		batch_max, max_nodes_total, backoff_initial, backoff_max;
+	struct loc provider_kind, provider_aws, aws_discovery;
 	struct group_meta *gm;
 };
 
@@ -1027,11 +1033,245 @@ static int parse_template(struct ctx *x, const struct ytree_node *m, struct node
 	return rc;
 }
 
+/* ---- a node group's aws: section ---- */
+
+/* Is every byte of 's' one of 'set' or alphanumeric ('lower': lowercase only)? */
+static bool chars_ok(const char *s, const char *set, bool lower)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+		    (!lower && ch >= 'A' && ch <= 'Z') || (ch && strchr(set, ch)))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/* A string checked by 'ok', at most 'max' bytes; 'what' explains it. */
+struct str_rule {
+	bool (*ok)(const char *s);
+	size_t max;
+	const char *what;
+};
+
+static int dec_checked(struct ctx *x, const struct val *v, void *out, const void *arg)
+{
+	const struct str_rule *r = arg;
+	const char *s;
+	char buf[64];
+
+	if (val_string(x, v, &s))
+		return -1;
+	if (!*s || strlen(s) > r->max || !r->ok(s))
+		return fail_loc(x, &v->loc, "%s is not %s", quoted(s, buf, sizeof(buf)), r->what);
+	*(const char **)out = s;
+	return 0;
+}
+
+static bool ok_printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
+static bool ok_zone(const char *s) { return chars_ok(s, "-", true) && s[0] != '-'; }
+static bool ok_region(const char *s) { return ok_zone(s) && strchr(s, '-'); }
+static bool ok_subnet(const char *s)
+{
+	return !strncmp(s, "subnet-", 7) && s[7] && chars_ok(s + 7, "", true);
+}
+static bool ok_instance_type(const char *s)
+{
+	const char *dot = strchr(s, '.');
+
+	return dot && dot != s && dot[1] && !strchr(dot + 1, '.') && chars_ok(s, "-.", true);
+}
+static bool ok_template(const char *s) { return chars_ok(s, "().-/_", false); }
+static bool ok_template_version(const char *s)
+{
+	return !strcmp(s, "$Default") || !strcmp(s, "$Latest") ||
+	       (s[0] >= '1' && s[0] <= '9' && chars_ok(s, "", true) && !strpbrk(s, "abcdefghijklmnopqrstuvwxyz"));
+}
+static bool ok_cluster_name(const char *s) { return chars_ok(s, "-_", false) && s[0] != '-' && s[0] != '_'; }
+
+static const struct str_rule rule_asg = { ok_printable, 255, "an Auto Scaling group name (1 to 255 printable characters)" };
+static const struct str_rule rule_zone = { ok_zone, 64, "an availability zone (like \"us-east-1a\")" };
+static const struct str_rule rule_region = { ok_region, 32, "an AWS region (like \"us-east-1\")" };
+static const struct str_rule rule_subnet = { ok_subnet, 32, "a subnet id (like \"subnet-0123456789abcdef0\")" };
+static const struct str_rule rule_itype = { ok_instance_type, 64, "an EC2 instance type (like \"m5.large\")" };
+static const struct str_rule rule_template = { ok_template, 128, "a launch template name or id (letters, digits and ().-/_, up to 128)" };
+static const struct str_rule rule_template_version = { ok_template_version, 20, "a launch template version: \"$Default\", \"$Latest\" or a number" };
+static const struct str_rule rule_cluster = { ok_cluster_name, 100, "a cluster name (letters, digits, '-' and '_', up to 100)" };
+
+/* One of the NULL-terminated 'choices'; *out gets its index. */
+static int dec_choice(struct ctx *x, const struct val *v, void *out, const void *arg)
+{
+	const char *const *choices = arg, *s;
+	char buf[64], list[128];
+	size_t i, len = 0;
+
+	if (val_string(x, v, &s))
+		return -1;
+	for (i = 0; choices[i]; i++)
+		if (!strcmp(s, choices[i])) {
+			*(int *)out = (int)i;
+			return 0;
+		}
+	list[0] = '\0';
+	for (i = 0; choices[i]; i++) {
+		int n = snprintf(list + len, sizeof(list) - len, "%s\"%s\"", i ? ", " : "", choices[i]);
+
+		if (n < 0 || (size_t)n >= sizeof(list) - len)
+			break;
+		len += (size_t)n;
+	}
+	return fail_loc(x, &v->loc, "%s is not one of %s", quoted(s, buf, sizeof(buf)), list);
+}
+
+/* A list of strings, each checked by 'rule'; duplicates refused. */
+static int parse_checked_list(struct ctx *x, const struct ytree_node *m, const char *key,
+			      const struct str_rule *rule, const char *const **out, size_t *n_out)
+{
+	const struct ytree_node *l = map_get(m, key), *c;
+	const char **items;
+	size_t old, i = 0, j;
+	int rc = 0;
+
+	if (!l)
+		return 0;
+	old = ytree_path_push_key(&x->path, key);
+	if (expect_kind(x, l, YTREE_SEQ)) {
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	items = arena_calloc(x->a, l->n + 1, sizeof(*items));
+	if (!items) {
+		ytree_path_pop(&x->path, old);
+		return oom(x);
+	}
+	for (c = l->first; c && !rc; c = c->next, i++) {
+		size_t o2 = ytree_path_push_index(&x->path, i);
+		struct val v = val_of_node(x, c);
+
+		rc = dec_checked(x, &v, &items[i], rule);
+		for (j = 0; !rc && j < i; j++)
+			if (!strcmp(items[j], items[i]))
+				rc = fail_node(x, c, "\"%s\" is listed twice", items[i]);
+		ytree_path_pop(&x->path, o2);
+	}
+	ytree_path_pop(&x->path, old);
+	*out = items;
+	*n_out = i;
+	return rc;
+}
+
+/* placements: [{zone: us-east-1a, subnet: subnet-...}, ...] */
+static int parse_placements(struct ctx *x, const struct ytree_node *m, struct config_aws_group *a)
+{
+	static const char *const keys[] = { "zone", "subnet", NULL };
+	const struct ytree_node *l = map_get(m, "placements"), *c;
+	const char **zones, **subnets;
+	size_t old, i = 0, j;
+	int rc = 0;
+
+	if (!l)
+		return 0;
+	old = ytree_path_push_key(&x->path, "placements");
+	if (expect_kind(x, l, YTREE_SEQ)) {
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	zones = arena_calloc(x->a, l->n + 1, sizeof(*zones));
+	subnets = arena_calloc(x->a, l->n + 1, sizeof(*subnets));
+	if (!zones || !subnets) {
+		ytree_path_pop(&x->path, old);
+		return oom(x);
+	}
+	for (c = l->first; c && !rc; c = c->next, i++) {
+		size_t o2 = ytree_path_push_index(&x->path, i);
+
+		zones[i] = NULL;
+		subnets[i] = "";
+		rc = expect_kind(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
+		     field(x, c, "zone", dec_checked, &zones[i], &rule_zone, NULL) ||
+		     field(x, c, "subnet", dec_checked, &subnets[i], &rule_subnet, NULL) ? -1 : 0;
+		if (!rc && !zones[i])
+			rc = fail_node(x, c, "zone is required: every placement names its availability zone, so each instance's zone is known");
+		for (j = 0; !rc && j < i; j++)
+			if (!strcmp(zones[j], zones[i]) && !strcmp(subnets[j], subnets[i]))
+				rc = fail_node(x, c, "the same placement is listed twice");
+		ytree_path_pop(&x->path, o2);
+	}
+	ytree_path_pop(&x->path, old);
+	a->zones = zones;
+	a->subnets = subnets;
+	a->n_placements = i;
+	return rc;
+}
+
+static int parse_aws_group(struct ctx *x, const struct ytree_node *m, const struct node_group *g,
+			   struct config_aws_group *a)
+{
+	static const char *const keys[] = { "mode", "asg", "launch_template", "launch_template_version",
+					    "instance_types", "placements", "allocation_strategy",
+					    "capacity_type", NULL };
+	static const char *const modes[] = { "asg", "fleet", NULL };
+	static const char *const strategies[] = { "lowest-price", "prioritized", NULL };
+	static const char *const capacity[] = { "on-demand", "spot", NULL };
+	int mode = 0, strategy = 0, cap = 0;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	a->asg = g->name;
+	a->launch_template_version = "$Default";
+	if (field(x, m, "mode", dec_choice, &mode, modes, NULL) ||
+	    field(x, m, "asg", dec_checked, &a->asg, &rule_asg, NULL) ||
+	    field(x, m, "launch_template", dec_checked, &a->launch_template, &rule_template, NULL) ||
+	    field(x, m, "launch_template_version", dec_checked, &a->launch_template_version,
+		  &rule_template_version, NULL) ||
+	    field(x, m, "allocation_strategy", dec_choice, &strategy, strategies, NULL) ||
+	    field(x, m, "capacity_type", dec_choice, &cap, capacity, NULL) ||
+	    parse_checked_list(x, m, "instance_types", &rule_itype, &a->instance_types,
+			       &a->n_instance_types) ||
+	    parse_placements(x, m, a))
+		return -1;
+	a->fleet = mode == 1;
+	a->prioritized = strategy == 1;
+	a->spot = cap == 1;
+	if (a->fleet) {
+		if (map_get(m, "asg"))
+			return fail_node(x, map_get(m, "asg"),
+					 "asg names an Auto Scaling group: a fleet group (mode: fleet) has none");
+		if (!a->launch_template)
+			return fail_node(x, m, "launch_template is required for a fleet group (mode: fleet)");
+		if (!a->n_instance_types)
+			return fail_node(x, m, "instance_types is required for a fleet group: at least one EC2 instance type");
+		if (!a->n_placements)
+			return fail_node(x, m, "placements is required for a fleet group: at least one {zone, subnet}");
+	} else {
+		static const char *const fleet_only[] = { "launch_template", "launch_template_version",
+							  "instance_types", "placements",
+							  "allocation_strategy", "capacity_type", NULL };
+		const char *const *k;
+
+		for (k = fleet_only; *k; k++)
+			if (map_get(m, *k))
+				return fail_node(x, map_get(m, *k),
+						 "%s is for fleet groups (mode: fleet); an Auto Scaling group takes its launch settings from the cloud",
+						 *k);
+	}
+	return 0;
+}
+
 static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_group *g,
 		       struct group_meta *gm)
 {
 	static const char *const keys[] = { "name", "min", "max", "price_per_hour",
-					    "selector", "target", "template", NULL };
+					    "selector", "target", "template", "aws", NULL };
 	const struct ytree_node *n;
 	int64_t min = 0, max = -1, tgt = -1;
 	size_t old;
@@ -1057,7 +1297,9 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 	    field(x, m, "price_per_hour", dec_number, &g->price_per_hour, NULL, NULL) ||
 	    field(x, m, "target", dec_int, &tgt, &r_target, NULL))
 		return -1;
-	if (!gm->min.path)
+	if (gm->min.path)
+		gm->min_set = true;
+	else
 		gm->min = gm->node;
 	if (max >= 0)
 		gm->max_set = true;
@@ -1088,9 +1330,24 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 		g->selector.n = 1;
 	}
 
+	n = map_get(m, "aws");
+	if (n) {
+		int rc;
+
+		old = ytree_path_push_key(&x->path, "aws");
+		gm->aws = node_loc(x, n);
+		gm->aws_set = true;
+		rc = parse_aws_group(x, n, g, &gm->awsg);
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+
+	/* required unless the cloud describes new nodes (checked at the end) */
 	n = map_get(m, "template");
 	if (!n)
-		return fail_node(x, m, "template is required (the allocatable resources of a new node)");
+		return 0;
+	gm->template_set = true;
 	old = ytree_path_push_key(&x->path, "template");
 	if (parse_template(x, n, g)) {
 		ytree_path_pop(&x->path, old);
@@ -1268,14 +1525,72 @@ static int parse_safety(struct ctx *x, const struct ytree_node *m)
 		     &c->max_cache_staleness_ms, &r_staleness, NULL) ? -1 : 0;
 }
 
-static int parse_provider(struct ctx *x, const struct ytree_node *m)
+static int section(struct ctx *x, const struct ytree_node *root, const char *key,
+		   int (*parse)(struct ctx *, const struct ytree_node *));
+
+/* An endpoint override: http(s)://host[:port][/path], no user, query or fragment. */
+static bool ok_endpoint(const char *s)
 {
-	static const char *const keys[] = { "kind", "qps", "burst", "read_qps", "read_burst", NULL };
-	struct config *c = x->c;
+	const char *host;
+
+	if (!strncmp(s, "https://", 8))
+		host = s + 8;
+	else if (!strncmp(s, "http://", 7))
+		host = s + 7;
+	else
+		return false;
+	if (!*host || *host == '/' || strpbrk(host, "@?# \\"))
+		return false;
+	return ok_printable(s);
+}
+
+static const struct str_rule rule_endpoint = { ok_endpoint, 512, "an endpoint URL: http:// or https://, a host, no user, query or fragment" };
+
+static int parse_aws_endpoints(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "ec2", "autoscaling", "sts", NULL };
+	struct config_aws *a = &x->c->aws;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "kind", dec_string, &c->provider_kind, NULL, NULL) ||
+	return field(x, m, "ec2", dec_checked, &a->endpoint_ec2, &rule_endpoint, NULL) ||
+	       field(x, m, "autoscaling", dec_checked, &a->endpoint_autoscaling, &rule_endpoint, NULL) ||
+	       field(x, m, "sts", dec_checked, &a->endpoint_sts, &rule_endpoint, NULL) ? -1 : 0;
+}
+
+static int parse_provider_aws(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "region", "cluster_name", "auto_discovery", "endpoints", NULL };
+	struct config_aws *a = &x->c->aws;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "region", dec_checked, &a->region, &rule_region, NULL) ||
+	       field(x, m, "cluster_name", dec_checked, &a->cluster_name, &rule_cluster, NULL) ||
+	       field(x, m, "auto_discovery", dec_bool, &a->auto_discovery, NULL, &x->aws_discovery) ||
+	       section(x, m, "endpoints", parse_aws_endpoints) ? -1 : 0;
+}
+
+static int parse_provider(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "kind", "qps", "burst", "read_qps", "read_burst", "aws",
+					    NULL };
+	struct config *c = x->c;
+	const struct ytree_node *aws = map_get(m, "aws");
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	if (aws) {
+		size_t old = ytree_path_push_key(&x->path, "aws");
+		int rc;
+
+		x->provider_aws = node_loc(x, aws);
+		rc = parse_provider_aws(x, aws);
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+	return field(x, m, "kind", dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
 	       field(x, m, "qps", dec_rate, &c->provider_qps, NULL, NULL) ||
 	       field(x, m, "burst", dec_int, &c->provider_burst, &r_burst, NULL) ||
 	       field(x, m, "read_qps", dec_rate, &c->provider_read_qps, NULL, NULL) ||
@@ -1372,11 +1687,14 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_INTERVALS_RECONCILE", dec_duration, &c->reconcile_interval_ms, &r_reconcile, &x->reconcile) ||
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_IDLE", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
-	    env_field(x, "LUASCALE_PROVIDER_KIND", dec_string, &c->provider_kind, NULL, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_KIND", dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
 	    env_field(x, "LUASCALE_PROVIDER_QPS", dec_rate, &c->provider_qps, NULL, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_BURST", dec_int, &c->provider_burst, &r_burst, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_READ_QPS", dec_rate, &c->provider_read_qps, NULL, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_READ_BURST", dec_int, &c->provider_read_burst, &r_burst, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_AWS_REGION", dec_checked, &c->aws.region, &rule_region, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_AWS_CLUSTER_NAME", dec_checked, &c->aws.cluster_name, &rule_cluster, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_AWS_AUTO_DISCOVERY", dec_bool, &c->aws.auto_discovery, NULL, &x->aws_discovery) ||
 	    env_field(x, "LUASCALE_PROVISIONING_MAX_PROVISION_TIME", dec_duration, &c->max_provision_ms, &r_provision, NULL) ||
 	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_INITIAL", dec_duration, &c->backoff_initial_ms, &r_backoff, &x->backoff_initial) ||
 	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_MAX", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
@@ -1696,6 +2014,67 @@ static bool loc_set(const struct loc *l)
 	return l->path || l->var;
 }
 
+static const char *const provider_kinds[] = { "sim", "aws", NULL };
+
+/* provider.kind is known, and the provider sections match it. Fills
+ * c->group_extra. */
+static int check_provider(struct ctx *x)
+{
+	struct config *c = x->c;
+	bool aws = !strcmp(c->provider_kind, "aws");
+	const char *const *k;
+	size_t i;
+
+	if (*c->provider_kind) {
+		for (k = provider_kinds; *k && strcmp(*k, c->provider_kind); k++)
+			;
+		if (!*k) {
+			const char *hint = suggest(c->provider_kind, provider_kinds);
+			char buf[64];
+
+			return fail_loc(x, loc_set(&x->provider_kind) ? &x->provider_kind : &x->root,
+					"provider.kind %s is not a provider of this build (known: sim, aws)%s%s%s",
+					quoted(c->provider_kind, buf, sizeof(buf)),
+					hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
+		}
+	}
+	if (!aws && loc_set(&x->provider_aws))
+		return fail_loc(x, &x->provider_aws, "provider.aws is set, but provider.kind is %s%s%s: set kind: aws, or remove the section",
+				*c->provider_kind ? "\"" : "not set", c->provider_kind,
+				*c->provider_kind ? "\"" : "");
+	if (aws && c->aws.auto_discovery && !c->aws.cluster_name)
+		return fail_loc(x, &x->aws_discovery,
+				"auto_discovery needs provider.aws.cluster_name: the ASGs tagged k8s.io/cluster-autoscaler/<cluster_name> are found");
+	if (!c->n_groups)
+		return 0;
+	c->group_extra = arena_calloc(c->arena, c->n_groups, sizeof(*c->group_extra));
+	if (!c->group_extra)
+		return oom(x);
+	for (i = 0; i < c->n_groups; i++) {
+		struct group_meta *gm = &x->gm[i];
+		struct config_group_extra *e = &c->group_extra[i];
+		size_t j;
+
+		if (gm->aws_set && !aws)
+			return fail_loc(x, &gm->aws, "an aws: section needs provider.kind: aws");
+		if (aws && !gm->aws_set) {
+			gm->awsg.asg = c->groups[i].name; /* an ASG of the group's name */
+			gm->awsg.launch_template_version = "$Default";
+		}
+		for (j = 0; aws && !gm->awsg.fleet && j < i; j++)
+			if (!x->gm[j].awsg.fleet && !strcmp(x->gm[j].awsg.asg, gm->awsg.asg))
+				return fail_loc(x, gm->aws_set ? &gm->aws : &gm->node,
+						"node groups \"%s\" and \"%s\" are the same Auto Scaling group \"%s\"",
+						c->groups[j].name, c->groups[i].name, gm->awsg.asg);
+		e->min_set = gm->min_set || gm->min.var;
+		e->max_set = gm->max_set;
+		e->template_set = gm->template_set;
+		e->aws_set = gm->aws_set;
+		e->aws = gm->awsg;
+	}
+	return 0;
+}
+
 static int check_all(struct ctx *x)
 {
 	struct config *c = x->c;
@@ -1721,14 +2100,21 @@ static int check_all(struct ctx *x)
 				"%spath is required: the Lua policy to run (or set LUASCALE_POLICY_PATH)",
 				loc_set(&x->policy) ? "" : "policy.");
 
+	if (check_provider(x) < 0)
+		return -1;
 	for (i = 0; i < c->n_groups; i++) {
 		struct node_group *g = &c->groups[i];
 		struct group_meta *gm = &x->gm[i];
+		/* an Auto Scaling group says its own max and describes new nodes */
+		bool from_cloud = !strcmp(c->provider_kind, "aws") && !gm->awsg.fleet;
 
-		if (!gm->max_set)
+		if (!gm->template_set && strcmp(c->provider_kind, "aws"))
+			return fail_loc(x, &gm->node, "template is required (the allocatable resources of a new node of group \"%s\")",
+					g->name);
+		if (!gm->max_set && !from_cloud)
 			return fail_loc(x, &gm->node, "max is required (the largest number of nodes of group \"%s\")",
 					g->name);
-		if (g->max < g->min)
+		if (gm->max_set && g->max < g->min)
 			return fail_loc(x, gm->max.var || !gm->min.var ? &gm->max : &gm->min,
 					"max (%d) is less than min (%d) for node group \"%s\"",
 					g->max, g->min, g->name);

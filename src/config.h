@@ -35,6 +35,40 @@ struct param {
 	size_t n_items;
 };
 
+/* A node group's settings for the AWS provider (the group's "aws:" section). */
+struct config_aws_group {
+	bool fleet;                      /* mode: fleet (EC2 CreateFleet); else an Auto Scaling group */
+	const char *asg;                 /* asg mode: the ASG's name, default the group's name */
+	const char *launch_template;     /* fleet: a launch template name, or its id "lt-..." */
+	const char *launch_template_version; /* fleet: "$Default" (default), "$Latest" or a number */
+	const char *const *instance_types;   /* fleet: in priority order, at least one */
+	size_t n_instance_types;
+	const char *const *zones;        /* fleet: placements, at least one: a zone each ... */
+	const char *const *subnets;      /* ... and its subnet id, or "" (the template's) */
+	size_t n_placements;
+	bool prioritized;                /* allocation_strategy: prioritized (else lowest-price) */
+	bool spot;                       /* capacity_type: spot (else on-demand) */
+};
+
+/* What a group's config says of itself beyond struct node_group, for the
+ * provider that completes it from the cloud. Same index as config.groups. */
+struct config_group_extra {
+	bool min_set, max_set;           /* written (else the cloud's, for cloud groups) */
+	bool template_set;               /* a template: was written */
+	bool aws_set;                    /* an aws: section was written */
+	struct config_aws_group aws;
+};
+
+/* The provider.aws section. Empty strings when unset. */
+struct config_aws {
+	const char *region;              /* "": AWS_REGION, the profile or the instance's */
+	const char *cluster_name;        /* the k8s.io/cluster-autoscaler/<cluster> tag's */
+	bool auto_discovery;             /* also manage every ASG tagged for the cluster */
+	const char *endpoint_ec2;        /* endpoint overrides (VPC endpoints, FIPS, the simulator) */
+	const char *endpoint_autoscaling;
+	const char *endpoint_sts;
+};
+
 struct config {
 	struct arena *arena;     /* owns everything below */
 	const char *source;      /* file name the config came from */
@@ -49,6 +83,7 @@ struct config {
 
 	struct node_group *groups; /* selector defaults to {luascale.io/node-group: NAME} */
 	size_t n_groups;
+	struct config_group_extra *group_extra; /* n_groups of them (NULL when none) */
 
 	/* policy */
 	const char *policy_path;        /* resolved against base_dir */
@@ -73,6 +108,7 @@ struct config {
 	int64_t provider_burst;         /* default 10 */
 	double provider_read_qps;       /* default 20 */
 	int64_t provider_read_burst;    /* default 40 */
+	struct config_aws aws;          /* provider.aws (kind aws) */
 
 	/* provisioning, in milliseconds */
 	int64_t max_provision_ms;       /* an instance must be a Ready node by then, default 15m */
@@ -104,6 +140,7 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  *   LUASCALE_SAFETY_PROTECTED_POD_SELECTOR,
  *   LUASCALE_INTERVALS_RECONCILE, LUASCALE_INTERVALS_BATCH_IDLE, LUASCALE_INTERVALS_BATCH_MAX,
  *   LUASCALE_PROVIDER_KIND / _QPS / _BURST / _READ_QPS / _READ_BURST,
+ *   LUASCALE_PROVIDER_AWS_REGION / _CLUSTER_NAME / _AUTO_DISCOVERY,
  *   LUASCALE_PROVISIONING_MAX_PROVISION_TIME / _BACKOFF_INITIAL / _BACKOFF_MAX / _DRAIN_TIMEOUT,
  *   LUASCALE_NODE_GROUPS_<NAME>_MIN / _MAX / _PRICE_PER_HOUR (NAME upper-cased, '-' and '.' as '_').
  * Every numeric key has a range (counts at most 1000000, durations at most

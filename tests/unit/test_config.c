@@ -619,7 +619,7 @@ static void test_error_groups(void **state)
 		     "(first at line 7)");
 	expect_error(HEAD "node_groups:\n  - {name: w, max: 2}\n",
 		     "config.yaml:7:5: node_groups[0]: template is required (the allocatable "
-		     "resources of a new node)");
+		     "resources of a new node of group \"w\")");
 	expect_error_prefix(HEAD "node_groups:\n  - name: w\n    max: 5\n    template:\n"
 			    "      allocatable:\n        cpu: 4\n        memory: 16Gx\n",
 			    "config.yaml:12:17: node_groups[0].template.allocatable.memory: "
@@ -668,7 +668,7 @@ static void test_error_groups(void **state)
 		     "1000000)");
 	expect_error(HEAD GROUP_W "    colour: red\n",
 		     "config.yaml:11:5: node_groups[0]: unknown key \"colour\" (known keys: name, "
-		     "min, max, price_per_hour, selector, target, template)");
+		     "min, max, price_per_hour, selector, target, template, aws)");
 	expect_error(HEAD GROUP_W "    min: 2\nsafety: {max_nodes_total: 1}\n",
 		     "config.yaml:12:27: safety.max_nodes_total: the node groups' minimums add up "
 		     "to 2, more than max_nodes_total (1)");
@@ -1247,6 +1247,111 @@ static void test_policy_timeout(void **state)
 			 "LUASCALE_POLICY_TIMEOUT: must be from 1ms to 24h, got \"0s\"");
 }
 
+/* provider.aws and a group's aws: section: ASG groups take max and the
+ * template from the cloud, fleet groups need theirs; every value checked. */
+static void test_provider_aws(void **state)
+{
+	static const char *const env[] = { "LUASCALE_PROVIDER_AWS_REGION=eu-west-1",
+					   "LUASCALE_PROVIDER_AWS_AUTO_DISCOVERY=false", NULL };
+	const struct config_aws_group *a;
+	struct config *c;
+	struct errbuf err;
+
+	(void)state;
+	c = parse(HEAD
+		  "node_groups:\n"
+		  "  - name: workers\n"
+		  "    aws: {asg: eks-Workers-2024}\n"
+		  "  - name: plain\n"
+		  "    min: 1\n"
+		  "  - name: gpu\n"
+		  "    max: 8\n"
+		  "    aws:\n"
+		  "      mode: fleet\n"
+		  "      launch_template: gpu-nodes\n"
+		  "      instance_types: [g5.xlarge, g5.2xlarge]\n"
+		  "      placements:\n"
+		  "        - {zone: us-east-1a, subnet: subnet-0abc}\n"
+		  "        - {zone: us-east-1b}\n"
+		  "      allocation_strategy: prioritized\n"
+		  "      capacity_type: spot\n"
+		  "provider:\n"
+		  "  kind: aws\n"
+		  "  aws:\n"
+		  "    region: us-east-1\n"
+		  "    cluster_name: prod\n"
+		  "    auto_discovery: true\n"
+		  "    endpoints: {ec2: \"https://vpce-1.ec2.us-east-1.vpce.amazonaws.com\", autoscaling: \"http://127.0.0.1:8080\"}\n",
+		  &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->aws.region, "us-east-1");
+	assert_string_equal(c->aws.cluster_name, "prod");
+	assert_true(c->aws.auto_discovery);
+	assert_string_equal(c->aws.endpoint_ec2, "https://vpce-1.ec2.us-east-1.vpce.amazonaws.com");
+	assert_string_equal(c->aws.endpoint_autoscaling, "http://127.0.0.1:8080");
+	assert_null(c->aws.endpoint_sts);
+	assert_non_null(c->group_extra);
+	a = &c->group_extra[0].aws;
+	assert_false(a->fleet);
+	assert_string_equal(a->asg, "eks-Workers-2024");
+	assert_false(c->group_extra[0].max_set || c->group_extra[0].template_set);
+	assert_string_equal(c->group_extra[1].aws.asg, "plain"); /* the group's own name */
+	assert_true(c->group_extra[1].min_set);
+	a = &c->group_extra[2].aws;
+	assert_true(a->fleet && a->prioritized && a->spot);
+	assert_string_equal(a->launch_template, "gpu-nodes");
+	assert_string_equal(a->launch_template_version, "$Default");
+	assert_int_equal(a->n_instance_types, 2);
+	assert_string_equal(a->instance_types[1], "g5.2xlarge");
+	assert_int_equal(a->n_placements, 2);
+	assert_string_equal(a->zones[1], "us-east-1b");
+	assert_string_equal(a->subnets[0], "subnet-0abc");
+	assert_string_equal(a->subnets[1], "");
+	config_free(c);
+
+	c = parse_envp(HEAD "node_groups:\n  - name: w\nprovider: {kind: aws, aws: {region: us-east-1, cluster_name: x}}\n",
+		       env, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->aws.region, "eu-west-1");
+	assert_false(c->aws.auto_discovery);
+	config_free(c);
+
+	/* fleet groups say their own size and launch settings */
+	expect_error(HEAD "node_groups:\n  - name: f\n    aws: {mode: fleet, launch_template: t, instance_types: [m5.large], placements: [{zone: us-east-1a}]}\nprovider: {kind: aws}\n",
+		     "config.yaml:7:5: node_groups[0]: max is required (the largest number of nodes of group \"f\")");
+	expect_error(HEAD "node_groups:\n  - name: f\n    max: 3\n    aws: {mode: fleet, instance_types: [m5.large], placements: [{zone: us-east-1a}]}\nprovider: {kind: aws}\n",
+		     "config.yaml:9:10: node_groups[0].aws: launch_template is required for a fleet group (mode: fleet)");
+	expect_error(HEAD "node_groups:\n  - name: f\n    max: 3\n    aws: {mode: fleet, launch_template: t, instance_types: [m5.large], placements: [{subnet: subnet-1}]}\nprovider: {kind: aws}\n",
+		     "config.yaml:9:85: node_groups[0].aws.placements[0]: zone is required: every placement names its availability zone, so each instance's zone is known");
+	expect_error(HEAD "node_groups:\n  - name: a\n    aws: {instance_types: [m5.large]}\nprovider: {kind: aws}\n",
+		     "config.yaml:8:27: node_groups[0].aws: instance_types is for fleet groups (mode: fleet); an Auto Scaling group takes its launch settings from the cloud");
+	expect_error(HEAD "node_groups:\n  - name: f\n    max: 3\n    aws: {mode: fleet, launch_template: t, instance_types: [m5large], placements: [{zone: us-east-1a}]}\nprovider: {kind: aws}\n",
+		     "config.yaml:9:61: node_groups[0].aws.instance_types[0]: \"m5large\" is not an EC2 instance type (like \"m5.large\")");
+	expect_error(HEAD "node_groups:\n  - name: a\n  - name: b\n    aws: {asg: a}\nprovider: {kind: aws}\n",
+		     "config.yaml:9:10: node_groups[1].aws: node groups \"a\" and \"b\" are the same Auto Scaling group \"a\"");
+	expect_error(HEAD "node_groups:\n  - name: a\n    aws: {mode: spot}\nprovider: {kind: aws}\n",
+		     "config.yaml:8:17: node_groups[0].aws.mode: \"spot\" is not one of \"asg\", \"fleet\"");
+	/* without the aws provider, a template and max are required, and aws sections refused */
+	expect_error(HEAD "node_groups:\n  - name: w\n    max: 2\n",
+		     "config.yaml:7:5: node_groups[0]: template is required (the allocatable resources of a new node of group \"w\")");
+	expect_error(HEAD GROUP_W "    aws: {asg: x}\nprovider: {kind: sim}\n",
+		     "config.yaml:11:10: node_groups[0].aws: an aws: section needs provider.kind: aws");
+	expect_error(HEAD "provider: {kind: sim, aws: {region: us-east-1}}\n",
+		     "config.yaml:6:28: provider.aws: provider.aws is set, but provider.kind is \"sim\": set kind: aws, or remove the section");
+	expect_error(HEAD "provider: {kind: aww}\n",
+		     "config.yaml:6:18: provider.kind: provider.kind \"aww\" is not a provider of this build (known: sim, aws); did you mean \"aws\"?");
+	expect_error(HEAD "provider: {kind: aws, aws: {auto_discovery: true}}\n",
+		     "config.yaml:6:45: provider.aws.auto_discovery: auto_discovery needs provider.aws.cluster_name: the ASGs tagged k8s.io/cluster-autoscaler/<cluster_name> are found");
+	expect_error(HEAD "provider: {kind: aws, aws: {region: US-East-1}}\n",
+		     "config.yaml:6:37: provider.aws.region: \"US-East-1\" is not an AWS region (like \"us-east-1\")");
+	expect_error(HEAD "provider: {kind: aws, aws: {endpoints: {ec2: \"https://u:p@ec2.example\"}}}\n",
+		     "config.yaml:6:46: provider.aws.endpoints.ec2: \"https://u:p@ec2.example\" is not an endpoint URL: http:// or https://, a host, no user, query or fragment");
+	expect_error(HEAD "provider: {kind: aws, aws: {endpoints: {ecs: \"https://x\"}}}\n",
+		     "config.yaml:6:41: provider.aws.endpoints: unknown key \"ecs\" (did you mean \"ec2\"?)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1274,6 +1379,7 @@ int main(void)
 		cmocka_unit_test(test_env_unknown_variable),
 		cmocka_unit_test(test_numeric_ranges),
 		cmocka_unit_test(test_policy_timeout),
+		cmocka_unit_test(test_provider_aws),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
