@@ -32,8 +32,9 @@ static void awssign_usage(FILE *f)
 	      "labelled as `aws --debug` labels them. Compare them with what the service\n"
 	      "says it expected in a SignatureDoesNotMatch answer.\n"
 	      "\n"
-	      "  --request FILE   the request; \"-\" reads standard input. With a\n"
-	      "                   Content-Length header the body is exactly that long;\n"
+	      "  --request FILE   the request; \"-\" reads standard input. Repeat it to\n"
+	      "                   handle several (each block then starts \"Request: FILE\").\n"
+	      "                   With a Content-Length header the body is exactly that long;\n"
 	      "                   without one it is everything after the blank line.\n"
 	      "  --region R       e.g. us-east-1\n"
 	      "  --service S      the signing name: ec2, autoscaling, sts, ...\n"
@@ -274,63 +275,28 @@ static void print_redacted(const char *label, const char *text)
 	buf_free(&b);
 }
 
-int cli_aws_sign(int argc, char **argv)
+struct awssign_opts {
+	const char *region, *service, *time_text;
+	bool verify;
+	int64_t t;
+};
+
+/* Signs or verifies one request file; prints its block. Returns an exit status. */
+static int process(const char *file, const struct awssign_opts *o,
+		   const struct aws_credentials *c, bool banner)
 {
-	static const struct option opts[] = {
-		{"request", required_argument, NULL, 'r'},
-		{"region", required_argument, NULL, 'R'},
-		{"service", required_argument, NULL, 's'},
-		{"time", required_argument, NULL, 't'},
-		{"verify", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *file = NULL, *region = NULL, *service = NULL, *time_text = NULL;
-	struct raw_request r;
-	struct aws_credentials c;
+	struct raw_request *r = calloc(1, sizeof(*r));
 	struct buf text = BUF_INIT;
 	struct sigv4_input in;
 	struct errbuf err;
-	bool verify = false;
-	int64_t t = 0;
-	int opt, rc = EXIT_INPUT;
+	int64_t t = o->t;
+	size_t len;
+	int rc = EXIT_INPUT;
 
-	memset(&r, 0, sizeof(r));
-	memset(&c, 0, sizeof(c));
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "r:R:s:t:vh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'r': file = optarg; break;
-		case 'R': region = optarg; break;
-		case 's': service = optarg; break;
-		case 't': time_text = optarg; break;
-		case 'v': verify = true; break;
-		case 'h': awssign_usage(stdout); return EXIT_OK;
-		default: awssign_usage(stderr); return EXIT_USAGE;
-		}
+	if (!r) {
+		fprintf(stderr, "luascale aws-sign: out of memory\n");
+		return EXIT_INPUT;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "luascale aws-sign: unexpected argument \"%s\"\n", argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (!file || (!verify && (!region || !service))) {
-		fprintf(stderr, "luascale aws-sign: --request FILE%s required\n",
-			verify ? " is" : ", --region R and --service S are");
-		awssign_usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (time_text && parse_time_arg(time_text, &t)) {
-		fprintf(stderr, "luascale aws-sign: --time \"%s\": expected YYYYMMDDTHHMMSSZ, "
-			"RFC 3339 or unix seconds\n", time_text);
-		return EXIT_USAGE;
-	}
-	if (env_copy(c.access_key_id, sizeof(c.access_key_id), "AWS_ACCESS_KEY_ID", true) ||
-	    env_copy(c.secret_access_key, sizeof(c.secret_access_key), "AWS_SECRET_ACCESS_KEY",
-		     true) ||
-	    env_copy(c.session_token, sizeof(c.session_token), "AWS_SESSION_TOKEN", false))
-		goto out;
-	snprintf(c.source, sizeof(c.source), "environment");
-
 	if (strcmp(file, "-") == 0) {
 		char chunk[65536];
 		size_t n;
@@ -353,33 +319,32 @@ int cli_aws_sign(int argc, char **argv)
 		fprintf(stderr, "luascale aws-sign: out of memory\n");
 		goto out;
 	}
-	{
-		size_t len = text.len;
-
-		r.text = buf_take(&text);
-		if (!r.text || parse_request(&r, len, file, &err)) {
-			fprintf(stderr, "luascale aws-sign: %s\n", r.text ? err.msg : "out of memory");
-			goto out;
-		}
+	len = text.len;
+	r->text = buf_take(&text);
+	if (!r->text || parse_request(r, len, file, &err)) {
+		fprintf(stderr, "luascale aws-sign: %s\n", r->text ? err.msg : "out of memory");
+		goto out;
 	}
 	memset(&in, 0, sizeof(in));
-	in.method = r.method;
-	in.path = r.path;
-	in.query = r.query;
-	in.headers = r.headers;
-	in.n_headers = r.n_headers;
-	in.body = r.body;
-	in.body_len = r.body_len;
-	in.region = region;
-	in.service = service;
+	in.method = r->method;
+	in.path = r->path;
+	in.query = r->query;
+	in.headers = r->headers;
+	in.n_headers = r->n_headers;
+	in.body = r->body;
+	in.body_len = r->body_len;
+	in.region = o->region;
+	in.service = o->service;
+	if (banner)
+		printf("Request: %s\n", file);
 
-	if (verify) {
-		struct env_key k = {&c};
+	if (o->verify) {
+		struct env_key k = {c};
 		struct sigv4_scope scope;
 		struct errbuf msg;
 		enum sigv4_verdict v;
 
-		if (!time_text)
+		if (!o->time_text)
 			t = (int64_t)time(NULL);
 		v = sigv4_verify(&in, t, env_secret, &k, &scope, &msg);
 		if (scope.canonical_request.len)
@@ -389,21 +354,20 @@ int cli_aws_sign(int argc, char **argv)
 			       scope.access_key_id, scope.date, scope.region, scope.service);
 			rc = EXIT_OK;
 		} else {
-			printf("%s: %s\n", sigv4_verdict_code(v, service ? service : scope.service),
+			printf("%s: %s\n", sigv4_verdict_code(v, o->service ? o->service : scope.service),
 			       msg.msg);
-			rc = EXIT_INPUT;
 		}
 		sigv4_scope_free(&scope);
 		goto out;
 	}
 
-	if (!time_text) {
+	if (!o->time_text) {
 		size_t i;
 		const char *amz = NULL;
 
-		for (i = 0; i < r.n_headers; i++)
-			if (strcasecmp(r.headers[i].name, "x-amz-date") == 0)
-				amz = r.headers[i].value;
+		for (i = 0; i < r->n_headers; i++)
+			if (strcasecmp(r->headers[i].name, "x-amz-date") == 0)
+				amz = r->headers[i].value;
 		if (amz && sigv4_parse_time(amz, &t)) {
 			fprintf(stderr, "luascale aws-sign: %s: X-Amz-Date \"%.32s\" is not "
 				"YYYYMMDDTHHMMSSZ (or give --time)\n", file, amz);
@@ -414,26 +378,94 @@ int cli_aws_sign(int argc, char **argv)
 	}
 	in.time_s = t;
 	{
-		struct sigv4_output o;
+		struct sigv4_output so;
 
-		if (sigv4_sign(&in, &c, &o, &err)) {
+		if (sigv4_sign(&in, c, &so, &err)) {
 			fprintf(stderr, "luascale aws-sign: %s: %s\n", file, err.msg);
 			goto out;
 		}
-		print_redacted("CanonicalRequest", o.canonical_request.data);
-		printf("StringToSign:\n%s\n", o.string_to_sign.data);
-		printf("Signature:\n%s\n", o.signature);
+		print_redacted("CanonicalRequest", so.canonical_request.data);
+		printf("StringToSign:\n%s\n", so.string_to_sign.data);
+		printf("Signature:\n%s\n", so.signature);
 		printf("Headers to send:\n");
-		printf("X-Amz-Date: %s\n", o.amz_date);
-		if (c.session_token[0])
+		printf("X-Amz-Date: %s\n", so.amz_date);
+		if (c->session_token[0])
 			printf("X-Amz-Security-Token: <redacted>\n");
-		printf("Authorization: %s\n", o.authorization);
-		sigv4_output_free(&o);
+		printf("Authorization: %s\n", so.authorization);
+		sigv4_output_free(&so);
 	}
 	rc = EXIT_OK;
 out:
-	aws_credentials_wipe(&c);
 	buf_free(&text);
-	free(r.text);
+	free(r->text);
+	free(r);
+	return rc;
+}
+
+int cli_aws_sign(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"request", required_argument, NULL, 'r'},
+		{"region", required_argument, NULL, 'R'},
+		{"service", required_argument, NULL, 's'},
+		{"time", required_argument, NULL, 't'},
+		{"verify", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char **files = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*files));
+	struct awssign_opts o;
+	struct aws_credentials c;
+	size_t n_files = 0, i;
+	int opt, rc = EXIT_INPUT;
+
+	if (!files) {
+		fprintf(stderr, "luascale aws-sign: out of memory\n");
+		return EXIT_INPUT;
+	}
+	memset(&o, 0, sizeof(o));
+	memset(&c, 0, sizeof(c));
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "r:R:s:t:vh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'r': files[n_files++] = optarg; break;
+		case 'R': o.region = optarg; break;
+		case 's': o.service = optarg; break;
+		case 't': o.time_text = optarg; break;
+		case 'v': o.verify = true; break;
+		case 'h': awssign_usage(stdout); rc = EXIT_OK; goto out;
+		default: awssign_usage(stderr); rc = EXIT_USAGE; goto out;
+		}
+	}
+	rc = EXIT_USAGE;
+	if (optind < argc) {
+		fprintf(stderr, "luascale aws-sign: unexpected argument \"%s\"\n", argv[optind]);
+		goto out;
+	}
+	if (!n_files || (!o.verify && (!o.region || !o.service))) {
+		fprintf(stderr, "luascale aws-sign: --request FILE%s required\n",
+			o.verify ? " is" : ", --region R and --service S are");
+		awssign_usage(stderr);
+		goto out;
+	}
+	if (o.time_text && parse_time_arg(o.time_text, &o.t)) {
+		fprintf(stderr, "luascale aws-sign: --time \"%s\": expected YYYYMMDDTHHMMSSZ, "
+			"RFC 3339 or unix seconds\n", o.time_text);
+		goto out;
+	}
+	rc = EXIT_INPUT;
+	if (env_copy(c.access_key_id, sizeof(c.access_key_id), "AWS_ACCESS_KEY_ID", true) ||
+	    env_copy(c.secret_access_key, sizeof(c.secret_access_key), "AWS_SECRET_ACCESS_KEY",
+		     true) ||
+	    env_copy(c.session_token, sizeof(c.session_token), "AWS_SESSION_TOKEN", false))
+		goto out;
+	snprintf(c.source, sizeof(c.source), "environment");
+	rc = EXIT_OK;
+	for (i = 0; i < n_files; i++)
+		if (process(files[i], &o, &c, n_files > 1) != EXIT_OK)
+			rc = EXIT_INPUT;
+out:
+	aws_credentials_wipe(&c);
+	free(files);
 	return rc;
 }
