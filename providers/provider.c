@@ -3,7 +3,9 @@
  */
 #include "providers/provider.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "config.h"
 
@@ -29,12 +31,135 @@ bool provider_error_backs_off_group(enum provider_error e)
 	       e == PROVIDER_AUTH;
 }
 
+/* Grows '*arr' (of 'size' bytes each) by one; returns the new slot or NULL. */
+static void *grow(void *arr, size_t n, size_t size, void **out)
+{
+	void *p = realloc(arr, (n + 1) * size);
+
+	*out = p;
+	if (!p)
+		return NULL;
+	memset((char *)p + n * size, 0, size);
+	return (char *)p + n * size;
+}
+
+int provider_template_label(struct provider_template *t, const char *key, const char *value)
+{
+	struct provider_label *l = NULL;
+	char *k, *v;
+	size_t i;
+	void *arr;
+
+	for (i = 0; i < t->n_labels; i++)
+		if (!strcmp(t->labels[i].key, key))
+			l = &t->labels[i];
+	if (!(v = strdup(value)))
+		return -1;
+	if (l) {
+		free(l->value);
+		l->value = v;
+		return 0;
+	}
+	if (!(k = strdup(key)) || !(l = grow(t->labels, t->n_labels, sizeof(*l), &arr))) {
+		free(k);
+		free(v);
+		return -1;
+	}
+	t->labels = arr;
+	t->n_labels++;
+	l->key = k;
+	l->value = v;
+	return 0;
+}
+
+int provider_template_taint(struct provider_template *t, const char *key, const char *value,
+			    const char *effect)
+{
+	struct provider_taint *tt = NULL;
+	char *k, *v;
+	size_t i;
+	void *arr;
+
+	if (strcmp(effect, "NoSchedule") && strcmp(effect, "PreferNoSchedule") &&
+	    strcmp(effect, "NoExecute"))
+		return -1;
+	for (i = 0; i < t->n_taints; i++)
+		if (!strcmp(t->taints[i].key, key) && !strcmp(t->taints[i].effect, effect))
+			tt = &t->taints[i];
+	if (!(v = strdup(value)))
+		return -1;
+	if (tt) {
+		free(tt->value);
+		tt->value = v;
+		return 0;
+	}
+	if (!(k = strdup(key)) || !(tt = grow(t->taints, t->n_taints, sizeof(*tt), &arr))) {
+		free(k);
+		free(v);
+		return -1;
+	}
+	t->taints = arr;
+	t->n_taints++;
+	tt->key = k;
+	tt->value = v;
+	snprintf(tt->effect, sizeof(tt->effect), "%s", effect);
+	return 0;
+}
+
+int provider_template_resource(struct provider_template *t, const char *name, int64_t value)
+{
+	struct provider_resource *r;
+	char *nm;
+	size_t i;
+	void *arr;
+
+	for (i = 0; i < t->n_resources; i++)
+		if (!strcmp(t->resources[i].name, name)) {
+			t->resources[i].value = value;
+			return 0;
+		}
+	if (!(nm = strdup(name)) || !(r = grow(t->resources, t->n_resources, sizeof(*r), &arr))) {
+		free(nm);
+		return -1;
+	}
+	t->resources = arr;
+	t->n_resources++;
+	r->name = nm;
+	r->value = value;
+	return 0;
+}
+
+void provider_template_clear(struct provider_template *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_labels; i++) {
+		free(t->labels[i].key);
+		free(t->labels[i].value);
+	}
+	for (i = 0; i < t->n_taints; i++) {
+		free(t->taints[i].key);
+		free(t->taints[i].value);
+	}
+	for (i = 0; i < t->n_resources; i++)
+		free(t->resources[i].name);
+	free(t->labels);
+	free(t->taints);
+	free(t->resources);
+	t->labels = NULL;
+	t->taints = NULL;
+	t->resources = NULL;
+	t->n_labels = t->n_taints = t->n_resources = 0;
+}
+
 void provider_groups_free(struct provider_group *groups, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		free(groups[i].instances);
+		provider_template_clear(&groups[i].tmpl);
+	}
 	free(groups);
 }
 

@@ -52,20 +52,59 @@ struct provider_instance {
 	enum instance_state state;
 };
 
+/* A label, taint or extended resource of a new node, as the cloud describes
+ * it (strings owned by the template: provider_groups_free frees them). */
+struct provider_label {
+	char *key, *value;
+};
+
+struct provider_taint {
+	char *key, *value;      /* value "" when none */
+	char effect[24];        /* NoSchedule, PreferNoSchedule or NoExecute */
+};
+
+struct provider_resource {
+	char *name;             /* "nvidia.com/gpu", "vpc.amazonaws.com/efa", ... */
+	int64_t value;
+};
+
 /* What one new instance of a group offers, as the cloud describes it
- * (fields 0 when the cloud does not say; the config's template then rules). */
+ * (fields 0 when the cloud does not say; the config's template then rules).
+ * Resources are what the node will offer pods (allocatable), not the
+ * machine's capacity. */
 struct provider_template {
 	int64_t cpu_m;          /* millicores */
 	int64_t memory;         /* bytes */
 	int64_t pods;
-	int64_t gpus;           /* nvidia.com/gpu and the like */
+	int64_t gpus;           /* nvidia.com/gpu */
 	double price_per_hour;
 	char instance_type[64];
+	struct provider_label *labels;   /* the node's labels (instance type, zone, tags') */
+	size_t n_labels;
+	struct provider_taint *taints;
+	size_t n_taints;
+	struct provider_resource *resources; /* extended resources other than gpus */
+	size_t n_resources;
 };
 
+/* Add to a template (copies the strings); a key already there is replaced.
+ * Return 0, or -1 when out of memory or the taint effect is unknown. */
+int provider_template_label(struct provider_template *t, const char *key, const char *value);
+int provider_template_taint(struct provider_template *t, const char *key, const char *value,
+			    const char *effect);
+int provider_template_resource(struct provider_template *t, const char *name, int64_t value);
+
+/* Frees what a template owns and zeroes its lists. */
+void provider_template_clear(struct provider_template *t);
+
 struct provider_group {
-	char name[64];
+	char name[64];          /* the node group's name (a config group's, or one the
+				 * provider found, valid as a node group name) */
 	int min, max;
+	bool cloud_sized;       /* min and max are the cloud's (an Auto Scaling group's);
+				 * else the provider repeats the config's */
+	bool members_by_id;     /* its nodes are the instances' providerIDs below (the
+				 * engine then needs no label to place a node in it) */
 	int target;             /* the size the cloud is converging to */
 	struct provider_template tmpl;
 	struct provider_instance *instances; /* owned by the array holder */
@@ -138,7 +177,7 @@ struct config;
 /* The token-bucket settings of the config's provider section. */
 void provider_limits_from(struct provider_limits *out, const struct config *c);
 
-/* Frees an array from list_groups. */
+/* Frees an array from list_groups, with what its templates own. */
 void provider_groups_free(struct provider_group *groups, size_t n);
 
 static inline void provider_free(struct provider *p)

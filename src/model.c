@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "buf.h"
@@ -730,6 +731,11 @@ static int copy_kvlist(struct arena *a, const struct kvlist *src,
 	return 0;
 }
 
+static int cmp_case(const void *a, const void *b)
+{
+	return strcasecmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int copy_group(struct arena *a, const struct node_group *src,
 		      struct node_group *dst)
 {
@@ -748,6 +754,18 @@ static int copy_group(struct arena *a, const struct node_group *src,
 	if (!dst->name || copy_kvlist(a, &src->selector, &dst->selector) < 0 ||
 	    copy_kvlist(a, &st->labels, &dt->labels) < 0)
 		return -1;
+	if (src->n_provider_ids) {
+		const char **ids = arena_calloc(a, src->n_provider_ids, sizeof(*ids));
+
+		if (!ids)
+			return -1;
+		for (i = 0; i < src->n_provider_ids; i++)
+			if (!(ids[i] = dup_str(a, src->provider_ids[i])))
+				return -1;
+		qsort(ids, src->n_provider_ids, sizeof(*ids), cmp_case);
+		dst->provider_ids = ids;
+		dst->n_provider_ids = src->n_provider_ids;
+	}
 	dt->allocatable = st->allocatable;
 	dt->allocatable.ext = NULL;
 	dt->allocatable.n_ext = 0;
@@ -960,6 +978,14 @@ static int sum_requests(struct snapshot *s, struct node *n,
 	return 0;
 }
 
+/* Is the node one of the group's cloud instances? */
+static bool group_has_instance(const struct node_group *g, const struct node *n)
+{
+	return n->provider_id && n->provider_id[0] && g->n_provider_ids &&
+	       bsearch(&n->provider_id, g->provider_ids, g->n_provider_ids,
+		       sizeof(*g->provider_ids), cmp_case);
+}
+
 static bool group_matches(const struct node_group *g, const struct node *n)
 {
 	size_t i;
@@ -1045,14 +1071,16 @@ int snapshot_finish(struct snapshot *s, int64_t now, struct errbuf *err)
 
 		if (sum_requests(s, n, &tmp, &tmp_cap) < 0)
 			goto oom;
+		/* the cloud's word first, then labels */
 		n->group = -1;
-		for (j = 0; j < s->n_groups; j++) {
-			if (group_matches(&s->groups[j], n)) {
+		for (j = 0; j < s->n_groups && n->group < 0; j++)
+			if (group_has_instance(&s->groups[j], n))
 				n->group = (int32_t)j;
-				s->groups[j].current++;
-				break;
-			}
-		}
+		for (j = 0; j < s->n_groups && n->group < 0; j++)
+			if (group_matches(&s->groups[j], n))
+				n->group = (int32_t)j;
+		if (n->group >= 0)
+			s->groups[n->group].current++;
 	}
 	for (j = 0; j < s->n_groups; j++) {
 		struct node_group *g = &s->groups[j];

@@ -230,6 +230,11 @@ struct node_group {
 	double price_per_hour;
 	struct kvlist selector;   /* node labels that place a node in this group */
 	struct node_template tmpl;
+	/* The cloud's instances of the group, as Node spec.providerID: a node
+	 * whose providerID is here is in the group whatever its labels (the
+	 * selector places the others). Sorted by strcasecmp, or none. */
+	const char *const *provider_ids;
+	size_t n_provider_ids;
 
 	/* filled by snapshot_finish() */
 	int current;  /* registered nodes of this group in the snapshot */
@@ -339,8 +344,8 @@ int snapshot_reserve(struct snapshot *s, size_t nodes, size_t pods, size_t pdbs,
 		     struct errbuf *err);
 
 /*
- * Copies the node groups (deep copy into the arena). Must be called before
- * snapshot_finish(). 'groups' targets may be preset (>= 0) to say how many
+ * Copies the node groups (deep copy into the arena; provider_ids are sorted
+ * in the copy). Must be called before snapshot_finish(). 'groups' targets may be preset (>= 0) to say how many
  * nodes the cloud is bringing up; -1 means "same as registered".
  */
 int snapshot_set_groups(struct snapshot *s, const struct node_group *groups,

@@ -20,9 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "cli/cli.h"
 #include "config.h"
 #include "engine/actuator.h"
+#include "engine/cloudgroups.h"
 #include "engine/batcher.h"
 #include "engine/reconciler.h"
 #include "engine/round.h"
@@ -197,30 +199,63 @@ static void on_change(void *ctx, enum informer_kind kind)
 }
 
 /*
- * The cloud's own view of each group's size: instances launched before a
- * restart (not yet nodes, unknown to this process's actuator) still count
- * as capacity on its way, so they are not launched again.
+ * What the cloud last said of the node groups. Each round asks again; when
+ * it cannot answer, the last answer still places nodes in their groups and
+ * gives the limits (a launch reads the size afresh anyway).
  */
-static void apply_cloud_targets(struct provider *prov, struct snapshot *s, const struct logger *log)
+struct cloud_view {
+	struct provider_group *groups;
+	size_t n;
+	bool known;
+};
+
+static void cloud_view_refresh(struct cloud_view *v, struct provider *prov, int64_t now,
+			       const struct logger *log)
 {
 	struct provider_group *groups;
 	struct provider_status st;
-	size_t n, i, k;
+	size_t n;
 
 	if (!prov || !prov->ops->list_groups)
 		return;
 	if (prov->ops->list_groups(prov, &groups, &n, &st) < 0) {
-		log_at(log, LOG_WARN, s->now, "cannot read the node groups from the cloud (%s: %s); "
-		       "counting only what this process launched as upcoming",
-		       provider_error_str(st.code), st.message);
+		log_at(log, LOG_WARN, now, "cannot read the node groups from the cloud (%s: %s); %s",
+		       provider_error_str(st.code), st.message,
+		       v->known ? "using what it said last time, and counting only what this "
+				  "process launched as upcoming"
+				: "groups whose size only the cloud knows cannot grow this round");
 		return;
 	}
-	for (i = 0; i < s->n_groups; i++)
-		for (k = 0; k < n; k++)
-			if (strcmp(s->groups[i].name, groups[k].name) == 0 &&
-			    groups[k].target > s->groups[i].target)
-				s->groups[i].target = groups[k].target;
-	provider_groups_free(groups, n);
+	provider_groups_free(v->groups, v->n);
+	v->groups = groups;
+	v->n = n;
+	v->known = true;
+}
+
+/*
+ * The round's snapshot: the cluster as the informers have it, with the
+ * config's groups completed by the cloud (instances launched before a
+ * restart, not yet nodes, count as capacity on its way).
+ */
+static struct snapshot *round_snapshot(struct informer_set *infs, const struct config *c,
+				       const struct cloud_view *v, int64_t now,
+				       const struct logger *log, struct errbuf *err)
+{
+	struct arena *a = arena_new();
+	struct node_group *groups;
+	struct snapshot *s = NULL;
+	size_t n;
+
+	if (!a) {
+		errbuf_set(err, "out of memory");
+		return NULL;
+	}
+	if (cloudgroups_build(a, c->groups, c->group_extra, c->n_groups,
+			      v->known ? v->groups : NULL, v->known ? v->n : 0, now, log,
+			      &groups, &n, err) == 0)
+		s = informer_snapshot(infs, groups, n, now, err);
+	arena_free(a);
+	return s;
 }
 
 static void run_usage(FILE *f)
@@ -295,6 +330,7 @@ int cli_run(int argc, char **argv)
 	struct batcher *batch = NULL;
 	struct batcher_policy bp;
 	struct sigctx sc;
+	struct cloud_view cloud = { NULL, 0, false };
 	struct errbuf err;
 	int opt, rc = EXIT_INPUT;
 	int64_t stop_at;
@@ -432,12 +468,12 @@ int cli_run(int argc, char **argv)
 
 		if (why == BATCH_NONE || atomic_load(&sc.stop))
 			break;
-		s = informer_snapshot(infs, c->groups, c->n_groups, clock_wall(clock), &err);
+		cloud_view_refresh(&cloud, prov, clock_wall(clock), &log);
+		s = round_snapshot(infs, c, &cloud, clock_wall(clock), &log, &err);
 		if (!s) {
 			log_at(&log, LOG_ERROR, clock_wall(clock), "snapshot failed: %s", err.msg);
 			continue;
 		}
-		apply_cloud_targets(prov, s, &log);
 		/* a cache that has not followed the server for too long may miss
 		 * pods that a removal would evict: no scale-down on it */
 		if (informer_set_stale(infs, clock_now(clock), c->max_cache_staleness_ms * CLOCK_NS_PER_MS,
@@ -496,6 +532,7 @@ out:
 	actuator_free(act);
 	informer_set_free(infs);
 	batcher_free(batch);
+	provider_groups_free(cloud.groups, cloud.n);
 	provider_free(prov);
 	kubeops_http_free(kh);
 	reconciler_free(rec);

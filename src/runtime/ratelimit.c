@@ -18,8 +18,26 @@ struct ratelimit {
 	int64_t interval;  /* ns per token: 1e9 / qps rounded up, never faster */
 	int64_t tolerance; /* (burst - 1) * interval: how far ahead a grant may be */
 	int64_t tat;       /* theoretical arrival time of the next token */
+	int burst;
+	double qps_base;   /* the configured rate */
+	double qps_now;    /* the rate in force: lower after the server throttled */
 	_Atomic uint64_t granted;
 };
+
+/* The slowest a throttled bucket gets, as a fraction of its rate, and how
+ * much of the configured rate each call that went through gives back. */
+#define SLOWEST 16.0
+#define RECOVER_STEP 0.1
+
+/* Sets the rate in force (under the lock). */
+static void set_rate(struct ratelimit *rl, double qps)
+{
+	double interval = ceil((double)CLOCK_NS_PER_S / qps);
+
+	rl->qps_now = qps;
+	rl->interval = interval < 1 ? 1 : (int64_t)interval;
+	rl->tolerance = (int64_t)(rl->burst - 1) * rl->interval;
+}
 
 /*
  * Returns a full bucket of 'burst' tokens refilled at 'qps' a second on
@@ -37,8 +55,9 @@ struct ratelimit *ratelimit_new(struct clock *c, double qps, int burst)
 	interval = ceil((double)CLOCK_NS_PER_S / qps);
 	if (interval < 1)
 		interval = 1;
-	/* keep interval * burst and tat arithmetic far from overflow */
-	if (interval > (double)(INT64_MAX / 4) / burst)
+	/* keep interval * burst and tat arithmetic far from overflow, also
+	 * when a throttled bucket slows down */
+	if (interval * SLOWEST > (double)(INT64_MAX / 4) / burst)
 		return NULL;
 	rl = calloc(1, sizeof(*rl));
 	if (!rl)
@@ -48,8 +67,9 @@ struct ratelimit *ratelimit_new(struct clock *c, double qps, int burst)
 		return NULL;
 	}
 	rl->clock = c;
-	rl->interval = (int64_t)interval;
-	rl->tolerance = (int64_t)(burst - 1) * rl->interval;
+	rl->burst = burst;
+	rl->qps_base = qps;
+	set_rate(rl, qps);
 	rl->tat = clock_now(c); /* a tat in the past means a full bucket */
 	atomic_init(&rl->granted, 0);
 	return rl;
@@ -181,4 +201,44 @@ int ratelimit_acquire_async(struct ratelimit *rl, struct executor *ex, int64_t d
 uint64_t ratelimit_granted(const struct ratelimit *rl)
 {
 	return atomic_load(&((struct ratelimit *)rl)->granted);
+}
+
+/* See ratelimit.h. Thread-safe. */
+void ratelimit_throttled(struct ratelimit *rl)
+{
+	int64_t now = clock_now(rl->clock);
+	double qps;
+
+	pthread_mutex_lock(&rl->mu);
+	qps = rl->qps_now / 2;
+	if (qps < rl->qps_base / SLOWEST)
+		qps = rl->qps_base / SLOWEST;
+	set_rate(rl, qps);
+	/* the tokens saved up are gone: the next call waits a whole interval */
+	if (rl->tat < now + rl->tolerance + rl->interval)
+		rl->tat = now + rl->tolerance + rl->interval;
+	pthread_mutex_unlock(&rl->mu);
+}
+
+/* See ratelimit.h. Thread-safe. */
+void ratelimit_succeeded(struct ratelimit *rl)
+{
+	pthread_mutex_lock(&rl->mu);
+	if (rl->qps_now < rl->qps_base) {
+		double qps = rl->qps_now + rl->qps_base * RECOVER_STEP;
+
+		set_rate(rl, qps > rl->qps_base ? rl->qps_base : qps);
+	}
+	pthread_mutex_unlock(&rl->mu);
+}
+
+/* See ratelimit.h. Thread-safe. */
+double ratelimit_rate(struct ratelimit *rl)
+{
+	double qps;
+
+	pthread_mutex_lock(&rl->mu);
+	qps = rl->qps_now;
+	pthread_mutex_unlock(&rl->mu);
+	return qps;
 }

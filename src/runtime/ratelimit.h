@@ -43,6 +43,21 @@ int ratelimit_acquire(struct ratelimit *rl, int64_t deadline_ns);
 int ratelimit_acquire_async(struct ratelimit *rl, struct executor *ex, int64_t deadline_ns,
 			    task_fn fn, void *arg);
 
+/*
+ * Feedback from the server the bucket protects. ratelimit_throttled(): a
+ * call was refused for its rate (RequestLimitExceeded, 429): the rate in
+ * force halves, down to 1/16 of the configured one, and the tokens saved
+ * up are dropped, so the retry and every caller queued behind it slow
+ * down. ratelimit_succeeded(): a call went through: the rate climbs back by
+ * a tenth of the configured one, never above it. Reservations already made
+ * keep their times.
+ */
+void ratelimit_throttled(struct ratelimit *rl);
+void ratelimit_succeeded(struct ratelimit *rl);
+
+/* The rate in force, tokens a second (the configured one unless throttled). */
+double ratelimit_rate(struct ratelimit *rl);
+
 /* Calls granted so far (for metrics and tests). */
 uint64_t ratelimit_granted(const struct ratelimit *rl);
 

@@ -504,6 +504,38 @@ static void test_async_acquire_on_pool(void **state)
 	pthread_mutex_destroy(&t.mu);
 }
 
+/* A throttled bucket halves its rate, down to a sixteenth, drops the tokens
+ * saved up, and climbs back by a tenth of its rate per call that went through. */
+static void test_throttle_feedback(void **state)
+{
+	struct clock *c = vclock_new(0);
+	struct ratelimit *rl = ratelimit_new(c, 2, 5);
+	int i;
+
+	(void)state;
+	assert_true(ratelimit_rate(rl) == 2);
+	ratelimit_throttled(rl);
+	assert_true(ratelimit_rate(rl) == 1);
+	/* the saved-up burst is gone: the next call waits a whole 1 s interval */
+	assert_int_equal(ratelimit_reserve(rl, NEVER), 1 * SEC);
+	assert_int_equal(ratelimit_reserve(rl, NEVER), 2 * SEC);
+	for (i = 0; i < 10; i++)
+		ratelimit_throttled(rl);
+	assert_true(ratelimit_rate(rl) == 2.0 / 16);
+	ratelimit_succeeded(rl);
+	assert_true(fabs(ratelimit_rate(rl) - (0.125 + 0.2)) < 1e-9);
+	for (i = 0; i < 20; i++)
+		ratelimit_succeeded(rl);
+	assert_true(ratelimit_rate(rl) == 2);
+	/* back at full rate, the schedule is the configured one again */
+	vclock_set(c, 100 * SEC);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(ratelimit_reserve(rl, NEVER), 100 * SEC);
+	assert_int_equal(ratelimit_reserve(rl, NEVER), 100 * SEC + 500 * MS);
+	ratelimit_free(rl);
+	vclock_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -519,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_limit_holds_in_every_window),
 		cmocka_unit_test(test_blocking_acquire_threads),
 		cmocka_unit_test(test_async_acquire_on_pool),
+		cmocka_unit_test(test_throttle_feedback),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,234 @@
+/*
+ * cloudgroups: joins the config's node groups with what the cloud says of
+ * them, for one round (see cloudgroups.h). It owns the precedence rules;
+ * the providers only report and the model only places nodes.
+ */
+#include "engine/cloudgroups.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arena.h"
+
+#define UNKNOWN_SIZE_RETRY_S 60
+
+static const struct provider_group *find_cloud(const struct provider_group *cloud, size_t n,
+					       const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(cloud[i].name, name))
+			return &cloud[i];
+	return NULL;
+}
+
+/* The instances' providerIDs (live ones with an id). */
+static int set_members(struct arena *a, struct node_group *g, const struct provider_group *cg)
+{
+	const char **ids;
+	size_t i, n = 0;
+
+	if (!cg->members_by_id || !cg->n_instances)
+		return 0;
+	ids = arena_calloc(a, cg->n_instances, sizeof(*ids));
+	if (!ids)
+		return -1;
+	for (i = 0; i < cg->n_instances; i++)
+		if (cg->instances[i].provider_id[0] && cg->instances[i].state != INSTANCE_GONE)
+			ids[n++] = cg->instances[i].provider_id;
+	g->provider_ids = ids;
+	g->n_provider_ids = n;
+	return 0;
+}
+
+/* Labels: 'base' (the cloud's) overlaid by 'over' (the config's). */
+static int merge_labels(struct arena *a, const struct provider_template *t,
+			const struct kvlist *over, struct kvlist *out)
+{
+	struct kv *items = arena_calloc(a, t->n_labels + over->n + 1, sizeof(*items));
+	size_t i, j, n = 0;
+
+	if (!items)
+		return -1;
+	for (i = 0; i < t->n_labels; i++) {
+		for (j = 0; j < over->n && strcmp(over->items[j].key, t->labels[i].key); j++)
+			;
+		if (j < over->n)
+			continue;
+		items[n].key = t->labels[i].key;
+		items[n++].value = t->labels[i].value;
+	}
+	for (j = 0; j < over->n; j++)
+		items[n++] = over->items[j];
+	out->items = items;
+	out->n = n;
+	return 0;
+}
+
+static int cloud_taints(struct arena *a, const struct provider_template *t, struct node_template *nt)
+{
+	size_t i, n = 0;
+
+	if (!t->n_taints)
+		return 0;
+	nt->taints = arena_calloc(a, t->n_taints, sizeof(*nt->taints));
+	if (!nt->taints)
+		return -1;
+	for (i = 0; i < t->n_taints; i++) {
+		struct taint *d = &nt->taints[n];
+
+		if (!strcmp(t->taints[i].effect, "NoSchedule"))
+			d->effect = TAINT_NO_SCHEDULE;
+		else if (!strcmp(t->taints[i].effect, "PreferNoSchedule"))
+			d->effect = TAINT_PREFER_NO_SCHEDULE;
+		else if (!strcmp(t->taints[i].effect, "NoExecute"))
+			d->effect = TAINT_NO_EXECUTE;
+		else
+			continue;
+		d->key = t->taints[i].key;
+		d->value = t->taints[i].value ? t->taints[i].value : "";
+		n++;
+	}
+	nt->n_taints = n;
+	return 0;
+}
+
+/* The cloud's resources as allocatable: cpu, memory, pods, GPUs and the rest. */
+static int cloud_allocatable(struct arena *a, const struct provider_template *t, struct resources *r)
+{
+	size_t i, n = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->cpu_m = t->cpu_m;
+	r->memory = t->memory;
+	r->pods = t->pods;
+	if (!t->gpus && !t->n_resources)
+		return 0;
+	r->ext = arena_calloc(a, t->n_resources + 1, sizeof(*r->ext));
+	if (!r->ext)
+		return -1;
+	if (t->gpus > 0) {
+		r->ext[n].name = "nvidia.com/gpu";
+		r->ext[n++].value = t->gpus;
+	}
+	for (i = 0; i < t->n_resources; i++) {
+		if (t->gpus > 0 && !strcmp(t->resources[i].name, "nvidia.com/gpu"))
+			continue;
+		r->ext[n].name = t->resources[i].name;
+		r->ext[n++].value = t->resources[i].value;
+	}
+	r->n_ext = n;
+	return 0;
+}
+
+/* Completes config group 'g' from the cloud's 'cg'. */
+static int complete(struct arena *a, struct node_group *g, const struct config_group_extra *e,
+		    const struct provider_group *cg, const struct logger *log, int64_t now)
+{
+	bool min_set = !e || e->min_set, max_set = !e || e->max_set;
+	bool template_set = !e || e->template_set;
+
+	if (cg->target > g->target)
+		g->target = cg->target;
+	if (cg->cloud_sized) {
+		int min = cg->min, max = cg->max;
+
+		if (min_set && g->min > min)
+			min = g->min;
+		if (max_set && g->max < max)
+			max = g->max;
+		if (min > max) {
+			log_at(log, LOG_WARN, now,
+			       "node group %s: the config's limits (min %d, max %d) and the cloud's (min %d, max %d) leave no size; using min %d, max %d",
+			       g->name, min_set ? g->min : 0, max_set ? g->max : -1, cg->min, cg->max,
+			       max, max);
+			min = max;
+		}
+		g->min = min;
+		g->max = max;
+	}
+	if (!template_set) {
+		if (cloud_allocatable(a, &cg->tmpl, &g->tmpl.allocatable) < 0)
+			return -1;
+	}
+	if (cg->tmpl.n_labels &&
+	    merge_labels(a, &cg->tmpl, &g->tmpl.labels, &g->tmpl.labels) < 0)
+		return -1;
+	if (!g->tmpl.n_taints && cloud_taints(a, &cg->tmpl, &g->tmpl) < 0)
+		return -1;
+	if (g->price_per_hour <= 0)
+		g->price_per_hour = cg->tmpl.price_per_hour;
+	return set_members(a, g, cg);
+}
+
+/* A group the provider found: everything from the cloud. */
+static int discovered(struct arena *a, struct node_group *g, const struct provider_group *cg)
+{
+	static const struct kvlist none = { NULL, 0 };
+
+	memset(g, 0, sizeof(*g));
+	g->name = cg->name;
+	g->min = cg->min;
+	g->max = cg->max;
+	g->target = cg->target;
+	g->price_per_hour = cg->tmpl.price_per_hour;
+	if (cloud_allocatable(a, &cg->tmpl, &g->tmpl.allocatable) < 0 ||
+	    (cg->tmpl.n_labels && merge_labels(a, &cg->tmpl, &none, &g->tmpl.labels) < 0) ||
+	    cloud_taints(a, &cg->tmpl, &g->tmpl) < 0)
+		return -1;
+	return set_members(a, g, cg);
+}
+
+int cloudgroups_build(struct arena *a, const struct node_group *cfg,
+		      const struct config_group_extra *extra, size_t n_cfg,
+		      const struct provider_group *cloud, size_t n_cloud, int64_t now,
+		      const struct logger *log, struct node_group **out, size_t *n_out,
+		      struct errbuf *err)
+{
+	struct node_group *gs = arena_calloc(a, n_cfg + n_cloud + 1, sizeof(*gs));
+	size_t i, n = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	if (!gs)
+		goto oom;
+	for (i = 0; i < n_cfg; i++) {
+		const struct config_group_extra *e = extra ? &extra[i] : NULL;
+		const struct provider_group *cg = find_cloud(cloud, n_cloud, cfg[i].name);
+		struct node_group *g = &gs[n++];
+
+		*g = cfg[i];
+		if (cg) {
+			if (complete(a, g, e, cg, log, now) < 0)
+				goto oom;
+		} else if (e && !e->max_set) {
+			/* a size only the cloud knows, and it did not say */
+			g->min = 0;
+			g->max = 0;
+			if (g->backoff_until < now + UNKNOWN_SIZE_RETRY_S) {
+				g->backoff_until = now + UNKNOWN_SIZE_RETRY_S;
+				snprintf(g->backoff_reason, sizeof(g->backoff_reason),
+					 "%s", cloud ? "the cloud does not report this group"
+						     : "the cloud's size of the group is unknown this round");
+			}
+		}
+	}
+	for (i = 0; i < n_cloud; i++) {
+		size_t k;
+
+		for (k = 0; k < n_cfg && strcmp(cfg[k].name, cloud[i].name); k++)
+			;
+		if (k < n_cfg)
+			continue;
+		if (discovered(a, &gs[n++], &cloud[i]) < 0)
+			goto oom;
+	}
+	*out = gs;
+	*n_out = n;
+	return 0;
+oom:
+	errbuf_set(err, "node groups: out of memory");
+	return -1;
+}
