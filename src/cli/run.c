@@ -33,6 +33,7 @@
 #include "kube/kubeconfig.h"
 #include "kube/kubeops_http.h"
 #include "log.h"
+#include "providers/aws/aws.h"
 #include "providers/provider.h"
 #include "providers/simremote/simremote.h"
 #include "runtime/clock.h"
@@ -276,7 +277,7 @@ static void run_usage(FILE *f)
 }
 
 static struct provider *make_provider(const struct config *c, struct kube_client *client,
-				      const struct logger *log)
+				      const struct logger *log, const atomic_bool *stop)
 {
 	struct provider_limits lim;
 	struct errbuf err;
@@ -294,8 +295,20 @@ static struct provider *make_provider(const struct config *c, struct kube_client
 			log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider sim: %s", err.msg);
 		return p;
 	}
+	if (strcmp(c->provider_kind, "aws") == 0) {
+		struct aws_provider_opts ao;
+
+		memset(&ao, 0, sizeof(ao));
+		ao.config = c;
+		ao.log = log;
+		ao.cancel = stop;
+		p = aws_provider_new(&ao, &err);
+		if (!p)
+			log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider aws: %s", err.msg);
+		return p;
+	}
 	log_at(log, LOG_ERROR, clock_wall(clock_real()),
-	       "provider kind \"%s\" is not available in this build (available: sim)",
+	       "provider kind \"%s\" is not available in this build (available: sim, aws)",
 	       c->provider_kind);
 	return NULL;
 }
@@ -419,7 +432,12 @@ int cli_run(int argc, char **argv)
 		goto stopped_starting;
 	kh = kubeops_http_new(client, NULL);
 	kubeops_http_bind(kh, &kops);
-	prov = make_provider(c, client, &log);
+	prov = make_provider(c, client, &log, &sc.stop);
+	if (!prov && *c->provider_kind) {
+		/* a cloud that is configured but cannot be reached is no dry run */
+		fprintf(stderr, "luascale: the %s provider cannot start (see above)\n", c->provider_kind);
+		goto out;
+	}
 	ex = executor_new_pool(8, 4096);
 	actuator_config_from(&acfg, c);
 	acfg.dry_run = dry_run;

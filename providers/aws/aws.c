@@ -1,0 +1,924 @@
+/*
+ * providers/aws: construction, the groups (config, tag discovery), the
+ * Auto Scaling group and fleet listing, and providerID mapping. Launch and
+ * terminate are aws_launch.c's; new-node templates aws_template.c's; the
+ * wire awsapi.c's.
+ */
+#include "providers/aws/aws.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/client.h"
+#include "k8sname.h"
+#include "providers/aws/aws_internal.h"
+#include "providers/aws/awserr.h"
+#include "providers/aws/profile.h"
+#include "providers/cloudhttp/cloudhttp.h"
+
+#define NAMES_PER_CALL 100
+#define MAX_PAGES 10000
+#define ACTIVITY_WINDOW_S (30 * 60)
+
+void aws_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
+{
+	va_list ap;
+
+	st->code = code;
+	va_start(ap, fmt);
+	vsnprintf(st->message, sizeof(st->message), fmt, ap);
+	va_end(ap);
+}
+
+void aws_count_call(struct aws_prov *ap, const char *action)
+{
+	size_t i;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < sizeof(ap->counts) / sizeof(ap->counts[0]); i++) {
+		if (!ap->counts[i].action[0])
+			snprintf(ap->counts[i].action, sizeof(ap->counts[i].action), "%s", action);
+		if (!strcmp(ap->counts[i].action, action)) {
+			ap->counts[i].n++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ap->mu);
+}
+
+uint64_t aws_provider_calls(const struct provider *p, const char *action)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	uint64_t n = 0;
+	size_t i;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < sizeof(ap->counts) / sizeof(ap->counts[0]); i++)
+		if (!strcmp(ap->counts[i].action, action))
+			n = ap->counts[i].n;
+	pthread_mutex_unlock(&ap->mu);
+	return n;
+}
+
+/* The action of a form: its first parameter's value. */
+static void form_action(const struct aws_form *f, char *out, size_t len)
+{
+	const char *s = f->b.data ? f->b.data : "", *amp;
+
+	if (strncmp(s, "Action=", 7)) {
+		snprintf(out, len, "?");
+		return;
+	}
+	s += 7;
+	amp = strchr(s, '&');
+	snprintf(out, len, "%.*s", amp ? (int)(amp - s) : (int)strlen(s), s);
+}
+
+int aws_do(struct provider *p, enum aws_service svc, bool mutating, struct aws_form *f,
+	   struct awsxml_doc **doc, struct provider_status *st)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	char action[48];
+
+	form_action(f, action, sizeof(action));
+	aws_count_call(ap, action);
+	if (ap->cancel && atomic_load(ap->cancel)) {
+		aws_status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", action);
+		*doc = NULL;
+		return -1;
+	}
+	if (aws_call(&ap->api, svc, mutating ? p->mutating : p->reads, f, doc, st) < 0) {
+		char msg[sizeof(st->message)];
+
+		snprintf(msg, sizeof(msg), "%s", st->message);
+		snprintf(st->message, sizeof(st->message), "%s: %.*s", action,
+			 (int)(sizeof(st->message) - sizeof(action) - 3), msg);
+		return -1;
+	}
+	return 0;
+}
+
+int aws_wait(struct aws_prov *ap, int64_t ns)
+{
+	int64_t end = clock_now(ap->clock) + ns;
+
+	while (clock_now(ap->clock) < end) {
+		int64_t step = end - clock_now(ap->clock);
+
+		if (ap->cancel && atomic_load(ap->cancel))
+			return -1;
+		if (step > 200 * CLOCK_NS_PER_MS)
+			step = 200 * CLOCK_NS_PER_MS;
+		if (ap->clock->ops->sleep_until(ap->clock, clock_now(ap->clock) + step) != 0)
+			return -1;
+	}
+	return ap->cancel && atomic_load(ap->cancel) ? -1 : 0;
+}
+
+void aws_provider_id(const char *zone, const char *id, char *out, size_t len)
+{
+	snprintf(out, len, "aws:///%s/%s", zone, id);
+}
+
+int aws_group_get(struct aws_prov *ap, const char *name, struct aws_group *out)
+{
+	size_t i;
+	int rc = -1;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_groups; i++)
+		if (!strcmp(ap->groups[i].name, name)) {
+			*out = ap->groups[i];
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&ap->mu);
+	return rc;
+}
+
+/* ---- describing Auto Scaling groups ---- */
+
+void aws_asgs_free(struct aws_asg *a, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < a[i].n_tags; j++) {
+			free(a[i].tags[j].key);
+			free(a[i].tags[j].value);
+		}
+		free(a[i].tags);
+		free(a[i].inst);
+	}
+	free(a);
+}
+
+const char *aws_asg_tag(const struct aws_asg *a, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_tags; i++)
+		if (!strcmp(a->tags[i].key, key))
+			return a->tags[i].value;
+	return NULL;
+}
+
+static enum instance_state lifecycle_state(const char *s, bool *warm)
+{
+	*warm = !strncmp(s, "Warmed:", 7);
+	if (!strncmp(s, "Pending", 7))
+		return INSTANCE_PENDING;
+	if (!strcmp(s, "InService") || !strcmp(s, "Standby") || !strcmp(s, "EnteringStandby"))
+		return INSTANCE_RUNNING;
+	if (!strcmp(s, "Terminated") || !strcmp(s, "Detached"))
+		return INSTANCE_GONE;
+	if (!strncmp(s, "Terminating", 11) || !strcmp(s, "Detaching"))
+		return INSTANCE_STOPPING;
+	return INSTANCE_PENDING; /* a state AWS adds later: there, not ready */
+}
+
+static bool ok_id(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(s, prefix, n) || !s[n])
+		return false;
+	for (s += n; *s; s++)
+		if (!isxdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+static bool ok_zone_text(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '-')
+			return false;
+	return true;
+}
+
+/* One member of a DescribeAutoScalingGroups answer. -1 with 'st' when malformed. */
+static int parse_asg(const struct awsxml_node *m, struct aws_asg *a, struct provider_status *st)
+{
+	const struct awsxml_node *set, *it;
+	int64_t v;
+	size_t n;
+
+	memset(a, 0, sizeof(*a));
+	if (awsxml_copy(m, "AutoScalingGroupName", a->name, sizeof(a->name)) < 0 || !a->name[0]) {
+		aws_status(st, PROVIDER_TRANSIENT, "DescribeAutoScalingGroups: a group without a name (line %d)",
+			   m->line);
+		return -1;
+	}
+	if (awsxml_int64(m, "MinSize", &v) < 0 || v < 0 || v > 1000000 || (a->min = (int)v, 0) ||
+	    awsxml_int64(m, "MaxSize", &v) < 0 || v < a->min || v > 1000000 || (a->max = (int)v, 0) ||
+	    awsxml_int64(m, "DesiredCapacity", &v) < 0 || v < 0 || v > 1000000) {
+		aws_status(st, PROVIDER_TRANSIENT,
+			   "DescribeAutoScalingGroups: group %.64s: MinSize, MaxSize or DesiredCapacity missing or out of range",
+			   a->name);
+		return -1;
+	}
+	a->desired = (int)v;
+	set = awsxml_find(m, "Instances");
+	n = awsxml_count(set, "member");
+	a->inst = n ? calloc(n, sizeof(*a->inst)) : NULL;
+	if (n && !a->inst)
+		goto oom;
+	for (it = awsxml_first(set, "member"); it; it = awsxml_next(it)) {
+		struct aws_asg_instance *in = &a->inst[a->n_inst];
+
+		if (awsxml_copy(it, "InstanceId", in->id, sizeof(in->id)) < 0 || !ok_id(in->id, "i-") ||
+		    awsxml_copy(it, "AvailabilityZone", in->zone, sizeof(in->zone)) < 0 ||
+		    !ok_zone_text(in->zone) ||
+		    awsxml_copy(it, "LifecycleState", in->state, sizeof(in->state)) < 0) {
+			aws_status(st, PROVIDER_TRANSIENT,
+				   "DescribeAutoScalingGroups: group %.64s: an instance without a valid InstanceId, AvailabilityZone or LifecycleState (line %d)",
+				   a->name, it->line);
+			return -1;
+		}
+		awsxml_copy(it, "InstanceType", in->type, sizeof(in->type));
+		in->st = lifecycle_state(in->state, &in->warm);
+		a->n_inst++;
+	}
+	set = awsxml_find(m, "Tags");
+	n = awsxml_count(set, "member");
+	a->tags = n ? calloc(n, sizeof(*a->tags)) : NULL;
+	if (n && !a->tags)
+		goto oom;
+	for (it = awsxml_first(set, "member"); it; it = awsxml_next(it)) {
+		const char *k, *val;
+		size_t kl, vl;
+
+		if (awsxml_trimmed(it, "Key", &k, &kl) < 0)
+			continue;
+		if (awsxml_trimmed(it, "Value", &val, &vl) < 0) {
+			val = "";
+			vl = 0;
+		}
+		a->tags[a->n_tags].key = strndup(k, kl);
+		a->tags[a->n_tags].value = strndup(val, vl);
+		if (!a->tags[a->n_tags].key || !a->tags[a->n_tags].value) {
+			free(a->tags[a->n_tags].key);
+			free(a->tags[a->n_tags].value);
+			goto oom;
+		}
+		a->n_tags++;
+	}
+	for (it = awsxml_first(awsxml_find(m, "AvailabilityZones"), "member");
+	     it && a->n_zones < sizeof(a->zones) / sizeof(a->zones[0]); it = awsxml_next(it))
+		if (awsxml_copy(it, NULL, a->zones[a->n_zones], sizeof(a->zones[0])) == 0)
+			a->n_zones++;
+	awsxml_copy(m, "LaunchTemplate/LaunchTemplateId", a->lt_id, sizeof(a->lt_id));
+	awsxml_copy(m, "LaunchTemplate/LaunchTemplateName", a->lt_name, sizeof(a->lt_name));
+	awsxml_copy(m, "LaunchTemplate/Version", a->lt_version, sizeof(a->lt_version));
+	if (!a->lt_id[0] && !a->lt_name[0]) {
+		const char *spec = "MixedInstancesPolicy/LaunchTemplate/LaunchTemplateSpecification";
+		const struct awsxml_node *s = awsxml_find(m, spec);
+
+		awsxml_copy(s, "LaunchTemplateId", a->lt_id, sizeof(a->lt_id));
+		awsxml_copy(s, "LaunchTemplateName", a->lt_name, sizeof(a->lt_name));
+		awsxml_copy(s, "Version", a->lt_version, sizeof(a->lt_version));
+	}
+	for (it = awsxml_first(awsxml_find(m, "MixedInstancesPolicy/LaunchTemplate/Overrides"), "member");
+	     it && !a->override_type[0]; it = awsxml_next(it))
+		awsxml_copy(it, "InstanceType", a->override_type, sizeof(a->override_type));
+	awsxml_copy(m, "LaunchConfigurationName", a->launch_config, sizeof(a->launch_config));
+	return 0;
+oom:
+	aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+	return -1;
+}
+
+/* Appends the members of one answer page to *out. */
+static int take_page(const struct awsxml_doc *d, struct aws_asg **out, size_t *n, size_t *cap,
+		     char *next, size_t next_len, struct provider_status *st)
+{
+	const struct awsxml_node *res = awsxml_find(awsxml_root(d), "DescribeAutoScalingGroupsResult");
+	const struct awsxml_node *it;
+
+	if (!res) {
+		aws_status(st, PROVIDER_TRANSIENT, "DescribeAutoScalingGroups: the answer has no DescribeAutoScalingGroupsResult");
+		return -1;
+	}
+	for (it = awsxml_first(awsxml_find(res, "AutoScalingGroups"), "member"); it; it = awsxml_next(it)) {
+		if (*n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 16;
+			struct aws_asg *g = realloc(*out, nc * sizeof(*g));
+
+			if (!g) {
+				aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+				return -1;
+			}
+			*out = g;
+			*cap = nc;
+		}
+		if (parse_asg(it, &(*out)[*n], st) < 0) {
+			aws_asgs_free(&(*out)[*n], 0);
+			return -1;
+		}
+		(*n)++;
+	}
+	if (awsxml_copy(res, "NextToken", next, next_len) < 0)
+		next[0] = '\0';
+	return 0;
+}
+
+int aws_describe_asgs(struct provider *p, const char *const *names, size_t n_names,
+		      struct aws_asg **out, size_t *n_out, struct provider_status *st)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	struct aws_asg *all = NULL;
+	size_t n = 0, cap = 0, from = 0;
+	char next[4096];
+
+	*out = NULL;
+	*n_out = 0;
+	do {
+		int pages = 0;
+
+		next[0] = '\0';
+		do {
+			struct aws_form f;
+			struct awsxml_doc *d = NULL;
+			size_t i;
+			int rc;
+
+			aws_form_init(&f, AWS_SERVICE_AUTOSCALING, "DescribeAutoScalingGroups");
+			if (names) {
+				for (i = 0; i < NAMES_PER_CALL && from + i < n_names; i++)
+					aws_form_addf(&f, names[from + i], "AutoScalingGroupNames.member.%zu", i + 1);
+			} else {
+				char key[256];
+
+				snprintf(key, sizeof(key), AWS_TAG_CLUSTER_PREFIX "%s", ap->cluster);
+				aws_form_add(&f, "Filters.member.1.Name", "tag-key");
+				aws_form_add(&f, "Filters.member.1.Values.member.1", AWS_TAG_ENABLED);
+				aws_form_add(&f, "Filters.member.2.Name", "tag-key");
+				aws_form_add(&f, "Filters.member.2.Values.member.1", key);
+			}
+			aws_form_add_int(&f, "MaxRecords", 100);
+			if (next[0])
+				aws_form_add(&f, "NextToken", next);
+			rc = aws_do(p, AWS_SERVICE_AUTOSCALING, false, &f, &d, st);
+			aws_form_free(&f);
+			if (rc == 0)
+				rc = take_page(d, &all, &n, &cap, next, sizeof(next), st);
+			awsxml_free(d);
+			if (rc < 0) {
+				aws_asgs_free(all, n);
+				return -1;
+			}
+			if (++pages > MAX_PAGES) {
+				aws_asgs_free(all, n);
+				aws_status(st, PROVIDER_TRANSIENT, "DescribeAutoScalingGroups: more than %d pages: the NextToken does not end",
+					   MAX_PAGES);
+				return -1;
+			}
+		} while (next[0]);
+		from += NAMES_PER_CALL;
+	} while (names && from < n_names);
+	*out = all;
+	*n_out = n;
+	return 0;
+}
+
+/* ---- the failure of a launch the ASG is still working on ---- */
+
+void aws_failed_activity(struct provider *p, const char *asg, int64_t since,
+			 struct provider_status *st)
+{
+	struct aws_form f;
+	struct awsxml_doc *d = NULL;
+	const struct awsxml_node *it;
+	struct provider_status cst;
+
+	st->code = PROVIDER_OK;
+	st->message[0] = '\0';
+	aws_form_init(&f, AWS_SERVICE_AUTOSCALING, "DescribeScalingActivities");
+	aws_form_add(&f, "AutoScalingGroupName", asg);
+	aws_form_add_int(&f, "MaxRecords", 10);
+	if (aws_do(p, AWS_SERVICE_AUTOSCALING, false, &f, &d, &cst) < 0) {
+		aws_form_free(&f);
+		log_at(AWS_PROV(p)->log, LOG_WARN, clock_wall(AWS_PROV(p)->clock),
+		       "aws: cannot read the scaling activities of %.128s: %s", asg, cst.message);
+		return;
+	}
+	aws_form_free(&f);
+	/* newest first: the first one that started in the window and is over decides */
+	for (it = awsxml_first(awsxml_find(awsxml_root(d), "DescribeScalingActivitiesResult/Activities"),
+			       "member");
+	     it; it = awsxml_next(it)) {
+		char status[32], start[64], msg[600];
+		int64_t t;
+
+		if (awsxml_copy(it, "StatusCode", status, sizeof(status)) < 0 ||
+		    awsxml_copy(it, "StartTime", start, sizeof(start)) < 0 || kube_parse_time(start, &t) < 0)
+			continue;
+		if (t < since)
+			break;
+		if (strcmp(status, "Failed") && strcmp(status, "Cancelled") && strcmp(status, "Successful"))
+			continue; /* still under way */
+		if (!strcmp(status, "Successful"))
+			break;
+		if (awsxml_copy(it, "StatusMessage", msg, sizeof(msg)) < 0 || !msg[0])
+			awsxml_copy(it, "Cause", msg, sizeof(msg));
+		aws_status(st, aws_activity_class(msg), "%s", msg[0] ? msg : "a scaling activity failed");
+		break;
+	}
+	awsxml_free(d);
+}
+
+/* ---- fleet groups: their instances by tag ---- */
+
+static int describe_fleet(struct provider *p, const struct aws_group *g, struct provider_group *pg,
+			  struct provider_status *st)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	char next[4096] = "";
+	size_t cap = 0;
+	int pages = 0;
+
+	do {
+		struct aws_form f;
+		struct awsxml_doc *d = NULL;
+		const struct awsxml_node *r, *it;
+		int k = 1;
+
+		aws_form_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
+		aws_form_addf(&f, "tag:" AWS_TAG_GROUP, "Filter.%d.Name", k);
+		aws_form_addf(&f, g->name, "Filter.%d.Value.1", k++);
+		if (ap->cluster[0]) {
+			aws_form_addf(&f, "tag:" AWS_TAG_CLUSTER, "Filter.%d.Name", k);
+			aws_form_addf(&f, ap->cluster, "Filter.%d.Value.1", k++);
+		}
+		aws_form_addf(&f, "instance-state-name", "Filter.%d.Name", k);
+		aws_form_addf(&f, "pending", "Filter.%d.Value.1", k);
+		aws_form_addf(&f, "running", "Filter.%d.Value.2", k);
+		aws_form_addf(&f, "stopping", "Filter.%d.Value.3", k);
+		aws_form_addf(&f, "shutting-down", "Filter.%d.Value.4", k);
+		aws_form_add_int(&f, "MaxResults", 1000);
+		if (next[0])
+			aws_form_add(&f, "NextToken", next);
+		if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, st) < 0) {
+			aws_form_free(&f);
+			return -1;
+		}
+		aws_form_free(&f);
+		for (r = awsxml_first(awsxml_find(awsxml_root(d), "reservationSet"), "item"); r;
+		     r = awsxml_next(r)) {
+			for (it = awsxml_first(awsxml_find(r, "instancesSet"), "item"); it; it = awsxml_next(it)) {
+				struct provider_instance *in;
+				char id[32], zone[64], state[32];
+
+				if (awsxml_copy(it, "instanceId", id, sizeof(id)) < 0 || !ok_id(id, "i-") ||
+				    awsxml_copy(it, "placement/availabilityZone", zone, sizeof(zone)) < 0 ||
+				    !ok_zone_text(zone) ||
+				    awsxml_copy(it, "instanceState/name", state, sizeof(state)) < 0)
+					continue;
+				if (pg->n_instances == cap) {
+					size_t nc = cap ? cap * 2 : 16;
+					struct provider_instance *ni = realloc(pg->instances, nc * sizeof(*ni));
+
+					if (!ni) {
+						awsxml_free(d);
+						aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+						return -1;
+					}
+					pg->instances = ni;
+					cap = nc;
+				}
+				in = &pg->instances[pg->n_instances++];
+				memset(in, 0, sizeof(*in));
+				snprintf(in->id, sizeof(in->id), "%s", id);
+				snprintf(in->group, sizeof(in->group), "%s", g->name);
+				aws_provider_id(zone, id, in->provider_id, sizeof(in->provider_id));
+				in->state = !strcmp(state, "pending") ? INSTANCE_PENDING :
+					    !strcmp(state, "running") ? INSTANCE_RUNNING : INSTANCE_STOPPING;
+			}
+		}
+		if (awsxml_copy(awsxml_root(d), "nextToken", next, sizeof(next)) < 0)
+			next[0] = '\0';
+		awsxml_free(d);
+		if (++pages > MAX_PAGES) {
+			aws_status(st, PROVIDER_TRANSIENT, "DescribeInstances: the nextToken does not end");
+			return -1;
+		}
+	} while (next[0]);
+	return 0;
+}
+
+/* ---- list_groups ---- */
+
+/* A node group name for a discovered ASG: lowercase, other characters '-',
+ * at most 63; "" when nothing is left. */
+static void discovered_name(const char *asg, char *out, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; asg[i] && n + 1 < len && n < 63; i++) {
+		unsigned char c = (unsigned char)asg[i];
+
+		out[n++] = isalnum(c) ? (char)tolower(c) : (c == '.' ? '.' : '-');
+	}
+	while (n && !isalnum((unsigned char)out[n - 1]))
+		n--;
+	out[n] = '\0';
+	for (i = 0; out[i] && !isalnum((unsigned char)out[i]); i++)
+		;
+	if (i)
+		memmove(out, out + i, strlen(out + i) + 1);
+}
+
+static int cmp_seen(const void *a, const void *b)
+{
+	return strcmp(((const struct aws_seen *)a)->id, ((const struct aws_seen *)b)->id);
+}
+
+/* Fills pg from an ASG. */
+static int asg_group(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
+		     struct provider_group *pg, int64_t now, struct provider_status *st)
+{
+	size_t i, live = 0;
+
+	snprintf(pg->name, sizeof(pg->name), "%s", g->name);
+	pg->min = a->min;
+	pg->max = a->max;
+	pg->cloud_sized = true;
+	pg->members_by_id = true;
+	pg->target = a->desired;
+	pg->instances = a->n_inst ? calloc(a->n_inst, sizeof(*pg->instances)) : NULL;
+	if (a->n_inst && !pg->instances) {
+		aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < a->n_inst; i++) {
+		const struct aws_asg_instance *in = &a->inst[i];
+		struct provider_instance *o;
+
+		if (in->warm)
+			continue;
+		o = &pg->instances[pg->n_instances++];
+		snprintf(o->id, sizeof(o->id), "%s", in->id);
+		snprintf(o->group, sizeof(o->group), "%s", g->name);
+		aws_provider_id(in->zone, in->id, o->provider_id, sizeof(o->provider_id));
+		o->state = in->st;
+		if (in->st == INSTANCE_PENDING || in->st == INSTANCE_RUNNING)
+			live++;
+	}
+	if (a->desired > (int)live) {
+		struct provider_status as;
+
+		/* instances owed: a failed activity means they are not coming */
+		aws_failed_activity(p, a->name, now - ACTIVITY_WINDOW_S, &as);
+		if (as.code != PROVIDER_OK) {
+			log_at(AWS_PROV(p)->log, LOG_WARN, now,
+			       "aws: group %s (ASG %s) wants %d instances and has %d: its last scaling activity failed (%s: %s); counting only the instances that exist",
+			       g->name, a->name, a->desired, (int)live, provider_error_str(as.code), as.message);
+			pg->target = (int)live;
+		}
+	}
+	if (g->wants_template)
+		aws_describe_template(p, g, a, &pg->tmpl);
+	return 0;
+}
+
+static int aws_list_groups(struct provider *p, struct provider_group **groups, size_t *n,
+			   struct provider_status *st)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	struct aws_asg *named = NULL, *found = NULL;
+	size_t n_named = 0, n_found = 0, i, j, k = 0, n_names = 0, cap;
+	const char **names = NULL;
+	struct provider_group *out = NULL;
+	struct aws_seen *seen = NULL;
+	size_t n_seen = 0;
+	struct aws_group *gs = NULL;
+	size_t n_gs;
+	int64_t now = clock_wall(ap->clock);
+
+	*groups = NULL;
+	*n = 0;
+	memset(st, 0, sizeof(*st));
+	names = calloc(ap->n_config_groups + 1, sizeof(*names));
+	if (!names)
+		goto oom;
+	for (i = 0; i < ap->n_config_groups; i++)
+		if (!ap->groups[i].fleet)
+			names[n_names++] = ap->groups[i].asg;
+	if (n_names && aws_describe_asgs(p, names, n_names, &named, &n_named, st) < 0)
+		goto fail;
+	if (ap->discovery && aws_describe_asgs(p, NULL, 0, &found, &n_found, st) < 0)
+		goto fail;
+
+	/* the groups: the config's, then every tagged ASG the config does not name */
+	n_gs = ap->n_config_groups;
+	gs = calloc(n_gs + n_found + 1, sizeof(*gs));
+	if (!gs)
+		goto oom;
+	memcpy(gs, ap->groups, n_gs * sizeof(*gs));
+	for (i = 0; i < n_found; i++) {
+		struct aws_group *g = &gs[n_gs];
+
+		for (j = 0; j < n_gs && (gs[j].fleet || strcmp(gs[j].asg, found[i].name)); j++)
+			;
+		if (j < n_gs)
+			continue; /* named in the config (or found twice) */
+		memset(g, 0, sizeof(*g));
+		discovered_name(found[i].name, g->name, sizeof(g->name));
+		for (j = 0; j < n_gs && strcmp(gs[j].name, g->name); j++)
+			;
+		if (!g->name[0] || !k8sname_valid_dns_subdomain(g->name) || j < n_gs) {
+			log_at(ap->log, LOG_WARN, now,
+			       "aws: the tagged ASG %.128s is not managed: no node group name can be made of its name that is unique and valid",
+			       found[i].name);
+			continue;
+		}
+		snprintf(g->asg, sizeof(g->asg), "%s", found[i].name);
+		g->discovered = true;
+		g->wants_template = true;
+		n_gs++;
+	}
+
+	cap = n_gs;
+	out = calloc(cap + 1, sizeof(*out));
+	if (!out)
+		goto oom;
+	for (i = 0; i < n_gs; i++) {
+		const struct aws_group *g = &gs[i];
+		struct provider_group *pg = &out[k];
+
+		if (g->fleet) {
+			snprintf(pg->name, sizeof(pg->name), "%s", g->name);
+			pg->min = g->cfg_min;
+			pg->max = g->cfg_max;
+			pg->members_by_id = true;
+			if (describe_fleet(p, g, pg, st) < 0) {
+				k++;
+				goto fail;
+			}
+			for (j = 0; j < pg->n_instances; j++)
+				if (pg->instances[j].state != INSTANCE_STOPPING)
+					pg->target++;
+			if (g->wants_template)
+				aws_describe_template(p, g, NULL, &pg->tmpl);
+			k++;
+			continue;
+		}
+		{
+			const struct aws_asg *a = NULL;
+
+			for (j = 0; j < n_named && !a; j++)
+				if (!strcmp(named[j].name, g->asg))
+					a = &named[j];
+			for (j = 0; j < n_found && !a; j++)
+				if (!strcmp(found[j].name, g->asg))
+					a = &found[j];
+			if (!a) {
+				log_at(ap->log, LOG_WARN, now,
+				       "aws: node group %s: the Auto Scaling group %.128s does not exist (or these credentials may not see it)",
+				       g->name, g->asg);
+				continue;
+			}
+			if (asg_group(p, g, a, pg, now, st) < 0) {
+				k++;
+				goto fail;
+			}
+			k++;
+		}
+	}
+	/* remember where each instance is, for map_node */
+	for (i = 0; i < k; i++)
+		n_seen += out[i].n_instances;
+	seen = n_seen ? calloc(n_seen, sizeof(*seen)) : NULL;
+	if (n_seen && !seen)
+		goto oom;
+	n_seen = 0;
+	for (i = 0; i < k; i++)
+		for (j = 0; j < out[i].n_instances; j++) {
+			snprintf(seen[n_seen].id, sizeof(seen[n_seen].id), "%.31s", out[i].instances[j].id);
+			snprintf(seen[n_seen].group, sizeof(seen[n_seen].group), "%s", out[i].name);
+			n_seen++;
+		}
+	qsort(seen, n_seen, sizeof(*seen), cmp_seen);
+	pthread_mutex_lock(&ap->mu);
+	free(ap->seen);
+	ap->seen = seen;
+	ap->n_seen = n_seen;
+	if (n_gs != ap->n_groups || memcmp(gs, ap->groups, n_gs * sizeof(*gs))) {
+		free(ap->groups);
+		ap->groups = gs;
+		ap->n_groups = n_gs;
+		gs = NULL;
+	}
+	pthread_mutex_unlock(&ap->mu);
+	free(gs);
+	free(names);
+	aws_asgs_free(named, n_named);
+	aws_asgs_free(found, n_found);
+	*groups = out;
+	*n = k;
+	return 0;
+oom:
+	aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+fail:
+	provider_groups_free(out, k);
+	free(gs);
+	free(names);
+	aws_asgs_free(named, n_named);
+	aws_asgs_free(found, n_found);
+	return -1;
+}
+
+/* ---- map_node ---- */
+
+static int aws_map_node(struct provider *p, const char *provider_id, char *group, size_t group_len,
+			char *instance, size_t instance_len)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	const char *id;
+	struct aws_seen key, *hit;
+	int rc = -1;
+
+	if (strncmp(provider_id, "aws:///", 7))
+		return -1;
+	id = strrchr(provider_id + 7, '/');
+	if (!id || !ok_id(id + 1, "i-") || strlen(id + 1) >= sizeof(key.id))
+		return -1;
+	snprintf(key.id, sizeof(key.id), "%s", id + 1);
+	pthread_mutex_lock(&ap->mu);
+	hit = ap->n_seen ? bsearch(&key, ap->seen, ap->n_seen, sizeof(*ap->seen), cmp_seen) : NULL;
+	if (hit) {
+		snprintf(group, group_len, "%s", hit->group);
+		snprintf(instance, instance_len, "%s", hit->id);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&ap->mu);
+	return rc;
+}
+
+/* ---- life cycle ---- */
+
+static void aws_free(struct provider *p)
+{
+	struct aws_prov *ap;
+
+	if (!p)
+		return;
+	ap = p->impl;
+	if (ap) {
+		aws_credchain_free(ap->creds);
+		cloudhttp_free(ap->http);
+		free(ap->groups);
+		free(ap->seen);
+		free(ap->itypes);
+		free(ap->lts);
+		pthread_mutex_destroy(&ap->mu);
+		free(ap);
+	}
+	ratelimit_free(p->mutating);
+	ratelimit_free(p->reads);
+	free(p);
+}
+
+static const struct provider_ops aws_ops = {
+	.kind = "aws",
+	.list_groups = aws_list_groups,
+	.launch = aws_launch,
+	.terminate = aws_terminate,
+	.map_node = aws_map_node,
+	.free = aws_free,
+};
+
+struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errbuf *err)
+{
+	const struct config *c = o->config;
+	struct aws_credchain_opts co;
+	struct aws_endpoint_overrides ov;
+	struct cloudhttp_opts ho;
+	struct aws_profile prof;
+	struct aws_profile_opts po;
+	struct provider_limits lim;
+	struct provider *p = calloc(1, sizeof(*p));
+	struct aws_prov *ap = calloc(1, sizeof(*ap));
+	const char *from = NULL;
+	struct errbuf e;
+	size_t i;
+	int s;
+
+	if (!p || !ap) {
+		free(p);
+		free(ap);
+		errbuf_set(err, "aws: out of memory");
+		return NULL;
+	}
+	p->ops = &aws_ops;
+	p->impl = ap;
+	pthread_mutex_init(&ap->mu, NULL);
+	ap->clock = o->clock ? o->clock : clock_real();
+	ap->log = o->log;
+	ap->cancel = o->cancel;
+	ap->config = c;
+	ap->launch_wait_ns = (o->launch_wait_ms > 0 ? o->launch_wait_ms : 5 * 60 * 1000) * CLOCK_NS_PER_MS;
+	ap->poll_ns = (o->poll_ms > 0 ? o->poll_ms : 2000) * CLOCK_NS_PER_MS;
+	ap->discovery = c->aws.auto_discovery;
+	snprintf(ap->cluster, sizeof(ap->cluster), "%s", c->aws.cluster_name ? c->aws.cluster_name : "");
+
+	provider_limits_from(&lim, c);
+	p->mutating = ratelimit_new(ap->clock, lim.mutating_qps, lim.mutating_burst);
+	p->reads = ratelimit_new(ap->clock, lim.read_qps, lim.read_burst);
+	if (!p->mutating || !p->reads) {
+		errbuf_set(err, "aws: bad rate limits (qps %.3g burst %d, read_qps %.3g read_burst %d)",
+			   lim.mutating_qps, lim.mutating_burst, lim.read_qps, lim.read_burst);
+		goto fail;
+	}
+
+	memset(&ho, 0, sizeof(ho));
+	ho.clock = ap->clock;
+	ho.log = o->log;
+	ho.ca_file = o->ca_file;
+	ho.max_attempts = 5;
+	ho.cancel = o->cancel;
+	ap->http = cloudhttp_new(&ho, &e);
+	if (!ap->http) {
+		errbuf_set(err, "aws: %s", e.msg);
+		goto fail;
+	}
+
+	memset(&ov, 0, sizeof(ov));
+	ov.url[AWS_SERVICE_EC2] = c->aws.endpoint_ec2;
+	ov.url[AWS_SERVICE_AUTOSCALING] = c->aws.endpoint_autoscaling;
+	ov.url[AWS_SERVICE_STS] = c->aws.endpoint_sts;
+	memset(&co, 0, sizeof(co));
+	co.env = o->env;
+	co.home = o->home;
+	co.region = c->aws.region && *c->aws.region ? c->aws.region : NULL;
+	co.endpoints = &ov;
+	co.http = ap->http;
+	co.clock = ap->clock;
+	co.log = o->log;
+	if (aws_region_resolve(&co, ap->api.region, sizeof(ap->api.region), &from, &e) < 0) {
+		errbuf_set(err, "aws: no region: %s", e.msg);
+		goto fail;
+	}
+	co.region = ap->api.region;
+	memset(&po, 0, sizeof(po));
+	po.env = o->env;
+	po.home = o->home;
+	if (aws_profile_load(&prof, &po, &e) < 0) {
+		errbuf_set(err, "aws: %s", e.msg);
+		goto fail;
+	}
+	for (s = 0; s < AWS_SERVICE_COUNT; s++) {
+		const char *ufrom = NULL;
+
+		if (aws_endpoint_resolve((enum aws_service)s, ap->api.region, &ov, o->env, &prof.endpoints,
+					 ap->api.url[s], sizeof(ap->api.url[s]), &ufrom, &e) < 0) {
+			aws_profile_wipe(&prof);
+			errbuf_set(err, "aws: %s endpoint: %s", aws_service_name((enum aws_service)s), e.msg);
+			goto fail;
+		}
+	}
+	aws_profile_wipe(&prof);
+	ap->creds = aws_credchain_new(&co, &e);
+	if (!ap->creds) {
+		errbuf_set(err, "aws: no credentials: %s", e.msg);
+		goto fail;
+	}
+	ap->api.http = ap->http;
+	ap->api.creds = ap->creds;
+	ap->api.clock = ap->clock;
+	ap->api.log = o->log;
+
+	ap->groups = calloc(c->n_groups + 1, sizeof(*ap->groups));
+	if (!ap->groups) {
+		errbuf_set(err, "aws: out of memory");
+		goto fail;
+	}
+	for (i = 0; i < c->n_groups; i++) {
+		const struct config_group_extra *x = c->group_extra ? &c->group_extra[i] : NULL;
+		struct aws_group *g = &ap->groups[i];
+
+		snprintf(g->name, sizeof(g->name), "%s", c->groups[i].name);
+		g->fleet = x && x->aws.fleet;
+		snprintf(g->asg, sizeof(g->asg), "%s", x && x->aws.asg ? x->aws.asg : c->groups[i].name);
+		g->wants_template = !x || !x->template_set;
+		g->cfg_min = c->groups[i].min;
+		g->cfg_max = c->groups[i].max;
+		g->cfg = x ? &x->aws : NULL;
+	}
+	ap->n_groups = ap->n_config_groups = c->n_groups;
+	log_at(o->log, LOG_INFO, clock_wall(ap->clock),
+	       "aws: region %s (from %s), credentials from %s, Auto Scaling at %s, EC2 at %s%s%s",
+	       ap->api.region, from ? from : "?", aws_credchain_source(ap->creds),
+	       ap->api.url[AWS_SERVICE_AUTOSCALING], ap->api.url[AWS_SERVICE_EC2],
+	       ap->discovery ? ", finding ASGs tagged for cluster " : "", ap->discovery ? ap->cluster : "");
+	return p;
+fail:
+	aws_free(p);
+	return NULL;
+}

@@ -1,0 +1,170 @@
+/*
+ * The AWS provider's shared insides: its state, the Auto Scaling group and
+ * instance descriptions its files pass each other. Private to
+ * providers/aws/aws*.c.
+ */
+#ifndef LUASCALE_AWS_INTERNAL_H
+#define LUASCALE_AWS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "log.h"
+#include "providers/aws/aws.h"
+#include "providers/aws/awsapi.h"
+#include "providers/aws/credentials.h"
+#include "providers/provider.h"
+
+#define AWS_TAG_ENABLED "k8s.io/cluster-autoscaler/enabled"
+#define AWS_TAG_CLUSTER_PREFIX "k8s.io/cluster-autoscaler/"
+#define AWS_TAG_TEMPLATE_PREFIX "k8s.io/cluster-autoscaler/node-template/"
+#define AWS_TAG_GROUP "luascale.io/node-group"  /* on fleet instances */
+#define AWS_TAG_CLUSTER "luascale.io/cluster"   /* on fleet instances, with a cluster name */
+
+/* One node group as the provider manages it. */
+struct aws_group {
+	char name[64];           /* the engine's group name */
+	char asg[256];           /* ASG mode: the Auto Scaling group's name */
+	bool fleet;
+	bool discovered;         /* found by tags, not named in the config */
+	bool wants_template;     /* the config writes none: describe one */
+	int cfg_min, cfg_max;    /* fleet groups: the config's limits */
+	const struct config_aws_group *cfg; /* fleet settings; NULL for discovered */
+};
+
+struct aws_tag {
+	char *key, *value;
+};
+
+struct aws_asg_instance {
+	char id[32];
+	char zone[64];
+	char type[64];
+	char state[40];          /* LifecycleState as AWS says it */
+	enum instance_state st;
+	bool warm;               /* in a warm pool: not a node */
+};
+
+/* One DescribeAutoScalingGroups member. */
+struct aws_asg {
+	char name[256];
+	int min, max, desired;
+	struct aws_asg_instance *inst;
+	size_t n_inst;
+	struct aws_tag *tags;
+	size_t n_tags;
+	char zones[8][64];
+	size_t n_zones;
+	char lt_id[64], lt_name[128], lt_version[32]; /* LaunchTemplate or the mixed policy's */
+	char override_type[64];  /* the mixed instances policy's first instance type */
+	char launch_config[256]; /* a launch configuration name, when that is what it uses */
+};
+
+/* What an instance type offers (DescribeInstanceTypes). */
+struct aws_itype {
+	char name[64];
+	int vcpus;
+	int64_t memory_mib;
+	int gpus;
+	int enis, ips_per_eni;
+	char arch[16];           /* "amd64" or "arm64" */
+};
+
+/* Where a node is: an instance id's group, from the last list. */
+struct aws_seen {
+	char id[32];
+	char group[64];
+};
+
+struct aws_prov {
+	struct aws_api api;
+	struct cloudhttp *http;
+	struct aws_credchain *creds;
+	struct clock *clock;
+	const struct logger *log;
+	const atomic_bool *cancel;
+	const struct config *config;
+	int64_t launch_wait_ns, poll_ns;
+
+	struct aws_group *groups; /* the config's, then discovered ones (under mu) */
+	size_t n_groups, n_config_groups;
+	bool discovery;
+	char cluster[128];
+
+	pthread_mutex_t mu;       /* groups, seen, caches, counters, token sequence */
+	struct aws_seen *seen;    /* sorted by id */
+	size_t n_seen;
+	struct aws_itype *itypes; /* described instance types, kept */
+	size_t n_itypes;
+	struct aws_lt_cache {
+		char key[256];    /* id or name, '@', version */
+		char type[64];
+		int64_t at_ns;
+	} *lts;
+	size_t n_lts;
+	uint64_t seq;             /* ClientTokens */
+	struct aws_count {
+		char action[48];
+		uint64_t n;
+	} counts[32];
+};
+
+#define AWS_PROV(p) ((struct aws_prov *)(p)->impl)
+
+/* Counts a call of 'action' (for aws_provider_calls). */
+void aws_count_call(struct aws_prov *ap, const char *action);
+
+/* aws_call with the call counted and the service's bucket of 'p'. */
+int aws_do(struct provider *p, enum aws_service svc, bool mutating, struct aws_form *f,
+	   struct awsxml_doc **doc, struct provider_status *st);
+
+/* Describes the ASGs named 'names' (any number: 100 a call), or with
+ * names NULL, those tagged for discovery. Fills *out (aws_asgs_free).
+ * 0, or -1 with 'st'. */
+int aws_describe_asgs(struct provider *p, const char *const *names, size_t n_names,
+		      struct aws_asg **out, size_t *n_out, struct provider_status *st);
+void aws_asgs_free(struct aws_asg *a, size_t n);
+
+/* The tag 'key' of an ASG, or NULL. */
+const char *aws_asg_tag(const struct aws_asg *a, const char *key);
+
+/* The newest scaling activity of 'asg' that started at or after 'since'
+ * (unix seconds) and is over: when it failed, its class and message in
+ * 'st'; else st->code is OK (also when the activities cannot be read). */
+void aws_failed_activity(struct provider *p, const char *asg, int64_t since,
+			 struct provider_status *st);
+
+/* "aws:///<zone>/<id>" into out. */
+void aws_provider_id(const char *zone, const char *id, char *out, size_t len);
+
+/* Fills 't' for a new node of group 'g' (an ASG's 'a', or NULL for a
+ * fleet group): instance type, resources as allocatable, labels, taints
+ * and extended resources from the node-template tags. Best effort: what
+ * the cloud does not say stays 0, and a failed describe is logged. */
+void aws_describe_template(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
+			   struct provider_template *t);
+
+/* The private DNS names of 'ids' (DescribeInstances), for the launch log:
+ * dns[i] gets "" when unknown. */
+void aws_instance_dns(struct provider *p, const char *const *ids, size_t n, char (*dns)[256]);
+
+/* Launch and terminate (aws_launch.c). */
+void aws_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,
+		provider_done_cb on_done, void *ctx);
+void aws_terminate(struct provider *p, const char *group, const char *const *ids, size_t n,
+		   provider_done_cb on_done, void *ctx);
+
+/* The group named 'name' (a copy, under mu), or -1. */
+int aws_group_get(struct aws_prov *ap, const char *name, struct aws_group *out);
+
+/* Waits 'ns' on the provider's clock; -1 when cancelled first. */
+int aws_wait(struct aws_prov *ap, int64_t ns);
+
+/* Fills 'st'. */
+void aws_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,455 @@
+/*
+ * providers/aws: launching and terminating. An Auto Scaling group grows by
+ * SetDesiredCapacity computed from the size it reported just now, and its
+ * new instances are reported as they appear (a Failed scaling activity
+ * ends the launch early and gives back the capacity not made); a fleet
+ * group launches with one CreateFleet Type=instant and a ClientToken.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "providers/aws/aws_internal.h"
+#include "providers/aws/awserr.h"
+
+#define TERMINATE_BATCH 1000
+#define MAX_OVERRIDES 300
+
+/* Logs one launched instance with what an operator looks for. */
+static void log_launched(struct aws_prov *ap, const char *group, const char *id, const char *type,
+			 const char *zone, const char *dns)
+{
+	log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
+	       "aws: launched %s in group %s: type %s, zone %s, private DNS name %s", id, group,
+	       type && *type ? type : "?", zone, dns && *dns ? dns : "(not yet known)");
+}
+
+/* Reports the instances of new[0..n) and logs each with its DNS name. */
+static void report(struct provider *p, const char *group, struct aws_asg_instance *const *inst,
+		   size_t n, provider_instance_cb on_instance, void *ctx)
+{
+	const char **ids = calloc(n + 1, sizeof(*ids));
+	char (*dns)[256] = calloc(n + 1, sizeof(*dns));
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct provider_instance pi;
+
+		memset(&pi, 0, sizeof(pi));
+		snprintf(pi.id, sizeof(pi.id), "%s", inst[i]->id);
+		snprintf(pi.group, sizeof(pi.group), "%s", group);
+		aws_provider_id(inst[i]->zone, inst[i]->id, pi.provider_id, sizeof(pi.provider_id));
+		pi.state = inst[i]->st;
+		if (on_instance)
+			on_instance(ctx, &pi);
+		if (ids)
+			ids[i] = inst[i]->id;
+	}
+	if (ids && dns)
+		aws_instance_dns(p, ids, n, dns);
+	for (i = 0; i < n; i++)
+		log_launched(AWS_PROV(p), group, inst[i]->id, inst[i]->type, inst[i]->zone,
+			     dns ? dns[i] : "");
+	free(ids);
+	free(dns);
+}
+
+static int describe_one(struct provider *p, const char *asg, struct aws_asg **a, size_t *n,
+			struct provider_status *st)
+{
+	const char *names[1] = {asg};
+
+	if (aws_describe_asgs(p, names, 1, a, n, st) < 0)
+		return -1;
+	if (*n != 1 || strcmp((*a)[0].name, asg)) {
+		aws_asgs_free(*a, *n);
+		*a = NULL;
+		*n = 0;
+		aws_status(st, PROVIDER_NOT_FOUND, "the Auto Scaling group %.128s does not exist", asg);
+		return -1;
+	}
+	return 0;
+}
+
+static bool known(const struct aws_asg *a, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < a->n_inst; i++)
+		if (!strcmp(a->inst[i].id, id))
+			return true;
+	return false;
+}
+
+static int set_desired(struct provider *p, const char *asg, int desired, struct provider_status *st)
+{
+	struct aws_form f;
+	struct awsxml_doc *d = NULL;
+	int rc;
+
+	aws_form_init(&f, AWS_SERVICE_AUTOSCALING, "SetDesiredCapacity");
+	aws_form_add(&f, "AutoScalingGroupName", asg);
+	aws_form_add_int(&f, "DesiredCapacity", desired);
+	aws_form_add(&f, "HonorCooldown", "false");
+	rc = aws_do(p, AWS_SERVICE_AUTOSCALING, true, &f, &d, st);
+	aws_form_free(&f);
+	awsxml_free(d);
+	return rc;
+}
+
+static void launch_asg(struct provider *p, const struct aws_group *g, int count,
+		       provider_instance_cb on_instance, provider_done_cb on_done, void *ctx)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	struct provider_status st;
+	struct aws_asg *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0, i;
+	struct aws_asg_instance **fresh = NULL;
+	char (*reported)[32] = NULL;
+	int done = 0, desired;
+	int64_t start = clock_wall(ap->clock), deadline = clock_now(ap->clock) + ap->launch_wait_ns;
+
+	memset(&st, 0, sizeof(st));
+	/* a size this round's describe reported: never one computed from an unknown */
+	if (describe_one(p, g->asg, &a, &na, &st) < 0)
+		goto out;
+	desired = a->desired + count;
+	if (desired > a->max) {
+		aws_status(&st, PROVIDER_INVALID,
+			   "the ASG %.128s would go to %d instances, above its MaxSize %d (desired now %d)",
+			   g->asg, desired, a->max, a->desired);
+		goto out;
+	}
+	if (set_desired(p, g->asg, desired, &st) < 0)
+		goto out;
+	log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
+	       "aws: group %s: ASG %.128s desired capacity %d -> %d", g->name, g->asg, a->desired, desired);
+	reported = calloc((size_t)count, sizeof(*reported));
+	if (!reported) {
+		aws_status(&st, PROVIDER_TRANSIENT, "out of memory");
+		goto out;
+	}
+	while (done < count) {
+		size_t nf = 0;
+
+		if (aws_wait(ap, ap->poll_ns) < 0) {
+			aws_status(&st, PROVIDER_CANCELLED,
+				   "stopped waiting for the ASG's instances: luascale is stopping (the ASG still launches them)");
+			goto out;
+		}
+		aws_asgs_free(b, nb);
+		b = NULL;
+		if (describe_one(p, g->asg, &b, &nb, &st) < 0) {
+			log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+			       "aws: group %s: cannot follow the launch: %s", g->name, st.message);
+			memset(&st, 0, sizeof(st));
+		} else {
+			free(fresh);
+			fresh = calloc(b->n_inst + 1, sizeof(*fresh));
+			for (i = 0; fresh && i < b->n_inst && done + (int)nf < count; i++) {
+				struct aws_asg_instance *in = &b->inst[i];
+				int k;
+
+				if (known(a, in->id) || in->warm ||
+				    (in->st != INSTANCE_PENDING && in->st != INSTANCE_RUNNING))
+					continue;
+				for (k = 0; k < done && strcmp(reported[k], in->id); k++)
+					;
+				if (k < done)
+					continue;
+				snprintf(reported[done + (int)nf], sizeof(reported[0]), "%s", in->id);
+				fresh[nf++] = in;
+			}
+			if (nf) {
+				report(p, g->name, fresh, nf, on_instance, ctx);
+				done += (int)nf;
+			}
+			if (done >= count)
+				break;
+			aws_failed_activity(p, g->asg, start - 5, &st);
+			if (st.code != PROVIDER_OK) {
+				struct provider_status sst;
+				int back = b->desired - (count - done);
+
+				/* the ASG would retry on its own: give back what was not made */
+				if (back < b->min)
+					back = b->min;
+				if (back < b->desired && set_desired(p, g->asg, back, &sst) == 0)
+					log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+					       "aws: group %s: the launch failed (%s: %s); ASG %.128s desired capacity %d -> %d",
+					       g->name, provider_error_str(st.code), st.message, g->asg, b->desired, back);
+				goto out;
+			}
+		}
+		if (clock_now(ap->clock) >= deadline) {
+			aws_status(&st, PROVIDER_TRANSIENT,
+				   "%d of %d instances not listed by the ASG after %llds; its desired capacity still counts them",
+				   count - done, count, (long long)(ap->launch_wait_ns / CLOCK_NS_PER_S));
+			goto out;
+		}
+	}
+	memset(&st, 0, sizeof(st));
+out:
+	free(fresh);
+	free(reported);
+	aws_asgs_free(a, na);
+	aws_asgs_free(b, nb);
+	on_done(ctx, done, &st);
+}
+
+/* A ClientToken: unique per request, at most 64 ASCII characters. */
+static void client_token(struct aws_prov *ap, const char *group, char *out, size_t len)
+{
+	uint64_t seq;
+
+	pthread_mutex_lock(&ap->mu);
+	seq = ++ap->seq;
+	pthread_mutex_unlock(&ap->mu);
+	snprintf(out, len, "luascale-%.24s-%llx-%llx", group, (unsigned long long)clock_wall(ap->clock),
+		 (unsigned long long)seq);
+}
+
+static void launch_fleet(struct provider *p, const struct aws_group *g, int count,
+			 provider_instance_cb on_instance, provider_done_cb on_done, void *ctx)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	const struct config_aws_group *c = g->cfg;
+	struct provider_status st;
+	struct aws_form f;
+	struct awsxml_doc *d = NULL;
+	const struct awsxml_node *it, *id;
+	struct aws_asg_instance *made = NULL, **ptrs = NULL;
+	size_t n_made = 0, cap = 0, ti, pi, k = 0, i;
+	char token[80], first_code[128] = "", first_msg[200] = "";
+	bool all_capacity = true;
+	int n_errors = 0;
+	const char *lt = c->launch_template;
+
+	memset(&st, 0, sizeof(st));
+	client_token(ap, g->name, token, sizeof(token));
+	aws_form_init(&f, AWS_SERVICE_EC2, "CreateFleet");
+	aws_form_add(&f, "Type", "instant");
+	aws_form_add(&f, "ClientToken", token);
+	aws_form_add(&f, !strncmp(lt, "lt-", 3) ? "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateId"
+						 : "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName",
+		     lt);
+	aws_form_add(&f, "LaunchTemplateConfigs.1.LaunchTemplateSpecification.Version",
+		     c->launch_template_version);
+	/* every override names its zone, so each instance's zone is known */
+	for (ti = 0; ti < c->n_instance_types; ti++)
+		for (pi = 0; pi < c->n_placements && k < MAX_OVERRIDES; pi++) {
+			k++;
+			aws_form_addf(&f, c->instance_types[ti], "LaunchTemplateConfigs.1.Overrides.%zu.InstanceType", k);
+			aws_form_addf(&f, c->zones[pi], "LaunchTemplateConfigs.1.Overrides.%zu.AvailabilityZone", k);
+			if (c->subnets[pi][0])
+				aws_form_addf(&f, c->subnets[pi], "LaunchTemplateConfigs.1.Overrides.%zu.SubnetId", k);
+			if (c->prioritized) {
+				char prio[24];
+
+				snprintf(prio, sizeof(prio), "%zu", ti);
+				aws_form_addf(&f, prio, "LaunchTemplateConfigs.1.Overrides.%zu.Priority", k);
+			}
+		}
+	aws_form_add_int(&f, "TargetCapacitySpecification.TotalTargetCapacity", count);
+	aws_form_add(&f, "TargetCapacitySpecification.DefaultTargetCapacityType", c->spot ? "spot" : "on-demand");
+	if (c->spot)
+		aws_form_add(&f, "SpotOptions.AllocationStrategy",
+			     c->prioritized ? "capacity-optimized-prioritized" : "price-capacity-optimized");
+	else
+		aws_form_add(&f, "OnDemandOptions.AllocationStrategy", c->prioritized ? "prioritized" : "lowest-price");
+	aws_form_add(&f, "TagSpecification.1.ResourceType", "instance");
+	aws_form_add(&f, "TagSpecification.1.Tag.1.Key", AWS_TAG_GROUP);
+	aws_form_add(&f, "TagSpecification.1.Tag.1.Value", g->name);
+	if (ap->cluster[0]) {
+		aws_form_add(&f, "TagSpecification.1.Tag.2.Key", AWS_TAG_CLUSTER);
+		aws_form_add(&f, "TagSpecification.1.Tag.2.Value", ap->cluster);
+	}
+	if (aws_do(p, AWS_SERVICE_EC2, true, &f, &d, &st) < 0) {
+		aws_form_free(&f);
+		on_done(ctx, 0, &st);
+		return;
+	}
+	aws_form_free(&f);
+	for (it = awsxml_first(awsxml_find(awsxml_root(d), "fleetInstanceSet"), "item"); it; it = awsxml_next(it)) {
+		const struct awsxml_node *ov = awsxml_find(it, "launchTemplateAndOverrides/overrides");
+
+		for (id = awsxml_first(awsxml_find(it, "instanceIds"), "item"); id; id = awsxml_next(id)) {
+			struct aws_asg_instance *in;
+
+			if (n_made == cap) {
+				size_t nc = cap ? cap * 2 : 16;
+				struct aws_asg_instance *nm = realloc(made, nc * sizeof(*nm));
+
+				if (!nm)
+					break;
+				made = nm;
+				cap = nc;
+			}
+			in = &made[n_made];
+			memset(in, 0, sizeof(*in));
+			if (awsxml_copy(id, NULL, in->id, sizeof(in->id)) < 0 || strncmp(in->id, "i-", 2) ||
+			    awsxml_copy(ov, "availabilityZone", in->zone, sizeof(in->zone)) < 0 || !in->zone[0])
+				continue;
+			if (awsxml_copy(it, "instanceType", in->type, sizeof(in->type)) < 0)
+				awsxml_copy(ov, "instanceType", in->type, sizeof(in->type));
+			in->st = INSTANCE_PENDING;
+			n_made++;
+		}
+	}
+	for (it = awsxml_first(awsxml_find(awsxml_root(d), "errorSet"), "item"); it; it = awsxml_next(it)) {
+		const char *code = awsxml_text(it, "errorCode");
+
+		n_errors++;
+		if (!aws_error_is_capacity(code))
+			all_capacity = false;
+		if (!first_code[0] || (all_capacity == false && aws_error_is_capacity(first_code))) {
+			snprintf(first_code, sizeof(first_code), "%s", code);
+			snprintf(first_msg, sizeof(first_msg), "%s", awsxml_text(it, "errorMessage"));
+		}
+	}
+	awsxml_free(d);
+	if ((int)n_made > count)
+		n_made = (size_t)count;
+	ptrs = calloc(n_made + 1, sizeof(*ptrs));
+	for (i = 0; ptrs && i < n_made; i++)
+		ptrs[i] = &made[i];
+	if (ptrs)
+		report(p, g->name, ptrs, n_made, on_instance, ctx);
+	if ((int)n_made < count) {
+		enum provider_error cls = !n_errors || all_capacity ? PROVIDER_NO_CAPACITY
+								    : aws_error_class(first_code, 400);
+
+		if (cls == PROVIDER_OK)
+			cls = PROVIDER_NO_CAPACITY;
+		aws_status(&st, cls, "CreateFleet made %zu of %d (%d error%s%s%s%s%s)", n_made, count,
+			   n_errors, n_errors == 1 ? "" : "s", first_code[0] ? ", " : "", first_code,
+			   first_msg[0] ? ": " : "", first_msg);
+	}
+	free(ptrs);
+	free(made);
+	on_done(ctx, (int)n_made, &st);
+}
+
+void aws_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,
+		provider_done_cb on_done, void *ctx)
+{
+	struct aws_group g;
+	struct provider_status st;
+
+	if (count <= 0) {
+		aws_status(&st, PROVIDER_INVALID, "launch of %d instances", count);
+		on_done(ctx, 0, &st);
+		return;
+	}
+	if (aws_group_get(AWS_PROV(p), group, &g) < 0) {
+		aws_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
+		on_done(ctx, 0, &st);
+		return;
+	}
+	if (g.fleet)
+		launch_fleet(p, &g, count, on_instance, on_done, ctx);
+	else
+		launch_asg(p, &g, count, on_instance, on_done, ctx);
+}
+
+/* ---- terminate ---- */
+
+static void terminate_asg(struct provider *p, const struct aws_group *g, const char *const *ids,
+			  size_t n, provider_done_cb on_done, void *ctx)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	struct provider_status st, first;
+	struct aws_asg *a = NULL;
+	size_t na = 0, i, j;
+	int done = 0;
+
+	memset(&first, 0, sizeof(first));
+	if (describe_one(p, g->asg, &a, &na, &st) < 0) {
+		on_done(ctx, 0, &st);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct aws_asg_instance *in = NULL;
+		struct aws_form f;
+		struct awsxml_doc *d = NULL;
+
+		for (j = 0; j < a->n_inst && !in; j++)
+			if (!strcmp(a->inst[j].id, ids[i]))
+				in = &a->inst[j];
+		if (!in) {
+			if (first.code == PROVIDER_OK)
+				aws_status(&first, PROVIDER_NOT_FOUND, "%s is not an instance of the ASG %.128s",
+					   ids[i], g->asg);
+			continue;
+		}
+		if (in->st == INSTANCE_STOPPING || in->st == INSTANCE_GONE) {
+			done++; /* already on its way out: nothing to ask */
+			continue;
+		}
+		aws_form_init(&f, AWS_SERVICE_AUTOSCALING, "TerminateInstanceInAutoScalingGroup");
+		aws_form_add(&f, "InstanceId", ids[i]);
+		aws_form_add(&f, "ShouldDecrementDesiredCapacity", "true");
+		if (aws_do(p, AWS_SERVICE_AUTOSCALING, true, &f, &d, &st) == 0) {
+			done++;
+			log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
+			       "aws: group %s: terminating %s (zone %s), ASG %.128s desired capacity lowered by one",
+			       g->name, ids[i], in->zone, g->asg);
+		} else if (first.code == PROVIDER_OK) {
+			first = st;
+		}
+		aws_form_free(&f);
+		awsxml_free(d);
+	}
+	aws_asgs_free(a, na);
+	on_done(ctx, done, &first);
+}
+
+static void terminate_fleet(struct provider *p, const struct aws_group *g, const char *const *ids,
+			    size_t n, provider_done_cb on_done, void *ctx)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	struct provider_status st, first;
+	size_t from, i;
+	int done = 0;
+
+	memset(&first, 0, sizeof(first));
+	for (from = 0; from < n; from += TERMINATE_BATCH) {
+		struct aws_form f;
+		struct awsxml_doc *d = NULL;
+		const struct awsxml_node *it;
+
+		aws_form_init(&f, AWS_SERVICE_EC2, "TerminateInstances");
+		for (i = 0; i < TERMINATE_BATCH && from + i < n; i++)
+			aws_form_addf(&f, ids[from + i], "InstanceId.%zu", i + 1);
+		if (aws_do(p, AWS_SERVICE_EC2, true, &f, &d, &st) == 0) {
+			for (it = awsxml_first(awsxml_find(awsxml_root(d), "instancesSet"), "item"); it;
+			     it = awsxml_next(it)) {
+				done++;
+				log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "aws: group %s: terminating %s (%s)",
+				       g->name, awsxml_text(it, "instanceId"), awsxml_text(it, "currentState/name"));
+			}
+		} else if (first.code == PROVIDER_OK) {
+			first = st;
+		}
+		aws_form_free(&f);
+		awsxml_free(d);
+	}
+	on_done(ctx, done, &first);
+}
+
+void aws_terminate(struct provider *p, const char *group, const char *const *ids, size_t n,
+		   provider_done_cb on_done, void *ctx)
+{
+	struct aws_group g;
+	struct provider_status st;
+
+	if (aws_group_get(AWS_PROV(p), group, &g) < 0) {
+		aws_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
+		on_done(ctx, 0, &st);
+		return;
+	}
+	if (g.fleet)
+		terminate_fleet(p, &g, ids, n, on_done, ctx);
+	else
+		terminate_asg(p, &g, ids, n, on_done, ctx);
+}

@@ -1,0 +1,299 @@
+/*
+ * providers/aws: what a new node of a group offers, for scale from zero —
+ * the instance type (launch template, mixed instances policy, fleet
+ * config), its resources (DescribeInstanceTypes) turned into allocatable
+ * the way the EKS node bootstrap reserves them, and the Cluster
+ * Autoscaler's node-template tags. Caches what it described.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "providers/aws/aws_internal.h"
+#include "quantity.h"
+
+#define LT_TTL_NS (10 * 60 * CLOCK_NS_PER_S)
+#define MIB (1024ll * 1024)
+
+/* EKS's kube-reserved CPU: 6% of the first core, 1% of the second, 0.5%
+ * of the next two, 0.25% of the rest (millicores). */
+static int64_t reserved_cpu_m(int vcpus)
+{
+	int64_t r = 0;
+	int i;
+
+	for (i = 1; i <= vcpus; i++)
+		r += i == 1 ? 600 : i == 2 ? 100 : i <= 4 ? 50 : 25;
+	return r / 10;
+}
+
+/* The most pods the VPC CNI gives a node of this type (ENIs x (IPs - 1) + 2),
+ * at most 110 (250 from 30 vCPUs up, as EKS's max-pods calculator says). */
+static int64_t max_pods(const struct aws_itype *t)
+{
+	int64_t cap = t->vcpus > 30 ? 250 : 110, n;
+
+	if (t->enis <= 0 || t->ips_per_eni <= 1)
+		return cap;
+	n = (int64_t)t->enis * (t->ips_per_eni - 1) + 2;
+	return n < cap ? n : cap;
+}
+
+/* The instance type 'name' (cached; described once). 0, or -1. */
+static int itype(struct provider *p, const char *name, struct aws_itype *out)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	struct provider_status st;
+	struct aws_form f;
+	struct awsxml_doc *d = NULL;
+	const struct awsxml_node *it, *g;
+	struct aws_itype t;
+	int64_t v;
+	size_t i;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_itypes; i++)
+		if (!strcmp(ap->itypes[i].name, name)) {
+			*out = ap->itypes[i];
+			pthread_mutex_unlock(&ap->mu);
+			return 0;
+		}
+	pthread_mutex_unlock(&ap->mu);
+
+	aws_form_init(&f, AWS_SERVICE_EC2, "DescribeInstanceTypes");
+	aws_form_add(&f, "InstanceType.1", name);
+	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
+		aws_form_free(&f);
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "aws: cannot describe instance type %s: %s", name, st.message);
+		return -1;
+	}
+	aws_form_free(&f);
+	it = awsxml_first(awsxml_find(awsxml_root(d), "instanceTypeSet"), "item");
+	memset(&t, 0, sizeof(t));
+	snprintf(t.name, sizeof(t.name), "%s", name);
+	if (!it || awsxml_int64(it, "vCpuInfo/defaultVCpus", &v) < 0 || v < 1 || v > 100000 ||
+	    (t.vcpus = (int)v, awsxml_int64(it, "memoryInfo/sizeInMiB", &t.memory_mib) < 0) ||
+	    t.memory_mib < 1 || t.memory_mib > (1ll << 40)) {
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "aws: DescribeInstanceTypes gave no vCPUs and memory for %s", name);
+		awsxml_free(d);
+		return -1;
+	}
+	for (g = awsxml_first(awsxml_find(it, "gpuInfo/gpus"), "item"); g; g = awsxml_next(g))
+		if (awsxml_int64(g, "count", &v) == 0 && v > 0 && v < 1024)
+			t.gpus += (int)v;
+	if (awsxml_int64(it, "networkInfo/maximumNetworkInterfaces", &v) == 0 && v > 0 && v < 1024)
+		t.enis = (int)v;
+	if (awsxml_int64(it, "networkInfo/ipv4AddressesPerInterface", &v) == 0 && v > 0 && v < 1024)
+		t.ips_per_eni = (int)v;
+	snprintf(t.arch, sizeof(t.arch), "%s",
+		 !strcmp(awsxml_text(it, "processorInfo/supportedArchitectures/item"), "arm64") ? "arm64"
+											 : "amd64");
+	awsxml_free(d);
+	pthread_mutex_lock(&ap->mu);
+	{
+		struct aws_itype *n = realloc(ap->itypes, (ap->n_itypes + 1) * sizeof(*n));
+
+		if (n) {
+			ap->itypes = n;
+			ap->itypes[ap->n_itypes++] = t;
+		}
+	}
+	pthread_mutex_unlock(&ap->mu);
+	*out = t;
+	return 0;
+}
+
+/* The instance type of a launch template version (cached for 10 minutes). */
+static int lt_type(struct provider *p, const char *id, const char *name, const char *version,
+		   char *out, size_t len)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	struct provider_status st;
+	struct aws_form f;
+	struct awsxml_doc *d = NULL;
+	char key[256];
+	int64_t now = clock_now(ap->clock);
+	size_t i;
+	int rc = -1;
+
+	if (!version || !*version)
+		version = "$Default";
+	snprintf(key, sizeof(key), "%s@%s", id && *id ? id : name, version);
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_lts; i++)
+		if (!strcmp(ap->lts[i].key, key) && now - ap->lts[i].at_ns < LT_TTL_NS) {
+			snprintf(out, len, "%s", ap->lts[i].type);
+			pthread_mutex_unlock(&ap->mu);
+			return 0;
+		}
+	pthread_mutex_unlock(&ap->mu);
+	aws_form_init(&f, AWS_SERVICE_EC2, "DescribeLaunchTemplateVersions");
+	if (id && *id)
+		aws_form_add(&f, "LaunchTemplateId", id);
+	else
+		aws_form_add(&f, "LaunchTemplateName", name);
+	aws_form_add(&f, "LaunchTemplateVersion.1", version);
+	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
+		aws_form_free(&f);
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "aws: cannot read launch template %s version %s: %s", key, version, st.message);
+		return -1;
+	}
+	aws_form_free(&f);
+	if (awsxml_copy(awsxml_root(d), "launchTemplateVersionSet/item/launchTemplateData/instanceType",
+			out, len) == 0 && *out)
+		rc = 0;
+	awsxml_free(d);
+	if (rc < 0) {
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "aws: launch template %s names no instance type", key);
+		return -1;
+	}
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_lts && strcmp(ap->lts[i].key, key); i++)
+		;
+	if (i == ap->n_lts) {
+		struct aws_lt_cache *n = realloc(ap->lts, (ap->n_lts + 1) * sizeof(*n));
+
+		if (n) {
+			ap->lts = n;
+			ap->n_lts++;
+		} else {
+			i = SIZE_MAX;
+		}
+	}
+	if (i != SIZE_MAX) {
+		snprintf(ap->lts[i].key, sizeof(ap->lts[i].key), "%s", key);
+		snprintf(ap->lts[i].type, sizeof(ap->lts[i].type), "%s", out);
+		ap->lts[i].at_ns = now;
+	}
+	pthread_mutex_unlock(&ap->mu);
+	return 0;
+}
+
+/* The node-template tags: labels, taints ("value:Effect") and resources. */
+static void template_tags(struct aws_prov *ap, const struct aws_asg *a, struct provider_template *t)
+{
+	size_t i, pl = strlen(AWS_TAG_TEMPLATE_PREFIX);
+
+	for (i = 0; i < a->n_tags; i++) {
+		const char *k = a->tags[i].key, *v = a->tags[i].value;
+
+		if (strncmp(k, AWS_TAG_TEMPLATE_PREFIX, pl))
+			continue;
+		k += pl;
+		if (!strncmp(k, "label/", 6) && k[6]) {
+			provider_template_label(t, k + 6, v);
+		} else if (!strncmp(k, "taint/", 6) && k[6]) {
+			const char *colon = strrchr(v, ':');
+			char val[256];
+
+			snprintf(val, sizeof(val), "%.*s", colon ? (int)(colon - v) : 0, v);
+			if (!colon || provider_template_taint(t, k + 6, val, colon + 1) < 0)
+				log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+				       "aws: ASG %.128s: tag %.128s is not \"value:NoSchedule|PreferNoSchedule|NoExecute\"",
+				       a->name, a->tags[i].key);
+		} else if (!strncmp(k, "resources/", 10) && k[10]) {
+			const char *name = k + 10;
+			struct errbuf qe;
+			int64_t q;
+			bool cpu = !strcmp(name, "cpu");
+
+			if (quantity_parse(v, cpu ? QUANTITY_MILLI : QUANTITY_UNIT, &q, &qe) < 0 || q < 0) {
+				log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+				       "aws: ASG %.128s: tag %.128s is not a quantity", a->name, a->tags[i].key);
+				continue;
+			}
+			if (cpu)
+				t->cpu_m = q;
+			else if (!strcmp(name, "memory"))
+				t->memory = q;
+			else if (!strcmp(name, "pods"))
+				t->pods = q;
+			else if (!strcmp(name, "nvidia.com/gpu"))
+				t->gpus = q;
+			else if (strcmp(name, "ephemeral-storage"))
+				provider_template_resource(t, name, q);
+		}
+	}
+}
+
+void aws_describe_template(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
+			   struct provider_template *t)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	char type[64] = "";
+	const char *zone = NULL;
+	struct aws_itype it;
+	size_t i;
+
+	if (g->fleet && g->cfg && g->cfg->n_instance_types) {
+		snprintf(type, sizeof(type), "%s", g->cfg->instance_types[0]);
+		if (g->cfg->n_placements == 1)
+			zone = g->cfg->zones[0];
+	} else if (a) {
+		if (a->override_type[0])
+			snprintf(type, sizeof(type), "%s", a->override_type);
+		else if (a->lt_id[0] || a->lt_name[0])
+			lt_type(p, a->lt_id, a->lt_name, a->lt_version, type, sizeof(type));
+		for (i = 0; !type[0] && i < a->n_inst; i++)
+			snprintf(type, sizeof(type), "%s", a->inst[i].type);
+		if (a->n_zones == 1)
+			zone = a->zones[0];
+	}
+	if (type[0] && itype(p, type, &it) == 0) {
+		int64_t pods = max_pods(&it);
+		int64_t mem = it.memory_mib * MIB - (255 + 11 * pods) * MIB - 100 * MIB;
+
+		snprintf(t->instance_type, sizeof(t->instance_type), "%s", type);
+		t->cpu_m = (int64_t)it.vcpus * 1000 - reserved_cpu_m(it.vcpus);
+		t->memory = mem > 0 ? mem : 0;
+		t->pods = pods;
+		t->gpus = it.gpus;
+		provider_template_label(t, "node.kubernetes.io/instance-type", type);
+		provider_template_label(t, "kubernetes.io/arch", it.arch);
+	} else if (!type[0]) {
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "aws: group %s: no instance type is known (no launch template, mixed instances policy or instance): write a template for it in the config",
+		       g->name);
+	}
+	provider_template_label(t, "kubernetes.io/os", "linux");
+	provider_template_label(t, "topology.kubernetes.io/region", ap->api.region);
+	if (zone)
+		provider_template_label(t, "topology.kubernetes.io/zone", zone);
+	if (a)
+		template_tags(ap, a, t);
+}
+
+void aws_instance_dns(struct provider *p, const char *const *ids, size_t n, char (*dns)[256])
+{
+	struct provider_status st;
+	struct aws_form f;
+	struct awsxml_doc *d = NULL;
+	const struct awsxml_node *r, *it;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dns[i][0] = '\0';
+	if (!n)
+		return;
+	aws_form_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
+	for (i = 0; i < n; i++)
+		aws_form_addf(&f, ids[i], "InstanceId.%zu", i + 1);
+	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
+		aws_form_free(&f);
+		return;
+	}
+	aws_form_free(&f);
+	for (r = awsxml_first(awsxml_find(awsxml_root(d), "reservationSet"), "item"); r; r = awsxml_next(r))
+		for (it = awsxml_first(awsxml_find(r, "instancesSet"), "item"); it; it = awsxml_next(it)) {
+			const char *id = awsxml_text(it, "instanceId");
+
+			for (i = 0; i < n; i++)
+				if (!strcmp(ids[i], id))
+					awsxml_copy(it, "privateDnsName", dns[i], sizeof(dns[i]));
+		}
+	awsxml_free(d);
+}

@@ -1,0 +1,269 @@
+/*
+ * awsapi: AWS Query/EC2 calls over cloudhttp with SigV4 (see awsapi.h).
+ * The signature is made in cloudhttp's per-attempt hook, so each retry
+ * carries a fresh date and the token of the bucket it waited for.
+ */
+#include "providers/aws/awsapi.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "providers/aws/awserr.h"
+#include "providers/aws/sigv4.h"
+#include "providers/cloudhttp/cloudhttp.h"
+
+#define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)
+#define CONTENT_TYPE "application/x-www-form-urlencoded; charset=utf-8"
+
+static const char *const api_version[AWS_SERVICE_COUNT] = {
+	[AWS_SERVICE_EC2] = "2016-11-15",
+	[AWS_SERVICE_AUTOSCALING] = "2011-01-01",
+	[AWS_SERVICE_STS] = "2011-06-15",
+};
+
+void aws_form_init(struct aws_form *f, enum aws_service svc, const char *action)
+{
+	memset(f, 0, sizeof(*f));
+	aws_form_add(f, "Action", action);
+	aws_form_add(f, "Version", api_version[svc]);
+}
+
+void aws_form_add(struct aws_form *f, const char *key, const char *value)
+{
+	if ((f->b.len && buf_puts(&f->b, "&") < 0) || cloudhttp_escape(&f->b, key) < 0 ||
+	    buf_puts(&f->b, "=") < 0 || cloudhttp_escape(&f->b, value ? value : "") < 0)
+		f->oom = 1;
+}
+
+void aws_form_addf(struct aws_form *f, const char *value, const char *key_fmt, ...)
+{
+	char key[256];
+	va_list ap;
+
+	va_start(ap, key_fmt);
+	vsnprintf(key, sizeof(key), key_fmt, ap);
+	va_end(ap);
+	aws_form_add(f, key, value);
+}
+
+void aws_form_add_int(struct aws_form *f, const char *key, int64_t v)
+{
+	char s[32];
+
+	snprintf(s, sizeof(s), "%lld", (long long)v);
+	aws_form_add(f, key, s);
+}
+
+void aws_form_free(struct aws_form *f)
+{
+	buf_free(&f->b);
+}
+
+struct call {
+	struct aws_api *api;
+	enum aws_service svc;
+	struct ratelimit *bucket;
+	struct cloudhttp_url url;
+	bool throttled_once;
+	bool auth_retry;            /* the credentials were refreshed for a retry */
+	struct provider_status *st; /* set by prepare when it gives up */
+};
+
+static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,
+		   struct errbuf *err)
+{
+	struct call *c = ctx;
+	struct aws_credentials cr;
+	struct sigv4_header hs[2];
+	struct sigv4_input in;
+	struct sigv4_output out;
+	struct errbuf e;
+	char path[2048];
+	int rc = -1;
+
+	if (c->bucket && ratelimit_acquire(c->bucket, clock_now(c->api->clock) + TOKEN_WAIT_NS) < 0) {
+		c->st->code = PROVIDER_THROTTLED;
+		errbuf_set(err, "no token of the provider's rate limit within 60s");
+		return -1;
+	}
+	if (aws_credchain_get(c->api->creds, &cr, &e) < 0) {
+		c->st->code = PROVIDER_AUTH;
+		errbuf_set(err, "no AWS credentials: %s", e.msg);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%.*s", c->url.path ? (int)c->url.path_len : 1,
+		 c->url.path ? c->url.path : "/");
+	hs[0].name = "host";
+	hs[0].value = c->url.authority;
+	hs[1].name = "content-type";
+	hs[1].value = CONTENT_TYPE;
+	memset(&in, 0, sizeof(in));
+	in.method = "POST";
+	in.path = path;
+	in.query = NULL;
+	in.headers = hs;
+	in.n_headers = 2;
+	in.body = req->body;
+	in.body_len = req->body_len;
+	in.region = c->api->region;
+	in.service = aws_service_name(c->svc);
+	in.time_s = clock_wall(c->api->clock);
+	memset(&out, 0, sizeof(out));
+	if (sigv4_sign(&in, &cr, &out, &e) < 0) {
+		c->st->code = PROVIDER_INVALID;
+		errbuf_set(err, "cannot sign the request: %s", e.msg);
+		goto out;
+	}
+	if (cloudhttp_headers_add(extra, "X-Amz-Date", out.amz_date) < 0 ||
+	    (cr.session_token[0] &&
+	     cloudhttp_headers_add(extra, "X-Amz-Security-Token", cr.session_token) < 0) ||
+	    cloudhttp_headers_add(extra, "Authorization", out.authorization) < 0) {
+		c->st->code = PROVIDER_TRANSIENT;
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	sigv4_output_free(&out);
+	aws_credentials_wipe(&cr);
+	return rc;
+}
+
+/* The error code of an answer (NULL when it is not an AWS error). */
+static const char *answer_code(const struct cloudhttp_response *r, char *code, size_t len)
+{
+	struct awsxml_doc *d;
+	struct errbuf e;
+
+	code[0] = '\0';
+	if (!r->body || !r->body_len)
+		return NULL;
+	d = awsxml_parse(r->body, r->body_len, &e);
+	if (!d)
+		return NULL;
+	if (awsxml_error(d, code, len, NULL, 0) < 0)
+		code[0] = '\0';
+	awsxml_free(d);
+	return code[0] ? code : NULL;
+}
+
+static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_response *r)
+{
+	struct call *c = ctx;
+	char code[128];
+	const char *k;
+
+	if (r->status >= 200 && r->status < 300) {
+		if (c->bucket)
+			ratelimit_succeeded(c->bucket);
+		return CLOUDHTTP_DONE;
+	}
+	k = answer_code(r, code, sizeof(code));
+	if (r->status == 429 || aws_error_is_throttle(k)) {
+		if (c->bucket)
+			ratelimit_throttled(c->bucket);
+		c->throttled_once = true;
+		return CLOUDHTTP_RETRY_THROTTLED;
+	}
+	if (k && (!strcmp(k, "ExpiredToken") || !strcmp(k, "RequestExpired") ||
+		  !strcmp(k, "InvalidClientTokenId")) && !c->auth_retry) {
+		/* credentials rotated under us: fetch anew, once */
+		c->auth_retry = true;
+		aws_credchain_invalidate(c->api->creds);
+		return CLOUDHTTP_RETRY;
+	}
+	if (r->status >= 500 || (k && aws_error_class(k, r->status) == PROVIDER_TRANSIENT))
+		return CLOUDHTTP_RETRY;
+	return CLOUDHTTP_DONE;
+}
+
+static void set_st(struct provider_status *st, enum provider_error code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_st(struct provider_status *st, enum provider_error code, const char *fmt, ...)
+{
+	va_list ap;
+
+	st->code = code;
+	va_start(ap, fmt);
+	vsnprintf(st->message, sizeof(st->message), fmt, ap);
+	va_end(ap);
+}
+
+int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket,
+	     struct aws_form *f, struct awsxml_doc **doc, struct provider_status *st)
+{
+	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
+	struct cloudhttp_response resp;
+	struct cloudhttp_request req;
+	struct errbuf err;
+	struct call c;
+	char code[128], msg[512], rid[128];
+	struct awsxml_doc *d;
+	int rc = -1;
+
+	*doc = NULL;
+	memset(st, 0, sizeof(*st));
+	memset(&resp, 0, sizeof(resp));
+	memset(&c, 0, sizeof(c));
+	c.api = api;
+	c.svc = svc;
+	c.bucket = bucket;
+	c.st = st;
+	if (f->oom) {
+		set_st(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	if (cloudhttp_url_parse(api->url[svc], &c.url, &err) < 0) {
+		set_st(st, PROVIDER_INVALID, "%s endpoint: %s", aws_service_name(svc), err.msg);
+		return -1;
+	}
+	if (cloudhttp_headers_add(&hs, "Content-Type", CONTENT_TYPE) < 0) {
+		set_st(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	memset(&req, 0, sizeof(req));
+	req.method = "POST";
+	req.url = api->url[svc];
+	req.headers = &hs;
+	req.body = f->b.data ? f->b.data : "";
+	req.body_len = f->b.len;
+	req.prepare = prepare;
+	req.classify = classify;
+	req.ctx = &c;
+	if (cloudhttp_call(api->http, &req, &resp, &err) < 0) {
+		/* prepare set the class when it gave up; else no answer */
+		set_st(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s", err.msg);
+		goto out;
+	}
+	if (resp.status >= 200 && resp.status < 300) {
+		d = awsxml_parse(resp.body, resp.body_len, &err);
+		if (!d) {
+			set_st(st, PROVIDER_TRANSIENT, "%s answered %ld with malformed XML: %s",
+			       aws_service_name(svc), resp.status, err.msg);
+			goto out;
+		}
+		*doc = d;
+		rc = 0;
+		goto out;
+	}
+	d = resp.body_len ? awsxml_parse(resp.body, resp.body_len, &err) : NULL;
+	code[0] = msg[0] = rid[0] = '\0';
+	if (d && awsxml_error(d, code, sizeof(code), msg, sizeof(msg)) == 0)
+		awsxml_request_id(d, rid, sizeof(rid));
+	awsxml_free(d);
+	if (code[0])
+		set_st(st, aws_error_class_msg(code, resp.status, msg), "%s: %s%s%s%s", code, msg,
+		       rid[0] ? " (request " : "", rid, rid[0] ? ")" : "");
+	else
+		set_st(st, aws_error_class(NULL, resp.status), "%s answered HTTP %ld%s",
+		       aws_service_name(svc), resp.status,
+		       resp.attempts > 1 ? " after retries" : "");
+	if (resp.throttled)
+		st->code = PROVIDER_THROTTLED;
+out:
+	cloudhttp_response_free(&resp);
+	cloudhttp_headers_free(&hs);
+	return rc;
+}

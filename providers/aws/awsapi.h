@@ -1,0 +1,65 @@
+/*
+ * awsapi: one call of an AWS Query (Auto Scaling, STS) or EC2 API action —
+ * the form body, a token of the caller's bucket and a fresh SigV4
+ * signature before every attempt, standard retries, and the answer as an
+ * XML tree or a classified error. It knows no action's meaning.
+ */
+#ifndef LUASCALE_AWS_AWSAPI_H
+#define LUASCALE_AWS_AWSAPI_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "errbuf.h"
+#include "log.h"
+#include "providers/aws/awsxml.h"
+#include "providers/aws/credentials.h"
+#include "providers/aws/endpoints.h"
+#include "providers/provider.h"
+#include "runtime/clock.h"
+#include "runtime/ratelimit.h"
+
+struct cloudhttp;
+
+struct aws_api {
+	struct cloudhttp *http;          /* borrowed */
+	struct aws_credchain *creds;     /* borrowed */
+	struct clock *clock;             /* borrowed; wall time signs requests */
+	const struct logger *log;        /* borrowed; may be NULL */
+	char region[64];
+	char url[AWS_SERVICE_COUNT][1024];
+};
+
+/* A form body being built: "Action=...&Version=..." then parameters. */
+struct aws_form {
+	struct buf b;
+	int oom;
+};
+
+/* Starts a form for 'action' of 'svc' (its API version). */
+void aws_form_init(struct aws_form *f, enum aws_service svc, const char *action);
+
+/* Adds "key=value", both percent-encoded as the Query protocol wants;
+ * aws_form_addf formats the key. Errors are remembered (aws_call fails). */
+void aws_form_add(struct aws_form *f, const char *key, const char *value);
+void aws_form_addf(struct aws_form *f, const char *value, const char *key_fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void aws_form_add_int(struct aws_form *f, const char *key, int64_t v);
+
+void aws_form_free(struct aws_form *f);
+
+/*
+ * Calls the action in 'f' on 'svc'. Before every attempt it waits for a
+ * token of 'bucket' (NULL: none; at most 60 s, then THROTTLED) and signs
+ * anew; a throttling answer slows the bucket (ratelimit_throttled) and is
+ * retried with the standard backoff, a success speeds it back up. An
+ * expired or unknown token drops the cached credentials and is tried once
+ * more. On success returns 0 with the answer in '*doc' (awsxml_free it).
+ * Else -1 with 'st': the class of the AWS error code (awserr.h) and
+ * "Code: message (request id)" as the cloud said it, or TRANSIENT for no
+ * answer, AUTH for no credentials. Never puts a secret in 'st' or the log.
+ */
+int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket,
+	     struct aws_form *f, struct awsxml_doc **doc, struct provider_status *st);
+
+#endif
