@@ -17,6 +17,7 @@ PACKAGES=(
   libyaml-dev                        # config and kubeconfig
   libcurl4-openssl-dev               # HTTP to the API server and clouds
   libmicrohttpd-dev                  # the simulated API server (luascale sim)
+  libssl-dev                         # libcrypto: SHA-256 and HMAC for AWS SigV4
   lua-cjson lua-busted               # policy specs
   libcmocka-dev                      # C unit tests
   curl                               # the daemon's end-to-end tests read the simulated API
