@@ -176,6 +176,14 @@ void sim_cloud_terminate_instance(struct sim_cloud *c, struct sim_instance *inst
 int sim_cloud_add_running(struct sim_cloud *c, const char *group, int n, struct errbuf *err);
 
 /*
+ * Charges one API call of 'group' (NULL: any) to the cloud's API limit
+ * and throttle faults, as a cloud face does for every request it is
+ * asked: true when it may go, false when it is throttled (counted in the
+ * group's stats).
+ */
+bool sim_cloud_admit(struct sim_cloud *c, const char *group);
+
+/*
  * An API read (provider list_groups): -1 with THROTTLED in 'st' when the
  * cloud's API limit or a throttle fault says so (group NULL: any group's
  * faults apply), else 0.

@@ -1578,9 +1578,17 @@ struct sim_world *sim_world_new(const struct sim_scenario *sc, struct executor *
 		goto fail;
 	}
 	sim_cluster_set_protected(w->cluster, sc->protected_pods);
-	for (i = 0; i < sc->n_faults; i++)
-		if (sim_cloud_add_fault(w->cloud, &sc->faults[i], err) < 0)
+	for (i = 0; i < sc->n_faults; i++) {
+		/* fault windows count from the world's start (the real clock of
+		 * `luascale sim` does not start at 0) */
+		struct sim_fault f = sc->faults[i];
+
+		f.from_ns += w->t0;
+		if (f.until_ns > 0)
+			f.until_ns += w->t0;
+		if (sim_cloud_add_fault(w->cloud, &f, err) < 0)
 			goto fail;
+	}
 	for (i = 0; i < sc->n_pdbs; i++)
 		if (sim_cluster_add_pdb(w->cluster, &sc->pdbs[i], err) < 0)
 			goto fail;
