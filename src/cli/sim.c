@@ -17,15 +17,18 @@
 #include "runtime/clock.h"
 #include "runtime/executor.h"
 #include "sim/apiserver.h"
+#include "sim/aws_face.h"
 #include "sim/scenario.h"
 
 #define DEFAULT_KUBECONFIG "./luascale-sim.kubeconfig"
+#define DEFAULT_AWS_ENV "./luascale-sim.aws.env"
 #define MAX_FAULTS 32
 
 static void sim_usage(FILE *f)
 {
 	fputs("usage: luascale sim --listen 127.0.0.1:PORT --scenario FILE\n"
 	      "                    [--kubeconfig-out FILE] [--fault SPEC]... [--log-level LEVEL]\n"
+	      "                    [--aws-port PORT [--aws-env-out FILE]]\n"
 	      "\n"
 	      "Runs the scenario's simulated world in real time and serves it as a\n"
 	      "Kubernetes API (nodes, pods, evictions, PDBs, events, leases, configmaps)\n"
@@ -43,7 +46,12 @@ static void sim_usage(FILE *f)
 	      "  down=DUR[@AFTER]            connection refused for DUR, AFTER from the start\n"
 	      "e.g. --fault throttle=0.5:create:pods/eviction --fault down=20s@2m\n"
 	      "\n"
-	      "  --log-level debug|info|warn|error   (default info; debug logs every request)\n",
+	      "  --log-level debug|info|warn|error   (default info; debug logs every request)\n"
+	      "\n"
+	      "AWS (a scenario with an aws: section): --aws-port PORT (0: a free one) also\n"
+	      "serves the EC2, Auto Scaling and STS APIs, IMDSv2 and container credentials\n"
+	      "on http://127.0.0.1:PORT, and writes the endpoint, region and credentials\n"
+	      "to --aws-env-out (default " DEFAULT_AWS_ENV "). latency=DUR applies to it too.\n",
 	      f);
 }
 
@@ -88,10 +96,15 @@ int cli_sim(int argc, char **argv)
 		{"kubeconfig-out", required_argument, NULL, 'k'},
 		{"fault", required_argument, NULL, 'f'},
 		{"log-level", required_argument, NULL, 'L'},
+		{"aws-port", required_argument, NULL, 'A'},
+		{"aws-env-out", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *listen = NULL, *scenario = NULL, *kubeconfig = DEFAULT_KUBECONFIG;
+	const char *aws_env = DEFAULT_AWS_ENV;
+	int aws_port = -1;
+	struct aws_face *face = NULL;
 	const char *faults[MAX_FAULTS];
 	size_t n_faults = 0, i;
 	enum log_level level = LOG_INFO;
@@ -107,8 +120,16 @@ int cli_sim(int argc, char **argv)
 	int opt, port = 0, sig = 0, rc = EXIT_INPUT;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:A:E:h", opts, NULL)) != -1) {
 		switch (opt) {
+		case 'A':
+			if (parse_listen(optarg, &aws_port) < 0) {
+				fprintf(stderr, "luascale sim: --aws-port \"%s\": a port 0-65535 (127.0.0.1 only)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'E': aws_env = optarg; break;
 		case 'l': listen = optarg; break;
 		case 's': scenario = optarg; break;
 		case 'k': kubeconfig = optarg; break;
@@ -191,12 +212,38 @@ int cli_sim(int argc, char **argv)
 		fprintf(stderr, "luascale sim: kubeconfig: %s\n", err.msg);
 		goto out;
 	}
+	if (aws_port >= 0) {
+		struct aws_face_opts fo;
+
+		if (!w->aws) {
+			fprintf(stderr, "luascale sim: --aws-port: %s has no aws: section\n", scenario);
+			goto out;
+		}
+		memset(&fo, 0, sizeof(fo));
+		fo.port = aws_port;
+		fo.latency_ns = fs.latency_ns;
+		fo.log = &log;
+		face = aws_face_new(w->aws, &fo, &err);
+		if (!face) {
+			fprintf(stderr, "luascale sim: %s\n", err.msg);
+			goto out;
+		}
+		if (aws_face_write_env(face, aws_env, &err) < 0) {
+			fprintf(stderr, "luascale sim: aws env: %s\n", err.msg);
+			goto out;
+		}
+	}
 	printf("luascale sim: serving %s on http://127.0.0.1:%d\n"
 	       "kubeconfig written to %s (context \"luascale-sim\"); try:\n"
 	       "  kubectl --kubeconfig %s get nodes,pods -A\n"
 	       "  kubectl --kubeconfig %s get nodes -w\n"
 	       "SIGINT (Ctrl-C) or SIGTERM stops it.\n",
 	       scenario, apiserver_port(srv), kubeconfig, kubeconfig, kubeconfig);
+	if (face)
+		printf("luascale sim: AWS face (EC2, Auto Scaling, STS, IMDS) at http://127.0.0.1:%d\n"
+		       "AWS endpoint, region and credentials written to %s; try:\n"
+		       "  (set -a; . %s; aws --endpoint-url $AWS_ENDPOINT_URL autoscaling describe-auto-scaling-groups)\n",
+		       aws_face_port(face), aws_env, aws_env);
 	fflush(stdout);
 
 	while (sigwait(&sigs, &sig) != 0)
@@ -205,6 +252,7 @@ int cli_sim(int argc, char **argv)
 	       sig == SIGINT ? "SIGINT" : "SIGTERM");
 	rc = EXIT_OK;
 out:
+	aws_face_free(face);
 	apiserver_free(srv);
 	if (ex) {
 		size_t cancelled = executor_shutdown(ex, clock_now(clock_real()) + 5 * CLOCK_NS_PER_S);

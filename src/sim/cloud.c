@@ -132,6 +132,8 @@ struct sim_cloud {
 	void *observer_ud;
 	sim_trace_fn trace;
 	void *trace_ud;
+	sim_cloud_namer_fn namer;
+	void *namer_ud;
 };
 
 void sim_cloud_opts_default(struct sim_cloud_opts *o)
@@ -303,6 +305,12 @@ void sim_cloud_set_observer(struct sim_cloud *c, sim_cloud_observer_fn fn, void 
 	c->observer_ud = ud;
 }
 
+void sim_cloud_set_namer(struct sim_cloud *c, sim_cloud_namer_fn fn, void *ud)
+{
+	c->namer = fn;
+	c->namer_ud = ud;
+}
+
 void sim_cloud_set_trace(struct sim_cloud *c, sim_trace_fn fn, void *ud)
 {
 	c->trace = fn;
@@ -366,6 +374,17 @@ int sim_cloud_target(const struct sim_cloud *c, size_t i)
 {
 	assert(i < c->n_groups);
 	return c->groups[i].pending_running;
+}
+
+size_t sim_cloud_n_all(const struct sim_cloud *c)
+{
+	return c->n_all;
+}
+
+struct sim_instance *sim_cloud_all_at(const struct sim_cloud *c, size_t i)
+{
+	assert(i < c->n_all);
+	return c->all[i];
 }
 
 struct sim_instance *sim_cloud_find_instance(const struct sim_cloud *c, const char *id)
@@ -504,8 +523,10 @@ static int index_put(struct sim_cloud *c, size_t pos)
 	return 0;
 }
 
-/* A new pending instance of group 'gi' (NULL when out of memory). */
-static struct sim_instance *instance_new(struct sim_cloud *c, size_t gi)
+/* A new pending instance of group 'gi' (NULL when out of memory or the
+ * namer refused it). */
+static struct sim_instance *instance_new(struct sim_cloud *c, size_t gi,
+					 const struct sim_launch_spec *spec)
 {
 	struct group *g = &c->groups[gi];
 	struct sim_instance *in;
@@ -533,6 +554,11 @@ static struct sim_instance *instance_new(struct sim_cloud *c, size_t gi)
 		return NULL;
 	snprintf(in->id, sizeof(in->id), "%s-%llu", g->def->name, (unsigned long long)g->next_n);
 	snprintf(in->provider_id, sizeof(in->provider_id), "sim://%s/%s", g->def->name, in->id);
+	snprintf(in->node_name, sizeof(in->node_name), "%s", in->id);
+	if (c->namer && c->namer(c->namer_ud, c, gi, spec, in) < 0) {
+		free(in);
+		return NULL;
+	}
 	c->all[c->n_all] = in;
 	if (index_put(c, c->n_all) < 0) {
 		free(in);
@@ -571,9 +597,10 @@ static void boot_done(void *owner, void *data, uint64_t id, bool alive)
 }
 
 /* Creates one instance of a launch and starts its boot. */
-static struct sim_instance *launch_one(struct sim_cloud *c, size_t gi)
+static struct sim_instance *launch_one(struct sim_cloud *c, size_t gi,
+				       const struct sim_launch_spec *spec)
 {
-	struct sim_instance *in = instance_new(c, gi);
+	struct sim_instance *in = instance_new(c, gi, spec);
 	int64_t delay, slow;
 
 	if (!in)
@@ -661,7 +688,7 @@ int sim_cloud_add_running(struct sim_cloud *c, const char *group, int n, struct 
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		struct sim_instance *in = instance_new(c, (size_t)gi);
+		struct sim_instance *in = instance_new(c, (size_t)gi, NULL);
 
 		if (!in) {
 			rc = errbuf_set(err, "out of memory");
@@ -696,6 +723,22 @@ static bool api_admit(struct sim_cloud *c, int group)
 	return fault_fires(c, SIM_FAULT_THROTTLE, group) == NULL;
 }
 
+bool sim_cloud_admit(struct sim_cloud *c, const char *group)
+{
+	int gi = group ? sim_cloud_find_group(c, group) : -1;
+	bool ok;
+
+	sim_cloud_lock(c);
+	ok = api_admit(c, gi);
+	if (!ok) {
+		if (gi >= 0)
+			c->groups[gi].st.throttled++;
+		sim_cloud_tracef(c, "call for %s throttled", group ? group : "the cloud");
+	}
+	sim_cloud_unlock(c);
+	return ok;
+}
+
 int sim_cloud_read_call(struct sim_cloud *c, const char *group, struct provider_status *st)
 {
 	int gi = group ? sim_cloud_find_group(c, group) : -1;
@@ -724,6 +767,10 @@ struct call {
 	enum provider_error *fail;
 	int next;              /* next instance to make */
 	int made;
+	/* launch: where and what (copied from the spec) */
+	struct sim_launch_spec spec;
+	bool has_spec;
+	char zone[32], type[32];
 	/* terminate */
 	char **ids;
 	size_t n_ids;
@@ -810,7 +857,7 @@ static void launch_step(void *owner, void *data, uint64_t id, bool alive)
 		int i = k->next++;
 
 		g->reserved--;
-		in = launch_one(c, (size_t)k->group);
+		in = launch_one(c, (size_t)k->group, k->has_spec ? &k->spec : NULL);
 		if (in) {
 			k->made++;
 			copy = *in;
@@ -876,6 +923,13 @@ static struct call *call_new(struct sim_cloud *c, sim_instance_fn on_instance, s
 int sim_cloud_launch(struct sim_cloud *c, const char *group, int count,
 		     sim_instance_fn on_instance, sim_done_fn on_done, void *ctx)
 {
+	return sim_cloud_launch_spec(c, group, count, NULL, on_instance, on_done, ctx);
+}
+
+int sim_cloud_launch_spec(struct sim_cloud *c, const char *group, int count,
+			  const struct sim_launch_spec *spec, sim_instance_fn on_instance,
+			  sim_done_fn on_done, void *ctx)
+{
 	struct call *k;
 	struct group *g;
 	int64_t slow;
@@ -896,7 +950,20 @@ int sim_cloud_launch(struct sim_cloud *c, const char *group, int count,
 		goto fail;
 	}
 	g = &c->groups[k->group];
-	if (!api_admit(c, k->group)) {
+	if (spec) {
+		k->has_spec = true;
+		k->spec.admitted = spec->admitted;
+		k->spec.arg = spec->arg;
+		if (spec->zone) {
+			snprintf(k->zone, sizeof(k->zone), "%s", spec->zone);
+			k->spec.zone = k->zone;
+		}
+		if (spec->instance_type) {
+			snprintf(k->type, sizeof(k->type), "%s", spec->instance_type);
+			k->spec.instance_type = k->type;
+		}
+	}
+	if (!(spec && spec->admitted) && !api_admit(c, k->group)) {
 		g->st.throttled++;
 		status_set(&k->st, PROVIDER_THROTTLED, "RequestLimitExceeded: request limit exceeded");
 		sim_cloud_tracef(c, "call %llu: launch %s %d throttled", (unsigned long long)k->no,

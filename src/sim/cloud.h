@@ -57,8 +57,13 @@ struct sim_fault {
 
 /* One instance. Owned by the cloud; the pointer stays valid until sim_cloud_free(). */
 struct sim_instance {
-	char id[96];          /* "<group>-<n>", also the node's name */
-	char provider_id[160];/* "sim://<group>/<id>" */
+	char id[96];          /* "<group>-<n>" (a namer may choose another, e.g. "i-0123...") */
+	char provider_id[160];/* "sim://<group>/<id>" (or the namer's) */
+	char node_name[96];   /* the name its node registers under: the id, or the namer's */
+	char zone[32];        /* "" unless a namer placed it */
+	char instance_type[32];
+	char private_ip[16];
+	void *flavour;        /* the namer's own data about it (it frees it), or NULL */
 	size_t group;         /* index into the cloud's groups */
 	enum instance_state state;
 	bool stuck;           /* running, but its node never registers */
@@ -106,6 +111,37 @@ void sim_cloud_free(struct sim_cloud *c);
 int sim_cloud_add_fault(struct sim_cloud *c, const struct sim_fault *f, struct errbuf *err);
 
 /*
+ * Where and what a launch asks for (any field NULL/false: the default).
+ * 'admitted': the caller already charged the call to the API limit (a
+ * cloud face answering a request), so the launch is not throttled again.
+ */
+struct sim_launch_spec {
+	const char *zone;
+	const char *instance_type;
+	bool admitted;
+	const void *arg;      /* for the namer; borrowed until the launch's on_done */
+};
+
+/*
+ * Names and places a new instance (a cloud flavour, e.g. AWS's): called
+ * under the cloud's lock with id, provider_id and node_name filled as the
+ * plain simulator would; it may rewrite them and fill zone, instance_type
+ * and private_ip. 'spec' is the launch's (NULL for instances added
+ * running). The id it leaves must be unique in the cloud
+ * (sim_cloud_find_instance). Returns 0, or -1 to fail the instance.
+ */
+typedef int (*sim_cloud_namer_fn)(void *ud, struct sim_cloud *c, size_t group,
+				  const struct sim_launch_spec *spec, struct sim_instance *in);
+
+/* The namer (one; NULL: plain ids). Set before any instance exists. */
+void sim_cloud_set_namer(struct sim_cloud *c, sim_cloud_namer_fn fn, void *ud);
+
+/* sim_cloud_launch with a spec (NULL: as sim_cloud_launch); 'spec' is copied. */
+int sim_cloud_launch_spec(struct sim_cloud *c, const char *group, int count,
+			  const struct sim_launch_spec *spec, sim_instance_fn on_instance,
+			  sim_done_fn on_done, void *ctx);
+
+/*
  * Asks for 'count' instances of 'group'. Returns at once: on_instance
  * (may be NULL) runs from an executor task as each instance comes into
  * existence, spread over the call's latency, then on_done (may be NULL)
@@ -140,6 +176,14 @@ void sim_cloud_terminate_instance(struct sim_cloud *c, struct sim_instance *inst
 int sim_cloud_add_running(struct sim_cloud *c, const char *group, int n, struct errbuf *err);
 
 /*
+ * Charges one API call of 'group' (NULL: any) to the cloud's API limit
+ * and throttle faults, as a cloud face does for every request it is
+ * asked: true when it may go, false when it is throttled (counted in the
+ * group's stats).
+ */
+bool sim_cloud_admit(struct sim_cloud *c, const char *group);
+
+/*
  * An API read (provider list_groups): -1 with THROTTLED in 'st' when the
  * cloud's API limit or a throttle fault says so (group NULL: any group's
  * faults apply), else 0.
@@ -159,6 +203,11 @@ struct sim_instance *const *sim_cloud_instances(const struct sim_cloud *c, size_
 
 /* Pending or running instances of group 'i': the size the group converges to. */
 int sim_cloud_target(const struct sim_cloud *c, size_t i);
+
+/* Every instance the cloud ever made, gone ones too, oldest first: the
+ * i-th (i < sim_cloud_n_all()). Borrowed, valid until sim_cloud_free(). */
+size_t sim_cloud_n_all(const struct sim_cloud *c);
+struct sim_instance *sim_cloud_all_at(const struct sim_cloud *c, size_t i);
 
 /* The instance with id 'id', live or not, or NULL. */
 struct sim_instance *sim_cloud_find_instance(const struct sim_cloud *c, const char *id);

@@ -993,17 +993,32 @@ static int register_node(struct sim_cluster *c, struct sim_instance *in)
 		return -1;
 	n->group = in->group;
 	n->inst = in;
-	n->n.name = keep(c, in->id);
+	n->n.name = keep(c, in->node_name[0] ? in->node_name : in->id);
 	n->n.provider_id = keep(c, in->provider_id);
-	labels = arena_calloc(c->arena, g->tmpl.labels.n + 1, sizeof(*labels));
+	labels = arena_calloc(c->arena, g->tmpl.labels.n + 3, sizeof(*labels));
 	if (!n->n.name || !n->n.provider_id || !labels)
 		goto fail;
 	if (g->tmpl.labels.n)
 		memcpy(labels, g->tmpl.labels.items, g->tmpl.labels.n * sizeof(*labels));
-	labels[g->tmpl.labels.n].key = "kubernetes.io/hostname";
-	labels[g->tmpl.labels.n].value = n->n.name;
+	n->n.labels.n = g->tmpl.labels.n;
+	labels[n->n.labels.n].key = "kubernetes.io/hostname";
+	labels[n->n.labels.n++].value = n->n.name;
+	/* a placed instance (a cloud flavour's) carries the well-known labels
+	 * its kubelet would set, unless the template sets them */
+	if (in->zone[0] && !kvlist_get(&g->tmpl.labels, "topology.kubernetes.io/zone")) {
+		labels[n->n.labels.n].key = "topology.kubernetes.io/zone";
+		labels[n->n.labels.n].value = keep(c, in->zone);
+		if (!labels[n->n.labels.n++].value)
+			goto fail;
+	}
+	if (in->instance_type[0] &&
+	    !kvlist_get(&g->tmpl.labels, "node.kubernetes.io/instance-type")) {
+		labels[n->n.labels.n].key = "node.kubernetes.io/instance-type";
+		labels[n->n.labels.n].value = keep(c, in->instance_type);
+		if (!labels[n->n.labels.n++].value)
+			goto fail;
+	}
 	n->n.labels.items = labels;
-	n->n.labels.n = g->tmpl.labels.n + 1;
 	n->n.taints = g->tmpl.taints;
 	n->n.n_taints = g->tmpl.n_taints;
 	n->n.allocatable = g->tmpl.allocatable;

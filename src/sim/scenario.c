@@ -1027,6 +1027,246 @@ static int parse_faults(struct px *x, const struct ytree_node *s)
 	return 0;
 }
 
+/* ---- the AWS flavour ---- */
+
+/* A sequence of strings into an arena array; absent: *n = 0. */
+static int get_strlist(struct px *x, const struct ytree_node *m, const char *key,
+		       const char ***out, size_t *n)
+{
+	size_t old, i = 0;
+	const struct ytree_node *s = field(x, m, key, &old), *c;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!s)
+		goto out;
+	if ((rc = expect(x, s, YTREE_SEQ)))
+		goto out;
+	*out = s->n ? arena_calloc(x->a, s->n, sizeof(**out)) : NULL;
+	if (s->n && !*out) {
+		rc = oom(x);
+		goto out;
+	}
+	for (c = s->first; c; c = c->next, i++) {
+		size_t o2 = ytree_path_push_index(&x->path, i);
+
+		if (c->kind != YTREE_SCALAR || !c->text[0] || strlen(c->text) > 31)
+			rc = fail(x, c, "expected a name (1 to 31 characters)");
+		else if (!((*out)[i] = arena_strdup(x->a, c->text)))
+			rc = oom(x);
+		ytree_path_pop(&x->path, o2);
+		if (rc)
+			goto out;
+	}
+	*n = i;
+out:
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+static int aws_type_item(struct px *x, const struct ytree_node *c, void *base, size_t i)
+{
+	static const char *const keys[] = {"name", "vcpus", "memory_mib", "gpus", "gpu_name",
+					   "gpu_manufacturer", "gpu_memory_mib", "arch", NULL};
+	struct sim_aws_type *t = (struct sim_aws_type *)base + i;
+	int64_t vcpus = 0, gpus = 0;
+
+	if (expect(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
+	    get_str(x, c, "name", true, &t->name) || get_int(x, c, "vcpus", 1, 4096, &vcpus) ||
+	    get_int(x, c, "memory_mib", 1, INT64_C(1) << 40, &t->memory_mib) ||
+	    get_int(x, c, "gpus", 0, 64, &gpus) || get_str(x, c, "gpu_name", false, &t->gpu_name) ||
+	    get_str(x, c, "gpu_manufacturer", false, &t->gpu_manufacturer) ||
+	    get_int(x, c, "gpu_memory_mib", 0, INT64_C(1) << 30, &t->gpu_memory_mib) ||
+	    get_str(x, c, "arch", false, &t->arch))
+		return -1;
+	if (!vcpus)
+		return missing(x, c, "vcpus");
+	if (!t->memory_mib)
+		return missing(x, c, "memory_mib");
+	if (strlen(t->name) > 31)
+		return fail(x, c, "instance type name too long");
+	if (t->arch && strcmp(t->arch, "x86_64") != 0 && strcmp(t->arch, "arm64") != 0)
+		return fail(x, c, "arch: x86_64 or arm64");
+	t->vcpus = (int)vcpus;
+	t->gpus = (int)gpus;
+	if (t->gpus && !t->gpu_name)
+		t->gpu_name = "T4";
+	if (t->gpus && !t->gpu_manufacturer)
+		t->gpu_manufacturer = "NVIDIA";
+	return 0;
+}
+
+/* One group's entry under aws.groups (m NULL: the defaults). */
+static int parse_aws_group(struct px *x, const struct ytree_node *m, struct sim_aws_conf *c,
+			   size_t gi)
+{
+	static const char *const keys[] = {"mode", "zones", "instance_types", "launch_template",
+					   "tags", NULL};
+	struct sim_aws_group *g = &c->groups[gi];
+	const char *mode = NULL;
+	struct kvlist tags = {NULL, 0};
+	size_t i;
+
+	if (m && (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+		  get_str(x, m, "mode", false, &mode) ||
+		  get_strlist(x, m, "zones", &g->zones, &g->n_zones) ||
+		  get_strlist(x, m, "instance_types", &g->types, &g->n_types) ||
+		  get_str(x, m, "launch_template", false, &g->launch_template) ||
+		  get_kv(x, m, "tags", false, &tags)))
+		return -1;
+	if (!mode || strcmp(mode, "asg") == 0) {
+		g->mode = SIM_AWS_ASG;
+	} else if (strcmp(mode, "fleet") == 0) {
+		g->mode = SIM_AWS_FLEET;
+	} else {
+		size_t old = ytree_path_push_key(&x->path, "mode");
+
+		fail(x, ytree_map_find(m, "mode"), "expected asg or fleet, got \"%s\"", mode);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	if (!g->n_zones) {
+		static const char letters[] = "abc";
+
+		g->zones = arena_calloc(x->a, 3, sizeof(*g->zones));
+		if (!g->zones)
+			return oom(x);
+		for (i = 0; i < 3; i++) {
+			char z[40];
+
+			snprintf(z, sizeof(z), "%s%c", c->region, letters[i]);
+			if (!(g->zones[i] = arena_strdup(x->a, z)))
+				return oom(x);
+		}
+		g->n_zones = 3;
+	}
+	for (i = 0; i < g->n_zones; i++)
+		if (strncmp(g->zones[i], c->region, strlen(c->region)) != 0)
+			return fail(x, m, "zone \"%s\" is not in region %s", g->zones[i], c->region);
+	if (!g->n_types) {
+		g->types = arena_calloc(x->a, 1, sizeof(*g->types));
+		if (!g->types)
+			return oom(x);
+		g->types[0] = "m5.large";
+		g->n_types = 1;
+	}
+	if (!g->launch_template)
+		g->launch_template = x->sc->groups[gi].name;
+	g->tags = tags.n ? arena_calloc(x->a, tags.n, sizeof(*g->tags)) : NULL;
+	if (tags.n && !g->tags)
+		return oom(x);
+	for (i = 0; i < tags.n; i++) {
+		g->tags[i].key = tags.items[i].key;
+		g->tags[i].value = tags.items[i].value;
+	}
+	g->n_tags = tags.n;
+	return 0;
+}
+
+static int parse_aws(struct px *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = {"region", "account", "cluster", "credentials", "imds",
+					   "container_token", "credential_ttl", "asg_retry",
+					   "instance_types", "groups", NULL};
+	static const char *const ckeys[] = {"access_key_id", "secret_access_key", "session_token",
+					    NULL};
+	static const char *const ikeys[] = {"role", "v2_only", NULL};
+	struct sim_aws_conf *c = arena_calloc(x->a, 1, sizeof(*c));
+	const struct ytree_node *n, *gm = NULL;
+	int64_t ttl_ns = 3600 * CLOCK_NS_PER_S;
+	size_t old, i;
+	int rc = 0;
+
+	if (!c)
+		return oom(x);
+	c->asg_retry_ns = 10 * CLOCK_NS_PER_S;
+	if (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	    get_str(x, m, "region", false, &c->region) ||
+	    get_str(x, m, "account", false, &c->account) ||
+	    get_str(x, m, "cluster", false, &c->cluster) ||
+	    get_str(x, m, "container_token", false, &c->container_token) ||
+	    get_duration(x, m, "credential_ttl", &ttl_ns) ||
+	    get_duration(x, m, "asg_retry", &c->asg_retry_ns))
+		return -1;
+	if (!c->region)
+		c->region = "us-east-1";
+	if (!c->account)
+		c->account = "123456789012";
+	if (!c->cluster)
+		c->cluster = "sim";
+	if (strlen(c->region) > 24)
+		return fail(x, m, "region \"%s\" is too long", c->region);
+	if (strlen(c->account) != 12 || strspn(c->account, "0123456789") != 12)
+		return fail(x, m, "account must be 12 digits");
+	if (ttl_ns < 60 * CLOCK_NS_PER_S)
+		return fail(x, m, "credential_ttl must be at least 1m");
+	c->credential_ttl_s = ttl_ns / CLOCK_NS_PER_S;
+	if (c->asg_retry_ns <= 0)
+		return fail(x, m, "asg_retry must be positive");
+	n = field(x, m, "credentials", &old);
+	if (!n)
+		rc = missing(x, m, "credentials");
+	else
+		rc = expect(x, n, YTREE_MAP) || check_keys(x, n, ckeys) ||
+		     get_str(x, n, "access_key_id", true, &c->access_key_id) ||
+		     get_str(x, n, "secret_access_key", true, &c->secret_access_key) ||
+		     get_str(x, n, "session_token", false, &c->session_token);
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	n = field(x, m, "imds", &old);
+	if (n)
+		rc = expect(x, n, YTREE_MAP) || check_keys(x, n, ikeys) ||
+		     get_str(x, n, "role", false, &c->role) ||
+		     get_bool(x, n, "v2_only", &c->imds_v2_only);
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	if (!c->role)
+		c->role = "luascale-node";
+	n = field(x, m, "instance_types", &old);
+	if (n) {
+		void *items = NULL;
+
+		rc = parse_list(x, n, sizeof(struct sim_aws_type), aws_type_item, &items, &c->n_types);
+		c->types = items;
+	}
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	c->n_groups = x->sc->n_groups;
+	c->groups = c->n_groups ? arena_calloc(x->a, c->n_groups, sizeof(*c->groups)) : NULL;
+	if (c->n_groups && !c->groups)
+		return oom(x);
+	n = field(x, m, "groups", &old);
+	if (n && expect(x, n, YTREE_MAP) == 0) {
+		for (gm = n->first; gm; gm = gm->next) {
+			if (find_group(x->sc, gm->key->text) < 0) {
+				size_t o2 = ytree_path_push_key(&x->path, gm->key->text);
+
+				rc = fail(x, gm->key, "no node group \"%s\"", gm->key->text);
+				ytree_path_pop(&x->path, o2);
+				break;
+			}
+		}
+	} else if (n) {
+		rc = -1;
+	}
+	for (i = 0; !rc && i < c->n_groups; i++) {
+		const struct ytree_node *g = n ? ytree_map_find(n, x->sc->groups[i].name) : NULL;
+		size_t o2 = ytree_path_push_key(&x->path, x->sc->groups[i].name);
+
+		rc = parse_aws_group(x, g && !ytree_is_null(g) ? g : NULL, c, i);
+		ytree_path_pop(&x->path, o2);
+	}
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	x->sc->aws = c;
+	return 0;
+}
+
 /* The luascale config a scenario names, read offline and without the environment. */
 static int load_config(struct px *x, const struct ytree_node *n, const char *rel)
 {
@@ -1072,12 +1312,12 @@ static int parse_root(struct px *x, const struct ytree_node *root)
 		{"cloud", parse_cloud},         {"cluster", parse_cluster},
 		{"safety", parse_safety},       {"initial_nodes", parse_initial},
 		{"workloads", parse_workloads}, {"pdbs", parse_pdbs},
-		{"faults", parse_faults},
+		{"faults", parse_faults},       {"aws", parse_aws},
 	};
 	static const char *const keys[] = {"title", "description", "seed", "start", "duration",
 					   "config", "node_groups", "protected_pods", "safety",
 					   "cloud", "cluster", "initial_nodes", "workloads", "pdbs",
-					   "faults", NULL};
+					   "faults", "aws", NULL};
 	struct sim_scenario *sc = x->sc;
 	const struct ytree_node *n;
 	const char *start = NULL, *cfg = NULL, *prot = NULL;
@@ -1323,6 +1563,11 @@ struct sim_world *sim_world_new(const struct sim_scenario *sc, struct executor *
 	w->cloud = sim_cloud_new(ex, sc->groups, sc->n_groups, &co, err);
 	if (!w->cloud)
 		goto fail;
+	if (sc->aws) {
+		w->aws = sim_aws_new(w->cloud, sc->aws, co.seed, err);
+		if (!w->aws)
+			goto fail;
+	}
 	w->t0 = sim_cloud_now(w->cloud);
 	w->cluster = sim_cluster_new(w->cloud, &sc->cluster, err);
 	w->life = sim_life_new(w);
@@ -1333,9 +1578,17 @@ struct sim_world *sim_world_new(const struct sim_scenario *sc, struct executor *
 		goto fail;
 	}
 	sim_cluster_set_protected(w->cluster, sc->protected_pods);
-	for (i = 0; i < sc->n_faults; i++)
-		if (sim_cloud_add_fault(w->cloud, &sc->faults[i], err) < 0)
+	for (i = 0; i < sc->n_faults; i++) {
+		/* fault windows count from the world's start (the real clock of
+		 * `luascale sim` does not start at 0) */
+		struct sim_fault f = sc->faults[i];
+
+		f.from_ns += w->t0;
+		if (f.until_ns > 0)
+			f.until_ns += w->t0;
+		if (sim_cloud_add_fault(w->cloud, &f, err) < 0)
 			goto fail;
+	}
 	for (i = 0; i < sc->n_pdbs; i++)
 		if (sim_cluster_add_pdb(w->cluster, &sc->pdbs[i], err) < 0)
 			goto fail;
@@ -1348,6 +1601,8 @@ struct sim_world *sim_world_new(const struct sim_scenario *sc, struct executor *
 		if (sim_cluster_add_nodes(w->cluster, sc->initial[i].group, sc->initial[i].count,
 					  err) < 0)
 			goto fail;
+	if (w->aws)
+		sim_aws_start(w->aws);
 	for (i = 0; i < sc->n_workloads; i++) {
 		const struct sim_workload *wl = &sc->workloads[i];
 		struct arrivals *a;
@@ -1380,6 +1635,7 @@ void sim_world_free(struct sim_world *w)
 	sim_life_end(w->life);
 	sim_cluster_free(w->cluster);
 	sim_cloud_free(w->cloud);
+	sim_aws_free(w->aws);
 	free(w->spec_handles);
 	free(w);
 }

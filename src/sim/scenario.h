@@ -15,6 +15,7 @@
 #include "model.h"
 #include "runtime/executor.h"
 #include "sim/cloud.h"
+#include "sim/cloud_aws.h"
 #include "sim/cluster.h"
 
 /* Pods of one spec arriving over time. */
@@ -60,6 +61,7 @@ struct sim_scenario {
 	size_t n_pdbs;
 	struct sim_fault *faults;
 	size_t n_faults;
+	const struct sim_aws_conf *aws; /* the `aws:` section, or NULL (the plain simulator) */
 };
 
 /*
@@ -90,6 +92,7 @@ struct sim_world {
 	const struct sim_scenario *sc; /* borrowed */
 	struct sim_cloud *cloud;
 	struct sim_cluster *cluster;
+	struct sim_aws *aws;           /* the AWS flavour, when the scenario has `aws:` */
 	struct sim_life *life;
 	uint64_t rng;
 	int64_t t0;
