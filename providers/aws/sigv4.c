@@ -658,13 +658,18 @@ int sigv4_sign(const struct sigv4_input *in, const struct aws_credentials *cr,
 
 		if (check_name(name, err) || check_value(name, value, err))
 			goto out;
-		if (strcasecmp(name, "host") == 0)
+		if (strcasecmp(name, "host") == 0) {
 			n_host++;
+			if (!value[strspn(value, " \t")]) {
+				errbuf_set(err, "the Host header is empty");
+				goto out;
+			}
+		}
 		if (strcasecmp(name, "x-amz-date") == 0 ||
 		    (token && strcasecmp(name, "x-amz-security-token") == 0))
 			continue;
-		if (strcasecmp(name, "x-amz-content-sha256") == 0)
-			content_sha = value;
+		if (!content_sha && strcasecmp(name, "x-amz-content-sha256") == 0)
+			content_sha = value; /* the first, as botocore reads it */
 		{
 			char lname[64];
 			size_t j, len = strlen(name);

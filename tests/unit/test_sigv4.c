@@ -490,6 +490,9 @@ static void test_refusals(void **state)
 	in.n_headers = 1;
 	assert_int_equal(sigv4_sign(&in, &c, &out, &err), -1);
 	assert_non_null(strstr(err.msg, "Host"));
+	h[0] = (struct sigv4_header){"Host", " \t"};
+	assert_int_equal(sigv4_sign(&in, &c, &out, &err), -1);
+	assert_non_null(strstr(err.msg, "Host header is empty"));
 	h[1] = (struct sigv4_header){"host", "a"};
 	h[0] = (struct sigv4_header){"Host", "b"};
 	in.n_headers = 2;
