@@ -306,16 +306,13 @@ static void redact_pairs(struct out *o, const char *s, size_t n)
 	}
 }
 
-size_t cloudhttp_redact_url(const char *url, char *out, size_t outlen)
+/* Copies one blank-free word [url, end) with its secrets redacted. */
+static void redact_word(struct out *o, const char *url, const char *end)
 {
-	struct out o = {out, outlen, 0};
-	const char *p = url, *auth, *q, *f, *end;
+	const char *p = url, *auth, *q, *f;
 
-	if (!url)
-		url = p = "";
-	end = url + strlen(url);
 	/* scheme://[userinfo@]authority */
-	auth = strstr(url, "://");
+	auth = memmem(url, (size_t)(end - url), "://", 3);
 	if (auth && (size_t)(auth - url) < 16 && !memchr(url, '/', (size_t)(auth - url))) {
 		const char *a = auth + 3, *ae = a, *at = NULL;
 
@@ -324,27 +321,44 @@ size_t cloudhttp_redact_url(const char *url, char *out, size_t outlen)
 				at = ae;
 			ae++;
 		}
-		out_put(&o, url, (size_t)(a - url));
+		out_put(o, url, (size_t)(a - url));
 		if (at) {
-			out_put(&o, "REDACTED@", 9);
+			out_put(o, "REDACTED@", 9);
 			a = at + 1;
 		}
-		out_put(&o, a, (size_t)(ae - a));
+		out_put(o, a, (size_t)(ae - a));
 		p = ae;
 	}
-	q = strchr(p, '?');
-	f = strchr(p, '#');
+	q = memchr(p, '?', (size_t)(end - p));
+	f = memchr(p, '#', (size_t)(end - p));
 	if (q && f && f < q)
 		q = NULL;
 	if (q) {
-		out_put(&o, p, (size_t)(q + 1 - p));
-		redact_pairs(&o, q + 1, (size_t)((f ? f : end) - (q + 1)));
+		out_put(o, p, (size_t)(q + 1 - p));
+		redact_pairs(o, q + 1, (size_t)((f ? f : end) - (q + 1)));
 	} else {
-		out_put(&o, p, (size_t)((f ? f : end) - p));
+		out_put(o, p, (size_t)((f ? f : end) - p));
 	}
 	if (f) {
-		out_put(&o, "#", 1);
-		redact_pairs(&o, f + 1, (size_t)(end - (f + 1)));
+		out_put(o, "#", 1);
+		redact_pairs(o, f + 1, (size_t)(end - (f + 1)));
+	}
+}
+
+size_t cloudhttp_redact_url(const char *url, char *out, size_t outlen)
+{
+	struct out o = {out, outlen, 0};
+	const char *p = url ? url : "";
+
+	/* word by word: a request line ("POST /?q HTTP/1.1") works too */
+	while (*p) {
+		size_t blanks = strspn(p, " \t"), word;
+
+		out_put(&o, p, blanks);
+		p += blanks;
+		word = strcspn(p, " \t");
+		redact_word(&o, p, p + word);
+		p += word;
 	}
 	if (outlen)
 		out[o.len < outlen ? o.len : outlen - 1] = '\0';
@@ -1156,11 +1170,20 @@ static enum attempt_result attempt(struct cloudhttp *h, const struct cloudhttp_r
 			errbuf_set(err, "%s %s: response larger than %zu bytes", method, shown,
 				   h->max_body);
 		} else {
-			char msg[CURL_ERROR_SIZE + 8];
+			char msg[CURL_ERROR_SIZE + 80];
+
+			long os_errno = 0;
 
 			snprintf(msg, sizeof(msg), "%s", curl_err[0] ? curl_err : curl_easy_strerror(rc));
 			while (strlen(msg) && msg[strlen(msg) - 1] == '\n')
 				msg[strlen(msg) - 1] = '\0';
+			/* curl says "Couldn't connect to server"; the system says why */
+			if (curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
+			    os_errno > 0 && !strcasestr(msg, strerror((int)os_errno))) {
+				size_t l = strlen(msg);
+
+				snprintf(msg + l, sizeof(msg) - l, " (%s)", strerror((int)os_errno));
+			}
 			errbuf_set(err, "%s %s: %s", method, shown, msg);
 			if (retryable_transport(rc))
 				ar = ATTEMPT_TRANSIENT;
