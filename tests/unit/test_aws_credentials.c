@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <pthread.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -302,7 +304,7 @@ static void imds_handler(struct fake *f, const struct fk_req *rq, struct fk_resp
 		return;
 	}
 	if (strcmp(rq->path, "/latest/meta-data/iam/security-credentials/") == 0)
-		snprintf(rs->body, sizeof(rs->body), "node-role\n");
+		snprintf(rs->body, sizeof(rs->body), "node-role");
 	else if (strcmp(rq->path, "/latest/meta-data/iam/security-credentials/node-role") == 0)
 		creds_json(f, rs, "\"Code\":\"Success\",\"Type\":\"AWS-HMAC\",");
 	else if (strcmp(rq->path, "/latest/meta-data/placement/region") == 0)
@@ -505,6 +507,13 @@ static void fx_fake(struct fx *f, fk_handler h)
 {
 	fk_start(&f->fk, h, f->clk);
 	f->fk_on = 1;
+}
+
+/* Replaces the fixture's fake by one with another handler. */
+static void fx_stop_and_serve(struct fx *f, fk_handler h)
+{
+	fk_stop(&f->fk);
+	fk_start(&f->fk, h, f->clk);
 }
 
 static void rm_tree(const char *dir)
@@ -1343,6 +1352,169 @@ static void test_region_from_availability_zone(void **state)
 	fx_free(f);
 }
 
+/* ---- the same source as botocore ---- */
+
+/* Prints botocore's choice for the environment it runs in: the method and
+ * the access key (web identity is deferred: no STS call, no key). */
+static const char botocore_script[] =
+	"import sys, botocore.session\n"
+	"c = botocore.session.Session().get_credentials()\n"
+	"if c is None:\n"
+	"    print('none -')\n"
+	"elif c.method == 'assume-role-with-web-identity':\n"
+	"    print(c.method, '-')\n"
+	"else:\n"
+	"    print(c.method, c.get_frozen_credentials().access_key)\n";
+
+/* Runs /usr/bin/python3 with botocore in exactly the fixture's environment
+ * (plus HOME); its one line of output into 'out'. Fails the test when
+ * python3 or botocore is missing. */
+static void run_botocore(struct fx *f, char *out, size_t len)
+{
+	char *envp[ENV_MAX + 2], home[320];
+	char *argv[] = { "/usr/bin/python3", "-c", (char *)botocore_script, NULL };
+	posix_spawn_file_actions_t fa;
+	int fds[2], i, n = 0, status;
+	pid_t pid;
+	ssize_t got;
+	size_t used = 0;
+
+	snprintf(home, sizeof(home), "HOME=%s", f->dir);
+	envp[n++] = home;
+	for (i = 0; i < f->nenv; i++) {
+		if (!f->values[i][0])
+			continue;
+		size_t sz = strlen(f->names[i]) + strlen(f->values[i]) + 2;
+
+		envp[n] = malloc(sz);
+		assert_non_null(envp[n]);
+		snprintf(envp[n], sz, "%s=%s", f->names[i], f->values[i]);
+		n++;
+	}
+	envp[n] = NULL;
+	assert_int_equal(pipe(fds), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_addclose(&fa, fds[0]);
+	if (posix_spawn(&pid, argv[0], &fa, NULL, argv, envp) != 0)
+		fail_msg("cannot run /usr/bin/python3 (install python3-botocore)");
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	while (used + 1 < len && (got = read(fds[0], out + used, len - 1 - used)) > 0)
+		used += (size_t)got;
+	out[used] = '\0';
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	for (i = 1; i < n; i++)
+		free(envp[i]);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("botocore failed (is python3-botocore installed?): %s", out);
+	out[strcspn(out, "\n")] = '\0';
+}
+
+static const char *ours_as_botocore(const char *source)
+{
+	static const char *const map[][2] = {
+		{ "environment", "env" },
+		{ "shared-credentials-file", "shared-credentials-file" },
+		{ "shared-config-file", "config-file" },
+		{ "web-identity", "assume-role-with-web-identity" },
+		{ "container", "container-role" },
+		{ "imds", "iam-role" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(map[i][0], source) == 0)
+			return map[i][1];
+	return "?";
+}
+
+/* Builds our chain and botocore's in the same environment and compares
+ * the source chosen and, for static keys, the key. */
+static void same_as_botocore(struct fx *f, const char *want_method)
+{
+	struct aws_credchain *c;
+	struct aws_credentials cr;
+	struct errbuf e = { "" };
+	char bc[512], ours[512];
+
+	run_botocore(f, bc, sizeof(bc));
+	c = chain(f, &e);
+	if (!c) {
+		snprintf(ours, sizeof(ours), "none -");
+	} else {
+		const char *m = ours_as_botocore(aws_credchain_source(c));
+
+		if (strcmp(m, "assume-role-with-web-identity") == 0) {
+			snprintf(ours, sizeof(ours), "%s -", m);
+		} else {
+			assert_int_equal(aws_credchain_get(c, &cr, &e), 0);
+			snprintf(ours, sizeof(ours), "%s %s", m, cr.access_key_id);
+		}
+		aws_credchain_free(c);
+	}
+	/* dynamic sources hand each caller a new serial: compare without it */
+	if (strncmp(ours, "iam-role ", 9) == 0 || strncmp(ours, "container-role ", 15) == 0) {
+		ours[strcspn(ours, "0123456789")] = '\0';
+		bc[strcspn(bc, "0123456789")] = '\0';
+	}
+	if (strcmp(ours, bc) != 0)
+		fail_msg("luascale chose \"%s\", botocore \"%s\"", ours, bc);
+	if (strncmp(bc, want_method, strlen(want_method)) != 0)
+		fail_msg("expected %s, both chose \"%s\"", want_method, bc);
+}
+
+static void test_same_source_as_botocore(void **state)
+{
+	struct fx *f = fx_new();
+	char uri[256], tokfile[512];
+
+	(void)state;
+	fx_fake(f, imds_handler);
+	fx_setenv(f, "AWS_EC2_METADATA_SERVICE_ENDPOINT", f->fk.url);
+	/* nothing but the instance: IMDSv2 */
+	same_as_botocore(f, "iam-role");
+	/* IMDSv2 refused: both fall back to IMDSv1 */
+	f->fk.put_status = 403;
+	same_as_botocore(f, "iam-role");
+	f->fk.put_status = 0;
+	/* the shared files: credentials file, then config file, by profile */
+	fx_write(f, ".aws/credentials", cred_file, NULL, 0);
+	fx_write(f, ".aws/config", config_file, NULL, 0);
+	same_as_botocore(f, "shared-credentials-file");
+	fx_setenv(f, "AWS_PROFILE", "dev");
+	same_as_botocore(f, "shared-credentials-file AKIDDEVS3KR1T");
+	fx_setenv(f, "AWS_PROFILE", "cfgonly");
+	same_as_botocore(f, "config-file AKIDCFGS3KR1T");
+	/* the environment beats them */
+	fx_setenv(f, "AWS_ACCESS_KEY_ID", "AKIDENVS3KR1T");
+	fx_setenv(f, "AWS_SECRET_ACCESS_KEY", "ENVSKS3KR1T");
+	same_as_botocore(f, "env AKIDENVS3KR1T");
+	fx_setenv(f, "AWS_ACCESS_KEY_ID", "");
+	fx_setenv(f, "AWS_SECRET_ACCESS_KEY", "");
+	/* without keys in the profile: web identity, then container */
+	fx_setenv(f, "AWS_PROFILE", "");
+	fx_write(f, ".aws/credentials", "", NULL, 0);
+	fx_write(f, ".aws/config", "[default]\nregion = us-east-1\n", NULL, 0);
+	fx_write(f, "token", "WEBIDTOKS3KR1T", tokfile, sizeof(tokfile));
+	fx_setenv(f, "AWS_WEB_IDENTITY_TOKEN_FILE", tokfile);
+	fx_setenv(f, "AWS_ROLE_ARN", "arn:aws:iam::111122223333:role/luascale");
+	same_as_botocore(f, "assume-role-with-web-identity");
+	fx_setenv(f, "AWS_WEB_IDENTITY_TOKEN_FILE", "");
+	fx_stop_and_serve(f, container_handler);
+	snprintf(uri, sizeof(uri), "%s/creds", f->fk.url);
+	fx_setenv(f, "AWS_CONTAINER_CREDENTIALS_FULL_URI", uri);
+	fx_setenv(f, "AWS_CONTAINER_AUTHORIZATION_TOKEN", "ECSTOKS3KR1T");
+	snprintf(f->fk.expect_auth, sizeof(f->fk.expect_auth), "ECSTOKS3KR1T");
+	same_as_botocore(f, "container-role ASIAKEYS");
+	/* nothing at all */
+	fx_setenv(f, "AWS_CONTAINER_CREDENTIALS_FULL_URI", "");
+	fx_setenv(f, "AWS_EC2_METADATA_DISABLED", "true");
+	same_as_botocore(f, "none");
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1368,6 +1540,7 @@ int main(void)
 		cmocka_unit_test(test_bad_answers),
 		cmocka_unit_test(test_region),
 		cmocka_unit_test(test_region_from_availability_zone),
+		cmocka_unit_test(test_same_source_as_botocore),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
