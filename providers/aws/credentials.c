@@ -90,9 +90,10 @@ static void wipe_buf(struct buf *b)
 	buf_free(b);
 }
 
-/* Copies a credential field: printable ASCII without spaces, fitting. */
-static int take_field(char *out, size_t len, const char *v, size_t n, const char *what,
-		      const char *where, struct errbuf *err)
+/* Checks a credential field: printable ASCII without spaces, fitting in
+ * 'len' bytes with its NUL. */
+static int check_field(const char *v, size_t n, size_t len, const char *what, const char *where,
+		       struct errbuf *err)
 {
 	size_t i;
 
@@ -104,6 +105,15 @@ static int take_field(char *out, size_t len, const char *v, size_t n, const char
 		if ((unsigned char)v[i] <= 0x20 || (unsigned char)v[i] >= 0x7f)
 			return errbuf_set(err, "%s: %s holds a character that is not printable ASCII",
 					  where, what);
+	return 0;
+}
+
+/* Copies a field that passes check_field(). */
+static int take_field(char *out, size_t len, const char *v, size_t n, const char *what,
+		      const char *where, struct errbuf *err)
+{
+	if (check_field(v, n, len, what, where, err) < 0)
+		return -1;
 	memcpy(out, v, n);
 	out[n] = '\0';
 	return 0;
@@ -511,12 +521,12 @@ static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, str
 			   "Expiration, or one is too long", where);
 		goto out;
 	}
-	if (take_cstr(out->access_key_id, sizeof(out->access_key_id), out->access_key_id,
-		      "AccessKeyId", where, err) < 0 ||
-	    take_cstr(out->secret_access_key, sizeof(out->secret_access_key), out->secret_access_key,
-		      "SecretAccessKey", where, err) < 0 ||
-	    take_cstr(out->session_token, sizeof(out->session_token), out->session_token,
-		      "SessionToken", where, err) < 0)
+	if (check_field(out->access_key_id, strlen(out->access_key_id), sizeof(out->access_key_id),
+			"AccessKeyId", where, err) < 0 ||
+	    check_field(out->secret_access_key, strlen(out->secret_access_key),
+			sizeof(out->secret_access_key), "SecretAccessKey", where, err) < 0 ||
+	    check_field(out->session_token, strlen(out->session_token), sizeof(out->session_token),
+			"SessionToken", where, err) < 0)
 		goto out;
 	if (kube_parse_time(exp, &out->expires_s) < 0 || out->expires_s <= 0) {
 		errbuf_set(err, "%s: Expiration \"%.40s\" is not an RFC 3339 time", where, exp);

@@ -144,7 +144,7 @@ static int ini_parse(struct ini *f, const char *text, size_t len, int is_config,
 	char section[256] = "";
 	const char *parent = NULL; /* the last key with an empty value */
 	size_t parent_len = 0;
-	int line = 0;
+	int line = 0, has_opt = 0; /* a setting seen in this section */
 
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -178,6 +178,7 @@ static int ini_parse(struct ini *f, const char *text, size_t len, int is_config,
 			ne = trim_end(n, close);
 			nl = (size_t)(ne - n);
 			parent = NULL;
+			has_opt = 0;
 			kind = SEC_OTHER;
 			if (!is_config) {
 				kind = SEC_PROFILE;
@@ -210,7 +211,7 @@ static int ini_parse(struct ini *f, const char *text, size_t len, int is_config,
 						  line);
 			if (!eq) {
 				/* a continuation line of a multi-line value */
-				if (indented)
+				if (indented && has_opt)
 					continue;
 				return errbuf_set(err, "%s:%d: expected \"name = value\"", f->path, line);
 			}
@@ -221,6 +222,9 @@ static int ini_parse(struct ini *f, const char *text, size_t len, int is_config,
 			ve = value_end(v, le);
 			if (kind == SEC_OTHER)
 				continue;
+			if (!has_opt)
+				indented = 0; /* the first setting may be indented */
+			has_opt = 1;
 			if (indented && parent) {
 				if (add_entry(f, kind, section, parent, parent_len, s, (size_t)(ke - s), v,
 					      (size_t)(ve - v), line, err) < 0)
