@@ -1907,6 +1907,9 @@ static const char *const env_not_config[] = {
 	"LUASCALE_FUZZ",          /* the fuzz build */
 	"LUASCALE_TESTS",         /* the build: tests on or off */
 	"LUASCALE_TEST_VERBOSE",  /* unit tests' extra output */
+	"LUASCALE_SIM_AWS_IMDS",  /* luascale sim's AWS env file: its metadata service, */
+	"LUASCALE_SIM_AWS_CONTAINER_URI",   /* container credentials */
+	"LUASCALE_SIM_AWS_CONTAINER_TOKEN", /* and their token (for tests) */
 	NULL,
 };
 

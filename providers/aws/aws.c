@@ -64,7 +64,7 @@ uint64_t aws_provider_calls(const struct provider *p, const char *action)
 }
 
 /* The action of a form: its first parameter's value. */
-static void form_action(const struct aws_form *f, char *out, size_t len)
+static void form_action(const struct aws_query *f, char *out, size_t len)
 {
 	const char *s = f->b.data ? f->b.data : "", *amp;
 
@@ -77,7 +77,7 @@ static void form_action(const struct aws_form *f, char *out, size_t len)
 	snprintf(out, len, "%.*s", amp ? (int)(amp - s) : (int)strlen(s), s);
 }
 
-int aws_do(struct provider *p, enum aws_service svc, bool mutating, struct aws_form *f,
+int aws_do(struct provider *p, enum aws_service svc, bool mutating, struct aws_query *f,
 	   struct awsxml_doc **doc, struct provider_status *st)
 {
 	struct aws_prov *ap = AWS_PROV(p);
@@ -343,29 +343,29 @@ int aws_describe_asgs(struct provider *p, const char *const *names, size_t n_nam
 
 		next[0] = '\0';
 		do {
-			struct aws_form f;
+			struct aws_query f;
 			struct awsxml_doc *d = NULL;
 			size_t i;
 			int rc;
 
-			aws_form_init(&f, AWS_SERVICE_AUTOSCALING, "DescribeAutoScalingGroups");
+			aws_query_init(&f, AWS_SERVICE_AUTOSCALING, "DescribeAutoScalingGroups");
 			if (names) {
 				for (i = 0; i < NAMES_PER_CALL && from + i < n_names; i++)
-					aws_form_addf(&f, names[from + i], "AutoScalingGroupNames.member.%zu", i + 1);
+					aws_query_addf(&f, names[from + i], "AutoScalingGroupNames.member.%zu", i + 1);
 			} else {
 				char key[256];
 
 				snprintf(key, sizeof(key), AWS_TAG_CLUSTER_PREFIX "%s", ap->cluster);
-				aws_form_add(&f, "Filters.member.1.Name", "tag-key");
-				aws_form_add(&f, "Filters.member.1.Values.member.1", AWS_TAG_ENABLED);
-				aws_form_add(&f, "Filters.member.2.Name", "tag-key");
-				aws_form_add(&f, "Filters.member.2.Values.member.1", key);
+				aws_query_add(&f, "Filters.member.1.Name", "tag-key");
+				aws_query_add(&f, "Filters.member.1.Values.member.1", AWS_TAG_ENABLED);
+				aws_query_add(&f, "Filters.member.2.Name", "tag-key");
+				aws_query_add(&f, "Filters.member.2.Values.member.1", key);
 			}
-			aws_form_add_int(&f, "MaxRecords", 100);
+			aws_query_add_int(&f, "MaxRecords", 100);
 			if (next[0])
-				aws_form_add(&f, "NextToken", next);
+				aws_query_add(&f, "NextToken", next);
 			rc = aws_do(p, AWS_SERVICE_AUTOSCALING, false, &f, &d, st);
-			aws_form_free(&f);
+			aws_query_free(&f);
 			if (rc == 0)
 				rc = take_page(d, &all, &n, &cap, next, sizeof(next), st);
 			awsxml_free(d);
@@ -392,23 +392,23 @@ int aws_describe_asgs(struct provider *p, const char *const *names, size_t n_nam
 void aws_failed_activity(struct provider *p, const char *asg, int64_t since,
 			 struct provider_status *st)
 {
-	struct aws_form f;
+	struct aws_query f;
 	struct awsxml_doc *d = NULL;
 	const struct awsxml_node *it;
 	struct provider_status cst;
 
 	st->code = PROVIDER_OK;
 	st->message[0] = '\0';
-	aws_form_init(&f, AWS_SERVICE_AUTOSCALING, "DescribeScalingActivities");
-	aws_form_add(&f, "AutoScalingGroupName", asg);
-	aws_form_add_int(&f, "MaxRecords", 10);
+	aws_query_init(&f, AWS_SERVICE_AUTOSCALING, "DescribeScalingActivities");
+	aws_query_add(&f, "AutoScalingGroupName", asg);
+	aws_query_add_int(&f, "MaxRecords", 10);
 	if (aws_do(p, AWS_SERVICE_AUTOSCALING, false, &f, &d, &cst) < 0) {
-		aws_form_free(&f);
+		aws_query_free(&f);
 		log_at(AWS_PROV(p)->log, LOG_WARN, clock_wall(AWS_PROV(p)->clock),
 		       "aws: cannot read the scaling activities of %.128s: %s", asg, cst.message);
 		return;
 	}
-	aws_form_free(&f);
+	aws_query_free(&f);
 	/* newest first: the first one that started in the window and is over decides */
 	for (it = awsxml_first(awsxml_find(awsxml_root(d), "DescribeScalingActivitiesResult/Activities"),
 			       "member");
@@ -444,31 +444,31 @@ static int describe_fleet(struct provider *p, const struct aws_group *g, struct 
 	int pages = 0;
 
 	do {
-		struct aws_form f;
+		struct aws_query f;
 		struct awsxml_doc *d = NULL;
 		const struct awsxml_node *r, *it;
 		int k = 1;
 
-		aws_form_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
-		aws_form_addf(&f, "tag:" AWS_TAG_GROUP, "Filter.%d.Name", k);
-		aws_form_addf(&f, g->name, "Filter.%d.Value.1", k++);
+		aws_query_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
+		aws_query_addf(&f, "tag:" AWS_TAG_GROUP, "Filter.%d.Name", k);
+		aws_query_addf(&f, g->name, "Filter.%d.Value.1", k++);
 		if (ap->cluster[0]) {
-			aws_form_addf(&f, "tag:" AWS_TAG_CLUSTER, "Filter.%d.Name", k);
-			aws_form_addf(&f, ap->cluster, "Filter.%d.Value.1", k++);
+			aws_query_addf(&f, "tag:" AWS_TAG_CLUSTER, "Filter.%d.Name", k);
+			aws_query_addf(&f, ap->cluster, "Filter.%d.Value.1", k++);
 		}
-		aws_form_addf(&f, "instance-state-name", "Filter.%d.Name", k);
-		aws_form_addf(&f, "pending", "Filter.%d.Value.1", k);
-		aws_form_addf(&f, "running", "Filter.%d.Value.2", k);
-		aws_form_addf(&f, "stopping", "Filter.%d.Value.3", k);
-		aws_form_addf(&f, "shutting-down", "Filter.%d.Value.4", k);
-		aws_form_add_int(&f, "MaxResults", 1000);
+		aws_query_addf(&f, "instance-state-name", "Filter.%d.Name", k);
+		aws_query_addf(&f, "pending", "Filter.%d.Value.1", k);
+		aws_query_addf(&f, "running", "Filter.%d.Value.2", k);
+		aws_query_addf(&f, "stopping", "Filter.%d.Value.3", k);
+		aws_query_addf(&f, "shutting-down", "Filter.%d.Value.4", k);
+		aws_query_add_int(&f, "MaxResults", 1000);
 		if (next[0])
-			aws_form_add(&f, "NextToken", next);
+			aws_query_add(&f, "NextToken", next);
 		if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, st) < 0) {
-			aws_form_free(&f);
+			aws_query_free(&f);
 			return -1;
 		}
-		aws_form_free(&f);
+		aws_query_free(&f);
 		for (r = awsxml_first(awsxml_find(awsxml_root(d), "reservationSet"), "item"); r;
 		     r = awsxml_next(r)) {
 			for (it = awsxml_first(awsxml_find(r, "instancesSet"), "item"); it; it = awsxml_next(it)) {

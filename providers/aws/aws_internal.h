@@ -118,7 +118,7 @@ struct aws_prov {
 void aws_count_call(struct aws_prov *ap, const char *action);
 
 /* aws_call with the call counted and the service's bucket of 'p'. */
-int aws_do(struct provider *p, enum aws_service svc, bool mutating, struct aws_form *f,
+int aws_do(struct provider *p, enum aws_service svc, bool mutating, struct aws_query *f,
 	   struct awsxml_doc **doc, struct provider_status *st);
 
 /* Describes the ASGs named 'names' (any number: 100 a call), or with

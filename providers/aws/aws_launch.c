@@ -83,16 +83,16 @@ static bool known(const struct aws_asg *a, const char *id)
 
 static int set_desired(struct provider *p, const char *asg, int desired, struct provider_status *st)
 {
-	struct aws_form f;
+	struct aws_query f;
 	struct awsxml_doc *d = NULL;
 	int rc;
 
-	aws_form_init(&f, AWS_SERVICE_AUTOSCALING, "SetDesiredCapacity");
-	aws_form_add(&f, "AutoScalingGroupName", asg);
-	aws_form_add_int(&f, "DesiredCapacity", desired);
-	aws_form_add(&f, "HonorCooldown", "false");
+	aws_query_init(&f, AWS_SERVICE_AUTOSCALING, "SetDesiredCapacity");
+	aws_query_add(&f, "AutoScalingGroupName", asg);
+	aws_query_add_int(&f, "DesiredCapacity", desired);
+	aws_query_add(&f, "HonorCooldown", "false");
 	rc = aws_do(p, AWS_SERVICE_AUTOSCALING, true, &f, &d, st);
-	aws_form_free(&f);
+	aws_query_free(&f);
 	awsxml_free(d);
 	return rc;
 }
@@ -215,7 +215,7 @@ static void launch_fleet(struct provider *p, const struct aws_group *g, int coun
 	struct aws_prov *ap = AWS_PROV(p);
 	const struct config_aws_group *c = g->cfg;
 	struct provider_status st;
-	struct aws_form f;
+	struct aws_query f;
 	struct awsxml_doc *d = NULL;
 	const struct awsxml_node *it, *id;
 	struct aws_asg_instance *made = NULL, **ptrs = NULL;
@@ -227,49 +227,49 @@ static void launch_fleet(struct provider *p, const struct aws_group *g, int coun
 
 	memset(&st, 0, sizeof(st));
 	client_token(ap, g->name, token, sizeof(token));
-	aws_form_init(&f, AWS_SERVICE_EC2, "CreateFleet");
-	aws_form_add(&f, "Type", "instant");
-	aws_form_add(&f, "ClientToken", token);
-	aws_form_add(&f, !strncmp(lt, "lt-", 3) ? "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateId"
+	aws_query_init(&f, AWS_SERVICE_EC2, "CreateFleet");
+	aws_query_add(&f, "Type", "instant");
+	aws_query_add(&f, "ClientToken", token);
+	aws_query_add(&f, !strncmp(lt, "lt-", 3) ? "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateId"
 						 : "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName",
 		     lt);
-	aws_form_add(&f, "LaunchTemplateConfigs.1.LaunchTemplateSpecification.Version",
+	aws_query_add(&f, "LaunchTemplateConfigs.1.LaunchTemplateSpecification.Version",
 		     c->launch_template_version);
 	/* every override names its zone, so each instance's zone is known */
 	for (ti = 0; ti < c->n_instance_types; ti++)
 		for (pi = 0; pi < c->n_placements && k < MAX_OVERRIDES; pi++) {
 			k++;
-			aws_form_addf(&f, c->instance_types[ti], "LaunchTemplateConfigs.1.Overrides.%zu.InstanceType", k);
-			aws_form_addf(&f, c->zones[pi], "LaunchTemplateConfigs.1.Overrides.%zu.AvailabilityZone", k);
+			aws_query_addf(&f, c->instance_types[ti], "LaunchTemplateConfigs.1.Overrides.%zu.InstanceType", k);
+			aws_query_addf(&f, c->zones[pi], "LaunchTemplateConfigs.1.Overrides.%zu.AvailabilityZone", k);
 			if (c->subnets[pi][0])
-				aws_form_addf(&f, c->subnets[pi], "LaunchTemplateConfigs.1.Overrides.%zu.SubnetId", k);
+				aws_query_addf(&f, c->subnets[pi], "LaunchTemplateConfigs.1.Overrides.%zu.SubnetId", k);
 			if (c->prioritized) {
 				char prio[24];
 
 				snprintf(prio, sizeof(prio), "%zu", ti);
-				aws_form_addf(&f, prio, "LaunchTemplateConfigs.1.Overrides.%zu.Priority", k);
+				aws_query_addf(&f, prio, "LaunchTemplateConfigs.1.Overrides.%zu.Priority", k);
 			}
 		}
-	aws_form_add_int(&f, "TargetCapacitySpecification.TotalTargetCapacity", count);
-	aws_form_add(&f, "TargetCapacitySpecification.DefaultTargetCapacityType", c->spot ? "spot" : "on-demand");
+	aws_query_add_int(&f, "TargetCapacitySpecification.TotalTargetCapacity", count);
+	aws_query_add(&f, "TargetCapacitySpecification.DefaultTargetCapacityType", c->spot ? "spot" : "on-demand");
 	if (c->spot)
-		aws_form_add(&f, "SpotOptions.AllocationStrategy",
+		aws_query_add(&f, "SpotOptions.AllocationStrategy",
 			     c->prioritized ? "capacity-optimized-prioritized" : "price-capacity-optimized");
 	else
-		aws_form_add(&f, "OnDemandOptions.AllocationStrategy", c->prioritized ? "prioritized" : "lowest-price");
-	aws_form_add(&f, "TagSpecification.1.ResourceType", "instance");
-	aws_form_add(&f, "TagSpecification.1.Tag.1.Key", AWS_TAG_GROUP);
-	aws_form_add(&f, "TagSpecification.1.Tag.1.Value", g->name);
+		aws_query_add(&f, "OnDemandOptions.AllocationStrategy", c->prioritized ? "prioritized" : "lowest-price");
+	aws_query_add(&f, "TagSpecification.1.ResourceType", "instance");
+	aws_query_add(&f, "TagSpecification.1.Tag.1.Key", AWS_TAG_GROUP);
+	aws_query_add(&f, "TagSpecification.1.Tag.1.Value", g->name);
 	if (ap->cluster[0]) {
-		aws_form_add(&f, "TagSpecification.1.Tag.2.Key", AWS_TAG_CLUSTER);
-		aws_form_add(&f, "TagSpecification.1.Tag.2.Value", ap->cluster);
+		aws_query_add(&f, "TagSpecification.1.Tag.2.Key", AWS_TAG_CLUSTER);
+		aws_query_add(&f, "TagSpecification.1.Tag.2.Value", ap->cluster);
 	}
 	if (aws_do(p, AWS_SERVICE_EC2, true, &f, &d, &st) < 0) {
-		aws_form_free(&f);
+		aws_query_free(&f);
 		on_done(ctx, 0, &st);
 		return;
 	}
-	aws_form_free(&f);
+	aws_query_free(&f);
 	for (it = awsxml_first(awsxml_find(awsxml_root(d), "fleetInstanceSet"), "item"); it; it = awsxml_next(it)) {
 		const struct awsxml_node *ov = awsxml_find(it, "launchTemplateAndOverrides/overrides");
 
@@ -370,7 +370,7 @@ static void terminate_asg(struct provider *p, const struct aws_group *g, const c
 	}
 	for (i = 0; i < n; i++) {
 		const struct aws_asg_instance *in = NULL;
-		struct aws_form f;
+		struct aws_query f;
 		struct awsxml_doc *d = NULL;
 
 		for (j = 0; j < a->n_inst && !in; j++)
@@ -386,9 +386,9 @@ static void terminate_asg(struct provider *p, const struct aws_group *g, const c
 			done++; /* already on its way out: nothing to ask */
 			continue;
 		}
-		aws_form_init(&f, AWS_SERVICE_AUTOSCALING, "TerminateInstanceInAutoScalingGroup");
-		aws_form_add(&f, "InstanceId", ids[i]);
-		aws_form_add(&f, "ShouldDecrementDesiredCapacity", "true");
+		aws_query_init(&f, AWS_SERVICE_AUTOSCALING, "TerminateInstanceInAutoScalingGroup");
+		aws_query_add(&f, "InstanceId", ids[i]);
+		aws_query_add(&f, "ShouldDecrementDesiredCapacity", "true");
 		if (aws_do(p, AWS_SERVICE_AUTOSCALING, true, &f, &d, &st) == 0) {
 			done++;
 			log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
@@ -397,7 +397,7 @@ static void terminate_asg(struct provider *p, const struct aws_group *g, const c
 		} else if (first.code == PROVIDER_OK) {
 			first = st;
 		}
-		aws_form_free(&f);
+		aws_query_free(&f);
 		awsxml_free(d);
 	}
 	aws_asgs_free(a, na);
@@ -414,13 +414,13 @@ static void terminate_fleet(struct provider *p, const struct aws_group *g, const
 
 	memset(&first, 0, sizeof(first));
 	for (from = 0; from < n; from += TERMINATE_BATCH) {
-		struct aws_form f;
+		struct aws_query f;
 		struct awsxml_doc *d = NULL;
 		const struct awsxml_node *it;
 
-		aws_form_init(&f, AWS_SERVICE_EC2, "TerminateInstances");
+		aws_query_init(&f, AWS_SERVICE_EC2, "TerminateInstances");
 		for (i = 0; i < TERMINATE_BATCH && from + i < n; i++)
-			aws_form_addf(&f, ids[from + i], "InstanceId.%zu", i + 1);
+			aws_query_addf(&f, ids[from + i], "InstanceId.%zu", i + 1);
 		if (aws_do(p, AWS_SERVICE_EC2, true, &f, &d, &st) == 0) {
 			for (it = awsxml_first(awsxml_find(awsxml_root(d), "instancesSet"), "item"); it;
 			     it = awsxml_next(it)) {
@@ -431,7 +431,7 @@ static void terminate_fleet(struct provider *p, const struct aws_group *g, const
 		} else if (first.code == PROVIDER_OK) {
 			first = st;
 		}
-		aws_form_free(&f);
+		aws_query_free(&f);
 		awsxml_free(d);
 	}
 	on_done(ctx, done, &first);

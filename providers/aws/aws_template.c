@@ -44,7 +44,7 @@ static int itype(struct provider *p, const char *name, struct aws_itype *out)
 {
 	struct aws_prov *ap = AWS_PROV(p);
 	struct provider_status st;
-	struct aws_form f;
+	struct aws_query f;
 	struct awsxml_doc *d = NULL;
 	const struct awsxml_node *it, *g;
 	struct aws_itype t;
@@ -60,15 +60,15 @@ static int itype(struct provider *p, const char *name, struct aws_itype *out)
 		}
 	pthread_mutex_unlock(&ap->mu);
 
-	aws_form_init(&f, AWS_SERVICE_EC2, "DescribeInstanceTypes");
-	aws_form_add(&f, "InstanceType.1", name);
+	aws_query_init(&f, AWS_SERVICE_EC2, "DescribeInstanceTypes");
+	aws_query_add(&f, "InstanceType.1", name);
 	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
-		aws_form_free(&f);
+		aws_query_free(&f);
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
 		       "aws: cannot describe instance type %s: %s", name, st.message);
 		return -1;
 	}
-	aws_form_free(&f);
+	aws_query_free(&f);
 	it = awsxml_first(awsxml_find(awsxml_root(d), "instanceTypeSet"), "item");
 	memset(&t, 0, sizeof(t));
 	snprintf(t.name, sizeof(t.name), "%s", name);
@@ -111,7 +111,7 @@ static int lt_type(struct provider *p, const char *id, const char *name, const c
 {
 	struct aws_prov *ap = AWS_PROV(p);
 	struct provider_status st;
-	struct aws_form f;
+	struct aws_query f;
 	struct awsxml_doc *d = NULL;
 	char key[256];
 	int64_t now = clock_now(ap->clock);
@@ -129,19 +129,19 @@ static int lt_type(struct provider *p, const char *id, const char *name, const c
 			return 0;
 		}
 	pthread_mutex_unlock(&ap->mu);
-	aws_form_init(&f, AWS_SERVICE_EC2, "DescribeLaunchTemplateVersions");
+	aws_query_init(&f, AWS_SERVICE_EC2, "DescribeLaunchTemplateVersions");
 	if (id && *id)
-		aws_form_add(&f, "LaunchTemplateId", id);
+		aws_query_add(&f, "LaunchTemplateId", id);
 	else
-		aws_form_add(&f, "LaunchTemplateName", name);
-	aws_form_add(&f, "LaunchTemplateVersion.1", version);
+		aws_query_add(&f, "LaunchTemplateName", name);
+	aws_query_add(&f, "LaunchTemplateVersion.1", version);
 	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
-		aws_form_free(&f);
+		aws_query_free(&f);
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
 		       "aws: cannot read launch template %s version %s: %s", key, version, st.message);
 		return -1;
 	}
-	aws_form_free(&f);
+	aws_query_free(&f);
 	if (awsxml_copy(awsxml_root(d), "launchTemplateVersionSet/item/launchTemplateData/instanceType",
 			out, len) == 0 && *out)
 		rc = 0;
@@ -270,7 +270,7 @@ void aws_describe_template(struct provider *p, const struct aws_group *g, const 
 void aws_instance_dns(struct provider *p, const char *const *ids, size_t n, char (*dns)[256])
 {
 	struct provider_status st;
-	struct aws_form f;
+	struct aws_query f;
 	struct awsxml_doc *d = NULL;
 	const struct awsxml_node *r, *it;
 	size_t i;
@@ -279,14 +279,14 @@ void aws_instance_dns(struct provider *p, const char *const *ids, size_t n, char
 		dns[i][0] = '\0';
 	if (!n)
 		return;
-	aws_form_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
+	aws_query_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
 	for (i = 0; i < n; i++)
-		aws_form_addf(&f, ids[i], "InstanceId.%zu", i + 1);
+		aws_query_addf(&f, ids[i], "InstanceId.%zu", i + 1);
 	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
-		aws_form_free(&f);
+		aws_query_free(&f);
 		return;
 	}
-	aws_form_free(&f);
+	aws_query_free(&f);
 	for (r = awsxml_first(awsxml_find(awsxml_root(d), "reservationSet"), "item"); r; r = awsxml_next(r))
 		for (it = awsxml_first(awsxml_find(r, "instancesSet"), "item"); it; it = awsxml_next(it)) {
 			const char *id = awsxml_text(it, "instanceId");

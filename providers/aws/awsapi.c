@@ -22,21 +22,21 @@ static const char *const api_version[AWS_SERVICE_COUNT] = {
 	[AWS_SERVICE_STS] = "2011-06-15",
 };
 
-void aws_form_init(struct aws_form *f, enum aws_service svc, const char *action)
+void aws_query_init(struct aws_query *f, enum aws_service svc, const char *action)
 {
 	memset(f, 0, sizeof(*f));
-	aws_form_add(f, "Action", action);
-	aws_form_add(f, "Version", api_version[svc]);
+	aws_query_add(f, "Action", action);
+	aws_query_add(f, "Version", api_version[svc]);
 }
 
-void aws_form_add(struct aws_form *f, const char *key, const char *value)
+void aws_query_add(struct aws_query *f, const char *key, const char *value)
 {
 	if ((f->b.len && buf_puts(&f->b, "&") < 0) || cloudhttp_escape(&f->b, key) < 0 ||
 	    buf_puts(&f->b, "=") < 0 || cloudhttp_escape(&f->b, value ? value : "") < 0)
 		f->oom = 1;
 }
 
-void aws_form_addf(struct aws_form *f, const char *value, const char *key_fmt, ...)
+void aws_query_addf(struct aws_query *f, const char *value, const char *key_fmt, ...)
 {
 	char key[256];
 	va_list ap;
@@ -44,18 +44,18 @@ void aws_form_addf(struct aws_form *f, const char *value, const char *key_fmt, .
 	va_start(ap, key_fmt);
 	vsnprintf(key, sizeof(key), key_fmt, ap);
 	va_end(ap);
-	aws_form_add(f, key, value);
+	aws_query_add(f, key, value);
 }
 
-void aws_form_add_int(struct aws_form *f, const char *key, int64_t v)
+void aws_query_add_int(struct aws_query *f, const char *key, int64_t v)
 {
 	char s[32];
 
 	snprintf(s, sizeof(s), "%lld", (long long)v);
-	aws_form_add(f, key, s);
+	aws_query_add(f, key, s);
 }
 
-void aws_form_free(struct aws_form *f)
+void aws_query_free(struct aws_query *f)
 {
 	buf_free(&f->b);
 }
@@ -192,7 +192,7 @@ static void set_st(struct provider_status *st, enum provider_error code, const c
 }
 
 int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket,
-	     struct aws_form *f, struct awsxml_doc **doc, struct provider_status *st)
+	     struct aws_query *f, struct awsxml_doc **doc, struct provider_status *st)
 {
 	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response resp;

@@ -31,22 +31,22 @@ struct aws_api {
 };
 
 /* A form body being built: "Action=...&Version=..." then parameters. */
-struct aws_form {
+struct aws_query {
 	struct buf b;
 	int oom;
 };
 
 /* Starts a form for 'action' of 'svc' (its API version). */
-void aws_form_init(struct aws_form *f, enum aws_service svc, const char *action);
+void aws_query_init(struct aws_query *f, enum aws_service svc, const char *action);
 
 /* Adds "key=value", both percent-encoded as the Query protocol wants;
- * aws_form_addf formats the key. Errors are remembered (aws_call fails). */
-void aws_form_add(struct aws_form *f, const char *key, const char *value);
-void aws_form_addf(struct aws_form *f, const char *value, const char *key_fmt, ...)
+ * aws_query_addf formats the key. Errors are remembered (aws_call fails). */
+void aws_query_add(struct aws_query *f, const char *key, const char *value);
+void aws_query_addf(struct aws_query *f, const char *value, const char *key_fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-void aws_form_add_int(struct aws_form *f, const char *key, int64_t v);
+void aws_query_add_int(struct aws_query *f, const char *key, int64_t v);
 
-void aws_form_free(struct aws_form *f);
+void aws_query_free(struct aws_query *f);
 
 /*
  * Calls the action in 'f' on 'svc'. Before every attempt it waits for a
@@ -60,6 +60,6 @@ void aws_form_free(struct aws_form *f);
  * answer, AUTH for no credentials. Never puts a secret in 'st' or the log.
  */
 int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket,
-	     struct aws_form *f, struct awsxml_doc **doc, struct provider_status *st);
+	     struct aws_query *f, struct awsxml_doc **doc, struct provider_status *st);
 
 #endif
