@@ -1,0 +1,360 @@
+#!/usr/bin/python3
+# run_sim_aws.py: `luascale run` with provider.kind aws against `luascale sim
+# --aws-port`, the cloud's state read back with AWS's own client (boto3
+# under /usr/bin/python3) and the cluster's with the Kubernetes API:
+#   1. pending pods become ASG instances, then nodes (aws:/// providerIDs),
+#      then running pods; the same through a fleet group (CreateFleet);
+#   2. a scale-down terminates exactly the drained node's instance and
+#      lowers the ASG's desired capacity (and terminates the fleet's);
+#   3. a Failed scaling activity (InsufficientInstanceCapacity) backs the
+#      group off at once and gives the desired capacity back;
+#   4. throttling (RequestLimitExceeded / Throttling) slows the launches and
+#      loses none;
+#   5. a restart in the middle of a scale-up launches nothing twice.
+# Usage: run_sim_aws.py LUASCALE SOURCE_DIR. Fails when boto3 is missing.
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+try:
+    import boto3
+    import botocore.config
+except ImportError as e:  # a missing client is a failure, never a skip
+    print("not ok - boto3 not importable under %s: %s" % (sys.executable, e))
+    sys.exit(1)
+
+LUASCALE, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+TMP = tempfile.mkdtemp(prefix="run_sim_aws.")
+procs = []
+fails = 0
+count = 0
+
+CREDS = {"access_key_id": "AKIASIMULATED0000001",
+         "secret_access_key": "c2ltdWxhdGVkLXNlY3JldC1rZXktbm90LXJlYWw"}
+
+
+def ok(cond, name, *logs):
+    global fails, count
+    count += 1
+    if cond:
+        print("ok %d - %s" % (count, name))
+        return True
+    fails += 1
+    print("not ok %d - %s" % (count, name))
+    for path in logs:
+        try:
+            lines = open(path).read().splitlines()[-25:]
+        except OSError:
+            continue
+        for line in lines:
+            print("#   %s: %s" % (os.path.basename(path), line))
+    return False
+
+
+def until(seconds, fn):
+    end = time.monotonic() + seconds
+    while True:
+        v = fn()
+        if v or time.monotonic() > end:
+            return v
+        time.sleep(0.2)
+
+
+def scenario(name, groups, aws_groups, workloads, faults="", boot="2s"):
+    path = os.path.join(TMP, name + ".yaml")
+    with open(path, "w") as f:
+        f.write("seed: 5\nstart: \"2026-12-01T08:00:00Z\"\nduration: 2h\n")
+        f.write("node_groups:\n" + groups)
+        f.write("cloud: {boot_delay: %s, boot_jitter: 500ms, launch_latency: 300ms, "
+                "terminate_latency: 300ms, shutdown_delay: 1s}\n" % boot)
+        f.write("cluster: {register_delay: 500ms, scheduler_interval: 200ms}\n")
+        f.write("initial_nodes: [{group: workers, count: 1}]\n")
+        f.write("workloads:\n" + workloads)
+        if faults:
+            f.write("faults:\n" + faults)
+        f.write("aws:\n  region: us-east-1\n  cluster: sim\n  asg_retry: 2s\n  credentials:\n"
+                "    access_key_id: %s\n    secret_access_key: %s\n  groups:\n%s"
+                % (CREDS["access_key_id"], CREDS["secret_access_key"], aws_groups))
+    return path
+
+
+def start_sim(name, scen):
+    out = os.path.join(TMP, name + "-sim.log")
+    env_file = os.path.join(TMP, name + ".env")
+    kc = os.path.join(TMP, name + ".kubeconfig")
+    p = subprocess.Popen([LUASCALE, "sim", "--listen", "127.0.0.1:0", "--scenario", scen,
+                          "--kubeconfig-out", kc, "--aws-port", "0", "--aws-env-out", env_file],
+                         stdout=open(out, "w"), stderr=subprocess.STDOUT)
+    procs.append(p)
+
+    def ready():
+        text = open(out).read()
+        m = re.search(r"serving .* on http://127\.0\.0\.1:(\d+)", text)
+        a = re.search(r"AWS face .* at http://127\.0\.0\.1:(\d+)", text)
+        return (int(m.group(1)), int(a.group(1))) if m and a else None
+
+    ports = until(20, ready)
+    if not ports:
+        print("not ok - luascale sim %s did not start:\n%s" % (name, open(out).read()))
+        sys.exit(1)
+    env = {}
+    for line in open(env_file):
+        m = re.match(r"^([A-Z0-9_]+)='(.*)'$", line.strip())
+        if m:
+            env[m.group(1)] = m.group(2)
+    sess = boto3.session.Session(aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                                 aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+                                 region_name="us-east-1")
+    cfg = botocore.config.Config(retries={"max_attempts": 10, "mode": "standard"})
+    url = env["AWS_ENDPOINT_URL"]
+    return {"name": name, "kube": ports[0], "env": env, "kubeconfig": kc, "log": out, "proc": p,
+            "asg": sess.client("autoscaling", endpoint_url=url, config=cfg),
+            "ec2": sess.client("ec2", endpoint_url=url, config=cfg)}
+
+
+CONFIG_GROUPS = """\
+node_groups:
+  - name: workers
+  - name: burst
+    max: 6
+    template:
+      allocatable: {cpu: 4, memory: 16Gi, pods: 110}
+      labels: {pool: burst}
+    aws:
+      mode: fleet
+      launch_template: burst
+      instance_types: [m5.xlarge]
+      placements: [{zone: us-east-1a}, {zone: us-east-1b}]
+  - name: scarce
+"""
+
+
+def start_run(sim, name, params="{}"):
+    cfg = os.path.join(TMP, name + ".yaml")
+    with open(cfg, "w") as f:
+        f.write("cluster: {kubeconfig: %s, context: luascale-sim}\n" % sim["kubeconfig"])
+        f.write("policy: {path: %s, params: %s}\n" % (os.path.join(SRC, "policies/default.lua"), params))
+        f.write("intervals: {reconcile: 1s, batch_idle: 200ms, batch_max: 1s}\n")
+        f.write("safety: {max_scale_down_per_round: 5}\n")
+        f.write("provisioning: {backoff_initial: 1m}\n")
+        f.write(CONFIG_GROUPS)
+        f.write("provider:\n  kind: aws\n  qps: 20\n  burst: 20\n  aws: {cluster_name: sim}\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": TMP, "AWS_EC2_METADATA_DISABLED": "true",
+           "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
+    for k in ("AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        env[k] = sim["env"][k]
+    log = os.path.join(TMP, name + "-run.log")
+    p = subprocess.Popen([LUASCALE, "run", "--config", cfg], env=env,
+                         stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    procs.append(p)
+    return {"proc": p, "log": log}
+
+
+def stop(p, sig=signal.SIGTERM):
+    if p.poll() is None:
+        p.send_signal(sig)
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def kube(sim, path):
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (sim["kube"], path), timeout=10) as r:
+        return json.load(r)
+
+
+def pods_running(sim, prefix):
+    pods = [p for p in kube(sim, "/api/v1/pods")["items"] if p["metadata"]["name"].startswith(prefix)]
+    return pods if pods and all(p["status"].get("phase") == "Running" for p in pods) else None
+
+
+def nodes(sim):
+    return {n["metadata"]["name"]: n for n in kube(sim, "/api/v1/nodes")["items"]}
+
+
+def asg(sim, name):
+    return sim["asg"].describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"][0]
+
+
+def live(group):
+    return sorted(i["InstanceId"] for i in group["Instances"]
+                  if not i["LifecycleState"].startswith("Terminat"))
+
+
+def log_has(path, pattern):
+    try:
+        return re.search(pattern, open(path).read(), re.M)
+    except OSError:
+        return None
+
+
+def stats_throttled(doc):
+    """Sums every "throttled" counter in the simulator's stats."""
+    if isinstance(doc, dict):
+        return sum(v if k == "throttled" and isinstance(v, int) else stats_throttled(v)
+                   for k, v in doc.items())
+    if isinstance(doc, list):
+        return sum(stats_throttled(v) for v in doc)
+    return 0
+
+
+def cleanup():
+    for p in procs:
+        stop(p)
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+GROUPS = """\
+  - {name: workers, min: 1, max: 6, template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: workers}}}
+  - {name: burst, min: 0, max: 6, template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: burst}}}
+  - {name: scarce, min: 0, max: 3, template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: scarce}}}
+"""
+AWS_GROUPS = """\
+    workers:
+      zones: [us-east-1a, us-east-1b]
+      instance_types: [m5.xlarge]
+      tags: {k8s.io/cluster-autoscaler/node-template/label/pool: workers}
+    burst:
+      mode: fleet
+      zones: [us-east-1a, us-east-1b]
+      instance_types: [m5.xlarge]
+    scarce:
+      zones: [us-east-1a]
+      instance_types: [m5.xlarge]
+      tags: {k8s.io/cluster-autoscaler/node-template/label/pool: scarce}
+"""
+
+
+def pod(name, at, n, pool, duration=None):
+    d = ", duration: %s" % duration if duration else ""
+    return ("  - {name: %s, at: %s, count: %d, requests: {cpu: 3, memory: 1Gi}, "
+            "node_selector: {pool: %s}%s}\n" % (name, at, n, pool, d))
+
+
+def phase_scale_up_and_down():
+    sim = start_sim("updown", scenario("updown", GROUPS, AWS_GROUPS,
+                                       pod("batch", "2s", 3, "workers", "25s") +
+                                       pod("fleetjob", "2s", 2, "burst", "25s")))
+    run = start_run(sim, "updown", "{unneeded_for: 3s, scale_down_delay_after_add: 0s}")
+    logs = (run["log"], sim["log"])
+
+    ran = until(60, lambda: pods_running(sim, "batch-"))
+    ok(ran, "ASG: pending pods become instances, nodes and running pods", *logs)
+    if ran:
+        g = asg(sim, "workers")
+        ns = nodes(sim)
+        on = {p["spec"]["nodeName"] for p in ran}
+        pids = {ns[n]["spec"].get("providerID", "") for n in on}
+        ok(all(re.match(r"^aws:///us-east-1[ab]/i-[0-9a-f]{17}$", x) for x in pids) and
+           {x.rsplit("/", 1)[1] for x in pids} <= set(live(g)),
+           "ASG: the pods run on nodes whose aws:/// providerIDs are the ASG's instances", *logs)
+        ok(g["DesiredCapacity"] == len(live(g)) >= 3,
+           "ASG: desired capacity %d, %d instances" % (g["DesiredCapacity"], len(live(g))), *logs)
+    ran = until(60, lambda: pods_running(sim, "fleetjob-"))
+    ok(ran, "fleet: pending pods become CreateFleet instances, nodes and running pods", *logs)
+    if ran:
+        ns = nodes(sim)
+        ids = {ns[p["spec"]["nodeName"]]["spec"]["providerID"].rsplit("/", 1)[1] for p in ran}
+        res = sim["ec2"].describe_instances(InstanceIds=sorted(ids))["Reservations"]
+        tags = [{t["Key"]: t["Value"] for t in i.get("Tags", [])}
+                for r in res for i in r["Instances"]]
+        ok(len(tags) == len(ids) and all(t.get("luascale.io/node-group") == "burst" for t in tags),
+           "fleet: the instances carry the group's tag", *logs)
+    ok(log_has(run["log"], r"aws: launched i-[0-9a-f]{17} in group workers: type m5\.xlarge, "
+               r"zone us-east-1[ab], private DNS name ip-"),
+       "every launched instance is logged with its id, type, zone and private DNS name", *logs)
+
+    # the jobs end: every node but the ASG's minimum goes, one instance each
+    before = asg(sim, "workers")
+    m = until(90, lambda: (lambda g: g if g["DesiredCapacity"] == 1 and len(live(g)) == 1 else None)(
+        asg(sim, "workers")))
+    ok(m, "scale-down: the ASG goes back to its minimum (desired %d -> %s)"
+       % (before["DesiredCapacity"], m and m["DesiredCapacity"]), *logs)
+    if m:
+        deleted = re.findall(r"aws: group workers: terminating (i-[0-9a-f]{17})", open(run["log"]).read())
+        gone = set(live(before)) - set(live(m))
+        ok(sorted(deleted) == sorted(gone) and len(deleted) == len(set(deleted)),
+           "scale-down: exactly the removed nodes' instances were terminated (%s)" % ", ".join(sorted(gone)),
+           *logs)
+        ns = nodes(sim)
+        left = [n for n in ns.values() if n["spec"].get("providerID", "").endswith("/" + live(m)[0])]
+        ok(len([n for n in ns.values() if "workers" in json.dumps(n["metadata"].get("labels", {}))]) >= 1
+           and left, "scale-down: the remaining node is the ASG's remaining instance", *logs)
+    f = until(60, lambda: not sim["ec2"].describe_instances(Filters=[
+        {"Name": "tag:luascale.io/node-group", "Values": ["burst"]},
+        {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"])
+    ok(f, "scale-down: the fleet group's instances are terminated", *logs)
+    stop(run["proc"])
+    stop(sim["proc"])
+
+
+def phase_faults():
+    faults = ("  - {kind: launch_error, group: scarce, error: no_capacity}\n"
+              "  - {kind: throttle, group: workers, rate: 0.5}\n")
+    sim = start_sim("faults", scenario("faults", GROUPS, AWS_GROUPS,
+                                       pod("gpu", "2s", 1, "scarce") +
+                                       pod("batch", "2s", 4, "workers"), faults))
+    run = start_run(sim, "faults")
+    logs = (run["log"], sim["log"])
+    asked = until(40, lambda: log_has(run["log"], r"^(\S+) info  scale_up scarce \+1: asking the cloud"))
+    failed = until(40, lambda: log_has(run["log"], r"^(\S+) warn  scale_up scarce \+1 failed after ([0-9.]+)s: "
+                                                   r"0 of 1 created; no capacity: .*InsufficientInstanceCapacity.*"
+                                                   r"group backed off"))
+    ok(asked and failed and float(failed.group(2)) < 30,
+       "a Failed scaling activity backs the group off within one round (%ss after asking)"
+       % (failed.group(2) if failed else "?"), *logs)
+    g = failed and until(20, lambda: (lambda a: a if a["DesiredCapacity"] == 0 else None)(asg(sim, "scarce")))
+    ok(g, "the failed launch's desired capacity is given back (ASG scarce back at 0)", *logs)
+    ran = until(90, lambda: pods_running(sim, "batch-"))
+    g = asg(sim, "workers")
+    used = len({p["spec"]["nodeName"] for p in ran}) if ran else -1
+    ok(ran and g["DesiredCapacity"] == len(live(g)) == used,
+       "throttled calls are retried, slower: every batch pod runs and the ASG has just what they use "
+       "(desired %d, %d instances, %d used)" % (g["DesiredCapacity"], len(live(g)), used), *logs)
+    stats = kube(sim, "/apis/sim.luascale.io/v1/stats")
+    throttled = stats_throttled(stats)
+    ok(throttled > 0, "the cloud did throttle (%d calls refused)" % throttled, *logs)
+    stop(run["proc"])
+    stop(sim["proc"])
+
+
+def phase_restart():
+    sim = start_sim("restart", scenario("restart", GROUPS, AWS_GROUPS,
+                                        pod("batch", "2s", 3, "workers"), boot="8s"))
+    run = start_run(sim, "restart-1")
+    logs = [run["log"], sim["log"]]
+    up = until(40, lambda: log_has(run["log"], r"ASG workers desired capacity 1 -> (\d+)"))
+    stop(run["proc"], signal.SIGKILL)  # in the middle: instances asked for, not yet nodes
+    ok(up, "a scale-up started (desired 1 -> %s) and luascale was killed in the middle"
+       % (up.group(1) if up else "?"), *logs)
+    want = int(up.group(1)) if up else 0
+    run2 = start_run(sim, "restart-2")
+    logs.append(run2["log"])
+    ran = until(60, lambda: pods_running(sim, "batch-"))
+    g = asg(sim, "workers")
+    ok(ran and g["DesiredCapacity"] == want and len(live(g)) == want,
+       "after the restart every pod runs and nothing was launched twice (desired %d, want %d)"
+       % (g["DesiredCapacity"], want), *logs)
+    ok(not log_has(run2["log"], r"desired capacity \d+ -> "),
+       "the second luascale launched nothing: the ASG's desired capacity counted the instances on their way",
+       *logs)
+    stop(run2["proc"])
+    stop(sim["proc"])
+
+
+try:
+    phase_scale_up_and_down()
+    phase_faults()
+    phase_restart()
+finally:
+    cleanup()
+print("1..%d" % count)
+sys.exit(1 if fails else 0)
