@@ -305,6 +305,11 @@ void sim_cloud_set_observer(struct sim_cloud *c, sim_cloud_observer_fn fn, void 
 	c->observer_ud = ud;
 }
 
+bool sim_cloud_flavoured(const struct sim_cloud *c)
+{
+	return c->namer != NULL;
+}
+
 void sim_cloud_set_namer(struct sim_cloud *c, sim_cloud_namer_fn fn, void *ud)
 {
 	c->namer = fn;

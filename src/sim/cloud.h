@@ -133,6 +133,10 @@ struct sim_launch_spec {
 typedef int (*sim_cloud_namer_fn)(void *ud, struct sim_cloud *c, size_t group,
 				  const struct sim_launch_spec *spec, struct sim_instance *in);
 
+/* Is a flavour (a namer) set? A flavoured cloud is a real cloud's double:
+ * deleting a node leaves its machine running, as EC2 does. */
+bool sim_cloud_flavoured(const struct sim_cloud *c);
+
 /* The namer (one; NULL: plain ids). Set before any instance exists. */
 void sim_cloud_set_namer(struct sim_cloud *c, sim_cloud_namer_fn fn, void *ud);
 

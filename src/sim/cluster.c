@@ -1790,7 +1790,9 @@ static int op_delete_node(void *ctx, const char *node, struct kube_status *st)
 	in = n->inst;
 	c->st.node_deletes++;
 	remove_node(c, n, "node deleted");
-	if (in)
+	/* the plain cloud ends a deleted node's machine; EC2 does not: its
+	 * ASG or fleet holds it until the provider terminates it */
+	if (in && !sim_cloud_flavoured(c->cloud))
 		sim_cloud_terminate_instance(c->cloud, in);
 	sim_cloud_unlock(c->cloud);
 	return ok(st);

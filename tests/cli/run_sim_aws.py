@@ -146,14 +146,17 @@ def start_run(sim, name, params="{}"):
         f.write("provisioning: {backoff_initial: 1m}\n")
         f.write(CONFIG_GROUPS)
         f.write("provider:\n  kind: aws\n  qps: 20\n  burst: 20\n  aws: {cluster_name: sim}\n")
-    env = {"PATH": "/usr/bin:/bin", "HOME": TMP, "AWS_EC2_METADATA_DISABLED": "true",
-           "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
+    env = {"PATH": "/usr/bin:/bin", "HOME": TMP, "AWS_EC2_METADATA_DISABLED": "true"}
     for k in ("AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         env[k] = sim["env"][k]
     log = os.path.join(TMP, name + "-run.log")
     p = subprocess.Popen([LUASCALE, "run", "--config", cfg], env=env,
                          stdout=open(log, "w"), stderr=subprocess.STDOUT)
     procs.append(p)
+    time.sleep(1)
+    if p.poll() is not None:
+        print("not ok - luascale run %s exited at once:\n%s" % (name, open(log).read()))
+        sys.exit(1)
     return {"proc": p, "log": log}
 
 

@@ -1352,6 +1352,29 @@ static void test_provider_aws(void **state)
 		     "config.yaml:6:41: provider.aws.endpoints: unknown key \"ecs\" (did you mean \"ec2\"?)");
 }
 
+/* examples/aws.yaml is valid and says what its comments say. */
+static void test_example_aws(void **state)
+{
+	struct errbuf err = { "" };
+	struct config *c;
+
+	(void)state;
+	c = config_load_flags(SOURCE_DIR "/examples/aws.yaml", 0, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->provider_kind, "aws");
+	assert_int_equal(c->n_groups, 3);
+	assert_false(c->group_extra[0].aws.fleet);
+	assert_string_equal(c->group_extra[0].aws.asg, "workers");
+	assert_false(c->group_extra[0].max_set);
+	assert_true(c->group_extra[1].max_set && c->group_extra[1].min_set);
+	assert_true(c->group_extra[2].aws.fleet && c->group_extra[2].aws.prioritized);
+	assert_int_equal(c->group_extra[2].aws.n_placements, 2);
+	assert_true(c->aws.auto_discovery);
+	assert_string_equal(c->aws.cluster_name, "prod");
+	config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1380,6 +1403,7 @@ int main(void)
 		cmocka_unit_test(test_numeric_ranges),
 		cmocka_unit_test(test_policy_timeout),
 		cmocka_unit_test(test_provider_aws),
+		cmocka_unit_test(test_example_aws),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
