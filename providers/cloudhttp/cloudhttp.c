@@ -1336,8 +1336,8 @@ int cloudhttp_call(struct cloudhttp *h, const struct cloudhttp_request *req,
 
 			cloudhttp_response_free(resp);
 			resp->attempts = a;
-			return errbuf_set(err, "%s %s: abandoned after %d attempts: luascale is stopping",
-					  req->method, shown, a);
+			return errbuf_set(err, "%s %s: abandoned after %d attempt%s: luascale is stopping",
+					  req->method, shown, a, a == 1 ? "" : "s");
 		}
 		if (w < 0)
 			return ar == ATTEMPT_ANSWERED ? 0 : -1;
