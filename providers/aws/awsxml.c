@@ -78,8 +78,14 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **attrs)
 		stop(b, "more than 1000000 elements");
 		return;
 	}
+	/* "prefix:name" is "name"; a name ending in ':' (legal without
+	 * namespaces) is kept whole */
+	if (local && local[1])
+		local++;
+	else
+		local = name;
 	n = arena_alloc(b->doc->arena, sizeof(*n));
-	if (!n || !(n->name = arena_strdup(b->doc->arena, local ? local + 1 : name))) {
+	if (!n || !(n->name = arena_strdup(b->doc->arena, local))) {
 		stop(b, "out of memory");
 		return;
 	}

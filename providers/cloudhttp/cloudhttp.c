@@ -303,6 +303,20 @@ static void redact_pairs(struct out *o, const char *s, size_t n)
 	}
 }
 
+/* Is s[0..n) a URL scheme (a letter, then letters, digits, '+', '-', '.')? */
+static bool is_scheme(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 16 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return false;
+	for (i = 1; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '+' || s[i] == '-' || s[i] == '.'))
+			return false;
+	return true;
+}
+
 /* Copies one blank-free word [url, end) with its secrets redacted. */
 static void redact_word(struct out *o, const char *url, const char *end)
 {
@@ -310,7 +324,9 @@ static void redact_word(struct out *o, const char *url, const char *end)
 
 	/* scheme://[userinfo@]authority */
 	auth = memmem(url, (size_t)(end - url), "://", 3);
-	if (auth && (size_t)(auth - url) < 16 && !memchr(url, '/', (size_t)(auth - url))) {
+	if (auth && !is_scheme(url, (size_t)(auth - url)))
+		auth = NULL;
+	if (auth) {
 		const char *a = auth + 3, *ae = a, *at = NULL;
 
 		while (ae < end && *ae != '/' && *ae != '?' && *ae != '#') {
@@ -1336,8 +1352,8 @@ int cloudhttp_call(struct cloudhttp *h, const struct cloudhttp_request *req,
 
 			cloudhttp_response_free(resp);
 			resp->attempts = a;
-			return errbuf_set(err, "%s %s: abandoned after %d attempts: luascale is stopping",
-					  req->method, shown, a);
+			return errbuf_set(err, "%s %s: abandoned after %d attempt%s: luascale is stopping",
+					  req->method, shown, a, a == 1 ? "" : "s");
 		}
 		if (w < 0)
 			return ar == ATTEMPT_ANSWERED ? 0 : -1;

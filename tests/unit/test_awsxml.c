@@ -343,6 +343,11 @@ static void test_namespace_prefix_cdata(void **state)
 	assert_int_equal(awsxml_count(r, NULL), 2);
 	assert_string_equal(awsxml_first(r, NULL)->name, "Name");
 	awsxml_free(d);
+	/* a name ending in ':' has no local part to take: it stays whole */
+	d = parse_ok("<a:><b:c:d/></a:>");
+	assert_string_equal(awsxml_root(d)->name, "a:");
+	assert_string_equal(awsxml_first(awsxml_root(d), NULL)->name, "d");
+	awsxml_free(d);
 }
 
 static void test_int64_strict(void **state)

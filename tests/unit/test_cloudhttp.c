@@ -997,6 +997,9 @@ static void test_redact_url(void **state)
 		{"https://h/?token=", "https://h/?token=REDACTED"},
 		{"/?Action=X&Signature=s HTTP/1.1", "/?Action=X&Signature=REDACTED HTTP/1.1"},
 		{"POST /?sig=abc HTTP/1.1", "POST /?sig=REDACTED HTTP/1.1"},
+		/* "://" after a query is no scheme: the query is still redacted */
+		{"h?sig=9999://x/?a=1", "h?sig=REDACTED"},
+		{"x?token=t&u=a://b@c", "x?token=REDACTED&u=a://b@c"},
 		{"", ""},
 	};
 	char out[256], small[12];
