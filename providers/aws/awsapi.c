@@ -62,6 +62,7 @@ void aws_query_free(struct aws_query *f)
 
 struct call {
 	struct aws_api *api;
+	char action[48];
 	enum aws_service svc;
 	struct ratelimit *bucket;
 	struct cloudhttp_url url;
@@ -164,6 +165,10 @@ static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_respons
 		if (c->bucket)
 			ratelimit_throttled(c->bucket);
 		c->throttled_once = true;
+		log_at(c->api->log, LOG_WARN, clock_wall(c->api->clock),
+		       "aws: %s throttled (%s, HTTP %ld); retrying, %s calls now at %.3g a second",
+		       c->action, k ? k : "no code", r->status, c->bucket ? "the provider's" : "its",
+		       c->bucket ? ratelimit_rate(c->bucket) : 0.0);
 		return CLOUDHTTP_RETRY_THROTTLED;
 	}
 	if (k && (!strcmp(k, "ExpiredToken") || !strcmp(k, "RequestExpired") ||
@@ -209,6 +214,12 @@ int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket
 	memset(&c, 0, sizeof(c));
 	c.api = api;
 	c.svc = svc;
+	{
+		const char *a = f->b.data && !strncmp(f->b.data, "Action=", 7) ? f->b.data + 7 : "?";
+		size_t n = strcspn(a, "&");
+
+		snprintf(c.action, sizeof(c.action), "%.*s", (int)(n < sizeof(c.action) ? n : sizeof(c.action) - 1), a);
+	}
 	c.bucket = bucket;
 	c.st = st;
 	if (f->oom) {

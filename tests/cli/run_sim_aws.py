@@ -199,16 +199,6 @@ def log_has(path, pattern):
         return None
 
 
-def stats_throttled(doc):
-    """Sums every "throttled" counter in the simulator's stats."""
-    if isinstance(doc, dict):
-        return sum(v if k == "throttled" and isinstance(v, int) else stats_throttled(v)
-                   for k, v in doc.items())
-    if isinstance(doc, list):
-        return sum(stats_throttled(v) for v in doc)
-    return 0
-
-
 def cleanup():
     for p in procs:
         stop(p)
@@ -300,31 +290,48 @@ def phase_scale_up_and_down():
 
 
 def phase_faults():
-    faults = ("  - {kind: launch_error, group: scarce, error: no_capacity}\n"
-              "  - {kind: throttle, group: workers, rate: 0.5}\n")
-    sim = start_sim("faults", scenario("faults", GROUPS, AWS_GROUPS,
-                                       pod("gpu", "2s", 1, "scarce") +
-                                       pod("batch", "2s", 4, "workers"), faults))
+    faults = "  - {kind: launch_error, group: scarce, error: no_capacity}\n"
+    sim = start_sim("faults", scenario("faults", GROUPS, AWS_GROUPS, pod("gpu", "2s", 1, "scarce"), faults))
     run = start_run(sim, "faults")
     logs = (run["log"], sim["log"])
     asked = until(40, lambda: log_has(run["log"], r"^(\S+) info  scale_up scarce \+1: asking the cloud"))
     failed = until(40, lambda: log_has(run["log"], r"^(\S+) warn  scale_up scarce \+1 failed after ([0-9.]+)s: "
                                                    r"0 of 1 created; no capacity: .*InsufficientInstanceCapacity.*"
                                                    r"group backed off"))
-    ok(asked and failed and float(failed.group(2)) < 30,
+    ok(asked and failed and float(failed.group(2)) < 15,
        "a Failed scaling activity backs the group off within one round (%ss after asking)"
        % (failed.group(2) if failed else "?"), *logs)
     g = failed and until(20, lambda: (lambda a: a if a["DesiredCapacity"] == 0 else None)(asg(sim, "scarce")))
     ok(g, "the failed launch's desired capacity is given back (ASG scarce back at 0)", *logs)
-    ran = until(90, lambda: pods_running(sim, "batch-"))
+    stop(run["proc"])
+    stop(sim["proc"])
+
+
+def phase_throttle():
+    faults = "  - {kind: throttle, rate: 0.5}\n"
+    sim = start_sim("throttle", scenario("throttle", GROUPS, AWS_GROUPS,
+                                         pod("batch", "2s", 4, "workers") +
+                                         pod("fleetjob", "2s", 2, "burst"), faults))
+    run = start_run(sim, "throttle")
+    logs = (run["log"], sim["log"])
+    ran = until(120, lambda: pods_running(sim, "batch-") and pods_running(sim, "fleetjob-"))
+    ran = pods_running(sim, "batch-")
     g = asg(sim, "workers")
     used = len({p["spec"]["nodeName"] for p in ran}) if ran else -1
     ok(ran and g["DesiredCapacity"] == len(live(g)) == used,
        "throttled calls are retried, slower: every batch pod runs and the ASG has just what they use "
        "(desired %d, %d instances, %d used)" % (g["DesiredCapacity"], len(live(g)), used), *logs)
-    stats = kube(sim, "/apis/sim.luascale.io/v1/stats")
-    throttled = stats_throttled(stats)
-    ok(throttled > 0, "the cloud did throttle (%d calls refused)" % throttled, *logs)
+    fleet = pods_running(sim, "fleetjob-")
+    ids = sim["ec2"].describe_instances(Filters=[
+        {"Name": "tag:luascale.io/node-group", "Values": ["burst"]},
+        {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"]
+    n_fleet = sum(len(r["Instances"]) for r in ids)
+    ok(fleet and n_fleet == len({p["spec"]["nodeName"] for p in fleet}),
+       "throttled CreateFleet calls are retried: every fleet pod runs on exactly the instances launched (%d)"
+       % n_fleet, *logs)
+    throttles = re.findall(r"aws: (\w+) throttled \((RequestLimitExceeded|Throttling)", open(run["log"]).read())
+    ok(throttles, "the cloud did throttle, and luascale said so (%d times: %s)"
+       % (len(throttles), ", ".join(sorted({a for a, _ in throttles}))), *logs)
     stop(run["proc"])
     stop(sim["proc"])
 
@@ -356,6 +363,7 @@ def phase_restart():
 try:
     phase_scale_up_and_down()
     phase_faults()
+    phase_throttle()
     phase_restart()
 finally:
     cleanup()
