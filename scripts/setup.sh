@@ -21,6 +21,7 @@ PACKAGES=(
   lua-cjson lua-busted               # policy specs
   libcmocka-dev                      # C unit tests
   curl                               # the daemon's end-to-end tests read the simulated API
+  awscli python3-boto3               # AWS's own clients check the simulator's AWS face
 )
 
 # kubectl, to test luascale sim with the real client: Debian's
