@@ -248,6 +248,24 @@ static void test_asg_converges(void **state)
 	assert_int_equal(za, 2); /* spread over the zones */
 	assert_int_equal(zb, 2);
 
+	/* desired lowered while a launch is in flight: the group shrinks back
+	 * once the launch is over */
+	sim_cloud_lock(c);
+	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 1, &err), 0);
+	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 3, &err), 0);
+	sim_cloud_unlock(c);
+	executor_run_until(r.ex, 30 * S + 100 * CLOCK_NS_PER_MS);
+	sim_cloud_lock(c);
+	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 2, &err), 0);
+	sim_cloud_unlock(c);
+	executor_run_until(r.ex, 60 * S);
+	assert_int_equal(sim_cloud_target(c, 0), 2);
+	sim_cloud_lock(c);
+	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 4, &err), 0);
+	sim_cloud_unlock(c);
+	executor_run_until(r.ex, 90 * S);
+	assert_int_equal(sim_cloud_target(c, 0), 4);
+
 	/* lowering desired terminates down to it */
 	sim_cloud_lock(c);
 	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 2, &err), 0);
