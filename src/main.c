@@ -22,6 +22,9 @@ static void usage(FILE *f)
 	      "          [--seed N] [--report DIR]     and compare policies\n"
 	      "  sim     --listen 127.0.0.1:PORT --scenario FILE   serve a simulated cluster\n"
 	      "          [--kubeconfig-out FILE] [--fault SPEC]...  to kubectl, in real time\n"
+	      "  aws-sign --request FILE --region R --service S [--time T]   print the\n"
+	      "          SigV4 canonical request, string to sign and Authorization\n"
+	      "          header of a raw HTTP request (credentials from AWS_* variables)\n"
 	      "  version                               print the version\n"
 	      "\n"
 	      "Run 'luascale COMMAND --help' for a command's options.\n",
@@ -48,6 +51,8 @@ int main(int argc, char **argv)
 		return cli_demo(argc - 1, argv + 1);
 	if (strcmp(argv[1], "simulate") == 0)
 		return cli_simulate(argc - 1, argv + 1);
+	if (strcmp(argv[1], "aws-sign") == 0)
+		return cli_aws_sign(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("luascale %s\n", LUASCALE_VERSION);
 		return EXIT_OK;
