@@ -478,6 +478,13 @@ def main():
     ).retrieve_iam_role_credentials()
     ok(creds.get("role_name") == "test-node-role", "with imds.v2_only the token flow still works")
 
+    r = subprocess.run([LUASCALE, "sim", "--listen", "127.0.0.1:0", "--scenario",
+                        os.path.join(SRC, "examples/scenarios/smoke.yaml"), "--kubeconfig-out",
+                        os.path.join(TMP, "plain.kubeconfig"), "--aws-port", "0"],
+                       capture_output=True, text=True, timeout=30)
+    ok(r.returncode != 0 and "has no aws: section" in r.stderr,
+       "--aws-port with a scenario that has no aws: section is refused", r.stderr)
+
     for p in procs:
         ok(p.poll() is None, "luascale sim is still running")
 
