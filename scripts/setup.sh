@@ -22,6 +22,7 @@ PACKAGES=(
   lua-cjson lua-busted               # policy specs
   libcmocka-dev                      # C unit tests
   curl                               # the daemon's end-to-end tests read the simulated API
+  awscli python3-boto3               # AWS's own clients check the simulator's AWS face
   python3-botocore                   # the SigV4 test's independent signer (under /usr/bin/python3)
 )
 

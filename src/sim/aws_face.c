@@ -64,6 +64,7 @@ struct aws_face {
 	struct fleet_token *fleets;
 	size_t n_fleets;
 	bool stopping;
+	char cluster_key[160];     /* "k8s.io/cluster-autoscaler/<cluster>" */
 };
 
 /* ---- small pieces ---- */
@@ -552,15 +553,12 @@ static const char *lifecycle(const struct sim_instance *in)
 static size_t asg_tags(const struct aws_face *f, size_t i, struct sim_aws_tag *out, size_t cap)
 {
 	const struct sim_aws_group *g = sim_aws_group(f->aws, i);
-	static char cluster_key[160];
 	size_t n = 0, k;
 
-	/* the cluster's name is fixed for the face's life */
-	snprintf(cluster_key, sizeof(cluster_key), "k8s.io/cluster-autoscaler/%s", f->conf->cluster);
 	if (n < cap)
 		out[n++] = (struct sim_aws_tag){"k8s.io/cluster-autoscaler/enabled", "true"};
 	if (n < cap)
-		out[n++] = (struct sim_aws_tag){cluster_key, "owned"};
+		out[n++] = (struct sim_aws_tag){f->cluster_key, "owned"};
 	for (k = 0; k < g->n_tags && n < cap; k++)
 		out[n++] = g->tags[k];
 	return n;
@@ -704,7 +702,8 @@ static void x_asg(struct areq *r, size_t i)
 		buf_puts(b, "</member>");
 	}
 	buf_puts(b, "</Instances>");
-	x_time(b, "CreatedTime", sim_wall(f) - (sim_cloud_now(f->cloud) / CLOCK_NS_PER_S) % 86400 - 86400);
+	/* the clock's origin: a time every ASG had before anything happened */
+	x_time(b, "CreatedTime", sim_wall(f) - sim_cloud_now(f->cloud) / CLOCK_NS_PER_S);
 	buf_puts(b, "<SuspendedProcesses/><VPCZoneIdentifier>");
 	for (k = 0; k < g->n_zones; k++) {
 		sim_aws_subnet(g->zones[k], subnet, sizeof(subnet));
@@ -2701,6 +2700,8 @@ struct aws_face *aws_face_new(struct sim_aws *aws, const struct aws_face_opts *o
 	f->cloud = sim_aws_cloud(aws);
 	f->conf = sim_aws_conf(aws);
 	f->rng = (uint64_t)real_ns() ^ 0x9e3779b97f4a7c15ULL;
+	snprintf(f->cluster_key, sizeof(f->cluster_key), "k8s.io/cluster-autoscaler/%.120s",
+		 f->conf->cluster);
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->cv, NULL);
 	if (f->o.port < 0 || f->o.port > 65535) {

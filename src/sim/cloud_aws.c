@@ -546,6 +546,9 @@ static void asg_done(void *ctx, int count, const struct provider_status *st)
 			      a->conf->asg_retry_ns > 0 ? a->conf->asg_retry_ns : DEFAULT_RETRY_NS,
 			      retry_fn, NULL, l->gi) == 0)
 			a->g[l->gi].retry_queued = true;
+	} else {
+		/* desired may have dropped while this launch was in flight */
+		converge(a, l->gi, NULL);
 	}
 	sim_cloud_unlock(a->c);
 	free(l);

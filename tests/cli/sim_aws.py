@@ -175,9 +175,9 @@ def kube_nodes(sim):
 
 
 def asg(sim, name):
-    rc, data, _ = aws_cli(sim, "autoscaling", "describe-auto-scaling-groups",
-                          "--auto-scaling-group-names", name)
-    return data["AutoScalingGroups"][0] if rc == 0 and data["AutoScalingGroups"] else None
+    groups = client(sim, "autoscaling").describe_auto_scaling_groups(
+        AutoScalingGroupNames=[name])["AutoScalingGroups"]
+    return groups[0] if groups else None
 
 
 def main():
@@ -269,10 +269,11 @@ def main():
     ok(rc == 0, "SetDesiredCapacity succeeds without capacity", err)
 
     def failed_activity():
-        rc, data, _ = aws_cli(sim, "autoscaling", "describe-scaling-activities",
-                              "--auto-scaling-group-name", "gpu")
-        acts = data["Activities"] if rc == 0 else []
+        acts = asc.describe_scaling_activities(AutoScalingGroupName="gpu")["Activities"]
         return [a for a in acts if a["StatusCode"] == "Failed"] or None
+    rc, data, err = aws_cli(sim, "autoscaling", "describe-scaling-activities",
+                            "--auto-scaling-group-name", "gpu")
+    ok(rc == 0 and isinstance(data["Activities"], list), "awscli describe-scaling-activities parses", err)
     failed = until(15, failed_activity)
     ok(failed and "InsufficientInstanceCapacity" in failed[0].get("StatusMessage", "") and
        "g4dn.xlarge" in failed[0]["StatusMessage"] and failed[0]["AutoScalingGroupName"] == "gpu",
@@ -476,6 +477,13 @@ def main():
         base_url=sim2["env"]["LUASCALE_SIM_AWS_IMDS"] + "/"
     ).retrieve_iam_role_credentials()
     ok(creds.get("role_name") == "test-node-role", "with imds.v2_only the token flow still works")
+
+    r = subprocess.run([LUASCALE, "sim", "--listen", "127.0.0.1:0", "--scenario",
+                        os.path.join(SRC, "examples/scenarios/smoke.yaml"), "--kubeconfig-out",
+                        os.path.join(TMP, "plain.kubeconfig"), "--aws-port", "0"],
+                       capture_output=True, text=True, timeout=30)
+    ok(r.returncode != 0 and "has no aws: section" in r.stderr,
+       "--aws-port with a scenario that has no aws: section is refused", r.stderr)
 
     for p in procs:
         ok(p.poll() is None, "luascale sim is still running")
