@@ -145,7 +145,6 @@ int cloudhttp_headers_set(struct cloudhttp_headers *h, const char *name, const c
 {
 	size_t i, j;
 	char *v;
-	bool found = false;
 
 	if (!h || !valid_header(name, value))
 		return -1;
@@ -166,12 +165,10 @@ int cloudhttp_headers_set(struct cloudhttp_headers *h, const char *name, const c
 			free(h->v[j].value);
 			memmove(&h->v[j], &h->v[j + 1], (h->n - j - 1) * sizeof(h->v[0]));
 			h->n--;
-			found = true;
 		} else {
 			j++;
 		}
 	}
-	(void)found;
 	return 0;
 }
 
@@ -1078,10 +1075,11 @@ static enum attempt_result attempt(struct cloudhttp *h, const struct cloudhttp_r
 		errbuf_set(err, "%s %s: not sent: luascale is stopping", method, shown);
 		return ATTEMPT_FATAL;
 	}
-	if (cloudhttp_url_parse(req->url, &u, err)) {
-		errbuf_prefix(err, "%s", method);
+	if (cloudhttp_url_parse(req->url, &u, &perr)) {
+		errbuf_set(err, "%s %s", method, perr.msg);
 		return ATTEMPT_FATAL;
 	}
+	perr.msg[0] = '\0';
 	if (req->prepare && req->prepare(req->ctx, req, &extra, &perr)) {
 		errbuf_set(err, "%s %s: %s", method, shown, perr.msg[0] ? perr.msg : "not prepared");
 		goto out;
@@ -1338,8 +1336,8 @@ int cloudhttp_call(struct cloudhttp *h, const struct cloudhttp_request *req,
 
 			cloudhttp_response_free(resp);
 			resp->attempts = a;
-			return errbuf_set(err, "%s %s: abandoned after %d attempts: luascale is stopping",
-					  req->method, shown, a);
+			return errbuf_set(err, "%s %s: abandoned after %d attempt%s: luascale is stopping",
+					  req->method, shown, a, a == 1 ? "" : "s");
 		}
 		if (w < 0)
 			return ar == ATTEMPT_ANSWERED ? 0 : -1;
