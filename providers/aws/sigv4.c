@@ -549,10 +549,10 @@ static int build_canonical(const struct sigv4_input *in, struct hlist *l, const 
 	if (!in->method || !*in->method)
 		return errbuf_set(err, "the request has no method");
 	for (m = in->method; *m; m++) {
-		if (!tchar((unsigned char)*m))
-			return errbuf_set(err, "method \"%.32s\" is not an HTTP token", in->method);
 		char c = (char)toupper((unsigned char)*m);
 
+		if (!tchar((unsigned char)*m))
+			return errbuf_set(err, "method \"%.32s\" is not an HTTP token", in->method);
 		buf_append(cr, &c, 1);
 	}
 	buf_puts(cr, "\n");
@@ -658,13 +658,18 @@ int sigv4_sign(const struct sigv4_input *in, const struct aws_credentials *cr,
 
 		if (check_name(name, err) || check_value(name, value, err))
 			goto out;
-		if (strcasecmp(name, "host") == 0)
+		if (strcasecmp(name, "host") == 0) {
 			n_host++;
+			if (!value[strspn(value, " \t")]) {
+				errbuf_set(err, "the Host header is empty");
+				goto out;
+			}
+		}
 		if (strcasecmp(name, "x-amz-date") == 0 ||
 		    (token && strcasecmp(name, "x-amz-security-token") == 0))
 			continue;
-		if (strcasecmp(name, "x-amz-content-sha256") == 0)
-			content_sha = value;
+		if (!content_sha && strcasecmp(name, "x-amz-content-sha256") == 0)
+			content_sha = value; /* the first, as botocore reads it */
 		{
 			char lname[64];
 			size_t j, len = strlen(name);
@@ -993,8 +998,10 @@ enum sigv4_verdict sigv4_verify(const struct sigv4_input *in, int64_t now_s,
 		memset(scope_out, 0, sizeof(*scope_out));
 	if (msg)
 		msg->msg[0] = '\0';
-	if (!in)
-		return errbuf_set(msg, "no request"), SIGV4_MISSING;
+	if (!in) {
+		errbuf_set(msg, "no request");
+		return SIGV4_MISSING;
+	}
 	auth = find_header(in, "authorization", &n_auth);
 	if (!auth || !*auth) {
 		errbuf_set(msg, "Request is missing Authentication Token");

@@ -2,8 +2,9 @@
  * sigv4: AWS Signature Version 4 (AWS4-HMAC-SHA256, Authorization header
  * form) on OpenSSL's libcrypto — the signer the AWS provider uses and the
  * verifier the simulator's AWS face uses, plus the credentials they share.
- * No I/O, no clock: the caller passes the time. Presigned URLs, SigV4A and
- * S3's single-encoded paths are not handled.
+ * No I/O, no clock, no shared state (safe from any thread): the caller
+ * passes the time. Presigned URLs, SigV4A and S3's single-encoded paths
+ * are not handled.
  */
 #ifndef LUASCALE_AWS_SIGV4_H
 #define LUASCALE_AWS_SIGV4_H

@@ -54,7 +54,8 @@ static void awssign_usage(FILE *f)
 /* A request read from a file: pointers into 'text' (owned). */
 struct raw_request {
 	char *text;
-	char *method, *path, *query;
+	char *method;
+	const char *path, *query;
 	struct sigv4_header headers[AWSSIGN_MAX_HEADERS];
 	size_t n_headers;
 	const char *body;
@@ -136,13 +137,14 @@ static int parse_request(struct raw_request *r, size_t len, const char *file, st
 		target = auth + n;
 		if (*target == '?') {
 			/* "https://host?q": the path is "/" */
-			target[-1] = '\0';
 			r->path = "/";
 			r->query = target + 1;
 			goto headers;
 		}
-		if (!*target)
-			target = "/";
+		if (!*target) {
+			r->path = "/";
+			goto headers;
+		}
 	} else if (*target != '/') {
 		return bad(err, file, 1, "the request target must start with '/' or be an "
 			   "absolute http(s) URL");
@@ -156,9 +158,9 @@ static int parse_request(struct raw_request *r, size_t len, const char *file, st
 			r->query = q + 1;
 		}
 	}
+headers:
 	if (strchr(r->path, '#') || (r->query && strchr(r->query, '#')))
 		return bad(err, file, 1, "the request target holds a fragment ('#')");
-headers:
 	while ((line = next_line(&p, end, &nul)) != NULL) {
 		char *colon, *v, *e;
 

@@ -40,6 +40,12 @@ sed 's/\r$//; s#^GET /?#GET https://iam.amazonaws.com/?#' $D/iam-listusers.req >
 if run "$t" 0 "${SIGN[@]}" --request - --time 20150830T123600Z <"$TMP/lf.req" &&
    has out "Authorization: $AUTHZ"; then ok "$t"; else not_ok "$t"; fi
 
+t="an absolute target without a path signs the path /"
+printf 'GET https://iam.amazonaws.com HTTP/1.1\nHost: iam.amazonaws.com\n\n' >"$TMP/nopath.req"
+if run "$t" 0 "${SIGN[@]}" --request "$TMP/nopath.req" --time 20150830T123600Z &&
+   [ "$(section CanonicalRequest StringToSign | head -3)" = "$(printf 'GET\n/\n')" ]; then
+  ok "$t"; else not_ok "$t"; fi
+
 t="--time moves the signing time and the signature"
 if run "$t" 0 "${SIGN[@]}" --request $D/iam-listusers.req --time 20150830T123601Z &&
    has out "X-Amz-Date: 20150830T123601Z" && ! has out "$AUTHZ"; then ok "$t"; else not_ok "$t"; fi
@@ -93,6 +99,7 @@ check_bad "a relative target" 'GET x HTTP/1.1\nHost: a\n\n' "bad.req:1: the requ
 check_bad "a space in a name" 'GET / HTTP/1.1\nHost : a\n\n' "bad.req:2: a header name cannot hold spaces"
 check_bad "a bare CR in a value" 'GET / HTTP/1.1\nHost: a\nX-A: b\rc\n\n' "bad.req:3: the header value holds a control character"
 check_bad "an empty file" '' "bad.req:1: empty request"
+check_bad "a fragment" 'GET https://a?x=1#f HTTP/1.1\nHost: a\n\n' "bad.req:1: the request target holds a fragment"
 check_bad "a bad query escape" 'GET /?a=%%zz HTTP/1.1\nHost: a\n\n' "malformed %-escape"
 
 t="usage errors: missing flags, missing credentials, a bad --time"

@@ -453,6 +453,37 @@ static void test_canonical_uri_and_query(void **state)
 	}
 }
 
+static void test_content_sha256(void **state)
+{
+	struct sigv4_header h[2];
+	struct sigv4_input in = example_input();
+	struct keyring k = {"AKIDEXAMPLE", EX_SECRET, NULL};
+	struct aws_credentials c;
+	struct signed_req r;
+	struct errbuf msg;
+
+	(void)state;
+	example_creds(&c);
+	in.body = "{}";
+	in.body_len = 2;
+	h[0] = (struct sigv4_header){"Host", "iam.amazonaws.com"};
+	/* the header stands for the body's hash, as in botocore */
+	h[1] = (struct sigv4_header){"X-Amz-Content-SHA256", " UNSIGNED-PAYLOAD "};
+	in.headers = h;
+	in.n_headers = 2;
+	sign_into(&r, &in, &c);
+	assert_string_equal(r.out.payload_hash, "UNSIGNED-PAYLOAD");
+	assert_non_null(strstr(r.out.canonical_request.data, "\nUNSIGNED-PAYLOAD"));
+	/* the verifier wants the body's real hash */
+	assert_int_equal(verify(&r.in, EX_TIME, &k, &msg), SIGV4_MISMATCH);
+	assert_non_null(strstr(msg.msg, "x-amz-content-sha256"));
+	sigv4_output_free(&r.out);
+	h[1].value = "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+	sign_into(&r, &in, &c);
+	assert_int_equal(verify(&r.in, EX_TIME, &k, &msg), SIGV4_OK);
+	sigv4_output_free(&r.out);
+}
+
 static void test_refusals(void **state)
 {
 	static const struct {
@@ -490,6 +521,9 @@ static void test_refusals(void **state)
 	in.n_headers = 1;
 	assert_int_equal(sigv4_sign(&in, &c, &out, &err), -1);
 	assert_non_null(strstr(err.msg, "Host"));
+	h[0] = (struct sigv4_header){"Host", " \t"};
+	assert_int_equal(sigv4_sign(&in, &c, &out, &err), -1);
+	assert_non_null(strstr(err.msg, "Host header is empty"));
 	h[1] = (struct sigv4_header){"host", "a"};
 	h[0] = (struct sigv4_header){"Host", "b"};
 	in.n_headers = 2;
@@ -564,6 +598,7 @@ int main(void)
 		cmocka_unit_test(test_session_token),
 		cmocka_unit_test(test_canonical_headers),
 		cmocka_unit_test(test_canonical_uri_and_query),
+		cmocka_unit_test(test_content_sha256),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_time_and_wipe),
 	};
