@@ -1072,3 +1072,44 @@ out:
 	free(p);
 	return rc;
 }
+
+/* ---- endpoints ---- */
+
+int aws_endpoints_resolve(const struct aws_credchain_opts *o, const char *region,
+			  struct aws_resolved_endpoints *out, struct errbuf *err)
+{
+	static const struct aws_credchain_opts none;
+	struct aws_profile_opts po;
+	struct aws_profile *p;
+	struct clock *clk;
+	int rc = -1;
+	unsigned i;
+
+	if (!o)
+		o = &none;
+	clk = o->clock ? o->clock : clock_real();
+	memset(out, 0, sizeof(*out));
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return errbuf_set(err, "out of memory");
+	po.env = o->env;
+	po.home = o->home;
+	po.profile = o->profile;
+	if (aws_profile_load(p, &po, err) < 0)
+		goto out;
+	for (i = 0; i < AWS_SERVICE_COUNT; i++) {
+		if (aws_endpoint_resolve((enum aws_service)i, region, o->endpoints, o->env, &p->endpoints,
+					 out->url[i], sizeof(out->url[i]), &out->from[i], err) < 0) {
+			errbuf_prefix(err, "the %s endpoint", aws_service_name((enum aws_service)i));
+			goto out;
+		}
+		if (strcmp(out->from[i], "default") != 0)
+			log_at(o->log, LOG_INFO, clock_wall(clk), "aws: %s endpoint %s (from %s)",
+			       aws_service_name((enum aws_service)i), out->url[i], out->from[i]);
+	}
+	rc = 0;
+out:
+	aws_profile_wipe(p);
+	free(p);
+	return rc;
+}

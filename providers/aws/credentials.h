@@ -102,4 +102,20 @@ void aws_credchain_free(struct aws_credchain *c);
 int aws_region_resolve(const struct aws_credchain_opts *o, char *out, size_t len, const char **from,
 		       struct errbuf *err);
 
+/* Every service's URL and where it came from (a static name). */
+struct aws_resolved_endpoints {
+	char url[AWS_SERVICE_COUNT][1024];
+	const char *from[AWS_SERVICE_COUNT];
+};
+
+/*
+ * Resolves the URL of every service for 'region' as aws_endpoint_resolve()
+ * does, with the selected profile of the shared config (o->profile,
+ * AWS_PROFILE, ...) read for its endpoint_url and services section, and
+ * o->endpoints as the provider's overrides. Logs each URL that is not the
+ * default. Returns 0, or -1 with a message naming the setting at fault.
+ */
+int aws_endpoints_resolve(const struct aws_credchain_opts *o, const char *region,
+			  struct aws_resolved_endpoints *out, struct errbuf *err);
+
 #endif

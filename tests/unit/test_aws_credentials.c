@@ -1352,6 +1352,37 @@ static void test_region_from_availability_zone(void **state)
 	fx_free(f);
 }
 
+static void test_endpoints_with_profile(void **state)
+{
+	struct fx *f = fx_new();
+	struct aws_resolved_endpoints ep;
+	struct aws_endpoint_overrides ov = { { NULL, NULL, NULL } };
+	struct errbuf e = { "" };
+
+	(void)state;
+	fx_write(f, ".aws/config", config_file, NULL, 0);
+	fx_setenv(f, "AWS_PROFILE", "cfgonly");
+	ov.url[AWS_SERVICE_STS] = "http://127.0.0.1:7000/";
+	f->o.endpoints = &ov;
+	assert_int_equal(aws_endpoints_resolve(&f->o, "us-east-1", &ep, &e), 0);
+	assert_string_equal(ep.url[AWS_SERVICE_EC2], "http://127.0.0.1:4566");
+	assert_string_equal(ep.url[AWS_SERVICE_AUTOSCALING], "http://127.0.0.1:4567");
+	assert_string_equal(ep.url[AWS_SERVICE_STS], "http://127.0.0.1:7000");
+	assert_string_equal(ep.from[AWS_SERVICE_STS], "provider.aws.endpoints.sts");
+	assert_non_null(strstr(f->log, "aws: ec2 endpoint http://127.0.0.1:4566"));
+	/* the default profile has no endpoints: regional defaults */
+	fx_setenv(f, "AWS_PROFILE", "");
+	f->o.endpoints = NULL;
+	assert_int_equal(aws_endpoints_resolve(&f->o, "cn-north-1", &ep, &e), 0);
+	assert_string_equal(ep.url[AWS_SERVICE_AUTOSCALING], "https://autoscaling.cn-north-1.amazonaws.com.cn");
+	assert_string_equal(ep.from[AWS_SERVICE_EC2], "default");
+	/* a bad override names the service */
+	fx_setenv(f, "AWS_ENDPOINT_URL", "http://127.0.0.1/?a=b");
+	assert_int_equal(aws_endpoints_resolve(&f->o, "us-east-1", &ep, &e), -1);
+	assert_non_null(strstr(e.msg, "the ec2 endpoint: AWS_ENDPOINT_URL"));
+	fx_free(f);
+}
+
 /* ---- the same source as botocore ---- */
 
 /* Prints botocore's choice for the environment it runs in: the method and
@@ -1540,6 +1571,7 @@ int main(void)
 		cmocka_unit_test(test_bad_answers),
 		cmocka_unit_test(test_region),
 		cmocka_unit_test(test_region_from_availability_zone),
+		cmocka_unit_test(test_endpoints_with_profile),
 		cmocka_unit_test(test_same_source_as_botocore),
 	};
 
