@@ -841,6 +841,15 @@ static void test_web_identity_token_rotation(void **state)
 	assert_string_equal(cr.access_key_id, "ASIASTSKEYS3KR1T2");
 	assert_int_equal(cr.expires_s, T0 + 3600 - 15 * 60 + 3600);
 	assert_non_null(strstr(f->log, "credentials from web-identity"));
+	/* STS goes down: the current credentials serve until they expire */
+	f->fk.fail_all = 1;
+	at(f, 3600 - 15 * 60 + 3600 - 5 * 60);
+	assert_int_equal(aws_credchain_get(c, &cr, &e), 0);
+	assert_string_equal(cr.access_key_id, "ASIASTSKEYS3KR1T2");
+	at(f, 3600 - 15 * 60 + 3600);
+	assert_int_equal(aws_credchain_get(c, &cr, &e), -1);
+	assert_non_null(strstr(e.msg, "web identity: STS AssumeRoleWithWebIdentity at"));
+	assert_non_null(strstr(e.msg, "HTTP 503"));
 	aws_credchain_free(c);
 	fx_free(f);
 }
