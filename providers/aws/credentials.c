@@ -780,11 +780,12 @@ static int setup_container(struct aws_credchain *c, const struct aws_credchain_o
 		return errbuf_prefix(err, "container credentials: %s",
 				     rel ? "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"
 					 : "AWS_CONTAINER_CREDENTIALS_FULL_URI");
-	if (!rel && !allowed_container_host(u.host))
+	/* as botocore: https anywhere, plain http only to the agents' addresses */
+	if (!rel && strcmp(u.scheme, "https") != 0 && !allowed_container_host(u.host))
 		return errbuf_set(err, "container credentials: AWS_CONTAINER_CREDENTIALS_FULL_URI host "
-				  "\"%.100s\" is not allowed: only a loopback address, localhost, "
-				  "169.254.170.2, or the EKS Pod Identity agent 169.254.170.23 or "
-				  "fd00:ec2::23",
+				  "\"%.100s\" is not allowed over http: only https, or a loopback "
+				  "address, localhost, 169.254.170.2, or the EKS Pod Identity agent "
+				  "169.254.170.23 or fd00:ec2::23",
 				  u.host);
 	if (file) {
 		if (strlen(file) >= sizeof(c->auth_file))

@@ -56,9 +56,9 @@ struct aws_credchain;
  *     (+ AWS_ROLE_SESSION_NAME): STS AssumeRoleWithWebIdentity, unsigned,
  *     the token file re-read on every refresh;
  *  4. container: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on 169.254.170.2)
- *     or AWS_CONTAINER_CREDENTIALS_FULL_URI (a loopback address, localhost,
- *     169.254.170.2, or the EKS Pod Identity agent 169.254.170.23 /
- *     [fd00:ec2::23]), with AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (re-read
+ *     or AWS_CONTAINER_CREDENTIALS_FULL_URI (https to any host; http only to
+ *     a loopback address, localhost, 169.254.170.2, or the EKS Pod Identity
+ *     agent 169.254.170.23 / [fd00:ec2::23]), with AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (re-read
  *     each time) or AWS_CONTAINER_AUTHORIZATION_TOKEN as Authorization;
  *  5. the instance metadata service (IMDSv2, IMDSv1 when the token is
  *     refused), unless AWS_EC2_METADATA_DISABLED=true.

@@ -1004,9 +1004,10 @@ static void test_container_hosts(void **state)
 		"http://127.0.0.1:1/creds", "http://127.1.2.3/", "http://localhost:80/x",
 		"http://169.254.170.2/v2/x", "http://169.254.170.23/v1/credentials",
 		"http://[fd00:ec2::23]/v1/credentials", "http://[::1]:8080/", "https://127.0.0.1/",
+		"https://creds.example.com/v1", /* https goes anywhere, as in botocore */
 	};
 	static const char *const refused[] = {
-		"http://169.254.169.254/latest", "https://example.com/creds", "http://10.0.0.1/",
+		"http://169.254.169.254/latest", "http://example.com/creds", "http://10.0.0.1/",
 		"http://[fd00:ec2::254]/", "http://localhost.example.com/", "ftp://127.0.0.1/",
 	};
 	struct fx *f = fx_new();
