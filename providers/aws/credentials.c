@@ -48,6 +48,7 @@ struct imds {
 	char base[1024];
 	long timeout_ms;
 	int attempts;
+	bool v1_disabled;   /* AWS_EC2_METADATA_V1_DISABLED: never without a token */
 };
 
 struct aws_credchain {
@@ -304,6 +305,12 @@ static int imds_get(struct imds *m, const char *tok, bool put_unanswered, const 
 	int rc = -1;
 
 	*status = 0;
+	if (!tok[0] && m->v1_disabled) {
+		errbuf_set(err, "instance metadata at %s: no IMDSv2 token and IMDSv1 is disabled by "
+			   "AWS_EC2_METADATA_V1_DISABLED%s", m->base,
+			   put_unanswered ? " (the token request got no answer: " HOP_LIMIT_HINT ")" : "");
+		goto out;
+	}
 	if (tok[0] && cloudhttp_headers_add(&h, "x-aws-ec2-metadata-token", tok) < 0) {
 		errbuf_set(err, "out of memory");
 		goto out;
@@ -403,6 +410,7 @@ static int imds_init(struct imds *m, const struct aws_credchain_opts *o, struct 
 	m->clock = o->clock ? o->clock : clock_real();
 	m->timeout_ms = o->imds_timeout_ms > 0 ? o->imds_timeout_ms : 1000;
 	m->attempts = o->imds_attempts > 0 ? o->imds_attempts : 2;
+	m->v1_disabled = aws_env_true(o->env, "AWS_EC2_METADATA_V1_DISABLED");
 	if (!base) {
 		if (mode && strcasecmp(mode, "ipv6") != 0 && strcasecmp(mode, "ipv4") != 0)
 			return errbuf_set(err, "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE must be IPv4 or "

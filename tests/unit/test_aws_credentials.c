@@ -1114,6 +1114,27 @@ static void test_imds_v1_fallback_405(void **state)
 	v1_fallback(405);
 }
 
+static void test_imds_v1_disabled_by_variable(void **state)
+{
+	struct fx *f = fx_new();
+	struct aws_credchain *c;
+	struct aws_credentials cr;
+	struct errbuf e = { "" };
+
+	(void)state;
+	fx_fake(f, imds_handler);
+	f->fk.put_status = 403;
+	f->o.imds_base_url = f->fk.url;
+	fx_setenv(f, "AWS_EC2_METADATA_V1_DISABLED", "true");
+	c = chain(f, &e);
+	assert_non_null(c);
+	assert_int_equal(aws_credchain_get(c, &cr, &e), -1);
+	assert_non_null(strstr(e.msg, "IMDSv1 is disabled by AWS_EC2_METADATA_V1_DISABLED"));
+	assert_int_equal(fk_count(&f->fk), 1); /* the PUT, no GET without a token */
+	aws_credchain_free(c);
+	fx_free(f);
+}
+
 static void test_imds_400_is_error(void **state)
 {
 	struct fx *f = fx_new();
@@ -1573,6 +1594,7 @@ int main(void)
 		cmocka_unit_test(test_imds_v2),
 		cmocka_unit_test(test_imds_v1_fallback_403),
 		cmocka_unit_test(test_imds_v1_fallback_405),
+		cmocka_unit_test(test_imds_v1_disabled_by_variable),
 		cmocka_unit_test(test_imds_400_is_error),
 		cmocka_unit_test(test_imds_put_timeout_hop_limit),
 		cmocka_unit_test(test_imds_unreachable_and_disabled),
