@@ -48,6 +48,7 @@ struct imds {
 	char base[1024];
 	long timeout_ms;
 	int attempts;
+	bool v1_disabled;   /* AWS_EC2_METADATA_V1_DISABLED: never without a token */
 };
 
 struct aws_credchain {
@@ -304,6 +305,12 @@ static int imds_get(struct imds *m, const char *tok, bool put_unanswered, const 
 	int rc = -1;
 
 	*status = 0;
+	if (!tok[0] && m->v1_disabled) {
+		errbuf_set(err, "instance metadata at %s: no IMDSv2 token and IMDSv1 is disabled by "
+			   "AWS_EC2_METADATA_V1_DISABLED%s", m->base,
+			   put_unanswered ? " (the token request got no answer: " HOP_LIMIT_HINT ")" : "");
+		goto out;
+	}
 	if (tok[0] && cloudhttp_headers_add(&h, "x-aws-ec2-metadata-token", tok) < 0) {
 		errbuf_set(err, "out of memory");
 		goto out;
@@ -403,6 +410,7 @@ static int imds_init(struct imds *m, const struct aws_credchain_opts *o, struct 
 	m->clock = o->clock ? o->clock : clock_real();
 	m->timeout_ms = o->imds_timeout_ms > 0 ? o->imds_timeout_ms : 1000;
 	m->attempts = o->imds_attempts > 0 ? o->imds_attempts : 2;
+	m->v1_disabled = aws_env_true(o->env, "AWS_EC2_METADATA_V1_DISABLED");
 	if (!base) {
 		if (mode && strcasecmp(mode, "ipv6") != 0 && strcasecmp(mode, "ipv4") != 0)
 			return errbuf_set(err, "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE must be IPv4 or "
@@ -780,11 +788,12 @@ static int setup_container(struct aws_credchain *c, const struct aws_credchain_o
 		return errbuf_prefix(err, "container credentials: %s",
 				     rel ? "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"
 					 : "AWS_CONTAINER_CREDENTIALS_FULL_URI");
-	if (!rel && !allowed_container_host(u.host))
+	/* as botocore: https anywhere, plain http only to the agents' addresses */
+	if (!rel && strcmp(u.scheme, "https") != 0 && !allowed_container_host(u.host))
 		return errbuf_set(err, "container credentials: AWS_CONTAINER_CREDENTIALS_FULL_URI host "
-				  "\"%.100s\" is not allowed: only a loopback address, localhost, "
-				  "169.254.170.2, or the EKS Pod Identity agent 169.254.170.23 or "
-				  "fd00:ec2::23",
+				  "\"%.100s\" is not allowed over http: only https, or a loopback "
+				  "address, localhost, 169.254.170.2, or the EKS Pod Identity agent "
+				  "169.254.170.23 or fd00:ec2::23",
 				  u.host);
 	if (file) {
 		if (strlen(file) >= sizeof(c->auth_file))
@@ -1067,6 +1076,47 @@ int aws_region_resolve(const struct aws_credchain_opts *o, char *out, size_t len
 	}
 	errbuf_set(err, "no AWS region: set provider.aws.region or AWS_REGION (none in AWS_REGION, "
 		   "AWS_DEFAULT_REGION, profile \"%s\"; %s)", p->name, e.msg);
+out:
+	aws_profile_wipe(p);
+	free(p);
+	return rc;
+}
+
+/* ---- endpoints ---- */
+
+int aws_endpoints_resolve(const struct aws_credchain_opts *o, const char *region,
+			  struct aws_resolved_endpoints *out, struct errbuf *err)
+{
+	static const struct aws_credchain_opts none;
+	struct aws_profile_opts po;
+	struct aws_profile *p;
+	struct clock *clk;
+	int rc = -1;
+	unsigned i;
+
+	if (!o)
+		o = &none;
+	clk = o->clock ? o->clock : clock_real();
+	memset(out, 0, sizeof(*out));
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return errbuf_set(err, "out of memory");
+	po.env = o->env;
+	po.home = o->home;
+	po.profile = o->profile;
+	if (aws_profile_load(p, &po, err) < 0)
+		goto out;
+	for (i = 0; i < AWS_SERVICE_COUNT; i++) {
+		if (aws_endpoint_resolve((enum aws_service)i, region, o->endpoints, o->env, &p->endpoints,
+					 out->url[i], sizeof(out->url[i]), &out->from[i], err) < 0) {
+			errbuf_prefix(err, "the %s endpoint", aws_service_name((enum aws_service)i));
+			goto out;
+		}
+		if (strcmp(out->from[i], "default") != 0)
+			log_at(o->log, LOG_INFO, clock_wall(clk), "aws: %s endpoint %s (from %s)",
+			       aws_service_name((enum aws_service)i), out->url[i], out->from[i]);
+	}
+	rc = 0;
 out:
 	aws_profile_wipe(p);
 	free(p);

@@ -56,9 +56,9 @@ struct aws_credchain;
  *     (+ AWS_ROLE_SESSION_NAME): STS AssumeRoleWithWebIdentity, unsigned,
  *     the token file re-read on every refresh;
  *  4. container: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on 169.254.170.2)
- *     or AWS_CONTAINER_CREDENTIALS_FULL_URI (a loopback address, localhost,
- *     169.254.170.2, or the EKS Pod Identity agent 169.254.170.23 /
- *     [fd00:ec2::23]), with AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (re-read
+ *     or AWS_CONTAINER_CREDENTIALS_FULL_URI (https to any host; http only to
+ *     a loopback address, localhost, 169.254.170.2, or the EKS Pod Identity
+ *     agent 169.254.170.23 / [fd00:ec2::23]), with AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (re-read
  *     each time) or AWS_CONTAINER_AUTHORIZATION_TOKEN as Authorization;
  *  5. the instance metadata service (IMDSv2, IMDSv1 when the token is
  *     refused), unless AWS_EC2_METADATA_DISABLED=true.
@@ -101,5 +101,21 @@ void aws_credchain_free(struct aws_credchain *c);
  */
 int aws_region_resolve(const struct aws_credchain_opts *o, char *out, size_t len, const char **from,
 		       struct errbuf *err);
+
+/* Every service's URL and where it came from (a static name). */
+struct aws_resolved_endpoints {
+	char url[AWS_SERVICE_COUNT][1024];
+	const char *from[AWS_SERVICE_COUNT];
+};
+
+/*
+ * Resolves the URL of every service for 'region' as aws_endpoint_resolve()
+ * does, with the selected profile of the shared config (o->profile,
+ * AWS_PROFILE, ...) read for its endpoint_url and services section, and
+ * o->endpoints as the provider's overrides. Logs each URL that is not the
+ * default. Returns 0, or -1 with a message naming the setting at fault.
+ */
+int aws_endpoints_resolve(const struct aws_credchain_opts *o, const char *region,
+			  struct aws_resolved_endpoints *out, struct errbuf *err);
 
 #endif

@@ -841,6 +841,15 @@ static void test_web_identity_token_rotation(void **state)
 	assert_string_equal(cr.access_key_id, "ASIASTSKEYS3KR1T2");
 	assert_int_equal(cr.expires_s, T0 + 3600 - 15 * 60 + 3600);
 	assert_non_null(strstr(f->log, "credentials from web-identity"));
+	/* STS goes down: the current credentials serve until they expire */
+	f->fk.fail_all = 1;
+	at(f, 3600 - 15 * 60 + 3600 - 5 * 60);
+	assert_int_equal(aws_credchain_get(c, &cr, &e), 0);
+	assert_string_equal(cr.access_key_id, "ASIASTSKEYS3KR1T2");
+	at(f, 3600 - 15 * 60 + 3600);
+	assert_int_equal(aws_credchain_get(c, &cr, &e), -1);
+	assert_non_null(strstr(e.msg, "web identity: STS AssumeRoleWithWebIdentity at"));
+	assert_non_null(strstr(e.msg, "HTTP 503"));
 	aws_credchain_free(c);
 	fx_free(f);
 }
@@ -995,9 +1004,10 @@ static void test_container_hosts(void **state)
 		"http://127.0.0.1:1/creds", "http://127.1.2.3/", "http://localhost:80/x",
 		"http://169.254.170.2/v2/x", "http://169.254.170.23/v1/credentials",
 		"http://[fd00:ec2::23]/v1/credentials", "http://[::1]:8080/", "https://127.0.0.1/",
+		"https://creds.example.com/v1", /* https goes anywhere, as in botocore */
 	};
 	static const char *const refused[] = {
-		"http://169.254.169.254/latest", "https://example.com/creds", "http://10.0.0.1/",
+		"http://169.254.169.254/latest", "http://example.com/creds", "http://10.0.0.1/",
 		"http://[fd00:ec2::254]/", "http://localhost.example.com/", "ftp://127.0.0.1/",
 	};
 	struct fx *f = fx_new();
@@ -1102,6 +1112,27 @@ static void test_imds_v1_fallback_405(void **state)
 {
 	(void)state;
 	v1_fallback(405);
+}
+
+static void test_imds_v1_disabled_by_variable(void **state)
+{
+	struct fx *f = fx_new();
+	struct aws_credchain *c;
+	struct aws_credentials cr;
+	struct errbuf e = { "" };
+
+	(void)state;
+	fx_fake(f, imds_handler);
+	f->fk.put_status = 403;
+	f->o.imds_base_url = f->fk.url;
+	fx_setenv(f, "AWS_EC2_METADATA_V1_DISABLED", "true");
+	c = chain(f, &e);
+	assert_non_null(c);
+	assert_int_equal(aws_credchain_get(c, &cr, &e), -1);
+	assert_non_null(strstr(e.msg, "IMDSv1 is disabled by AWS_EC2_METADATA_V1_DISABLED"));
+	assert_int_equal(fk_count(&f->fk), 1); /* the PUT, no GET without a token */
+	aws_credchain_free(c);
+	fx_free(f);
 }
 
 static void test_imds_400_is_error(void **state)
@@ -1352,6 +1383,37 @@ static void test_region_from_availability_zone(void **state)
 	fx_free(f);
 }
 
+static void test_endpoints_with_profile(void **state)
+{
+	struct fx *f = fx_new();
+	struct aws_resolved_endpoints ep;
+	struct aws_endpoint_overrides ov = { { NULL, NULL, NULL } };
+	struct errbuf e = { "" };
+
+	(void)state;
+	fx_write(f, ".aws/config", config_file, NULL, 0);
+	fx_setenv(f, "AWS_PROFILE", "cfgonly");
+	ov.url[AWS_SERVICE_STS] = "http://127.0.0.1:7000/";
+	f->o.endpoints = &ov;
+	assert_int_equal(aws_endpoints_resolve(&f->o, "us-east-1", &ep, &e), 0);
+	assert_string_equal(ep.url[AWS_SERVICE_EC2], "http://127.0.0.1:4566");
+	assert_string_equal(ep.url[AWS_SERVICE_AUTOSCALING], "http://127.0.0.1:4567");
+	assert_string_equal(ep.url[AWS_SERVICE_STS], "http://127.0.0.1:7000");
+	assert_string_equal(ep.from[AWS_SERVICE_STS], "provider.aws.endpoints.sts");
+	assert_non_null(strstr(f->log, "aws: ec2 endpoint http://127.0.0.1:4566"));
+	/* the default profile has no endpoints: regional defaults */
+	fx_setenv(f, "AWS_PROFILE", "");
+	f->o.endpoints = NULL;
+	assert_int_equal(aws_endpoints_resolve(&f->o, "cn-north-1", &ep, &e), 0);
+	assert_string_equal(ep.url[AWS_SERVICE_AUTOSCALING], "https://autoscaling.cn-north-1.amazonaws.com.cn");
+	assert_string_equal(ep.from[AWS_SERVICE_EC2], "default");
+	/* a bad override names the service */
+	fx_setenv(f, "AWS_ENDPOINT_URL", "http://127.0.0.1/?a=b");
+	assert_int_equal(aws_endpoints_resolve(&f->o, "us-east-1", &ep, &e), -1);
+	assert_non_null(strstr(e.msg, "the ec2 endpoint: AWS_ENDPOINT_URL"));
+	fx_free(f);
+}
+
 /* ---- the same source as botocore ---- */
 
 /* Prints botocore's choice for the environment it runs in: the method and
@@ -1532,6 +1594,7 @@ int main(void)
 		cmocka_unit_test(test_imds_v2),
 		cmocka_unit_test(test_imds_v1_fallback_403),
 		cmocka_unit_test(test_imds_v1_fallback_405),
+		cmocka_unit_test(test_imds_v1_disabled_by_variable),
 		cmocka_unit_test(test_imds_400_is_error),
 		cmocka_unit_test(test_imds_put_timeout_hop_limit),
 		cmocka_unit_test(test_imds_unreachable_and_disabled),
@@ -1540,6 +1603,7 @@ int main(void)
 		cmocka_unit_test(test_bad_answers),
 		cmocka_unit_test(test_region),
 		cmocka_unit_test(test_region_from_availability_zone),
+		cmocka_unit_test(test_endpoints_with_profile),
 		cmocka_unit_test(test_same_source_as_botocore),
 	};
 
