@@ -2117,6 +2117,8 @@ static int check_all(struct ctx *x)
 		if (!gm->max_set && !from_cloud)
 			return fail_loc(x, &gm->node, "max is required (the largest number of nodes of group \"%s\")",
 					g->name);
+		if (!gm->max_set)
+			g->max = g->min; /* the cloud's, in a live round; offline, no growth */
 		if (gm->max_set && g->max < g->min)
 			return fail_loc(x, gm->max.var || !gm->min.var ? &gm->max : &gm->min,
 					"max (%d) is less than min (%d) for node group \"%s\"",

@@ -53,7 +53,8 @@ struct config_aws_group {
 /* What a group's config says of itself beyond struct node_group, for the
  * provider that completes it from the cloud. Same index as config.groups. */
 struct config_group_extra {
-	bool min_set, max_set;           /* written (else the cloud's, for cloud groups) */
+	bool min_set, max_set;           /* written (else the cloud's, for cloud groups;
+					  * an unwritten max reads as min offline) */
 	bool template_set;               /* a template: was written */
 	bool aws_set;                    /* an aws: section was written */
 	struct config_aws_group aws;

@@ -21,6 +21,7 @@
 #include "intern.h"
 #include "jsonscan.h"
 #include "model_decode.h"
+#include "textparse.h"
 
 #define WHO_MAX 384
 #define READ_CHUNK (1024 * 1024)
@@ -1165,19 +1166,6 @@ static bool digits(const char **p, int n, int *out)
 	return true;
 }
 
-/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 static int days_in_month(int y, int m)
 {
 	static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -1221,7 +1209,7 @@ int model_parse_time(const char *text, int64_t *out)
 	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 ||
 	    mi > 59 || sec > 59 || oh > 23 || om > 59)
 		return -1;
-	*out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+	*out = textparse_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
 	       sign * (oh * 3600 + om * 60);
 	return 0;
 }

@@ -5,6 +5,7 @@
  * Owns no state; sending the request is the caller's business.
  */
 #include "providers/aws/sigv4.h"
+#include "textparse.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -118,19 +119,6 @@ int sigv4_format_time(int64_t t, char out[17])
 	return 0;
 }
 
-static int digits(const char *s, int n, int *out)
-{
-	int v = 0, i;
-
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
 int sigv4_parse_time(const char *text, int64_t *out)
 {
 	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -139,8 +127,8 @@ int sigv4_parse_time(const char *text, int64_t *out)
 	time_t t;
 
 	if (!text || strlen(text) != 16 || text[8] != 'T' || text[15] != 'Z' ||
-	    digits(text, 4, &y) || digits(text + 4, 2, &mo) || digits(text + 6, 2, &d) ||
-	    digits(text + 9, 2, &h) || digits(text + 11, 2, &mi) || digits(text + 13, 2, &s))
+	    textparse_digits(text, 4, &y) || textparse_digits(text + 4, 2, &mo) || textparse_digits(text + 6, 2, &d) ||
+	    textparse_digits(text + 9, 2, &h) || textparse_digits(text + 11, 2, &mi) || textparse_digits(text + 13, 2, &s))
 		return -1;
 	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 ||
 	    mi > 59 || s > 59)
@@ -251,17 +239,6 @@ static int canonical_uri(const char *path, struct buf *out, struct errbuf *err)
 	return rc;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decodes %XX escapes of s[0..n) and appends the value re-encoded. */
 static int reencode(struct buf *b, const char *s, size_t n, struct errbuf *err)
 {
@@ -278,8 +255,8 @@ static int reencode(struct buf *b, const char *s, size_t n, struct errbuf *err)
 			char v;
 
 			if (i + 2 < n) {
-				hi = hexval(s[i + 1]);
-				lo = hexval(s[i + 2]);
+				hi = textparse_hexval(s[i + 1]);
+				lo = textparse_hexval(s[i + 2]);
 			}
 			if (hi < 0 || lo < 0) {
 				buf_free(&raw);

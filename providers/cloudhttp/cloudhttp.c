@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "log.h"
 #include "runtime/clock.h"
+#include "textparse.h"
 
 #define DEFAULT_CONNECT_MS 5000L
 #define DEFAULT_REQUEST_MS 60000L
@@ -227,17 +228,6 @@ static const char *const secret_keys[] = {
 	"client_assertion", "code", "password", "key", NULL,
 };
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Is the (possibly percent-encoded) query key at k[0..n) a secret one? */
 static bool secret_key(const char *k, size_t n)
 {
@@ -250,8 +240,8 @@ static bool secret_key(const char *k, size_t n)
 
 		if (m + 1 >= sizeof(d))
 			return false; /* longer than any secret key */
-		if (c == '%' && i + 2 < n && hexval(k[i + 1]) >= 0 && hexval(k[i + 2]) >= 0) {
-			c = (char)(hexval(k[i + 1]) * 16 + hexval(k[i + 2]));
+		if (c == '%' && i + 2 < n && textparse_hexval(k[i + 1]) >= 0 && textparse_hexval(k[i + 2]) >= 0) {
+			c = (char)(textparse_hexval(k[i + 1]) * 16 + textparse_hexval(k[i + 2]));
 			i += 2;
 		} else if (c == '+') {
 			c = ' ';
@@ -521,18 +511,6 @@ int cloudhttp_escape(struct buf *b, const char *s)
 
 /* ---- Retry-After ---- */
 
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 static int month_of(const char *s)
 {
 	static const char *const m[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -545,22 +523,9 @@ static int month_of(const char *s)
 	return 0;
 }
 
-static int num(const char *s, int n, int *out)
-{
-	int v = 0, i;
-
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
 static int hms(const char *s, int *h, int *m, int *sec)
 {
-	if (num(s, 2, h) || s[2] != ':' || num(s + 3, 2, m) || s[5] != ':' || num(s + 6, 2, sec))
+	if (textparse_digits(s, 2, h) || s[2] != ':' || textparse_digits(s + 3, 2, m) || s[5] != ':' || textparse_digits(s + 6, 2, sec))
 		return -1;
 	return (*h > 23 || *m > 59 || *sec > 60) ? -1 : 0;
 }
@@ -580,8 +545,8 @@ static int parse_http_date(const char *s, int64_t *out)
 	if (p[3] == ',') {
 		/* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" */
 		p += 4;
-		if (*p != ' ' || num(p + 1, 2, &D) || p[3] != ' ' || !(M = month_of(p + 4)) ||
-		    p[7] != ' ' || num(p + 8, 4, &Y) || p[12] != ' ' || hms(p + 13, &h, &mi, &se) ||
+		if (*p != ' ' || textparse_digits(p + 1, 2, &D) || p[3] != ' ' || !(M = month_of(p + 4)) ||
+		    p[7] != ' ' || textparse_digits(p + 8, 4, &Y) || p[12] != ' ' || hms(p + 13, &h, &mi, &se) ||
 		    strcmp(p + 21, " GMT") != 0)
 			return -1;
 	} else if (p[3] == ' ') {
@@ -591,12 +556,12 @@ static int parse_http_date(const char *s, int64_t *out)
 			return -1;
 		p += 4;
 		if (p[0] == ' ') {
-			if (num(p + 1, 1, &D))
+			if (textparse_digits(p + 1, 1, &D))
 				return -1;
-		} else if (num(p, 2, &D)) {
+		} else if (textparse_digits(p, 2, &D)) {
 			return -1;
 		}
-		if (p[2] != ' ' || hms(p + 3, &h, &mi, &se) || p[11] != ' ' || num(p + 12, 4, &Y) ||
+		if (p[2] != ' ' || hms(p + 3, &h, &mi, &se) || p[11] != ' ' || textparse_digits(p + 12, 4, &Y) ||
 		    p[16] != '\0')
 			return -1;
 	} else {
@@ -606,15 +571,15 @@ static int parse_http_date(const char *s, int64_t *out)
 		if (!c || c - p > 9)
 			return -1;
 		p = c + 1;
-		if (*p != ' ' || num(p + 1, 2, &D) || p[3] != '-' || !(M = month_of(p + 4)) ||
-		    p[7] != '-' || num(p + 8, 2, &Y) || p[10] != ' ' || hms(p + 11, &h, &mi, &se) ||
+		if (*p != ' ' || textparse_digits(p + 1, 2, &D) || p[3] != '-' || !(M = month_of(p + 4)) ||
+		    p[7] != '-' || textparse_digits(p + 8, 2, &Y) || p[10] != ' ' || hms(p + 11, &h, &mi, &se) ||
 		    strcmp(p + 19, " GMT") != 0)
 			return -1;
 		Y += Y < 70 ? 2000 : 1900;
 	}
 	if (D < 1 || D > 31)
 		return -1;
-	*out = days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + se;
+	*out = textparse_days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + se;
 	return 0;
 }
 

@@ -28,6 +28,7 @@
 #include "model.h"
 #include "runtime/clock.h"
 #include "runtime/ratelimit.h"
+#include "textparse.h"
 
 extern char **environ;
 
@@ -211,31 +212,6 @@ static void scrub(char *msg, size_t cap, const char *secret)
 
 /* ---- time ---- */
 
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-static int digits(const char *s, int n, int *out)
-{
-	int v = 0, i;
-
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
 int kube_parse_time(const char *s, int64_t *out)
 {
 	int Y, M, D, h, m, sec, oh = 0, om = 0;
@@ -244,10 +220,10 @@ int kube_parse_time(const char *s, int64_t *out)
 
 	if (!s || strlen(s) < 20)
 		return -1;
-	if (digits(s, 4, &Y) || s[4] != '-' || digits(s + 5, 2, &M) || s[7] != '-' ||
-	    digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-	    digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &m) || s[16] != ':' ||
-	    digits(s + 17, 2, &sec))
+	if (textparse_digits(s, 4, &Y) || s[4] != '-' || textparse_digits(s + 5, 2, &M) || s[7] != '-' ||
+	    textparse_digits(s + 8, 2, &D) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+	    textparse_digits(s + 11, 2, &h) || s[13] != ':' || textparse_digits(s + 14, 2, &m) || s[16] != ':' ||
+	    textparse_digits(s + 17, 2, &sec))
 		return -1;
 	if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
 		return -1;
@@ -264,7 +240,7 @@ int kube_parse_time(const char *s, int64_t *out)
 	} else if (*p == '+' || *p == '-') {
 		int sign = *p == '-' ? -1 : 1;
 
-		if (digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om) || oh > 23 ||
+		if (textparse_digits(p + 1, 2, &oh) || p[3] != ':' || textparse_digits(p + 4, 2, &om) || oh > 23 ||
 		    om > 59)
 			return -1;
 		oh *= sign;
@@ -275,7 +251,7 @@ int kube_parse_time(const char *s, int64_t *out)
 	}
 	if (*p)
 		return -1;
-	t = days_from_civil(Y, M, D) * 86400 + h * 3600 + m * 60 + sec;
+	t = textparse_days_from_civil(Y, M, D) * 86400 + h * 3600 + m * 60 + sec;
 	*out = t - (oh * 3600 + om * 60);
 	return 0;
 }

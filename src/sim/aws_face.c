@@ -25,6 +25,7 @@
 #include "providers/aws/sigv4.h"
 #include "runtime/backoff.h"
 #include "runtime/clock.h"
+#include "textparse.h"
 
 #define MAX_BODY (1u << 20)
 #define MAX_HEADERS 64
@@ -96,17 +97,6 @@ int aws_parse_int(const char *s, long long lo, long long hi, long long *out)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decodes s[0..n) into a new string; NULL with a message. */
 static char *form_decode(const char *s, size_t n, struct errbuf *err)
 {
@@ -128,8 +118,8 @@ static char *form_decode(const char *s, size_t n, struct errbuf *err)
 				errbuf_set(err, "a truncated %%-escape");
 				return NULL;
 			}
-			hi = hexval(s[i + 1]);
-			lo = hexval(s[i + 2]);
+			hi = textparse_hexval(s[i + 1]);
+			lo = textparse_hexval(s[i + 2]);
 			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
 				free(out);
 				errbuf_set(err, "a bad %%-escape \"%%%c%c\"", s[i + 1], s[i + 2]);
@@ -1157,7 +1147,7 @@ static bool valid_instance_id(const char *id)
 	if (n < 3 || n > 19 || strncmp(id, "i-", 2) != 0)
 		return false;
 	for (i = 2; i < n; i++)
-		if (hexval(id[i]) < 0 || (id[i] >= 'A' && id[i] <= 'F'))
+		if (textparse_hexval(id[i]) < 0 || (id[i] >= 'A' && id[i] <= 'F'))
 			return false;
 	return true;
 }
