@@ -141,18 +141,28 @@ int aws_group_get(struct aws_prov *ap, const char *name, struct aws_group *out)
 
 /* ---- describing Auto Scaling groups ---- */
 
+/* Frees what one description owns. */
+static void asg_clear(struct aws_asg *a)
+{
+	size_t j;
+
+	for (j = 0; j < a->n_tags; j++) {
+		free(a->tags[j].key);
+		free(a->tags[j].value);
+	}
+	free(a->tags);
+	free(a->inst);
+	a->tags = NULL;
+	a->inst = NULL;
+	a->n_tags = a->n_inst = 0;
+}
+
 void aws_asgs_free(struct aws_asg *a, size_t n)
 {
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < a[i].n_tags; j++) {
-			free(a[i].tags[j].key);
-			free(a[i].tags[j].value);
-		}
-		free(a[i].tags);
-		free(a[i].inst);
-	}
+	for (i = 0; i < n; i++)
+		asg_clear(&a[i]);
 	free(a);
 }
 
@@ -318,7 +328,7 @@ static int take_page(const struct awsxml_doc *d, struct aws_asg **out, size_t *n
 			*cap = nc;
 		}
 		if (parse_asg(it, &(*out)[*n], st) < 0) {
-			aws_asgs_free(&(*out)[*n], 0);
+			asg_clear(&(*out)[*n]);
 			return -1;
 		}
 		(*n)++;
@@ -842,6 +852,7 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	ho.log = o->log;
 	ho.ca_file = o->ca_file;
 	ho.max_attempts = 5;
+	ho.request_timeout_ms = 30000; /* a list runs on the reconcile thread */
 	ho.cancel = o->cancel;
 	ap->http = cloudhttp_new(&ho, &e);
 	if (!ap->http) {

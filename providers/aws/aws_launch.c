@@ -321,6 +321,8 @@ static void launch_fleet(struct provider *p, const struct aws_group *g, int coun
 
 		if (cls == PROVIDER_OK)
 			cls = PROVIDER_NO_CAPACITY;
+		if (cls == PROVIDER_NOT_FOUND)
+			cls = PROVIDER_INVALID; /* a launch template or subnet that is not there: fix the config */
 		aws_status(&st, cls, "CreateFleet made %zu of %d (%d error%s%s%s%s%s)", n_made, count,
 			   n_errors, n_errors == 1 ? "" : "s", first_code[0] ? ", " : "", first_code,
 			   first_msg[0] ? ": " : "", first_msg);

@@ -247,8 +247,9 @@ static int ini_parse(struct ini *f, const char *text, size_t len, int is_config,
 	return 0;
 }
 
-/* Reads and parses 'path'; a missing file leaves 'f' empty. Returns 1 when
- * the file was read, 0 when it does not exist, -1 on error. */
+/* Reads and parses 'path'; a missing file, or /dev/null (how the SDKs'
+ * users switch a file off), leaves 'f' empty. Returns 1 when the file was
+ * read, 0 when it does not exist, -1 on error. */
 static int ini_load(struct ini *f, const char *path, int is_config, struct errbuf *err)
 {
 	struct buf b = BUF_INIT;
@@ -257,6 +258,8 @@ static int ini_load(struct ini *f, const char *path, int is_config, struct errbu
 
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	if (stat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return 0;
+	if (!strcmp(path, "/dev/null"))
 		return 0;
 	if (buf_read_file(&b, path, FILE_MAX, err) < 0)
 		return -1;

@@ -788,6 +788,19 @@ static void test_shared_file_locations_and_errors(void **state)
 		 "source_profile = other\n", NULL, 0);
 	assert_null(chain(f, &e));
 	assert_non_null(strstr(e.msg, "role_arn but no web_identity_token_file"));
+	/* /dev/null switches a file off, as the SDKs read it: the environment's
+	 * keys are then the source */
+	fx_setenv(f, "AWS_SHARED_CREDENTIALS_FILE", "/dev/null");
+	fx_setenv(f, "AWS_CONFIG_FILE", "/dev/null");
+	{
+		struct aws_profile prof;
+		struct aws_profile_opts po = { f->o.env, f->o.home, NULL };
+
+		if (aws_profile_load(&prof, &po, &e) < 0)
+			fail_msg("%s", e.msg);
+		assert_false(prof.found);
+		aws_profile_wipe(&prof);
+	}
 	fx_free(f);
 }
 
