@@ -1,0 +1,735 @@
+/*
+ * bench_aws: the AWS provider against the simulator's AWS face, in one
+ * process on loopback. A launch run (many one-instance fleet launches at
+ * once under the provider's mutating token bucket, each CreateFleet taking
+ * the simulated cloud's launch latency) timed against the token bucket's
+ * ideal, and a list run (list_groups over many ASGs) timed with its calls
+ * counted per action. Prints a table and one "name value" line per figure.
+ *
+ *   build/bench/bench_aws [launch|list|all] [launches qps burst latency_s asgs per_asg reps read_qps]
+ *   defaults: all 50 2 5 2 500 10 5 1000
+ *
+ * Exits 1 when a run went wrong (instances missing, a call failed) or the
+ * launch ratio is above 1.1. Takes about 35 s with the defaults.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "config.h"
+#include "log.h"
+#include "providers/aws/aws.h"
+#include "providers/provider.h"
+#include "runtime/clock.h"
+#include "runtime/executor.h"
+#include "sim/aws_face.h"
+#include "sim/cloud.h"
+#include "sim/scenario.h"
+
+#define S CLOCK_NS_PER_S
+#define MAX_LAUNCHES 1000
+#define MAX_ASGS 2000
+#define MAX_REPS 100
+#define FLEET "burst"
+
+#define ACCESS_KEY "AKIABENCHSIMULATED01"
+#define SECRET_KEY "YmVuY2gtc2VjcmV0LWtleS1mb3ItdGhlLXNpbXVsYXRvcg"
+#define REGION "us-east-1"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- what the face was asked, from its request log ---- */
+
+#define MAX_ACTIONS 16
+#define MAX_ANSWERS 4096
+
+struct face_log {
+	pthread_mutex_t mu;
+	char action[MAX_ACTIONS][48];
+	uint64_t n[MAX_ACTIONS];
+	uint64_t refused[MAX_ACTIONS];  /* answered 4xx or 5xx */
+	double fleet_answer[MAX_ANSWERS]; /* when each CreateFleet was answered */
+	size_t n_fleet_answers;
+};
+
+static struct face_log face_log = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* The face logs every request at debug level as "sim aws: METHOD URL SERVICE ACTION -> CODE". */
+static void face_write(void *ctx, enum log_level level, int64_t wall, const char *msg)
+{
+	struct face_log *fl = ctx;
+	char method[16], url[64], svc[32], action[48];
+	int code, i;
+
+	(void)wall;
+	if (level >= LOG_WARN)
+		fprintf(stderr, "face: %s\n", msg);
+	if (sscanf(msg, "sim aws: %15s %63s %31s %47s -> %d", method, url, svc, action, &code) != 5)
+		return;
+	pthread_mutex_lock(&fl->mu);
+	for (i = 0; i < MAX_ACTIONS; i++) {
+		if (!fl->action[i][0])
+			snprintf(fl->action[i], sizeof(fl->action[i]), "%s", action);
+		if (!strcmp(fl->action[i], action)) {
+			fl->n[i]++;
+			if (code >= 400)
+				fl->refused[i]++;
+			break;
+		}
+	}
+	if (!strcmp(action, "CreateFleet") && code == 200 && fl->n_fleet_answers < MAX_ANSWERS)
+		fl->fleet_answer[fl->n_fleet_answers++] = now_s();
+	pthread_mutex_unlock(&fl->mu);
+}
+
+static uint64_t face_calls(const char *action, uint64_t *refused)
+{
+	uint64_t n = 0;
+	int i;
+
+	pthread_mutex_lock(&face_log.mu);
+	for (i = 0; i < MAX_ACTIONS; i++)
+		if (!strcmp(face_log.action[i], action)) {
+			n = face_log.n[i];
+			if (refused)
+				*refused = face_log.refused[i];
+		}
+	pthread_mutex_unlock(&face_log.mu);
+	return n;
+}
+
+/* The provider's log: warnings to stderr, launched instances counted. */
+static atomic_int launched_lines;
+
+static void prov_write(void *ctx, enum log_level level, int64_t wall, const char *msg)
+{
+	(void)ctx;
+	(void)wall;
+	if (!strncmp(msg, "aws: launched i-", 16))
+		atomic_fetch_add(&launched_lines, 1);
+	if (level >= LOG_WARN)
+		fprintf(stderr, "provider: %s\n", msg);
+}
+
+/* ---- the environment the provider reads ---- */
+
+struct envtab {
+	const char *names[16];
+	const char *values[16];
+	size_t n;
+};
+
+static const char *env_get(void *ud, const char *name)
+{
+	const struct envtab *t = ud;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(t->names[i], name))
+			return t->values[i];
+	return NULL;
+}
+
+static void env_set(struct envtab *t, const char *name, const char *value)
+{
+	t->names[t->n] = name;
+	t->values[t->n++] = value;
+}
+
+/* ---- the world ---- */
+
+struct params {
+	int launches;
+	double qps;
+	int burst;
+	double latency_s;
+	int asgs, per_asg, reps;
+	double read_qps;
+};
+
+struct world {
+	struct sim_scenario *sc;
+	struct executor *ex;
+	struct sim_world *w;
+	struct aws_face *face;
+	char url[64];
+	struct envtab env;
+	struct aws_env aenv;
+	struct logger plog;
+};
+
+static char *scenario_text(const struct params *pr)
+{
+	struct buf b = BUF_INIT;
+	int i;
+
+	buf_printf(&b, "seed: 7\nstart: \"2026-12-01T08:00:00Z\"\nduration: 24h\nnode_groups:\n"
+		       "  - name: " FLEET "\n    min: 0\n    max: %d\n"
+		       "    template: {allocatable: {cpu: 2, memory: 8Gi, pods: 110}}\n",
+		   pr->launches * 2 + 10);
+	for (i = 0; i < pr->asgs; i++)
+		buf_printf(&b, "  - name: asg-%04d\n    min: 0\n    max: %d\n"
+			       "    template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}}\n",
+			   i, pr->per_asg * 2 + 1);
+	/* instances stay pending for the run: no node registers, no scheduler work */
+	buf_printf(&b, "cloud: {launch_latency: %lldms, boot_delay: 2h, boot_jitter: 0s, "
+		       "terminate_latency: 1s, shutdown_delay: 1s}\n",
+		   (long long)llround(pr->latency_s * 1000));
+	if (pr->asgs && pr->per_asg) {
+		buf_puts(&b, "initial_nodes:\n");
+		for (i = 0; i < pr->asgs; i++)
+			buf_printf(&b, "  - {group: asg-%04d, count: %d}\n", i, pr->per_asg);
+	}
+	buf_puts(&b, "aws:\n  region: " REGION "\n  cluster: bench\n  credentials:\n"
+		     "    access_key_id: " ACCESS_KEY "\n    secret_access_key: " SECRET_KEY "\n"
+		     "  groups:\n    " FLEET ": {mode: fleet, zones: [us-east-1a, us-east-1b], "
+		     "instance_types: [m5.large]}\n");
+	for (i = 0; i < pr->asgs; i++)
+		buf_printf(&b, "    asg-%04d: {zones: [us-east-1a, us-east-1b, us-east-1c], "
+			       "instance_types: [m5.xlarge]}\n",
+			   i);
+	return buf_take(&b);
+}
+
+static int world_new(struct world *wd, const struct params *pr)
+{
+	struct aws_face_opts fo;
+	static struct logger flog_store;
+	struct logger *flog = &flog_store;
+	struct errbuf err;
+	char *text = scenario_text(pr);
+
+	memset(wd, 0, sizeof(*wd));
+	if (!text) {
+		fprintf(stderr, "bench_aws: out of memory\n");
+		return -1;
+	}
+	wd->sc = sim_scenario_parse(text, strlen(text), "bench_aws scenario", &err);
+	free(text);
+	if (!wd->sc) {
+		fprintf(stderr, "bench_aws: %s\n", err.msg);
+		return -1;
+	}
+	wd->ex = executor_new_pool(4, 1u << 16);
+	if (!wd->ex) {
+		fprintf(stderr, "bench_aws: cannot start the executor\n");
+		return -1;
+	}
+	wd->w = sim_world_new(wd->sc, wd->ex, &err);
+	if (!wd->w) {
+		fprintf(stderr, "bench_aws: %s\n", err.msg);
+		return -1;
+	}
+	flog->write = face_write;
+	flog->ctx = &face_log;
+	flog->min_level = LOG_DEBUG;
+	memset(&fo, 0, sizeof(fo));
+	fo.port = 0;
+	fo.log = flog;
+	wd->face = aws_face_new(wd->w->aws, &fo, &err);
+	if (!wd->face) {
+		fprintf(stderr, "bench_aws: %s\n", err.msg);
+		return -1;
+	}
+	snprintf(wd->url, sizeof(wd->url), "http://127.0.0.1:%d", aws_face_port(wd->face));
+	env_set(&wd->env, "AWS_ENDPOINT_URL", wd->url);
+	env_set(&wd->env, "AWS_REGION", REGION);
+	env_set(&wd->env, "AWS_ACCESS_KEY_ID", ACCESS_KEY);
+	env_set(&wd->env, "AWS_SECRET_ACCESS_KEY", SECRET_KEY);
+	env_set(&wd->env, "AWS_EC2_METADATA_DISABLED", "true");
+	wd->aenv.get = env_get;
+	wd->aenv.ud = &wd->env;
+	wd->plog.write = prov_write;
+	wd->plog.min_level = LOG_INFO;
+	return 0;
+}
+
+static void world_free(struct world *wd)
+{
+	aws_face_free(wd->face);
+	if (wd->ex)
+		executor_shutdown(wd->ex, clock_now(clock_real()) + 2 * S);
+	sim_world_free(wd->w);
+	sim_scenario_free(wd->sc);
+}
+
+static struct config *parse_config(const char *text)
+{
+	struct config_opts co;
+	struct errbuf err;
+	struct config *c;
+
+	memset(&co, 0, sizeof(co));
+	co.flags = CONFIG_OFFLINE;
+	c = config_parse_opts(text, strlen(text), "bench_aws config", &co, &err);
+	if (!c)
+		fprintf(stderr, "bench_aws: config: %s\n", err.msg);
+	return c;
+}
+
+static struct provider *provider(struct world *wd, const struct config *c)
+{
+	struct aws_provider_opts o;
+	struct errbuf err;
+	struct provider *p;
+
+	memset(&o, 0, sizeof(o));
+	o.config = c;
+	o.log = &wd->plog;
+	o.env = &wd->aenv;
+	o.home = "/nonexistent";
+	p = aws_provider_new(&o, &err);
+	if (!p)
+		fprintf(stderr, "bench_aws: %s\n", err.msg);
+	return p;
+}
+
+/* ---- the launch run ---- */
+
+struct launch {
+	struct provider *p;
+	pthread_barrier_t *gate;
+	double start, end;
+	int made, seen;
+	struct provider_status st;
+};
+
+static void on_instance(void *ctx, const struct provider_instance *inst)
+{
+	struct launch *l = ctx;
+
+	(void)inst;
+	l->seen++;
+}
+
+static void on_done(void *ctx, int count, const struct provider_status *st)
+{
+	struct launch *l = ctx;
+
+	l->end = now_s();
+	l->made = count;
+	l->st = *st;
+}
+
+static void *launch_thread(void *arg)
+{
+	struct launch *l = arg;
+
+	pthread_barrier_wait(l->gate);
+	l->start = now_s();
+	l->p->ops->launch(l->p, FLEET, 1, on_instance, on_done, l);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct launch_result {
+	double probe_s;       /* one CreateFleet launch alone */
+	double measured, ideal;
+	double min_call, max_call; /* launch() call to on_done, per call */
+	double worst_lag;     /* the k-th CreateFleet answer after its ideal time */
+	int created, reported, logged, failed;
+	uint64_t face_fleet, face_fleet_refused, prov_fleet;
+};
+
+static int run_launch(struct world *wd, const struct params *pr, struct launch_result *r)
+{
+	char cfg[2048];
+	struct config *c;
+	struct provider *p;
+	static struct launch ls[MAX_LAUNCHES];
+	pthread_t th[MAX_LAUNCHES];
+	pthread_barrier_t gate;
+	struct sim_group_stats before, after;
+	struct launch probe;
+	uint64_t face0, prov0;
+	double first, last, *answers;
+	size_t i, n_ans, gi = (size_t)sim_cloud_find_group(wd->w->cloud, FLEET);
+	int rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(cfg, sizeof(cfg),
+		 "node_groups:\n"
+		 "  - name: " FLEET "\n    min: 0\n    max: %d\n"
+		 "    template: {allocatable: {cpu: 2, memory: 8Gi, pods: 110}}\n"
+		 "    aws:\n      mode: fleet\n      launch_template: " FLEET "\n"
+		 "      instance_types: [m5.large]\n"
+		 "      placements: [{zone: us-east-1a}, {zone: us-east-1b}]\n"
+		 "provider:\n  kind: aws\n  qps: %g\n  burst: %d\n  read_qps: 100\n  read_burst: 100\n"
+		 "  aws: {cluster_name: bench}\n",
+		 pr->launches * 2 + 10, pr->qps, pr->burst);
+	c = parse_config(cfg);
+	if (!c)
+		return -1;
+	p = provider(wd, c);
+	if (!p) {
+		config_free(c);
+		return -1;
+	}
+
+	/* one launch alone: the face answers CreateFleet after the cloud's latency */
+	memset(&probe, 0, sizeof(probe));
+	probe.p = p;
+	probe.start = now_s();
+	p->ops->launch(p, FLEET, 1, on_instance, on_done, &probe);
+	r->probe_s = probe.end - probe.start;
+	if (probe.made != 1) {
+		fprintf(stderr, "bench_aws: the probe launch made %d: %s\n", probe.made, probe.st.message);
+		rc = -1;
+		goto out;
+	}
+	/* let the bucket fill up again (burst / qps, and some) */
+	{
+		double wait = (double)pr->burst / pr->qps + 0.5;
+		struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
+
+		nanosleep(&ts, NULL);
+	}
+
+	sim_cloud_lock(wd->w->cloud);
+	sim_cloud_group_stats(wd->w->cloud, gi, &before);
+	sim_cloud_unlock(wd->w->cloud);
+	face0 = face_calls("CreateFleet", NULL);
+	prov0 = aws_provider_calls(p, "CreateFleet");
+	atomic_store(&launched_lines, 0);
+	pthread_mutex_lock(&face_log.mu);
+	face_log.n_fleet_answers = 0;
+	pthread_mutex_unlock(&face_log.mu);
+
+	pthread_barrier_init(&gate, NULL, (unsigned)pr->launches);
+	for (i = 0; i < (size_t)pr->launches; i++) {
+		memset(&ls[i], 0, sizeof(ls[i]));
+		ls[i].p = p;
+		ls[i].gate = &gate;
+		if (pthread_create(&th[i], NULL, launch_thread, &ls[i]) != 0) {
+			fprintf(stderr, "bench_aws: cannot start thread %zu\n", i);
+			exit(1); /* the others wait at the gate forever */
+		}
+	}
+	for (i = 0; i < (size_t)pr->launches; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&gate);
+
+	first = ls[0].start;
+	last = ls[0].end;
+	r->min_call = 1e9;
+	for (i = 0; i < (size_t)pr->launches; i++) {
+		double d = ls[i].end - ls[i].start;
+
+		if (ls[i].start < first)
+			first = ls[i].start;
+		if (ls[i].end > last)
+			last = ls[i].end;
+		if (d < r->min_call)
+			r->min_call = d;
+		if (d > r->max_call)
+			r->max_call = d;
+		r->reported += ls[i].seen;
+		if (ls[i].made != 1) {
+			r->failed++;
+			fprintf(stderr, "bench_aws: launch %zu made %d: %s: %s\n", i, ls[i].made,
+				provider_error_str(ls[i].st.code), ls[i].st.message);
+		}
+	}
+	r->measured = last - first;
+	r->ideal = (pr->launches > pr->burst ? (double)(pr->launches - pr->burst) / pr->qps : 0) +
+		   pr->latency_s;
+	sim_cloud_lock(wd->w->cloud);
+	sim_cloud_group_stats(wd->w->cloud, gi, &after);
+	sim_cloud_unlock(wd->w->cloud);
+	r->created = (int)(after.launched - before.launched);
+	r->logged = atomic_load(&launched_lines);
+	r->face_fleet = face_calls("CreateFleet", &r->face_fleet_refused) - face0;
+	r->prov_fleet = aws_provider_calls(p, "CreateFleet") - prov0;
+
+	/* how late each answer came after the bucket's earliest: where time goes */
+	pthread_mutex_lock(&face_log.mu);
+	n_ans = face_log.n_fleet_answers;
+	answers = calloc(n_ans + 1, sizeof(*answers));
+	if (answers)
+		memcpy(answers, face_log.fleet_answer, n_ans * sizeof(*answers));
+	pthread_mutex_unlock(&face_log.mu);
+	if (answers) {
+		qsort(answers, n_ans, sizeof(*answers), cmp_double);
+		for (i = 0; i < n_ans; i++) {
+			double k = (double)i + 1 - pr->burst;
+			double ideal = first + (k > 0 ? k / pr->qps : 0) + pr->latency_s;
+
+			if (answers[i] - ideal > r->worst_lag)
+				r->worst_lag = answers[i] - ideal;
+		}
+		free(answers);
+	}
+out:
+	provider_free(p);
+	config_free(c);
+	return rc;
+}
+
+/* ---- the list run ---- */
+
+static const char *const list_actions[] = {
+	"DescribeAutoScalingGroups", "DescribeScalingActivities", "DescribeLaunchTemplateVersions",
+	"DescribeInstanceTypes", "DescribeInstances",
+};
+#define N_LIST_ACTIONS (sizeof(list_actions) / sizeof(list_actions[0]))
+
+struct list_result {
+	const char *name;
+	double t[MAX_REPS];
+	double min, median;
+	uint64_t first[N_LIST_ACTIONS]; /* calls of the first list_groups */
+	uint64_t later[N_LIST_ACTIONS]; /* calls of the last one (caches warm) */
+	uint64_t face_dasg;             /* DescribeAutoScalingGroups the face saw, all reps */
+	size_t groups, instances;
+	int ok;
+};
+
+enum list_mode { LIST_NAMED_TEMPLATE, LIST_NAMED, LIST_DISCOVERED };
+
+static char *list_config(const struct params *pr, enum list_mode mode)
+{
+	struct buf b = BUF_INIT;
+	int i;
+
+	if (mode == LIST_DISCOVERED) {
+		buf_puts(&b, "node_groups: []\n");
+	} else {
+		buf_puts(&b, "node_groups:\n");
+		for (i = 0; i < pr->asgs; i++) {
+			buf_printf(&b, "  - name: asg-%04d\n", i);
+			if (mode == LIST_NAMED_TEMPLATE)
+				buf_puts(&b, "    template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}}\n");
+			buf_printf(&b, "    aws: {asg: asg-%04d}\n", i);
+		}
+	}
+	buf_printf(&b, "provider:\n  kind: aws\n  qps: %g\n  burst: %d\n  read_qps: %g\n  read_burst: %d\n"
+		       "  aws:\n    cluster_name: bench\n    auto_discovery: %s\n",
+		   pr->qps, pr->burst, pr->read_qps, (int)pr->read_qps,
+		   mode == LIST_DISCOVERED ? "true" : "false");
+	return buf_take(&b);
+}
+
+static int run_list(struct world *wd, const struct params *pr, enum list_mode mode,
+		    struct list_result *r)
+{
+	char *text = list_config(pr, mode);
+	struct config *c = text ? parse_config(text) : NULL;
+	struct provider *p = c ? provider(wd, c) : NULL;
+	double sorted[MAX_REPS];
+	uint64_t face0 = face_calls("DescribeAutoScalingGroups", NULL);
+	int rep, rc = 0;
+	size_t a;
+
+	free(text);
+	if (!p) {
+		config_free(c);
+		return -1;
+	}
+	for (rep = 0; rep < pr->reps; rep++) {
+		uint64_t before[N_LIST_ACTIONS];
+		struct provider_group *gs = NULL;
+		struct provider_status st;
+		size_t n = 0, i, inst = 0;
+		double t0;
+
+		for (a = 0; a < N_LIST_ACTIONS; a++)
+			before[a] = aws_provider_calls(p, list_actions[a]);
+		t0 = now_s();
+		if (p->ops->list_groups(p, &gs, &n, &st) < 0) {
+			fprintf(stderr, "bench_aws: list_groups (%s): %s: %s\n", r->name,
+				provider_error_str(st.code), st.message);
+			rc = -1;
+			break;
+		}
+		r->t[rep] = now_s() - t0;
+		for (i = 0; i < n; i++)
+			inst += gs[i].n_instances;
+		provider_groups_free(gs, n);
+		r->groups = n;
+		r->instances = inst;
+		for (a = 0; a < N_LIST_ACTIONS; a++) {
+			uint64_t d = aws_provider_calls(p, list_actions[a]) - before[a];
+
+			if (rep == 0)
+				r->first[a] = d;
+			r->later[a] = d;
+		}
+	}
+	r->face_dasg = face_calls("DescribeAutoScalingGroups", NULL) - face0;
+	if (rc == 0) {
+		memcpy(sorted, r->t, (size_t)pr->reps * sizeof(*sorted));
+		qsort(sorted, (size_t)pr->reps, sizeof(*sorted), cmp_double);
+		r->min = sorted[0];
+		r->median = pr->reps % 2 ? sorted[pr->reps / 2]
+					 : (sorted[pr->reps / 2 - 1] + sorted[pr->reps / 2]) / 2;
+		r->ok = r->groups == (size_t)pr->asgs &&
+			r->instances == (size_t)pr->asgs * (size_t)pr->per_asg;
+		if (!r->ok)
+			fprintf(stderr, "bench_aws: list_groups (%s) gave %zu groups with %zu instances, want %d with %d\n",
+				r->name, r->groups, r->instances, pr->asgs, pr->asgs * pr->per_asg);
+	}
+	provider_free(p);
+	config_free(c);
+	return rc;
+}
+
+/* ---- main ---- */
+
+static double arg_num(int argc, char **argv, int i, double def)
+{
+	return argc > i ? atof(argv[i]) : def;
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "all";
+	struct params pr;
+	struct world wd;
+	struct launch_result lr;
+	static struct list_result lists[3] = {
+		{.name = "named, config templates"},
+		{.name = "named, templates described"},
+		{.name = "found by tags"},
+	};
+	bool do_launch = !strcmp(what, "launch") || !strcmp(what, "all");
+	bool do_list = !strcmp(what, "list") || !strcmp(what, "all");
+	int bad = 0, m;
+	size_t a;
+
+	pr.launches = (int)arg_num(argc, argv, 2, 50);
+	pr.qps = arg_num(argc, argv, 3, 2);
+	pr.burst = (int)arg_num(argc, argv, 4, 5);
+	pr.latency_s = arg_num(argc, argv, 5, 2);
+	pr.asgs = (int)arg_num(argc, argv, 6, 500);
+	pr.per_asg = (int)arg_num(argc, argv, 7, 10);
+	pr.reps = (int)arg_num(argc, argv, 8, 5);
+	pr.read_qps = arg_num(argc, argv, 9, 1000);
+	if ((!do_launch && !do_list) || pr.launches < 1 || pr.launches > MAX_LAUNCHES || pr.qps <= 0 ||
+	    pr.burst < 1 || pr.latency_s < 0 || pr.asgs < 1 || pr.asgs > MAX_ASGS || pr.per_asg < 0 ||
+	    pr.per_asg > 100 || pr.reps < 1 || pr.reps > MAX_REPS || pr.read_qps < 1) {
+		fprintf(stderr, "usage: bench_aws [launch|list|all] [launches<=%d qps>0 burst>=1 latency_s "
+				"asgs<=%d per_asg<=100 reps<=%d read_qps>=1]\n",
+			MAX_LAUNCHES, MAX_ASGS, MAX_REPS);
+		return 2;
+	}
+	if (!do_list)
+		pr.asgs = 1, pr.per_asg = 0;
+	signal(SIGPIPE, SIG_IGN);
+	if (world_new(&wd, &pr) < 0)
+		return 1;
+	printf("bench_aws: the simulator's AWS face at %s\n", wd.url);
+	fflush(stdout);
+
+	if (do_launch) {
+		if (run_launch(&wd, &pr, &lr) < 0)
+			bad = 1;
+		else {
+			bool ok = lr.failed == 0 && lr.created == pr.launches &&
+				  lr.reported == pr.launches && lr.logged == pr.launches &&
+				  lr.face_fleet == (uint64_t)pr.launches;
+
+			printf("\nlaunch: %d fleet launches of 1 instance at once, qps %g, burst %d, CreateFleet %gs\n",
+			       pr.launches, pr.qps, pr.burst, pr.latency_s);
+			printf("  %-44s %10.3f s\n", "one CreateFleet launch alone", lr.probe_s);
+			printf("  %-44s %10.3f s\n", "first call to last on_done (measured)", lr.measured);
+			printf("  %-44s %10.3f s\n", "token-bucket ideal ((n-b)/q + latency)", lr.ideal);
+			printf("  %-44s %10.3f\n", "ratio (must be <= 1.1)", lr.measured / lr.ideal);
+			printf("  %-44s %10.3f s\n", "worst CreateFleet answer after its ideal", lr.worst_lag);
+			printf("  %-44s %6.3f .. %.3f s\n", "one launch, call to on_done", lr.min_call, lr.max_call);
+			printf("  %-44s %10d\n", "instances created (cloud)", lr.created);
+			printf("  %-44s %10d\n", "instances reported (on_instance)", lr.reported);
+			printf("  %-44s %10d\n", "instances logged (\"aws: launched\")", lr.logged);
+			printf("  %-44s %10d\n", "launches failed", lr.failed);
+			printf("  %-44s %10llu (%llu refused)\n", "CreateFleet requests the face saw",
+			       (unsigned long long)lr.face_fleet, (unsigned long long)lr.face_fleet_refused);
+			printf("  %-44s %10llu\n", "CreateFleet calls the provider made",
+			       (unsigned long long)lr.prov_fleet);
+			if (!ok)
+				bad = 1;
+			if (lr.measured / lr.ideal > 1.1)
+				bad = 1;
+		}
+	}
+	if (do_list) {
+		printf("\nlist: %d ASGs holding %d instances, read qps %g (burst %d), %d repetitions\n",
+		       pr.asgs, pr.asgs * pr.per_asg, pr.read_qps, (int)pr.read_qps, pr.reps);
+		printf("  %-28s %8s %8s %8s %6s %9s", "groups", "first s", "min s", "median s", "groups",
+		       "instances");
+		for (a = 0; a < N_LIST_ACTIONS; a++)
+			printf(" %s", list_actions[a] + 8); /* without "Describe" */
+		printf("  (calls: first list / later lists)\n");
+		for (m = 0; m < 3; m++) {
+			struct list_result *r = &lists[m];
+
+			if (run_list(&wd, &pr, (enum list_mode)m, r) < 0 || !r->ok) {
+				bad = 1;
+				continue;
+			}
+			printf("  %-28s %8.3f %8.3f %8.3f %6zu %9zu", r->name, r->t[0], r->min, r->median,
+			       r->groups, r->instances);
+			for (a = 0; a < N_LIST_ACTIONS; a++)
+				printf(" %llu/%llu", (unsigned long long)r->first[a],
+				       (unsigned long long)r->later[a]);
+			printf("\n");
+		}
+		printf("  (the face saw %llu DescribeAutoScalingGroups requests for the %d x 3 lists)\n",
+		       (unsigned long long)(lists[0].face_dasg + lists[1].face_dasg + lists[2].face_dasg),
+		       pr.reps);
+	}
+
+	/* machine-readable, one figure a line */
+	printf("\n");
+	if (do_launch && lr.ideal > 0) {
+		printf("aws_launch_count %d\n", pr.launches);
+		printf("aws_launch_probe_seconds %.3f\n", lr.probe_s);
+		printf("aws_launch_seconds %.3f\n", lr.measured);
+		printf("aws_launch_ideal_seconds %.3f\n", lr.ideal);
+		printf("aws_launch_ratio %.3f\n", lr.measured / lr.ideal);
+		printf("aws_launch_worst_lag_seconds %.3f\n", lr.worst_lag);
+		printf("aws_launch_instances_created %d\n", lr.created);
+		printf("aws_launch_instances_reported %d\n", lr.reported);
+		printf("aws_launch_createfleet_face_calls %llu\n", (unsigned long long)lr.face_fleet);
+		printf("aws_launch_createfleet_provider_calls %llu\n", (unsigned long long)lr.prov_fleet);
+	}
+	if (do_list) {
+		static const char *const tag[3] = {"named", "named_described", "discovered"};
+
+		printf("aws_list_asgs %d\naws_list_instances %d\naws_list_read_qps %g\n", pr.asgs,
+		       pr.asgs * pr.per_asg, pr.read_qps);
+		for (m = 0; m < 3; m++) {
+			const struct list_result *r = &lists[m];
+
+			if (!r->ok)
+				continue;
+			printf("aws_list_%s_seconds_first %.4f\n", tag[m], r->t[0]);
+			printf("aws_list_%s_seconds_min %.4f\n", tag[m], r->min);
+			printf("aws_list_%s_seconds_median %.4f\n", tag[m], r->median);
+			for (a = 0; a < N_LIST_ACTIONS; a++) {
+				printf("aws_list_%s_calls_first_%s %llu\n", tag[m], list_actions[a],
+				       (unsigned long long)r->first[a]);
+				printf("aws_list_%s_calls_%s %llu\n", tag[m], list_actions[a],
+				       (unsigned long long)r->later[a]);
+			}
+		}
+	}
+	world_free(&wd);
+	return bad;
+}
