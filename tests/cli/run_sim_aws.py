@@ -241,6 +241,13 @@ def phase_scale_up_and_down():
 
     ran = until(60, lambda: pods_running(sim, "batch-"))
     ok(ran, "ASG: pending pods become instances, nodes and running pods", *logs)
+    # the config writes no template for workers: the pods (nodeSelector
+    # pool=workers, 3 CPUs) fit a new node only through the one described
+    # from AWS: m5.xlarge's 4 vCPUs less EKS's reserve, and the
+    # node-template/label/pool tag
+    ok(log_has(run["log"], r"plan: scale_up workers \+\d+: .* fit \d+ new workers node"),
+       "ASG: the new-node template comes from the launch template, DescribeInstanceTypes and the tags",
+       *logs)
     if ran:
         g = asg(sim, "workers")
         ns = nodes(sim)
