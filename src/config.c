@@ -254,7 +254,7 @@ struct ctx {
 	struct loc root, cluster, kubeconfig, context, in_cluster;
 	struct loc policy, policy_path, protected_sel, reconcile, batch_idle,
 		batch_max, max_nodes_total, backoff_initial, backoff_max;
-	struct loc provider_kind, provider_aws, aws_discovery;
+	struct loc provider_kind, provider_aws, aws_discovery, provider_qps, provider_burst;
 	struct group_meta *gm;
 };
 
@@ -1591,8 +1591,8 @@ static int parse_provider(struct ctx *x, const struct ytree_node *m)
 			return -1;
 	}
 	return field(x, m, "kind", dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
-	       field(x, m, "qps", dec_rate, &c->provider_qps, NULL, NULL) ||
-	       field(x, m, "burst", dec_int, &c->provider_burst, &r_burst, NULL) ||
+	       field(x, m, "qps", dec_rate, &c->provider_qps, NULL, &x->provider_qps) ||
+	       field(x, m, "burst", dec_int, &c->provider_burst, &r_burst, &x->provider_burst) ||
 	       field(x, m, "read_qps", dec_rate, &c->provider_read_qps, NULL, NULL) ||
 	       field(x, m, "read_burst", dec_int, &c->provider_read_burst, &r_burst, NULL) ? -1 : 0;
 }
@@ -1688,8 +1688,8 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_IDLE", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
 	    env_field(x, "LUASCALE_PROVIDER_KIND", dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
-	    env_field(x, "LUASCALE_PROVIDER_QPS", dec_rate, &c->provider_qps, NULL, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_BURST", dec_int, &c->provider_burst, &r_burst, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_QPS", dec_rate, &c->provider_qps, NULL, &x->provider_qps) ||
+	    env_field(x, "LUASCALE_PROVIDER_BURST", dec_int, &c->provider_burst, &r_burst, &x->provider_burst) ||
 	    env_field(x, "LUASCALE_PROVIDER_READ_QPS", dec_rate, &c->provider_read_qps, NULL, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_READ_BURST", dec_int, &c->provider_read_burst, &r_burst, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_AWS_REGION", dec_checked, &c->aws.region, &rule_region, NULL) ||
@@ -2045,6 +2045,12 @@ static int check_provider(struct ctx *x)
 		return fail_loc(x, &x->provider_aws, "provider.aws is set, but provider.kind is %s%s%s: set kind: aws, or remove the section",
 				*c->provider_kind ? "\"" : "not set", c->provider_kind,
 				*c->provider_kind ? "\"" : "");
+	/* EC2's launch calls are limited far below the generic default:
+	 * CreateFleet and RunInstances at about 2 a second, 5 saved up */
+	if (aws && !loc_set(&x->provider_qps))
+		c->provider_qps = 2;
+	if (aws && !loc_set(&x->provider_burst))
+		c->provider_burst = 5;
 	if (aws && c->aws.auto_discovery && !c->aws.cluster_name)
 		return fail_loc(x, &x->aws_discovery,
 				"auto_discovery needs provider.aws.cluster_name: the ASGs tagged k8s.io/cluster-autoscaler/<cluster_name> are found");

@@ -1288,6 +1288,7 @@ static void test_provider_aws(void **state)
 	assert_string_equal(c->aws.region, "us-east-1");
 	assert_string_equal(c->aws.cluster_name, "prod");
 	assert_true(c->aws.auto_discovery);
+	assert_true(c->provider_qps == 2 && c->provider_burst == 5); /* EC2's launch limits */
 	assert_string_equal(c->aws.endpoint_ec2, "https://vpce-1.ec2.us-east-1.vpce.amazonaws.com");
 	assert_string_equal(c->aws.endpoint_autoscaling, "http://127.0.0.1:8080");
 	assert_null(c->aws.endpoint_sts);
@@ -1316,6 +1317,11 @@ static void test_provider_aws(void **state)
 		fail_msg("%s", err.msg);
 	assert_string_equal(c->aws.region, "eu-west-1");
 	assert_false(c->aws.auto_discovery);
+	config_free(c);
+	c = parse(HEAD "provider: {kind: aws, qps: 4, burst: 1}\n", &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_true(c->provider_qps == 4 && c->provider_burst == 1); /* written: kept */
 	config_free(c);
 
 	/* fleet groups say their own size and launch settings */
