@@ -7,10 +7,12 @@
 #   2. a scale-down terminates exactly the drained node's instance and
 #      lowers the ASG's desired capacity (and terminates the fleet's);
 #   3. a Failed scaling activity (InsufficientInstanceCapacity) backs the
-#      group off at once and gives the desired capacity back;
+#      group off at once and gives the desired capacity back; CreateFleet's
+#      capacity errors back a fleet group off;
 #   4. throttling (RequestLimitExceeded / Throttling) slows the launches and
-#      loses none;
-#   5. a restart in the middle of a scale-up launches nothing twice.
+#      loses none, in both modes;
+#   5. a restart in the middle of a scale-up launches nothing twice, in
+#      both modes.
 # Usage: run_sim_aws.py LUASCALE SOURCE_DIR. Fails when boto3 is missing.
 import json
 import os
@@ -133,6 +135,16 @@ node_groups:
       instance_types: [m5.xlarge]
       placements: [{zone: us-east-1a}, {zone: us-east-1b}]
   - name: scarce
+  - name: fleetscarce
+    max: 3
+    template:
+      allocatable: {cpu: 4, memory: 16Gi, pods: 110}
+      labels: {pool: fleetscarce}
+    aws:
+      mode: fleet
+      launch_template: fleetscarce
+      instance_types: [m5.xlarge]
+      placements: [{zone: us-east-1a}]
 """
 
 
@@ -209,6 +221,7 @@ GROUPS = """\
   - {name: workers, min: 1, max: 6, template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: workers}}}
   - {name: burst, min: 0, max: 6, template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: burst}}}
   - {name: scarce, min: 0, max: 3, template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: scarce}}}
+  - {name: fleetscarce, min: 0, max: 3, template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: fleetscarce}}}
 """
 AWS_GROUPS = """\
     workers:
@@ -223,6 +236,10 @@ AWS_GROUPS = """\
       zones: [us-east-1a]
       instance_types: [m5.xlarge]
       tags: {k8s.io/cluster-autoscaler/node-template/label/pool: scarce}
+    fleetscarce:
+      mode: fleet
+      zones: [us-east-1a]
+      instance_types: [m5.xlarge]
 """
 
 
@@ -297,8 +314,11 @@ def phase_scale_up_and_down():
 
 
 def phase_faults():
-    faults = "  - {kind: launch_error, group: scarce, error: no_capacity}\n"
-    sim = start_sim("faults", scenario("faults", GROUPS, AWS_GROUPS, pod("gpu", "2s", 1, "scarce"), faults))
+    faults = ("  - {kind: launch_error, group: scarce, error: no_capacity}\n"
+              "  - {kind: launch_error, group: fleetscarce, error: no_capacity}\n")
+    sim = start_sim("faults", scenario("faults", GROUPS, AWS_GROUPS,
+                                       pod("gpu", "2s", 1, "scarce") + pod("fgpu", "2s", 1, "fleetscarce"),
+                                       faults))
     run = start_run(sim, "faults")
     logs = (run["log"], sim["log"])
     asked = until(40, lambda: log_has(run["log"], r"^(\S+) info  scale_up scarce \+1: asking the cloud"))
@@ -310,6 +330,10 @@ def phase_faults():
        % (failed.group(2) if failed else "?"), *logs)
     g = failed and until(20, lambda: (lambda a: a if a["DesiredCapacity"] == 0 else None)(asg(sim, "scarce")))
     ok(g, "the failed launch's desired capacity is given back (ASG scarce back at 0)", *logs)
+    failed = until(40, lambda: log_has(run["log"], r"^\S+ warn  scale_up fleetscarce \+1 failed after [0-9.]+s: "
+                                                   r"0 of 1 created; no capacity: CreateFleet made 0 of 1 "
+                                                   r".*InsufficientInstanceCapacity.*group backed off"))
+    ok(failed, "fleet: CreateFleet's capacity errors back the group off at once", *logs)
     stop(run["proc"])
     stop(sim["proc"])
 
@@ -334,7 +358,7 @@ def phase_throttle():
         {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"]
     n_fleet = sum(len(r["Instances"]) for r in ids)
     ok(fleet and n_fleet == len({p["spec"]["nodeName"] for p in fleet}),
-       "throttled CreateFleet calls are retried: every fleet pod runs on exactly the instances launched (%d)"
+       "under throttling every fleet pod runs, on exactly the instances launched (%d)"
        % n_fleet, *logs)
     throttles = re.findall(r"aws: (\w+) throttled \((RequestLimitExceeded|Throttling)", open(run["log"]).read())
     ok(throttles, "the cloud did throttle, and luascale said so (%d times: %s)"
@@ -367,11 +391,42 @@ def phase_restart():
     stop(sim["proc"])
 
 
+def fleet_instances(sim):
+    res = sim["ec2"].describe_instances(Filters=[
+        {"Name": "tag:luascale.io/node-group", "Values": ["burst"]},
+        {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"]
+    return sorted(i["InstanceId"] for r in res for i in r["Instances"])
+
+
+def phase_restart_fleet():
+    sim = start_sim("restartf", scenario("restartf", GROUPS, AWS_GROUPS,
+                                         pod("fleetjob", "2s", 2, "burst"), boot="8s"))
+    run = start_run(sim, "restartf-1")
+    logs = [run["log"], sim["log"]]
+    # killed once the fleet's instances exist and before they are nodes
+    made = until(40, lambda: len(fleet_instances(sim)) >= 2)
+    stop(run["proc"], signal.SIGKILL)
+    ok(made and not pods_running(sim, "fleetjob-"),
+       "fleet: CreateFleet made the instances and luascale was killed before they were nodes", *logs)
+    first = fleet_instances(sim)
+    run2 = start_run(sim, "restartf-2")
+    logs.append(run2["log"])
+    ran = until(60, lambda: pods_running(sim, "fleetjob-"))
+    ok(ran and fleet_instances(sim) == first,
+       "fleet: after the restart every pod runs on the instances launched before it (%s)" % ", ".join(first),
+       *logs)
+    ok(not log_has(run2["log"], r"scale_up burst \+"),
+       "fleet: the second luascale launched nothing: the tagged instances counted as on their way", *logs)
+    stop(run2["proc"])
+    stop(sim["proc"])
+
+
 try:
     phase_scale_up_and_down()
     phase_faults()
     phase_throttle()
     phase_restart()
+    phase_restart_fleet()
 finally:
     cleanup()
 print("1..%d" % count)
