@@ -229,6 +229,9 @@ struct group_meta {
 	struct loc aws;     /* its aws: section, when written */
 	bool aws_set;
 	struct config_aws_group awsg;
+	struct loc gce;     /* its gce: section, when written */
+	bool gce_set;
+	struct config_gce_group gceg;
 };
 
 struct env {
@@ -254,7 +257,7 @@ struct ctx {
 	struct loc root, cluster, kubeconfig, context, in_cluster;
 	struct loc policy, policy_path, protected_sel, reconcile, batch_idle,
 		batch_max, max_nodes_total, backoff_initial, backoff_max;
-	struct loc provider_kind, provider_aws, aws_discovery, provider_qps, provider_burst;
+	struct loc provider_kind, provider_aws, aws_discovery, provider_qps, provider_burst, provider_gce;
 	struct group_meta *gm;
 };
 
@@ -1267,11 +1270,53 @@ static int parse_aws_group(struct ctx *x, const struct ytree_node *m, const stru
 	return 0;
 }
 
+/* ---- a node group's gce: section ---- */
+
+/* RFC 1035 labels, as GCE names resources: [a-z]([-a-z0-9]*[a-z0-9])? */
+static bool ok_rfc1035(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && s[0] >= 'a' && s[0] <= 'z' && s[n - 1] != '-' && chars_ok(s, "-", true);
+}
+static bool ok_gce_zone(const char *s) { return ok_rfc1035(s) && strchr(s, '-'); }
+static bool ok_gce_project(const char *s)
+{
+	/* "my-project", or domain-scoped "example.com:my-project" */
+	const char *colon = strrchr(s, ':');
+
+	return chars_ok(colon ? colon + 1 : s, "-", true) && ok_rfc1035(colon ? colon + 1 : s) &&
+	       (!colon || (colon != s && chars_ok(s, ".-:", true)));
+}
+
+static const struct str_rule rule_mig = { ok_rfc1035, 63, "a managed instance group name (lowercase letters, digits and '-', starting with a letter, up to 63)" };
+static const struct str_rule rule_gce_zone = { ok_gce_zone, 63, "a GCE zone or region (like \"us-central1-a\" or \"us-central1\")" };
+static const struct str_rule rule_gce_project = { ok_gce_project, 100, "a GCP project id (like \"my-project\")" };
+static bool ok_mig_prefix(const char *s) { return s[0] >= 'a' && s[0] <= 'z' && chars_ok(s, "-", true); }
+static const struct str_rule rule_mig_prefix = { ok_mig_prefix, 62, "a managed instance group name prefix (lowercase letters, digits and '-', starting with a letter)" };
+
+static int parse_gce_group(struct ctx *x, const struct ytree_node *m, const struct node_group *g,
+			   struct config_gce_group *c)
+{
+	static const char *const keys[] = { "mig", "zone", "region", NULL };
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	c->mig = g->name;
+	if (field(x, m, "mig", dec_checked, &c->mig, &rule_mig, NULL) ||
+	    field(x, m, "zone", dec_checked, &c->zone, &rule_gce_zone, NULL) ||
+	    field(x, m, "region", dec_checked, &c->region, &rule_gce_zone, NULL))
+		return -1;
+	if (!c->zone == !c->region)
+		return fail_node(x, m, "give the MIG's zone (a zonal MIG) or its region (a regional one): exactly one of zone and region");
+	return 0;
+}
+
 static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_group *g,
 		       struct group_meta *gm)
 {
 	static const char *const keys[] = { "name", "min", "max", "price_per_hour",
-					    "selector", "target", "template", "aws", NULL };
+					    "selector", "target", "template", "aws", "gce", NULL };
 	const struct ytree_node *n;
 	int64_t min = 0, max = -1, tgt = -1;
 	size_t old;
@@ -1338,6 +1383,19 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 		gm->aws = node_loc(x, n);
 		gm->aws_set = true;
 		rc = parse_aws_group(x, n, g, &gm->awsg);
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+
+	n = map_get(m, "gce");
+	if (n) {
+		int rc;
+
+		old = ytree_path_push_key(&x->path, "gce");
+		gm->gce = node_loc(x, n);
+		gm->gce_set = true;
+		rc = parse_gce_group(x, n, g, &gm->gceg);
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
@@ -1571,12 +1629,87 @@ static int parse_provider_aws(struct ctx *x, const struct ytree_node *m)
 	       section(x, m, "endpoints", parse_aws_endpoints) ? -1 : 0;
 }
 
+/* host[:port], no scheme, no path */
+static bool ok_hostport(const char *s)
+{
+	return *s && !strpbrk(s, "/@?# \\") && ok_printable(s) && s[0] != ':';
+}
+
+static const struct str_rule rule_hostport = { ok_hostport, 255, "a host[:port] (no scheme, no path)" };
+
+static int parse_gce_endpoints(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "compute", "token", "metadata", NULL };
+	struct config_gce *g = &x->c->gce;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "compute", dec_checked, &g->endpoint_compute, &rule_endpoint, NULL) ||
+	       field(x, m, "token", dec_checked, &g->endpoint_token, &rule_endpoint, NULL) ||
+	       field(x, m, "metadata", dec_checked, &g->metadata_host, &rule_hostport, NULL) ? -1 : 0;
+}
+
+static int parse_gce_discovery(struct ctx *x, const struct ytree_node *l)
+{
+	static const char *const keys[] = { "prefix", "min", "max", NULL };
+	struct config_gce_discovery *d;
+	const struct ytree_node *c;
+	size_t i = 0;
+	int rc = 0;
+
+	if (expect_kind(x, l, YTREE_SEQ))
+		return -1;
+	d = arena_calloc(x->a, l->n + 1, sizeof(*d));
+	if (!d)
+		return oom(x);
+	for (c = l->first; c && !rc; c = c->next, i++) {
+		size_t o2 = ytree_path_push_index(&x->path, i);
+		int64_t min = 0, max = -1;
+
+		rc = expect_kind(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
+		     field(x, c, "prefix", dec_checked, &d[i].prefix, &rule_mig_prefix, NULL) ||
+		     field(x, c, "min", dec_int, &min, &r_group_size, NULL) ||
+		     field(x, c, "max", dec_int, &max, &r_group_size, NULL) ? -1 : 0;
+		if (!rc && !d[i].prefix)
+			rc = fail_node(x, c, "prefix is required: the MIGs whose names start with it are managed");
+		if (!rc && max < 0)
+			rc = fail_node(x, c, "max is required: a MIG has no size limits of its own");
+		if (!rc && max < min)
+			rc = fail_node(x, c, "max (%lld) is less than min (%lld)", (long long)max, (long long)min);
+		d[i].min = (int)min;
+		d[i].max = (int)max;
+		ytree_path_pop(&x->path, o2);
+	}
+	x->c->gce.discovery = d;
+	x->c->gce.n_discovery = i;
+	return rc;
+}
+
+static int parse_provider_gce(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "project", "credentials_file", "endpoints", "discovery", NULL };
+	struct config_gce *g = &x->c->gce;
+	struct loc where;
+	const char *kf = NULL;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	if (field(x, m, "project", dec_checked, &g->project, &rule_gce_project, NULL) ||
+	    field(x, m, "credentials_file", dec_string, &kf, NULL, &where) ||
+	    section(x, m, "endpoints", parse_gce_endpoints) ||
+	    section(x, m, "discovery", parse_gce_discovery))
+		return -1;
+	if (kf && !(g->credentials_file = resolve_path(x, kf, true, &where)))
+		return -1;
+	return 0;
+}
+
 static int parse_provider(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "kind", "qps", "burst", "read_qps", "read_burst", "aws",
-					    NULL };
+					    "gce", NULL };
 	struct config *c = x->c;
-	const struct ytree_node *aws = map_get(m, "aws");
+	const struct ytree_node *aws = map_get(m, "aws"), *gce = map_get(m, "gce");
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
@@ -1586,6 +1719,16 @@ static int parse_provider(struct ctx *x, const struct ytree_node *m)
 
 		x->provider_aws = node_loc(x, aws);
 		rc = parse_provider_aws(x, aws);
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+	if (gce) {
+		size_t old = ytree_path_push_key(&x->path, "gce");
+		int rc;
+
+		x->provider_gce = node_loc(x, gce);
+		rc = parse_provider_gce(x, gce);
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
@@ -1695,6 +1838,8 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_PROVIDER_AWS_REGION", dec_checked, &c->aws.region, &rule_region, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_AWS_CLUSTER_NAME", dec_checked, &c->aws.cluster_name, &rule_cluster, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_AWS_AUTO_DISCOVERY", dec_bool, &c->aws.auto_discovery, NULL, &x->aws_discovery) ||
+	    env_field(x, "LUASCALE_PROVIDER_GCE_PROJECT", dec_checked, &c->gce.project, &rule_gce_project, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_GCE_CREDENTIALS_FILE", dec_string, &c->gce.credentials_file, NULL, NULL) ||
 	    env_field(x, "LUASCALE_PROVISIONING_MAX_PROVISION_TIME", dec_duration, &c->max_provision_ms, &r_provision, NULL) ||
 	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_INITIAL", dec_duration, &c->backoff_initial_ms, &r_backoff, &x->backoff_initial) ||
 	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_MAX", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
@@ -2017,14 +2162,14 @@ static bool loc_set(const struct loc *l)
 	return l->path || l->var;
 }
 
-static const char *const provider_kinds[] = { "sim", "aws", NULL };
+static const char *const provider_kinds[] = { "sim", "aws", "gce", NULL };
 
 /* provider.kind is known, and the provider sections match it. Fills
  * c->group_extra. */
 static int check_provider(struct ctx *x)
 {
 	struct config *c = x->c;
-	bool aws = !strcmp(c->provider_kind, "aws");
+	bool aws = !strcmp(c->provider_kind, "aws"), gce = !strcmp(c->provider_kind, "gce");
 	const char *const *k;
 	size_t i;
 
@@ -2036,7 +2181,7 @@ static int check_provider(struct ctx *x)
 			char buf[64];
 
 			return fail_loc(x, loc_set(&x->provider_kind) ? &x->provider_kind : &x->root,
-					"provider.kind %s is not a provider of this build (known: sim, aws)%s%s%s",
+					"provider.kind %s is not a provider of this build (known: sim, aws, gce)%s%s%s",
 					quoted(c->provider_kind, buf, sizeof(buf)),
 					hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
 		}
@@ -2051,6 +2196,10 @@ static int check_provider(struct ctx *x)
 		c->provider_qps = 2;
 	if (aws && !loc_set(&x->provider_burst))
 		c->provider_burst = 5;
+	if (!gce && loc_set(&x->provider_gce))
+		return fail_loc(x, &x->provider_gce, "provider.gce is set, but provider.kind is %s%s%s: set kind: gce, or remove the section",
+				*c->provider_kind ? "\"" : "not set", c->provider_kind,
+				*c->provider_kind ? "\"" : "");
 	if (aws && c->aws.auto_discovery && !c->aws.cluster_name)
 		return fail_loc(x, &x->aws_discovery,
 				"auto_discovery needs provider.aws.cluster_name: the ASGs tagged k8s.io/cluster-autoscaler/<cluster_name> are found");
@@ -2066,6 +2215,17 @@ static int check_provider(struct ctx *x)
 
 		if (gm->aws_set && !aws)
 			return fail_loc(x, &gm->aws, "an aws: section needs provider.kind: aws");
+		if (gm->gce_set && !gce)
+			return fail_loc(x, &gm->gce, "a gce: section needs provider.kind: gce");
+		if (gce && !gm->gce_set)
+			return fail_loc(x, &gm->node, "node group \"%s\" needs a gce: section with its MIG's zone or region (provider.kind is gce)",
+					c->groups[i].name);
+		for (j = 0; gce && j < i; j++)
+			if (!strcmp(x->gm[j].gceg.mig, gm->gceg.mig) &&
+			    !strcmp(x->gm[j].gceg.zone ? x->gm[j].gceg.zone : x->gm[j].gceg.region,
+				    gm->gceg.zone ? gm->gceg.zone : gm->gceg.region))
+				return fail_loc(x, &gm->gce, "node groups \"%s\" and \"%s\" are the same MIG \"%s\"",
+						c->groups[j].name, c->groups[i].name, gm->gceg.mig);
 		if (aws && !gm->aws_set) {
 			gm->awsg.asg = c->groups[i].name; /* an ASG of the group's name */
 			gm->awsg.launch_template_version = "$Default";
@@ -2080,6 +2240,8 @@ static int check_provider(struct ctx *x)
 		e->template_set = gm->template_set;
 		e->aws_set = gm->aws_set;
 		e->aws = gm->awsg;
+		e->gce_set = gm->gce_set;
+		e->gce = gm->gceg;
 	}
 	return 0;
 }
@@ -2117,7 +2279,7 @@ static int check_all(struct ctx *x)
 		/* an Auto Scaling group says its own max and describes new nodes */
 		bool from_cloud = !strcmp(c->provider_kind, "aws") && !gm->awsg.fleet;
 
-		if (!gm->template_set && strcmp(c->provider_kind, "aws"))
+		if (!gm->template_set && strcmp(c->provider_kind, "aws") && strcmp(c->provider_kind, "gce"))
 			return fail_loc(x, &gm->node, "template is required (the allocatable resources of a new node of group \"%s\")",
 					g->name);
 		if (!gm->max_set && !from_cloud)

@@ -50,6 +50,19 @@ struct config_aws_group {
 	bool spot;                       /* capacity_type: spot (else on-demand) */
 };
 
+/* A node group's settings for the GCE provider (the group's "gce:" section). */
+struct config_gce_group {
+	const char *mig;                 /* the managed instance group's name, default the group's */
+	const char *zone;                /* a zonal MIG's zone, or NULL */
+	const char *region;              /* a regional MIG's region, or NULL (one of the two is set) */
+};
+
+/* A MIG name prefix whose groups are managed too (provider.gce.discovery). */
+struct config_gce_discovery {
+	const char *prefix;
+	int min, max;
+};
+
 /* What a group's config says of itself beyond struct node_group, for the
  * provider that completes it from the cloud. Same index as config.groups. */
 struct config_group_extra {
@@ -58,6 +71,20 @@ struct config_group_extra {
 	bool template_set;               /* a template: was written */
 	bool aws_set;                    /* an aws: section was written */
 	struct config_aws_group aws;
+	bool gce_set;                    /* a gce: section was written */
+	struct config_gce_group gce;
+};
+
+/* The provider.gce section. NULL strings when unset. */
+struct config_gce {
+	const char *project;             /* NULL: the metadata server's */
+	const char *credentials_file;    /* a service-account key; NULL: GOOGLE_APPLICATION_CREDENTIALS,
+					  * then the metadata server */
+	const char *endpoint_compute;    /* "https://compute.googleapis.com/compute/v1/" by default */
+	const char *endpoint_token;      /* the token URL (else the key file's token_uri) */
+	const char *metadata_host;       /* host[:port] (else GCE_METADATA_HOST, metadata.google.internal) */
+	const struct config_gce_discovery *discovery;
+	size_t n_discovery;
 };
 
 /* The provider.aws section. Empty strings when unset. */
@@ -110,6 +137,7 @@ struct config {
 	double provider_read_qps;       /* default 20 */
 	int64_t provider_read_burst;    /* default 40 */
 	struct config_aws aws;          /* provider.aws (kind aws) */
+	struct config_gce gce;          /* provider.gce (kind gce) */
 
 	/* provisioning, in milliseconds */
 	int64_t max_provision_ms;       /* an instance must be a Ready node by then, default 15m */
@@ -142,6 +170,7 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  *   LUASCALE_INTERVALS_RECONCILE, LUASCALE_INTERVALS_BATCH_IDLE, LUASCALE_INTERVALS_BATCH_MAX,
  *   LUASCALE_PROVIDER_KIND / _QPS / _BURST / _READ_QPS / _READ_BURST,
  *   LUASCALE_PROVIDER_AWS_REGION / _CLUSTER_NAME / _AUTO_DISCOVERY,
+ *   LUASCALE_PROVIDER_GCE_PROJECT / _CREDENTIALS_FILE,
  *   LUASCALE_PROVISIONING_MAX_PROVISION_TIME / _BACKOFF_INITIAL / _BACKOFF_MAX / _DRAIN_TIMEOUT,
  *   LUASCALE_NODE_GROUPS_<NAME>_MIN / _MAX / _PRICE_PER_HOUR (NAME upper-cased, '-' and '.' as '_').
  * Every numeric key has a range (counts at most 1000000, durations at most

@@ -668,7 +668,7 @@ static void test_error_groups(void **state)
 		     "1000000)");
 	expect_error(HEAD GROUP_W "    colour: red\n",
 		     "config.yaml:11:5: node_groups[0]: unknown key \"colour\" (known keys: name, "
-		     "min, max, price_per_hour, selector, target, template, aws)");
+		     "min, max, price_per_hour, selector, target, template, aws, gce)");
 	expect_error(HEAD GROUP_W "    min: 2\nsafety: {max_nodes_total: 1}\n",
 		     "config.yaml:12:27: safety.max_nodes_total: the node groups' minimums add up "
 		     "to 2, more than max_nodes_total (1)");
@@ -1347,7 +1347,7 @@ static void test_provider_aws(void **state)
 	expect_error(HEAD "provider: {kind: sim, aws: {region: us-east-1}}\n",
 		     "config.yaml:6:28: provider.aws: provider.aws is set, but provider.kind is \"sim\": set kind: aws, or remove the section");
 	expect_error(HEAD "provider: {kind: aww}\n",
-		     "config.yaml:6:18: provider.kind: provider.kind \"aww\" is not a provider of this build (known: sim, aws); did you mean \"aws\"?");
+		     "config.yaml:6:18: provider.kind: provider.kind \"aww\" is not a provider of this build (known: sim, aws, gce); did you mean \"aws\"?");
 	expect_error(HEAD "provider: {kind: aws, aws: {auto_discovery: true}}\n",
 		     "config.yaml:6:45: provider.aws.auto_discovery: auto_discovery needs provider.aws.cluster_name: the ASGs tagged k8s.io/cluster-autoscaler/<cluster_name> are found");
 	expect_error(HEAD "provider: {kind: aws, aws: {region: US-East-1}}\n",
@@ -1381,6 +1381,64 @@ static void test_example_aws(void **state)
 	config_free(c);
 }
 
+/* provider.gce and a group's gce: section: a MIG's zone or region, max
+ * required, discovery by prefix with its own limits. */
+static void test_provider_gce(void **state)
+{
+	struct config *c;
+	struct errbuf err;
+
+	(void)state;
+	c = parse(HEAD
+		  "node_groups:\n"
+		  "  - name: workers\n"
+		  "    max: 10\n"
+		  "    gce: {zone: us-central1-a}\n"
+		  "  - name: wide\n"
+		  "    max: 30\n"
+		  "    gce: {mig: wide-mig, region: us-central1}\n"
+		  "provider:\n"
+		  "  kind: gce\n"
+		  "  gce:\n"
+		  "    project: my-proj\n"
+		  "    credentials_file: /etc/luascale/key.json\n"
+		  "    endpoints: {compute: \"http://127.0.0.1:9/compute/v1/\", metadata: \"127.0.0.1:8\"}\n"
+		  "    discovery: [{prefix: gke-prod-, min: 1, max: 20}]\n",
+		  &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->gce.project, "my-proj");
+	assert_string_equal(c->gce.credentials_file, "/etc/luascale/key.json");
+	assert_string_equal(c->gce.endpoint_compute, "http://127.0.0.1:9/compute/v1/");
+	assert_string_equal(c->gce.metadata_host, "127.0.0.1:8");
+	assert_int_equal(c->gce.n_discovery, 1);
+	assert_string_equal(c->gce.discovery[0].prefix, "gke-prod-");
+	assert_int_equal(c->gce.discovery[0].max, 20);
+	assert_string_equal(c->group_extra[0].gce.mig, "workers");
+	assert_string_equal(c->group_extra[0].gce.zone, "us-central1-a");
+	assert_null(c->group_extra[0].gce.region);
+	assert_string_equal(c->group_extra[1].gce.mig, "wide-mig");
+	assert_string_equal(c->group_extra[1].gce.region, "us-central1");
+	config_free(c);
+
+	expect_error(HEAD "node_groups:\n  - name: w\n    gce: {zone: us-central1-a}\nprovider: {kind: gce}\n",
+		     "config.yaml:7:5: node_groups[0]: max is required (the largest number of nodes of group \"w\")");
+	expect_error(HEAD "node_groups:\n  - name: w\n    max: 3\nprovider: {kind: gce}\n",
+		     "config.yaml:7:5: node_groups[0]: node group \"w\" needs a gce: section with its MIG's zone or region (provider.kind is gce)");
+	expect_error_prefix(HEAD "node_groups:\n  - name: w\n    max: 3\n    gce: {zone: a, region: b-c}\nprovider: {kind: gce}\n",
+			    "config.yaml:9:");
+	expect_error(HEAD "node_groups:\n  - name: w\n    max: 3\n    gce: {}\nprovider: {kind: gce}\n",
+		     "config.yaml:9:10: node_groups[0].gce: give the MIG's zone (a zonal MIG) or its region (a regional one): exactly one of zone and region");
+	expect_error(HEAD "node_groups:\n  - name: w\n    max: 3\n    gce: {mig: Bad_Name, zone: us-central1-a}\nprovider: {kind: gce}\n",
+		     "config.yaml:9:16: node_groups[0].gce.mig: \"Bad_Name\" is not a managed instance group name (lowercase letters, digits and '-', starting with a letter, up to 63)");
+	expect_error(HEAD "provider: {kind: aws, gce: {project: p-1}}\n",
+		     "config.yaml:6:28: provider.gce: provider.gce is set, but provider.kind is \"aws\": set kind: gce, or remove the section");
+	expect_error(HEAD "provider: {kind: gce, gce: {discovery: [{prefix: gke-}]}}\n",
+		     "config.yaml:6:41: provider.gce.discovery[0]: max is required: a MIG has no size limits of its own");
+	expect_error(HEAD "provider: {kind: gce, gce: {endpoints: {metadata: \"http://x\"}}}\n",
+		     "config.yaml:6:51: provider.gce.endpoints.metadata: \"http://x\" is not a host[:port] (no scheme, no path)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1410,6 +1468,7 @@ int main(void)
 		cmocka_unit_test(test_policy_timeout),
 		cmocka_unit_test(test_provider_aws),
 		cmocka_unit_test(test_example_aws),
+		cmocka_unit_test(test_provider_gce),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
