@@ -53,6 +53,8 @@ int main(int argc, char **argv)
 		return cli_simulate(argc - 1, argv + 1);
 	if (strcmp(argv[1], "aws-sign") == 0)
 		return cli_aws_sign(argc - 1, argv + 1);
+	if (strcmp(argv[1], "gce-jwt") == 0)
+		return cli_gce_jwt(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("luascale %s\n", LUASCALE_VERSION);
 		return EXIT_OK;

@@ -29,6 +29,8 @@ int cli_simulate(int argc, char **argv);
 int cli_demo(int argc, char **argv);
 /* `luascale aws-sign`: SigV4-signs (or --verify) a raw HTTP request file. */
 int cli_aws_sign(int argc, char **argv);
+/* `luascale gce-jwt` (hidden): prints the JWT assertion of a GCE service-account key. */
+int cli_gce_jwt(int argc, char **argv);
 
 /* The latest --now: 9999-12-31T23:59:59Z, the last second a timestamp can
  * print as RFC 3339. */

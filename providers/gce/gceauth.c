@@ -1,0 +1,880 @@
+/*
+ * gceauth: GCE access tokens from a service-account key (RS256 JWT bearer
+ * grant, signed with libcrypto) or the metadata server, cached by
+ * credcache; the metadata server's project and zone. Never logs a token,
+ * an assertion or a key: only the source, the account and the expiry.
+ */
+#include "providers/gce/gceauth.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include "model.h"
+#include "providers/cloudhttp/cloudhttp.h"
+#include "providers/cloudhttp/credcache.h"
+
+#define KEY_FILE_MAX (64 * 1024)
+#define JWT_LIFETIME_S 3600
+#define MIN_RSA_BITS 2048
+#define MD_TOKEN_PATH "/computeMetadata/v1/instance/service-accounts/default/token"
+#define MD_EMAIL_PATH "/computeMetadata/v1/instance/service-accounts/default/email"
+#define MD_PROJECT_PATH "/computeMetadata/v1/project/project-id"
+#define MD_ZONE_PATH "/computeMetadata/v1/instance/zone"
+#define JWT_GRANT "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+enum gce_src { SRC_KEY, SRC_METADATA };
+
+static const char *const src_names[] = { "service-account-key", "metadata-server" };
+
+struct gce_jwt_key {
+	char email[320];
+	char key_id[128];
+	char token_uri[1024];
+	EVP_PKEY *pkey;
+};
+
+struct gce_token {
+	char token[GCE_AUTH_TOKEN_MAX];
+};
+
+struct md_client {
+	struct cloudhttp *http;
+	char base[300];            /* "http://host[:port]" */
+	long timeout_ms;
+	int attempts;
+};
+
+struct gce_auth {
+	enum gce_src kind;
+	char where[1200];          /* for messages: the key file, the metadata URL */
+	struct gce_jwt_key *key;
+	char token_url[1024];      /* where the assertion goes, its aud */
+	char scope[1024];
+	struct md_client md;
+	struct cloudhttp *http;
+	struct clock *clock;
+	const struct logger *log;
+	struct credcache *cache;
+	pthread_mutex_t mu;        /* guards 'account' */
+	char account[320];
+};
+
+/* ---- small helpers ---- */
+
+static const char *env_get(const struct gce_env *e, const char *name)
+{
+	const char *v = e && e->get ? e->get(e->ud, name) : getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+static void wipe_response(struct cloudhttp_response *r)
+{
+	if (r->body)
+		credcache_wipe(r->body, r->body_len);
+	cloudhttp_response_free(r);
+}
+
+static void wipe_buf(struct buf *b)
+{
+	if (b->data)
+		credcache_wipe(b->data, b->cap ? b->cap : b->len);
+	buf_free(b);
+}
+
+/* Wipes every string value of a parsed JSON tree (secrets inside). */
+static void wipe_json(cJSON *j)
+{
+	cJSON *c;
+
+	if (!j)
+		return;
+	if (cJSON_IsString(j) && j->valuestring)
+		credcache_wipe(j->valuestring, strlen(j->valuestring));
+	for (c = j->child; c; c = c->next)
+		wipe_json(c);
+}
+
+static void delete_json(cJSON *j)
+{
+	wipe_json(j);
+	cJSON_Delete(j);
+}
+
+/* True when every byte is printable ASCII (space allowed when 'spaces'). */
+static bool printable(const char *s, bool spaces)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < 0x20 || ch >= 0x7f || (!spaces && ch == ' '))
+			return false;
+	}
+	return true;
+}
+
+static int copy_str(char *out, size_t len, const char *v, const char *what, const char *where,
+		    struct errbuf *err)
+{
+	size_t n = strlen(v);
+
+	if (n == 0)
+		return errbuf_set(err, "%s: %s is empty", where, what);
+	if (n >= len)
+		return errbuf_set(err, "%s: %s is longer than %zu bytes", where, what, len - 1);
+	if (!printable(v, false))
+		return errbuf_set(err, "%s: %s holds a character that is not printable ASCII", where,
+				  what);
+	memcpy(out, v, n + 1);
+	return 0;
+}
+
+static void format_expiry(int64_t expires_s, char *ts, size_t len)
+{
+	model_format_time(expires_s, ts, len);
+}
+
+/* ---- URLs and hosts ---- */
+
+static bool loopback_host(const char *host)
+{
+	unsigned char a4[4], a6[16];
+	static const unsigned char loop6[16] = { [15] = 1 };
+
+	if (strcasecmp(host, "localhost") == 0)
+		return true;
+	if (inet_pton(AF_INET, host, a4) == 1)
+		return a4[0] == 127;
+	if (inet_pton(AF_INET6, host, a6) == 1)
+		return memcmp(a6, loop6, 16) == 0;
+	return false;
+}
+
+int gce_auth_check_token_url(const char *url, struct errbuf *err)
+{
+	struct cloudhttp_url u;
+
+	if (!url || !*url)
+		return errbuf_set(err, "the token URL is empty");
+	if (!printable(url, false))
+		return errbuf_set(err, "the token URL holds a space or a control character");
+	if (cloudhttp_url_parse(url, &u, err) < 0)
+		return -1;
+	if (u.query || strchr(url, '#'))
+		return errbuf_set(err, "the token URL %s must have no query or fragment", url);
+	if (!u.host[0])
+		return errbuf_set(err, "the token URL %s has no host", url);
+	if (strcmp(u.scheme, "https") != 0 && !loopback_host(u.host))
+		return errbuf_set(err, "the token URL %s must be https (http only to a loopback "
+				  "address, for a local simulator)", url);
+	return 0;
+}
+
+/* Checks a metadata host "host[:port]" and writes "http://host[:port]". */
+static int metadata_base(const char *host, const char *what, char *out, size_t len,
+			 struct errbuf *err)
+{
+	size_t i, n = strlen(host);
+
+	if (n == 0 || n > 260)
+		return errbuf_set(err, "%s: the metadata host must be 1-260 characters", what);
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)host[i];
+
+		if (!isalnum(ch) && !strchr(".-:[]_", ch))
+			return errbuf_set(err, "%s: the metadata host \"%.64s\" must be host[:port], "
+					  "without a scheme or a path", what, host);
+	}
+	snprintf(out, len, "http://%s", host);
+	return 0;
+}
+
+static int md_init(struct md_client *m, const struct gce_auth_opts *o, struct errbuf *err)
+{
+	const char *host = o->metadata_host && *o->metadata_host ? o->metadata_host : NULL;
+	const char *what = "metadata_host";
+
+	memset(m, 0, sizeof(*m));
+	if (!host) {
+		host = env_get(&o->env, "GCE_METADATA_HOST");
+		what = "GCE_METADATA_HOST";
+	}
+	if (!host) {
+		host = GCE_METADATA_DEFAULT_HOST;
+		what = "the metadata server";
+	}
+	if (metadata_base(host, what, m->base, sizeof(m->base), err) < 0)
+		return -1;
+	m->http = o->http;
+	m->timeout_ms = o->metadata_timeout_ms > 0 ? o->metadata_timeout_ms : 1500;
+	m->attempts = o->metadata_attempts > 0 ? o->metadata_attempts : 2;
+	if (!m->http)
+		return errbuf_set(err, "metadata server: no HTTP client");
+	return 0;
+}
+
+/*
+ * GET base+path with Metadata-Flavor: Google, retrying 5xx and no answer.
+ * Every answer must carry Metadata-Flavor: Google back (else it is not
+ * the metadata server: a proxy, a captive portal). 0 with a 200 answer in
+ * 'resp'; -1 with a message, the status in '*status' (0: none).
+ */
+static int md_get(const struct md_client *m, const char *path, struct cloudhttp_response *resp,
+		  long *status, struct errbuf *err)
+{
+	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
+	struct cloudhttp_request rq;
+	char url[512];
+	const char *flavor;
+	int i, rc = -1;
+
+	*status = 0;
+	snprintf(url, sizeof(url), "%s%s", m->base, path);
+	if (cloudhttp_headers_add(&h, "Metadata-Flavor", "Google") < 0) {
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.method = "GET";
+	rq.url = url;
+	rq.headers = &h;
+	rq.timeout_ms = m->timeout_ms;
+	for (i = 0; i < m->attempts; i++) {
+		wipe_response(resp);
+		rc = cloudhttp_send(m->http, &rq, resp, err);
+		if (rc == 0 && resp->status < 500)
+			break;
+	}
+	if (rc < 0) {
+		errbuf_prefix(err, "metadata server at %s: no answer (not on GCE? set "
+			      "GOOGLE_APPLICATION_CREDENTIALS to a service-account key, or "
+			      "GCE_METADATA_HOST)", m->base);
+		goto out;
+	}
+	rc = -1;
+	*status = resp->status;
+	flavor = cloudhttp_headers_get(&resp->headers, "Metadata-Flavor");
+	if (!flavor || strcmp(flavor, "Google") != 0) {
+		errbuf_set(err, "metadata server at %s: GET %s answered HTTP %ld without "
+			   "\"Metadata-Flavor: Google\": not the metadata server, refused",
+			   m->base, path, resp->status);
+		goto out;
+	}
+	if (resp->status != 200) {
+		errbuf_set(err, "metadata server at %s: GET %s: HTTP %ld", m->base, path,
+			   resp->status);
+		goto out;
+	}
+	rc = 0;
+out:
+	cloudhttp_headers_free(&h);
+	return rc;
+}
+
+/* The first line of a plain-text metadata answer, trimmed, checked
+ * against 'allowed' (extra characters besides letters and digits). */
+static int md_text(const struct md_client *m, const char *path, const char *allowed, char *out,
+		   size_t len, struct errbuf *err)
+{
+	struct cloudhttp_response r = { 0 };
+	long status;
+	size_t n, i;
+	int rc = -1;
+
+	if (md_get(m, path, &r, &status, err) < 0)
+		goto out;
+	n = strcspn(r.body, "\r\n");
+	while (n > 0 && isspace((unsigned char)r.body[n - 1]))
+		n--;
+	if (n == 0 || n >= len) {
+		errbuf_set(err, "metadata server at %s: GET %s: the answer is empty or longer than "
+			   "%zu bytes", m->base, path, len - 1);
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)r.body[i]) && !strchr(allowed, r.body[i])) {
+			errbuf_set(err, "metadata server at %s: GET %s: the answer holds an unexpected "
+				   "character", m->base, path);
+			goto out;
+		}
+	memcpy(out, r.body, n);
+	out[n] = '\0';
+	rc = 0;
+out:
+	cloudhttp_response_free(&r);
+	return rc;
+}
+
+/* ---- token answers ---- */
+
+/*
+ * Reads {"access_token","expires_in","token_type"} of a token answer.
+ * 'now' is the wall time the expiry counts from.
+ */
+static int parse_token(const char *body, const char *where, int64_t now, struct gce_token *out,
+		       int64_t *expires_s, struct errbuf *err)
+{
+	cJSON *j = cJSON_Parse(body);
+	const cJSON *tok, *exp, *type;
+	double e;
+	int rc = -1;
+
+	if (!j || !cJSON_IsObject(j)) {
+		errbuf_set(err, "%s: the answer is not a JSON object", where);
+		goto out;
+	}
+	tok = cJSON_GetObjectItemCaseSensitive(j, "access_token");
+	exp = cJSON_GetObjectItemCaseSensitive(j, "expires_in");
+	type = cJSON_GetObjectItemCaseSensitive(j, "token_type");
+	if (!cJSON_IsString(tok)) {
+		errbuf_set(err, "%s: the answer has no string access_token", where);
+		goto out;
+	}
+	if (type && (!cJSON_IsString(type) || strcasecmp(type->valuestring, "Bearer") != 0)) {
+		errbuf_set(err, "%s: token_type is not \"Bearer\"", where);
+		goto out;
+	}
+	if (!cJSON_IsNumber(exp)) {
+		errbuf_set(err, "%s: the answer has no number expires_in", where);
+		goto out;
+	}
+	e = exp->valuedouble;
+	if (!(e >= 1 && e <= 7 * 24 * 3600)) {
+		errbuf_set(err, "%s: expires_in %.0f is not between 1 s and 7 days", where, e);
+		goto out;
+	}
+	if (copy_str(out->token, sizeof(out->token), tok->valuestring, "access_token", where,
+		     err) < 0)
+		goto out;
+	*expires_s = now + (int64_t)e;
+	rc = 0;
+out:
+	delete_json(j);
+	return rc;
+}
+
+/* "HTTP 400 invalid_grant: Invalid JWT Signature." from an OAuth error. */
+static void oauth_error(const struct cloudhttp_response *r, const char *where, struct errbuf *err)
+{
+	cJSON *j = r->body ? cJSON_Parse(r->body) : NULL;
+	const cJSON *e = j ? cJSON_GetObjectItemCaseSensitive(j, "error") : NULL;
+	const cJSON *d = j ? cJSON_GetObjectItemCaseSensitive(j, "error_description") : NULL;
+
+	if (cJSON_IsString(e))
+		errbuf_set(err, "%s: HTTP %ld %.64s%s%.200s", where, r->status, e->valuestring,
+			   cJSON_IsString(d) ? ": " : "", cJSON_IsString(d) ? d->valuestring : "");
+	else if (cJSON_IsObject(e) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "message")))
+		errbuf_set(err, "%s: HTTP %ld: %.200s", where, r->status,
+			   cJSON_GetObjectItemCaseSensitive(e, "message")->valuestring);
+	else
+		errbuf_set(err, "%s: HTTP %ld", where, r->status);
+	cJSON_Delete(j);
+}
+
+/* ---- keys and JWTs ---- */
+
+static int no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	(void)u;
+	return -1;
+}
+
+static const char *json_str(const cJSON *j, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, name);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+struct gce_jwt_key *gce_jwt_key_parse(const char *text, size_t len, const char *where,
+				      struct errbuf *err)
+{
+	struct gce_jwt_key *k = NULL;
+	cJSON *j = cJSON_ParseWithLength(text, len);
+	const char *type, *email, *pem, *kid, *uri;
+	BIO *bio = NULL;
+	int bits;
+
+	if (!where)
+		where = "service account key";
+	if (!j || !cJSON_IsObject(j)) {
+		errbuf_set(err, "%s: not a JSON object", where);
+		goto fail;
+	}
+	type = json_str(j, "type");
+	if (!type) {
+		errbuf_set(err, "%s: no \"type\"; only service-account keys (\"type\": "
+			   "\"service_account\", from gcloud iam service-accounts keys create) are "
+			   "supported", where);
+		goto fail;
+	}
+	if (strcmp(type, "service_account") != 0) {
+		errbuf_set(err, "%s: a key of type \"%.40s\"%s is not supported: use a "
+			   "service-account key (\"type\": \"service_account\", from gcloud iam "
+			   "service-accounts keys create), or no key file on GCE to use the metadata "
+			   "server", where, type,
+			   strcmp(type, "authorized_user") == 0 ?
+				   " (a user's gcloud auth application-default login)" : "");
+		goto fail;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		errbuf_set(err, "%s: out of memory", where);
+		goto fail;
+	}
+	email = json_str(j, "client_email");
+	pem = json_str(j, "private_key");
+	kid = json_str(j, "private_key_id");
+	uri = json_str(j, "token_uri");
+	if (!email || copy_str(k->email, sizeof(k->email), email, "client_email", where, err) < 0) {
+		if (!email)
+			errbuf_set(err, "%s: no string \"client_email\"", where);
+		goto fail;
+	}
+	if (!strchr(k->email, '@')) {
+		errbuf_set(err, "%s: client_email \"%.80s\" is not an email address", where, k->email);
+		goto fail;
+	}
+	if (kid && copy_str(k->key_id, sizeof(k->key_id), kid, "private_key_id", where, err) < 0)
+		goto fail;
+	if (!uri)
+		uri = GCE_AUTH_DEFAULT_TOKEN_URI;
+	if (gce_auth_check_token_url(uri, err) < 0) {
+		errbuf_prefix(err, "%s: token_uri", where);
+		goto fail;
+	}
+	snprintf(k->token_uri, sizeof(k->token_uri), "%s", uri);
+	if (!pem || !strstr(pem, "-----BEGIN")) {
+		errbuf_set(err, "%s: no PEM \"private_key\"", where);
+		goto fail;
+	}
+	bio = BIO_new_mem_buf(pem, -1);
+	k->pkey = bio ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL) : NULL;
+	ERR_clear_error();
+	if (!k->pkey) {
+		errbuf_set(err, "%s: private_key is not a readable unencrypted PEM private key", where);
+		goto fail;
+	}
+	bits = EVP_PKEY_get_bits(k->pkey);
+	if (EVP_PKEY_get_base_id(k->pkey) != EVP_PKEY_RSA || bits < MIN_RSA_BITS) {
+		errbuf_set(err, "%s: private_key must be an RSA key of at least %d bits (RS256)",
+			   where, MIN_RSA_BITS);
+		goto fail;
+	}
+	BIO_free(bio);
+	delete_json(j);
+	return k;
+fail:
+	BIO_free(bio);
+	delete_json(j);
+	gce_jwt_key_free(k);
+	return NULL;
+}
+
+struct gce_jwt_key *gce_jwt_key_load(const char *path, struct errbuf *err)
+{
+	struct buf b = BUF_INIT;
+	struct gce_jwt_key *k;
+	char where[1100];
+
+	snprintf(where, sizeof(where), "service account key %s", path);
+	if (buf_read_file(&b, path, KEY_FILE_MAX, err) < 0) {
+		wipe_buf(&b);
+		return NULL;
+	}
+	k = gce_jwt_key_parse(b.data ? b.data : "", b.len, where, err);
+	wipe_buf(&b);
+	return k;
+}
+
+const char *gce_jwt_key_email(const struct gce_jwt_key *k)
+{
+	return k->email;
+}
+
+const char *gce_jwt_key_token_uri(const struct gce_jwt_key *k)
+{
+	return k->token_uri;
+}
+
+void gce_jwt_key_free(struct gce_jwt_key *k)
+{
+	if (!k)
+		return;
+	EVP_PKEY_free(k->pkey);
+	credcache_wipe(k, sizeof(*k));
+	free(k);
+}
+
+static void b64url(struct buf *out, const unsigned char *p, size_t n)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	char q[4];
+	size_t i;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		q[0] = tab[p[i] >> 2];
+		q[1] = tab[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
+		q[2] = tab[((p[i + 1] & 15) << 2) | (p[i + 2] >> 6)];
+		q[3] = tab[p[i + 2] & 63];
+		buf_append(out, q, 4);
+	}
+	if (n - i == 1) {
+		q[0] = tab[p[i] >> 2];
+		q[1] = tab[(p[i] & 3) << 4];
+		buf_append(out, q, 2);
+	} else if (n - i == 2) {
+		q[0] = tab[p[i] >> 2];
+		q[1] = tab[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
+		q[2] = tab[(p[i + 1] & 15) << 2];
+		buf_append(out, q, 3);
+	}
+}
+
+int gce_jwt_assertion(const struct gce_jwt_key *k, const char *aud, int64_t now,
+		      const char *scope, struct buf *out, struct errbuf *err)
+{
+	struct buf hdr = BUF_INIT, claims = BUF_INIT;
+	EVP_MD_CTX *md = NULL;
+	unsigned char *sig = NULL;
+	size_t siglen = 0, start = out->len;
+	int rc = -1;
+
+	if (!aud)
+		aud = k->token_uri;
+	if (!scope || !*scope)
+		scope = GCE_AUTH_DEFAULT_SCOPE;
+	if (now < 0 || now > INT64_MAX / 2)
+		return errbuf_set(err, "JWT: the time %lld is out of range", (long long)now);
+	buf_puts(&hdr, "{\"alg\":\"RS256\",\"typ\":\"JWT\"");
+	if (k->key_id[0]) {
+		buf_puts(&hdr, ",\"kid\":");
+		buf_json_string(&hdr, k->key_id);
+	}
+	buf_puts(&hdr, "}");
+	buf_puts(&claims, "{\"iss\":");
+	buf_json_string(&claims, k->email);
+	buf_puts(&claims, ",\"scope\":");
+	buf_json_string(&claims, scope);
+	buf_puts(&claims, ",\"aud\":");
+	buf_json_string(&claims, aud);
+	buf_printf(&claims, ",\"iat\":%lld,\"exp\":%lld}", (long long)now,
+		   (long long)(now + JWT_LIFETIME_S));
+	if (hdr.oom || claims.oom) {
+		errbuf_set(err, "JWT: out of memory");
+		goto out;
+	}
+	b64url(out, (const unsigned char *)hdr.data, hdr.len);
+	buf_puts(out, ".");
+	b64url(out, (const unsigned char *)claims.data, claims.len);
+	if (out->oom) {
+		errbuf_set(err, "JWT: out of memory");
+		goto out;
+	}
+	md = EVP_MD_CTX_new();
+	if (!md || EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, k->pkey) != 1 ||
+	    EVP_DigestSign(md, NULL, &siglen, (const unsigned char *)out->data + start,
+			   out->len - start) != 1 ||
+	    !(sig = malloc(siglen)) ||
+	    EVP_DigestSign(md, sig, &siglen, (const unsigned char *)out->data + start,
+			   out->len - start) != 1) {
+		ERR_clear_error();
+		errbuf_set(err, "JWT: RS256 signing with the key of %s failed", k->email);
+		goto out;
+	}
+	buf_puts(out, ".");
+	b64url(out, sig, siglen);
+	if (out->oom) {
+		errbuf_set(err, "JWT: out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	EVP_MD_CTX_free(md);
+	free(sig);
+	buf_free(&hdr);
+	buf_free(&claims);
+	return rc;
+}
+
+/* ---- fetching ---- */
+
+static int fetch_key(struct gce_auth *a, struct gce_token *out, int64_t *expires_s,
+		     struct errbuf *err)
+{
+	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
+	struct cloudhttp_response r = { 0 };
+	struct cloudhttp_request rq;
+	struct buf jwt = BUF_INIT, body = BUF_INIT;
+	char where[2400];
+	int64_t now = clock_wall(a->clock);
+	int rc = -1;
+
+	snprintf(where, sizeof(where), "%s: token endpoint %s", a->where, a->token_url);
+	if (gce_jwt_assertion(a->key, a->token_url, now, a->scope, &jwt, err) < 0) {
+		errbuf_prefix(err, "%s", a->where);
+		goto out;
+	}
+	buf_puts(&body, "grant_type=");
+	cloudhttp_escape(&body, JWT_GRANT);
+	buf_puts(&body, "&assertion=");
+	cloudhttp_escape(&body, jwt.data);
+	if (body.oom ||
+	    cloudhttp_headers_add(&h, "Content-Type", "application/x-www-form-urlencoded") < 0 ||
+	    cloudhttp_headers_add(&h, "Accept", "application/json") < 0) {
+		errbuf_set(err, "%s: out of memory", where);
+		goto out;
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.method = "POST";
+	rq.url = a->token_url;
+	rq.headers = &h;
+	rq.body = body.data;
+	rq.body_len = body.len;
+	if (cloudhttp_call(a->http, &rq, &r, err) < 0) {
+		errbuf_prefix(err, "%s", a->where);
+		goto out;
+	}
+	if (r.status != 200) {
+		oauth_error(&r, where, err);
+		goto out;
+	}
+	if (parse_token(r.body, where, now, out, expires_s, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	wipe_response(&r);
+	wipe_buf(&jwt);
+	wipe_buf(&body);
+	cloudhttp_headers_free(&h);
+	return rc;
+}
+
+static int fetch_metadata(struct gce_auth *a, struct gce_token *out, int64_t *expires_s,
+			  struct errbuf *err)
+{
+	struct cloudhttp_response r = { 0 };
+	struct errbuf e = { "" };
+	char where[400], email[320];
+	int64_t now = clock_wall(a->clock);
+	long status;
+	int rc = -1;
+
+	snprintf(where, sizeof(where), "metadata server at %s", a->md.base);
+	if (md_get(&a->md, MD_TOKEN_PATH, &r, &status, err) < 0) {
+		if (status == 404)
+			errbuf_set(err, "%s: this instance has no service account (attach one, or "
+				   "set GOOGLE_APPLICATION_CREDENTIALS to a key)", where);
+		goto out;
+	}
+	if (parse_token(r.body, where, now, out, expires_s, err) < 0)
+		goto out;
+	rc = 0;
+	pthread_mutex_lock(&a->mu);
+	email[0] = strcmp(a->account, "default") == 0 ? '\0' : 'x';
+	pthread_mutex_unlock(&a->mu);
+	if (!email[0]) {
+		/* for the log only: a failure leaves "default" */
+		if (md_text(&a->md, MD_EMAIL_PATH, "@.-_", email, sizeof(email), &e) == 0) {
+			pthread_mutex_lock(&a->mu);
+			snprintf(a->account, sizeof(a->account), "%s", email);
+			pthread_mutex_unlock(&a->mu);
+		} else {
+			log_at(a->log, LOG_DEBUG, clock_wall(a->clock),
+			       "gce: the metadata server's account email: %s", e.msg);
+		}
+	}
+out:
+	wipe_response(&r);
+	return rc;
+}
+
+static int refresh(void *ud, void *value, int64_t *expires_s, struct errbuf *err)
+{
+	struct gce_auth *a = ud;
+	struct gce_token *out = value;
+	char ts[40], account[320];
+	int rc;
+
+	rc = a->kind == SRC_KEY ? fetch_key(a, out, expires_s, err)
+				: fetch_metadata(a, out, expires_s, err);
+	if (rc < 0) {
+		credcache_wipe(out, sizeof(*out));
+		return -1;
+	}
+	gce_auth_account(a, account, sizeof(account));
+	format_expiry(*expires_s, ts, sizeof(ts));
+	log_at(a->log, LOG_INFO, clock_wall(a->clock),
+	       "gce: access token from the %s (%s, account %s), expires %s", src_names[a->kind],
+	       a->where, account, ts);
+	return 0;
+}
+
+/* ---- the source ---- */
+
+struct gce_auth *gce_auth_new(const struct gce_auth_opts *o, struct errbuf *err)
+{
+	struct credcache_opts co;
+	struct gce_auth *a;
+	const char *file, *scope;
+
+	if (!o || !o->http) {
+		errbuf_set(err, "gce auth: no HTTP client");
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		errbuf_set(err, "gce auth: out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&a->mu, NULL);
+	a->http = o->http;
+	a->clock = o->clock ? o->clock : clock_real();
+	a->log = o->log;
+	scope = o->scope && *o->scope ? o->scope : GCE_AUTH_DEFAULT_SCOPE;
+	if (strlen(scope) >= sizeof(a->scope) || !printable(scope, true)) {
+		errbuf_set(err, "gce auth: the scope must be printable ASCII, at most %zu bytes",
+			   sizeof(a->scope) - 1);
+		goto fail;
+	}
+	snprintf(a->scope, sizeof(a->scope), "%s", scope);
+	file = o->credentials_file && *o->credentials_file ? o->credentials_file : NULL;
+	if (!file)
+		file = env_get(&o->env, "GOOGLE_APPLICATION_CREDENTIALS");
+	if (file) {
+		a->kind = SRC_KEY;
+		snprintf(a->where, sizeof(a->where), "service account key %s", file);
+		a->key = gce_jwt_key_load(file, err);
+		if (!a->key)
+			goto fail;
+		if (o->token_url && *o->token_url) {
+			if (gce_auth_check_token_url(o->token_url, err) < 0) {
+				errbuf_prefix(err, "gce auth: token_url");
+				goto fail;
+			}
+			snprintf(a->token_url, sizeof(a->token_url), "%s", o->token_url);
+		} else {
+			snprintf(a->token_url, sizeof(a->token_url), "%s", a->key->token_uri);
+		}
+		snprintf(a->account, sizeof(a->account), "%s", a->key->email);
+	} else {
+		a->kind = SRC_METADATA;
+		if (md_init(&a->md, o, err) < 0) {
+			errbuf_prefix(err, "gce auth");
+			goto fail;
+		}
+		snprintf(a->where, sizeof(a->where), "%s", a->md.base);
+		snprintf(a->account, sizeof(a->account), "default");
+	}
+	memset(&co, 0, sizeof(co));
+	co.name = "gce access token";
+	co.value_size = sizeof(struct gce_token);
+	co.refresh = refresh;
+	co.ud = a;
+	co.advisory_s = GCE_AUTH_ADVISORY_S;
+	co.mandatory_s = GCE_AUTH_MANDATORY_S;
+	co.clock = a->clock;
+	co.log = a->log;
+	a->cache = credcache_new(&co, err);
+	if (!a->cache)
+		goto fail;
+	log_at(a->log, LOG_INFO, clock_wall(a->clock), "gce: credentials from the %s (%s)",
+	       src_names[a->kind], a->where);
+	return a;
+fail:
+	gce_auth_free(a);
+	return NULL;
+}
+
+int gce_auth_token(struct gce_auth *a, char *out, size_t len, int64_t *expires_s,
+		   struct errbuf *err)
+{
+	struct gce_token t;
+	int64_t exp = 0;
+	size_t n;
+	int rc = -1;
+
+	if (credcache_get(a->cache, &t, &exp, err) < 0)
+		goto out;
+	n = strlen(t.token);
+	if (n >= len) {
+		errbuf_set(err, "gce auth: the access token (%zu bytes) does not fit in %zu", n, len);
+		goto out;
+	}
+	memcpy(out, t.token, n + 1);
+	if (expires_s)
+		*expires_s = exp;
+	rc = 0;
+out:
+	credcache_wipe(&t, sizeof(t));
+	return rc;
+}
+
+const char *gce_auth_source(const struct gce_auth *a)
+{
+	return src_names[a->kind];
+}
+
+void gce_auth_account(struct gce_auth *a, char *out, size_t len)
+{
+	pthread_mutex_lock(&a->mu);
+	snprintf(out, len, "%s", a->account);
+	pthread_mutex_unlock(&a->mu);
+}
+
+void gce_auth_invalidate(struct gce_auth *a)
+{
+	credcache_invalidate(a->cache);
+}
+
+void gce_auth_free(struct gce_auth *a)
+{
+	if (!a)
+		return;
+	credcache_free(a->cache);
+	gce_jwt_key_free(a->key);
+	pthread_mutex_destroy(&a->mu);
+	credcache_wipe(a, sizeof(*a));
+	free(a);
+}
+
+/* ---- project and zone ---- */
+
+int gce_metadata_project_zone(const struct gce_auth_opts *o, char *project, size_t project_len,
+			      char *zone, size_t zone_len, struct errbuf *err)
+{
+	struct md_client m;
+	char z[300];
+	const char *slash;
+
+	if (!o || md_init(&m, o, err) < 0)
+		return o ? -1 : errbuf_set(err, "metadata server: no options");
+	if (md_text(&m, MD_PROJECT_PATH, "-.:", project, project_len, err) < 0)
+		return errbuf_prefix(err, "project id");
+	if (md_text(&m, MD_ZONE_PATH, "-/", z, sizeof(z), err) < 0)
+		return errbuf_prefix(err, "zone");
+	slash = strrchr(z, '/');
+	slash = slash ? slash + 1 : z;
+	if (!*slash || strchr(slash, '/') || strlen(slash) >= zone_len ||
+	    (strchr(z, '/') && !strstr(z, "/zones/")))
+		return errbuf_set(err, "metadata server at %s: instance/zone \"%.100s\" is not "
+				  "projects/NUMBER/zones/ZONE", m.base, z);
+	snprintf(zone, zone_len, "%s", slash);
+	return 0;
+}
