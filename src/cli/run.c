@@ -34,6 +34,7 @@
 #include "kube/kubeops_http.h"
 #include "log.h"
 #include "providers/aws/aws.h"
+#include "providers/gce/gce.h"
 #include "providers/provider.h"
 #include "providers/simremote/simremote.h"
 #include "runtime/clock.h"
@@ -307,8 +308,20 @@ static struct provider *make_provider(const struct config *c, struct kube_client
 			log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider aws: %s", err.msg);
 		return p;
 	}
+	if (strcmp(c->provider_kind, "gce") == 0) {
+		struct gce_provider_opts go;
+
+		memset(&go, 0, sizeof(go));
+		go.config = c;
+		go.log = log;
+		go.cancel = stop;
+		p = gce_provider_new(&go, &err);
+		if (!p)
+			log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider gce: %s", err.msg);
+		return p;
+	}
 	log_at(log, LOG_ERROR, clock_wall(clock_real()),
-	       "provider kind \"%s\" is not available in this build (available: sim, aws)",
+	       "provider kind \"%s\" is not available in this build (available: sim, aws, gce)",
 	       c->provider_kind);
 	return NULL;
 }

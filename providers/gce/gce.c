@@ -1,0 +1,1306 @@
+/*
+ * providers/gce: managed instance groups over the compute v1 JSON API —
+ * listing (MIG get + listManagedInstances), launching (createInstances with
+ * chosen names, resize with a requestId as the fallback), the stockouts and
+ * quota errors that show only on each managed instance's lastAttempt,
+ * deleting, templates from instance templates and machine types, and
+ * providerID mapping. Auth is gceauth's; HTTP cloudhttp's.
+ */
+#include "providers/gce/gce.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "providers/cloudhttp/cloudhttp.h"
+
+#define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)
+#define MAX_PAGES 10000
+#define PAGE_SIZE 500
+#define NAME_SUFFIX 4
+#define MIB (1024ll * 1024)
+
+struct gce_group {
+	char name[64];          /* the engine's */
+	char mig[64];
+	char scope[80];         /* "zones/us-central1-a" or "regions/us-central1" */
+	bool regional;
+	bool wants_template;
+	int min, max;
+};
+
+struct gce_seen {
+	char name[64];          /* instance name */
+	char group[64];
+};
+
+struct gce_prov {
+	struct cloudhttp *http;
+	struct gce_auth *auth;
+	struct clock *clock;
+	const struct logger *log;
+	const atomic_bool *cancel;
+	const struct config *config;
+	char project[128];
+	char base[512];         /* ".../compute/v1/" */
+	int64_t launch_wait_ns, poll_ns;
+	pthread_mutex_t mu;     /* groups, seen, caches, counters, rng */
+	struct gce_group *groups;
+	size_t n_groups, n_config_groups;
+	struct gce_seen *seen;
+	size_t n_seen;
+	struct gce_mt {
+		char key[192];  /* zone/machineType */
+		int cpus;
+		int64_t memory_mb;
+	} *mts;
+	size_t n_mts;
+	uint64_t rng;
+	struct { char what[40]; uint64_t n; } counts[24];
+};
+
+#define GP(p) ((struct gce_prov *)(p)->impl)
+
+static void status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
+{
+	va_list ap;
+
+	st->code = code;
+	va_start(ap, fmt);
+	vsnprintf(st->message, sizeof(st->message), fmt, ap);
+	va_end(ap);
+}
+
+static void count(struct gce_prov *gp, const char *path)
+{
+	const char *q = strchr(path, '?'), *slash;
+	char what[40];
+	size_t i, n = q ? (size_t)(q - path) : strlen(path);
+
+	for (slash = path + n; slash > path && slash[-1] != '/'; slash--)
+		;
+	snprintf(what, sizeof(what), "%.*s", (int)(path + n - slash), slash);
+	/* "zones/z/instanceGroupManagers/NAME": count the resource, not the name */
+	if (slash - path > 22 && !strncmp(slash - 22, "instanceGroupManagers/", 22))
+		snprintf(what, sizeof(what), "instanceGroupManagers");
+	pthread_mutex_lock(&gp->mu);
+	for (i = 0; i < sizeof(gp->counts) / sizeof(gp->counts[0]); i++) {
+		if (!gp->counts[i].what[0])
+			snprintf(gp->counts[i].what, sizeof(gp->counts[i].what), "%s", what);
+		if (!strcmp(gp->counts[i].what, what)) {
+			gp->counts[i].n++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&gp->mu);
+}
+
+uint64_t gce_provider_calls(const struct provider *p, const char *what)
+{
+	struct gce_prov *gp = GP(p);
+	uint64_t n = 0;
+	size_t i;
+
+	pthread_mutex_lock(&gp->mu);
+	for (i = 0; i < sizeof(gp->counts) / sizeof(gp->counts[0]); i++)
+		if (!strcmp(gp->counts[i].what, what))
+			n = gp->counts[i].n;
+	pthread_mutex_unlock(&gp->mu);
+	return n;
+}
+
+/* ---- one call ---- */
+
+struct call {
+	struct gce_prov *gp;
+	struct ratelimit *bucket;
+	struct provider_status *st;
+	bool auth_retry;
+	char what[64];
+};
+
+static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,
+		   struct errbuf *err)
+{
+	struct call *c = ctx;
+	char token[GCE_AUTH_TOKEN_MAX], bearer[GCE_AUTH_TOKEN_MAX + 8];
+	struct errbuf e;
+	int rc;
+
+	(void)req;
+	if (c->bucket && ratelimit_acquire(c->bucket, clock_now(c->gp->clock) + TOKEN_WAIT_NS) < 0) {
+		c->st->code = PROVIDER_THROTTLED;
+		errbuf_set(err, "no token of the provider's rate limit within 60s");
+		return -1;
+	}
+	if (gce_auth_token(c->gp->auth, token, sizeof(token), NULL, &e) < 0) {
+		c->st->code = PROVIDER_AUTH;
+		errbuf_set(err, "no access token: %s", e.msg);
+		return -1;
+	}
+	snprintf(bearer, sizeof(bearer), "Bearer %s", token);
+	rc = cloudhttp_headers_add(extra, "Authorization", bearer);
+	memset(token, 0, sizeof(token));
+	memset(bearer, 0, sizeof(bearer));
+	if (rc < 0) {
+		errbuf_set(err, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* The first error reason of a Google error answer ("" when none). */
+static void error_of(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
+{
+	cJSON *doc = cJSON_ParseWithLength(body ? body : "", len);
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error"), *errs, *r, *m;
+
+	reason[0] = msg[0] = '\0';
+	errs = cJSON_GetObjectItemCaseSensitive(e, "errors");
+	r = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(errs, 0), "reason");
+	m = cJSON_GetObjectItemCaseSensitive(e, "message");
+	if (cJSON_IsString(r))
+		snprintf(reason, rlen, "%s", r->valuestring);
+	if (cJSON_IsString(m))
+		snprintf(msg, mlen, "%s", m->valuestring);
+	cJSON_Delete(doc);
+}
+
+static bool throttle_reason(const char *r)
+{
+	return !strcmp(r, "rateLimitExceeded") || !strcmp(r, "userRateLimitExceeded") ||
+	       !strcmp(r, "RATE_LIMIT_EXCEEDED");
+}
+
+static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_response *r)
+{
+	struct call *c = ctx;
+	char reason[64], msg[8];
+
+	if (r->status >= 200 && r->status < 300) {
+		if (c->bucket)
+			ratelimit_succeeded(c->bucket);
+		return CLOUDHTTP_DONE;
+	}
+	error_of(r->body, r->body_len, reason, sizeof(reason), msg, sizeof(msg));
+	if (r->status == 429 || (r->status == 403 && throttle_reason(reason))) {
+		if (c->bucket)
+			ratelimit_throttled(c->bucket);
+		log_at(c->gp->log, LOG_WARN, clock_wall(c->gp->clock),
+		       "gce: %s throttled (HTTP %ld%s%s); retrying, calls now at %.3g a second", c->what,
+		       r->status, reason[0] ? " " : "", reason, c->bucket ? ratelimit_rate(c->bucket) : 0.0);
+		return CLOUDHTTP_RETRY_THROTTLED;
+	}
+	if (r->status == 401 && !c->auth_retry) {
+		c->auth_retry = true;
+		gce_auth_invalidate(c->gp->auth);
+		return CLOUDHTTP_RETRY;
+	}
+	return r->status >= 500 ? CLOUDHTTP_RETRY : CLOUDHTTP_DONE;
+}
+
+static enum provider_error class_of(long status, const char *reason)
+{
+	if (status == 429 || throttle_reason(reason))
+		return PROVIDER_THROTTLED;
+	if (strstr(reason, "uota") || strstr(reason, "QUOTA"))
+		return PROVIDER_QUOTA;
+	if (status == 401 || status == 403)
+		return PROVIDER_AUTH;
+	if (status == 404)
+		return PROVIDER_NOT_FOUND;
+	if (status >= 500 || status == 0)
+		return PROVIDER_TRANSIENT;
+	return PROVIDER_INVALID;
+}
+
+/* 'method' 'path' (relative to the compute base, or an absolute URL) with
+ * 'body' (NULL: none). 0 with the answer in *out (cJSON_Delete it), or -1. */
+static int call(struct provider *p, bool mutating, const char *method, const char *path,
+		const cJSON *body, cJSON **out, struct provider_status *st)
+{
+	struct gce_prov *gp = GP(p);
+	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
+	struct cloudhttp_response resp;
+	struct cloudhttp_request req;
+	struct errbuf err;
+	struct call c;
+	char url[2048], reason[64], msg[200];
+	char *text = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	memset(st, 0, sizeof(*st));
+	memset(&resp, 0, sizeof(resp));
+	memset(&c, 0, sizeof(c));
+	c.gp = gp;
+	c.bucket = mutating ? p->mutating : p->reads;
+	c.st = st;
+	snprintf(c.what, sizeof(c.what), "%s %.*s", method, (int)strcspn(path, "?"), path);
+	count(gp, path);
+	if (gp->cancel && atomic_load(gp->cancel)) {
+		status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", c.what);
+		return -1;
+	}
+	if (!strncmp(path, "http://", 7) || !strncmp(path, "https://", 8))
+		snprintf(url, sizeof(url), "%s", path);
+	else
+		snprintf(url, sizeof(url), "%s%s", gp->base, path);
+	if (body && !(text = cJSON_PrintUnformatted(body))) {
+		status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	if (cloudhttp_headers_add(&hs, "Accept", "application/json") < 0 ||
+	    (text && cloudhttp_headers_add(&hs, "Content-Type", "application/json") < 0)) {
+		status(st, PROVIDER_TRANSIENT, "out of memory");
+		goto out;
+	}
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.url = url;
+	req.headers = &hs;
+	req.body = text;
+	req.body_len = text ? strlen(text) : 0;
+	req.prepare = prepare;
+	req.classify = classify;
+	req.ctx = &c;
+	if (cloudhttp_call(gp->http, &req, &resp, &err) < 0) {
+		status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
+		goto out;
+	}
+	if (resp.status >= 200 && resp.status < 300) {
+		*out = cJSON_ParseWithLength(resp.body ? resp.body : "", resp.body_len);
+		if (!*out) {
+			status(st, PROVIDER_TRANSIENT, "%s: HTTP %ld with malformed JSON", c.what, resp.status);
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
+	error_of(resp.body, resp.body_len, reason, sizeof(reason), msg, sizeof(msg));
+	status(st, resp.throttled ? PROVIDER_THROTTLED : class_of(resp.status, reason), "%s: HTTP %ld%s%s: %s",
+	       c.what, resp.status, reason[0] ? " " : "", reason, msg[0] ? msg : "no message");
+out:
+	cloudhttp_response_free(&resp);
+	cloudhttp_headers_free(&hs);
+	if (text)
+		cJSON_free(text);
+	return rc;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* The last segment of a URL ("…/zones/us-central1-a" -> "us-central1-a"). */
+static const char *last_seg(const char *url)
+{
+	const char *s = strrchr(url, '/');
+
+	return s ? s + 1 : url;
+}
+
+/* The zone of an instance URL ("…/zones/Z/instances/N"), into out. */
+static int url_zone(const char *url, char *out, size_t len)
+{
+	const char *z = strstr(url, "/zones/"), *e;
+
+	if (!z)
+		return -1;
+	z += 7;
+	e = strchr(z, '/');
+	if (!e || e == z || (size_t)(e - z) >= len)
+		return -1;
+	snprintf(out, len, "%.*s", (int)(e - z), z);
+	return 0;
+}
+
+static bool ok_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 63 || !islower((unsigned char)s[0]) || s[n - 1] == '-')
+		return false;
+	for (; *s; s++)
+		if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '-')
+			return false;
+	return true;
+}
+
+/* ---- waiting ---- */
+
+static int wait_ns(struct gce_prov *gp, int64_t ns)
+{
+	int64_t end = clock_now(gp->clock) + ns;
+
+	while (clock_now(gp->clock) < end) {
+		int64_t step = end - clock_now(gp->clock);
+
+		if (gp->cancel && atomic_load(gp->cancel))
+			return -1;
+		if (step > 200 * CLOCK_NS_PER_MS)
+			step = 200 * CLOCK_NS_PER_MS;
+		if (gp->clock->ops->sleep_until(gp->clock, clock_now(gp->clock) + step) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Follows an operation with POST .../wait until DONE or the deadline.
+ * 0 when it finished without error, -1 with 'st' otherwise. */
+static int wait_operation(struct provider *p, cJSON *op, int64_t deadline_ns, struct provider_status *st)
+{
+	struct gce_prov *gp = GP(p);
+	char path[1024];
+	cJSON *cur = op, *next = NULL;
+	int rc = -1;
+
+	for (;;) {
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(cur, "error");
+		const char *s = str(cur, "status"), *self = str(cur, "selfLink");
+
+		if (!strcmp(s, "DONE")) {
+			const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "errors"), 0);
+
+			if (first) {
+				const char *code = str(first, "code");
+
+				status(st, strstr(code, "QUOTA") ? PROVIDER_QUOTA :
+					   strstr(code, "RESOURCE_POOL_EXHAUSTED") ? PROVIDER_NO_CAPACITY : PROVIDER_INVALID,
+				       "operation %s: %s: %s", str(cur, "name"), code, str(first, "message"));
+				break;
+			}
+			rc = 0;
+			break;
+		}
+		if (clock_now(gp->clock) >= deadline_ns) {
+			status(st, PROVIDER_TRANSIENT, "operation %s still %s at the deadline", str(cur, "name"),
+			       s[0] ? s : "unknown");
+			break;
+		}
+		if (!self[0]) {
+			status(st, PROVIDER_TRANSIENT, "an operation without a selfLink");
+			break;
+		}
+		snprintf(path, sizeof(path), "%s/wait", self);
+		if (next)
+			cJSON_Delete(next);
+		next = NULL;
+		if (call(p, false, "POST", path, NULL, &next, st) < 0)
+			break;
+		cur = next;
+	}
+	if (next)
+		cJSON_Delete(next);
+	return rc;
+}
+
+/* ---- groups ---- */
+
+static int group_get(struct gce_prov *gp, const char *name, struct gce_group *out)
+{
+	size_t i;
+	int rc = -1;
+
+	pthread_mutex_lock(&gp->mu);
+	for (i = 0; i < gp->n_groups; i++)
+		if (!strcmp(gp->groups[i].name, name)) {
+			*out = gp->groups[i];
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&gp->mu);
+	return rc;
+}
+
+static enum instance_state mi_state(const cJSON *mi)
+{
+	const char *a = str(mi, "currentAction"), *s = str(mi, "instanceStatus");
+
+	if (!strcmp(a, "DELETING") || !strcmp(a, "ABANDONING") || !strcmp(s, "STOPPING") ||
+	    !strcmp(s, "TERMINATED") || !strcmp(s, "SUSPENDED"))
+		return INSTANCE_STOPPING;
+	if (!strcmp(a, "NONE") && !strcmp(s, "RUNNING"))
+		return INSTANCE_RUNNING;
+	return INSTANCE_PENDING; /* CREATING, RECREATING, VERIFYING, REFRESHING ... */
+}
+
+/* The class of a managed instance's lastAttempt error (OK when none). */
+static enum provider_error attempt_error(const cJSON *mi, char *msg, size_t len)
+{
+	const cJSON *errs = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mi, "lastAttempt"), "errors"),
+		"errors");
+	const cJSON *e = cJSON_GetArrayItem(errs, 0);
+	const char *code;
+
+	if (!e)
+		return PROVIDER_OK;
+	code = str(e, "code");
+	snprintf(msg, len, "%s: %s", code, str(e, "message"));
+	if (strstr(code, "QUOTA"))
+		return PROVIDER_QUOTA;
+	if (strstr(code, "RESOURCE_POOL_EXHAUSTED") || strstr(code, "INSUFFICIENT_CAPACITY") ||
+	    strstr(code, "STOCKOUT"))
+		return PROVIDER_NO_CAPACITY;
+	return PROVIDER_INVALID;
+}
+
+/* Every managed instance of a MIG (listManagedInstances, all pages). */
+static int managed_instances(struct provider *p, const struct gce_group *g, cJSON **items,
+			     struct provider_status *st)
+{
+	struct gce_prov *gp = GP(p);
+	char path[1024], token[2048] = "";
+	cJSON *all = cJSON_CreateArray();
+	int pages = 0;
+
+	*items = NULL;
+	if (!all) {
+		status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	do {
+		cJSON *doc, *list, *it;
+		struct buf q = BUF_INIT;
+
+		if (token[0] && (buf_puts(&q, "&pageToken=") < 0 || cloudhttp_escape(&q, token) < 0)) {
+			buf_free(&q);
+			cJSON_Delete(all);
+			status(st, PROVIDER_TRANSIENT, "out of memory");
+			return -1;
+		}
+		snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/listManagedInstances?maxResults=%d%s",
+			 gp->project, g->scope, g->mig, PAGE_SIZE, q.data ? q.data : "");
+		buf_free(&q);
+		if (call(p, false, "POST", path, NULL, &doc, st) < 0) {
+			cJSON_Delete(all);
+			return -1;
+		}
+		list = cJSON_DetachItemFromObjectCaseSensitive(doc, "managedInstances");
+		while (list && (it = cJSON_DetachItemFromArray(list, 0)))
+			cJSON_AddItemToArray(all, it);
+		cJSON_Delete(list);
+		snprintf(token, sizeof(token), "%s", str(doc, "nextPageToken"));
+		cJSON_Delete(doc);
+		if (++pages > MAX_PAGES) {
+			cJSON_Delete(all);
+			status(st, PROVIDER_TRANSIENT, "listManagedInstances: the nextPageToken does not end");
+			return -1;
+		}
+	} while (token[0]);
+	*items = all;
+	return 0;
+}
+
+static void provider_id(const struct gce_prov *gp, const char *zone, const char *name, char *out, size_t len)
+{
+	snprintf(out, len, "gce://%s/%s/%s", gp->project, zone, name);
+}
+
+/* Reserved like GKE does: CPU 6% of the first core, 1% of the second, 0.5%
+ * of the next two, 0.25% above; memory 25% of the first 4 GiB, 20% of the
+ * next 4, 10% of the next 8, 6% of the next 112, 2% above, and 100Mi for eviction. */
+static int64_t reserved_cpu_m(int cpus)
+{
+	int64_t r = 0;
+	int i;
+
+	for (i = 1; i <= cpus; i++)
+		r += i == 1 ? 600 : i == 2 ? 100 : i <= 4 ? 50 : 25;
+	return r / 10;
+}
+
+static int64_t reserved_memory(int64_t mem)
+{
+	static const struct { int64_t upto; int pct; } tiers[] = {
+		{4ll << 30, 25}, {8ll << 30, 20}, {16ll << 30, 10}, {128ll << 30, 6}, {INT64_MAX, 2},
+	};
+	int64_t r = 0, prev = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(tiers) / sizeof(tiers[0]) && mem > prev; i++) {
+		int64_t part = (mem < tiers[i].upto ? mem : tiers[i].upto) - prev;
+
+		r += part / 100 * tiers[i].pct;
+		prev = tiers[i].upto;
+	}
+	return r + 100 * MIB;
+}
+
+/* The new-node template of a MIG: its instance template's machine type and
+ * accelerators, the machine type's CPUs and memory. Best effort. */
+static void describe_template(struct provider *p, const struct gce_group *g, const cJSON *mig,
+			      struct provider_template *t)
+{
+	struct gce_prov *gp = GP(p);
+	struct provider_status st;
+	const char *tmpl = str(mig, "instanceTemplate"), *mt;
+	const cJSON *acc, *a;
+	cJSON *it = NULL, *m = NULL;
+	char zone[64], path[1024], key[192];
+	int cpus = 0, gpus = 0;
+	int64_t mem_mb = 0;
+	size_t i;
+
+	if (!tmpl[0] || call(p, false, "GET", tmpl, NULL, &it, &st) < 0) {
+		if (tmpl[0])
+			log_at(gp->log, LOG_WARN, clock_wall(gp->clock), "gce: group %s: cannot read its instance template: %s",
+			       g->name, st.message);
+		return;
+	}
+	mt = last_seg(str(cJSON_GetObjectItemCaseSensitive(it, "properties"), "machineType"));
+	acc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "properties"), "guestAccelerators");
+	cJSON_ArrayForEach(a, acc) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(a, "acceleratorCount");
+
+		if (cJSON_IsNumber(n) && n->valuedouble > 0 && n->valuedouble < 64)
+			gpus += (int)n->valuedouble;
+	}
+	/* a regional MIG's machine type is the same in each of its zones: use the first */
+	if (g->regional) {
+		const cJSON *zs = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(mig, "distributionPolicy"), "zones");
+
+		snprintf(zone, sizeof(zone), "%s", last_seg(str(cJSON_GetArrayItem(zs, 0), "zone")));
+	} else {
+		snprintf(zone, sizeof(zone), "%s", g->scope + 6);
+	}
+	snprintf(key, sizeof(key), "%s/%s", zone, mt);
+	pthread_mutex_lock(&gp->mu);
+	for (i = 0; i < gp->n_mts; i++)
+		if (!strcmp(gp->mts[i].key, key)) {
+			cpus = gp->mts[i].cpus;
+			mem_mb = gp->mts[i].memory_mb;
+		}
+	pthread_mutex_unlock(&gp->mu);
+	if (!cpus && mt[0] && zone[0]) {
+		snprintf(path, sizeof(path), "projects/%s/zones/%s/machineTypes/%s", gp->project, zone, mt);
+		if (call(p, false, "GET", path, NULL, &m, &st) == 0) {
+			const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "guestCpus");
+			const cJSON *mm = cJSON_GetObjectItemCaseSensitive(m, "memoryMb");
+
+			if (cJSON_IsNumber(c) && cJSON_IsNumber(mm) && c->valuedouble >= 1 &&
+			    c->valuedouble < 100000 && mm->valuedouble >= 1 && mm->valuedouble < 1e9) {
+				struct gce_mt *n;
+
+				cpus = (int)c->valuedouble;
+				mem_mb = (int64_t)mm->valuedouble;
+				pthread_mutex_lock(&gp->mu);
+				n = realloc(gp->mts, (gp->n_mts + 1) * sizeof(*n));
+				if (n) {
+					gp->mts = n;
+					snprintf(n[gp->n_mts].key, sizeof(n[0].key), "%s", key);
+					n[gp->n_mts].cpus = cpus;
+					n[gp->n_mts].memory_mb = mem_mb;
+					gp->n_mts++;
+				}
+				pthread_mutex_unlock(&gp->mu);
+			}
+			cJSON_Delete(m);
+		} else {
+			log_at(gp->log, LOG_WARN, clock_wall(gp->clock), "gce: group %s: cannot read machine type %s: %s",
+			       g->name, mt, st.message);
+		}
+	}
+	if (cpus) {
+		int64_t mem = mem_mb * MIB;
+
+		snprintf(t->instance_type, sizeof(t->instance_type), "%s", mt);
+		t->cpu_m = (int64_t)cpus * 1000 - reserved_cpu_m(cpus);
+		t->memory = mem - reserved_memory(mem) > 0 ? mem - reserved_memory(mem) : 0;
+		t->pods = 110;
+		t->gpus = gpus;
+		provider_template_label(t, "node.kubernetes.io/instance-type", mt);
+	}
+	provider_template_label(t, "kubernetes.io/os", "linux");
+	if (!g->regional)
+		provider_template_label(t, "topology.kubernetes.io/zone", g->scope + 6);
+	cJSON_Delete(it);
+}
+
+static int cmp_seen(const void *a, const void *b)
+{
+	return strcmp(((const struct gce_seen *)a)->name, ((const struct gce_seen *)b)->name);
+}
+
+/* One group's MIG and instances into pg. */
+static int list_one(struct provider *p, const struct gce_group *g, struct provider_group *pg,
+		    struct provider_status *st)
+{
+	struct gce_prov *gp = GP(p);
+	char path[1024];
+	cJSON *mig = NULL, *items = NULL, *mi;
+	int live = 0, failing = 0;
+	const cJSON *ts;
+	char why[256] = "";
+	enum provider_error fail = PROVIDER_OK;
+
+	snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s", gp->project, g->scope, g->mig);
+	if (call(p, false, "GET", path, NULL, &mig, st) < 0)
+		return -1;
+	if (managed_instances(p, g, &items, st) < 0) {
+		cJSON_Delete(mig);
+		return -1;
+	}
+	snprintf(pg->name, sizeof(pg->name), "%s", g->name);
+	pg->min = g->min;
+	pg->max = g->max;
+	pg->members_by_id = true;
+	ts = cJSON_GetObjectItemCaseSensitive(mig, "targetSize");
+	pg->target = cJSON_IsNumber(ts) && ts->valuedouble >= 0 && ts->valuedouble < 1e6 ? (int)ts->valuedouble : 0;
+	pg->instances = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof(*pg->instances));
+	if (!pg->instances) {
+		cJSON_Delete(mig);
+		cJSON_Delete(items);
+		status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	cJSON_ArrayForEach(mi, items) {
+		struct provider_instance *o = &pg->instances[pg->n_instances];
+		const char *url = str(mi, "instance");
+		const char *name = last_seg(url);
+		char zone[64], m[256];
+		enum provider_error e;
+
+		if (!ok_name(name) || url_zone(url, zone, sizeof(zone)) < 0)
+			continue;
+		snprintf(o->id, sizeof(o->id), "%s", name);
+		snprintf(o->group, sizeof(o->group), "%s", g->name);
+		provider_id(gp, zone, name, o->provider_id, sizeof(o->provider_id));
+		o->state = mi_state(mi);
+		pg->n_instances++;
+		e = attempt_error(mi, m, sizeof(m));
+		if (e != PROVIDER_OK && o->state == INSTANCE_PENDING) {
+			failing++;
+			if (fail == PROVIDER_OK) {
+				fail = e;
+				snprintf(why, sizeof(why), "%s", m);
+			}
+		} else if (o->state != INSTANCE_STOPPING) {
+			live++;
+		}
+	}
+	if (failing) {
+		/* instances the MIG cannot make (a stockout, a quota) are not coming */
+		log_at(gp->log, LOG_WARN, clock_wall(gp->clock),
+		       "gce: group %s (MIG %s): %d instance(s) cannot be created (%s: %s); counting only the %d that exist",
+		       g->name, g->mig, failing, provider_error_str(fail), why, live);
+		pg->target = live;
+	}
+	if (g->wants_template)
+		describe_template(p, g, mig, &pg->tmpl);
+	cJSON_Delete(mig);
+	cJSON_Delete(items);
+	return 0;
+}
+
+/* MIGs whose names start with a discovery prefix (aggregated list). */
+static int discover(struct provider *p, struct gce_group **out, size_t *n_out, struct provider_status *st)
+{
+	struct gce_prov *gp = GP(p);
+	const struct config_gce *c = &gp->config->gce;
+	struct gce_group *gs = NULL;
+	size_t n = 0, cap = 0, d;
+	char path[1024], token[2048];
+
+	*out = NULL;
+	*n_out = 0;
+	for (d = 0; d < c->n_discovery; d++) {
+		int pages = 0;
+
+		token[0] = '\0';
+		do {
+			struct buf q = BUF_INIT;
+			char filter[160];
+			cJSON *doc, *scope;
+
+			snprintf(filter, sizeof(filter), "name eq \"%s.*\"", c->discovery[d].prefix);
+			if (cloudhttp_escape(&q, filter) < 0 ||
+			    (token[0] && (buf_puts(&q, "&pageToken=") < 0 || cloudhttp_escape(&q, token) < 0))) {
+				buf_free(&q);
+				free(gs);
+				status(st, PROVIDER_TRANSIENT, "out of memory");
+				return -1;
+			}
+			snprintf(path, sizeof(path), "projects/%s/aggregated/instanceGroupManagers?filter=%s",
+				 gp->project, q.data);
+			buf_free(&q);
+			if (call(p, false, "GET", path, NULL, &doc, st) < 0) {
+				free(gs);
+				return -1;
+			}
+			cJSON_ArrayForEach(scope, cJSON_GetObjectItemCaseSensitive(doc, "items")) {
+				const cJSON *m;
+
+				cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(scope, "instanceGroupManagers")) {
+					const char *name = str(m, "name"), *zone = str(m, "zone"), *region = str(m, "region");
+					struct gce_group *g;
+
+					if (!ok_name(name) || strncmp(name, c->discovery[d].prefix, strlen(c->discovery[d].prefix)) ||
+					    (!zone[0] && !region[0]))
+						continue;
+					if (n == cap) {
+						struct gce_group *ng = realloc(gs, (cap ? cap * 2 : 8) * sizeof(*ng));
+
+						if (!ng)
+							continue;
+						gs = ng;
+						cap = cap ? cap * 2 : 8;
+					}
+					g = &gs[n++];
+					memset(g, 0, sizeof(*g));
+					snprintf(g->name, sizeof(g->name), "%s", name);
+					snprintf(g->mig, sizeof(g->mig), "%s", name);
+					g->regional = !zone[0];
+					snprintf(g->scope, sizeof(g->scope), "%s/%s", zone[0] ? "zones" : "regions",
+						 last_seg(zone[0] ? zone : region));
+					g->wants_template = true;
+					g->min = c->discovery[d].min;
+					g->max = c->discovery[d].max;
+				}
+			}
+			snprintf(token, sizeof(token), "%s", str(doc, "nextPageToken"));
+			cJSON_Delete(doc);
+		} while (token[0] && ++pages < MAX_PAGES);
+	}
+	*out = gs;
+	*n_out = n;
+	return 0;
+}
+
+static int gce_list_groups(struct provider *p, struct provider_group **groups, size_t *n,
+			   struct provider_status *st)
+{
+	struct gce_prov *gp = GP(p);
+	struct gce_group *found = NULL, *gs;
+	struct provider_group *out;
+	struct gce_seen *seen = NULL;
+	size_t n_found = 0, n_gs, i, j, k = 0, n_seen = 0;
+
+	*groups = NULL;
+	*n = 0;
+	memset(st, 0, sizeof(*st));
+	if (gp->config->gce.n_discovery && discover(p, &found, &n_found, st) < 0)
+		return -1;
+	gs = calloc(gp->n_config_groups + n_found + 1, sizeof(*gs));
+	out = calloc(gp->n_config_groups + n_found + 1, sizeof(*out));
+	if (!gs || !out) {
+		free(gs);
+		free(out);
+		free(found);
+		status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	memcpy(gs, gp->groups, gp->n_config_groups * sizeof(*gs));
+	n_gs = gp->n_config_groups;
+	for (i = 0; i < n_found; i++) {
+		for (j = 0; j < n_gs && (strcmp(gs[j].mig, found[i].mig) || strcmp(gs[j].scope, found[i].scope)) &&
+			    strcmp(gs[j].name, found[i].name); j++)
+			;
+		if (j == n_gs)
+			gs[n_gs++] = found[i];
+	}
+	free(found);
+	for (i = 0; i < n_gs; i++) {
+		if (list_one(p, &gs[i], &out[k], st) < 0) {
+			if (st->code == PROVIDER_NOT_FOUND) {
+				log_at(gp->log, LOG_WARN, clock_wall(gp->clock), "gce: node group %s: %s", gs[i].name,
+				       st->message);
+				provider_template_clear(&out[k].tmpl);
+				free(out[k].instances);
+				memset(&out[k], 0, sizeof(out[k]));
+				memset(st, 0, sizeof(*st));
+				continue;
+			}
+			provider_groups_free(out, k + 1);
+			free(gs);
+			return -1;
+		}
+		n_seen += out[k].n_instances;
+		k++;
+	}
+	seen = calloc(n_seen + 1, sizeof(*seen));
+	n_seen = 0;
+	for (i = 0; seen && i < k; i++)
+		for (j = 0; j < out[i].n_instances; j++) {
+			snprintf(seen[n_seen].name, sizeof(seen[0].name), "%.63s", out[i].instances[j].id);
+			snprintf(seen[n_seen].group, sizeof(seen[0].group), "%s", out[i].name);
+			n_seen++;
+		}
+	if (seen)
+		qsort(seen, n_seen, sizeof(*seen), cmp_seen);
+	pthread_mutex_lock(&gp->mu);
+	if (seen) {
+		free(gp->seen);
+		gp->seen = seen;
+		gp->n_seen = n_seen;
+	}
+	free(gp->groups);
+	gp->groups = gs;
+	gp->n_groups = n_gs;
+	pthread_mutex_unlock(&gp->mu);
+	*groups = out;
+	*n = k;
+	return 0;
+}
+
+/* ---- launch ---- */
+
+static uint64_t next_rand(struct gce_prov *gp)
+{
+	uint64_t x;
+
+	pthread_mutex_lock(&gp->mu);
+	gp->rng ^= gp->rng << 13;
+	gp->rng ^= gp->rng >> 7;
+	gp->rng ^= gp->rng << 17;
+	x = gp->rng;
+	pthread_mutex_unlock(&gp->mu);
+	return x;
+}
+
+static void request_id(struct gce_prov *gp, char *out, size_t len)
+{
+	uint64_t a = next_rand(gp), b = next_rand(gp);
+
+	snprintf(out, len, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32), (unsigned)(a >> 16) & 0xffff,
+		 (unsigned)a & 0xfff, 0x8000 | ((unsigned)(b >> 48) & 0x3fff),
+		 (unsigned long long)(b & 0xffffffffffffull));
+}
+
+static void gce_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,
+		       provider_done_cb on_done, void *ctx)
+{
+	struct gce_prov *gp = GP(p);
+	struct provider_status st;
+	struct gce_group g;
+	char path[1024], (*names)[64] = NULL, base[64], zone[64];
+	bool *reported = NULL;
+	cJSON *mig = NULL, *body = NULL, *arr, *op = NULL, *items = NULL;
+	int i, made = 0, target;
+	int64_t deadline = clock_now(gp->clock) + gp->launch_wait_ns;
+	const cJSON *ts;
+
+	memset(&st, 0, sizeof(st));
+	if (count <= 0 || count > 1000) {
+		status(&st, PROVIDER_INVALID, "launch of %d instances (1 to 1000 a call)", count);
+		on_done(ctx, 0, &st);
+		return;
+	}
+	if (group_get(gp, group, &g) < 0) {
+		status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
+		on_done(ctx, 0, &st);
+		return;
+	}
+	/* the size this round reads, never one remembered */
+	snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s", gp->project, g.scope, g.mig);
+	if (call(p, false, "GET", path, NULL, &mig, &st) < 0)
+		goto out;
+	ts = cJSON_GetObjectItemCaseSensitive(mig, "targetSize");
+	if (!cJSON_IsNumber(ts) || ts->valuedouble < 0) {
+		status(&st, PROVIDER_TRANSIENT, "MIG %s has no targetSize", g.mig);
+		goto out;
+	}
+	target = (int)ts->valuedouble;
+	if (target + count > g.max) {
+		status(&st, PROVIDER_INVALID, "MIG %s would go to %d, above the group's max %d", g.mig, target + count, g.max);
+		goto out;
+	}
+	snprintf(base, sizeof(base), "%.50s", str(mig, "baseInstanceName")[0] ? str(mig, "baseInstanceName") : g.mig);
+	names = calloc((size_t)count, sizeof(*names));
+	reported = calloc((size_t)count, sizeof(*reported));
+	body = cJSON_CreateObject();
+	arr = body ? cJSON_AddArrayToObject(body, "instances") : NULL;
+	if (!names || !reported || !arr) {
+		status(&st, PROVIDER_TRANSIENT, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < count; i++) {
+		static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+		uint64_t r = next_rand(gp);
+		cJSON *o = cJSON_CreateObject();
+		int k;
+
+		snprintf(names[i], sizeof(names[i]), "%.50s-", base);
+		for (k = 0; k < NAME_SUFFIX; k++, r /= 36) {
+			size_t l = strlen(names[i]);
+
+			names[i][l] = alnum[r % 36];
+			names[i][l + 1] = '\0';
+		}
+		if (!o || !cJSON_AddStringToObject(o, "name", names[i])) {
+			cJSON_Delete(o);
+			status(&st, PROVIDER_TRANSIENT, "out of memory");
+			goto out;
+		}
+		cJSON_AddItemToArray(arr, o);
+	}
+	snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/createInstances", gp->project,
+		 g.scope, g.mig);
+	if (call(p, true, "POST", path, body, &op, &st) < 0) {
+		char rid[40];
+
+		if (st.code != PROVIDER_INVALID)
+			goto out;
+		/* a MIG that refuses named instances: resize, idempotent by requestId */
+		log_at(gp->log, LOG_WARN, clock_wall(gp->clock),
+		       "gce: group %s: createInstances refused (%s); resizing instead", g.name, st.message);
+		request_id(gp, rid, sizeof(rid));
+		snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/resize?size=%d&requestId=%s",
+			 gp->project, g.scope, g.mig, target + count, rid);
+		if (call(p, true, "POST", path, NULL, &op, &st) < 0)
+			goto out;
+		if (wait_operation(p, op, deadline, &st) < 0)
+			goto out;
+		log_at(gp->log, LOG_INFO, clock_wall(gp->clock), "gce: group %s: MIG %s resized %d -> %d", g.name,
+		       g.mig, target, target + count);
+		memset(&st, 0, sizeof(st));
+		made = 0; /* instances appear in the MIG's list later; its targetSize counts them */
+		goto out;
+	}
+	/* the names are known: each instance's providerID is, before it exists */
+	for (i = 0; i < count; i++) {
+		struct provider_instance pi;
+
+		memset(&pi, 0, sizeof(pi));
+		snprintf(pi.id, sizeof(pi.id), "%s", names[i]);
+		snprintf(pi.group, sizeof(pi.group), "%s", g.name);
+		if (g.regional)
+			zone[0] = '\0';
+		else
+			snprintf(zone, sizeof(zone), "%.63s", g.scope + 6);
+		if (zone[0])
+			provider_id(gp, zone, names[i], pi.provider_id, sizeof(pi.provider_id));
+		pi.state = INSTANCE_PENDING;
+		if (on_instance && zone[0])
+			on_instance(ctx, &pi);
+	}
+	if (wait_operation(p, op, deadline, &st) < 0 && st.code != PROVIDER_TRANSIENT)
+		goto out;
+	memset(&st, 0, sizeof(st));
+	/* stockouts and quota show on each managed instance's lastAttempt */
+	while (clock_now(gp->clock) < deadline) {
+		int ok = 0, failed = 0;
+		char why[256] = "";
+		enum provider_error fail = PROVIDER_OK;
+		cJSON *mi;
+
+		cJSON_Delete(items);
+		items = NULL;
+		if (managed_instances(p, &g, &items, &st) < 0)
+			break;
+		cJSON_ArrayForEach(mi, items) {
+			const char *name = last_seg(str(mi, "instance"));
+			char m[256];
+			enum provider_error e;
+
+			for (i = 0; i < count && strcmp(names[i], name); i++)
+				;
+			if (i == count)
+				continue;
+			if (g.regional && url_zone(str(mi, "instance"), zone, sizeof(zone)) == 0 && on_instance &&
+			    !reported[i]) {
+				struct provider_instance pi;
+
+				/* a regional MIG picks the zone: report once it did */
+				memset(&pi, 0, sizeof(pi));
+				snprintf(pi.id, sizeof(pi.id), "%s", names[i]);
+				snprintf(pi.group, sizeof(pi.group), "%s", g.name);
+				provider_id(gp, zone, names[i], pi.provider_id, sizeof(pi.provider_id));
+				on_instance(ctx, &pi);
+				reported[i] = true;
+			}
+			e = attempt_error(mi, m, sizeof(m));
+			if (e != PROVIDER_OK) {
+				failed++;
+				if (fail == PROVIDER_OK) {
+					fail = e;
+					snprintf(why, sizeof(why), "%s", m);
+				}
+			} else if (mi_state(mi) == INSTANCE_RUNNING) {
+				ok++;
+			}
+		}
+		if (failed) {
+			cJSON *del = cJSON_CreateObject(), *urls = del ? cJSON_AddArrayToObject(del, "instances") : NULL;
+			cJSON *dop = NULL;
+			struct provider_status ds;
+
+			/* give back what cannot be made, so the MIG stops retrying */
+			cJSON_ArrayForEach(mi, items) {
+				char m[8];
+
+				if (urls && attempt_error(mi, m, sizeof(m)) != PROVIDER_OK)
+					cJSON_AddItemToArray(urls, cJSON_CreateString(str(mi, "instance")));
+			}
+			if (urls)
+				cJSON_AddBoolToObject(del, "skipInstancesOnValidationError", 1);
+			snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/deleteInstances",
+				 gp->project, g.scope, g.mig);
+			if (urls && call(p, true, "POST", path, del, &dop, &ds) == 0)
+				log_at(gp->log, LOG_WARN, clock_wall(gp->clock),
+				       "gce: group %s: %d instance(s) cannot be created (%s); deleted from MIG %s",
+				       g.name, failed, why, g.mig);
+			cJSON_Delete(dop);
+			cJSON_Delete(del);
+			made = count - failed;
+			status(&st, fail, "%s", why);
+			goto out;
+		}
+		if (ok + failed >= count) {
+			made = count;
+			break;
+		}
+		if (wait_ns(gp, gp->poll_ns) < 0) {
+			status(&st, PROVIDER_CANCELLED, "stopped following the launch: luascale is stopping");
+			made = count;
+			goto out;
+		}
+	}
+	made = count;
+	for (i = 0; i < count; i++)
+		log_at(gp->log, LOG_INFO, clock_wall(gp->clock), "gce: launched %s in group %s (MIG %s, %s)", names[i],
+		       g.name, g.mig, g.scope);
+out:
+	free(names);
+	free(reported);
+	cJSON_Delete(mig);
+	cJSON_Delete(body);
+	cJSON_Delete(op);
+	cJSON_Delete(items);
+	on_done(ctx, made, &st);
+}
+
+/* ---- terminate ---- */
+
+static void gce_terminate(struct provider *p, const char *group, const char *const *ids, size_t n,
+			  provider_done_cb on_done, void *ctx)
+{
+	struct gce_prov *gp = GP(p);
+	struct provider_status st;
+	struct gce_group g;
+	char path[1024];
+	cJSON *body = NULL, *urls, *op = NULL, *items = NULL, *mi;
+	size_t i;
+	int done = 0;
+
+	memset(&st, 0, sizeof(st));
+	if (group_get(gp, group, &g) < 0) {
+		status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
+		on_done(ctx, 0, &st);
+		return;
+	}
+	/* the instances' URLs, as the MIG names them (a regional MIG's zones differ) */
+	if (managed_instances(p, &g, &items, &st) < 0) {
+		on_done(ctx, 0, &st);
+		return;
+	}
+	body = cJSON_CreateObject();
+	urls = body ? cJSON_AddArrayToObject(body, "instances") : NULL;
+	for (i = 0; urls && i < n; i++) {
+		bool found = false;
+
+		cJSON_ArrayForEach(mi, items)
+			if (!strcmp(last_seg(str(mi, "instance")), ids[i])) {
+				if (mi_state(mi) == INSTANCE_STOPPING)
+					done++; /* already going */
+				else
+					cJSON_AddItemToArray(urls, cJSON_CreateString(str(mi, "instance")));
+				found = true;
+				break;
+			}
+		if (!found && st.code == PROVIDER_OK)
+			status(&st, PROVIDER_NOT_FOUND, "%s is not an instance of MIG %s", ids[i], g.mig);
+	}
+	if (urls && cJSON_GetArraySize(urls) > 0) {
+		struct provider_status cs;
+
+		cJSON_AddBoolToObject(body, "skipInstancesOnValidationError", 1);
+		snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/deleteInstances", gp->project,
+			 g.scope, g.mig);
+		if (call(p, true, "POST", path, body, &op, &cs) == 0) {
+			done += cJSON_GetArraySize(urls);
+			log_at(gp->log, LOG_INFO, clock_wall(gp->clock), "gce: group %s: deleting %d instance(s) from MIG %s",
+			       g.name, cJSON_GetArraySize(urls), g.mig);
+		} else {
+			st = cs;
+		}
+	}
+	cJSON_Delete(body);
+	cJSON_Delete(op);
+	cJSON_Delete(items);
+	on_done(ctx, done, &st);
+}
+
+/* ---- map_node ---- */
+
+static int gce_map_node(struct provider *p, const char *provider_id, char *group, size_t group_len,
+			char *instance, size_t instance_len)
+{
+	struct gce_prov *gp = GP(p);
+	struct gce_seen key, *hit;
+	const char *name;
+	int rc = -1;
+
+	if (strncmp(provider_id, "gce://", 6) || !(name = strrchr(provider_id + 6, '/')) ||
+	    !ok_name(name + 1))
+		return -1;
+	snprintf(key.name, sizeof(key.name), "%s", name + 1);
+	pthread_mutex_lock(&gp->mu);
+	hit = gp->n_seen ? bsearch(&key, gp->seen, gp->n_seen, sizeof(*gp->seen), cmp_seen) : NULL;
+	if (hit) {
+		snprintf(group, group_len, "%s", hit->group);
+		snprintf(instance, instance_len, "%s", hit->name);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&gp->mu);
+	return rc;
+}
+
+/* ---- life cycle ---- */
+
+static void gce_free(struct provider *p)
+{
+	struct gce_prov *gp;
+
+	if (!p)
+		return;
+	gp = p->impl;
+	if (gp) {
+		gce_auth_free(gp->auth);
+		cloudhttp_free(gp->http);
+		free(gp->groups);
+		free(gp->seen);
+		free(gp->mts);
+		pthread_mutex_destroy(&gp->mu);
+		free(gp);
+	}
+	ratelimit_free(p->mutating);
+	ratelimit_free(p->reads);
+	free(p);
+}
+
+static const struct provider_ops gce_ops = {
+	.kind = "gce",
+	.list_groups = gce_list_groups,
+	.launch = gce_launch,
+	.terminate = gce_terminate,
+	.map_node = gce_map_node,
+	.free = gce_free,
+};
+
+struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errbuf *err)
+{
+	const struct config *c = o->config;
+	struct provider *p = calloc(1, sizeof(*p));
+	struct gce_prov *gp = calloc(1, sizeof(*gp));
+	struct gce_auth_opts ao;
+	struct cloudhttp_opts ho;
+	struct provider_limits lim;
+	struct errbuf e;
+	size_t i;
+
+	if (!p || !gp) {
+		free(p);
+		free(gp);
+		errbuf_set(err, "gce: out of memory");
+		return NULL;
+	}
+	p->ops = &gce_ops;
+	p->impl = gp;
+	pthread_mutex_init(&gp->mu, NULL);
+	gp->clock = o->clock ? o->clock : clock_real();
+	gp->log = o->log;
+	gp->cancel = o->cancel;
+	gp->config = c;
+	gp->launch_wait_ns = (o->launch_wait_ms > 0 ? o->launch_wait_ms : 2 * 60 * 1000) * CLOCK_NS_PER_MS;
+	gp->poll_ns = (o->poll_ms > 0 ? o->poll_ms : 2000) * CLOCK_NS_PER_MS;
+	gp->rng = (uint64_t)clock_wall(gp->clock) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)gp;
+	if (!gp->rng)
+		gp->rng = 1;
+	provider_limits_from(&lim, c);
+	p->mutating = ratelimit_new(gp->clock, lim.mutating_qps, lim.mutating_burst);
+	p->reads = ratelimit_new(gp->clock, lim.read_qps, lim.read_burst);
+	if (!p->mutating || !p->reads) {
+		errbuf_set(err, "gce: bad rate limits");
+		goto fail;
+	}
+	memset(&ho, 0, sizeof(ho));
+	ho.clock = gp->clock;
+	ho.log = o->log;
+	ho.ca_file = o->ca_file;
+	ho.max_attempts = 5;
+	ho.request_timeout_ms = 30000;
+	ho.cancel = o->cancel;
+	if (!(gp->http = cloudhttp_new(&ho, &e))) {
+		errbuf_set(err, "gce: %s", e.msg);
+		goto fail;
+	}
+	memset(&ao, 0, sizeof(ao));
+	ao.env = o->env;
+	ao.credentials_file = c->gce.credentials_file;
+	ao.token_url = c->gce.endpoint_token;
+	ao.metadata_host = c->gce.metadata_host;
+	ao.http = gp->http;
+	ao.clock = gp->clock;
+	ao.log = o->log;
+	if (!(gp->auth = gce_auth_new(&ao, &e))) {
+		errbuf_set(err, "gce: %s", e.msg);
+		goto fail;
+	}
+	if (c->gce.project) {
+		snprintf(gp->project, sizeof(gp->project), "%s", c->gce.project);
+	} else {
+		char zone[64];
+
+		if (gce_metadata_project_zone(&ao, gp->project, sizeof(gp->project), zone, sizeof(zone), &e) < 0) {
+			errbuf_set(err, "gce: no project: set provider.gce.project (the metadata server: %s)", e.msg);
+			goto fail;
+		}
+	}
+	snprintf(gp->base, sizeof(gp->base), "%s%s", c->gce.endpoint_compute ? c->gce.endpoint_compute : GCE_DEFAULT_COMPUTE,
+		 c->gce.endpoint_compute && c->gce.endpoint_compute[strlen(c->gce.endpoint_compute) - 1] != '/' ? "/" : "");
+	gp->groups = calloc(c->n_groups + 1, sizeof(*gp->groups));
+	if (!gp->groups) {
+		errbuf_set(err, "gce: out of memory");
+		goto fail;
+	}
+	for (i = 0; i < c->n_groups; i++) {
+		const struct config_group_extra *x = &c->group_extra[i];
+		struct gce_group *g = &gp->groups[i];
+
+		snprintf(g->name, sizeof(g->name), "%s", c->groups[i].name);
+		snprintf(g->mig, sizeof(g->mig), "%s", x->gce.mig);
+		g->regional = x->gce.region != NULL;
+		snprintf(g->scope, sizeof(g->scope), "%s/%s", g->regional ? "regions" : "zones",
+			 g->regional ? x->gce.region : x->gce.zone);
+		g->wants_template = !x->template_set;
+		g->min = c->groups[i].min;
+		g->max = c->groups[i].max;
+	}
+	gp->n_groups = gp->n_config_groups = c->n_groups;
+	{
+		char account[256];
+
+		gce_auth_account(gp->auth, account, sizeof(account));
+		log_at(o->log, LOG_INFO, clock_wall(gp->clock), "gce: project %s, token from %s (%s), compute at %s",
+		       gp->project, gce_auth_source(gp->auth), account, gp->base);
+	}
+	return p;
+fail:
+	gce_free(p);
+	return NULL;
+}
