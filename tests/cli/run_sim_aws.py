@@ -17,13 +17,11 @@
 import json
 import os
 import re
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from simharness import Harness, log_has, nodes, pod, pods_running, read_env_file, stop, until  # noqa: E402
 
 try:
     import boto3
@@ -32,93 +30,36 @@ except ImportError as e:  # a missing client is a failure, never a skip
     print("not ok - boto3 not importable under %s: %s" % (sys.executable, e))
     sys.exit(1)
 
-LUASCALE, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-TMP = tempfile.mkdtemp(prefix="run_sim_aws.")
-procs = []
-fails = 0
-count = 0
+H = Harness(sys.argv[1], sys.argv[2], "run_sim_aws.")
+ok = H.ok
 
 CREDS = {"access_key_id": "AKIASIMULATED0000001",
          "secret_access_key": "c2ltdWxhdGVkLXNlY3JldC1rZXktbm90LXJlYWw"}
 
 
-def ok(cond, name, *logs):
-    global fails, count
-    count += 1
-    if cond:
-        print("ok %d - %s" % (count, name))
-        return True
-    fails += 1
-    print("not ok %d - %s" % (count, name))
-    for path in logs:
-        try:
-            lines = open(path).read().splitlines()[-25:]
-        except OSError:
-            continue
-        for line in lines:
-            print("#   %s: %s" % (os.path.basename(path), line))
-    return False
-
-
-def until(seconds, fn):
-    end = time.monotonic() + seconds
-    while True:
-        v = fn()
-        if v or time.monotonic() > end:
-            return v
-        time.sleep(0.2)
-
-
 def scenario(name, groups, aws_groups, workloads, faults="", boot="2s"):
-    path = os.path.join(TMP, name + ".yaml")
-    with open(path, "w") as f:
-        f.write("seed: 5\nstart: \"2026-12-01T08:00:00Z\"\nduration: 2h\n")
-        f.write("node_groups:\n" + groups)
-        f.write("cloud: {boot_delay: %s, boot_jitter: 500ms, launch_latency: 300ms, "
-                "terminate_latency: 300ms, shutdown_delay: 1s}\n" % boot)
-        f.write("cluster: {register_delay: 500ms, scheduler_interval: 200ms}\n")
-        f.write("initial_nodes: [{group: workers, count: 1}]\n")
-        f.write("workloads:\n" + workloads)
-        if faults:
-            f.write("faults:\n" + faults)
-        f.write("aws:\n  region: us-east-1\n  cluster: sim\n  asg_retry: 2s\n  credentials:\n"
-                "    access_key_id: %s\n    secret_access_key: %s\n  groups:\n%s"
-                % (CREDS["access_key_id"], CREDS["secret_access_key"], aws_groups))
-    return path
+    body = "node_groups:\n" + groups + "workloads:\n" + workloads
+    if faults:
+        body += "faults:\n" + faults
+    body += ("aws:\n  region: us-east-1\n  cluster: sim\n  asg_retry: 2s\n  credentials:\n"
+             "    access_key_id: %s\n    secret_access_key: %s\n  groups:\n%s"
+             % (CREDS["access_key_id"], CREDS["secret_access_key"], aws_groups))
+    return H.scenario(name, body, boot)
 
 
 def start_sim(name, scen):
-    out = os.path.join(TMP, name + "-sim.log")
-    env_file = os.path.join(TMP, name + ".env")
-    kc = os.path.join(TMP, name + ".kubeconfig")
-    p = subprocess.Popen([LUASCALE, "sim", "--listen", "127.0.0.1:0", "--scenario", scen,
-                          "--kubeconfig-out", kc, "--aws-port", "0", "--aws-env-out", env_file],
-                         stdout=open(out, "w"), stderr=subprocess.STDOUT)
-    procs.append(p)
-
-    def ready():
-        text = open(out).read()
-        m = re.search(r"serving .* on http://127\.0\.0\.1:(\d+)", text)
-        a = re.search(r"AWS face .* at http://127\.0\.0\.1:(\d+)", text)
-        return (int(m.group(1)), int(a.group(1))) if m and a else None
-
-    ports = until(20, ready)
-    if not ports:
-        print("not ok - luascale sim %s did not start:\n%s" % (name, open(out).read()))
-        sys.exit(1)
-    env = {}
-    for line in open(env_file):
-        m = re.match(r"^([A-Z0-9_]+)='(.*)'$", line.strip())
-        if m:
-            env[m.group(1)] = m.group(2)
+    env_file = H.path(name + ".env")
+    sim = H.start_sim(name, scen, ["--aws-port", "0", "--aws-env-out", env_file],
+                      [r"AWS face .* at http://127\.0\.0\.1:(\d+)"])
+    env = read_env_file(env_file)
     sess = boto3.session.Session(aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
                                  aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
                                  region_name="us-east-1")
     cfg = botocore.config.Config(retries={"max_attempts": 10, "mode": "standard"})
     url = env["AWS_ENDPOINT_URL"]
-    return {"name": name, "kube": ports[0], "env": env, "kubeconfig": kc, "log": out, "proc": p,
-            "asg": sess.client("autoscaling", endpoint_url=url, config=cfg),
-            "ec2": sess.client("ec2", endpoint_url=url, config=cfg)}
+    sim.update({"env": env, "asg": sess.client("autoscaling", endpoint_url=url, config=cfg),
+                "ec2": sess.client("ec2", endpoint_url=url, config=cfg)})
+    return sim
 
 
 CONFIG_GROUPS = """\
@@ -149,50 +90,12 @@ node_groups:
 
 
 def start_run(sim, name, params="{}"):
-    cfg = os.path.join(TMP, name + ".yaml")
-    with open(cfg, "w") as f:
-        f.write("cluster: {kubeconfig: %s, context: luascale-sim}\n" % sim["kubeconfig"])
-        f.write("policy: {path: %s, params: %s}\n" % (os.path.join(SRC, "policies/default.lua"), params))
-        f.write("intervals: {reconcile: 1s, batch_idle: 200ms, batch_max: 1s}\n")
-        f.write("safety: {max_scale_down_per_round: 5}\n")
-        f.write("provisioning: {backoff_initial: 1m}\n")
-        f.write(CONFIG_GROUPS)
-        f.write("provider:\n  kind: aws\n  qps: 20\n  burst: 20\n  aws: {cluster_name: sim}\n")
-    env = {"PATH": "/usr/bin:/bin", "HOME": TMP, "AWS_EC2_METADATA_DISABLED": "true"}
+    env = {"AWS_EC2_METADATA_DISABLED": "true"}
     for k in ("AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         env[k] = sim["env"][k]
-    log = os.path.join(TMP, name + "-run.log")
-    p = subprocess.Popen([LUASCALE, "run", "--config", cfg], env=env,
-                         stdout=open(log, "w"), stderr=subprocess.STDOUT)
-    procs.append(p)
-    time.sleep(1)
-    if p.poll() is not None:
-        print("not ok - luascale run %s exited at once:\n%s" % (name, open(log).read()))
-        sys.exit(1)
-    return {"proc": p, "log": log}
-
-
-def stop(p, sig=signal.SIGTERM):
-    if p.poll() is None:
-        p.send_signal(sig)
-        try:
-            p.wait(30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-
-
-def kube(sim, path):
-    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (sim["kube"], path), timeout=10) as r:
-        return json.load(r)
-
-
-def pods_running(sim, prefix):
-    pods = [p for p in kube(sim, "/api/v1/pods")["items"] if p["metadata"]["name"].startswith(prefix)]
-    return pods if pods and all(p["status"].get("phase") == "Running" for p in pods) else None
-
-
-def nodes(sim):
-    return {n["metadata"]["name"]: n for n in kube(sim, "/api/v1/nodes")["items"]}
+    return H.start_run(sim, name, CONFIG_GROUPS +
+                       "provider:\n  kind: aws\n  qps: 20\n  burst: 20\n  aws: {cluster_name: sim}\n",
+                       env, params)
 
 
 def asg(sim, name):
@@ -202,19 +105,6 @@ def asg(sim, name):
 def live(group):
     return sorted(i["InstanceId"] for i in group["Instances"]
                   if not i["LifecycleState"].startswith("Terminat"))
-
-
-def log_has(path, pattern):
-    try:
-        return re.search(pattern, open(path).read(), re.M)
-    except OSError:
-        return None
-
-
-def cleanup():
-    for p in procs:
-        stop(p)
-    shutil.rmtree(TMP, ignore_errors=True)
 
 
 GROUPS = """\
@@ -241,12 +131,6 @@ AWS_GROUPS = """\
       zones: [us-east-1a]
       instance_types: [m5.xlarge]
 """
-
-
-def pod(name, at, n, pool, duration=None):
-    d = ", duration: %s" % duration if duration else ""
-    return ("  - {name: %s, at: %s, count: %d, requests: {cpu: 3, memory: 1Gi}, "
-            "node_selector: {pool: %s}%s}\n" % (name, at, n, pool, d))
 
 
 def phase_scale_up_and_down():
@@ -428,6 +312,4 @@ try:
     phase_restart()
     phase_restart_fleet()
 finally:
-    cleanup()
-print("1..%d" % count)
-sys.exit(1 if fails else 0)
+    H.finish()
