@@ -41,6 +41,7 @@ struct fake {
 	struct clock *clk;
 	int no_flavor;        /* answers lack Metadata-Flavor */
 	int token_status;     /* token endpoint: answer this error instead */
+	int hold;             /* hold token answers until cs_release() */
 	int serial;
 	int expires_in;
 	char want_aud[256];
@@ -208,6 +209,7 @@ static void handler(void *ud, size_t index, const struct cs_req *rq, struct cs_r
 			return;
 		}
 		f->serial++;
+		rs->hold = f->hold;
 		snprintf(rs->body, sizeof(rs->body),
 			 "{\"access_token\":\"ya29.SAS3KR1T-%d\",\"expires_in\":%d,"
 			 "\"token_type\":\"Bearer\"}", f->serial, f->expires_in);
@@ -615,6 +617,49 @@ static void test_failed_refresh_keeps_old_token(void **state)
 	gce_auth_free(a);
 }
 
+struct caller {
+	struct gce_auth *a;
+	int rc;
+	char tok[GCE_AUTH_TOKEN_MAX];
+	struct errbuf e;
+};
+
+static void *call_token(void *arg)
+{
+	struct caller *c = arg;
+
+	c->rc = gce_auth_token(c->a, c->tok, sizeof(c->tok), NULL, &c->e);
+	return NULL;
+}
+
+static void test_concurrent_callers_share_one_fetch(void **state)
+{
+	struct fx *f = *state;
+	struct caller c[6];
+	pthread_t th[6];
+	struct gce_auth *a;
+	char path[512];
+	int i;
+
+	a = new_key_auth(f, path, sizeof(path));
+	f->fk.hold = 1;
+	for (i = 0; i < 6; i++) {
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].a = a;
+		assert_int_equal(pthread_create(&th[i], NULL, call_token, &c[i]), 0);
+	}
+	cs_wait_holding(&f->fk.cs, 1);
+	cs_release(&f->fk.cs);
+	for (i = 0; i < 6; i++) {
+		pthread_join(th[i], NULL);
+		if (c[i].rc != 0)
+			fail_msg("caller %d: %s", i, c[i].e.msg);
+		assert_string_equal(c[i].tok, "ya29.SAS3KR1T-1");
+	}
+	assert_int_equal(cs_count(&f->fk.cs), 1);
+	gce_auth_free(a);
+}
+
 static void expect_bad_key(struct fx *f, const char *path, const char *needle)
 {
 	struct errbuf e = { "" };
@@ -751,6 +796,7 @@ int main(void)
 		T(test_wrong_key_is_refused_by_the_endpoint),
 		T(test_refresh_windows),
 		T(test_failed_refresh_keeps_old_token),
+		T(test_concurrent_callers_share_one_fetch),
 		T(test_bad_keys),
 		T(test_jwt_assertion_shape),
 	};
