@@ -206,13 +206,13 @@ def shape(schemas, name, v, required, label):
 
 # ---- the simulator ----
 
-def start_sim():
-    out = os.path.join(TMP, "sim.out")
-    env_file = os.path.join(TMP, "gce.env")
-    key_file = os.path.join(TMP, "key.json")
+def start_sim(name="sim", scenario=SCENARIO):
+    out = os.path.join(TMP, name + ".out")
+    env_file = os.path.join(TMP, name + ".env")
+    key_file = os.path.join(TMP, name + ".key.json")
     log = open(out, "w")
-    p = subprocess.Popen([LUASCALE, "sim", "--listen", "127.0.0.1:0", "--scenario", SCENARIO,
-                          "--kubeconfig-out", os.path.join(TMP, "kubeconfig"),
+    p = subprocess.Popen([LUASCALE, "sim", "--listen", "127.0.0.1:0", "--scenario", scenario,
+                          "--kubeconfig-out", os.path.join(TMP, name + ".kubeconfig"),
                           "--gce-port", "0", "--gce-env-out", env_file, "--gce-key-out", key_file],
                          stdout=log, stderr=subprocess.STDOUT)
     procs.append(p)
@@ -496,6 +496,24 @@ def main():
     ok(r.json().get("guestCpus") == 8 and r.json().get("memoryMb") == 32768, "e2-standard-8", r.text)
     r = s.get(root + "projects/other-project/zones/us-central1-a/instanceGroupManagers/workers-mig")
     ok(r.status_code == 403, "another project is refused", r.text)
+
+    # --- throttle_status: 429 ---
+    alt = os.path.join(TMP, "sim429.yaml")
+    with open(alt, "w") as f:
+        f.write(open(SCENARIO).read().replace("  retry: 1s\n", "  retry: 1s\n  throttle_status: 429\n"))
+    sim2 = start_sim("sim429", alt)
+    c2 = service_account.Credentials.from_service_account_file(
+        sim2["key"], scopes=["https://www.googleapis.com/auth/compute"])
+    c2.refresh(google.auth.transport.requests.Request())
+    r = requests.get(sim2["env"]["LUASCALE_SIM_GCE_ENDPOINT"] +
+                     "projects/%s/zones/us-central1-a/instanceGroupManagers/throttled-mig" % PROJECT,
+                     headers={"Authorization": "Bearer " + c2.token})
+    ok(google_error(r, 429, "rateLimitExceeded") and r.json()["error"]["status"] == "RESOURCE_EXHAUSTED",
+       "with throttle_status 429 a throttled call is 429 rateLimitExceeded", r.text)
+    r = requests.get(sim2["env"]["LUASCALE_SIM_GCE_ENDPOINT"] +
+                     "projects/%s/zones/us-central1-a/instanceGroupManagers/throttled-mig" % PROJECT,
+                     headers={"Authorization": "Bearer " + creds.token})
+    ok(r.status_code == 401, "another simulator's token is refused", r.text)
 
 
 try:
