@@ -24,7 +24,7 @@ PACKAGES=(
   curl                               # the daemon's end-to-end tests read the simulated API
   awscli python3-boto3               # AWS's own clients check the simulator's AWS face
   python3-botocore                   # the SigV4 test's independent signer (under /usr/bin/python3)
-  python3-google-auth python3-cryptography  # GCE JWT test: Google's auth library verifies our assertions
+  python3-google-auth python3-cryptography python3-requests  # Google's auth library: verifies our JWTs, talks to the simulator's GCE face
 )
 
 # kubectl, to test luascale sim with the real client: Debian's

@@ -18,10 +18,13 @@
 #include "runtime/executor.h"
 #include "sim/apiserver.h"
 #include "sim/aws_face.h"
+#include "sim/gce_face.h"
 #include "sim/scenario.h"
 
 #define DEFAULT_KUBECONFIG "./luascale-sim.kubeconfig"
 #define DEFAULT_AWS_ENV "./luascale-sim.aws.env"
+#define DEFAULT_GCE_ENV "./luascale-sim.gce.env"
+#define DEFAULT_GCE_KEY "./luascale-sim.gce-key.json"
 #define MAX_FAULTS 32
 
 static void sim_usage(FILE *f)
@@ -29,6 +32,7 @@ static void sim_usage(FILE *f)
 	fputs("usage: luascale sim --listen 127.0.0.1:PORT --scenario FILE\n"
 	      "                    [--kubeconfig-out FILE] [--fault SPEC]... [--log-level LEVEL]\n"
 	      "                    [--aws-port PORT [--aws-env-out FILE]]\n"
+	      "                    [--gce-port PORT [--gce-env-out FILE] [--gce-key-out FILE]]\n"
 	      "\n"
 	      "Runs the scenario's simulated world in real time and serves it as a\n"
 	      "Kubernetes API (nodes, pods, evictions, PDBs, events, leases, configmaps)\n"
@@ -51,7 +55,13 @@ static void sim_usage(FILE *f)
 	      "AWS (a scenario with an aws: section): --aws-port PORT (0: a free one) also\n"
 	      "serves the EC2, Auto Scaling and STS APIs, IMDSv2 and container credentials\n"
 	      "on http://127.0.0.1:PORT, and writes the endpoint, region and credentials\n"
-	      "to --aws-env-out (default " DEFAULT_AWS_ENV "). latency=DUR applies to it too.\n",
+	      "to --aws-env-out (default " DEFAULT_AWS_ENV "). latency=DUR applies to it too.\n"
+	      "\n"
+	      "GCE (a scenario with a gce: section): --gce-port PORT (0: a free one) also\n"
+	      "serves compute v1 (MIGs, templates, machine types, operations), an OAuth\n"
+	      "token endpoint and a metadata server on http://127.0.0.1:PORT; writes a\n"
+	      "service-account key to --gce-key-out (default " DEFAULT_GCE_KEY ")\n"
+	      "and the endpoints to --gce-env-out (default " DEFAULT_GCE_ENV ").\n",
 	      f);
 }
 
@@ -98,13 +108,18 @@ int cli_sim(int argc, char **argv)
 		{"log-level", required_argument, NULL, 'L'},
 		{"aws-port", required_argument, NULL, 'A'},
 		{"aws-env-out", required_argument, NULL, 'E'},
+		{"gce-port", required_argument, NULL, 'G'},
+		{"gce-env-out", required_argument, NULL, 'g'},
+		{"gce-key-out", required_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *listen = NULL, *scenario = NULL, *kubeconfig = DEFAULT_KUBECONFIG;
 	const char *aws_env = DEFAULT_AWS_ENV;
-	int aws_port = -1;
+	const char *gce_env = DEFAULT_GCE_ENV, *gce_key = DEFAULT_GCE_KEY;
+	int aws_port = -1, gce_port = -1;
 	struct aws_face *face = NULL;
+	struct gce_face *gface = NULL;
 	const char *faults[MAX_FAULTS];
 	size_t n_faults = 0, i;
 	enum log_level level = LOG_INFO;
@@ -120,7 +135,7 @@ int cli_sim(int argc, char **argv)
 	int opt, port = 0, sig = 0, rc = EXIT_INPUT;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:A:E:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:A:E:G:g:K:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'A':
 			if (parse_listen(optarg, &aws_port) < 0) {
@@ -130,6 +145,15 @@ int cli_sim(int argc, char **argv)
 			}
 			break;
 		case 'E': aws_env = optarg; break;
+		case 'G':
+			if (parse_listen(optarg, &gce_port) < 0) {
+				fprintf(stderr, "luascale sim: --gce-port \"%s\": a port 0-65535 (127.0.0.1 only)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'g': gce_env = optarg; break;
+		case 'K': gce_key = optarg; break;
 		case 'l': listen = optarg; break;
 		case 's': scenario = optarg; break;
 		case 'k': kubeconfig = optarg; break;
@@ -233,6 +257,28 @@ int cli_sim(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (gce_port >= 0) {
+		struct gce_face_opts go;
+
+		if (!w->gce) {
+			fprintf(stderr, "luascale sim: --gce-port: %s has no gce: section\n", scenario);
+			goto out;
+		}
+		memset(&go, 0, sizeof(go));
+		go.port = gce_port;
+		go.latency_ns = fs.latency_ns;
+		go.log = &log;
+		gface = gce_face_new(w->gce, &go, &err);
+		if (!gface) {
+			fprintf(stderr, "luascale sim: %s\n", err.msg);
+			goto out;
+		}
+		if (gce_face_write_key(gface, gce_key, &err) < 0 ||
+		    gce_face_write_env(gface, gce_env, gce_key, &err) < 0) {
+			fprintf(stderr, "luascale sim: gce: %s\n", err.msg);
+			goto out;
+		}
+	}
 	printf("luascale sim: serving %s on http://127.0.0.1:%d\n"
 	       "kubeconfig written to %s (context \"luascale-sim\"); try:\n"
 	       "  kubectl --kubeconfig %s get nodes,pods -A\n"
@@ -244,6 +290,10 @@ int cli_sim(int argc, char **argv)
 		       "AWS endpoint, region and credentials written to %s; try:\n"
 		       "  (set -a; . %s; aws --endpoint-url $AWS_ENDPOINT_URL autoscaling describe-auto-scaling-groups)\n",
 		       aws_face_port(face), aws_env, aws_env);
+	if (gface)
+		printf("luascale sim: GCE face (compute v1, token endpoint, metadata) at http://127.0.0.1:%d\n"
+		       "service-account key written to %s, endpoints to %s\n",
+		       gce_face_port(gface), gce_key, gce_env);
 	fflush(stdout);
 
 	while (sigwait(&sigs, &sig) != 0)
@@ -252,6 +302,7 @@ int cli_sim(int argc, char **argv)
 	       sig == SIGINT ? "SIGINT" : "SIGTERM");
 	rc = EXIT_OK;
 out:
+	gce_face_free(gface);
 	aws_face_free(face);
 	apiserver_free(srv);
 	if (ex) {

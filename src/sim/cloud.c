@@ -496,6 +496,16 @@ static int64_t fault_delay(struct sim_cloud *c, enum sim_fault_kind kind, int gr
 	return f ? f->f.delay_ns : -1;
 }
 
+int64_t sim_cloud_call_delay(struct sim_cloud *c, const char *group)
+{
+	int64_t d;
+
+	sim_cloud_lock(c);
+	d = fault_delay(c, SIM_FAULT_SLOW_CALL, group ? sim_cloud_find_group(c, group) : -1);
+	sim_cloud_unlock(c);
+	return d;
+}
+
 static void notify(struct sim_cloud *c, struct sim_instance *in, enum sim_instance_event ev)
 {
 	if (c->observer)

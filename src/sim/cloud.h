@@ -188,6 +188,13 @@ int sim_cloud_add_running(struct sim_cloud *c, const char *group, int n, struct 
 bool sim_cloud_admit(struct sim_cloud *c, const char *group);
 
 /*
+ * A slow_call fault's delay for a call of 'group' (NULL: any) now, the
+ * fault firing as a launch's would, or -1 when none is active (an
+ * operation of a cloud face that stays running).
+ */
+int64_t sim_cloud_call_delay(struct sim_cloud *c, const char *group);
+
+/*
  * An API read (provider list_groups): -1 with THROTTLED in 'st' when the
  * cloud's API limit or a throttle fault says so (group NULL: any group's
  * faults apply), else 0.

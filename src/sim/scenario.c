@@ -1267,6 +1267,172 @@ static int parse_aws(struct px *x, const struct ytree_node *m)
 	return 0;
 }
 
+/* One group's entry under gce.groups (m NULL: the defaults). */
+static int parse_gce_group(struct px *x, const struct ytree_node *m, struct sim_gce_conf *c,
+			   size_t gi)
+{
+	static const char *const keys[] = {"zone", "region", "zones", "mig", "base_instance_name",
+					   "template", "machine_type", "labels", NULL};
+	struct sim_gce_group *g = &c->groups[gi];
+	const char *zone = NULL, *region = NULL;
+	struct kvlist labels = {NULL, 0};
+	size_t i;
+
+	if (m && (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+		  get_str(x, m, "zone", false, &zone) || get_str(x, m, "region", false, &region) ||
+		  get_strlist(x, m, "zones", &g->zones, &g->n_zones) ||
+		  get_str(x, m, "mig", false, &g->mig) ||
+		  get_str(x, m, "base_instance_name", false, &g->base_name) ||
+		  get_str(x, m, "template", false, &g->template_name) ||
+		  get_str(x, m, "machine_type", false, &g->machine_type) ||
+		  get_kv(x, m, "labels", false, &labels)))
+		return -1;
+	if (zone && (region || g->n_zones))
+		return fail(x, m, "a zonal MIG names a zone; a regional one a region and its zones");
+	if (region) {
+		g->regional = true;
+		g->region = region;
+		if (!g->n_zones)
+			return missing(x, m, "zones");
+		for (i = 0; i < g->n_zones; i++)
+			if (strncmp(g->zones[i], region, strlen(region)) != 0 ||
+			    g->zones[i][strlen(region)] != '-')
+				return fail(x, m, "zone \"%s\" is not in region %s", g->zones[i], region);
+	} else {
+		const char *dash;
+		char *r;
+
+		if (!zone)
+			zone = "us-central1-a";
+		dash = strrchr(zone, '-');
+		if (!dash || dash == zone || strlen(zone) > 31)
+			return fail(x, m, "zone \"%s\": expected REGION-LETTER (us-central1-a)", zone);
+		g->zones = arena_calloc(x->a, 1, sizeof(*g->zones));
+		r = arena_calloc(x->a, 1, (size_t)(dash - zone) + 1);
+		if (!g->zones || !r)
+			return oom(x);
+		memcpy(r, zone, (size_t)(dash - zone));
+		g->zones[0] = zone;
+		g->n_zones = 1;
+		g->region = r;
+	}
+	for (i = 0; i < g->n_zones; i++)
+		if (strlen(g->zones[i]) > 31)
+			return fail(x, m, "zone \"%s\" is too long", g->zones[i]);
+	if (!g->mig)
+		g->mig = x->sc->groups[gi].name;
+	if (!g->base_name)
+		g->base_name = g->mig;
+	if (!g->template_name) {
+		char t[96];
+		char *d;
+
+		snprintf(t, sizeof(t), "%.80s-template", g->mig);
+		if (!(d = arena_strdup(x->a, t)))
+			return oom(x);
+		g->template_name = d;
+	}
+	if (!g->machine_type)
+		g->machine_type = "e2-standard-4";
+	if (!sim_gce_find_mtype(g->machine_type))
+		return fail(x, m, "unknown machine type \"%s\"", g->machine_type);
+	g->labels = labels.n ? arena_calloc(x->a, labels.n, sizeof(*g->labels)) : NULL;
+	if (labels.n && !g->labels)
+		return oom(x);
+	for (i = 0; i < labels.n; i++) {
+		g->labels[i].key = labels.items[i].key;
+		g->labels[i].value = labels.items[i].value;
+	}
+	g->n_labels = labels.n;
+	return 0;
+}
+
+static int parse_gce(struct px *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = {"project", "project_number", "service_account",
+					   "token_ttl", "retry", "operation_time", "wait_timeout",
+					   "throttle_status", "groups", NULL};
+	struct sim_gce_conf *c = arena_calloc(x->a, 1, sizeof(*c));
+	const struct ytree_node *n, *gm;
+	int64_t ttl_ns = 3600 * CLOCK_NS_PER_S, status = 403;
+	size_t old, i;
+	int rc = 0;
+
+	if (!c)
+		return oom(x);
+	if (x->sc->aws)
+		return fail(x, m, "a scenario has an aws: or a gce: section, not both");
+	c->retry_ns = 10 * CLOCK_NS_PER_S;
+	c->wait_ns = 120 * CLOCK_NS_PER_S;
+	if (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	    get_str(x, m, "project", false, &c->project) ||
+	    get_str(x, m, "project_number", false, &c->project_number) ||
+	    get_str(x, m, "service_account", false, &c->service_account) ||
+	    get_duration(x, m, "token_ttl", &ttl_ns) || get_duration(x, m, "retry", &c->retry_ns) ||
+	    get_duration(x, m, "operation_time", &c->operation_ns) ||
+	    get_duration(x, m, "wait_timeout", &c->wait_ns) ||
+	    get_int(x, m, "throttle_status", 403, 429, &status))
+		return -1;
+	if (!c->project)
+		c->project = "sim-project";
+	if (!c->project_number)
+		c->project_number = "123456789012";
+	if (!sim_gce_valid_name(c->project) || strlen(c->project) < 6 || strlen(c->project) > 30)
+		return fail(x, m, "project \"%s\": 6-30 of [a-z0-9-], a letter first", c->project);
+	if (strspn(c->project_number, "0123456789") != strlen(c->project_number) ||
+	    !c->project_number[0] || strlen(c->project_number) > 19)
+		return fail(x, m, "project_number must be digits");
+	if (!c->service_account) {
+		char sa[128];
+		char *d;
+
+		snprintf(sa, sizeof(sa), "luascale@%s.iam.gserviceaccount.com", c->project);
+		if (!(d = arena_strdup(x->a, sa)))
+			return oom(x);
+		c->service_account = d;
+	}
+	if (!strchr(c->service_account, '@') || strlen(c->service_account) > 100)
+		return fail(x, m, "service_account \"%s\" is not an email", c->service_account);
+	if (ttl_ns < 60 * CLOCK_NS_PER_S)
+		return fail(x, m, "token_ttl must be at least 1m");
+	c->token_ttl_s = ttl_ns / CLOCK_NS_PER_S;
+	if (c->retry_ns <= 0 || c->wait_ns <= 0 || c->operation_ns < 0)
+		return fail(x, m, "retry and wait_timeout must be positive, operation_time not negative");
+	if (status != 403 && status != 429)
+		return fail(x, m, "throttle_status: 403 or 429");
+	c->throttle_status = (int)status;
+	c->n_groups = x->sc->n_groups;
+	c->groups = c->n_groups ? arena_calloc(x->a, c->n_groups, sizeof(*c->groups)) : NULL;
+	if (c->n_groups && !c->groups)
+		return oom(x);
+	n = field(x, m, "groups", &old);
+	if (n && expect(x, n, YTREE_MAP) == 0) {
+		for (gm = n->first; gm; gm = gm->next) {
+			if (find_group(x->sc, gm->key->text) < 0) {
+				size_t o2 = ytree_path_push_key(&x->path, gm->key->text);
+
+				rc = fail(x, gm->key, "no node group \"%s\"", gm->key->text);
+				ytree_path_pop(&x->path, o2);
+				break;
+			}
+		}
+	} else if (n) {
+		rc = -1;
+	}
+	for (i = 0; !rc && i < c->n_groups; i++) {
+		const struct ytree_node *g = n ? ytree_map_find(n, x->sc->groups[i].name) : NULL;
+		size_t o2 = ytree_path_push_key(&x->path, x->sc->groups[i].name);
+
+		rc = parse_gce_group(x, g && !ytree_is_null(g) ? g : NULL, c, i);
+		ytree_path_pop(&x->path, o2);
+	}
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	x->sc->gce = c;
+	return 0;
+}
+
 /* The luascale config a scenario names, read offline and without the environment. */
 static int load_config(struct px *x, const struct ytree_node *n, const char *rel)
 {
@@ -1313,11 +1479,12 @@ static int parse_root(struct px *x, const struct ytree_node *root)
 		{"safety", parse_safety},       {"initial_nodes", parse_initial},
 		{"workloads", parse_workloads}, {"pdbs", parse_pdbs},
 		{"faults", parse_faults},       {"aws", parse_aws},
+		{"gce", parse_gce},
 	};
 	static const char *const keys[] = {"title", "description", "seed", "start", "duration",
 					   "config", "node_groups", "protected_pods", "safety",
 					   "cloud", "cluster", "initial_nodes", "workloads", "pdbs",
-					   "faults", "aws", NULL};
+					   "faults", "aws", "gce", NULL};
 	struct sim_scenario *sc = x->sc;
 	const struct ytree_node *n;
 	const char *start = NULL, *cfg = NULL, *prot = NULL;
@@ -1567,6 +1734,10 @@ struct sim_world *sim_world_new(const struct sim_scenario *sc, struct executor *
 		w->aws = sim_aws_new(w->cloud, sc->aws, co.seed, err);
 		if (!w->aws)
 			goto fail;
+	} else if (sc->gce) {
+		w->gce = sim_gce_new(w->cloud, sc->gce, co.seed, err);
+		if (!w->gce)
+			goto fail;
 	}
 	w->t0 = sim_cloud_now(w->cloud);
 	w->cluster = sim_cluster_new(w->cloud, &sc->cluster, err);
@@ -1603,6 +1774,8 @@ struct sim_world *sim_world_new(const struct sim_scenario *sc, struct executor *
 			goto fail;
 	if (w->aws)
 		sim_aws_start(w->aws);
+	if (w->gce)
+		sim_gce_start(w->gce);
 	for (i = 0; i < sc->n_workloads; i++) {
 		const struct sim_workload *wl = &sc->workloads[i];
 		struct arrivals *a;
@@ -1636,6 +1809,7 @@ void sim_world_free(struct sim_world *w)
 	sim_cluster_free(w->cluster);
 	sim_cloud_free(w->cloud);
 	sim_aws_free(w->aws);
+	sim_gce_free(w->gce);
 	free(w->spec_handles);
 	free(w);
 }
