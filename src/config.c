@@ -2055,6 +2055,8 @@ static const char *const env_not_config[] = {
 	"LUASCALE_SIM_AWS_IMDS",  /* luascale sim's AWS env file: its metadata service, */
 	"LUASCALE_SIM_AWS_CONTAINER_URI",   /* container credentials */
 	"LUASCALE_SIM_AWS_CONTAINER_TOKEN", /* and their token (for tests) */
+	"LUASCALE_SIM_GCE_ENDPOINT",  /* luascale sim's GCE env file: its compute endpoint */
+	"LUASCALE_SIM_GCE_TOKEN_URI", /* and token endpoint */
 	NULL,
 };
 

@@ -251,10 +251,19 @@ static int call(struct provider *p, bool mutating, const char *method, const cha
 		status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", c.what);
 		return -1;
 	}
-	if (!strncmp(path, "http://", 7) || !strncmp(path, "https://", 8))
-		snprintf(url, sizeof(url), "%s", path);
-	else
+	if (!strncmp(path, "http://", 7) || !strncmp(path, "https://", 8)) {
+		/* links in answers (selfLink, instanceTemplate) name Google's
+		 * own root: keep the configured endpoint (a private one, the
+		 * simulator) for everything under compute/v1 */
+		const char *v1 = strstr(path, "/compute/v1/");
+
+		if (v1)
+			snprintf(url, sizeof(url), "%s%s", gp->base, v1 + 12);
+		else
+			snprintf(url, sizeof(url), "%s", path);
+	} else {
 		snprintf(url, sizeof(url), "%s%s", gp->base, path);
+	}
 	if (body && !(text = cJSON_PrintUnformatted(body))) {
 		status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
