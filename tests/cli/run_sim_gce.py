@@ -16,6 +16,7 @@ import os
 import re
 import signal
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from simharness import Harness, log_has, nodes, pod, pods_running, read_env_file, stop, until  # noqa: E402
@@ -91,14 +92,26 @@ def start_run(sim, name, params="{}"):
                        {}, params)
 
 
+def compute(sim, method, path):
+    """One compute call as a client makes it: throttling (429, 403
+    rateLimitExceeded) retried, the answer's JSON or None."""
+    for _ in range(40):
+        r = sim["http"].request(method, sim["base"] + path)
+        if r.status_code == 200:
+            return r.json()
+        if r.status_code not in (403, 429) or "rateLimitExceeded" not in r.text and r.status_code == 403:
+            return None
+        time.sleep(0.25)
+    return None
+
+
 def mig(sim, scope, name):
-    r = sim["http"].get(sim["base"] + "%s/instanceGroupManagers/%s" % (scope, name))
-    return r.json() if r.status_code == 200 else None
+    return compute(sim, "GET", "%s/instanceGroupManagers/%s" % (scope, name))
 
 
 def managed(sim, scope, name):
-    r = sim["http"].post(sim["base"] + "%s/instanceGroupManagers/%s/listManagedInstances" % (scope, name))
-    return r.json().get("managedInstances", []) if r.status_code == 200 else []
+    doc = compute(sim, "POST", "%s/instanceGroupManagers/%s/listManagedInstances" % (scope, name))
+    return doc.get("managedInstances", []) if doc else []
 
 
 def live_names(sim, scope, name):
