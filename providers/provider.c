@@ -129,6 +129,16 @@ int provider_template_resource(struct provider_template *t, const char *name, in
 	return 0;
 }
 
+int64_t provider_reserved_cpu_m(int cpus)
+{
+	int64_t r = 0;
+	int i;
+
+	for (i = 1; i <= cpus; i++)
+		r += i == 1 ? 600 : i == 2 ? 100 : i <= 4 ? 50 : 25;
+	return r / 10;
+}
+
 void provider_template_clear(struct provider_template *t)
 {
 	size_t i;

@@ -15,18 +15,6 @@
 #define LT_TTL_NS (10 * 60 * CLOCK_NS_PER_S)
 #define MIB (1024ll * 1024)
 
-/* EKS's kube-reserved CPU: 6% of the first core, 1% of the second, 0.5%
- * of the next two, 0.25% of the rest (millicores). */
-static int64_t reserved_cpu_m(int vcpus)
-{
-	int64_t r = 0;
-	int i;
-
-	for (i = 1; i <= vcpus; i++)
-		r += i == 1 ? 600 : i == 2 ? 100 : i <= 4 ? 50 : 25;
-	return r / 10;
-}
-
 /* The most pods the VPC CNI gives a node of this type (ENIs x (IPs - 1) + 2),
  * at most 110 (250 from 30 vCPUs up, as EKS's max-pods calculator says). */
 static int64_t max_pods(const struct aws_itype *t)
@@ -248,7 +236,7 @@ void aws_describe_template(struct provider *p, const struct aws_group *g, const 
 		int64_t mem = it.memory_mib * MIB - (255 + 11 * pods) * MIB - 100 * MIB;
 
 		snprintf(t->instance_type, sizeof(t->instance_type), "%s", type);
-		t->cpu_m = (int64_t)it.vcpus * 1000 - reserved_cpu_m(it.vcpus);
+		t->cpu_m = (int64_t)it.vcpus * 1000 - provider_reserved_cpu_m(it.vcpus);
 		t->memory = mem > 0 ? mem : 0;
 		t->pods = pods;
 		t->gpus = it.gpus;

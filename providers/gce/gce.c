@@ -519,19 +519,8 @@ static void provider_id(const struct gce_prov *gp, const char *zone, const char 
 	snprintf(out, len, "gce://%s/%s/%s", gp->project, zone, name);
 }
 
-/* Reserved like GKE does: CPU 6% of the first core, 1% of the second, 0.5%
- * of the next two, 0.25% above; memory 25% of the first 4 GiB, 20% of the
- * next 4, 10% of the next 8, 6% of the next 112, 2% above, and 100Mi for eviction. */
-static int64_t reserved_cpu_m(int cpus)
-{
-	int64_t r = 0;
-	int i;
-
-	for (i = 1; i <= cpus; i++)
-		r += i == 1 ? 600 : i == 2 ? 100 : i <= 4 ? 50 : 25;
-	return r / 10;
-}
-
+/* The memory GKE reserves: 25% of the first 4 GiB, 20% of the next 4, 10%
+ * of the next 8, 6% of the next 112, 2% above, and 100Mi for eviction. */
 static int64_t reserved_memory(int64_t mem)
 {
 	static const struct { int64_t upto; int pct; } tiers[] = {
@@ -628,7 +617,7 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 		int64_t mem = mem_mb * MIB;
 
 		snprintf(t->instance_type, sizeof(t->instance_type), "%s", mt);
-		t->cpu_m = (int64_t)cpus * 1000 - reserved_cpu_m(cpus);
+		t->cpu_m = (int64_t)cpus * 1000 - provider_reserved_cpu_m(cpus);
 		t->memory = mem - reserved_memory(mem) > 0 ? mem - reserved_memory(mem) : 0;
 		t->pods = 110;
 		t->gpus = gpus;
