@@ -609,7 +609,7 @@ static const char *instance_status(const struct sim_gce_mi *mi)
 		return NULL;
 	switch (mi->in->state) {
 	case INSTANCE_PENDING: return "PROVISIONING";
-	case INSTANCE_RUNNING: return mi->in->stuck ? "RUNNING" : "RUNNING";
+	case INSTANCE_RUNNING: return "RUNNING"; /* a stuck one too: only its node never comes */
 	case INSTANCE_STOPPING: return "STOPPING";
 	default: return "TERMINATED";
 	}
@@ -978,13 +978,6 @@ static bool valid_request_id(const char *s)
 	return strcmp(s, "00000000-0000-0000-0000-000000000000") != 0;
 }
 
-/* The MIG's operation for a mutating call: answered as the operation. */
-static void answer_op(struct greq *r, size_t gi, const struct sim_gce_op *op)
-{
-	reply_json(r, 200, op_json(r->f, op));
-	(void)gi;
-}
-
 static void mutate(struct greq *r, size_t gi, const char *action, const char *body)
 {
 	struct gce_face *f = r->f;
@@ -1087,7 +1080,7 @@ static void mutate(struct greq *r, size_t gi, const char *action, const char *bo
 		     err.msg);
 		goto out;
 	}
-	answer_op(r, gi, &op);
+	reply_json(r, 200, op_json(f, &op));
 out:
 	free(names);
 	cJSON_Delete(j);
