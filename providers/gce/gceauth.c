@@ -212,6 +212,11 @@ static int md_init(struct md_client *m, const struct gce_auth_opts *o, struct er
 		what = "GCE_METADATA_HOST";
 	}
 	if (!host) {
+		/* the older name Google's libraries still read */
+		host = env_get(&o->env, "GCE_METADATA_ROOT");
+		what = "GCE_METADATA_ROOT";
+	}
+	if (!host) {
 		host = GCE_METADATA_DEFAULT_HOST;
 		what = "the metadata server";
 	}

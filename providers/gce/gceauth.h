@@ -42,7 +42,8 @@ struct gce_auth_opts {
 	const char *token_url;         /* provider config: where the JWT is exchanged
 					* (and its aud); NULL: the key's token_uri */
 	const char *metadata_host;     /* provider config: host[:port]; NULL:
-					* GCE_METADATA_HOST, else metadata.google.internal */
+					* GCE_METADATA_HOST, else GCE_METADATA_ROOT (the
+					* older name), else metadata.google.internal */
 	const char *scope;             /* space-separated; NULL: GCE_AUTH_DEFAULT_SCOPE */
 	struct cloudhttp *http;        /* required; borrowed, outlives the source */
 	struct clock *clock;           /* NULL: the real clock */

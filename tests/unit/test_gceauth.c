@@ -548,7 +548,7 @@ static void test_metadata_project_zone(void **state)
 	size_t i;
 
 	f->o.metadata_host = NULL;
-	fx_setenv(f, "GCE_METADATA_HOST", f->host);
+	fx_setenv(f, "GCE_METADATA_ROOT", f->host); /* the older name still works */
 	if (gce_metadata_project_zone(&f->o, p, sizeof(p), z, sizeof(z), &e) < 0)
 		fail_msg("%s", e.msg);
 	assert_string_equal(p, "luascale-proj");
