@@ -831,6 +831,25 @@ out:
 	return rc;
 }
 
+int gce_auth_prepare(void *ctx, const struct cloudhttp_request *req,
+		     struct cloudhttp_headers *extra, struct errbuf *err)
+{
+	char tok[GCE_AUTH_TOKEN_MAX + 8];
+	int rc;
+
+	(void)req;
+	memcpy(tok, "Bearer ", 7);
+	if (gce_auth_token(ctx, tok + 7, sizeof(tok) - 7, NULL, err) < 0) {
+		credcache_wipe(tok, sizeof(tok));
+		return -1;
+	}
+	rc = cloudhttp_headers_set(extra, "Authorization", tok);
+	credcache_wipe(tok, sizeof(tok));
+	if (rc < 0)
+		return errbuf_set(err, "gce auth: the access token is not a valid header value");
+	return 0;
+}
+
 const char *gce_auth_source(const struct gce_auth *a)
 {
 	return src_names[a->kind];

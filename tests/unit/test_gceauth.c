@@ -579,6 +579,25 @@ static void test_key_exchange(void **state)
 	assert_int_equal(exp, T0 + 3600);
 	assert_non_null(strstr(f->log, EMAIL));
 	assert_non_null(strstr(f->log, "service-account-key"));
+	/* a compute call through cloudhttp carries it (and the verbose log,
+	 * checked at teardown, shows it redacted) */
+	{
+		struct cloudhttp_request rq;
+		struct cloudhttp_response r = { 0 };
+		char url[128];
+
+		snprintf(url, sizeof(url), "%s/compute/v1/projects/p", f->fk.cs.url);
+		memset(&rq, 0, sizeof(rq));
+		rq.method = "GET";
+		rq.url = url;
+		rq.prepare = gce_auth_prepare;
+		rq.ctx = a;
+		assert_int_equal(cloudhttp_call(f->http, &rq, &r, &e), 0);
+		assert_string_equal(cs_header(&f->fk.cs.reqs[1], "Authorization"),
+				    "Bearer ya29.SAS3KR1T-1");
+		assert_non_null(strstr(f->log, "Authorization"));
+		cloudhttp_response_free(&r);
+	}
 	gce_auth_free(a);
 }
 
@@ -645,6 +664,15 @@ static void test_refresh_windows(void **state)
 	assert_string_equal(tok, "ya29.SAS3KR1T-2");
 	assert_int_equal(exp, T0 + 3600 - 299 + 3600);
 	assert_int_equal(cs_count(&f->fk.cs), 2);
+	/* the prepare hook hands the current token as a bearer header */
+	{
+		struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
+
+		assert_int_equal(gce_auth_prepare(a, NULL, &h, &e), 0);
+		assert_string_equal(cloudhttp_headers_get(&h, "Authorization"),
+				    "Bearer ya29.SAS3KR1T-2");
+		cloudhttp_headers_free(&h);
+	}
 	/* gce_auth_invalidate (a 401 from compute) fetches anew at once */
 	gce_auth_invalidate(a);
 	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), 0);
