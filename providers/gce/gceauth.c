@@ -212,6 +212,11 @@ static int md_init(struct md_client *m, const struct gce_auth_opts *o, struct er
 		what = "GCE_METADATA_HOST";
 	}
 	if (!host) {
+		/* the older name Google's libraries still read */
+		host = env_get(&o->env, "GCE_METADATA_ROOT");
+		what = "GCE_METADATA_ROOT";
+	}
+	if (!host) {
 		host = GCE_METADATA_DEFAULT_HOST;
 		what = "the metadata server";
 	}
@@ -824,6 +829,25 @@ int gce_auth_token(struct gce_auth *a, char *out, size_t len, int64_t *expires_s
 out:
 	credcache_wipe(&t, sizeof(t));
 	return rc;
+}
+
+int gce_auth_prepare(void *ctx, const struct cloudhttp_request *req,
+		     struct cloudhttp_headers *extra, struct errbuf *err)
+{
+	char tok[GCE_AUTH_TOKEN_MAX + 8];
+	int rc;
+
+	(void)req;
+	memcpy(tok, "Bearer ", 7);
+	if (gce_auth_token(ctx, tok + 7, sizeof(tok) - 7, NULL, err) < 0) {
+		credcache_wipe(tok, sizeof(tok));
+		return -1;
+	}
+	rc = cloudhttp_headers_set(extra, "Authorization", tok);
+	credcache_wipe(tok, sizeof(tok));
+	if (rc < 0)
+		return errbuf_set(err, "gce auth: the access token is not a valid header value");
+	return 0;
 }
 
 const char *gce_auth_source(const struct gce_auth *a)

@@ -42,7 +42,8 @@ struct gce_auth_opts {
 	const char *token_url;         /* provider config: where the JWT is exchanged
 					* (and its aud); NULL: the key's token_uri */
 	const char *metadata_host;     /* provider config: host[:port]; NULL:
-					* GCE_METADATA_HOST, else metadata.google.internal */
+					* GCE_METADATA_HOST, else GCE_METADATA_ROOT (the
+					* older name), else metadata.google.internal */
 	const char *scope;             /* space-separated; NULL: GCE_AUTH_DEFAULT_SCOPE */
 	struct cloudhttp *http;        /* required; borrowed, outlives the source */
 	struct clock *clock;           /* NULL: the real clock */
@@ -77,6 +78,17 @@ struct gce_auth *gce_auth_new(const struct gce_auth_opts *o, struct errbuf *err)
  */
 int gce_auth_token(struct gce_auth *a, char *out, size_t len, int64_t *expires_s,
 		   struct errbuf *err);
+
+/*
+ * A cloudhttp_request prepare hook ('ctx' is the struct gce_auth *): adds
+ * "Authorization: Bearer <token>" to 'extra' before every attempt, so a
+ * retry after a refresh carries the new token. Returns 0, or -1 with
+ * gce_auth_token()'s message (the call is then not made).
+ */
+struct cloudhttp_request;
+struct cloudhttp_headers;
+int gce_auth_prepare(void *ctx, const struct cloudhttp_request *req,
+		     struct cloudhttp_headers *extra, struct errbuf *err);
 
 /* The chosen source: "service-account-key" or "metadata-server". Static. */
 const char *gce_auth_source(const struct gce_auth *a);

@@ -12,6 +12,7 @@ import base64
 import datetime
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,8 +62,7 @@ def b64url_flip(seg):
     return ("A" if seg[0] != "A" else "B") + seg[1:]
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="gcejwt.")
+def main(tmp):
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption()).decode()
@@ -183,4 +183,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    TMP = tempfile.mkdtemp(prefix="gcejwt.")
+    try:
+        main(TMP)
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)  # the keys do not stay behind
+

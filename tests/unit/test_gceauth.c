@@ -42,6 +42,8 @@ struct fake {
 	int no_flavor;        /* answers lack Metadata-Flavor */
 	int token_status;     /* token endpoint: answer this error instead */
 	int hold;             /* hold token answers until cs_release() */
+	int md_fail;          /* this many metadata token requests answer 503 */
+	char md_body[256];    /* the metadata token answer instead of a good one */
 	int serial;
 	int expires_in;
 	char want_aud[256];
@@ -167,6 +169,15 @@ static void handler(void *ud, size_t index, const struct cs_req *rq, struct cs_r
 			return;
 		}
 		if (strcmp(rq->target, "/computeMetadata/v1/instance/service-accounts/default/token") == 0) {
+			if (f->md_fail > 0) {
+				f->md_fail--;
+				rs->status = 503;
+				return;
+			}
+			if (f->md_body[0]) {
+				snprintf(rs->body, sizeof(rs->body), "%s", f->md_body);
+				return;
+			}
 			f->serial++;
 			snprintf(rs->body, sizeof(rs->body),
 				 "{\"access_token\":\"ya29.MDS3KR1T-%d\",\"expires_in\":%d,"
@@ -473,6 +484,62 @@ static void test_metadata_unreachable_fails(void **state)
 	gce_auth_free(a);
 }
 
+static void test_metadata_retries_5xx(void **state)
+{
+	struct fx *f = *state;
+	struct errbuf e = { "" };
+	struct gce_auth *a;
+	char tok[GCE_AUTH_TOKEN_MAX];
+
+	f->o.metadata_host = f->host;
+	f->fk.md_fail = 1;
+	a = gce_auth_new(&f->o, &e);
+	assert_non_null(a);
+	if (gce_auth_token(a, tok, sizeof(tok), NULL, &e) < 0)
+		fail_msg("%s", e.msg);
+	assert_string_equal(tok, "ya29.MDS3KR1T-1");
+	assert_string_equal(f->fk.cs.reqs[1].target,
+			    "/computeMetadata/v1/instance/service-accounts/default/token");
+	/* two failures use up the attempts: the status is named */
+	gce_auth_invalidate(a);
+	f->fk.md_fail = 2;
+	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_non_null(strstr(e.msg, "HTTP 503"));
+	gce_auth_free(a);
+}
+
+static void test_metadata_bad_answers(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		const char *body, *needle;
+	} cases[] = {
+		{ "not json", "not a JSON object" },
+		{ "{\"expires_in\":3599,\"token_type\":\"Bearer\"}", "no string access_token" },
+		{ "{\"access_token\":\"ya29.S3KR1T\",\"token_type\":\"Bearer\"}", "expires_in" },
+		{ "{\"access_token\":\"ya29.S3KR1T\",\"expires_in\":-5}", "between 1 s" },
+		{ "{\"access_token\":\"ya29.S3KR1T\",\"expires_in\":3599,\"token_type\":\"MAC\"}",
+		  "Bearer" },
+		{ "{\"access_token\":\"ya29 S3KR1T\",\"expires_in\":3599}", "not printable" },
+	};
+	struct errbuf e = { "" };
+	char tok[GCE_AUTH_TOKEN_MAX];
+	size_t i;
+
+	f->o.metadata_host = f->host;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gce_auth *a = gce_auth_new(&f->o, &e);
+
+		assert_non_null(a);
+		snprintf(f->fk.md_body, sizeof(f->fk.md_body), "%s", cases[i].body);
+		assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+		if (!strstr(e.msg, cases[i].needle))
+			fail_msg("case %zu: \"%s\" not in: %s", i, cases[i].needle, e.msg);
+		assert_null(strstr(e.msg, "S3KR1T"));
+		gce_auth_free(a);
+	}
+}
+
 static void test_metadata_project_zone(void **state)
 {
 	struct fx *f = *state;
@@ -481,7 +548,7 @@ static void test_metadata_project_zone(void **state)
 	size_t i;
 
 	f->o.metadata_host = NULL;
-	fx_setenv(f, "GCE_METADATA_HOST", f->host);
+	fx_setenv(f, "GCE_METADATA_ROOT", f->host); /* the older name still works */
 	if (gce_metadata_project_zone(&f->o, p, sizeof(p), z, sizeof(z), &e) < 0)
 		fail_msg("%s", e.msg);
 	assert_string_equal(p, "luascale-proj");
@@ -512,6 +579,25 @@ static void test_key_exchange(void **state)
 	assert_int_equal(exp, T0 + 3600);
 	assert_non_null(strstr(f->log, EMAIL));
 	assert_non_null(strstr(f->log, "service-account-key"));
+	/* a compute call through cloudhttp carries it (and the verbose log,
+	 * checked at teardown, shows it redacted) */
+	{
+		struct cloudhttp_request rq;
+		struct cloudhttp_response r = { 0 };
+		char url[128];
+
+		snprintf(url, sizeof(url), "%s/compute/v1/projects/p", f->fk.cs.url);
+		memset(&rq, 0, sizeof(rq));
+		rq.method = "GET";
+		rq.url = url;
+		rq.prepare = gce_auth_prepare;
+		rq.ctx = a;
+		assert_int_equal(cloudhttp_call(f->http, &rq, &r, &e), 0);
+		assert_string_equal(cs_header(&f->fk.cs.reqs[1], "Authorization"),
+				    "Bearer ya29.SAS3KR1T-1");
+		assert_non_null(strstr(f->log, "Authorization"));
+		cloudhttp_response_free(&r);
+	}
 	gce_auth_free(a);
 }
 
@@ -578,6 +664,15 @@ static void test_refresh_windows(void **state)
 	assert_string_equal(tok, "ya29.SAS3KR1T-2");
 	assert_int_equal(exp, T0 + 3600 - 299 + 3600);
 	assert_int_equal(cs_count(&f->fk.cs), 2);
+	/* the prepare hook hands the current token as a bearer header */
+	{
+		struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
+
+		assert_int_equal(gce_auth_prepare(a, NULL, &h, &e), 0);
+		assert_string_equal(cloudhttp_headers_get(&h, "Authorization"),
+				    "Bearer ya29.SAS3KR1T-2");
+		cloudhttp_headers_free(&h);
+	}
 	/* gce_auth_invalidate (a 401 from compute) fetches anew at once */
 	gce_auth_invalidate(a);
 	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), 0);
@@ -790,6 +885,8 @@ int main(void)
 		T(test_metadata_reply_without_flavor_refused),
 		T(test_metadata_host_option_beats_env),
 		T(test_metadata_unreachable_fails),
+		T(test_metadata_retries_5xx),
+		T(test_metadata_bad_answers),
 		T(test_metadata_project_zone),
 		T(test_key_exchange),
 		T(test_key_from_env_with_scope_and_token_url),
