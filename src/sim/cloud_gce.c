@@ -195,7 +195,7 @@ static struct sim_gce_mi *mi_add(struct sim_gce *g, size_t gi, const char *name,
 	}
 	mi = &m->mi[m->n++];
 	memset(mi, 0, sizeof(*mi));
-	snprintf(mi->name, sizeof(mi->name), "%s", name);
+	snprintf(mi->name, sizeof(mi->name), "%.*s", (int)sizeof(mi->name) - 1, name);
 	snprintf(mi->zone, sizeof(mi->zone), "%s", zone);
 	mi->action = SIM_GCE_CREATING;
 	return mi;
