@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_common.h"
 #include "buf.h"
 #include "config.h"
 #include "log.h"
@@ -33,7 +34,7 @@
 #include "sim/scenario.h"
 
 #define S CLOCK_NS_PER_S
-#define MAX_LAUNCHES 1000
+#define MAX_LAUNCHES BENCH_MAX_LAUNCHES
 #define MAX_ASGS 2000
 #define MAX_REPS 100
 #define FLEET "burst"
@@ -41,14 +42,6 @@
 #define ACCESS_KEY "AKIABENCHSIMULATED01"
 #define SECRET_KEY "YmVuY2gtc2VjcmV0LWtleS1mb3ItdGhlLXNpbXVsYXRvcg"
 #define REGION "us-east-1"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- what the face was asked, from its request log ---- */
 
@@ -90,7 +83,7 @@ static void face_write(void *ctx, enum log_level level, int64_t wall, const char
 		}
 	}
 	if (!strcmp(action, "CreateFleet") && code == 200 && fl->n_fleet_answers < MAX_ANSWERS)
-		fl->fleet_answer[fl->n_fleet_answers++] = now_s();
+		fl->fleet_answer[fl->n_fleet_answers++] = bench_now();
 	pthread_mutex_unlock(&fl->mu);
 }
 
@@ -123,31 +116,6 @@ static void prov_write(void *ctx, enum log_level level, int64_t wall, const char
 		fprintf(stderr, "provider: %s\n", msg);
 }
 
-/* ---- the environment the provider reads ---- */
-
-struct envtab {
-	const char *names[16];
-	const char *values[16];
-	size_t n;
-};
-
-static const char *env_get(void *ud, const char *name)
-{
-	const struct envtab *t = ud;
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		if (!strcmp(t->names[i], name))
-			return t->values[i];
-	return NULL;
-}
-
-static void env_set(struct envtab *t, const char *name, const char *value)
-{
-	t->names[t->n] = name;
-	t->values[t->n++] = value;
-}
-
 /* ---- the world ---- */
 
 struct params {
@@ -160,12 +128,11 @@ struct params {
 };
 
 struct world {
-	struct sim_scenario *sc;
-	struct executor *ex;
+	struct bench_world bw;
 	struct sim_world *w;
 	struct aws_face *face;
 	char url[64];
-	struct envtab env;
+	struct bench_env env;
 	struct aws_env aenv;
 	struct logger plog;
 };
@@ -210,28 +177,14 @@ static int world_new(struct world *wd, const struct params *pr)
 	struct logger *flog = &flog_store;
 	struct errbuf err;
 	char *text = scenario_text(pr);
+	int rc;
 
 	memset(wd, 0, sizeof(*wd));
-	if (!text) {
-		fprintf(stderr, "bench_aws: out of memory\n");
-		return -1;
-	}
-	wd->sc = sim_scenario_parse(text, strlen(text), "bench_aws scenario", &err);
+	rc = bench_world_new(&wd->bw, text, "bench_aws scenario");
 	free(text);
-	if (!wd->sc) {
-		fprintf(stderr, "bench_aws: %s\n", err.msg);
+	if (rc < 0)
 		return -1;
-	}
-	wd->ex = executor_new_pool(4, 1u << 16);
-	if (!wd->ex) {
-		fprintf(stderr, "bench_aws: cannot start the executor\n");
-		return -1;
-	}
-	wd->w = sim_world_new(wd->sc, wd->ex, &err);
-	if (!wd->w) {
-		fprintf(stderr, "bench_aws: %s\n", err.msg);
-		return -1;
-	}
+	wd->w = wd->bw.w;
 	flog->write = face_write;
 	flog->ctx = &face_log;
 	flog->min_level = LOG_DEBUG;
@@ -244,12 +197,12 @@ static int world_new(struct world *wd, const struct params *pr)
 		return -1;
 	}
 	snprintf(wd->url, sizeof(wd->url), "http://127.0.0.1:%d", aws_face_port(wd->face));
-	env_set(&wd->env, "AWS_ENDPOINT_URL", wd->url);
-	env_set(&wd->env, "AWS_REGION", REGION);
-	env_set(&wd->env, "AWS_ACCESS_KEY_ID", ACCESS_KEY);
-	env_set(&wd->env, "AWS_SECRET_ACCESS_KEY", SECRET_KEY);
-	env_set(&wd->env, "AWS_EC2_METADATA_DISABLED", "true");
-	wd->aenv.get = env_get;
+	bench_env_set(&wd->env, "AWS_ENDPOINT_URL", wd->url);
+	bench_env_set(&wd->env, "AWS_REGION", REGION);
+	bench_env_set(&wd->env, "AWS_ACCESS_KEY_ID", ACCESS_KEY);
+	bench_env_set(&wd->env, "AWS_SECRET_ACCESS_KEY", SECRET_KEY);
+	bench_env_set(&wd->env, "AWS_EC2_METADATA_DISABLED", "true");
+	wd->aenv.get = bench_env_get;
 	wd->aenv.ud = &wd->env;
 	wd->plog.write = prov_write;
 	wd->plog.min_level = LOG_INFO;
@@ -259,24 +212,7 @@ static int world_new(struct world *wd, const struct params *pr)
 static void world_free(struct world *wd)
 {
 	aws_face_free(wd->face);
-	if (wd->ex)
-		executor_shutdown(wd->ex, clock_now(clock_real()) + 2 * S);
-	sim_world_free(wd->w);
-	sim_scenario_free(wd->sc);
-}
-
-static struct config *parse_config(const char *text)
-{
-	struct config_opts co;
-	struct errbuf err;
-	struct config *c;
-
-	memset(&co, 0, sizeof(co));
-	co.flags = CONFIG_OFFLINE;
-	c = config_parse_opts(text, strlen(text), "bench_aws config", &co, &err);
-	if (!c)
-		fprintf(stderr, "bench_aws: config: %s\n", err.msg);
-	return c;
+	bench_world_free(&wd->bw);
 }
 
 static struct provider *provider(struct world *wd, const struct config *c)
@@ -298,48 +234,6 @@ static struct provider *provider(struct world *wd, const struct config *c)
 
 /* ---- the launch run ---- */
 
-struct launch {
-	struct provider *p;
-	pthread_barrier_t *gate;
-	double start, end;
-	int made, seen;
-	struct provider_status st;
-};
-
-static void on_instance(void *ctx, const struct provider_instance *inst)
-{
-	struct launch *l = ctx;
-
-	(void)inst;
-	l->seen++;
-}
-
-static void on_done(void *ctx, int count, const struct provider_status *st)
-{
-	struct launch *l = ctx;
-
-	l->end = now_s();
-	l->made = count;
-	l->st = *st;
-}
-
-static void *launch_thread(void *arg)
-{
-	struct launch *l = arg;
-
-	pthread_barrier_wait(l->gate);
-	l->start = now_s();
-	l->p->ops->launch(l->p, FLEET, 1, on_instance, on_done, l);
-	return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct launch_result {
 	double probe_s;       /* one CreateFleet launch alone */
 	double measured, ideal;
@@ -354,11 +248,8 @@ static int run_launch(struct world *wd, const struct params *pr, struct launch_r
 	char cfg[2048];
 	struct config *c;
 	struct provider *p;
-	static struct launch ls[MAX_LAUNCHES];
-	pthread_t th[MAX_LAUNCHES];
-	pthread_barrier_t gate;
+	struct bench_launches bl;
 	struct sim_group_stats before, after;
-	struct launch probe;
 	uint64_t face0, prov0;
 	double first, last, *answers;
 	size_t i, n_ans, gi = (size_t)sim_cloud_find_group(wd->w->cloud, FLEET);
@@ -375,7 +266,7 @@ static int run_launch(struct world *wd, const struct params *pr, struct launch_r
 		 "provider:\n  kind: aws\n  qps: %g\n  burst: %d\n  read_qps: 100\n  read_burst: 100\n"
 		 "  aws: {cluster_name: bench}\n",
 		 pr->launches * 2 + 10, pr->qps, pr->burst);
-	c = parse_config(cfg);
+	c = bench_parse_config(cfg, "bench_aws config");
 	if (!c)
 		return -1;
 	p = provider(wd, c);
@@ -385,23 +276,13 @@ static int run_launch(struct world *wd, const struct params *pr, struct launch_r
 	}
 
 	/* one launch alone: the face answers CreateFleet after the cloud's latency */
-	memset(&probe, 0, sizeof(probe));
-	probe.p = p;
-	probe.start = now_s();
-	p->ops->launch(p, FLEET, 1, on_instance, on_done, &probe);
-	r->probe_s = probe.end - probe.start;
-	if (probe.made != 1) {
-		fprintf(stderr, "bench_aws: the probe launch made %d: %s\n", probe.made, probe.st.message);
+	r->probe_s = bench_launch_one(p, FLEET, "bench_aws");
+	if (r->probe_s < 0) {
 		rc = -1;
 		goto out;
 	}
 	/* let the bucket fill up again (burst / qps, and some) */
-	{
-		double wait = (double)pr->burst / pr->qps + 0.5;
-		struct timespec ts = {(time_t)wait, (long)((wait - floor(wait)) * 1e9)};
-
-		nanosleep(&ts, NULL);
-	}
+	bench_sleep((double)pr->burst / pr->qps + 0.5);
 
 	sim_cloud_lock(wd->w->cloud);
 	sim_cloud_group_stats(wd->w->cloud, gi, &before);
@@ -413,44 +294,15 @@ static int run_launch(struct world *wd, const struct params *pr, struct launch_r
 	face_log.n_fleet_answers = 0;
 	pthread_mutex_unlock(&face_log.mu);
 
-	pthread_barrier_init(&gate, NULL, (unsigned)pr->launches);
-	for (i = 0; i < (size_t)pr->launches; i++) {
-		memset(&ls[i], 0, sizeof(ls[i]));
-		ls[i].p = p;
-		ls[i].gate = &gate;
-		if (pthread_create(&th[i], NULL, launch_thread, &ls[i]) != 0) {
-			fprintf(stderr, "bench_aws: cannot start thread %zu\n", i);
-			exit(1); /* the others wait at the gate forever */
-		}
-	}
-	for (i = 0; i < (size_t)pr->launches; i++)
-		pthread_join(th[i], NULL);
-	pthread_barrier_destroy(&gate);
-
-	first = ls[0].start;
-	last = ls[0].end;
-	r->min_call = 1e9;
-	for (i = 0; i < (size_t)pr->launches; i++) {
-		double d = ls[i].end - ls[i].start;
-
-		if (ls[i].start < first)
-			first = ls[i].start;
-		if (ls[i].end > last)
-			last = ls[i].end;
-		if (d < r->min_call)
-			r->min_call = d;
-		if (d > r->max_call)
-			r->max_call = d;
-		r->reported += ls[i].seen;
-		if (ls[i].made != 1) {
-			r->failed++;
-			fprintf(stderr, "bench_aws: launch %zu made %d: %s: %s\n", i, ls[i].made,
-				provider_error_str(ls[i].st.code), ls[i].st.message);
-		}
-	}
+	bench_launch_all(p, FLEET, pr->launches, &bl, "bench_aws");
+	first = bl.first;
+	last = bl.last;
+	r->min_call = bl.min_call;
+	r->max_call = bl.max_call;
+	r->reported = bl.reported;
+	r->failed = bl.failed;
 	r->measured = last - first;
-	r->ideal = (pr->launches > pr->burst ? (double)(pr->launches - pr->burst) / pr->qps : 0) +
-		   pr->latency_s;
+	r->ideal = bench_bucket_ideal(pr->launches, pr->burst, pr->qps, pr->latency_s);
 	sim_cloud_lock(wd->w->cloud);
 	sim_cloud_group_stats(wd->w->cloud, gi, &after);
 	sim_cloud_unlock(wd->w->cloud);
@@ -467,7 +319,7 @@ static int run_launch(struct world *wd, const struct params *pr, struct launch_r
 		memcpy(answers, face_log.fleet_answer, n_ans * sizeof(*answers));
 	pthread_mutex_unlock(&face_log.mu);
 	if (answers) {
-		qsort(answers, n_ans, sizeof(*answers), cmp_double);
+		qsort(answers, n_ans, sizeof(*answers), bench_cmp_double);
 		for (i = 0; i < n_ans; i++) {
 			double k = (double)i + 1 - pr->burst;
 			double ideal = first + (k > 0 ? k / pr->qps : 0) + pr->latency_s;
@@ -531,9 +383,8 @@ static int run_list(struct world *wd, const struct params *pr, enum list_mode mo
 		    struct list_result *r)
 {
 	char *text = list_config(pr, mode);
-	struct config *c = text ? parse_config(text) : NULL;
+	struct config *c = text ? bench_parse_config(text, "bench_aws config") : NULL;
 	struct provider *p = c ? provider(wd, c) : NULL;
-	double sorted[MAX_REPS];
 	uint64_t face0 = face_calls("DescribeAutoScalingGroups", NULL);
 	int rep, rc = 0;
 	size_t a;
@@ -552,14 +403,14 @@ static int run_list(struct world *wd, const struct params *pr, enum list_mode mo
 
 		for (a = 0; a < N_LIST_ACTIONS; a++)
 			before[a] = aws_provider_calls(p, list_actions[a]);
-		t0 = now_s();
+		t0 = bench_now();
 		if (p->ops->list_groups(p, &gs, &n, &st) < 0) {
 			fprintf(stderr, "bench_aws: list_groups (%s): %s: %s\n", r->name,
 				provider_error_str(st.code), st.message);
 			rc = -1;
 			break;
 		}
-		r->t[rep] = now_s() - t0;
+		r->t[rep] = bench_now() - t0;
 		for (i = 0; i < n; i++)
 			inst += gs[i].n_instances;
 		provider_groups_free(gs, n);
@@ -575,11 +426,7 @@ static int run_list(struct world *wd, const struct params *pr, enum list_mode mo
 	}
 	r->face_dasg = face_calls("DescribeAutoScalingGroups", NULL) - face0;
 	if (rc == 0) {
-		memcpy(sorted, r->t, (size_t)pr->reps * sizeof(*sorted));
-		qsort(sorted, (size_t)pr->reps, sizeof(*sorted), cmp_double);
-		r->min = sorted[0];
-		r->median = pr->reps % 2 ? sorted[pr->reps / 2]
-					 : (sorted[pr->reps / 2 - 1] + sorted[pr->reps / 2]) / 2;
+		bench_min_median(r->t, pr->reps, &r->min, &r->median);
 		r->ok = r->groups == (size_t)pr->asgs &&
 			r->instances == (size_t)pr->asgs * (size_t)pr->per_asg;
 		if (!r->ok)
@@ -648,16 +495,16 @@ int main(int argc, char **argv)
 
 			printf("\nlaunch: %d fleet launches of 1 instance at once, qps %g, burst %d, CreateFleet %gs\n",
 			       pr.launches, pr.qps, pr.burst, pr.latency_s);
-			printf("  %-44s %10.3f s\n", "one CreateFleet launch alone", lr.probe_s);
-			printf("  %-44s %10.3f s\n", "first call to last on_done (measured)", lr.measured);
-			printf("  %-44s %10.3f s\n", "token-bucket ideal ((n-b)/q + latency)", lr.ideal);
-			printf("  %-44s %10.3f\n", "ratio (must be <= 1.1)", lr.measured / lr.ideal);
-			printf("  %-44s %10.3f s\n", "worst CreateFleet answer after its ideal", lr.worst_lag);
-			printf("  %-44s %6.3f .. %.3f s\n", "one launch, call to on_done", lr.min_call, lr.max_call);
-			printf("  %-44s %10d\n", "instances created (cloud)", lr.created);
-			printf("  %-44s %10d\n", "instances reported (on_instance)", lr.reported);
-			printf("  %-44s %10d\n", "instances logged (\"aws: launched\")", lr.logged);
-			printf("  %-44s %10d\n", "launches failed", lr.failed);
+			bench_row_s("one CreateFleet launch alone", lr.probe_s);
+			bench_row_s("first call to last on_done (measured)", lr.measured);
+			bench_row_s("token-bucket ideal ((n-b)/q + latency)", lr.ideal);
+			bench_row_f("ratio (must be <= 1.1)", lr.measured / lr.ideal);
+			bench_row_s("worst CreateFleet answer after its ideal", lr.worst_lag);
+			bench_row_range("one launch, call to on_done", lr.min_call, lr.max_call);
+			bench_row_n("instances created (cloud)", lr.created);
+			bench_row_n("instances reported (on_instance)", lr.reported);
+			bench_row_n("instances logged (\"aws: launched\")", lr.logged);
+			bench_row_n("launches failed", lr.failed);
 			printf("  %-44s %10llu (%llu refused)\n", "CreateFleet requests the face saw",
 			       (unsigned long long)lr.face_fleet, (unsigned long long)lr.face_fleet_refused);
 			printf("  %-44s %10llu\n", "CreateFleet calls the provider made",
