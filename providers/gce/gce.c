@@ -61,6 +61,12 @@ struct gce_prov {
 		int64_t memory_mb;
 	} *mts;
 	size_t n_mts;
+	struct gce_tpl {        /* instance templates read (they are immutable in GCE) */
+		char url[512];
+		char machine_type[64];
+		int gpus;
+	} *tpls;
+	size_t n_tpls;
 	uint64_t rng;
 	struct { char what[40]; uint64_t n; } counts[24];
 };
@@ -553,20 +559,49 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 	int64_t mem_mb = 0;
 	size_t i;
 
-	if (!tmpl[0] || call(p, false, "GET", tmpl, NULL, &it, &st) < 0) {
-		if (tmpl[0])
+	char mtbuf[64] = "";
+
+	if (!tmpl[0])
+		return;
+	/* an instance template never changes (a MIG moves to a new one):
+	 * each is read once */
+	pthread_mutex_lock(&gp->mu);
+	for (i = 0; i < gp->n_tpls; i++)
+		if (!strcmp(gp->tpls[i].url, tmpl)) {
+			snprintf(mtbuf, sizeof(mtbuf), "%s", gp->tpls[i].machine_type);
+			gpus = gp->tpls[i].gpus;
+		}
+	pthread_mutex_unlock(&gp->mu);
+	if (!mtbuf[0]) {
+		struct gce_tpl *nt;
+
+		if (call(p, false, "GET", tmpl, NULL, &it, &st) < 0) {
 			log_at(gp->log, LOG_WARN, clock_wall(gp->clock), "gce: group %s: cannot read its instance template: %s",
 			       g->name, st.message);
-		return;
-	}
-	mt = last_seg(str(cJSON_GetObjectItemCaseSensitive(it, "properties"), "machineType"));
-	acc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "properties"), "guestAccelerators");
-	cJSON_ArrayForEach(a, acc) {
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(a, "acceleratorCount");
+			return;
+		}
+		snprintf(mtbuf, sizeof(mtbuf), "%s",
+			 last_seg(str(cJSON_GetObjectItemCaseSensitive(it, "properties"), "machineType")));
+		acc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "properties"),
+						       "guestAccelerators");
+		cJSON_ArrayForEach(a, acc) {
+			const cJSON *n = cJSON_GetObjectItemCaseSensitive(a, "acceleratorCount");
 
-		if (cJSON_IsNumber(n) && n->valuedouble > 0 && n->valuedouble < 64)
-			gpus += (int)n->valuedouble;
+			if (cJSON_IsNumber(n) && n->valuedouble > 0 && n->valuedouble < 64)
+				gpus += (int)n->valuedouble;
+		}
+		pthread_mutex_lock(&gp->mu);
+		if (mtbuf[0] && strlen(tmpl) < sizeof(nt->url) &&
+		    (nt = realloc(gp->tpls, (gp->n_tpls + 1) * sizeof(*nt)))) {
+			gp->tpls = nt;
+			snprintf(nt[gp->n_tpls].url, sizeof(nt->url), "%s", tmpl);
+			snprintf(nt[gp->n_tpls].machine_type, sizeof(nt->machine_type), "%s", mtbuf);
+			nt[gp->n_tpls].gpus = gpus;
+			gp->n_tpls++;
+		}
+		pthread_mutex_unlock(&gp->mu);
 	}
+	mt = mtbuf;
 	/* a regional MIG's machine type is the same in each of its zones: use the first */
 	if (g->regional) {
 		const cJSON *zs = cJSON_GetObjectItemCaseSensitive(
@@ -1183,6 +1218,7 @@ static void gce_free(struct provider *p)
 		free(gp->groups);
 		free(gp->seen);
 		free(gp->mts);
+		free(gp->tpls);
 		pthread_mutex_destroy(&gp->mu);
 		free(gp);
 	}
