@@ -229,3 +229,24 @@ out:
 	}
 	return rc;
 }
+
+int buf_percent_encode(struct buf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+			buf_append(b, s, 1);
+		} else {
+			char e[3] = {'%', hex[ch >> 4], hex[ch & 15]};
+
+			buf_append(b, e, 3);
+		}
+	}
+	if (!b->data)
+		buf_append(b, "", 0);
+	return b->oom ? -1 : 0;
+}

@@ -59,6 +59,11 @@ FILE *buf_fopen_regular(const char *path, struct errbuf *err);
 int buf_read_file(struct buf *b, const char *path, size_t max, struct errbuf *err);
 
 /* Frees the contents and resets 'b'. */
+/* Appends 's' (NULL: nothing) percent-encoded: every byte but the
+ * unreserved A-Z a-z 0-9 - . _ ~ becomes %XX (space is %20), as URLs,
+ * SigV4 and form bodies want it. Leaves b->data non-NULL. 0, or -1 (OOM). */
+int buf_percent_encode(struct buf *b, const char *s);
+
 void buf_free(struct buf *b);
 
 #endif

@@ -491,22 +491,7 @@ int cloudhttp_url_parse(const char *url, struct cloudhttp_url *u, struct errbuf 
 
 int cloudhttp_escape(struct buf *b, const char *s)
 {
-	static const char hex[] = "0123456789ABCDEF";
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)s; *p; p++) {
-		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-		    (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' || *p == '~') {
-			if (buf_append(b, p, 1))
-				return -1;
-		} else {
-			char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-
-			if (buf_append(b, e, 3))
-				return -1;
-		}
-	}
-	return b->oom ? -1 : 0;
+	return buf_percent_encode(b, s);
 }
 
 /* ---- Retry-After ---- */

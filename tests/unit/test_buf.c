@@ -130,6 +130,21 @@ static void test_json_string_always_valid(void **state)
 	buf_free(&b);
 }
 
+/* Only the unreserved characters stay bare; every other byte is %XX. */
+static void test_percent_encode(void **state)
+{
+	struct buf b = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(buf_percent_encode(&b, "aZ09-._~ /=&+%\xc3\xa9"), 0);
+	assert_string_equal(b.data, "aZ09-._~%20%2F%3D%26%2B%25%C3%A9");
+	buf_free(&b);
+	assert_int_equal(buf_percent_encode(&b, NULL), 0);
+	assert_non_null(b.data);
+	assert_string_equal(b.data, "");
+	buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -138,6 +153,7 @@ int main(void)
 		cmocka_unit_test(test_errors_name_the_path),
 		cmocka_unit_test(test_fifo_refused_without_blocking),
 		cmocka_unit_test(test_json_string_always_valid),
+		cmocka_unit_test(test_percent_encode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
