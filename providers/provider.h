@@ -117,7 +117,10 @@ struct provider_group {
 };
 
 /* Called once per instance, from any thread, as soon as the cloud reports
- * it exists — before the rest of the request is done. */
+ * it exists — before the rest of the request is done. Called a second time
+ * for the same instance, with state INSTANCE_GONE, when the request gave it
+ * back (a stockout or quota seen after its name was known): it will never
+ * be a node, and nothing should wait for it. */
 typedef void (*provider_instance_cb)(void *ctx, const struct provider_instance *inst);
 
 /* Called once when a request is over: how many instances it made (launch)

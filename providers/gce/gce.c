@@ -1018,8 +1018,10 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 		if (zone[0])
 			provider_id(gp, zone, names[i], pi.provider_id, sizeof(pi.provider_id));
 		pi.state = INSTANCE_PENDING;
-		if (on_instance && zone[0])
+		if (on_instance && zone[0]) {
 			on_instance(ctx, &pi);
+			reported[i] = true;
+		}
 	}
 	if (wait_operation(p, op, deadline, &st) < 0 && st.code != PROVIDER_TRANSIENT)
 		goto out;
@@ -1072,12 +1074,28 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 			cJSON *dop = NULL;
 			struct provider_status ds;
 
-			/* give back what cannot be made, so the MIG stops retrying */
+			/* give back what cannot be made, so the MIG stops retrying,
+			 * and tell the caller not to wait for what it was told of */
 			cJSON_ArrayForEach(mi, items) {
+				const char *name = last_seg(str(mi, "instance"));
 				char m[8];
 
-				if (urls && attempt_error(mi, m, sizeof(m)) != PROVIDER_OK)
+				if (attempt_error(mi, m, sizeof(m)) == PROVIDER_OK)
+					continue;
+				if (urls)
 					cJSON_AddItemToArray(urls, cJSON_CreateString(str(mi, "instance")));
+				for (i = 0; i < count && strcmp(names[i], name); i++)
+					;
+				if (i < count && reported[i] && on_instance) {
+					struct provider_instance pi;
+
+					memset(&pi, 0, sizeof(pi));
+					snprintf(pi.id, sizeof(pi.id), "%s", names[i]);
+					snprintf(pi.group, sizeof(pi.group), "%s", g.name);
+					pi.state = INSTANCE_GONE;
+					on_instance(ctx, &pi);
+					reported[i] = false;
+				}
 			}
 			if (urls)
 				cJSON_AddBoolToObject(del, "skipInstancesOnValidationError", 1);

@@ -41,6 +41,7 @@ struct launch {
 	char group[64];
 	int count;
 	int created;
+	int given_back; /* reported, then given back by the cloud (INSTANCE_GONE) */
 	int64_t start_ns;
 	char reason[256];
 	char pods[256]; /* unschedulable pods when the plan was made: "ns/a, ns/b and 3 more" */
@@ -239,13 +240,42 @@ static int64_t back_off(struct actuator *a, struct gstate *g, const char *reason
 
 /* ---- launches ---- */
 
+/* An instance this launch reported that the cloud gave back: it is no
+ * longer upcoming capacity (its launch's on_done says why). */
+static void on_instance_gone(struct launch *l, const struct provider_instance *inst)
+{
+	struct actuator *a = l->a;
+	struct flight **pp, *f;
+	bool found = false;
+
+	pthread_mutex_lock(&a->mu);
+	for (pp = &a->flights; (f = *pp); pp = &f->next)
+		if (!f->terminating && strcmp(f->group, l->group) == 0 && strcmp(f->id, inst->id) == 0) {
+			*pp = f->next;
+			free(f);
+			found = true;
+			break;
+		}
+	if (found)
+		l->given_back++;
+	pthread_mutex_unlock(&a->mu);
+	if (found)
+		LOG(a, LOG_INFO, "instance %s of group %s was given back by the cloud; no longer upcoming",
+		    inst->id, l->group);
+}
+
 static void on_instance(void *ctx, const struct provider_instance *inst)
 {
 	struct launch *l = ctx;
 	struct actuator *a = l->a;
-	struct flight *f = calloc(1, sizeof(*f));
+	struct flight *f;
 	struct gstate *g;
 
+	if (inst->state == INSTANCE_GONE) {
+		on_instance_gone(l, inst);
+		return;
+	}
+	f = calloc(1, sizeof(*f));
 	pthread_mutex_lock(&a->mu);
 	if (f) {
 		snprintf(f->group, sizeof(f->group), "%s", l->group);
@@ -273,12 +303,13 @@ static void on_launch_done(void *ctx, int count, const struct provider_status *s
 	struct actuator *a = l->a;
 	struct gstate *g;
 	int64_t delay = 0;
-	int missing;
+	int missing, kept;
 
 	(void)count;
 	pthread_mutex_lock(&a->mu);
 	g = group_state(a, l->group);
 	missing = l->count - l->created;
+	kept = l->created - l->given_back;
 	if (g) {
 		g->requested -= missing;
 		if (g->requested < 0)
@@ -288,21 +319,21 @@ static void on_launch_done(void *ctx, int count, const struct provider_status *s
 		a->st.launch_failures++;
 		if (g && provider_error_backs_off_group(st->code))
 			delay = back_off(a, g, st->message[0] ? st->message : provider_error_str(st->code));
-	} else if (g && missing == 0) {
+	} else if (g && missing == 0 && l->given_back == 0) {
 		g->failures = 0;
 	}
 	a->st.busy--;
 	pthread_mutex_unlock(&a->mu);
-	if (st->code == PROVIDER_OK && missing == 0)
+	if (st->code == PROVIDER_OK && missing == 0 && l->given_back == 0)
 		LOG(a, LOG_INFO, "scale_up %s +%d done in %.1fs: %d instance(s) created (%s)", l->group,
 		    l->count, secs_since(a, l->start_ns), l->created, l->reason);
 	else if (delay > 0)
 		LOG(a, LOG_WARN, "scale_up %s +%d failed after %.1fs: %d of %d created; %s: %s; group backed off for %llds",
-		    l->group, l->count, secs_since(a, l->start_ns), l->created, l->count,
+		    l->group, l->count, secs_since(a, l->start_ns), kept, l->count,
 		    provider_error_str(st->code), st->message, (long long)delay);
 	else
 		LOG(a, LOG_WARN, "scale_up %s +%d ended after %.1fs with %d of %d created; %s: %s", l->group,
-		    l->count, secs_since(a, l->start_ns), l->created, l->count,
+		    l->count, secs_since(a, l->start_ns), kept, l->count,
 		    provider_error_str(st->code), st->message);
 	free(l);
 }

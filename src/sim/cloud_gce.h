@@ -41,6 +41,8 @@ struct sim_gce_group {
 	const char *machine_type;     /* default "e2-standard-4" */
 	struct sim_gce_label *labels; /* the template's properties.labels */
 	size_t n_labels;
+	bool refuse_create;           /* createInstances answers 400 (a MIG that takes no named
+				       * instances); resize still works */
 };
 
 /* The scenario's `gce:` section. Strings are borrowed (the scenario's arena). */

@@ -1051,6 +1051,12 @@ static void mutate(struct greq *r, size_t gi, const char *action, const char *bo
 	}
 	if (!admit(r, group))
 		goto out;
+	if (strcmp(action, "createInstances") == 0 && f->conf->groups[gi].refuse_create) {
+		fail(r, 400, "invalid", "global",
+		     "Invalid value for field 'resource.instances': named instances are not accepted by instance group manager '%s'.",
+		     f->conf->groups[gi].mig);
+		goto out;
+	}
 	snprintf(kind, sizeof(kind), "compute.instanceGroupManagers.%s", action);
 	sim_cloud_lock(f->cloud);
 	sim_gce_op_new(f->gce, gi, kind, rid, &op, &dup);

@@ -7,10 +7,14 @@
 #      once), then nodes (gce:// providerIDs), then running pods; then the
 #      scale-down deletes exactly those instances and lowers targetSize;
 #   2. a stockout (ZONE_RESOURCE_POOL_EXHAUSTED, seen only on lastAttempt)
-#      backs the group off and gives the instances back;
+#      backs the group off and gives the instances back (no longer
+#      upcoming);
 #   3. throttling (403 rateLimitExceeded) loses nothing;
 #   4. a restart in the middle of a scale-up launches nothing twice;
-#   5. a regional MIG scales up.
+#   5. a regional MIG scales up; so does one that refuses createInstances
+#      (resize with a requestId instead) and has no template in the config
+#      (it is read from the instance template, the zone from the MIG's
+#      distributionPolicy).
 # Usage: run_sim_gce.py LUASCALE SOURCE_DIR. Fails when google-auth is missing.
 import os
 import re
@@ -36,11 +40,13 @@ GROUPS = """\
   - {name: workers, min: 0, max: 6, template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: workers}}}
   - {name: scarce, min: 0, max: 3, template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: scarce}}}
   - {name: spread, min: 0, max: 6, template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: spread}}}
+  - {name: bulk, min: 0, max: 4, template: {allocatable: {cpu: 8, memory: 32Gi, pods: 110}, labels: {pool: bulk, node.kubernetes.io/instance-type: e2-standard-8}}}
 """
 GCE_GROUPS = """\
     workers: {zone: us-central1-a, machine_type: e2-standard-4}
     scarce: {zone: us-central1-b, machine_type: e2-standard-4}
     spread: {region: us-central1, zones: [us-central1-a, us-central1-b, us-central1-c], machine_type: e2-standard-4}
+    bulk: {region: us-central1, zones: [us-central1-b, us-central1-c], machine_type: e2-standard-8, refuse_create: true}
 """
 # the config writes each group's labels (GCE has no node-template tags);
 # its resources come from the instance template and the machine type
@@ -57,6 +63,9 @@ node_groups:
   - name: spread
     max: 6
     template: {allocatable: {cpu: 3920m, memory: 14Gi, pods: 110}, labels: {pool: spread}}
+    gce: {region: us-central1}
+  - name: bulk
+    max: 4
     gce: {region: us-central1}
 """
 
@@ -162,6 +171,9 @@ def phase_faults():
     back = until(20, lambda: (lambda m: m if m and m.get("targetSize") == 0 else None)(
         mig(sim, "zones/us-central1-b", "scarce")))
     ok(back, "the instance that could not be made is deleted: MIG scarce back at targetSize 0", *logs)
+    ok(log_has(run["log"], r"instance scarce-[a-z0-9]{4} of group scarce was given back by the cloud; "
+                           r"no longer upcoming"),
+       "the instance reported by name, then given back, is no longer counted as upcoming", *logs)
     ran = until(90, lambda: pods_running(sim, "batch-"))
     names = live_names(sim, "zones/us-central1-a", "workers")
     used = {p["spec"]["nodeName"] for p in ran} if ran else set()
@@ -195,7 +207,9 @@ def phase_restart():
 
 
 def phase_regional():
-    sim = start_sim("regional", scenario("regional", pod("wide", "2s", 3, "spread")))
+    big = ("  - {name: big, at: 2s, count: 2, requests: {cpu: 6, memory: 1Gi}, "
+           "node_selector: {node.kubernetes.io/instance-type: e2-standard-8}}\n")
+    sim = start_sim("regional", scenario("regional", pod("wide", "2s", 3, "spread") + big))
     run = start_run(sim, "regional")
     logs = (run["log"], sim["log"])
     ran = until(60, lambda: pods_running(sim, "wide-"))
@@ -207,6 +221,23 @@ def phase_regional():
         ok(zones <= {"us-central1-a", "us-central1-b", "us-central1-c"} and m and m.get("targetSize") == 3,
            "regional MIG: instances in the region's zones (%s), targetSize %s"
            % (", ".join(sorted(zones)), m and m.get("targetSize")), *logs)
+    ok(log_has(run["log"], r"instance spread-[a-z0-9]{4} of group spread exists") and
+       not log_has(run["log"], r"group spread: createInstances refused"),
+       "regional MIG: named instances are reported once the MIG placed them in a zone", *logs)
+    big_ran = until(60, lambda: pods_running(sim, "big-"))
+    ok(big_ran, "a regional MIG without a config template: its template (8 CPUs) is read from the cloud and "
+       "the pods that need it run", *logs)
+    ok(log_has(run["log"], r"gce: group bulk: createInstances refused .*; resizing instead") and
+       log_has(run["log"], r"gce: group bulk: MIG bulk resized 0 -> 2"),
+       "a MIG that refuses createInstances is resized instead (0 -> 2)", *logs)
+    if big_ran:
+        ns = nodes(sim)
+        pids = sorted(ns[p["spec"]["nodeName"]]["spec"].get("providerID", "") for p in big_ran)
+        m = mig(sim, "regions/us-central1", "bulk")
+        ok(len(set(pids)) == 2 and all(re.match(r"^gce://sim-project/us-central1-[bc]/bulk-[a-z0-9]{4}$", x)
+                                       for x in pids) and m and m.get("targetSize") == 2,
+           "resize: the instances the MIG named are the nodes (%s), targetSize %s"
+           % (", ".join(pids), m and m.get("targetSize")), *logs)
     stop(run["proc"])
     stop(sim["proc"])
 

@@ -193,8 +193,74 @@ def get_path(v, path):
     return v
 
 
+SEEN = set()  # every field name in the answers checked by shape()
+
+
+def collect_keys(v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            SEEN.add(k)
+            collect_keys(x)
+    elif isinstance(v, list):
+        for x in v:
+            collect_keys(x)
+
+
+# The fields of Google's JSON error envelope ({"error": {"code", "message",
+# "status", "errors": [{"reason", "domain"}]}}): part of every Google API's
+# wire format, not of the compute discovery document's schemas.
+ERROR_ENVELOPE = {"error", "errors", "code", "message", "reason"}
+
+
+def provider_reads(path):
+    """The JSON field names the GCE provider reads from compute answers: every
+    string literal that is the last argument of a str() call or of a cJSON
+    object lookup (Get/Detach...ObjectItem...) in its source (calls nest)."""
+    text = re.sub(r"/\*.*?\*/", "", open(path).read(), flags=re.S)
+    names = set()
+    for m in re.finditer(r',\s*"([A-Za-z_][A-Za-z0-9_]*)"\s*\)', text):
+        depth, i = 0, m.start()
+        while i > 0:  # back to the '(' this ')' closes
+            i -= 1
+            c = text[i]
+            if c == ")":
+                depth += 1
+            elif c == "(":
+                if depth == 0:
+                    break
+                depth -= 1
+        fn = re.search(r"(\w+)\s*$", text[:i])
+        if fn and (fn.group(1) == "str" or re.match(r"cJSON_\w*FromObject|cJSON_\w*ObjectItem", fn.group(1))):
+            names.add(m.group(1))
+    return names
+
+
+def schema_fields(schemas):
+    """Every field name of every interface, inline objects included."""
+    names = set()
+
+    def walk(t):
+        if isinstance(t, dict):
+            for k, x in t.items():
+                if k != "*":
+                    names.add(k)
+                walk(x)
+        elif isinstance(t, tuple):
+            for x in t[1:]:
+                if isinstance(x, list):
+                    for y in x:
+                        walk(y)
+                else:
+                    walk(x)
+
+    for body in schemas.values():
+        walk(body)
+    return names
+
+
 def shape(schemas, name, v, required, label):
     """The answer 'v' is a Schema$name, with every field the provider reads."""
+    collect_keys(v)
     errs = []
     check(schemas, v, ("ref", name), name, errs)
     for r in required:
@@ -514,6 +580,17 @@ def main():
                      "projects/%s/zones/us-central1-a/instanceGroupManagers/throttled-mig" % PROJECT,
                      headers={"Authorization": "Bearer " + creds.token})
     ok(r.status_code == 401, "another simulator's token is refused", r.text)
+
+    # --- the provider's side: what it reads is what the schema and the face carry ---
+    reads = provider_reads(os.path.join(SRC, "providers/gce/gce.c"))
+    fields = schema_fields(schemas)
+    ok(len(reads) >= 20 and {"targetSize", "lastAttempt", "currentAction", "guestCpus", "managedInstances",
+                             "guestAccelerators"} <= reads,
+       "the provider's JSON reads are found in its source (%d fields)" % len(reads), sorted(reads))
+    unknown = sorted(reads - fields - ERROR_ENVELOPE)
+    ok(not unknown, "every field the provider reads is a field of the compute v1 schemas", unknown)
+    unseen = sorted(reads - SEEN - ERROR_ENVELOPE)
+    ok(not unseen, "every field the provider reads is in the face's answers checked above", unseen)
 
 
 try:

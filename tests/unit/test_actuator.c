@@ -42,6 +42,7 @@ struct fake_cloud {
 	int64_t step_ns; /* between instances, and the call's own latency when call_s is 0 */
 	pthread_mutex_t mu; /* the real-time test launches from several threads */
 	enum provider_error fail; /* the next launches fail with this */
+	bool give_back;           /* launches report their instances, then give them back (a stockout) */
 	int created;
 	char ids[64][128];
 	int terminated;
@@ -52,7 +53,7 @@ struct fake_cloud {
 struct fake_launch {
 	struct fake_cloud *c;
 	char group[64];
-	int count, made;
+	int count, made, first;
 	provider_instance_cb on_instance;
 	provider_done_cb on_done;
 	void *ctx;
@@ -91,6 +92,24 @@ static void fake_launch_step(void *arg, bool cancelled)
 	}
 	c->launches_running--;
 	pthread_mutex_unlock(&c->mu);
+	if (c->give_back) {
+		int i;
+
+		for (i = 0; i < l->made; i++) {
+			struct provider_instance inst;
+
+			memset(&inst, 0, sizeof(inst));
+			snprintf(inst.id, sizeof(inst.id), "i-%d", l->first + i);
+			snprintf(inst.group, sizeof(inst.group), "%s", l->group);
+			inst.state = INSTANCE_GONE;
+			l->on_instance(l->ctx, &inst);
+		}
+		st.code = PROVIDER_NO_CAPACITY;
+		snprintf(st.message, sizeof(st.message), "ZONE_RESOURCE_POOL_EXHAUSTED");
+		l->on_done(l->ctx, 0, &st);
+		free(l);
+		return;
+	}
 	l->on_done(l->ctx, l->made, &st);
 	free(l);
 }
@@ -108,6 +127,7 @@ static void fake_launch(struct provider *p, const char *group, int count,
 	l->on_done = on_done;
 	l->ctx = ctx;
 	pthread_mutex_lock(&c->mu);
+	l->first = c->created;
 	c->launches_running++;
 	if (c->launches_running > c->max_parallel)
 		c->max_parallel = c->launches_running;
@@ -566,6 +586,39 @@ static void test_instance_never_ready_is_terminated_and_group_backed_off(void **
 	assert_int_equal(safety_check(s, &lim, &p, &v, &err), 0);
 	assert_int_equal(v.accepted.n_actions, 0);
 	verdict_free(&v);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+static void test_given_back_instances_are_not_upcoming(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, "");
+	struct plan p;
+	struct actuator_stats st;
+
+	(void)state;
+	w->cloud.give_back = true;
+	plan_init(&p);
+	add_action(&p, ACTION_SCALE_UP, "g1", 3);
+	actuator_execute(w->act, &p, s);
+	snapshot_free(s);
+	run_for(w, 10);
+	/* the names were reported, then the cloud could not make them */
+	s = snap(w, "");
+	assert_int_equal(s->groups[0].target, 0);
+	assert_true(s->groups[0].backoff_until > clock_wall(w->clock));
+	assert_non_null(strstr(s->groups[0].backoff_reason, "ZONE_RESOURCE_POOL_EXHAUSTED"));
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.in_flight_instances, 0);
+	snapshot_free(s);
+	/* nothing waits for them: no provision timeout, no terminate */
+	run_for(w, 16 * 60);
+	s = snap(w, "");
+	assert_int_equal(w->cloud.terminated, 0);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.instances_timed_out, 0);
 	plan_free(&p);
 	snapshot_free(s);
 	world_free(w);
@@ -1156,6 +1209,7 @@ int main(void)
 		cmocka_unit_test(test_launches_run_in_parallel_and_report_each_instance),
 		cmocka_unit_test(test_in_flight_counts_as_upcoming),
 		cmocka_unit_test(test_instance_never_ready_is_terminated_and_group_backed_off),
+		cmocka_unit_test(test_given_back_instances_are_not_upcoming),
 		cmocka_unit_test(test_failed_launch_backs_off_doubling),
 		cmocka_unit_test(test_drain_evicts_retries_pdb_then_deletes),
 		cmocka_unit_test(test_delete_waits_for_drain_and_gives_up),
