@@ -517,16 +517,20 @@ int cli_run(int argc, char **argv)
 		goto stop;
 	}
 	log_at(&log, LOG_INFO, clock_wall(clock), "cluster state read; reconciling");
+	if (run_ops_report(ops, client, &err) < 0)
+		log_at(&log, LOG_WARN, clock_wall(clock), "no status ConfigMap nor Events: %s", err.msg);
 
 	while (!atomic_load(&sc.stop)) {
 		enum batcher_reason why = once ? BATCH_FIRST : batcher_wait(batch);
 		struct snapshot *s;
 		struct round_stats rs;
-		struct round_opts ro = {NULL};
+		struct round_opts ro;
 		char stale[512];
 
 		if (why == BATCH_NONE || atomic_load(&sc.stop))
 			break;
+		memset(&ro, 0, sizeof(ro));
+		run_ops_round_opts(ops, &ro);
 		cloud_view_refresh(&cloud, prov, clock_wall(clock), &log);
 		cur = run_ops_config(ops);
 		s = round_snapshot(infs, cur, &cloud, clock_wall(clock), &log, &err);
@@ -570,6 +574,7 @@ int cli_run(int argc, char **argv)
 	}
 	rc = EXIT_OK;
 stop:
+	run_ops_set_active(ops, false); /* nothing more reported once stopping */
 	stop_at = atomic_load(&sc.stop) ? atomic_load(&sc.stop_at) : clock_now(clock);
 	log_at(&log, LOG_INFO, clock_wall(clock), "stopping: giving in-flight actions until %d s after the stop",
 	       SHUTDOWN_GRACE_S);

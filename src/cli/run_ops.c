@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "config_reload.h"
+#include "engine/status.h"
+#include "kube/statuswriter.h"
 #include "runtime/clock.h"
 #include "runtime/filewatch.h"
 
@@ -32,6 +34,10 @@ struct run_ops {
 	struct reconciler *rec;   /* set by run_ops_watch */
 	struct batcher *batch;
 	atomic_bool config_pending;
+	/* reporting */
+	struct status_board *board;
+	struct statuswriter *status;
+	atomic_bool active;
 };
 
 struct run_ops *run_ops_new(const char *config_path, const struct config *cfg,
@@ -45,6 +51,7 @@ struct run_ops *run_ops_new(const char *config_path, const struct config *cfg,
 	o->first = o->cur = cfg;
 	o->log = log;
 	atomic_init(&o->config_pending, false);
+	atomic_init(&o->active, true);
 	return o;
 }
 
@@ -53,6 +60,8 @@ void run_ops_free(struct run_ops *o)
 	if (!o)
 		return;
 	run_ops_stop(o);
+	statuswriter_free(o->status);
+	status_board_free(o->board);
 	while (o->kept) {
 		struct kept *k = o->kept;
 
@@ -168,4 +177,51 @@ int run_ops_apply_config(struct run_ops *o, struct reconciler *rec, const struct
 	       nc->policy_path, dropped[0] ? "; store entries that are not data were not carried over: " : "",
 	       dropped);
 	return 1;
+}
+
+int run_ops_report(struct run_ops *o, struct kube_client *client, struct errbuf *err)
+{
+	const struct config *c = o->first;
+
+	if (c->status_enabled) {
+		struct statuswriter_opts so = {client, c->status_namespace, c->status_name,
+					       c->status_interval_ms * CLOCK_NS_PER_MS, o->log};
+
+		o->board = status_board_new();
+		if (!o->board)
+			return errbuf_set(err, "out of memory");
+		o->status = statuswriter_new(&so, err);
+		if (!o->status)
+			return -1;
+		statuswriter_set_active(o->status, atomic_load(&o->active));
+	}
+	return 0;
+}
+
+void run_ops_set_active(struct run_ops *o, bool active)
+{
+	atomic_store(&o->active, active);
+	if (o->status)
+		statuswriter_set_active(o->status, active);
+}
+
+static void observe(void *ctx, const struct snapshot *s, const struct round_view *v)
+{
+	struct run_ops *o = ctx;
+
+	if (o->board && o->status) {
+		struct buf text = BUF_INIT, json = BUF_INIT;
+
+		status_board_round(o->board, s, v);
+		if (status_board_render(o->board, s, &text, &json) == 0)
+			statuswriter_submit(o->status, text.data, json.data);
+		buf_free(&text);
+		buf_free(&json);
+	}
+}
+
+void run_ops_round_opts(struct run_ops *o, struct round_opts *ro)
+{
+	ro->observe = observe;
+	ro->observe_ctx = o;
 }

@@ -1,7 +1,8 @@
 /*
  * cli/run_ops: the daemon's operations parts beside its loop — reloads
  * when the policy or config file changes (inotify), the config read again
- * and put in place between two rounds. The loop in run.c calls in here at
+ * and put in place between two rounds, the status ConfigMap and the
+ * Events on pending pods, written by the process that acts. The loop in run.c calls in here at
  * a few points; nothing here runs a round.
  */
 #ifndef LUASCALE_RUN_OPS_H
@@ -13,6 +14,8 @@
 #include "config.h"
 #include "engine/batcher.h"
 #include "engine/reconciler.h"
+#include "engine/round.h"
+#include "kube/client.h"
 #include "log.h"
 #include "model.h"
 
@@ -59,6 +62,22 @@ void run_ops_request_config(struct run_ops *o);
  */
 int run_ops_apply_config(struct run_ops *o, struct reconciler *rec, const struct snapshot *s,
 			 int64_t now);
+
+/*
+ * Starts the reporting to the API server through 'client' (borrowed): the
+ * status ConfigMap (status.enabled) and Events on pods (events.enabled),
+ * each on a thread of its own so that a round never waits for them. Both
+ * write only while active (run_ops_set_active; active from the start).
+ * Returns 0, or -1 with why.
+ */
+int run_ops_report(struct run_ops *o, struct kube_client *client, struct errbuf *err);
+
+/* Whether this process acts (the leader): a standby reports nothing.
+ * Any thread. */
+void run_ops_set_active(struct run_ops *o, bool active);
+
+/* Sets 'ro''s observer to the reporting's (status, Events). */
+void run_ops_round_opts(struct run_ops *o, struct round_opts *ro);
 
 /* The config in use: the first one, or the last one put in place. */
 const struct config *run_ops_config(const struct run_ops *o);

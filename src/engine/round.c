@@ -157,6 +157,12 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 			st->removals += !removal_seen(p, i);
 	}
 	st->rejected = d.verdict.n_rejected;
+	if (o && o->observe) {
+		struct round_view v = {p, &d.verdict, d.ok ? NULL : d.error,
+				       rr.attempted ? &rr : NULL};
+
+		o->observe(o->observe_ctx, s, &v);
+	}
 	if (p->n_actions)
 		actuator_execute(a, p, s);
 	decision_free(&d);
