@@ -11,12 +11,18 @@
 #include <string.h>
 
 #include "config_reload.h"
+#include "engine/podevents.h"
 #include "engine/status.h"
+#include "kube/recorder.h"
 #include "kube/statuswriter.h"
 #include "runtime/clock.h"
 #include "runtime/filewatch.h"
 
 enum { WATCH_CONFIG = 0, WATCH_POLICY = 1 };
+
+/* Pods told about one round at most (the recorder's buckets and queue
+ * bound the writes further). */
+#define EVENTS_PODS_MAX 500
 
 /* A config read again, kept to the end (see the file comment). */
 struct kept {
@@ -37,6 +43,7 @@ struct run_ops {
 	/* reporting */
 	struct status_board *board;
 	struct statuswriter *status;
+	struct recorder *events;
 	atomic_bool active;
 };
 
@@ -61,6 +68,7 @@ void run_ops_free(struct run_ops *o)
 		return;
 	run_ops_stop(o);
 	statuswriter_free(o->status);
+	recorder_free(o->events);
 	status_board_free(o->board);
 	while (o->kept) {
 		struct kept *k = o->kept;
@@ -195,6 +203,17 @@ int run_ops_report(struct run_ops *o, struct kube_client *client, struct errbuf 
 			return -1;
 		statuswriter_set_active(o->status, atomic_load(&o->active));
 	}
+	if (c->events_enabled) {
+		struct recorder_opts ro;
+
+		memset(&ro, 0, sizeof(ro));
+		ro.client = client;
+		ro.log = o->log;
+		o->events = recorder_new(&ro, err);
+		if (!o->events)
+			return -1;
+		recorder_set_active(o->events, atomic_load(&o->active));
+	}
 	return 0;
 }
 
@@ -203,6 +222,16 @@ void run_ops_set_active(struct run_ops *o, bool active)
 	atomic_store(&o->active, active);
 	if (o->status)
 		statuswriter_set_active(o->status, active);
+	if (o->events)
+		recorder_set_active(o->events, active);
+}
+
+static void pod_event(void *ctx, const struct pod *p, const char *type, const char *reason,
+		      const char *message)
+{
+	struct run_ops *o = ctx;
+
+	recorder_pod_event(o->events, p->ns, p->name, p->uid, type, reason, message);
 }
 
 static void observe(void *ctx, const struct snapshot *s, const struct round_view *v)
@@ -218,6 +247,9 @@ static void observe(void *ctx, const struct snapshot *s, const struct round_view
 		buf_free(&text);
 		buf_free(&json);
 	}
+	/* a failed policy decided nothing: no pod is told it was not chosen */
+	if (o->events && !v->policy_error && atomic_load(&o->active))
+		podevents_explain(s, v->accepted, EVENTS_PODS_MAX, pod_event, o);
 }
 
 void run_ops_round_opts(struct run_ops *o, struct round_opts *ro)
