@@ -1,9 +1,7 @@
 /*
- * cli/run_ops: file watches that reload the policy or the config, and the
- * config read again at a round boundary. Every config read stays alive
- * until the daemon ends: the parts built at start (the provider, the
- * actuator's selectors) and a config kept after a restart-only change
- * borrow from those before them.
+ * cli/run_ops: file watches that reload the policy or the config, the config
+ * read again at a round boundary (every config read stays alive to the end:
+ * what was built at start borrows from it), and the reporting threads' feed.
  */
 #include "cli/run_ops.h"
 

@@ -1,9 +1,7 @@
 /*
- * cli/run_ops: the daemon's operations parts beside its loop — reloads
- * when the policy or config file changes (inotify), the config read again
- * and put in place between two rounds, the status ConfigMap and the
- * Events on pending pods, written by the process that acts. The loop in run.c calls in here at
- * a few points; nothing here runs a round.
+ * cli/run_ops: the daemon's operations parts beside its loop — reloads on
+ * file changes, the config put in place between two rounds, the status
+ * ConfigMap and the Events on pods, written by the process that acts.
  */
 #ifndef LUASCALE_RUN_OPS_H
 #define LUASCALE_RUN_OPS_H

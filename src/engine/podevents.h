@@ -1,9 +1,7 @@
 /*
- * podevents: what each pod the scheduler could not place is told about a
- * round — TriggeredScaleUp naming the groups and counts of the accepted
- * scale-ups whose new nodes it fits, or NotTriggerScaleUp with why not,
- * group by group, from the scheduling arithmetic (sched.c). Pure: sending
- * the Events is kube/recorder's.
+ * podevents: what each unschedulable pod is told about a round —
+ * TriggeredScaleUp, or NotTriggerScaleUp with each group's reason from the
+ * fit arithmetic (sched.c). Pure: sending is kube/recorder's.
  */
 #ifndef LUASCALE_PODEVENTS_H
 #define LUASCALE_PODEVENTS_H

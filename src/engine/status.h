@@ -1,9 +1,7 @@
 /*
- * status: what the status ConfigMap says — the cluster's and each group's
- * health, each group's sizes and backoff, the last scale-up and scale-down
- * with their reasons, the last policy error — kept from round to round and
- * rendered as text for people and JSON for programs. Pure: writing it to
- * the API server is kube/statuswriter's.
+ * status: what the status ConfigMap says — cluster and group health, sizes,
+ * backoff, the last scale-up and scale-down, the last policy error — kept
+ * from round to round, rendered as text and JSON. Pure: no I/O.
  */
 #ifndef LUASCALE_STATUS_H
 #define LUASCALE_STATUS_H

@@ -1,9 +1,7 @@
 /*
- * recorder: three bounded caches with least-recently-used eviction (a
- * pod's token bucket, the distinct messages of a pod and reason, the
- * Events already written), the queue of writes they produce, and the
- * thread that sends them (POST a new Event, PATCH a count; a count whose
- * Event is gone is created again under the same name).
+ * recorder: three bounded LRU caches (a pod's token bucket, the distinct
+ * messages of a pod and reason, the Events written), the queue of writes
+ * they make, and the thread that sends them (POST, or PATCH of a count).
  */
 #include "kube/recorder.h"
 

@@ -1,10 +1,7 @@
 /*
- * recorder: Events on pods, aggregated so that a busy cluster is not
- * flooded, and sent from a thread of their own so that nobody waits for
- * them. The same Event again is one Event whose count rises (a PATCH);
- * many Events of one pod and reason that differ only in their message
- * become one "(combined from similar events)" Event; each pod gets a
- * token bucket of Events. What an Event says is the caller's.
+ * recorder: Events on pods, aggregated as client-go's correlator does (a
+ * repeat is a count, similar ones are combined, a bucket per pod), sent from
+ * a thread of their own so that nobody waits. What they say is the caller's.
  */
 #ifndef LUASCALE_RECORDER_H
 #define LUASCALE_RECORDER_H

@@ -1,9 +1,7 @@
 /*
- * statuswriter: the status ConfigMap on the API server — one
- * create-or-update (resourceVersion conflicts retried), one read, and a
- * thread that writes the latest status handed to it at most once per
- * interval and only while the process is the one that acts. What the
- * status says is engine/status's.
+ * statuswriter: the status ConfigMap on the API server — create-or-update
+ * with conflicts retried, a read, and a thread writing the latest status at
+ * most once per interval while the process acts. Its content is engine/status's.
  */
 #ifndef LUASCALE_STATUSWRITER_H
 #define LUASCALE_STATUSWRITER_H
