@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "buf.h"
 #include "model.h"
@@ -157,6 +158,9 @@ struct recorder {
 	int aggregate_max;
 	int64_t aggregate_window_s;
 	size_t queue_max;
+	double qps, tokens;
+	int burst;
+	int64_t tokens_at;         /* clock_now() of the last refill */
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -251,9 +255,20 @@ struct recorder *recorder_new(const struct recorder_opts *o, struct errbuf *err)
 		r->aggregate_max = AGGREGATE_CAP;
 	r->aggregate_window_s = o->aggregate_window_s > 0 ? o->aggregate_window_s : 600;
 	r->queue_max = o->queue_max ? o->queue_max : 1024;
+	r->qps = o->qps > 0 ? o->qps : 2;
+	r->burst = o->burst > 0 ? o->burst : 10;
+	r->tokens = r->burst;
+	r->tokens_at = clock_now(clock_real());
 	r->active = true;
 	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->cv, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&r->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	if (!r->component || lru_init(&r->spam, cache) < 0 || lru_init(&r->aggregate, cache) < 0 ||
 	    lru_init(&r->written, cache) < 0) {
 		errbuf_set(err, "out of memory");
@@ -538,14 +553,54 @@ static bool send_one(struct recorder *r)
 	return true;
 }
 
+/* Waits on r->cv (held) for at most 'ns' of the real clock. */
+static void wait_for(struct recorder *r, int64_t ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(ns / CLOCK_NS_PER_S);
+	ts.tv_nsec += (long)(ns % CLOCK_NS_PER_S);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+}
+
+/* How long until the thread may send (0: now, a token taken). Under r->mu. */
+static int64_t pace(struct recorder *r)
+{
+	int64_t now = clock_now(clock_real());
+
+	r->tokens += (double)(now - r->tokens_at) / CLOCK_NS_PER_S * r->qps;
+	if (r->tokens > r->burst)
+		r->tokens = r->burst;
+	r->tokens_at = now;
+	if (r->tokens < 1)
+		return (int64_t)((1 - r->tokens) / r->qps * CLOCK_NS_PER_S) + 1;
+	/* the actuator's writes waiting for the client's rate limit go first */
+	if (kube_client_writes_waiting(r->client) > 0)
+		return 100 * CLOCK_NS_PER_MS;
+	r->tokens -= 1;
+	return 0;
+}
+
 static void *recorder_thread(void *arg)
 {
 	struct recorder *r = arg;
 
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
+		int64_t wait;
+
 		if (!r->head) {
 			pthread_cond_wait(&r->cv, &r->mu);
+			continue;
+		}
+		wait = pace(r);
+		if (wait > 0) {
+			wait_for(r, wait);
 			continue;
 		}
 		send_one(r);

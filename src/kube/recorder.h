@@ -28,6 +28,10 @@ struct recorder_opts {
 	int64_t spam_refill_s;       /* one more every, default 300 */
 	int aggregate_max;           /* distinct messages of one pod and reason in ... */
 	int64_t aggregate_window_s;  /* ... this long before they are combined: 10, 600 */
+	double qps;                  /* the thread's writes a second, default 2 ... */
+	int burst;                   /* ... with up to this many at once, default 10; it
+				      * also lets the client's other writes (cordons,
+				      * evictions) waiting for the write rate limit go first */
 	bool no_thread;              /* tests: nothing is sent until recorder_flush() */
 };
 
