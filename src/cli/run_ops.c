@@ -217,6 +217,8 @@ int run_ops_report(struct run_ops *o, struct kube_client *client, struct errbuf 
 
 void run_ops_set_active(struct run_ops *o, bool active)
 {
+	if (!o)
+		return;
 	atomic_store(&o->active, active);
 	if (o->status)
 		statuswriter_set_active(o->status, active);
