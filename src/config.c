@@ -1767,6 +1767,96 @@ static int parse_intervals(struct ctx *x, const struct ytree_node *m)
 	       field(x, m, "batch_max", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ? -1 : 0;
 }
 
+/* ---- operations: log, status, events, reload ---- */
+
+static const struct int_range r_status_interval = { SECOND, DAY };
+static const struct int_range r_debounce = { 0, 60 * SECOND };
+
+/* log.format: "text" or "json" into a bool (true: json). */
+static int dec_log_format(struct ctx *x, const struct val *v, void *out, const void *arg)
+{
+	const char *f = NULL;
+
+	(void)arg;
+	if (val_string(x, v, &f))
+		return -1;
+	if (strcmp(f, "text") && strcmp(f, "json"))
+		return bad(x, v, "a log format, \"text\" or \"json\"");
+	*(bool *)out = strcmp(f, "json") == 0;
+	return 0;
+}
+
+/* A Kubernetes namespace (a DNS label) or object name (a DNS subdomain). */
+static int dec_k8s_name(struct ctx *x, const struct val *v, void *out, const void *arg)
+{
+	const char *s = NULL;
+	bool label = arg != NULL;
+
+	if (val_string(x, v, &s))
+		return -1;
+	if (label ? !k8sname_valid_dns_label(s) : !(strlen(s) <= MAX_NAME && k8sname_valid_dns_subdomain(s)))
+		return bad(x, v, label ? "a namespace (lowercase letters, digits and '-', up to 63)"
+				       : "an object name (lowercase letters, digits, '-' and '.', up to 253)");
+	*(const char **)out = s;
+	return 0;
+}
+
+static int parse_log(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "format", NULL };
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "format", dec_log_format, &x->c->log_json, NULL, NULL);
+}
+
+static int parse_status(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "enabled", "namespace", "name", "interval", NULL };
+	struct config *c = x->c;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "enabled", dec_bool, &c->status_enabled, NULL, NULL) ||
+	       field(x, m, "namespace", dec_k8s_name, &c->status_namespace, "label", NULL) ||
+	       field(x, m, "name", dec_k8s_name, &c->status_name, NULL, NULL) ||
+	       field(x, m, "interval", dec_duration, &c->status_interval_ms, &r_status_interval, NULL) ? -1 : 0;
+}
+
+static int parse_events(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "enabled", NULL };
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "enabled", dec_bool, &x->c->events_enabled, NULL, NULL);
+}
+
+static int parse_reload(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "watch", "debounce", NULL };
+	struct config *c = x->c;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "watch", dec_bool, &c->reload_watch, NULL, NULL) ||
+	       field(x, m, "debounce", dec_duration, &c->reload_debounce_ms, &r_debounce, NULL) ? -1 : 0;
+}
+
+static int env_operations(struct ctx *x)
+{
+	struct config *c = x->c;
+
+	return env_field(x, "LUASCALE_LOG_FORMAT", dec_log_format, &c->log_json, NULL, NULL) ||
+	       env_field(x, "LUASCALE_STATUS_ENABLED", dec_bool, &c->status_enabled, NULL, NULL) ||
+	       env_field(x, "LUASCALE_STATUS_NAMESPACE", dec_k8s_name, &c->status_namespace, "label", NULL) ||
+	       env_field(x, "LUASCALE_STATUS_NAME", dec_k8s_name, &c->status_name, NULL, NULL) ||
+	       env_field(x, "LUASCALE_STATUS_INTERVAL", dec_duration, &c->status_interval_ms, &r_status_interval, NULL) ||
+	       env_field(x, "LUASCALE_EVENTS_ENABLED", dec_bool, &c->events_enabled, NULL, NULL) ||
+	       env_field(x, "LUASCALE_RELOAD_WATCH", dec_bool, &c->reload_watch, NULL, NULL) ||
+	       env_field(x, "LUASCALE_RELOAD_DEBOUNCE", dec_duration, &c->reload_debounce_ms, &r_debounce, NULL) ? -1 : 0;
+}
+
 static int section(struct ctx *x, const struct ytree_node *root, const char *key,
 		   int (*parse)(struct ctx *, const struct ytree_node *))
 {
@@ -1785,7 +1875,8 @@ static int section(struct ctx *x, const struct ytree_node *root, const char *key
 static int parse_root(struct ctx *x, const struct ytree_node *root)
 {
 	static const char *const keys[] = { "cluster", "node_groups", "policy", "safety",
-					    "intervals", "provider", "provisioning", NULL };
+					    "intervals", "provider", "provisioning",
+					    "log", "status", "events", "reload", NULL };
 
 	if (!root || ytree_is_null(root))
 		return 0; /* an empty document: every default */
@@ -1799,7 +1890,9 @@ static int parse_root(struct ctx *x, const struct ytree_node *root)
 	       section(x, root, "safety", parse_safety) ||
 	       section(x, root, "intervals", parse_intervals) ||
 	       section(x, root, "provider", parse_provider) ||
-	       section(x, root, "provisioning", parse_provisioning) ? -1 : 0;
+	       section(x, root, "provisioning", parse_provisioning) ||
+	       section(x, root, "log", parse_log) || section(x, root, "status", parse_status) ||
+	       section(x, root, "events", parse_events) || section(x, root, "reload", parse_reload) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2144,7 +2237,7 @@ static int apply_env(struct ctx *x)
 
 	if (!x->env.envp && !x->env.fn)
 		return 0;
-	if (env_cluster_policy(x))
+	if (env_cluster_policy(x) || env_operations(x))
 		return -1;
 	if (x->env.envp && env_check_group_vars(x))
 		return -1;
@@ -2387,6 +2480,13 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->backoff_initial_ms = 5 * 60 * 1000;
 	c->backoff_max_ms = 30 * 60 * 1000;
 	c->drain_timeout_ms = 10 * 60 * 1000;
+	c->status_enabled = true;
+	c->status_namespace = "kube-system";
+	c->status_name = "luascale-status";
+	c->status_interval_ms = 10 * 1000;
+	c->events_enabled = true;
+	c->reload_watch = true;
+	c->reload_debounce_ms = 1000;
 	if (!c->source || !c->base_dir) {
 		errbuf_set(err, "%s: out of memory", source);
 		goto out;

@@ -149,6 +149,16 @@ struct config {
 	int64_t reconcile_interval_ms;  /* periodic resync, default 10s */
 	int64_t batch_idle_ms;          /* default 1s */
 	int64_t batch_max_ms;           /* default 10s */
+
+	/* operations: log format, status ConfigMap, Events, reload on change */
+	bool log_json;                  /* log.format: json (else text) */
+	bool status_enabled;            /* status.enabled, default true */
+	const char *status_namespace;   /* status.namespace, default "kube-system" */
+	const char *status_name;        /* status.name, default "luascale-status" */
+	int64_t status_interval_ms;     /* status.interval: at most one write per, default 10s */
+	bool events_enabled;            /* events.enabled: Events on pending pods, default true */
+	bool reload_watch;              /* reload.watch: reload on file change, default true */
+	int64_t reload_debounce_ms;     /* reload.debounce: quiet time first, default 1s */
 };
 
 /* Environment lookup, injectable for tests (getenv semantics). */
@@ -172,6 +182,8 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  *   LUASCALE_PROVIDER_AWS_REGION / _CLUSTER_NAME / _AUTO_DISCOVERY,
  *   LUASCALE_PROVIDER_GCE_PROJECT / _CREDENTIALS_FILE,
  *   LUASCALE_PROVISIONING_MAX_PROVISION_TIME / _BACKOFF_INITIAL / _BACKOFF_MAX / _DRAIN_TIMEOUT,
+ *   LUASCALE_LOG_FORMAT, LUASCALE_STATUS_ENABLED / _NAMESPACE / _NAME / _INTERVAL,
+ *   LUASCALE_EVENTS_ENABLED, LUASCALE_RELOAD_WATCH / _DEBOUNCE,
  *   LUASCALE_NODE_GROUPS_<NAME>_MIN / _MAX / _PRICE_PER_HOUR (NAME upper-cased, '-' and '.' as '_').
  * Every numeric key has a range (counts at most 1000000, durations at most
  * 168h, and so on: docs/configuration.md); NaN and infinite numbers are

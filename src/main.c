@@ -14,6 +14,7 @@ static void usage(FILE *f)
 	      "  demo    [--report DIR]                replay a classroom day with two policies\n"
 	      "                                        and write an HTML report (start here)\n"
 	      "  run     --config FILE [--dry-run] [--once]   the autoscaler\n"
+	      "  status  --config FILE [--json]        print the running autoscaler's status\n"
 	      "  check   --config FILE                 validate a config and its policy\n"
 	      "  decide  --config FILE --state FILE    show what the policy would do to a\n"
 	      "          [--policy FILE] [--output text|json] [--now TIME]   recorded cluster\n"
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
 		return cli_sim(argc - 1, argv + 1);
 	if (strcmp(argv[1], "run") == 0)
 		return cli_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "status") == 0)
+		return cli_status(argc - 1, argv + 1);
 	if (strcmp(argv[1], "demo") == 0)
 		return cli_demo(argc - 1, argv + 1);
 	if (strcmp(argv[1], "simulate") == 0)

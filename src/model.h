@@ -174,6 +174,7 @@ enum pod_flag {
 struct pod {
 	const char *ns;
 	const char *name;
+	const char *uid;             /* metadata.uid, "" when absent (Events name it) */
 	struct kvlist labels;
 	struct kvlist annotations;
 	const char *controller_kind; /* ownerReferences[controller=true].kind, "" when none */

@@ -1056,6 +1056,7 @@ static int decode_pod(struct dec *d, const cJSON *obj, char *who, size_t wholen)
 	    get_kvlist(d, meta, "labels", "metadata", false, &p.labels) < 0 ||
 	    get_kvlist(d, meta, "annotations", "metadata", true, &p.annotations) < 0 ||
 	    get_time(d, meta, "creationTimestamp", "metadata", &p.created) < 0 ||
+	    get_string(d, meta, "uid", "metadata", OPTIONAL, false, &p.uid) < 0 ||
 	    pod_owners(d, meta, &p) < 0)
 		return -1;
 	if (child(meta, "deletionTimestamp"))

@@ -25,6 +25,8 @@ int cli_decide(int argc, char **argv);
 int cli_test(int argc, char **argv);
 int cli_sim(int argc, char **argv);
 int cli_run(int argc, char **argv);
+/* `luascale status`: prints the status ConfigMap the running autoscaler writes. */
+int cli_status(int argc, char **argv);
 int cli_simulate(int argc, char **argv);
 int cli_demo(int argc, char **argv);
 /* `luascale aws-sign`: SigV4-signs (or --verify) a raw HTTP request file. */

@@ -22,6 +22,7 @@
 
 #include "arena.h"
 #include "cli/cli.h"
+#include "cli/run_ops.h"
 #include "config.h"
 #include "engine/actuator.h"
 #include "engine/cloudgroups.h"
@@ -263,6 +264,7 @@ static struct snapshot *round_snapshot(struct informer_set *infs, const struct c
 static void run_usage(FILE *f)
 {
 	fputs("usage: luascale run --config FILE [--dry-run] [--once] [--context NAME]\n"
+	      "                    [--log-format text|json]\n"
 	      "\n"
 	      "The autoscaler: watches the cluster named in the config, runs the\n"
 	      "policy on every change (batched) and periodically, and carries out\n"
@@ -271,9 +273,11 @@ static void run_usage(FILE *f)
 	      "  --dry-run       execute nothing; log every action that would be taken\n"
 	      "  --once          one reconcile, wait for its actions, exit (for cron)\n"
 	      "  --context NAME  the kubeconfig context (overrides cluster.context)\n"
+	      "  --log-format F  text (default) or json: one object a line (log.format)\n"
 	      "\n"
 	      "signals: SIGHUP reloads the policy (the running one stays if the new one\n"
-	      "fails); SIGTERM and SIGINT stop within a second, giving writes in flight 20s.\n",
+	      "fails); SIGTERM and SIGINT stop within a second, giving writes in flight 20s.\n"
+	      "A change to the config or policy file reloads it too (reload.watch).\n",
 	      f);
 }
 
@@ -333,11 +337,15 @@ int cli_run(int argc, char **argv)
 		{"dry-run", no_argument, NULL, 'd'},
 		{"once", no_argument, NULL, '1'},
 		{"context", required_argument, NULL, 'x'},
+		{"log-format", required_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *config_path = getenv("LUASCALE_CONFIG"), *context = NULL;
-	bool dry_run = false, once = false;
+	bool dry_run = false, once = false, log_format_set = false;
+	enum log_format log_format = LOG_FORMAT_TEXT;
+	struct run_ops *ops = NULL;
+	const struct config *cur;
 	struct logger log = log_stderr(LOG_INFO);
 	struct clock *clock = clock_real();
 	struct config *c = NULL;
@@ -362,12 +370,19 @@ int cli_run(int argc, char **argv)
 	int64_t stop_at;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "c:d1x:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:d1x:L:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': config_path = optarg; break;
 		case 'd': dry_run = true; break;
 		case '1': once = true; break;
 		case 'x': context = optarg; break;
+		case 'L':
+			if (log_format_parse(optarg, &log_format) < 0) {
+				fprintf(stderr, "luascale run: --log-format: expected text or json, got \"%s\"\n", optarg);
+				return EXIT_USAGE;
+			}
+			log_format_set = true;
+			break;
 		case 'h': run_usage(stdout); return EXIT_OK;
 		default: run_usage(stderr); return EXIT_USAGE;
 		}
@@ -394,6 +409,16 @@ int cli_run(int argc, char **argv)
 	c = config_load(config_path, &err);
 	if (!c) {
 		fprintf(stderr, "luascale: %s\n", err.msg);
+		pthread_mutex_destroy(&sc.mu);
+		return EXIT_INPUT;
+	}
+	if (!log_format_set)
+		log_format = c->log_json ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
+	log = log_for_format(log_format, LOG_INFO);
+	ops = run_ops_new(config_path, c, &log);
+	if (!ops) {
+		fprintf(stderr, "luascale: cannot start: out of memory\n");
+		config_free(c);
 		pthread_mutex_destroy(&sc.mu);
 		return EXIT_INPUT;
 	}
@@ -473,6 +498,9 @@ int cli_run(int argc, char **argv)
 	sigctx_publish(&sc, NULL, batch, infs, NULL);
 	if (atomic_load(&sc.stop))
 		goto stopped_starting;
+	if (!once && run_ops_watch(ops, rec, batch, &err) < 0)
+		log_at(&log, LOG_WARN, clock_wall(clock), "file changes do not reload (SIGHUP does): %s",
+		       err.msg);
 
 	log_at(&log, LOG_INFO, clock_wall(clock), "luascale %s: cluster %s (context %s), policy %s%s",
 	       LUASCALE_VERSION, kube_client_server(client), c->in_cluster ? "in-cluster" : (context ? context : c->context),
@@ -489,25 +517,36 @@ int cli_run(int argc, char **argv)
 		goto stop;
 	}
 	log_at(&log, LOG_INFO, clock_wall(clock), "cluster state read; reconciling");
+	if (run_ops_report(ops, client, &err) < 0)
+		log_at(&log, LOG_WARN, clock_wall(clock), "no status ConfigMap nor Events: %s", err.msg);
 
 	while (!atomic_load(&sc.stop)) {
 		enum batcher_reason why = once ? BATCH_FIRST : batcher_wait(batch);
 		struct snapshot *s;
 		struct round_stats rs;
-		struct round_opts ro = {NULL};
+		struct round_opts ro;
 		char stale[512];
 
 		if (why == BATCH_NONE || atomic_load(&sc.stop))
 			break;
+		memset(&ro, 0, sizeof(ro));
+		run_ops_round_opts(ops, &ro);
 		cloud_view_refresh(&cloud, prov, clock_wall(clock), &log);
-		s = round_snapshot(infs, c, &cloud, clock_wall(clock), &log, &err);
+		cur = run_ops_config(ops);
+		s = round_snapshot(infs, cur, &cloud, clock_wall(clock), &log, &err);
+		if (s && run_ops_apply_config(ops, rec, s, clock_wall(clock))) {
+			/* a config put in place: this round sees its groups */
+			snapshot_free(s);
+			cur = run_ops_config(ops);
+			s = round_snapshot(infs, cur, &cloud, clock_wall(clock), &log, &err);
+		}
 		if (!s) {
 			log_at(&log, LOG_ERROR, clock_wall(clock), "snapshot failed: %s", err.msg);
 			continue;
 		}
 		/* a cache that has not followed the server for too long may miss
 		 * pods that a removal would evict: no scale-down on it */
-		if (informer_set_stale(infs, clock_now(clock), c->max_cache_staleness_ms * CLOCK_NS_PER_MS,
+		if (informer_set_stale(infs, clock_now(clock), cur->max_cache_staleness_ms * CLOCK_NS_PER_MS,
 				       stale, sizeof(stale)))
 			ro.stale = stale;
 		if (round_run_opts(rec, act, s, &ro, &log, &rs, &err) < 0)
@@ -535,6 +574,7 @@ int cli_run(int argc, char **argv)
 	}
 	rc = EXIT_OK;
 stop:
+	run_ops_set_active(ops, false); /* nothing more reported once stopping */
 	stop_at = atomic_load(&sc.stop) ? atomic_load(&sc.stop_at) : clock_now(clock);
 	log_at(&log, LOG_INFO, clock_wall(clock), "stopping: giving in-flight actions until %d s after the stop",
 	       SHUTDOWN_GRACE_S);
@@ -558,6 +598,7 @@ out:
 		pthread_kill(sc.thread, SIGHUP);
 		pthread_join(sc.thread, NULL);
 	}
+	run_ops_stop(ops);
 	if (ex)
 		executor_shutdown(ex, clock_now(clock));
 	actuator_free(act);
@@ -567,6 +608,7 @@ out:
 	provider_free(prov);
 	kubeops_http_free(kh);
 	reconciler_free(rec);
+	run_ops_free(ops);
 	kube_client_free(client);
 	kube_config_free(kc);
 	config_free(c);

@@ -168,7 +168,7 @@ static int simulate(const char *scenario, const char *const *policies, size_t n,
 		char label[64];
 		struct progress pg = {isatty(STDERR_FILENO), label, -1};
 		struct run_log rl = {logf, pg.label, pg.tty, 0};
-		struct logger lg = {run_log_write, &rl, logf ? LOG_INFO : LOG_ERROR};
+		struct logger lg = {run_log_write, &rl, logf ? LOG_INFO : LOG_ERROR, NULL};
 		struct sim_replay_opts o;
 
 		/* the name the table and the report give the run */

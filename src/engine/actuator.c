@@ -139,6 +139,9 @@ void actuator_config_from(struct actuator_config *out, const struct config *c)
 }
 
 #define LOG(a, lvl, ...) log_at((a)->log, (lvl), clock_wall((a)->clock), __VA_ARGS__)
+/* A line with an action's fields (log_fields): 'f' an array of them. */
+#define LOGF(a, lvl, f, ...) \
+	log_fields((a)->log, (lvl), clock_wall((a)->clock), (f), sizeof(f) / sizeof((f)[0]), __VA_ARGS__)
 
 static double secs_since(struct actuator *a, int64_t start_ns)
 {
@@ -324,17 +327,29 @@ static void on_launch_done(void *ctx, int count, const struct provider_status *s
 	}
 	a->st.busy--;
 	pthread_mutex_unlock(&a->mu);
-	if (st->code == PROVIDER_OK && missing == 0 && l->given_back == 0)
-		LOG(a, LOG_INFO, "scale_up %s +%d done in %.1fs: %d instance(s) created (%s)", l->group,
-		    l->count, secs_since(a, l->start_ns), l->created, l->reason);
-	else if (delay > 0)
-		LOG(a, LOG_WARN, "scale_up %s +%d failed after %.1fs: %d of %d created; %s: %s; group backed off for %llds",
-		    l->group, l->count, secs_since(a, l->start_ns), kept, l->count,
-		    provider_error_str(st->code), st->message, (long long)delay);
-	else
-		LOG(a, LOG_WARN, "scale_up %s +%d ended after %.1fs with %d of %d created; %s: %s", l->group,
-		    l->count, secs_since(a, l->start_ns), kept, l->count,
-		    provider_error_str(st->code), st->message);
+	{
+		char cnt[16], made[16];
+		bool ok = st->code == PROVIDER_OK && missing == 0 && l->given_back == 0;
+		struct log_field f[] = {
+			{"action", "scale_up"}, {"group", l->group}, {"count", cnt}, {"created", made},
+			{"outcome", ok ? "done" : "failed"}, {"reason", l->reason},
+			{"error", ok ? NULL : st->message[0] ? st->message : provider_error_str(st->code)},
+		};
+
+		snprintf(cnt, sizeof(cnt), "%d", l->count);
+		snprintf(made, sizeof(made), "%d", kept);
+		if (ok)
+			LOGF(a, LOG_INFO, f, "scale_up %s +%d done in %.1fs: %d instance(s) created (%s)",
+			     l->group, l->count, secs_since(a, l->start_ns), l->created, l->reason);
+		else if (delay > 0)
+			LOGF(a, LOG_WARN, f, "scale_up %s +%d failed after %.1fs: %d of %d created; %s: %s; group backed off for %llds",
+			     l->group, l->count, secs_since(a, l->start_ns), kept, l->count,
+			     provider_error_str(st->code), st->message, (long long)delay);
+		else
+			LOGF(a, LOG_WARN, f, "scale_up %s +%d ended after %.1fs with %d of %d created; %s: %s",
+			     l->group, l->count, secs_since(a, l->start_ns), kept, l->count,
+			     provider_error_str(st->code), st->message);
+	}
 	free(l);
 }
 
@@ -356,7 +371,17 @@ static void launch_task(void *arg, bool cancelled)
 		on_launch_done(l, 0, &st);
 		return;
 	}
-	LOG(a, LOG_INFO, "scale_up %s +%d: asking the cloud (%s)", l->group, l->count, l->reason);
+	{
+		char cnt[16];
+		struct log_field f[] = {
+			{"action", "scale_up"}, {"group", l->group}, {"count", cnt},
+			{"outcome", "started"}, {"reason", l->reason},
+		};
+
+		snprintf(cnt, sizeof(cnt), "%d", l->count);
+		LOGF(a, LOG_INFO, f, "scale_up %s +%d: asking the cloud (%s)", l->group, l->count,
+		     l->reason);
+	}
 	a->prov->ops->launch(a->prov, l->group, l->count, on_instance, on_launch_done, l);
 }
 
@@ -669,14 +694,26 @@ static void simple_action(struct node_job *j, const struct action *act)
 	default:
 		break;
 	}
-	if (rc == 0 && st.code == KUBE_OK) {
-		count(a, &a->st.node_actions);
-		LOG(a, LOG_INFO, "%s done in %.2fs: %s", desc, secs_since(a, j->step_start_ns), act->reason);
-		note_event(j, "Normal", "Luascale", act->reason);
-	} else {
-		count(a, &a->st.actions_failed);
-		LOG(a, LOG_WARN, "%s failed after %.2fs: %s (asked: %s)", desc,
-		    secs_since(a, j->step_start_ns), st.message[0] ? st.message : "error", act->reason);
+	{
+		struct log_field f[ACTION_LOG_FIELDS + 2];
+		char cnt[24];
+		size_t nf = action_log_fields(act, f, cnt);
+		bool ok = rc == 0 && st.code == KUBE_OK;
+
+		f[nf++] = (struct log_field){"outcome", ok ? "done" : "failed"};
+		f[nf++] = (struct log_field){"error", ok ? NULL : st.message[0] ? st.message : "error"};
+		if (ok) {
+			count(a, &a->st.node_actions);
+			log_fields(a->log, LOG_INFO, clock_wall(a->clock), f, nf, "%s done in %.2fs: %s",
+				   desc, secs_since(a, j->step_start_ns), act->reason);
+			note_event(j, "Normal", "Luascale", act->reason);
+		} else {
+			count(a, &a->st.actions_failed);
+			log_fields(a->log, LOG_WARN, clock_wall(a->clock), f, nf,
+				   "%s failed after %.2fs: %s (asked: %s)", desc,
+				   secs_since(a, j->step_start_ns), st.message[0] ? st.message : "error",
+				   act->reason);
+		}
 	}
 }
 
@@ -808,7 +845,12 @@ static bool delete_node(struct node_job *j, const struct action *act)
 	a->kube->ops->delete_node(a->kube->ctx, j->node, &st);
 	if (st.code != KUBE_OK && st.code != KUBE_NOT_FOUND) {
 		count(a, &a->st.actions_failed);
-		LOG(a, LOG_WARN, "delete %s failed: %s (asked: %s)", j->node, st.message, act->reason);
+		struct log_field f[] = {
+			{"action", "delete"}, {"node", j->node}, {"outcome", "failed"},
+			{"reason", act->reason}, {"where", act->where}, {"error", st.message},
+		};
+
+		LOGF(a, LOG_WARN, f, "delete %s failed: %s (asked: %s)", j->node, st.message, act->reason);
 		give_back(j, "its delete failed");
 		return false;
 	}
@@ -816,7 +858,14 @@ static bool delete_node(struct node_job *j, const struct action *act)
 	j->ours = false;
 	memo_set(a, MEMO_REMOVED, j->node, j->provider_id);
 	count(a, &a->st.nodes_deleted);
-	LOG(a, LOG_INFO, "delete %s done: %s", j->node, act->reason);
+	{
+		struct log_field f[] = {
+			{"action", "delete"}, {"node", j->node}, {"outcome", "done"},
+			{"reason", act->reason}, {"where", act->where},
+		};
+
+		LOGF(a, LOG_INFO, f, "delete %s done: %s", j->node, act->reason);
+	}
 	if (!a->prov || !j->provider_id[0] ||
 	    a->prov->ops->map_node(a->prov, j->provider_id, group, sizeof(group), id, sizeof(id)) < 0) {
 		LOG(a, LOG_WARN, "delete %s: no cloud instance found for providerID \"%s\"; only the node object was removed",
@@ -902,7 +951,14 @@ static void node_step(void *arg, bool cancelled)
 					continue;
 				}
 				j->draining = true;
-				LOG(a, LOG_INFO, "drain %s: started (%s)", j->node, act->reason);
+				{
+					struct log_field f[] = {
+						{"action", "drain"}, {"node", j->node}, {"outcome", "started"},
+						{"reason", act->reason}, {"where", act->where},
+					};
+
+					LOGF(a, LOG_INFO, f, "drain %s: started (%s)", j->node, act->reason);
+				}
 				note_event(j, "Normal", "LuascaleDrain", act->reason);
 			}
 			r = drain_pass(j);
@@ -923,8 +979,15 @@ static void node_step(void *arg, bool cancelled)
 			}
 			j->drained = true;
 			count(a, &a->st.drains_done);
-			LOG(a, LOG_INFO, "drain %s done in %.1fs: %llu pod(s) evicted", j->node,
-			    secs_since(a, j->drain_start_ns), (unsigned long long)j->evicted);
+			{
+				struct log_field f[] = {
+					{"action", "drain"}, {"node", j->node}, {"outcome", "done"},
+					{"reason", act->reason}, {"where", act->where},
+				};
+
+				LOGF(a, LOG_INFO, f, "drain %s done in %.1fs: %llu pod(s) evicted", j->node,
+				     secs_since(a, j->drain_start_ns), (unsigned long long)j->evicted);
+			}
 			if (act->type == ACTION_DRAIN)
 				j->next++;
 			continue;

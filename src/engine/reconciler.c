@@ -89,6 +89,32 @@ int reconciler_reload(struct reconciler *r, const char *path, const struct snaps
 	return 0;
 }
 
+int reconciler_apply_config(struct reconciler *r, const struct config *cfg,
+			    const struct snapshot *s, char *dropped, size_t dropped_len,
+			    struct errbuf *err)
+{
+	struct sandbox_limits lim = r->limits;
+	struct safety_limits safety;
+	struct drain_opts drain;
+	struct policy *np;
+
+	lim.instructions = cfg->policy_instructions;
+	lim.memory = cfg->policy_memory;
+	lim.cpu_ms = cfg->policy_timeout_ms;
+	decide_limits(cfg, &safety, &drain);
+	np = policy_reload(r->pol, cfg->policy_path, NULL, &lim, &cfg->params, s, &drain, dropped,
+			   dropped_len, err);
+	if (!np)
+		return -1;
+	policy_free(r->pol);
+	r->pol = np;
+	r->cfg = cfg;
+	r->limits = lim;
+	r->safety = safety;
+	r->drain = drain;
+	return 0;
+}
+
 int reconciler_run(struct reconciler *r, const struct snapshot *s, bool node_reports,
 		   struct decision *out, struct reload_result *rr, struct errbuf *err)
 {

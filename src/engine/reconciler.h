@@ -63,6 +63,18 @@ int reconciler_reload(struct reconciler *r, const char *path, const struct snaps
 		      char *dropped, size_t dropped_len, struct errbuf *err);
 
 /*
+ * Puts config 'cfg' in place of the one in use (reload of a changed
+ * config): the policy at cfg's policy path is loaded with cfg's params and
+ * limits, tried on 's' (may be NULL: no trial) and swapped in with the
+ * store carried over, and the safety limits become cfg's. On failure
+ * nothing changes and -1 is returned with why. 'cfg' must outlive the
+ * reconciler (or the next call); the old config is no longer read.
+ */
+int reconciler_apply_config(struct reconciler *r, const struct config *cfg,
+			    const struct snapshot *s, char *dropped, size_t dropped_len,
+			    struct errbuf *err);
+
+/*
  * One round on 's': a pending reload is applied first (at this boundary,
  * tried on 's'; reported in 'rr', may be NULL), then the policy decides
  * and the plan is checked. Same contract as engine_decide(): a policy

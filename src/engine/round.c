@@ -46,9 +46,15 @@ ssize_t round_hold_removals(struct plan *p, const char *why, const struct logger
 		const struct action *ac = &p->actions[i];
 
 		if (round_is_removal(ac)) {
+			struct log_field f[ACTION_LOG_FIELDS + 2];
+			char cnt[24];
+			size_t nf = action_log_fields(ac, f, cnt);
+
+			f[nf++] = (struct log_field){"outcome", "held"};
+			f[nf++] = (struct log_field){"why", why};
 			action_describe(ac, desc, sizeof(desc));
-			log_at(log, LOG_INFO, now, "held: %s: the cache is stale (asked: %s)", desc,
-			       ac->reason);
+			log_fields(log, LOG_INFO, now, f, nf, "held: %s: the cache is stale (asked: %s)",
+				   desc, ac->reason);
 		} else if (!oom && plan_add(&kept, ac) < 0) {
 			oom = true;
 		}
@@ -119,17 +125,27 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 		st->held = (size_t)held;
 	}
 	for (i = 0; i < p->n_actions; i++) {
+		struct log_field f[ACTION_LOG_FIELDS + 1];
+		char cnt[24];
+		size_t nf = action_log_fields(&p->actions[i], f, cnt);
+
+		f[nf++] = (struct log_field){"outcome", "planned"};
 		action_describe(&p->actions[i], desc, sizeof(desc));
-		log_at(log, LOG_INFO, s->now, "plan: %s: %s%s%s%s", desc, p->actions[i].reason,
-		       p->actions[i].where[0] ? " [" : "", p->actions[i].where,
-		       p->actions[i].where[0] ? "]" : "");
+		log_fields(log, LOG_INFO, s->now, f, nf, "plan: %s: %s%s%s%s", desc,
+			   p->actions[i].reason, p->actions[i].where[0] ? " [" : "",
+			   p->actions[i].where, p->actions[i].where[0] ? "]" : "");
 	}
 	for (i = 0; i < d.verdict.n_rejected; i++) {
 		const struct rejection *rj = &d.verdict.rejected[i];
+		struct log_field f[ACTION_LOG_FIELDS + 2];
+		char cnt[24];
+		size_t nf = action_log_fields(&rj->action, f, cnt);
 
+		f[nf++] = (struct log_field){"outcome", "rejected"};
+		f[nf++] = (struct log_field){"why", rj->why};
 		action_describe(&rj->action, desc, sizeof(desc));
-		log_at(log, LOG_WARN, s->now, "rejected: %s: %s (asked: %s)", desc, rj->why,
-		       rj->action.reason);
+		log_fields(log, LOG_WARN, s->now, f, nf, "rejected: %s: %s (asked: %s)", desc,
+			   rj->why, rj->action.reason);
 	}
 	st->actions = p->n_actions;
 	for (i = 0; i < p->n_actions; i++) {
@@ -141,6 +157,12 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 			st->removals += !removal_seen(p, i);
 	}
 	st->rejected = d.verdict.n_rejected;
+	if (o && o->observe) {
+		struct round_view v = {p, &d.verdict, d.ok ? NULL : d.error,
+				       rr.attempted ? &rr : NULL};
+
+		o->observe(o->observe_ctx, s, &v);
+	}
 	if (p->n_actions)
 		actuator_execute(a, p, s);
 	decision_free(&d);

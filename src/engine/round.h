@@ -39,8 +39,22 @@ struct round_stats {
 int round_run(struct reconciler *r, struct actuator *a, struct snapshot *s,
 	      const struct logger *log, struct round_stats *st, struct errbuf *err);
 
+/* What a round decided, for those who report on it (the status ConfigMap,
+ * Events). Everything is borrowed for the call. */
+struct round_view {
+	const struct plan *accepted;      /* after the safety checks and a stale hold */
+	const struct verdict *verdict;    /* its rejections */
+	const char *policy_error;         /* the policy failed: why; else NULL */
+	const struct reload_result *reload; /* a reload tried at this round, or NULL */
+};
+
 /* What a live front end knows about a round beyond its snapshot. */
 struct round_opts {
+	/* Called once per round after the decision and before the actuator
+	 * gets the plan, with the snapshot (group targets and backoff filled
+	 * in); NULL: nobody. It must not block (it runs on the loop). */
+	void (*observe)(void *ctx, const struct snapshot *s, const struct round_view *v);
+	void *observe_ctx;
 	/* Non-empty: the snapshot's source has not been in sync for longer
 	 * than the configured bound, and why (which cache, since when). The
 	 * round then plans no scale-down at all (see round_hold_removals);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "log.h"
 #include "model.h"
 
 static const char *const type_names[ACTION_TYPE_COUNT] = {
@@ -220,6 +221,25 @@ const struct node_note *plan_find_note(const struct plan *p, const char *node)
 		if (strcmp(p->notes[i].node, node) == 0)
 			return &p->notes[i];
 	return NULL;
+}
+
+size_t action_log_fields(const struct action *a, struct log_field *f, char count[24])
+{
+	size_t n = 0;
+
+	f[n++] = (struct log_field){"action", action_type_str(a->type)};
+	if (a->type == ACTION_SCALE_UP) {
+		snprintf(count, 24, "%lld", (long long)a->count);
+		f[n++] = (struct log_field){"group", a->group};
+		f[n++] = (struct log_field){"count", count};
+	} else {
+		f[n++] = (struct log_field){"node", a->node};
+		if (a->key)
+			f[n++] = (struct log_field){"key", a->key};
+	}
+	f[n++] = (struct log_field){"reason", a->reason};
+	f[n++] = (struct log_field){"where", a->where};
+	return n;
 }
 
 void action_describe(const struct action *a, char *out, size_t len)

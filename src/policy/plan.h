@@ -104,6 +104,14 @@ int action_type_parse(const char *s, enum action_type *out);
 /* One-line summary: "scale_up workers +2", "taint node-1 k=v:NoSchedule". */
 void action_describe(const struct action *a, char *out, size_t len);
 
+/* The fields a structured log line of action 'a' carries: action, node
+ * or group, count (scale_up, written into 'count', 24 bytes), key, reason
+ * and where. Borrowed from 'a' (and 'count'). Returns how many were
+ * written into 'f' (at most ACTION_LOG_FIELDS). */
+#define ACTION_LOG_FIELDS 7
+struct log_field;
+size_t action_log_fields(const struct action *a, struct log_field *f, char count[24]);
+
 /* Appends the action as a JSON object (type, group/node, count, key, value,
  * effect, reason, where). */
 void action_to_json(const struct action *a, struct buf *b);

@@ -482,7 +482,7 @@ static struct fx *fx_new(void)
 	assert_int_equal(mkdir(aws, 0700), 0);
 	f->env.get = fx_getenv;
 	f->env.ud = f;
-	f->logger = (struct logger){ capture, f, LOG_DEBUG };
+	f->logger = (struct logger){ capture, f, LOG_DEBUG, NULL };
 	memset(&ho, 0, sizeof(ho));
 	ho.clock = f->clk;
 	ho.log = &f->logger;

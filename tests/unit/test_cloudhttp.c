@@ -898,7 +898,7 @@ static void test_verbose_logs_redacted(void **state)
 	struct errbuf err = {{0}};
 	struct cloudhttp_opts o = {0};
 	struct logcap lc = {PTHREAD_MUTEX_INITIALIZER, BUF_INIT};
-	struct logger lg = {cap_write, &lc, LOG_DEBUG};
+	struct logger lg = {cap_write, &lc, LOG_DEBUG, NULL};
 	struct buf url = BUF_INIT;
 	struct signer sg = {0};
 	static const char *const secrets[] = {

@@ -103,7 +103,7 @@ static struct fx *fx_new(int64_t lifetime_s, int64_t advisory, int64_t mandatory
 	f->src.lifetime_s = lifetime_s;
 	pthread_mutex_init(&f->src.mu, NULL);
 	pthread_cond_init(&f->src.cv, NULL);
-	f->log = (struct logger){ capture, &f->sink, LOG_DEBUG };
+	f->log = (struct logger){ capture, &f->sink, LOG_DEBUG, NULL };
 	memset(&o, 0, sizeof(o));
 	o.name = "test credentials";
 	o.value_size = sizeof(struct val);

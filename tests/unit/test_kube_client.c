@@ -259,7 +259,7 @@ static void test_verbose_redacts_authorization(void **state)
 	struct kube_response r;
 	struct errbuf err = {""};
 	struct logcap lc = {PTHREAD_MUTEX_INITIALIZER, BUF_INIT};
-	struct logger lg = {cap_write, &lc, LOG_DEBUG};
+	struct logger lg = {cap_write, &lc, LOG_DEBUG, NULL};
 	struct kube_client_opts o = {0};
 
 	(void)state;
@@ -1153,7 +1153,7 @@ static void test_exec_stderr_bounded_and_escaped(void **state)
 		"head -c 20000 /dev/zero | tr '\\0' x >&2\n"
 		"exit 4\n";
 	struct logcap lc = {PTHREAD_MUTEX_INITIALIZER, BUF_INIT};
-	struct logger lg = {cap_write, &lc, LOG_DEBUG};
+	struct logger lg = {cap_write, &lc, LOG_DEBUG, NULL};
 	struct kube_client_opts o = {0};
 	struct kube_client *c;
 	struct kube_response r;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include <string.h>
 
@@ -49,7 +50,7 @@ static void add(struct plan *p, enum action_type type, const char *node, int eff
 static void test_removals_are_held(void **state)
 {
 	struct buf log_text = BUF_INIT;
-	struct logger log = {cap_write, &log_text, LOG_DEBUG};
+	struct logger log = {cap_write, &log_text, LOG_DEBUG, NULL};
 	struct plan p;
 
 	(void)state;
@@ -91,10 +92,53 @@ static void test_removals_are_held(void **state)
 	plan_free(&p);
 }
 
+/* The JSON sink's lines, one per line. */
+static void cap_json(void *ctx, const struct log_record *r)
+{
+	log_json_format(ctx, r, -1);
+	buf_puts(ctx, "\n");
+}
+
+static void test_held_lines_carry_fields(void **state)
+{
+	struct buf out = BUF_INIT;
+	struct logger log = {NULL, &out, LOG_DEBUG, cap_json};
+	struct plan p;
+	cJSON *j;
+	char *nl, *line;
+
+	(void)state;
+	plan_init(&p);
+	add(&p, ACTION_SCALE_UP, NULL, 0, false);
+	add(&p, ACTION_DRAIN, "n1", 0, false);
+	assert_int_equal(round_hold_removals(&p, "stale", &log, 0), 1);
+	assert_non_null(out.data);
+	/* the round's warning first, then the held drain */
+	nl = strchr(out.data, '\n');
+	assert_non_null(nl);
+	line = nl + 1;
+	nl = strchr(line, '\n');
+	assert_non_null(nl);
+	*nl = '\0';
+	j = cJSON_Parse(line);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "action")->valuestring, "drain");
+	assert_string_equal(cJSON_GetObjectItem(j, "node")->valuestring, "n1");
+	assert_string_equal(cJSON_GetObjectItem(j, "reason")->valuestring, "because");
+	assert_string_equal(cJSON_GetObjectItem(j, "where")->valuestring, "policy.lua:1");
+	assert_string_equal(cJSON_GetObjectItem(j, "outcome")->valuestring, "held");
+	assert_string_equal(cJSON_GetObjectItem(j, "msg")->valuestring,
+			    "held: drain n1: the cache is stale (asked: because)");
+	cJSON_Delete(j);
+	buf_free(&out);
+	plan_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_removals_are_held),
+		cmocka_unit_test(test_held_lines_carry_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
