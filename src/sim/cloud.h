@@ -58,7 +58,7 @@ struct sim_fault {
 /* One instance. Owned by the cloud; the pointer stays valid until sim_cloud_free(). */
 struct sim_instance {
 	char id[96];          /* "<group>-<n>" (a namer may choose another, e.g. "i-0123...") */
-	char provider_id[160];/* "sim://<group>/<id>" (or the namer's) */
+	char provider_id[256];/* "sim://<group>/<id>" (or the namer's: Azure's are long) */
 	char node_name[96];   /* the name its node registers under: the id, or the namer's */
 	char zone[32];        /* "" unless a namer placed it */
 	char instance_type[32];
