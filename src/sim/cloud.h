@@ -195,6 +195,14 @@ bool sim_cloud_admit(struct sim_cloud *c, const char *group);
 int64_t sim_cloud_call_delay(struct sim_cloud *c, const char *group);
 
 /*
+ * Does a launch_error fault with error 'error' fire now for 'group' (NULL:
+ * any)? Drawn and counted as a launch's would be, under the cloud's lock:
+ * what a cloud face checks before it accepts a request it would refuse
+ * whole (Azure refuses a capacity over quota on the PUT itself).
+ */
+bool sim_cloud_launch_fault(struct sim_cloud *c, const char *group, enum provider_error error);
+
+/*
  * An API read (provider list_groups): -1 with THROTTLED in 'st' when the
  * cloud's API limit or a throttle fault says so (group NULL: any group's
  * faults apply), else 0.
