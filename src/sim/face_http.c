@@ -16,7 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "buf.h"
+#include "runtime/backoff.h"
 #include "runtime/clock.h"
 
 struct face_http {
@@ -286,4 +289,65 @@ int face_parse_int(const char *s, long long lo, long long hi, long long *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* ---- tokens ---- */
+
+void face_tokens_init(struct face_tokens *t, uint64_t seed)
+{
+	struct timespec ts;
+
+	memset(t, 0, sizeof(*t));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t->rng = seed ^ ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec) ^
+		 0x9e3779b97f4a7c15ULL;
+	pthread_mutex_init(&t->mu, NULL);
+}
+
+void face_tokens_destroy(struct face_tokens *t)
+{
+	OPENSSL_cleanse(t->t, sizeof(t->t));
+	pthread_mutex_destroy(&t->mu);
+}
+
+uint64_t face_tokens_rand(struct face_tokens *t)
+{
+	uint64_t r;
+
+	pthread_mutex_lock(&t->mu);
+	r = backoff_rand(&t->rng);
+	pthread_mutex_unlock(&t->mu);
+	return r;
+}
+
+void face_tokens_issue(struct face_tokens *t, const char *prefix, int64_t ttl_s, char *out,
+		       size_t size)
+{
+	struct face_token *k;
+	uint64_t a, b;
+
+	pthread_mutex_lock(&t->mu);
+	a = backoff_rand(&t->rng);
+	b = backoff_rand(&t->rng);
+	k = &t->t[t->next++ % FACE_TOKENS_MAX];
+	snprintf(k->value, sizeof(k->value), "%.60s%016llx%016llx", prefix, (unsigned long long)a,
+		 (unsigned long long)b);
+	k->expires_wall = (int64_t)time(NULL) + ttl_s;
+	snprintf(out, size, "%s", k->value);
+	pthread_mutex_unlock(&t->mu);
+}
+
+int face_tokens_check(struct face_tokens *t, const char *value)
+{
+	size_t i;
+	int rc = -1;
+
+	if (!value || !*value)
+		return -1;
+	pthread_mutex_lock(&t->mu);
+	for (i = 0; i < FACE_TOKENS_MAX && rc < 0; i++)
+		if (t->t[i].value[0] && strcmp(t->t[i].value, value) == 0)
+			rc = t->t[i].expires_wall > (int64_t)time(NULL) ? 0 : 1;
+	pthread_mutex_unlock(&t->mu);
+	return rc;
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include <microhttpd.h>
@@ -76,5 +77,34 @@ const char *face_form_value(const char *body, const char *key, char *out, size_t
 
 /* A strict decimal integer in [lo, hi] (digits only, at most 18): 0, or -1. */
 int face_parse_int(const char *s, long long lo, long long hi, long long *out);
+
+/* ---- bearer tokens a face hands out and then requires ---- */
+
+#define FACE_TOKENS_MAX 256
+
+struct face_token {
+	char value[96];
+	int64_t expires_wall;          /* unix seconds */
+};
+
+/* The last FACE_TOKENS_MAX tokens issued (older ones stop working). */
+struct face_tokens {
+	pthread_mutex_t mu;
+	uint64_t rng;
+	struct face_token t[FACE_TOKENS_MAX];
+	size_t next;
+};
+
+/* Ready to issue, random draws seeded from 'seed' mixed with the real clock. */
+void face_tokens_init(struct face_tokens *t, uint64_t seed);
+/* Wipes the tokens. */
+void face_tokens_destroy(struct face_tokens *t);
+/* A new token "<prefix><32 hex digits>" valid for 'ttl_s' seconds of real time, into 'out'. */
+void face_tokens_issue(struct face_tokens *t, const char *prefix, int64_t ttl_s, char *out,
+		       size_t size);
+/* 0: 'value' is a live token; 1: one that expired; -1: none issued here. */
+int face_tokens_check(struct face_tokens *t, const char *value);
+/* A random 64-bit draw from the tokens' generator (thread-safe). */
+uint64_t face_tokens_rand(struct face_tokens *t);
 
 #endif

@@ -25,14 +25,8 @@
 #include "runtime/clock.h"
 
 #define MAX_BODY FACE_HTTP_MAX_BODY
-#define MAX_TOKENS 256
 #define GOOGLE_ROOT "https://www.googleapis.com/compute/v1/projects/"
 #define MAX_PAGE 500
-
-struct token {
-	char value[80];
-	int64_t expires_wall;
-};
 
 struct gce_face {
 	struct gce_face_opts o;
@@ -41,14 +35,13 @@ struct gce_face {
 	const struct sim_gce_conf *conf;
 	struct face_http *http;
 	int port;
-	pthread_mutex_t mu; /* rng, tokens */
+	pthread_mutex_t mu; /* rng */
 	uint64_t rng;
 	EVP_PKEY *key;
 	char key_id[41];
 	char client_id[24];
 	char token_uri[64];
-	struct token tokens[MAX_TOKENS];
-	size_t next_token;
+	struct face_tokens tokens;
 };
 
 /* One request being answered. */
@@ -314,32 +307,14 @@ out:
 
 static void issue_token(struct gce_face *f, char *out, size_t size)
 {
-	struct token *t;
-	uint64_t a = face_rand(f), b = face_rand(f);
-
-	pthread_mutex_lock(&f->mu);
-	t = &f->tokens[f->next_token++ % MAX_TOKENS];
-	snprintf(t->value, sizeof(t->value), "ya29.sim%016llx%016llx", (unsigned long long)a,
-		 (unsigned long long)b);
-	t->expires_wall = real_wall() + f->conf->token_ttl_s;
-	snprintf(out, size, "%s", t->value);
-	pthread_mutex_unlock(&f->mu);
+	face_tokens_issue(&f->tokens, "ya29.sim", f->conf->token_ttl_s, out, size);
 }
 
 static bool token_ok(struct gce_face *f, const char *auth)
 {
-	size_t i;
-	bool ok = false;
-
 	if (!auth || strncmp(auth, "Bearer ", 7) != 0)
 		return false;
-	auth += 7;
-	pthread_mutex_lock(&f->mu);
-	for (i = 0; i < MAX_TOKENS && !ok; i++)
-		ok = f->tokens[i].value[0] && strcmp(f->tokens[i].value, auth) == 0 &&
-		     f->tokens[i].expires_wall > real_wall();
-	pthread_mutex_unlock(&f->mu);
-	return ok;
+	return face_tokens_check(&f->tokens, auth + 7) == 0;
 }
 
 static void token_json(struct greq *r)
@@ -1283,6 +1258,7 @@ struct gce_face *gce_face_new(struct sim_gce *gce, const struct gce_face_opts *o
 	clock_gettime(CLOCK_REALTIME, &ts);
 	f->rng = ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec) ^ 0x9e3779b97f4a7c15ULL;
 	pthread_mutex_init(&f->mu, NULL);
+	face_tokens_init(&f->tokens, f->rng);
 	f->key = EVP_RSA_gen(2048);
 	if (!f->key) {
 		errbuf_set(err, "sim gce: cannot generate the service-account key");
@@ -1400,7 +1376,7 @@ void gce_face_free(struct gce_face *f)
 		return;
 	face_http_stop(f->http);
 	EVP_PKEY_free(f->key);
-	OPENSSL_cleanse(f->tokens, sizeof(f->tokens));
+	face_tokens_destroy(&f->tokens);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
 }
