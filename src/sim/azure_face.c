@@ -1365,6 +1365,16 @@ static void route_arm(struct areq *r, const char *method, char **seg, size_t n, 
 				 seg[7], f->conf->resource_group);
 		return;
 	}
+	if (!get && body[0]) {
+		const char *ct = header(r, "Content-Type");
+
+		if (!ct || strncasecmp(ct, "application/json", 16) != 0) {
+			arm_fail(r, 415, "UnsupportedMediaType", NULL,
+				 "The content media type '%.60s' is not supported. Only 'application/json' is supported.",
+				 ct ? ct : "");
+			return;
+		}
+	}
 	if (n == 8) {
 		if (get)
 			get_vmss(r, gi);
