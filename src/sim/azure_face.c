@@ -709,7 +709,7 @@ static cJSON *vm_json(struct azure_face *f, size_t gi, const struct sim_azure_vm
 	cJSON_AddStringToObject(ni, "id", nid);
 	cJSON_AddItemToArray(nis, ni);
 	cJSON_AddStringToObject(p, "provisioningState", vm_state_name(vm->state));
-	iso(vm->in && vm->in->created_ns >= 0 ? real_wall() : real_wall(), ts, sizeof(ts));
+	iso(real_wall(), ts, sizeof(ts));
 	if (instance_view) {
 		cJSON *iv = cJSON_AddObjectToObject(p, "instanceView"), *sts;
 
@@ -854,7 +854,7 @@ static void async_headers(struct areq *r, const struct sim_azure_op *op, bool lo
 
 static void get_vmss(struct areq *r, int gi)
 {
-	static const char *const allowed[] = {NULL};
+	static const char *const allowed[] = {"$expand", NULL};
 	const char *ex = query(r, "$expand");
 	cJSON *o;
 
@@ -864,13 +864,7 @@ static void get_vmss(struct areq *r, int gi)
 			 ex);
 		return;
 	}
-	{
-		static const char *const with_expand[] = {"$expand", NULL};
-
-		if (!params_ok(r, ex ? with_expand : allowed))
-			return;
-	}
-	if (!admit(r, gi))
+	if (!params_ok(r, allowed) || !admit(r, gi))
 		return;
 	sim_cloud_lock(r->f->cloud);
 	o = vmss_json(r->f, (size_t)gi);
@@ -883,7 +877,9 @@ static void get_vmss(struct areq *r, int gi)
 	reply_json(r, 200, o);
 }
 
-static void list_vmss(struct areq *r, bool in_group)
+/* Every scale set: the resource group's list and the subscription's are
+ * the same, as the scenario's scale sets are all in one resource group. */
+static void list_vmss(struct areq *r)
 {
 	struct azure_face *f = r->f;
 	cJSON *o, *arr;
@@ -897,7 +893,6 @@ static void list_vmss(struct areq *r, bool in_group)
 	for (i = 0; i < f->conf->n_groups; i++)
 		cJSON_AddItemToArray(arr, vmss_json(f, i));
 	sim_cloud_unlock(f->cloud);
-	(void)in_group; /* one resource group holds every scale set */
 	reply_json(r, 200, o);
 }
 
@@ -1314,7 +1309,7 @@ static void route_arm(struct areq *r, const char *method, char **seg, size_t n, 
 	/* /subscriptions/S/providers/Microsoft.Compute/... */
 	if (n >= 4 && ieq(seg[2], "providers") && ieq(seg[3], "Microsoft.Compute")) {
 		if (n == 5 && ieq(seg[4], "virtualMachineScaleSets") && get) {
-			list_vmss(r, false);
+			list_vmss(r);
 			return;
 		}
 		if (n == 8 && ieq(seg[4], "locations") && ieq(seg[6], "operations") && get) {
@@ -1345,7 +1340,7 @@ static void route_arm(struct areq *r, const char *method, char **seg, size_t n, 
 	}
 	if (n == 7) {
 		if (get)
-			list_vmss(r, true);
+			list_vmss(r);
 		else
 			arm_fail(r, 405, "MethodNotAllowed", NULL,
 				 "The requested resource does not support http method '%s'.", method);

@@ -233,7 +233,8 @@ static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_laun
 		snprintf(fresh.name, sizeof(fresh.name), "%.80s_%d", ag->vmss, fresh.instance_id);
 		sim_azure_computer_name(ag->computer_prefix, fresh.instance_id, fresh.computer,
 					sizeof(fresh.computer));
-		snprintf(fresh.zone, sizeof(fresh.zone), "%.7s", spread_zone(g, gi));
+		snprintf(fresh.zone, sizeof(fresh.zone), "%.7s",
+			 ag->n_zones ? ag->zones[(size_t)fresh.instance_id % ag->n_zones] : "");
 		vm = &fresh;
 	}
 	snprintf(in->id, sizeof(in->id), "%s", vm->name);
