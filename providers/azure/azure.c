@@ -182,6 +182,7 @@ struct call {
 	bool windowed;          /* a long throttling window was set: no retry */
 	struct provider_status *st;
 	char what[80];
+	char refused[200];      /* why prepare stopped the call */
 };
 
 /* Sets the throttling window of reads or writes to end at 'end' (ns), or later. */
@@ -206,19 +207,20 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 	if (now < until) {
 		/* ARM's penalty window: a call now would only lengthen it */
 		c->st->code = PROVIDER_THROTTLED;
-		return errbuf_set(err, "ARM throttles this subscription's %s for %lld s more",
-				  c->writes ? "writes" : "reads",
-				  (long long)((until - now + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S));
-	}
-	if (c->bucket && ratelimit_acquire(c->bucket, now + TOKEN_WAIT_NS) < 0) {
+		errbuf_set(err, "ARM throttles this subscription's %s for %lld s more",
+			   c->writes ? "writes" : "reads",
+			   (long long)((until - now + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S));
+	} else if (c->bucket && ratelimit_acquire(c->bucket, now + TOKEN_WAIT_NS) < 0) {
 		c->st->code = PROVIDER_THROTTLED;
-		return errbuf_set(err, "no token of the provider's rate limit within 60s");
-	}
-	if (azure_auth_prepare(ap->auth, req, extra, err) < 0) {
+		errbuf_set(err, "no token of the provider's rate limit within 60s");
+	} else if (azure_auth_prepare(ap->auth, req, extra, err) < 0) {
 		c->st->code = PROVIDER_AUTH;
-		return errbuf_prefix(err, "no access token");
+		errbuf_prefix(err, "no access token");
+	} else {
+		return 0;
 	}
-	return 0;
+	snprintf(c->refused, sizeof(c->refused), "%.199s", err->msg);
+	return -1;
 }
 
 static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_response *r)
@@ -343,7 +345,16 @@ static int call(struct provider *p, bool writes, const char *what, const char *m
 	}
 	with_api_version(url, sizeof(url));
 	cloudhttp_redact_url(url + strlen(ap->arm), shown, sizeof(shown));
-	snprintf(c.what, sizeof(c.what), "%s %.*s", method, (int)strcspn(shown, "?"), shown);
+	shown[strcspn(shown, "?")] = '\0';
+	{
+		/* the resource and its name: ".../virtualMachineScaleSets/pool1/virtualMachines" */
+		const char *tail = shown + strlen(shown);
+		int slashes = 0;
+
+		while (tail > shown && (tail[-1] != '/' || ++slashes < 3))
+			tail--;
+		snprintf(c.what, sizeof(c.what), "%s %.70s", method, tail);
+	}
 	if (body && !(text = cJSON_PrintUnformatted(body))) {
 		status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
@@ -364,7 +375,10 @@ static int call(struct provider *p, bool writes, const char *what, const char *m
 	req.classify = classify;
 	req.ctx = &c;
 	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
-		status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
+		if (c.refused[0])
+			status(st, st->code, "%s: %s", c.what, c.refused);
+		else
+			status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
 		goto out;
 	}
 	r->status = resp.status;
@@ -695,7 +709,7 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 		pg->min = tmin >= 0 ? tmin : g->min > 0 ? g->min : 0;
 		pg->max = tmax;
 	} else {
-		pg->min = g->min > 0 ? g->min : 0;
+		pg->min = tmin >= 0 ? tmin : g->min > 0 ? g->min : 0;
 		pg->max = g->max >= 0 ? g->max : pg->min;
 		pg->cloud_sized = g->discovered;
 	}
@@ -1164,7 +1178,9 @@ static void azure_launch(struct provider *p, const char *group, int count, provi
 				}
 				if (vm.failed && !t->failed) {
 					t->failed = true;
-					if (!failed++) {
+					if (t->reported)
+						made--; /* reported while it was being created */
+					if (!failed++ && fst.code == PROVIDER_OK) {
 						status(&fst, azure_error_class(&vm.why), "VM %s failed to provision: %s%s%s",
 						       vm.instance_id, vm.why.code, vm.why.message[0] ? ": " : "",
 						       vm.why.message);
