@@ -33,6 +33,8 @@
 #define MAX_PAGES 10000
 #define MAX_CAPACITY 1000000
 #define MIB (1024ll * 1024)
+#define N_WRITE_LOCKS 64            /* striped by group: one capacity write at a time per scale set */
+#define N_CLAIMED 4096              /* new VMs already reported by some launch */
 
 struct cloud_defaults {
 	const char *name, *alias, *arm, *authority, *resource;
@@ -73,6 +75,9 @@ struct az_prov {
 	size_t n_groups, n_config_groups;
 	int64_t window_end[2];  /* throttling windows (monotonic ns): reads, writes */
 	char warned[16][64];    /* sizes already reported unknown */
+	pthread_mutex_t write_locks[N_WRITE_LOCKS];
+	struct { char group[64]; char id[32]; } *claimed; /* a ring: VMSS instance ids never repeat */
+	size_t n_claimed, claimed_head;
 	struct { char what[24]; uint64_t n; } counts[12];
 };
 
@@ -105,6 +110,36 @@ static void count(struct az_prov *ap, const char *what)
 		}
 	}
 	pthread_mutex_unlock(&ap->mu);
+}
+
+/* The lock that orders the capacity writes of one group. */
+static pthread_mutex_t *write_lock(struct az_prov *ap, const char *group)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *group; group++)
+		h = (h ^ (unsigned char)*group) * 16777619u;
+	return &ap->write_locks[h % N_WRITE_LOCKS];
+}
+
+/* Claims a new VM for the launch that saw it first: true when no launch had. */
+static bool claim(struct az_prov *ap, const char *group, const char *id)
+{
+	size_t i;
+	bool ok = true;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_claimed && ok; i++)
+		if (!strcmp(ap->claimed[i].id, id) && !strcmp(ap->claimed[i].group, group))
+			ok = false;
+	if (ok && ap->claimed) {
+		size_t at = ap->n_claimed < N_CLAIMED ? ap->n_claimed++ : ap->claimed_head++ % N_CLAIMED;
+
+		snprintf(ap->claimed[at].group, sizeof(ap->claimed[at].group), "%s", group);
+		snprintf(ap->claimed[at].id, sizeof(ap->claimed[at].id), "%s", id);
+	}
+	pthread_mutex_unlock(&ap->mu);
+	return ok;
 }
 
 uint64_t azure_provider_calls(const struct provider *p, const char *what)
@@ -177,6 +212,7 @@ static void resp_free(struct arm_resp *r)
 struct call {
 	struct az_prov *ap;
 	struct ratelimit *bucket;
+	bool no_token;          /* the caller took the bucket's token already */
 	bool writes;
 	bool auth_retry;
 	bool windowed;          /* a long throttling window was set: no retry */
@@ -210,7 +246,7 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 		errbuf_set(err, "ARM throttles this subscription's %s for %lld s more",
 			   c->writes ? "writes" : "reads",
 			   (long long)((until - now + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S));
-	} else if (c->bucket && ratelimit_acquire(c->bucket, now + TOKEN_WAIT_NS) < 0) {
+	} else if (c->bucket && !c->no_token && ratelimit_acquire(c->bucket, now + TOKEN_WAIT_NS) < 0) {
 		c->st->code = PROVIDER_THROTTLED;
 		errbuf_set(err, "no token of the provider's rate limit within 60s");
 	} else if (azure_auth_prepare(ap->auth, req, extra, err) < 0) {
@@ -311,8 +347,9 @@ static void with_api_version(char *url, size_t len)
  * none). 0 with a 2xx answer in *r, or -1 with 'st' (and *r holding the
  * refused answer's status and error, for 412 and the like).
  */
-static int call(struct provider *p, bool writes, const char *what, const char *method, const char *path,
-		const cJSON *body, const char *if_match, struct arm_resp *r, struct provider_status *st)
+static int call_ex(struct provider *p, bool writes, bool no_token, const char *what, const char *method,
+		   const char *path, const cJSON *body, const char *if_match, struct arm_resp *r,
+		   struct provider_status *st)
 {
 	struct az_prov *ap = AP(p);
 	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
@@ -333,6 +370,7 @@ static int call(struct provider *p, bool writes, const char *what, const char *m
 	c.ap = ap;
 	c.bucket = writes ? p->mutating : p->reads;
 	c.writes = writes;
+	c.no_token = no_token;
 	c.st = st;
 	count(ap, what);
 	if (ap->cancel && atomic_load(ap->cancel)) {
@@ -416,6 +454,12 @@ out:
 	if (text)
 		cJSON_free(text);
 	return rc;
+}
+
+static int call(struct provider *p, bool writes, const char *what, const char *method, const char *path,
+		const cJSON *body, const char *if_match, struct arm_resp *r, struct provider_status *st)
+{
+	return call_ex(p, writes, false, what, method, path, body, if_match, r, st);
 }
 
 /* ---- long-running operations ---- */
@@ -1056,7 +1100,8 @@ static int write_capacity(struct provider *p, const struct az_group *g, const st
 		return -1;
 	}
 	vmss_path(ap, g, "", path, sizeof(path));
-	rc = call(p, true, "vmss.put", "PUT", path, body, v->etag[0] ? v->etag : NULL, r, st);
+	/* the launch took the write token before it read the size */
+	rc = call_ex(p, true, true, "vmss.put", "PUT", path, body, v->etag[0] ? v->etag : NULL, r, st);
 	cJSON_Delete(body);
 	return rc;
 }
@@ -1105,7 +1150,8 @@ static void azure_launch(struct provider *p, const char *group, int count, provi
 	size_t n_tr = 0, i;
 	int made = 0, target, max, failed = 0, tries;
 	int64_t deadline = clock_now(ap->clock) + ap->launch_wait_ns;
-	bool op_failed = false;
+	bool op_failed = false, locked = false;
+	pthread_mutex_t *wl = NULL;
 
 	memset(&st, 0, sizeof(st));
 	memset(&fst, 0, sizeof(fst));
@@ -1122,8 +1168,17 @@ static void azure_launch(struct provider *p, const char *group, int count, provi
 		return;
 	}
 	/* the size this round reads, never one remembered; on 412 (the scale
-	 * set changed between the read and the write) read again, once */
+	 * set changed between the read and the write) read again, once. One
+	 * write at a time per group, its token taken before the read, so the
+	 * size read is the one the write raises. */
+	wl = write_lock(ap, g.name);
+	pthread_mutex_lock(wl);
+	locked = true;
 	for (tries = 0;; tries++) {
+		if (ratelimit_acquire(p->mutating, clock_now(ap->clock) + TOKEN_WAIT_NS) < 0) {
+			status(&st, PROVIDER_THROTTLED, "no token of the provider's rate limit within 60s");
+			goto out;
+		}
 		if (read_vmss(p, &g, &v, &st) < 0)
 			goto out;
 		max = v.tag_max >= 0 ? (g.max >= 0 && g.max < v.tag_max ? g.max : v.tag_max) : g.max;
@@ -1146,6 +1201,8 @@ static void azure_launch(struct provider *p, const char *group, int count, provi
 		       g.vmss);
 		resp_free(&r);
 	}
+	pthread_mutex_unlock(wl);
+	locked = false;
 	log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "azure: group %s: scale set %s capacity %d -> %d", g.name,
 	       g.vmss, v.capacity, target);
 	tr = calloc((size_t)count, sizeof(*tr));
@@ -1171,8 +1228,8 @@ static void azure_launch(struct provider *p, const char *group, int count, provi
 					if (!strcmp(tr[i].id, vm.instance_id))
 						t = &tr[i];
 				if (!t) {
-					if (n_tr == (size_t)count)
-						continue; /* not one of ours: another writer's */
+					if (n_tr == (size_t)count || !claim(ap, g.name, vm.instance_id))
+						continue; /* not one of ours: another launch's or writer's */
 					t = &tr[n_tr++];
 					snprintf(t->id, sizeof(t->id), "%s", vm.instance_id);
 				}
@@ -1250,6 +1307,8 @@ static void azure_launch(struct provider *p, const char *group, int count, provi
 		       "%d of %d VM(s) seen so far", g.name, g.vmss, made, count);
 	}
 out:
+	if (locked)
+		pthread_mutex_unlock(wl);
 	resp_free(&r);
 	cJSON_Delete(v.before);
 	free(tr);
@@ -1321,6 +1380,7 @@ static int azure_map_node(struct provider *p, const char *provider_id, char *gro
 static void azure_free(struct provider *p)
 {
 	struct az_prov *ap;
+	size_t i;
 
 	if (!p)
 		return;
@@ -1329,6 +1389,9 @@ static void azure_free(struct provider *p)
 		azure_auth_free(ap->auth);
 		cloudhttp_free(ap->http);
 		free(ap->groups);
+		free(ap->claimed);
+		for (i = 0; i < N_WRITE_LOCKS; i++)
+			pthread_mutex_destroy(&ap->write_locks[i]);
 		pthread_mutex_destroy(&ap->mu);
 		free(ap);
 	}
@@ -1410,6 +1473,9 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	p->ops = &azure_ops;
 	p->impl = ap;
 	pthread_mutex_init(&ap->mu, NULL);
+	for (i = 0; i < N_WRITE_LOCKS; i++)
+		pthread_mutex_init(&ap->write_locks[i], NULL);
+	ap->claimed = calloc(N_CLAIMED, sizeof(*ap->claimed));
 	ap->clock = o->clock ? o->clock : clock_real();
 	ap->log = o->log;
 	ap->cancel = o->cancel;

@@ -453,21 +453,28 @@ static void make(struct fx *f, const char *yaml)
 		fail_msg("azure_provider_new: %s", e.msg);
 }
 
+static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void on_instance(void *ctx, const struct provider_instance *pi)
 {
 	struct fx *f = ctx;
 
+	pthread_mutex_lock(&cb_mu);
 	if (f->n_seen < 16)
 		f->seen[f->n_seen++] = *pi;
+	pthread_mutex_unlock(&cb_mu);
 }
 
 static void on_done(void *ctx, int count, const struct provider_status *st)
 {
 	struct fx *f = ctx;
 
+	pthread_mutex_lock(&cb_mu);
 	f->done_count = count;
-	f->done = *st;
+	if (st->code != PROVIDER_OK || f->done.code == PROVIDER_OK)
+		f->done = *st;
 	f->n_done++;
+	pthread_mutex_unlock(&cb_mu);
 }
 
 /* How many requests so far had 'method' and a target starting with 'prefix'. */
@@ -629,6 +636,39 @@ static void test_launch_follows_async_operation(void **state)
 	assert_int_equal(f->fk.t[op1] - f->fk.t[op0], 11 * CLOCK_NS_PER_S);
 	assert_int_equal(f->fk.t[op2] - f->fk.t[op1], 11 * CLOCK_NS_PER_S);
 	assert_int_equal(f->fk.capacity, 4);
+}
+
+static void *launch_one(void *arg)
+{
+	struct fx *f = arg;
+
+	f->p->ops->launch(f->p, "workers", 1, on_instance, on_done, f);
+	return NULL;
+}
+
+/* Launches of one group at once: their writes take turns, each from the
+ * size the previous one left, and no VM is reported twice. */
+static void test_concurrent_launches_of_one_group(void **state)
+{
+	struct fx *f = *state;
+	pthread_t th[3];
+	int i, j;
+
+	f->fk.op_polls = 1;
+	make(f, NULL);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, launch_one, f), 0);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(f->n_done, 3);
+	if (f->done.code != PROVIDER_OK)
+		fail_msg("launch: %s", f->done.message);
+	assert_int_equal(f->fk.capacity, 3);
+	assert_int_equal(reqs(f, "PUT", SS_PATH), 3); /* no 412: the writes never raced */
+	assert_int_equal(f->n_seen, 3);
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(f->seen[i].id, f->seen[j].id);
 }
 
 static void test_launch_follows_location(void **state)
@@ -957,6 +997,7 @@ int main(void)
 		T(test_list_groups_nextlink_and_template),
 		T(test_launch_follows_async_operation),
 		T(test_launch_follows_location),
+		T(test_concurrent_launches_of_one_group),
 		T(test_launch_412_reads_again_once),
 		T(test_no_write_after_a_failed_read),
 		T(test_failed_vm_is_a_failed_launch),
