@@ -473,7 +473,8 @@ struct lro {
 
 static int64_t poll_delay(const struct az_prov *ap, int64_t retry_after_ms)
 {
-	int64_t d = retry_after_ms >= 0 ? retry_after_ms * CLOCK_NS_PER_MS : ap->poll_ns;
+	/* Retry-After: 0 would be a busy loop: the poll interval then */
+	int64_t d = retry_after_ms > 0 ? retry_after_ms * CLOCK_NS_PER_MS : ap->poll_ns;
 
 	return d > MAX_POLL_NS ? MAX_POLL_NS : d;
 }
