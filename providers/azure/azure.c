@@ -509,8 +509,8 @@ static int lro_poll(struct provider *p, struct lro *l, struct provider_status *s
 		return -1;
 	}
 	if (call(p, false, "lro", "GET", l->url, NULL, NULL, &r, st) < 0) {
-		if (st->code == PROVIDER_THROTTLED || st->code == PROVIDER_TRANSIENT) {
-			/* the operation goes on; look again later */
+		if (st->code == PROVIDER_THROTTLED || (st->code == PROVIDER_TRANSIENT && r.status == 0)) {
+			/* no word on the operation (throttled, no answer): look again later */
 			l->next_ns = clock_now(ap->clock) + poll_delay(ap, r.retry_after_ms);
 			memset(st, 0, sizeof(*st));
 			resp_free(&r);
@@ -731,6 +731,12 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 	struct azure_error fail;
 
 	memset(&fail, 0, sizeof(fail));
+	if (!strcasecmp(jstr(cJSON_GetObjectItemCaseSensitive(vmss, "properties"), "orchestrationMode"), "Flexible")) {
+		/* its VMs are Microsoft.Compute/virtualMachines, not this scale set's list */
+		status(st, PROVIDER_NOT_FOUND, "scale set %s is in Flexible orchestration mode; only Uniform scale sets "
+		       "are managed", g->vmss);
+		return -1;
+	}
 	if (capacity_of(vmss, &cap) < 0) {
 		status(st, PROVIDER_TRANSIENT, "scale set %s has no sku.capacity", g->vmss);
 		return -1;
