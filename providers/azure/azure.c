@@ -442,9 +442,9 @@ static int call_ex(struct provider *p, bool writes, bool no_token, const char *w
 	}
 	azure_error_parse(resp.body, resp.body_len, resp.status, &r->err);
 	if (resp.throttled && !c.windowed)
-		/* retries ran out on throttling: pause for what ARM asked, at least 10 s */
+		/* retries ran out on throttling: pause for what ARM asked (5 s when it did not say) */
 		set_window(ap, writes, clock_now(ap->clock) +
-			   (resp.retry_after_ms > 10000 ? resp.retry_after_ms : 10000) * CLOCK_NS_PER_MS);
+			   (resp.retry_after_ms > 0 ? resp.retry_after_ms : 5000) * CLOCK_NS_PER_MS);
 	status(st, resp.throttled || c.windowed ? PROVIDER_THROTTLED : azure_error_class(&r->err),
 	       "%s: HTTP %ld%s%s: %s", c.what, resp.status, r->err.code[0] ? " " : "", r->err.code,
 	       r->err.message[0] ? r->err.message : "no message");
