@@ -65,6 +65,7 @@ struct fake {
 	const char *get_retry_after;
 	const char *get_error;
 	bool no_capacity;       /* the VMSS answer lacks sku.capacity */
+	bool flexible;          /* the scale set is in Flexible orchestration mode */
 	int vms_fail;           /* this many VM lists answer 409 OperationNotAllowed/TooManyRequests */
 	int64_t vms_window_s;   /* its endTime, seconds after the request */
 	int64_t t[CS_MAX_REQS]; /* the clock (ns) at each request */
@@ -105,9 +106,9 @@ static void vmss_json(struct fake *f, char *out, size_t len)
 		 "{\"name\":\"%s\",\"id\":\"%s\",\"type\":\"Microsoft.Compute/virtualMachineScaleSets\","
 		 "\"location\":\"westeurope\",\"zones\":[\"2\"],\"etag\":\"\\\"%d\\\"\",\"tags\":{%s},"
 		 "\"sku\":{\"name\":\"%s\",\"tier\":\"Standard\"%s},"
-		 "\"properties\":{\"provisioningState\":\"Succeeded\",\"orchestrationMode\":\"Uniform\","
+		 "\"properties\":{\"provisioningState\":\"Succeeded\",\"orchestrationMode\":\"%s\","
 		 "\"virtualMachineProfile\":{\"osProfile\":{\"linuxConfiguration\":{}}}}}",
-		 SS, SS_PATH, f->etag, f->tags, f->sku, cap);
+		 SS, SS_PATH, f->etag, f->tags, f->sku, cap, f->flexible ? "Flexible" : "Uniform");
 }
 
 /* The operation ends: the new VMs come up, or one of them fails. */
@@ -869,6 +870,23 @@ static void test_throttling_windows(void **state)
 	provider_groups_free(gs, n);
 }
 
+/* A Flexible scale set is left out, with a warning; the others are listed. */
+static void test_flexible_scale_set_left_out(void **state)
+{
+	struct fx *f = *state;
+	struct provider_group *gs = NULL;
+	struct provider_status st;
+	size_t n = 9;
+
+	f->fk.flexible = true;
+	make(f, NULL);
+	if (f->p->ops->list_groups(f->p, &gs, &n, &st) < 0)
+		fail_msg("list_groups: %s", st.message);
+	assert_int_equal(n, 0);
+	assert_non_null(strstr(f->log, "scale set pool1 is in Flexible orchestration mode"));
+	provider_groups_free(gs, n);
+}
+
 /* ---- terminate, discovery ---- */
 
 static void test_terminate(void **state)
@@ -1003,6 +1021,7 @@ int main(void)
 		T(test_failed_vm_is_a_failed_launch),
 		T(test_quota_error_is_quota),
 		T(test_throttling_windows),
+		T(test_flexible_scale_set_left_out),
 		T(test_terminate),
 		T(test_discovery_by_tags),
 		cmocka_unit_test(test_errors_and_ids),
