@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "arena.h"
 #include "buf.h"
@@ -1582,6 +1583,10 @@ static int parse_azure(struct px *x, const struct ytree_node *m)
 		size_t o2 = ytree_path_push_key(&x->path, x->sc->groups[i].name);
 
 		rc = parse_azure_group(x, g && !ytree_is_null(g) ? g : NULL, c, i);
+		for (size_t j = 0; !rc && j < i; j++)
+			if (strcasecmp(c->groups[j].vmss, c->groups[i].vmss) == 0)
+				rc = fail(x, g ? g : n, "node groups %s and %s name one scale set \"%s\"",
+					  x->sc->groups[j].name, x->sc->groups[i].name, c->groups[i].vmss);
 		ytree_path_pop(&x->path, o2);
 	}
 	ytree_path_pop(&x->path, old);
