@@ -1463,7 +1463,8 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	const struct config_azure *az = &c->azure;
 	struct provider *p = calloc(1, sizeof(*p));
 	struct az_prov *ap = calloc(1, sizeof(*ap));
-	const struct cloud_defaults *cd = cloud_of(az->cloud);
+	const char *cloud = az->cloud ? az->cloud : azure_env_get(&o->env, "ARM_CLOUD");
+	const struct cloud_defaults *cd = cloud_of(cloud);
 	struct azure_auth_opts ao;
 	struct cloudhttp_opts ho;
 	struct provider_limits lim;
@@ -1490,7 +1491,8 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	ap->launch_wait_ns = (o->launch_wait_ms > 0 ? o->launch_wait_ms : 10 * 60 * 1000) * CLOCK_NS_PER_MS;
 	ap->poll_ns = (o->poll_ms > 0 ? o->poll_ms : 5000) * CLOCK_NS_PER_MS;
 	if (!cd) {
-		errbuf_set(err, "azure: cloud \"%.32s\" is not public, china or usgov", az->cloud);
+		errbuf_set(err, "azure: cloud \"%.32s\" (%s) is not public, china or usgov", cloud,
+			   az->cloud ? "provider.azure.cloud" : "ARM_CLOUD");
 		goto fail;
 	}
 	provider_limits_from(&lim, c);

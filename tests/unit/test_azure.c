@@ -66,6 +66,8 @@ struct fake {
 	const char *get_error;
 	bool no_capacity;       /* the VMSS answer lacks sku.capacity */
 	bool flexible;          /* the scale set is in Flexible orchestration mode */
+	int unauth;             /* this many ARM calls answer 401 (a revoked token) */
+	int imds_calls;
 	int vms_fail;           /* this many VM lists answer 409 OperationNotAllowed/TooManyRequests */
 	int64_t vms_window_s;   /* its endTime, seconds after the request */
 	int64_t t[CS_MAX_REQS]; /* the clock (ns) at each request */
@@ -156,12 +158,13 @@ static void handler(void *ud, size_t index, const struct cs_req *rq, struct cs_r
 			rs->status = 400;
 			return;
 		}
+		f->imds_calls++;
 		snprintf(rs->body, sizeof(rs->body), "{\"access_token\":\"eyJ.ARM-S3KR1T\",\"expires_in\":\"86399\","
 			 "\"resource\":\"https://management.azure.com/\",\"token_type\":\"Bearer\"}");
 		return;
 	}
 	if (strcmp(cs_header(rq, "Authorization") ? cs_header(rq, "Authorization") : "", "Bearer eyJ.ARM-S3KR1T") ||
-	    !strstr(t, API)) {
+	    !strstr(t, API) || (f->unauth > 0 && f->unauth--)) {
 		rs->status = 401;
 		snprintf(rs->body, sizeof(rs->body), "{\"error\":{\"code\":\"InvalidAuthenticationToken\",\"message\":\"no\"}}");
 		return;
@@ -887,6 +890,66 @@ static void test_flexible_scale_set_left_out(void **state)
 	provider_groups_free(gs, n);
 }
 
+/* A 401 drops the token and fetches another once; a second 401 is an auth error. */
+static void test_401_fetches_a_new_token_once(void **state)
+{
+	struct fx *f = *state;
+	struct provider_group *gs = NULL;
+	struct provider_status st;
+	size_t n = 0;
+
+	f->fk.unauth = 1;
+	make(f, NULL);
+	if (f->p->ops->list_groups(f->p, &gs, &n, &st) < 0)
+		fail_msg("list_groups: %s", st.message);
+	provider_groups_free(gs, n);
+	assert_int_equal(f->fk.imds_calls, 2);
+	f->fk.unauth = 2;
+	assert_int_equal(f->p->ops->list_groups(f->p, &gs, &n, &st), -1);
+	assert_int_equal(st.code, PROVIDER_AUTH);
+	assert_non_null(strstr(st.message, "HTTP 401 InvalidAuthenticationToken"));
+	assert_int_equal(f->fk.imds_calls, 3);
+}
+
+/* What the provider needs is named at start, before any call. */
+static void test_settings_named_at_start(void **state)
+{
+	struct fx *f = *state;
+	struct errbuf e = { "" };
+	struct azure_provider_opts o;
+	struct config_opts co = { .flags = CONFIG_OFFLINE };
+	static const char yaml[] = "node_groups:\n  - name: workers\nprovider: {kind: azure}\n";
+
+	f->cfg = config_parse_opts(yaml, strlen(yaml), "azure.yaml", &co, &e);
+	assert_non_null(f->cfg);
+	memset(&o, 0, sizeof(o));
+	o.config = f->cfg;
+	o.clock = &f->clk->base;
+	o.log = &f->logger;
+	o.env.get = fx_getenv;
+	o.env.ud = f;
+	/* no resource group anywhere */
+	f->env[3][0] = '\0';
+	assert_null(azure_provider_new(&o, &e));
+	assert_non_null(strstr(e.msg, "node group workers has no resource group: set its azure.resource_group, "
+			       "provider.azure.resource_group or ARM_RESOURCE_GROUP"));
+	/* the simulator's endpoint is for a loopback simulator only */
+	snprintf(f->env[3], sizeof(f->env[3]), "ARM_RESOURCE_GROUP=%s", RG);
+	snprintf(f->env[1], sizeof(f->env[1]), "LUASCALE_SIM_AZURE_ARM_ENDPOINT=http://10.1.2.3/");
+	assert_null(azure_provider_new(&o, &e));
+	assert_non_null(strstr(e.msg, "LUASCALE_SIM_AZURE_ARM_ENDPOINT must be http:// to a loopback simulator"));
+	/* a cloud the provider does not know */
+	snprintf(f->env[1], sizeof(f->env[1]), "ARM_CLOUD=AzureGermanCloud");
+	assert_null(azure_provider_new(&o, &e));
+	assert_non_null(strstr(e.msg, "cloud \"AzureGermanCloud\" (ARM_CLOUD) is not public, china or usgov"));
+	/* no subscription */
+	f->env[1][0] = '\0';
+	f->env[0][0] = '\0';
+	assert_null(azure_provider_new(&o, &e));
+	assert_non_null(strstr(e.msg, "no subscription: set provider.azure.subscription_id or ARM_SUBSCRIPTION_ID"));
+	assert_int_equal(cs_count(&f->fk.cs), 0);
+}
+
 /* ---- terminate, discovery ---- */
 
 static void test_terminate(void **state)
@@ -1022,6 +1085,8 @@ int main(void)
 		T(test_quota_error_is_quota),
 		T(test_throttling_windows),
 		T(test_flexible_scale_set_left_out),
+		T(test_401_fetches_a_new_token_once),
+		T(test_settings_named_at_start),
 		T(test_terminate),
 		T(test_discovery_by_tags),
 		cmocka_unit_test(test_errors_and_ids),
