@@ -33,6 +33,8 @@
 #define MAX_PAGES 10000
 #define MAX_CAPACITY 1000000
 #define MIB (1024ll * 1024)
+#define N_WRITE_LOCKS 64            /* striped by group: one capacity write at a time per scale set */
+#define N_CLAIMED 4096              /* new VMs already reported by some launch */
 
 struct cloud_defaults {
 	const char *name, *alias, *arm, *authority, *resource;
@@ -73,6 +75,9 @@ struct az_prov {
 	size_t n_groups, n_config_groups;
 	int64_t window_end[2];  /* throttling windows (monotonic ns): reads, writes */
 	char warned[16][64];    /* sizes already reported unknown */
+	pthread_mutex_t write_locks[N_WRITE_LOCKS];
+	struct { char group[64]; char id[32]; } *claimed; /* a ring: VMSS instance ids never repeat */
+	size_t n_claimed, claimed_head;
 	struct { char what[24]; uint64_t n; } counts[12];
 };
 
@@ -105,6 +110,36 @@ static void count(struct az_prov *ap, const char *what)
 		}
 	}
 	pthread_mutex_unlock(&ap->mu);
+}
+
+/* The lock that orders the capacity writes of one group. */
+static pthread_mutex_t *write_lock(struct az_prov *ap, const char *group)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *group; group++)
+		h = (h ^ (unsigned char)*group) * 16777619u;
+	return &ap->write_locks[h % N_WRITE_LOCKS];
+}
+
+/* Claims a new VM for the launch that saw it first: true when no launch had. */
+static bool claim(struct az_prov *ap, const char *group, const char *id)
+{
+	size_t i;
+	bool ok = true;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_claimed && ok; i++)
+		if (!strcmp(ap->claimed[i].id, id) && !strcmp(ap->claimed[i].group, group))
+			ok = false;
+	if (ok && ap->claimed) {
+		size_t at = ap->n_claimed < N_CLAIMED ? ap->n_claimed++ : ap->claimed_head++ % N_CLAIMED;
+
+		snprintf(ap->claimed[at].group, sizeof(ap->claimed[at].group), "%s", group);
+		snprintf(ap->claimed[at].id, sizeof(ap->claimed[at].id), "%s", id);
+	}
+	pthread_mutex_unlock(&ap->mu);
+	return ok;
 }
 
 uint64_t azure_provider_calls(const struct provider *p, const char *what)
@@ -177,11 +212,13 @@ static void resp_free(struct arm_resp *r)
 struct call {
 	struct az_prov *ap;
 	struct ratelimit *bucket;
+	bool no_token;          /* the caller took the bucket's token already */
 	bool writes;
 	bool auth_retry;
 	bool windowed;          /* a long throttling window was set: no retry */
 	struct provider_status *st;
 	char what[80];
+	char refused[200];      /* why prepare stopped the call */
 };
 
 /* Sets the throttling window of reads or writes to end at 'end' (ns), or later. */
@@ -206,19 +243,20 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 	if (now < until) {
 		/* ARM's penalty window: a call now would only lengthen it */
 		c->st->code = PROVIDER_THROTTLED;
-		return errbuf_set(err, "ARM throttles this subscription's %s for %lld s more",
-				  c->writes ? "writes" : "reads",
-				  (long long)((until - now + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S));
-	}
-	if (c->bucket && ratelimit_acquire(c->bucket, now + TOKEN_WAIT_NS) < 0) {
+		errbuf_set(err, "ARM throttles this subscription's %s for %lld s more",
+			   c->writes ? "writes" : "reads",
+			   (long long)((until - now + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S));
+	} else if (c->bucket && !c->no_token && ratelimit_acquire(c->bucket, now + TOKEN_WAIT_NS) < 0) {
 		c->st->code = PROVIDER_THROTTLED;
-		return errbuf_set(err, "no token of the provider's rate limit within 60s");
-	}
-	if (azure_auth_prepare(ap->auth, req, extra, err) < 0) {
+		errbuf_set(err, "no token of the provider's rate limit within 60s");
+	} else if (azure_auth_prepare(ap->auth, req, extra, err) < 0) {
 		c->st->code = PROVIDER_AUTH;
-		return errbuf_prefix(err, "no access token");
+		errbuf_prefix(err, "no access token");
+	} else {
+		return 0;
 	}
-	return 0;
+	snprintf(c->refused, sizeof(c->refused), "%.199s", err->msg);
+	return -1;
 }
 
 static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_response *r)
@@ -309,8 +347,9 @@ static void with_api_version(char *url, size_t len)
  * none). 0 with a 2xx answer in *r, or -1 with 'st' (and *r holding the
  * refused answer's status and error, for 412 and the like).
  */
-static int call(struct provider *p, bool writes, const char *what, const char *method, const char *path,
-		const cJSON *body, const char *if_match, struct arm_resp *r, struct provider_status *st)
+static int call_ex(struct provider *p, bool writes, bool no_token, const char *what, const char *method,
+		   const char *path, const cJSON *body, const char *if_match, struct arm_resp *r,
+		   struct provider_status *st)
 {
 	struct az_prov *ap = AP(p);
 	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
@@ -331,6 +370,7 @@ static int call(struct provider *p, bool writes, const char *what, const char *m
 	c.ap = ap;
 	c.bucket = writes ? p->mutating : p->reads;
 	c.writes = writes;
+	c.no_token = no_token;
 	c.st = st;
 	count(ap, what);
 	if (ap->cancel && atomic_load(ap->cancel)) {
@@ -343,7 +383,16 @@ static int call(struct provider *p, bool writes, const char *what, const char *m
 	}
 	with_api_version(url, sizeof(url));
 	cloudhttp_redact_url(url + strlen(ap->arm), shown, sizeof(shown));
-	snprintf(c.what, sizeof(c.what), "%s %.*s", method, (int)strcspn(shown, "?"), shown);
+	shown[strcspn(shown, "?")] = '\0';
+	{
+		/* the resource and its name: ".../virtualMachineScaleSets/pool1/virtualMachines" */
+		const char *tail = shown + strlen(shown);
+		int slashes = 0;
+
+		while (tail > shown && (tail[-1] != '/' || ++slashes < 3))
+			tail--;
+		snprintf(c.what, sizeof(c.what), "%s %.70s", method, tail);
+	}
 	if (body && !(text = cJSON_PrintUnformatted(body))) {
 		status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
@@ -364,7 +413,10 @@ static int call(struct provider *p, bool writes, const char *what, const char *m
 	req.classify = classify;
 	req.ctx = &c;
 	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
-		status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
+		if (c.refused[0])
+			status(st, st->code, "%s: %s", c.what, c.refused);
+		else
+			status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
 		goto out;
 	}
 	r->status = resp.status;
@@ -390,9 +442,9 @@ static int call(struct provider *p, bool writes, const char *what, const char *m
 	}
 	azure_error_parse(resp.body, resp.body_len, resp.status, &r->err);
 	if (resp.throttled && !c.windowed)
-		/* retries ran out on throttling: pause for what ARM asked, at least 10 s */
+		/* retries ran out on throttling: pause for what ARM asked (5 s when it did not say) */
 		set_window(ap, writes, clock_now(ap->clock) +
-			   (resp.retry_after_ms > 10000 ? resp.retry_after_ms : 10000) * CLOCK_NS_PER_MS);
+			   (resp.retry_after_ms > 0 ? resp.retry_after_ms : 5000) * CLOCK_NS_PER_MS);
 	status(st, resp.throttled || c.windowed ? PROVIDER_THROTTLED : azure_error_class(&r->err),
 	       "%s: HTTP %ld%s%s: %s", c.what, resp.status, r->err.code[0] ? " " : "", r->err.code,
 	       r->err.message[0] ? r->err.message : "no message");
@@ -402,6 +454,12 @@ out:
 	if (text)
 		cJSON_free(text);
 	return rc;
+}
+
+static int call(struct provider *p, bool writes, const char *what, const char *method, const char *path,
+		const cJSON *body, const char *if_match, struct arm_resp *r, struct provider_status *st)
+{
+	return call_ex(p, writes, false, what, method, path, body, if_match, r, st);
 }
 
 /* ---- long-running operations ---- */
@@ -415,7 +473,8 @@ struct lro {
 
 static int64_t poll_delay(const struct az_prov *ap, int64_t retry_after_ms)
 {
-	int64_t d = retry_after_ms >= 0 ? retry_after_ms * CLOCK_NS_PER_MS : ap->poll_ns;
+	/* Retry-After: 0 would be a busy loop: the poll interval then */
+	int64_t d = retry_after_ms > 0 ? retry_after_ms * CLOCK_NS_PER_MS : ap->poll_ns;
 
 	return d > MAX_POLL_NS ? MAX_POLL_NS : d;
 }
@@ -450,8 +509,8 @@ static int lro_poll(struct provider *p, struct lro *l, struct provider_status *s
 		return -1;
 	}
 	if (call(p, false, "lro", "GET", l->url, NULL, NULL, &r, st) < 0) {
-		if (st->code == PROVIDER_THROTTLED || st->code == PROVIDER_TRANSIENT) {
-			/* the operation goes on; look again later */
+		if (st->code == PROVIDER_THROTTLED || (st->code == PROVIDER_TRANSIENT && r.status == 0)) {
+			/* no word on the operation (throttled, no answer): look again later */
 			l->next_ns = clock_now(ap->clock) + poll_delay(ap, r.retry_after_ms);
 			memset(st, 0, sizeof(*st));
 			resp_free(&r);
@@ -672,6 +731,12 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 	struct azure_error fail;
 
 	memset(&fail, 0, sizeof(fail));
+	if (!strcasecmp(jstr(cJSON_GetObjectItemCaseSensitive(vmss, "properties"), "orchestrationMode"), "Flexible")) {
+		/* its VMs are Microsoft.Compute/virtualMachines, not this scale set's list */
+		status(st, PROVIDER_NOT_FOUND, "scale set %s is in Flexible orchestration mode; only Uniform scale sets "
+		       "are managed", g->vmss);
+		return -1;
+	}
 	if (capacity_of(vmss, &cap) < 0) {
 		status(st, PROVIDER_TRANSIENT, "scale set %s has no sku.capacity", g->vmss);
 		return -1;
@@ -695,7 +760,7 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 		pg->min = tmin >= 0 ? tmin : g->min > 0 ? g->min : 0;
 		pg->max = tmax;
 	} else {
-		pg->min = g->min > 0 ? g->min : 0;
+		pg->min = tmin >= 0 ? tmin : g->min > 0 ? g->min : 0;
 		pg->max = g->max >= 0 ? g->max : pg->min;
 		pg->cloud_sized = g->discovered;
 	}
@@ -1042,7 +1107,8 @@ static int write_capacity(struct provider *p, const struct az_group *g, const st
 		return -1;
 	}
 	vmss_path(ap, g, "", path, sizeof(path));
-	rc = call(p, true, "vmss.put", "PUT", path, body, v->etag[0] ? v->etag : NULL, r, st);
+	/* the launch took the write token before it read the size */
+	rc = call_ex(p, true, true, "vmss.put", "PUT", path, body, v->etag[0] ? v->etag : NULL, r, st);
 	cJSON_Delete(body);
 	return rc;
 }
@@ -1091,7 +1157,8 @@ static void azure_launch(struct provider *p, const char *group, int count, provi
 	size_t n_tr = 0, i;
 	int made = 0, target, max, failed = 0, tries;
 	int64_t deadline = clock_now(ap->clock) + ap->launch_wait_ns;
-	bool op_failed = false;
+	bool op_failed = false, locked = false;
+	pthread_mutex_t *wl = NULL;
 
 	memset(&st, 0, sizeof(st));
 	memset(&fst, 0, sizeof(fst));
@@ -1108,8 +1175,17 @@ static void azure_launch(struct provider *p, const char *group, int count, provi
 		return;
 	}
 	/* the size this round reads, never one remembered; on 412 (the scale
-	 * set changed between the read and the write) read again, once */
+	 * set changed between the read and the write) read again, once. One
+	 * write at a time per group, its token taken before the read, so the
+	 * size read is the one the write raises. */
+	wl = write_lock(ap, g.name);
+	pthread_mutex_lock(wl);
+	locked = true;
 	for (tries = 0;; tries++) {
+		if (ratelimit_acquire(p->mutating, clock_now(ap->clock) + TOKEN_WAIT_NS) < 0) {
+			status(&st, PROVIDER_THROTTLED, "no token of the provider's rate limit within 60s");
+			goto out;
+		}
 		if (read_vmss(p, &g, &v, &st) < 0)
 			goto out;
 		max = v.tag_max >= 0 ? (g.max >= 0 && g.max < v.tag_max ? g.max : v.tag_max) : g.max;
@@ -1132,6 +1208,8 @@ static void azure_launch(struct provider *p, const char *group, int count, provi
 		       g.vmss);
 		resp_free(&r);
 	}
+	pthread_mutex_unlock(wl);
+	locked = false;
 	log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "azure: group %s: scale set %s capacity %d -> %d", g.name,
 	       g.vmss, v.capacity, target);
 	tr = calloc((size_t)count, sizeof(*tr));
@@ -1157,14 +1235,16 @@ static void azure_launch(struct provider *p, const char *group, int count, provi
 					if (!strcmp(tr[i].id, vm.instance_id))
 						t = &tr[i];
 				if (!t) {
-					if (n_tr == (size_t)count)
-						continue; /* not one of ours: another writer's */
+					if (n_tr == (size_t)count || !claim(ap, g.name, vm.instance_id))
+						continue; /* not one of ours: another launch's or writer's */
 					t = &tr[n_tr++];
 					snprintf(t->id, sizeof(t->id), "%s", vm.instance_id);
 				}
 				if (vm.failed && !t->failed) {
 					t->failed = true;
-					if (!failed++) {
+					if (t->reported)
+						made--; /* reported while it was being created */
+					if (!failed++ && fst.code == PROVIDER_OK) {
 						status(&fst, azure_error_class(&vm.why), "VM %s failed to provision: %s%s%s",
 						       vm.instance_id, vm.why.code, vm.why.message[0] ? ": " : "",
 						       vm.why.message);
@@ -1234,6 +1314,8 @@ static void azure_launch(struct provider *p, const char *group, int count, provi
 		       "%d of %d VM(s) seen so far", g.name, g.vmss, made, count);
 	}
 out:
+	if (locked)
+		pthread_mutex_unlock(wl);
 	resp_free(&r);
 	cJSON_Delete(v.before);
 	free(tr);
@@ -1305,6 +1387,7 @@ static int azure_map_node(struct provider *p, const char *provider_id, char *gro
 static void azure_free(struct provider *p)
 {
 	struct az_prov *ap;
+	size_t i;
 
 	if (!p)
 		return;
@@ -1313,6 +1396,9 @@ static void azure_free(struct provider *p)
 		azure_auth_free(ap->auth);
 		cloudhttp_free(ap->http);
 		free(ap->groups);
+		free(ap->claimed);
+		for (i = 0; i < N_WRITE_LOCKS; i++)
+			pthread_mutex_destroy(&ap->write_locks[i]);
 		pthread_mutex_destroy(&ap->mu);
 		free(ap);
 	}
@@ -1377,7 +1463,8 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	const struct config_azure *az = &c->azure;
 	struct provider *p = calloc(1, sizeof(*p));
 	struct az_prov *ap = calloc(1, sizeof(*ap));
-	const struct cloud_defaults *cd = cloud_of(az->cloud);
+	const char *cloud = az->cloud ? az->cloud : azure_env_get(&o->env, "ARM_CLOUD");
+	const struct cloud_defaults *cd = cloud_of(cloud);
 	struct azure_auth_opts ao;
 	struct cloudhttp_opts ho;
 	struct provider_limits lim;
@@ -1394,6 +1481,9 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	p->ops = &azure_ops;
 	p->impl = ap;
 	pthread_mutex_init(&ap->mu, NULL);
+	for (i = 0; i < N_WRITE_LOCKS; i++)
+		pthread_mutex_init(&ap->write_locks[i], NULL);
+	ap->claimed = calloc(N_CLAIMED, sizeof(*ap->claimed));
 	ap->clock = o->clock ? o->clock : clock_real();
 	ap->log = o->log;
 	ap->cancel = o->cancel;
@@ -1401,7 +1491,8 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	ap->launch_wait_ns = (o->launch_wait_ms > 0 ? o->launch_wait_ms : 10 * 60 * 1000) * CLOCK_NS_PER_MS;
 	ap->poll_ns = (o->poll_ms > 0 ? o->poll_ms : 5000) * CLOCK_NS_PER_MS;
 	if (!cd) {
-		errbuf_set(err, "azure: cloud \"%.32s\" is not public, china or usgov", az->cloud);
+		errbuf_set(err, "azure: cloud \"%.32s\" (%s) is not public, china or usgov", cloud,
+			   az->cloud ? "provider.azure.cloud" : "ARM_CLOUD");
 		goto fail;
 	}
 	provider_limits_from(&lim, c);

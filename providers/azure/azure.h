@@ -36,7 +36,8 @@ struct azure_provider_opts {
  * AZURE_SUBSCRIPTION_ID), every group's resource group (its own, then
  * provider.azure.resource_group, then ARM_RESOURCE_GROUP), the endpoints
  * (config, then LUASCALE_SIM_AZURE_ARM_ENDPOINT for a loopback simulator,
- * then the cloud's) and the credential now; contacts nothing. Calls block
+ * then the cloud's: provider.azure.cloud, else ARM_CLOUD) and the
+ * credential now; contacts nothing. Calls block
  * their thread. NULL with a message naming what is missing or wrong.
  */
 struct provider *azure_provider_new(const struct azure_provider_opts *o, struct errbuf *err);

@@ -117,6 +117,9 @@ enum provider_error azure_error_class(const struct azure_error *e)
 	if (e->status == 404 || !strcmp(e->code, "ResourceNotFound") ||
 	    !strcmp(e->code, "ResourceGroupNotFound") || !strcmp(e->code, "NotFound"))
 		return PROVIDER_NOT_FOUND;
+	/* another operation on the resource, a conflict that passes */
+	if (e->status == 409)
+		return PROVIDER_TRANSIENT;
 	if (e->status == 0 || e->status >= 500 || !strcmp(e->code, "InternalExecutionError") ||
 	    !strcmp(e->code, "InternalOperationError") || !strcmp(e->code, "RetryableError"))
 		return PROVIDER_TRANSIENT;

@@ -51,7 +51,8 @@ bool azure_error_throttled(const struct azure_error *e);
  * ZonalAllocationFailed, OverconstrainedAllocationRequest,
  * OverconstrainedZonalAllocationRequest, SkuNotAvailable → no capacity;
  * QuotaExceeded, or OperationNotAllowed with "quota" in the message →
- * quota; 401/403 auth; 404 not found; 5xx (and 0) transient; else invalid.
+ * quota; 401/403 auth; 404 not found; another 409 (a conflicting
+ * operation), 5xx (and 0) transient; else invalid.
  */
 enum provider_error azure_error_class(const struct azure_error *e);
 

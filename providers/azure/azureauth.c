@@ -481,7 +481,8 @@ static int choose(struct azure_auth *a, const struct azure_auth_opts *o, struct 
 {
 	const struct azure_env *e = &o->env;
 	const char *mode = o->mode && *o->mode ? o->mode : "auto";
-	const char *tenant, *client, *secret, *sfile, *tfile, *n_t, *n_c, *n_s, *n_f, *n_tf;
+	const char *tenant, *client, *secret, *sfile, *tfile;
+	const char *n_t = "", *n_c = "", *n_s = "", *n_f = "", *n_tf = "";
 
 	tenant = pick(e, o->tenant_id, "provider.azure.tenant_id", "AZURE_TENANT_ID", "ARM_TENANT_ID", &n_t);
 	client = pick(e, o->client_id, "provider.azure.client_id", "AZURE_CLIENT_ID", "ARM_CLIENT_ID", &n_c);
@@ -512,7 +513,7 @@ static int choose(struct azure_auth *a, const struct azure_auth_opts *o, struct 
 		return errbuf_set(err, "auth \"%.40s\" is not auto, client_secret, workload_identity or "
 				  "managed_identity", mode);
 	if (a->kind == AZURE_AUTH_MANAGED_IDENTITY) {
-		const char *id, *n_id;
+		const char *id, *n_id = "";
 
 		/* a user-assigned identity; azure-identity also takes AZURE_CLIENT_ID */
 		id = pick(e, o->identity_client_id, "provider.azure.identity_client_id",
@@ -548,7 +549,7 @@ static int choose(struct azure_auth *a, const struct azure_auth_opts *o, struct 
 
 static int endpoints(struct azure_auth *a, const struct azure_auth_opts *o, struct errbuf *err)
 {
-	const char *auth, *n_a, *imds, *n_i;
+	const char *auth, *n_a = "", *imds, *n_i = "";
 	struct buf q = BUF_INIT;
 	int rc = -1;
 
