@@ -52,6 +52,7 @@ struct azure_face {
 	char federated[1024];       /* the assertion workload identity presents */
 	int64_t federated_exp;      /* its exp (unix seconds) */
 	char *cert_pem;
+	char *key_pem;              /* the TLS side's, kept while it serves */
 };
 
 /* One request being answered. */
@@ -1605,7 +1606,6 @@ struct azure_face *azure_face_new(struct sim_azure *az, const struct azure_face_
 {
 	struct azure_face *f = calloc(1, sizeof(*f));
 	struct face_http_opts ho;
-	char *key_pem = NULL;
 
 	if (!f) {
 		errbuf_set(err, "out of memory");
@@ -1632,15 +1632,13 @@ struct azure_face *azure_face_new(struct sim_azure *az, const struct azure_face_
 		goto fail;
 	f->port = face_http_port(f->http);
 	if (f->o.tls_port >= 0) {
-		if (make_cert(&key_pem, &f->cert_pem, err) < 0)
+		if (make_cert(&f->key_pem, &f->cert_pem, err) < 0)
 			goto fail;
 		ho.port = f->o.tls_port;
 		ho.name = "sim azure tls";
-		ho.tls_key_pem = key_pem;
+		ho.tls_key_pem = f->key_pem;
 		ho.tls_cert_pem = f->cert_pem;
 		f->https = face_http_start(&ho, on_request, &f->secure, err);
-		OPENSSL_cleanse(key_pem, strlen(key_pem));
-		free(key_pem);
 		if (!f->https)
 			goto fail;
 		f->tls_port = face_http_port(f->https);
@@ -1721,5 +1719,8 @@ void azure_face_free(struct azure_face *f)
 	face_tokens_destroy(&f->tokens);
 	OPENSSL_cleanse(f->federated, sizeof(f->federated));
 	free(f->cert_pem);
+	if (f->key_pem)
+		OPENSSL_cleanse(f->key_pem, strlen(f->key_pem));
+	free(f->key_pem);
 	free(f);
 }

@@ -155,7 +155,6 @@ struct face_http *face_http_start(const struct face_http_opts *o, face_http_fn f
 		errbuf_set(err, "%s: cannot start the HTTP%s daemon", h->o.name, tls ? "S" : "");
 		goto fail;
 	}
-	h->o.tls_key_pem = h->o.tls_cert_pem = NULL; /* copied by MHD; not kept */
 	return h;
 fail:
 	if (fd >= 0)

@@ -35,7 +35,8 @@ typedef enum MHD_Result (*face_http_fn)(void *ud, struct MHD_Connection *conn, c
 struct face_http_opts {
 	int port;                  /* 0: a free port */
 	const char *name;          /* for log lines: "sim gce" */
-	const char *tls_key_pem;   /* both set: serve HTTPS with them (copied by MHD) */
+	const char *tls_key_pem;   /* both set: serve HTTPS with them (borrowed: they */
+	                           /*   must outlive face_http_stop) */
 	const char *tls_cert_pem;
 	const struct logger *log;  /* borrowed; NULL: silent */
 };
