@@ -395,8 +395,8 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 		set_window(ap, writes, clock_now(ap->clock) +
 			   (resp.retry_after_ms > 0 ? resp.retry_after_ms : 5000) * CLOCK_NS_PER_MS);
 	azure_status(st, resp.throttled || c.windowed ? PROVIDER_THROTTLED : azure_error_class(&r->err),
-	       "%s: HTTP %ld%s%s: %s", c.what, resp.status, r->err.code[0] ? " " : "", r->err.code,
-	       r->err.message[0] ? r->err.message : "no message");
+		     "%s: HTTP %ld%s%s: %s", c.what, resp.status, r->err.code[0] ? " " : "", r->err.code,
+		     r->err.message[0] ? r->err.message : "no message");
 out:
 	cloudhttp_response_free(&resp);
 	cloudhttp_headers_free(&hs);
@@ -601,7 +601,7 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 	if (!strcasecmp(azure_jstr(cJSON_GetObjectItemCaseSensitive(vmss, "properties"), "orchestrationMode"), "Flexible")) {
 		/* its VMs are Microsoft.Compute/virtualMachines, not this scale set's list */
 		azure_status(st, PROVIDER_NOT_FOUND, "scale set %s is in Flexible orchestration mode; only Uniform scale sets "
-		       "are managed", g->vmss);
+			     "are managed", g->vmss);
 		return -1;
 	}
 	if (azure_capacity_of(vmss, &cap) < 0) {

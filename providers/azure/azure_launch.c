@@ -85,7 +85,7 @@ static int lro_poll(struct provider *p, struct lro *l, struct provider_status *s
 
 			azure_error_from_json(cJSON_GetObjectItemCaseSensitive(r.json, "error"), 200, &e);
 			azure_status(st, e.code[0] ? azure_error_class(&e) : PROVIDER_TRANSIENT, "operation %s: %s%s%s",
-			       s, e.code[0] ? e.code : "no error code", e.message[0] ? ": " : "", e.message);
+				     s, e.code[0] ? e.code : "no error code", e.message[0] ? ": " : "", e.message);
 			if (st->code == PROVIDER_THROTTLED)
 				st->code = PROVIDER_TRANSIENT;
 			l->done = true;
@@ -133,7 +133,7 @@ static int read_vmss(struct provider *p, const struct az_group *g, struct vmss_r
 	if (azure_capacity_of(r.json, &v->capacity) < 0 || !azure_jstr(sku, "name")[0] || !azure_jstr(r.json, "location")[0]) {
 		/* never a capacity computed from an unknown size */
 		azure_status(st, PROVIDER_TRANSIENT, "scale set %s: the answer has no sku.capacity, sku.name or location: "
-		       "nothing written", g->vmss);
+			     "nothing written", g->vmss);
 		azure_resp_free(&r);
 		return -1;
 	}
@@ -189,7 +189,7 @@ struct tracked {
 };
 
 void azure_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,
-			 provider_done_cb on_done, void *ctx)
+		  provider_done_cb on_done, void *ctx)
 {
 	struct az_prov *ap = AP(p);
 	struct provider_status st, fst;
@@ -236,7 +236,7 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 		target = v.capacity + count;
 		if (max >= 0 && target > max) {
 			azure_status(&st, PROVIDER_INVALID, "scale set %s would go to %d, above the group's max %d", g.vmss,
-			       target, max);
+				     target, max);
 			goto out;
 		}
 		if (write_capacity(p, &g, &v, target, &r, &st) == 0)
@@ -244,7 +244,7 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 		if (r.status != 412 || tries > 0) {
 			if (r.status == 412)
 				azure_status(&st, PROVIDER_TRANSIENT, "scale set %s changed again while it was being resized "
-				       "(HTTP 412 twice): nothing more written", g.vmss);
+					     "(HTTP 412 twice): nothing more written", g.vmss);
 			goto out;
 		}
 		log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
@@ -290,8 +290,8 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 						made--; /* reported while it was being created */
 					if (!failed++ && fst.code == PROVIDER_OK) {
 						azure_status(&fst, azure_error_class(&vm.why), "VM %s failed to provision: %s%s%s",
-						       vm.instance_id, vm.why.code, vm.why.message[0] ? ": " : "",
-						       vm.why.message);
+							     vm.instance_id, vm.why.code, vm.why.message[0] ? ": " : "",
+							     vm.why.message);
 						if (fst.code == PROVIDER_THROTTLED || fst.code == PROVIDER_TRANSIENT ||
 						    fst.code == PROVIDER_INVALID)
 							fst.code = PROVIDER_NO_CAPACITY;
