@@ -1,14 +1,14 @@
 /*
  * providers/azure: virtual machine scale sets over Azure Resource Manager —
- * listing (VMSS get + the VM list with its instance view, every nextLink),
- * discovery by tags, launching (sku.capacity from a size read this round,
- * If-Match on the etag, the long-running operation followed through
- * Azure-AsyncOperation or Location), failed VMs as failed launches, deleting
- * instances, templates from the VM size table and the node-template tags,
- * ARM's throttling windows, and providerID mapping. Auth is azureauth's,
- * HTTP cloudhttp's, parsing azure_arm's.
+ * one ARM call (retries, throttling windows, the bearer token), listing
+ * (VMSS get + the VM list with its instance view, every nextLink),
+ * discovery by tags, templates from the VM size table and the
+ * node-template tags, deleting instances, providerID mapping and the
+ * provider's life. Launches are azure_launch.c's; auth azureauth's, HTTP
+ * cloudhttp's, parsing azure_arm's.
  */
 #include "providers/azure/azure.h"
+#include "providers/azure/azure_internal.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -27,14 +27,10 @@
 #include "providers/azure/azure_sizes.h"
 #include "providers/cloudhttp/cloudhttp.h"
 
-#define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)
 #define SHORT_THROTTLE_MS 20000     /* waited inside one call; longer ones pause the provider */
-#define MAX_POLL_NS (120 * CLOCK_NS_PER_S)
 #define MAX_PAGES 10000
 #define MAX_CAPACITY 1000000
 #define MIB (1024ll * 1024)
-#define N_WRITE_LOCKS 64            /* striped by group: one capacity write at a time per scale set */
-#define N_CLAIMED 4096              /* new VMs already reported by some launch */
 
 struct cloud_defaults {
 	const char *name, *alias, *arm, *authority, *resource;
@@ -49,44 +45,7 @@ static const struct cloud_defaults clouds[] = {
 	  "https://login.microsoftonline.us/", "https://management.usgovcloudapi.net/" },
 };
 
-struct az_group {
-	char name[64];          /* the engine's */
-	char rg[96];
-	char vmss[80];
-	bool wants_template;
-	bool discovered;
-	int min, max;           /* the config's or the discovery entry's (-1: unset) */
-	int cloud_min, cloud_max; /* the scale set's tags as last read (-1: none) */
-};
-
-struct az_prov {
-	struct cloudhttp *http;
-	struct azure_auth *auth;
-	struct clock *clock;
-	const struct logger *log;
-	const atomic_bool *cancel;
-	const struct config *config;
-	char sub[64];
-	char arm[512];          /* "https://management.azure.com" (no trailing '/') */
-	char default_rg[96];
-	int64_t launch_wait_ns, poll_ns;
-	pthread_mutex_t mu;     /* groups, windows, counters, warned */
-	struct az_group *groups;
-	size_t n_groups, n_config_groups;
-	int64_t window_end[2];  /* throttling windows (monotonic ns): reads, writes */
-	char warned[16][64];    /* sizes already reported unknown */
-	pthread_mutex_t write_locks[N_WRITE_LOCKS];
-	struct { char group[64]; char id[32]; } *claimed; /* a ring: VMSS instance ids never repeat */
-	size_t n_claimed, claimed_head;
-	struct { char what[24]; uint64_t n; } counts[12];
-};
-
-#define AP(p) ((struct az_prov *)(p)->impl)
-
-static void status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
+void azure_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -113,17 +72,17 @@ static void count(struct az_prov *ap, const char *what)
 }
 
 /* The lock that orders the capacity writes of one group. */
-static pthread_mutex_t *write_lock(struct az_prov *ap, const char *group)
+pthread_mutex_t *azure_write_lock(struct az_prov *ap, const char *group)
 {
 	uint32_t h = 2166136261u;
 
 	for (; *group; group++)
 		h = (h ^ (unsigned char)*group) * 16777619u;
-	return &ap->write_locks[h % N_WRITE_LOCKS];
+	return &ap->write_locks[h % AZURE_N_WRITE_LOCKS];
 }
 
 /* Claims a new VM for the launch that saw it first: true when no launch had. */
-static bool claim(struct az_prov *ap, const char *group, const char *id)
+bool azure_claim(struct az_prov *ap, const char *group, const char *id)
 {
 	size_t i;
 	bool ok = true;
@@ -133,7 +92,7 @@ static bool claim(struct az_prov *ap, const char *group, const char *id)
 		if (!strcmp(ap->claimed[i].id, id) && !strcmp(ap->claimed[i].group, group))
 			ok = false;
 	if (ok && ap->claimed) {
-		size_t at = ap->n_claimed < N_CLAIMED ? ap->n_claimed++ : ap->claimed_head++ % N_CLAIMED;
+		size_t at = ap->n_claimed < AZURE_N_CLAIMED ? ap->n_claimed++ : ap->claimed_head++ % AZURE_N_CLAIMED;
 
 		snprintf(ap->claimed[at].group, sizeof(ap->claimed[at].group), "%s", group);
 		snprintf(ap->claimed[at].id, sizeof(ap->claimed[at].id), "%s", id);
@@ -167,7 +126,7 @@ int64_t azure_provider_throttled_until(const struct provider *p, bool writes)
 	return t;
 }
 
-static const char *jstr(const cJSON *o, const char *k)
+const char *azure_jstr(const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
 
@@ -176,7 +135,7 @@ static const char *jstr(const cJSON *o, const char *k)
 
 /* ---- waiting ---- */
 
-static int wait_until(struct az_prov *ap, int64_t end)
+int azure_wait_until(struct az_prov *ap, int64_t end)
 {
 	while (clock_now(ap->clock) < end) {
 		int64_t step = end - clock_now(ap->clock);
@@ -193,17 +152,7 @@ static int wait_until(struct az_prov *ap, int64_t end)
 
 /* ---- one call ---- */
 
-struct arm_resp {
-	long status;
-	cJSON *json;            /* the body (NULL when empty or not JSON) */
-	char etag[160];
-	char async[1024];       /* Azure-AsyncOperation */
-	char location[1024];    /* Location */
-	int64_t retry_after_ms; /* -1: none */
-	struct azure_error err; /* when not 2xx */
-};
-
-static void resp_free(struct arm_resp *r)
+void azure_resp_free(struct arm_resp *r)
 {
 	cJSON_Delete(r->json);
 	memset(r, 0, sizeof(*r));
@@ -246,7 +195,7 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 		errbuf_set(err, "ARM throttles this subscription's %s for %lld s more",
 			   c->writes ? "writes" : "reads",
 			   (long long)((until - now + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S));
-	} else if (c->bucket && !c->no_token && ratelimit_acquire(c->bucket, now + TOKEN_WAIT_NS) < 0) {
+	} else if (c->bucket && !c->no_token && ratelimit_acquire(c->bucket, now + AZURE_TOKEN_WAIT_NS) < 0) {
 		c->st->code = PROVIDER_THROTTLED;
 		errbuf_set(err, "no token of the provider's rate limit within 60s");
 	} else if (azure_auth_prepare(ap->auth, req, extra, err) < 0) {
@@ -347,7 +296,7 @@ static void with_api_version(char *url, size_t len)
  * none). 0 with a 2xx answer in *r, or -1 with 'st' (and *r holding the
  * refused answer's status and error, for 412 and the like).
  */
-static int call_ex(struct provider *p, bool writes, bool no_token, const char *what, const char *method,
+int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *what, const char *method,
 		   const char *path, const cJSON *body, const char *if_match, struct arm_resp *r,
 		   struct provider_status *st)
 {
@@ -374,11 +323,11 @@ static int call_ex(struct provider *p, bool writes, bool no_token, const char *w
 	c.st = st;
 	count(ap, what);
 	if (ap->cancel && atomic_load(ap->cancel)) {
-		status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", what);
+		azure_status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", what);
 		return -1;
 	}
 	if (arm_url(ap, path, url, sizeof(url)) < 0) {
-		status(st, PROVIDER_INVALID, "%s: the cloud named a URL outside ARM, not followed", what);
+		azure_status(st, PROVIDER_INVALID, "%s: the cloud named a URL outside ARM, not followed", what);
 		return -1;
 	}
 	with_api_version(url, sizeof(url));
@@ -394,13 +343,13 @@ static int call_ex(struct provider *p, bool writes, bool no_token, const char *w
 		snprintf(c.what, sizeof(c.what), "%s %.70s", method, tail);
 	}
 	if (body && !(text = cJSON_PrintUnformatted(body))) {
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
 	if (cloudhttp_headers_add(&hs, "Accept", "application/json") < 0 ||
 	    (text && cloudhttp_headers_add(&hs, "Content-Type", "application/json") < 0) ||
 	    (if_match && cloudhttp_headers_add(&hs, "If-Match", if_match) < 0)) {
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
 		goto out;
 	}
 	memset(&req, 0, sizeof(req));
@@ -414,9 +363,9 @@ static int call_ex(struct provider *p, bool writes, bool no_token, const char *w
 	req.ctx = &c;
 	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
 		if (c.refused[0])
-			status(st, st->code, "%s: %s", c.what, c.refused);
+			azure_status(st, st->code, "%s: %s", c.what, c.refused);
 		else
-			status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
+			azure_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
 		goto out;
 	}
 	r->status = resp.status;
@@ -431,12 +380,12 @@ static int call_ex(struct provider *p, bool writes, bool no_token, const char *w
 		if (resp.body_len) {
 			r->json = cJSON_ParseWithLength(resp.body, resp.body_len);
 			if (!r->json) {
-				status(st, PROVIDER_TRANSIENT, "%s: HTTP %ld with malformed JSON", c.what, resp.status);
+				azure_status(st, PROVIDER_TRANSIENT, "%s: HTTP %ld with malformed JSON", c.what, resp.status);
 				goto out;
 			}
 		}
 		if (!r->etag[0] && r->json)
-			snprintf(r->etag, sizeof(r->etag), "%s", jstr(r->json, "etag"));
+			snprintf(r->etag, sizeof(r->etag), "%s", azure_jstr(r->json, "etag"));
 		rc = 0;
 		goto out;
 	}
@@ -445,9 +394,9 @@ static int call_ex(struct provider *p, bool writes, bool no_token, const char *w
 		/* retries ran out on throttling: pause for what ARM asked (5 s when it did not say) */
 		set_window(ap, writes, clock_now(ap->clock) +
 			   (resp.retry_after_ms > 0 ? resp.retry_after_ms : 5000) * CLOCK_NS_PER_MS);
-	status(st, resp.throttled || c.windowed ? PROVIDER_THROTTLED : azure_error_class(&r->err),
-	       "%s: HTTP %ld%s%s: %s", c.what, resp.status, r->err.code[0] ? " " : "", r->err.code,
-	       r->err.message[0] ? r->err.message : "no message");
+	azure_status(st, resp.throttled || c.windowed ? PROVIDER_THROTTLED : azure_error_class(&r->err),
+		     "%s: HTTP %ld%s%s: %s", c.what, resp.status, r->err.code[0] ? " " : "", r->err.code,
+		     r->err.message[0] ? r->err.message : "no message");
 out:
 	cloudhttp_response_free(&resp);
 	cloudhttp_headers_free(&hs);
@@ -456,97 +405,15 @@ out:
 	return rc;
 }
 
-static int call(struct provider *p, bool writes, const char *what, const char *method, const char *path,
+int azure_call(struct provider *p, bool writes, const char *what, const char *method, const char *path,
 		const cJSON *body, const char *if_match, struct arm_resp *r, struct provider_status *st)
 {
-	return call_ex(p, writes, false, what, method, path, body, if_match, r, st);
-}
-
-/* ---- long-running operations ---- */
-
-struct lro {
-	char url[1024];
-	bool async;             /* Azure-AsyncOperation (a status body), else Location (202 until done) */
-	bool done;
-	int64_t next_ns;        /* when to look next */
-};
-
-static int64_t poll_delay(const struct az_prov *ap, int64_t retry_after_ms)
-{
-	/* Retry-After: 0 would be a busy loop: the poll interval then */
-	int64_t d = retry_after_ms > 0 ? retry_after_ms * CLOCK_NS_PER_MS : ap->poll_ns;
-
-	return d > MAX_POLL_NS ? MAX_POLL_NS : d;
-}
-
-/* What the answer that started an operation says of how to follow it. */
-static void lro_start(const struct az_prov *ap, const struct arm_resp *r, struct lro *l)
-{
-	memset(l, 0, sizeof(*l));
-	if (r->async[0]) {
-		snprintf(l->url, sizeof(l->url), "%s", r->async);
-		l->async = true;
-	} else if (r->location[0]) {
-		snprintf(l->url, sizeof(l->url), "%s", r->location);
-	} else {
-		l->done = true; /* answered at once */
-	}
-	l->next_ns = clock_now(ap->clock) + poll_delay(ap, r->retry_after_ms);
-}
-
-/* One look at an operation (when it is time). 0: still going or done
- * (l->done), -1: it failed, with 'st'. */
-static int lro_poll(struct provider *p, struct lro *l, struct provider_status *st)
-{
-	struct az_prov *ap = AP(p);
-	struct arm_resp r;
-	int rc = 0;
-
-	if (l->done)
-		return 0;
-	if (wait_until(ap, l->next_ns) < 0) {
-		status(st, PROVIDER_CANCELLED, "stopped following the operation: luascale is stopping");
-		return -1;
-	}
-	if (call(p, false, "lro", "GET", l->url, NULL, NULL, &r, st) < 0) {
-		if (st->code == PROVIDER_THROTTLED || (st->code == PROVIDER_TRANSIENT && r.status == 0)) {
-			/* no word on the operation (throttled, no answer): look again later */
-			l->next_ns = clock_now(ap->clock) + poll_delay(ap, r.retry_after_ms);
-			memset(st, 0, sizeof(*st));
-			resp_free(&r);
-			return 0;
-		}
-		resp_free(&r);
-		return -1;
-	}
-	if (l->async) {
-		const char *s = jstr(r.json, "status");
-
-		if (!strcasecmp(s, "Succeeded")) {
-			l->done = true;
-		} else if (!strcasecmp(s, "Failed") || !strcasecmp(s, "Canceled")) {
-			struct azure_error e;
-
-			azure_error_from_json(cJSON_GetObjectItemCaseSensitive(r.json, "error"), 200, &e);
-			status(st, e.code[0] ? azure_error_class(&e) : PROVIDER_TRANSIENT, "operation %s: %s%s%s",
-			       s, e.code[0] ? e.code : "no error code", e.message[0] ? ": " : "", e.message);
-			if (st->code == PROVIDER_THROTTLED)
-				st->code = PROVIDER_TRANSIENT;
-			l->done = true;
-			rc = -1;
-		}
-	} else if (r.status != 202) {
-		l->done = true;
-	}
-	if (!l->done)
-		l->next_ns = clock_now(ap->clock) + poll_delay(ap, r.retry_after_ms);
-	resp_free(&r);
-	return rc;
+	return azure_call_ex(p, writes, false, what, method, path, body, if_match, r, st);
 }
 
 /* ---- groups ---- */
 
-static int group_get(struct az_prov *ap, const char *name, struct az_group *out)
+int azure_group_get(struct az_prov *ap, const char *name, struct az_group *out)
 {
 	size_t i;
 	int rc = -1;
@@ -562,7 +429,7 @@ static int group_get(struct az_prov *ap, const char *name, struct az_group *out)
 	return rc;
 }
 
-static void vmss_path(const struct az_prov *ap, const struct az_group *g, const char *tail, char *out,
+void azure_vmss_path(const struct az_prov *ap, const struct az_group *g, const char *tail, char *out,
 		      size_t len)
 {
 	snprintf(out, len, "subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/"
@@ -570,7 +437,7 @@ static void vmss_path(const struct az_prov *ap, const struct az_group *g, const 
 }
 
 /* sku.capacity of a scale set: 0 with it in *out, -1 when absent or not a count. */
-static int capacity_of(const cJSON *vmss, int *out)
+int azure_capacity_of(const cJSON *vmss, int *out)
 {
 	const cJSON *c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(vmss, "sku"),
 							  "capacity");
@@ -583,7 +450,7 @@ static int capacity_of(const cJSON *vmss, int *out)
 }
 
 /* Every VM of a scale set (all pages), as a JSON array in *items. */
-static int list_vms(struct provider *p, const struct az_group *g, cJSON **items, struct provider_status *st)
+int azure_list_vms(struct provider *p, const struct az_group *g, cJSON **items, struct provider_status *st)
 {
 	struct az_prov *ap = AP(p);
 	char path[2048];
@@ -592,16 +459,16 @@ static int list_vms(struct provider *p, const struct az_group *g, cJSON **items,
 
 	*items = NULL;
 	if (!all) {
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
-	vmss_path(ap, g, "/virtualMachines?$expand=instanceView", path, sizeof(path));
+	azure_vmss_path(ap, g, "/virtualMachines?$expand=instanceView", path, sizeof(path));
 	for (;;) {
 		struct arm_resp r;
 		cJSON *list, *it;
 
-		if (call(p, false, "vms.list", "GET", path, NULL, NULL, &r, st) < 0) {
-			resp_free(&r);
+		if (azure_call(p, false, "vms.list", "GET", path, NULL, NULL, &r, st) < 0) {
+			azure_resp_free(&r);
 			cJSON_Delete(all);
 			return -1;
 		}
@@ -609,13 +476,13 @@ static int list_vms(struct provider *p, const struct az_group *g, cJSON **items,
 		while (list && (it = cJSON_DetachItemFromArray(list, 0)))
 			cJSON_AddItemToArray(all, it);
 		cJSON_Delete(list);
-		snprintf(path, sizeof(path), "%s", jstr(r.json, "nextLink"));
-		resp_free(&r);
+		snprintf(path, sizeof(path), "%s", azure_jstr(r.json, "nextLink"));
+		azure_resp_free(&r);
 		if (!path[0])
 			break;
 		if (++pages > MAX_PAGES) {
 			cJSON_Delete(all);
-			status(st, PROVIDER_TRANSIENT, "scale set %s: the VM list's nextLink does not end", g->vmss);
+			azure_status(st, PROVIDER_TRANSIENT, "scale set %s: the VM list's nextLink does not end", g->vmss);
 			return -1;
 		}
 	}
@@ -679,7 +546,7 @@ static void describe_template(struct az_prov *ap, const struct az_group *g, cons
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
 			cJSON_GetObjectItemCaseSensitive(vmss, "properties"), "virtualMachineProfile"),
 			"osProfile"), "windowsConfiguration");
-	const char *name = jstr(sku, "name"), *loc = jstr(vmss, "location"), *pool;
+	const char *name = azure_jstr(sku, "name"), *loc = azure_jstr(vmss, "location"), *pool;
 	const struct azure_vm_size *sz = azure_vm_size_find(name);
 	char bad[128], zone[96];
 	int n_bad;
@@ -705,9 +572,9 @@ static void describe_template(struct az_prov *ap, const struct az_group *g, cons
 			provider_template_label(t, "topology.kubernetes.io/zone", zone);
 		}
 	}
-	pool = jstr(tags, "aks-managed-poolName");
+	pool = azure_jstr(tags, "aks-managed-poolName");
 	if (!pool[0])
-		pool = jstr(tags, "poolName");
+		pool = azure_jstr(tags, "poolName");
 	if (pool[0]) {
 		provider_template_label(t, "kubernetes.azure.com/agentpool", pool);
 		provider_template_label(t, "agentpool", pool);
@@ -731,17 +598,17 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 	struct azure_error fail;
 
 	memset(&fail, 0, sizeof(fail));
-	if (!strcasecmp(jstr(cJSON_GetObjectItemCaseSensitive(vmss, "properties"), "orchestrationMode"), "Flexible")) {
+	if (!strcasecmp(azure_jstr(cJSON_GetObjectItemCaseSensitive(vmss, "properties"), "orchestrationMode"), "Flexible")) {
 		/* its VMs are Microsoft.Compute/virtualMachines, not this scale set's list */
-		status(st, PROVIDER_NOT_FOUND, "scale set %s is in Flexible orchestration mode; only Uniform scale sets "
-		       "are managed", g->vmss);
+		azure_status(st, PROVIDER_NOT_FOUND, "scale set %s is in Flexible orchestration mode; only Uniform scale sets "
+			     "are managed", g->vmss);
 		return -1;
 	}
-	if (capacity_of(vmss, &cap) < 0) {
-		status(st, PROVIDER_TRANSIENT, "scale set %s has no sku.capacity", g->vmss);
+	if (azure_capacity_of(vmss, &cap) < 0) {
+		azure_status(st, PROVIDER_TRANSIENT, "scale set %s has no sku.capacity", g->vmss);
 		return -1;
 	}
-	if (list_vms(p, g, &items, st) < 0)
+	if (azure_list_vms(p, g, &items, st) < 0)
 		return -1;
 	if (azure_tag_int(tags, "min", &tmin) < 0 || azure_tag_int(tags, "max", &tmax) < 0) {
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
@@ -767,7 +634,7 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 	pg->instances = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof(*pg->instances));
 	if (!pg->instances) {
 		cJSON_Delete(items);
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
 	cJSON_ArrayForEach(it, items) {
@@ -811,13 +678,13 @@ static int list_one(struct provider *p, struct az_group *g, struct provider_grou
 	char path[1024];
 	int rc;
 
-	vmss_path(ap, g, "", path, sizeof(path));
-	if (call(p, false, "vmss.get", "GET", path, NULL, NULL, &r, st) < 0) {
-		resp_free(&r);
+	azure_vmss_path(ap, g, "", path, sizeof(path));
+	if (azure_call(p, false, "vmss.get", "GET", path, NULL, NULL, &r, st) < 0) {
+		azure_resp_free(&r);
 		return -1;
 	}
 	rc = fill_group(p, g, r.json, pg, st);
-	resp_free(&r);
+	azure_resp_free(&r);
 	return rc;
 }
 
@@ -865,7 +732,7 @@ static int discover(struct provider *p, struct az_group **out, cJSON **bodies, s
 	*bodies = NULL;
 	*n_out = 0;
 	if (!keep) {
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
 	if (ap->default_rg[0])
@@ -878,8 +745,8 @@ static int discover(struct provider *p, struct az_group **out, cJSON **bodies, s
 		struct arm_resp r;
 		cJSON *list, *v;
 
-		if (call(p, false, "vmss.list", "GET", path, NULL, NULL, &r, st) < 0) {
-			resp_free(&r);
+		if (azure_call(p, false, "vmss.list", "GET", path, NULL, NULL, &r, st) < 0) {
+			azure_resp_free(&r);
 			free(gs);
 			cJSON_Delete(keep);
 			return -1;
@@ -904,18 +771,18 @@ static int discover(struct provider *p, struct az_group **out, cJSON **bodies, s
 			if (any && max < 0 && !cJSON_GetObjectItemCaseSensitive(tags, "max")) {
 				log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
 				       "azure: scale set %.80s carries the discovery tags but no max (a \"max\" tag, or "
-				       "max in provider.azure.discovery): skipped", jstr(v, "name"));
+				       "max in provider.azure.discovery): skipped", azure_jstr(v, "name"));
 				cJSON_Delete(v);
 				continue;
 			}
 			/* its resource group from its id */
-			snprintf(pid, sizeof(pid), "azure://%s/virtualMachines/0", jstr(v, "id"));
+			snprintf(pid, sizeof(pid), "azure://%s/virtualMachines/0", azure_jstr(v, "id"));
 			if (!any || azure_parse_provider_id(pid, &rid) < 0 ||
-			    strcasecmp(rid.vmss, jstr(v, "name")) || discovered_name(rid.vmss, name, sizeof(name)) < 0) {
+			    strcasecmp(rid.vmss, azure_jstr(v, "name")) || discovered_name(rid.vmss, name, sizeof(name)) < 0) {
 				if (any)
 					log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
 					       "azure: scale set %.80s carries the discovery tags but its name or id cannot be a node group: skipped",
-					       jstr(v, "name"));
+					       azure_jstr(v, "name"));
 				cJSON_Delete(v);
 				continue;
 			}
@@ -942,8 +809,8 @@ static int discover(struct provider *p, struct az_group **out, cJSON **bodies, s
 			n++;
 		}
 		cJSON_Delete(list);
-		snprintf(path, sizeof(path), "%s", jstr(r.json, "nextLink"));
-		resp_free(&r);
+		snprintf(path, sizeof(path), "%s", azure_jstr(r.json, "nextLink"));
+		azure_resp_free(&r);
 		if (!path[0] || ++pages > MAX_PAGES)
 			break;
 	}
@@ -977,7 +844,7 @@ static int azure_list_groups(struct provider *p, struct provider_group **groups,
 		free(body_of);
 		free(found);
 		cJSON_Delete(bodies);
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
 	pthread_mutex_lock(&ap->mu);
@@ -1030,91 +897,8 @@ static int azure_list_groups(struct provider *p, struct provider_group **groups,
 	return 0;
 }
 
-/* ---- launch ---- */
-
-/* The scale set as read this round: its capacity, etag, location and sku. */
-struct vmss_read {
-	int capacity;
-	char etag[160];
-	char location[64];
-	char sku[64];
-	char tier[32];
-	int tag_max;
-	cJSON *before;          /* the VMs before the write */
-};
-
-static int read_vmss(struct provider *p, const struct az_group *g, struct vmss_read *v,
-		     struct provider_status *st)
-{
-	struct az_prov *ap = AP(p);
-	struct arm_resp r;
-	const cJSON *sku;
-	char path[1024];
-
-	cJSON_Delete(v->before);
-	memset(v, 0, sizeof(*v));
-	v->tag_max = -1;
-	vmss_path(ap, g, "", path, sizeof(path));
-	if (call(p, false, "vmss.get", "GET", path, NULL, NULL, &r, st) < 0) {
-		resp_free(&r);
-		return -1;
-	}
-	sku = cJSON_GetObjectItemCaseSensitive(r.json, "sku");
-	if (capacity_of(r.json, &v->capacity) < 0 || !jstr(sku, "name")[0] || !jstr(r.json, "location")[0]) {
-		/* never a capacity computed from an unknown size */
-		status(st, PROVIDER_TRANSIENT, "scale set %s: the answer has no sku.capacity, sku.name or location: "
-		       "nothing written", g->vmss);
-		resp_free(&r);
-		return -1;
-	}
-	snprintf(v->etag, sizeof(v->etag), "%s", r.etag);
-	snprintf(v->location, sizeof(v->location), "%s", jstr(r.json, "location"));
-	snprintf(v->sku, sizeof(v->sku), "%s", jstr(sku, "name"));
-	snprintf(v->tier, sizeof(v->tier), "%s", jstr(sku, "tier"));
-	if (azure_tag_int(cJSON_GetObjectItemCaseSensitive(r.json, "tags"), "max", &v->tag_max) != 0)
-		v->tag_max = -1;
-	resp_free(&r);
-	return list_vms(p, g, &v->before, st);
-}
-
-static bool in_list(const cJSON *vms, const char *id)
-{
-	const cJSON *it;
-
-	cJSON_ArrayForEach(it, vms)
-		if (!strcmp(jstr(it, "instanceId"), id))
-			return true;
-	return false;
-}
-
-/* PUT the sparse body {location, sku} with If-Match. */
-static int write_capacity(struct provider *p, const struct az_group *g, const struct vmss_read *v, int capacity,
-			  struct arm_resp *r, struct provider_status *st)
-{
-	struct az_prov *ap = AP(p);
-	cJSON *body = cJSON_CreateObject(), *sku;
-	char path[1024];
-	int rc;
-
-	sku = body ? cJSON_AddObjectToObject(body, "sku") : NULL;
-	if (!sku || !cJSON_AddStringToObject(body, "location", v->location) ||
-	    !cJSON_AddStringToObject(sku, "name", v->sku) ||
-	    (v->tier[0] && !cJSON_AddStringToObject(sku, "tier", v->tier)) ||
-	    !cJSON_AddNumberToObject(sku, "capacity", capacity)) {
-		cJSON_Delete(body);
-		memset(r, 0, sizeof(*r));
-		status(st, PROVIDER_TRANSIENT, "out of memory");
-		return -1;
-	}
-	vmss_path(ap, g, "", path, sizeof(path));
-	/* the launch took the write token before it read the size */
-	rc = call_ex(p, true, true, "vmss.put", "PUT", path, body, v->etag[0] ? v->etag : NULL, r, st);
-	cJSON_Delete(body);
-	return rc;
-}
-
 /* Deletes instances of a scale set; 0 when ARM took the request. */
-static int delete_vms(struct provider *p, const struct az_group *g, const char *const *ids, size_t n,
+int azure_delete_vms(struct provider *p, const struct az_group *g, const char *const *ids, size_t n,
 		      struct provider_status *st)
 {
 	struct az_prov *ap = AP(p);
@@ -1129,197 +913,14 @@ static int delete_vms(struct provider *p, const struct az_group *g, const char *
 		cJSON_AddItemToArray(arr, cJSON_CreateString(ids[i]));
 	if (!arr) {
 		cJSON_Delete(body);
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
-	vmss_path(ap, g, "/delete", path, sizeof(path));
-	rc = call(p, true, "vms.delete", "POST", path, body, NULL, &r, st);
-	resp_free(&r);
+	azure_vmss_path(ap, g, "/delete", path, sizeof(path));
+	rc = azure_call(p, true, "vms.delete", "POST", path, body, NULL, &r, st);
+	azure_resp_free(&r);
 	cJSON_Delete(body);
 	return rc;
-}
-
-struct tracked {
-	char id[32];
-	bool reported, failed;
-};
-
-static void azure_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,
-			 provider_done_cb on_done, void *ctx)
-{
-	struct az_prov *ap = AP(p);
-	struct provider_status st, fst;
-	struct az_group g;
-	struct vmss_read v;
-	struct arm_resp r;
-	struct lro op;
-	struct tracked *tr = NULL;
-	size_t n_tr = 0, i;
-	int made = 0, target, max, failed = 0, tries;
-	int64_t deadline = clock_now(ap->clock) + ap->launch_wait_ns;
-	bool op_failed = false, locked = false;
-	pthread_mutex_t *wl = NULL;
-
-	memset(&st, 0, sizeof(st));
-	memset(&fst, 0, sizeof(fst));
-	memset(&v, 0, sizeof(v));
-	memset(&r, 0, sizeof(r));
-	if (count <= 0 || count > 1000) {
-		status(&st, PROVIDER_INVALID, "launch of %d instances (1 to 1000 a call)", count);
-		on_done(ctx, 0, &st);
-		return;
-	}
-	if (group_get(ap, group, &g) < 0) {
-		status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
-		on_done(ctx, 0, &st);
-		return;
-	}
-	/* the size this round reads, never one remembered; on 412 (the scale
-	 * set changed between the read and the write) read again, once. One
-	 * write at a time per group, its token taken before the read, so the
-	 * size read is the one the write raises. */
-	wl = write_lock(ap, g.name);
-	pthread_mutex_lock(wl);
-	locked = true;
-	for (tries = 0;; tries++) {
-		if (ratelimit_acquire(p->mutating, clock_now(ap->clock) + TOKEN_WAIT_NS) < 0) {
-			status(&st, PROVIDER_THROTTLED, "no token of the provider's rate limit within 60s");
-			goto out;
-		}
-		if (read_vmss(p, &g, &v, &st) < 0)
-			goto out;
-		max = v.tag_max >= 0 ? (g.max >= 0 && g.max < v.tag_max ? g.max : v.tag_max) : g.max;
-		target = v.capacity + count;
-		if (max >= 0 && target > max) {
-			status(&st, PROVIDER_INVALID, "scale set %s would go to %d, above the group's max %d", g.vmss,
-			       target, max);
-			goto out;
-		}
-		if (write_capacity(p, &g, &v, target, &r, &st) == 0)
-			break;
-		if (r.status != 412 || tries > 0) {
-			if (r.status == 412)
-				status(&st, PROVIDER_TRANSIENT, "scale set %s changed again while it was being resized "
-				       "(HTTP 412 twice): nothing more written", g.vmss);
-			goto out;
-		}
-		log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
-		       "azure: group %s: scale set %s changed since it was read (HTTP 412): reading it again", g.name,
-		       g.vmss);
-		resp_free(&r);
-	}
-	pthread_mutex_unlock(wl);
-	locked = false;
-	log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "azure: group %s: scale set %s capacity %d -> %d", g.name,
-	       g.vmss, v.capacity, target);
-	tr = calloc((size_t)count, sizeof(*tr));
-	if (!tr) {
-		status(&st, PROVIDER_TRANSIENT, "out of memory");
-		goto out;
-	}
-	lro_start(ap, &r, &op);
-	resp_free(&r);
-	/* follow the operation; report each new VM the moment the list shows it */
-	for (;;) {
-		cJSON *vms = NULL, *it;
-		bool last = op.done || op_failed || clock_now(ap->clock) >= deadline;
-
-		if (list_vms(p, &g, &vms, &st) == 0) {
-			cJSON_ArrayForEach(it, vms) {
-				struct azure_vm vm;
-				struct tracked *t = NULL;
-
-				if (azure_vm_parse(it, &vm) < 0 || in_list(v.before, vm.instance_id))
-					continue;
-				for (i = 0; i < n_tr; i++)
-					if (!strcmp(tr[i].id, vm.instance_id))
-						t = &tr[i];
-				if (!t) {
-					if (n_tr == (size_t)count || !claim(ap, g.name, vm.instance_id))
-						continue; /* not one of ours: another launch's or writer's */
-					t = &tr[n_tr++];
-					snprintf(t->id, sizeof(t->id), "%s", vm.instance_id);
-				}
-				if (vm.failed && !t->failed) {
-					t->failed = true;
-					if (t->reported)
-						made--; /* reported while it was being created */
-					if (!failed++ && fst.code == PROVIDER_OK) {
-						status(&fst, azure_error_class(&vm.why), "VM %s failed to provision: %s%s%s",
-						       vm.instance_id, vm.why.code, vm.why.message[0] ? ": " : "",
-						       vm.why.message);
-						if (fst.code == PROVIDER_THROTTLED || fst.code == PROVIDER_TRANSIENT ||
-						    fst.code == PROVIDER_INVALID)
-							fst.code = PROVIDER_NO_CAPACITY;
-					}
-				}
-				if (!t->reported && !t->failed && on_instance) {
-					struct provider_instance pi;
-
-					memset(&pi, 0, sizeof(pi));
-					snprintf(pi.id, sizeof(pi.id), "%s", vm.instance_id);
-					snprintf(pi.group, sizeof(pi.group), "%s", g.name);
-					azure_format_provider_id(ap->sub, g.rg, g.vmss, vm.instance_id, pi.provider_id,
-								 sizeof(pi.provider_id));
-					pi.state = vm.state;
-					on_instance(ctx, &pi);
-					t->reported = true;
-					made++;
-				} else if (!t->reported && !t->failed) {
-					t->reported = true;
-					made++;
-				}
-			}
-			cJSON_Delete(vms);
-		} else if (st.code == PROVIDER_CANCELLED) {
-			goto out;
-		}
-		memset(&st, 0, sizeof(st));
-		if (last)
-			break;
-		if (lro_poll(p, &op, &st) < 0) {
-			if (st.code == PROVIDER_CANCELLED)
-				goto out;
-			op_failed = true;
-			if (fst.code == PROVIDER_OK)
-				fst = st;
-		}
-		memset(&st, 0, sizeof(st));
-		if (!op.done && !op_failed && wait_until(ap, clock_now(ap->clock) < op.next_ns ? op.next_ns :
-							 clock_now(ap->clock)) < 0) {
-			status(&st, PROVIDER_CANCELLED, "stopped following the launch: luascale is stopping");
-			goto out;
-		}
-	}
-	if (failed) {
-		const char **ids = calloc((size_t)failed + 1, sizeof(*ids));
-		struct provider_status ds;
-		size_t k = 0;
-
-		/* give back what cannot be made, so the scale set stops counting it */
-		for (i = 0; ids && i < n_tr; i++)
-			if (tr[i].failed)
-				ids[k++] = tr[i].id;
-		if (ids && delete_vms(p, &g, ids, k, &ds) == 0)
-			log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
-			       "azure: group %s: %d VM(s) failed to provision (%s); deleted from scale set %s", g.name,
-			       failed, fst.message, g.vmss);
-		free(ids);
-	}
-	if (fst.code != PROVIDER_OK) {
-		st = fst;
-	} else if (!op.done) {
-		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
-		       "azure: group %s: the resize of scale set %s is still running at the launch's deadline; "
-		       "%d of %d VM(s) seen so far", g.name, g.vmss, made, count);
-	}
-out:
-	if (locked)
-		pthread_mutex_unlock(wl);
-	resp_free(&r);
-	cJSON_Delete(v.before);
-	free(tr);
-	on_done(ctx, made, &st);
 }
 
 /* ---- terminate ---- */
@@ -1333,8 +934,8 @@ static void azure_terminate(struct provider *p, const char *group, const char *c
 	size_t i, j;
 
 	memset(&st, 0, sizeof(st));
-	if (group_get(ap, group, &g) < 0) {
-		status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
+	if (azure_group_get(ap, group, &g) < 0) {
+		azure_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
 		on_done(ctx, 0, &st);
 		return;
 	}
@@ -1344,12 +945,12 @@ static void azure_terminate(struct provider *p, const char *group, const char *c
 		for (j = 0; ok && ids[i][j]; j++)
 			ok = isdigit((unsigned char)ids[i][j]);
 		if (!ok) {
-			status(&st, PROVIDER_INVALID, "%.40s is not an instance id of scale set %s", ids[i], g.vmss);
+			azure_status(&st, PROVIDER_INVALID, "%.40s is not an instance id of scale set %s", ids[i], g.vmss);
 			on_done(ctx, 0, &st);
 			return;
 		}
 	}
-	if (n == 0 || delete_vms(p, &g, ids, n, &st) < 0) {
+	if (n == 0 || azure_delete_vms(p, &g, ids, n, &st) < 0) {
 		on_done(ctx, 0, &st);
 		return;
 	}
@@ -1397,7 +998,7 @@ static void azure_free(struct provider *p)
 		cloudhttp_free(ap->http);
 		free(ap->groups);
 		free(ap->claimed);
-		for (i = 0; i < N_WRITE_LOCKS; i++)
+		for (i = 0; i < AZURE_N_WRITE_LOCKS; i++)
 			pthread_mutex_destroy(&ap->write_locks[i]);
 		pthread_mutex_destroy(&ap->mu);
 		free(ap);
@@ -1481,9 +1082,9 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	p->ops = &azure_ops;
 	p->impl = ap;
 	pthread_mutex_init(&ap->mu, NULL);
-	for (i = 0; i < N_WRITE_LOCKS; i++)
+	for (i = 0; i < AZURE_N_WRITE_LOCKS; i++)
 		pthread_mutex_init(&ap->write_locks[i], NULL);
-	ap->claimed = calloc(N_CLAIMED, sizeof(*ap->claimed));
+	ap->claimed = calloc(AZURE_N_CLAIMED, sizeof(*ap->claimed));
 	ap->clock = o->clock ? o->clock : clock_real();
 	ap->log = o->log;
 	ap->cancel = o->cancel;
