@@ -25,6 +25,7 @@ PACKAGES=(
   awscli python3-boto3               # AWS's own clients check the simulator's AWS face
   python3-botocore                   # the SigV4 test's independent signer (under /usr/bin/python3)
   python3-google-auth python3-cryptography python3-requests  # Google's auth library: verifies our JWTs, talks to the simulator's GCE face
+  python3-azure                      # azure-mgmt-compute and azure-identity check the simulator's Azure face
 )
 
 # kubectl, to test luascale sim with the real client: Debian's

@@ -232,6 +232,9 @@ struct group_meta {
 	struct loc gce;     /* its gce: section, when written */
 	bool gce_set;
 	struct config_gce_group gceg;
+	struct loc azure;   /* its azure: section, when written */
+	bool azure_set;
+	struct config_azure_group azg;
 };
 
 struct env {
@@ -257,7 +260,8 @@ struct ctx {
 	struct loc root, cluster, kubeconfig, context, in_cluster;
 	struct loc policy, policy_path, protected_sel, reconcile, batch_idle,
 		batch_max, max_nodes_total, backoff_initial, backoff_max;
-	struct loc provider_kind, provider_aws, aws_discovery, provider_qps, provider_burst, provider_gce;
+	struct loc provider_kind, provider_aws, aws_discovery, provider_qps, provider_burst, provider_gce,
+		provider_azure;
 	struct group_meta *gm;
 };
 
@@ -1312,11 +1316,103 @@ static int parse_gce_group(struct ctx *x, const struct ytree_node *m, const stru
 	return 0;
 }
 
+/* ---- a node group's azure: section ---- */
+
+/* A GUID as Azure writes ids: 8-4-4-4-12 hexadecimal digits. */
+static bool ok_guid(const char *s)
+{
+	size_t i;
+
+	if (strlen(s) != 36)
+		return false;
+	for (i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		char ch = s[i];
+
+		if (dash ? ch != '-' : !((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') ||
+					  (ch >= 'A' && ch <= 'F')))
+			return false;
+	}
+	return true;
+}
+
+/* A tenant: its GUID or one of its domains ("contoso.onmicrosoft.com"). */
+static bool ok_tenant(const char *s)
+{
+	return ok_guid(s) || (strchr(s, '.') && s[0] != '.' && s[0] != '-' && chars_ok(s, ".-", false));
+}
+
+/* Resource group names: letters, digits, '-', '_', '.', '(' and ')', not ending in '.'. */
+static bool ok_resource_group(const char *s)
+{
+	return chars_ok(s, "-_.()", false) && s[strlen(s) - 1] != '.';
+}
+
+/* Scale set names: letters, digits, '-', '_' and '.', starting with a letter or
+ * digit, ending with one or '_'. */
+static bool ok_vmss(const char *s)
+{
+	char last = s[strlen(s) - 1];
+
+	return chars_ok(s, "-_.", false) && s[0] != '-' && s[0] != '_' && s[0] != '.' &&
+	       last != '-' && last != '.';
+}
+
+static bool ok_azure_cloud(const char *s)
+{
+	static const char *const clouds[] = { "public", "china", "usgov", "AzurePublicCloud",
+					      "AzureChinaCloud", "AzureUSGovernmentCloud", NULL };
+	const char *const *c;
+
+	for (c = clouds; *c; c++)
+		if (!strcasecmp(s, *c))
+			return true;
+	return false;
+}
+
+static bool ok_azure_auth(const char *s)
+{
+	return !strcmp(s, "auto") || !strcmp(s, "client_secret") || !strcmp(s, "workload_identity") ||
+	       !strcmp(s, "managed_identity");
+}
+
+/* Tag names: no '<', '>', '%', '&', '\\', '?' or '/' (Azure refuses them). */
+static bool ok_tag_name(const char *s)
+{
+	return ok_printable(s) && !strpbrk(s, "<>%&\\?/");
+}
+
+static const struct str_rule rule_guid = { ok_guid, 36, "a GUID (like \"00000000-0000-0000-0000-000000000000\")" };
+static const struct str_rule rule_tenant = { ok_tenant, 253, "a tenant id (a GUID) or domain (like \"contoso.onmicrosoft.com\")" };
+static const struct str_rule rule_resource_group = { ok_resource_group, 90, "a resource group name (letters, digits, '-', '_', '.', '(' and ')', up to 90, not ending in '.')" };
+static const struct str_rule rule_vmss = { ok_vmss, 64, "a scale set name (letters, digits, '-', '_' and '.', up to 64, starting with a letter or digit)" };
+static const struct str_rule rule_azure_cloud = { ok_azure_cloud, 32, "an Azure cloud: public, china or usgov" };
+static const struct str_rule rule_azure_auth = { ok_azure_auth, 32, "an Azure credential: auto, client_secret, workload_identity or managed_identity" };
+
+static int parse_azure_group(struct ctx *x, const struct ytree_node *m, const struct node_group *g,
+			     struct config_azure_group *c)
+{
+	static const char *const keys[] = { "vmss", "resource_group", NULL };
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	c->vmss = NULL;
+	if (field(x, m, "vmss", dec_checked, &c->vmss, &rule_vmss, NULL) ||
+	    field(x, m, "resource_group", dec_checked, &c->resource_group, &rule_resource_group, NULL))
+		return -1;
+	if (!c->vmss) {
+		if (strlen(g->name) > 64 || !ok_vmss(g->name))
+			return fail_node(x, m, "the group's name \"%s\" is not a scale set name: give vmss", g->name);
+		c->vmss = g->name;
+	}
+	return 0;
+}
+
 static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_group *g,
 		       struct group_meta *gm)
 {
 	static const char *const keys[] = { "name", "min", "max", "price_per_hour",
-					    "selector", "target", "template", "aws", "gce", NULL };
+					    "selector", "target", "template", "aws", "gce", "azure", NULL };
 	const struct ytree_node *n;
 	int64_t min = 0, max = -1, tgt = -1;
 	size_t old;
@@ -1396,6 +1492,19 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 		gm->gce = node_loc(x, n);
 		gm->gce_set = true;
 		rc = parse_gce_group(x, n, g, &gm->gceg);
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+
+	n = map_get(m, "azure");
+	if (n) {
+		int rc;
+
+		old = ytree_path_push_key(&x->path, "azure");
+		gm->azure = node_loc(x, n);
+		gm->azure_set = true;
+		rc = parse_azure_group(x, n, g, &gm->azg);
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
@@ -1704,12 +1813,141 @@ static int parse_provider_gce(struct ctx *x, const struct ytree_node *m)
 	return 0;
 }
 
+static int parse_azure_endpoints(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "resource_manager", "authority", "imds", NULL };
+	struct config_azure *a = &x->c->azure;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "resource_manager", dec_checked, &a->endpoint_resource_manager, &rule_endpoint, NULL) ||
+	       field(x, m, "authority", dec_checked, &a->endpoint_authority, &rule_endpoint, NULL) ||
+	       field(x, m, "imds", dec_checked, &a->endpoint_imds, &rule_endpoint, NULL) ? -1 : 0;
+}
+
+/* One discovery entry's tags: names Azure accepts (up to 512), values up to 256. */
+static int parse_azure_tags(struct ctx *x, const struct ytree_node *m, struct config_azure_discovery *d)
+{
+	const struct ytree_node *c;
+	struct kv *items;
+	size_t i = 0;
+
+	if (expect_kind(x, m, YTREE_MAP))
+		return -1;
+	if (!m->n)
+		return fail_node(x, m, "at least one tag is needed: an empty list would claim every scale set");
+	items = arena_calloc(x->a, m->n, sizeof(*items));
+	if (!items)
+		return oom(x);
+	for (c = m->first; c; c = c->next, i++) {
+		size_t old = ytree_path_push_key(&x->path, c->key->text);
+		struct val v = val_of_node(x, c);
+		const char *value = "";
+		char buf[64];
+		int rc = 0;
+
+		if (!*c->key->text || strlen(c->key->text) > 512 || !ok_tag_name(c->key->text))
+			rc = fail_node(x, c->key, "invalid tag name %s: up to 512 printable characters, none of <>%%&\\?/",
+				       quoted(c->key->text, buf, sizeof(buf)));
+		else if (c->kind != YTREE_SCALAR)
+			rc = bad(x, &v, "a string (\"\" matches any value)");
+		else if (!val_is_null(&v) && (strlen(c->text) > 256 || !ok_printable(c->text)))
+			rc = fail_node(x, c, "invalid tag value %s: up to 256 printable characters",
+				       quoted(c->text, buf, sizeof(buf)));
+		else if (!val_is_null(&v))
+			value = c->text;
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+		items[i].key = arena_strdup(x->a, c->key->text);
+		items[i].value = arena_strdup(x->a, value);
+		if (!items[i].key || !items[i].value)
+			return oom(x);
+	}
+	d->tags = items;
+	d->n_tags = i;
+	return 0;
+}
+
+static int parse_azure_discovery(struct ctx *x, const struct ytree_node *l)
+{
+	static const char *const keys[] = { "tags", "min", "max", NULL };
+	struct config_azure_discovery *d;
+	const struct ytree_node *c;
+	size_t i = 0;
+	int rc = 0;
+
+	if (expect_kind(x, l, YTREE_SEQ))
+		return -1;
+	d = arena_calloc(x->a, l->n + 1, sizeof(*d));
+	if (!d)
+		return oom(x);
+	for (c = l->first; c && !rc; c = c->next, i++) {
+		size_t o2 = ytree_path_push_index(&x->path, i);
+		int64_t min = -1, max = -1;
+		const struct ytree_node *t;
+
+		rc = expect_kind(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
+		     field(x, c, "min", dec_int, &min, &r_group_size, NULL) ||
+		     field(x, c, "max", dec_int, &max, &r_group_size, NULL) ? -1 : 0;
+		t = rc ? NULL : map_get(c, "tags");
+		if (!rc && !t)
+			rc = fail_node(x, c, "tags is required: the scale sets that carry every one of them are managed");
+		if (!rc) {
+			size_t o3 = ytree_path_push_key(&x->path, "tags");
+
+			rc = parse_azure_tags(x, t, &d[i]);
+			ytree_path_pop(&x->path, o3);
+		}
+		if (!rc && min >= 0 && max >= 0 && max < min)
+			rc = fail_node(x, c, "max (%lld) is less than min (%lld)", (long long)max, (long long)min);
+		d[i].min = (int)min;
+		d[i].max = (int)max;
+		ytree_path_pop(&x->path, o2);
+	}
+	x->c->azure.discovery = d;
+	x->c->azure.n_discovery = i;
+	return rc;
+}
+
+static int parse_provider_azure(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "cloud", "subscription_id", "resource_group", "tenant_id",
+					    "client_id", "auth", "client_secret_file",
+					    "federated_token_file", "identity_client_id", "endpoints",
+					    "discovery", NULL };
+	struct config_azure *a = &x->c->azure;
+	struct loc w1, w2;
+	const char *sf = NULL, *tf = NULL;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	if (field(x, m, "cloud", dec_checked, &a->cloud, &rule_azure_cloud, NULL) ||
+	    field(x, m, "subscription_id", dec_checked, &a->subscription_id, &rule_guid, NULL) ||
+	    field(x, m, "resource_group", dec_checked, &a->resource_group, &rule_resource_group, NULL) ||
+	    field(x, m, "tenant_id", dec_checked, &a->tenant_id, &rule_tenant, NULL) ||
+	    field(x, m, "client_id", dec_checked, &a->client_id, &rule_guid, NULL) ||
+	    field(x, m, "auth", dec_checked, &a->auth, &rule_azure_auth, NULL) ||
+	    field(x, m, "client_secret_file", dec_string, &sf, NULL, &w1) ||
+	    field(x, m, "federated_token_file", dec_string, &tf, NULL, &w2) ||
+	    field(x, m, "identity_client_id", dec_checked, &a->identity_client_id, &rule_guid, NULL) ||
+	    section(x, m, "endpoints", parse_azure_endpoints) ||
+	    section(x, m, "discovery", parse_azure_discovery))
+		return -1;
+	if (sf && !(a->client_secret_file = resolve_path(x, sf, true, &w1)))
+		return -1;
+	if (tf && !(a->federated_token_file = resolve_path(x, tf, true, &w2)))
+		return -1;
+	return 0;
+}
+
 static int parse_provider(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "kind", "qps", "burst", "read_qps", "read_burst", "aws",
-					    "gce", NULL };
+					    "gce", "azure", NULL };
 	struct config *c = x->c;
 	const struct ytree_node *aws = map_get(m, "aws"), *gce = map_get(m, "gce");
+	const struct ytree_node *azure = map_get(m, "azure");
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
@@ -1729,6 +1967,16 @@ static int parse_provider(struct ctx *x, const struct ytree_node *m)
 
 		x->provider_gce = node_loc(x, gce);
 		rc = parse_provider_gce(x, gce);
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+	if (azure) {
+		size_t old = ytree_path_push_key(&x->path, "azure");
+		int rc;
+
+		x->provider_azure = node_loc(x, azure);
+		rc = parse_provider_azure(x, azure);
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
@@ -1933,6 +2181,12 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_PROVIDER_AWS_AUTO_DISCOVERY", dec_bool, &c->aws.auto_discovery, NULL, &x->aws_discovery) ||
 	    env_field(x, "LUASCALE_PROVIDER_GCE_PROJECT", dec_checked, &c->gce.project, &rule_gce_project, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_GCE_CREDENTIALS_FILE", dec_string, &c->gce.credentials_file, NULL, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_AZURE_CLOUD", dec_checked, &c->azure.cloud, &rule_azure_cloud, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_AZURE_SUBSCRIPTION_ID", dec_checked, &c->azure.subscription_id, &rule_guid, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_AZURE_RESOURCE_GROUP", dec_checked, &c->azure.resource_group, &rule_resource_group, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_AZURE_TENANT_ID", dec_checked, &c->azure.tenant_id, &rule_tenant, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_AZURE_CLIENT_ID", dec_checked, &c->azure.client_id, &rule_guid, NULL) ||
+	    env_field(x, "LUASCALE_PROVIDER_AZURE_AUTH", dec_checked, &c->azure.auth, &rule_azure_auth, NULL) ||
 	    env_field(x, "LUASCALE_PROVISIONING_MAX_PROVISION_TIME", dec_duration, &c->max_provision_ms, &r_provision, NULL) ||
 	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_INITIAL", dec_duration, &c->backoff_initial_ms, &r_backoff, &x->backoff_initial) ||
 	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_MAX", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
@@ -2150,6 +2404,7 @@ static const char *const env_not_config[] = {
 	"LUASCALE_SIM_AWS_CONTAINER_TOKEN", /* and their token (for tests) */
 	"LUASCALE_SIM_GCE_ENDPOINT",  /* luascale sim's GCE env file: its compute endpoint */
 	"LUASCALE_SIM_GCE_TOKEN_URI", /* and token endpoint */
+	"LUASCALE_SIM_AZURE_ARM_ENDPOINT", /* luascale sim's Azure env file: its ARM root */
 	NULL,
 };
 
@@ -2257,7 +2512,7 @@ static bool loc_set(const struct loc *l)
 	return l->path || l->var;
 }
 
-static const char *const provider_kinds[] = { "sim", "aws", "gce", NULL };
+static const char *const provider_kinds[] = { "sim", "aws", "gce", "azure", NULL };
 
 /* provider.kind is known, and the provider sections match it. Fills
  * c->group_extra. */
@@ -2265,6 +2520,7 @@ static int check_provider(struct ctx *x)
 {
 	struct config *c = x->c;
 	bool aws = !strcmp(c->provider_kind, "aws"), gce = !strcmp(c->provider_kind, "gce");
+	bool azure = !strcmp(c->provider_kind, "azure");
 	const char *const *k;
 	size_t i;
 
@@ -2276,7 +2532,7 @@ static int check_provider(struct ctx *x)
 			char buf[64];
 
 			return fail_loc(x, loc_set(&x->provider_kind) ? &x->provider_kind : &x->root,
-					"provider.kind %s is not a provider of this build (known: sim, aws, gce)%s%s%s",
+					"provider.kind %s is not a provider of this build (known: sim, aws, gce, azure)%s%s%s",
 					quoted(c->provider_kind, buf, sizeof(buf)),
 					hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
 		}
@@ -2293,6 +2549,10 @@ static int check_provider(struct ctx *x)
 		c->provider_burst = 5;
 	if (!gce && loc_set(&x->provider_gce))
 		return fail_loc(x, &x->provider_gce, "provider.gce is set, but provider.kind is %s%s%s: set kind: gce, or remove the section",
+				*c->provider_kind ? "\"" : "not set", c->provider_kind,
+				*c->provider_kind ? "\"" : "");
+	if (!azure && loc_set(&x->provider_azure))
+		return fail_loc(x, &x->provider_azure, "provider.azure is set, but provider.kind is %s%s%s: set kind: azure, or remove the section",
 				*c->provider_kind ? "\"" : "not set", c->provider_kind,
 				*c->provider_kind ? "\"" : "");
 	if (aws && c->aws.auto_discovery && !c->aws.cluster_name)
@@ -2312,6 +2572,20 @@ static int check_provider(struct ctx *x)
 			return fail_loc(x, &gm->aws, "an aws: section needs provider.kind: aws");
 		if (gm->gce_set && !gce)
 			return fail_loc(x, &gm->gce, "a gce: section needs provider.kind: gce");
+		if (gm->azure_set && !azure)
+			return fail_loc(x, &gm->azure, "an azure: section needs provider.kind: azure");
+		if (azure && !gm->azure_set)
+			gm->azg.vmss = c->groups[i].name; /* a scale set of the group's name */
+		if (azure && (strlen(gm->azg.vmss) > 64 || !ok_vmss(gm->azg.vmss)))
+			return fail_loc(x, &gm->node, "node group \"%s\" is not a scale set name: give azure: {vmss: NAME}",
+					c->groups[i].name);
+		for (j = 0; azure && j < i; j++)
+			if (!strcasecmp(x->gm[j].azg.vmss, gm->azg.vmss) &&
+			    !strcasecmp(x->gm[j].azg.resource_group ? x->gm[j].azg.resource_group : "",
+					gm->azg.resource_group ? gm->azg.resource_group : ""))
+				return fail_loc(x, gm->azure_set ? &gm->azure : &gm->node,
+						"node groups \"%s\" and \"%s\" are the same scale set \"%s\"",
+						c->groups[j].name, c->groups[i].name, gm->azg.vmss);
 		if (gce && !gm->gce_set)
 			return fail_loc(x, &gm->node, "node group \"%s\" needs a gce: section with its MIG's zone or region (provider.kind is gce)",
 					c->groups[i].name);
@@ -2337,6 +2611,8 @@ static int check_provider(struct ctx *x)
 		e->aws = gm->awsg;
 		e->gce_set = gm->gce_set;
 		e->gce = gm->gceg;
+		e->azure_set = gm->azure_set;
+		e->azure = gm->azg;
 	}
 	return 0;
 }
@@ -2372,9 +2648,11 @@ static int check_all(struct ctx *x)
 		struct node_group *g = &c->groups[i];
 		struct group_meta *gm = &x->gm[i];
 		/* an Auto Scaling group says its own max and describes new nodes */
-		bool from_cloud = !strcmp(c->provider_kind, "aws") && !gm->awsg.fleet;
+		bool from_cloud = (!strcmp(c->provider_kind, "aws") && !gm->awsg.fleet) ||
+				  !strcmp(c->provider_kind, "azure"); /* a scale set's min and max tags */
 
-		if (!gm->template_set && strcmp(c->provider_kind, "aws") && strcmp(c->provider_kind, "gce"))
+		if (!gm->template_set && strcmp(c->provider_kind, "aws") && strcmp(c->provider_kind, "gce") &&
+		    strcmp(c->provider_kind, "azure"))
 			return fail_loc(x, &gm->node, "template is required (the allocatable resources of a new node of group \"%s\")",
 					g->name);
 		if (!gm->max_set && !from_cloud)

@@ -63,6 +63,19 @@ struct config_gce_discovery {
 	int min, max;
 };
 
+/* A node group's settings for the Azure provider (the group's "azure:" section). */
+struct config_azure_group {
+	const char *vmss;                /* the scale set's name, default the group's */
+	const char *resource_group;      /* NULL: provider.azure.resource_group, else ARM_RESOURCE_GROUP */
+};
+
+/* Scale sets found by their tags (one entry of provider.azure.discovery). */
+struct config_azure_discovery {
+	const struct kv *tags;           /* every one must be on the scale set; a value "" matches any */
+	size_t n_tags;
+	int min, max;                    /* -1 when unset: the scale set's "min" and "max" tags rule */
+};
+
 /* What a group's config says of itself beyond struct node_group, for the
  * provider that completes it from the cloud. Same index as config.groups. */
 struct config_group_extra {
@@ -73,6 +86,8 @@ struct config_group_extra {
 	struct config_aws_group aws;
 	bool gce_set;                    /* a gce: section was written */
 	struct config_gce_group gce;
+	bool azure_set;                  /* an azure: section was written */
+	struct config_azure_group azure; /* filled for every group when the kind is azure */
 };
 
 /* The provider.gce section. NULL strings when unset. */
@@ -84,6 +99,28 @@ struct config_gce {
 	const char *endpoint_token;      /* the token URL (else the key file's token_uri) */
 	const char *metadata_host;       /* host[:port] (else GCE_METADATA_HOST, metadata.google.internal) */
 	const struct config_gce_discovery *discovery;
+	size_t n_discovery;
+};
+
+/* The provider.azure section. NULL strings when unset: the provider then
+ * reads the environment (docs/providers/azure.md gives the order). */
+struct config_azure {
+	const char *cloud;               /* "public" (default), "china" or "usgov" */
+	const char *subscription_id;     /* NULL: ARM_SUBSCRIPTION_ID, AZURE_SUBSCRIPTION_ID */
+	const char *resource_group;      /* the groups' default; NULL: ARM_RESOURCE_GROUP */
+	const char *tenant_id;           /* NULL: AZURE_TENANT_ID, ARM_TENANT_ID */
+	const char *client_id;           /* NULL: AZURE_CLIENT_ID, ARM_CLIENT_ID */
+	const char *auth;                /* "auto" (NULL), "client_secret", "workload_identity",
+					  * "managed_identity" */
+	const char *client_secret_file;  /* a file holding the secret; NULL: AZURE_CLIENT_SECRET,
+					  * ARM_CLIENT_SECRET */
+	const char *federated_token_file;/* NULL: AZURE_FEDERATED_TOKEN_FILE */
+	const char *identity_client_id;  /* a user-assigned managed identity's client id; NULL:
+					  * ARM_USER_ASSIGNED_IDENTITY_ID, AZURE_CLIENT_ID */
+	const char *endpoint_resource_manager; /* sovereign, private or simulated clouds */
+	const char *endpoint_authority;
+	const char *endpoint_imds;
+	const struct config_azure_discovery *discovery;
 	size_t n_discovery;
 };
 
@@ -138,6 +175,7 @@ struct config {
 	int64_t provider_read_burst;    /* default 40 */
 	struct config_aws aws;          /* provider.aws (kind aws) */
 	struct config_gce gce;          /* provider.gce (kind gce) */
+	struct config_azure azure;      /* provider.azure (kind azure) */
 
 	/* provisioning, in milliseconds */
 	int64_t max_provision_ms;       /* an instance must be a Ready node by then, default 15m */
@@ -181,6 +219,8 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  *   LUASCALE_PROVIDER_KIND / _QPS / _BURST / _READ_QPS / _READ_BURST,
  *   LUASCALE_PROVIDER_AWS_REGION / _CLUSTER_NAME / _AUTO_DISCOVERY,
  *   LUASCALE_PROVIDER_GCE_PROJECT / _CREDENTIALS_FILE,
+ *   LUASCALE_PROVIDER_AZURE_CLOUD / _SUBSCRIPTION_ID / _RESOURCE_GROUP / _TENANT_ID /
+ *   _CLIENT_ID / _AUTH,
  *   LUASCALE_PROVISIONING_MAX_PROVISION_TIME / _BACKOFF_INITIAL / _BACKOFF_MAX / _DRAIN_TIMEOUT,
  *   LUASCALE_LOG_FORMAT, LUASCALE_STATUS_ENABLED / _NAMESPACE / _NAME / _INTERVAL,
  *   LUASCALE_EVENTS_ENABLED, LUASCALE_RELOAD_WATCH / _DEBOUNCE,

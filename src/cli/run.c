@@ -36,6 +36,7 @@
 #include "log.h"
 #include "providers/aws/aws.h"
 #include "providers/gce/gce.h"
+#include "providers/azure/azure.h"
 #include "providers/provider.h"
 #include "providers/simremote/simremote.h"
 #include "runtime/clock.h"
@@ -324,8 +325,20 @@ static struct provider *make_provider(const struct config *c, struct kube_client
 			log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider gce: %s", err.msg);
 		return p;
 	}
+	if (strcmp(c->provider_kind, "azure") == 0) {
+		struct azure_provider_opts zo;
+
+		memset(&zo, 0, sizeof(zo));
+		zo.config = c;
+		zo.log = log;
+		zo.cancel = stop;
+		p = azure_provider_new(&zo, &err);
+		if (!p)
+			log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider azure: %s", err.msg);
+		return p;
+	}
 	log_at(log, LOG_ERROR, clock_wall(clock_real()),
-	       "provider kind \"%s\" is not available in this build (available: sim, aws, gce)",
+	       "provider kind \"%s\" is not available in this build (available: sim, aws, gce, azure)",
 	       c->provider_kind);
 	return NULL;
 }

@@ -18,6 +18,7 @@
 #include "runtime/executor.h"
 #include "sim/apiserver.h"
 #include "sim/aws_face.h"
+#include "sim/azure_face.h"
 #include "sim/gce_face.h"
 #include "sim/scenario.h"
 
@@ -25,6 +26,9 @@
 #define DEFAULT_AWS_ENV "./luascale-sim.aws.env"
 #define DEFAULT_GCE_ENV "./luascale-sim.gce.env"
 #define DEFAULT_GCE_KEY "./luascale-sim.gce-key.json"
+#define DEFAULT_AZURE_ENV "./luascale-sim.azure.env"
+#define DEFAULT_AZURE_TOKEN "./luascale-sim.azure-token"
+#define DEFAULT_AZURE_CA "./luascale-sim.azure-ca.pem"
 #define MAX_FAULTS 32
 
 static void sim_usage(FILE *f)
@@ -33,6 +37,8 @@ static void sim_usage(FILE *f)
 	      "                    [--kubeconfig-out FILE] [--fault SPEC]... [--log-level LEVEL]\n"
 	      "                    [--aws-port PORT [--aws-env-out FILE]]\n"
 	      "                    [--gce-port PORT [--gce-env-out FILE] [--gce-key-out FILE]]\n"
+	      "                    [--azure-port PORT [--azure-env-out FILE] [--azure-token-out FILE]\n"
+	      "                     [--azure-tls-port PORT] [--azure-ca-out FILE]]\n"
 	      "\n"
 	      "Runs the scenario's simulated world in real time and serves it as a\n"
 	      "Kubernetes API (nodes, pods, evictions, PDBs, events, leases, configmaps)\n"
@@ -61,7 +67,16 @@ static void sim_usage(FILE *f)
 	      "serves compute v1 (MIGs, templates, machine types, operations), an OAuth\n"
 	      "token endpoint and a metadata server on http://127.0.0.1:PORT; writes a\n"
 	      "service-account key to --gce-key-out (default " DEFAULT_GCE_KEY ")\n"
-	      "and the endpoints to --gce-env-out (default " DEFAULT_GCE_ENV ").\n",
+	      "and the endpoints to --gce-env-out (default " DEFAULT_GCE_ENV ").\n"
+	      "\n"
+	      "Azure (a scenario with an azure: section): --azure-port PORT (0: a free one)\n"
+	      "also serves Resource Manager (scale sets, their VMs, operations), IMDS and\n"
+	      "the AAD token endpoint on http://127.0.0.1:PORT, and the AAD endpoints over\n"
+	      "TLS on --azure-tls-port (default a free one) with a self-signed certificate\n"
+	      "written to --azure-ca-out (default " DEFAULT_AZURE_CA "); writes the\n"
+	      "federated token to --azure-token-out (default " DEFAULT_AZURE_TOKEN ")\n"
+	      "and the endpoints and credentials to --azure-env-out (default\n"
+	      "" DEFAULT_AZURE_ENV ").\n",
 	      f);
 }
 
@@ -111,15 +126,23 @@ int cli_sim(int argc, char **argv)
 		{"gce-port", required_argument, NULL, 'G'},
 		{"gce-env-out", required_argument, NULL, 'g'},
 		{"gce-key-out", required_argument, NULL, 'K'},
+		{"azure-port", required_argument, NULL, 'Z'},
+		{"azure-env-out", required_argument, NULL, 'z'},
+		{"azure-token-out", required_argument, NULL, 'T'},
+		{"azure-tls-port", required_argument, NULL, 'S'},
+		{"azure-ca-out", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *listen = NULL, *scenario = NULL, *kubeconfig = DEFAULT_KUBECONFIG;
 	const char *aws_env = DEFAULT_AWS_ENV;
 	const char *gce_env = DEFAULT_GCE_ENV, *gce_key = DEFAULT_GCE_KEY;
-	int aws_port = -1, gce_port = -1;
+	const char *az_env = DEFAULT_AZURE_ENV, *az_token = DEFAULT_AZURE_TOKEN;
+	const char *az_ca = DEFAULT_AZURE_CA;
+	int aws_port = -1, gce_port = -1, az_port = -1, az_tls_port = 0;
 	struct aws_face *face = NULL;
 	struct gce_face *gface = NULL;
+	struct azure_face *zface = NULL;
 	const char *faults[MAX_FAULTS];
 	size_t n_faults = 0, i;
 	enum log_level level = LOG_INFO;
@@ -135,7 +158,7 @@ int cli_sim(int argc, char **argv)
 	int opt, port = 0, sig = 0, rc = EXIT_INPUT;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:A:E:G:g:K:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:A:E:G:g:K:Z:z:T:S:C:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'A':
 			if (parse_listen(optarg, &aws_port) < 0) {
@@ -154,6 +177,17 @@ int cli_sim(int argc, char **argv)
 			break;
 		case 'g': gce_env = optarg; break;
 		case 'K': gce_key = optarg; break;
+		case 'Z':
+		case 'S':
+			if (parse_listen(optarg, opt == 'Z' ? &az_port : &az_tls_port) < 0) {
+				fprintf(stderr, "luascale sim: --%s \"%s\": a port 0-65535 (127.0.0.1 only)\n",
+					opt == 'Z' ? "azure-port" : "azure-tls-port", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'z': az_env = optarg; break;
+		case 'T': az_token = optarg; break;
+		case 'C': az_ca = optarg; break;
 		case 'l': listen = optarg; break;
 		case 's': scenario = optarg; break;
 		case 'k': kubeconfig = optarg; break;
@@ -279,6 +313,30 @@ int cli_sim(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (az_port >= 0) {
+		struct azure_face_opts zo;
+
+		if (!w->azure) {
+			fprintf(stderr, "luascale sim: --azure-port: %s has no azure: section\n", scenario);
+			goto out;
+		}
+		memset(&zo, 0, sizeof(zo));
+		zo.port = az_port;
+		zo.tls_port = az_tls_port;
+		zo.latency_ns = fs.latency_ns;
+		zo.log = &log;
+		zface = azure_face_new(w->azure, &zo, &err);
+		if (!zface) {
+			fprintf(stderr, "luascale sim: %s\n", err.msg);
+			goto out;
+		}
+		if (azure_face_write_token(zface, az_token, &err) < 0 ||
+		    azure_face_write_ca(zface, az_ca, &err) < 0 ||
+		    azure_face_write_env(zface, az_env, az_token, &err) < 0) {
+			fprintf(stderr, "luascale sim: azure: %s\n", err.msg);
+			goto out;
+		}
+	}
 	printf("luascale sim: serving %s on http://127.0.0.1:%d\n"
 	       "kubeconfig written to %s (context \"luascale-sim\"); try:\n"
 	       "  kubectl --kubeconfig %s get nodes,pods -A\n"
@@ -294,6 +352,11 @@ int cli_sim(int argc, char **argv)
 		printf("luascale sim: GCE face (compute v1, token endpoint, metadata) at http://127.0.0.1:%d\n"
 		       "service-account key written to %s, endpoints to %s\n",
 		       gce_face_port(gface), gce_key, gce_env);
+	if (zface)
+		printf("luascale sim: Azure face (ARM, IMDS, AAD token endpoint) at http://127.0.0.1:%d\n"
+		       "luascale sim: Azure AAD endpoints over TLS at https://127.0.0.1:%d (CA %s)\n"
+		       "endpoints and credentials written to %s, federated token to %s\n",
+		       azure_face_port(zface), azure_face_tls_port(zface), az_ca, az_env, az_token);
 	fflush(stdout);
 
 	while (sigwait(&sigs, &sig) != 0)
@@ -302,6 +365,7 @@ int cli_sim(int argc, char **argv)
 	       sig == SIGINT ? "SIGINT" : "SIGTERM");
 	rc = EXIT_OK;
 out:
+	azure_face_free(zface);
 	gce_face_free(gface);
 	aws_face_free(face);
 	apiserver_free(srv);

@@ -506,6 +506,29 @@ int64_t sim_cloud_call_delay(struct sim_cloud *c, const char *group)
 	return d;
 }
 
+bool sim_cloud_launch_fault(struct sim_cloud *c, const char *group, enum provider_error error)
+{
+	int gi = group ? sim_cloud_find_group(c, group) : -1;
+	int64_t now;
+	bool fired = false;
+	size_t i;
+
+	sim_cloud_lock(c);
+	now = clock_now(c->clock);
+	for (i = 0; i < c->n_faults && !fired; i++) {
+		struct fault *f = &c->faults[i];
+
+		if (f->f.error != error || !fault_active(f, SIM_FAULT_LAUNCH_ERROR, gi, now))
+			continue;
+		if (f->f.rate >= 1 || sim_cloud_rand(c) < f->f.rate) {
+			f->fired++;
+			fired = true;
+		}
+	}
+	sim_cloud_unlock(c);
+	return fired;
+}
+
 static void notify(struct sim_cloud *c, struct sim_instance *in, enum sim_instance_event ev)
 {
 	if (c->observer)

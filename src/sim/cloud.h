@@ -58,7 +58,7 @@ struct sim_fault {
 /* One instance. Owned by the cloud; the pointer stays valid until sim_cloud_free(). */
 struct sim_instance {
 	char id[96];          /* "<group>-<n>" (a namer may choose another, e.g. "i-0123...") */
-	char provider_id[160];/* "sim://<group>/<id>" (or the namer's) */
+	char provider_id[256];/* "sim://<group>/<id>" (or the namer's: Azure's are long) */
 	char node_name[96];   /* the name its node registers under: the id, or the namer's */
 	char zone[32];        /* "" unless a namer placed it */
 	char instance_type[32];
@@ -193,6 +193,14 @@ bool sim_cloud_admit(struct sim_cloud *c, const char *group);
  * operation of a cloud face that stays running).
  */
 int64_t sim_cloud_call_delay(struct sim_cloud *c, const char *group);
+
+/*
+ * Does a launch_error fault with error 'error' fire now for 'group' (NULL:
+ * any)? Drawn and counted as a launch's would be, under the cloud's lock:
+ * what a cloud face checks before it accepts a request it would refuse
+ * whole (Azure refuses a capacity over quota on the PUT itself).
+ */
+bool sim_cloud_launch_fault(struct sim_cloud *c, const char *group, enum provider_error error);
 
 /*
  * An API read (provider list_groups): -1 with THROTTLED in 'st' when the

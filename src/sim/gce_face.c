@@ -5,12 +5,9 @@
  */
 #include "sim/gce_face.h"
 
-#include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <openssl/bio.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
@@ -20,40 +17,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "buf.h"
+#include "sim/face_http.h"
 #include "runtime/backoff.h"
 #include "runtime/clock.h"
 
-#define MAX_BODY (1 << 20)
-#define MAX_TOKENS 256
+#define MAX_BODY FACE_HTTP_MAX_BODY
 #define GOOGLE_ROOT "https://www.googleapis.com/compute/v1/projects/"
 #define MAX_PAGE 500
-
-struct token {
-	char value[80];
-	int64_t expires_wall;
-};
 
 struct gce_face {
 	struct gce_face_opts o;
 	struct sim_gce *gce;
 	struct sim_cloud *cloud;
 	const struct sim_gce_conf *conf;
-	struct MHD_Daemon *daemon;
+	struct face_http *http;
 	int port;
-	pthread_mutex_t mu; /* rng, tokens */
+	pthread_mutex_t mu; /* rng */
 	uint64_t rng;
 	EVP_PKEY *key;
 	char key_id[41];
 	char client_id[24];
 	char token_uri[64];
-	struct token tokens[MAX_TOKENS];
-	size_t next_token;
+	struct face_tokens tokens;
 };
 
 /* One request being answered. */
@@ -176,25 +164,6 @@ static void text_reply(struct greq *r, int code, const char *text)
 static const char *query(struct greq *r, const char *key)
 {
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
-}
-
-/* A strict decimal integer in [lo, hi]: 0, or -1. */
-static int parse_int(const char *s, long long lo, long long hi, long long *out)
-{
-	long long v = 0;
-	size_t i;
-
-	if (!s || !*s || strlen(s) > 18)
-		return -1;
-	for (i = 0; s[i]; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	if (v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 /* ---- base64url and the JWT bearer grant ---- */
@@ -338,32 +307,14 @@ out:
 
 static void issue_token(struct gce_face *f, char *out, size_t size)
 {
-	struct token *t;
-	uint64_t a = face_rand(f), b = face_rand(f);
-
-	pthread_mutex_lock(&f->mu);
-	t = &f->tokens[f->next_token++ % MAX_TOKENS];
-	snprintf(t->value, sizeof(t->value), "ya29.sim%016llx%016llx", (unsigned long long)a,
-		 (unsigned long long)b);
-	t->expires_wall = real_wall() + f->conf->token_ttl_s;
-	snprintf(out, size, "%s", t->value);
-	pthread_mutex_unlock(&f->mu);
+	face_tokens_issue(&f->tokens, "ya29.sim", f->conf->token_ttl_s, out, size);
 }
 
 static bool token_ok(struct gce_face *f, const char *auth)
 {
-	size_t i;
-	bool ok = false;
-
 	if (!auth || strncmp(auth, "Bearer ", 7) != 0)
 		return false;
-	auth += 7;
-	pthread_mutex_lock(&f->mu);
-	for (i = 0; i < MAX_TOKENS && !ok; i++)
-		ok = f->tokens[i].value[0] && strcmp(f->tokens[i].value, auth) == 0 &&
-		     f->tokens[i].expires_wall > real_wall();
-	pthread_mutex_unlock(&f->mu);
-	return ok;
+	return face_tokens_check(&f->tokens, auth + 7) == 0;
 }
 
 static void token_json(struct greq *r)
@@ -378,51 +329,6 @@ static void token_json(struct greq *r)
 	reply_json(r, 200, o);
 }
 
-/* x-www-form-urlencoded value of 'key' in 'body' (decoded into out), or NULL. */
-static const char *form_value(const char *body, const char *key, char *out, size_t size)
-{
-	size_t klen = strlen(key);
-	const char *p = body;
-
-	while (p && *p) {
-		const char *end = strchr(p, '&');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		if (len > klen && strncmp(p, key, klen) == 0 && p[klen] == '=') {
-			size_t i, n = 0;
-
-			for (i = klen + 1; i < len && n + 1 < size; i++) {
-				if (p[i] == '+') {
-					out[n++] = ' ';
-				} else if (p[i] == '%') {
-					char hex[3];
-					char *e;
-					long v;
-
-					if (i + 2 >= len)
-						return NULL;
-					hex[0] = p[i + 1];
-					hex[1] = p[i + 2];
-					hex[2] = '\0';
-					v = strtol(hex, &e, 16);
-					if (*e || v == 0 || hex[0] == '-' || hex[0] == '+' || hex[0] == ' ')
-						return NULL;
-					out[n++] = (char)v;
-					i += 2;
-				} else {
-					out[n++] = p[i];
-				}
-			}
-			if (i < len)
-				return NULL; /* too long */
-			out[n] = '\0';
-			return out;
-		}
-		p = end ? end + 1 : NULL;
-	}
-	return NULL;
-}
-
 static void handle_token(struct greq *r, const char *body)
 {
 	char *assertion = malloc(MAX_BODY);
@@ -435,7 +341,7 @@ static void handle_token(struct greq *r, const char *body)
 		fail(r, 500, "internalError", "global", "out of memory");
 		return;
 	}
-	if (!form_value(body, "grant_type", gt, sizeof(gt)) ||
+	if (!face_form_value(body, "grant_type", gt, sizeof(gt)) ||
 	    strcmp(gt, "urn:ietf:params:oauth:grant-type:jwt-bearer") != 0) {
 		o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "error", "unsupported_grant_type");
@@ -449,9 +355,9 @@ static void handle_token(struct greq *r, const char *body)
 	w.iss = r->f->conf->service_account;
 	w.kid = r->f->key_id;
 	w.now = real_wall();
-	if (!form_value(body, "assertion", assertion, MAX_BODY) ||
+	if (!face_form_value(body, "assertion", assertion, MAX_BODY) ||
 	    gce_jwt_verify(r->f->key, assertion, &w, scope, sizeof(scope), &err) < 0) {
-		if (!form_value(body, "assertion", assertion, MAX_BODY))
+		if (!face_form_value(body, "assertion", assertion, MAX_BODY))
 			errbuf_set(&err, "No assertion given.");
 		o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "error", "invalid_grant");
@@ -931,7 +837,7 @@ static void list_managed(struct greq *r, size_t gi)
 	cJSON *o, *arr;
 	size_t n, k;
 
-	if (mr && parse_int(mr, 0, MAX_PAGE, &max) < 0) {
+	if (mr && face_parse_int(mr, 0, MAX_PAGE, &max) < 0) {
 		fail(r, 400, "invalid", "global",
 		     "Invalid value for field 'maxResults': '%s'. Must be less than or equal to 500",
 		     mr);
@@ -939,7 +845,7 @@ static void list_managed(struct greq *r, size_t gi)
 	}
 	if (max == 0)
 		max = MAX_PAGE;
-	if (pt && *pt && (pt[0] != 'p' || parse_int(pt + 1, 0, 1000000, &offset) < 0)) {
+	if (pt && *pt && (pt[0] != 'p' || face_parse_int(pt + 1, 0, 1000000, &offset) < 0)) {
 		fail(r, 400, "invalid", "global", "Invalid value for field 'pageToken': '%s'.", pt);
 		return;
 	}
@@ -1065,7 +971,7 @@ static void mutate(struct greq *r, size_t gi, const char *action, const char *bo
 			const char *sz = query(r, "size");
 			long long size;
 
-			if (parse_int(sz, 0, 1000, &size) < 0)
+			if (face_parse_int(sz, 0, 1000, &size) < 0)
 				rc = errbuf_set(&err, "Invalid value for field 'size': '%s'. Must be greater than or equal to 0.",
 						sz ? sz : "");
 			else
@@ -1286,52 +1192,23 @@ static void route_compute(struct greq *r, const char *method, const char *url, c
 
 /* ---- the HTTP daemon ---- */
 
-struct conn_state {
-	struct buf body;
-	bool too_big;
-};
-
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version, const char *upload,
-				  size_t *upload_size, void **con_cls)
+static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *body, size_t body_len,
+				  bool bad_body)
 {
-	struct gce_face *f = cls;
-	struct conn_state *cs = *con_cls;
+	struct gce_face *f = ud;
 	struct MHD_Response *resp;
 	struct greq r;
 	enum MHD_Result rc;
-	const char *body;
 	size_t len;
 	char *data;
 
-	(void)version;
-	if (!cs) {
-		cs = calloc(1, sizeof(*cs));
-		if (!cs)
-			return MHD_NO;
-		*con_cls = cs;
-		return MHD_YES;
-	}
-	if (*upload_size) {
-		if (cs->body.len + *upload_size > MAX_BODY)
-			cs->too_big = true;
-		else
-			buf_append(&cs->body, upload, *upload_size);
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	if (f->o.latency_ns > 0) {
-		struct timespec ts = {(time_t)(f->o.latency_ns / CLOCK_NS_PER_S),
-				      (long)(f->o.latency_ns % CLOCK_NS_PER_S)};
-
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-	}
+	(void)body_len;
+	face_http_sleep_ns(f->o.latency_ns);
 	memset(&r, 0, sizeof(r));
 	r.f = f;
 	r.conn = conn;
-	body = cs->body.data ? cs->body.data : "";
-	if (cs->too_big || cs->body.oom || strlen(body) != cs->body.len)
+	if (bad_body)
 		fail(&r, 413, "invalid", "global", "The request body is too large or not text");
 	else if (strncmp(url, "/computeMetadata/v1", 19) == 0 && strcmp(method, "GET") == 0)
 		handle_metadata(&r, url);
@@ -1368,42 +1245,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return rc;
 }
 
-static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-			 enum MHD_RequestTerminationCode toe)
-{
-	struct conn_state *cs = *con_cls;
-
-	(void)cls;
-	(void)conn;
-	(void)toe;
-	if (!cs)
-		return;
-	buf_free(&cs->body);
-	free(cs);
-	*con_cls = NULL;
-}
-
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	struct gce_face *f = cls;
-	char msg[400];
-	size_t n;
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	n = strlen(msg);
-	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
-		msg[--n] = '\0';
-	log_at(f->o.log, LOG_DEBUG, real_wall(), "sim gce: http: %s", msg);
-}
-
 struct gce_face *gce_face_new(struct sim_gce *gce, const struct gce_face_opts *o,
 			      struct errbuf *err)
 {
 	struct gce_face *f = calloc(1, sizeof(*f));
-	struct sockaddr_in a;
-	socklen_t alen = sizeof(a);
+	struct face_http_opts ho;
 	struct timespec ts;
-	int fd = -1, one = 1;
 
 	if (!f) {
 		errbuf_set(err, "out of memory");
@@ -1417,10 +1264,7 @@ struct gce_face *gce_face_new(struct sim_gce *gce, const struct gce_face_opts *o
 	clock_gettime(CLOCK_REALTIME, &ts);
 	f->rng = ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec) ^ 0x9e3779b97f4a7c15ULL;
 	pthread_mutex_init(&f->mu, NULL);
-	if (f->o.port < 0 || f->o.port > 65535) {
-		errbuf_set(err, "sim gce: port %d out of range", f->o.port);
-		goto fail;
-	}
+	face_tokens_init(&f->tokens, f->rng);
 	f->key = EVP_RSA_gen(2048);
 	if (!f->key) {
 		errbuf_set(err, "sim gce: cannot generate the service-account key");
@@ -1431,41 +1275,20 @@ struct gce_face *gce_face_new(struct sim_gce *gce, const struct gce_face_opts *o
 		 (unsigned long long)(face_rand(f) & 0xffffffffULL));
 	snprintf(f->client_id, sizeof(f->client_id), "1%018llu",
 		 (unsigned long long)(face_rand(f) % 1000000000000000000ULL));
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		errbuf_set(err, "sim gce: socket: %s", strerror(errno));
+	memset(&ho, 0, sizeof(ho));
+	ho.port = f->o.port;
+	ho.name = "sim gce";
+	ho.log = f->o.log;
+	/* the token URI names the port: known once listening, before any request */
+	f->http = face_http_start(&ho, on_request, f, err);
+	if (!f->http)
 		goto fail;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)f->o.port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 128) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &alen) < 0) {
-		errbuf_set(err, "sim gce: 127.0.0.1:%d: %s", f->o.port, strerror(errno));
-		goto fail;
-	}
-	f->port = ntohs(a.sin_port);
+	f->port = face_http_port(f->http);
 	snprintf(f->token_uri, sizeof(f->token_uri), "http://127.0.0.1:%d/token", f->port);
-	f->daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
-				     MHD_USE_ITC | MHD_USE_ERROR_LOG,
-				     0, NULL, NULL, on_request, f,
-				     MHD_OPTION_LISTEN_SOCKET, fd,
-				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, f,
-				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)300,
-				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, f,
-				     MHD_OPTION_END);
-	if (!f->daemon) {
-		errbuf_set(err, "sim gce: cannot start the HTTP daemon");
-		goto fail;
-	}
 	log_at(f->o.log, LOG_INFO, real_wall(), "sim gce: serving on http://127.0.0.1:%d (project %s)",
 	       f->port, f->conf->project);
 	return f;
 fail:
-	if (fd >= 0 && !f->daemon)
-		close(fd);
 	gce_face_free(f);
 	return NULL;
 }
@@ -1473,35 +1296,6 @@ fail:
 int gce_face_port(const struct gce_face *f)
 {
 	return f->port;
-}
-
-static FILE *open_private(const char *path, struct errbuf *err)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	FILE *out;
-
-	if (fd < 0) {
-		errbuf_set(err, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	fchmod(fd, 0600);
-	out = fdopen(fd, "w");
-	if (!out) {
-		errbuf_set(err, "%s: %s", path, strerror(errno));
-		close(fd);
-	}
-	return out;
-}
-
-static int close_file(FILE *out, const char *path, struct errbuf *err)
-{
-	int rc = 0;
-
-	if (ferror(out))
-		rc = errbuf_set(err, "%s: write failed", path);
-	if (fclose(out) != 0 && rc == 0)
-		rc = errbuf_set(err, "%s: %s", path, strerror(errno));
-	return rc;
 }
 
 int gce_face_write_key(const struct gce_face *f, const char *path, struct errbuf *err)
@@ -1548,7 +1342,7 @@ int gce_face_write_key(const struct gce_face *f, const char *path, struct errbuf
 	cJSON_Delete(o);
 	if (!text)
 		return errbuf_set(err, "out of memory");
-	out = open_private(path, err);
+	out = face_open_private(path, err);
 	if (!out) {
 		free(text);
 		return -1;
@@ -1557,51 +1351,38 @@ int gce_face_write_key(const struct gce_face *f, const char *path, struct errbuf
 	fputc('\n', out);
 	OPENSSL_cleanse(text, strlen(text));
 	free(text);
-	rc = close_file(out, path, err);
+	rc = face_close_file(out, path, err);
 	return rc;
-}
-
-static void env_line(FILE *out, const char *key, const char *value)
-{
-	fprintf(out, "%s='", key);
-	for (; *value; value++) {
-		if (*value == '\'')
-			fputs("'\\''", out);
-		else
-			fputc(*value, out);
-	}
-	fputs("'\n", out);
 }
 
 int gce_face_write_env(const struct gce_face *f, const char *path, const char *key_path,
 		       struct errbuf *err)
 {
-	FILE *out = open_private(path, err);
+	FILE *out = face_open_private(path, err);
 	char v[128];
 
 	if (!out)
 		return -1;
 	fprintf(out, "# Written by luascale sim: its GCE face on 127.0.0.1:%d.\n"
 		     "# Use: set -a; . THIS_FILE; set +a\n", f->port);
-	env_line(out, "GOOGLE_CLOUD_PROJECT", f->conf->project);
+	face_env_line(out, "GOOGLE_CLOUD_PROJECT", f->conf->project);
 	snprintf(v, sizeof(v), "http://127.0.0.1:%d/compute/v1/", f->port);
-	env_line(out, "LUASCALE_SIM_GCE_ENDPOINT", v);
-	env_line(out, "LUASCALE_SIM_GCE_TOKEN_URI", f->token_uri);
+	face_env_line(out, "LUASCALE_SIM_GCE_ENDPOINT", v);
+	face_env_line(out, "LUASCALE_SIM_GCE_TOKEN_URI", f->token_uri);
 	snprintf(v, sizeof(v), "127.0.0.1:%d", f->port);
-	env_line(out, "GCE_METADATA_HOST", v);
+	face_env_line(out, "GCE_METADATA_HOST", v);
 	if (key_path)
-		env_line(out, "GOOGLE_APPLICATION_CREDENTIALS", key_path);
-	return close_file(out, path, err);
+		face_env_line(out, "GOOGLE_APPLICATION_CREDENTIALS", key_path);
+	return face_close_file(out, path, err);
 }
 
 void gce_face_free(struct gce_face *f)
 {
 	if (!f)
 		return;
-	if (f->daemon)
-		MHD_stop_daemon(f->daemon);
+	face_http_stop(f->http);
 	EVP_PKEY_free(f->key);
-	OPENSSL_cleanse(f->tokens, sizeof(f->tokens));
+	face_tokens_destroy(&f->tokens);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
 }

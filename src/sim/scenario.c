@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "arena.h"
 #include "buf.h"
@@ -1434,6 +1435,168 @@ static int parse_gce(struct px *x, const struct ytree_node *m)
 	return 0;
 }
 
+/* One group's entry under azure.groups (m NULL: the defaults). */
+static int parse_azure_group(struct px *x, const struct ytree_node *m, struct sim_azure_conf *c,
+			     size_t gi)
+{
+	static const char *const keys[] = {"vmss", "computer_name_prefix", "vm_size", "zones",
+					   "tags", NULL};
+	struct sim_azure_group *g = &c->groups[gi];
+	struct kvlist tags = {NULL, 0};
+	size_t i;
+
+	if (m && (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+		  get_str(x, m, "vmss", false, &g->vmss) ||
+		  get_str(x, m, "computer_name_prefix", false, &g->computer_prefix) ||
+		  get_str(x, m, "vm_size", false, &g->vm_size) ||
+		  get_strlist(x, m, "zones", &g->zones, &g->n_zones) ||
+		  get_kv(x, m, "tags", false, &tags)))
+		return -1;
+	if (!g->vmss)
+		g->vmss = x->sc->groups[gi].name;
+	if (strlen(g->vmss) > 64 || strspn(g->vmss, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != strlen(g->vmss))
+		return fail(x, m, "vmss \"%s\": 1-64 of [A-Za-z0-9._-]", g->vmss);
+	if (!g->computer_prefix) {
+		char t[96];
+		char *d;
+		size_t k;
+
+		snprintf(t, sizeof(t), "%.50s", g->vmss);
+		for (k = 0; t[k]; k++)
+			if (t[k] >= 'A' && t[k] <= 'Z')
+				t[k] = (char)(t[k] - 'A' + 'a');
+			else if (t[k] == '_' || t[k] == '.')
+				t[k] = '-';
+		if (!(d = arena_strdup(x->a, t)))
+			return oom(x);
+		g->computer_prefix = d;
+	}
+	if (strlen(g->computer_prefix) > 50 ||
+	    strspn(g->computer_prefix, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(g->computer_prefix))
+		return fail(x, m, "computer_name_prefix \"%s\": at most 50 of [a-z0-9-]",
+			    g->computer_prefix);
+	if (!g->vm_size)
+		g->vm_size = "Standard_D4s_v3";
+	if (!sim_azure_find_vmsize(g->vm_size))
+		return fail(x, m, "unknown VM size \"%s\"", g->vm_size);
+	for (i = 0; i < g->n_zones; i++)
+		if (strcmp(g->zones[i], "1") != 0 && strcmp(g->zones[i], "2") != 0 &&
+		    strcmp(g->zones[i], "3") != 0)
+			return fail(x, m, "zone \"%s\": Azure's zones are \"1\", \"2\" and \"3\"",
+				    g->zones[i]);
+	g->tags = tags.n ? arena_calloc(x->a, tags.n, sizeof(*g->tags)) : NULL;
+	if (tags.n && !g->tags)
+		return oom(x);
+	for (i = 0; i < tags.n; i++) {
+		g->tags[i].key = tags.items[i].key;
+		g->tags[i].value = tags.items[i].value;
+	}
+	g->n_tags = tags.n;
+	return 0;
+}
+
+static int parse_azure(struct px *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = {"subscription_id", "resource_group", "location",
+					   "tenant_id", "client_id", "client_secret", "token_ttl",
+					   "operation_time", "retry_after", "throttle", "page_size",
+					   "groups", NULL};
+	struct sim_azure_conf *c = arena_calloc(x->a, 1, sizeof(*c));
+	const struct ytree_node *n, *gm;
+	int64_t ttl_ns = 3600 * CLOCK_NS_PER_S, retry_ns = CLOCK_NS_PER_S, page = 50;
+	const char *throttle = NULL;
+	size_t old, i;
+	int rc = 0;
+
+	if (!c)
+		return oom(x);
+	if (x->sc->aws || x->sc->gce)
+		return fail(x, m, "a scenario has one of aws:, gce: and azure:");
+	if (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	    get_str(x, m, "subscription_id", false, &c->subscription) ||
+	    get_str(x, m, "resource_group", false, &c->resource_group) ||
+	    get_str(x, m, "location", false, &c->location) ||
+	    get_str(x, m, "tenant_id", false, &c->tenant) ||
+	    get_str(x, m, "client_id", false, &c->client_id) ||
+	    get_str(x, m, "client_secret", false, &c->client_secret) ||
+	    get_duration(x, m, "token_ttl", &ttl_ns) ||
+	    get_duration(x, m, "operation_time", &c->operation_ns) ||
+	    get_duration(x, m, "retry_after", &retry_ns) ||
+	    get_str(x, m, "throttle", false, &throttle) ||
+	    get_int(x, m, "page_size", 1, 1000, &page))
+		return -1;
+	if (!c->subscription)
+		c->subscription = "00000000-0000-4000-8000-00000000a2e1";
+	if (!c->resource_group)
+		c->resource_group = "sim-rg";
+	if (!c->location)
+		c->location = "eastus";
+	if (!c->tenant)
+		c->tenant = "00000000-0000-4000-8000-0000000000a1";
+	if (!c->client_id)
+		c->client_id = "00000000-0000-4000-8000-0000000000c1";
+	if (!c->client_secret)
+		c->client_secret = "sim-client-secret";
+	if (!sim_azure_valid_guid(c->subscription) || !sim_azure_valid_guid(c->tenant) ||
+	    !sim_azure_valid_guid(c->client_id))
+		return fail(x, m, "subscription_id, tenant_id and client_id must be GUIDs");
+	if (!c->resource_group[0] || strlen(c->resource_group) > 90 ||
+	    strspn(c->resource_group, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.()") != strlen(c->resource_group))
+		return fail(x, m, "resource_group \"%s\": 1-90 of [A-Za-z0-9._()-]", c->resource_group);
+	if (!c->location[0] || strlen(c->location) > 20 ||
+	    strspn(c->location, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(c->location))
+		return fail(x, m, "location \"%s\": lowercase letters and digits (eastus)", c->location);
+	if (!c->client_secret[0] || strlen(c->client_secret) > 200)
+		return fail(x, m, "client_secret must be 1-200 characters");
+	if (ttl_ns < 60 * CLOCK_NS_PER_S)
+		return fail(x, m, "token_ttl must be at least 1m");
+	c->token_ttl_s = ttl_ns / CLOCK_NS_PER_S;
+	if (c->operation_ns < 0 || retry_ns < CLOCK_NS_PER_S)
+		return fail(x, m, "operation_time must not be negative, retry_after at least 1s");
+	c->retry_after_s = retry_ns / CLOCK_NS_PER_S;
+	if (!throttle || strcmp(throttle, "too_many_requests") == 0)
+		c->throttle = SIM_AZURE_TOO_MANY_REQUESTS;
+	else if (strcmp(throttle, "operation_not_allowed") == 0)
+		c->throttle = SIM_AZURE_NOT_ALLOWED;
+	else
+		return fail(x, m, "throttle: too_many_requests or operation_not_allowed");
+	c->page_size = (int)page;
+	c->n_groups = x->sc->n_groups;
+	c->groups = c->n_groups ? arena_calloc(x->a, c->n_groups, sizeof(*c->groups)) : NULL;
+	if (c->n_groups && !c->groups)
+		return oom(x);
+	n = field(x, m, "groups", &old);
+	if (n && expect(x, n, YTREE_MAP) == 0) {
+		for (gm = n->first; gm; gm = gm->next) {
+			if (find_group(x->sc, gm->key->text) < 0) {
+				size_t o2 = ytree_path_push_key(&x->path, gm->key->text);
+
+				rc = fail(x, gm->key, "no node group \"%s\"", gm->key->text);
+				ytree_path_pop(&x->path, o2);
+				break;
+			}
+		}
+	} else if (n) {
+		rc = -1;
+	}
+	for (i = 0; !rc && i < c->n_groups; i++) {
+		const struct ytree_node *g = n ? ytree_map_find(n, x->sc->groups[i].name) : NULL;
+		size_t o2 = ytree_path_push_key(&x->path, x->sc->groups[i].name);
+
+		rc = parse_azure_group(x, g && !ytree_is_null(g) ? g : NULL, c, i);
+		for (size_t j = 0; !rc && j < i; j++)
+			if (strcasecmp(c->groups[j].vmss, c->groups[i].vmss) == 0)
+				rc = fail(x, g ? g : n, "node groups %s and %s name one scale set \"%s\"",
+					  x->sc->groups[j].name, x->sc->groups[i].name, c->groups[i].vmss);
+		ytree_path_pop(&x->path, o2);
+	}
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	x->sc->azure = c;
+	return 0;
+}
+
 /* The luascale config a scenario names, read offline and without the environment. */
 static int load_config(struct px *x, const struct ytree_node *n, const char *rel)
 {
@@ -1480,12 +1643,12 @@ static int parse_root(struct px *x, const struct ytree_node *root)
 		{"safety", parse_safety},       {"initial_nodes", parse_initial},
 		{"workloads", parse_workloads}, {"pdbs", parse_pdbs},
 		{"faults", parse_faults},       {"aws", parse_aws},
-		{"gce", parse_gce},
+		{"gce", parse_gce},             {"azure", parse_azure},
 	};
 	static const char *const keys[] = {"title", "description", "seed", "start", "duration",
 					   "config", "node_groups", "protected_pods", "safety",
 					   "cloud", "cluster", "initial_nodes", "workloads", "pdbs",
-					   "faults", "aws", "gce", NULL};
+					   "faults", "aws", "gce", "azure", NULL};
 	struct sim_scenario *sc = x->sc;
 	const struct ytree_node *n;
 	const char *start = NULL, *cfg = NULL, *prot = NULL;
@@ -1739,6 +1902,10 @@ struct sim_world *sim_world_new(const struct sim_scenario *sc, struct executor *
 		w->gce = sim_gce_new(w->cloud, sc->gce, co.seed, err);
 		if (!w->gce)
 			goto fail;
+	} else if (sc->azure) {
+		w->azure = sim_azure_new(w->cloud, sc->azure, co.seed, err);
+		if (!w->azure)
+			goto fail;
 	}
 	w->t0 = sim_cloud_now(w->cloud);
 	w->cluster = sim_cluster_new(w->cloud, &sc->cluster, err);
@@ -1777,6 +1944,8 @@ struct sim_world *sim_world_new(const struct sim_scenario *sc, struct executor *
 		sim_aws_start(w->aws);
 	if (w->gce)
 		sim_gce_start(w->gce);
+	if (w->azure)
+		sim_azure_start(w->azure);
 	for (i = 0; i < sc->n_workloads; i++) {
 		const struct sim_workload *wl = &sc->workloads[i];
 		struct arrivals *a;
@@ -1811,6 +1980,7 @@ void sim_world_free(struct sim_world *w)
 	sim_cloud_free(w->cloud);
 	sim_aws_free(w->aws);
 	sim_gce_free(w->gce);
+	sim_azure_free(w->azure);
 	free(w->spec_handles);
 	free(w);
 }

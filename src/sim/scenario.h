@@ -16,6 +16,7 @@
 #include "runtime/executor.h"
 #include "sim/cloud.h"
 #include "sim/cloud_aws.h"
+#include "sim/cloud_azure.h"
 #include "sim/cloud_gce.h"
 #include "sim/cluster.h"
 
@@ -64,6 +65,7 @@ struct sim_scenario {
 	size_t n_faults;
 	const struct sim_aws_conf *aws; /* the `aws:` section, or NULL (the plain simulator) */
 	const struct sim_gce_conf *gce; /* the `gce:` section, or NULL (not with aws:) */
+	const struct sim_azure_conf *azure; /* the `azure:` section, or NULL (alone too) */
 };
 
 /*
@@ -96,6 +98,7 @@ struct sim_world {
 	struct sim_cluster *cluster;
 	struct sim_aws *aws;           /* the AWS flavour, when the scenario has `aws:` */
 	struct sim_gce *gce;           /* the GCE flavour, when the scenario has `gce:` */
+	struct sim_azure *azure;       /* the Azure flavour, when the scenario has `azure:` */
 	struct sim_life *life;
 	uint64_t rng;
 	int64_t t0;

@@ -668,7 +668,7 @@ static void test_error_groups(void **state)
 		     "1000000)");
 	expect_error(HEAD GROUP_W "    colour: red\n",
 		     "config.yaml:11:5: node_groups[0]: unknown key \"colour\" (known keys: name, "
-		     "min, max, price_per_hour, selector, target, template, aws, gce)");
+		     "min, max, price_per_hour, selector, target, template, aws, gce, azure)");
 	expect_error(HEAD GROUP_W "    min: 2\nsafety: {max_nodes_total: 1}\n",
 		     "config.yaml:12:27: safety.max_nodes_total: the node groups' minimums add up "
 		     "to 2, more than max_nodes_total (1)");
@@ -1347,7 +1347,7 @@ static void test_provider_aws(void **state)
 	expect_error(HEAD "provider: {kind: sim, aws: {region: us-east-1}}\n",
 		     "config.yaml:6:28: provider.aws: provider.aws is set, but provider.kind is \"sim\": set kind: aws, or remove the section");
 	expect_error(HEAD "provider: {kind: aww}\n",
-		     "config.yaml:6:18: provider.kind: provider.kind \"aww\" is not a provider of this build (known: sim, aws, gce); did you mean \"aws\"?");
+		     "config.yaml:6:18: provider.kind: provider.kind \"aww\" is not a provider of this build (known: sim, aws, gce, azure); did you mean \"aws\"?");
 	expect_error(HEAD "provider: {kind: aws, aws: {auto_discovery: true}}\n",
 		     "config.yaml:6:45: provider.aws.auto_discovery: auto_discovery needs provider.aws.cluster_name: the ASGs tagged k8s.io/cluster-autoscaler/<cluster_name> are found");
 	expect_error(HEAD "provider: {kind: aws, aws: {region: US-East-1}}\n",
@@ -1439,6 +1439,105 @@ static void test_provider_gce(void **state)
 		     "config.yaml:6:51: provider.gce.endpoints.metadata: \"http://x\" is not a host[:port] (no scheme, no path)");
 }
 
+/* provider.azure and a group's azure: section: scale sets by name (the
+ * group's by default) or by tags, min and max from the cloud when unwritten,
+ * ids checked, the section only with kind azure. */
+static void test_provider_azure(void **state)
+{
+	static const char *const env[] = { "LUASCALE_PROVIDER_AZURE_RESOURCE_GROUP=rg-env",
+					   "LUASCALE_PROVIDER_AZURE_AUTH=managed_identity",
+					   "LUASCALE_SIM_AZURE_ARM_ENDPOINT=http://127.0.0.1:9/", NULL };
+	static const char *const bad_env[] = { "LUASCALE_PROVIDER_AZURE_SUBSCRIPTON_ID=x", NULL };
+	struct config *c;
+	struct errbuf err;
+
+	(void)state;
+	c = parse(HEAD
+		  "node_groups:\n"
+		  "  - name: workers\n"
+		  "  - name: gpu\n"
+		  "    max: 4\n"
+		  "    azure: {vmss: aks-gpu-12345678-vmss, resource_group: MC_rg_aks_westeurope}\n"
+		  "provider:\n"
+		  "  kind: azure\n"
+		  "  azure:\n"
+		  "    cloud: usgov\n"
+		  "    subscription_id: 0a1b2c3d-0000-4000-8000-00000000abcd\n"
+		  "    resource_group: rg-main\n"
+		  "    tenant_id: contoso.onmicrosoft.com\n"
+		  "    auth: workload_identity\n"
+		  "    federated_token_file: /var/run/secrets/azure/tokens/azure-identity-token\n"
+		  "    endpoints: {resource_manager: \"http://127.0.0.1:9/\", imds: \"http://127.0.0.1:8\"}\n"
+		  "    discovery:\n"
+		  "      - tags: {k8s.io_cluster-autoscaler_enabled: \"true\", k8s.io_cluster-autoscaler_prod: \"\"}\n"
+		  "        max: 20\n",
+		  &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->azure.cloud, "usgov");
+	assert_string_equal(c->azure.subscription_id, "0a1b2c3d-0000-4000-8000-00000000abcd");
+	assert_string_equal(c->azure.resource_group, "rg-main");
+	assert_string_equal(c->azure.tenant_id, "contoso.onmicrosoft.com");
+	assert_string_equal(c->azure.auth, "workload_identity");
+	assert_string_equal(c->azure.federated_token_file, "/var/run/secrets/azure/tokens/azure-identity-token");
+	assert_string_equal(c->azure.endpoint_resource_manager, "http://127.0.0.1:9/");
+	assert_string_equal(c->azure.endpoint_imds, "http://127.0.0.1:8");
+	assert_null(c->azure.endpoint_authority);
+	assert_int_equal(c->azure.n_discovery, 1);
+	assert_int_equal(c->azure.discovery[0].n_tags, 2);
+	assert_string_equal(c->azure.discovery[0].tags[0].key, "k8s.io_cluster-autoscaler_enabled");
+	assert_string_equal(c->azure.discovery[0].tags[0].value, "true");
+	assert_string_equal(c->azure.discovery[0].tags[1].value, "");
+	assert_int_equal(c->azure.discovery[0].min, -1);
+	assert_int_equal(c->azure.discovery[0].max, 20);
+	/* no azure: section: the group's name, the provider's resource group */
+	assert_false(c->group_extra[0].azure_set);
+	assert_string_equal(c->group_extra[0].azure.vmss, "workers");
+	assert_null(c->group_extra[0].azure.resource_group);
+	assert_false(c->group_extra[0].max_set); /* the scale set's max tag rules */
+	assert_true(c->group_extra[1].azure_set);
+	assert_string_equal(c->group_extra[1].azure.vmss, "aks-gpu-12345678-vmss");
+	assert_string_equal(c->group_extra[1].azure.resource_group, "MC_rg_aks_westeurope");
+	config_free(c);
+
+	/* the environment overrides; the simulator's ARM root is not a setting but is allowed */
+	c = parse_envp(HEAD "provider: {kind: azure, azure: {resource_group: rg-file}}\n", env, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c->azure.resource_group, "rg-env");
+	assert_string_equal(c->azure.auth, "managed_identity");
+	config_free(c);
+	expect_env_error(HEAD "provider: {kind: azure}\n", bad_env,
+			 "LUASCALE_PROVIDER_AZURE_SUBSCRIPTON_ID: unknown variable (did you mean LUASCALE_PROVIDER_AZURE_SUBSCRIPTION_ID?); luascale refuses LUASCALE_* variables it does not know, so that a typo cannot leave a setting at its default");
+
+	expect_error(HEAD "provider: {kind: azure, azure: {subscription_id: not-a-guid}}\n",
+		     "config.yaml:6:50: provider.azure.subscription_id: \"not-a-guid\" is not a GUID (like \"00000000-0000-0000-0000-000000000000\")");
+	expect_error(HEAD "provider: {kind: azure, azure: {cloud: mars}}\n",
+		     "config.yaml:6:40: provider.azure.cloud: \"mars\" is not an Azure cloud: public, china or usgov");
+	expect_error(HEAD "provider: {kind: azure, azure: {auth: password}}\n",
+		     "config.yaml:6:39: provider.azure.auth: \"password\" is not an Azure credential: auto, client_secret, workload_identity or managed_identity");
+	expect_error(HEAD "provider: {kind: azure, azure: {endpoints: {authority: \"ftp://x\"}}}\n",
+		     "config.yaml:6:56: provider.azure.endpoints.authority: \"ftp://x\" is not an endpoint URL: http:// or https://, a host, no user, query or fragment");
+	expect_error(HEAD "provider: {kind: azure, azure: {discovery: [{max: 3}]}}\n",
+		     "config.yaml:6:45: provider.azure.discovery[0]: tags is required: the scale sets that carry every one of them are managed");
+	expect_error(HEAD "provider: {kind: azure, azure: {discovery: [{tags: {}}]}}\n",
+		     "config.yaml:6:52: provider.azure.discovery[0].tags: at least one tag is needed: an empty list would claim every scale set");
+	expect_error(HEAD "provider: {kind: azure, azure: {discovery: [{tags: {\"a/b\": x}}]}}\n",
+		     "config.yaml:6:53: provider.azure.discovery[0].tags[\"a/b\"]: invalid tag name \"a/b\": up to 512 printable characters, none of <>%&\\?/");
+	expect_error(HEAD "provider: {kind: azure, azure: {discovery: [{tags: {a: b}, min: 5, max: 2}]}}\n",
+		     "config.yaml:6:45: provider.azure.discovery[0]: max (2) is less than min (5)");
+	expect_error(HEAD "provider: {kind: gce, azure: {resource_group: rg}}\n",
+		     "config.yaml:6:30: provider.azure: provider.azure is set, but provider.kind is \"gce\": set kind: azure, or remove the section");
+	expect_error(HEAD "node_groups:\n  - name: w\n    max: 3\n    azure: {vmss: w}\n    template:\n      allocatable: {cpu: 4, memory: 16Gi}\n",
+		     "config.yaml:9:12: node_groups[0].azure: an azure: section needs provider.kind: azure");
+	expect_error(HEAD "node_groups:\n  - name: w\n    azure: {vmss: \"-bad\"}\nprovider: {kind: azure}\n",
+		     "config.yaml:8:19: node_groups[0].azure.vmss: \"-bad\" is not a scale set name (letters, digits, '-', '_' and '.', up to 64, starting with a letter or digit)");
+	expect_error(HEAD "node_groups:\n  - name: w\n    azure: {resource_group: \"rg.\"}\nprovider: {kind: azure}\n",
+		     "config.yaml:8:29: node_groups[0].azure.resource_group: \"rg.\" is not a resource group name (letters, digits, '-', '_', '.', '(' and ')', up to 90, not ending in '.')");
+	expect_error(HEAD "node_groups:\n  - name: a\n    azure: {vmss: Pool1}\n  - name: b\n    azure: {vmss: pool1}\nprovider: {kind: azure}\n",
+		     "config.yaml:10:12: node_groups[1].azure: node groups \"a\" and \"b\" are the same scale set \"pool1\"");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1469,6 +1568,7 @@ int main(void)
 		cmocka_unit_test(test_provider_aws),
 		cmocka_unit_test(test_example_aws),
 		cmocka_unit_test(test_provider_gce),
+		cmocka_unit_test(test_provider_azure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

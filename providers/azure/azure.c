@@ -1,0 +1,1188 @@
+/*
+ * providers/azure: virtual machine scale sets over Azure Resource Manager —
+ * one ARM call (retries, throttling windows, the bearer token), listing
+ * (VMSS get + the VM list with its instance view, every nextLink),
+ * discovery by tags, templates from the VM size table and the
+ * node-template tags, deleting instances, providerID mapping and the
+ * provider's life. Launches are azure_launch.c's; auth azureauth's, HTTP
+ * cloudhttp's, parsing azure_arm's.
+ */
+#include "providers/azure/azure.h"
+#include "providers/azure/azure_internal.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "k8sname.h"
+#include "model.h"
+#include "providers/azure/azure_arm.h"
+#include "providers/azure/azure_sizes.h"
+#include "providers/cloudhttp/cloudhttp.h"
+
+#define SHORT_THROTTLE_MS 20000     /* waited inside one call; longer ones pause the provider */
+#define MAX_PAGES 10000
+#define MAX_CAPACITY 1000000
+#define MIB (1024ll * 1024)
+
+struct cloud_defaults {
+	const char *name, *alias, *arm, *authority, *resource;
+};
+
+static const struct cloud_defaults clouds[] = {
+	{ "public", "AzurePublicCloud", "https://management.azure.com/",
+	  "https://login.microsoftonline.com/", "https://management.azure.com/" },
+	{ "china", "AzureChinaCloud", "https://management.chinacloudapi.cn/",
+	  "https://login.chinacloudapi.cn/", "https://management.chinacloudapi.cn/" },
+	{ "usgov", "AzureUSGovernmentCloud", "https://management.usgovcloudapi.net/",
+	  "https://login.microsoftonline.us/", "https://management.usgovcloudapi.net/" },
+};
+
+void azure_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
+{
+	va_list ap;
+
+	st->code = code;
+	va_start(ap, fmt);
+	vsnprintf(st->message, sizeof(st->message), fmt, ap);
+	va_end(ap);
+}
+
+static void count(struct az_prov *ap, const char *what)
+{
+	size_t i;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < sizeof(ap->counts) / sizeof(ap->counts[0]); i++) {
+		if (!ap->counts[i].what[0])
+			snprintf(ap->counts[i].what, sizeof(ap->counts[i].what), "%s", what);
+		if (!strcmp(ap->counts[i].what, what)) {
+			ap->counts[i].n++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ap->mu);
+}
+
+/* The lock that orders the capacity writes of one group. */
+pthread_mutex_t *azure_write_lock(struct az_prov *ap, const char *group)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *group; group++)
+		h = (h ^ (unsigned char)*group) * 16777619u;
+	return &ap->write_locks[h % AZURE_N_WRITE_LOCKS];
+}
+
+/* Claims a new VM for the launch that saw it first: true when no launch had. */
+bool azure_claim(struct az_prov *ap, const char *group, const char *id)
+{
+	size_t i;
+	bool ok = true;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_claimed && ok; i++)
+		if (!strcmp(ap->claimed[i].id, id) && !strcmp(ap->claimed[i].group, group))
+			ok = false;
+	if (ok && ap->claimed) {
+		size_t at = ap->n_claimed < AZURE_N_CLAIMED ? ap->n_claimed++ : ap->claimed_head++ % AZURE_N_CLAIMED;
+
+		snprintf(ap->claimed[at].group, sizeof(ap->claimed[at].group), "%s", group);
+		snprintf(ap->claimed[at].id, sizeof(ap->claimed[at].id), "%s", id);
+	}
+	pthread_mutex_unlock(&ap->mu);
+	return ok;
+}
+
+uint64_t azure_provider_calls(const struct provider *p, const char *what)
+{
+	struct az_prov *ap = AP(p);
+	uint64_t n = 0;
+	size_t i;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < sizeof(ap->counts) / sizeof(ap->counts[0]); i++)
+		if (!strcmp(ap->counts[i].what, what))
+			n = ap->counts[i].n;
+	pthread_mutex_unlock(&ap->mu);
+	return n;
+}
+
+int64_t azure_provider_throttled_until(const struct provider *p, bool writes)
+{
+	struct az_prov *ap = AP(p);
+	int64_t t;
+
+	pthread_mutex_lock(&ap->mu);
+	t = ap->window_end[writes];
+	pthread_mutex_unlock(&ap->mu);
+	return t;
+}
+
+const char *azure_jstr(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* ---- waiting ---- */
+
+int azure_wait_until(struct az_prov *ap, int64_t end)
+{
+	while (clock_now(ap->clock) < end) {
+		int64_t step = end - clock_now(ap->clock);
+
+		if (ap->cancel && atomic_load(ap->cancel))
+			return -1;
+		if (step > 200 * CLOCK_NS_PER_MS)
+			step = 200 * CLOCK_NS_PER_MS;
+		if (ap->clock->ops->sleep_until(ap->clock, clock_now(ap->clock) + step) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- one call ---- */
+
+void azure_resp_free(struct arm_resp *r)
+{
+	cJSON_Delete(r->json);
+	memset(r, 0, sizeof(*r));
+}
+
+struct call {
+	struct az_prov *ap;
+	struct ratelimit *bucket;
+	bool no_token;          /* the caller took the bucket's token already */
+	bool writes;
+	bool auth_retry;
+	bool windowed;          /* a long throttling window was set: no retry */
+	struct provider_status *st;
+	char what[80];
+	char refused[200];      /* why prepare stopped the call */
+};
+
+/* Sets the throttling window of reads or writes to end at 'end' (ns), or later. */
+static void set_window(struct az_prov *ap, bool writes, int64_t end)
+{
+	pthread_mutex_lock(&ap->mu);
+	if (end > ap->window_end[writes])
+		ap->window_end[writes] = end;
+	pthread_mutex_unlock(&ap->mu);
+}
+
+static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,
+		   struct errbuf *err)
+{
+	struct call *c = ctx;
+	struct az_prov *ap = c->ap;
+	int64_t now = clock_now(ap->clock), until;
+
+	pthread_mutex_lock(&ap->mu);
+	until = ap->window_end[c->writes];
+	pthread_mutex_unlock(&ap->mu);
+	if (now < until) {
+		/* ARM's penalty window: a call now would only lengthen it */
+		c->st->code = PROVIDER_THROTTLED;
+		errbuf_set(err, "ARM throttles this subscription's %s for %lld s more",
+			   c->writes ? "writes" : "reads",
+			   (long long)((until - now + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S));
+	} else if (c->bucket && !c->no_token && ratelimit_acquire(c->bucket, now + AZURE_TOKEN_WAIT_NS) < 0) {
+		c->st->code = PROVIDER_THROTTLED;
+		errbuf_set(err, "no token of the provider's rate limit within 60s");
+	} else if (azure_auth_prepare(ap->auth, req, extra, err) < 0) {
+		c->st->code = PROVIDER_AUTH;
+		errbuf_prefix(err, "no access token");
+	} else {
+		return 0;
+	}
+	snprintf(c->refused, sizeof(c->refused), "%.199s", err->msg);
+	return -1;
+}
+
+static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_response *r)
+{
+	struct call *c = ctx;
+	struct az_prov *ap = c->ap;
+	struct azure_error e;
+
+	if (r->status >= 200 && r->status < 300) {
+		if (c->bucket)
+			ratelimit_succeeded(c->bucket);
+		return CLOUDHTTP_DONE;
+	}
+	azure_error_parse(r->body, r->body_len, r->status, &e);
+	if (azure_error_throttled(&e)) {
+		int64_t now = clock_now(ap->clock), wall = clock_wall(ap->clock), end = 0;
+
+		if (c->bucket)
+			ratelimit_throttled(c->bucket);
+		if (r->retry_after_ms >= 0)
+			end = now + r->retry_after_ms * CLOCK_NS_PER_MS;
+		if (e.window_end_s > wall && now + (e.window_end_s - wall) * CLOCK_NS_PER_S > end)
+			end = now + (e.window_end_s - wall) * CLOCK_NS_PER_S;
+		if (end > now + SHORT_THROTTLE_MS * CLOCK_NS_PER_MS) {
+			set_window(ap, c->writes, end);
+			c->windowed = true;
+			log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+			       "azure: %s throttled (HTTP %ld %s%s%s); no %s for %lld s, until the window ends",
+			       c->what, r->status, e.code[0] ? e.code : "TooManyRequests",
+			       e.detail_code[0] ? "/" : "", e.detail_code, c->writes ? "writes" : "reads",
+			       (long long)((end - now) / CLOCK_NS_PER_S));
+			return CLOUDHTTP_DONE;
+		}
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "azure: %s throttled (HTTP %ld%s%s); retrying, calls now at %.3g a second", c->what,
+		       r->status, e.code[0] ? " " : "", e.code, c->bucket ? ratelimit_rate(c->bucket) : 0.0);
+		return CLOUDHTTP_RETRY_THROTTLED;
+	}
+	if (r->status == 401 && !c->auth_retry) {
+		c->auth_retry = true;
+		azure_auth_invalidate(ap->auth);
+		return CLOUDHTTP_RETRY;
+	}
+	return r->status >= 500 ? CLOUDHTTP_RETRY : CLOUDHTTP_DONE;
+}
+
+/*
+ * The URL of 'path' ("subscriptions/..." relative to the ARM root, or an
+ * absolute URL from an answer: nextLink, Azure-AsyncOperation, Location).
+ * An absolute URL is rebased onto the configured root, so the token never
+ * goes to a host the config did not name. -1 when it names no ARM path.
+ */
+static int arm_url(const struct az_prov *ap, const char *path, char *out, size_t len)
+{
+	size_t bl = strlen(ap->arm);
+	const char *p;
+
+	if (strncmp(path, "http://", 7) && strncmp(path, "https://", 8)) {
+		snprintf(out, len, "%s/%s", ap->arm, path[0] == '/' ? path + 1 : path);
+		return 0;
+	}
+	if (!strncmp(path, ap->arm, bl) && path[bl] == '/') {
+		snprintf(out, len, "%s", path);
+		return 0;
+	}
+	p = strstr(path + 8, "/subscriptions/");
+	if (!p)
+		p = strstr(path + 8, "/providers/");
+	if (!p)
+		return -1;
+	snprintf(out, len, "%s%s", ap->arm, p);
+	return 0;
+}
+
+/* Appends "api-version" to a URL that lacks it. */
+static void with_api_version(char *url, size_t len)
+{
+	size_t n = strlen(url);
+
+	if (strstr(url, "api-version="))
+		return;
+	snprintf(url + n, len - n, "%sapi-version=%s", strchr(url, '?') ? "&" : "?",
+		 AZURE_COMPUTE_API_VERSION);
+}
+
+/*
+ * 'method' 'path' with 'body' (NULL: none) and If-Match 'if_match' (NULL:
+ * none). 0 with a 2xx answer in *r, or -1 with 'st' (and *r holding the
+ * refused answer's status and error, for 412 and the like).
+ */
+int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *what, const char *method,
+		   const char *path, const cJSON *body, const char *if_match, struct arm_resp *r,
+		   struct provider_status *st)
+{
+	struct az_prov *ap = AP(p);
+	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
+	struct cloudhttp_response resp;
+	struct cloudhttp_request req;
+	struct errbuf err;
+	struct call c;
+	char url[2048], shown[512];
+	const char *h;
+	char *text = NULL;
+	int rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->retry_after_ms = -1;
+	memset(st, 0, sizeof(*st));
+	memset(&resp, 0, sizeof(resp));
+	memset(&c, 0, sizeof(c));
+	c.ap = ap;
+	c.bucket = writes ? p->mutating : p->reads;
+	c.writes = writes;
+	c.no_token = no_token;
+	c.st = st;
+	count(ap, what);
+	if (ap->cancel && atomic_load(ap->cancel)) {
+		azure_status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", what);
+		return -1;
+	}
+	if (arm_url(ap, path, url, sizeof(url)) < 0) {
+		azure_status(st, PROVIDER_INVALID, "%s: the cloud named a URL outside ARM, not followed", what);
+		return -1;
+	}
+	with_api_version(url, sizeof(url));
+	cloudhttp_redact_url(url + strlen(ap->arm), shown, sizeof(shown));
+	shown[strcspn(shown, "?")] = '\0';
+	{
+		/* the resource and its name: ".../virtualMachineScaleSets/pool1/virtualMachines" */
+		const char *tail = shown + strlen(shown);
+		int slashes = 0;
+
+		while (tail > shown && (tail[-1] != '/' || ++slashes < 3))
+			tail--;
+		snprintf(c.what, sizeof(c.what), "%s %.70s", method, tail);
+	}
+	if (body && !(text = cJSON_PrintUnformatted(body))) {
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	if (cloudhttp_headers_add(&hs, "Accept", "application/json") < 0 ||
+	    (text && cloudhttp_headers_add(&hs, "Content-Type", "application/json") < 0) ||
+	    (if_match && cloudhttp_headers_add(&hs, "If-Match", if_match) < 0)) {
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
+		goto out;
+	}
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.url = url;
+	req.headers = &hs;
+	req.body = text;
+	req.body_len = text ? strlen(text) : 0;
+	req.prepare = prepare;
+	req.classify = classify;
+	req.ctx = &c;
+	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
+		if (c.refused[0])
+			azure_status(st, st->code, "%s: %s", c.what, c.refused);
+		else
+			azure_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
+		goto out;
+	}
+	r->status = resp.status;
+	r->retry_after_ms = resp.retry_after_ms;
+	if ((h = cloudhttp_headers_get(&resp.headers, "ETag")))
+		snprintf(r->etag, sizeof(r->etag), "%s", h);
+	if ((h = cloudhttp_headers_get(&resp.headers, "Azure-AsyncOperation")))
+		snprintf(r->async, sizeof(r->async), "%s", h);
+	if ((h = cloudhttp_headers_get(&resp.headers, "Location")))
+		snprintf(r->location, sizeof(r->location), "%s", h);
+	if (resp.status >= 200 && resp.status < 300) {
+		if (resp.body_len) {
+			r->json = cJSON_ParseWithLength(resp.body, resp.body_len);
+			if (!r->json) {
+				azure_status(st, PROVIDER_TRANSIENT, "%s: HTTP %ld with malformed JSON", c.what, resp.status);
+				goto out;
+			}
+		}
+		if (!r->etag[0] && r->json)
+			snprintf(r->etag, sizeof(r->etag), "%s", azure_jstr(r->json, "etag"));
+		rc = 0;
+		goto out;
+	}
+	azure_error_parse(resp.body, resp.body_len, resp.status, &r->err);
+	if (resp.throttled && !c.windowed)
+		/* retries ran out on throttling: pause for what ARM asked (5 s when it did not say) */
+		set_window(ap, writes, clock_now(ap->clock) +
+			   (resp.retry_after_ms > 0 ? resp.retry_after_ms : 5000) * CLOCK_NS_PER_MS);
+	azure_status(st, resp.throttled || c.windowed ? PROVIDER_THROTTLED : azure_error_class(&r->err),
+		     "%s: HTTP %ld%s%s: %s", c.what, resp.status, r->err.code[0] ? " " : "", r->err.code,
+		     r->err.message[0] ? r->err.message : "no message");
+out:
+	cloudhttp_response_free(&resp);
+	cloudhttp_headers_free(&hs);
+	if (text)
+		cJSON_free(text);
+	return rc;
+}
+
+int azure_call(struct provider *p, bool writes, const char *what, const char *method, const char *path,
+		const cJSON *body, const char *if_match, struct arm_resp *r, struct provider_status *st)
+{
+	return azure_call_ex(p, writes, false, what, method, path, body, if_match, r, st);
+}
+
+/* ---- groups ---- */
+
+int azure_group_get(struct az_prov *ap, const char *name, struct az_group *out)
+{
+	size_t i;
+	int rc = -1;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_groups; i++)
+		if (!strcmp(ap->groups[i].name, name)) {
+			*out = ap->groups[i];
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&ap->mu);
+	return rc;
+}
+
+void azure_vmss_path(const struct az_prov *ap, const struct az_group *g, const char *tail, char *out,
+		      size_t len)
+{
+	snprintf(out, len, "subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/"
+		 "virtualMachineScaleSets/%s%s", ap->sub, g->rg, g->vmss, tail);
+}
+
+/* sku.capacity of a scale set: 0 with it in *out, -1 when absent or not a count. */
+int azure_capacity_of(const cJSON *vmss, int *out)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(vmss, "sku"),
+							  "capacity");
+
+	if (!cJSON_IsNumber(c) || c->valuedouble < 0 || c->valuedouble > MAX_CAPACITY ||
+	    c->valuedouble != (double)(int)c->valuedouble)
+		return -1;
+	*out = (int)c->valuedouble;
+	return 0;
+}
+
+/* Every VM of a scale set (all pages), as a JSON array in *items. */
+int azure_list_vms(struct provider *p, const struct az_group *g, cJSON **items, struct provider_status *st)
+{
+	struct az_prov *ap = AP(p);
+	char path[2048];
+	cJSON *all = cJSON_CreateArray();
+	int pages = 0;
+
+	*items = NULL;
+	if (!all) {
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	azure_vmss_path(ap, g, "/virtualMachines?$expand=instanceView", path, sizeof(path));
+	for (;;) {
+		struct arm_resp r;
+		cJSON *list, *it;
+
+		if (azure_call(p, false, "vms.list", "GET", path, NULL, NULL, &r, st) < 0) {
+			azure_resp_free(&r);
+			cJSON_Delete(all);
+			return -1;
+		}
+		list = cJSON_DetachItemFromObjectCaseSensitive(r.json, "value");
+		while (list && (it = cJSON_DetachItemFromArray(list, 0)))
+			cJSON_AddItemToArray(all, it);
+		cJSON_Delete(list);
+		snprintf(path, sizeof(path), "%s", azure_jstr(r.json, "nextLink"));
+		azure_resp_free(&r);
+		if (!path[0])
+			break;
+		if (++pages > MAX_PAGES) {
+			cJSON_Delete(all);
+			azure_status(st, PROVIDER_TRANSIENT, "scale set %s: the VM list's nextLink does not end", g->vmss);
+			return -1;
+		}
+	}
+	*items = all;
+	return 0;
+}
+
+/* The memory AKS keeps from pods: 25% of the first 4 GiB, 20% of the next
+ * 4, 10% of the next 8, 6% of the next 112, 2% above, and 750Mi for eviction. */
+static int64_t reserved_memory(int64_t mem)
+{
+	static const struct { int64_t upto; int pct; } tiers[] = {
+		{4ll << 30, 25}, {8ll << 30, 20}, {16ll << 30, 10}, {128ll << 30, 6}, {INT64_MAX, 2},
+	};
+	int64_t r = 0, prev = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(tiers) / sizeof(tiers[0]) && mem > prev; i++) {
+		int64_t part = (mem < tiers[i].upto ? mem : tiers[i].upto) - prev;
+
+		r += part / 100 * tiers[i].pct;
+		prev = tiers[i].upto;
+	}
+	return r + 750 * MIB;
+}
+
+/* Warns once per size the table lacks. */
+static void warn_size(struct az_prov *ap, const struct az_group *g, const char *sku)
+{
+	size_t i;
+	bool seen = false;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < sizeof(ap->warned) / sizeof(ap->warned[0]); i++) {
+		if (!strcasecmp(ap->warned[i], sku)) {
+			seen = true;
+			break;
+		}
+		if (!ap->warned[i][0]) {
+			snprintf(ap->warned[i], sizeof(ap->warned[i]), "%s", sku);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ap->mu);
+	if (!seen)
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "azure: group %s: VM size %.60s is not in the provider's table: write a template for "
+		       "the group, or tag the scale set with k8s.io_cluster-autoscaler_node-template_resources_cpu "
+		       "and _memory", g->name, sku);
+}
+
+/* The new-node template of a scale set: its VM size's resources, its
+ * region, zone, OS and pool, then the node-template tags. */
+static void describe_template(struct az_prov *ap, const struct az_group *g, const cJSON *vmss,
+			      struct provider_template *t)
+{
+	const cJSON *sku = cJSON_GetObjectItemCaseSensitive(vmss, "sku");
+	const cJSON *tags = cJSON_GetObjectItemCaseSensitive(vmss, "tags");
+	const cJSON *zones = cJSON_GetObjectItemCaseSensitive(vmss, "zones");
+	const cJSON *os = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(vmss, "properties"), "virtualMachineProfile"),
+			"osProfile"), "windowsConfiguration");
+	const char *name = azure_jstr(sku, "name"), *loc = azure_jstr(vmss, "location"), *pool;
+	const struct azure_vm_size *sz = azure_vm_size_find(name);
+	char bad[128], zone[96];
+	int n_bad;
+
+	if (sz) {
+		int64_t mem = sz->memory_mib * MIB, res = reserved_memory(mem);
+
+		snprintf(t->instance_type, sizeof(t->instance_type), "%s", sz->name);
+		t->cpu_m = (int64_t)sz->vcpus * 1000 - provider_reserved_cpu_m(sz->vcpus);
+		t->memory = mem > res ? mem - res : 0;
+		t->pods = 110;
+		t->gpus = sz->gpus;
+	} else if (name[0]) {
+		warn_size(ap, g, name);
+	}
+	if (name[0])
+		provider_template_label(t, "node.kubernetes.io/instance-type", name);
+	provider_template_label(t, "kubernetes.io/os", os ? "windows" : "linux");
+	if (loc[0]) {
+		provider_template_label(t, "topology.kubernetes.io/region", loc);
+		if (cJSON_GetArraySize(zones) == 1 && cJSON_IsString(cJSON_GetArrayItem(zones, 0))) {
+			snprintf(zone, sizeof(zone), "%s-%s", loc, cJSON_GetArrayItem(zones, 0)->valuestring);
+			provider_template_label(t, "topology.kubernetes.io/zone", zone);
+		}
+	}
+	pool = azure_jstr(tags, "aks-managed-poolName");
+	if (!pool[0])
+		pool = azure_jstr(tags, "poolName");
+	if (pool[0]) {
+		provider_template_label(t, "kubernetes.azure.com/agentpool", pool);
+		provider_template_label(t, "agentpool", pool);
+	}
+	n_bad = azure_template_tags(tags, t, bad, sizeof(bad));
+	if (n_bad)
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "azure: group %s: %d node-template tag(s) ignored, the first %s (labels take a value, "
+		       "taints \"value:NoSchedule|PreferNoSchedule|NoExecute\", resources a quantity)",
+		       g->name, n_bad, bad);
+}
+
+/* One group from its scale set (already read) and its VMs into 'pg'. */
+static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss, struct provider_group *pg,
+		      struct provider_status *st)
+{
+	struct az_prov *ap = AP(p);
+	cJSON *items = NULL, *it;
+	const cJSON *tags = cJSON_GetObjectItemCaseSensitive(vmss, "tags");
+	int cap = 0, live = 0, failing = 0, tmin = -1, tmax = -1;
+	struct azure_error fail;
+
+	memset(&fail, 0, sizeof(fail));
+	if (!strcasecmp(azure_jstr(cJSON_GetObjectItemCaseSensitive(vmss, "properties"), "orchestrationMode"), "Flexible")) {
+		/* its VMs are Microsoft.Compute/virtualMachines, not this scale set's list */
+		azure_status(st, PROVIDER_NOT_FOUND, "scale set %s is in Flexible orchestration mode; only Uniform scale sets "
+			     "are managed", g->vmss);
+		return -1;
+	}
+	if (azure_capacity_of(vmss, &cap) < 0) {
+		azure_status(st, PROVIDER_TRANSIENT, "scale set %s has no sku.capacity", g->vmss);
+		return -1;
+	}
+	if (azure_list_vms(p, g, &items, st) < 0)
+		return -1;
+	if (azure_tag_int(tags, "min", &tmin) < 0 || azure_tag_int(tags, "max", &tmax) < 0) {
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "azure: group %s: the scale set's min or max tag is not a number from 0 to 1000000: ignored",
+		       g->name);
+		tmin = tmax = -1;
+	}
+	g->cloud_min = tmin;
+	g->cloud_max = tmax;
+	snprintf(pg->name, sizeof(pg->name), "%s", g->name);
+	pg->members_by_id = true;
+	pg->target = cap;
+	if (tmax >= 0) {
+		/* the scale set says its limits, as the Cluster Autoscaler reads them */
+		pg->cloud_sized = true;
+		pg->min = tmin >= 0 ? tmin : g->min > 0 ? g->min : 0;
+		pg->max = tmax;
+	} else {
+		pg->min = tmin >= 0 ? tmin : g->min > 0 ? g->min : 0;
+		pg->max = g->max >= 0 ? g->max : pg->min;
+		pg->cloud_sized = g->discovered;
+	}
+	pg->instances = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof(*pg->instances));
+	if (!pg->instances) {
+		cJSON_Delete(items);
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	cJSON_ArrayForEach(it, items) {
+		struct provider_instance *o = &pg->instances[pg->n_instances];
+		struct azure_vm vm;
+
+		if (azure_vm_parse(it, &vm) < 0)
+			continue;
+		snprintf(o->id, sizeof(o->id), "%s", vm.instance_id);
+		snprintf(o->group, sizeof(o->group), "%s", g->name);
+		azure_format_provider_id(ap->sub, g->rg, g->vmss, vm.instance_id, o->provider_id,
+					 sizeof(o->provider_id));
+		o->state = vm.state;
+		pg->n_instances++;
+		if (vm.failed) {
+			if (!failing++)
+				fail = vm.why;
+		} else if (vm.state != INSTANCE_STOPPING) {
+			live++;
+		}
+	}
+	if (failing) {
+		/* VMs that failed to provision are not coming */
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "azure: group %s (scale set %s): %d VM(s) failed to provision (%s: %s); counting only the %d that exist",
+		       g->name, g->vmss, failing, fail.code, fail.message, live);
+		if (pg->target > live)
+			pg->target = live;
+	}
+	if (g->wants_template)
+		describe_template(ap, g, vmss, &pg->tmpl);
+	cJSON_Delete(items);
+	return 0;
+}
+
+static int list_one(struct provider *p, struct az_group *g, struct provider_group *pg,
+		    struct provider_status *st)
+{
+	struct az_prov *ap = AP(p);
+	struct arm_resp r;
+	char path[1024];
+	int rc;
+
+	azure_vmss_path(ap, g, "", path, sizeof(path));
+	if (azure_call(p, false, "vmss.get", "GET", path, NULL, NULL, &r, st) < 0) {
+		azure_resp_free(&r);
+		return -1;
+	}
+	rc = fill_group(p, g, r.json, pg, st);
+	azure_resp_free(&r);
+	return rc;
+}
+
+/* A node group name for a discovered scale set: lowercased, '_' as '-'. */
+static int discovered_name(const char *vmss, char *out, size_t len)
+{
+	size_t i;
+
+	if (strlen(vmss) >= len)
+		return -1;
+	memcpy(out, vmss, strlen(vmss) + 1);
+	for (i = 0; out[i]; i++)
+		out[i] = out[i] == '_' ? '-' : (char)tolower((unsigned char)out[i]);
+	return strlen(vmss) <= 63 && k8sname_valid_dns_subdomain(out) ? 0 : -1;
+}
+
+/* Does the scale set carry every tag of 'd' (a value "" matching any)? */
+static bool tags_match(const cJSON *tags, const struct config_azure_discovery *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_tags; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(tags, d->tags[i].key);
+
+		if (!v || (d->tags[i].value[0] && (!cJSON_IsString(v) || strcmp(v->valuestring, d->tags[i].value))))
+			return false;
+	}
+	return true;
+}
+
+/* The scale sets of the resource group (or the subscription) carrying the
+ * discovery tags, with their bodies (so each is read once). */
+static int discover(struct provider *p, struct az_group **out, cJSON **bodies, size_t *n_out,
+		    struct provider_status *st)
+{
+	struct az_prov *ap = AP(p);
+	const struct config_azure *c = &ap->config->azure;
+	struct az_group *gs = NULL;
+	cJSON *keep = cJSON_CreateArray();
+	size_t n = 0, cap = 0;
+	char path[2048];
+	int pages = 0;
+
+	*out = NULL;
+	*bodies = NULL;
+	*n_out = 0;
+	if (!keep) {
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	if (ap->default_rg[0])
+		snprintf(path, sizeof(path), "subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/"
+			 "virtualMachineScaleSets", ap->sub, ap->default_rg);
+	else
+		snprintf(path, sizeof(path), "subscriptions/%s/providers/Microsoft.Compute/virtualMachineScaleSets",
+			 ap->sub);
+	for (;;) {
+		struct arm_resp r;
+		cJSON *list, *v;
+
+		if (azure_call(p, false, "vmss.list", "GET", path, NULL, NULL, &r, st) < 0) {
+			azure_resp_free(&r);
+			free(gs);
+			cJSON_Delete(keep);
+			return -1;
+		}
+		list = cJSON_DetachItemFromObjectCaseSensitive(r.json, "value");
+		while (list && (v = cJSON_DetachItemFromArray(list, 0))) {
+			const cJSON *tags = cJSON_GetObjectItemCaseSensitive(v, "tags");
+			struct azure_resource_id rid;
+			char pid[1024], name[64];
+			int min = -1, max = -1;
+			size_t d;
+			bool any = false;
+
+			for (d = 0; d < c->n_discovery; d++)
+				if (tags_match(tags, &c->discovery[d])) {
+					if (c->discovery[d].min > min)
+						min = c->discovery[d].min;
+					if (c->discovery[d].max >= 0 && (max < 0 || c->discovery[d].max < max))
+						max = c->discovery[d].max;
+					any = true;
+				}
+			if (any && max < 0 && !cJSON_GetObjectItemCaseSensitive(tags, "max")) {
+				log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+				       "azure: scale set %.80s carries the discovery tags but no max (a \"max\" tag, or "
+				       "max in provider.azure.discovery): skipped", azure_jstr(v, "name"));
+				cJSON_Delete(v);
+				continue;
+			}
+			/* its resource group from its id */
+			snprintf(pid, sizeof(pid), "azure://%s/virtualMachines/0", azure_jstr(v, "id"));
+			if (!any || azure_parse_provider_id(pid, &rid) < 0 ||
+			    strcasecmp(rid.vmss, azure_jstr(v, "name")) || discovered_name(rid.vmss, name, sizeof(name)) < 0) {
+				if (any)
+					log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+					       "azure: scale set %.80s carries the discovery tags but its name or id cannot be a node group: skipped",
+					       azure_jstr(v, "name"));
+				cJSON_Delete(v);
+				continue;
+			}
+			if (n == cap) {
+				struct az_group *ng = realloc(gs, (cap ? cap * 2 : 8) * sizeof(*ng));
+
+				if (!ng) {
+					cJSON_Delete(v);
+					continue;
+				}
+				gs = ng;
+				cap = cap ? cap * 2 : 8;
+			}
+			memset(&gs[n], 0, sizeof(gs[n]));
+			snprintf(gs[n].name, sizeof(gs[n].name), "%s", name);
+			snprintf(gs[n].rg, sizeof(gs[n].rg), "%s", rid.resource_group);
+			snprintf(gs[n].vmss, sizeof(gs[n].vmss), "%s", rid.vmss);
+			gs[n].wants_template = true;
+			gs[n].discovered = true;
+			gs[n].min = min;
+			gs[n].max = max;
+			gs[n].cloud_min = gs[n].cloud_max = -1;
+			cJSON_AddItemToArray(keep, v);
+			n++;
+		}
+		cJSON_Delete(list);
+		snprintf(path, sizeof(path), "%s", azure_jstr(r.json, "nextLink"));
+		azure_resp_free(&r);
+		if (!path[0] || ++pages > MAX_PAGES)
+			break;
+	}
+	*out = gs;
+	*bodies = keep;
+	*n_out = n;
+	return 0;
+}
+
+static int azure_list_groups(struct provider *p, struct provider_group **groups, size_t *n,
+			     struct provider_status *st)
+{
+	struct az_prov *ap = AP(p);
+	struct az_group *found = NULL, *gs;
+	cJSON *bodies = NULL;
+	struct provider_group *out;
+	size_t n_found = 0, n_gs, i, j, k = 0;
+	int *body_of;
+
+	*groups = NULL;
+	*n = 0;
+	memset(st, 0, sizeof(*st));
+	if (ap->config->azure.n_discovery && discover(p, &found, &bodies, &n_found, st) < 0)
+		return -1;
+	gs = calloc(ap->n_config_groups + n_found + 1, sizeof(*gs));
+	out = calloc(ap->n_config_groups + n_found + 1, sizeof(*out));
+	body_of = calloc(ap->n_config_groups + n_found + 1, sizeof(*body_of));
+	if (!gs || !out || !body_of) {
+		free(gs);
+		free(out);
+		free(body_of);
+		free(found);
+		cJSON_Delete(bodies);
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	pthread_mutex_lock(&ap->mu);
+	memcpy(gs, ap->groups, ap->n_config_groups * sizeof(*gs));
+	pthread_mutex_unlock(&ap->mu);
+	n_gs = ap->n_config_groups;
+	for (i = 0; i < n_gs; i++)
+		body_of[i] = -1;
+	for (i = 0; i < n_found; i++) {
+		for (j = 0; j < n_gs && (strcasecmp(gs[j].vmss, found[i].vmss) || strcasecmp(gs[j].rg, found[i].rg)) &&
+			    strcmp(gs[j].name, found[i].name); j++)
+			;
+		if (j == n_gs) {
+			body_of[n_gs] = (int)i;
+			gs[n_gs++] = found[i];
+		}
+	}
+	free(found);
+	for (i = 0; i < n_gs; i++) {
+		int rc = body_of[i] >= 0 ? fill_group(p, &gs[i], cJSON_GetArrayItem(bodies, body_of[i]), &out[k], st)
+					 : list_one(p, &gs[i], &out[k], st);
+
+		if (rc < 0) {
+			if (st->code == PROVIDER_NOT_FOUND) {
+				log_at(ap->log, LOG_WARN, clock_wall(ap->clock), "azure: node group %s: %s", gs[i].name,
+				       st->message);
+				provider_template_clear(&out[k].tmpl);
+				free(out[k].instances);
+				memset(&out[k], 0, sizeof(out[k]));
+				memset(st, 0, sizeof(*st));
+				continue;
+			}
+			provider_groups_free(out, k + 1);
+			free(gs);
+			free(body_of);
+			cJSON_Delete(bodies);
+			return -1;
+		}
+		k++;
+	}
+	pthread_mutex_lock(&ap->mu);
+	free(ap->groups);
+	ap->groups = gs;
+	ap->n_groups = n_gs;
+	pthread_mutex_unlock(&ap->mu);
+	free(body_of);
+	cJSON_Delete(bodies);
+	*groups = out;
+	*n = k;
+	return 0;
+}
+
+/* Deletes instances of a scale set; 0 when ARM took the request. */
+int azure_delete_vms(struct provider *p, const struct az_group *g, const char *const *ids, size_t n,
+		      struct provider_status *st)
+{
+	struct az_prov *ap = AP(p);
+	cJSON *body = cJSON_CreateObject(), *arr;
+	struct arm_resp r;
+	char path[1024];
+	size_t i;
+	int rc;
+
+	arr = body ? cJSON_AddArrayToObject(body, "instanceIds") : NULL;
+	for (i = 0; arr && i < n; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(ids[i]));
+	if (!arr) {
+		cJSON_Delete(body);
+		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	azure_vmss_path(ap, g, "/delete", path, sizeof(path));
+	rc = azure_call(p, true, "vms.delete", "POST", path, body, NULL, &r, st);
+	azure_resp_free(&r);
+	cJSON_Delete(body);
+	return rc;
+}
+
+/* ---- terminate ---- */
+
+static void azure_terminate(struct provider *p, const char *group, const char *const *ids, size_t n,
+			    provider_done_cb on_done, void *ctx)
+{
+	struct az_prov *ap = AP(p);
+	struct provider_status st;
+	struct az_group g;
+	size_t i, j;
+
+	memset(&st, 0, sizeof(st));
+	if (azure_group_get(ap, group, &g) < 0) {
+		azure_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
+		on_done(ctx, 0, &st);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		bool ok = ids[i][0] && strlen(ids[i]) <= 10;
+
+		for (j = 0; ok && ids[i][j]; j++)
+			ok = isdigit((unsigned char)ids[i][j]);
+		if (!ok) {
+			azure_status(&st, PROVIDER_INVALID, "%.40s is not an instance id of scale set %s", ids[i], g.vmss);
+			on_done(ctx, 0, &st);
+			return;
+		}
+	}
+	if (n == 0 || azure_delete_vms(p, &g, ids, n, &st) < 0) {
+		on_done(ctx, 0, &st);
+		return;
+	}
+	log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "azure: group %s: deleting %zu VM(s) from scale set %s",
+	       g.name, n, g.vmss);
+	on_done(ctx, (int)n, &st);
+}
+
+/* ---- map_node ---- */
+
+static int azure_map_node(struct provider *p, const char *provider_id, char *group, size_t group_len,
+			  char *instance, size_t instance_len)
+{
+	struct az_prov *ap = AP(p);
+	struct azure_resource_id id;
+	size_t i;
+	int rc = -1;
+
+	if (azure_parse_provider_id(provider_id, &id) < 0 || strcasecmp(id.subscription, ap->sub))
+		return -1;
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_groups; i++)
+		if (!strcasecmp(ap->groups[i].rg, id.resource_group) && !strcasecmp(ap->groups[i].vmss, id.vmss)) {
+			snprintf(group, group_len, "%s", ap->groups[i].name);
+			snprintf(instance, instance_len, "%s", id.instance);
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&ap->mu);
+	return rc;
+}
+
+/* ---- life cycle ---- */
+
+static void azure_free(struct provider *p)
+{
+	struct az_prov *ap;
+	size_t i;
+
+	if (!p)
+		return;
+	ap = p->impl;
+	if (ap) {
+		azure_auth_free(ap->auth);
+		cloudhttp_free(ap->http);
+		free(ap->groups);
+		free(ap->claimed);
+		for (i = 0; i < AZURE_N_WRITE_LOCKS; i++)
+			pthread_mutex_destroy(&ap->write_locks[i]);
+		pthread_mutex_destroy(&ap->mu);
+		free(ap);
+	}
+	ratelimit_free(p->mutating);
+	ratelimit_free(p->reads);
+	free(p);
+}
+
+static const struct provider_ops azure_ops = {
+	.kind = "azure",
+	.list_groups = azure_list_groups,
+	.launch = azure_launch,
+	.terminate = azure_terminate,
+	.map_node = azure_map_node,
+	.free = azure_free,
+};
+
+static const struct cloud_defaults *cloud_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(clouds) / sizeof(clouds[0]); i++)
+		if (!name || !strcasecmp(name, clouds[i].name) || !strcasecmp(name, clouds[i].alias))
+			return &clouds[i];
+	return NULL;
+}
+
+/* The ARM root: the config's, else the simulator's (loopback only), else the cloud's. */
+static int arm_root(struct az_prov *ap, const struct azure_provider_opts *o, const struct cloud_defaults *cd,
+		    struct errbuf *err)
+{
+	const char *v = ap->config->azure.endpoint_resource_manager, *what = "provider.azure.endpoints.resource_manager";
+	size_t n;
+
+	if (!v && (v = azure_env_get(&o->env, "LUASCALE_SIM_AZURE_ARM_ENDPOINT"))) {
+		struct cloudhttp_url u;
+
+		what = "LUASCALE_SIM_AZURE_ARM_ENDPOINT";
+		if (cloudhttp_url_parse(v, &u, err) < 0 || strcmp(u.scheme, "http") ||
+		    (strcmp(u.host, "127.0.0.1") && strcmp(u.host, "localhost") && strcmp(u.host, "::1")))
+			return errbuf_set(err, "%s must be http:// to a loopback simulator (it is not a setting: "
+					  "use provider.azure.endpoints.resource_manager)", what);
+	}
+	if (!v) {
+		v = cd->arm;
+		what = "the cloud's resource manager";
+	}
+	if (azure_check_endpoint(v, what, false, err) < 0)
+		return -1;
+	n = strlen(v);
+	while (n > 0 && v[n - 1] == '/')
+		n--;
+	if (n >= sizeof(ap->arm))
+		return errbuf_set(err, "%s is too long", what);
+	snprintf(ap->arm, sizeof(ap->arm), "%.*s", (int)n, v);
+	return 0;
+}
+
+struct provider *azure_provider_new(const struct azure_provider_opts *o, struct errbuf *err)
+{
+	const struct config *c = o->config;
+	const struct config_azure *az = &c->azure;
+	struct provider *p = calloc(1, sizeof(*p));
+	struct az_prov *ap = calloc(1, sizeof(*ap));
+	const char *cloud = az->cloud ? az->cloud : azure_env_get(&o->env, "ARM_CLOUD");
+	const struct cloud_defaults *cd = cloud_of(cloud);
+	struct azure_auth_opts ao;
+	struct cloudhttp_opts ho;
+	struct provider_limits lim;
+	struct errbuf e;
+	const char *v;
+	size_t i;
+
+	if (!p || !ap) {
+		free(p);
+		free(ap);
+		errbuf_set(err, "azure: out of memory");
+		return NULL;
+	}
+	p->ops = &azure_ops;
+	p->impl = ap;
+	pthread_mutex_init(&ap->mu, NULL);
+	for (i = 0; i < AZURE_N_WRITE_LOCKS; i++)
+		pthread_mutex_init(&ap->write_locks[i], NULL);
+	ap->claimed = calloc(AZURE_N_CLAIMED, sizeof(*ap->claimed));
+	ap->clock = o->clock ? o->clock : clock_real();
+	ap->log = o->log;
+	ap->cancel = o->cancel;
+	ap->config = c;
+	ap->launch_wait_ns = (o->launch_wait_ms > 0 ? o->launch_wait_ms : 10 * 60 * 1000) * CLOCK_NS_PER_MS;
+	ap->poll_ns = (o->poll_ms > 0 ? o->poll_ms : 5000) * CLOCK_NS_PER_MS;
+	if (!cd) {
+		errbuf_set(err, "azure: cloud \"%.32s\" (%s) is not public, china or usgov", cloud,
+			   az->cloud ? "provider.azure.cloud" : "ARM_CLOUD");
+		goto fail;
+	}
+	provider_limits_from(&lim, c);
+	p->mutating = ratelimit_new(ap->clock, lim.mutating_qps, lim.mutating_burst);
+	p->reads = ratelimit_new(ap->clock, lim.read_qps, lim.read_burst);
+	if (!p->mutating || !p->reads) {
+		errbuf_set(err, "azure: bad rate limits");
+		goto fail;
+	}
+	v = az->subscription_id ? az->subscription_id : azure_env_get(&o->env, "ARM_SUBSCRIPTION_ID");
+	if (!v)
+		v = azure_env_get(&o->env, "AZURE_SUBSCRIPTION_ID");
+	if (!v) {
+		errbuf_set(err, "azure: no subscription: set provider.azure.subscription_id or ARM_SUBSCRIPTION_ID");
+		goto fail;
+	}
+	if (strlen(v) >= sizeof(ap->sub) || strspn(v, "0123456789abcdefABCDEF-") != strlen(v)) {
+		errbuf_set(err, "azure: the subscription id \"%.40s\" is not a GUID", v);
+		goto fail;
+	}
+	snprintf(ap->sub, sizeof(ap->sub), "%s", v);
+	v = az->resource_group ? az->resource_group : azure_env_get(&o->env, "ARM_RESOURCE_GROUP");
+	if (v && (strlen(v) >= sizeof(ap->default_rg) || strpbrk(v, "/?#%& "))) {
+		errbuf_set(err, "azure: the resource group \"%.40s\" is not a resource group name", v);
+		goto fail;
+	}
+	snprintf(ap->default_rg, sizeof(ap->default_rg), "%s", v ? v : "");
+	if (arm_root(ap, o, cd, err) < 0) {
+		errbuf_prefix(err, "azure");
+		goto fail;
+	}
+	memset(&ho, 0, sizeof(ho));
+	ho.clock = ap->clock;
+	ho.log = o->log;
+	ho.ca_file = o->ca_file;
+	ho.max_attempts = o->max_attempts > 0 ? o->max_attempts : 5;
+	ho.request_timeout_ms = 30000;
+	ho.cancel = o->cancel;
+	if (!(ap->http = cloudhttp_new(&ho, &e))) {
+		errbuf_set(err, "azure: %s", e.msg);
+		goto fail;
+	}
+	memset(&ao, 0, sizeof(ao));
+	ao.env = o->env;
+	ao.mode = az->auth;
+	ao.tenant_id = az->tenant_id;
+	ao.client_id = az->client_id;
+	ao.client_secret_file = az->client_secret_file;
+	ao.federated_token_file = az->federated_token_file;
+	ao.identity_client_id = az->identity_client_id;
+	ao.authority = az->endpoint_authority;
+	ao.imds = az->endpoint_imds;
+	ao.default_authority = cd->authority;
+	ao.resource = cd->resource;
+	ao.http = ap->http;
+	ao.clock = ap->clock;
+	ao.log = o->log;
+	if (!(ap->auth = azure_auth_new(&ao, &e))) {
+		errbuf_set(err, "azure: %s", e.msg);
+		goto fail;
+	}
+	ap->groups = calloc(c->n_groups + 1, sizeof(*ap->groups));
+	if (!ap->groups) {
+		errbuf_set(err, "azure: out of memory");
+		goto fail;
+	}
+	for (i = 0; i < c->n_groups; i++) {
+		const struct config_group_extra *x = c->group_extra ? &c->group_extra[i] : NULL;
+		struct az_group *g = &ap->groups[i];
+		const char *rg = x && x->azure.resource_group ? x->azure.resource_group : ap->default_rg;
+
+		if (!rg[0]) {
+			errbuf_set(err, "azure: node group %s has no resource group: set its azure.resource_group, "
+				   "provider.azure.resource_group or ARM_RESOURCE_GROUP", c->groups[i].name);
+			goto fail;
+		}
+		snprintf(g->name, sizeof(g->name), "%s", c->groups[i].name);
+		snprintf(g->rg, sizeof(g->rg), "%s", rg);
+		snprintf(g->vmss, sizeof(g->vmss), "%s", x && x->azure.vmss ? x->azure.vmss : c->groups[i].name);
+		g->wants_template = !x || !x->template_set;
+		g->min = c->groups[i].min;
+		g->max = !x || x->max_set ? c->groups[i].max : -1;
+		g->cloud_min = g->cloud_max = -1;
+	}
+	ap->n_groups = ap->n_config_groups = c->n_groups;
+	log_at(o->log, LOG_INFO, clock_wall(ap->clock), "azure: subscription %s, %s cloud, ARM at %s, token from the %s",
+	       ap->sub, cd->name, ap->arm, azure_auth_source(ap->auth));
+	return p;
+fail:
+	azure_free(p);
+	return NULL;
+}

@@ -1,0 +1,142 @@
+/*
+ * azure_internal: what the Azure provider's two halves share — the
+ * provider's state, one ARM call with its retries, throttling windows and
+ * token, and the scale set reads both need. azure.c owns groups, listing,
+ * deletes and the provider's life; azure_launch.c owns capacity writes
+ * and the operations they start. Not for use outside providers/azure/.
+ */
+#ifndef LUASCALE_AZURE_INTERNAL_H
+#define LUASCALE_AZURE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "config.h"
+#include "log.h"
+#include "providers/azure/azure_arm.h"
+#include "providers/azure/azureauth.h"
+#include "providers/provider.h"
+#include "runtime/clock.h"
+
+#define AZURE_TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S) /* longest wait for a bucket's token */
+#define AZURE_N_WRITE_LOCKS 64   /* striped by group: one capacity write at a time per scale set */
+#define AZURE_N_CLAIMED 4096     /* new VMs already reported by some launch */
+
+struct cloudhttp;
+
+/* A node group and its scale set. */
+struct az_group {
+	char name[64];          /* the engine's */
+	char rg[96];
+	char vmss[80];
+	bool wants_template;
+	bool discovered;
+	int min, max;           /* the config's or the discovery entry's (-1: unset) */
+	int cloud_min, cloud_max; /* the scale set's tags as last read (-1: none) */
+};
+
+/* The provider's state (struct provider's impl). */
+struct az_prov {
+	struct cloudhttp *http;
+	struct azure_auth *auth;
+	struct clock *clock;
+	const struct logger *log;
+	const atomic_bool *cancel;
+	const struct config *config;
+	char sub[64];
+	char arm[512];          /* "https://management.azure.com" (no trailing '/') */
+	char default_rg[96];
+	int64_t launch_wait_ns, poll_ns;
+	pthread_mutex_t mu;     /* groups, windows, counters, warned */
+	struct az_group *groups;
+	size_t n_groups, n_config_groups;
+	int64_t window_end[2];  /* throttling windows (monotonic ns): reads, writes */
+	char warned[16][64];    /* sizes already reported unknown */
+	pthread_mutex_t write_locks[AZURE_N_WRITE_LOCKS];
+	struct { char group[64]; char id[32]; } *claimed; /* a ring: VMSS instance ids never repeat */
+	size_t n_claimed, claimed_head;
+	struct { char what[24]; uint64_t n; } counts[12];
+};
+
+#define AP(p) ((struct az_prov *)(p)->impl)
+
+/* One ARM answer, as the provider reads it. */
+struct arm_resp {
+	long status;
+	cJSON *json;            /* the body (NULL when empty or not JSON) */
+	char etag[160];
+	char async[1024];       /* Azure-AsyncOperation */
+	char location[1024];    /* Location */
+	int64_t retry_after_ms; /* -1: none */
+	struct azure_error err; /* when not 2xx */
+};
+
+
+/* Fills 'st' (the message cut to fit). */
+void azure_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The string member 'k' of 'o', borrowed; "" when absent or not a string. */
+const char *azure_jstr(const cJSON *o, const char *k);
+
+/* Sleeps on the provider's clock until 'end' (ns), in steps that notice
+ * the cancel flag. 0, or -1 when cancelled or the clock cannot sleep. */
+int azure_wait_until(struct az_prov *ap, int64_t end);
+
+/* Frees what an answer holds and zeroes it. */
+void azure_resp_free(struct arm_resp *r);
+
+/*
+ * One ARM call: 'method' on 'path' ("subscriptions/..." under the ARM
+ * root, or an absolute URL from an answer, rebased onto the root), with
+ * 'body' (NULL: none) and If-Match 'if_match' (NULL: none), the
+ * api-version added when missing. Waits for a token of the reads or
+ * writes bucket ('writes'; none when 'no_token': the caller took it),
+ * refuses at once during that budget's throttling window, carries the
+ * current bearer token, retries 5xx and short throttling, fetches a new
+ * token once on 401, and opens a throttling window on a long Retry-After
+ * or a TooManyRequests endTime. 0 with a 2xx answer in *r; -1 with 'st'
+ * classed and *r holding the refused answer's status and error. 'what'
+ * names the call kind for azure_provider_calls(). Free *r either way.
+ */
+int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *what, const char *method,
+		  const char *path, const cJSON *body, const char *if_match, struct arm_resp *r,
+		  struct provider_status *st);
+
+/* azure_call_ex() taking its own token. */
+int azure_call(struct provider *p, bool writes, const char *what, const char *method, const char *path,
+	       const cJSON *body, const char *if_match, struct arm_resp *r, struct provider_status *st);
+
+/* Copies the group named 'name' into *out: 0, or -1 when unknown. */
+int azure_group_get(struct az_prov *ap, const char *name, struct az_group *out);
+
+/* Writes the path of the group's scale set, then 'tail' ("", "/delete", ...). */
+void azure_vmss_path(const struct az_prov *ap, const struct az_group *g, const char *tail, char *out,
+		     size_t len);
+
+/* sku.capacity of a scale set: 0 with it in *out, -1 when absent or not a count. */
+int azure_capacity_of(const cJSON *vmss, int *out);
+
+/* Every VM of the group's scale set with its instance view, all pages, as
+ * a JSON array in *items (the caller deletes it). 0, or -1 with 'st'. */
+int azure_list_vms(struct provider *p, const struct az_group *g, cJSON **items, struct provider_status *st);
+
+/* POST .../delete with 'ids'. 0 when ARM took the request, -1 with 'st'. */
+int azure_delete_vms(struct provider *p, const struct az_group *g, const char *const *ids, size_t n,
+		     struct provider_status *st);
+
+/* The lock that orders one group's capacity writes (striped by name). */
+pthread_mutex_t *azure_write_lock(struct az_prov *ap, const char *group);
+
+/* Claims a new VM for the launch that saw it first: true when no launch had. */
+bool azure_claim(struct az_prov *ap, const char *group, const char *id);
+
+/* provider_ops.launch (azure_launch.c). */
+void azure_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,
+		  provider_done_cb on_done, void *ctx);
+
+#endif

@@ -1,0 +1,711 @@
+/*
+ * azureauth: Entra access tokens for ARM from a client secret, a workload
+ * identity's federated token (client assertion) or the managed identity of
+ * the instance metadata service, cached by credcache. Never logs a token,
+ * a secret or an assertion: only the source, the endpoint and the expiry.
+ */
+#include "providers/azure/azureauth.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "model.h"
+#include "providers/cloudhttp/cloudhttp.h"
+#include "providers/cloudhttp/credcache.h"
+
+#define SECRET_MAX 1024
+#define ASSERTION_FILE_MAX (64 * 1024)
+#define MAX_LIFETIME_S (7 * 24 * 3600)
+#define DEFAULT_AUTHORITY "https://login.microsoftonline.com/"
+#define DEFAULT_RESOURCE "https://management.azure.com/"
+
+static const char *const src_names[] = { "client-secret", "workload-identity", "managed-identity" };
+
+struct azure_token {
+	char token[AZURE_AUTH_TOKEN_MAX];
+};
+
+struct azure_auth {
+	enum azure_auth_kind kind;
+	char tenant[256];
+	char client_id[64];
+	char secret[SECRET_MAX];       /* from the environment (wiped at free) */
+	char secret_file[1024];        /* or this file, read on each refresh */
+	char token_file[1024];         /* workload identity: the federated token */
+	char token_url[1400];          /* {authority}{tenant}/oauth2/v2.0/token */
+	char scope[300];               /* {resource}.default */
+	char resource[256];
+	char imds_url[1200];           /* the whole IMDS token URL with its query */
+	char imds_base[300];
+	char identity_id[64];          /* user-assigned identity, "" for the system one */
+	struct cloudhttp *http;
+	struct clock *clock;
+	const struct logger *log;
+	long imds_timeout_ms;
+	struct credcache *cache;
+};
+
+/* ---- small helpers ---- */
+
+const char *azure_env_get(const struct azure_env *e, const char *name)
+{
+	const char *v = e && e->get ? e->get(e->ud, name) : getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+static bool env_true(const struct azure_env *e, const char *name)
+{
+	const char *v = azure_env_get(e, name);
+
+	return v && (!strcasecmp(v, "true") || !strcmp(v, "1"));
+}
+
+static void wipe_response(struct cloudhttp_response *r)
+{
+	if (r->body)
+		credcache_wipe(r->body, r->body_len);
+	cloudhttp_response_free(r);
+}
+
+static void wipe_buf(struct buf *b)
+{
+	if (b->data)
+		credcache_wipe(b->data, b->cap ? b->cap : b->len);
+	buf_free(b);
+}
+
+static void wipe_json(cJSON *j)
+{
+	cJSON *c;
+
+	if (!j)
+		return;
+	if (cJSON_IsString(j) && j->valuestring)
+		credcache_wipe(j->valuestring, strlen(j->valuestring));
+	for (c = j->child; c; c = c->next)
+		wipe_json(c);
+}
+
+static void delete_json(cJSON *j)
+{
+	wipe_json(j);
+	cJSON_Delete(j);
+}
+
+static bool printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s <= 0x20 || (unsigned char)*s >= 0x7f)
+			return false;
+	return true;
+}
+
+/* Copies a setting, checked to be printable without spaces and to fit. */
+static int take(char *out, size_t len, const char *v, const char *what, struct errbuf *err)
+{
+	if (strlen(v) >= len)
+		return errbuf_set(err, "%s is longer than %zu bytes", what, len - 1);
+	if (!printable(v))
+		return errbuf_set(err, "%s holds a space or a character that is not printable ASCII", what);
+	snprintf(out, len, "%s", v);
+	return 0;
+}
+
+/* The first of the config's value and the variables named, with its name. */
+static const char *pick(const struct azure_env *e, const char *cfg, const char *cfg_name,
+			const char *v1, const char *v2, const char **name)
+{
+	const char *v;
+
+	if (cfg && *cfg) {
+		*name = cfg_name;
+		return cfg;
+	}
+	if (v1 && (v = azure_env_get(e, v1))) {
+		*name = v1;
+		return v;
+	}
+	if (v2 && (v = azure_env_get(e, v2))) {
+		*name = v2;
+		return v;
+	}
+	*name = v2 ? v2 : v1;
+	return NULL;
+}
+
+static bool loopback_host(const char *host)
+{
+	unsigned char a4[4], a6[16];
+	static const unsigned char loop6[16] = { [15] = 1 };
+
+	if (strcasecmp(host, "localhost") == 0)
+		return true;
+	if (inet_pton(AF_INET, host, a4) == 1)
+		return a4[0] == 127;
+	if (inet_pton(AF_INET6, host, a6) == 1)
+		return memcmp(a6, loop6, 16) == 0;
+	return false;
+}
+
+int azure_check_endpoint(const char *url, const char *what, bool link_local, struct errbuf *err)
+{
+	struct cloudhttp_url u;
+
+	if (!url || !*url)
+		return errbuf_set(err, "%s: the URL is empty", what);
+	if (!printable(url))
+		return errbuf_set(err, "%s: the URL holds a space or a control character", what);
+	if (cloudhttp_url_parse(url, &u, err) < 0)
+		return errbuf_prefix(err, "%s", what);
+	if (u.query || strchr(url, '#'))
+		return errbuf_set(err, "%s: %s must have no query or fragment", what, url);
+	if (!u.host[0])
+		return errbuf_set(err, "%s: %s has no host", what, url);
+	if (strcmp(u.scheme, "https") != 0 && !loopback_host(u.host) &&
+	    !(link_local && !strcmp(u.host, "169.254.169.254")))
+		return errbuf_set(err, "%s: %s must be https (http only to a loopback address, for a "
+				  "local simulator%s)", what, url,
+				  link_local ? ", or to the metadata service at 169.254.169.254" : "");
+	return 0;
+}
+
+/* "base" without its trailing slashes, then 'tail'. */
+static void join(char *out, size_t len, const char *base, const char *tail)
+{
+	size_t n = strlen(base);
+
+	while (n > 0 && base[n - 1] == '/')
+		n--;
+	snprintf(out, len, "%.*s%s", (int)n, base, tail);
+}
+
+/* ---- token answers ---- */
+
+/* A number, or a string of digits (IMDS writes "expires_in": "86399"). */
+static bool number_of(const cJSON *v, double *out)
+{
+	char *end;
+
+	if (cJSON_IsNumber(v)) {
+		*out = v->valuedouble;
+		return true;
+	}
+	if (cJSON_IsString(v) && v->valuestring[0] && strlen(v->valuestring) < 20) {
+		*out = strtod(v->valuestring, &end);
+		return *end == '\0';
+	}
+	return false;
+}
+
+/* Trailing slashes do not make another audience. */
+static bool same_resource(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+
+	while (na && a[na - 1] == '/')
+		na--;
+	while (nb && b[nb - 1] == '/')
+		nb--;
+	return na == nb && !strncasecmp(a, b, na);
+}
+
+/*
+ * Reads an OAuth token answer: access_token, token_type Bearer, and the
+ * lifetime from expires_in (else expires_on, unix seconds). 'now' is the
+ * wall time of the request. With 'resource' (IMDS), an answer naming
+ * another audience is refused.
+ */
+static int parse_token(const char *body, const char *where, int64_t now, const char *resource,
+		       const char *client_id, struct azure_token *out, int64_t *expires_s,
+		       struct errbuf *err)
+{
+	cJSON *j = cJSON_Parse(body);
+	const cJSON *tok, *type, *res, *cid;
+	double e;
+	int rc = -1;
+
+	if (!j || !cJSON_IsObject(j)) {
+		errbuf_set(err, "%s: the answer is not a JSON object", where);
+		goto out;
+	}
+	tok = cJSON_GetObjectItemCaseSensitive(j, "access_token");
+	type = cJSON_GetObjectItemCaseSensitive(j, "token_type");
+	res = cJSON_GetObjectItemCaseSensitive(j, "resource");
+	cid = cJSON_GetObjectItemCaseSensitive(j, "client_id");
+	if (!cJSON_IsString(tok) || !tok->valuestring[0]) {
+		errbuf_set(err, "%s: the answer has no access_token", where);
+		goto out;
+	}
+	if (!cJSON_IsString(type) || strcasecmp(type->valuestring, "Bearer") != 0) {
+		errbuf_set(err, "%s: token_type is not \"Bearer\"", where);
+		goto out;
+	}
+	if (resource && cJSON_IsString(res) && !same_resource(res->valuestring, resource)) {
+		errbuf_set(err, "%s: the token is for %.100s, not %s: refused", where, res->valuestring,
+			   resource);
+		goto out;
+	}
+	if (client_id && client_id[0] && cJSON_IsString(cid) && strcasecmp(cid->valuestring, client_id)) {
+		errbuf_set(err, "%s: the token is for identity %.64s, not %s: refused", where,
+			   cid->valuestring, client_id);
+		goto out;
+	}
+	if (number_of(cJSON_GetObjectItemCaseSensitive(j, "expires_in"), &e)) {
+		/* seconds from now */
+	} else if (number_of(cJSON_GetObjectItemCaseSensitive(j, "expires_on"), &e)) {
+		e -= (double)now;
+	} else {
+		errbuf_set(err, "%s: the answer has neither expires_in nor expires_on", where);
+		goto out;
+	}
+	if (!(e >= 1 && e <= MAX_LIFETIME_S)) {
+		errbuf_set(err, "%s: the token's lifetime %.0f s is not between 1 s and 7 days", where, e);
+		goto out;
+	}
+	if (strlen(tok->valuestring) >= sizeof(out->token) || !printable(tok->valuestring)) {
+		errbuf_set(err, "%s: the access_token is longer than %zu bytes or not printable ASCII",
+			   where, sizeof(out->token) - 1);
+		goto out;
+	}
+	snprintf(out->token, sizeof(out->token), "%s", tok->valuestring);
+	*expires_s = now + (int64_t)e;
+	rc = 0;
+out:
+	delete_json(j);
+	return rc;
+}
+
+/* "HTTP 401 invalid_client: AADSTS7000215: Invalid client secret ..." */
+static void oauth_error(const struct cloudhttp_response *r, const char *where, struct errbuf *err)
+{
+	cJSON *j = r->body ? cJSON_Parse(r->body) : NULL;
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "error_description");
+
+	if (cJSON_IsString(e))
+		errbuf_set(err, "%s: HTTP %ld %.64s%s%.200s", where, r->status, e->valuestring,
+			   cJSON_IsString(d) ? ": " : "", cJSON_IsString(d) ? d->valuestring : "");
+	else if (cJSON_IsObject(e) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "message")))
+		errbuf_set(err, "%s: HTTP %ld: %.200s", where, r->status,
+			   cJSON_GetObjectItemCaseSensitive(e, "message")->valuestring);
+	else
+		errbuf_set(err, "%s: HTTP %ld", where, r->status);
+	delete_json(j);
+}
+
+/* ---- fetching ---- */
+
+/* Reads a file holding a secret or an assertion, trimmed of blanks. */
+static int read_secret(const char *path, const char *what, struct buf *out, struct errbuf *err)
+{
+	size_t s = 0, n;
+
+	if (buf_read_file(out, path, ASSERTION_FILE_MAX, err) < 0)
+		return errbuf_prefix(err, "%s", what);
+	n = out->len;
+	while (s < n && isspace((unsigned char)out->data[s]))
+		s++;
+	while (n > s && isspace((unsigned char)out->data[n - 1]))
+		n--;
+	if (n == s)
+		return errbuf_set(err, "%s %s is empty", what, path);
+	memmove(out->data, out->data + s, n - s);
+	out->data[n - s] = '\0';
+	out->len = n - s;
+	if (!printable(out->data))
+		return errbuf_set(err, "%s %s holds a space or a character that is not printable ASCII",
+				  what, path);
+	return 0;
+}
+
+static int fetch_entra(struct azure_auth *a, struct azure_token *out, int64_t *expires_s,
+		       struct errbuf *err)
+{
+	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
+	struct cloudhttp_response r = { 0 };
+	struct cloudhttp_request rq;
+	struct buf body = BUF_INIT, cred = BUF_INIT;
+	char where[1600];
+	int64_t now = clock_wall(a->clock);
+	int rc = -1;
+
+	snprintf(where, sizeof(where), "%s: token endpoint %s", src_names[a->kind], a->token_url);
+	if (a->kind == AZURE_AUTH_WORKLOAD_IDENTITY) {
+		/* the kubelet rotates the projected token: read it every time */
+		if (read_secret(a->token_file, "the federated token file", &cred, err) < 0)
+			goto out;
+	} else if (a->secret_file[0]) {
+		if (read_secret(a->secret_file, "the client secret file", &cred, err) < 0)
+			goto out;
+	} else if (buf_puts(&cred, a->secret) < 0) {
+		errbuf_set(err, "%s: out of memory", where);
+		goto out;
+	}
+	buf_puts(&body, "grant_type=client_credentials&client_id=");
+	cloudhttp_escape(&body, a->client_id);
+	buf_puts(&body, "&scope=");
+	cloudhttp_escape(&body, a->scope);
+	if (a->kind == AZURE_AUTH_WORKLOAD_IDENTITY) {
+		buf_puts(&body, "&client_assertion_type=");
+		cloudhttp_escape(&body, AZURE_CLIENT_ASSERTION_TYPE);
+		buf_puts(&body, "&client_assertion=");
+	} else {
+		buf_puts(&body, "&client_secret=");
+	}
+	cloudhttp_escape(&body, cred.data);
+	if (body.oom ||
+	    cloudhttp_headers_add(&h, "Content-Type", "application/x-www-form-urlencoded") < 0 ||
+	    cloudhttp_headers_add(&h, "Accept", "application/json") < 0) {
+		errbuf_set(err, "%s: out of memory", where);
+		goto out;
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.method = "POST";
+	rq.url = a->token_url;
+	rq.headers = &h;
+	rq.body = body.data;
+	rq.body_len = body.len;
+	if (cloudhttp_call(a->http, &rq, &r, err) < 0) {
+		errbuf_prefix(err, "%s", src_names[a->kind]);
+		goto out;
+	}
+	if (r.status != 200) {
+		oauth_error(&r, where, err);
+		goto out;
+	}
+	if (parse_token(r.body, where, now, NULL, NULL, out, expires_s, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	wipe_response(&r);
+	wipe_buf(&body);
+	wipe_buf(&cred);
+	cloudhttp_headers_free(&h);
+	return rc;
+}
+
+/* IMDS asks for retries on 404 (an identity being assigned), 410, 429 and 5xx. */
+static enum cloudhttp_verdict imds_classify(void *ctx, const struct cloudhttp_response *r)
+{
+	(void)ctx;
+	if (r->status == 429)
+		return CLOUDHTTP_RETRY_THROTTLED;
+	if (r->status == 404 || r->status == 410 || r->status >= 500)
+		return CLOUDHTTP_RETRY;
+	return CLOUDHTTP_DONE;
+}
+
+static int fetch_imds(struct azure_auth *a, struct azure_token *out, int64_t *expires_s,
+		      struct errbuf *err)
+{
+	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
+	struct cloudhttp_response r = { 0 };
+	struct cloudhttp_request rq;
+	char where[400];
+	const char *ct;
+	int64_t now = clock_wall(a->clock);
+	int rc = -1;
+
+	snprintf(where, sizeof(where), "managed identity%s%s: metadata service %s",
+		 a->identity_id[0] ? " " : "", a->identity_id, a->imds_base);
+	if (cloudhttp_headers_add(&h, "Metadata", "true") < 0) {
+		errbuf_set(err, "%s: out of memory", where);
+		goto out;
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.method = "GET";
+	rq.url = a->imds_url;
+	rq.headers = &h;
+	rq.timeout_ms = a->imds_timeout_ms;
+	rq.classify = imds_classify;
+	if (cloudhttp_call(a->http, &rq, &r, err) < 0) {
+		errbuf_prefix(err, "%s: no answer (not on Azure? give a client secret or a workload "
+			      "identity, or set AZURE_POD_IDENTITY_AUTHORITY_HOST)", where);
+		goto out;
+	}
+	if (r.status != 200) {
+		oauth_error(&r, where, err);
+		if (r.status == 400 || r.status == 404)
+			errbuf_prefix(err, "%s", a->identity_id[0] ?
+				      "is this user-assigned identity attached to the VM?" :
+				      "has the VM a system-assigned identity?");
+		goto out;
+	}
+	/* the metadata service answers JSON; a proxy or captive portal does not */
+	ct = cloudhttp_headers_get(&r.headers, "Content-Type");
+	if (!ct || strncasecmp(ct, "application/json", 16) != 0) {
+		errbuf_set(err, "%s: answered HTTP 200 with Content-Type %.60s, not application/json: "
+			   "not the metadata service, refused", where, ct ? ct : "(none)");
+		goto out;
+	}
+	if (parse_token(r.body, where, now, a->resource, a->identity_id, out, expires_s, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	wipe_response(&r);
+	cloudhttp_headers_free(&h);
+	return rc;
+}
+
+static int refresh(void *ud, void *value, int64_t *expires_s, struct errbuf *err)
+{
+	struct azure_auth *a = ud;
+	struct azure_token *out = value;
+	char ts[40];
+	int rc;
+
+	rc = a->kind == AZURE_AUTH_MANAGED_IDENTITY ? fetch_imds(a, out, expires_s, err)
+						    : fetch_entra(a, out, expires_s, err);
+	if (rc < 0) {
+		credcache_wipe(out, sizeof(*out));
+		return -1;
+	}
+	model_format_time(*expires_s, ts, sizeof(ts));
+	log_at(a->log, LOG_INFO, clock_wall(a->clock), "azure: access token from the %s (%s), expires %s",
+	       src_names[a->kind],
+	       a->kind == AZURE_AUTH_MANAGED_IDENTITY ? a->imds_base : a->token_url, ts);
+	return 0;
+}
+
+/* ---- the source ---- */
+
+static int choose(struct azure_auth *a, const struct azure_auth_opts *o, struct errbuf *err)
+{
+	const struct azure_env *e = &o->env;
+	const char *mode = o->mode && *o->mode ? o->mode : "auto";
+	const char *tenant, *client, *secret, *sfile, *tfile;
+	const char *n_t = "", *n_c = "", *n_s = "", *n_f = "", *n_tf = "";
+
+	tenant = pick(e, o->tenant_id, "provider.azure.tenant_id", "AZURE_TENANT_ID", "ARM_TENANT_ID", &n_t);
+	client = pick(e, o->client_id, "provider.azure.client_id", "AZURE_CLIENT_ID", "ARM_CLIENT_ID", &n_c);
+	sfile = pick(e, o->client_secret_file, "provider.azure.client_secret_file", NULL, NULL, &n_f);
+	secret = sfile ? NULL : pick(e, NULL, NULL, "AZURE_CLIENT_SECRET", "ARM_CLIENT_SECRET", &n_s);
+	tfile = pick(e, o->federated_token_file, "provider.azure.federated_token_file",
+		     "AZURE_FEDERATED_TOKEN_FILE", NULL, &n_tf);
+	if (!strcmp(mode, "auto")) {
+		if (env_true(e, "ARM_USE_WORKLOAD_IDENTITY_EXTENSION") ||
+		    env_true(e, "ARM_USE_FEDERATED_WORKLOAD_IDENTITY_EXTENSION"))
+			mode = "workload_identity";
+		else if (env_true(e, "ARM_USE_MANAGED_IDENTITY_EXTENSION"))
+			mode = "managed_identity";
+		else if (tenant && client && (secret || sfile))
+			mode = "client_secret";
+		else if (tenant && client && tfile)
+			mode = "workload_identity";
+		else
+			mode = "managed_identity";
+	}
+	if (!strcmp(mode, "client_secret"))
+		a->kind = AZURE_AUTH_CLIENT_SECRET;
+	else if (!strcmp(mode, "workload_identity"))
+		a->kind = AZURE_AUTH_WORKLOAD_IDENTITY;
+	else if (!strcmp(mode, "managed_identity"))
+		a->kind = AZURE_AUTH_MANAGED_IDENTITY;
+	else
+		return errbuf_set(err, "auth \"%.40s\" is not auto, client_secret, workload_identity or "
+				  "managed_identity", mode);
+	if (a->kind == AZURE_AUTH_MANAGED_IDENTITY) {
+		const char *id, *n_id = "";
+
+		/* a user-assigned identity; azure-identity also takes AZURE_CLIENT_ID */
+		id = pick(e, o->identity_client_id, "provider.azure.identity_client_id",
+			  "ARM_USER_ASSIGNED_IDENTITY_ID", "AZURE_CLIENT_ID", &n_id);
+		return id ? take(a->identity_id, sizeof(a->identity_id), id, n_id, err) : 0;
+	}
+	if (!tenant)
+		return errbuf_set(err, "%s needs a tenant: set provider.azure.tenant_id, AZURE_TENANT_ID "
+				  "or ARM_TENANT_ID", src_names[a->kind]);
+	if (!client)
+		return errbuf_set(err, "%s needs a client id: set provider.azure.client_id, "
+				  "AZURE_CLIENT_ID or ARM_CLIENT_ID", src_names[a->kind]);
+	if (take(a->tenant, sizeof(a->tenant), tenant, n_t, err) < 0 ||
+	    take(a->client_id, sizeof(a->client_id), client, n_c, err) < 0)
+		return -1;
+	if (a->kind == AZURE_AUTH_WORKLOAD_IDENTITY) {
+		if (!tfile)
+			return errbuf_set(err, "workload-identity needs a federated token file: set "
+					  "AZURE_FEDERATED_TOKEN_FILE or provider.azure.federated_token_file");
+		return take(a->token_file, sizeof(a->token_file), tfile, n_tf, err);
+	}
+	if (sfile)
+		return take(a->secret_file, sizeof(a->secret_file), sfile, n_f, err);
+	if (!secret)
+		return errbuf_set(err, "client-secret needs a secret: set AZURE_CLIENT_SECRET, "
+				  "ARM_CLIENT_SECRET or provider.azure.client_secret_file");
+	if (strlen(secret) >= sizeof(a->secret) || !printable(secret))
+		return errbuf_set(err, "%s is longer than %zu bytes or holds a character that is not "
+				  "printable ASCII", n_s, sizeof(a->secret) - 1);
+	snprintf(a->secret, sizeof(a->secret), "%s", secret);
+	return 0;
+}
+
+static int endpoints(struct azure_auth *a, const struct azure_auth_opts *o, struct errbuf *err)
+{
+	const char *auth, *n_a = "", *imds, *n_i = "";
+	struct buf q = BUF_INIT;
+	int rc = -1;
+
+	snprintf(a->resource, sizeof(a->resource), "%s", o->resource ? o->resource : DEFAULT_RESOURCE);
+	join(a->scope, sizeof(a->scope), a->resource, "/.default");
+	if (a->kind != AZURE_AUTH_MANAGED_IDENTITY) {
+		char path[400];
+
+		auth = pick(&o->env, o->authority, "provider.azure.endpoints.authority",
+			    "AZURE_AUTHORITY_HOST", NULL, &n_a);
+		if (!auth) {
+			auth = o->default_authority ? o->default_authority : DEFAULT_AUTHORITY;
+			n_a = "the cloud's authority";
+		}
+		if (azure_check_endpoint(auth, n_a, false, err) < 0)
+			return -1;
+		snprintf(path, sizeof(path), "/%s/oauth2/v2.0/token", a->tenant);
+		join(a->token_url, sizeof(a->token_url), auth, path);
+		return 0;
+	}
+	imds = pick(&o->env, o->imds, "provider.azure.endpoints.imds",
+		    "AZURE_POD_IDENTITY_AUTHORITY_HOST", NULL, &n_i);
+	if (!imds) {
+		imds = AZURE_IMDS_DEFAULT;
+		n_i = "the metadata service";
+	}
+	if (azure_check_endpoint(imds, n_i, true, err) < 0)
+		return -1;
+	join(a->imds_base, sizeof(a->imds_base), imds, "");
+	buf_printf(&q, "%s%s?api-version=%s&resource=", a->imds_base, AZURE_IMDS_TOKEN_PATH,
+		   AZURE_IMDS_API_VERSION);
+	cloudhttp_escape(&q, a->resource);
+	if (a->identity_id[0]) {
+		buf_puts(&q, "&client_id=");
+		cloudhttp_escape(&q, a->identity_id);
+	}
+	if (q.oom || q.len >= sizeof(a->imds_url)) {
+		errbuf_set(err, "the metadata service URL is too long");
+		goto out;
+	}
+	snprintf(a->imds_url, sizeof(a->imds_url), "%s", q.data);
+	rc = 0;
+out:
+	buf_free(&q);
+	return rc;
+}
+
+struct azure_auth *azure_auth_new(const struct azure_auth_opts *o, struct errbuf *err)
+{
+	struct credcache_opts co;
+	struct azure_auth *a;
+
+	if (!o || !o->http) {
+		errbuf_set(err, "azure auth: no HTTP client");
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		errbuf_set(err, "azure auth: out of memory");
+		return NULL;
+	}
+	a->http = o->http;
+	a->clock = o->clock ? o->clock : clock_real();
+	a->log = o->log;
+	a->imds_timeout_ms = o->imds_timeout_ms > 0 ? o->imds_timeout_ms : 5000;
+	if (choose(a, o, err) < 0 || endpoints(a, o, err) < 0) {
+		errbuf_prefix(err, "azure auth");
+		goto fail;
+	}
+	memset(&co, 0, sizeof(co));
+	co.name = "azure access token";
+	co.value_size = sizeof(struct azure_token);
+	co.refresh = refresh;
+	co.ud = a;
+	co.advisory_s = AZURE_AUTH_REFRESH_S;
+	co.mandatory_s = AZURE_AUTH_REFRESH_S;
+	co.clock = a->clock;
+	co.log = a->log;
+	a->cache = credcache_new(&co, err);
+	if (!a->cache)
+		goto fail;
+	log_at(a->log, LOG_INFO, clock_wall(a->clock), "azure: credentials from the %s (%s%s%s)",
+	       src_names[a->kind],
+	       a->kind == AZURE_AUTH_MANAGED_IDENTITY ? a->imds_base : a->token_url,
+	       a->kind == AZURE_AUTH_MANAGED_IDENTITY && a->identity_id[0] ? ", identity " :
+	       a->kind != AZURE_AUTH_MANAGED_IDENTITY ? ", client " : "",
+	       a->kind == AZURE_AUTH_MANAGED_IDENTITY ? a->identity_id : a->client_id);
+	return a;
+fail:
+	azure_auth_free(a);
+	return NULL;
+}
+
+int azure_auth_token(struct azure_auth *a, char *out, size_t len, int64_t *expires_s,
+		     struct errbuf *err)
+{
+	struct azure_token t;
+	int64_t exp = 0;
+	size_t n;
+	int rc = -1;
+
+	if (credcache_get(a->cache, &t, &exp, err) < 0)
+		goto out;
+	n = strlen(t.token);
+	if (n >= len) {
+		errbuf_set(err, "azure auth: the access token (%zu bytes) does not fit in %zu", n, len);
+		goto out;
+	}
+	memcpy(out, t.token, n + 1);
+	if (expires_s)
+		*expires_s = exp;
+	rc = 0;
+out:
+	credcache_wipe(&t, sizeof(t));
+	return rc;
+}
+
+int azure_auth_prepare(void *ctx, const struct cloudhttp_request *req,
+		       struct cloudhttp_headers *extra, struct errbuf *err)
+{
+	char tok[AZURE_AUTH_TOKEN_MAX + 8];
+	int rc;
+
+	(void)req;
+	memcpy(tok, "Bearer ", 7);
+	if (azure_auth_token(ctx, tok + 7, sizeof(tok) - 7, NULL, err) < 0) {
+		credcache_wipe(tok, sizeof(tok));
+		return -1;
+	}
+	rc = cloudhttp_headers_set(extra, "Authorization", tok);
+	credcache_wipe(tok, sizeof(tok));
+	if (rc < 0)
+		return errbuf_set(err, "azure auth: the access token is not a valid header value");
+	return 0;
+}
+
+enum azure_auth_kind azure_auth_kind(const struct azure_auth *a)
+{
+	return a->kind;
+}
+
+const char *azure_auth_source(const struct azure_auth *a)
+{
+	return src_names[a->kind];
+}
+
+void azure_auth_invalidate(struct azure_auth *a)
+{
+	credcache_invalidate(a->cache);
+}
+
+void azure_auth_free(struct azure_auth *a)
+{
+	if (!a)
+		return;
+	credcache_free(a->cache);
+	credcache_wipe(a, sizeof(*a));
+	free(a);
+}
