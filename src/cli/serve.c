@@ -236,7 +236,7 @@ struct serve *serve_new(const struct config *c, bool server, bool once,
 
 		sv->http = httpserver_start(c->server_listen, r, 3, err);
 		if (!sv->http) {
-			errbuf_prefix(err, "server.listen: ");
+			errbuf_prefix(err, "server.listen");
 			goto fail;
 		}
 		log_at(log, LOG_INFO, clock_wall(clock_real()),
