@@ -21,6 +21,7 @@
 #include "log.h"
 #include "providers/observed.h"
 #include "runtime/clock.h"
+#include "runtime/health.h"
 #include "runtime/httpserver.h"
 
 struct serve {
@@ -40,9 +41,7 @@ struct serve {
 	struct kube_client *client;
 	struct batcher *batch;
 
-	atomic_bool synced;
-	atomic_bool looping;          /* the loop has come round once */
-	_Atomic int64_t progress_ns;  /* clock_now(clock_real()) of the last time */
+	struct health health;
 };
 
 static const char *const limiter_names[] = {"provider_mutating", "provider_read"};
@@ -96,60 +95,25 @@ static int page_metrics(void *ctx, struct buf *body)
 	return metrics_render(sv->m, body) < 0 ? 500 : 200;
 }
 
-/* How long the loop may go without coming round: 3 reconcile intervals
- * (at least 30 s) and one policy call's time limit. */
-static int64_t health_limit_ns(const struct config *c)
-{
-	int64_t ms = 3 * c->reconcile_interval_ms;
-
-	if (ms < 30000)
-		ms = 30000;
-	return (ms + c->policy_timeout_ms) * CLOCK_NS_PER_MS;
-}
-
 static int page_healthz(void *ctx, struct buf *body)
 {
-	struct serve *sv = ctx;
-	int64_t age, limit = health_limit_ns(sv->c);
-
-	if (!atomic_load(&sv->looping)) {
-		buf_puts(body, "ok: starting (reading the cluster)\n");
-		return 200;
-	}
-	age = clock_now(clock_real()) - atomic_load(&sv->progress_ns);
-	if (age > limit) {
-		buf_printf(body, "unhealthy: the reconcile loop has not come round for %.1fs (limit %.0fs)\n",
-			   (double)age / CLOCK_NS_PER_S, (double)limit / CLOCK_NS_PER_S);
-		return 503;
-	}
-	buf_printf(body, "ok: the loop came round %.1fs ago\n", (double)age / CLOCK_NS_PER_S);
-	return 200;
+	return health_live(&((struct serve *)ctx)->health, body);
 }
 
 static int page_readyz(void *ctx, struct buf *body)
 {
 	struct serve *sv = ctx;
-	char holder[LEADER_IDENTITY_MAX];
+	struct health_election e = {false, false, false, ""};
+	char holder[LEADER_IDENTITY_MAX] = "";
 
-	if (!atomic_load(&sv->synced)) {
-		buf_puts(body, "not ready: the cluster caches are not synced yet\n");
-		return 503;
+	if (sv->leader) {
+		e.on = true;
+		e.observed = leader_observed(sv->leader);
+		e.leading = leader_is_leading(sv->leader);
+		leader_holder(sv->leader, holder, sizeof(holder));
+		e.holder = holder;
 	}
-	if (!sv->leader) {
-		buf_puts(body, "ok: synced (no leader election)\n");
-		return 200;
-	}
-	if (!leader_observed(sv->leader)) {
-		buf_puts(body, "not ready: the Lease has not been read yet\n");
-		return 503;
-	}
-	if (leader_is_leading(sv->leader)) {
-		buf_puts(body, "ok: leading, synced\n");
-		return 200;
-	}
-	leader_holder(sv->leader, holder, sizeof(holder));
-	buf_printf(body, "ok: standby, synced (leader: %s)\n", holder[0] ? holder : "none");
-	return 200;
+	return health_ready(&sv->health, &e, body);
 }
 
 /* On the elector's thread. */
@@ -179,9 +143,8 @@ struct serve *serve_new(const struct config *c, bool server, bool once,
 	sv->c = c;
 	sv->log = log;
 	pthread_mutex_init(&sv->mu, NULL);
-	atomic_init(&sv->synced, false);
-	atomic_init(&sv->looping, false);
-	atomic_init(&sv->progress_ns, 0);
+	health_init(&sv->health, clock_real(),
+		    health_limit_ns(c->reconcile_interval_ms, c->policy_timeout_ms));
 	sv->m = metrics_new();
 	if (!sv->m || instruments_init(&sv->ins, sv->m, LUASCALE_VERSION) < 0 ||
 	    metrics_on_collect(sv->m, collect, sv) < 0) {
@@ -321,7 +284,7 @@ bool serve_electing(struct serve *sv)
 
 int serve_synced(struct serve *sv, struct errbuf *err)
 {
-	atomic_store(&sv->synced, true);
+	health_synced(&sv->health);
 	if (!sv->leader || sv->election_started)
 		return 0;
 	if (leader_start(sv->leader, err) < 0)
@@ -332,8 +295,7 @@ int serve_synced(struct serve *sv, struct errbuf *err)
 
 void serve_progress(struct serve *sv)
 {
-	atomic_store(&sv->progress_ns, clock_now(clock_real()));
-	atomic_store(&sv->looping, true);
+	health_progress(&sv->health);
 }
 
 void serve_round(struct serve *sv, int rc, const struct round_stats *rs, double seconds,
