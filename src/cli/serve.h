@@ -1,11 +1,8 @@
 /*
- * cli/serve: what `luascale run` needs to run in a cluster beside another
- * replica — the metrics registry and the instruments fed into it, the
- * HTTP endpoint (/metrics, /healthz, /readyz) and leader election on a
- * Lease, with the glue between them and the daemon's parts (the gate the
- * actuator asks, the round trigger when leadership is won, the in-flight
- * log when it is lost). The reconcile loop itself stays in run.c.
- */
+ * cli/serve: what `luascale run` needs beside another replica — metrics and
+ * their collector, the HTTP endpoint, leader election on a Lease — and the
+ * glue to the daemon's parts (the actuator's gate, a round when leadership
+ * is won, the in-flight log when lost). The loop itself stays in run.c. */
 #ifndef LUASCALE_CLI_SERVE_H
 #define LUASCALE_CLI_SERVE_H
 

@@ -1,10 +1,8 @@
 /*
- * instruments: the metric families luascale exports (names, help, labels,
- * buckets) registered in one place, and the helpers that record one
- * round's, one snapshot's and one rejection's worth. Labels are bounded:
- * action types, groups of the config, invariants, operations, outcomes —
- * never node or pod names. Where the values come from is the caller's.
- */
+ * instruments: the metric families luascale exports, registered in one
+ * place, and helpers that record a snapshot's and a rejection's worth.
+ * Labels are bounded (types, groups, invariants, outcomes; never node or
+ * pod names). Where the values come from is the callers'. */
 #ifndef LUASCALE_INSTRUMENTS_H
 #define LUASCALE_INSTRUMENTS_H
 

@@ -27,7 +27,7 @@
 struct record {
 	char holder[LEADER_IDENTITY_MAX];
 	int64_t duration_s;
-	char acquire[40], renew[40];
+	char acquire[80], renew[80];
 	int64_t transitions;
 };
 
@@ -40,7 +40,7 @@ struct leader {
 	/* the elector's own (leader_step's thread) */
 	cJSON *obj;           /* the Lease as last read or written, or NULL */
 	struct record seen;   /* its record */
-	char raw[640];        /* the record as compared */
+	char raw[768];        /* the record as compared */
 	int64_t observed_ns;  /* when 'raw' last changed, by our clock */
 	bool have_seen;
 
@@ -145,8 +145,8 @@ static void micro_time(struct leader *l, char *out, size_t len)
 	}
 	t = (time_t)s;
 	gmtime_r(&t, &tm);
-	snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)us);
+	snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)us);
 }
 
 static void raw_of(const struct record *r, char *out, size_t len)
@@ -304,7 +304,7 @@ static int try_acquire_or_renew(struct leader *l, int64_t now, bool *reached)
 	struct errbuf err;
 	struct record r, old;
 	cJSON *obj;
-	char ts[40];
+	char ts[80];
 
 	*reached = false;
 	micro_time(l, ts, sizeof(ts));
@@ -522,7 +522,7 @@ void leader_stop(struct leader *l)
 int leader_release(struct leader *l, struct errbuf *err)
 {
 	struct record r;
-	char ts[40];
+	char ts[80];
 	bool was;
 
 	pthread_mutex_lock(&l->mu);

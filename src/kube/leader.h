@@ -1,12 +1,8 @@
 /*
- * leader: leader election on a coordination.k8s.io/v1 Lease, with
- * client-go's semantics — a record taken over only once it has not
- * changed for its leaseDurationSeconds by the observer's own clock,
- * optimistic updates on resourceVersion, leaseTransitions counted, a
- * release that clears holderIdentity with leaseDurationSeconds 1. It owns
- * the Lease traffic and the leading/standby state; what a leader does is
- * the caller's (leader_is_leading() is its gate).
- */
+ * leader: leader election on a coordination.k8s.io/v1 Lease with client-go's
+ * semantics (takeover by the observer's own clock, optimistic updates,
+ * release on stop). It owns the Lease traffic and the leading state; what
+ * a leader does is the caller's (leader_is_leading() is the gate). */
 #ifndef LUASCALE_KUBE_LEADER_H
 #define LUASCALE_KUBE_LEADER_H
 

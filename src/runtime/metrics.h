@@ -1,10 +1,7 @@
 /*
- * metrics: a small thread-safe registry of counters, gauges and histograms
- * (fixed buckets), each a family of series told apart by a fixed set of
- * label names, rendered in the Prometheus text exposition format 0.0.4.
- * It knows nothing of what is measured; serving it over HTTP is
- * httpserver.c's. Cardinality is bounded: a family holds at most
- * METRICS_MAX_SERIES series; values for more are dropped and counted.
+ * metrics: a thread-safe registry of counters, gauges and histograms with
+ * fixed label names and bounded series, rendered in the Prometheus text
+ * format 0.0.4. What is measured is its callers'; HTTP is httpserver.c's.
  */
 #ifndef LUASCALE_METRICS_H
 #define LUASCALE_METRICS_H
