@@ -64,6 +64,7 @@ static void collect(void *ctx)
 			informer_stats(inf, &st);
 			metric_set1(ins->watch_restarts, res, st.watches > 1 ? (double)(st.watches - 1) : 0);
 			metric_set1(ins->relists, res, (double)st.relists);
+			metric_set1(ins->lists, res, (double)st.lists);
 			metric_set1(ins->watch_errors, res, (double)st.errors);
 			metric_set1(ins->cache_synced, res, st.synced);
 		}

@@ -62,6 +62,7 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->api_requests = ok(&bad, metrics_counter(m, "luascale_kube_api_requests_total", "Requests to the Kubernetes API, by verb and HTTP code (0: no answer).", "verb,code"));
 	ins->watch_restarts = ok(&bad, metrics_counter(m, "luascale_watch_restarts_total", "Watches started again after the first, by resource.", "resource"));
 	ins->relists = ok(&bad, metrics_counter(m, "luascale_relists_total", "Lists started again because a resourceVersion expired (410), by resource.", "resource"));
+	ins->lists = ok(&bad, metrics_counter(m, "luascale_cache_lists_total", "Complete lists of a resource (the first, and every relist), by resource.", "resource"));
 	ins->watch_errors = ok(&bad, metrics_counter(m, "luascale_watch_errors_total", "Failed list or watch requests (each followed by a backoff), by resource.", "resource"));
 	ins->cache_synced = ok(&bad, metrics_gauge(m, "luascale_cache_synced", "1 once a resource's cache has been listed.", "resource"));
 	ins->leader = ok(&bad, metrics_gauge(m, "luascale_leader", "1 while this process leads (may act), 0 on standby.", NULL));

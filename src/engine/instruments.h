@@ -23,7 +23,7 @@ struct instruments {
 	struct metric *pending_pods, *unschedulable_pods;
 	struct metric *provider_calls, *provider_seconds, *provider_throttles;
 	struct metric *ratelimit_wait, *ratelimit_rate, *kube_writes_waiting;
-	struct metric *api_requests, *watch_restarts, *relists, *watch_errors, *cache_synced;
+	struct metric *api_requests, *watch_restarts, *relists, *lists, *watch_errors, *cache_synced;
 	struct metric *leader, *leader_transitions, *series_dropped;
 };
 

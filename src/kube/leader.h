@@ -17,7 +17,7 @@ struct kube_client;
 struct logger;
 struct leader;
 
-#define LEADER_IDENTITY_MAX 256
+#define LEADER_IDENTITY_MAX 320
 
 struct leader_opts {
 	struct kube_client *client;  /* borrowed; its own client is best (no write

@@ -131,6 +131,10 @@ if which == "handover":
     a2 = start(SIM, "a2", "luascale-a")
     ok(until(10, lambda: get(a2["port"], "/readyz")[0] == 200), "the restarted replica is a ready standby", a2["log"])
     ok(until(40, running("w2-", 2)), "the new leader scales up for the next pods", b["log"])
+    code, text = get(b["port"], "/metrics")
+    lists = re.findall(r'^luascale_cache_lists_total\{resource="(\w+)"\} (\S+)$', text, re.M)
+    ok(len(lists) == 3 and all(float(v) == 1 for _, v in lists),
+       "the new leader acted on the caches it kept as standby: one list each, no relist (%s)" % lists)
 
     # kill -9: nothing is released; the standby waits out the lease
     ok(until(5, lambda: (lease(SIM) or {}).get("renewTime")), "the leader renews")
@@ -153,17 +157,17 @@ if which == "handover":
     H.finish()
 
 else:  # outage
-    scen = H.scenario("outage", "node_groups:\n" + GROUP + "workloads:\n" + pod("w1", "4s", 1, "workers"))
+    scen = H.scenario("outage", "node_groups:\n" + GROUP + "workloads:\n" + pod("w1", "4s", 2, "workers"))
     SIM = H.start_sim("outage", scen, [], [])
     a = start(SIM, "a", "luascale-a")
     b = start(SIM, "b", "luascale-b")
     ok(until(15, leads(a)), "the first replica takes the Lease", a["log"], b["log"])
-    ok(until(30, running("w1-", 1)), "it scales up", a["log"])
+    ok(until(30, running("w1-", 2)), "it scales up", a["log"])
     ok(until(5, lambda: gauge(a["port"], "luascale_leader") == 1), "luascale_leader is 1 on the leader")
     spec = lease(SIM)
     renewed = micro(spec["renewTime"])
     req = urllib.request.Request("http://127.0.0.1:%d/apis/sim.luascale.io/v1/faults" % SIM["kube"],
-                                 data=json.dumps({"faults": ["down=16s"]}).encode(),
+                                 data=json.dumps({"faults": ["down=16s@300ms"]}).encode(),
                                  headers={"Content-Type": "application/json"}, method="POST")
     urllib.request.urlopen(req, timeout=5).read()
     down = until(LEASE_S + 2, lambda: gauge(a["port"], "luascale_leader") == 0)
