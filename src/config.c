@@ -20,6 +20,7 @@
 #include "arena.h"
 #include "buf.h"
 #include "k8sname.h"
+#include "runtime/httpserver.h"
 #include "policy/plan.h"
 #include "quantity.h"
 #include "ytree.h"
@@ -1818,7 +1819,8 @@ static bool loc_set(const struct loc *l);
 static int check_incluster(struct ctx *x)
 {
 	struct config *c = x->c;
-	const char *p;
+	char host[256];
+	int port;
 
 	if (!loc_set(&x->le_enabled))
 		c->leader_election = c->in_cluster;
@@ -1840,9 +1842,7 @@ static int check_incluster(struct ctx *x)
 		return fail_loc(x, loc_set(&x->le_retry) ? &x->le_retry : &x->le_renew,
 				"retry_period (%lldms) must be shorter than renew_deadline (%lldms)",
 				(long long)c->retry_period_ms, (long long)c->renew_deadline_ms);
-	p = strrchr(c->server_listen, ':');
-	if (!p || !p[1] || strspn(p + 1, "0123456789") != strlen(p + 1) || strlen(p + 1) > 5 ||
-	    atol(p + 1) > 65535 || strpbrk(c->server_listen, " /@?#"))
+	if (httpserver_parse_listen(c->server_listen, host, sizeof(host), &port, NULL) < 0)
 		return fail_loc(x, loc_set(&x->server_listen) ? &x->server_listen : &x->root,
 				"server.listen \"%.64s\": want HOST:PORT, :PORT or [IPV6]:PORT (port 0-65535)",
 				c->server_listen);
