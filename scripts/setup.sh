@@ -16,7 +16,7 @@ PACKAGES=(
   libcjson-dev                       # JSON in C (Kubernetes objects)
   libyaml-dev                        # config and kubeconfig
   libcurl4-openssl-dev               # HTTP to the API server and clouds
-  libmicrohttpd-dev                  # the simulated API server (luascale sim)
+  libmicrohttpd-dev                  # the simulated API server (luascale sim), /metrics of luascale run
   libexpat1-dev                      # XML of the AWS APIs
   libssl-dev                         # libcrypto: SHA-256 and HMAC for AWS SigV4
   lua-cjson lua-busted               # policy specs
@@ -26,6 +26,7 @@ PACKAGES=(
   python3-botocore                   # the SigV4 test's independent signer (under /usr/bin/python3)
   python3-google-auth python3-cryptography python3-requests  # Google's auth library: verifies our JWTs, talks to the simulator's GCE face
   python3-azure                      # azure-mgmt-compute and azure-identity check the simulator's Azure face
+  prometheus                         # promtool checks /metrics; a real Prometheus scrapes luascale run
 )
 
 # kubectl, to test luascale sim with the real client: Debian's

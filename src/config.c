@@ -20,6 +20,7 @@
 #include "arena.h"
 #include "buf.h"
 #include "k8sname.h"
+#include "runtime/httpserver.h"
 #include "policy/plan.h"
 #include "quantity.h"
 #include "ytree.h"
@@ -262,6 +263,7 @@ struct ctx {
 		batch_max, max_nodes_total, backoff_initial, backoff_max;
 	struct loc provider_kind, provider_aws, aws_discovery, provider_qps, provider_burst, provider_gce,
 		provider_azure;
+	struct loc le_enabled, le_namespace, le_name, le_duration, le_renew, le_retry, server_listen;
 	struct group_meta *gm;
 };
 
@@ -2105,6 +2107,86 @@ static int env_operations(struct ctx *x)
 	       env_field(x, "LUASCALE_RELOAD_DEBOUNCE", dec_duration, &c->reload_debounce_ms, &r_debounce, NULL) ? -1 : 0;
 }
 
+/* ---- leader_election, server (running in the cluster) ---- */
+
+static const struct int_range r_lease = { SECOND, DAY };
+
+static int parse_leader_election(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "enabled", "namespace", "name", "lease_duration",
+					    "renew_deadline", "retry_period", NULL };
+	struct config *c = x->c;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "enabled", dec_bool, &c->leader_election, NULL, &x->le_enabled) ||
+	       field(x, m, "namespace", dec_string, &c->lease_namespace, NULL, &x->le_namespace) ||
+	       field(x, m, "name", dec_string, &c->lease_name, NULL, &x->le_name) ||
+	       field(x, m, "lease_duration", dec_duration, &c->lease_duration_ms, &r_lease, &x->le_duration) ||
+	       field(x, m, "renew_deadline", dec_duration, &c->renew_deadline_ms, &r_lease, &x->le_renew) ||
+	       field(x, m, "retry_period", dec_duration, &c->retry_period_ms, &r_lease, &x->le_retry) ? -1 : 0;
+}
+
+static int parse_server(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "listen", "enabled", NULL };
+	struct config *c = x->c;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "listen", dec_string, &c->server_listen, NULL, &x->server_listen) ||
+	       field(x, m, "enabled", dec_bool, &c->server_enabled, NULL, NULL) ? -1 : 0;
+}
+
+static int env_incluster(struct ctx *x)
+{
+	struct config *c = x->c;
+
+	return env_field(x, "LUASCALE_LEADER_ELECTION_ENABLED", dec_bool, &c->leader_election, NULL, &x->le_enabled) ||
+	       env_field(x, "LUASCALE_LEADER_ELECTION_NAMESPACE", dec_string, &c->lease_namespace, NULL, &x->le_namespace) ||
+	       env_field(x, "LUASCALE_LEADER_ELECTION_NAME", dec_string, &c->lease_name, NULL, &x->le_name) ||
+	       env_field(x, "LUASCALE_SERVER_LISTEN", dec_string, &c->server_listen, NULL, &x->server_listen) ||
+	       env_field(x, "LUASCALE_SERVER_ENABLED", dec_bool, &c->server_enabled, NULL, NULL) ? -1 : 0;
+}
+
+static bool loc_set(const struct loc *l);
+
+/* leader_election: enabled defaults to in_cluster; the Lease's names are
+ * valid; lease_duration > renew_deadline > retry_period. server.listen
+ * is an address. */
+static int check_incluster(struct ctx *x)
+{
+	struct config *c = x->c;
+	char host[256];
+	int port;
+
+	if (!loc_set(&x->le_enabled))
+		c->leader_election = c->in_cluster;
+	if (!k8sname_valid_dns_label(c->lease_namespace))
+		return fail_loc(x, loc_set(&x->le_namespace) ? &x->le_namespace : &x->root,
+				"leader_election.namespace \"%.64s\" is not a namespace name (a DNS label)",
+				c->lease_namespace);
+	if (strlen(c->lease_name) > 253 || !k8sname_valid_dns_subdomain(c->lease_name))
+		return fail_loc(x, loc_set(&x->le_name) ? &x->le_name : &x->root,
+				"leader_election.name \"%.64s\" is not a Lease name (a DNS subdomain)",
+				c->lease_name);
+	if (c->lease_duration_ms % SECOND)
+		return fail_loc(x, &x->le_duration, "lease_duration must be whole seconds (a Lease counts seconds)");
+	if (c->renew_deadline_ms >= c->lease_duration_ms)
+		return fail_loc(x, loc_set(&x->le_renew) ? &x->le_renew : &x->le_duration,
+				"renew_deadline (%lldms) must be shorter than lease_duration (%lldms): a leader must stop acting before its Lease can be taken",
+				(long long)c->renew_deadline_ms, (long long)c->lease_duration_ms);
+	if (c->retry_period_ms >= c->renew_deadline_ms)
+		return fail_loc(x, loc_set(&x->le_retry) ? &x->le_retry : &x->le_renew,
+				"retry_period (%lldms) must be shorter than renew_deadline (%lldms)",
+				(long long)c->retry_period_ms, (long long)c->renew_deadline_ms);
+	if (httpserver_parse_listen(c->server_listen, host, sizeof(host), &port, NULL) < 0)
+		return fail_loc(x, loc_set(&x->server_listen) ? &x->server_listen : &x->root,
+				"server.listen \"%.64s\": want HOST:PORT, :PORT or [IPV6]:PORT (port 0-65535)",
+				c->server_listen);
+	return 0;
+}
+
 static int section(struct ctx *x, const struct ytree_node *root, const char *key,
 		   int (*parse)(struct ctx *, const struct ytree_node *))
 {
@@ -2124,7 +2206,8 @@ static int parse_root(struct ctx *x, const struct ytree_node *root)
 {
 	static const char *const keys[] = { "cluster", "node_groups", "policy", "safety",
 					    "intervals", "provider", "provisioning",
-					    "log", "status", "events", "reload", NULL };
+					    "log", "status", "events", "reload",
+					    "leader_election", "server", NULL };
 
 	if (!root || ytree_is_null(root))
 		return 0; /* an empty document: every default */
@@ -2140,7 +2223,9 @@ static int parse_root(struct ctx *x, const struct ytree_node *root)
 	       section(x, root, "provider", parse_provider) ||
 	       section(x, root, "provisioning", parse_provisioning) ||
 	       section(x, root, "log", parse_log) || section(x, root, "status", parse_status) ||
-	       section(x, root, "events", parse_events) || section(x, root, "reload", parse_reload) ? -1 : 0;
+	       section(x, root, "events", parse_events) || section(x, root, "reload", parse_reload) ||
+	       section(x, root, "leader_election", parse_leader_election) ||
+	       section(x, root, "server", parse_server) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2492,7 +2577,7 @@ static int apply_env(struct ctx *x)
 
 	if (!x->env.envp && !x->env.fn)
 		return 0;
-	if (env_cluster_policy(x) || env_operations(x))
+	if (env_cluster_policy(x) || env_operations(x) || env_incluster(x))
 		return -1;
 	if (x->env.envp && env_check_group_vars(x))
 		return -1;
@@ -2765,6 +2850,13 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->events_enabled = true;
 	c->reload_watch = true;
 	c->reload_debounce_ms = 1000;
+	c->lease_namespace = "kube-system";
+	c->lease_name = "luascale";
+	c->lease_duration_ms = 15 * 1000;
+	c->renew_deadline_ms = 10 * 1000;
+	c->retry_period_ms = 2 * 1000;
+	c->server_listen = ":8080";
+	c->server_enabled = true;
 	if (!c->source || !c->base_dir) {
 		errbuf_set(err, "%s: out of memory", source);
 		goto out;
@@ -2790,7 +2882,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 		goto out;
 	}
 	if (ytree_parse(yaml ? yaml : "", len, c->source, tmp, &root, err) ||
-	    parse_root(&x, root) || apply_env(&x) || check_all(&x))
+	    parse_root(&x, root) || apply_env(&x) || check_all(&x) || check_incluster(&x))
 		goto out;
 	rc = 0;
 out:

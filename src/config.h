@@ -197,6 +197,16 @@ struct config {
 	bool events_enabled;            /* events.enabled: Events on pending pods, default true */
 	bool reload_watch;              /* reload.watch: reload on file change, default true */
 	int64_t reload_debounce_ms;     /* reload.debounce: quiet time first, default 1s */
+	/* leader_election: a coordination.k8s.io/v1 Lease */
+	bool leader_election;           /* enabled; default: in_cluster */
+	const char *lease_namespace;    /* default "kube-system" */
+	const char *lease_name;         /* default "luascale" */
+	int64_t lease_duration_ms;      /* default 15s, whole seconds */
+	int64_t renew_deadline_ms;      /* default 10s, < lease_duration */
+	int64_t retry_period_ms;        /* default 2s, < renew_deadline */
+	/* server: /metrics, /healthz, /readyz */
+	const char *server_listen;      /* default ":8080" */
+	bool server_enabled;            /* default true (--no-server: false) */
 };
 
 /* Environment lookup, injectable for tests (getenv semantics). */
@@ -224,7 +234,8 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  *   LUASCALE_PROVISIONING_MAX_PROVISION_TIME / _BACKOFF_INITIAL / _BACKOFF_MAX / _DRAIN_TIMEOUT,
  *   LUASCALE_LOG_FORMAT, LUASCALE_STATUS_ENABLED / _NAMESPACE / _NAME / _INTERVAL,
  *   LUASCALE_EVENTS_ENABLED, LUASCALE_RELOAD_WATCH / _DEBOUNCE,
- *   LUASCALE_NODE_GROUPS_<NAME>_MIN / _MAX / _PRICE_PER_HOUR (NAME upper-cased, '-' and '.' as '_').
+ *   LUASCALE_NODE_GROUPS_<NAME>_MIN / _MAX / _PRICE_PER_HOUR (NAME upper-cased, '-' and '.' as '_'),
+ *   LUASCALE_LEADER_ELECTION_ENABLED / _NAMESPACE / _NAME, LUASCALE_SERVER_LISTEN / _ENABLED.
  * Every numeric key has a range (counts at most 1000000, durations at most
  * 168h, and so on: docs/configuration.md); NaN and infinite numbers are
  * refused, in params too.

@@ -109,6 +109,22 @@ size_t config_keep_restart_only(const struct config *running, struct config *nex
 		note(&r, "provider.gce");
 		next->gce = running->gce;
 	}
+	if (str_differs(running->azure.cloud, next->azure.cloud) ||
+	    str_differs(running->azure.subscription_id, next->azure.subscription_id) ||
+	    str_differs(running->azure.resource_group, next->azure.resource_group) ||
+	    str_differs(running->azure.tenant_id, next->azure.tenant_id) ||
+	    str_differs(running->azure.client_id, next->azure.client_id) ||
+	    str_differs(running->azure.auth, next->azure.auth) ||
+	    str_differs(running->azure.client_secret_file, next->azure.client_secret_file) ||
+	    str_differs(running->azure.federated_token_file, next->azure.federated_token_file) ||
+	    str_differs(running->azure.identity_client_id, next->azure.identity_client_id) ||
+	    str_differs(running->azure.endpoint_resource_manager, next->azure.endpoint_resource_manager) ||
+	    str_differs(running->azure.endpoint_authority, next->azure.endpoint_authority) ||
+	    str_differs(running->azure.endpoint_imds, next->azure.endpoint_imds) ||
+	    running->azure.n_discovery != next->azure.n_discovery) {
+		note(&r, "provider.azure");
+		next->azure = running->azure;
+	}
 	/* a cloud provider was made from the groups it manages */
 	if (running->provider_kind[0] && strcmp(running->provider_kind, "sim") != 0 &&
 	    cloud_groups_differ(running, next)) {
@@ -141,6 +157,15 @@ size_t config_keep_restart_only(const struct config *running, struct config *nex
 	KEEP_VAL("events.enabled", events_enabled);
 	KEEP_VAL("reload.watch", reload_watch);
 	KEEP_VAL("reload.debounce", reload_debounce_ms);
+	/* the election and the endpoint are set up once, at the start */
+	KEEP_VAL("leader_election.enabled", leader_election);
+	KEEP_STR("leader_election.namespace", lease_namespace);
+	KEEP_STR("leader_election.name", lease_name);
+	KEEP_VAL("leader_election.lease_duration", lease_duration_ms);
+	KEEP_VAL("leader_election.renew_deadline", renew_deadline_ms);
+	KEEP_VAL("leader_election.retry_period", retry_period_ms);
+	KEEP_STR("server.listen", server_listen);
+	KEEP_VAL("server.enabled", server_enabled);
 	if (report && report_len) {
 		const char *t = r.b.data && !r.b.oom ? r.b.data : "";
 

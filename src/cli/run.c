@@ -23,6 +23,7 @@
 #include "arena.h"
 #include "cli/cli.h"
 #include "cli/run_ops.h"
+#include "cli/serve.h"
 #include "config.h"
 #include "engine/actuator.h"
 #include "engine/cloudgroups.h"
@@ -264,7 +265,7 @@ static struct snapshot *round_snapshot(struct informer_set *infs, const struct c
 
 static void run_usage(FILE *f)
 {
-	fputs("usage: luascale run --config FILE [--dry-run] [--once] [--context NAME]\n"
+	fputs("usage: luascale run --config FILE [--dry-run] [--once] [--context NAME] [--no-server]\n"
 	      "                    [--log-format text|json]\n"
 	      "\n"
 	      "The autoscaler: watches the cluster named in the config, runs the\n"
@@ -275,6 +276,7 @@ static void run_usage(FILE *f)
 	      "  --once          one reconcile, wait for its actions, exit (for cron)\n"
 	      "  --context NAME  the kubeconfig context (overrides cluster.context)\n"
 	      "  --log-format F  text (default) or json: one object a line (log.format)\n"
+	      "  --no-server     no HTTP endpoint (/metrics, /healthz, /readyz; server.listen)\n"
 	      "\n"
 	      "signals: SIGHUP reloads the policy (the running one stays if the new one\n"
 	      "fails); SIGTERM and SIGINT stop within a second, giving writes in flight 20s.\n"
@@ -351,6 +353,7 @@ int cli_run(int argc, char **argv)
 		{"once", no_argument, NULL, '1'},
 		{"context", required_argument, NULL, 'x'},
 		{"log-format", required_argument, NULL, 'L'},
+		{"no-server", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -359,6 +362,10 @@ int cli_run(int argc, char **argv)
 	enum log_format log_format = LOG_FORMAT_TEXT;
 	struct run_ops *ops = NULL;
 	const struct config *cur;
+	bool dry_run = false, once = false, no_server = false;
+	struct serve *sv = NULL;
+	int64_t round_start;
+	int round_rc;
 	struct logger log = log_stderr(LOG_INFO);
 	struct clock *clock = clock_real();
 	struct config *c = NULL;
@@ -396,6 +403,7 @@ int cli_run(int argc, char **argv)
 			}
 			log_format_set = true;
 			break;
+		case 'S': no_server = true; break;
 		case 'h': run_usage(stdout); return EXIT_OK;
 		default: run_usage(stderr); return EXIT_USAGE;
 		}
@@ -457,8 +465,15 @@ int cli_run(int argc, char **argv)
 	}
 	if (atomic_load(&sc.stop))
 		goto stopped_starting;
+	sv = serve_new(c, !no_server, once, kc, &log, &err);
+	if (!sv) {
+		fprintf(stderr, "luascale: %s\n", err.msg);
+		goto out;
+	}
 	memset(&copts, 0, sizeof(copts));
 	copts.log = &log;
+	copts.on_response = serve_on_response;
+	copts.on_response_ctx = sv;
 	copts.write_qps = c->write_qps;
 	copts.write_burst = (int)c->write_burst;
 	client = kube_client_new(kc, &copts, &err);
@@ -483,7 +498,7 @@ int cli_run(int argc, char **argv)
 		goto stopped_starting;
 	kh = kubeops_http_new(client, NULL);
 	kubeops_http_bind(kh, &kops);
-	prov = make_provider(c, client, &log, &sc.stop);
+	prov = serve_wrap_provider(sv, make_provider(c, client, &log, &sc.stop));
 	if (!prov && *c->provider_kind) {
 		/* a cloud that is configured but cannot be reached is no dry run */
 		fprintf(stderr, "luascale: the %s provider cannot start (see above)\n", c->provider_kind);
@@ -492,6 +507,9 @@ int cli_run(int argc, char **argv)
 	ex = executor_new_pool(8, 4096);
 	actuator_config_from(&acfg, c);
 	acfg.dry_run = dry_run;
+	acfg.may_act = serve_may_act;
+	acfg.may_act_ctx = sv;
+	acfg.ins = serve_instruments(sv);
 	act = actuator_new(ex, prov, &kops, &acfg, &log);
 	memset(&bp, 0, sizeof(bp));
 	bp.idle_ns = c->batch_idle_ms * CLOCK_NS_PER_MS;
@@ -509,6 +527,7 @@ int cli_run(int argc, char **argv)
 		goto out;
 	}
 	sigctx_publish(&sc, NULL, batch, infs, NULL);
+	serve_attach(sv, infs, act, prov, client, batch);
 	if (atomic_load(&sc.stop))
 		goto stopped_starting;
 	if (!once && run_ops_watch(ops, rec, batch, &err) < 0)
@@ -529,7 +548,13 @@ int cli_run(int argc, char **argv)
 		}
 		goto stop;
 	}
-	log_at(&log, LOG_INFO, clock_wall(clock), "cluster state read; reconciling");
+	if (serve_synced(sv, &err) < 0) {
+		log_at(&log, LOG_ERROR, clock_wall(clock), "cannot start: %s", err.msg);
+		goto stop;
+	}
+	log_at(&log, LOG_INFO, clock_wall(clock), serve_electing(sv)
+	       ? "cluster state read; reconciling whenever this process leads"
+	       : "cluster state read; reconciling");
 	if (run_ops_report(ops, client, &err) < 0)
 		log_at(&log, LOG_WARN, clock_wall(clock), "no status ConfigMap nor Events: %s", err.msg);
 
@@ -542,8 +567,16 @@ int cli_run(int argc, char **argv)
 
 		if (why == BATCH_NONE || atomic_load(&sc.stop))
 			break;
+		serve_progress(sv);
+		if (!serve_may_act(sv)) {
+			run_ops_set_active(ops, false); /* no status, no Events */
+			continue; /* standby: the caches follow, nothing is decided */
+		}
+		run_ops_set_active(ops, true);
 		memset(&ro, 0, sizeof(ro));
 		run_ops_round_opts(ops, &ro);
+		round_start = clock_now(clock);
+		ro.ins = serve_instruments(sv);
 		cloud_view_refresh(&cloud, prov, clock_wall(clock), &log);
 		cur = run_ops_config(ops);
 		s = round_snapshot(infs, cur, &cloud, clock_wall(clock), &log, &err);
@@ -562,7 +595,9 @@ int cli_run(int argc, char **argv)
 		if (informer_set_stale(infs, clock_now(clock), cur->max_cache_staleness_ms * CLOCK_NS_PER_MS,
 				       stale, sizeof(stale)))
 			ro.stale = stale;
-		if (round_run_opts(rec, act, s, &ro, &log, &rs, &err) < 0)
+		round_rc = round_run_opts(rec, act, s, &ro, &log, &rs, &err);
+		serve_round(sv, round_rc, &rs, (double)(clock_now(clock) - round_start) / CLOCK_NS_PER_S, s);
+		if (round_rc < 0)
 			log_at(&log, LOG_ERROR, clock_wall(clock), "reconcile failed: %s", err.msg);
 		else
 			log_at(&log, LOG_DEBUG, clock_wall(clock),
@@ -600,6 +635,8 @@ stop:
 		if (cancelled)
 			log_at(&log, LOG_WARN, clock_wall(clock), "%zu queued task(s) abandoned at shutdown", cancelled);
 	}
+	/* nothing of ours is in flight any more: the other replica may act */
+	serve_stop_election(sv);
 	goto out;
 stopped_starting:
 	/* nothing has run yet: no action in flight, nothing to give back */
@@ -614,6 +651,7 @@ out:
 	run_ops_stop(ops);
 	if (ex)
 		executor_shutdown(ex, clock_now(clock));
+	serve_free(sv);
 	actuator_free(act);
 	informer_set_free(infs);
 	batcher_free(batch);

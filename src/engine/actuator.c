@@ -45,12 +45,15 @@ struct launch {
 	int64_t start_ns;
 	char reason[256];
 	char pods[256]; /* unschedulable pods when the plan was made: "ns/a, ns/b and 3 more" */
+	int64_t oldest_pod;   /* wall seconds: the oldest of them was created, 0: none */
+	int64_t call_start_ns;/* the cloud was asked, 0: not yet */
 };
 
 struct node_job {
 	struct actuator *a;
 	char node[256];
 	char provider_id[256];
+	char group[64];        /* its instance's group, once a delete maps it */
 	struct action *actions;
 	size_t n, next;
 	bool removal;          /* it drains or deletes the node */
@@ -295,6 +298,8 @@ static void on_instance(void *ctx, const struct provider_instance *inst)
 	l->created++;
 	a->st.instances_created++;
 	pthread_mutex_unlock(&a->mu);
+	if (a->cfg.ins)
+		metric_inc1(a->cfg.ins->launched, l->group);
 	LOG(a, LOG_INFO, "instance %s of group %s exists, %.1fs after the request (%d of %d)%s%s",
 	    inst->id, l->group, secs_since(a, l->start_ns), l->created, l->count,
 	    l->pods[0] ? "; for pods " : "", l->pods);
@@ -326,7 +331,16 @@ static void on_launch_done(void *ctx, int count, const struct provider_status *s
 		g->failures = 0;
 	}
 	a->st.busy--;
+	l->call_start_ns = 0;
 	pthread_mutex_unlock(&a->mu);
+	if (a->cfg.ins && st->code != PROVIDER_CANCELLED) {
+		metric_inc2(a->cfg.ins->launches, l->group,
+			    st->code != PROVIDER_OK ? provider_error_str(st->code) : missing || l->given_back ? "partial" : "ok");
+		metric_inc1(st->code == PROVIDER_OK && missing == 0 && !l->given_back ? a->cfg.ins->executed : a->cfg.ins->failed,
+			    "scale_up");
+	} else if (a->cfg.ins) {
+		metric_inc1(a->cfg.ins->failed, "scale_up");
+	}
 	{
 		char cnt[16], made[16];
 		bool ok = st->code == PROVIDER_OK && missing == 0 && l->given_back == 0;
@@ -358,12 +372,19 @@ static void launch_task(void *arg, bool cancelled)
 	struct launch *l = arg;
 	struct actuator *a = l->a;
 
-	if (cancelled || !a->prov) {
-		struct provider_status st = {cancelled ? PROVIDER_CANCELLED : PROVIDER_INVALID, ""};
+	bool lost = !cancelled && a->cfg.may_act && !a->cfg.may_act(a->cfg.may_act_ctx);
+
+	if (cancelled || lost || !a->prov) {
+		struct provider_status st = {cancelled || lost ? PROVIDER_CANCELLED : PROVIDER_INVALID, ""};
 
 		snprintf(st.message, sizeof(st.message), "%s",
-			 cancelled ? "shut down before the launch was made" : "no cloud provider configured");
-		if (cancelled) {
+			 cancelled ? "shut down before the launch was made"
+			 : lost ? "not leading any more: the launch was not made"
+				: "no cloud provider configured");
+		if (lost)
+			LOG(a, LOG_WARN, "scale_up %s +%d not started: this process no longer leads (%s)",
+			    l->group, l->count, l->reason);
+		if (cancelled || lost) {
 			pthread_mutex_lock(&a->mu);
 			a->st.actions_abandoned++;
 			pthread_mutex_unlock(&a->mu);
@@ -382,10 +403,16 @@ static void launch_task(void *arg, bool cancelled)
 		LOGF(a, LOG_INFO, f, "scale_up %s +%d: asking the cloud (%s)", l->group, l->count,
 		     l->reason);
 	}
+	pthread_mutex_lock(&a->mu);
+	l->call_start_ns = clock_now(a->clock);
+	pthread_mutex_unlock(&a->mu);
+	if (a->cfg.ins && l->oldest_pod > 0 && clock_wall(a->clock) >= l->oldest_pod)
+		metric_observe0(a->cfg.ins->pending_to_launch, (double)(clock_wall(a->clock) - l->oldest_pod));
 	a->prov->ops->launch(a->prov, l->group, l->count, on_instance, on_launch_done, l);
 }
 
-static int start_launch(struct actuator *a, const struct action *act, const char *pods)
+static int start_launch(struct actuator *a, const struct action *act, const char *pods,
+			int64_t oldest_pod)
 {
 	struct launch *l = calloc(1, sizeof(*l));
 	struct gstate *g;
@@ -398,6 +425,7 @@ static int start_launch(struct actuator *a, const struct action *act, const char
 	l->start_ns = clock_now(a->clock);
 	snprintf(l->reason, sizeof(l->reason), "%s", act->reason);
 	snprintf(l->pods, sizeof(l->pods), "%s", pods);
+	l->oldest_pod = oldest_pod;
 	pthread_mutex_lock(&a->mu);
 	g = group_state(a, l->group);
 	if (g)
@@ -619,6 +647,29 @@ static void job_abandon(struct node_job *j, const char *when)
 	job_finish(j);
 }
 
+/* Ends the job without another write: this process no longer leads.
+ * What is left is logged; a cordon of luascale's stays for the next
+ * leader to give back (it carries the mark). */
+static void job_drop(struct node_job *j)
+{
+	struct actuator *a = j->a;
+	size_t i;
+
+	for (i = j->next; i < j->n; i++) {
+		char desc[512];
+
+		action_describe(&j->actions[i], desc, sizeof(desc));
+		LOG(a, LOG_WARN, "%s not done: this process no longer leads%s", desc,
+		    j->draining && i == j->next ? " (drain in progress: no more evictions)" : "");
+		if (a->cfg.ins)
+			metric_inc1(a->cfg.ins->failed, action_type_str(j->actions[i].type));
+	}
+	pthread_mutex_lock(&a->mu);
+	a->st.actions_abandoned += j->n - j->next;
+	pthread_mutex_unlock(&a->mu);
+	job_finish(j);
+}
+
 static void node_step(void *arg, bool cancelled);
 
 /* Runs the job's next step now, or after 'delay_ns'. */
@@ -694,6 +745,9 @@ static void simple_action(struct node_job *j, const struct action *act)
 	default:
 		break;
 	}
+	if (a->cfg.ins)
+		metric_inc1(rc == 0 && st.code == KUBE_OK ? a->cfg.ins->executed : a->cfg.ins->failed,
+			    action_type_str(act->type));
 	{
 		struct log_field f[ACTION_LOG_FIELDS + 2];
 		char cnt[24];
@@ -824,6 +878,9 @@ static void terminate_done(void *ctx, int count_, const struct provider_status *
 	struct actuator *a = j->a;
 
 	(void)count_;
+	if (a->cfg.ins)
+		metric_inc2(a->cfg.ins->terminations, j->group,
+			    st->code == PROVIDER_OK ? "ok" : provider_error_str(st->code));
 	if (st->code == PROVIDER_OK)
 		LOG(a, LOG_INFO, "instance of node %s terminated", j->node);
 	else
@@ -858,6 +915,8 @@ static bool delete_node(struct node_job *j, const struct action *act)
 	j->ours = false;
 	memo_set(a, MEMO_REMOVED, j->node, j->provider_id);
 	count(a, &a->st.nodes_deleted);
+	if (a->cfg.ins)
+		metric_inc1(a->cfg.ins->executed, "delete");
 	{
 		struct log_field f[] = {
 			{"action", "delete"}, {"node", j->node}, {"outcome", "done"},
@@ -875,6 +934,7 @@ static bool delete_node(struct node_job *j, const struct action *act)
 	{
 		const char *ids[1] = {id};
 
+		snprintf(j->group, sizeof(j->group), "%s", group);
 		/* the job stays alive until the provider calls back */
 		j->next = j->n;
 		a->prov->ops->terminate(a->prov, group, ids, 1, terminate_done, j);
@@ -902,6 +962,10 @@ static void node_step(void *arg, bool cancelled)
 	pthread_mutex_unlock(&a->mu);
 	if (cancelled) {
 		job_abandon(j, "at shutdown");
+		return;
+	}
+	if (a->cfg.may_act && !a->cfg.may_act(a->cfg.may_act_ctx)) {
+		job_drop(j);
 		return;
 	}
 	if (j->release) {
@@ -971,6 +1035,8 @@ static void node_step(void *arg, bool cancelled)
 			if (r < 0) {
 				j->drain_failed = true;
 				count(a, &a->st.drains_failed);
+				if (a->cfg.ins)
+					metric_inc1(a->cfg.ins->failed, "drain");
 				note_event(j, "Warning", "LuascaleDrainFailed", "drain gave up");
 				give_back(j, "its drain gave up");
 				if (act->type == ACTION_DRAIN)
@@ -979,6 +1045,8 @@ static void node_step(void *arg, bool cancelled)
 			}
 			j->drained = true;
 			count(a, &a->st.drains_done);
+			if (a->cfg.ins)
+				metric_inc1(a->cfg.ins->executed, "drain");
 			{
 				struct log_field f[] = {
 					{"action", "drain"}, {"node", j->node}, {"outcome", "done"},
@@ -1148,6 +1216,7 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 	char pods[256];
 	size_t i, k;
 	int failed = 0;
+	int64_t oldest = 0;
 
 	if (a->cfg.dry_run) {
 		for (i = 0; i < p->n_actions; i++) {
@@ -1168,6 +1237,8 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 
 			if (!(pd->flags & POD_UNSCHEDULABLE))
 				continue;
+			if (pd->created > 0 && (!oldest || pd->created < oldest))
+				oldest = pd->created;
 			if (shown < 3 && used < sizeof(pods) - 1) {
 				used += (size_t)snprintf(pods + used, sizeof(pods) - used, "%s%s/%s",
 							 shown ? ", " : "", pd->ns, pd->name);
@@ -1181,7 +1252,8 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 			snprintf(pods + used, sizeof(pods) - used, " and %zu more", total - shown);
 	}
 	for (i = 0; i < p->n_actions; i++)
-		if (p->actions[i].type == ACTION_SCALE_UP && start_launch(a, &p->actions[i], pods) < 0)
+		if (p->actions[i].type == ACTION_SCALE_UP &&
+		    start_launch(a, &p->actions[i], pods, oldest) < 0)
 			failed++;
 	/* one job per node, in the order nodes first appear in the plan */
 	for (i = 0; i < p->n_actions; i++) {
@@ -1235,6 +1307,8 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 		if (registered && !f->terminating) {
 			*pp = f->next;
 			a->st.instances_registered++;
+			if (a->cfg.ins && now >= f->launched)
+				metric_observe1(a->cfg.ins->launch_to_ready, f->group, (double)(now - f->launched));
 			log_at(a->log, LOG_INFO, now, "instance %s of group %s is a Ready node, %llds after it was created",
 			       f->id, f->group, (long long)(now - f->launched));
 			free(f);
@@ -1389,4 +1463,34 @@ void actuator_each_in_flight(struct actuator *a,
 	for (f = a->flights; f; f = f->next)
 		fn(ctx, f->group, f->id, f->provider_id, f->launched);
 	pthread_mutex_unlock(&a->mu);
+}
+
+size_t actuator_log_in_flight(struct actuator *a, const char *why)
+{
+	const struct gstate *g;
+	const struct busy_node *b;
+	const struct flight *f;
+	size_t named = 0, booting = 0;
+
+	pthread_mutex_lock(&a->mu);
+	for (g = a->groups; g; g = g->next) {
+		if (g->requested > 0) {
+			LOG(a, LOG_WARN, "%s: a cloud call is in flight: scale_up %s, %d instance(s) asked for and not yet created; the cloud finishes it whoever leads",
+			    why, g->name, g->requested);
+			named++;
+		}
+	}
+	for (b = a->busy_nodes; b; b = b->next) {
+		if (b->removing) {
+			LOG(a, LOG_WARN, "%s: the removal of node %s is in flight (drain or delete): it stops at its next step",
+			    why, b->name);
+			named++;
+		}
+	}
+	for (f = a->flights; f; f = f->next)
+		booting += !f->terminating;
+	if (booting)
+		LOG(a, LOG_INFO, "%s: %zu instance(s) launched here are still booting", why, booting);
+	pthread_mutex_unlock(&a->mu);
+	return named;
 }

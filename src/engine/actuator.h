@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/instruments.h"
 #include "engine/kubeops.h"
 #include "log.h"
 #include "model.h"
@@ -49,6 +50,15 @@ struct actuator_config {
 				   * none); borrowed, must outlive the actuator */
 	bool dry_run;             /* log what would be done, do nothing */
 	uint64_t seed;            /* for backoff jitter */
+	/* Whether this process may act now (a leader); asked before every
+	 * launch call and every node job step. While false, nothing new is
+	 * started: a launch not yet asked for is dropped, a node job ends at
+	 * its next step without another write (no give-back either: a
+	 * cordon of luascale's is given back by whoever leads next). NULL:
+	 * always. */
+	bool (*may_act)(void *ctx);
+	void *may_act_ctx;
+	const struct instruments *ins; /* metrics; NULL: none. Borrowed */
 };
 
 /* Fills the defaults named above. */
@@ -127,6 +137,14 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 void actuator_stop(struct actuator *a);
 
 void actuator_get_stats(struct actuator *a, struct actuator_stats *out);
+
+/*
+ * Logs, one warning each, every cloud call still in flight (launches
+ * asked for and not answered, terminations) and every drain still
+ * running, with 'why' (e.g. "leadership lost"); and the instances booting.
+ * Returns how many calls and drains it named.
+ */
+size_t actuator_log_in_flight(struct actuator *a, const char *why);
 
 /* Calls fn for every instance in flight (created, not yet a node). */
 void actuator_each_in_flight(struct actuator *a,

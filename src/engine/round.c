@@ -107,6 +107,12 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 			       reconciler_policy_path(r), rr.message);
 	}
 	st->policy_ms = d.stats.view_ms + d.stats.call_ms + d.stats.decode_ms;
+	if (o && o->ins) {
+		metric_observe0(o->ins->policy_seconds, st->policy_ms / 1000.0);
+		metric_observe0(o->ins->policy_instructions, (double)d.stats.instructions);
+		if (rr.attempted)
+			metric_inc1(o->ins->policy_reloads, rr.ok ? "ok" : "failed");
+	}
 	if (!d.ok) {
 		st->policy_failed = true;
 		snprintf(st->error, sizeof(st->error), "%.*s", (int)sizeof(st->error) - 1, d.error);
@@ -162,6 +168,12 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 				       rr.attempted ? &rr : NULL};
 
 		o->observe(o->observe_ctx, s, &v);
+	}
+	if (o && o->ins) {
+		for (i = 0; i < p->n_actions; i++)
+			metric_inc1(o->ins->planned, action_type_str(p->actions[i].type));
+		for (i = 0; i < d.verdict.n_rejected; i++)
+			metric_inc1(o->ins->rejections, instruments_invariant(d.verdict.rejected[i].why));
 	}
 	if (p->n_actions)
 		actuator_execute(a, p, s);

@@ -13,6 +13,7 @@
 
 #include "engine/actuator.h"
 #include "engine/decide.h"
+#include "engine/instruments.h"
 #include "engine/reconciler.h"
 #include "log.h"
 #include "model.h"
@@ -60,6 +61,10 @@ struct round_opts {
 	 * round then plans no scale-down at all (see round_hold_removals);
 	 * scale-ups and other actions go on. NULL or "": fresh. */
 	const char *stale;
+	/* Where the round's metrics go (policy time and instructions,
+	 * reloads, actions planned by type, rejections by invariant); NULL:
+	 * none. Borrowed. */
+	const struct instruments *ins;
 };
 
 /* round_run() with 'o' (may be NULL: as round_run). */

@@ -74,6 +74,8 @@ struct kube_client {
 	size_t max_body;
 	char *user_agent;
 	bool verbose;
+	void (*on_response)(void *ctx, const char *verb, long status);
+	void *on_response_ctx;
 
 	/* credentials that change (guarded by auth_mu) */
 	pthread_mutex_t auth_mu;
@@ -690,6 +692,8 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 	c->reread_ns = (o.token_reread_s > 0 ? o.token_reread_s : DEFAULT_REREAD_S) * CLOCK_NS_PER_S;
 	c->max_body = o.max_body ? o.max_body : DEFAULT_MAX_BODY;
 	c->verbose = o.verbose;
+	c->on_response = o.on_response;
+	c->on_response_ctx = o.on_response_ctx;
 	if (o.user_agent)
 		buf_puts(&ua, o.user_agent);
 	else
@@ -1591,9 +1595,9 @@ static int transport_error(struct kube_client *c, const char *method, const char
 	return errbuf_set(err, "%s %s%s: %s", method, c->server_log, path, msg);
 }
 
-int kube_request(struct kube_client *c, const char *method, const char *path,
-		 const char *content_type, const char *body, size_t body_len,
-		 struct kube_response *resp, struct errbuf *err)
+static int request(struct kube_client *c, const char *method, const char *path,
+		   const char *content_type, const char *body, size_t body_len,
+		   struct kube_response *resp, struct errbuf *err)
 {
 	int attempt;
 
@@ -1646,9 +1650,20 @@ int kube_request(struct kube_client *c, const char *method, const char *path,
 	return 0;
 }
 
-int kube_stream(struct kube_client *c, const char *path, const struct kube_stream_opts *opts,
-		kube_stream_fn fn, void *ctx, enum kube_stream_end *end,
-		struct kube_response *resp, struct errbuf *err)
+int kube_request(struct kube_client *c, const char *method, const char *path,
+		 const char *content_type, const char *body, size_t body_len,
+		 struct kube_response *resp, struct errbuf *err)
+{
+	int rc = request(c, method, path, content_type, body, body_len, resp, err);
+
+	if (c->on_response)
+		c->on_response(c->on_response_ctx, method, rc < 0 ? 0 : resp->status);
+	return rc;
+}
+
+static int stream(struct kube_client *c, const char *path, const struct kube_stream_opts *opts,
+		  kube_stream_fn fn, void *ctx, enum kube_stream_end *end,
+		  struct kube_response *resp, struct errbuf *err)
 {
 	struct kube_stream_opts o = {0};
 	int attempt;
@@ -1727,4 +1742,15 @@ int kube_stream(struct kube_client *c, const char *path, const struct kube_strea
 		return ret;
 	}
 	return 0;
+}
+
+int kube_stream(struct kube_client *c, const char *path, const struct kube_stream_opts *opts,
+		kube_stream_fn fn, void *ctx, enum kube_stream_end *end,
+		struct kube_response *resp, struct errbuf *err)
+{
+	int rc = stream(c, path, opts, fn, ctx, end, resp, err);
+
+	if (c->on_response)
+		c->on_response(c->on_response_ctx, "WATCH", rc < 0 && resp->status < 300 ? 0 : resp->status);
+	return rc;
 }

@@ -45,6 +45,11 @@ struct kube_client_opts {
 				       * second, a token bucket of their own; 0: no
 				       * limit; else in [KUBE_WRITE_QPS_MIN, _MAX] */
 	int write_burst;              /* writes saved up; >= 1 with write_qps */
+	/* Called after every request (kube_request: its method; kube_stream:
+	 * "WATCH") with the HTTP status, 0 when there was no answer; from the
+	 * calling thread, for metrics. May be NULL. */
+	void (*on_response)(void *ctx, const char *verb, long status);
+	void *on_response_ctx;
 };
 
 #define KUBE_WRITE_QPS_MIN 0.001

@@ -22,6 +22,7 @@ struct ratelimit {
 	double qps_base;   /* the configured rate */
 	double qps_now;    /* the rate in force: lower after the server throttled */
 	_Atomic uint64_t granted;
+	_Atomic int64_t waited_ns; /* sum of the waits granted reservations imposed */
 };
 
 /* The slowest a throttled bucket gets, as a fraction of its rate, and how
@@ -72,6 +73,7 @@ struct ratelimit *ratelimit_new(struct clock *c, double qps, int burst)
 	set_rate(rl, qps);
 	rl->tat = clock_now(c); /* a tat in the past means a full bucket */
 	atomic_init(&rl->granted, 0);
+	atomic_init(&rl->waited_ns, 0);
 	return rl;
 }
 
@@ -109,6 +111,7 @@ static struct resv reserve(struct ratelimit *rl, int64_t now, int64_t deadline)
 		rl->tat = t0 + rl->interval;
 		r.new_tat = rl->tat;
 		atomic_fetch_add(&rl->granted, 1);
+		atomic_fetch_add(&rl->waited_ns, r.at - now);
 	}
 	pthread_mutex_unlock(&rl->mu);
 	return r;
@@ -241,4 +244,10 @@ double ratelimit_rate(struct ratelimit *rl)
 	qps = rl->qps_now;
 	pthread_mutex_unlock(&rl->mu);
 	return qps;
+}
+
+/* See ratelimit.h. Thread-safe. */
+int64_t ratelimit_waited_ns(const struct ratelimit *rl)
+{
+	return atomic_load(&((struct ratelimit *)rl)->waited_ns);
 }

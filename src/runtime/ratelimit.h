@@ -61,4 +61,8 @@ double ratelimit_rate(struct ratelimit *rl);
 /* Calls granted so far (for metrics and tests). */
 uint64_t ratelimit_granted(const struct ratelimit *rl);
 
+/* Nanoseconds that granted reservations had to wait for their token, in
+ * total (a reservation given back still counts; for metrics). */
+int64_t ratelimit_waited_ns(const struct ratelimit *rl);
+
 #endif

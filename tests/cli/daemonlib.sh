@@ -9,6 +9,10 @@
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# every `luascale run` serves /metrics on a free loopback port, so tests
+# running side by side never fight over the default :8080
+export LUASCALE_SERVER_LISTEN=127.0.0.1:0
+
 PIDS=()
 daemon_cleanup() {
   local p sig=TERM

@@ -104,7 +104,8 @@ class Harness:
             f.write("safety: {max_scale_down_per_round: 5}\n")
             f.write("provisioning: {backoff_initial: 1m}\n")
             f.write(body)
-        e = {"PATH": "/usr/bin:/bin", "HOME": self.tmp}
+        # a free loopback port for /metrics, unless the test says otherwise
+        e = {"PATH": "/usr/bin:/bin", "HOME": self.tmp, "LUASCALE_SERVER_LISTEN": "127.0.0.1:0"}
         e.update(env)
         log = self.path(name + "-run.log")
         p = subprocess.Popen([self.luascale, "run", "--config", cfg], env=e,

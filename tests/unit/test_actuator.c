@@ -1203,9 +1203,79 @@ static void test_real_pool(void **state)
 	free(w);
 }
 
+/* The leader gate: once it closes nothing new starts — no launch call, no
+ * eviction, no delete, no give-back write — and what is in flight is named. */
+static bool gate_open;
+
+static bool gate(void *ctx)
+{
+	(void)ctx;
+	return gate_open;
+}
+
+static void test_lost_leadership_starts_nothing_new(void **state)
+{
+	struct actuator_config cfg;
+	struct world *w;
+	struct snapshot *s;
+	struct actuator_stats st;
+	struct plan p, q;
+	size_t named;
+
+	(void)state;
+	actuator_config_default(&cfg);
+	cfg.may_act = gate;
+	gate_open = true;
+	w = world_new_cfg(&cfg);
+	s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	w->kube.n_pods = 1;
+	snprintf(w->kube.pods[0].name, 32, "web-1");
+	w->kube.pods[0].present = true;
+	w->kube.pods[0].refusals = 3; /* the drain takes several passes */
+	plan_init(&p);
+	add_action(&p, ACTION_SCALE_UP, "g1", 2);
+	add_action(&p, ACTION_CORDON, "n0", 0);
+	add_action(&p, ACTION_DRAIN, "n0", 0);
+	add_action(&p, ACTION_DELETE, "n0", 0);
+	actuator_execute(w->act, &p, s);
+	run_for(w, 1);
+	assert_true(w->kube.cordoned);
+	assert_int_equal(w->kube.refused, 1);
+	/* leadership is lost: what is in flight is named */
+	gate_open = false;
+	named = actuator_log_in_flight(w->act, "leadership lost");
+	assert_int_equal(named, 2);
+	assert_non_null(strstr(w->all_log, "leadership lost: a cloud call is in flight: scale_up g1, 2 instance(s)"));
+	assert_non_null(strstr(w->all_log, "leadership lost: the removal of node n0 is in flight"));
+	/* a plan handed over now starts nothing */
+	plan_init(&q);
+	add_action(&q, ACTION_SCALE_UP, "g2", 1);
+	actuator_execute(w->act, &q, s);
+	run_for(w, 60);
+	assert_int_equal(w->kube.refused, 1);   /* no eviction after the gate closed */
+	assert_int_equal(w->kube.evictions, 0);
+	assert_int_equal(w->kube.deleted, 0);
+	assert_int_equal(w->kube.uncordons, 0); /* no give-back: the next leader's */
+	assert_true(w->kube.cordoned);
+	assert_int_equal(w->cloud.created, 2);  /* g1's call was already made: it ends */
+	assert_non_null(strstr(w->all_log, "scale_up g2 +1 not started: this process no longer leads"));
+	if (!strstr(w->all_log, "n0 not done: this process no longer leads (drain in progress"))
+		print_message("%s", w->all_log);
+	assert_non_null(strstr(w->all_log, "n0 not done: this process no longer leads (drain in progress"));
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.launch_requests, 2);
+	assert_int_equal(st.busy, 0);
+	assert_true(st.actions_abandoned >= 3); /* drain, delete, g2's launch */
+	plan_free(&p);
+	plan_free(&q);
+	snapshot_free(s);
+	world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lost_leadership_starts_nothing_new),
 		cmocka_unit_test(test_launches_run_in_parallel_and_report_each_instance),
 		cmocka_unit_test(test_in_flight_counts_as_upcoming),
 		cmocka_unit_test(test_instance_never_ready_is_terminated_and_group_backed_off),

@@ -1536,11 +1536,78 @@ static void test_provider_azure(void **state)
 		     "config.yaml:8:29: node_groups[0].azure.resource_group: \"rg.\" is not a resource group name (letters, digits, '-', '_', '.', '(' and ')', up to 90, not ending in '.')");
 	expect_error(HEAD "node_groups:\n  - name: a\n    azure: {vmss: Pool1}\n  - name: b\n    azure: {vmss: pool1}\nprovider: {kind: azure}\n",
 		     "config.yaml:10:12: node_groups[1].azure: node groups \"a\" and \"b\" are the same scale set \"pool1\"");
+/* leader_election and server: defaults (election on only in the cluster),
+ * every key, the environment, and the orderings that are refused. */
+static void test_incluster(void **state)
+{
+	static const char *const env[] = {"LUASCALE_LEADER_ELECTION_ENABLED=false",
+					   "LUASCALE_LEADER_ELECTION_NAME=other",
+					   "LUASCALE_SERVER_LISTEN=127.0.0.1:0", NULL};
+	struct errbuf err = { "" };
+	struct config *c = parse(HEAD, &err);
+
+	(void)state;
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_false(c->leader_election);
+	assert_string_equal(c->lease_namespace, "kube-system");
+	assert_string_equal(c->lease_name, "luascale");
+	assert_int_equal(c->lease_duration_ms, 15000);
+	assert_int_equal(c->renew_deadline_ms, 10000);
+	assert_int_equal(c->retry_period_ms, 2000);
+	assert_string_equal(c->server_listen, ":8080");
+	assert_true(c->server_enabled);
+	config_free(c);
+
+	c = parse("cluster: {in_cluster: true}\npolicy: {path: p.lua}\n", &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_true(c->leader_election);
+	config_free(c);
+
+	c = parse(HEAD "leader_election: {enabled: true, namespace: ops, name: ls.a, lease_duration: 30s,"
+		  " renew_deadline: 20s, retry_period: 4s}\nserver: {listen: \"[::1]:9090\", enabled: false}\n",
+		  &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_true(c->leader_election);
+	assert_string_equal(c->lease_namespace, "ops");
+	assert_string_equal(c->lease_name, "ls.a");
+	assert_int_equal(c->lease_duration_ms, 30000);
+	assert_int_equal(c->renew_deadline_ms, 20000);
+	assert_int_equal(c->retry_period_ms, 4000);
+	assert_string_equal(c->server_listen, "[::1]:9090");
+	assert_false(c->server_enabled);
+	config_free(c);
+
+	c = parse_hook("cluster: {in_cluster: true}\npolicy: {path: p.lua}\n", "config.yaml", env, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_false(c->leader_election);
+	assert_string_equal(c->lease_name, "other");
+	assert_string_equal(c->server_listen, "127.0.0.1:0");
+	config_free(c);
+
+	expect_error(HEAD "leader_election: {renew_deadline: 15s}\n",
+		     "config.yaml:6:35: leader_election.renew_deadline: renew_deadline (15000ms) must be shorter than lease_duration (15000ms): a leader must stop acting before its Lease can be taken");
+	expect_error(HEAD "leader_election: {retry_period: 10s}\n",
+		     "config.yaml:6:33: leader_election.retry_period: retry_period (10000ms) must be shorter than renew_deadline (10000ms)");
+	expect_error(HEAD "leader_election: {lease_duration: 15500ms}\n",
+		     "config.yaml:6:35: leader_election.lease_duration: lease_duration must be whole seconds (a Lease counts seconds)");
+	expect_error(HEAD "leader_election: {namespace: Kube_System}\n",
+		     "config.yaml:6:30: leader_election.namespace: leader_election.namespace \"Kube_System\" is not a namespace name (a DNS label)");
+	expect_error(HEAD "leader_election: {sideways: 1}\n",
+		     "config.yaml:6:19: leader_election: unknown key \"sideways\" (known keys: enabled, namespace, name, lease_duration, renew_deadline, retry_period)");
+	expect_error(HEAD "server: {listen: \"8080\"}\n",
+		     "config.yaml:6:18: server.listen: server.listen \"8080\": want HOST:PORT, :PORT or [IPV6]:PORT (port 0-65535)");
+	expect_error(HEAD "server: {listen: \":99999\"}\n",
+		     "config.yaml:6:18: server.listen: server.listen \":99999\": want HOST:PORT, :PORT or [IPV6]:PORT (port 0-65535)");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_incluster),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_json),

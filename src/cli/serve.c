@@ -1,0 +1,325 @@
+/*
+ * cli/serve: the registry and its collector (informer, rate limiter and
+ * elector counts copied in at scrape time), the three pages, and leader
+ * election with its callbacks into the daemon.
+ */
+#include "cli/serve.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "engine/actuator.h"
+#include "engine/batcher.h"
+#include "engine/round.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+#include "kube/leader.h"
+#include "log.h"
+#include "providers/observed.h"
+#include "runtime/clock.h"
+#include "runtime/health.h"
+#include "runtime/httpserver.h"
+
+struct serve {
+	const struct config *c;
+	const struct logger *log;
+	struct metrics *m;
+	struct instruments ins;
+	struct httpserver *http;
+	struct kube_client *lease_client;
+	struct leader *leader;
+	bool election_started;
+
+	pthread_mutex_t mu; /* guards the parts below (the pages read them) */
+	struct informer_set *infs;
+	struct actuator *act;
+	struct provider *prov;
+	struct kube_client *client;
+	struct batcher *batch;
+
+	struct health health;
+};
+
+static const char *const limiter_names[] = {"provider_mutating", "provider_read"};
+
+static void collect(void *ctx)
+{
+	struct serve *sv = ctx;
+	struct instruments *ins = &sv->ins;
+	int k;
+
+	pthread_mutex_lock(&sv->mu);
+	if (sv->infs) {
+		for (k = 0; k < INFORMER_KINDS; k++) {
+			struct informer *inf = informer_set_get(sv->infs, (enum informer_kind)k);
+			const char *res = informer_kind_str((enum informer_kind)k);
+			struct informer_stats st;
+
+			if (!inf)
+				continue;
+			informer_stats(inf, &st);
+			metric_set1(ins->watch_restarts, res, st.watches > 1 ? (double)(st.watches - 1) : 0);
+			metric_set1(ins->relists, res, (double)st.relists);
+			metric_set1(ins->lists, res, (double)st.lists);
+			metric_set1(ins->watch_errors, res, (double)st.errors);
+			metric_set1(ins->cache_synced, res, st.synced);
+		}
+	}
+	if (sv->prov) {
+		struct ratelimit *rl[2] = {sv->prov->mutating, sv->prov->reads};
+
+		for (k = 0; k < 2; k++) {
+			if (!rl[k])
+				continue;
+			metric_set1(ins->ratelimit_wait, limiter_names[k],
+				    (double)ratelimit_waited_ns(rl[k]) / CLOCK_NS_PER_S);
+			metric_set1(ins->ratelimit_rate, limiter_names[k], ratelimit_rate(rl[k]));
+		}
+	}
+	if (sv->client)
+		metric_set0(ins->kube_writes_waiting, kube_client_writes_waiting(sv->client));
+	pthread_mutex_unlock(&sv->mu);
+	metric_set0(ins->leader, serve_may_act(sv));
+	if (sv->leader)
+		metric_set0(ins->leader_transitions, (double)leader_transitions(sv->leader));
+	metric_set0(ins->series_dropped, (double)metrics_dropped(sv->m));
+}
+
+static int page_metrics(void *ctx, struct buf *body)
+{
+	struct serve *sv = ctx;
+
+	return metrics_render(sv->m, body) < 0 ? 500 : 200;
+}
+
+static int page_healthz(void *ctx, struct buf *body)
+{
+	return health_live(&((struct serve *)ctx)->health, body);
+}
+
+static int page_readyz(void *ctx, struct buf *body)
+{
+	struct serve *sv = ctx;
+	struct health_election e = {false, false, false, ""};
+	char holder[LEADER_IDENTITY_MAX] = "";
+
+	if (sv->leader) {
+		e.on = true;
+		e.observed = leader_observed(sv->leader);
+		e.leading = leader_is_leading(sv->leader);
+		leader_holder(sv->leader, holder, sizeof(holder));
+		e.holder = holder;
+	}
+	return health_ready(&sv->health, &e, body);
+}
+
+/* On the elector's thread. */
+static void on_leadership(void *ctx, bool leading)
+{
+	struct serve *sv = ctx;
+
+	pthread_mutex_lock(&sv->mu);
+	if (leading) {
+		if (sv->batch)
+			batcher_request(sv->batch); /* a round now, on the synced cache */
+	} else if (sv->act) {
+		actuator_log_in_flight(sv->act, "leadership lost");
+	}
+	pthread_mutex_unlock(&sv->mu);
+}
+
+struct serve *serve_new(const struct config *c, bool server, bool once,
+			const struct kube_config *kc, const struct logger *log, struct errbuf *err)
+{
+	struct serve *sv = calloc(1, sizeof(*sv));
+
+	if (!sv) {
+		errbuf_set(err, "out of memory");
+		return NULL;
+	}
+	sv->c = c;
+	sv->log = log;
+	pthread_mutex_init(&sv->mu, NULL);
+	health_init(&sv->health, clock_real(),
+		    health_limit_ns(c->reconcile_interval_ms, c->policy_timeout_ms));
+	sv->m = metrics_new();
+	if (!sv->m || instruments_init(&sv->ins, sv->m, LUASCALE_VERSION) < 0 ||
+	    metrics_on_collect(sv->m, collect, sv) < 0) {
+		errbuf_set(err, "out of memory");
+		goto fail;
+	}
+	if (c->leader_election && once) {
+		log_at(log, LOG_WARN, clock_wall(clock_real()),
+		       "--once takes no part in leader election: do not run it beside a running replica");
+	} else if (c->leader_election) {
+		struct kube_client_opts lo;
+		struct leader_opts o;
+		char id[LEADER_IDENTITY_MAX];
+
+		if (leader_default_identity(id, sizeof(id), NULL, err) < 0)
+			goto fail;
+		memset(&lo, 0, sizeof(lo));
+		lo.log = log;
+		/* a renewal must end (and the next be tried) well before the deadline */
+		lo.request_timeout_ms = (long)(c->renew_deadline_ms / 2);
+		lo.connect_timeout_ms = lo.request_timeout_ms < 5000 ? lo.request_timeout_ms : 5000;
+		lo.on_response = serve_on_response;
+		lo.on_response_ctx = sv;
+		sv->lease_client = kube_client_new(kc, &lo, err);
+		if (!sv->lease_client)
+			goto fail;
+		memset(&o, 0, sizeof(o));
+		o.client = sv->lease_client;
+		o.log = log;
+		o.ns = c->lease_namespace;
+		o.name = c->lease_name;
+		o.identity = id;
+		o.lease_duration_ns = c->lease_duration_ms * CLOCK_NS_PER_MS;
+		o.renew_deadline_ns = c->renew_deadline_ms * CLOCK_NS_PER_MS;
+		o.retry_period_ns = c->retry_period_ms * CLOCK_NS_PER_MS;
+		o.on_change = on_leadership;
+		o.ctx = sv;
+		sv->leader = leader_new(&o, err);
+		if (!sv->leader)
+			goto fail;
+		log_at(log, LOG_INFO, clock_wall(clock_real()),
+		       "leader election on the Lease %s/%s as %s (lease %llds, renew deadline %llds, retry %llds)",
+		       c->lease_namespace, c->lease_name, id, (long long)(c->lease_duration_ms / 1000),
+		       (long long)(c->renew_deadline_ms / 1000), (long long)(c->retry_period_ms / 1000));
+	}
+	if (server && c->server_enabled) {
+		struct httpserver_route r[] = {
+			{"/metrics", "text/plain; version=0.0.4; charset=utf-8", page_metrics, sv},
+			{"/healthz", "text/plain; charset=utf-8", page_healthz, sv},
+			{"/readyz", "text/plain; charset=utf-8", page_readyz, sv},
+		};
+
+		sv->http = httpserver_start(c->server_listen, r, 3, err);
+		if (!sv->http) {
+			errbuf_prefix(err, "server.listen");
+			goto fail;
+		}
+		log_at(log, LOG_INFO, clock_wall(clock_real()),
+		       "serving /metrics, /healthz and /readyz on %s (port %d)", c->server_listen,
+		       httpserver_port(sv->http));
+	}
+	return sv;
+fail:
+	serve_free(sv);
+	return NULL;
+}
+
+void serve_free(struct serve *sv)
+{
+	if (!sv)
+		return;
+	httpserver_stop(sv->http);
+	leader_free(sv->leader);
+	kube_client_free(sv->lease_client);
+	metrics_free(sv->m);
+	pthread_mutex_destroy(&sv->mu);
+	free(sv);
+}
+
+const struct instruments *serve_instruments(struct serve *sv)
+{
+	return &sv->ins;
+}
+
+void serve_on_response(void *ctx, const char *verb, long status)
+{
+	struct serve *sv = ctx;
+	char code[16];
+
+	snprintf(code, sizeof(code), "%ld", status);
+	metric_inc2(sv->ins.api_requests, verb, code);
+}
+
+static void on_provider_call(void *ctx, const char *op, enum provider_error code, double seconds)
+{
+	struct serve *sv = ctx;
+
+	metric_inc2(sv->ins.provider_calls, op, code == PROVIDER_OK ? "ok" : provider_error_str(code));
+	metric_observe1(sv->ins.provider_seconds, op, seconds);
+	if (code == PROVIDER_THROTTLED)
+		metric_inc1(sv->ins.provider_throttles, op);
+}
+
+struct provider *serve_wrap_provider(struct serve *sv, struct provider *p)
+{
+	return p ? provider_observed_new(p, NULL, on_provider_call, sv) : NULL;
+}
+
+void serve_attach(struct serve *sv, struct informer_set *infs, struct actuator *act,
+		  struct provider *prov, struct kube_client *client, struct batcher *batch)
+{
+	pthread_mutex_lock(&sv->mu);
+	if (infs)
+		sv->infs = infs;
+	if (act)
+		sv->act = act;
+	if (prov)
+		sv->prov = prov;
+	if (client)
+		sv->client = client;
+	if (batch)
+		sv->batch = batch;
+	pthread_mutex_unlock(&sv->mu);
+}
+
+bool serve_may_act(void *ctx)
+{
+	struct serve *sv = ctx;
+
+	return !sv->leader || leader_is_leading(sv->leader);
+}
+
+bool serve_electing(struct serve *sv)
+{
+	return sv->leader != NULL;
+}
+
+int serve_synced(struct serve *sv, struct errbuf *err)
+{
+	health_synced(&sv->health);
+	if (!sv->leader || sv->election_started)
+		return 0;
+	if (leader_start(sv->leader, err) < 0)
+		return -1;
+	sv->election_started = true;
+	return 0;
+}
+
+void serve_progress(struct serve *sv)
+{
+	health_progress(&sv->health);
+}
+
+void serve_round(struct serve *sv, int rc, const struct round_stats *rs, double seconds,
+		 const struct snapshot *s)
+{
+	const char *outcome = rc < 0 ? "error" : rs->policy_failed ? "policy_error" : "ok";
+
+	metric_inc1(sv->ins.reconciles, outcome);
+	metric_observe0(sv->ins.reconcile_seconds, seconds);
+	if (rc == 0 && !rs->policy_failed)
+		metric_set0(sv->ins.last_success, (double)clock_wall(clock_real()));
+	if (s)
+		instruments_snapshot(&sv->ins, s);
+}
+
+void serve_stop_election(struct serve *sv)
+{
+	struct errbuf err;
+
+	if (!sv || !sv->leader || !sv->election_started)
+		return;
+	leader_stop(sv->leader);
+	sv->election_started = false;
+	if (leader_release(sv->leader, &err) < 0)
+		log_at(sv->log, LOG_WARN, clock_wall(clock_real()), "%s", err.msg);
+}

@@ -1,0 +1,49 @@
+/*
+ * instruments: the metric families luascale exports, registered in one
+ * place, and helpers that record a snapshot's and a rejection's worth.
+ * Labels are bounded (types, groups, invariants, outcomes; never node or
+ * pod names). Where the values come from is the callers'. */
+#ifndef LUASCALE_INSTRUMENTS_H
+#define LUASCALE_INSTRUMENTS_H
+
+#include "runtime/metrics.h"
+
+struct snapshot;
+
+struct instruments {
+	struct metrics *m;
+	struct metric *build_info;
+	struct metric *reconciles, *reconcile_seconds, *last_success;
+	struct metric *policy_seconds, *policy_instructions, *policy_reloads;
+	struct metric *planned, *executed, *failed, *rejections;
+	struct metric *launches, *launched, *terminations;
+	struct metric *pending_to_launch, *launch_to_ready;
+	struct metric *group_min, *group_max, *group_target, *group_ready, *group_upcoming;
+	struct metric *group_backoff, *group_backoff_until;
+	struct metric *pending_pods, *unschedulable_pods;
+	struct metric *provider_calls, *provider_seconds, *provider_throttles;
+	struct metric *ratelimit_wait, *ratelimit_rate, *kube_writes_waiting;
+	struct metric *api_requests, *watch_restarts, *relists, *lists, *watch_errors, *cache_synced;
+	struct metric *leader, *leader_transitions, *series_dropped;
+};
+
+/*
+ * Registers every family in 'm' (borrowed, must outlive 'ins') and sets
+ * build info for 'version'. Returns 0, or -1 (out of memory: the families
+ * that failed stay NULL and record nothing).
+ */
+int instruments_init(struct instruments *ins, struct metrics *m, const char *version);
+
+/*
+ * The invariant a safety rejection's reason names, as a bounded label:
+ * max_size, max_nodes_total, min_size, backoff, drain_blocked, pdb,
+ * max_scale_down_per_round, unmanaged_node, unknown_target, conflict,
+ * invalid_action, other.
+ */
+const char *instruments_invariant(const char *why);
+
+/* Per-group sizes and backoff, pending and unschedulable pods, from a
+ * snapshot the actuator has observed. 'ins' may be NULL. */
+void instruments_snapshot(const struct instruments *ins, const struct snapshot *s);
+
+#endif
