@@ -81,30 +81,31 @@ static void make_groups(struct groups *G)
 	}
 }
 
-/* One pending pod: sizes 100m..4 cpu, 128Mi..8Gi; a third select a tier,
- * a third require zones by affinity, a fifth tolerate the batch taint,
- * one in 40 asks for GPUs. */
+/* One pending pod: sizes 100m..2 cpu, 128Mi..4Gi; a third select a tier
+ * (and tolerate its taint when it is "batch"), a third require zones by
+ * affinity, a fifth tolerate the batch taint, one in 33 asks for GPUs. */
 static void add_pod(struct buf *b, int i)
 {
 	unsigned r = next_rand() % 100;
+	const char *tier = TIERS[next_rand() % 4];
 
 	buf_printf(b, "%s{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"ns%d\",\"name\":\"p%06d\","
 		   "\"creationTimestamp\":\"2026-11-30T09:00:00Z\",\"ownerReferences\":[{\"kind\":\"ReplicaSet\","
 		   "\"name\":\"rs\",\"controller\":true}]},\"spec\":{",
 		   i ? "," : "", i % 7, i);
 	if (r < 33)
-		buf_printf(b, "\"nodeSelector\":{\"tier\":\"%s\"},", TIERS[next_rand() % 4]);
+		buf_printf(b, "\"nodeSelector\":{\"tier\":\"%s\"},", tier);
 	if (r >= 20 && r < 55)
 		buf_printf(b, "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
 			   "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\","
-			   "\"values\":[\"%s\",\"%s\"]},{\"key\":\"tier\",\"operator\":\"NotIn\",\"values\":[\"memory\"]}]}]}}},",
+			   "\"values\":[\"%s\",\"%s\"]},{\"key\":\"tier\",\"operator\":\"NotIn\",\"values\":[\"gpu\"]}]}]}}},",
 			   ZONES[next_rand() % 3], ZONES[next_rand() % 3]);
-	if (r >= 50 && r < 70)
+	if ((r >= 50 && r < 70) || (r < 33 && strcmp(tier, "batch") == 0))
 		buf_puts(b, "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"batch\",\"effect\":\"NoSchedule\"}],");
 	if (r >= 97)
 		buf_puts(b, "\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}],");
 	buf_printf(b, "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%um\",\"memory\":\"%uMi\"",
-		   100 + next_rand() % 3900, 128 + next_rand() % 8064);
+		   100 + next_rand() % 1900, 128 + next_rand() % 3968);
 	if (r >= 97)
 		buf_printf(b, ",\"nvidia.com/gpu\":\"%u\"", 1 + next_rand() % 2);
 	buf_puts(b, "}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","

@@ -584,7 +584,7 @@ static char *parse_str(struct parser *P, const char **pp)
 		return out;
 	}
 	for (o = out; q < r;) {
-		unsigned cp, lo;
+		unsigned cp = 0, lo = 0;
 
 		if (*q != '\\') {
 			*o++ = *q++;
