@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -600,12 +601,20 @@ struct bin {
 /* What one pod needs, with its extended resources as template indices. */
 struct need {
 	int64_t cpu_m, memory, ephemeral;
+	int64_t share;          /* DIM_SHARE's lower bound for a bin that fits */
 	size_t n_ext;
 	const long *ext_ix;     /* template index per request ext, -1 absent */
 	const int64_t *ext_val;
 };
 
-enum { DIM_CPU, DIM_MEM, DIM_EPH, DIM_PODS, DIM_EXT };
+/* DIM_SHARE: the smaller of a bin's free cpu and memory as fixed-point
+ * shares of the template. A bin that takes a pod has at least the smaller
+ * of the pod's shares there, so a subtree whose most is less cannot: this
+ * prunes the subtrees of bins full in one resource and free in the other,
+ * where the per-resource maxima alone would send the search down. */
+enum { DIM_CPU, DIM_MEM, DIM_EPH, DIM_PODS, DIM_SHARE, DIM_EXT };
+
+#define SHARE_SCALE 1048576.0
 
 struct packing {
 	const struct resources *tmpl; /* template allocatable */
@@ -623,6 +632,43 @@ static int64_t *seg_at(const struct packing *k, size_t node)
 	return &k->seg[node * k->dims];
 }
 
+/* floor(v / total * SHARE_SCALE): monotonic in v, so v >= w gives
+ * share_of(v) >= share_of(w). No total: no bound (INT64_MAX). */
+static int64_t fixed_share(int64_t v, int64_t total)
+{
+	double x;
+
+	if (total <= 0)
+		return INT64_MAX;
+	x = floor((double)v / (double)total * SHARE_SCALE);
+	if (x >= 9.0e18)
+		return INT64_MAX - 1;
+	if (x <= -9.0e18)
+		return INT64_MIN + 1;
+	return (int64_t)x;
+}
+
+static int64_t bin_share(const struct packing *k, const struct bin *b)
+{
+	int64_t c = fixed_share(b->cpu_m, k->tmpl->cpu_m);
+	int64_t m = fixed_share(b->memory, k->tmpl->memory);
+
+	return c < m ? c : m;
+}
+
+/* The bound for a pod: a request of 0 (or less) puts no bound on its resource. */
+static int64_t need_share(const struct packing *k, int64_t cpu_m, int64_t memory)
+{
+	int64_t c = cpu_m > 0 ? fixed_share(cpu_m, k->tmpl->cpu_m) : INT64_MIN;
+	int64_t m = memory > 0 ? fixed_share(memory, k->tmpl->memory) : INT64_MIN;
+
+	if (k->tmpl->cpu_m <= 0)
+		c = INT64_MIN;
+	if (k->tmpl->memory <= 0)
+		m = INT64_MIN;
+	return c < m ? c : m;
+}
+
 /* Recomputes the maxima above leaf 'bin'. */
 static void seg_update(struct packing *k, size_t bin)
 {
@@ -634,6 +680,7 @@ static void seg_update(struct packing *k, size_t bin)
 	v[DIM_MEM] = b->memory;
 	v[DIM_EPH] = b->ephemeral;
 	v[DIM_PODS] = b->pods;
+	v[DIM_SHARE] = bin_share(k, b);
 	for (d = 0; d < ne; d++)
 		v[DIM_EXT + d] = k->ext[bin * ne + d];
 	for (node /= 2; node >= 1; node /= 2) {
@@ -668,6 +715,7 @@ static int seg_build(struct packing *k, size_t cap)
 		v[DIM_MEM] = b->memory;
 		v[DIM_EPH] = b->ephemeral;
 		v[DIM_PODS] = b->pods;
+		v[DIM_SHARE] = bin_share(k, b);
 		for (d = DIM_EXT; d < k->dims; d++)
 			v[d] = k->ext[i * (k->dims - DIM_EXT) + d - DIM_EXT];
 	}
@@ -739,7 +787,7 @@ static inline __attribute__((always_inline)) bool room_covers(const int64_t *v, 
 {
 	size_t i;
 
-	if (v[DIM_PODS] < 1 ||
+	if (v[DIM_PODS] < 1 || q->share > v[DIM_SHARE] ||
 	    (q->cpu_m > 0 && q->cpu_m > v[DIM_CPU]) ||
 	    (q->memory > 0 && q->memory > v[DIM_MEM]) ||
 	    (q->ephemeral > 0 && q->ephemeral > v[DIM_EPH]))
@@ -884,6 +932,7 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 
 	for (i = 0; i < n_items; i++) {
 		struct need q = {items[i].cpu_m, items[i].memory, items[i].ephemeral,
+				 need_share(&k, items[i].cpu_m, items[i].memory),
 				 items[i].n_ext, ext_ix, ext_val};
 		const struct res_ext *ext = items[i].ext;
 		size_t b, j;
