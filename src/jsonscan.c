@@ -2,9 +2,12 @@
  * jsonscan: a byte-at-a-time state machine over the top level of a JSON
  * object. Structure is checked at the top level (keys, colons, commas,
  * bracket pairing, string escapes); item contents are only delimited here
- * and are validated by whoever parses them. It caps what it holds: one
- * item (and a document that is not a List) at JSONSCAN_MAX_ITEM, the whole
- * input at JSONSCAN_MAX_TOTAL, and refuses a \u0000 escape in any string.
+ * and are validated by whoever parses them, or, in parse mode, parsed
+ * here by a recursive-descent parser into a cJSON-shaped tree held in
+ * reused blocks (the same pass finds where the item ends). It caps what
+ * it holds: one item (and a document that is not a List) at
+ * JSONSCAN_MAX_ITEM, the whole input at JSONSCAN_MAX_TOTAL, and refuses a
+ * \u0000 escape in any string.
  */
 #include "jsonscan.h"
 
