@@ -2,8 +2,10 @@
  * jsonscan: a streaming scanner for one JSON object document, fed in chunks
  * of any size. It hands each element of the top-level "items" array to a
  * callback as raw JSON text and remembers the top-level "kind", so a List of
- * any size is decoded one item at a time. It does not parse items itself
- * (the callback does, e.g. with cJSON) and knows nothing about Kubernetes.
+ * any size is decoded one item at a time. In parse mode it also parses each
+ * item, in the same pass that finds where it ends, into a read-only cJSON
+ * tree whose memory is reused from item to item; otherwise the callback
+ * parses the text itself. It knows nothing about Kubernetes.
  */
 #ifndef LUASCALE_JSONSCAN_H
 #define LUASCALE_JSONSCAN_H
@@ -15,6 +17,7 @@
 #include "errbuf.h"
 
 struct jsonscan;
+struct cJSON;
 
 /* The default caps: one item, like one object from the API server (the
  * informer's cap), and the whole input. */
@@ -38,6 +41,24 @@ typedef int (*jsonscan_item_fn)(void *ctx, const char *data, size_t len,
 struct jsonscan *jsonscan_new(jsonscan_item_fn fn, void *ctx, bool keep_whole);
 
 void jsonscan_free(struct jsonscan *sc);
+
+/*
+ * Parse mode (off by default; set it before the first feed): each item is
+ * parsed while it is delimited, and jsonscan_item_tree() gives the tree
+ * during the callback. Errors inside an item name it and the byte:
+ * "items[N]: invalid JSON at byte B: what", "invalid JSON at byte B:
+ * expected '}', found ']'" for a closing bracket of the wrong kind,
+ * "nesting too deep" past 1000 levels (cJSON's limit).
+ */
+void jsonscan_set_parse(struct jsonscan *sc, bool parse);
+
+/*
+ * In parse mode, during the item callback: the item as a cJSON tree,
+ * borrowed and valid during the call only. It must only be read (never
+ * passed to cJSON_Delete or modified). NULL outside a callback or when
+ * not in parse mode.
+ */
+const struct cJSON *jsonscan_item_tree(const struct jsonscan *sc);
 
 /* Sets the caps (0: the default): an item longer than 'max_item' bytes (or,
  * with 'keep_whole', a document that is not a List) is an error naming

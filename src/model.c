@@ -467,15 +467,18 @@ static int defer_item(struct loader *L, size_t len, size_t index,
  */
 static int handle_item(struct loader *L, const char *data, size_t len,
 		       size_t index, uint64_t offset, const char *list_kind,
-		       bool final, struct errbuf *err)
+		       bool final, const cJSON *tree, struct errbuf *err)
 {
 	const char *end = NULL;
 	const cJSON *k;
-	cJSON *obj;
+	cJSON *parsed = NULL;
+	const cJSON *obj = tree;
 	enum model_kind mk;
 	int rc = -1;
 
-	obj = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+	/* the scanner parsed it already (its tree is borrowed), or parse it */
+	if (!obj)
+		obj = parsed = cJSON_ParseWithLengthOpts(data, len, &end, 0);
 	if (!obj) {
 		size_t at = end && end >= data && end <= data + len ?
 			(size_t)(end - data) : 0;
@@ -511,7 +514,7 @@ static int handle_item(struct loader *L, const char *data, size_t len,
 	}
 	rc = decode_item(L, obj, mk, index, err);
 out:
-	cJSON_Delete(obj);
+	cJSON_Delete(parsed);
 	return rc;
 }
 
@@ -523,12 +526,12 @@ static int on_item(void *ctx, const char *data, size_t len, size_t index,
 
 	if (!L->second_pass) {
 		rc = handle_item(L, data, len, index, offset,
-				 jsonscan_kind(L->sc), false, err);
+				 jsonscan_kind(L->sc), false, jsonscan_item_tree(L->sc), err);
 	} else if (L->next_deferred < L->n_deferred &&
 		   L->deferred[L->next_deferred].index == index) {
 		L->next_deferred++;
 		rc = handle_item(L, data, len, index, offset, L->list_kind,
-				 true, err);
+				 true, jsonscan_item_tree(L->sc), err);
 	}
 	if (rc < 0)
 		L->item_failed = true;
@@ -545,6 +548,7 @@ static int loader_init(struct loader *L, struct snapshot *s, const char *source,
 	L->sc = jsonscan_new(on_item, L, keep_whole);
 	if (!L->sc)
 		return errbuf_set(err, "out of memory");
+	jsonscan_set_parse(L->sc, true); /* one pass: items come parsed */
 	return 0;
 }
 
@@ -619,7 +623,7 @@ int snapshot_add_json(struct snapshot *s, const char *json, size_t len,
 		const struct deferred *d = &L.deferred[i];
 
 		if (handle_item(&L, json + d->offset, d->len, d->index, d->offset,
-				jsonscan_kind(L.sc), true, err) < 0)
+				jsonscan_kind(L.sc), true, NULL, err) < 0)
 			goto out;
 	}
 	rc = 0;
@@ -687,6 +691,7 @@ int snapshot_load_file(struct snapshot *s, const char *path, struct errbuf *err)
 			errbuf_set(err, "out of memory");
 			goto out;
 		}
+		jsonscan_set_parse(L.sc, true);
 		L.second_pass = true;
 		L.list_kind = kind;
 		if (read_file(&L, path, err) < 0 || jsonscan_end(L.sc, err) < 0)

@@ -31,6 +31,8 @@ struct dec {
 	struct arena *a;
 	struct intern *in;
 	struct errbuf *err;
+	/* who the object is, for a message: formatted only on error */
+	const char *who_kind, *who_ns, *who_name;
 };
 
 enum { OPTIONAL, REQUIRED };
@@ -835,10 +837,10 @@ static int push_item(struct dec *d, void **arr, size_t *n, size_t *cap,
 }
 
 static int get_metadata(struct dec *d, const cJSON *obj, bool namespaced,
-			const char *kind, char *who, size_t wholen,
-			const cJSON **meta, const char **ns, const char **name)
+			const char *kind, const cJSON **meta, const char **ns,
+			const char **name)
 {
-	snprintf(who, wholen, "%s", kind);
+	d->who_kind = kind;
 	*ns = "";
 	if (get_object(d, obj, "metadata", "", meta) < 0)
 		return -1;
@@ -847,19 +849,31 @@ static int get_metadata(struct dec *d, const cJSON *obj, bool namespaced,
 	if (namespaced && get_string(d, *meta, "namespace", "metadata", REQUIRED,
 				     true, ns) < 0)
 		return -1;
+	if (namespaced)
+		d->who_ns = *ns;
 	if (get_string(d, *meta, "name", "metadata", REQUIRED, false, name) < 0) {
 		if (namespaced)
-			snprintf(who, wholen, "%s %s/?", kind, *ns);
+			d->who_name = "?";
 		return -1;
 	}
-	if (namespaced)
-		snprintf(who, wholen, "%s %s/%s", kind, *ns, *name);
-	else
-		snprintf(who, wholen, "%s %s", kind, *name);
+	d->who_name = *name;
 	return 0;
 }
 
-static int decode_node(struct dec *d, const cJSON *obj, char *who, size_t wholen)
+/* "Pod ns/name", "Node name", as much as is known, or "object". */
+static void format_who(const struct dec *d, char *who, size_t wholen)
+{
+	if (!d->who_kind)
+		snprintf(who, wholen, "object");
+	else if (!d->who_name)
+		snprintf(who, wholen, "%s", d->who_kind);
+	else if (d->who_ns)
+		snprintf(who, wholen, "%s %s/%s", d->who_kind, d->who_ns, d->who_name);
+	else
+		snprintf(who, wholen, "%s %s", d->who_kind, d->who_name);
+}
+
+static int decode_node(struct dec *d, const cJSON *obj)
 {
 	struct node n;
 	const cJSON *meta, *spec, *status, *alloc, *conds, *c;
@@ -869,7 +883,7 @@ static int decode_node(struct dec *d, const cJSON *obj, char *who, size_t wholen
 
 	memset(&n, 0, sizeof(n));
 	n.group = -1;
-	if (get_metadata(d, obj, false, "Node", who, wholen, &meta, &ns, &n.name) < 0 ||
+	if (get_metadata(d, obj, false, "Node", &meta, &ns, &n.name) < 0 ||
 	    get_kvlist(d, meta, "labels", "metadata", false, &n.labels) < 0 ||
 	    get_kvlist(d, meta, "annotations", "metadata", true, &n.annotations) < 0 ||
 	    get_time(d, meta, "creationTimestamp", "metadata", &n.created) < 0)
@@ -1044,7 +1058,7 @@ static int pod_status(struct dec *d, const cJSON *obj, struct pod *p)
 	return 0;
 }
 
-static int decode_pod(struct dec *d, const cJSON *obj, char *who, size_t wholen)
+static int decode_pod(struct dec *d, const cJSON *obj)
 {
 	struct pod p;
 	const cJSON *meta, *spec;
@@ -1052,7 +1066,7 @@ static int decode_pod(struct dec *d, const cJSON *obj, char *who, size_t wholen)
 
 	memset(&p, 0, sizeof(p));
 	p.node = -1;
-	if (get_metadata(d, obj, true, "Pod", who, wholen, &meta, &p.ns, &p.name) < 0 ||
+	if (get_metadata(d, obj, true, "Pod", &meta, &p.ns, &p.name) < 0 ||
 	    get_kvlist(d, meta, "labels", "metadata", false, &p.labels) < 0 ||
 	    get_kvlist(d, meta, "annotations", "metadata", true, &p.annotations) < 0 ||
 	    get_time(d, meta, "creationTimestamp", "metadata", &p.created) < 0 ||
@@ -1107,7 +1121,7 @@ static int get_int_or_string(struct dec *d, const cJSON *obj, const char *name,
 	return *out ? 0 : oom(d);
 }
 
-static int decode_pdb(struct dec *d, const cJSON *obj, char *who, size_t wholen)
+static int decode_pdb(struct dec *d, const cJSON *obj)
 {
 	struct pdb b;
 	const cJSON *meta, *spec, *sel, *labels, *status, *c;
@@ -1115,7 +1129,7 @@ static int decode_pdb(struct dec *d, const cJSON *obj, char *who, size_t wholen)
 	size_t n_exprs, n_labels = 0, i = 0;
 
 	memset(&b, 0, sizeof(b));
-	if (get_metadata(d, obj, true, "PodDisruptionBudget", who, wholen, &meta,
+	if (get_metadata(d, obj, true, "PodDisruptionBudget", &meta,
 			 &b.ns, &b.name) < 0 ||
 	    get_object(d, obj, "spec", "", &spec) < 0 ||
 	    get_int_or_string(d, spec, "minAvailable", "spec", &b.min_available) < 0 ||
@@ -1170,19 +1184,26 @@ int model_decode_object(struct snapshot *s, const cJSON *obj,
 			size_t wholen, struct errbuf *err)
 {
 	struct dec d = {.s = s, .a = s->arena, .in = in, .err = err};
+	int rc = 0;
 
-	snprintf(who, wholen, "object");
-	if (!cJSON_IsObject(obj))
+	if (!cJSON_IsObject(obj)) {
+		snprintf(who, wholen, "object");
 		return errbuf_set(err, "expected an object, got %s", jtype(obj));
+	}
 	switch (kind) {
 	case MODEL_KIND_NODE:
-		return decode_node(&d, obj, who, wholen);
+		rc = decode_node(&d, obj);
+		break;
 	case MODEL_KIND_POD:
-		return decode_pod(&d, obj, who, wholen);
+		rc = decode_pod(&d, obj);
+		break;
 	case MODEL_KIND_PDB:
-		return decode_pdb(&d, obj, who, wholen);
+		rc = decode_pdb(&d, obj);
+		break;
 	case MODEL_KIND_OTHER:
 		break;
 	}
-	return 0;
+	if (rc < 0)
+		format_who(&d, who, wholen);
+	return rc;
 }

@@ -29,7 +29,8 @@ enum model_kind model_kind_of(const char *kind, int list);
 /*
  * Decodes 'obj' as 'kind' and appends it to the snapshot. Strings go to the
  * snapshot's arena, repeated ones through 'in' when it is not NULL.
- * 'who' receives "Pod ns/name" (or as much as is known) for messages.
+ * On an error 'who' receives "Pod ns/name" (or as much as is known) for
+ * the message; it is formatted only then and left alone on success.
  * Returns 0, or -1 with "field.path: problem" in 'err' (without 'who').
  */
 int model_decode_object(struct snapshot *s, const struct cJSON *obj,

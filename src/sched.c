@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -496,7 +497,11 @@ enum sched_fit sched_fits_template(const struct pod *p,
 struct sized_pod {
 	double key;
 	const struct pod *p;
+	const char *ns, *name; /* the pod's, copied so sorting stays in this array */
 	size_t idx; /* position in the caller's list: last tie-breaker */
+	int64_t cpu_m, memory, ephemeral; /* the pod's requests, likewise */
+	const struct res_ext *ext;
+	size_t n_ext;
 };
 
 static double share(int64_t want, int64_t total)
@@ -515,37 +520,213 @@ static double size_key(const struct pod *p, const struct resources *alloc)
 }
 
 /* Largest first; ties by namespace/name, then input position. */
-static int sized_pod_cmp(const void *a, const void *b)
+static inline int sized_pod_cmp(const struct sized_pod *x, const struct sized_pod *y)
 {
-	const struct sized_pod *x = a, *y = b;
 	int c;
 
 	if (x->key != y->key)
 		return x->key > y->key ? -1 : 1;
-	c = strcmp(str_or_empty(x->p->ns), str_or_empty(y->p->ns));
-	if (c)
-		return c;
-	c = strcmp(str_or_empty(x->p->name), str_or_empty(y->p->name));
+	if (x->ns != y->ns) { /* interned: equal pointers, equal text */
+		c = strcmp(str_or_empty(x->ns), str_or_empty(y->ns));
+		if (c)
+			return c;
+	}
+	c = strcmp(str_or_empty(x->name), str_or_empty(y->name));
 	if (c)
 		return c;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+static int sized_pod_qcmp(const void *a, const void *b)
+{
+	return sized_pod_cmp(a, b);
+}
+
+/* Sorts a[0..n-1] by sized_pod_cmp: a bottom-up merge sort through 'tmp'
+ * (n elements), insertion-sorted runs of 16 first. The order is total
+ * (the input position breaks every tie), so any correct sort agrees. */
+static void sized_pod_sort(struct sized_pod *a, struct sized_pod *tmp, size_t n)
+{
+	struct sized_pod *src = a, *dst = tmp, *t;
+	size_t i, j, w, lo;
+
+	for (lo = 0; lo < n; lo += 16) {
+		size_t hi = lo + 16 < n ? lo + 16 : n;
+
+		for (i = lo + 1; i < hi; i++) {
+			struct sized_pod v = a[i];
+
+			for (j = i; j > lo && sized_pod_cmp(&v, &a[j - 1]) < 0; j--)
+				a[j] = a[j - 1];
+			a[j] = v;
+		}
+	}
+	for (w = 16; w < n; w *= 2) {
+		for (lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n;
+			size_t hi = lo + 2 * w < n ? lo + 2 * w : n, k = lo;
+
+			i = lo;
+			j = mid;
+			while (i < mid && j < hi)
+				dst[k++] = sized_pod_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+}
+
 /*
  * A bin: free room of one template node. Its extended resources are the
  * template's, in template order, at ext[bin * n_ext ...] of the pack state.
+ *
+ * First fit is indexed by a max tree over the bins in opening order: each
+ * tree node holds, per resource, the most any bin below it has free. A
+ * search goes down the leftmost subtree whose maxima all cover the
+ * request and backs up when the bins there do not, so it finds the same
+ * first bin a scan from bin 0 would, without looking at most full bins.
  */
 struct bin {
 	int64_t cpu_m, memory, ephemeral, pods;
 	uint32_t n_placed;
 };
 
+/* What one pod needs, with its extended resources as template indices. */
+struct need {
+	int64_t cpu_m, memory, ephemeral;
+	int64_t share;          /* DIM_SHARE's lower bound for a bin that fits */
+	size_t n_ext;
+	const long *ext_ix;     /* template index per request ext, -1 absent */
+	const int64_t *ext_val;
+};
+
+/* DIM_SHARE: the smaller of a bin's free cpu and memory as fixed-point
+ * shares of the template. A bin that takes a pod has at least the smaller
+ * of the pod's shares there, so a subtree whose most is less cannot: this
+ * prunes the subtrees of bins full in one resource and free in the other,
+ * where the per-resource maxima alone would send the search down. */
+enum { DIM_CPU, DIM_MEM, DIM_EPH, DIM_PODS, DIM_SHARE, DIM_EXT };
+
+#define SHARE_SCALE 1048576.0
+
 struct packing {
 	const struct resources *tmpl; /* template allocatable */
 	struct bin *bins;
 	int64_t *ext;                 /* n_bins * tmpl->n_ext */
 	size_t n_bins, cap_bins;
+	/* the max tree: node i (1 = root, leaves at leaf0 + bin) holds dims
+	 * values at seg[i * dims]; leaves past n_bins hold INT64_MIN */
+	int64_t *seg;
+	size_t dims, leaf0;
 };
+
+static int64_t *seg_at(const struct packing *k, size_t node)
+{
+	return &k->seg[node * k->dims];
+}
+
+/* floor(v / total * SHARE_SCALE): monotonic in v, so v >= w gives
+ * share_of(v) >= share_of(w). No total: no bound (INT64_MAX). */
+static int64_t fixed_share(int64_t v, int64_t total)
+{
+	double x;
+
+	if (total <= 0)
+		return INT64_MAX;
+	x = floor((double)v / (double)total * SHARE_SCALE);
+	if (x >= 9.0e18)
+		return INT64_MAX - 1;
+	if (x <= -9.0e18)
+		return INT64_MIN + 1;
+	return (int64_t)x;
+}
+
+static int64_t bin_share(const struct packing *k, const struct bin *b)
+{
+	int64_t c = fixed_share(b->cpu_m, k->tmpl->cpu_m);
+	int64_t m = fixed_share(b->memory, k->tmpl->memory);
+
+	return c < m ? c : m;
+}
+
+/* The bound for a pod: a request of 0 (or less) puts no bound on its resource. */
+static int64_t need_share(const struct packing *k, int64_t cpu_m, int64_t memory)
+{
+	int64_t c = cpu_m > 0 ? fixed_share(cpu_m, k->tmpl->cpu_m) : INT64_MIN;
+	int64_t m = memory > 0 ? fixed_share(memory, k->tmpl->memory) : INT64_MIN;
+
+	if (k->tmpl->cpu_m <= 0)
+		c = INT64_MIN;
+	if (k->tmpl->memory <= 0)
+		m = INT64_MIN;
+	return c < m ? c : m;
+}
+
+/* Recomputes the maxima above leaf 'bin'. */
+static void seg_update(struct packing *k, size_t bin)
+{
+	const struct bin *b = &k->bins[bin];
+	size_t node = k->leaf0 + bin, d, ne = k->dims - DIM_EXT;
+	int64_t *v = seg_at(k, node);
+
+	v[DIM_CPU] = b->cpu_m;
+	v[DIM_MEM] = b->memory;
+	v[DIM_EPH] = b->ephemeral;
+	v[DIM_PODS] = b->pods;
+	v[DIM_SHARE] = bin_share(k, b);
+	for (d = 0; d < ne; d++)
+		v[DIM_EXT + d] = k->ext[bin * ne + d];
+	for (node /= 2; node >= 1; node /= 2) {
+		int64_t *x = seg_at(k, node), *l = seg_at(k, 2 * node), *r = seg_at(k, 2 * node + 1);
+
+		for (d = 0; d < k->dims; d++)
+			x[d] = l[d] > r[d] ? l[d] : r[d];
+	}
+}
+
+/* A tree for 'cap' leaves (a power of two), the open bins copied in. */
+static int seg_build(struct packing *k, size_t cap)
+{
+	size_t node, d, i;
+	int64_t *seg;
+
+	if (cap > SIZE_MAX / 2 / sizeof(int64_t) / k->dims)
+		return -1;
+	seg = malloc(2 * cap * k->dims * sizeof(*seg));
+	if (!seg)
+		return -1;
+	free(k->seg);
+	k->seg = seg;
+	k->leaf0 = cap;
+	for (i = 0; i < 2 * cap * k->dims; i++)
+		seg[i] = INT64_MIN;
+	for (i = 0; i < k->n_bins; i++) {
+		const struct bin *b = &k->bins[i];
+		int64_t *v = seg_at(k, cap + i);
+
+		v[DIM_CPU] = b->cpu_m;
+		v[DIM_MEM] = b->memory;
+		v[DIM_EPH] = b->ephemeral;
+		v[DIM_PODS] = b->pods;
+		v[DIM_SHARE] = bin_share(k, b);
+		for (d = DIM_EXT; d < k->dims; d++)
+			v[d] = k->ext[i * (k->dims - DIM_EXT) + d - DIM_EXT];
+	}
+	for (node = cap - 1; node >= 1; node--) {
+		int64_t *x = seg_at(k, node), *l = seg_at(k, 2 * node), *r = seg_at(k, 2 * node + 1);
+
+		for (d = 0; d < k->dims; d++)
+			x[d] = l[d] > r[d] ? l[d] : r[d];
+	}
+	return 0;
+}
 
 static int packing_open(struct packing *k)
 {
@@ -571,6 +752,9 @@ static int packing_open(struct packing *k)
 			k->ext = e;
 		}
 		k->cap_bins = cap;
+		k->dims = DIM_EXT + ne;
+		if (seg_build(k, cap) < 0)
+			return -1;
 	}
 	b = &k->bins[k->n_bins];
 	b->cpu_m = k->tmpl->cpu_m;
@@ -581,6 +765,7 @@ static int packing_open(struct packing *k)
 	for (i = 0; i < ne; i++)
 		k->ext[k->n_bins * ne + i] = k->tmpl->ext[i].value;
 	k->n_bins++;
+	seg_update(k, k->n_bins - 1);
 	return 0;
 }
 
@@ -595,46 +780,76 @@ static long tmpl_ext_index(const struct resources *tmpl, const char *name)
 	return -1;
 }
 
-static bool bin_fits(const struct packing *k, size_t bin,
-		     const struct resources *req)
+/* Could some bin with free room 'v' (a bin's, or maxima) take 'q'? The
+ * rule of a single bin: a request of 0 always fits, a pod slot is needed,
+ * an extended resource the template lacks never fits. */
+static inline __attribute__((always_inline)) bool room_covers(const int64_t *v, const struct need *q)
 {
-	const struct bin *b = &k->bins[bin];
 	size_t i;
 
-	if (b->pods < 1 ||
-	    (req->cpu_m > 0 && req->cpu_m > b->cpu_m) ||
-	    (req->memory > 0 && req->memory > b->memory) ||
-	    (req->ephemeral > 0 && req->ephemeral > b->ephemeral))
+	if (v[DIM_PODS] < 1 || q->share > v[DIM_SHARE] ||
+	    (q->cpu_m > 0 && q->cpu_m > v[DIM_CPU]) ||
+	    (q->memory > 0 && q->memory > v[DIM_MEM]) ||
+	    (q->ephemeral > 0 && q->ephemeral > v[DIM_EPH]))
 		return false;
-	for (i = 0; i < req->n_ext; i++) {
-		long j;
-
-		if (req->ext[i].value <= 0)
+	for (i = 0; i < q->n_ext; i++) {
+		if (q->ext_val[i] <= 0)
 			continue;
-		j = tmpl_ext_index(k->tmpl, req->ext[i].name);
-		if (j < 0 ||
-		    req->ext[i].value > k->ext[bin * k->tmpl->n_ext + (size_t)j])
+		if (q->ext_ix[i] < 0 || q->ext_val[i] > v[DIM_EXT + q->ext_ix[i]])
 			return false;
 	}
 	return true;
 }
 
-static void bin_take(struct packing *k, size_t bin, const struct resources *req)
+/* The first open bin that takes 'q', or -1. */
+static long first_fit(const struct packing *k, const struct need *q)
+{
+	size_t node = 1;
+
+	if (!k->n_bins || !room_covers(seg_at(k, 1), q))
+		return -1;
+	for (;;) {
+		/* go down: left first */
+		while (node < k->leaf0) {
+			if (room_covers(seg_at(k, 2 * node), q))
+				node = 2 * node;
+			else if (room_covers(seg_at(k, 2 * node + 1), q))
+				node = 2 * node + 1;
+			else
+				break;
+		}
+		if (node >= k->leaf0)
+			return (long)(node - k->leaf0);
+		/* no child covers it: back up to the next right sibling that does */
+		for (;;) {
+			while (node & 1) {
+				node /= 2;
+				if (node == 0)
+					return -1;
+			}
+			if (node == 0)
+				return -1;
+			node++; /* the right sibling */
+			if (room_covers(seg_at(k, node), q))
+				break;
+		}
+	}
+}
+
+static void bin_take(struct packing *k, size_t bin, const struct need *q)
 {
 	struct bin *b = &k->bins[bin];
 	size_t i;
 
-	b->cpu_m -= req->cpu_m;
-	b->memory -= req->memory;
-	b->ephemeral -= req->ephemeral;
+	b->cpu_m -= q->cpu_m;
+	b->memory -= q->memory;
+	b->ephemeral -= q->ephemeral;
 	b->pods -= 1;
 	b->n_placed++;
-	for (i = 0; i < req->n_ext; i++) {
-		long j = tmpl_ext_index(k->tmpl, req->ext[i].name);
-
-		if (j >= 0)
-			k->ext[bin * k->tmpl->n_ext + (size_t)j] -= req->ext[i].value;
-	}
+	for (i = 0; i < q->n_ext; i++)
+		if (q->ext_ix[i] >= 0)
+			k->ext[bin * k->tmpl->n_ext + (size_t)q->ext_ix[i]] -= q->ext_val[i];
+	seg_update(k, bin);
 }
 
 int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
@@ -651,7 +866,9 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 	const struct node_group *g;
 	struct packing k = {0};
 	struct sized_pod *items = NULL;
-	size_t i, n_items = 0, upcoming;
+	size_t i, n_items = 0, upcoming, n_scratch = 0;
+	long *ext_ix = NULL;
+	int64_t *ext_val = NULL;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -669,7 +886,7 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 	out->n_pods = n;
 	if (n) {
 		out->placement = malloc(n * sizeof(*out->placement));
-		items = malloc(n * sizeof(*items));
+		items = malloc(2 * n * sizeof(*items)); /* and the sort's room */
 		if (!out->placement || !items) {
 			errbuf_set(err, "pack: out of memory for %zu pods", n);
 			goto out;
@@ -691,11 +908,18 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 		}
 		items[n_items].key = size_key(p, k.tmpl);
 		items[n_items].p = p;
+		items[n_items].ns = p->ns;
+		items[n_items].name = p->name;
 		items[n_items].idx = i;
+		items[n_items].cpu_m = p->requests.cpu_m;
+		items[n_items].memory = p->requests.memory;
+		items[n_items].ephemeral = p->requests.ephemeral;
+		items[n_items].ext = p->requests.ext;
+		items[n_items].n_ext = p->requests.n_ext;
 		n_items++;
 	}
 	if (n_items > 1)
-		qsort(items, n_items, sizeof(*items), sized_pod_cmp);
+		sized_pod_sort(items, items + n, n_items);
 
 	for (i = 0; i < upcoming; i++) {
 		if (packing_open(&k) < 0) {
@@ -707,12 +931,35 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 	out->upcoming = (int)upcoming;
 
 	for (i = 0; i < n_items; i++) {
-		const struct resources *req = &items[i].p->requests;
-		size_t b;
+		struct need q = {items[i].cpu_m, items[i].memory, items[i].ephemeral,
+				 need_share(&k, items[i].cpu_m, items[i].memory),
+				 items[i].n_ext, ext_ix, ext_val};
+		const struct res_ext *ext = items[i].ext;
+		size_t b, j;
+		long f;
 
-		for (b = 0; b < k.n_bins; b++)
-			if (bin_fits(&k, b, req))
-				break;
+		if (q.n_ext > n_scratch) {
+			long *xi = realloc(ext_ix, q.n_ext * sizeof(*xi));
+			int64_t *xv;
+
+			if (xi)
+				ext_ix = xi;
+			xv = xi ? realloc(ext_val, q.n_ext * sizeof(*xv)) : NULL;
+			if (!xv) {
+				errbuf_set(err, "pack: out of memory");
+				goto out;
+			}
+			ext_val = xv;
+			n_scratch = q.n_ext;
+			q.ext_ix = ext_ix;
+			q.ext_val = ext_val;
+		}
+		for (j = 0; j < q.n_ext; j++) {
+			ext_val[j] = ext[j].name ? ext[j].value : 0;
+			ext_ix[j] = ext[j].name ? tmpl_ext_index(k.tmpl, ext[j].name) : -1;
+		}
+		f = first_fit(&k, &q);
+		b = f < 0 ? k.n_bins : (size_t)f;
 		if (b == k.n_bins) {
 			if (max_new >= 0 && k.n_bins - upcoming >= (size_t)max_new) {
 				out->n_unplaced++;
@@ -725,7 +972,7 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 			}
 			/* fits: it passed sched_fits_template() */
 		}
-		bin_take(&k, b, req);
+		bin_take(&k, b, &q);
 		out->placement[items[i].idx] = (int32_t)b;
 		out->n_placed++;
 	}
@@ -755,6 +1002,9 @@ out:
 	free(items);
 	free(k.bins);
 	free(k.ext);
+	free(k.seg);
+	free(ext_ix);
+	free(ext_val);
 	return rc;
 }
 
@@ -953,6 +1203,8 @@ bool sched_drainable(const struct snapshot *s, size_t node,
 					continue;
 				items[n_items].key = size_key(p, &src->allocatable);
 				items[n_items].p = p;
+				items[n_items].ns = p->ns;
+				items[n_items].name = p->name;
 				items[n_items].idx = n_items;
 				n_items++;
 			}
@@ -962,7 +1214,7 @@ bool sched_drainable(const struct snapshot *s, size_t node,
 		ok = true;
 		goto out;
 	}
-	qsort(items, n_items, sizeof(*items), sized_pod_cmp);
+	qsort(items, n_items, sizeof(*items), sized_pod_qcmp);
 
 	/*
 	 * First fit over candidate nodes in index order. Rooms are computed

@@ -5,10 +5,12 @@
  * simulation of every node, fits of pending pods on nodes, and packing of
  * the pending pods onto each group — with the results' invariants checked.
  * The decoding is also checked against itself: the JSON scanner fed in
- * small chunks must see what it sees in one, and snapshot_load_file() (a
+ * small chunks must see what it sees in one (and in parse mode, its trees
+ * must be what cJSON makes of each item), and snapshot_load_file() (a
  * file, its own buffering and second pass) must agree with
  * snapshot_add_json().
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +200,86 @@ static void check_chunking(const uint8_t *data, size_t size)
 	}
 }
 
+/* ---- parse mode: trees as cJSON makes them, whatever the chunking ---- */
+
+struct parse_log {
+	struct jsonscan *sc;
+	uint64_t digest;
+	size_t n_items;
+};
+
+static int on_parsed_item(void *ctx, const char *data, size_t len, size_t index,
+			  uint64_t offset, struct errbuf *err)
+{
+	struct parse_log *log = ctx;
+	const cJSON *t = jsonscan_item_tree(log->sc);
+	cJSON *ref = cJSON_ParseWithLength(data, len);
+	char *a, *b;
+
+	(void)err;
+	check(t != NULL, "parse mode hands a tree to the callback");
+	check(ref != NULL, "cJSON parses every item parse mode accepted");
+	a = cJSON_PrintUnformatted(t);
+	b = cJSON_PrintUnformatted(ref);
+	if (a && b)
+		check(strcmp(a, b) == 0, "parse mode's tree is cJSON's");
+	log->digest = mix(log->digest, &index, sizeof(index));
+	log->digest = mix(log->digest, &offset, sizeof(offset));
+	log->digest = mix(log->digest, data, len);
+	if (a)
+		log->digest = mix(log->digest, a, strlen(a));
+	free(a);
+	free(b);
+	cJSON_Delete(ref);
+	log->n_items++;
+	return 0;
+}
+
+static uint64_t scan_parsed(const uint8_t *data, size_t size, size_t chunk,
+			    struct parse_log *log, struct errbuf *err)
+{
+	uint64_t h = 14695981039346656037ULL;
+	size_t off = 0;
+	int rc = 0;
+
+	memset(log, 0, sizeof(*log));
+	log->digest = h;
+	err->msg[0] = '\0';
+	log->sc = jsonscan_new(on_parsed_item, log, false);
+	if (!log->sc)
+		abort();
+	jsonscan_set_parse(log->sc, true);
+	do {
+		size_t n = chunk && size - off > chunk ? chunk : size - off;
+
+		rc = jsonscan_feed(log->sc, (const char *)data + off, n, err);
+		off += n;
+	} while (rc == 0 && off < size);
+	if (rc == 0)
+		rc = jsonscan_end(log->sc, err);
+	h = mix(h, &rc, sizeof(rc));
+	jsonscan_free(log->sc);
+	return h;
+}
+
+static void check_parse_mode(const uint8_t *data, size_t size)
+{
+	struct parse_log one, many;
+	struct errbuf err_one, err_many;
+	uint64_t h_one, h_many;
+	size_t chunk = size <= 4096 ? 1 : 2 + (size ? data[0] % 61 : 0);
+
+	h_one = scan_parsed(data, size, 0, &one, &err_one);
+	h_many = scan_parsed(data, size, chunk, &many, &err_many);
+	if (h_one != h_many || one.digest != many.digest || one.n_items != many.n_items ||
+	    strcmp(err_one.msg, err_many.msg) != 0) {
+		fprintf(stderr, "jsonscan parse mode: one chunk (%zu items, \"%s\") and chunks "
+			"of %zu (%zu items, \"%s\") disagree\n", one.n_items, err_one.msg,
+			chunk, many.n_items, err_many.msg);
+		abort();
+	}
+}
+
 /* ---- snapshot_load_file() against snapshot_add_json() ---- */
 
 static char state_file[64];
@@ -257,6 +339,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!s)
 		return 0;
 	check_chunking(data, size);
+	check_parse_mode(data, size);
 	rc = snapshot_add_json(s, (const char *)data, size, "fuzz.json", &err);
 	check(rc == 0 || err.msg[0] != '\0', "a decode failure says why");
 	check_load_file(data, size, s, rc, &err);

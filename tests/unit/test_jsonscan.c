@@ -1,7 +1,8 @@
 /*
  * Tests for jsonscan.c: items and kind come out the same whatever the
  * chunking of the input, offsets are absolute, single-object documents
- * are kept whole, and a callback error stops the scan.
+ * are kept whole, and a callback error stops the scan. In parse mode each
+ * item's tree is what cJSON makes of its text, and errors name the item.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "buf.h"
 #include "jsonscan.h"
@@ -331,6 +333,235 @@ static void test_nul_escape_refused(void **state)
 	}
 }
 
+/* ---- parse mode ---- */
+
+/* What the parse-mode callback saw: each item's tree printed, and text. */
+struct parsed {
+	struct jsonscan *sc;
+	size_t n;
+	struct buf printed[MAX_ITEMS];
+	struct buf text[MAX_ITEMS];
+	uint64_t offset[MAX_ITEMS];
+};
+
+static int record_tree(void *ctx, const char *data, size_t len, size_t index,
+		       uint64_t offset, struct errbuf *err)
+{
+	struct parsed *s = ctx;
+	const cJSON *t = jsonscan_item_tree(s->sc);
+	char *p;
+
+	(void)err;
+	assert_int_equal(index, s->n);
+	assert_true(s->n < MAX_ITEMS);
+	assert_non_null(t);
+	p = cJSON_PrintUnformatted(t);
+	assert_non_null(p);
+	buf_puts(&s->printed[s->n], p);
+	free(p);
+	buf_append(&s->text[s->n], data, len);
+	s->offset[s->n++] = offset;
+	return 0;
+}
+
+static void parsed_free(struct parsed *s)
+{
+	size_t i;
+
+	for (i = 0; i < MAX_ITEMS; i++) {
+		buf_free(&s->printed[i]);
+		buf_free(&s->text[i]);
+	}
+}
+
+/* Scans 'doc' in parse mode, 'chunk' bytes at a time. */
+static int scan_parsed(const char *doc, size_t len, size_t chunk, size_t max_item,
+		       struct parsed *s, struct errbuf *err)
+{
+	size_t off;
+	int rc = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->sc = jsonscan_new(record_tree, s, false);
+	assert_non_null(s->sc);
+	jsonscan_set_parse(s->sc, true);
+	jsonscan_set_limits(s->sc, max_item, 0);
+	for (off = 0; off < len && rc == 0; off += chunk) {
+		size_t n = len - off < chunk ? len - off : chunk;
+
+		rc = jsonscan_feed(s->sc, doc + off, n, err);
+	}
+	if (rc == 0)
+		rc = jsonscan_end(s->sc, err);
+	assert_null(jsonscan_item_tree(s->sc)); /* only during a callback */
+	jsonscan_free(s->sc);
+	s->sc = NULL;
+	return rc;
+}
+
+/* Each item's tree is what cJSON makes of its text, whatever the chunking;
+ * the text and offsets are those plain mode gives. */
+static void check_parsed_like_cjson(const char *doc, size_t len, size_t n_items)
+{
+	static const size_t chunks[] = {1, 2, 3, 7, 64, 1000, 4096, 1 << 20};
+	struct seen plain = {.fail_at = -1};
+	struct jsonscan *sc;
+	struct errbuf err;
+	size_t k, i;
+
+	assert_int_equal(scan(doc, len, len, false, &plain, &sc, &err), 0);
+	jsonscan_free(sc);
+	assert_int_equal(plain.n, n_items);
+	for (k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
+		struct parsed s;
+
+		if (scan_parsed(doc, len, chunks[k], 0, &s, &err) != 0)
+			fail_msg("chunk %zu: %s", chunks[k], err.msg);
+		assert_int_equal(s.n, n_items);
+		for (i = 0; i < s.n; i++) {
+			cJSON *want = cJSON_ParseWithLength(plain.text[i].data, plain.text[i].len);
+			char *w;
+
+			assert_non_null(want);
+			w = cJSON_PrintUnformatted(want);
+			assert_string_equal(s.printed[i].data, w);
+			free(w);
+			cJSON_Delete(want);
+			assert_int_equal(s.offset[i], plain.offset[i]);
+			assert_int_equal(s.text[i].len, plain.text[i].len);
+			assert_memory_equal(s.text[i].data, plain.text[i].data, s.text[i].len);
+		}
+		parsed_free(&s);
+	}
+	seen_free(&plain);
+}
+
+static void test_parse_mode_like_cjson(void **state)
+{
+	static const char doc[] =
+		"{\"kind\": \"List\", \"items\": [\n"
+		"    {\"a\": \"\\\"q\\\\ \\/ \\b\\f\\n\\r\\t \\u00e9 \\u20ac \\ud83d\\ude00\", \"b\": [1, -2, 3.25, 1e3, -0.5E-2, 12345678901234567890,"
+		" 2147483648, -2147483649, 0], \"c\": {\"d\": [true, false, null, {}, []]}, \"\": \"\", \"dup\": 1, \"dup\": 2},\n"
+		"    12,\n    \"str]}\",\n    [[[]]],\n    {\"raw\": \"w\xff\xfe-\xc3\"}\n]}\n";
+	size_t len;
+	char *cluster = read_data("cluster-small.json", &len);
+
+	(void)state;
+	check_parsed_like_cjson(doc, sizeof(doc) - 1, 5);
+	check_parsed_like_cjson(cluster, len, 4 + 17 + 2);
+	free(cluster);
+}
+
+/* A string far longer than a chunk, and an item far longer than one. */
+static void test_parse_mode_large_item(void **state)
+{
+	struct buf doc = BUF_INIT;
+	struct parsed s;
+	struct errbuf err;
+	size_t i;
+
+	(void)state;
+	buf_puts(&doc, "{\"items\":[{\"s\":\"");
+	for (i = 0; i < 300000; i++)
+		buf_puts(&doc, i % 1000 == 0 ? "\\n" : "x");
+	buf_puts(&doc, "\",\"n\":[");
+	for (i = 0; i < 20000; i++)
+		buf_printf(&doc, "%s%zu", i ? "," : "", i);
+	buf_puts(&doc, "]},{}]}");
+	assert_int_equal(doc.oom, 0);
+	check_parsed_like_cjson(doc.data, doc.len, 2);
+	/* past the item cap: refused by index, in one chunk or many */
+	assert_int_equal(scan_parsed(doc.data, doc.len, 4096, 100000, &s, &err), -1);
+	assert_string_equal(err.msg, "items[0] (at byte 10): larger than 100000 bytes, the most one object may be");
+	parsed_free(&s);
+	assert_int_equal(scan_parsed(doc.data, doc.len, doc.len, 100000, &s, &err), -1);
+	assert_non_null(strstr(err.msg, "items[0] (at byte 10): larger than 100000 bytes"));
+	parsed_free(&s);
+	buf_free(&doc);
+}
+
+/* Errors name the item and the byte, whatever the chunking. */
+static void test_parse_mode_errors(void **state)
+{
+	static const struct {
+		const char *doc, *msg;
+	} cases[] = {
+		{"{\"items\":[{\"a\":tru}]}", "items[0]: invalid JSON at byte 15: expected a value"},
+		{"{\"items\":[{},{\"a\":\"\\x\"}]}", "items[1]: invalid JSON at byte 19: invalid escape"},
+		{"{\"items\":[{\"a\":\"\\u12g4\"}]}", "items[0]: invalid JSON at byte 16: invalid \\u escape"},
+		{"{\"items\":[{\"a\":\"\\udc00\"}]}", "items[0]: invalid JSON at byte 16: a \\u escape holds a lone low surrogate"},
+		{"{\"items\":[{\"a\":\"\\ud800x\"}]}", "items[0]: invalid JSON at byte 16: a \\u escape holds a high surrogate without its low half"},
+		{"{\"items\":[{\"a\":\"\\u0000\"}]}", "items[0] (at byte 16): a string holds \\u0000 (NUL)"},
+		{"{\"items\":[{\"a\":\"x\ty\"}]}", "invalid JSON at byte 17: control character in a string, found 0x09"},
+		{"{\"items\":[{]}", "invalid JSON at byte 11: expected '}', found ']'"},
+		{"{\"items\":[[1}]}", "invalid JSON at byte 12: expected ']', found '}'"},
+		{"{\"items\":[{\"a\":1]}", "invalid JSON at byte 16: expected '}', found ']'"},
+		{"{\"items\":[{\"a\" 1}]}", "items[0]: invalid JSON at byte 15: expected ':'"},
+		{"{\"items\":[{\"a\":1,}]}", "items[0]: invalid JSON at byte 17: expected a key"},
+		{"{\"items\":[[1,]]}", "items[0]: invalid JSON at byte 13: expected a value"},
+		{"{\"items\":[{\"a\":1 \"b\":2}]}", "items[0]: invalid JSON at byte 17: expected ',' or '}'"},
+		{"{\"items\":[{\"a\":1.2.3}]}", "items[0]: invalid JSON at byte 18: invalid number"},
+		{"{\"items\":[{\"a\":-}]}", "items[0]: invalid JSON at byte 15: invalid number"},
+		{"{\"items\":[x]}", "items[0]: invalid JSON at byte 10: expected a value"},
+		{"{\"items\":[}]}", "invalid JSON at byte 10: expected an item, found '}'"},
+		{"{\"items\":[{} {}]}", "invalid JSON at byte 13: expected ',' or ']' after an item"},
+		{"{\"items\":[{\"a\":\"b", "unexpected end of input at byte 17 (truncated inside items[0])"},
+		{"{\"items\":[{},{\"a\":[1,2", "unexpected end of input at byte 22 (truncated inside items[1])"},
+		{"{\"items\":[{\"a\":1}", "unexpected end of input at byte 17 (truncated inside items[1])"},
+	};
+	static const size_t chunks[] = {1, 2, 5, 4096};
+	size_t i, k;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
+			struct parsed s;
+			struct errbuf err = {{0}};
+
+			if (scan_parsed(cases[i].doc, strlen(cases[i].doc), chunks[k], 0, &s, &err) != -1)
+				fail_msg("accepted: %s", cases[i].doc);
+			if (!strstr(err.msg, cases[i].msg))
+				fail_msg("%s (chunk %zu): \"%s\", want \"%s\"", cases[i].doc, chunks[k],
+					 err.msg, cases[i].msg);
+			parsed_free(&s);
+		}
+	}
+}
+
+/* Nesting: 1000 levels in an item parse (cJSON's limit), 1001 do not, and
+ * a hostile depth far past that is refused without exhausting the stack. */
+static void test_parse_mode_depth(void **state)
+{
+	static const size_t depths[] = {1000, 1001, 200000};
+	size_t d, i;
+
+	(void)state;
+	for (d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+		struct buf doc = BUF_INIT;
+		struct parsed s;
+		struct errbuf err;
+		int rc;
+
+		buf_puts(&doc, "{\"items\":[");
+		for (i = 0; i < depths[d]; i++)
+			buf_puts(&doc, "[");
+		for (i = 0; i < depths[d]; i++)
+			buf_puts(&doc, "]");
+		buf_puts(&doc, "]}");
+		rc = scan_parsed(doc.data, doc.len, 4096, 0, &s, &err);
+		if (depths[d] <= 1000) {
+			if (rc)
+				fail_msg("depth %zu: %s", depths[d], err.msg);
+			assert_int_equal(s.n, 1);
+		} else {
+			assert_int_equal(rc, -1);
+			assert_string_equal(err.msg, "items[0]: invalid JSON at byte 1010: nesting too deep");
+		}
+		parsed_free(&s);
+		buf_free(&doc);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +573,10 @@ int main(void)
 		cmocka_unit_test(test_item_cap),
 		cmocka_unit_test(test_whole_and_total_caps),
 		cmocka_unit_test(test_nul_escape_refused),
+		cmocka_unit_test(test_parse_mode_like_cjson),
+		cmocka_unit_test(test_parse_mode_large_item),
+		cmocka_unit_test(test_parse_mode_errors),
+		cmocka_unit_test(test_parse_mode_depth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

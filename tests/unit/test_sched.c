@@ -1519,11 +1519,217 @@ static void test_drain_largest_first(void **state)
 	assert_true(sched_node_blockers(s, node_ix(s, "n1"), NULL, why, sizeof(why)));
 }
 
+/* ---- packing against the plain first-fit-decreasing reference ---- */
+
+/* The reference: first fit decreasing by scanning every open bin from the
+ * first, as packing was first written, through the public room functions. */
+struct ref_item {
+	double key;
+	const struct pod *p;
+	size_t idx;
+};
+
+static double ref_share(int64_t want, int64_t total)
+{
+	return want <= 0 || total <= 0 ? 0.0 : (double)want / (double)total;
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct ref_item *x = a, *y = b;
+	int c;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	c = strcmp(x->p->ns ? x->p->ns : "", y->p->ns ? y->p->ns : "");
+	if (c)
+		return c;
+	c = strcmp(x->p->name ? x->p->name : "", y->p->name ? y->p->name : "");
+	if (c)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void ref_pack(const struct snapshot *s, const uint32_t *pods, size_t n, size_t group,
+		     int max_new, int upcoming_nodes, int32_t *placement, int *new_nodes)
+{
+	const struct node_group *g = &s->groups[group];
+	const struct resources *t = &g->tmpl.allocatable;
+	struct ref_item *items = calloc(n ? n : 1, sizeof(*items));
+	struct room *bins = NULL;
+	size_t n_items = 0, nb = 0, cap = 0, upcoming, i, b;
+
+	assert_non_null(items);
+	upcoming = g->target > g->current ? (size_t)(g->target - g->current) : 0;
+	if (upcoming_nodes >= 0)
+		upcoming = (size_t)upcoming_nodes;
+	for (i = 0; i < n; i++) {
+		const struct pod *p = &s->pods[pods[i]];
+		double c = ref_share(p->requests.cpu_m, t->cpu_m);
+		double m = ref_share(p->requests.memory, t->memory);
+
+		placement[i] = -1;
+		if (sched_fits_template(p, g, NULL, 0) != SCHED_FITS)
+			continue;
+		items[n_items++] = (struct ref_item){c > m ? c : m, p, i};
+	}
+	qsort(items, n_items, sizeof(*items), ref_cmp);
+	for (i = 0; i < upcoming + n_items; i++) {
+		if (i >= upcoming) {
+			const struct resources *req = &items[i - upcoming].p->requests;
+
+			for (b = 0; b < nb; b++)
+				if (room_fits(&bins[b], req, NULL, 0) == SCHED_FITS)
+					break;
+			if (b < nb) {
+				room_take(&bins[b], req);
+				placement[items[i - upcoming].idx] = (int32_t)b;
+				continue;
+			}
+			if (max_new >= 0 && nb - upcoming >= (size_t)max_new)
+				continue;
+		}
+		if (nb == cap) {
+			cap = cap ? 2 * cap : 64;
+			bins = realloc(bins, cap * sizeof(*bins));
+			assert_non_null(bins);
+		}
+		assert_int_equal(room_of_template(g, &bins[nb]), 0);
+		nb++;
+		if (i >= upcoming) {
+			room_take(&bins[nb - 1], &items[i - upcoming].p->requests);
+			placement[items[i - upcoming].idx] = (int32_t)(nb - 1);
+		}
+	}
+	*new_nodes = (int)(nb - upcoming);
+	for (b = 0; b < nb; b++)
+		room_free(&bins[b]);
+	free(bins);
+	free(items);
+}
+
+static uint32_t ref_rand(uint32_t *r)
+{
+	*r = *r * 1103515245u + 12345u;
+	return (*r >> 8) & 0xffffff;
+}
+
+/*
+ * Randomized clusters: pods of mixed and repeated sizes (ties broken by
+ * namespace, name and position), zero requests, ephemeral storage and GPUs,
+ * node selectors, affinity and tolerations, upcoming nodes and caps on new
+ * nodes. The indexed packing must put every pod on the very bin the
+ * reference does.
+ */
+static void test_pack_matches_reference(void **state)
+{
+	static struct res_ext gpu_ext[] = {{"nvidia.com/gpu", 4}};
+	static struct taint gpu_taint[] = {{"nvidia.com/gpu", "present", TAINT_NO_SCHEDULE}};
+	static const char *const zones[] = {"a", "b", "c"};
+	struct world *w = *state;
+	uint32_t seed;
+
+	for (seed = 1; seed <= 6; seed++) {
+		uint32_t r = seed * 2654435761u;
+		struct snapshot *s;
+		struct node_group *g;
+		size_t n_pods = 200 + seed * 250, i, gi;
+
+#define RND() ref_rand(&r)
+		snapshot_free(w->s);
+		w->s = NULL;
+		buf_free(&w->items);
+		w->n_items = 0;
+		w->n_groups = 0;
+		{
+			int64_t small_cpu = 2000 + (int64_t)(RND() % 3) * 1000;
+			int64_t small_mem = (4LL + RND() % 4) << 30;
+
+			add_group(w, "small", small_cpu, small_mem, -1);
+		}
+		g = add_group(w, "big", 16000, 64LL << 30, (int)(RND() % 5));
+		g->tmpl.allocatable.ephemeral = 20LL << 30;
+		g = add_group(w, "gpu", 8000, 32LL << 30, -1);
+		g->tmpl.allocatable.ext = gpu_ext;
+		g->tmpl.allocatable.n_ext = 1;
+		g->tmpl.taints = gpu_taint;
+		g->tmpl.n_taints = 1;
+		add_group(w, "mid", 4000, 16LL << 30, 2);
+		for (i = 0; i < n_pods; i++) {
+			char name[32], ns[16], cpu[16], mem[16], ext[96] = "", spec[256] = "", tol[128] = "";
+			unsigned kind = RND() % 100;
+			bool repeat = RND() % 3 == 0; /* sizes from a short list: ties */
+
+			snprintf(name, sizeof(name), "p%03u", (unsigned)(RND() % (n_pods / 2 + 1)));
+			snprintf(ns, sizeof(ns), "ns%u", (unsigned)(RND() % 3));
+			snprintf(cpu, sizeof(cpu), "%um", repeat ? 500u * (1 + (unsigned)RND() % 3) :
+				 50 + (unsigned)(RND() % 3950));
+			snprintf(mem, sizeof(mem), "%uMi", repeat ? 1024u * (1 + (unsigned)RND() % 2) :
+				 64 + (unsigned)(RND() % 8000));
+			if (kind < 8)
+				snprintf(ext, sizeof(ext), "'nvidia.com/gpu':'%u'", 1 + (unsigned)(RND() % 3));
+			else if (kind < 16)
+				snprintf(ext, sizeof(ext), "'ephemeral-storage':'%uGi'", 1 + (unsigned)(RND() % 8));
+			if (kind < 6)
+				snprintf(tol, sizeof(tol), "{'key':'nvidia.com/gpu','operator':'Exists'}");
+			if (kind >= 20 && kind < 35)
+				snprintf(spec, sizeof(spec), "'nodeSelector':{'" GROUP_LABEL "':'%s'}",
+					 RND() % 2 ? "big" : "mid");
+			else if (kind >= 35 && kind < 50)
+				snprintf(spec, sizeof(spec),
+					 "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+					 "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'" GROUP_LABEL
+					 "','operator':'NotIn','values':['%s']}]}]}}}", zones[RND() % 3][0] == 'a' ?
+					 "small" : "mid");
+			/* a name may repeat within a namespace: keep the pair unique */
+			snprintf(name + strlen(name), sizeof(name) - strlen(name), "-%zu", i);
+			add_pod(w, (struct podspec){
+				.ns = ns, .name = name,
+				.cpu = kind >= 16 && kind < 19 ? NULL : cpu,
+				.mem = kind == 19 ? NULL : mem,
+				.ext = *ext ? ext : NULL,
+				.spec = *spec ? spec : NULL,
+				.tol = *tol ? tol : NULL,
+			});
+		}
+		s = build(w);
+		assert_int_equal(s->n_pending, n_pods);
+		for (gi = 0; gi < s->n_groups; gi++) {
+			static const int caps[] = {-1, 0, 3, 40};
+			size_t c;
+
+			for (c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+				int upcoming = c == 2 ? 1 : -1, ref_new = 0;
+				int32_t *want = malloc(n_pods * sizeof(*want));
+				struct errbuf err = {{0}};
+				struct pack_result res;
+
+				assert_non_null(want);
+				ref_pack(s, s->pending, s->n_pending, gi, caps[c], upcoming, want, &ref_new);
+				if (sched_pack_upcoming(s, s->pending, s->n_pending, gi, caps[c], upcoming,
+							&res, &err) < 0)
+					fail_msg("sched_pack_upcoming: %s", err.msg);
+				for (i = 0; i < n_pods; i++)
+					if (res.placement[i] != want[i])
+						fail_msg("seed %u group %s cap %d: pod %s/%s on bin %d, the reference puts it on %d",
+							 seed, s->groups[gi].name, caps[c],
+							 s->pods[s->pending[i]].ns, s->pods[s->pending[i]].name,
+							 res.placement[i], want[i]);
+				assert_int_equal(res.new_nodes, ref_new);
+				pack_result_free(&res);
+				free(want);
+			}
+		}
+#undef RND
+	}
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_cpu),
+		T(test_pack_matches_reference),
 		T(test_memory),
 		T(test_ephemeral),
 		T(test_extended),
