@@ -288,6 +288,16 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 					t->failed = true;
 					if (t->reported)
 						made--; /* reported while it was being created */
+					if (t->reported && on_instance) {
+						struct provider_instance pi;
+
+						/* it will never be a node: nothing should wait for it */
+						memset(&pi, 0, sizeof(pi));
+						snprintf(pi.id, sizeof(pi.id), "%s", vm.instance_id);
+						snprintf(pi.group, sizeof(pi.group), "%s", g.name);
+						pi.state = INSTANCE_GONE;
+						on_instance(ctx, &pi);
+					}
 					if (!failed++ && fst.code == PROVIDER_OK) {
 						azure_status(&fst, azure_error_class(&vm.why), "VM %s failed to provision: %s%s%s",
 							     vm.instance_id, vm.why.code, vm.why.message[0] ? ": " : "",

@@ -358,11 +358,10 @@ int cli_run(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *config_path = getenv("LUASCALE_CONFIG"), *context = NULL;
-	bool dry_run = false, once = false, log_format_set = false;
+	bool dry_run = false, once = false, log_format_set = false, no_server = false;
 	enum log_format log_format = LOG_FORMAT_TEXT;
 	struct run_ops *ops = NULL;
 	const struct config *cur;
-	bool dry_run = false, once = false, no_server = false;
 	struct serve *sv = NULL;
 	int64_t round_start;
 	int round_rc;

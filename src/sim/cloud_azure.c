@@ -221,12 +221,19 @@ static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_laun
 	struct sim_azure *g = ud;
 	const struct sim_azure_conf *conf = g->conf;
 	const struct sim_azure_group *ag = &conf->groups[gi];
-	const struct sim_azure_vm *vm = spec ? spec->arg : NULL;
+	const struct attempt *at = spec ? spec->arg : NULL;
+	const struct sim_azure_vm *vm = NULL;
 	struct sim_azure_vm fresh;
 	uint32_t n;
 
 	(void)c;
-	if (!vm) {
+	if (at) {
+		/* the VM is found by name: the scale set's array may have moved
+		 * since the launch was asked for */
+		vm = vm_find_name(g, at->gi, at->name);
+		if (!vm)
+			return -1; /* deleted while being made */
+	} else {
 		/* a starting instance: the next instance id of its scale set */
 		memset(&fresh, 0, sizeof(fresh));
 		fresh.instance_id = g->s[gi].next_id++;
@@ -436,7 +443,7 @@ static void launch_vm(struct sim_azure *g, size_t gi, struct sim_azure_vm *vm)
 	snprintf(a->name, sizeof(a->name), "%s", vm->name);
 	memset(&spec, 0, sizeof(spec));
 	spec.admitted = true;
-	spec.arg = vm; /* read by the namer, under the lock, before anything moves */
+	spec.arg = a; /* the namer finds the VM by a->name (read under the lock) */
 	atomic_fetch_add(&g->refs, 1);
 	vm->launching = true;
 	if (sim_cloud_launch_spec(g->c, sim_cloud_group(g->c, gi)->name, 1, &spec, attempt_instance,

@@ -407,7 +407,7 @@ static int fx_setup(void **state)
 	snprintf(f->env[1], sizeof(f->env[1]), "LUASCALE_SIM_AZURE_ARM_ENDPOINT=%s/", f->url);
 	snprintf(f->env[2], sizeof(f->env[2]), "AZURE_POD_IDENTITY_AUTHORITY_HOST=%s", f->url);
 	snprintf(f->env[3], sizeof(f->env[3]), "ARM_RESOURCE_GROUP=%s", RG);
-	f->logger = (struct logger){ capture, f, LOG_DEBUG };
+	f->logger = (struct logger){ capture, f, LOG_DEBUG, NULL };
 	*state = f;
 	return 0;
 }
@@ -808,6 +808,20 @@ static void test_failed_vm_is_a_failed_launch(void **state)
 	assert_true(provider_error_backs_off_group(f->done.code));
 	assert_non_null(strstr(f->done.message, "AllocationFailed"));
 	assert_int_equal(f->done_count, 1);
+	{
+		int told = 0, gone = 0, i;
+
+		/* reported while Creating, it is given back (INSTANCE_GONE) once Failed */
+		for (i = 0; i < f->n_seen; i++)
+			if (!strcmp(f->seen[i].id, "1")) {
+				if (f->seen[i].state == INSTANCE_GONE)
+					gone++;
+				else
+					told++;
+			}
+		assert_int_equal(told, 1);
+		assert_int_equal(gone, 1);
+	}
 	/* the failed VM is given back */
 	assert_int_equal(reqs(f, "POST", SS_PATH "/delete"), 1);
 	assert_string_equal(f->fk.deleted, "1");

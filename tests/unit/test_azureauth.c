@@ -205,7 +205,7 @@ static int fx_setup(void **state)
 	f->clk = sc_new(T0);
 	snprintf(f->dir, sizeof(f->dir), "/tmp/luascale-azureauth-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	f->logger = (struct logger){ capture, f, LOG_DEBUG };
+	f->logger = (struct logger){ capture, f, LOG_DEBUG, NULL };
 	memset(&ho, 0, sizeof(ho));
 	ho.clock = &f->clk->base;
 	ho.log = &f->logger;

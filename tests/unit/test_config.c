@@ -1536,6 +1536,8 @@ static void test_provider_azure(void **state)
 		     "config.yaml:8:29: node_groups[0].azure.resource_group: \"rg.\" is not a resource group name (letters, digits, '-', '_', '.', '(' and ')', up to 90, not ending in '.')");
 	expect_error(HEAD "node_groups:\n  - name: a\n    azure: {vmss: Pool1}\n  - name: b\n    azure: {vmss: pool1}\nprovider: {kind: azure}\n",
 		     "config.yaml:10:12: node_groups[1].azure: node groups \"a\" and \"b\" are the same scale set \"pool1\"");
+}
+
 /* leader_election and server: defaults (election on only in the cluster),
  * every key, the environment, and the orderings that are refused. */
 static void test_incluster(void **state)

@@ -287,6 +287,66 @@ static void test_capacity_and_operations(void **state)
 	run_end(&r);
 }
 
+/* A scale set whose VM array grows (past its first 16) while launches are
+ * on their way: each instance still gets its own VM's name and computer. */
+static void test_growth_while_launching(void **state)
+{
+	static const char text[] =
+		"node_groups:\n"
+		"  - name: workers\n"
+		"    min: 0\n"
+		"    max: 64\n"
+		"    template: {allocatable: {cpu: 2, memory: 8Gi}}\n"
+		"cloud: {boot_delay: 10s, boot_jitter: 0s, launch_latency: 2s, shutdown_delay: 5s}\n"
+		"cluster: {register_delay: 1s}\n"
+		"azure:\n"
+		"  subscription_id: " SUB "\n"
+		"  resource_group: unit-rg\n"
+		"  groups:\n"
+		"    workers: {vmss: aks-grow-vmss}\n";
+	struct run r;
+	struct errbuf err;
+	struct sim_azure_op op;
+	const struct sim_azure_vm *vm;
+	char code[48];
+	size_t n, k;
+	int target;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.sc = sim_scenario_parse(text, strlen(text), "t.yaml", &err);
+	if (!r.sc)
+		fail_msg("%s", err.msg);
+	r.clk = vclock_new(r.sc->start_wall);
+	r.ex = executor_new_virtual(r.clk);
+	r.w = sim_world_new(r.sc, r.ex, &err);
+	if (!r.w)
+		fail_msg("%s", err.msg);
+	executor_run_until(r.ex, 0);
+	/* 4 at a time, faster than they are made: the array reallocates */
+	for (target = 4; target <= 40; target += 4) {
+		sim_cloud_lock(r.w->cloud);
+		assert_int_equal(sim_azure_set_capacity(r.w->azure, 0, target, &op, code, sizeof(code), &err), 0);
+		sim_cloud_unlock(r.w->cloud);
+		executor_run_until(r.ex, clock_now(r.clk) + S / 2);
+	}
+	executor_run_until(r.ex, clock_now(r.clk) + 60 * S);
+	sim_cloud_lock(r.w->cloud);
+	vm = sim_azure_vms(r.w->azure, 0, &n);
+	assert_int_equal(n, 40);
+	for (k = 0; k < n; k++) {
+		char computer[80];
+
+		assert_int_equal(vm[k].state, SIM_AZURE_SUCCEEDED);
+		assert_non_null(vm[k].in);
+		sim_azure_computer_name("aks-grow-vmss", vm[k].instance_id, computer, sizeof(computer));
+		assert_string_equal(vm[k].in->node_name, computer);
+		assert_string_equal(vm[k].in->id, vm[k].name);
+	}
+	sim_cloud_unlock(r.w->cloud);
+	run_end(&r);
+}
+
 static void test_faults(void **state)
 {
 	struct run r;
@@ -418,6 +478,7 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_capacity_and_operations),
+		cmocka_unit_test(test_growth_while_launching),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_machine_gone),
 	};
