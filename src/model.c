@@ -1071,7 +1071,7 @@ int snapshot_finish(struct snapshot *s, int64_t now, struct errbuf *err)
 	}
 	/* requests per node, groups */
 	for (j = 0; j < s->n_groups; j++)
-		s->groups[j].current = 0;
+		s->groups[j].current = s->groups[j].starting = 0;
 	for (i = 0; i < s->n_nodes; i++) {
 		struct node *n = &s->nodes[i];
 
@@ -1085,14 +1085,20 @@ int snapshot_finish(struct snapshot *s, int64_t now, struct errbuf *err)
 		for (j = 0; j < s->n_groups && n->group < 0; j++)
 			if (group_matches(&s->groups[j], n))
 				n->group = (int32_t)j;
-		if (n->group >= 0)
+		/* a node that registered but is not Ready yet is still starting
+		 * (its pods cannot run there yet, and a pending pod must not make
+		 * another one): upcoming, until it has had the time a node takes */
+		if (n->group >= 0 && !n->ready && !n->unschedulable && n->created > 0 &&
+		    now - n->created < MODEL_NODE_STARTUP_S)
+			s->groups[n->group].starting++;
+		else if (n->group >= 0)
 			s->groups[n->group].current++;
 	}
 	for (j = 0; j < s->n_groups; j++) {
 		struct node_group *g = &s->groups[j];
 
-		if (g->target < g->current)
-			g->target = g->current;
+		if (g->target < g->current + g->starting)
+			g->target = g->current + g->starting;
 	}
 	/* pending pods, in input order */
 	s->pending = NULL;

@@ -224,6 +224,10 @@ struct node_template {
 	size_t n_taints;
 };
 
+/* A node not Ready this long after it was created no longer counts as
+ * starting (the Cluster Autoscaler's max node startup time). */
+#define MODEL_NODE_STARTUP_S (15 * 60)
+
 struct node_group {
 	const char *name;
 	int min;
@@ -238,8 +242,10 @@ struct node_group {
 	size_t n_provider_ids;
 
 	/* filled by snapshot_finish() */
-	int current;  /* registered nodes of this group in the snapshot */
-	int target;   /* size the cloud converges to; defaults to current. upcoming = target - current */
+	int current;  /* registered nodes of this group in the snapshot, less the starting ones */
+	int starting; /* registered, not Ready yet, created less than MODEL_NODE_STARTUP_S ago:
+		       * still on their way, so part of the upcoming, not of current */
+	int target;   /* size the cloud converges to; at least current + starting. upcoming = target - current */
 
 	/* set by the actuator after snapshot_finish(): launches refused until then */
 	int removing;               /* registered nodes being drained or deleted */

@@ -963,6 +963,42 @@ static void test_groups_and_finish(void **state)
 	snapshot_free(s);
 }
 
+/* A node registered but not Ready yet is starting for its first 15
+ * minutes: upcoming, not current, so a pending pod makes no second node. */
+static void test_starting_nodes_are_upcoming(void **state)
+{
+	struct snapshot *s = snapshot_new();
+	struct errbuf err = {{0}};
+	struct kv sel = {"pool", "a"};
+	struct node_group g;
+	int64_t now = 1764590400; /* 2025-12-01T12:00:00Z */
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.name = "pool";
+	g.max = 10;
+	g.selector = (struct kvlist){&sel, 1};
+	g.target = -1;
+	assert_int_equal(snapshot_set_groups(s, &g, 1, &err), 0);
+#define N(name, created, ready, extra)                                                              \
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\",\"labels\":{\"pool\":\"a\"},"       \
+	"\"creationTimestamp\":\"" created "\"},\"spec\":{" extra "},\"status\":{\"conditions\":"      \
+	"[{\"type\":\"Ready\",\"status\":\"" ready "\"}]}}"
+	assert_int_equal(add_doc(s, "{\"kind\":\"List\",\"items\":["
+				    N("ready", "2025-12-01T11:59:00Z", "True", "") ","
+				    N("young", "2025-12-01T11:59:30Z", "False", "") ","
+				    N("old", "2025-12-01T11:40:00Z", "False", "") ","
+				    N("cordoned", "2025-12-01T11:59:30Z", "False", "\"unschedulable\":true") "]}",
+			 &err), 0);
+#undef N
+	assert_int_equal(snapshot_finish(s, now, &err), 0);
+	/* the old unready node and the cordoned one count as there (and broken) */
+	assert_int_equal(s->groups[0].current, 3);
+	assert_int_equal(s->groups[0].starting, 1);
+	assert_int_equal(s->groups[0].target, 4); /* upcoming 1: the young one */
+	snapshot_free(s);
+}
+
 /* ---- time ---- */
 
 static void test_parse_time(void **state)
@@ -1091,6 +1127,7 @@ int main(void)
 		cmocka_unit_test(test_document_errors),
 		cmocka_unit_test(test_load_file_errors),
 		cmocka_unit_test(test_groups_and_finish),
+		cmocka_unit_test(test_starting_nodes_are_upcoming),
 		cmocka_unit_test(test_parse_time),
 		cmocka_unit_test(test_truncated_prefixes),
 		cmocka_unit_test(test_mutations),
