@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +51,11 @@ void apiserver_opts_default(struct apiserver_opts *o)
 	o->max_watch_ns = 1800 * CLOCK_NS_PER_S;
 	o->max_events = 5000;
 	o->seed = 1;
+}
+
+bool apiserver_param_bool(const char *v)
+{
+	return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
 }
 
 void apiserver_reply_status(struct reply *out, int code, const char *reason, const char *message,
@@ -792,11 +798,14 @@ static void not_found_path(struct reply *out)
 			       NULL, NULL);
 }
 
-/* Resource paths after /api/v1 or /apis/G/v1: segs[0..n). */
+/* Resource paths after /api/v1 or /apis/G/v1: segs[0..n); a leading
+ * "watch" segment is the legacy form of ?watch=true. */
 static void route_resource(struct apiserver *s, struct MHD_Connection *conn, const char *method,
 			   const char *group, char **segs, int n, struct req *rq,
 			   struct reply *out)
 {
+	bool legacy_watch = n >= 2 && strcmp(segs[0], "watch") == 0;
+
 	struct resreq r;
 	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
 	const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
@@ -811,6 +820,13 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 	r.body_len = rq->body.len;
 	r.content_type = ct ? ct : "";
 	r.table = accept && strstr(accept, "as=Table") != NULL;
+	if (legacy_watch) {
+		if (strcmp(method, "GET") != 0)
+			goto notfound;
+		segs++;
+		n--;
+	}
+	r.watch = legacy_watch || apiserver_param_bool(w);
 	if (rq->body.len && ct && strncmp(ct, "application/json", 16) != 0 &&
 	    strstr(ct, "json") == NULL) {
 		/* protobuf or CBOR: clients fall back to JSON on 415 */
@@ -841,8 +857,7 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 	r.res = (enum apiserver_resource)ri;
 	snprintf(resname, sizeof(resname), "%s%s%s", apiserver_resources[ri].name, r.sub ? "/" : "",
 		 r.sub ? r.sub : "");
-	code = fault_code(s, verb_of(method, r.name != NULL,
-				     w && (strcmp(w, "true") == 0 || strcmp(w, "1") == 0)), resname);
+	code = fault_code(s, verb_of(method, r.name != NULL && !r.watch, r.watch), resname);
 	if (code) {
 		char msg[200];
 
@@ -1159,6 +1174,7 @@ int apiserver_write_kubeconfig(const struct apiserver *s, const char *path, stru
 		"- name: luascale-sim\n"
 		"  cluster:\n"
 		"    server: http://127.0.0.1:%d\n"
+		"    insecure-skip-tls-verify: true\n"
 		"users:\n"
 		"- name: luascale-sim\n"
 		"  user:\n"

@@ -141,7 +141,9 @@ uint64_t apiserver_resource_version(struct apiserver *s);
 /*
  * Writes a kubeconfig for this server to 'path' (mode 0600): cluster,
  * user (a token the server does not check) and context all named
- * "luascale-sim", current-context set. 0, or -1 with a message.
+ * "luascale-sim", current-context set. The cluster says
+ * insecure-skip-tls-verify: the server is plain HTTP on loopback, and
+ * clients that insist on a TLS setting for a cluster accept that one. 0, or -1 with a message.
  */
 int apiserver_write_kubeconfig(const struct apiserver *s, const char *path, struct errbuf *err);
 

@@ -94,8 +94,8 @@ static int parse_fields(struct filter *f, enum apiserver_resource r, const char 
 			q->field = -2;
 		} else {
 			q->field = -3;
-			for (i = 0; i < APISERVER_MAX_FIELDS && d->fields[i]; i++)
-				if (strcmp(d->fields[i], key) == 0)
+			for (i = 0; i < APISERVER_MAX_FIELDS && d->fields[i].name; i++)
+				if (strcmp(d->fields[i].name, key) == 0)
 					q->field = (int)i;
 			if (q->field == -3) {
 				char msg[200];
@@ -546,13 +546,26 @@ static void do_watch(struct apiserver *s, const struct resreq *rq, struct reply 
 	w->s = s;
 	w->res = rq->res;
 	w->table = rq->table;
-	w->bookmarks = bm && (strcmp(bm, "true") == 0 || strcmp(bm, "1") == 0);
+	w->bookmarks = apiserver_param_bool(bm);
 	w->bookmark_ns = s->o.bookmark_ns;
 	w->next_bookmark = now + w->bookmark_ns;
 	w->deadline = now + (timeout > 0 ? timeout * CLOCK_NS_PER_S : s->o.max_watch_ns);
 	if (filter_init(&w->f, rq, out) < 0) {
 		free(w);
 		return;
+	}
+	if (rq->name) {
+		/* GET .../NAME?watch=true: the fieldSelector metadata.name=NAME */
+		if (w->f.nf == MAX_FIELD_REQS || strlen(rq->name) >= sizeof(w->f.f[0].value)) {
+			apiserver_watch_free(w);
+			apiserver_reply_status(out, 400, "BadRequest", "invalid field selector", NULL,
+					       NULL);
+			return;
+		}
+		w->f.f[w->f.nf].field = -1;
+		w->f.f[w->f.nf].neg = false;
+		snprintf(w->f.f[w->f.nf].value, sizeof(w->f.f[0].value), "%s", rq->name);
+		w->f.nf++;
 	}
 	pthread_mutex_lock(&s->mu);
 	w->expire = apiserver_take_expire(s);
@@ -1194,9 +1207,12 @@ void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, str
 {
 	const struct apiserver_resdef *d = &apiserver_resources[rq->res];
 	const char *m = rq->method;
-	const char *w = query(rq, "watch");
-	bool watch = w && (strcmp(w, "true") == 0 || strcmp(w, "1") == 0);
+	bool watch = rq->watch;
 
+	if (watch && strcmp(m, "GET") == 0 && !rq->sub) {
+		do_watch(s, rq, out); /* a named one watches that object */
+		return;
+	}
 	if (!rq->name) {
 		if (strcmp(m, "GET") == 0) {
 			if (watch)
@@ -1300,6 +1316,7 @@ void apiserver_sync_static(struct apiserver *s, bool first)
 	struct pdb *pdbs = calloc(n ? n : 1, sizeof(*pdbs));
 	struct sim_pdb_status *st = calloc(n ? n : 1, sizeof(*st));
 	const struct sim_pod_spec **specs = NULL;
+	struct sim_spec_counts *counts = NULL;
 	int64_t now = apiserver_now_wall();
 	int got;
 
@@ -1309,13 +1326,15 @@ void apiserver_sync_static(struct apiserver *s, bool first)
 	got = sim_cluster_pdbs(s->cluster, pdbs, st, n);
 	if (got < 0)
 		goto out;
-	if (first) {
-		n_specs = sim_cluster_n_specs(s->cluster);
-		specs = calloc(n_specs ? n_specs : 1, sizeof(*specs));
-		if (!specs)
-			goto out;
-		for (i = 0; i < n_specs; i++)
-			specs[i] = sim_cluster_spec(s->cluster, i);
+	n_specs = sim_cluster_n_specs(s->cluster);
+	specs = calloc(n_specs ? n_specs : 1, sizeof(*specs));
+	counts = calloc(n_specs ? n_specs : 1, sizeof(*counts));
+	if (!specs || !counts)
+		goto out;
+	for (i = 0; i < n_specs; i++) {
+		specs[i] = sim_cluster_spec(s->cluster, i);
+		if (specs[i] && specs[i]->controller == SIM_CTRL_DAEMONSET)
+			sim_cluster_spec_counts(s->cluster, i, &counts[i]);
 	}
 	apiserver_store_lock(s->store);
 	for (i = 0; i < (size_t)got; i++) {
@@ -1341,13 +1360,20 @@ void apiserver_sync_static(struct apiserver *s, bool first)
 			if (!apiserver_store_get(s->store, APISERVER_NAMESPACES, NULL, specs[i]->ns))
 				put_static(s, APISERVER_NAMESPACES,
 					   apiserver_render_namespace(specs[i]->ns, now));
-			if (specs[i]->controller == SIM_CTRL_DAEMONSET)
-				put_static(s, APISERVER_DAEMONSETS,
-					   apiserver_render_daemonset(specs[i], now));
 		}
+	}
+	for (i = 0; i < n_specs; i++) {
+		const struct apiserver_ver *cur;
+
+		if (!specs[i] || specs[i]->controller != SIM_CTRL_DAEMONSET)
+			continue;
+		cur = apiserver_store_get(s->store, APISERVER_DAEMONSETS, specs[i]->ns, specs[i]->name);
+		put_static(s, APISERVER_DAEMONSETS,
+			   apiserver_render_daemonset(specs[i], &counts[i], cur ? cur->created : now));
 	}
 	apiserver_store_unlock(s->store);
 out:
+	free(counts);
 	free(specs);
 	free(pdbs);
 	free(st);
