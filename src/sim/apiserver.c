@@ -30,6 +30,7 @@
 
 #define MAX_BODY (4u << 20)
 #define SIM_GROUP "sim.luascale.io"
+#define AUTHZ_GROUP "authorization.k8s.io"
 #define CALL_TIMEOUT_NS (600 * CLOCK_NS_PER_S)
 
 int64_t apiserver_now_ns(void)
@@ -46,6 +47,7 @@ void apiserver_opts_default(struct apiserver_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->history = 10000;
+	o->history_window_s = 300;
 	o->bookmark_ns = 60 * CLOCK_NS_PER_S;
 	o->pdb_sync_ns = CLOCK_NS_PER_S;
 	o->max_watch_ns = 1800 * CLOCK_NS_PER_S;
@@ -274,6 +276,9 @@ static void *ticker(void *arg)
 		if (now >= next_pdb) {
 			pthread_mutex_unlock(&s->mu);
 			apiserver_sync_static(s, false);
+			apiserver_store_lock(s->store);
+			apiserver_store_compact(s->store, apiserver_now_wall(), s->o.history_window_s);
+			apiserver_store_unlock(s->store);
 			pthread_mutex_lock(&s->mu);
 			next_pdb = now + s->o.pdb_sync_ns;
 		}
@@ -359,6 +364,13 @@ static int resource_list(struct reply *out, const char *group)
 
 	buf_printf(b, "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"%s%sv1\","
 		   "\"resources\":[", group, group[0] ? "/" : "");
+	if (strcmp(group, AUTHZ_GROUP) == 0) {
+		resource_json(b, &first, "selfsubjectaccessreviews", "", false, NULL, NULL,
+			      "SelfSubjectAccessReview", "create", NULL, NULL);
+		resource_json(b, &first, "selfsubjectrulesreviews", "", false, NULL, NULL,
+			      "SelfSubjectRulesReview", "create", NULL, NULL);
+		any = true;
+	}
 	if (strcmp(group, SIM_GROUP) == 0) {
 		resource_json(b, &first, "groups", "group", false, NULL, NULL, "NodeGroup", "list",
 			      NULL, NULL);
@@ -399,7 +411,66 @@ static int resource_list(struct reply *out, const char *group)
 	return any ? 0 : -1;
 }
 
-static const char *const groups[] = {"apps", "policy", "coordination.k8s.io", SIM_GROUP, NULL};
+static const char *const groups[] = {"apps", "policy", "coordination.k8s.io",
+				     AUTHZ_GROUP, SIM_GROUP, NULL};
+
+/*
+ * authorization.k8s.io/v1 self reviews: the simulated server checks no
+ * credentials, so everything is allowed, and the reviews say so.
+ */
+static void self_review(const char *what, const char *body, size_t len, struct reply *out)
+{
+	cJSON *o = cJSON_ParseWithLength(body, len), *status;
+	char *txt;
+	bool rules = strcmp(what, "selfsubjectrulesreviews") == 0;
+
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		apiserver_reply_status(out, 400, "BadRequest", "the body is not a JSON object", NULL,
+				       NULL);
+		return;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "apiVersion");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "kind");
+	cJSON_AddStringToObject(o, "apiVersion", AUTHZ_GROUP "/v1");
+	cJSON_AddStringToObject(o, "kind", rules ? "SelfSubjectRulesReview" : "SelfSubjectAccessReview");
+	if (!cJSON_GetObjectItemCaseSensitive(o, "metadata"))
+		cJSON_AddObjectToObject(o, "metadata");
+	status = cJSON_AddObjectToObject(o, "status");
+	if (rules && status) {
+		cJSON *rr = cJSON_AddArrayToObject(status, "resourceRules");
+		cJSON *nr = cJSON_AddArrayToObject(status, "nonResourceRules");
+		cJSON *r1 = cJSON_CreateObject(), *r2 = cJSON_CreateObject();
+		const char *star[] = {"*"};
+
+		if (rr && nr && r1 && r2) {
+			cJSON_AddItemToObject(r1, "verbs", cJSON_CreateStringArray(star, 1));
+			cJSON_AddItemToObject(r1, "apiGroups", cJSON_CreateStringArray(star, 1));
+			cJSON_AddItemToObject(r1, "resources", cJSON_CreateStringArray(star, 1));
+			cJSON_AddItemToArray(rr, r1);
+			cJSON_AddItemToObject(r2, "verbs", cJSON_CreateStringArray(star, 1));
+			cJSON_AddItemToObject(r2, "nonResourceURLs", cJSON_CreateStringArray(star, 1));
+			cJSON_AddItemToArray(nr, r2);
+			r1 = r2 = NULL;
+		}
+		cJSON_Delete(r1);
+		cJSON_Delete(r2);
+		cJSON_AddFalseToObject(status, "incomplete");
+	} else if (status) {
+		cJSON_AddTrueToObject(status, "allowed");
+		cJSON_AddStringToObject(status, "reason", "the simulated API server allows every request");
+	}
+	txt = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!txt) {
+		apiserver_reply_status(out, 500, "InternalError", "out of memory", NULL, NULL);
+		return;
+	}
+	out->code = 201;
+	buf_puts(&out->body, txt);
+	free(txt);
+}
 
 static void group_json(struct buf *b, const char *g)
 {
@@ -939,6 +1010,12 @@ static void route(struct apiserver *s, struct MHD_Connection *conn, const char *
 		} else if (n >= 3 && strcmp(segs[2], "v1") == 0) {
 			if (n == 3 && get)
 				resource_list(out, segs[1]);
+			else if (strcmp(segs[1], AUTHZ_GROUP) == 0 && n == 4 &&
+				 strcmp(method, "POST") == 0 &&
+				 (strcmp(segs[3], "selfsubjectaccessreviews") == 0 ||
+				  strcmp(segs[3], "selfsubjectrulesreviews") == 0))
+				self_review(segs[3], rq->body.data ? rq->body.data : "", rq->body.len,
+					    out);
 			else if (strcmp(segs[1], SIM_GROUP) == 0 && n == 4)
 				handle_sim(s, method, segs[3], rq->body.data ? rq->body.data : "",
 					   rq->body.len, out);
@@ -986,6 +1063,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct reply *out)
 					out->content_type ? out->content_type : "application/json");
 		if (out->retry_after)
 			MHD_add_response_header(resp, "Retry-After", out->retry_after);
+		if (out->warning[0])
+			MHD_add_response_header(resp, "Warning", out->warning);
 	}
 	MHD_add_response_header(resp, "Audit-Id", "luascale-sim");
 	rc = MHD_queue_response(conn, (unsigned int)out->code, resp);

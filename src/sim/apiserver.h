@@ -61,6 +61,7 @@ struct apiserver;
 struct apiserver_opts {
 	int port;                   /* 0: a free port (see apiserver_port) */
 	size_t history;             /* watch events kept, default 10000 */
+	int64_t history_window_s;   /* and for at most this long (s), default 300 */
 	int64_t bookmark_ns;        /* BOOKMARK period on watches that ask, default 60s */
 	int64_t pdb_sync_ns;        /* PDB status recomputed this often, default 1s */
 	int64_t max_watch_ns;       /* a watch without timeoutSeconds ends after, default 30m */

@@ -58,6 +58,7 @@ struct reply {
 	struct buf body;             /* JSON unless content_type says otherwise */
 	const char *content_type;    /* NULL: application/json */
 	const char *retry_after;     /* Retry-After header, or NULL */
+	char warning[600];           /* Warning header, or "" */
 	struct watch *watch;         /* a watch stream instead of a body */
 };
 

@@ -775,7 +775,14 @@ cJSON *apiserver_render_namespace(const char *name, int64_t created)
 int apiserver_render_status(struct buf *b, int code, const char *reason, const char *message,
 			    const char *kind, const char *name)
 {
-	bool ok = code >= 200 && code < 300;
+	return apiserver_render_status_details(b, code, reason, message, NULL, kind, name, NULL, 0);
+}
+
+int apiserver_render_status_details(struct buf *b, int code, const char *reason,
+				    const char *message, const char *group, const char *kind,
+				    const char *name, const char *causes_json, int retry_after)
+{
+	bool ok = code >= 200 && code < 300, comma = false;
 
 	buf_puts(b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":");
 	buf_puts(b, ok ? "\"Success\"" : "\"Failure\"");
@@ -787,16 +794,29 @@ int apiserver_render_status(struct buf *b, int code, const char *reason, const c
 		buf_puts(b, ",\"reason\":");
 		buf_json_string(b, reason);
 	}
-	if (kind || name) {
+	if (kind || name || (group && group[0]) || causes_json || retry_after > 0) {
 		buf_puts(b, ",\"details\":{");
 		if (name) {
 			buf_puts(b, "\"name\":");
 			buf_json_string(b, name);
+			comma = true;
+		}
+		if (group && group[0]) {
+			buf_puts(b, comma ? ",\"group\":" : "\"group\":");
+			buf_json_string(b, group);
+			comma = true;
 		}
 		if (kind) {
-			buf_puts(b, name ? ",\"kind\":" : "\"kind\":");
+			buf_puts(b, comma ? ",\"kind\":" : "\"kind\":");
 			buf_json_string(b, kind);
+			comma = true;
 		}
+		if (causes_json) {
+			buf_printf(b, "%s\"causes\":%s", comma ? "," : "", causes_json);
+			comma = true;
+		}
+		if (retry_after > 0)
+			buf_printf(b, "%s\"retryAfterSeconds\":%d", comma ? "," : "", retry_after);
 		buf_puts(b, "}");
 	}
 	return buf_printf(b, ",\"code\":%d}", code);

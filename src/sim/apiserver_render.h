@@ -50,6 +50,12 @@ void apiserver_human_age(int64_t seconds, char *out, size_t len);
 int apiserver_render_status(struct buf *b, int code, const char *reason, const char *message,
 			    const char *kind, const char *name);
 
+/* The same with details: group (NULL or "": none), kind, name, causes (a
+ * JSON array, or NULL) and retryAfterSeconds (0: none). */
+int apiserver_render_status_details(struct buf *b, int code, const char *reason,
+				    const char *message, const char *group, const char *kind,
+				    const char *name, const char *causes_json, int retry_after);
+
 /*
  * A meta.k8s.io/v1 Table of 'r'. Write the head (with columnDefinitions
  * unless 'no_headers'), then rows separated by commas, then the tail.
