@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
@@ -1875,6 +1876,108 @@ static int put_static(struct apiserver *s, enum apiserver_resource r, cJSON *o)
 	return 0;
 }
 
+#define NODE_LEASE_NS "kube-node-lease"
+
+static bool node_ready(const cJSON *node)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(node, "status"), "conditions")) {
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "type"));
+		const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "status"));
+
+		if (t && v && strcmp(t, "Ready") == 0)
+			return strcmp(v, "True") == 0;
+	}
+	return false;
+}
+
+/*
+ * The kubelets' heartbeats: a Lease per Ready node in kube-node-lease,
+ * renewed every 'period_s'; a node's Lease goes with it. Store lock held.
+ */
+static void renew_node_leases(struct apiserver *s, int64_t now, int64_t period_s)
+{
+	struct apiserver_ver *const *items;
+	char **names = NULL, ts[48];
+	size_t n, i, k = 0;
+	struct tm tm;
+	time_t t = (time_t)now;
+
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S.000000Z", &tm);
+	items = apiserver_store_list(s->store, APISERVER_NODES, &n);
+	names = calloc(n ? n : 1, sizeof(*names));
+	if (!names)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct apiserver_ver *l = apiserver_store_get(s->store, APISERVER_LEASES,
+								    NODE_LEASE_NS, items[i]->name);
+		cJSON *node, *lease, *meta, *spec, *refs, *ref;
+		int64_t renewed = 0;
+
+		names[k++] = items[i]->name;
+		if (l) {
+			cJSON *lo = cJSON_ParseWithLength(l->json, l->len);
+			const char *rt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(lo, "spec"), "renewTime"));
+
+			if (rt)
+				model_parse_time(rt, &renewed);
+			cJSON_Delete(lo);
+			if (renewed > now - period_s)
+				continue;
+		}
+		node = cJSON_ParseWithLength(items[i]->json, items[i]->len);
+		if (!node_ready(node)) {
+			cJSON_Delete(node);
+			continue; /* a kubelet that is not up renews nothing */
+		}
+		cJSON_Delete(node);
+		lease = cJSON_CreateObject();
+		meta = lease ? cJSON_AddObjectToObject(lease, "metadata") : NULL;
+		spec = lease ? cJSON_AddObjectToObject(lease, "spec") : NULL;
+		refs = meta ? cJSON_AddArrayToObject(meta, "ownerReferences") : NULL;
+		ref = cJSON_CreateObject();
+		if (!lease || !meta || !spec || !refs || !ref) {
+			cJSON_Delete(ref);
+			cJSON_Delete(lease);
+			break;
+		}
+		cJSON_AddStringToObject(meta, "name", items[i]->name);
+		cJSON_AddStringToObject(meta, "namespace", NODE_LEASE_NS);
+		cJSON_AddStringToObject(ref, "apiVersion", "v1");
+		cJSON_AddStringToObject(ref, "kind", "Node");
+		cJSON_AddStringToObject(ref, "name", items[i]->name);
+		cJSON_AddStringToObject(ref, "uid", items[i]->uid);
+		cJSON_AddItemToArray(refs, ref);
+		cJSON_AddStringToObject(lease, "apiVersion", "coordination.k8s.io/v1");
+		cJSON_AddStringToObject(lease, "kind", "Lease");
+		cJSON_AddStringToObject(spec, "holderIdentity", items[i]->name);
+		cJSON_AddNumberToObject(spec, "leaseDurationSeconds", 40);
+		cJSON_AddStringToObject(spec, "renewTime", ts);
+		put_static(s, APISERVER_LEASES, lease);
+	}
+	/* leases of nodes that are gone */
+	items = apiserver_store_list(s->store, APISERVER_LEASES, &n);
+	for (i = n; i-- > 0;) {
+		size_t j;
+		bool found = false;
+
+		if (strcmp(items[i]->ns, NODE_LEASE_NS) != 0)
+			continue;
+		for (j = 0; j < k && !found; j++)
+			found = strcmp(names[j], items[i]->name) == 0;
+		if (!found) {
+			apiserver_store_delete(s->store, APISERVER_LEASES, NODE_LEASE_NS, items[i]->name,
+					       NULL);
+			items = apiserver_store_list(s->store, APISERVER_LEASES, &n);
+		}
+	}
+	free(names);
+}
+
 void apiserver_sync_static(struct apiserver *s, bool first)
 {
 	size_t n = sim_cluster_n_pdbs(s->cluster), i, n_specs = 0;
@@ -1936,6 +2039,7 @@ void apiserver_sync_static(struct apiserver *s, bool first)
 		put_static(s, APISERVER_DAEMONSETS,
 			   apiserver_render_daemonset(specs[i], &counts[i], cur ? cur->created : now));
 	}
+	renew_node_leases(s, now, 10);
 	apiserver_store_unlock(s->store);
 out:
 	free(counts);
