@@ -418,11 +418,20 @@ static const char *const groups[] = {"apps", "policy", "coordination.k8s.io",
  * authorization.k8s.io/v1 self reviews: the simulated server checks no
  * credentials, so everything is allowed, and the reviews say so.
  */
-static void self_review(const char *what, const char *body, size_t len, struct reply *out)
+static void self_review(const char *what, const char *ctype, const char *body, size_t len,
+			struct reply *out)
 {
-	cJSON *o = cJSON_ParseWithLength(body, len), *status;
+	cJSON *o, *status;
 	char *txt;
 	bool rules = strcmp(what, "selfsubjectrulesreviews") == 0;
+
+	if (!ctype || strncmp(ctype, "application/json", 16) != 0) {
+		apiserver_reply_status(out, 415, "UnsupportedMediaType",
+				       "the body of the request was in an unknown format - accepted media types include: application/json",
+				       NULL, NULL);
+		return;
+	}
+	o = cJSON_ParseWithLength(body, len);
 
 	if (!cJSON_IsObject(o)) {
 		cJSON_Delete(o);
@@ -1015,8 +1024,10 @@ static void route(struct apiserver *s, struct MHD_Connection *conn, const char *
 				 strcmp(method, "POST") == 0 &&
 				 (strcmp(segs[3], "selfsubjectaccessreviews") == 0 ||
 				  strcmp(segs[3], "selfsubjectrulesreviews") == 0))
-				self_review(segs[3], rq->body.data ? rq->body.data : "", rq->body.len,
-					    out);
+				self_review(segs[3],
+					    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+									"Content-Type"),
+					    rq->body.data ? rq->body.data : "", rq->body.len, out);
 			else if (strcmp(segs[1], SIM_GROUP) == 0 && n == 4)
 				handle_sim(s, method, segs[3], rq->body.data ? rq->body.data : "",
 					   rq->body.len, out);

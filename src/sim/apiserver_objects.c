@@ -698,8 +698,22 @@ static void do_watch(struct apiserver *s, const struct resreq *rq, struct reply 
 static int dry_run(const struct resreq *rq, const char *options_kind, struct reply *out)
 {
 	const char *d = query(rq, "dryRun");
-	char msg[400];
+	char msg[400], body_value[64] = "";
 
+	if (!d && rq->body_len && (strcmp(rq->method, "DELETE") == 0 ||
+				   (rq->sub && strcmp(rq->sub, "eviction") == 0))) {
+		/* DeleteOptions in the body (an Eviction's deleteOptions) */
+		cJSON *b = cJSON_ParseWithLength(rq->body, rq->body_len);
+		const cJSON *opts = cJSON_GetObjectItemCaseSensitive(b, "deleteOptions");
+		const cJSON *dr = cJSON_GetObjectItemCaseSensitive(opts ? opts : b, "dryRun"), *e;
+
+		cJSON_ArrayForEach(e, dr)
+			if (cJSON_IsString(e))
+				snprintf(body_value, sizeof(body_value), "%s", e->valuestring);
+		cJSON_Delete(b);
+		if (body_value[0])
+			d = body_value;
+	}
 	if (!d)
 		return 0;
 	if (strcmp(d, "All") == 0)
