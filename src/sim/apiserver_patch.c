@@ -171,6 +171,26 @@ static cJSON *detach_at(cJSON **doc, const char *path, struct errbuf *err)
 	return v;
 }
 
+/* Inserts 'v' (taken) before item 'i' of an array of 'n' (i == n: at the
+ * end), by moving the tail behind it (cJSON's own insert is unreliable
+ * in some versions). */
+static void insert_at(cJSON *arr, long i, long n, cJSON *v)
+{
+	cJSON *tail = cJSON_CreateArray(), *e;
+	long k;
+
+	if (!tail) {
+		cJSON_Delete(v);
+		return;
+	}
+	for (k = i; k < n; k++)
+		cJSON_AddItemToArray(tail, cJSON_DetachItemFromArray(arr, (int)i));
+	cJSON_AddItemToArray(arr, v);
+	while ((e = cJSON_DetachItemFromArray(tail, 0)) != NULL)
+		cJSON_AddItemToArray(arr, e);
+	cJSON_Delete(tail);
+}
+
 /* Adds 'v' (taken) at 'path' as RFC 6902 "add" does. 0 or -1. */
 static int add_at(cJSON **doc, const char *path, cJSON *v, struct errbuf *err)
 {
@@ -198,10 +218,7 @@ static int add_at(cJSON **doc, const char *path, cJSON *v, struct errbuf *err)
 			errbuf_set(err, "unable to access invalid index: %s", last);
 			goto fail;
 		}
-		if (i == n)
-			cJSON_AddItemToArray(parent, v);
-		else
-			cJSON_InsertItemInArray(parent, (int)i, v);
+		insert_at(parent, i, n, v);
 		return 0;
 	}
 	errbuf_set(err, "doc is missing path: \"%s\"", path);
@@ -290,7 +307,9 @@ int apiserver_json_patch(cJSON **doc, const cJSON *ops, struct errbuf *err)
 		} else { /* test */
 			const cJSON *have = get_at(*doc, path, err);
 
-			if (!have || !cJSON_Compare(have, value, true)) {
+			if (!have)
+				goto does_not_apply;
+			if (!cJSON_Compare(have, value, true)) {
 				errbuf_set(err, "testing value %s failed: test failed", path);
 				return -2;
 			}
