@@ -7,7 +7,9 @@
  * (apiserver_fault.c); the world itself stays in sim/cluster.c and
  * sim/cloud.c. Only 127.0.0.1 is served; there is no authentication.
  *
- * Served (JSON only; Accept "as=Table" gets a meta.k8s.io/v1 Table):
+ * Served (JSON bodies; Accept "as=Table" gets a meta.k8s.io/v1 Table);
+ * docs/simulation.md has the whole list and the fidelity rule (do what a
+ * real server does, or answer as it answers an unsupported request):
  *   GET  /version /healthz /readyz /livez
  *   GET  /api /api/v1 /apis /apis/GROUP /apis/GROUP/VERSION   plain discovery
  *        (aggregated discovery is never offered: plain JSON answers it)
@@ -20,13 +22,17 @@
  *   configmaps             get list watch create update patch delete
  *   policy/v1 poddisruptionbudgets   get list watch
  *   coordination.k8s.io/v1 leases    get list watch create update patch delete
+ *                          (and the kubelets' in kube-node-lease)
  *   apps/v1 daemonsets     get list watch (the scenario's DaemonSets)
- * Lists take labelSelector, fieldSelector (metadata.name, metadata.namespace
- * and a few fields per resource, = == !=), limit and continue; watches take
- * resourceVersion, allowWatchBookmarks and timeoutSeconds. Patches take
- * application/merge-patch+json and application/strategic-merge-patch+json;
- * on nodes the fields that mean something are metadata.labels,
- * metadata.annotations, spec.unschedulable and spec.taints (whole list).
+ *   authorization.k8s.io/v1 selfsubjectaccessreviews, selfsubjectrulesreviews
+ *                          create (everything is allowed)
+ * Lists take labelSelector, fieldSelector (the real server's fields per
+ * kind, = == !=), limit and continue; watches (?watch=, /watch/ paths, a
+ * named object) take resourceVersion, allowWatchBookmarks, timeoutSeconds
+ * and sendInitialEvents. Patches: JSON Patch, merge, strategic merge and
+ * apply; on nodes the fields that change are metadata.labels,
+ * metadata.annotations, spec.unschedulable and spec.taints. dryRun=All on
+ * every write.
  *
  * The cloud, for a remote sim provider (group sim.luascale.io/v1, JSON):
  *   GET  /apis/sim.luascale.io/v1/groups
