@@ -101,6 +101,12 @@ struct apiserver_faults {
 	int64_t down_after_ns;      /*   starting this long after it is applied */
 	struct apiserver_fault_rule rules[APISERVER_MAX_RULES];
 	size_t n_rules;
+	/* kubelets that stop (or start again) reporting, applied once */
+	struct {
+		char node[254];
+		bool up;
+	} kubelets[APISERVER_MAX_RULES];
+	size_t n_kubelets;
 };
 
 /*
@@ -117,6 +123,10 @@ struct apiserver_faults {
  *   down=DUR[@AFTER]        the listening socket is closed (connection
  *                           refused) for DUR, from AFTER from now (default
  *                           at once); open watches are cut
+ *   kubelet-down=NODE       the node's kubelet stops reporting: the node
+ *                           goes NotReady (Ready Unknown), its Lease is no
+ *                           longer renewed, nothing is scheduled on it
+ *   kubelet-up=NODE         it reports again: Ready
  *   clear                   no faults
  * DUR as in the config ("500ms", "20s", "1m"). 0, or -1 with a message.
  */
