@@ -35,6 +35,7 @@ static void sim_usage(FILE *f)
 {
 	fputs("usage: luascale sim --listen 127.0.0.1:PORT --scenario FILE\n"
 	      "                    [--kubeconfig-out FILE] [--fault SPEC]... [--log-level LEVEL]\n"
+	      "                    [--watch-timeout DUR]\n"
 	      "                    [--aws-port PORT [--aws-env-out FILE]]\n"
 	      "                    [--gce-port PORT [--gce-env-out FILE] [--gce-key-out FILE]]\n"
 	      "                    [--azure-port PORT [--azure-env-out FILE] [--azure-token-out FILE]\n"
@@ -54,9 +55,13 @@ static void sim_usage(FILE *f)
 	      "  error=R[:VERB[:RES[:CODE]]] a 5xx (default 500) on matching requests\n"
 	      "  latency=DUR                 every answer waits DUR\n"
 	      "  down=DUR[@AFTER]            connection refused for DUR, AFTER from the start\n"
+	      "  kubelet-down=NODE           the node's kubelet stops reporting (NotReady)\n"
+	      "  kubelet-up=NODE             it reports again (Ready)\n"
 	      "e.g. --fault throttle=0.5:create:pods/eviction --fault down=20s@2m\n"
 	      "\n"
 	      "  --log-level debug|info|warn|error   (default info; debug logs every request)\n"
+	      "  --watch-timeout DUR                 a watch without timeoutSeconds ends after DUR\n"
+	      "                                      (default 30m)\n"
 	      "\n"
 	      "AWS (a scenario with an aws: section): --aws-port PORT (0: a free one) also\n"
 	      "serves the EC2, Auto Scaling and STS APIs, IMDSv2 and container credentials\n"
@@ -131,6 +136,7 @@ int cli_sim(int argc, char **argv)
 		{"azure-token-out", required_argument, NULL, 'T'},
 		{"azure-tls-port", required_argument, NULL, 'S'},
 		{"azure-ca-out", required_argument, NULL, 'C'},
+		{"watch-timeout", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -156,9 +162,10 @@ int cli_sim(int argc, char **argv)
 	struct errbuf err;
 	sigset_t sigs;
 	int opt, port = 0, sig = 0, rc = EXIT_INPUT;
+	int64_t watch_ms = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:A:E:G:g:K:Z:z:T:S:C:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:A:E:G:g:K:Z:z:T:S:C:W:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'A':
 			if (parse_listen(optarg, &aws_port) < 0) {
@@ -201,6 +208,13 @@ int cli_sim(int argc, char **argv)
 		case 'L':
 			if (parse_level(optarg, &level) < 0) {
 				fprintf(stderr, "luascale sim: --log-level: debug, info, warn or error\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'W':
+			if (config_parse_duration(optarg, &watch_ms) < 0 || watch_ms <= 0) {
+				fprintf(stderr, "luascale sim: --watch-timeout \"%s\": a duration such as 30m\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -256,6 +270,8 @@ int cli_sim(int argc, char **argv)
 	ao.port = port;
 	ao.seed = sc->seed;
 	ao.log = &log;
+	if (watch_ms > 0)
+		ao.max_watch_ns = watch_ms * CLOCK_NS_PER_MS;
 	srv = apiserver_new(w->cluster, &ao, &err);
 	if (!srv) {
 		fprintf(stderr, "luascale sim: %s\n", err.msg);
