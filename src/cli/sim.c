@@ -31,6 +31,7 @@ static void sim_usage(FILE *f)
 {
 	fputs("usage: luascale sim --listen 127.0.0.1:PORT --scenario FILE\n"
 	      "                    [--kubeconfig-out FILE] [--fault SPEC]... [--log-level LEVEL]\n"
+	      "                    [--watch-timeout DUR]\n"
 	      "                    [--aws-port PORT [--aws-env-out FILE]]\n"
 	      "                    [--gce-port PORT [--gce-env-out FILE] [--gce-key-out FILE]]\n"
 	      "\n"
@@ -51,6 +52,7 @@ static void sim_usage(FILE *f)
 	      "e.g. --fault throttle=0.5:create:pods/eviction --fault down=20s@2m\n"
 	      "\n"
 	      "  --log-level debug|info|warn|error   (default info; debug logs every request)\n"
+	      "  --watch-timeout DUR   a watch without timeoutSeconds ends after DUR (default 30m)\n"
 	      "\n"
 	      "AWS (a scenario with an aws: section): --aws-port PORT (0: a free one) also\n"
 	      "serves the EC2, Auto Scaling and STS APIs, IMDSv2 and container credentials\n"
@@ -111,6 +113,7 @@ int cli_sim(int argc, char **argv)
 		{"gce-port", required_argument, NULL, 'G'},
 		{"gce-env-out", required_argument, NULL, 'g'},
 		{"gce-key-out", required_argument, NULL, 'K'},
+		{"watch-timeout", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -133,9 +136,10 @@ int cli_sim(int argc, char **argv)
 	struct errbuf err;
 	sigset_t sigs;
 	int opt, port = 0, sig = 0, rc = EXIT_INPUT;
+	int64_t watch_ms = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:A:E:G:g:K:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:A:E:G:g:K:W:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'A':
 			if (parse_listen(optarg, &aws_port) < 0) {
@@ -167,6 +171,13 @@ int cli_sim(int argc, char **argv)
 		case 'L':
 			if (parse_level(optarg, &level) < 0) {
 				fprintf(stderr, "luascale sim: --log-level: debug, info, warn or error\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'W':
+			if (config_parse_duration(optarg, &watch_ms) < 0 || watch_ms <= 0) {
+				fprintf(stderr, "luascale sim: --watch-timeout \"%s\": a duration such as 30m\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -222,6 +233,8 @@ int cli_sim(int argc, char **argv)
 	ao.port = port;
 	ao.seed = sc->seed;
 	ao.log = &log;
+	if (watch_ms > 0)
+		ao.max_watch_ns = watch_ms * CLOCK_NS_PER_MS;
 	srv = apiserver_new(w->cluster, &ao, &err);
 	if (!srv) {
 		fprintf(stderr, "luascale sim: %s\n", err.msg);

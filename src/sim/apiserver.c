@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 
 #define MAX_BODY (4u << 20)
 #define SIM_GROUP "sim.luascale.io"
+#define AUTHZ_GROUP "authorization.k8s.io"
 #define CALL_TIMEOUT_NS (600 * CLOCK_NS_PER_S)
 
 int64_t apiserver_now_ns(void)
@@ -45,11 +47,17 @@ void apiserver_opts_default(struct apiserver_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->history = 10000;
+	o->history_window_s = 300;
 	o->bookmark_ns = 60 * CLOCK_NS_PER_S;
 	o->pdb_sync_ns = CLOCK_NS_PER_S;
 	o->max_watch_ns = 1800 * CLOCK_NS_PER_S;
 	o->max_events = 5000;
 	o->seed = 1;
+}
+
+bool apiserver_param_bool(const char *v)
+{
+	return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
 }
 
 void apiserver_reply_status(struct reply *out, int code, const char *reason, const char *message,
@@ -268,6 +276,9 @@ static void *ticker(void *arg)
 		if (now >= next_pdb) {
 			pthread_mutex_unlock(&s->mu);
 			apiserver_sync_static(s, false);
+			apiserver_store_lock(s->store);
+			apiserver_store_compact(s->store, apiserver_now_wall(), s->o.history_window_s);
+			apiserver_store_unlock(s->store);
 			pthread_mutex_lock(&s->mu);
 			next_pdb = now + s->o.pdb_sync_ns;
 		}
@@ -353,6 +364,13 @@ static int resource_list(struct reply *out, const char *group)
 
 	buf_printf(b, "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"%s%sv1\","
 		   "\"resources\":[", group, group[0] ? "/" : "");
+	if (strcmp(group, AUTHZ_GROUP) == 0) {
+		resource_json(b, &first, "selfsubjectaccessreviews", "", false, NULL, NULL,
+			      "SelfSubjectAccessReview", "create", NULL, NULL);
+		resource_json(b, &first, "selfsubjectrulesreviews", "", false, NULL, NULL,
+			      "SelfSubjectRulesReview", "create", NULL, NULL);
+		any = true;
+	}
 	if (strcmp(group, SIM_GROUP) == 0) {
 		resource_json(b, &first, "groups", "group", false, NULL, NULL, "NodeGroup", "list",
 			      NULL, NULL);
@@ -393,7 +411,75 @@ static int resource_list(struct reply *out, const char *group)
 	return any ? 0 : -1;
 }
 
-static const char *const groups[] = {"apps", "policy", "coordination.k8s.io", SIM_GROUP, NULL};
+static const char *const groups[] = {"apps", "policy", "coordination.k8s.io",
+				     AUTHZ_GROUP, SIM_GROUP, NULL};
+
+/*
+ * authorization.k8s.io/v1 self reviews: the simulated server checks no
+ * credentials, so everything is allowed, and the reviews say so.
+ */
+static void self_review(const char *what, const char *ctype, const char *body, size_t len,
+			struct reply *out)
+{
+	cJSON *o, *status;
+	char *txt;
+	bool rules = strcmp(what, "selfsubjectrulesreviews") == 0;
+
+	if (!ctype || strncmp(ctype, "application/json", 16) != 0) {
+		apiserver_reply_status(out, 415, "UnsupportedMediaType",
+				       "the body of the request was in an unknown format - accepted media types include: application/json",
+				       NULL, NULL);
+		return;
+	}
+	o = cJSON_ParseWithLength(body, len);
+
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		apiserver_reply_status(out, 400, "BadRequest", "the body is not a JSON object", NULL,
+				       NULL);
+		return;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "apiVersion");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "kind");
+	cJSON_AddStringToObject(o, "apiVersion", AUTHZ_GROUP "/v1");
+	cJSON_AddStringToObject(o, "kind", rules ? "SelfSubjectRulesReview" : "SelfSubjectAccessReview");
+	if (!cJSON_GetObjectItemCaseSensitive(o, "metadata"))
+		cJSON_AddObjectToObject(o, "metadata");
+	status = cJSON_AddObjectToObject(o, "status");
+	if (rules && status) {
+		cJSON *rr = cJSON_AddArrayToObject(status, "resourceRules");
+		cJSON *nr = cJSON_AddArrayToObject(status, "nonResourceRules");
+		cJSON *r1 = cJSON_CreateObject(), *r2 = cJSON_CreateObject();
+		const char *star[] = {"*"};
+
+		if (rr && nr && r1 && r2) {
+			cJSON_AddItemToObject(r1, "verbs", cJSON_CreateStringArray(star, 1));
+			cJSON_AddItemToObject(r1, "apiGroups", cJSON_CreateStringArray(star, 1));
+			cJSON_AddItemToObject(r1, "resources", cJSON_CreateStringArray(star, 1));
+			cJSON_AddItemToArray(rr, r1);
+			cJSON_AddItemToObject(r2, "verbs", cJSON_CreateStringArray(star, 1));
+			cJSON_AddItemToObject(r2, "nonResourceURLs", cJSON_CreateStringArray(star, 1));
+			cJSON_AddItemToArray(nr, r2);
+			r1 = r2 = NULL;
+		}
+		cJSON_Delete(r1);
+		cJSON_Delete(r2);
+		cJSON_AddFalseToObject(status, "incomplete");
+	} else if (status) {
+		cJSON_AddTrueToObject(status, "allowed");
+		cJSON_AddStringToObject(status, "reason", "the simulated API server allows every request");
+	}
+	txt = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!txt) {
+		apiserver_reply_status(out, 500, "InternalError", "out of memory", NULL, NULL);
+		return;
+	}
+	out->code = 201;
+	buf_puts(&out->body, txt);
+	free(txt);
+}
 
 static void group_json(struct buf *b, const char *g)
 {
@@ -792,11 +878,14 @@ static void not_found_path(struct reply *out)
 			       NULL, NULL);
 }
 
-/* Resource paths after /api/v1 or /apis/G/v1: segs[0..n). */
+/* Resource paths after /api/v1 or /apis/G/v1: segs[0..n); a leading
+ * "watch" segment is the legacy form of ?watch=true. */
 static void route_resource(struct apiserver *s, struct MHD_Connection *conn, const char *method,
 			   const char *group, char **segs, int n, struct req *rq,
 			   struct reply *out)
 {
+	bool legacy_watch = n >= 2 && strcmp(segs[0], "watch") == 0;
+
 	struct resreq r;
 	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
 	const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
@@ -811,8 +900,16 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 	r.body_len = rq->body.len;
 	r.content_type = ct ? ct : "";
 	r.table = accept && strstr(accept, "as=Table") != NULL;
+	if (legacy_watch) {
+		if (strcmp(method, "GET") != 0)
+			goto notfound;
+		segs++;
+		n--;
+	}
+	r.watch = legacy_watch || apiserver_param_bool(w);
 	if (rq->body.len && ct && strncmp(ct, "application/json", 16) != 0 &&
-	    strstr(ct, "json") == NULL) {
+	    strstr(ct, "json") == NULL && strcmp(method, "PATCH") != 0) {
+		/* (a PATCH's content type is its patch type: the handler judges it) */
 		/* protobuf or CBOR: clients fall back to JSON on 415 */
 		apiserver_reply_status(out, 415, "UnsupportedMediaType",
 				       "the simulated API server speaks JSON only", NULL, NULL);
@@ -841,8 +938,7 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 	r.res = (enum apiserver_resource)ri;
 	snprintf(resname, sizeof(resname), "%s%s%s", apiserver_resources[ri].name, r.sub ? "/" : "",
 		 r.sub ? r.sub : "");
-	code = fault_code(s, verb_of(method, r.name != NULL,
-				     w && (strcmp(w, "true") == 0 || strcmp(w, "1") == 0)), resname);
+	code = fault_code(s, verb_of(method, r.name != NULL && !r.watch, r.watch), resname);
 	if (code) {
 		char msg[200];
 
@@ -924,6 +1020,14 @@ static void route(struct apiserver *s, struct MHD_Connection *conn, const char *
 		} else if (n >= 3 && strcmp(segs[2], "v1") == 0) {
 			if (n == 3 && get)
 				resource_list(out, segs[1]);
+			else if (strcmp(segs[1], AUTHZ_GROUP) == 0 && n == 4 &&
+				 strcmp(method, "POST") == 0 &&
+				 (strcmp(segs[3], "selfsubjectaccessreviews") == 0 ||
+				  strcmp(segs[3], "selfsubjectrulesreviews") == 0))
+				self_review(segs[3],
+					    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+									"Content-Type"),
+					    rq->body.data ? rq->body.data : "", rq->body.len, out);
 			else if (strcmp(segs[1], SIM_GROUP) == 0 && n == 4)
 				handle_sim(s, method, segs[3], rq->body.data ? rq->body.data : "",
 					   rq->body.len, out);
@@ -971,6 +1075,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct reply *out)
 					out->content_type ? out->content_type : "application/json");
 		if (out->retry_after)
 			MHD_add_response_header(resp, "Retry-After", out->retry_after);
+		if (out->warning[0])
+			MHD_add_response_header(resp, "Warning", out->warning);
 	}
 	MHD_add_response_header(resp, "Audit-Id", "luascale-sim");
 	rc = MHD_queue_response(conn, (unsigned int)out->code, resp);
@@ -1159,6 +1265,7 @@ int apiserver_write_kubeconfig(const struct apiserver *s, const char *path, stru
 		"- name: luascale-sim\n"
 		"  cluster:\n"
 		"    server: http://127.0.0.1:%d\n"
+		"    insecure-skip-tls-verify: true\n"
 		"users:\n"
 		"- name: luascale-sim\n"
 		"  user:\n"

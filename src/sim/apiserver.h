@@ -61,6 +61,7 @@ struct apiserver;
 struct apiserver_opts {
 	int port;                   /* 0: a free port (see apiserver_port) */
 	size_t history;             /* watch events kept, default 10000 */
+	int64_t history_window_s;   /* and for at most this long (s), default 300 */
 	int64_t bookmark_ns;        /* BOOKMARK period on watches that ask, default 60s */
 	int64_t pdb_sync_ns;        /* PDB status recomputed this often, default 1s */
 	int64_t max_watch_ns;       /* a watch without timeoutSeconds ends after, default 30m */
@@ -141,7 +142,9 @@ uint64_t apiserver_resource_version(struct apiserver *s);
 /*
  * Writes a kubeconfig for this server to 'path' (mode 0600): cluster,
  * user (a token the server does not check) and context all named
- * "luascale-sim", current-context set. 0, or -1 with a message.
+ * "luascale-sim", current-context set. The cluster says
+ * insecure-skip-tls-verify: the server is plain HTTP on loopback, and
+ * clients that insist on a TLS setting for a cluster accept that one. 0, or -1 with a message.
  */
 int apiserver_write_kubeconfig(const struct apiserver *s, const char *path, struct errbuf *err);
 

@@ -58,6 +58,7 @@ struct reply {
 	struct buf body;             /* JSON unless content_type says otherwise */
 	const char *content_type;    /* NULL: application/json */
 	const char *retry_after;     /* Retry-After header, or NULL */
+	char warning[600];           /* Warning header, or "" */
 	struct watch *watch;         /* a watch stream instead of a body */
 };
 
@@ -72,8 +73,13 @@ struct resreq {
 	size_t body_len;
 	const char *content_type;    /* "" when none */
 	bool table;                  /* Accept asks for a Table */
+	bool watch;                  /* a watch: ?watch= true, or a /watch/ path */
 	struct MHD_Connection *conn; /* for query parameters */
 };
+
+/* A boolean query parameter as the real server reads one: absent false,
+ * "0" and "false" (any case) false, anything else true. */
+bool apiserver_param_bool(const char *v);
 
 /* Fills 'out' with a Status answer. */
 void apiserver_reply_status(struct reply *out, int code, const char *reason, const char *message,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
@@ -17,6 +18,7 @@
 #include "k8sname.h"
 #include "runtime/clock.h"
 #include "sim/apiserver_internal.h"
+#include "sim/apiserver_patch.h"
 #include "sim/apiserver_render.h"
 
 #define MAX_FIELD_REQS 8
@@ -94,8 +96,8 @@ static int parse_fields(struct filter *f, enum apiserver_resource r, const char 
 			q->field = -2;
 		} else {
 			q->field = -3;
-			for (i = 0; i < APISERVER_MAX_FIELDS && d->fields[i]; i++)
-				if (strcmp(d->fields[i], key) == 0)
+			for (i = 0; i < APISERVER_MAX_FIELDS && d->fields[i].name; i++)
+				if (strcmp(d->fields[i].name, key) == 0)
 					q->field = (int)i;
 			if (q->field == -3) {
 				char msg[200];
@@ -173,9 +175,18 @@ static void not_found(struct reply *out, enum apiserver_resource r, const char *
 {
 	char msg[400];
 
-	snprintf(msg, sizeof(msg), "%s \"%s\" not found", apiserver_resources[r].name,
-		 name ? name : "");
-	apiserver_reply_status(out, 404, "NotFound", msg, apiserver_resources[r].name, name);
+	const char *g = apiserver_resources[r].group;
+
+	if (g[0])
+		snprintf(msg, sizeof(msg), "%s.%s \"%s\" not found", apiserver_resources[r].name, g,
+			 name ? name : "");
+	else
+		snprintf(msg, sizeof(msg), "%s \"%s\" not found", apiserver_resources[r].name,
+			 name ? name : "");
+	buf_free(&out->body);
+	out->code = 404;
+	apiserver_render_status_details(&out->body, 404, "NotFound", msg, g,
+					apiserver_resources[r].name, name ? name : "", NULL, 0);
 }
 
 static void oom(struct reply *out)
@@ -268,6 +279,38 @@ static int parse_continue(const char *tok, uint64_t *rv, char *ns, size_t nslen,
 	return 0;
 }
 
+/*
+ * A resourceVersion beyond the latest is waited for (3 s, as the real
+ * server's cache does), then answered 504 "Too large resource version"
+ * with a retry hint. 0, or -1 answered. Store lock held.
+ */
+static int wait_for_rv(struct apiserver *s, const char *rvs, struct reply *out)
+{
+	int64_t deadline = apiserver_now_ns() + 3 * CLOCK_NS_PER_S;
+	unsigned long long want;
+	char *end, msg[200];
+
+	if (!rvs || !rvs[0])
+		return 0;
+	want = strtoull(rvs, &end, 10);
+	if (*end)
+		return 0; /* the callers judge a malformed one */
+	while (want > apiserver_store_rv(s->store) && apiserver_now_ns() < deadline &&
+	       !apiserver_store_closed(s->store))
+		apiserver_store_wait(s->store, deadline);
+	if (want <= apiserver_store_rv(s->store))
+		return 0;
+	snprintf(msg, sizeof(msg), "Timeout: Too large resource version: %llu, current: %llu", want,
+		 (unsigned long long)apiserver_store_rv(s->store));
+	buf_free(&out->body);
+	out->code = 504;
+	out->retry_after = "1";
+	apiserver_render_status_details(&out->body, 504, "Timeout", msg, NULL, NULL, NULL,
+					"[{\"reason\":\"ResourceVersionTooLarge\",\"message\":\"Too large resource version\"}]",
+					1);
+	return -1;
+}
+
 /* ---- list and get ---- */
 
 static void do_list(struct apiserver *s, const struct resreq *rq, struct reply *out)
@@ -286,6 +329,11 @@ static void do_list(struct apiserver *s, const struct resreq *rq, struct reply *
 	if (filter_init(&f, rq, out) < 0)
 		return;
 	apiserver_store_lock(s->store);
+	if (wait_for_rv(s, query(rq, "resourceVersion"), out) < 0) {
+		apiserver_store_unlock(s->store);
+		filter_free(&f);
+		return;
+	}
 	rv = apiserver_store_rv(s->store);
 	if (cont && cont[0]) {
 		uint64_t trv;
@@ -352,6 +400,10 @@ static void do_get(struct apiserver *s, const struct resreq *rq, struct reply *o
 	const struct apiserver_ver *v;
 
 	apiserver_store_lock(s->store);
+	if (wait_for_rv(s, query(rq, "resourceVersion"), out) < 0) {
+		apiserver_store_unlock(s->store);
+		return;
+	}
 	v = apiserver_store_get(s->store, rq->res, rq->ns, rq->name);
 	if (v)
 		reply_object(s, rq, 200, v, out);
@@ -377,6 +429,7 @@ struct watch {
 	bool expire;                 /* start with an ERROR 410 */
 	struct apiserver_ver **initial;
 	size_t n_initial, i_initial;
+	bool initial_end;            /* a BOOKMARK marks the end of the initial events */
 	struct buf out;
 	size_t off;
 	enum watch_end end;
@@ -455,6 +508,15 @@ static void watch_fill(struct watch *w)
 		}
 		if (w->out.len)
 			return;
+		if (w->initial_end) {
+			w->initial_end = false;
+			buf_printf(&w->out, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\","
+				   "\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%llu\","
+				   "\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}\n",
+				   apiserver_resources[w->res].kind, apiserver_api_version(w->res),
+				   (unsigned long long)w->rv);
+			return;
+		}
 		while (w->out.len < 64 * 1024 &&
 		       (e = apiserver_store_next_event(st, w->rv, &expired)) != NULL) {
 			w->rv = e->rv;
@@ -546,7 +608,20 @@ static void do_watch(struct apiserver *s, const struct resreq *rq, struct reply 
 	w->s = s;
 	w->res = rq->res;
 	w->table = rq->table;
-	w->bookmarks = bm && (strcmp(bm, "true") == 0 || strcmp(bm, "1") == 0);
+	w->bookmarks = apiserver_param_bool(bm);
+	if (apiserver_param_bool(query(rq, "sendInitialEvents"))) {
+		const char *m = query(rq, "resourceVersionMatch");
+
+		/* the streaming list: its rules as the real server checks them */
+		if (!w->bookmarks || !m || strcmp(m, "NotOlderThan") != 0) {
+			free(w);
+			apiserver_reply_status(out, 422, "Invalid",
+					       "ListOptions.meta.k8s.io \"\" is invalid: [sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless allowWatchBookmarks=true, resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan]",
+					       "ListOptions", "");
+			return;
+		}
+		w->initial_end = true;
+	}
 	w->bookmark_ns = s->o.bookmark_ns;
 	w->next_bookmark = now + w->bookmark_ns;
 	w->deadline = now + (timeout > 0 ? timeout * CLOCK_NS_PER_S : s->o.max_watch_ns);
@@ -554,12 +629,30 @@ static void do_watch(struct apiserver *s, const struct resreq *rq, struct reply 
 		free(w);
 		return;
 	}
+	if (rq->name) {
+		/* GET .../NAME?watch=true: the fieldSelector metadata.name=NAME */
+		if (w->f.nf == MAX_FIELD_REQS || strlen(rq->name) >= sizeof(w->f.f[0].value)) {
+			apiserver_watch_free(w);
+			apiserver_reply_status(out, 400, "BadRequest", "invalid field selector", NULL,
+					       NULL);
+			return;
+		}
+		w->f.f[w->f.nf].field = -1;
+		w->f.f[w->f.nf].neg = false;
+		snprintf(w->f.f[w->f.nf].value, sizeof(w->f.f[0].value), "%s", rq->name);
+		w->f.nf++;
+	}
 	pthread_mutex_lock(&s->mu);
 	w->expire = apiserver_take_expire(s);
 	pthread_mutex_unlock(&s->mu);
 	apiserver_store_lock(s->store);
 	w->drop_gen = apiserver_store_drop_gen(s->store);
-	if (!rvs || !rvs[0] || strcmp(rvs, "0") == 0) {
+	if (wait_for_rv(s, rvs, out) < 0) {
+		apiserver_store_unlock(s->store);
+		apiserver_watch_free(w);
+		return;
+	}
+	if (!rvs || !rvs[0] || strcmp(rvs, "0") == 0 || w->initial_end) {
 		/* from now, with the current objects first */
 		struct apiserver_ver *const *items;
 		size_t n, i;
@@ -600,10 +693,168 @@ static void do_watch(struct apiserver *s, const struct resreq *rq, struct reply 
 
 /* ---- nodes ---- */
 
-static bool is_patch_type(const char *ct)
+/* dryRun: 1 when "All", 0 when absent; anything else is answered 422 (-1)
+ * as the real server's option validation does. */
+static int dry_run(const struct resreq *rq, const char *options_kind, struct reply *out)
 {
-	return strncmp(ct, "application/merge-patch+json", 28) == 0 ||
-	       strncmp(ct, "application/strategic-merge-patch+json", 38) == 0;
+	const char *d = query(rq, "dryRun");
+	char msg[400], body_value[64] = "";
+
+	if (!d && rq->body_len && (strcmp(rq->method, "DELETE") == 0 ||
+				   (rq->sub && strcmp(rq->sub, "eviction") == 0))) {
+		/* DeleteOptions in the body (an Eviction's deleteOptions) */
+		cJSON *b = cJSON_ParseWithLength(rq->body, rq->body_len);
+		const cJSON *opts = cJSON_GetObjectItemCaseSensitive(b, "deleteOptions");
+		const cJSON *dr = cJSON_GetObjectItemCaseSensitive(opts ? opts : b, "dryRun"), *e;
+
+		cJSON_ArrayForEach(e, dr)
+			if (cJSON_IsString(e))
+				snprintf(body_value, sizeof(body_value), "%s", e->valuestring);
+		cJSON_Delete(b);
+		if (body_value[0])
+			d = body_value;
+	}
+	if (!d)
+		return 0;
+	if (strcmp(d, "All") == 0)
+		return 1;
+	snprintf(msg, sizeof(msg),
+		 "%s.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \"%.200s\": supported values: \"All\"",
+		 options_kind, d);
+	apiserver_reply_status(out, 422, "Invalid", msg, options_kind, "");
+	return -1;
+}
+
+static void unsupported_media(struct reply *out)
+{
+	apiserver_reply_status(out, 415, "UnsupportedMediaType",
+			       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
+			       NULL, NULL);
+}
+
+/*
+ * The object 'cur' (taken; NULL: none yet, for an apply) with the
+ * request's patch applied, by its content type: a new tree, or NULL with
+ * the answer (415 unknown type before the body is read, 400 a malformed
+ * patch, 422 one that does not apply or an apply without fieldManager).
+ */
+static cJSON *patched(const struct resreq *rq, cJSON *cur, struct reply *out)
+{
+	enum apiserver_patch_type t = apiserver_patch_type(rq->content_type);
+	cJSON *patch = NULL;
+	struct errbuf err;
+	char msg[600];
+	int rc;
+
+	if (t == APISERVER_PATCH_UNKNOWN) {
+		cJSON_Delete(cur);
+		unsupported_media(out);
+		return NULL;
+	}
+	if (t == APISERVER_PATCH_APPLY) {
+		const char *fm = query(rq, "fieldManager");
+
+		if (!fm || !fm[0]) {
+			cJSON_Delete(cur);
+			apiserver_reply_status(out, 422, "Invalid",
+					       "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+					       "PatchOptions", "");
+			return NULL;
+		}
+		patch = apiserver_parse_apply(rq->body, rq->body_len, &err);
+		if (!cJSON_IsObject(patch)) {
+			cJSON_Delete(cur);
+			cJSON_Delete(patch);
+			snprintf(msg, sizeof(msg), "error decoding YAML: %.400s",
+				 patch ? "the apply body is not an object" : err.msg);
+			apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
+			return NULL;
+		}
+		/* create or merge: the applied fields win (ownership is not tracked) */
+		cur = cur ? apiserver_merge_patch(cur, patch) : cJSON_Duplicate(patch, true);
+		cJSON_Delete(patch);
+		if (!cur)
+			oom(out);
+		return cur;
+	}
+	patch = cJSON_ParseWithLength(rq->body, rq->body_len);
+	if (!patch) {
+		cJSON_Delete(cur);
+		apiserver_reply_status(out, 400, "BadRequest",
+				       t == APISERVER_PATCH_JSON ? "error decoding patch: the body is not JSON" :
+				       "error decoding patch: the body is not a JSON object", NULL, NULL);
+		return NULL;
+	}
+	if (!cur && !(cur = cJSON_CreateObject())) {
+		cJSON_Delete(patch);
+		oom(out);
+		return NULL;
+	}
+	switch (t) {
+	case APISERVER_PATCH_JSON:
+		rc = apiserver_json_patch(&cur, patch, &err);
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg), "%.500s", err.msg);
+			cJSON_Delete(cur);
+			cJSON_Delete(patch);
+			if (rc == -1)
+				apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
+			else
+				apiserver_reply_status(out, 422, "", msg, NULL, NULL);
+			return NULL;
+		}
+		break;
+	case APISERVER_PATCH_MERGE:
+		if (!cJSON_IsObject(patch))
+			goto not_object;
+		cur = apiserver_merge_patch(cur, patch);
+		break;
+	default:
+		if (!cJSON_IsObject(patch))
+			goto not_object;
+		cur = apiserver_strategic_merge(cur, patch);
+		break;
+	}
+	cJSON_Delete(patch);
+	if (!cur)
+		oom(out);
+	else if (!cJSON_IsObject(cur)) {
+		cJSON_Delete(cur);
+		apiserver_reply_status(out, 400, "BadRequest", "the patched object is not an object",
+				       NULL, NULL);
+		return NULL;
+	}
+	return cur;
+not_object:
+	cJSON_Delete(cur);
+	cJSON_Delete(patch);
+	apiserver_reply_status(out, 400, "BadRequest",
+			       "error decoding patch: a merge patch must be a JSON object", NULL, NULL);
+	return NULL;
+}
+
+/* Answers with 'o' (borrowed) as it would be stored at resourceVersion 'rv'
+ * (0: none), for a dry run. */
+static void reply_tree(struct reply *out, int code, cJSON *o, uint64_t rv)
+{
+	cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	char *txt;
+	char rvs[32];
+
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
+	if (rv && meta) {
+		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
+		cJSON_AddStringToObject(meta, "resourceVersion", rvs);
+	}
+	txt = cJSON_PrintUnformatted(o);
+	if (!txt) {
+		oom(out);
+		return;
+	}
+	buf_free(&out->body);
+	out->code = code;
+	buf_puts(&out->body, txt);
+	free(txt);
 }
 
 /* Checks labels or annotations in a patch: an object of strings or nulls. */
@@ -736,24 +987,6 @@ static int set_taints(struct apiserver *s, const char *node, const cJSON *have_a
 	return rc;
 }
 
-static int apply_kvs(struct apiserver *s, const char *node, const cJSON *kv, bool labels,
-		     struct kube_status *st)
-{
-	const cJSON *e;
-
-	if (!cJSON_IsObject(kv))
-		return 0;
-	cJSON_ArrayForEach(e, kv) {
-		const char *v = cJSON_IsString(e) ? e->valuestring : NULL;
-		int rc = labels ? s->kube.ops->label(s->kube.ctx, node, e->string, v, st) :
-				  s->kube.ops->annotate(s->kube.ctx, node, e->string, v, st);
-
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
 /* The resourceVersion precondition of a patch or update: 0 ok, -1 answered 409. */
 static int check_rv(const cJSON *meta, const struct apiserver_ver *cur, enum apiserver_resource r,
 		    struct reply *out)
@@ -773,41 +1006,69 @@ static int check_rv(const cJSON *meta, const struct apiserver_ver *cur, enum api
 	return -1;
 }
 
-static void patch_node(struct apiserver *s, const struct resreq *rq, struct reply *out)
+/* Copies 'o' without the parts a node patch may change; NULL when out of memory. */
+static cJSON *node_fixed_part(const cJSON *o)
 {
-	cJSON *patch, *meta, *spec, *cur_obj = NULL;
-	const cJSON *labels, *ann, *unsched, *taints;
-	const struct apiserver_ver *cur;
-	struct kube_status st = {KUBE_OK, "", 0};
+	static const char *const meta_keys[] = {"labels", "annotations", "resourceVersion",
+						"managedFields", "creationTimestamp", "uid",
+						"generation", NULL};
+	cJSON *c = cJSON_Duplicate(o, true), *meta, *spec;
+	size_t i;
+
+	if (!c)
+		return NULL;
+	meta = cJSON_GetObjectItemCaseSensitive(c, "metadata");
+	spec = cJSON_GetObjectItemCaseSensitive(c, "spec");
+	for (i = 0; meta_keys[i]; i++)
+		cJSON_DeleteItemFromObjectCaseSensitive(meta, meta_keys[i]);
+	cJSON_DeleteItemFromObjectCaseSensitive(spec, "unschedulable");
+	cJSON_DeleteItemFromObjectCaseSensitive(spec, "taints");
+	if (spec && !spec->child)
+		cJSON_DeleteItemFromObjectCaseSensitive(c, "spec");
+	cJSON_DeleteItemFromObjectCaseSensitive(c, "status");
+	cJSON_DeleteItemFromObjectCaseSensitive(c, "apiVersion");
+	cJSON_DeleteItemFromObjectCaseSensitive(c, "kind");
+	return c;
+}
+
+/* Makes a node's labels or annotations 'want' (was 'have'): one kubeops call per difference. */
+static int sync_kvs(struct apiserver *s, const char *node, const cJSON *have, const cJSON *want,
+		    bool labels, struct kube_status *st)
+{
+	const cJSON *e;
 	int rc = 0;
 
-	if (!is_patch_type(rq->content_type)) {
-		apiserver_reply_status(out, 415, "UnsupportedMediaType",
-				       "the simulator takes merge-patch+json and strategic-merge-patch+json patches",
-				       NULL, NULL);
+	cJSON_ArrayForEach(e, have) {
+		if (rc == 0 && !cJSON_GetObjectItemCaseSensitive(want, e->string))
+			rc = labels ? s->kube.ops->label(s->kube.ctx, node, e->string, NULL, st) :
+			     s->kube.ops->annotate(s->kube.ctx, node, e->string, NULL, st);
+	}
+	cJSON_ArrayForEach(e, want) {
+		const cJSON *h = cJSON_GetObjectItemCaseSensitive(have, e->string);
+
+		if (rc == 0 && cJSON_IsString(e) && !(h && cJSON_Compare(h, e, true)))
+			rc = labels ? s->kube.ops->label(s->kube.ctx, node, e->string, e->valuestring, st) :
+			     s->kube.ops->annotate(s->kube.ctx, node, e->string, e->valuestring, st);
+	}
+	return rc;
+}
+
+static void patch_node(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	cJSON *target = NULL, *cur_obj = NULL, *meta, *spec, *cur_meta, *cur_spec, *a = NULL,
+	      *b = NULL;
+	const cJSON *unsched;
+	const struct apiserver_ver *cur;
+	struct kube_status st = {KUBE_OK, "", 0};
+	int rc = 0, dry;
+	uint64_t cur_rv;
+
+	if (apiserver_patch_type(rq->content_type) == APISERVER_PATCH_UNKNOWN) {
+		unsupported_media(out);
 		return;
 	}
-	patch = cJSON_ParseWithLength(rq->body, rq->body_len);
-	if (!cJSON_IsObject(patch)) {
-		cJSON_Delete(patch);
-		apiserver_reply_status(out, 400, "BadRequest", "the patch is not a JSON object", NULL,
-				       NULL);
+	if ((dry = dry_run(rq, "PatchOptions", out)) < 0)
 		return;
-	}
-	meta = cJSON_GetObjectItemCaseSensitive(patch, "metadata");
-	spec = cJSON_GetObjectItemCaseSensitive(patch, "spec");
-	labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
-	ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
-	unsched = cJSON_GetObjectItemCaseSensitive(spec, "unschedulable");
-	taints = cJSON_GetObjectItemCaseSensitive(spec, "taints");
-	if (check_kvs(labels, true, out) < 0 || check_kvs(ann, false, out) < 0 ||
-	    check_taints(taints, out) < 0)
-		goto out;
-	if (unsched && !cJSON_IsBool(unsched) && !cJSON_IsNull(unsched)) {
-		apiserver_reply_status(out, 400, "BadRequest", "spec.unschedulable must be a boolean",
-				       NULL, NULL);
-		goto out;
-	}
 	/* the world stays still from the first change to the answer */
 	sim_cloud_lock(s->cloud);
 	apiserver_store_lock(s->store);
@@ -816,31 +1077,85 @@ static void patch_node(struct apiserver *s, const struct resreq *rq, struct repl
 		apiserver_store_unlock(s->store);
 		sim_cloud_unlock(s->cloud);
 		not_found(out, APISERVER_NODES, rq->name);
-		goto out;
+		return;
 	}
-	if (check_rv(meta, cur, APISERVER_NODES, out) < 0) {
-		apiserver_store_unlock(s->store);
-		sim_cloud_unlock(s->cloud);
-		goto out;
-	}
+	cur_rv = cur->rv;
 	cur_obj = cJSON_ParseWithLength(cur->json, cur->len);
+	target = cur_obj ? cJSON_Duplicate(cur_obj, true) : NULL;
+	if (target) {
+		/* a JSON patch's test may name the resourceVersion */
+		char rvs[32];
+
+		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)cur_rv);
+		cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(target, "metadata"),
+					"resourceVersion", rvs);
+	}
 	apiserver_store_unlock(s->store);
+	if (!cur_obj || !target) {
+		cJSON_Delete(target);
+		oom(out);
+		goto out;
+	}
+	target = patched(rq, target, out);
+	if (!target)
+		goto out;
+	meta = cJSON_GetObjectItemCaseSensitive(target, "metadata");
+	spec = cJSON_GetObjectItemCaseSensitive(target, "spec");
+	cur_meta = cJSON_GetObjectItemCaseSensitive(cur_obj, "metadata");
+	cur_spec = cJSON_GetObjectItemCaseSensitive(cur_obj, "spec");
+	unsched = cJSON_GetObjectItemCaseSensitive(spec, "unschedulable");
+	apiserver_store_lock(s->store);
+	cur = apiserver_store_get(s->store, APISERVER_NODES, NULL, rq->name);
+	rc = cur ? check_rv(meta, cur, APISERVER_NODES, out) : 0;
+	apiserver_store_unlock(s->store);
+	if (rc < 0)
+		goto out;
+	if (check_kvs(cJSON_GetObjectItemCaseSensitive(meta, "labels"), true, out) < 0 ||
+	    check_kvs(cJSON_GetObjectItemCaseSensitive(meta, "annotations"), false, out) < 0 ||
+	    check_taints(cJSON_GetObjectItemCaseSensitive(spec, "taints"), out) < 0)
+		goto out;
+	if (unsched && !cJSON_IsBool(unsched)) {
+		apiserver_reply_status(out, 400, "BadRequest", "spec.unschedulable must be a boolean",
+				       NULL, NULL);
+		goto out;
+	}
+	a = node_fixed_part(cur_obj);
+	b = node_fixed_part(target);
+	if (!a || !b) {
+		oom(out);
+		goto out;
+	}
+	if (!rq->sub && !cJSON_Compare(a, b, true)) {
+		apiserver_reply_status(out, 422, "Invalid",
+				       "the simulated API server changes only metadata.labels, metadata.annotations, spec.unschedulable and spec.taints of a node",
+				       "Node", rq->name);
+		goto out;
+	}
+	if (dry) {
+		reply_tree(out, 200, rq->sub ? cur_obj : target, cur_rv);
+		goto out;
+	}
 	s->txn_node = rq->name;
 	s->txn_obj = NULL;
 	if (rq->sub) {
 		/* nodes/status: the simulated kubelet owns it; nothing changes */
 	} else {
-		if (unsched)
+		if (cJSON_IsTrue(unsched) !=
+		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cur_spec, "unschedulable")))
 			rc = s->kube.ops->cordon(s->kube.ctx, rq->name, cJSON_IsTrue(unsched), &st);
 		if (rc == 0)
-			rc = apply_kvs(s, rq->name, labels, true, &st);
+			rc = sync_kvs(s, rq->name, cJSON_GetObjectItemCaseSensitive(cur_meta, "labels"),
+				      cJSON_GetObjectItemCaseSensitive(meta, "labels"), true, &st);
 		if (rc == 0)
-			rc = apply_kvs(s, rq->name, ann, false, &st);
-		if (rc == 0 && taints) {
-			const cJSON *have = cJSON_GetObjectItemCaseSensitive(
-				cJSON_GetObjectItemCaseSensitive(cur_obj, "spec"), "taints");
+			rc = sync_kvs(s, rq->name,
+				      cJSON_GetObjectItemCaseSensitive(cur_meta, "annotations"),
+				      cJSON_GetObjectItemCaseSensitive(meta, "annotations"), false, &st);
+		if (rc == 0) {
+			const cJSON *have = cJSON_GetObjectItemCaseSensitive(cur_spec, "taints");
+			const cJSON *want = cJSON_GetObjectItemCaseSensitive(spec, "taints");
 
-			rc = set_taints(s, rq->name, have, cJSON_IsArray(taints) ? taints : NULL, &st);
+			if (!(have ? want && cJSON_Compare(have, want, true) : !want || !cJSON_GetArraySize(want)))
+				rc = set_taints(s, rq->name, have, cJSON_IsArray(want) ? want : NULL, &st);
 		}
 	}
 	s->txn_node = NULL;
@@ -855,7 +1170,6 @@ static void patch_node(struct apiserver *s, const struct resreq *rq, struct repl
 		s->txn_obj = NULL;
 	}
 	if (rc < 0) {
-		sim_cloud_unlock(s->cloud);
 		kube_error(out, APISERVER_NODES, rq->name, &st);
 		goto out;
 	}
@@ -866,10 +1180,12 @@ static void patch_node(struct apiserver *s, const struct resreq *rq, struct repl
 	else
 		not_found(out, APISERVER_NODES, rq->name);
 	apiserver_store_unlock(s->store);
-	sim_cloud_unlock(s->cloud);
 out:
+	sim_cloud_unlock(s->cloud);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
 	cJSON_Delete(cur_obj);
-	cJSON_Delete(patch);
+	cJSON_Delete(target);
 }
 
 /* Deletes a node or a pod through the cluster; answers with its last state. */
@@ -882,6 +1198,14 @@ static void delete_sim_object(struct apiserver *s, const struct resreq *rq, stru
 	const char *gq = query(rq, "gracePeriodSeconds");
 	int rc;
 
+	int dry = dry_run(rq, "DeleteOptions", out);
+
+	if (dry < 0)
+		return;
+	if (dry) {
+		do_get(s, rq, out); /* what would go, as it is now */
+		return;
+	}
 	if (gq)
 		grace = strtoll(gq, NULL, 10);
 	if (rq->body_len) {
@@ -930,6 +1254,7 @@ static void evict(struct apiserver *s, const struct resreq *rq, struct reply *ou
 		cJSON_GetObjectItemCaseSensitive(body, "deleteOptions"), "gracePeriodSeconds");
 	struct kube_status st = {KUBE_OK, "", 0};
 	int64_t grace = cJSON_IsNumber(g) ? (int64_t)g->valuedouble : -1;
+	int dry;
 
 	if (rq->body_len && !cJSON_IsObject(body)) {
 		cJSON_Delete(body);
@@ -938,6 +1263,20 @@ static void evict(struct apiserver *s, const struct resreq *rq, struct reply *ou
 		return;
 	}
 	cJSON_Delete(body);
+	if ((dry = dry_run(rq, "CreateOptions", out)) < 0)
+		return;
+	if (dry) {
+		bool there;
+
+		apiserver_store_lock(s->store);
+		there = apiserver_store_get(s->store, APISERVER_PODS, rq->ns, rq->name) != NULL;
+		apiserver_store_unlock(s->store);
+		if (there)
+			apiserver_reply_status(out, 201, "", NULL, NULL, NULL);
+		else
+			not_found(out, APISERVER_PODS, rq->name);
+		return;
+	}
 	if (s->kube.ops->evict(s->kube.ctx, rq->ns, rq->name, grace, &st) < 0) {
 		if (st.code == KUBE_PDB_BLOCKED) {
 			/* what the real server says, with the budget's reason as the cause */
@@ -1043,23 +1382,216 @@ static void count_event(struct apiserver *s, const cJSON *ev)
 				   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
 }
 
-static void create_object(struct apiserver *s, const struct resreq *rq, struct reply *out)
+/* ---- what a client may write: the schema of the kinds clients own ---- */
+
+struct fdef {
+	const char *name;
+	char type;                 /* s string, i integer, b boolean, m map of strings,
+				    * a array, o object (fields in sub) */
+	const struct fdef *sub;
+};
+
+static const struct fdef ref_fields[] = {
+	{"kind", 's', NULL}, {"namespace", 's', NULL}, {"name", 's', NULL}, {"uid", 's', NULL},
+	{"apiVersion", 's', NULL}, {"resourceVersion", 's', NULL}, {"fieldPath", 's', NULL},
+	{NULL, 0, NULL},
+};
+static const struct fdef meta_fields[] = {
+	{"name", 's', NULL}, {"generateName", 's', NULL}, {"namespace", 's', NULL},
+	{"selfLink", 's', NULL}, {"uid", 's', NULL}, {"resourceVersion", 's', NULL},
+	{"generation", 'i', NULL}, {"creationTimestamp", 's', NULL},
+	{"deletionTimestamp", 's', NULL}, {"deletionGracePeriodSeconds", 'i', NULL},
+	{"labels", 'm', NULL}, {"annotations", 'm', NULL}, {"ownerReferences", 'a', NULL},
+	{"finalizers", 'a', NULL}, {"managedFields", 'a', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef cm_fields[] = {
+	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
+	{"data", 'm', NULL}, {"binaryData", 'm', NULL}, {"immutable", 'b', NULL},
+	{NULL, 0, NULL},
+};
+static const struct fdef lease_spec[] = {
+	{"holderIdentity", 's', NULL}, {"leaseDurationSeconds", 'i', NULL},
+	{"acquireTime", 's', NULL}, {"renewTime", 's', NULL}, {"leaseTransitions", 'i', NULL},
+	{"strategy", 's', NULL}, {"preferredHolder", 's', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef lease_fields[] = {
+	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
+	{"spec", 'o', lease_spec}, {NULL, 0, NULL},
+};
+static const struct fdef source_fields[] = {
+	{"component", 's', NULL}, {"host", 's', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef series_fields[] = {
+	{"count", 'i', NULL}, {"lastObservedTime", 's', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef event_fields[] = {
+	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
+	{"involvedObject", 'o', ref_fields}, {"reason", 's', NULL}, {"message", 's', NULL},
+	{"source", 'o', source_fields}, {"firstTimestamp", 's', NULL},
+	{"lastTimestamp", 's', NULL}, {"count", 'i', NULL}, {"type", 's', NULL},
+	{"eventTime", 's', NULL}, {"series", 'o', series_fields}, {"action", 's', NULL},
+	{"related", 'o', ref_fields}, {"reportingComponent", 's', NULL},
+	{"reportingInstance", 's', NULL}, {NULL, 0, NULL},
+};
+
+static const struct fdef *schema_of(enum apiserver_resource r)
 {
-	cJSON *o = parse_body_object(rq, out), *meta, *name, *gen;
+	switch (r) {
+	case APISERVER_CONFIGMAPS: return cm_fields;
+	case APISERVER_LEASES: return lease_fields;
+	case APISERVER_EVENTS: return event_fields;
+	default: return NULL;
+	}
+}
+
+static const char *json_type(const cJSON *v)
+{
+	if (cJSON_IsString(v))
+		return "string";
+	if (cJSON_IsNumber(v))
+		return "number";
+	if (cJSON_IsBool(v))
+		return "bool";
+	if (cJSON_IsArray(v))
+		return "array";
+	return "object";
+}
+
+static bool type_ok(const cJSON *v, char type)
+{
+	const cJSON *e;
+
+	if (cJSON_IsNull(v))
+		return true;
+	switch (type) {
+	case 's': return cJSON_IsString(v);
+	case 'i': return cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)v->valuedouble;
+	case 'b': return cJSON_IsBool(v);
+	case 'a': return cJSON_IsArray(v);
+	case 'o': return cJSON_IsObject(v);
+	case 'm':
+		if (!cJSON_IsObject(v))
+			return false;
+		cJSON_ArrayForEach(e, v)
+			if (!cJSON_IsString(e))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Checks 'o' against 'fields': a wrong type fills 'bad' (-1); unknown
+ * fields are named in 'unknown' (", "-separated, dotted from the top) and
+ * removed, as decoding into the real server's types drops them.
+ */
+static int check_fields(cJSON *o, const struct fdef *fields, const char *at, struct buf *unknown,
+			char *bad, size_t badlen)
+{
+	cJSON *e = o->child, *next;
+	char path[300];
+
+	for (; e; e = next) {
+		const struct fdef *f;
+
+		next = e->next;
+		for (f = fields; f->name && strcmp(f->name, e->string) != 0; f++)
+			;
+		snprintf(path, sizeof(path), "%s%s%s", at, at[0] ? "." : "", e->string);
+		if (!f->name) {
+			buf_printf(unknown, "%sunknown field \"%s\"", unknown->len ? ", " : "", path);
+			cJSON_DeleteItemFromObjectCaseSensitive(o, e->string);
+			continue;
+		}
+		if (!type_ok(e, f->type)) {
+			snprintf(bad, badlen, "json: cannot unmarshal %s into Go struct field %s of type %s",
+				 json_type(e), path,
+				 f->type == 's' ? "string" : f->type == 'i' ? "int64" :
+				 f->type == 'b' ? "bool" : f->type == 'm' ? "map[string]string" :
+				 f->type == 'a' ? "[]" : "struct");
+			return -1;
+		}
+		if (f->type == 'o' && f->sub && cJSON_IsObject(e) &&
+		    check_fields(e, f->sub, path, unknown, bad, badlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Validates a client's object of kind 'r' as the real server decodes it:
+ * a wrong type is 400; unknown fields are dropped, and by fieldValidation
+ * (default Warn) are a Warning header, a 400 (Strict), or nothing
+ * (Ignore). 0, or -1 answered.
+ */
+static int validate_object(const struct resreq *rq, cJSON *o, struct reply *out)
+{
+	const struct fdef *fields = schema_of(rq->res);
+	const char *fv = query(rq, "fieldValidation");
+	struct buf unknown = BUF_INIT;
+	char bad[400] = "", msg[900];
+
+	if (!fields)
+		return 0;
+	if (fv && strcmp(fv, "Strict") != 0 && strcmp(fv, "Warn") != 0 &&
+	    strcmp(fv, "Ignore") != 0) {
+		snprintf(msg, sizeof(msg),
+			 "fieldValidation: Unsupported value: \"%.100s\": supported values: \"Ignore\", \"Strict\", \"Warn\"", fv);
+		apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
+		return -1;
+	}
+	if (check_fields(o, fields, "", &unknown, bad, sizeof(bad)) < 0) {
+		snprintf(msg, sizeof(msg), "%s in version \"%s\" cannot be handled as a %s: %s",
+			 apiserver_resources[rq->res].kind, apiserver_api_version(rq->res),
+			 apiserver_resources[rq->res].kind, bad);
+		buf_free(&unknown);
+		apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
+		return -1;
+	}
+	if (unknown.len && fv && strcmp(fv, "Strict") == 0) {
+		snprintf(msg, sizeof(msg), "strict decoding error: %.800s", unknown.data);
+		buf_free(&unknown);
+		apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
+		return -1;
+	}
+	if (unknown.len && (!fv || strcmp(fv, "Warn") == 0))
+		snprintf(out->warning, sizeof(out->warning), "299 - \"%.*s\"",
+			 (int)(unknown.len < 500 ? unknown.len : 500), unknown.data);
+	buf_free(&unknown);
+	return 0;
+}
+
+/* Does the namespace of a namespaced request exist? 0, or -1 answered 404. Store lock held. */
+static int namespace_exists(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	if (!rq->ns || apiserver_store_get(s->store, APISERVER_NAMESPACES, NULL, rq->ns))
+		return 0;
+	not_found(out, APISERVER_NAMESPACES, rq->ns);
+	return -1;
+}
+
+/* Stores a new object 'o' (taken) of the request's kind; answers 201 (or the dry run's). */
+static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, bool dry,
+			struct reply *out)
+{
+	cJSON *meta, *name, *gen;
 	const struct apiserver_ver *v;
 	struct errbuf err;
-	char nm[300], msg[400];
+	char nm[300], msg[800];
 
-	if (!o || normalize(o, rq, out) < 0) {
+	if (validate_object(rq, o, out) < 0 || normalize(o, rq, out) < 0) {
 		cJSON_Delete(o);
 		return;
 	}
 	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
 	name = cJSON_GetObjectItemCaseSensitive(meta, "name");
 	gen = cJSON_GetObjectItemCaseSensitive(meta, "generateName");
-	if (rq->res == APISERVER_EVENTS)
-		count_event(s, o);
 	apiserver_store_lock(s->store);
+	if (namespace_exists(s, rq, out) < 0) {
+		apiserver_store_unlock(s->store);
+		cJSON_Delete(o);
+		return;
+	}
 	if ((!cJSON_IsString(name) || !name->valuestring[0]) && cJSON_IsString(gen)) {
 		pthread_mutex_lock(&s->mu);
 		snprintf(nm, sizeof(nm), "%.250s%05llx", gen->valuestring,
@@ -1073,15 +1605,16 @@ static void create_object(struct apiserver *s, const struct resreq *rq, struct r
 		apiserver_store_unlock(s->store);
 		cJSON_Delete(o);
 		apiserver_reply_status(out, 422, "Invalid", "metadata.name: Required value: name or generateName is required",
-				       NULL, NULL);
+				       apiserver_resources[rq->res].kind, "");
 		return;
 	}
 	if (!k8sname_valid_dns_subdomain(name->valuestring)) {
-		snprintf(msg, sizeof(msg), "metadata.name: Invalid value: \"%.200s\": a lowercase RFC 1123 subdomain",
-			 name->valuestring);
+		snprintf(msg, sizeof(msg), "%s \"%.200s\" is invalid: metadata.name: Invalid value: \"%.200s\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+			 apiserver_resources[rq->res].kind, name->valuestring, name->valuestring);
+		snprintf(nm, sizeof(nm), "%s", name->valuestring);
 		apiserver_store_unlock(s->store);
 		cJSON_Delete(o);
-		apiserver_reply_status(out, 422, "Invalid", msg, NULL, NULL);
+		apiserver_reply_status(out, 422, "Invalid", msg, apiserver_resources[rq->res].kind, nm);
 		return;
 	}
 	if (apiserver_store_get(s->store, rq->res, rq->ns, name->valuestring)) {
@@ -1096,6 +1629,18 @@ static void create_object(struct apiserver *s, const struct resreq *rq, struct r
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(meta, "uid");
 	cJSON_DeleteItemFromObjectCaseSensitive(meta, "creationTimestamp");
+	if (dry) {
+		char ts[32];
+
+		apiserver_store_unlock(s->store);
+		model_format_time(apiserver_now_wall(), ts, sizeof(ts));
+		cJSON_AddStringToObject(meta, "creationTimestamp", ts);
+		reply_tree(out, 201, o, 0);
+		cJSON_Delete(o);
+		return;
+	}
+	if (rq->res == APISERVER_EVENTS)
+		count_event(s, o);
 	if (apiserver_store_put(s->store, rq->res, o, apiserver_now_wall(), &v, &err) < 0)
 		apiserver_reply_status(out, 422, "Invalid", err.msg, NULL, NULL);
 	else
@@ -1103,43 +1648,73 @@ static void create_object(struct apiserver *s, const struct resreq *rq, struct r
 	apiserver_store_unlock(s->store);
 }
 
-/* PUT (update) or PATCH of an object clients own. */
+static void create_object(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	int dry = dry_run(rq, "CreateOptions", out);
+	cJSON *o;
+
+	if (dry < 0 || !(o = parse_body_object(rq, out)))
+		return;
+	create_from(s, rq, o, dry, out);
+}
+
+/* PUT (update), PATCH, or apply of an object clients own. */
 static void change_object(struct apiserver *s, const struct resreq *rq, bool patch,
 			  struct reply *out)
 {
-	cJSON *in = parse_body_object(rq, out), *o = NULL, *meta, *name;
+	cJSON *o = NULL, *meta, *name;
 	const struct apiserver_ver *cur, *v;
 	struct errbuf err;
+	int dry;
 
-	if (!in)
-		return;
-	if (patch && !is_patch_type(rq->content_type)) {
-		cJSON_Delete(in);
-		apiserver_reply_status(out, 415, "UnsupportedMediaType",
-				       "the simulator takes merge-patch+json and strategic-merge-patch+json patches",
-				       NULL, NULL);
+	if (patch && apiserver_patch_type(rq->content_type) == APISERVER_PATCH_UNKNOWN) {
+		unsupported_media(out); /* before the body is read, as the real server */
 		return;
 	}
+	if ((dry = dry_run(rq, patch ? "PatchOptions" : "UpdateOptions", out)) < 0)
+		return;
+	if (!patch && !(o = parse_body_object(rq, out)))
+		return;
 	apiserver_store_lock(s->store);
 	cur = apiserver_store_get(s->store, rq->res, rq->ns, rq->name);
+	if (!cur && patch && apiserver_patch_type(rq->content_type) == APISERVER_PATCH_APPLY) {
+		/* apply creates what is not there yet */
+		apiserver_store_unlock(s->store);
+		o = patched(rq, NULL, out);
+		if (!o)
+			return;
+		meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+		name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+		if (!cJSON_IsString(name) || strcmp(name->valuestring, rq->name) != 0) {
+			cJSON_Delete(o);
+			apiserver_reply_status(out, 400, "BadRequest",
+					       "the name of the object does not match the name on the URL",
+					       NULL, NULL);
+			return;
+		}
+		create_from(s, rq, o, dry, out);
+		return;
+	}
 	if (!cur) {
 		apiserver_store_unlock(s->store);
-		cJSON_Delete(in);
+		cJSON_Delete(o);
 		not_found(out, rq->res, rq->name);
 		return;
 	}
-	if (check_rv(cJSON_GetObjectItemCaseSensitive(in, "metadata"), cur, rq->res, out) < 0)
-		goto out;
 	if (patch) {
-		o = cJSON_ParseWithLength(cur->json, cur->len);
-		if (!o || !apiserver_merge_patch(o, in)) {
+		cJSON *c = cJSON_ParseWithLength(cur->json, cur->len);
+
+		if (!c) {
 			oom(out);
 			goto out;
 		}
-	} else {
-		o = in;
-		in = NULL;
+		o = patched(rq, c, out);
+		if (!o)
+			goto out;
 	}
+	if (validate_object(rq, o, out) < 0 ||
+	    check_rv(cJSON_GetObjectItemCaseSensitive(o, "metadata"), cur, rq->res, out) < 0)
+		goto out;
 	if (normalize(o, rq, out) < 0)
 		goto out;
 	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
@@ -1153,6 +1728,15 @@ static void change_object(struct apiserver *s, const struct resreq *rq, bool pat
 	/* uid and creationTimestamp are the server's */
 	cJSON_DeleteItemFromObjectCaseSensitive(meta, "uid");
 	cJSON_DeleteItemFromObjectCaseSensitive(meta, "creationTimestamp");
+	if (dry) {
+		char ts[32];
+
+		cJSON_AddStringToObject(meta, "uid", cur->uid);
+		model_format_time(cur->created, ts, sizeof(ts));
+		cJSON_AddStringToObject(meta, "creationTimestamp", ts);
+		reply_tree(out, 200, o, cur->rv);
+		goto out;
+	}
 	if (apiserver_store_put(s->store, rq->res, o, apiserver_now_wall(), &v, &err) < 0)
 		apiserver_reply_status(out, 422, "Invalid", err.msg, NULL, NULL);
 	else
@@ -1161,15 +1745,24 @@ static void change_object(struct apiserver *s, const struct resreq *rq, bool pat
 out:
 	apiserver_store_unlock(s->store);
 	cJSON_Delete(o);
-	cJSON_Delete(in);
 }
 
 static void delete_object(struct apiserver *s, const struct resreq *rq, struct reply *out)
 {
 	struct apiserver_ver *last;
+	int dry = dry_run(rq, "DeleteOptions", out);
 
+	if (dry < 0)
+		return;
 	apiserver_store_lock(s->store);
-	if (apiserver_store_delete(s->store, rq->res, rq->ns, rq->name, &last) < 0) {
+	if (dry) {
+		const struct apiserver_ver *cur = apiserver_store_get(s->store, rq->res, rq->ns, rq->name);
+
+		if (cur)
+			reply_object(s, rq, 200, cur, out);
+		else
+			not_found(out, rq->res, rq->name);
+	} else if (apiserver_store_delete(s->store, rq->res, rq->ns, rq->name, &last) < 0) {
 		not_found(out, rq->res, rq->name);
 	} else {
 		reply_object(s, rq, 200, last, out);
@@ -1194,9 +1787,12 @@ void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, str
 {
 	const struct apiserver_resdef *d = &apiserver_resources[rq->res];
 	const char *m = rq->method;
-	const char *w = query(rq, "watch");
-	bool watch = w && (strcmp(w, "true") == 0 || strcmp(w, "1") == 0);
+	bool watch = rq->watch;
 
+	if (watch && strcmp(m, "GET") == 0 && !rq->sub) {
+		do_watch(s, rq, out); /* a named one watches that object */
+		return;
+	}
 	if (!rq->name) {
 		if (strcmp(m, "GET") == 0) {
 			if (watch)
@@ -1294,12 +1890,115 @@ static int put_static(struct apiserver *s, enum apiserver_resource r, cJSON *o)
 	return 0;
 }
 
+#define NODE_LEASE_NS "kube-node-lease"
+
+static bool node_ready(const cJSON *node)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(node, "status"), "conditions")) {
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "type"));
+		const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "status"));
+
+		if (t && v && strcmp(t, "Ready") == 0)
+			return strcmp(v, "True") == 0;
+	}
+	return false;
+}
+
+/*
+ * The kubelets' heartbeats: a Lease per Ready node in kube-node-lease,
+ * renewed every 'period_s'; a node's Lease goes with it. Store lock held.
+ */
+static void renew_node_leases(struct apiserver *s, int64_t now, int64_t period_s)
+{
+	struct apiserver_ver *const *items;
+	char **names = NULL, ts[48];
+	size_t n, i, k = 0;
+	struct tm tm;
+	time_t t = (time_t)now;
+
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S.000000Z", &tm);
+	items = apiserver_store_list(s->store, APISERVER_NODES, &n);
+	names = calloc(n ? n : 1, sizeof(*names));
+	if (!names)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct apiserver_ver *l = apiserver_store_get(s->store, APISERVER_LEASES,
+								    NODE_LEASE_NS, items[i]->name);
+		cJSON *node, *lease, *meta, *spec, *refs, *ref;
+		int64_t renewed = 0;
+
+		names[k++] = items[i]->name;
+		if (l) {
+			cJSON *lo = cJSON_ParseWithLength(l->json, l->len);
+			const char *rt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(lo, "spec"), "renewTime"));
+
+			if (rt)
+				model_parse_time(rt, &renewed);
+			cJSON_Delete(lo);
+			if (renewed > now - period_s)
+				continue;
+		}
+		node = cJSON_ParseWithLength(items[i]->json, items[i]->len);
+		if (!node_ready(node)) {
+			cJSON_Delete(node);
+			continue; /* a kubelet that is not up renews nothing */
+		}
+		cJSON_Delete(node);
+		lease = cJSON_CreateObject();
+		meta = lease ? cJSON_AddObjectToObject(lease, "metadata") : NULL;
+		spec = lease ? cJSON_AddObjectToObject(lease, "spec") : NULL;
+		refs = meta ? cJSON_AddArrayToObject(meta, "ownerReferences") : NULL;
+		ref = cJSON_CreateObject();
+		if (!lease || !meta || !spec || !refs || !ref) {
+			cJSON_Delete(ref);
+			cJSON_Delete(lease);
+			break;
+		}
+		cJSON_AddStringToObject(meta, "name", items[i]->name);
+		cJSON_AddStringToObject(meta, "namespace", NODE_LEASE_NS);
+		cJSON_AddStringToObject(ref, "apiVersion", "v1");
+		cJSON_AddStringToObject(ref, "kind", "Node");
+		cJSON_AddStringToObject(ref, "name", items[i]->name);
+		cJSON_AddStringToObject(ref, "uid", items[i]->uid);
+		cJSON_AddItemToArray(refs, ref);
+		cJSON_AddStringToObject(lease, "apiVersion", "coordination.k8s.io/v1");
+		cJSON_AddStringToObject(lease, "kind", "Lease");
+		cJSON_AddStringToObject(spec, "holderIdentity", items[i]->name);
+		cJSON_AddNumberToObject(spec, "leaseDurationSeconds", 40);
+		cJSON_AddStringToObject(spec, "renewTime", ts);
+		put_static(s, APISERVER_LEASES, lease);
+	}
+	/* leases of nodes that are gone */
+	items = apiserver_store_list(s->store, APISERVER_LEASES, &n);
+	for (i = n; i-- > 0;) {
+		size_t j;
+		bool found = false;
+
+		if (strcmp(items[i]->ns, NODE_LEASE_NS) != 0)
+			continue;
+		for (j = 0; j < k && !found; j++)
+			found = strcmp(names[j], items[i]->name) == 0;
+		if (!found) {
+			apiserver_store_delete(s->store, APISERVER_LEASES, NODE_LEASE_NS, items[i]->name,
+					       NULL);
+			items = apiserver_store_list(s->store, APISERVER_LEASES, &n);
+		}
+	}
+	free(names);
+}
+
 void apiserver_sync_static(struct apiserver *s, bool first)
 {
 	size_t n = sim_cluster_n_pdbs(s->cluster), i, n_specs = 0;
 	struct pdb *pdbs = calloc(n ? n : 1, sizeof(*pdbs));
 	struct sim_pdb_status *st = calloc(n ? n : 1, sizeof(*st));
 	const struct sim_pod_spec **specs = NULL;
+	struct sim_spec_counts *counts = NULL;
 	int64_t now = apiserver_now_wall();
 	int got;
 
@@ -1309,13 +2008,15 @@ void apiserver_sync_static(struct apiserver *s, bool first)
 	got = sim_cluster_pdbs(s->cluster, pdbs, st, n);
 	if (got < 0)
 		goto out;
-	if (first) {
-		n_specs = sim_cluster_n_specs(s->cluster);
-		specs = calloc(n_specs ? n_specs : 1, sizeof(*specs));
-		if (!specs)
-			goto out;
-		for (i = 0; i < n_specs; i++)
-			specs[i] = sim_cluster_spec(s->cluster, i);
+	n_specs = sim_cluster_n_specs(s->cluster);
+	specs = calloc(n_specs ? n_specs : 1, sizeof(*specs));
+	counts = calloc(n_specs ? n_specs : 1, sizeof(*counts));
+	if (!specs || !counts)
+		goto out;
+	for (i = 0; i < n_specs; i++) {
+		specs[i] = sim_cluster_spec(s->cluster, i);
+		if (specs[i] && specs[i]->controller == SIM_CTRL_DAEMONSET)
+			sim_cluster_spec_counts(s->cluster, i, &counts[i]);
 	}
 	apiserver_store_lock(s->store);
 	for (i = 0; i < (size_t)got; i++) {
@@ -1341,13 +2042,21 @@ void apiserver_sync_static(struct apiserver *s, bool first)
 			if (!apiserver_store_get(s->store, APISERVER_NAMESPACES, NULL, specs[i]->ns))
 				put_static(s, APISERVER_NAMESPACES,
 					   apiserver_render_namespace(specs[i]->ns, now));
-			if (specs[i]->controller == SIM_CTRL_DAEMONSET)
-				put_static(s, APISERVER_DAEMONSETS,
-					   apiserver_render_daemonset(specs[i], now));
 		}
 	}
+	for (i = 0; i < n_specs; i++) {
+		const struct apiserver_ver *cur;
+
+		if (!specs[i] || specs[i]->controller != SIM_CTRL_DAEMONSET)
+			continue;
+		cur = apiserver_store_get(s->store, APISERVER_DAEMONSETS, specs[i]->ns, specs[i]->name);
+		put_static(s, APISERVER_DAEMONSETS,
+			   apiserver_render_daemonset(specs[i], &counts[i], cur ? cur->created : now));
+	}
+	renew_node_leases(s, now, 10);
 	apiserver_store_unlock(s->store);
 out:
+	free(counts);
 	free(specs);
 	free(pdbs);
 	free(st);

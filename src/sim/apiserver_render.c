@@ -180,18 +180,92 @@ static cJSON *requirement(const struct selector_req *r)
 
 /* ---- nodes ---- */
 
+static uint32_t fnv32(const char *a, const char *b)
+{
+	uint32_t h = 2166136261u;
+	const char *s;
+
+	for (s = a ? a : ""; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	h = (h ^ '/') * 16777619u;
+	for (s = b ? b : ""; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+void apiserver_node_ip(const char *node, char *out, size_t len)
+{
+	uint32_t h = fnv32("node", node);
+
+	snprintf(out, len, "10.%u.%u.%u", 64u + (h >> 24) % 64u, (h >> 8) & 0xffu, 1u + h % 254u);
+}
+
+void apiserver_pod_ip(const char *ns, const char *name, char *out, size_t len)
+{
+	uint32_t h = fnv32(ns, name);
+
+	snprintf(out, len, "10.%u.%u.%u", 128u + (h >> 24) % 64u, (h >> 8) & 0xffu, 1u + h % 254u);
+}
+
+/* A label unless the node has it already. */
+static void default_label(cJSON *labels, const struct node *n, const char *key, const char *value)
+{
+	if (value && value[0] && !kvlist_get(&n->labels, key) &&
+	    !cJSON_GetObjectItemCaseSensitive(labels, key))
+		cJSON_AddStringToObject(labels, key, value);
+}
+
+/* The node's labels, with the well-known ones a kubelet and a cloud
+ * controller set (stable and the beta aliases they still write). */
+static void node_labels(cJSON *meta, const struct node *n)
+{
+	cJSON *labels;
+	const char *it = kvlist_get(&n->labels, "node.kubernetes.io/instance-type");
+	const char *zone = kvlist_get(&n->labels, "topology.kubernetes.io/zone");
+	const char *region = kvlist_get(&n->labels, "topology.kubernetes.io/region");
+	char reg[64];
+	size_t len;
+
+	add_kvs(meta, "labels", &n->labels);
+	labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+	if (!labels && !(labels = add_obj(meta, "labels")))
+		return;
+	if (!region && zone && (len = strlen(zone)) > 1 && len < sizeof(reg)) {
+		/* a zone names its region: "us-east-1a", "europe-west1-b" */
+		snprintf(reg, sizeof(reg), "%s", zone);
+		if (len > 2 && reg[len - 2] == '-')
+			reg[len - 2] = '\0';
+		else if (reg[len - 1] >= 'a' && reg[len - 1] <= 'z')
+			reg[len - 1] = '\0';
+		region = reg;
+	}
+	default_label(labels, n, "beta.kubernetes.io/arch", "amd64");
+	default_label(labels, n, "beta.kubernetes.io/os", "linux");
+	default_label(labels, n, "kubernetes.io/arch", "amd64");
+	default_label(labels, n, "kubernetes.io/hostname", n->name);
+	default_label(labels, n, "kubernetes.io/os", "linux");
+	default_label(labels, n, "node.kubernetes.io/instance-type", it ? it : "sim.standard");
+	default_label(labels, n, "beta.kubernetes.io/instance-type", it ? it : "sim.standard");
+	default_label(labels, n, "topology.kubernetes.io/zone", zone ? zone : "sim-1a");
+	default_label(labels, n, "topology.kubernetes.io/region", region ? region : "sim-1");
+	default_label(labels, n, "failure-domain.beta.kubernetes.io/zone", zone ? zone : "sim-1a");
+	default_label(labels, n, "failure-domain.beta.kubernetes.io/region",
+		      region ? region : "sim-1");
+}
+
 cJSON *apiserver_render_node(const struct sim_change *ch)
 {
 	const struct node *n = ch->node;
 	cJSON *meta, *o = object_new("v1", "Node", &meta), *spec, *status, *conds, *c, *addr, *a,
-	      *info, *taints;
-	size_t i;
+	      *info, *taints, *endpoints, *kep;
+	char ip[32], id[48], hex[40];
+	size_t i, k;
 
 	if (!o || !meta)
 		goto fail;
 	cJSON_AddStringToObject(meta, "name", n->name);
 	add_time(meta, "creationTimestamp", n->created);
-	add_kvs(meta, "labels", &n->labels);
+	node_labels(meta, n);
 	add_kvs(meta, "annotations", &n->annotations);
 	spec = add_obj(o, "spec");
 	status = add_obj(o, "status");
@@ -218,36 +292,81 @@ cJSON *apiserver_render_node(const struct sim_change *ch)
 	add_resources(status, "capacity", &n->allocatable, true);
 	add_resources(status, "allocatable", &n->allocatable, true);
 	conds = add_arr(status, "conditions");
+	if (!conds)
+		goto fail;
+	/* the pressure conditions a kubelet reports, then Ready */
+	for (i = 0; i < 3; i++) {
+		static const char *const types[] = {"MemoryPressure", "DiskPressure", "PIDPressure"};
+		static const char *const reasons[] = {"KubeletHasSufficientMemory",
+						      "KubeletHasNoDiskPressure",
+						      "KubeletHasSufficientPID"};
+
+		c = cJSON_CreateObject();
+		if (!c)
+			goto fail;
+		cJSON_AddItemToArray(conds, c);
+		cJSON_AddStringToObject(c, "type", types[i]);
+		cJSON_AddStringToObject(c, "status", n->ready ? "False" : "Unknown");
+		cJSON_AddStringToObject(c, "reason", n->ready ? reasons[i] : "NodeStatusUnknown");
+		cJSON_AddStringToObject(c, "message", n->ready ? "kubelet has no pressure" :
+					"Kubelet stopped posting node status.");
+		add_time(c, "lastHeartbeatTime", ch->heartbeat_wall > 0 ? ch->heartbeat_wall : n->created);
+		add_time(c, "lastTransitionTime", ch->transition_wall > 0 ? ch->transition_wall : n->created);
+	}
 	c = cJSON_CreateObject();
-	if (!conds || !c)
+	if (!c)
 		goto fail;
 	cJSON_AddItemToArray(conds, c);
 	cJSON_AddStringToObject(c, "type", "Ready");
-	cJSON_AddStringToObject(c, "status", n->ready ? "True" : "Unknown");
-	cJSON_AddStringToObject(c, "reason", n->ready ? "KubeletReady" : "NodeStatusUnknown");
+	cJSON_AddStringToObject(c, "status", n->ready ? "True" : ch->kubelet_starting ? "False" : "Unknown");
+	cJSON_AddStringToObject(c, "reason", n->ready ? "KubeletReady" : ch->kubelet_starting ?
+				"KubeletNotReady" : "NodeStatusUnknown");
 	cJSON_AddStringToObject(c, "message", n->ready ? "kubelet is posting ready status" :
+				ch->kubelet_starting ? "container runtime network not ready" :
 				"Kubelet stopped posting node status.");
-	add_time(c, "lastHeartbeatTime", n->created);
-	add_time(c, "lastTransitionTime", n->created);
+	add_time(c, "lastHeartbeatTime", ch->heartbeat_wall > 0 ? ch->heartbeat_wall : n->created);
+	add_time(c, "lastTransitionTime", ch->transition_wall > 0 ? ch->transition_wall : n->created);
 	addr = add_arr(status, "addresses");
+	if (!addr)
+		goto fail;
+	apiserver_node_ip(n->name, ip, sizeof(ip));
 	a = cJSON_CreateObject();
-	if (addr && a) {
-		cJSON_AddStringToObject(a, "type", "Hostname");
-		cJSON_AddStringToObject(a, "address", n->name);
-		cJSON_AddItemToArray(addr, a);
-	} else {
-		cJSON_Delete(a);
-	}
+	if (!a)
+		goto fail;
+	cJSON_AddItemToArray(addr, a);
+	cJSON_AddStringToObject(a, "type", "InternalIP");
+	cJSON_AddStringToObject(a, "address", ip);
+	a = cJSON_CreateObject();
+	if (!a)
+		goto fail;
+	cJSON_AddItemToArray(addr, a);
+	cJSON_AddStringToObject(a, "type", "Hostname");
+	cJSON_AddStringToObject(a, "address", n->name);
+	endpoints = add_obj(status, "daemonEndpoints");
+	kep = endpoints ? add_obj(endpoints, "kubeletEndpoint") : NULL;
+	if (kep)
+		cJSON_AddNumberToObject(kep, "Port", 10250);
 	info = add_obj(status, "nodeInfo");
-	if (info) {
-		cJSON_AddStringToObject(info, "kubeletVersion", APISERVER_KUBELET_VERSION);
-		cJSON_AddStringToObject(info, "kubeProxyVersion", APISERVER_KUBELET_VERSION);
-		cJSON_AddStringToObject(info, "operatingSystem", "linux");
-		cJSON_AddStringToObject(info, "architecture", "amd64");
-		cJSON_AddStringToObject(info, "osImage", "luascale simulated node");
-		cJSON_AddStringToObject(info, "containerRuntimeVersion", "sim://1.0");
-		cJSON_AddStringToObject(info, "kernelVersion", "sim");
-	}
+	if (!info)
+		goto fail;
+	/* every field of a NodeSystemInfo is required: clients refuse a node without one */
+	apiserver_uid_for("boot", NULL, n->name, id, sizeof(id));
+	cJSON_AddStringToObject(info, "bootID", id);
+	apiserver_uid_for("machine", NULL, n->name, id, sizeof(id));
+	for (i = 0, k = 0; id[i] && k + 1 < sizeof(hex); i++)
+		if (id[i] != '-')
+			hex[k++] = id[i];
+	hex[k] = '\0';
+	cJSON_AddStringToObject(info, "machineID", hex);
+	apiserver_uid_for("system", NULL, n->name, id, sizeof(id));
+	cJSON_AddStringToObject(info, "systemUUID", id);
+	cJSON_AddStringToObject(info, "kernelVersion", APISERVER_KERNEL_VERSION);
+	cJSON_AddStringToObject(info, "osImage", APISERVER_OS_IMAGE);
+	cJSON_AddStringToObject(info, "containerRuntimeVersion", APISERVER_RUNTIME_VERSION);
+	cJSON_AddStringToObject(info, "kubeletVersion", APISERVER_KUBELET_VERSION);
+	cJSON_AddStringToObject(info, "kubeProxyVersion", APISERVER_KUBELET_VERSION);
+	cJSON_AddStringToObject(info, "operatingSystem", "linux");
+	cJSON_AddStringToObject(info, "architecture", "amd64");
 	return o;
 fail:
 	cJSON_Delete(o);
@@ -337,6 +456,29 @@ static void pod_affinity(cJSON *spec, const struct pod *p)
 	}
 }
 
+static const char *ip_of(const char *name, const char *ns, char *out, size_t len)
+{
+	if (ns)
+		apiserver_pod_ip(ns, name, out, len);
+	else
+		apiserver_node_ip(name, out, len);
+	return out;
+}
+
+/* "podIP": "10.1.2.3", "podIPs": [{"ip": "10.1.2.3"}] */
+static void add_ips(cJSON *status, const char *one, const char *many, const char *ip)
+{
+	cJSON *arr = add_arr(status, many), *e = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(status, one, ip);
+	if (!arr || !e) {
+		cJSON_Delete(e);
+		return;
+	}
+	cJSON_AddStringToObject(e, "ip", ip);
+	cJSON_AddItemToArray(arr, e);
+}
+
 cJSON *apiserver_render_pod(const struct sim_change *ch)
 {
 	const struct pod *p = ch->pod;
@@ -347,7 +489,7 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 	bool running = p->phase == POD_RUNNING;
 	bool ready = running && !terminating;
 	int64_t t_bound = ch->started_wall >= 0 ? ch->started_wall : p->created;
-	char uid[48];
+	char uid[48], ip[32];
 
 	if (!o || !meta)
 		goto fail;
@@ -446,6 +588,9 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 		cJSON_AddItemToArray(conds, condition("Ready", ready, done ? "PodCompleted" : NULL,
 						      NULL, t_bound));
 		add_time(status, "startTime", t_bound);
+		add_ips(status, "hostIP", "hostIPs", ip_of(p->node_name, NULL, ip, sizeof(ip)));
+		if (p->phase != POD_PENDING)
+			add_ips(status, "podIP", "podIPs", ip_of(p->name, p->ns, ip, sizeof(ip)));
 		cs = add_arr(status, "containerStatuses");
 		st = cJSON_CreateObject();
 		if (!cs || !st) {
@@ -555,9 +700,11 @@ fail:
 	return NULL;
 }
 
-cJSON *apiserver_render_daemonset(const struct sim_pod_spec *spec, int64_t created)
+cJSON *apiserver_render_daemonset(const struct sim_pod_spec *spec,
+				  const struct sim_spec_counts *counts, int64_t created)
 {
-	cJSON *meta, *o = object_new("apps/v1", "DaemonSet", &meta), *s, *sel, *tmpl, *tmeta;
+	cJSON *meta, *o = object_new("apps/v1", "DaemonSet", &meta), *s, *sel, *tmpl, *tmeta, *st,
+	      *tspec, *ctrs, *ctr;
 	char uid[48];
 
 	if (!o || !meta)
@@ -579,7 +726,25 @@ cJSON *apiserver_render_daemonset(const struct sim_pod_spec *spec, int64_t creat
 	tmeta = tmpl ? add_obj(tmpl, "metadata") : NULL;
 	if (tmeta)
 		add_kvs(tmeta, "labels", &spec->labels);
-	add_obj(o, "status");
+	tspec = tmpl ? add_obj(tmpl, "spec") : NULL;
+	ctrs = tspec ? add_arr(tspec, "containers") : NULL;
+	ctr = ctrs ? cJSON_CreateObject() : NULL;
+	if (ctr) {
+		cJSON_AddItemToArray(ctrs, ctr);
+		cJSON_AddStringToObject(ctr, "name", "main");
+		cJSON_AddStringToObject(ctr, "image", "luascale.io/sim:latest");
+	}
+	st = add_obj(o, "status");
+	if (!st)
+		goto fail;
+	/* the counts a DaemonSetStatus requires */
+	cJSON_AddNumberToObject(st, "currentNumberScheduled", counts ? counts->scheduled : 0);
+	cJSON_AddNumberToObject(st, "desiredNumberScheduled", counts ? counts->scheduled : 0);
+	cJSON_AddNumberToObject(st, "numberMisscheduled", 0);
+	cJSON_AddNumberToObject(st, "numberReady", counts ? counts->ready : 0);
+	cJSON_AddNumberToObject(st, "numberAvailable", counts ? counts->ready : 0);
+	cJSON_AddNumberToObject(st, "updatedNumberScheduled", counts ? counts->scheduled : 0);
+	cJSON_AddNumberToObject(st, "observedGeneration", 1);
 	return o;
 fail:
 	cJSON_Delete(o);
@@ -610,7 +775,14 @@ cJSON *apiserver_render_namespace(const char *name, int64_t created)
 int apiserver_render_status(struct buf *b, int code, const char *reason, const char *message,
 			    const char *kind, const char *name)
 {
-	bool ok = code >= 200 && code < 300;
+	return apiserver_render_status_details(b, code, reason, message, NULL, kind, name, NULL, 0);
+}
+
+int apiserver_render_status_details(struct buf *b, int code, const char *reason,
+				    const char *message, const char *group, const char *kind,
+				    const char *name, const char *causes_json, int retry_after)
+{
+	bool ok = code >= 200 && code < 300, comma = false;
 
 	buf_puts(b, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":");
 	buf_puts(b, ok ? "\"Success\"" : "\"Failure\"");
@@ -622,16 +794,29 @@ int apiserver_render_status(struct buf *b, int code, const char *reason, const c
 		buf_puts(b, ",\"reason\":");
 		buf_json_string(b, reason);
 	}
-	if (kind || name) {
+	if (kind || name || (group && group[0]) || causes_json || retry_after > 0) {
 		buf_puts(b, ",\"details\":{");
 		if (name) {
 			buf_puts(b, "\"name\":");
 			buf_json_string(b, name);
+			comma = true;
+		}
+		if (group && group[0]) {
+			buf_puts(b, comma ? ",\"group\":" : "\"group\":");
+			buf_json_string(b, group);
+			comma = true;
 		}
 		if (kind) {
-			buf_puts(b, name ? ",\"kind\":" : "\"kind\":");
+			buf_puts(b, comma ? ",\"kind\":" : "\"kind\":");
 			buf_json_string(b, kind);
+			comma = true;
 		}
+		if (causes_json) {
+			buf_printf(b, "%s\"causes\":%s", comma ? "," : "", causes_json);
+			comma = true;
+		}
+		if (retry_after > 0)
+			buf_printf(b, "%s\"retryAfterSeconds\":%d", comma ? "," : "", retry_after);
 		buf_puts(b, "}");
 	}
 	return buf_printf(b, ",\"code\":%d}", code);
@@ -652,7 +837,11 @@ static const struct column node_cols[] = {
 	{"Roles", "string", 0, "The roles of the node"},
 	{"Age", "string", 0, "CreationTimestamp of the object."},
 	{"Version", "string", 0, "Kubelet Version reported by the node."},
-	{"Provider-ID", "string", 1, "The node's providerID."},
+	{"Internal-IP", "string", 1, "List of internal IPs reported by the node."},
+	{"External-IP", "string", 1, "List of external IPs reported by the node."},
+	{"OS-Image", "string", 1, "OS image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."},
+	{"Kernel-Version", "string", 1, "Kernel version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64)."},
+	{"Container-Runtime", "string", 1, "Container runtime version reported by the node through runtime remote API (e.g. containerd://1.4.2)."},
 	{NULL, NULL, 0, NULL},
 };
 
@@ -775,6 +964,21 @@ static void cell_int(struct buf *b, bool *first, long long v)
 	*first = false;
 }
 
+/* The first status.addresses entry of 'type', "<none>" when there is none. */
+static const char *address_of(const cJSON *o, const char *type)
+{
+	const cJSON *a;
+
+	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(o, "status"), "addresses")) {
+		const char *t = str_at(a, "type", NULL, NULL), *v = str_at(a, "address", NULL, NULL);
+
+		if (t && v && strcmp(t, type) == 0)
+			return v;
+	}
+	return "<none>";
+}
+
 static void node_cells(struct buf *b, bool *first, const cJSON *o, const char *age)
 {
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
@@ -813,7 +1017,11 @@ static void node_cells(struct buf *b, bool *first, const cJSON *o, const char *a
 	cell_str(b, first, roles.len ? roles.data : "<none>");
 	cell_str(b, first, age);
 	cell_str(b, first, str_at(o, "status", "nodeInfo", "kubeletVersion"));
-	cell_str(b, first, str_at(o, "spec", "providerID", NULL));
+	cell_str(b, first, address_of(o, "InternalIP"));
+	cell_str(b, first, address_of(o, "ExternalIP"));
+	cell_str(b, first, str_at(o, "status", "nodeInfo", "osImage"));
+	cell_str(b, first, str_at(o, "status", "nodeInfo", "kernelVersion"));
+	cell_str(b, first, str_at(o, "status", "nodeInfo", "containerRuntimeVersion"));
 	buf_free(&st);
 	buf_free(&roles);
 }
@@ -843,7 +1051,8 @@ static void pod_cells(struct buf *b, bool *first, const cJSON *o, const char *ag
 	cell_str(b, first, shown);
 	cell_str(b, first, "0");
 	cell_str(b, first, age);
-	cell_str(b, first, "<none>");
+	cell_str(b, first, str_at(o, "status", "podIP", NULL) ? str_at(o, "status", "podIP", NULL) :
+		 "<none>");
 	cell_str(b, first, str_at(o, "spec", "nodeName", NULL));
 	cell_str(b, first, "<none>");
 	cell_str(b, first, "<none>");

@@ -17,6 +17,9 @@ struct cJSON;
 
 /* The kubelet version nodes report. */
 #define APISERVER_KUBELET_VERSION "v1.32.0-luascale-sim"
+#define APISERVER_KERNEL_VERSION "6.1.0-luascale-sim"
+#define APISERVER_OS_IMAGE "luascale simulated node"
+#define APISERVER_RUNTIME_VERSION "containerd://1.7.0-luascale-sim"
 
 /* Objects (metadata first, no uid or resourceVersion: the store sets
  * them). NULL when out of memory. */
@@ -24,8 +27,14 @@ struct cJSON *apiserver_render_node(const struct sim_change *ch);
 struct cJSON *apiserver_render_pod(const struct sim_change *ch);
 struct cJSON *apiserver_render_pdb(const struct pdb *b, const struct sim_pdb_status *st,
 				   int64_t created);
-struct cJSON *apiserver_render_daemonset(const struct sim_pod_spec *spec, int64_t created);
+struct cJSON *apiserver_render_daemonset(const struct sim_pod_spec *spec,
+					 const struct sim_spec_counts *counts, int64_t created);
 struct cJSON *apiserver_render_namespace(const char *name, int64_t created);
+
+/* A node's InternalIP and a pod's IP: stable, made from their names
+ * (out: at least 16 bytes). */
+void apiserver_node_ip(const char *node, char *out, size_t len);
+void apiserver_pod_ip(const char *ns, const char *name, char *out, size_t len);
 
 /* A deterministic uid for an object the simulation owns ("kind/ns/name"). */
 void apiserver_uid_for(const char *kind, const char *ns, const char *name, char *out,
@@ -40,6 +49,12 @@ void apiserver_human_age(int64_t seconds, char *out, size_t len);
  */
 int apiserver_render_status(struct buf *b, int code, const char *reason, const char *message,
 			    const char *kind, const char *name);
+
+/* The same with details: group (NULL or "": none), kind, name, causes (a
+ * JSON array, or NULL) and retryAfterSeconds (0: none). */
+int apiserver_render_status_details(struct buf *b, int code, const char *reason,
+				    const char *message, const char *group, const char *kind,
+				    const char *name, const char *causes_json, int retry_after);
 
 /*
  * A meta.k8s.io/v1 Table of 'r'. Write the head (with columnDefinitions

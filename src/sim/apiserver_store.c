@@ -18,27 +18,39 @@
 #include "model.h"
 
 #define F(...) {__VA_ARGS__}
+#define FL(name) {name, NULL, NULL}
+#define FP(name, path, dflt) {name, path, dflt}
 
 const struct apiserver_resdef apiserver_resources[APISERVER_N_RESOURCES] = {
 	[APISERVER_NODES] = {"nodes", "", "v1", "Node", "node", "no", false, false,
-			     "delete get list patch watch", F("spec.unschedulable")},
+			     "delete get list patch watch",
+			     F(FP("spec.unschedulable", NULL, "false"))},
 	[APISERVER_PODS] = {"pods", "", "v1", "Pod", "pod", "po", true, false,
-			    "delete get list watch", F("spec.nodeName", "status.phase")},
+			    "delete get list watch",
+			    F(FL("spec.nodeName"), FL("spec.restartPolicy"), FL("spec.schedulerName"),
+			      FL("spec.serviceAccountName"), FP("spec.hostNetwork", NULL, "false"),
+			      FL("status.phase"), FL("status.podIP"),
+			      FP("status.podIPs", "status.podIP", NULL),
+			      FL("status.nominatedNodeName"))},
 	[APISERVER_NAMESPACES] = {"namespaces", "", "v1", "Namespace", "namespace", "ns", false,
-				  false, "get list watch", F("status.phase")},
+				  false, "get list watch", F(FL("status.phase"))},
 	[APISERVER_EVENTS] = {"events", "", "v1", "Event", "event", "ev", true, true,
 			      "create delete get list patch update watch",
-			      F("involvedObject.kind", "involvedObject.name",
-				"involvedObject.namespace", "involvedObject.uid", "reason", "type")},
+			      F(FL("involvedObject.kind"), FL("involvedObject.namespace"),
+				FL("involvedObject.name"), FL("involvedObject.uid"),
+				FL("involvedObject.apiVersion"), FL("involvedObject.resourceVersion"),
+				FL("involvedObject.fieldPath"), FL("reason"),
+				FL("reportingComponent"), FP("source", "source.component", NULL),
+				FL("type"))},
 	[APISERVER_CONFIGMAPS] = {"configmaps", "", "v1", "ConfigMap", "configmap", "cm", true,
-				  true, "create delete get list patch update watch", F(NULL)},
+				  true, "create delete get list patch update watch", F(FL(NULL))},
 	[APISERVER_PDBS] = {"poddisruptionbudgets", "policy", "v1", "PodDisruptionBudget",
-			    "poddisruptionbudget", "pdb", true, false, "get list watch", F(NULL)},
+			    "poddisruptionbudget", "pdb", true, false, "get list watch", F(FL(NULL))},
 	[APISERVER_LEASES] = {"leases", "coordination.k8s.io", "v1", "Lease", "lease", NULL, true,
 			      true, "create delete get list patch update watch",
-			      F("spec.holderIdentity")},
+			      F(FL("spec.holderIdentity"))},
 	[APISERVER_DAEMONSETS] = {"daemonsets", "apps", "v1", "DaemonSet", "daemonset", "ds", true,
-				  false, "get list watch", F(NULL)},
+				  false, "get list watch", F(FL(NULL))},
 };
 
 const char *apiserver_api_version(enum apiserver_resource r)
@@ -78,6 +90,8 @@ struct apiserver_store {
 	size_t max_events;
 	uint64_t drop_gen;
 	bool closed;
+	int64_t now_wall;           /* the time the change being made is stamped with */
+	int64_t last_wall;          /* the latest event's (never goes back) */
 };
 
 /* ---- versions ---- */
@@ -203,9 +217,17 @@ static struct apiserver_ver *ver_new(enum apiserver_resource r, cJSON *obj)
 			v->labels.n++;
 		}
 	}
-	for (i = 0; i < APISERVER_MAX_FIELDS && d->fields[i]; i++)
-		if (!(v->fields[i] = field_text(obj, d->fields[i])))
+	for (i = 0; i < APISERVER_MAX_FIELDS && d->fields[i].name; i++) {
+		const struct apiserver_field *fd = &d->fields[i];
+
+		if (!(v->fields[i] = field_text(obj, fd->path ? fd->path : fd->name)))
 			goto fail;
+		if (!v->fields[i][0] && fd->dflt) {
+			free(v->fields[i]);
+			if (!(v->fields[i] = dupstr(fd->dflt)))
+				goto fail;
+		}
+	}
 	return v;
 fail:
 	ver_free(v);
@@ -338,6 +360,7 @@ static void record(struct apiserver_store *s, enum apiserver_resource r,
 		   enum apiserver_event_type type, struct apiserver_ver *ver,
 		   struct apiserver_ver *prev)
 {
+	s->last_wall = s->now_wall > s->last_wall ? s->now_wall : s->last_wall;
 	struct apiserver_event *e;
 
 	if (s->n == s->cap) {
@@ -349,6 +372,7 @@ static void record(struct apiserver_store *s, enum apiserver_resource r,
 	}
 	e = &s->ring[(s->head + s->n) % s->cap];
 	e->rv = ver->rv;
+	e->at_wall = s->last_wall;
 	e->res = r;
 	e->type = type;
 	e->ver = ver;
@@ -414,6 +438,7 @@ int apiserver_store_put(struct apiserver_store *s, enum apiserver_resource r, cJ
 
 	if (out)
 		*out = NULL;
+	s->now_wall = now_wall;
 	meta = meta_first(obj);
 	name = cJSON_GetObjectItemCaseSensitive(meta, "name");
 	ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
@@ -575,6 +600,22 @@ const struct apiserver_event *apiserver_store_next_event(const struct apiserver_
 			hi = mid;
 	}
 	return lo < s->n ? &s->ring[(s->head + lo) % s->cap] : NULL;
+}
+
+void apiserver_store_compact(struct apiserver_store *s, int64_t now_wall, int64_t window_s)
+{
+	if (window_s <= 0)
+		return;
+	while (s->n && s->ring[s->head].at_wall < now_wall - window_s) {
+		struct apiserver_event *e = &s->ring[s->head];
+
+		s->floor = e->rv;
+		event_release(e);
+		s->head = (s->head + 1) % s->cap;
+		s->n--;
+	}
+	if (!s->n && s->rv > s->floor && s->last_wall < now_wall - window_s)
+		s->floor = s->rv; /* nothing kept: only a watch from now */
 }
 
 void apiserver_store_wait(struct apiserver_store *s, int64_t deadline_ns)

@@ -31,7 +31,15 @@ enum apiserver_resource {
 	APISERVER_N_RESOURCES,
 };
 
-#define APISERVER_MAX_FIELDS 6
+#define APISERVER_MAX_FIELDS 12
+
+/* A field a fieldSelector may name: its label, where its value is (NULL:
+ * the label is the path) and the value when it is absent (NULL: ""). */
+struct apiserver_field {
+	const char *name;
+	const char *path;
+	const char *dflt;
+};
 
 struct apiserver_resdef {
 	const char *name;        /* "pods" */
@@ -43,8 +51,9 @@ struct apiserver_resdef {
 	bool namespaced;
 	bool client_owned;       /* created and changed by clients (events, configmaps, leases) */
 	const char *verbs;       /* space-separated, as discovery lists them */
-	/* fields a fieldSelector may name, besides metadata.name and metadata.namespace */
-	const char *fields[APISERVER_MAX_FIELDS];
+	/* fields a fieldSelector may name, besides metadata.name and metadata.namespace,
+	 * as the real server's field label conversions list them */
+	struct apiserver_field fields[APISERVER_MAX_FIELDS];
 };
 
 extern const struct apiserver_resdef apiserver_resources[APISERVER_N_RESOURCES];
@@ -68,7 +77,7 @@ struct apiserver_ver {
 	char *uid;
 	int64_t created;         /* unix seconds */
 	struct kvlist labels;    /* owned */
-	char *fields[APISERVER_MAX_FIELDS]; /* values of the resource's fields ("" when absent) */
+	char *fields[APISERVER_MAX_FIELDS]; /* values of the resource's fields (their default when absent) */
 };
 
 /* Appends the object's JSON with its resourceVersion. */
@@ -80,6 +89,7 @@ const char *apiserver_event_type_str(enum apiserver_event_type t);
 
 struct apiserver_event {
 	uint64_t rv;
+	int64_t at_wall;             /* when it happened (unix s) */
 	enum apiserver_resource res;
 	enum apiserver_event_type type;
 	struct apiserver_ver *ver;   /* the object after (DELETED: its last state) */
@@ -145,6 +155,13 @@ void apiserver_ver_release(struct apiserver_ver *v);
  */
 const struct apiserver_event *apiserver_store_next_event(const struct apiserver_store *s,
 							 uint64_t rv, bool *expired);
+
+/*
+ * Forgets the watch events older than 'window_s' seconds before 'now_wall'
+ * (the compaction of a real server's store): a watch from before them gets
+ * 410 Expired. window_s <= 0: keeps them (the ring's size still bounds it).
+ */
+void apiserver_store_compact(struct apiserver_store *s, int64_t now_wall, int64_t window_s);
 
 /* Oldest resourceVersion a watch or continue may still start from. */
 uint64_t apiserver_store_floor(const struct apiserver_store *s);

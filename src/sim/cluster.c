@@ -50,6 +50,8 @@ struct snode {
 	struct spod **pods;
 	size_t n_pods, cap_pods;
 	int64_t registered_ns;
+	int64_t ready_wall;      /* Ready last changed (unix s) */
+	bool starting;           /* registered, its kubelet not Ready yet */
 	bool used;               /* ran a pod other than a DaemonSet's */
 };
 
@@ -187,6 +189,9 @@ static void notify_node(struct sim_cluster *c, const struct snode *n, bool gone)
 	ch.node = &n->n;
 	ch.group = group_name(c, n->group);
 	ch.started_wall = ch.deleted_wall = -1;
+	ch.kubelet_starting = n->starting;
+	ch.transition_wall = n->ready_wall;
+	ch.heartbeat_wall = n->ready_wall;
 	c->watch(c->watch_ud, &ch);
 }
 
@@ -700,34 +705,39 @@ static void kill_pod(struct sim_cluster *c, struct spod *p, const char *why)
 	}
 }
 
+/* A terminating pod is gone: its controller puts back what it owns. */
+static void terminated(struct sim_cluster *c, struct spod *p, const char *how)
+{
+	enum sim_controller ctrl = c->specs[p->spec].spec->controller;
+	struct snode *n = p->node;
+	struct spod old = *p;
+
+	sim_cloud_tracef(c->cloud, "pod %s/%s %s", p->p.ns, p->p.name, how);
+	pod_remove(c, p);
+	if (ctrl == SIM_CTRL_STATEFULSET) {
+		replace(c, &old, true);
+	} else if (ctrl == SIM_CTRL_DAEMONSET && n) {
+		/* the DaemonSet puts its pod back on the node */
+		struct spod *np = pod_new(c, old.spec, NULL, -1);
+
+		if (np && bind(c, np, n) < 0)
+			pod_remove(c, np);
+	}
+	kick(c);
+}
+
 static void terminated_event(void *owner, void *data, uint64_t id, bool alive)
 {
 	struct sim_cluster *c = owner;
-	struct spod *p, old;
+	struct spod *p;
 
 	(void)data;
 	if (!alive)
 		return;
 	sim_cloud_lock(c->cloud);
 	p = id < c->cap_seq ? c->by_seq[id] : NULL;
-	if (p && p->st == SP_TERMINATING) {
-		enum sim_controller ctrl = c->specs[p->spec].spec->controller;
-		struct snode *n = p->node;
-
-		old = *p;
-		sim_cloud_tracef(c->cloud, "pod %s/%s terminated", p->p.ns, p->p.name);
-		pod_remove(c, p);
-		if (ctrl == SIM_CTRL_STATEFULSET) {
-			replace(c, &old, true);
-		} else if (ctrl == SIM_CTRL_DAEMONSET && n) {
-			/* the DaemonSet puts its pod back on the node */
-			struct spod *np = pod_new(c, old.spec, NULL, -1);
-
-			if (np && bind(c, np, n) < 0)
-				pod_remove(c, np);
-		}
-		kick(c);
-	}
+	if (p && p->st == SP_TERMINATING)
+		terminated(c, p, "terminated");
 	sim_cloud_unlock(c->cloud);
 }
 
@@ -1024,8 +1034,11 @@ static int register_node(struct sim_cluster *c, struct sim_instance *in)
 	n->n.allocatable = g->tmpl.allocatable;
 	if (n->n.allocatable.pods <= 0)
 		n->n.allocatable.pods = 110;
-	n->n.ready = true;
+	/* a kubelet registers its node NotReady and reports Ready once it is up */
+	n->n.ready = false;
+	n->starting = true;
 	n->n.created = wall_s(c);
+	n->ready_wall = n->n.created;
 	n->n.group = -1;
 	n->registered_ns = now_ns(c);
 	if (room_init(&n->room, &n->n.allocatable) < 0)
@@ -1037,6 +1050,9 @@ static int register_node(struct sim_cluster *c, struct sim_instance *in)
 	in->user = n;
 	c->group_nodes[n->group]++;
 	c->st.nodes_registered++;
+	notify_node(c, n, false);
+	n->n.ready = true;
+	n->starting = false;
 	sim_cloud_tracef(c->cloud, "node %s registered Ready", n->n.name);
 	notify_node(c, n, false);
 	place_daemons(c, n);
@@ -1108,6 +1124,7 @@ static void observe(void *ud, struct sim_instance *in, enum sim_instance_event e
 	case SIM_INSTANCE_STOPPING:
 		if (n && n->n.ready) {
 			n->n.ready = false;
+			n->ready_wall = wall_s(c);
 			sim_cloud_tracef(c->cloud, "node %s NotReady (instance stopping)", n->n.name);
 			notify_node(c, n, false);
 		}
@@ -2101,6 +2118,8 @@ int sim_cluster_delete_pod(struct sim_cluster *c, const char *ns, const char *na
 	}
 	p = *slot;
 	if (p->st == SP_TERMINATING) {
+		if (grace_s == 0)
+			terminated(c, p, "force-deleted"); /* gone now, not at the end of its grace */
 		sim_cloud_unlock(c->cloud);
 		return ok(st); /* being deleted already */
 	}
@@ -2220,4 +2239,31 @@ const struct sim_pod_spec *sim_cluster_spec(struct sim_cluster *c, size_t i)
 struct sim_cloud *sim_cluster_cloud(const struct sim_cluster *c)
 {
 	return c->cloud;
+}
+
+int sim_cluster_spec_counts(struct sim_cluster *c, size_t i, struct sim_spec_counts *out)
+{
+	size_t k;
+
+	memset(out, 0, sizeof(*out));
+	sim_cloud_lock(c->cloud);
+	if (i >= c->n_specs) {
+		sim_cloud_unlock(c->cloud);
+		return -1;
+	}
+	for (k = 0; k < c->n_pods; k++) {
+		const struct spod *p = c->pods[k];
+
+		if ((size_t)p->spec != i || p->st == SP_DONE)
+			continue;
+		if (p->node) {
+			out->scheduled++;
+			if (p->st == SP_RUNNING)
+				out->ready++;
+		} else {
+			out->pending++;
+		}
+	}
+	sim_cloud_unlock(c->cloud);
+	return 0;
 }

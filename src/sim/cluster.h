@@ -211,6 +211,9 @@ struct sim_change {
 	int64_t started_wall;      /* POD: bound at (unix s), -1 when never bound */
 	int64_t deleted_wall;      /* POD: termination began (unix s), -1 when not terminating */
 	int64_t grace_s;           /* POD: its termination grace period (s) */
+	bool kubelet_starting;     /* NODE, not ready: registered, not Ready yet (else: lost) */
+	int64_t transition_wall;   /* NODE: Ready last changed (unix s), 0: at creation */
+	int64_t heartbeat_wall;    /* NODE: the kubelet last reported (unix s), 0: at creation */
 };
 
 /*
@@ -231,7 +234,8 @@ void sim_cluster_set_watch(struct sim_cluster *c, sim_cluster_watch_fn fn, void 
 /*
  * Deletes a pod (no PodDisruptionBudget asked): a bound pod terminates over
  * 'grace_s' (< 0: its spec's), a pending one is gone at once; its
- * controller replaces it. A running pod counts as killed in the stats.
+ * controller replaces it. A terminating pod deleted with grace 0 (a force
+ * delete) is gone at once. A running pod counts as killed in the stats.
  * 0, or -1 with KUBE_NOT_FOUND.
  */
 int sim_cluster_delete_pod(struct sim_cluster *c, const char *ns, const char *name,
@@ -264,6 +268,15 @@ int sim_cluster_pdbs(struct sim_cluster *c, struct pdb *pdbs, struct sim_pdb_sta
 /* The workload specs registered (borrowed, in the order they were added). */
 size_t sim_cluster_n_specs(struct sim_cluster *c);
 const struct sim_pod_spec *sim_cluster_spec(struct sim_cluster *c, size_t i);
+
+/* The unfinished pods of spec 'i' now: bound to a node, running among
+ * those (not terminating), and pending. */
+struct sim_spec_counts {
+	int scheduled, ready, pending;
+};
+
+/* 0 with 'out' filled, -1 when there is no spec 'i'. */
+int sim_cluster_spec_counts(struct sim_cluster *c, size_t i, struct sim_spec_counts *out);
 
 /* The cloud under the cluster. */
 struct sim_cloud *sim_cluster_cloud(const struct sim_cluster *c);

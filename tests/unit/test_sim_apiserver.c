@@ -539,8 +539,8 @@ static void test_list_and_pagination(void **state)
 	assert_non_null(strstr(jstr(it, "message"), "nodes are available"));
 	cJSON_Delete(j);
 
-	/* a field kubectl may not use, and a malformed token */
-	http(f, "GET", "/api/v1/pods?fieldSelector=spec.schedulerName%3Dx", NULL, NULL, NULL, &r);
+	/* a field no real server selects on, and a malformed token */
+	http(f, "GET", "/api/v1/pods?fieldSelector=spec.priority%3D0", NULL, NULL, NULL, &r);
 	assert_int_equal(r.code, 400);
 	buf_free(&r.body);
 	http(f, "GET", "/api/v1/pods?limit=1&continue=zz", NULL, NULL, NULL, &r);
@@ -729,7 +729,7 @@ static void test_node_patches(void **state)
 	assert_non_null(strstr(r.body.data, "\"key\":\"b\""));
 	buf_free(&r.body);
 
-	/* refused: bad label, bad taint, JSON patch, unknown node, stale precondition */
+	/* refused: bad label, bad taint, a patch type there is not, unknown node, stale precondition */
 	http(f, "PATCH", "/api/v1/nodes/workers-1", "application/merge-patch+json",
 	     "{\"metadata\":{\"labels\":{\"bad key!\":\"x\"}}}", NULL, &r);
 	assert_int_equal(r.code, 422);
@@ -738,8 +738,8 @@ static void test_node_patches(void **state)
 	     "{\"spec\":{\"taints\":[{\"key\":\"a\",\"effect\":\"Sometimes\"}]}}", NULL, &r);
 	assert_int_equal(r.code, 422);
 	buf_free(&r.body);
-	http(f, "PATCH", "/api/v1/nodes/workers-1", "application/json-patch+json",
-	     "[{\"op\":\"add\",\"path\":\"/spec/unschedulable\",\"value\":true}]", NULL, &r);
+	http(f, "PATCH", "/api/v1/nodes/workers-1", "application/xml-patch+xml",
+	     "<spec/>", NULL, &r);
 	assert_int_equal(r.code, 415);
 	buf_free(&r.body);
 	http(f, "PATCH", "/api/v1/nodes/nosuch", "application/merge-patch+json",
@@ -1138,6 +1138,272 @@ static void test_faults(void **state)
 	fx_free(f);
 }
 
+/* ---- fidelity: what a real API server would answer ---- */
+
+static void test_field_selectors_as_the_real_server(void **state)
+{
+	struct fx *f = fx_new();
+	struct resp r;
+	char web[64], path[300];
+	cJSON *j;
+
+	(void)state;
+	running_pod(f, "web", web, sizeof(web));
+	/* an absent spec.unschedulable is false */
+	assert_int_equal(count_items(f, "/api/v1/nodes?fieldSelector=spec.unschedulable%3Dfalse"), 2);
+	assert_int_equal(count_items(f, "/api/v1/nodes?fieldSelector=spec.unschedulable%21%3Dfalse"), 0);
+	assert_int_equal(count_items(f, "/api/v1/nodes?fieldSelector=spec.unschedulable%3D%3Dtrue"), 0);
+	/* the pod fields of the real server's field label conversions */
+	assert_true(count_items(f, "/api/v1/pods?fieldSelector=spec.schedulerName%3Ddefault-scheduler") > 3);
+	assert_true(count_items(f, "/api/v1/pods?fieldSelector=spec.restartPolicy%3DAlways") > 0);
+	assert_true(count_items(f, "/api/v1/pods?fieldSelector=spec.hostNetwork%3Dfalse") > 3);
+	assert_true(count_items(f, "/api/v1/pods?fieldSelector=spec.serviceAccountName%3D") > 3);
+	assert_true(count_items(f, "/api/v1/pods?fieldSelector=status.nominatedNodeName%3D") > 3);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/default/pods/%s", web);
+	j = get_json(f, path);
+	assert_non_null(jstr(j, "status.podIP"));
+	assert_non_null(jstr(j, "status.hostIP"));
+	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=status.podIP%%3D%s", jstr(j, "status.podIP"));
+	assert_int_equal(count_items(f, path), 1);
+	snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=status.podIPs%%3D%s", jstr(j, "status.podIP"));
+	assert_int_equal(count_items(f, path), 1);
+	cJSON_Delete(j);
+	/* events: involvedObject.apiVersion, source, reportingComponent */
+	http(f, "POST", "/api/v1/namespaces/default/events", NULL,
+	     "{\"metadata\":{\"name\":\"e1\"},\"involvedObject\":{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+	     "\"name\":\"workers-1\"},\"reason\":\"R\",\"type\":\"Normal\",\"source\":{\"component\":\"me\"},"
+	     "\"reportingComponent\":\"rc\"}", NULL, &r);
+	assert_int_equal(r.code, 201);
+	buf_free(&r.body);
+	assert_int_equal(count_items(f, "/api/v1/events?fieldSelector=involvedObject.apiVersion%3Dv1,"
+				     "involvedObject.kind%3DNode,source%3Dme,reportingComponent%3Drc"), 1);
+	/* a field the real server does not select on: 400 with its message */
+	http(f, "GET", "/api/v1/nodes?fieldSelector=spec.podCIDR%3Dx", NULL, NULL, NULL, &r);
+	assert_int_equal(r.code, 400);
+	assert_non_null(strstr(r.body.data, "field label not supported: spec.podCIDR"));
+	buf_free(&r.body);
+	fx_free(f);
+}
+
+static void test_watch_forms(void **state)
+{
+	struct fx *f = fx_new();
+	struct watcher *w;
+	struct resp r;
+	char path[300];
+	cJSON *j;
+
+	(void)state;
+	/* watch= any value but 0 and false is true (a client sends "True") */
+	w = watch_start(f, "/api/v1/nodes?watch=True&timeoutSeconds=1");
+	watch_wait_for(w, "\"type\":\"ADDED\"");
+	watch_stop(w);
+	http(f, "GET", "/api/v1/nodes?watch=false", NULL, NULL, NULL, &r);
+	assert_int_equal(r.code, 200);
+	assert_non_null(strstr(r.body.data, "\"kind\":\"NodeList\""));
+	buf_free(&r.body);
+	/* a named object with ?watch=true, and the legacy path: that object only */
+	w = watch_start(f, "/api/v1/nodes/workers-1?watch=1&timeoutSeconds=1");
+	watch_wait_end(w);
+	assert_true(watch_saw(w, "\"name\":\"workers-1\""));
+	assert_false(watch_saw(w, "\"name\":\"workers-2\""));
+	watch_stop(w);
+	w = watch_start(f, "/api/v1/watch/namespaces/kube-system/pods?timeoutSeconds=1");
+	watch_wait_end(w);
+	assert_true(watch_saw(w, "\"namespace\":\"kube-system\""));
+	assert_false(watch_saw(w, "\"namespace\":\"default\""));
+	watch_stop(w);
+	w = watch_start(f, "/apis/policy/v1/watch/poddisruptionbudgets?timeoutSeconds=1");
+	watch_wait_end(w);
+	assert_true(watch_saw(w, "\"name\":\"web\""));
+	watch_stop(w);
+	/* sendInitialEvents: the objects, then a BOOKMARK saying they are all there */
+	w = watch_start(f, "/api/v1/nodes?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&"
+			"resourceVersionMatch=NotOlderThan&timeoutSeconds=1");
+	watch_wait_end(w);
+	pthread_mutex_lock(&w->mu);
+	assert_non_null(strstr(w->got.data, "workers-2"));
+	assert_non_null(strstr(strstr(w->got.data, "workers-2"), "\"k8s.io/initial-events-end\":\"true\""));
+	pthread_mutex_unlock(&w->mu);
+	watch_stop(w);
+	http(f, "GET", "/api/v1/nodes?watch=1&sendInitialEvents=true", NULL, NULL, NULL, &r);
+	assert_int_equal(r.code, 422);
+	buf_free(&r.body);
+	/* a resourceVersion from the future: 504 Too large resource version, retry later */
+	j = get_json(f, "/api/v1/nodes");
+	snprintf(path, sizeof(path), "/api/v1/nodes?resourceVersion=%llu",
+		 strtoull(jstr(j, "metadata.resourceVersion"), NULL, 10) + 1000000);
+	cJSON_Delete(j);
+	http(f, "GET", path, NULL, NULL, NULL, &r);
+	assert_int_equal(r.code, 504);
+	assert_non_null(strstr(r.body.data, "Too large resource version"));
+	assert_non_null(strstr(r.body.data, "\"retryAfterSeconds\":1"));
+	assert_string_equal(r.retry_after, "1");
+	buf_free(&r.body);
+	fx_free(f);
+}
+
+static void test_dry_run_and_validation(void **state)
+{
+	struct fx *f = fx_new();
+	struct resp r;
+	char rv[32];
+	cJSON *j;
+
+	(void)state;
+	http(f, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	     "{\"metadata\":{\"name\":\"c\"},\"data\":{\"a\":\"1\"}}", NULL, &r);
+	assert_int_equal(r.code, 201);
+	buf_free(&r.body);
+	j = get_json(f, "/api/v1/namespaces/default/configmaps");
+	snprintf(rv, sizeof(rv), "%s", jstr(j, "metadata.resourceVersion"));
+	cJSON_Delete(j);
+	/* dryRun=All on every verb: answered as if done, nothing changes */
+	http(f, "POST", "/api/v1/namespaces/default/configmaps?dryRun=All", NULL,
+	     "{\"metadata\":{\"name\":\"d\"}}", NULL, &r);
+	assert_int_equal(r.code, 201);
+	buf_free(&r.body);
+	http(f, "PUT", "/api/v1/namespaces/default/configmaps/c?dryRun=All", NULL,
+	     "{\"metadata\":{\"name\":\"c\"},\"data\":{\"a\":\"2\"}}", NULL, &r);
+	assert_int_equal(r.code, 200);
+	assert_non_null(strstr(r.body.data, "\"a\":\"2\""));
+	buf_free(&r.body);
+	http(f, "PATCH", "/api/v1/namespaces/default/configmaps/c?dryRun=All",
+	     "application/json-patch+json", "[{\"op\":\"add\",\"path\":\"/data/b\",\"value\":\"3\"}]", NULL, &r);
+	assert_int_equal(r.code, 200);
+	assert_non_null(strstr(r.body.data, "\"b\":\"3\""));
+	buf_free(&r.body);
+	http(f, "DELETE", "/api/v1/namespaces/default/configmaps/c?dryRun=All", NULL, NULL, NULL, &r);
+	assert_int_equal(r.code, 200);
+	buf_free(&r.body);
+	http(f, "DELETE", "/api/v1/namespaces/default/configmaps/c", NULL, "{\"dryRun\":[\"All\"]}", NULL, &r);
+	assert_int_equal(r.code, 200);
+	buf_free(&r.body);
+	http(f, "PATCH", "/api/v1/nodes/workers-1?dryRun=All", "application/merge-patch+json",
+	     "{\"spec\":{\"unschedulable\":true}}", NULL, &r);
+	assert_int_equal(r.code, 200);
+	assert_non_null(strstr(r.body.data, "\"unschedulable\":true"));
+	buf_free(&r.body);
+	http(f, "DELETE", "/api/v1/nodes/workers-2?dryRun=All", NULL, NULL, NULL, &r);
+	assert_int_equal(r.code, 200);
+	buf_free(&r.body);
+	j = get_json(f, "/api/v1/namespaces/default/configmaps/c");
+	assert_string_equal(jstr(j, "metadata.resourceVersion"), rv);
+	assert_string_equal(jstr(j, "data.a"), "1");
+	cJSON_Delete(j);
+	assert_int_equal(count_items(f, "/api/v1/namespaces/default/configmaps"), 1);
+	assert_int_equal(count_items(f, "/api/v1/nodes?fieldSelector=spec.unschedulable%3Dfalse"), 2);
+	j = get_json(f, "/api/v1/configmaps");
+	assert_string_equal(jstr(j, "metadata.resourceVersion"), rv); /* nothing bumped */
+	cJSON_Delete(j);
+	/* an unknown dryRun value */
+	http(f, "POST", "/api/v1/namespaces/default/configmaps?dryRun=Some", NULL,
+	     "{\"metadata\":{\"name\":\"e\"}}", NULL, &r);
+	assert_int_equal(r.code, 422);
+	assert_non_null(strstr(r.body.data, "supported values: \\\"All\\\""));
+	buf_free(&r.body);
+
+	/* unknown fields by fieldValidation; wrong types; the namespace */
+	http(f, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", NULL,
+	     "{\"metadata\":{\"name\":\"s\",\"bogus\":1},\"data\":{}}", NULL, &r);
+	assert_int_equal(r.code, 400);
+	assert_non_null(strstr(r.body.data, "unknown field \\\"metadata.bogus\\\""));
+	buf_free(&r.body);
+	http(f, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Ignore", NULL,
+	     "{\"metadata\":{\"name\":\"i\"},\"spec\":{}}", NULL, &r);
+	assert_int_equal(r.code, 201);
+	assert_null(strstr(r.body.data, "spec"));
+	buf_free(&r.body);
+	http(f, "POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases", NULL,
+	     "{\"metadata\":{\"name\":\"l\"},\"spec\":{\"leaseDurationSeconds\":\"15\"}}", NULL, &r);
+	assert_int_equal(r.code, 400);
+	assert_non_null(strstr(r.body.data, "spec.leaseDurationSeconds"));
+	buf_free(&r.body);
+	http(f, "POST", "/api/v1/namespaces/nowhere/configmaps", NULL, "{\"metadata\":{\"name\":\"x\"}}",
+	     NULL, &r);
+	assert_int_equal(r.code, 404);
+	assert_non_null(strstr(r.body.data, "namespaces \\\"nowhere\\\" not found"));
+	assert_non_null(strstr(r.body.data, "\"details\":{\"name\":\"nowhere\",\"kind\":\"namespaces\"}"));
+	buf_free(&r.body);
+	/* a patch type there is not: 415 before the body is read */
+	http(f, "PATCH", "/api/v1/namespaces/default/configmaps/c", "application/json", "not json", NULL,
+	     &r);
+	assert_int_equal(r.code, 415);
+	buf_free(&r.body);
+	/* apply: fieldManager required; creates, then merges */
+	http(f, "PATCH", "/api/v1/namespaces/default/configmaps/ap", "application/apply-patch+yaml",
+	     "metadata: {name: ap}\ndata: {k: v}\n", NULL, &r);
+	assert_int_equal(r.code, 422);
+	buf_free(&r.body);
+	http(f, "PATCH", "/api/v1/namespaces/default/configmaps/ap?fieldManager=t",
+	     "application/apply-patch+yaml", "metadata: {name: ap}\ndata: {k: v}\n", NULL, &r);
+	assert_int_equal(r.code, 201);
+	buf_free(&r.body);
+	http(f, "PATCH", "/api/v1/namespaces/default/configmaps/ap?fieldManager=t",
+	     "application/apply-patch+yaml", "{\"metadata\":{\"name\":\"ap\"},\"data\":{\"k2\":\"w\"}}",
+	     NULL, &r);
+	assert_int_equal(r.code, 200);
+	assert_non_null(strstr(r.body.data, "\"k2\":\"w\""));
+	buf_free(&r.body);
+	/* the access reviews kubectl auth can-i asks for */
+	http(f, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", NULL,
+	     "{\"spec\":{\"resourceAttributes\":{\"verb\":\"delete\",\"resource\":\"nodes\"}}}", NULL, &r);
+	assert_int_equal(r.code, 201);
+	assert_non_null(strstr(r.body.data, "\"allowed\":true"));
+	buf_free(&r.body);
+	http(f, "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", NULL,
+	     "{\"spec\":{\"namespace\":\"default\"}}", NULL, &r);
+	assert_int_equal(r.code, 201);
+	assert_non_null(strstr(r.body.data, "\"resourceRules\":[{\"verbs\":[\"*\"]"));
+	buf_free(&r.body);
+	fx_free(f);
+}
+
+static void test_node_lifecycle(void **state)
+{
+	struct fx *f = fx_new();
+	struct watcher *w;
+	struct resp r;
+	char path[200];
+	const char *added, *ready;
+	cJSON *j;
+
+	(void)state;
+	j = get_json(f, "/api/v1/nodes/workers-1");
+	assert_non_null(jstr(j, "status.nodeInfo.bootID"));
+	assert_non_null(jstr(j, "status.nodeInfo.machineID"));
+	assert_non_null(jstr(j, "status.nodeInfo.systemUUID"));
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "metadata"), "labels"),
+		"kubernetes.io/os")), "linux");
+	cJSON_Delete(j);
+	j = get_json(f, "/api/v1/nodes");
+	snprintf(path, sizeof(path), "/api/v1/nodes?watch=1&resourceVersion=%s",
+		 jstr(j, "metadata.resourceVersion"));
+	cJSON_Delete(j);
+	w = watch_start(f, path);
+	http(f, "POST", "/apis/sim.luascale.io/v1/launch", NULL, "{\"group\":\"workers\",\"count\":1}",
+	     NULL, &r);
+	assert_int_equal(r.code, 200);
+	buf_free(&r.body);
+	/* registered NotReady, then Ready */
+	watch_wait_for(w, "\"reason\":\"KubeletReady\"");
+	pthread_mutex_lock(&w->mu);
+	added = strstr(w->got.data, "\"type\":\"ADDED\"");
+	assert_non_null(added);
+	ready = strstr(added, "\"reason\":\"KubeletReady\"");
+	assert_non_null(strstr(added, "\"reason\":\"KubeletNotReady\""));
+	assert_true(strstr(added, "\"reason\":\"KubeletNotReady\"") < ready);
+	pthread_mutex_unlock(&w->mu);
+	watch_stop(w);
+	/* its kubelet renews a Lease */
+	wait_items(f, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", 3);
+	j = get_json(f, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/workers-3");
+	assert_string_equal(jstr(j, "spec.holderIdentity"), "workers-3");
+	cJSON_Delete(j);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1151,6 +1417,10 @@ int main(void)
 		cmocka_unit_test(test_cloud_endpoints_and_kubeconfig),
 		cmocka_unit_test(test_fault_parse),
 		cmocka_unit_test(test_faults),
+		cmocka_unit_test(test_field_selectors_as_the_real_server),
+		cmocka_unit_test(test_watch_forms),
+		cmocka_unit_test(test_dry_run_and_validation),
+		cmocka_unit_test(test_node_lifecycle),
 	};
 	int rc;
 

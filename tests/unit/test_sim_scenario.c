@@ -195,6 +195,44 @@ static void test_same_seed_same_day(void **state)
 	free(c);
 }
 
+/*
+ * `luascale sim` runs on the machine's monotonic clock, which does not
+ * start at 0 (it counts from boot): smoke.yaml's launch error window
+ * (from 5m to 8m) must still be measured from the world's start.
+ */
+static void test_fault_windows_count_from_the_start(void **state)
+{
+	struct errbuf err;
+	struct sim_scenario *sc = sim_scenario_load(SMOKE, &err);
+	struct run r;
+	int64_t boot = 3 * 86400 * S + 12345; /* three days of uptime */
+
+	(void)state;
+	assert_non_null(sc);
+	memset(&r, 0, sizeof(r));
+	r.clk = vclock_new(sc->start_wall);
+	vclock_set(r.clk, boot);
+	r.ex = executor_new_virtual(r.clk);
+	r.w = sim_world_new(sc, r.ex, &err);
+	if (!r.w)
+		fail_msg("%s", err.msg);
+	sim_cloud_set_trace(r.w->cloud, trace_fn, &r.trace);
+	executor_run_until(r.ex, boot + 240 * S);  /* 4m: before the window */
+	assert_int_equal(sim_cloud_launch(r.w->cloud, "workers", 1, NULL, NULL, NULL), 0);
+	executor_run_until(r.ex, boot + 360 * S);  /* 6m: inside it */
+	assert_int_equal(sim_cloud_launch(r.w->cloud, "workers", 2, NULL, NULL, NULL), 0);
+	executor_run_until(r.ex, boot + 600 * S);  /* 10m: after it */
+	assert_int_equal(sim_cloud_launch(r.w->cloud, "workers", 3, NULL, NULL, NULL), 0);
+	executor_run_until(r.ex, boot + 700 * S);
+	buf_puts(&r.trace, "");
+	if (!strstr(r.trace.data, "launch workers 1 (0 will fail)") ||
+	    !strstr(r.trace.data, "launch workers 2 (2 will fail: no capacity)") ||
+	    !strstr(r.trace.data, "launch workers 3 (0 will fail)"))
+		fail_msg("the launch error did not fire in its window only:\n%s", r.trace.data);
+	run_end(&r);
+	sim_scenario_free(sc);
+}
+
 static struct sim_scenario *parse(const char *text, struct errbuf *err)
 {
 	return sim_scenario_parse(text, strlen(text), "day.yaml", err);
@@ -413,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_smoke_parses),
 		cmocka_unit_test(test_smoke_world_runs),
 		cmocka_unit_test(test_same_seed_same_day),
+		cmocka_unit_test(test_fault_windows_count_from_the_start),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_errors_groups),
 		cmocka_unit_test(test_times_and_waves),
