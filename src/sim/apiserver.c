@@ -25,6 +25,8 @@
 
 #include "runtime/clock.h"
 #include "sim/apiserver_internal.h"
+#include "sim/apiserver_openapi.h"
+#include "sim/apiserver_proto.h"
 #include "sim/apiserver_render.h"
 #include "sim/cloud.h"
 
@@ -844,6 +846,7 @@ static void handle_sim(struct apiserver *s, const char *method, const char *what
 struct req {
 	struct buf body;
 	bool too_big;
+	const char *body_type;       /* the body's type once decoded (protobuf arrives as JSON), or NULL */
 };
 
 static int find_resource(const char *group, const char *name)
@@ -888,7 +891,8 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 
 	struct resreq r;
 	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
-	const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+	const char *ct = rq->body_type ? rq->body_type :
+			 MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
 	const char *w = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "watch");
 	char resname[96];
 	int ri, code;
@@ -910,9 +914,11 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 	if (rq->body.len && ct && strncmp(ct, "application/json", 16) != 0 &&
 	    strstr(ct, "json") == NULL && strcmp(method, "PATCH") != 0) {
 		/* (a PATCH's content type is its patch type: the handler judges it) */
-		/* protobuf or CBOR: clients fall back to JSON on 415 */
+		/* protobuf bodies were decoded before routing; CBOR and the rest
+		 * get the real server's 415 (clients do not fall back to JSON) */
 		apiserver_reply_status(out, 415, "UnsupportedMediaType",
-				       "the simulated API server speaks JSON only", NULL, NULL);
+				       "the body of the request was in an unknown format - accepted media types include: application/json, application/vnd.kubernetes.protobuf",
+				       NULL, NULL);
 		return;
 	}
 	if (n == 2 && group[0] == '\0' && strcmp(segs[0], "namespaces") == 0) {
@@ -985,6 +991,9 @@ static void route(struct apiserver *s, struct MHD_Connection *conn, const char *
 	}
 	if (n == 1 && get && strcmp(segs[0], "version") == 0) {
 		version_json(out);
+	} else if (n >= 1 && get && strcmp(segs[0], "openapi") == 0) {
+		apiserver_openapi_route(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
+					segs + 1, n - 1, out);
 	} else if (n == 1 && get && (strcmp(segs[0], "healthz") == 0 || strcmp(segs[0], "readyz") == 0 ||
 				     strcmp(segs[0], "livez") == 0)) {
 		out->code = 200;
@@ -1024,7 +1033,7 @@ static void route(struct apiserver *s, struct MHD_Connection *conn, const char *
 				 strcmp(method, "POST") == 0 &&
 				 (strcmp(segs[3], "selfsubjectaccessreviews") == 0 ||
 				  strcmp(segs[3], "selfsubjectrulesreviews") == 0))
-				self_review(segs[3],
+				self_review(segs[3], rq->body_type ? rq->body_type :
 					    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 									"Content-Type"),
 					    rq->body.data ? rq->body.data : "", rq->body.len, out);
@@ -1093,6 +1102,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct reply out;
 	int64_t latency;
 	enum MHD_Result rc;
+	int prc;
 
 	(void)version;
 	if (!rq) {
@@ -1124,8 +1134,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (rq->too_big || rq->body.oom)
 		apiserver_reply_status(&out, 413, "RequestEntityTooLarge", "the request body is too large",
 				       NULL, NULL);
-	else
+	else if ((prc = apiserver_proto_request(method, MHD_lookup_connection_value(conn,
+			MHD_HEADER_KIND, "Content-Type"), &rq->body, &out)) >= 0) {
+		rq->body_type = prc ? "application/json" : NULL; /* a protobuf body is JSON now */
 		route(s, conn, url, method, rq, &out);
+	}
+	/* protobuf answers for clients that prefer them */
+	apiserver_proto_reply(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"), &out);
 	if (!out.code)
 		apiserver_reply_status(&out, 500, "InternalError", "no answer", NULL, NULL);
 	log_at(s->o.log, LOG_DEBUG, apiserver_now_wall(), "sim apiserver: %s %s -> %d%s", method, url,
