@@ -570,6 +570,12 @@ static cJSON *field_value(struct rd *r, const ProtobufCFieldDescriptor *fd, stru
 			j = cJSON_CreateNumber((double)(int32_t)(uint32_t)v);
 			break;
 		default:
+			/* JSON numbers are doubles: beyond 2^53 a value would change */
+			if ((int64_t)v > 9007199254740992LL || (int64_t)v < -9007199254740992LL) {
+				fail(r, 400, path, "the integer before byte %zu is beyond 2^53",
+				     (size_t)(s->p - r->base));
+				return NULL;
+			}
 			j = cJSON_CreateNumber((double)(int64_t)v);
 			break;
 		}
@@ -650,8 +656,8 @@ static int decode_message(struct rd *r, const ProtobufCMessageDescriptor *desc, 
 		fd = protobuf_c_message_descriptor_get_field(desc, (unsigned)(tag >> 3));
 		if (!fd)
 			return fail(r, 400, path,
-				    "field %u of io.%s (wire type %d) at byte %zu is not one the simulated API server knows; it refuses the body rather than drop the field",
-				    (unsigned)(tag >> 3), desc->name + 4, wt, at);
+				    "field %u of io.k8s.%s (wire type %d) at byte %zu is not one the simulated API server knows; it refuses the body rather than drop the field",
+				    (unsigned)(tag >> 3), desc->name + 7, wt, at);
 		path_join(sub, sizeof(sub), path, fd->name);
 		want = wire_type_of(fd->type);
 		if (wt != want)
@@ -796,6 +802,16 @@ fail:
 }
 
 /* ---- the wire writer ---- */
+
+static bool is_kind(const ProtobufCMessageDescriptor *desc)
+{
+	size_t i;
+
+	for (i = 0; i < apiserver_proto_n_kinds; i++)
+		if (apiserver_proto_kinds[i].desc == desc)
+			return true;
+	return false;
+}
 
 static void put_varint(struct buf *b, uint64_t v)
 {
@@ -958,17 +974,20 @@ static int encode_message(const ProtobufCMessageDescriptor *desc, const cJSON *o
 
 	if (depth > MAX_DEPTH)
 		return errbuf_set(err, "%s: nested too deep", path);
+	top = top || is_kind(desc);
 	/* every member must be a described field */
 	cJSON_ArrayForEach(m, obj) {
 		if (!m->string)
 			return errbuf_set(err, "%s: a member without a name", path);
+		/* a kind's own apiVersion and kind travel in the envelope (or, for
+		 * the items of a list, nowhere: the list names them) */
 		if (top && (strcmp(m->string, "apiVersion") == 0 || strcmp(m->string, "kind") == 0))
 			continue;
 		if (cJSON_IsNull(m))
 			continue;
 		if (!protobuf_c_message_descriptor_get_field_by_name(desc, m->string))
-			return errbuf_set(err, "%s%s%s: not in the protobuf description of io.%s", path,
-					  path[0] ? "." : "", m->string, desc->name + 4);
+			return errbuf_set(err, "%s%s%s: not in the protobuf description of io.k8s.%s", path,
+					  path[0] ? "." : "", m->string, desc->name + 7);
 	}
 	/* in field-number order, as the real server writes them */
 	for (i = 0; i < desc->n_fields; i++) {
