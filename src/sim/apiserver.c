@@ -127,6 +127,10 @@ void apiserver_inject(struct apiserver *s, const struct apiserver_faults *f)
 		apiserver_store_drop_watches(s->store);
 		apiserver_store_unlock(s->store);
 	}
+	for (i = 0; i < f->n_kubelets; i++)
+		if (sim_cluster_set_kubelet(s->cluster, f->kubelets[i].node, f->kubelets[i].up) < 0)
+			log_at(s->o.log, LOG_WARN, apiserver_now_wall(),
+			       "sim apiserver: fault: no node \"%s\" for its kubelet", f->kubelets[i].node);
 }
 
 /* Does a rule make this request fail? Its code, or 0. */

@@ -7,7 +7,9 @@
  * (apiserver_fault.c); the world itself stays in sim/cluster.c and
  * sim/cloud.c. Only 127.0.0.1 is served; there is no authentication.
  *
- * Served (JSON only; Accept "as=Table" gets a meta.k8s.io/v1 Table):
+ * Served (JSON bodies; Accept "as=Table" gets a meta.k8s.io/v1 Table);
+ * docs/simulation.md has the whole list and the fidelity rule (do what a
+ * real server does, or answer as it answers an unsupported request):
  *   GET  /version /healthz /readyz /livez
  *   GET  /api /api/v1 /apis /apis/GROUP /apis/GROUP/VERSION   plain discovery
  *        (aggregated discovery is never offered: plain JSON answers it)
@@ -20,13 +22,17 @@
  *   configmaps             get list watch create update patch delete
  *   policy/v1 poddisruptionbudgets   get list watch
  *   coordination.k8s.io/v1 leases    get list watch create update patch delete
+ *                          (and the kubelets' in kube-node-lease)
  *   apps/v1 daemonsets     get list watch (the scenario's DaemonSets)
- * Lists take labelSelector, fieldSelector (metadata.name, metadata.namespace
- * and a few fields per resource, = == !=), limit and continue; watches take
- * resourceVersion, allowWatchBookmarks and timeoutSeconds. Patches take
- * application/merge-patch+json and application/strategic-merge-patch+json;
- * on nodes the fields that mean something are metadata.labels,
- * metadata.annotations, spec.unschedulable and spec.taints (whole list).
+ *   authorization.k8s.io/v1 selfsubjectaccessreviews, selfsubjectrulesreviews
+ *                          create (everything is allowed)
+ * Lists take labelSelector, fieldSelector (the real server's fields per
+ * kind, = == !=), limit and continue; watches (?watch=, /watch/ paths, a
+ * named object) take resourceVersion, allowWatchBookmarks, timeoutSeconds
+ * and sendInitialEvents. Patches: JSON Patch, merge, strategic merge and
+ * apply; on nodes the fields that change are metadata.labels,
+ * metadata.annotations, spec.unschedulable and spec.taints. dryRun=All on
+ * every write.
  *
  * The cloud, for a remote sim provider (group sim.luascale.io/v1, JSON):
  *   GET  /apis/sim.luascale.io/v1/groups
@@ -95,6 +101,12 @@ struct apiserver_faults {
 	int64_t down_after_ns;      /*   starting this long after it is applied */
 	struct apiserver_fault_rule rules[APISERVER_MAX_RULES];
 	size_t n_rules;
+	/* kubelets that stop (or start again) reporting, applied once */
+	struct {
+		char node[254];
+		bool up;
+	} kubelets[APISERVER_MAX_RULES];
+	size_t n_kubelets;
 };
 
 /*
@@ -111,6 +123,10 @@ struct apiserver_faults {
  *   down=DUR[@AFTER]        the listening socket is closed (connection
  *                           refused) for DUR, from AFTER from now (default
  *                           at once); open watches are cut
+ *   kubelet-down=NODE       the node's kubelet stops reporting: the node
+ *                           goes NotReady (Ready Unknown), its Lease is no
+ *                           longer renewed, nothing is scheduled on it
+ *   kubelet-up=NODE         it reports again: Ready
  *   clear                   no faults
  * DUR as in the config ("500ms", "20s", "1m"). 0, or -1 with a message.
  */

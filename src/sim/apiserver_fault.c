@@ -153,6 +153,17 @@ int apiserver_faults_parse(struct apiserver_faults *f, const char *spec, struct 
 			return errbuf_set(err, "fault \"%s\": \"%s\" is not a duration", spec, at + 1);
 		return 0;
 	}
+	if (strcmp(key, "kubelet-down") == 0 || strcmp(key, "kubelet-up") == 0) {
+		if (f->n_kubelets == APISERVER_MAX_RULES)
+			return errbuf_set(err, "fault \"%s\": at most %d kubelet faults at once", spec,
+					  APISERVER_MAX_RULES);
+		if (strlen(value) >= sizeof(f->kubelets[0].node))
+			return errbuf_set(err, "fault \"%s\": the node name is too long", spec);
+		snprintf(f->kubelets[f->n_kubelets].node, sizeof(f->kubelets[0].node), "%s", value);
+		f->kubelets[f->n_kubelets].up = strcmp(key, "kubelet-up") == 0;
+		f->n_kubelets++;
+		return 0;
+	}
 	if (strcmp(key, "throttle") == 0 || strcmp(key, "error") == 0) {
 		if (f->n_rules == APISERVER_MAX_RULES)
 			return errbuf_set(err, "fault \"%s\": at most %d request rules", spec,
@@ -162,6 +173,6 @@ int apiserver_faults_parse(struct apiserver_faults *f, const char *spec, struct 
 		f->n_rules++;
 		return 0;
 	}
-	return errbuf_set(err, "fault \"%s\": unknown fault \"%s\" (drop-watches, expire-watches, throttle, error, latency, down, clear)",
+	return errbuf_set(err, "fault \"%s\": unknown fault \"%s\" (drop-watches, expire-watches, throttle, error, latency, down, kubelet-down, kubelet-up, clear)",
 			  spec, key);
 }

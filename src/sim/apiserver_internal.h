@@ -85,6 +85,30 @@ bool apiserver_param_bool(const char *v);
 void apiserver_reply_status(struct reply *out, int code, const char *reason, const char *message,
 			    const char *kind, const char *name);
 
+/* A query parameter of the request, or NULL (apiserver_objects.c). */
+const char *apiserver_query(const struct resreq *rq, const char *key);
+
+/* ---- apiserver_request.c: a write's options, patch and schema ---- */
+
+/* dryRun (query, or a DeleteOptions body for a delete or an eviction): 1
+ * when "All", 0 when absent, -1 answered 422 for another value. */
+int apiserver_dry_run(const struct resreq *rq, const char *options_kind, struct reply *out);
+
+/* Answers 415 with the patch types the server takes. */
+void apiserver_unsupported_media(struct reply *out);
+
+/* 'cur' (taken; NULL: nothing yet, for an apply) with the request's patch
+ * applied by its content type: a new tree, or NULL answered (415, 400, 422). */
+struct cJSON *apiserver_patched(const struct resreq *rq, struct cJSON *cur, struct reply *out);
+
+/* Answers with 'o' (borrowed) at resourceVersion 'rv' (0: none): a dry run's result. */
+void apiserver_reply_tree(struct reply *out, int code, struct cJSON *o, uint64_t rv);
+
+/* Checks an object a client writes against its kind's schema: a wrong
+ * type is 400; unknown fields are dropped and, by fieldValidation, a
+ * Warning, a 400 (Strict) or nothing. 0, or -1 answered. */
+int apiserver_validate_object(const struct resreq *rq, struct cJSON *o, struct reply *out);
+
 /* Handles a request for a Kubernetes resource (apiserver_objects.c). */
 void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, struct reply *out);
 

@@ -1,8 +1,10 @@
 /*
  * sim/apiserver_objects: the Kubernetes resources of the simulated API
  * server — list (selectors, pagination), get, watch (history, bookmarks,
- * 410), node patches and deletion, pod deletion, eviction and binding
- * through the simulated cluster, and create/update/patch/delete of the
+ * 410, initial events), node patches of every type and deletion, pod
+ * deletion, eviction and binding through the simulated cluster, dry runs,
+ * the kubelets' Leases, validation of what clients write, and
+ * create/update/patch/delete of the
  * objects clients own (events, configmaps, leases). HTTP framing is
  * apiserver.c's.
  */
@@ -39,7 +41,7 @@ struct filter {
 	size_t nf;
 };
 
-static const char *query(const struct resreq *rq, const char *key)
+const char *apiserver_query(const struct resreq *rq, const char *key)
 {
 	return rq->conn ? MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key) : NULL;
 }
@@ -117,7 +119,7 @@ bad:
 
 static int filter_init(struct filter *f, const struct resreq *rq, struct reply *out)
 {
-	const char *ls = query(rq, "labelSelector"), *fs = query(rq, "fieldSelector");
+	const char *ls = apiserver_query(rq, "labelSelector"), *fs = apiserver_query(rq, "fieldSelector");
 	struct errbuf err;
 
 	memset(f, 0, sizeof(f[0]));
@@ -316,7 +318,7 @@ static int wait_for_rv(struct apiserver *s, const char *rvs, struct reply *out)
 static void do_list(struct apiserver *s, const struct resreq *rq, struct reply *out)
 {
 	struct apiserver_ver *const *items;
-	const char *lim = query(rq, "limit"), *cont = query(rq, "continue");
+	const char *lim = apiserver_query(rq, "limit"), *cont = apiserver_query(rq, "continue");
 	struct filter f;
 	char kind[64], ns[256] = "", name[256] = "", next[1300] = "";
 	uint64_t rv;
@@ -329,7 +331,7 @@ static void do_list(struct apiserver *s, const struct resreq *rq, struct reply *
 	if (filter_init(&f, rq, out) < 0)
 		return;
 	apiserver_store_lock(s->store);
-	if (wait_for_rv(s, query(rq, "resourceVersion"), out) < 0) {
+	if (wait_for_rv(s, apiserver_query(rq, "resourceVersion"), out) < 0) {
 		apiserver_store_unlock(s->store);
 		filter_free(&f);
 		return;
@@ -400,7 +402,7 @@ static void do_get(struct apiserver *s, const struct resreq *rq, struct reply *o
 	const struct apiserver_ver *v;
 
 	apiserver_store_lock(s->store);
-	if (wait_for_rv(s, query(rq, "resourceVersion"), out) < 0) {
+	if (wait_for_rv(s, apiserver_query(rq, "resourceVersion"), out) < 0) {
 		apiserver_store_unlock(s->store);
 		return;
 	}
@@ -596,8 +598,8 @@ ssize_t apiserver_watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void do_watch(struct apiserver *s, const struct resreq *rq, struct reply *out)
 {
 	struct watch *w = calloc(1, sizeof(*w));
-	const char *rvs = query(rq, "resourceVersion"), *bm = query(rq, "allowWatchBookmarks");
-	const char *to = query(rq, "timeoutSeconds");
+	const char *rvs = apiserver_query(rq, "resourceVersion"), *bm = apiserver_query(rq, "allowWatchBookmarks");
+	const char *to = apiserver_query(rq, "timeoutSeconds");
 	int64_t now = apiserver_now_ns();
 	long timeout = to ? strtol(to, NULL, 10) : 0;
 
@@ -609,8 +611,8 @@ static void do_watch(struct apiserver *s, const struct resreq *rq, struct reply 
 	w->res = rq->res;
 	w->table = rq->table;
 	w->bookmarks = apiserver_param_bool(bm);
-	if (apiserver_param_bool(query(rq, "sendInitialEvents"))) {
-		const char *m = query(rq, "resourceVersionMatch");
+	if (apiserver_param_bool(apiserver_query(rq, "sendInitialEvents"))) {
+		const char *m = apiserver_query(rq, "resourceVersionMatch");
 
 		/* the streaming list: its rules as the real server checks them */
 		if (!w->bookmarks || !m || strcmp(m, "NotOlderThan") != 0) {
@@ -692,170 +694,6 @@ static void do_watch(struct apiserver *s, const struct resreq *rq, struct reply 
 }
 
 /* ---- nodes ---- */
-
-/* dryRun: 1 when "All", 0 when absent; anything else is answered 422 (-1)
- * as the real server's option validation does. */
-static int dry_run(const struct resreq *rq, const char *options_kind, struct reply *out)
-{
-	const char *d = query(rq, "dryRun");
-	char msg[400], body_value[64] = "";
-
-	if (!d && rq->body_len && (strcmp(rq->method, "DELETE") == 0 ||
-				   (rq->sub && strcmp(rq->sub, "eviction") == 0))) {
-		/* DeleteOptions in the body (an Eviction's deleteOptions) */
-		cJSON *b = cJSON_ParseWithLength(rq->body, rq->body_len);
-		const cJSON *opts = cJSON_GetObjectItemCaseSensitive(b, "deleteOptions");
-		const cJSON *dr = cJSON_GetObjectItemCaseSensitive(opts ? opts : b, "dryRun"), *e;
-
-		cJSON_ArrayForEach(e, dr)
-			if (cJSON_IsString(e))
-				snprintf(body_value, sizeof(body_value), "%s", e->valuestring);
-		cJSON_Delete(b);
-		if (body_value[0])
-			d = body_value;
-	}
-	if (!d)
-		return 0;
-	if (strcmp(d, "All") == 0)
-		return 1;
-	snprintf(msg, sizeof(msg),
-		 "%s.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \"%.200s\": supported values: \"All\"",
-		 options_kind, d);
-	apiserver_reply_status(out, 422, "Invalid", msg, options_kind, "");
-	return -1;
-}
-
-static void unsupported_media(struct reply *out)
-{
-	apiserver_reply_status(out, 415, "UnsupportedMediaType",
-			       "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json",
-			       NULL, NULL);
-}
-
-/*
- * The object 'cur' (taken; NULL: none yet, for an apply) with the
- * request's patch applied, by its content type: a new tree, or NULL with
- * the answer (415 unknown type before the body is read, 400 a malformed
- * patch, 422 one that does not apply or an apply without fieldManager).
- */
-static cJSON *patched(const struct resreq *rq, cJSON *cur, struct reply *out)
-{
-	enum apiserver_patch_type t = apiserver_patch_type(rq->content_type);
-	cJSON *patch = NULL;
-	struct errbuf err;
-	char msg[600];
-	int rc;
-
-	if (t == APISERVER_PATCH_UNKNOWN) {
-		cJSON_Delete(cur);
-		unsupported_media(out);
-		return NULL;
-	}
-	if (t == APISERVER_PATCH_APPLY) {
-		const char *fm = query(rq, "fieldManager");
-
-		if (!fm || !fm[0]) {
-			cJSON_Delete(cur);
-			apiserver_reply_status(out, 422, "Invalid",
-					       "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
-					       "PatchOptions", "");
-			return NULL;
-		}
-		patch = apiserver_parse_apply(rq->body, rq->body_len, &err);
-		if (!cJSON_IsObject(patch)) {
-			cJSON_Delete(cur);
-			cJSON_Delete(patch);
-			snprintf(msg, sizeof(msg), "error decoding YAML: %.400s",
-				 patch ? "the apply body is not an object" : err.msg);
-			apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
-			return NULL;
-		}
-		/* create or merge: the applied fields win (ownership is not tracked) */
-		cur = cur ? apiserver_merge_patch(cur, patch) : cJSON_Duplicate(patch, true);
-		cJSON_Delete(patch);
-		if (!cur)
-			oom(out);
-		return cur;
-	}
-	patch = cJSON_ParseWithLength(rq->body, rq->body_len);
-	if (!patch) {
-		cJSON_Delete(cur);
-		apiserver_reply_status(out, 400, "BadRequest",
-				       t == APISERVER_PATCH_JSON ? "error decoding patch: the body is not JSON" :
-				       "error decoding patch: the body is not a JSON object", NULL, NULL);
-		return NULL;
-	}
-	if (!cur && !(cur = cJSON_CreateObject())) {
-		cJSON_Delete(patch);
-		oom(out);
-		return NULL;
-	}
-	switch (t) {
-	case APISERVER_PATCH_JSON:
-		rc = apiserver_json_patch(&cur, patch, &err);
-		if (rc < 0) {
-			snprintf(msg, sizeof(msg), "%.500s", err.msg);
-			cJSON_Delete(cur);
-			cJSON_Delete(patch);
-			if (rc == -1)
-				apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
-			else
-				apiserver_reply_status(out, 422, "", msg, NULL, NULL);
-			return NULL;
-		}
-		break;
-	case APISERVER_PATCH_MERGE:
-		if (!cJSON_IsObject(patch))
-			goto not_object;
-		cur = apiserver_merge_patch(cur, patch);
-		break;
-	default:
-		if (!cJSON_IsObject(patch))
-			goto not_object;
-		cur = apiserver_strategic_merge(cur, patch);
-		break;
-	}
-	cJSON_Delete(patch);
-	if (!cur)
-		oom(out);
-	else if (!cJSON_IsObject(cur)) {
-		cJSON_Delete(cur);
-		apiserver_reply_status(out, 400, "BadRequest", "the patched object is not an object",
-				       NULL, NULL);
-		return NULL;
-	}
-	return cur;
-not_object:
-	cJSON_Delete(cur);
-	cJSON_Delete(patch);
-	apiserver_reply_status(out, 400, "BadRequest",
-			       "error decoding patch: a merge patch must be a JSON object", NULL, NULL);
-	return NULL;
-}
-
-/* Answers with 'o' (borrowed) as it would be stored at resourceVersion 'rv'
- * (0: none), for a dry run. */
-static void reply_tree(struct reply *out, int code, cJSON *o, uint64_t rv)
-{
-	cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
-	char *txt;
-	char rvs[32];
-
-	cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
-	if (rv && meta) {
-		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
-		cJSON_AddStringToObject(meta, "resourceVersion", rvs);
-	}
-	txt = cJSON_PrintUnformatted(o);
-	if (!txt) {
-		oom(out);
-		return;
-	}
-	buf_free(&out->body);
-	out->code = code;
-	buf_puts(&out->body, txt);
-	free(txt);
-}
 
 /* Checks labels or annotations in a patch: an object of strings or nulls. */
 static int check_kvs(const cJSON *kv, bool labels, struct reply *out)
@@ -1064,10 +902,10 @@ static void patch_node(struct apiserver *s, const struct resreq *rq, struct repl
 	uint64_t cur_rv;
 
 	if (apiserver_patch_type(rq->content_type) == APISERVER_PATCH_UNKNOWN) {
-		unsupported_media(out);
+		apiserver_unsupported_media(out);
 		return;
 	}
-	if ((dry = dry_run(rq, "PatchOptions", out)) < 0)
+	if ((dry = apiserver_dry_run(rq, "PatchOptions", out)) < 0)
 		return;
 	/* the world stays still from the first change to the answer */
 	sim_cloud_lock(s->cloud);
@@ -1096,7 +934,7 @@ static void patch_node(struct apiserver *s, const struct resreq *rq, struct repl
 		oom(out);
 		goto out;
 	}
-	target = patched(rq, target, out);
+	target = apiserver_patched(rq, target, out);
 	if (!target)
 		goto out;
 	meta = cJSON_GetObjectItemCaseSensitive(target, "metadata");
@@ -1132,7 +970,7 @@ static void patch_node(struct apiserver *s, const struct resreq *rq, struct repl
 		goto out;
 	}
 	if (dry) {
-		reply_tree(out, 200, rq->sub ? cur_obj : target, cur_rv);
+		apiserver_reply_tree(out, 200, rq->sub ? cur_obj : target, cur_rv);
 		goto out;
 	}
 	s->txn_node = rq->name;
@@ -1195,10 +1033,10 @@ static void delete_sim_object(struct apiserver *s, const struct resreq *rq, stru
 	const struct apiserver_ver *after;
 	struct kube_status st = {KUBE_OK, "", 0};
 	int64_t grace = -1;
-	const char *gq = query(rq, "gracePeriodSeconds");
+	const char *gq = apiserver_query(rq, "gracePeriodSeconds");
 	int rc;
 
-	int dry = dry_run(rq, "DeleteOptions", out);
+	int dry = apiserver_dry_run(rq, "DeleteOptions", out);
 
 	if (dry < 0)
 		return;
@@ -1263,7 +1101,7 @@ static void evict(struct apiserver *s, const struct resreq *rq, struct reply *ou
 		return;
 	}
 	cJSON_Delete(body);
-	if ((dry = dry_run(rq, "CreateOptions", out)) < 0)
+	if ((dry = apiserver_dry_run(rq, "CreateOptions", out)) < 0)
 		return;
 	if (dry) {
 		bool there;
@@ -1382,185 +1220,6 @@ static void count_event(struct apiserver *s, const cJSON *ev)
 				   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
 }
 
-/* ---- what a client may write: the schema of the kinds clients own ---- */
-
-struct fdef {
-	const char *name;
-	char type;                 /* s string, i integer, b boolean, m map of strings,
-				    * a array, o object (fields in sub) */
-	const struct fdef *sub;
-};
-
-static const struct fdef ref_fields[] = {
-	{"kind", 's', NULL}, {"namespace", 's', NULL}, {"name", 's', NULL}, {"uid", 's', NULL},
-	{"apiVersion", 's', NULL}, {"resourceVersion", 's', NULL}, {"fieldPath", 's', NULL},
-	{NULL, 0, NULL},
-};
-static const struct fdef meta_fields[] = {
-	{"name", 's', NULL}, {"generateName", 's', NULL}, {"namespace", 's', NULL},
-	{"selfLink", 's', NULL}, {"uid", 's', NULL}, {"resourceVersion", 's', NULL},
-	{"generation", 'i', NULL}, {"creationTimestamp", 's', NULL},
-	{"deletionTimestamp", 's', NULL}, {"deletionGracePeriodSeconds", 'i', NULL},
-	{"labels", 'm', NULL}, {"annotations", 'm', NULL}, {"ownerReferences", 'a', NULL},
-	{"finalizers", 'a', NULL}, {"managedFields", 'a', NULL}, {NULL, 0, NULL},
-};
-static const struct fdef cm_fields[] = {
-	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
-	{"data", 'm', NULL}, {"binaryData", 'm', NULL}, {"immutable", 'b', NULL},
-	{NULL, 0, NULL},
-};
-static const struct fdef lease_spec[] = {
-	{"holderIdentity", 's', NULL}, {"leaseDurationSeconds", 'i', NULL},
-	{"acquireTime", 's', NULL}, {"renewTime", 's', NULL}, {"leaseTransitions", 'i', NULL},
-	{"strategy", 's', NULL}, {"preferredHolder", 's', NULL}, {NULL, 0, NULL},
-};
-static const struct fdef lease_fields[] = {
-	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
-	{"spec", 'o', lease_spec}, {NULL, 0, NULL},
-};
-static const struct fdef source_fields[] = {
-	{"component", 's', NULL}, {"host", 's', NULL}, {NULL, 0, NULL},
-};
-static const struct fdef series_fields[] = {
-	{"count", 'i', NULL}, {"lastObservedTime", 's', NULL}, {NULL, 0, NULL},
-};
-static const struct fdef event_fields[] = {
-	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
-	{"involvedObject", 'o', ref_fields}, {"reason", 's', NULL}, {"message", 's', NULL},
-	{"source", 'o', source_fields}, {"firstTimestamp", 's', NULL},
-	{"lastTimestamp", 's', NULL}, {"count", 'i', NULL}, {"type", 's', NULL},
-	{"eventTime", 's', NULL}, {"series", 'o', series_fields}, {"action", 's', NULL},
-	{"related", 'o', ref_fields}, {"reportingComponent", 's', NULL},
-	{"reportingInstance", 's', NULL}, {NULL, 0, NULL},
-};
-
-static const struct fdef *schema_of(enum apiserver_resource r)
-{
-	switch (r) {
-	case APISERVER_CONFIGMAPS: return cm_fields;
-	case APISERVER_LEASES: return lease_fields;
-	case APISERVER_EVENTS: return event_fields;
-	default: return NULL;
-	}
-}
-
-static const char *json_type(const cJSON *v)
-{
-	if (cJSON_IsString(v))
-		return "string";
-	if (cJSON_IsNumber(v))
-		return "number";
-	if (cJSON_IsBool(v))
-		return "bool";
-	if (cJSON_IsArray(v))
-		return "array";
-	return "object";
-}
-
-static bool type_ok(const cJSON *v, char type)
-{
-	const cJSON *e;
-
-	if (cJSON_IsNull(v))
-		return true;
-	switch (type) {
-	case 's': return cJSON_IsString(v);
-	case 'i': return cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)v->valuedouble;
-	case 'b': return cJSON_IsBool(v);
-	case 'a': return cJSON_IsArray(v);
-	case 'o': return cJSON_IsObject(v);
-	case 'm':
-		if (!cJSON_IsObject(v))
-			return false;
-		cJSON_ArrayForEach(e, v)
-			if (!cJSON_IsString(e))
-				return false;
-		return true;
-	}
-	return false;
-}
-
-/*
- * Checks 'o' against 'fields': a wrong type fills 'bad' (-1); unknown
- * fields are named in 'unknown' (", "-separated, dotted from the top) and
- * removed, as decoding into the real server's types drops them.
- */
-static int check_fields(cJSON *o, const struct fdef *fields, const char *at, struct buf *unknown,
-			char *bad, size_t badlen)
-{
-	cJSON *e = o->child, *next;
-	char path[300];
-
-	for (; e; e = next) {
-		const struct fdef *f;
-
-		next = e->next;
-		for (f = fields; f->name && strcmp(f->name, e->string) != 0; f++)
-			;
-		snprintf(path, sizeof(path), "%s%s%s", at, at[0] ? "." : "", e->string);
-		if (!f->name) {
-			buf_printf(unknown, "%sunknown field \"%s\"", unknown->len ? ", " : "", path);
-			cJSON_DeleteItemFromObjectCaseSensitive(o, e->string);
-			continue;
-		}
-		if (!type_ok(e, f->type)) {
-			snprintf(bad, badlen, "json: cannot unmarshal %s into Go struct field %s of type %s",
-				 json_type(e), path,
-				 f->type == 's' ? "string" : f->type == 'i' ? "int64" :
-				 f->type == 'b' ? "bool" : f->type == 'm' ? "map[string]string" :
-				 f->type == 'a' ? "[]" : "struct");
-			return -1;
-		}
-		if (f->type == 'o' && f->sub && cJSON_IsObject(e) &&
-		    check_fields(e, f->sub, path, unknown, bad, badlen) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * Validates a client's object of kind 'r' as the real server decodes it:
- * a wrong type is 400; unknown fields are dropped, and by fieldValidation
- * (default Warn) are a Warning header, a 400 (Strict), or nothing
- * (Ignore). 0, or -1 answered.
- */
-static int validate_object(const struct resreq *rq, cJSON *o, struct reply *out)
-{
-	const struct fdef *fields = schema_of(rq->res);
-	const char *fv = query(rq, "fieldValidation");
-	struct buf unknown = BUF_INIT;
-	char bad[400] = "", msg[900];
-
-	if (!fields)
-		return 0;
-	if (fv && strcmp(fv, "Strict") != 0 && strcmp(fv, "Warn") != 0 &&
-	    strcmp(fv, "Ignore") != 0) {
-		snprintf(msg, sizeof(msg),
-			 "fieldValidation: Unsupported value: \"%.100s\": supported values: \"Ignore\", \"Strict\", \"Warn\"", fv);
-		apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
-		return -1;
-	}
-	if (check_fields(o, fields, "", &unknown, bad, sizeof(bad)) < 0) {
-		snprintf(msg, sizeof(msg), "%s in version \"%s\" cannot be handled as a %s: %s",
-			 apiserver_resources[rq->res].kind, apiserver_api_version(rq->res),
-			 apiserver_resources[rq->res].kind, bad);
-		buf_free(&unknown);
-		apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
-		return -1;
-	}
-	if (unknown.len && fv && strcmp(fv, "Strict") == 0) {
-		snprintf(msg, sizeof(msg), "strict decoding error: %.800s", unknown.data);
-		buf_free(&unknown);
-		apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
-		return -1;
-	}
-	if (unknown.len && (!fv || strcmp(fv, "Warn") == 0))
-		snprintf(out->warning, sizeof(out->warning), "299 - \"%.*s\"",
-			 (int)(unknown.len < 500 ? unknown.len : 500), unknown.data);
-	buf_free(&unknown);
-	return 0;
-}
-
 /* Does the namespace of a namespaced request exist? 0, or -1 answered 404. Store lock held. */
 static int namespace_exists(struct apiserver *s, const struct resreq *rq, struct reply *out)
 {
@@ -1596,7 +1255,7 @@ static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, 
 	struct errbuf err;
 	char nm[300], msg[800];
 
-	if (validate_object(rq, o, out) < 0 || normalize(o, rq, out) < 0) {
+	if (apiserver_validate_object(rq, o, out) < 0 || normalize(o, rq, out) < 0) {
 		cJSON_Delete(o);
 		return;
 	}
@@ -1657,7 +1316,7 @@ static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, 
 		apiserver_store_unlock(s->store);
 		model_format_time(apiserver_now_wall(), ts, sizeof(ts));
 		cJSON_AddStringToObject(meta, "creationTimestamp", ts);
-		reply_tree(out, 201, o, 0);
+		apiserver_reply_tree(out, 201, o, 0);
 		cJSON_Delete(o);
 		return;
 	}
@@ -1672,7 +1331,7 @@ static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, 
 
 static void create_object(struct apiserver *s, const struct resreq *rq, struct reply *out)
 {
-	int dry = dry_run(rq, "CreateOptions", out);
+	int dry = apiserver_dry_run(rq, "CreateOptions", out);
 	cJSON *o;
 
 	if (dry < 0 || !(o = parse_body_object(rq, out)))
@@ -1690,10 +1349,10 @@ static void change_object(struct apiserver *s, const struct resreq *rq, bool pat
 	int dry;
 
 	if (patch && apiserver_patch_type(rq->content_type) == APISERVER_PATCH_UNKNOWN) {
-		unsupported_media(out); /* before the body is read, as the real server */
+		apiserver_unsupported_media(out); /* before the body is read, as the real server */
 		return;
 	}
-	if ((dry = dry_run(rq, patch ? "PatchOptions" : "UpdateOptions", out)) < 0)
+	if ((dry = apiserver_dry_run(rq, patch ? "PatchOptions" : "UpdateOptions", out)) < 0)
 		return;
 	if (!patch && !(o = parse_body_object(rq, out)))
 		return;
@@ -1702,7 +1361,7 @@ static void change_object(struct apiserver *s, const struct resreq *rq, bool pat
 	if (!cur && patch && apiserver_patch_type(rq->content_type) == APISERVER_PATCH_APPLY) {
 		/* apply creates what is not there yet */
 		apiserver_store_unlock(s->store);
-		o = patched(rq, NULL, out);
+		o = apiserver_patched(rq, NULL, out);
 		if (!o)
 			return;
 		meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
@@ -1725,16 +1384,21 @@ static void change_object(struct apiserver *s, const struct resreq *rq, bool pat
 	}
 	if (patch) {
 		cJSON *c = cJSON_ParseWithLength(cur->json, cur->len);
+		char rvs[32];
 
 		if (!c) {
 			oom(out);
 			goto out;
 		}
-		o = patched(rq, c, out);
+		/* as the client sees it: a JSON patch may test the resourceVersion */
+		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)cur->rv);
+		cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(c, "metadata"),
+					"resourceVersion", rvs);
+		o = apiserver_patched(rq, c, out);
 		if (!o)
 			goto out;
 	}
-	if (validate_object(rq, o, out) < 0 ||
+	if (apiserver_validate_object(rq, o, out) < 0 ||
 	    check_rv(cJSON_GetObjectItemCaseSensitive(o, "metadata"), cur, rq->res, out) < 0)
 		goto out;
 	if (normalize(o, rq, out) < 0)
@@ -1756,7 +1420,7 @@ static void change_object(struct apiserver *s, const struct resreq *rq, bool pat
 		cJSON_AddStringToObject(meta, "uid", cur->uid);
 		model_format_time(cur->created, ts, sizeof(ts));
 		cJSON_AddStringToObject(meta, "creationTimestamp", ts);
-		reply_tree(out, 200, o, cur->rv);
+		apiserver_reply_tree(out, 200, o, cur->rv);
 		goto out;
 	}
 	if (apiserver_store_put(s->store, rq->res, o, apiserver_now_wall(), &v, &err) < 0)
@@ -1772,7 +1436,7 @@ out:
 static void delete_object(struct apiserver *s, const struct resreq *rq, struct reply *out)
 {
 	struct apiserver_ver *last;
-	int dry = dry_run(rq, "DeleteOptions", out);
+	int dry = apiserver_dry_run(rq, "DeleteOptions", out);
 
 	if (dry < 0)
 		return;

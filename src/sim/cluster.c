@@ -2267,3 +2267,29 @@ int sim_cluster_spec_counts(struct sim_cluster *c, size_t i, struct sim_spec_cou
 	sim_cloud_unlock(c->cloud);
 	return 0;
 }
+
+int sim_cluster_set_kubelet(struct sim_cluster *c, const char *node, bool up)
+{
+	struct snode *n;
+
+	sim_cloud_lock(c->cloud);
+	n = find_snode(c, node, NULL);
+	if (!n) {
+		sim_cloud_unlock(c->cloud);
+		return -1;
+	}
+	if (up && n->inst && n->inst->state != INSTANCE_RUNNING)
+		up = false; /* a stopping instance's kubelet does not come back */
+	if (n->n.ready != up) {
+		n->n.ready = up;
+		n->starting = false;
+		n->ready_wall = wall_s(c);
+		sim_cloud_tracef(c->cloud, "node %s %s (kubelet %s)", n->n.name, up ? "Ready" : "NotReady",
+				 up ? "reporting again" : "stopped reporting");
+		notify_node(c, n, false);
+		c->cap_gen++;
+		kick(c);
+	}
+	sim_cloud_unlock(c->cloud);
+	return 0;
+}

