@@ -55,6 +55,11 @@ const struct apiserver_proto_kind apiserver_proto_kinds[] = {
 	{"", "v1", "Status", &k8s__io__apimachinery__pkg__apis__meta__v1__status__descriptor},
 	{"", "v1", "DeleteOptions", &k8s__io__apimachinery__pkg__apis__meta__v1__delete_options__descriptor},
 	{"policy", "v1", "Eviction", &k8s__io__api__policy__v1__eviction__descriptor},
+	{"policy", "v1", "PodDisruptionBudget", &k8s__io__api__policy__v1__pod_disruption_budget__descriptor},
+	{"policy", "v1", "PodDisruptionBudgetList",
+	 &k8s__io__api__policy__v1__pod_disruption_budget_list__descriptor},
+	{"apps", "v1", "DaemonSet", &k8s__io__api__apps__v1__daemon_set__descriptor},
+	{"apps", "v1", "DaemonSetList", &k8s__io__api__apps__v1__daemon_set_list__descriptor},
 	{"coordination.k8s.io", "v1", "Lease", &k8s__io__api__coordination__v1__lease__descriptor},
 	{"coordination.k8s.io", "v1", "LeaseList", &k8s__io__api__coordination__v1__lease_list__descriptor},
 	{"apps", "v1", "Deployment", &k8s__io__api__apps__v1__deployment__descriptor},
@@ -71,8 +76,9 @@ const struct apiserver_proto_kind apiserver_proto_kinds[] = {
 const size_t apiserver_proto_n_kinds = sizeof(apiserver_proto_kinds) / sizeof(apiserver_proto_kinds[0]);
 
 /*
- * Fields the Kubernetes types hold as pointers: on the wire only when set,
- * and then a zero is a value (replicas: 0, gracePeriodSeconds: 0). Every
+ * Fields whose zero the JSON shows: those the Kubernetes types hold as
+ * pointers (on the wire only when set, and then 0 is a value: replicas: 0,
+ * gracePeriodSeconds: 0) and the counts their JSON never omits. Every
  * other scalar is sent even when empty, and its zero means "not set".
  */
 static const char *const keep_zero[] = {
@@ -131,6 +137,17 @@ static const char *const keep_zero[] = {
 	"k8s.io.api.batch.v1.JobSpec.managedBy",
 	"k8s.io.api.batch.v1.JobStatus.terminating",
 	"k8s.io.api.batch.v1.JobStatus.ready",
+	"k8s.io.api.apps.v1.DaemonSetSpec.revisionHistoryLimit",
+	"k8s.io.api.apps.v1.DaemonSetStatus.currentNumberScheduled",
+	"k8s.io.api.apps.v1.DaemonSetStatus.numberMisscheduled",
+	"k8s.io.api.apps.v1.DaemonSetStatus.desiredNumberScheduled",
+	"k8s.io.api.apps.v1.DaemonSetStatus.numberReady",
+	"k8s.io.api.apps.v1.DaemonSetStatus.collisionCount",
+	"k8s.io.api.policy.v1.PodDisruptionBudgetStatus.disruptionsAllowed",
+	"k8s.io.api.policy.v1.PodDisruptionBudgetStatus.currentHealthy",
+	"k8s.io.api.policy.v1.PodDisruptionBudgetStatus.desiredHealthy",
+	"k8s.io.api.policy.v1.PodDisruptionBudgetStatus.expectedPods",
+	"k8s.io.api.policy.v1.PodDisruptionBudgetSpec.unhealthyPodEvictionPolicy",
 };
 
 const ProtobufCMessageDescriptor *apiserver_proto_find(const char *api_version, const char *kind)

@@ -57,6 +57,10 @@ workloads:
     count: 2
     requests: {cpu: 200m, memory: 256Mi}
     labels: {app: web}
+pdbs:
+  - name: web
+    selector: {app: web}
+    min_available: 1
 EOF
 
 "$BIN" sim --listen 127.0.0.1:0 --scenario "$TMP/scenario.yaml" --kubeconfig-out "$TMP/kubeconfig" \
@@ -102,9 +106,11 @@ if run "$t" 0 k explain pods.spec.containers && has out "KIND:       Pod" &&
    grep -q "name.*<string> -required-" "$TMP/out" && has out "resources" &&
    has out "<ResourceRequirements>"; then ok "$t"; else not_ok "$t"; fi
 
-t="kubectl explain nodes and leases.spec"
+t="kubectl explain nodes, leases.spec, pdb.status, daemonsets"
 if run "$t" 0 k explain nodes && has out "KIND:       Node" && has out "spec" &&
-   run "$t" 0 k explain leases.spec && has out "holderIdentity" && has out "GROUP:      coordination.k8s.io"; then
+   run "$t" 0 k explain leases.spec && has out "holderIdentity" && has out "GROUP:      coordination.k8s.io" &&
+   run "$t" 0 k explain pdb.status && grep -q "disruptionsAllowed.*-required-" "$TMP/out" &&
+   run "$t" 0 k explain daemonsets && has out "KIND:       DaemonSet"; then
   ok "$t"; else not_ok "$t"; fi
 
 cat >"$TMP/cm.yaml" <<'EOF'
@@ -159,7 +165,8 @@ if run "$t" 0 k get --raw /openapi/v2 && has out '"swagger":"2.0"' &&
 t="every served object is answered in protobuf to a client that prefers it"
 allpb=1
 for path in /api/v1/nodes /api/v1/pods /api/v1/namespaces /api/v1/events /api/v1/configmaps \
-  /apis/coordination.k8s.io/v1/leases /api/v1/namespaces/default/configmaps/x; do
+  /apis/coordination.k8s.io/v1/leases /api/v1/namespaces/default/configmaps/x \
+  /apis/policy/v1/poddisruptionbudgets /apis/apps/v1/daemonsets; do
   curl -s -D "$TMP/headers" -o "$TMP/pb" \
     -H 'Accept: application/vnd.kubernetes.protobuf, application/json' "$URL$path"
   if ! grep -qi '^Content-Type: application/vnd.kubernetes.protobuf' "$TMP/headers" ||
