@@ -153,6 +153,31 @@ static const struct note notes[] = {
 	{"k8s.io.apimachinery.pkg.util.intstr.IntOrString", "IntOrString is a type that can hold an int32 or a string.", false},
 };
 
+/* Lists a strategic merge patch merges rather than replaces, as the
+ * server's patch code does (apiserver_patch.c): the patch strategy and
+ * merge key kubectl reads from the schema to compute its patches. */
+static const struct {
+	const char *name, *strategy, *key;
+} patch_meta[] = {
+	{META "ObjectMeta.finalizers", "merge", NULL},
+	{META "ObjectMeta.ownerReferences", "merge", "uid"},
+};
+
+static void add_patch_meta(cJSON *p, const char *msg, const char *field)
+{
+	size_t i, n = strlen(msg);
+
+	for (i = 0; i < sizeof(patch_meta) / sizeof(patch_meta[0]); i++) {
+		const char *nm = patch_meta[i].name;
+
+		if (strncmp(nm, msg, n) != 0 || nm[n] != '.' || strcmp(nm + n + 1, field) != 0)
+			continue;
+		if (patch_meta[i].key)
+			cJSON_AddStringToObject(p, "x-kubernetes-patch-merge-key", patch_meta[i].key);
+		cJSON_AddStringToObject(p, "x-kubernetes-patch-strategy", patch_meta[i].strategy);
+	}
+}
+
 static const struct note *note_of(const char *msg, const char *field)
 {
 	size_t i, n = strlen(msg);
@@ -355,6 +380,7 @@ static void add_definition(struct doc *d, const ProtobufCMessageDescriptor *m)
 		}
 		if (fn && !cJSON_GetObjectItemCaseSensitive(p, "$ref"))
 			cJSON_AddStringToObject(p, "description", fn->text);
+		add_patch_meta(p, m->name, fd->name);
 		cJSON_AddItemToObject(props, fd->name, p);
 		if (fn && fn->required) {
 			if (!req)
@@ -459,16 +485,40 @@ static void add_op(struct doc *d, cJSON *item, const char *method, const char *a
 	}
 	if (body) {
 		if (d->v3) {
+			static const char *const patch_types[] = {
+				"application/apply-patch+yaml", "application/json-patch+json",
+				"application/merge-patch+json", "application/strategic-merge-patch+json",
+				NULL};
 			cJSON *rb = cJSON_AddObjectToObject(op, "requestBody");
 			cJSON *ct = cJSON_AddObjectToObject(rb, "content");
-			cJSON *any = cJSON_AddObjectToObject(ct, "*/*");
+			size_t k;
 
-			cJSON_AddItemToObject(any, "schema", strcmp(method, "patch") == 0 ?
-					      cJSON_CreateObject() : body_schema(d, m));
+			if (strcmp(method, "patch") == 0) {
+				/* the patch types the server takes (kubectl apply looks for
+				 * strategic merge here before computing one) */
+				for (k = 0; patch_types[k]; k++) {
+					cJSON *t = cJSON_AddObjectToObject(ct, patch_types[k]);
+					cJSON *sc = cJSON_AddObjectToObject(t, "schema");
+
+					cJSON_AddStringToObject(sc, "type", "object");
+				}
+			} else {
+				cJSON *any = cJSON_AddObjectToObject(ct, "*/*");
+
+				cJSON_AddItemToObject(any, "schema", body_schema(d, m));
+			}
 			cJSON_AddTrueToObject(rb, "required");
 		} else {
 			cJSON *b = cJSON_CreateObject();
 
+			if (strcmp(method, "patch") == 0) {
+				const char *types[] = {"application/apply-patch+yaml",
+						       "application/json-patch+json",
+						       "application/merge-patch+json",
+						       "application/strategic-merge-patch+json"};
+
+				cJSON_AddItemToObject(op, "consumes", cJSON_CreateStringArray(types, 4));
+			}
 			cJSON_AddStringToObject(b, "name", "body");
 			cJSON_AddStringToObject(b, "in", "body");
 			cJSON_AddTrueToObject(b, "required");

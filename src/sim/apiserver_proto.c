@@ -1133,6 +1133,7 @@ int apiserver_proto_accept(const char *accept)
 {
 	const char *p = accept;
 	double best_pb = -1, best_json = -1;
+	int at = 0, at_pb = 0, at_json = 0;
 
 	if (!accept || !accept[0])
 		return 0;
@@ -1144,33 +1145,28 @@ int apiserver_proto_accept(const char *accept)
 		if (!end)
 			end = p + strlen(p);
 		q = quality(p, end);
-		if (q > 0) {
-			if (media_is(p, end, APISERVER_PROTO_MEDIA, &special)) {
-				if (!special && q > best_pb)
-					best_pb = q;
-			} else if (media_is(p, end, "application/json", &special) ||
-				   media_is(p, end, "application/*", &special) ||
-				   media_is(p, end, "*/*", &special) ||
-				   media_is(p, end, "application/yaml", &special)) {
-				if (q > best_json)
-					best_json = q;
-			} else if (media_is(p, end, APISERVER_PROTO_MEDIA, &special)) {
-				(void)special;
+		if (q > 0 && media_is(p, end, APISERVER_PROTO_MEDIA, &special)) {
+			if (!special && q > best_pb) {
+				best_pb = q;
+				at_pb = at;
+			}
+		} else if (q > 0 && (media_is(p, end, "application/json", &special) ||
+				     media_is(p, end, "application/*", &special) ||
+				     media_is(p, end, "*/*", &special))) {
+			if (q > best_json) {
+				best_json = q;
+				at_json = at;
 			}
 		}
+		at++;
 		p = *end ? end + 1 : end;
 	}
 	if (best_pb < 0)
 		return 0;
 	if (best_json < 0)
 		return -1;
-	/* equal weight: the order decides, protobuf first when it came first */
-	if (best_pb > best_json)
-		return 1;
-	if (best_pb < best_json)
-		return 0;
-	return strstr(accept, APISERVER_PROTO_MEDIA) < strstr(accept, "json") || !strstr(accept, "json") ?
-		       1 : 0;
+	/* the higher weight wins; at equal weight, the one named first */
+	return best_pb > best_json || (best_pb == best_json && at_pb < at_json) ? 1 : 0;
 }
 
 int apiserver_proto_request(const char *method, const char *content_type, struct buf *body,

@@ -145,9 +145,13 @@ if run "$t" 0 k create -f "$TMP/cm.yaml" && has out "configmap/fromfile created"
    run "$t" 0 k get cm fromfile -o jsonpath='{.data.color}' && has out "blue"; then ok "$t"; else
   not_ok "$t"; fi
 
-t="kubectl apply -f validates, creates, and applies again unchanged"
+t="kubectl apply -f validates, creates, applies again unchanged, then patches a change"
+sed 's/holderIdentity: me/holderIdentity: you/' "$TMP/lease.yaml" >"$TMP/lease2.yaml"
 if run "$t" 0 k apply -f "$TMP/lease.yaml" && has out "created" &&
-   run "$t" 0 k apply -f "$TMP/lease.yaml" && has out "unchanged"; then ok "$t"; else not_ok "$t"; fi
+   run "$t" 0 k apply -f "$TMP/lease.yaml" && has out "unchanged" &&
+   run "$t" 0 k apply -f "$TMP/lease2.yaml" && has out "configured" && ! has err "warning" &&
+   run "$t" 0 k get lease mylease -o jsonpath='{.spec.holderIdentity}' && has out "you"; then
+  ok "$t"; else not_ok "$t"; fi
 
 t="--validate=strict refuses an unknown field, and nothing is created"
 if run "$t" 1 k create -f "$TMP/bad.yaml" --validate=strict && has err 'unknown field "colour"' &&

@@ -391,6 +391,9 @@ static void test_negotiation(void **state)
 	assert_int_equal(apiserver_proto_accept("application/json, application/vnd.kubernetes.protobuf"), 0);
 	assert_int_equal(apiserver_proto_accept("application/json;q=0.5, application/vnd.kubernetes.protobuf"), 1);
 	assert_int_equal(apiserver_proto_accept("application/vnd.kubernetes.protobuf"), -1);
+	assert_int_equal(apiserver_proto_accept("*/*, application/vnd.kubernetes.protobuf"), 0);
+	assert_int_equal(apiserver_proto_accept("application/vnd.kubernetes.protobuf, */*"), 1);
+	assert_int_equal(apiserver_proto_accept("application/vnd.kubernetes.protobuf;q=0, application/json"), 0);
 	assert_int_equal(apiserver_proto_accept("application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json"), 0);
 	assert_true(apiserver_proto_is_media("application/vnd.kubernetes.protobuf"));
 	assert_true(apiserver_proto_is_media("application/vnd.kubernetes.protobuf; charset=utf-8"));
