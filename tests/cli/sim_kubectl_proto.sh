@@ -98,6 +98,14 @@ if run "$t" 0 curl -s -o "$TMP/body" -w '%{http_code}' -X POST \
      "$URL/api/v1/namespaces/default/configmaps" && has out "400" &&
    grep -q "length 9 at byte 5" "$TMP/body"; then ok "$t"; else not_ok "$t"; fi
 
+t="a DELETE with a protobuf DeleteOptions body (dryRun: All) keeps the configmap"
+# DeleteOptions{dryRun(5) "All"} = 2a 03 'All'; TypeMeta{"v1", "DeleteOptions"} = 19 bytes
+printf 'k8s\0\n\x13\n\x02v1\x12\x0dDeleteOptions\x12\x05\x2a\x03All\x1a\x00\x22\x00' >"$TMP/delopts.pb"
+if run "$t" 0 curl -s -o "$TMP/body" -w '%{http_code}' -X DELETE \
+     -H 'Content-Type: application/vnd.kubernetes.protobuf' --data-binary @"$TMP/delopts.pb" \
+     "$URL/api/v1/namespaces/default/configmaps/x" && has out "200" &&
+   run "$t" 0 k get cm x -o jsonpath='{.data.a}' && has out "b"; then ok "$t"; else not_ok "$t"; fi
+
 t="kubectl auth can-i (a protobuf SelfSubjectAccessReview) says yes"
 if run "$t" 0 k auth can-i list pods && has out "yes"; then ok "$t"; else not_ok "$t"; fi
 
