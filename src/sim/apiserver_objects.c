@@ -173,6 +173,16 @@ static const char *list_kind(enum apiserver_resource r, char *buf, size_t len)
 	return buf;
 }
 
+/* A Status about one object of 'r': details name, group and kind (the resource). */
+static void reply_about(struct reply *out, int code, const char *reason, const char *msg,
+			enum apiserver_resource r, const char *name)
+{
+	buf_free(&out->body);
+	out->code = code;
+	apiserver_render_status_details(&out->body, code, reason, msg, apiserver_resources[r].group,
+					apiserver_resources[r].name, name ? name : "", NULL, 0);
+}
+
 static void not_found(struct reply *out, enum apiserver_resource r, const char *name)
 {
 	char msg[400];
@@ -226,7 +236,7 @@ static void kube_error(struct reply *out, enum apiserver_resource r, const char 
 		apiserver_reply_status(out, 429, "TooManyRequests", st->message, NULL, NULL);
 		return;
 	case KUBE_CONFLICT:
-		apiserver_reply_status(out, 409, "Conflict", st->message, apiserver_resources[r].name,
+		reply_about(out, 409, "Conflict", st->message, r,
 				       name);
 		return;
 	case KUBE_THROTTLED:
@@ -840,7 +850,7 @@ static int check_rv(const cJSON *meta, const struct apiserver_ver *cur, enum api
 	snprintf(msg, sizeof(msg),
 		 "Operation cannot be fulfilled on %s \"%s\": the object has been modified; please apply your changes to the latest version and try again",
 		 apiserver_resources[r].name, cur->name);
-	apiserver_reply_status(out, 409, "Conflict", msg, apiserver_resources[r].name, cur->name);
+	reply_about(out, 409, "Conflict", msg, r, cur->name);
 	return -1;
 }
 
@@ -1304,7 +1314,7 @@ static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, 
 		snprintf(nm, sizeof(nm), "%s", name->valuestring);
 		apiserver_store_unlock(s->store);
 		cJSON_Delete(o);
-		apiserver_reply_status(out, 409, "AlreadyExists", msg, apiserver_resources[rq->res].name,
+		reply_about(out, 409, "AlreadyExists", msg, rq->res,
 				       nm);
 		return;
 	}

@@ -298,16 +298,22 @@ def run(h):
     pods_seen = []
 
     def watch_pods():
-        for ev in w.stream(v1.list_namespaced_pod, "default", label_selector="app=slow",
-                           timeout_seconds=20):
+        for ev in w.stream(v1.list_namespaced_pod, "default", label_selector="app=slow"):
             pods_seen.append((ev["type"], ev["object"].metadata.name,
                               ev["object"].metadata.deletion_timestamp is not None))
             if ev["type"] == "DELETED":
                 w.stop()
 
+    def pod_watches():
+        with open(log) as f:
+            return sum(1 for line in f if "GET /api/v1/namespaces/default/pods -> 200 (watch)" in line)
+
+    before = pod_watches()
     t = threading.Thread(target=watch_pods, daemon=True)
     t.start()
     until(10, lambda: pods_seen)
+    h.ok(until(20, lambda: pod_watches() >= before + 2),
+         "a pod watch the server ends is resumed by the client", log)
 
     # ---- a force delete of a Terminating pod ----
     v1.delete_namespaced_pod("slow-1", "default")
@@ -412,6 +418,14 @@ def run(h):
     got = v1.list_namespaced_event("default", field_selector="involvedObject.apiVersion=v1,"
                                    "involvedObject.kind=Node,source=pytest").items
     h.ok(len(got) == 1 and got[0].message == "hello", "events by involvedObject.apiVersion and source")
+    got[0].message = "changed"
+    v1.replace_namespaced_event("n1.1", "default", got[0])
+    v1.patch_namespaced_event("n1.1", "default", {"count": 2})
+    ev1 = v1.read_namespaced_event("n1.1", "default")
+    h.ok(ev1.message == "changed" and ev1.count == 2, "an Event is replaced, patched and read back")
+    v1.delete_namespaced_event("n1.1", "default")
+    h.ok(not v1.list_namespaced_event("default", field_selector="reason=Test").items,
+         "an Event is deleted")
 
     # ---- authorization ----
     r = authz.create_self_subject_access_review(client.V1SelfSubjectAccessReview(
