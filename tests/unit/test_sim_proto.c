@@ -1,7 +1,8 @@
 /*
  * Tests for sim/apiserver_proto.c and sim/apiserver_openapi.c: protobuf
  * bodies against byte vectors written out by hand from the wire format
- * (each vector's comment derives it), round trips through libprotobuf-c's
+ * (each vector's comment derives it) and bodies kubectl itself wrote
+ * (tests/data/proto/), round trips through libprotobuf-c's
  * own packer and unpacker as an independent implementation, malformed
  * input answered with errors that say where, content negotiation, and the
  * OpenAPI documents' schemas and paths.
@@ -10,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -299,6 +301,50 @@ static void test_against_libprotobuf_c(void **state)
 	cJSON_Delete(o);
 }
 
+/* Reads a file of tests/data/proto/. */
+static size_t read_capture(const char *name, uint8_t *out, size_t cap)
+{
+	char path[512];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/proto/%s", TEST_DATA_DIR, name);
+	f = fopen(path, "rb");
+	if (!f)
+		fail_msg("cannot open %s", path);
+	n = fread(out, 1, cap, f);
+	fclose(f);
+	return n;
+}
+
+/* What kubectl 1.32 itself sent (tests/data/README.md says how they were
+ * recorded): the ConfigMap is the hand-derived vector, byte for byte. */
+static void test_kubectl_bodies(void **state)
+{
+	uint8_t b[1024];
+	size_t n;
+
+	(void)state;
+	n = read_capture("kubectl-configmap.pb", b, sizeof(b));
+	assert_int_equal(n, sizeof(cm_go));
+	assert_memory_equal(b, cm_go, n);
+	n = read_capture("kubectl-namespace.pb", b, sizeof(b));
+	expect_decode(b, n, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"n\"},"
+		      "\"spec\":{},\"status\":{}}");
+	n = read_capture("kubectl-deployment.pb", b, sizeof(b));
+	expect_decode(b, n,
+		      "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
+		      "\"labels\":{\"app\":\"web\"}},\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":"
+		      "{\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":"
+		      "{\"containers\":[{\"name\":\"nginx\",\"image\":\"nginx\",\"resources\":{}}]}},"
+		      "\"strategy\":{}},\"status\":{}}");
+	n = read_capture("kubectl-job.pb", b, sizeof(b));
+	expect_decode(b, n,
+		      "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"},"
+		      "\"spec\":{\"template\":{\"metadata\":{},\"spec\":{\"containers\":[{\"name\":\"j\","
+		      "\"image\":\"busybox\",\"resources\":{}}],\"restartPolicy\":\"Never\"}}},\"status\":{}}");
+}
+
 /* Broken bodies: each an error naming what and where, never a crash. */
 static void test_malformed(void **state)
 {
@@ -512,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_zeros_and_repeats),
 		cmocka_unit_test(test_deployment_round_trip),
 		cmocka_unit_test(test_against_libprotobuf_c),
+		cmocka_unit_test(test_kubectl_bodies),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_encode_refuses),
 		cmocka_unit_test(test_negotiation),
