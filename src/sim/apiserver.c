@@ -885,6 +885,21 @@ static void not_found_path(struct reply *out)
 			       NULL, NULL);
 }
 
+/* A protobuf body becomes the JSON the handlers take (decoded once the
+ * path is known, as a real server routes before it decodes): 0, or -1
+ * with 'out' answered. */
+static int decode_body(const char *method, struct MHD_Connection *conn, struct req *rq,
+		       struct reply *out)
+{
+	int rc = apiserver_proto_request(method, MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+									 "Content-Type"),
+					 &rq->body, out);
+
+	if (rc > 0)
+		rq->body_type = "application/json";
+	return rc < 0 ? -1 : 0;
+}
+
 /* Resource paths after /api/v1 or /apis/G/v1: segs[0..n); a leading
  * "watch" segment is the legacy form of ?watch=true. */
 static void route_resource(struct apiserver *s, struct MHD_Connection *conn, const char *method,
@@ -916,10 +931,11 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 	}
 	r.watch = legacy_watch || apiserver_param_bool(w);
 	if (rq->body.len && ct && strncmp(ct, "application/json", 16) != 0 &&
-	    strstr(ct, "json") == NULL && strcmp(method, "PATCH") != 0) {
+	    strstr(ct, "json") == NULL && strcmp(method, "PATCH") != 0 &&
+	    !apiserver_proto_is_media(ct)) {
 		/* (a PATCH's content type is its patch type: the handler judges it) */
-		/* protobuf bodies were decoded before routing; CBOR and the rest
-		 * get the real server's 415 (clients do not fall back to JSON) */
+		/* protobuf is decoded below; CBOR and the rest get the real
+		 * server's 415 (clients do not fall back to JSON) */
 		apiserver_reply_status(out, 415, "UnsupportedMediaType",
 				       "the body of the request was in an unknown format - accepted media types include: application/json, application/vnd.kubernetes.protobuf",
 				       NULL, NULL);
@@ -946,6 +962,12 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 		goto notfound;
 	}
 	r.res = (enum apiserver_resource)ri;
+	if (decode_body(method, conn, rq, out) < 0) /* protobuf: once the path is known */
+		return;
+	r.body = rq->body.data ? rq->body.data : "";
+	r.body_len = rq->body.len;
+	if (rq->body_type)
+		r.content_type = rq->body_type;
 	snprintf(resname, sizeof(resname), "%s%s%s", apiserver_resources[ri].name, r.sub ? "/" : "",
 		 r.sub ? r.sub : "");
 	code = fault_code(s, verb_of(method, r.name != NULL && !r.watch, r.watch), resname);
@@ -966,6 +988,17 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 	return;
 notfound:
 	not_found_path(out);
+}
+
+/* An authorization review, its body decoded first when in protobuf. */
+static void review(struct MHD_Connection *conn, const char *method, const char *what,
+		   struct req *rq, struct reply *out)
+{
+	if (decode_body(method, conn, rq, out) < 0)
+		return;
+	self_review(what, rq->body_type ? rq->body_type :
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
+		    rq->body.data ? rq->body.data : "", rq->body.len, out);
 }
 
 static void route(struct apiserver *s, struct MHD_Connection *conn, const char *url,
@@ -1037,10 +1070,7 @@ static void route(struct apiserver *s, struct MHD_Connection *conn, const char *
 				 strcmp(method, "POST") == 0 &&
 				 (strcmp(segs[3], "selfsubjectaccessreviews") == 0 ||
 				  strcmp(segs[3], "selfsubjectrulesreviews") == 0))
-				self_review(segs[3], rq->body_type ? rq->body_type :
-					    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-									"Content-Type"),
-					    rq->body.data ? rq->body.data : "", rq->body.len, out);
+				review(conn, method, segs[3], rq, out);
 			else if (strcmp(segs[1], SIM_GROUP) == 0 && n == 4)
 				handle_sim(s, method, segs[3], rq->body.data ? rq->body.data : "",
 					   rq->body.len, out);
@@ -1106,7 +1136,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct reply out;
 	int64_t latency;
 	enum MHD_Result rc;
-	int prc;
 
 	(void)version;
 	if (!rq) {
@@ -1138,11 +1167,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (rq->too_big || rq->body.oom)
 		apiserver_reply_status(&out, 413, "RequestEntityTooLarge", "the request body is too large",
 				       NULL, NULL);
-	else if ((prc = apiserver_proto_request(method, MHD_lookup_connection_value(conn,
-			MHD_HEADER_KIND, "Content-Type"), &rq->body, &out)) >= 0) {
-		rq->body_type = prc ? "application/json" : NULL; /* a protobuf body is JSON now */
+	else
 		route(s, conn, url, method, rq, &out);
-	}
 	/* protobuf answers for clients that prefer them */
 	apiserver_proto_reply(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"), &out);
 	if (!out.code)

@@ -87,7 +87,7 @@ if run "$t" 0 k create namespace n && run "$t" 0 k get ns n -o jsonpath='{.statu
    has out "Active" && run "$t" 0 k create configmap y -n n --from-literal=k=v &&
    run "$t" 0 k get cm y -n n -o jsonpath='{.data.k}' && has out "v"; then ok "$t"; else not_ok "$t"; fi
 
-t="a protobuf body for a kind the server cannot read gets 415, a broken one 400 naming the byte"
+t="a protobuf body for a kind the server cannot read gets 415, a broken one 400 naming the byte (404 first when the path is unknown)"
 printf 'k8s\0\n\x0a\n\x02v1\x12\x04Widg' >"$TMP/widget.pb"
 printf 'k8s\0\n\x09' >"$TMP/broken.pb"
 if run "$t" 0 curl -s -o "$TMP/body" -w '%{http_code}' -X POST \
@@ -96,7 +96,10 @@ if run "$t" 0 curl -s -o "$TMP/body" -w '%{http_code}' -X POST \
    run "$t" 0 curl -s -o "$TMP/body" -w '%{http_code}' -X POST \
      -H 'Content-Type: application/vnd.kubernetes.protobuf' --data-binary @"$TMP/broken.pb" \
      "$URL/api/v1/namespaces/default/configmaps" && has out "400" &&
-   grep -q "length 9 at byte 5" "$TMP/body"; then ok "$t"; else not_ok "$t"; fi
+   grep -q "length 9 at byte 5" "$TMP/body" &&
+   run "$t" 0 curl -s -o "$TMP/body" -w '%{http_code}' -X POST \
+     -H 'Content-Type: application/vnd.kubernetes.protobuf' --data-binary @"$TMP/broken.pb" \
+     "$URL/api/v1/namespaces/default/widgets" && has out "404"; then ok "$t"; else not_ok "$t"; fi
 
 t="a DELETE with a protobuf DeleteOptions body (dryRun: All) keeps the configmap"
 # DeleteOptions{dryRun(5) "All"} = 2a 03 'All'; TypeMeta{"v1", "DeleteOptions"} = 19 bytes
