@@ -17,6 +17,7 @@ PACKAGES=(
   libyaml-dev                        # config and kubeconfig
   libcurl4-openssl-dev               # HTTP to the API server and clouds
   libmicrohttpd-dev                  # the simulated API server (luascale sim), /metrics of luascale run
+  protobuf-c-compiler libprotobuf-c-dev  # protobuf bodies of the simulated API server (protoc-c at build time)
   libexpat1-dev                      # XML of the AWS APIs
   libssl-dev                         # libcrypto: SHA-256 and HMAC for AWS SigV4
   lua-cjson lua-busted               # policy specs

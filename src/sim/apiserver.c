@@ -25,6 +25,8 @@
 
 #include "runtime/clock.h"
 #include "sim/apiserver_internal.h"
+#include "sim/apiserver_openapi.h"
+#include "sim/apiserver_proto.h"
 #include "sim/apiserver_render.h"
 #include "sim/cloud.h"
 
@@ -848,6 +850,7 @@ static void handle_sim(struct apiserver *s, const char *method, const char *what
 struct req {
 	struct buf body;
 	bool too_big;
+	const char *body_type;       /* the body's type once decoded (protobuf arrives as JSON), or NULL */
 };
 
 static int find_resource(const char *group, const char *name)
@@ -882,6 +885,21 @@ static void not_found_path(struct reply *out)
 			       NULL, NULL);
 }
 
+/* A protobuf body becomes the JSON the handlers take (decoded once the
+ * path is known, as a real server routes before it decodes): 0, or -1
+ * with 'out' answered. */
+static int decode_body(const char *method, struct MHD_Connection *conn, struct req *rq,
+		       struct reply *out)
+{
+	int rc = apiserver_proto_request(method, MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+									 "Content-Type"),
+					 &rq->body, out);
+
+	if (rc > 0)
+		rq->body_type = "application/json";
+	return rc < 0 ? -1 : 0;
+}
+
 /* Resource paths after /api/v1 or /apis/G/v1: segs[0..n); a leading
  * "watch" segment is the legacy form of ?watch=true. */
 static void route_resource(struct apiserver *s, struct MHD_Connection *conn, const char *method,
@@ -892,7 +910,8 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 
 	struct resreq r;
 	const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
-	const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+	const char *ct = rq->body_type ? rq->body_type :
+			 MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
 	const char *w = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "watch");
 	char resname[96];
 	int ri, code;
@@ -912,11 +931,14 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 	}
 	r.watch = legacy_watch || apiserver_param_bool(w);
 	if (rq->body.len && ct && strncmp(ct, "application/json", 16) != 0 &&
-	    strstr(ct, "json") == NULL && strcmp(method, "PATCH") != 0) {
+	    strstr(ct, "json") == NULL && strcmp(method, "PATCH") != 0 &&
+	    !apiserver_proto_is_media(ct)) {
 		/* (a PATCH's content type is its patch type: the handler judges it) */
-		/* protobuf or CBOR: clients fall back to JSON on 415 */
+		/* protobuf is decoded below; CBOR and the rest get the real
+		 * server's 415 (clients do not fall back to JSON) */
 		apiserver_reply_status(out, 415, "UnsupportedMediaType",
-				       "the simulated API server speaks JSON only", NULL, NULL);
+				       "the body of the request was in an unknown format - accepted media types include: application/json, application/vnd.kubernetes.protobuf",
+				       NULL, NULL);
 		return;
 	}
 	if (n == 2 && group[0] == '\0' && strcmp(segs[0], "namespaces") == 0) {
@@ -940,6 +962,12 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 		goto notfound;
 	}
 	r.res = (enum apiserver_resource)ri;
+	if (decode_body(method, conn, rq, out) < 0) /* protobuf: once the path is known */
+		return;
+	r.body = rq->body.data ? rq->body.data : "";
+	r.body_len = rq->body.len;
+	if (rq->body_type)
+		r.content_type = rq->body_type;
 	snprintf(resname, sizeof(resname), "%s%s%s", apiserver_resources[ri].name, r.sub ? "/" : "",
 		 r.sub ? r.sub : "");
 	code = fault_code(s, verb_of(method, r.name != NULL && !r.watch, r.watch), resname);
@@ -960,6 +988,17 @@ static void route_resource(struct apiserver *s, struct MHD_Connection *conn, con
 	return;
 notfound:
 	not_found_path(out);
+}
+
+/* An authorization review, its body decoded first when in protobuf. */
+static void review(struct MHD_Connection *conn, const char *method, const char *what,
+		   struct req *rq, struct reply *out)
+{
+	if (decode_body(method, conn, rq, out) < 0)
+		return;
+	self_review(what, rq->body_type ? rq->body_type :
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
+		    rq->body.data ? rq->body.data : "", rq->body.len, out);
 }
 
 static void route(struct apiserver *s, struct MHD_Connection *conn, const char *url,
@@ -989,6 +1028,9 @@ static void route(struct apiserver *s, struct MHD_Connection *conn, const char *
 	}
 	if (n == 1 && get && strcmp(segs[0], "version") == 0) {
 		version_json(out);
+	} else if (n >= 1 && get && strcmp(segs[0], "openapi") == 0) {
+		apiserver_openapi_route(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"),
+					segs + 1, n - 1, out);
 	} else if (n == 1 && get && (strcmp(segs[0], "healthz") == 0 || strcmp(segs[0], "readyz") == 0 ||
 				     strcmp(segs[0], "livez") == 0)) {
 		out->code = 200;
@@ -1028,10 +1070,7 @@ static void route(struct apiserver *s, struct MHD_Connection *conn, const char *
 				 strcmp(method, "POST") == 0 &&
 				 (strcmp(segs[3], "selfsubjectaccessreviews") == 0 ||
 				  strcmp(segs[3], "selfsubjectrulesreviews") == 0))
-				self_review(segs[3],
-					    MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-									"Content-Type"),
-					    rq->body.data ? rq->body.data : "", rq->body.len, out);
+				review(conn, method, segs[3], rq, out);
 			else if (strcmp(segs[1], SIM_GROUP) == 0 && n == 4)
 				handle_sim(s, method, segs[3], rq->body.data ? rq->body.data : "",
 					   rq->body.len, out);
@@ -1130,6 +1169,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				       NULL, NULL);
 	else
 		route(s, conn, url, method, rq, &out);
+	/* protobuf answers for clients that prefer them */
+	apiserver_proto_reply(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"), &out);
 	if (!out.code)
 		apiserver_reply_status(&out, 500, "InternalError", "no answer", NULL, NULL);
 	log_at(s->o.log, LOG_DEBUG, apiserver_now_wall(), "sim apiserver: %s %s -> %d%s", method, url,

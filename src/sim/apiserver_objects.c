@@ -1239,6 +1239,23 @@ static int namespace_exists(struct apiserver *s, const struct resreq *rq, struct
 	return -1;
 }
 
+/* What the real server sets on a new Namespace: it is Active, and the
+ * kubernetes finalizer empties it before it goes. 0, or -1 out of memory. */
+static int namespace_defaults(cJSON *o)
+{
+	cJSON *spec, *status, *fin;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "spec");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
+	spec = cJSON_AddObjectToObject(o, "spec");
+	fin = spec ? cJSON_AddArrayToObject(spec, "finalizers") : NULL;
+	status = cJSON_AddObjectToObject(o, "status");
+	if (!fin || !status || !cJSON_AddStringToObject(status, "phase", "Active"))
+		return -1;
+	cJSON_AddItemToArray(fin, cJSON_CreateString("kubernetes"));
+	return 0;
+}
+
 /* Stores a new object 'o' (taken) of the request's kind; answers 201 (or the dry run's). */
 static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, bool dry,
 			struct reply *out)
@@ -1250,6 +1267,11 @@ static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, 
 
 	if (apiserver_validate_object(rq, o, out) < 0 || normalize(o, rq, out) < 0) {
 		cJSON_Delete(o);
+		return;
+	}
+	if (rq->res == APISERVER_NAMESPACES && namespace_defaults(o) < 0) {
+		cJSON_Delete(o);
+		oom(out);
 		return;
 	}
 	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
@@ -1473,8 +1495,9 @@ void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, str
 				do_watch(s, rq, out);
 			else
 				do_list(s, rq, out);
-		} else if (strcmp(m, "POST") == 0 && d->client_owned) {
-			create_object(s, rq, out);
+		} else if (strcmp(m, "POST") == 0 &&
+			   (d->client_owned || rq->res == APISERVER_NAMESPACES)) {
+			create_object(s, rq, out); /* namespaces: created, never changed or deleted */
 		} else {
 			not_allowed(out, rq);
 		}

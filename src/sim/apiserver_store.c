@@ -33,7 +33,7 @@ const struct apiserver_resdef apiserver_resources[APISERVER_N_RESOURCES] = {
 			      FP("status.podIPs", "status.podIP", NULL),
 			      FL("status.nominatedNodeName"))},
 	[APISERVER_NAMESPACES] = {"namespaces", "", "v1", "Namespace", "namespace", "ns", false,
-				  false, "get list watch", F(FL("status.phase"))},
+				  false, "create get list watch", F(FL("status.phase"))},
 	[APISERVER_EVENTS] = {"events", "", "v1", "Event", "event", "ev", true, true,
 			      "create delete get list patch update watch",
 			      F(FL("involvedObject.kind"), FL("involvedObject.namespace"),
