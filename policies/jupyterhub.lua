@@ -133,22 +133,11 @@ local function omittable(pod, params, omit_ns)
   return nil
 end
 
-local function critical_pod(node, params)
-  for _, pod in ipairs(node.pods) do
-    if is_critical(pod, params) then return pod end
-  end
-  return nil
-end
-
--- Requests of the pods that would come back if the node went away.
-local function live_requests(node)
-  local r = res()
-  for _, pod in ipairs(node.pods) do
-    if not pod.finished and not pod.daemonset and not pod.mirror and not pod.static then
-      add(r, pod.requests)
-    end
-  end
-  return r
+-- The node's first critical pod (unfinished, labelled `critical_label`),
+-- or nil; counted in C, no pod table built.
+local function critical_pod(cluster, node, params)
+  local _, first = cluster:pods_matching(node, { [params.critical_label] = true })
+  return first
 end
 
 -- Does the pod fit into 'free' (a node's free room, updated by the caller)?
@@ -517,45 +506,56 @@ function P.reconcile(cluster, params, store)
       ls.format_duration(now - store.last_scale_up), params.scale_down_delay_after_up)
   end
 
-  -- the pods on nodes being emptied come back to the rest
+  -- the pods on nodes being emptied come back to the rest (live_requests:
+  -- not finished, not DaemonSet, mirror or static)
   local demand = res(s.requested.cpu, s.requested.memory)
   for _, node in ipairs(s.marked) do
-    if not s.uncordoned[node.name] then add(demand, live_requests(node)) end
+    if not s.uncordoned[node.name] then add(demand, node.live_requests) end
   end
   local capacity = res(s.allocatable.cpu, s.allocatable.memory)
   local going = {}
   for name, n in pairs(marked_in) do going[name] = n end
+  -- each node's utilization read once, not at every comparison
+  local util_of, name_of = {}, {}
+  for _, node in ipairs(active) do
+    util_of[node], name_of[node] = ls.utilization(node), node.name
+  end
   table.sort(active, function(a, b)
-    local ua, ub = ls.utilization(a), ls.utilization(b)
+    local ua, ub = util_of[a], util_of[b]
     if ua ~= ub then return ua < ub end
-    return a.name < b.name
+    return name_of[a] < name_of[b]
   end)
   local cordoned = 0
   local recordoned = {}
+  -- the notes' texts are formatted only when something reads them
   for _, node in ipairs(active) do
-    local u = string.format("node utilization %.2f", ls.utilization(node))
-    local crit = critical_pod(node, params)
+    local nu = util_of[node]
+    local crit = critical_pod(cluster, node, params)
     local g = cluster.groups[node.group]
     if crit then
-      plan:explain(node, false, string.format("%s; runs critical pod %s/%s (%s): never cordoned", u,
-        crit.namespace, crit.name, params.critical_label))
+      if plan:explaining() then
+        plan:explain(node, false, "node utilization %.2f; runs critical pod %s/%s (%s): never cordoned",
+          nu, crit.namespace, crit.name, params.critical_label)
+      end
     elseif not_now then
-      plan:explain(node, false, u .. "; no scale-down: " .. not_now)
+      plan:explain(node, false, "node utilization %.2f; no scale-down: %s", nu, not_now)
     elseif size[g.name] - (going[g.name] or 0) - 1 < g.min then
-      plan:explain(node, false, string.format("%s; group %s is at its min of %d (counting %d node(s) cordoned for scale-down)",
-        u, g.name, g.min, going[g.name] or 0))
+      plan:explain(node, false, "node utilization %.2f; group %s is at its min of %d (counting %d node(s) cordoned for scale-down)",
+        nu, g.name, g.min, going[g.name] or 0)
     elseif cordoned >= params.max_cordon_per_round then
-      plan:explain(node, false, u .. "; waiting: max_cordon_per_round reached")
+      plan:explain(node, false, "node utilization %.2f; waiting: max_cordon_per_round reached", nu)
     else
       local rest = res(capacity.cpu, capacity.memory)
       add(rest, node.allocatable, -1)
       local projected = ratio(demand, rest)
       if projected > params.target + EPS then
-        plan:explain(node, false, string.format("%s; cordoning it would bring the rest to %s, above %.2f",
-          u, fmt_ratio(projected), params.target))
+        if plan:explaining() then
+          plan:explain(node, false, "node utilization %.2f; cordoning it would bring the rest to %s, above %.2f",
+            nu, fmt_ratio(projected), params.target)
+        end
       else
         local reason = string.format("%s below %.2f; least loaded (%.2f); the rest projected at %.2f",
-          util_text, params.low, ls.utilization(node), projected)
+          util_text, params.low, nu, projected)
         -- mark first: a mark without a cordon is cleaned up next round,
         -- a cordon without a mark would look like an admin's
         plan:annotate(node, mark, tostring(now), "cordoned for scale-down")

@@ -34,6 +34,7 @@ struct view {
 	const struct snapshot *snap;
 	const struct drain_opts *dopts;
 	uint32_t gen; /* which reconcile: objects of older ones are refused */
+	bool quiet;   /* this reconcile's notes are not read */
 	/* sizes of the whole snapshot, summed when the view is built, from
 	 * which the helpers' work is estimated before they do it (see
 	 * "charging" below) */
@@ -305,13 +306,15 @@ static void measure_snapshot(struct view *v)
 enum node_field {
 	NF_NAME = 1, NF_GROUP, NF_LABELS, NF_ANNOTATIONS, NF_TAINTS, NF_ALLOCATABLE,
 	NF_REQUESTED, NF_FREE, NF_UTILIZATION, NF_UNSCHEDULABLE, NF_READY, NF_CREATED,
-	NF_AGE, NF_PROVIDER_ID, NF_POD_COUNT, NF_PODS, NF_REMOVING,
+	NF_AGE, NF_PROVIDER_ID, NF_POD_COUNT, NF_PODS, NF_REMOVING, NF_LIVE_REQUESTS,
+	NF_PROTECTED,
 };
 
 static const char *const node_fields[] = {
 	NULL, "name", "group", "labels", "annotations", "taints", "allocatable",
 	"requested", "free", "utilization", "unschedulable", "ready", "created",
-	"age", "provider_id", "pod_count", "pods", "removing", NULL,
+	"age", "provider_id", "pod_count", "pods", "removing", "live_requests",
+	"protected", NULL,
 };
 
 enum pod_field {
@@ -420,6 +423,80 @@ static void cache_put(lua_State *L, int obj, int id)
 
 static void push_pod(lua_State *L, const struct snapshot *s, uint32_t idx);
 
+/* ---- per-node aggregates ----
+ *
+ * What policies would otherwise compute pod by pod, building a table for
+ * each pod they look at: summed in C over the node's pods, charged one
+ * instruction a pod (and a label compared) before the sum is made.
+ */
+
+/* A pod that would come back if its node went away: not finished, not a
+ * DaemonSet, mirror or static pod (those stay with, or die with, the node). */
+static bool pod_live(const struct pod *p)
+{
+	return !pod_finished(p) && !(p->flags & (POD_DAEMONSET | POD_MIRROR | POD_STATIC));
+}
+
+/* node.live_requests: the summed requests of the node's live pods, a
+ * resource table like node.requested ('pods' is how many). */
+static void push_live_requests(lua_State *L, const struct snapshot *s, const struct node *n)
+{
+	int64_t cpu = 0, mem = 0, eph = 0, count = 0;
+	size_t i, j;
+	double work = (double)n->n_pods;
+
+	for (i = 0; i < n->n_pods; i++)
+		work += (double)s->pods[n->pods[i]].requests.n_ext;
+	sandbox_charge(L, work);
+	lua_createtable(L, 0, 4);
+	for (i = 0; i < n->n_pods; i++) {
+		const struct pod *p = &s->pods[n->pods[i]];
+
+		if (!pod_live(p))
+			continue;
+		cpu += p->requests.cpu_m;
+		mem += p->requests.memory;
+		eph += p->requests.ephemeral;
+		count++;
+		for (j = 0; j < p->requests.n_ext; j++) {
+			const struct res_ext *e = &p->requests.ext[j];
+			lua_Integer have = lua_getfield(L, -1, e->name) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0;
+
+			lua_pop(L, 1);
+			lua_pushinteger(L, have + (lua_Integer)e->value);
+			lua_setfield(L, -2, e->name);
+		}
+	}
+	set_num(L, "cpu", (double)cpu / 1000.0);
+	set_int(L, "memory", mem);
+	set_int(L, "ephemeral-storage", eph);
+	set_int(L, "pods", count);
+	freeze(L);
+}
+
+/* node.protected: does an unfinished pod of the node match the configured
+ * protected-pod selector (safety.protected_pod_selector)? Such a node is
+ * never drained or deleted. */
+static bool node_protected(lua_State *L, const struct view *v, const struct node *n)
+{
+	const struct label_selector *sel = v->dopts ? v->dopts->protected_pods : NULL;
+	double work = (double)n->n_pods;
+	size_t i;
+
+	if (!sel || sel->n == 0)
+		return false;
+	for (i = 0; i < n->n_pods; i++)
+		work += ((double)v->snap->pods[n->pods[i]].labels.n + 1) * (double)sel->n;
+	sandbox_charge(L, work);
+	for (i = 0; i < n->n_pods; i++) {
+		const struct pod *p = &v->snap->pods[n->pods[i]];
+
+		if (!pod_finished(p) && label_selector_matches(sel, &p->labels))
+			return true;
+	}
+	return false;
+}
+
 static void push_node_field(lua_State *L, const struct snapshot *s, size_t idx, int id, int obj)
 {
 	const struct node *n = &s->nodes[idx];
@@ -439,6 +516,7 @@ static void push_node_field(lua_State *L, const struct snapshot *s, size_t idx, 
 	case NF_CREATED: lua_pushinteger(L, (lua_Integer)n->created); return;
 	case NF_AGE: lua_pushinteger(L, (lua_Integer)(s->now - n->created)); return;
 	case NF_PROVIDER_ID: lua_pushstring(L, n->provider_id); return;
+	case NF_PROTECTED: lua_pushboolean(L, node_protected(L, view_of(L), n)); return;
 	case NF_POD_COUNT:
 		sandbox_charge(L, (double)n->n_pods);
 		for (i = 0; i < n->n_pods; i++)
@@ -458,6 +536,7 @@ static void push_node_field(lua_State *L, const struct snapshot *s, size_t idx, 
 	case NF_ALLOCATABLE: push_resources(L, &n->allocatable); break;
 	case NF_REQUESTED: push_resources(L, &n->requested); break;
 	case NF_FREE: push_free(L, &n->allocatable, &n->requested); break;
+	case NF_LIVE_REQUESTS: push_live_requests(L, s, n); break;
 	case NF_UTILIZATION:
 		lua_createtable(L, 0, 2);
 		set_num(L, "cpu", fraction(n->requested.cpu_m, n->allocatable.cpu_m));
@@ -1186,6 +1265,92 @@ static int l_node(lua_State *L)
 	return 1;
 }
 
+/*
+ * cluster:pods_matching(node, selector) -> count, first: how many of the
+ * node's unfinished pods have labels matching 'selector', and the first
+ * of them (nil when none). 'selector' maps label keys to a string (the
+ * label has this value), true (the label is present, any value) or false
+ * (the label is absent). Charged one a pod, plus its labels times the
+ * selector's keys.
+ */
+struct match_req {
+	const char *key;
+	const char *value; /* NULL: present/absent */
+	bool present;
+};
+
+static bool pod_matches(const struct pod *p, const struct match_req *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *have = kvlist_get(&p->labels, r[i].key);
+
+		if (r[i].value ? !have || strcmp(have, r[i].value) != 0 : (have != NULL) != r[i].present)
+			return false;
+	}
+	return true;
+}
+
+static int l_pods_matching(lua_State *L)
+{
+	struct view *v = get_view(L);
+	const struct snapshot *s = v->snap;
+	size_t node = check_node(L, s, 2);
+	const struct node *nd = &s->nodes[node];
+	struct match_req *reqs;
+	size_t n = 0, cap = 0, i, count = 0;
+	int64_t first = -1;
+	double work;
+
+	luaL_checktype(L, 3, LUA_TTABLE);
+	lua_pushnil(L);
+	while (lua_next(L, 3)) {
+		cap++;
+		lua_pop(L, 1);
+	}
+	sandbox_charge(L, (double)cap + (double)nd->n_pods);
+	reqs = lua_newuserdatauv(L, (cap ? cap : 1) * sizeof(*reqs), 0);
+	lua_pushnil(L);
+	while (lua_next(L, 3)) {
+		int t = lua_type(L, -1);
+
+		if (lua_type(L, -2) != LUA_TSTRING)
+			return luaL_argerror(L, 3, "selector keys must be label keys (strings)");
+		if (t != LUA_TSTRING && t != LUA_TBOOLEAN)
+			return luaL_argerror(L, 3, lua_pushfstring(L,
+				"selector[\"%s\"] must be a label value (string), true (present) or false (absent), got %s",
+				lua_tostring(L, -2), luaL_typename(L, -1)));
+		if (n < cap) {
+			/* the strings stay alive: the selector table holds them */
+			reqs[n].key = lua_tostring(L, -2);
+			reqs[n].value = t == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+			reqs[n].present = t == LUA_TBOOLEAN && lua_toboolean(L, -1);
+			n++;
+		}
+		lua_pop(L, 1);
+	}
+	work = 0;
+	for (i = 0; i < nd->n_pods; i++)
+		work += ((double)s->pods[nd->pods[i]].labels.n + 1) * (double)n;
+	sandbox_charge(L, work);
+	for (i = 0; i < nd->n_pods; i++) {
+		const struct pod *p = &s->pods[nd->pods[i]];
+
+		if (pod_finished(p) || !pod_matches(p, reqs, n))
+			continue;
+		if (first < 0)
+			first = nd->pods[i];
+		count++;
+	}
+	lua_pushinteger(L, (lua_Integer)count);
+	if (first < 0)
+		lua_pushnil(L);
+	else
+		push_pod(L, s, (uint32_t)first);
+	return 2;
+}
+
 /* cluster:pdbs() -> list of {namespace, name, disruptions_allowed, min_available, max_unavailable} */
 static int l_pdbs(lua_State *L)
 {
@@ -1217,6 +1382,7 @@ static const luaL_Reg cluster_methods[] = {
 	{"place", l_place},
 	{"node", l_node},
 	{"pdbs", l_pdbs},
+	{"pods_matching", l_pods_matching},
 	{NULL, NULL},
 };
 
@@ -1332,7 +1498,7 @@ static int init_view_state(lua_State *L)
 }
 
 int view_begin(struct sandbox *sb, const struct snapshot *s,
-	       const struct drain_opts *dopts, struct errbuf *err)
+	       const struct drain_opts *dopts, bool notes, struct errbuf *err)
 {
 	lua_State *L = sandbox_state(sb);
 	struct view *v = view_of(L);
@@ -1344,6 +1510,7 @@ int view_begin(struct sandbox *sb, const struct snapshot *s,
 	}
 	v->snap = s;
 	v->dopts = dopts;
+	v->quiet = !notes;
 	v->gen++;
 	measure_snapshot(v);
 	if (sandbox_cpcall(sb, build_view, NULL, err) < 0) {
@@ -1362,6 +1529,7 @@ void view_end(struct sandbox *sb)
 	if (v) {
 		v->snap = NULL;
 		v->dopts = NULL;
+		v->quiet = false;
 	}
 	lua_pushnil(L);
 	lua_setfield(L, LUA_REGISTRYINDEX, CLUSTER_KEY);
@@ -1478,6 +1646,43 @@ static int n_format_bytes(lua_State *L)
 	return 1;
 }
 
+/* utilization(node) -> the larger of the node's cpu and memory request
+ * utilization: read from the snapshot for a node of the view (no table
+ * built), from node.utilization for anything else. */
+static int n_utilization(lua_State *L)
+{
+	if (luaL_testudata(L, 1, NODE_MT)) {
+		const struct obj *o = check_obj(L, 1, NODE_MT, "node");
+		const struct node *n = &get_view(L)->snap->nodes[o->idx];
+		double cpu = fraction(n->requested.cpu_m, n->allocatable.cpu_m);
+		double mem = fraction(n->requested.memory, n->allocatable.memory);
+
+		lua_pushnumber(L, mem > cpu ? mem : cpu);
+		return 1;
+	}
+	lua_getfield(L, 1, "utilization");
+	lua_getfield(L, -1, "cpu");
+	lua_getfield(L, -2, "memory");
+	if (lua_type(L, -2) != LUA_TNUMBER || lua_type(L, -1) != LUA_TNUMBER)
+		return luaL_error(L, "utilization: node.utilization needs numbers cpu and memory, got %s and %s",
+				  luaL_typename(L, -2), luaL_typename(L, -1));
+	if (lua_compare(L, -2, -1, LUA_OPLT))
+		return 1;
+	lua_pop(L, 1);
+	return 1;
+}
+
+/* explaining() -> false while a reconcile runs whose per-node notes
+ * nobody reads (the daemon's), true otherwise (decide, the testing kit,
+ * a plan built outside a reconcile). */
+static int n_explaining(lua_State *L)
+{
+	struct view *v = view_of(L);
+
+	lua_pushboolean(L, !(v && v->snap && v->quiet));
+	return 1;
+}
+
 void view_register_native(struct sandbox *sb)
 {
 	static const luaL_Reg fns[] = {
@@ -1487,6 +1692,8 @@ void view_register_native(struct sandbox *sb)
 		{"duration", n_duration},
 		{"format_cpu", n_format_cpu},
 		{"format_bytes", n_format_bytes},
+		{"explaining", n_explaining},
+		{"utilization", n_utilization},
 		{NULL, NULL},
 	};
 	lua_State *L = sandbox_state(sb);
