@@ -133,10 +133,11 @@ local function omittable(pod, params, omit_ns)
   return nil
 end
 
--- The node's first critical pod (unfinished, labelled `critical_label`),
--- or nil; counted in C, no pod table built.
-local function critical_pod(cluster, node, params)
-  local _, first = cluster:pods_matching(node, { [params.critical_label] = true })
+-- The node's first critical pod (unfinished, labelled `critical_label`:
+-- selector { [critical_label] = true }), or nil; found in C, no pod table
+-- built.
+local function critical_pod(cluster, node, selector)
+  local _, first = cluster:pods_matching(node, selector)
   return first
 end
 
@@ -528,9 +529,10 @@ function P.reconcile(cluster, params, store)
   local cordoned = 0
   local recordoned = {}
   -- the notes' texts are formatted only when something reads them
+  local critical = { [params.critical_label] = true }
   for _, node in ipairs(active) do
     local nu = util_of[node]
-    local crit = critical_pod(cluster, node, params)
+    local crit = critical_pod(cluster, node, critical)
     local g = cluster.groups[node.group]
     if crit then
       if plan:explaining() then

@@ -24,6 +24,7 @@ static const char VIEW_KEY[] = "luascale.view";            /* struct view userda
 static const char NODE_MT[] = "luascale.view.node";        /* metatable of node objects */
 static const char POD_MT[] = "luascale.view.pod";          /* metatable of pod objects */
 static const char FROZEN_MT[] = "luascale.view.frozen";    /* metatable of read-only proxies */
+static const char KVLIST_MT[] = "luascale.view.kvlist";    /* labels, annotations read in place */
 static const char NODE_KEYS[] = "luascale.view.nodekeys";  /* field name -> enum node_field */
 static const char POD_KEYS[] = "luascale.view.podkeys";    /* field name -> enum pod_field */
 static const char NODES_KEY[] = "luascale.view.nodes";     /* index+1 -> node object */
@@ -148,6 +149,90 @@ static void set_num(lua_State *L, const char *k, double v)
 {
 	lua_pushnumber(L, v);
 	lua_setfield(L, -2, k);
+}
+
+/*
+ * A node's or pod's labels, annotations or node selector: a read-only
+ * proxy that looks keys up in the snapshot's list itself, so reading one
+ * label of 150,000 pods builds no table for any of them. Valid for the
+ * reconcile that made it.
+ */
+struct kvproxy {
+	const struct kvlist *l;
+	uint32_t gen;
+};
+
+/* Entries looked up for free; a longer list costs a quarter a further entry. */
+#define KV_FREE_ENTRIES 16
+
+static const struct kvlist *kvproxy_list(lua_State *L, int arg)
+{
+	const struct kvproxy *k = lua_touserdata(L, arg);
+	const struct view *v = get_view(L);
+
+	if (k->gen != v->gen)
+		luaL_error(L, "these labels or annotations come from an earlier reconcile: keep their values, not the view's tables, in the store");
+	if (k->l->n > KV_FREE_ENTRIES)
+		sandbox_charge(L, (double)(k->l->n - KV_FREE_ENTRIES) / 4);
+	return k->l;
+}
+
+static int kvproxy_index(lua_State *L)
+{
+	const struct kvlist *l = kvproxy_list(L, 1);
+	const char *key, *val;
+
+	if (lua_type(L, 2) != LUA_TSTRING)
+		return 0;
+	key = lua_tostring(L, 2);
+	val = kvlist_get(l, key);
+	if (!val)
+		return 0;
+	lua_pushstring(L, val);
+	return 1;
+}
+
+/* The iterator of pairs(): upvalue 1 is the position. */
+static int kvproxy_next(lua_State *L)
+{
+	const struct kvlist *l = kvproxy_list(L, 1);
+	lua_Integer i = lua_tointeger(L, lua_upvalueindex(1));
+
+	if (i < 0 || (size_t)i >= l->n) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_pushinteger(L, i + 1);
+	lua_replace(L, lua_upvalueindex(1));
+	lua_pushstring(L, l->items[i].key);
+	lua_pushstring(L, l->items[i].value);
+	return 2;
+}
+
+static int kvproxy_pairs(lua_State *L)
+{
+	kvproxy_list(L, 1);
+	lua_pushinteger(L, 0);
+	lua_pushcclosure(L, kvproxy_next, 1);
+	lua_pushvalue(L, 1);
+	lua_pushnil(L);
+	return 3;
+}
+
+static int kvproxy_len(lua_State *L)
+{
+	kvproxy_list(L, 1);
+	lua_pushinteger(L, 0); /* string keys only, like the table it stands for */
+	return 1;
+}
+
+static void push_kvproxy(lua_State *L, const struct kvlist *l)
+{
+	struct kvproxy *k = lua_newuserdatauv(L, sizeof(*k), 0);
+
+	k->l = l;
+	k->gen = get_view(L)->gen;
+	luaL_setmetatable(L, KVLIST_MT);
 }
 
 static void push_kvlist(lua_State *L, const struct kvlist *l)
@@ -530,8 +615,8 @@ static void push_node_field(lua_State *L, const struct snapshot *s, size_t idx, 
 	if (cache_get(L, obj, id))
 		return;
 	switch (id) {
-	case NF_LABELS: push_kvlist(L, &n->labels); break;
-	case NF_ANNOTATIONS: push_kvlist(L, &n->annotations); break;
+	case NF_LABELS: push_kvproxy(L, &n->labels); break;
+	case NF_ANNOTATIONS: push_kvproxy(L, &n->annotations); break;
 	case NF_TAINTS: push_taints(L, n->taints, n->n_taints); break;
 	case NF_ALLOCATABLE: push_resources(L, &n->allocatable); break;
 	case NF_REQUESTED: push_resources(L, &n->requested); break;
@@ -619,10 +704,10 @@ static void push_pod_field(lua_State *L, const struct snapshot *s, size_t idx, i
 	if (cache_get(L, obj, id))
 		return;
 	switch (id) {
-	case PF_LABELS: push_kvlist(L, &p->labels); break;
-	case PF_ANNOTATIONS: push_kvlist(L, &p->annotations); break;
+	case PF_LABELS: push_kvproxy(L, &p->labels); break;
+	case PF_ANNOTATIONS: push_kvproxy(L, &p->annotations); break;
 	case PF_REQUESTS: push_resources(L, &p->requests); break;
-	case PF_NODE_SELECTOR: push_kvlist(L, &p->node_selector); break;
+	case PF_NODE_SELECTOR: push_kvproxy(L, &p->node_selector); break;
 	case PF_TOLERATIONS: {
 		size_t i;
 
@@ -1494,6 +1579,7 @@ static int init_view_state(lua_State *L)
 	new_metatable(L, NODE_MT, node_index, NODE_KEYS, obj_pairs, NULL, node_tostring);
 	new_metatable(L, POD_MT, pod_index, POD_KEYS, obj_pairs, NULL, pod_tostring);
 	new_metatable(L, FROZEN_MT, frozen_index, NULL, frozen_pairs, frozen_len, NULL);
+	new_metatable(L, KVLIST_MT, kvproxy_index, NULL, kvproxy_pairs, kvproxy_len, NULL);
 	return 0;
 }
 
