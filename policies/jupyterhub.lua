@@ -256,11 +256,7 @@ local function scale_up(s)
   for _, node in ipairs(s.marked) do
     if node.ready then marked[#marked + 1] = node end
   end
-  table.sort(marked, function(a, b)
-    local ua, ub = ls.utilization(a), ls.utilization(b)
-    if ua ~= ub then return ua > ub end
-    return a.name < b.name
-  end)
+  cluster:sort_by_utilization(marked, "desc") -- ties by name
   for _, node in ipairs(marked) do
     if satisfied() then break end
     local free, placed, rest = {}, 0, {}
@@ -403,8 +399,6 @@ function P.reconcile(cluster, params, store)
       if node.annotations[mark] then stale[#stale + 1] = node end
       if node.ready then
         active[#active + 1] = node
-        add(s.requested, node.requested)
-        add(s.allocatable, node.allocatable)
       elseif node.age < boot_grace then
         add(s.coming, node.allocatable)
         coming_count = coming_count + 1
@@ -422,6 +416,9 @@ function P.reconcile(cluster, params, store)
     end
   end
   s.coming_count = coming_count
+  -- the active nodes' requests and allocatable, added up in C
+  local req, alloc = cluster:sum(active, "requested"), cluster:sum(active, "allocatable")
+  s.requested, s.allocatable = res(req.cpu, req.memory), res(alloc.cpu, alloc.memory)
   local util = ratio(s.requested, s.allocatable)
   s.util = util
   local util_text = string.format("utilization %s", fmt_ratio(util))
@@ -516,22 +513,14 @@ function P.reconcile(cluster, params, store)
   local capacity = res(s.allocatable.cpu, s.allocatable.memory)
   local going = {}
   for name, n in pairs(marked_in) do going[name] = n end
-  -- each node's utilization read once, not at every comparison
-  local util_of, name_of = {}, {}
-  for _, node in ipairs(active) do
-    util_of[node], name_of[node] = ls.utilization(node), node.name
-  end
-  table.sort(active, function(a, b)
-    local ua, ub = util_of[a], util_of[b]
-    if ua ~= ub then return ua < ub end
-    return name_of[a] < name_of[b]
-  end)
+  -- least loaded first, ties by name (sorted in C)
+  cluster:sort_by_utilization(active)
   local cordoned = 0
   local recordoned = {}
   -- the notes' texts are formatted only when something reads them
   local critical = { [params.critical_label] = true }
   for _, node in ipairs(active) do
-    local nu = util_of[node]
+    local nu = ls.utilization(node)
     local crit = critical_pod(cluster, node, critical)
     local g = cluster.groups[node.group]
     if crit then
