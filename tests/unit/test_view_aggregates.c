@@ -1,7 +1,8 @@
 /*
  * The view's per-node aggregates (node.live_requests, node.protected,
- * cluster:pods_matching) and ls.utilization equal what a policy computes
- * pod by pod, on randomized clusters; they are charged to the budget; a
+ * cluster:pods_matching), ls.utilization, cluster:sort_by_utilization and
+ * cluster:sum equal what a policy computes pod by pod or node by node in
+ * Lua, on randomized clusters; they are charged to the budget; a
  * plan's notes are built only when they are read.
  */
 #include <setjmp.h>
@@ -180,6 +181,27 @@ static const char COMPARE[] =
 	"    assert(ls.utilization(node) == math.max(u.cpu, u.memory), node.name .. ' utilization')\n"
 	"  end\n"
 	"  assert(ls.utilization({ utilization = { cpu = 0.25, memory = 0.5 } }) == 0.5, 'utilization of a table')\n"
+	"  local list, want = {}, {}\n"
+	"  for i, n in ipairs(cluster.nodes) do list[i] = n; want[i] = n end\n"
+	"  for _, desc in ipairs({ false, true }) do\n"
+	"    table.sort(want, function(a, b)\n"
+	"      local ua, ub = ls.utilization(a), ls.utilization(b)\n"
+	"      if ua ~= ub then if desc then return ua > ub end return ua < ub end\n"
+	"      return a.name < b.name\n"
+	"    end)\n"
+	"    assert(cluster:sort_by_utilization(list, desc and 'desc' or nil) == list, 'sorted in place')\n"
+	"    for i = 1, #want do assert(list[i] == want[i], string.format('sort %s: %d', tostring(desc), i)) end\n"
+	"  end\n"
+	"  for _, field in ipairs({ 'requested', 'allocatable' }) do\n"
+	"    local cpu, mem, eph, pods = 0, 0, 0, 0\n"
+	"    for _, n in ipairs(list) do\n"
+	"      local r = n[field]\n"
+	"      cpu, mem, eph, pods = cpu + r.cpu, mem + r.memory, eph + r['ephemeral-storage'], pods + r.pods\n"
+	"    end\n"
+	"    local got = cluster:sum(list, field)\n"
+	"    assert(got.cpu == cpu and got.memory == mem and got['ephemeral-storage'] == eph and got.pods == pods,\n"
+	"      string.format('sum of %s: %s vs %s', field, tostring(got.cpu), tostring(cpu)))\n"
+	"  end\n"
 	"  return ls.plan()\n"
 	"end\n"
 	"return P\n";
