@@ -36,6 +36,7 @@ struct view {
 	const struct drain_opts *dopts;
 	uint32_t gen; /* which reconcile: objects of older ones are refused */
 	bool quiet;   /* this reconcile's notes are not read */
+	int strs_ref; /* registry slot of this view's strings: C pointer -> Lua string */
 	/* sizes of the whole snapshot, summed when the view is built, from
 	 * which the helpers' work is estimated before they do it (see
 	 * "charging" below) */
@@ -70,6 +71,26 @@ static struct view *get_view(lua_State *L)
 	if (!v || !v->snap)
 		luaL_error(L, "cluster view used outside of its reconcile call");
 	return v;
+}
+
+/*
+ * Pushes a string of the snapshot. Each is made a Lua string once per
+ * view, on its first read, and kept by its C pointer (the snapshot's
+ * strings are interned and do not move while the view lives): reading
+ * node.name again costs a pointer lookup, not hashing the text again.
+ */
+static void push_snapstr(lua_State *L, const struct view *v, const char *str)
+{
+	lua_rawgeti(L, LUA_REGISTRYINDEX, v->strs_ref);
+	if (lua_rawgetp(L, -1, str) == LUA_TSTRING) {
+		lua_remove(L, -2);
+		return;
+	}
+	lua_pop(L, 1);
+	lua_pushstring(L, str);
+	lua_pushvalue(L, -1);
+	lua_rawsetp(L, -3, str);
+	lua_remove(L, -2);
 }
 
 /* ---- read-only proxies ---- */
@@ -165,11 +186,13 @@ struct kvproxy {
 /* Entries looked up for free; a longer list costs a quarter a further entry. */
 #define KV_FREE_ENTRIES 16
 
-static const struct kvlist *kvproxy_list(lua_State *L, int arg)
+static const struct kvlist *kvproxy_list(lua_State *L, int arg, const struct view **vp)
 {
 	const struct kvproxy *k = lua_touserdata(L, arg);
 	const struct view *v = get_view(L);
 
+	if (vp)
+		*vp = v;
 	if (k->gen != v->gen)
 		luaL_error(L, "these labels or annotations come from an earlier reconcile: keep their values, not the view's tables, in the store");
 	if (k->l->n > KV_FREE_ENTRIES)
@@ -179,7 +202,8 @@ static const struct kvlist *kvproxy_list(lua_State *L, int arg)
 
 static int kvproxy_index(lua_State *L)
 {
-	const struct kvlist *l = kvproxy_list(L, 1);
+	const struct view *v;
+	const struct kvlist *l = kvproxy_list(L, 1, &v);
 	const char *key, *val;
 
 	if (lua_type(L, 2) != LUA_TSTRING)
@@ -188,14 +212,15 @@ static int kvproxy_index(lua_State *L)
 	val = kvlist_get(l, key);
 	if (!val)
 		return 0;
-	lua_pushstring(L, val);
+	push_snapstr(L, v, val);
 	return 1;
 }
 
 /* The iterator of pairs(): upvalue 1 is the position. */
 static int kvproxy_next(lua_State *L)
 {
-	const struct kvlist *l = kvproxy_list(L, 1);
+	const struct view *v;
+	const struct kvlist *l = kvproxy_list(L, 1, &v);
 	lua_Integer i = lua_tointeger(L, lua_upvalueindex(1));
 
 	if (i < 0 || (size_t)i >= l->n) {
@@ -204,14 +229,14 @@ static int kvproxy_next(lua_State *L)
 	}
 	lua_pushinteger(L, i + 1);
 	lua_replace(L, lua_upvalueindex(1));
-	lua_pushstring(L, l->items[i].key);
-	lua_pushstring(L, l->items[i].value);
+	push_snapstr(L, v, l->items[i].key);
+	push_snapstr(L, v, l->items[i].value);
 	return 2;
 }
 
 static int kvproxy_pairs(lua_State *L)
 {
-	kvproxy_list(L, 1);
+	kvproxy_list(L, 1, NULL);
 	lua_pushinteger(L, 0);
 	lua_pushcclosure(L, kvproxy_next, 1);
 	lua_pushvalue(L, 1);
@@ -221,7 +246,7 @@ static int kvproxy_pairs(lua_State *L)
 
 static int kvproxy_len(lua_State *L)
 {
-	kvproxy_list(L, 1);
+	kvproxy_list(L, 1, NULL);
 	lua_pushinteger(L, 0); /* string keys only, like the table it stands for */
 	return 1;
 }
@@ -582,16 +607,17 @@ static bool node_protected(lua_State *L, const struct view *v, const struct node
 	return false;
 }
 
-static void push_node_field(lua_State *L, const struct snapshot *s, size_t idx, int id, int obj)
+static void push_node_field(lua_State *L, const struct view *v, size_t idx, int id, int obj)
 {
+	const struct snapshot *s = v->snap;
 	const struct node *n = &s->nodes[idx];
 	size_t i, live = 0;
 
 	switch (id) {
-	case NF_NAME: lua_pushstring(L, n->name); return;
+	case NF_NAME: push_snapstr(L, v, n->name); return;
 	case NF_GROUP:
 		if (n->group >= 0)
-			lua_pushstring(L, s->groups[n->group].name);
+			push_snapstr(L, v, s->groups[n->group].name);
 		else
 			lua_pushnil(L);
 		return;
@@ -651,17 +677,18 @@ static int node_index(lua_State *L)
 
 	if (!id)
 		return 0;
-	push_node_field(L, v->snap, o->idx, id, 1);
+	push_node_field(L, v, o->idx, id, 1);
 	return 1;
 }
 
-static void push_pod_field(lua_State *L, const struct snapshot *s, size_t idx, int id, int obj)
+static void push_pod_field(lua_State *L, const struct view *v, size_t idx, int id, int obj)
 {
+	const struct snapshot *s = v->snap;
 	const struct pod *p = &s->pods[idx];
 
 	switch (id) {
-	case PF_NAMESPACE: lua_pushstring(L, p->ns); return;
-	case PF_NAME: lua_pushstring(L, p->name); return;
+	case PF_NAMESPACE: push_snapstr(L, v, p->ns); return;
+	case PF_NAME: push_snapstr(L, v, p->name); return;
 	case PF_CONTROLLER:
 		if (p->controller_kind[0])
 			lua_pushstring(L, p->controller_kind);
@@ -744,7 +771,7 @@ static int pod_index(lua_State *L)
 
 	if (!id)
 		return 0;
-	push_pod_field(L, v->snap, o->idx, id, 1);
+	push_pod_field(L, v, o->idx, id, 1);
 	return 1;
 }
 
@@ -759,9 +786,9 @@ static int obj_next(lua_State *L)
 	for (id++; names[id]; id++) {
 		lua_pushstring(L, names[id]);
 		if (is_node)
-			push_node_field(L, get_view(L)->snap, o->idx, id, 1);
+			push_node_field(L, get_view(L), o->idx, id, 1);
 		else
-			push_pod_field(L, get_view(L)->snap, o->idx, id, 1);
+			push_pod_field(L, get_view(L), o->idx, id, 1);
 		if (!lua_isnil(L, -1))
 			return 2;
 		lua_pop(L, 2);
@@ -1599,6 +1626,8 @@ static int build_view(lua_State *L)
 
 	lua_newtable(L);
 	lua_setfield(L, LUA_REGISTRYINDEX, PODCACHE_KEY);
+	lua_newtable(L);
+	lua_rawseti(L, LUA_REGISTRYINDEX, v->strs_ref);
 
 	lua_createtable(L, 0, 12);
 	cluster = lua_gettop(L);
@@ -1691,6 +1720,8 @@ static int init_view_state(lua_State *L)
 
 	memset(v, 0, sizeof(*v));
 	lua_setfield(L, LUA_REGISTRYINDEX, VIEW_KEY);
+	lua_pushboolean(L, 0);
+	v->strs_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	field_table(L, NODE_KEYS, node_fields);
 	field_table(L, POD_KEYS, pod_fields);
 	new_metatable(L, NODE_MT, node_index, NODE_KEYS, obj_pairs, NULL, node_tostring);
@@ -1740,6 +1771,10 @@ void view_end(struct sandbox *sb)
 	lua_setfield(L, LUA_REGISTRYINDEX, NODES_KEY);
 	lua_pushnil(L);
 	lua_setfield(L, LUA_REGISTRYINDEX, PODCACHE_KEY);
+	if (v) {
+		lua_pushboolean(L, 0); /* the strings go with the view */
+		lua_rawseti(L, LUA_REGISTRYINDEX, v->strs_ref);
+	}
 }
 
 /* ---- luascale.native ---- */
