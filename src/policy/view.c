@@ -1391,12 +1391,27 @@ struct match_req {
 	bool present;
 };
 
+/* The value of label 'key' or NULL: kvlist_get() with the snapshot's
+ * interned keys compared by pointer first, then by their first byte. */
+static const char *label_of(const struct kvlist *l, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const char *k = l->items[i].key;
+
+		if (k == key || (k[0] == key[0] && strcmp(k, key) == 0))
+			return l->items[i].value;
+	}
+	return NULL;
+}
+
 static bool pod_matches(const struct pod *p, const struct match_req *r, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		const char *have = kvlist_get(&p->labels, r[i].key);
+		const char *have = label_of(&p->labels, r[i].key);
 
 		if (r[i].value ? !have || strcmp(have, r[i].value) != 0 : (have != NULL) != r[i].present)
 			return false;
