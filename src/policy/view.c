@@ -592,19 +592,21 @@ static bool node_protected(lua_State *L, const struct view *v, const struct node
 	const struct label_selector *sel = v->dopts ? v->dopts->protected_pods : NULL;
 	double work = (double)n->n_pods;
 	size_t i;
+	bool found = false;
 
 	if (!sel || sel->n == 0)
 		return false;
-	for (i = 0; i < n->n_pods; i++)
-		work += ((double)v->snap->pods[n->pods[i]].labels.n + 1) * (double)sel->n;
-	sandbox_charge(L, work);
-	for (i = 0; i < n->n_pods; i++) {
+	/* as pods_matching: the pods before, the labels compared after */
+	sandbox_charge(L, work * (double)(sel->n + 1));
+	work = 0;
+	for (i = 0; i < n->n_pods && !found; i++) {
 		const struct pod *p = &v->snap->pods[n->pods[i]];
 
-		if (!pod_finished(p) && label_selector_matches(sel, &p->labels))
-			return true;
+		work += (double)p->labels.n * (double)sel->n;
+		found = !pod_finished(p) && label_selector_matches(sel, &p->labels);
 	}
-	return false;
+	sandbox_charge(L, work);
+	return found;
 }
 
 static void push_node_field(lua_State *L, const struct view *v, size_t idx, int id, int obj)
@@ -1457,19 +1459,22 @@ static int l_pods_matching(lua_State *L)
 		}
 		lua_pop(L, 1);
 	}
+	/* one pass over the pods (their structs are the cost, not the
+	 * compares): the pods times the keys charged before, the labels
+	 * compared after, both bounded by the node's pods */
+	sandbox_charge(L, (double)nd->n_pods * (double)n);
 	work = 0;
-	for (i = 0; i < nd->n_pods; i++)
-		work += ((double)s->pods[nd->pods[i]].labels.n + 1) * (double)n;
-	sandbox_charge(L, work);
 	for (i = 0; i < nd->n_pods; i++) {
 		const struct pod *p = &s->pods[nd->pods[i]];
 
+		work += (double)p->labels.n * (double)n;
 		if (pod_finished(p) || !pod_matches(p, reqs, n))
 			continue;
 		if (first < 0)
 			first = nd->pods[i];
 		count++;
 	}
+	sandbox_charge(L, work);
 	lua_pushinteger(L, (lua_Integer)count);
 	if (first < 0)
 		lua_pushnil(L);
