@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 
 	{
 		struct sandbox_limits sl = {cfg->policy_instructions, cfg->policy_memory,
-					   cfg->policy_timeout_ms, NULL};
+					   cfg->policy_timeout_ms, NULL, false};
 
 		pol = policy_load(cfg->policy_path, NULL, &sl, &cfg->params, &err);
 	}

@@ -133,22 +133,12 @@ local function omittable(pod, params, omit_ns)
   return nil
 end
 
-local function critical_pod(node, params)
-  for _, pod in ipairs(node.pods) do
-    if is_critical(pod, params) then return pod end
-  end
-  return nil
-end
-
--- Requests of the pods that would come back if the node went away.
-local function live_requests(node)
-  local r = res()
-  for _, pod in ipairs(node.pods) do
-    if not pod.finished and not pod.daemonset and not pod.mirror and not pod.static then
-      add(r, pod.requests)
-    end
-  end
-  return r
+-- The node's first critical pod (unfinished, labelled `critical_label`:
+-- selector { [critical_label] = true }), or nil; found in C, no pod table
+-- built.
+local function critical_pod(cluster, node, selector)
+  local _, first = cluster:pods_matching(node, selector)
+  return first
 end
 
 -- Does the pod fit into 'free' (a node's free room, updated by the caller)?
@@ -266,11 +256,7 @@ local function scale_up(s)
   for _, node in ipairs(s.marked) do
     if node.ready then marked[#marked + 1] = node end
   end
-  table.sort(marked, function(a, b)
-    local ua, ub = ls.utilization(a), ls.utilization(b)
-    if ua ~= ub then return ua > ub end
-    return a.name < b.name
-  end)
+  cluster:sort_by_utilization(marked, "desc") -- ties by name
   for _, node in ipairs(marked) do
     if satisfied() then break end
     local free, placed, rest = {}, 0, {}
@@ -413,8 +399,6 @@ function P.reconcile(cluster, params, store)
       if node.annotations[mark] then stale[#stale + 1] = node end
       if node.ready then
         active[#active + 1] = node
-        add(s.requested, node.requested)
-        add(s.allocatable, node.allocatable)
       elseif node.age < boot_grace then
         add(s.coming, node.allocatable)
         coming_count = coming_count + 1
@@ -432,6 +416,9 @@ function P.reconcile(cluster, params, store)
     end
   end
   s.coming_count = coming_count
+  -- the active nodes' requests and allocatable, added up in C
+  local req, alloc = cluster:sum(active, "requested"), cluster:sum(active, "allocatable")
+  s.requested, s.allocatable = res(req.cpu, req.memory), res(alloc.cpu, alloc.memory)
   local util = ratio(s.requested, s.allocatable)
   s.util = util
   local util_text = string.format("utilization %s", fmt_ratio(util))
@@ -517,45 +504,49 @@ function P.reconcile(cluster, params, store)
       ls.format_duration(now - store.last_scale_up), params.scale_down_delay_after_up)
   end
 
-  -- the pods on nodes being emptied come back to the rest
+  -- the pods on nodes being emptied come back to the rest (live_requests:
+  -- not finished, not DaemonSet, mirror or static)
   local demand = res(s.requested.cpu, s.requested.memory)
   for _, node in ipairs(s.marked) do
-    if not s.uncordoned[node.name] then add(demand, live_requests(node)) end
+    if not s.uncordoned[node.name] then add(demand, node.live_requests) end
   end
   local capacity = res(s.allocatable.cpu, s.allocatable.memory)
   local going = {}
   for name, n in pairs(marked_in) do going[name] = n end
-  table.sort(active, function(a, b)
-    local ua, ub = ls.utilization(a), ls.utilization(b)
-    if ua ~= ub then return ua < ub end
-    return a.name < b.name
-  end)
+  -- least loaded first, ties by name (sorted in C)
+  cluster:sort_by_utilization(active)
   local cordoned = 0
   local recordoned = {}
+  -- the notes' texts are formatted only when something reads them
+  local critical = { [params.critical_label] = true }
   for _, node in ipairs(active) do
-    local u = string.format("node utilization %.2f", ls.utilization(node))
-    local crit = critical_pod(node, params)
+    local nu = ls.utilization(node)
+    local crit = critical_pod(cluster, node, critical)
     local g = cluster.groups[node.group]
     if crit then
-      plan:explain(node, false, string.format("%s; runs critical pod %s/%s (%s): never cordoned", u,
-        crit.namespace, crit.name, params.critical_label))
+      if plan:explaining() then
+        plan:explain(node, false, "node utilization %.2f; runs critical pod %s/%s (%s): never cordoned",
+          nu, crit.namespace, crit.name, params.critical_label)
+      end
     elseif not_now then
-      plan:explain(node, false, u .. "; no scale-down: " .. not_now)
+      plan:explain(node, false, "node utilization %.2f; no scale-down: %s", nu, not_now)
     elseif size[g.name] - (going[g.name] or 0) - 1 < g.min then
-      plan:explain(node, false, string.format("%s; group %s is at its min of %d (counting %d node(s) cordoned for scale-down)",
-        u, g.name, g.min, going[g.name] or 0))
+      plan:explain(node, false, "node utilization %.2f; group %s is at its min of %d (counting %d node(s) cordoned for scale-down)",
+        nu, g.name, g.min, going[g.name] or 0)
     elseif cordoned >= params.max_cordon_per_round then
-      plan:explain(node, false, u .. "; waiting: max_cordon_per_round reached")
+      plan:explain(node, false, "node utilization %.2f; waiting: max_cordon_per_round reached", nu)
     else
       local rest = res(capacity.cpu, capacity.memory)
       add(rest, node.allocatable, -1)
       local projected = ratio(demand, rest)
       if projected > params.target + EPS then
-        plan:explain(node, false, string.format("%s; cordoning it would bring the rest to %s, above %.2f",
-          u, fmt_ratio(projected), params.target))
+        if plan:explaining() then
+          plan:explain(node, false, "node utilization %.2f; cordoning it would bring the rest to %s, above %.2f",
+            nu, fmt_ratio(projected), params.target)
+        end
       else
         local reason = string.format("%s below %.2f; least loaded (%.2f); the rest projected at %.2f",
-          util_text, params.low, ls.utilization(node), projected)
+          util_text, params.low, nu, projected)
         -- mark first: a mark without a cordon is cleaned up next round,
         -- a cordon without a mark would look like an admin's
         plan:annotate(node, mark, tostring(now), "cordoned for scale-down")

@@ -42,10 +42,8 @@ end
 -- ---- nodes and pods -----------------------------------------------------
 
 -- max(cpu, memory) request utilization of a node, 0..1 (may exceed 1).
-function M.utilization(node)
-  local u = node.utilization
-  return math.max(u.cpu, u.memory)
-end
+-- In C: a node of the cluster view is read without building a table.
+M.utilization = native.utilization
 
 -- Request utilization of a set of nodes taken together: the sums of their
 -- requests over the sums of their allocatable, {cpu = 0..1, memory = 0..1}.
@@ -98,9 +96,15 @@ end
 local Plan = {}
 Plan.__index = Plan
 
+-- Plans of a reconcile whose notes nobody reads (the daemon's): explain
+-- records nothing. The same methods otherwise.
+local QuietPlan = {}
+QuietPlan.__index = QuietPlan
+
 -- A new, empty plan.
 function M.plan()
-  return setmetatable({ actions = {}, notes = {}, messages = {} }, Plan)
+  return setmetatable({ actions = {}, notes = {}, messages = {} },
+    native.explaining() and Plan or QuietPlan)
 end
 
 -- Nodes and groups of the cluster view are read-only userdata; a policy's
@@ -218,11 +222,29 @@ function Plan:log(fmt, ...)
 end
 
 -- Say whether a node is a scale-down candidate and why (shown by `decide`).
-function Plan:explain(node, candidate, why)
+-- With more arguments, 'why' is a string.format format for them, formatted
+-- only when the notes are read: a policy that explains every node pays
+-- for the text only in `luascale decide` and in specs, not in the daemon.
+function Plan:explain(node, candidate, why, ...)
   local name = node_name(node, "explain")
   if type(candidate) ~= "boolean" then error("plan:explain: candidate must be a boolean", 2) end
+  if select("#", ...) > 0 then why = string.format(why, ...) end
   self.notes[name] = { candidate = candidate, why = tostring(why or "") }
   return self
 end
+
+-- Are this plan's notes read? A policy may skip work that only builds a
+-- note's text when not.
+function Plan:explaining() return true end
+
+for k, f in pairs(Plan) do QuietPlan[k] = f end
+QuietPlan.__index = QuietPlan
+function QuietPlan:explain(node, candidate)
+  -- the same checks as when the notes are read, so a policy errs alike
+  node_name(node, "explain")
+  if type(candidate) ~= "boolean" then error("plan:explain: candidate must be a boolean", 2) end
+  return self
+end
+function QuietPlan:explaining() return false end
 
 return M

@@ -105,6 +105,7 @@ int engine_decide(struct policy *pol, const struct snapshot *s,
 
 	memset(out, 0, sizeof(*out));
 	verdict_init(&out->verdict);
+	policy_set_notes(pol, o->node_reports); /* only the node reports read them */
 	if (policy_reconcile(pol, s, o->drain, &plan, &out->stats, &perr) < 0) {
 		out->ok = false;
 		snprintf(out->error, sizeof(out->error), "%s", perr.msg);

@@ -26,7 +26,13 @@ struct policy {
 	int module_ref;
 	int params_ref;
 	int store_ref;
+	bool notes; /* are plan:explain notes read */
 };
+
+void policy_set_notes(struct policy *p, bool wanted)
+{
+	p->notes = wanted;
+}
 
 const char *policy_default_lib_dir(void)
 {
@@ -254,6 +260,7 @@ struct policy *policy_load(const char *path, const char *lib_dir,
 		return NULL;
 	}
 	p->module_ref = p->params_ref = p->store_ref = LUA_NOREF;
+	p->notes = true;
 	normalize_path(path, p->path, sizeof(p->path));
 	path = p->path;
 	dir_of(path, dir, sizeof(dir));
@@ -326,7 +333,7 @@ int policy_reconcile(struct policy *p, const struct snapshot *s,
 	plan_init(out);
 	sandbox_set_now(p->sb, s->now);
 	t0 = now_ms();
-	if (view_begin(p->sb, s, dopts, err) < 0) {
+	if (view_begin(p->sb, s, dopts, p->notes, err) < 0) {
 		errbuf_prefix(err, "%s", p->path);
 		goto out;
 	}
@@ -360,6 +367,7 @@ out:
 	view_end(p->sb);
 	lua_settop(L, top);
 	stats.memory = sandbox_memory(p->sb);
+	stats.memory_peak = sandbox_memory_peak(p->sb);
 	if (st)
 		*st = stats;
 	return rc;
@@ -397,6 +405,7 @@ struct policy *policy_reload(struct policy *cur, const char *path,
 		errbuf_prefix(err, "cannot load the new policy");
 		return NULL;
 	}
+	p->notes = cur->notes;
 	if (s) {
 		/* the trial run gets a copy of the store, thrown away after */
 		if (copy_store(p, cur, NULL, 0, err) < 0)

@@ -7,6 +7,7 @@
 #ifndef LUASCALE_HOST_H
 #define LUASCALE_HOST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -24,6 +25,7 @@ struct policy_stats {
 	double decode_ms;    /* reading the plan back */
 	int64_t instructions;
 	size_t memory;       /* Lua heap after the call, bytes */
+	size_t memory_peak;  /* the largest Lua heap during the call, bytes */
 };
 
 /*
@@ -39,6 +41,13 @@ struct policy *policy_load(const char *path, const char *lib_dir,
 			   const struct param *params, struct errbuf *err);
 
 void policy_free(struct policy *p);
+
+/*
+ * Whether the next reconciles' per-node notes (plan:explain) are read:
+ * when not (the daemon), the luascale library drops them unbuilt and the
+ * plan carries none. On by default (decide, the testing kit).
+ */
+void policy_set_notes(struct policy *p, bool wanted);
 
 /* The path the policy was loaded from. */
 const char *policy_path(const struct policy *p);

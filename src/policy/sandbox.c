@@ -45,6 +45,7 @@ enum exhausted {
 struct sandbox {
 	lua_State *L;
 	size_t mem_used;
+	size_t mem_peak;      /* largest mem_used of the running or last call */
 	size_t mem_limit;
 	int64_t budget;
 	int64_t used;
@@ -56,6 +57,7 @@ struct sandbox {
 	int step;             /* instructions between two hooks, HOOK_STEP down to 1 */
 	unsigned charges;     /* library charges since the clocks were last read */
 	bool in_call;
+	bool uncounted;       /* benchmarks: no hook during calls */
 	bool raising;         /* building a limit message: the heap cap lets it through */
 	enum exhausted exhausted;
 	size_t refused;       /* the allocation CAP_OBJECT refused, bytes */
@@ -226,6 +228,8 @@ static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (!p)
 		return NULL;
 	sb->mem_used = sb->mem_used - old + nsize;
+	if (sb->mem_used > sb->mem_peak)
+		sb->mem_peak = sb->mem_used;
 	return p;
 }
 
@@ -1519,6 +1523,7 @@ struct sandbox *sandbox_new(const char *lib_dir, const char *policy_dir,
 	if (sb->cpu_limit_ms > MAX_CPU_MS) /* nanoseconds must not overflow */
 		sb->cpu_limit_ms = MAX_CPU_MS;
 	sb->cancel = lim ? lim->cancel : NULL;
+	sb->uncounted = lim && lim->uncounted;
 	sb->step = HOOK_STEP;
 	sb->now = (int64_t)time(NULL);
 	snprintf(sb->lib_dir, sizeof(sb->lib_dir), "%s", lib_dir ? lib_dir : "");
@@ -1575,6 +1580,11 @@ int64_t sandbox_instructions(const struct sandbox *sb)
 size_t sandbox_memory(const struct sandbox *sb)
 {
 	return sb->mem_used;
+}
+
+size_t sandbox_memory_peak(const struct sandbox *sb)
+{
+	return sb->mem_peak;
 }
 
 void sandbox_preload(struct sandbox *sb, const char *name)
@@ -1722,6 +1732,9 @@ int sandbox_call(struct sandbox *sb, int nargs, int nresults, struct errbuf *err
 	lua_insert(L, base);
 	begin_limits(sb);
 	sb->in_call = true;
+	sb->mem_peak = sb->mem_used;
+	if (sb->uncounted)
+		lua_sethook(L, NULL, 0, 0); /* finish_call() sets it again */
 	if (sb->exhausted != EXHAUSTED_NONE) /* cancelled before it started */
 		status = LUA_OK;
 	else

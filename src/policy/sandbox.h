@@ -28,6 +28,10 @@ struct sandbox_limits {
 	 * so does every later call while it stays set. Borrowed: it must
 	 * outlive the sandbox. */
 	const atomic_bool *cancel;
+	/* Benchmarks only: calls run without the instruction hook, so with no
+	 * instruction budget, no deadline and no cancel flag (the heap cap
+	 * stays). What the hook costs is measured against it. */
+	bool uncounted;
 };
 
 struct sandbox;
@@ -88,6 +92,8 @@ int64_t sandbox_budget(const struct sandbox *sb);
 /* Figures of the last sandbox_call. */
 int64_t sandbox_instructions(const struct sandbox *sb);
 size_t sandbox_memory(const struct sandbox *sb);
+/* The largest Lua heap seen during the last sandbox_call, bytes. */
+size_t sandbox_memory_peak(const struct sandbox *sb);
 
 /* Registers a module table at the top of the stack under 'name' so that
  * require(name) returns it. Pops the table. */

@@ -24,6 +24,7 @@ static const char VIEW_KEY[] = "luascale.view";            /* struct view userda
 static const char NODE_MT[] = "luascale.view.node";        /* metatable of node objects */
 static const char POD_MT[] = "luascale.view.pod";          /* metatable of pod objects */
 static const char FROZEN_MT[] = "luascale.view.frozen";    /* metatable of read-only proxies */
+static const char KVLIST_MT[] = "luascale.view.kvlist";    /* labels, annotations read in place */
 static const char NODE_KEYS[] = "luascale.view.nodekeys";  /* field name -> enum node_field */
 static const char POD_KEYS[] = "luascale.view.podkeys";    /* field name -> enum pod_field */
 static const char NODES_KEY[] = "luascale.view.nodes";     /* index+1 -> node object */
@@ -34,6 +35,8 @@ struct view {
 	const struct snapshot *snap;
 	const struct drain_opts *dopts;
 	uint32_t gen; /* which reconcile: objects of older ones are refused */
+	bool quiet;   /* this reconcile's notes are not read */
+	int strs_ref; /* registry slot of this view's strings: C pointer -> Lua string */
 	/* sizes of the whole snapshot, summed when the view is built, from
 	 * which the helpers' work is estimated before they do it (see
 	 * "charging" below) */
@@ -68,6 +71,26 @@ static struct view *get_view(lua_State *L)
 	if (!v || !v->snap)
 		luaL_error(L, "cluster view used outside of its reconcile call");
 	return v;
+}
+
+/*
+ * Pushes a string of the snapshot. Each is made a Lua string once per
+ * view, on its first read, and kept by its C pointer (the snapshot's
+ * strings are interned and do not move while the view lives): reading
+ * node.name again costs a pointer lookup, not hashing the text again.
+ */
+static void push_snapstr(lua_State *L, const struct view *v, const char *str)
+{
+	lua_rawgeti(L, LUA_REGISTRYINDEX, v->strs_ref);
+	if (lua_rawgetp(L, -1, str) == LUA_TSTRING) {
+		lua_remove(L, -2);
+		return;
+	}
+	lua_pop(L, 1);
+	lua_pushstring(L, str);
+	lua_pushvalue(L, -1);
+	lua_rawsetp(L, -3, str);
+	lua_remove(L, -2);
 }
 
 /* ---- read-only proxies ---- */
@@ -147,6 +170,94 @@ static void set_num(lua_State *L, const char *k, double v)
 {
 	lua_pushnumber(L, v);
 	lua_setfield(L, -2, k);
+}
+
+/*
+ * A node's or pod's labels, annotations or node selector: a read-only
+ * proxy that looks keys up in the snapshot's list itself, so reading one
+ * label of 150,000 pods builds no table for any of them. Valid for the
+ * reconcile that made it.
+ */
+struct kvproxy {
+	const struct kvlist *l;
+	uint32_t gen;
+};
+
+/* Entries looked up for free; a longer list costs a quarter a further entry. */
+#define KV_FREE_ENTRIES 16
+
+static const struct kvlist *kvproxy_list(lua_State *L, int arg, const struct view **vp)
+{
+	const struct kvproxy *k = lua_touserdata(L, arg);
+	const struct view *v = get_view(L);
+
+	if (vp)
+		*vp = v;
+	if (k->gen != v->gen)
+		luaL_error(L, "these labels or annotations come from an earlier reconcile: keep their values, not the view's tables, in the store");
+	if (k->l->n > KV_FREE_ENTRIES)
+		sandbox_charge(L, (double)(k->l->n - KV_FREE_ENTRIES) / 4);
+	return k->l;
+}
+
+static int kvproxy_index(lua_State *L)
+{
+	const struct view *v;
+	const struct kvlist *l = kvproxy_list(L, 1, &v);
+	const char *key, *val;
+
+	if (lua_type(L, 2) != LUA_TSTRING)
+		return 0;
+	key = lua_tostring(L, 2);
+	val = kvlist_get(l, key);
+	if (!val)
+		return 0;
+	push_snapstr(L, v, val);
+	return 1;
+}
+
+/* The iterator of pairs(): upvalue 1 is the position. */
+static int kvproxy_next(lua_State *L)
+{
+	const struct view *v;
+	const struct kvlist *l = kvproxy_list(L, 1, &v);
+	lua_Integer i = lua_tointeger(L, lua_upvalueindex(1));
+
+	if (i < 0 || (size_t)i >= l->n) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_pushinteger(L, i + 1);
+	lua_replace(L, lua_upvalueindex(1));
+	push_snapstr(L, v, l->items[i].key);
+	push_snapstr(L, v, l->items[i].value);
+	return 2;
+}
+
+static int kvproxy_pairs(lua_State *L)
+{
+	kvproxy_list(L, 1, NULL);
+	lua_pushinteger(L, 0);
+	lua_pushcclosure(L, kvproxy_next, 1);
+	lua_pushvalue(L, 1);
+	lua_pushnil(L);
+	return 3;
+}
+
+static int kvproxy_len(lua_State *L)
+{
+	kvproxy_list(L, 1, NULL);
+	lua_pushinteger(L, 0); /* string keys only, like the table it stands for */
+	return 1;
+}
+
+static void push_kvproxy(lua_State *L, const struct kvlist *l)
+{
+	struct kvproxy *k = lua_newuserdatauv(L, sizeof(*k), 0);
+
+	k->l = l;
+	k->gen = get_view(L)->gen;
+	luaL_setmetatable(L, KVLIST_MT);
 }
 
 static void push_kvlist(lua_State *L, const struct kvlist *l)
@@ -305,13 +416,15 @@ static void measure_snapshot(struct view *v)
 enum node_field {
 	NF_NAME = 1, NF_GROUP, NF_LABELS, NF_ANNOTATIONS, NF_TAINTS, NF_ALLOCATABLE,
 	NF_REQUESTED, NF_FREE, NF_UTILIZATION, NF_UNSCHEDULABLE, NF_READY, NF_CREATED,
-	NF_AGE, NF_PROVIDER_ID, NF_POD_COUNT, NF_PODS, NF_REMOVING,
+	NF_AGE, NF_PROVIDER_ID, NF_POD_COUNT, NF_PODS, NF_REMOVING, NF_LIVE_REQUESTS,
+	NF_PROTECTED,
 };
 
 static const char *const node_fields[] = {
 	NULL, "name", "group", "labels", "annotations", "taints", "allocatable",
 	"requested", "free", "utilization", "unschedulable", "ready", "created",
-	"age", "provider_id", "pod_count", "pods", "removing", NULL,
+	"age", "provider_id", "pod_count", "pods", "removing", "live_requests",
+	"protected", NULL,
 };
 
 enum pod_field {
@@ -420,16 +533,93 @@ static void cache_put(lua_State *L, int obj, int id)
 
 static void push_pod(lua_State *L, const struct snapshot *s, uint32_t idx);
 
-static void push_node_field(lua_State *L, const struct snapshot *s, size_t idx, int id, int obj)
+/* ---- per-node aggregates ----
+ *
+ * What policies would otherwise compute pod by pod, building a table for
+ * each pod they look at: summed in C over the node's pods, charged one
+ * instruction a pod (and a label compared) before the sum is made.
+ */
+
+/* A pod that would come back if its node went away: not finished, not a
+ * DaemonSet, mirror or static pod (those stay with, or die with, the node). */
+static bool pod_live(const struct pod *p)
 {
+	return !pod_finished(p) && !(p->flags & (POD_DAEMONSET | POD_MIRROR | POD_STATIC));
+}
+
+/* node.live_requests: the summed requests of the node's live pods, a
+ * resource table like node.requested ('pods' is how many). */
+static void push_live_requests(lua_State *L, const struct snapshot *s, const struct node *n)
+{
+	int64_t cpu = 0, mem = 0, eph = 0, count = 0;
+	size_t i, j;
+	double work = (double)n->n_pods;
+
+	for (i = 0; i < n->n_pods; i++)
+		work += (double)s->pods[n->pods[i]].requests.n_ext;
+	sandbox_charge(L, work);
+	lua_createtable(L, 0, 4);
+	for (i = 0; i < n->n_pods; i++) {
+		const struct pod *p = &s->pods[n->pods[i]];
+
+		if (!pod_live(p))
+			continue;
+		cpu += p->requests.cpu_m;
+		mem += p->requests.memory;
+		eph += p->requests.ephemeral;
+		count++;
+		for (j = 0; j < p->requests.n_ext; j++) {
+			const struct res_ext *e = &p->requests.ext[j];
+			lua_Integer have = lua_getfield(L, -1, e->name) == LUA_TNUMBER ? lua_tointeger(L, -1) : 0;
+
+			lua_pop(L, 1);
+			lua_pushinteger(L, have + (lua_Integer)e->value);
+			lua_setfield(L, -2, e->name);
+		}
+	}
+	set_num(L, "cpu", (double)cpu / 1000.0);
+	set_int(L, "memory", mem);
+	set_int(L, "ephemeral-storage", eph);
+	set_int(L, "pods", count);
+	freeze(L);
+}
+
+/* node.protected: does an unfinished pod of the node match the configured
+ * protected-pod selector (safety.protected_pod_selector)? Such a node is
+ * never drained or deleted. */
+static bool node_protected(lua_State *L, const struct view *v, const struct node *n)
+{
+	const struct label_selector *sel = v->dopts ? v->dopts->protected_pods : NULL;
+	double work = (double)n->n_pods;
+	size_t i;
+	bool found = false;
+
+	if (!sel || sel->n == 0)
+		return false;
+	/* as pods_matching: the pods before, the labels compared after */
+	sandbox_charge(L, work * (double)(sel->n + 1));
+	work = 0;
+	for (i = 0; i < n->n_pods && !found; i++) {
+		const struct pod *p = &v->snap->pods[n->pods[i]];
+
+		work += (double)p->labels.n * (double)sel->n;
+		found = !pod_finished(p) && label_selector_matches(sel, &p->labels);
+	}
+	sandbox_charge(L, work);
+	return found;
+}
+
+static void push_node_field(lua_State *L, const struct view *v, size_t idx, int id, int obj)
+{
+	const struct snapshot *s = v->snap;
 	const struct node *n = &s->nodes[idx];
 	size_t i, live = 0;
 
 	switch (id) {
-	case NF_NAME: lua_pushstring(L, n->name); return;
+	case NF_NAME: push_snapstr(L, v, n->name); return;
 	case NF_GROUP:
 		if (n->group >= 0)
-			lua_pushstring(L, s->groups[n->group].name);
+			push_snapstr(L, v, s->groups[n->group].name);
 		else
 			lua_pushnil(L);
 		return;
@@ -439,6 +629,7 @@ static void push_node_field(lua_State *L, const struct snapshot *s, size_t idx, 
 	case NF_CREATED: lua_pushinteger(L, (lua_Integer)n->created); return;
 	case NF_AGE: lua_pushinteger(L, (lua_Integer)(s->now - n->created)); return;
 	case NF_PROVIDER_ID: lua_pushstring(L, n->provider_id); return;
+	case NF_PROTECTED: lua_pushboolean(L, node_protected(L, view_of(L), n)); return;
 	case NF_POD_COUNT:
 		sandbox_charge(L, (double)n->n_pods);
 		for (i = 0; i < n->n_pods; i++)
@@ -452,12 +643,13 @@ static void push_node_field(lua_State *L, const struct snapshot *s, size_t idx, 
 	if (cache_get(L, obj, id))
 		return;
 	switch (id) {
-	case NF_LABELS: push_kvlist(L, &n->labels); break;
-	case NF_ANNOTATIONS: push_kvlist(L, &n->annotations); break;
+	case NF_LABELS: push_kvproxy(L, &n->labels); break;
+	case NF_ANNOTATIONS: push_kvproxy(L, &n->annotations); break;
 	case NF_TAINTS: push_taints(L, n->taints, n->n_taints); break;
 	case NF_ALLOCATABLE: push_resources(L, &n->allocatable); break;
 	case NF_REQUESTED: push_resources(L, &n->requested); break;
 	case NF_FREE: push_free(L, &n->allocatable, &n->requested); break;
+	case NF_LIVE_REQUESTS: push_live_requests(L, s, n); break;
 	case NF_UTILIZATION:
 		lua_createtable(L, 0, 2);
 		set_num(L, "cpu", fraction(n->requested.cpu_m, n->allocatable.cpu_m));
@@ -487,17 +679,18 @@ static int node_index(lua_State *L)
 
 	if (!id)
 		return 0;
-	push_node_field(L, v->snap, o->idx, id, 1);
+	push_node_field(L, v, o->idx, id, 1);
 	return 1;
 }
 
-static void push_pod_field(lua_State *L, const struct snapshot *s, size_t idx, int id, int obj)
+static void push_pod_field(lua_State *L, const struct view *v, size_t idx, int id, int obj)
 {
+	const struct snapshot *s = v->snap;
 	const struct pod *p = &s->pods[idx];
 
 	switch (id) {
-	case PF_NAMESPACE: lua_pushstring(L, p->ns); return;
-	case PF_NAME: lua_pushstring(L, p->name); return;
+	case PF_NAMESPACE: push_snapstr(L, v, p->ns); return;
+	case PF_NAME: push_snapstr(L, v, p->name); return;
 	case PF_CONTROLLER:
 		if (p->controller_kind[0])
 			lua_pushstring(L, p->controller_kind);
@@ -540,10 +733,10 @@ static void push_pod_field(lua_State *L, const struct snapshot *s, size_t idx, i
 	if (cache_get(L, obj, id))
 		return;
 	switch (id) {
-	case PF_LABELS: push_kvlist(L, &p->labels); break;
-	case PF_ANNOTATIONS: push_kvlist(L, &p->annotations); break;
+	case PF_LABELS: push_kvproxy(L, &p->labels); break;
+	case PF_ANNOTATIONS: push_kvproxy(L, &p->annotations); break;
 	case PF_REQUESTS: push_resources(L, &p->requests); break;
-	case PF_NODE_SELECTOR: push_kvlist(L, &p->node_selector); break;
+	case PF_NODE_SELECTOR: push_kvproxy(L, &p->node_selector); break;
 	case PF_TOLERATIONS: {
 		size_t i;
 
@@ -580,7 +773,7 @@ static int pod_index(lua_State *L)
 
 	if (!id)
 		return 0;
-	push_pod_field(L, v->snap, o->idx, id, 1);
+	push_pod_field(L, v, o->idx, id, 1);
 	return 1;
 }
 
@@ -595,9 +788,9 @@ static int obj_next(lua_State *L)
 	for (id++; names[id]; id++) {
 		lua_pushstring(L, names[id]);
 		if (is_node)
-			push_node_field(L, get_view(L)->snap, o->idx, id, 1);
+			push_node_field(L, get_view(L), o->idx, id, 1);
 		else
-			push_pod_field(L, get_view(L)->snap, o->idx, id, 1);
+			push_pod_field(L, get_view(L), o->idx, id, 1);
 		if (!lua_isnil(L, -1))
 			return 2;
 		lua_pop(L, 2);
@@ -1186,6 +1379,225 @@ static int l_node(lua_State *L)
 	return 1;
 }
 
+/*
+ * cluster:pods_matching(node, selector) -> count, first: how many of the
+ * node's unfinished pods have labels matching 'selector', and the first
+ * of them (nil when none). 'selector' maps label keys to a string (the
+ * label has this value), true (the label is present, any value) or false
+ * (the label is absent). Charged one a pod, plus its labels times the
+ * selector's keys.
+ */
+struct match_req {
+	const char *key;
+	const char *value; /* NULL: present/absent */
+	bool present;
+};
+
+/* The value of label 'key' or NULL: kvlist_get() with the snapshot's
+ * interned keys compared by pointer first, then by their first byte. */
+static const char *label_of(const struct kvlist *l, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const char *k = l->items[i].key;
+
+		if (k == key || (k[0] == key[0] && strcmp(k, key) == 0))
+			return l->items[i].value;
+	}
+	return NULL;
+}
+
+static bool pod_matches(const struct pod *p, const struct match_req *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *have = label_of(&p->labels, r[i].key);
+
+		if (r[i].value ? !have || strcmp(have, r[i].value) != 0 : (have != NULL) != r[i].present)
+			return false;
+	}
+	return true;
+}
+
+static int l_pods_matching(lua_State *L)
+{
+	struct view *v = get_view(L);
+	const struct snapshot *s = v->snap;
+	size_t node = check_node(L, s, 2);
+	const struct node *nd = &s->nodes[node];
+	struct match_req *reqs;
+	size_t n = 0, cap = 0, i, count = 0;
+	int64_t first = -1;
+	double work;
+
+	luaL_checktype(L, 3, LUA_TTABLE);
+	lua_pushnil(L);
+	while (lua_next(L, 3)) {
+		cap++;
+		lua_pop(L, 1);
+	}
+	sandbox_charge(L, (double)cap + (double)nd->n_pods);
+	reqs = lua_newuserdatauv(L, (cap ? cap : 1) * sizeof(*reqs), 0);
+	lua_pushnil(L);
+	while (lua_next(L, 3)) {
+		int t = lua_type(L, -1);
+
+		if (lua_type(L, -2) != LUA_TSTRING)
+			return luaL_argerror(L, 3, "selector keys must be label keys (strings)");
+		if (t != LUA_TSTRING && t != LUA_TBOOLEAN)
+			return luaL_argerror(L, 3, lua_pushfstring(L,
+				"selector[\"%s\"] must be a label value (string), true (present) or false (absent), got %s",
+				lua_tostring(L, -2), luaL_typename(L, -1)));
+		if (n < cap) {
+			/* the strings stay alive: the selector table holds them */
+			reqs[n].key = lua_tostring(L, -2);
+			reqs[n].value = t == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+			reqs[n].present = t == LUA_TBOOLEAN && lua_toboolean(L, -1);
+			n++;
+		}
+		lua_pop(L, 1);
+	}
+	/* one pass over the pods (their structs are the cost, not the
+	 * compares): the pods times the keys charged before, the labels
+	 * compared after, both bounded by the node's pods */
+	sandbox_charge(L, (double)nd->n_pods * (double)n);
+	work = 0;
+	for (i = 0; i < nd->n_pods; i++) {
+		const struct pod *p = &s->pods[nd->pods[i]];
+
+		work += (double)p->labels.n * (double)n;
+		if (pod_finished(p) || !pod_matches(p, reqs, n))
+			continue;
+		if (first < 0)
+			first = nd->pods[i];
+		count++;
+	}
+	sandbox_charge(L, work);
+	lua_pushinteger(L, (lua_Integer)count);
+	if (first < 0)
+		lua_pushnil(L);
+	else
+		push_pod(L, s, (uint32_t)first);
+	return 2;
+}
+
+/*
+ * cluster:sort_by_utilization(nodes [, "desc"]) -> nodes: sorts the list
+ * (a table of nodes of this view) in place by ls.utilization, least first
+ * ("desc": most first), nodes of equal utilization by name; what a
+ * table.sort with that comparator gives, without a Lua call a comparison.
+ * Charged one a node read and written, n log2 n to sort.
+ */
+struct util_item {
+	double u;
+	const char *name;
+	uint32_t idx;
+};
+
+static int util_asc(const void *a, const void *b)
+{
+	const struct util_item *x = a, *y = b;
+
+	if (x->u != y->u)
+		return x->u < y->u ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int util_desc(const void *a, const void *b)
+{
+	const struct util_item *x = a, *y = b;
+
+	if (x->u != y->u)
+		return x->u > y->u ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int l_sort_by_utilization(lua_State *L)
+{
+	struct view *v = get_view(L);
+	const struct snapshot *s = v->snap;
+	const char *order = luaL_optstring(L, 3, "asc");
+	struct util_item *items;
+	lua_Integer n, i;
+	bool desc;
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	if (strcmp(order, "asc") != 0 && strcmp(order, "desc") != 0)
+		return luaL_argerror(L, 3, "expected \"asc\" or \"desc\"");
+	desc = order[0] == 'd';
+	n = (lua_Integer)lua_rawlen(L, 2);
+	if (n > (lua_Integer)s->n_nodes)
+		return luaL_argerror(L, 2, "more nodes than the cluster has");
+	sandbox_charge(L, 2 * (double)n + sort_work((double)n));
+	items = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*items), 0);
+	for (i = 1; i <= n; i++) {
+		const struct node *nd;
+		size_t k;
+
+		lua_rawgeti(L, 2, i);
+		k = check_obj(L, lua_gettop(L), NODE_MT, "node")->idx;
+		lua_pop(L, 1);
+		nd = &s->nodes[k];
+		items[i - 1].u = fraction(nd->requested.cpu_m, nd->allocatable.cpu_m);
+		if (fraction(nd->requested.memory, nd->allocatable.memory) > items[i - 1].u)
+			items[i - 1].u = fraction(nd->requested.memory, nd->allocatable.memory);
+		items[i - 1].name = nd->name;
+		items[i - 1].idx = (uint32_t)k;
+	}
+	qsort(items, (size_t)n, sizeof(*items), desc ? util_desc : util_asc);
+	lua_getfield(L, LUA_REGISTRYINDEX, NODES_KEY);
+	for (i = 1; i <= n; i++) {
+		lua_rawgeti(L, -1, (lua_Integer)items[i - 1].idx + 1);
+		lua_rawseti(L, 2, i);
+	}
+	lua_settop(L, 2);
+	return 1;
+}
+
+/*
+ * cluster:sum(nodes, "requested" | "allocatable") -> resource table: the
+ * nodes' requests (or allocatable) added up in list order — cpu in cores
+ * as a policy adding node.requested.cpu one node after the other gets it,
+ * bit for bit; memory, ephemeral-storage and pods as integers. Charged
+ * one a node.
+ */
+static int l_sum(lua_State *L)
+{
+	struct view *v = get_view(L);
+	const struct snapshot *s = v->snap;
+	static const char *const fields[] = {"requested", "allocatable", NULL};
+	int which;
+	lua_Integer n, i;
+	double cpu = 0;
+	int64_t mem = 0, eph = 0, pods = 0;
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	which = luaL_checkoption(L, 3, NULL, fields);
+	n = (lua_Integer)lua_rawlen(L, 2);
+	sandbox_charge(L, (double)n);
+	for (i = 1; i <= n; i++) {
+		const struct resources *r;
+		size_t k;
+
+		lua_rawgeti(L, 2, i);
+		k = check_obj(L, lua_gettop(L), NODE_MT, "node")->idx;
+		lua_pop(L, 1);
+		r = which == 0 ? &s->nodes[k].requested : &s->nodes[k].allocatable;
+		cpu += (double)r->cpu_m / 1000.0;
+		mem += r->memory;
+		eph += r->ephemeral;
+		pods += r->pods;
+	}
+	lua_createtable(L, 0, 4);
+	set_num(L, "cpu", cpu);
+	set_int(L, "memory", mem);
+	set_int(L, "ephemeral-storage", eph);
+	set_int(L, "pods", pods);
+	return 1;
+}
+
 /* cluster:pdbs() -> list of {namespace, name, disruptions_allowed, min_available, max_unavailable} */
 static int l_pdbs(lua_State *L)
 {
@@ -1217,6 +1629,9 @@ static const luaL_Reg cluster_methods[] = {
 	{"place", l_place},
 	{"node", l_node},
 	{"pdbs", l_pdbs},
+	{"pods_matching", l_pods_matching},
+	{"sort_by_utilization", l_sort_by_utilization},
+	{"sum", l_sum},
 	{NULL, NULL},
 };
 
@@ -1231,6 +1646,8 @@ static int build_view(lua_State *L)
 
 	lua_newtable(L);
 	lua_setfield(L, LUA_REGISTRYINDEX, PODCACHE_KEY);
+	lua_newtable(L);
+	lua_rawseti(L, LUA_REGISTRYINDEX, v->strs_ref);
 
 	lua_createtable(L, 0, 12);
 	cluster = lua_gettop(L);
@@ -1323,16 +1740,19 @@ static int init_view_state(lua_State *L)
 
 	memset(v, 0, sizeof(*v));
 	lua_setfield(L, LUA_REGISTRYINDEX, VIEW_KEY);
+	lua_pushboolean(L, 0);
+	v->strs_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	field_table(L, NODE_KEYS, node_fields);
 	field_table(L, POD_KEYS, pod_fields);
 	new_metatable(L, NODE_MT, node_index, NODE_KEYS, obj_pairs, NULL, node_tostring);
 	new_metatable(L, POD_MT, pod_index, POD_KEYS, obj_pairs, NULL, pod_tostring);
 	new_metatable(L, FROZEN_MT, frozen_index, NULL, frozen_pairs, frozen_len, NULL);
+	new_metatable(L, KVLIST_MT, kvproxy_index, NULL, kvproxy_pairs, kvproxy_len, NULL);
 	return 0;
 }
 
 int view_begin(struct sandbox *sb, const struct snapshot *s,
-	       const struct drain_opts *dopts, struct errbuf *err)
+	       const struct drain_opts *dopts, bool notes, struct errbuf *err)
 {
 	lua_State *L = sandbox_state(sb);
 	struct view *v = view_of(L);
@@ -1344,6 +1764,7 @@ int view_begin(struct sandbox *sb, const struct snapshot *s,
 	}
 	v->snap = s;
 	v->dopts = dopts;
+	v->quiet = !notes;
 	v->gen++;
 	measure_snapshot(v);
 	if (sandbox_cpcall(sb, build_view, NULL, err) < 0) {
@@ -1362,6 +1783,7 @@ void view_end(struct sandbox *sb)
 	if (v) {
 		v->snap = NULL;
 		v->dopts = NULL;
+		v->quiet = false;
 	}
 	lua_pushnil(L);
 	lua_setfield(L, LUA_REGISTRYINDEX, CLUSTER_KEY);
@@ -1369,6 +1791,10 @@ void view_end(struct sandbox *sb)
 	lua_setfield(L, LUA_REGISTRYINDEX, NODES_KEY);
 	lua_pushnil(L);
 	lua_setfield(L, LUA_REGISTRYINDEX, PODCACHE_KEY);
+	if (v) {
+		lua_pushboolean(L, 0); /* the strings go with the view */
+		lua_rawseti(L, LUA_REGISTRYINDEX, v->strs_ref);
+	}
 }
 
 /* ---- luascale.native ---- */
@@ -1478,6 +1904,43 @@ static int n_format_bytes(lua_State *L)
 	return 1;
 }
 
+/* utilization(node) -> the larger of the node's cpu and memory request
+ * utilization: read from the snapshot for a node of the view (no table
+ * built), from node.utilization for anything else. */
+static int n_utilization(lua_State *L)
+{
+	if (luaL_testudata(L, 1, NODE_MT)) {
+		const struct obj *o = check_obj(L, 1, NODE_MT, "node");
+		const struct node *n = &get_view(L)->snap->nodes[o->idx];
+		double cpu = fraction(n->requested.cpu_m, n->allocatable.cpu_m);
+		double mem = fraction(n->requested.memory, n->allocatable.memory);
+
+		lua_pushnumber(L, mem > cpu ? mem : cpu);
+		return 1;
+	}
+	lua_getfield(L, 1, "utilization");
+	lua_getfield(L, -1, "cpu");
+	lua_getfield(L, -2, "memory");
+	if (lua_type(L, -2) != LUA_TNUMBER || lua_type(L, -1) != LUA_TNUMBER)
+		return luaL_error(L, "utilization: node.utilization needs numbers cpu and memory, got %s and %s",
+				  luaL_typename(L, -2), luaL_typename(L, -1));
+	if (lua_compare(L, -2, -1, LUA_OPLT))
+		return 1;
+	lua_pop(L, 1);
+	return 1;
+}
+
+/* explaining() -> false while a reconcile runs whose per-node notes
+ * nobody reads (the daemon's), true otherwise (decide, the testing kit,
+ * a plan built outside a reconcile). */
+static int n_explaining(lua_State *L)
+{
+	struct view *v = view_of(L);
+
+	lua_pushboolean(L, !(v && v->snap && v->quiet));
+	return 1;
+}
+
 void view_register_native(struct sandbox *sb)
 {
 	static const luaL_Reg fns[] = {
@@ -1487,6 +1950,8 @@ void view_register_native(struct sandbox *sb)
 		{"duration", n_duration},
 		{"format_cpu", n_format_cpu},
 		{"format_bytes", n_format_bytes},
+		{"explaining", n_explaining},
+		{"utilization", n_utilization},
 		{NULL, NULL},
 	};
 	lua_State *L = sandbox_state(sb);

@@ -154,7 +154,7 @@ static void reconcile(struct policy *p, const char *what)
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct sandbox_limits lim = {2000000, 32LL * 1024 * 1024, 500, NULL};
+	static const struct sandbox_limits lim = {2000000, 32LL * 1024 * 1024, 500, NULL, false};
 	struct errbuf err = {{0}};
 	struct drain_opts o;
 	struct policy *p, *q;

@@ -20,7 +20,7 @@
 #include "sched.h"
 #include "test_policy_files.h"
 
-static const struct sandbox_limits small = {20000000, 64LL * 1024 * 1024, 0, NULL};
+static const struct sandbox_limits small = {20000000, 64LL * 1024 * 1024, 0, NULL, false};
 
 static struct policy *load(const char *src, struct errbuf *err)
 {

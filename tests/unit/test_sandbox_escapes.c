@@ -33,9 +33,9 @@
 
 /* 20M instructions, 64 MiB, and a CPU deadline far beyond what the budget
  * takes: these tests are about the budget. */
-static const struct sandbox_limits budget = {20000000, 64LL << 20, 600000, NULL};
+static const struct sandbox_limits budget = {20000000, 64LL << 20, 600000, NULL, false};
 /* The budget out of reach: only the CPU-time deadline can end the call. */
-static const struct sandbox_limits deadline = {INT64_MAX / 8, 256LL << 20, 300, NULL};
+static const struct sandbox_limits deadline = {INT64_MAX / 8, 256LL << 20, 300, NULL, false};
 
 static struct policy *load(const char *src, const struct sandbox_limits *lim,
 			   char *path, size_t path_len, struct errbuf *err)
@@ -407,7 +407,7 @@ static int policy_running(lua_State *L)
 static void test_cancel_from_another_thread(void **state)
 {
 	static struct canceller c;
-	struct sandbox_limits lim = {INT64_MAX / 8, 64LL << 20, 3600 * 1000, &c.cancel};
+	struct sandbox_limits lim = {INT64_MAX / 8, 64LL << 20, 3600 * 1000, &c.cancel, false};
 	struct errbuf err;
 	struct sandbox *sb;
 	lua_State *L;
@@ -574,7 +574,7 @@ static struct snapshot *big_snapshot(void)
 
 /* 2M instructions: a few dozen loops of Lua, and about one second of
  * helper calls if they were not charged. */
-static const struct sandbox_limits small = {2000000, 64LL << 20, 600000, NULL};
+static const struct sandbox_limits small = {2000000, 64LL << 20, 600000, NULL, false};
 
 /*
  * Runs 'body' in a loop (with 'setup' before it, 'cluster' in scope) on
@@ -601,7 +601,7 @@ static long loop_stops(const struct snapshot *s, const char *setup, const char *
 	unlink(path);
 	assert_int_equal(sandbox_call(sb, 0, 1, &err), 0);
 	drain_opts_default(&o);
-	assert_int_equal(view_begin(sb, s, &o, &err), 0);
+	assert_int_equal(view_begin(sb, s, &o, true, &err), 0);
 	assert_int_equal(sandbox_call(sb, 1, 0, &err), -1);
 	view_end(sb);
 	expect_located(err.msg, path, BUDGET);
