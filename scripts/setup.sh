@@ -27,6 +27,7 @@ PACKAGES=(
   python3-google-auth python3-cryptography python3-requests  # Google's auth library: verifies our JWTs, talks to the simulator's GCE face
   python3-azure                      # azure-mgmt-compute and azure-identity check the simulator's Azure face
   prometheus                         # promtool checks /metrics; a real Prometheus scrapes luascale run
+  python3-yaml                       # the deploy test parses the rendered manifests (under /usr/bin/python3)
 )
 
 # kubectl, to test luascale sim with the real client: Debian's
