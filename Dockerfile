@@ -17,7 +17,7 @@ COPY . .
 # puts them
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release \
       -DLUASCALE_LUA_DIR=/usr/share/luascale/lua \
-      -DLUASCALE_SHARE_DIR=/usr/share/luascale \
+      -DLUASCALE_SHARE_DIR=/usr/share/luascale -DLUASCALE_TESTS=OFF \
  && cmake --build /build -j "$(nproc)" --target luascale \
  && /build/luascale --version
 
