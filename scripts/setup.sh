@@ -29,6 +29,7 @@ PACKAGES=(
   python3-azure                      # azure-mgmt-compute and azure-identity check the simulator's Azure face
   prometheus                         # promtool checks /metrics; a real Prometheus scrapes luascale run
   python3-kubernetes                 # the official Python client drives luascale sim (typed models, watches)
+  python3-yaml                       # the deploy test parses the rendered manifests (under /usr/bin/python3)
 )
 
 # kubectl, to test luascale sim with the real client: Debian's

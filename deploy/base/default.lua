@@ -1,0 +1,185 @@
+-- default: a plain, cautious autoscaler.
+--
+-- Scale up: when pods are unschedulable, first place them on nodes already
+-- on their way in any group (launched, not Ready yet), then pack the rest
+-- onto each node group's template (first-fit decreasing) and grow the group
+-- that fits the most pods and wastes the least capacity. Pods that fit no
+-- group are reported, not chased.
+--
+-- Scale down: a node whose larger of cpu and memory request utilization has
+-- stayed below `scale_down_utilization` for `unneeded_for`, and whose pods
+-- can all move to other nodes, is drained and then deleted — at most
+-- `max_scale_down` per round (the safety limit in the config caps this too).
+-- No scale-down while pods are pending or for `scale_down_delay_after_add`
+-- after a scale-up.
+
+local ls = require "luascale"
+local packing = require "luascale.packing"
+
+local P = {}
+
+P.params = {
+  scale_down_utilization = 0.5,      -- fraction of allocatable requested
+  unneeded_for = "10m",               -- how long a node must stay under it
+  scale_down_delay_after_add = "10m", -- quiet time after a scale-up
+  max_scale_down = 1,                 -- nodes removed per round
+}
+
+-- Picks the group to grow for pending pods that nodes on their way cannot
+-- take: most pods placed on new nodes, then least waste, then cheapest per
+-- hour, then name.
+local function best_group(cluster, pods)
+  local best, best_result
+  for _, g in ipairs(cluster.group_list) do
+    -- within its max; none while a failed launch (no capacity, quota) backs it off
+    local room = packing.room(g)
+    local r = cluster:pack(pods, g, room, { upcoming = 0 })
+    if r.placed > 0 then
+      local waste = math.max(r.waste.cpu, r.waste.memory)
+      local better = not best
+        or r.placed > best_result.placed
+        or (r.placed == best_result.placed and waste < best_result.waste_max - 1e-9)
+        or (r.placed == best_result.placed and math.abs(waste - best_result.waste_max) <= 1e-9
+            and g.price_per_hour < best.price_per_hour)
+      if better then
+        best, best_result = g, r
+        best_result.waste_max = waste
+      end
+    end
+  end
+  return best, best_result
+end
+
+-- "ns/a (workers: insufficient cpu ...; gpu: taint ...), ns/b (...)" for
+-- the first few pods that no group could take.
+local function why_unplaced(cluster, pods)
+  local parts = {}
+  for i = 1, math.min(3, #pods) do
+    local pod, reasons = pods[i], {}
+    for _, g in ipairs(cluster.group_list) do
+      local ok, why = cluster:fits(pod, g)
+      reasons[#reasons + 1] = g.name .. ": " .. (ok and "at its max" or why)
+    end
+    if #reasons == 0 then reasons[1] = "no node groups configured" end
+    parts[#parts + 1] = string.format("%s/%s (%s)", pod.namespace, pod.name,
+      table.concat(reasons, "; "))
+  end
+  if #pods > 3 then parts[#parts + 1] = string.format("and %d more", #pods - 3) end
+  return table.concat(parts, ", ")
+end
+
+local function scale_up(cluster, plan, store, pods)
+  -- pods that nodes already on their way will take need nothing new
+  local _, rest = packing.on_the_way(cluster, pods)
+  if #rest == 0 then return end
+  pods = rest
+  local g, r = best_group(cluster, pods)
+  if not g then
+    plan:log("%d pending pod(s) fit no node group: %s", #pods, why_unplaced(cluster, pods))
+    return
+  end
+  if r.new_nodes > 0 then
+    plan:scale_up(g.name, r.new_nodes, string.format(
+      "%d pending pod(s): %d fit %d new %s node(s) (waste cpu %.0f%%, memory %.0f%%)",
+      #pods, r.placed, r.new_nodes, g.name, r.waste.cpu * 100, r.waste.memory * 100))
+    store.last_scale_up = cluster.now
+  end
+  if #r.unplaced > 0 then
+    plan:log("%d pending pod(s) fit no group within its max: %s", #r.unplaced,
+      why_unplaced(cluster, r.unplaced))
+  end
+end
+
+function P.reconcile(cluster, params, store)
+  local plan = ls.plan()
+  local threshold = params.scale_down_utilization
+  local unneeded_for = ls.duration(params.unneeded_for)
+  local delay_after_add = ls.duration(params.scale_down_delay_after_add)
+  store.under_since = store.under_since or {}
+
+  -- pods the scheduler could not place, less those that fit the nodes as
+  -- they are now (one registered or pods finished since it tried)
+  local unschedulable = ls.unschedulable(cluster)
+  local placed = cluster:place(unschedulable)
+  local pending = placed.unplaced
+  if placed.placed > 0 then
+    plan:log("%d unschedulable pod(s) fit the nodes as they are now: no new capacity for them",
+      placed.placed)
+  end
+  if #pending > 0 then
+    scale_up(cluster, plan, store, pending)
+  end
+
+  -- track how long each node has been under the threshold
+  local seen = {}
+  for _, node in ipairs(cluster.nodes) do
+    seen[node.name] = true
+    if ls.utilization(node) < threshold and node.group and not node.unschedulable then
+      store.under_since[node.name] = store.under_since[node.name] or cluster.now
+    else
+      store.under_since[node.name] = nil
+    end
+  end
+  for name in pairs(store.under_since) do
+    if not seen[name] then store.under_since[name] = nil end
+  end
+
+  local quiet = #pending == 0
+    and (not store.last_scale_up or cluster.now - store.last_scale_up >= delay_after_add)
+
+  -- candidates: under the threshold long enough, least utilized first
+  local candidates = {}
+  for _, node in ipairs(cluster.nodes) do
+    local u = ls.utilization(node)
+    local since = store.under_since[node.name]
+    if not node.group then
+      plan:explain(node, false, "not in a managed node group")
+    elseif node.removing then
+      plan:explain(node, true, "being drained and deleted")
+    elseif not since then
+      plan:explain(node, false, string.format("utilization %.2f is not below %.2f", u, threshold))
+    elseif cluster.now - since < unneeded_for then
+      plan:explain(node, false, string.format("utilization %.2f below %.2f for %s of %s", u,
+        threshold, ls.format_duration(cluster.now - since), ls.format_duration(unneeded_for)))
+    else
+      candidates[#candidates + 1] = { node = node, u = u, since = since }
+    end
+  end
+  table.sort(candidates, function(a, b)
+    if a.u ~= b.u then return a.u < b.u end
+    return a.node.name < b.node.name
+  end)
+
+  local removed, excluded = 0, {}
+  local shrink = {}
+  for _, c in ipairs(candidates) do
+    local node, g = c.node, cluster.groups[c.node.group]
+    local unneeded = string.format("utilization %.2f below %.2f for %s", c.u, threshold,
+      ls.format_duration(cluster.now - c.since))
+    -- the drain simulation is the costly part: only run it for nodes that
+    -- could be removed this round
+    local ok, why
+    if g.current - g.removing - (shrink[g.name] or 0) <= g.min then
+      ok, why = false, "group " .. g.name .. " is at its min"
+    elseif not quiet then
+      ok, why = false, "waiting: pods are pending or a scale-up was recent"
+    elseif removed >= params.max_scale_down then
+      ok, why = false, "waiting: max_scale_down reached this round"
+    else
+      ok, why = cluster:drainable(node, { exclude = excluded })
+    end
+    if not ok then
+      plan:explain(node, false, unneeded .. ", but " .. why)
+    else
+      plan:explain(node, true, unneeded)
+      plan:drain(node, unneeded)
+      plan:delete(node, unneeded .. "; drained")
+      removed = removed + 1
+      shrink[g.name] = (shrink[g.name] or 0) + 1
+      excluded[#excluded + 1] = node
+    end
+  end
+  return plan
+end
+
+return P
