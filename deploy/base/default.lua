@@ -137,10 +137,13 @@ function P.reconcile(cluster, params, store)
     elseif node.removing then
       plan:explain(node, true, "being drained and deleted")
     elseif not since then
-      plan:explain(node, false, string.format("utilization %.2f is not below %.2f", u, threshold))
+      -- formatted only when the notes are read (decide, specs)
+      plan:explain(node, false, "utilization %.2f is not below %.2f", u, threshold)
     elseif cluster.now - since < unneeded_for then
-      plan:explain(node, false, string.format("utilization %.2f below %.2f for %s of %s", u,
-        threshold, ls.format_duration(cluster.now - since), ls.format_duration(unneeded_for)))
+      if plan:explaining() then
+        plan:explain(node, false, "utilization %.2f below %.2f for %s of %s", u, threshold,
+          ls.format_duration(cluster.now - since), ls.format_duration(unneeded_for))
+      end
     else
       candidates[#candidates + 1] = { node = node, u = u, since = since }
     end
