@@ -670,16 +670,15 @@ out:
 int azure_auth_prepare(void *ctx, const struct cloudhttp_request *req,
 		       struct cloudhttp_headers *extra, struct errbuf *err)
 {
-	char tok[AZURE_AUTH_TOKEN_MAX + 8];
+	char tok[AZURE_AUTH_TOKEN_MAX + 1];
 	int rc;
 
 	(void)req;
-	memcpy(tok, "Bearer ", 7);
-	if (azure_auth_token(ctx, tok + 7, sizeof(tok) - 7, NULL, err) < 0) {
+	if (azure_auth_token(ctx, tok, sizeof(tok), NULL, err) < 0) {
 		credcache_wipe(tok, sizeof(tok));
 		return -1;
 	}
-	rc = cloudhttp_headers_set(extra, "Authorization", tok);
+	rc = cloudhttp_headers_set_bearer(extra, tok);
 	credcache_wipe(tok, sizeof(tok));
 	if (rc < 0)
 		return errbuf_set(err, "azure auth: the access token is not a valid header value");

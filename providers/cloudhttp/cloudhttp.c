@@ -5,6 +5,7 @@
  * header redaction. Knows no cloud's wire format or credentials.
  */
 #include "providers/cloudhttp/cloudhttp.h"
+#include "providers/cloudhttp/credcache.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -171,6 +172,22 @@ int cloudhttp_headers_set(struct cloudhttp_headers *h, const char *name, const c
 		}
 	}
 	return 0;
+}
+
+int cloudhttp_headers_set_bearer(struct cloudhttp_headers *h, const char *token)
+{
+	size_t n = token ? strlen(token) : 0;
+	char *v;
+	int rc;
+
+	if (!n || !(v = malloc(n + 8)))
+		return -1;
+	memcpy(v, "Bearer ", 7);
+	memcpy(v + 7, token, n + 1);
+	rc = cloudhttp_headers_set(h, "Authorization", v);
+	credcache_wipe(v, n + 8);
+	free(v);
+	return rc;
 }
 
 const char *cloudhttp_headers_get(const struct cloudhttp_headers *h, const char *name)

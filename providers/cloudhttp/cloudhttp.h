@@ -73,6 +73,12 @@ int cloudhttp_headers_add(struct cloudhttp_headers *h, const char *name, const c
  * at the place of the first (appended when none). Returns 0 or -1 as _add. */
 int cloudhttp_headers_set(struct cloudhttp_headers *h, const char *name, const char *value);
 
+/* Sets 'Authorization: Bearer <token>' (replacing any), the value built in
+ * a buffer that is wiped before it is freed: a provider's prepare hook for
+ * OAuth-style tokens. Returns 0, or -1 when the token is not a valid header
+ * value or out of memory. */
+int cloudhttp_headers_set_bearer(struct cloudhttp_headers *h, const char *token);
+
 /* The value of the first header named 'name' (case-insensitive), borrowed
  * from 'h', or NULL. 'h' may be NULL. */
 const char *cloudhttp_headers_get(const struct cloudhttp_headers *h, const char *name);

@@ -834,16 +834,15 @@ out:
 int gce_auth_prepare(void *ctx, const struct cloudhttp_request *req,
 		     struct cloudhttp_headers *extra, struct errbuf *err)
 {
-	char tok[GCE_AUTH_TOKEN_MAX + 8];
+	char tok[GCE_AUTH_TOKEN_MAX + 1];
 	int rc;
 
 	(void)req;
-	memcpy(tok, "Bearer ", 7);
-	if (gce_auth_token(ctx, tok + 7, sizeof(tok) - 7, NULL, err) < 0) {
+	if (gce_auth_token(ctx, tok, sizeof(tok), NULL, err) < 0) {
 		credcache_wipe(tok, sizeof(tok));
 		return -1;
 	}
-	rc = cloudhttp_headers_set(extra, "Authorization", tok);
+	rc = cloudhttp_headers_set_bearer(extra, tok);
 	credcache_wipe(tok, sizeof(tok));
 	if (rc < 0)
 		return errbuf_set(err, "gce auth: the access token is not a valid header value");

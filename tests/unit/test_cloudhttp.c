@@ -1169,6 +1169,15 @@ static void test_escape_and_headers(void **state)
 	assert_int_equal(cloudhttp_headers_set(&h, "New", "n"), 0);
 	assert_int_equal(h.n, 3);
 	assert_string_equal(cloudhttp_headers_get(&h, "new"), "n");
+	/* a bearer token: one Authorization header, replaced, never injected */
+	assert_int_equal(cloudhttp_headers_set_bearer(&h, "ya29.tok"), 0);
+	assert_int_equal(cloudhttp_headers_set_bearer(&h, "ya29.new"), 0);
+	assert_int_equal(h.n, 4);
+	assert_string_equal(cloudhttp_headers_get(&h, "authorization"), "Bearer ya29.new");
+	assert_int_equal(cloudhttp_headers_set_bearer(&h, "t\r\nX-Injected: 1"), -1);
+	assert_int_equal(cloudhttp_headers_set_bearer(&h, ""), -1);
+	assert_int_equal(cloudhttp_headers_set_bearer(&h, NULL), -1);
+	assert_string_equal(cloudhttp_headers_get(&h, "authorization"), "Bearer ya29.new");
 	cloudhttp_headers_free(&h);
 	assert_int_equal(h.n, 0);
 	cloudhttp_headers_free(&h);
