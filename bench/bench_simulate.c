@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "runtime/memtune.h"
 #include "sim/replay.h"
 #include "sim/scenario.h"
 
@@ -34,6 +35,8 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	double t0, load_ms, run_ms;
 
+	/* as the luascale command does */
+	memtune_keep_freed();
 	t0 = now_ms();
 	sc = sim_scenario_load(scenario, &err);
 	if (!sc) {

@@ -110,76 +110,78 @@ function P.reconcile(cluster, params, store)
     scale_up(cluster, plan, store, pending)
   end
 
-  -- track how long each node has been under the threshold
-  local seen = {}
-  for _, node in ipairs(cluster.nodes) do
-    seen[node.name] = true
-    if ls.utilization(node) < threshold and node.group and not node.unschedulable then
-      store.under_since[node.name] = store.under_since[node.name] or cluster.now
-    else
-      store.under_since[node.name] = nil
-    end
-  end
-  for name in pairs(store.under_since) do
-    if not seen[name] then store.under_since[name] = nil end
-  end
-
+  local now = cluster.now
   local quiet = #pending == 0
-    and (not store.last_scale_up or cluster.now - store.last_scale_up >= delay_after_add)
+    and (not store.last_scale_up or now - store.last_scale_up >= delay_after_add)
 
-  -- candidates: under the threshold long enough, least utilized first
-  local candidates = {}
+  -- one pass over the nodes: track how long each has been under the
+  -- threshold, and collect the candidates (under it long enough)
+  local under_since, seen, candidates = store.under_since, {}, {}
+  local explaining = plan:explaining()
   for _, node in ipairs(cluster.nodes) do
+    local name, group = node.name, node.group
     local u = ls.utilization(node)
-    local since = store.under_since[node.name]
-    if not node.group then
-      plan:explain(node, false, "not in a managed node group")
+    local since = nil
+    if u < threshold and group and not node.unschedulable then
+      since = under_since[name] or now
+    end
+    under_since[name], seen[name] = since, true
+    -- the notes are built only when something reads them (decide, specs)
+    if not group then
+      if explaining then plan:explain(node, false, "not in a managed node group") end
     elseif node.removing then
-      plan:explain(node, true, "being drained and deleted")
+      if explaining then plan:explain(node, true, "being drained and deleted") end
     elseif not since then
-      -- formatted only when the notes are read (decide, specs)
-      plan:explain(node, false, "utilization %.2f is not below %.2f", u, threshold)
-    elseif cluster.now - since < unneeded_for then
-      if plan:explaining() then
+      if explaining then
+        plan:explain(node, false, "utilization %.2f is not below %.2f", u, threshold)
+      end
+    elseif now - since < unneeded_for then
+      if explaining then
         plan:explain(node, false, "utilization %.2f below %.2f for %s of %s", u, threshold,
-          ls.format_duration(cluster.now - since), ls.format_duration(unneeded_for))
+          ls.format_duration(now - since), ls.format_duration(unneeded_for))
       end
     else
-      candidates[#candidates + 1] = { node = node, u = u, since = since }
+      candidates[#candidates + 1] = node
     end
   end
-  table.sort(candidates, function(a, b)
-    if a.u ~= b.u then return a.u < b.u end
-    return a.node.name < b.node.name
-  end)
+  for name in pairs(under_since) do
+    if not seen[name] then under_since[name] = nil end
+  end
+  -- least utilized first, then by name
+  cluster:sort_by_utilization(candidates)
 
   local removed, excluded = 0, {}
   local shrink = {}
-  for _, c in ipairs(candidates) do
-    local node, g = c.node, cluster.groups[c.node.group]
-    local unneeded = string.format("utilization %.2f below %.2f for %s", c.u, threshold,
-      ls.format_duration(cluster.now - c.since))
+  for _, node in ipairs(candidates) do
+    local g = cluster.groups[node.group]
     -- the drain simulation is the costly part: only run it for nodes that
     -- could be removed this round
-    local ok, why
+    local ok, why, last
     if g.current - g.removing - (shrink[g.name] or 0) <= g.min then
       ok, why = false, "group " .. g.name .. " is at its min"
     elseif not quiet then
-      ok, why = false, "waiting: pods are pending or a scale-up was recent"
+      ok, why, last = false, "waiting: pods are pending or a scale-up was recent", true
     elseif removed >= params.max_scale_down then
-      ok, why = false, "waiting: max_scale_down reached this round"
+      ok, why, last = false, "waiting: max_scale_down reached this round", true
     else
       ok, why = cluster:drainable(node, { exclude = excluded })
     end
-    if not ok then
-      plan:explain(node, false, unneeded .. ", but " .. why)
-    else
-      plan:explain(node, true, unneeded)
-      plan:drain(node, unneeded)
-      plan:delete(node, unneeded .. "; drained")
-      removed = removed + 1
-      shrink[g.name] = (shrink[g.name] or 0) + 1
-      excluded[#excluded + 1] = node
+    -- from here on no candidate can go this round: only the notes, when
+    -- something reads them, would tell the rest apart
+    if last and not explaining then break end
+    if ok or explaining then
+      local unneeded = string.format("utilization %.2f below %.2f for %s", ls.utilization(node),
+        threshold, ls.format_duration(now - under_since[node.name]))
+      if ok then
+        plan:explain(node, true, unneeded)
+        plan:drain(node, unneeded)
+        plan:delete(node, unneeded .. "; drained")
+        removed = removed + 1
+        shrink[g.name] = (shrink[g.name] or 0) + 1
+        excluded[#excluded + 1] = node
+      else
+        plan:explain(node, false, unneeded .. ", but " .. why)
+      end
     end
   end
   return plan

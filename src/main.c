@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "runtime/memtune.h"
 
 static void usage(FILE *f)
 {
@@ -38,6 +39,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	memtune_keep_freed();
 	if (strcmp(argv[1], "check") == 0)
 		return cli_check(argc - 1, argv + 1);
 	if (strcmp(argv[1], "decide") == 0)

@@ -20,7 +20,7 @@
 #include "policy/sandbox.h"
 #include "quantity.h"
 
-static const char VIEW_KEY[] = "luascale.view";            /* struct view userdata */
+static const char VIEW_KEY = 0; /* its address keys the struct view userdata in the registry */
 static const char NODE_MT[] = "luascale.view.node";        /* metatable of node objects */
 static const char POD_MT[] = "luascale.view.pod";          /* metatable of pod objects */
 static const char FROZEN_MT[] = "luascale.view.frozen";    /* metatable of read-only proxies */
@@ -45,10 +45,16 @@ struct view {
 	double ext_sum;    /* extended resources of every node, plus one a node */
 	double room_sum;   /* work of computing every node's free room */
 	double pdb_sum;    /* requirements of every PDB, plus one a PDB */
+	/* the metatables of node, pod and frozen objects, compared by
+	 * identity: no lookup by name on every call */
+	const void *node_mt, *pod_mt, *frozen_mt;
 };
 
 /* A node or pod object: an index into the snapshot of reconcile 'gen'.
- * Its user value caches the tables built for it. */
+ * Its first user value caches the tables built for it, its second its
+ * name once read. */
+#define OBJ_UVALUES 2
+#define OBJ_UV_NAME 2
 struct obj {
 	uint32_t idx;
 	uint32_t gen;
@@ -58,7 +64,7 @@ static struct view *view_of(lua_State *L)
 {
 	struct view *v;
 
-	lua_getfield(L, LUA_REGISTRYINDEX, VIEW_KEY);
+	lua_rawgetp(L, LUA_REGISTRYINDEX, &VIEW_KEY);
 	v = lua_touserdata(L, -1);
 	lua_pop(L, 1);
 	return v;
@@ -71,6 +77,23 @@ static struct view *get_view(lua_State *L)
 	if (!v || !v->snap)
 		luaL_error(L, "cluster view used outside of its reconcile call");
 	return v;
+}
+
+/* The userdata at 'arg' when its metatable is the view's 'mt' (NODE_MT,
+ * POD_MT or FROZEN_MT), else NULL: luaL_testudata without looking the
+ * metatable up by name. */
+static void *view_testudata(lua_State *L, int arg, const char *mt)
+{
+	const struct view *v = view_of(L);
+	const void *want, *have;
+
+	if (!v || lua_type(L, arg) != LUA_TUSERDATA || !lua_getmetatable(L, arg))
+		return NULL;
+	have = lua_topointer(L, -1);
+	lua_pop(L, 1);
+	want = mt == NODE_MT ? v->node_mt : mt == POD_MT ? v->pod_mt :
+		mt == FROZEN_MT ? v->frozen_mt : NULL;
+	return want && have == want ? lua_touserdata(L, arg) : NULL;
 }
 
 /*
@@ -91,6 +114,23 @@ static void push_snapstr(lua_State *L, const struct view *v, const char *str)
 	lua_pushvalue(L, -1);
 	lua_rawsetp(L, -3, str);
 	lua_remove(L, -2);
+}
+
+/*
+ * Pushes the name of the node or pod object at 'obj' (an absolute stack
+ * index), kept in its user
+ * value: a name is read about once a round, and most often it is the only
+ * string of its object a policy reads, so it does not go through the
+ * view's string table (a lookup, and an insert on every first read).
+ */
+static void push_name(lua_State *L, int obj, const char *name)
+{
+	if (lua_getiuservalue(L, obj, OBJ_UV_NAME) == LUA_TSTRING)
+		return;
+	lua_pop(L, 1);
+	lua_pushstring(L, name);
+	lua_pushvalue(L, -1);
+	lua_setiuservalue(L, obj, OBJ_UV_NAME);
 }
 
 /* ---- read-only proxies ---- */
@@ -146,7 +186,7 @@ static int frozen_pairs(lua_State *L)
 /* The real table behind a proxy at 'arg', pushed; false when not a proxy. */
 static bool push_frozen_real(lua_State *L, int arg)
 {
-	if (!luaL_testudata(L, arg, FROZEN_MT))
+	if (!view_testudata(L, arg, FROZEN_MT))
 		return false;
 	lua_getiuservalue(L, arg, 1);
 	return true;
@@ -446,7 +486,7 @@ static const char *const pod_fields[] = {
 /* The object at 'arg' of metatable 'mt', checked to belong to this view. */
 static const struct obj *check_obj(lua_State *L, int arg, const char *mt, const char *what)
 {
-	const struct obj *o = luaL_testudata(L, arg, mt);
+	const struct obj *o = view_testudata(L, arg, mt);
 	struct view *v;
 
 	if (!o) {
@@ -616,7 +656,7 @@ static void push_node_field(lua_State *L, const struct view *v, size_t idx, int 
 	size_t i, live = 0;
 
 	switch (id) {
-	case NF_NAME: push_snapstr(L, v, n->name); return;
+	case NF_NAME: push_name(L, obj, n->name); return;
 	case NF_GROUP:
 		if (n->group >= 0)
 			push_snapstr(L, v, s->groups[n->group].name);
@@ -690,7 +730,7 @@ static void push_pod_field(lua_State *L, const struct view *v, size_t idx, int i
 
 	switch (id) {
 	case PF_NAMESPACE: push_snapstr(L, v, p->ns); return;
-	case PF_NAME: push_snapstr(L, v, p->name); return;
+	case PF_NAME: push_name(L, obj, p->name); return;
 	case PF_CONTROLLER:
 		if (p->controller_kind[0])
 			lua_pushstring(L, p->controller_kind);
@@ -780,7 +820,7 @@ static int pod_index(lua_State *L)
 /* pairs(node) / pairs(pod): every field with a value, in a fixed order */
 static int obj_next(lua_State *L)
 {
-	bool is_node = luaL_testudata(L, 1, NODE_MT) != NULL;
+	bool is_node = view_testudata(L, 1, NODE_MT) != NULL;
 	const struct obj *o = check_obj(L, 1, is_node ? NODE_MT : POD_MT, is_node ? "node" : "pod");
 	const char *const *names = is_node ? node_fields : pod_fields;
 	int id = lua_isnil(L, 2) ? 0 : field_id(L, is_node ? NODE_KEYS : POD_KEYS, 2);
@@ -831,13 +871,15 @@ static int pod_tostring(lua_State *L)
 	return 1;
 }
 
-static void push_obj(lua_State *L, const char *mt, uint32_t idx, uint32_t gen)
+/* Pushes a new object of the metatable at stack index 'mt'. */
+static void push_obj(lua_State *L, int mt, uint32_t idx, uint32_t gen)
 {
-	struct obj *o = lua_newuserdatauv(L, sizeof(*o), 1);
+	struct obj *o = lua_newuserdatauv(L, sizeof(*o), OBJ_UVALUES);
 
 	o->idx = idx;
 	o->gen = gen;
-	luaL_setmetatable(L, mt);
+	lua_pushvalue(L, mt < 0 ? mt - 1 : mt);
+	lua_setmetatable(L, -2);
 }
 
 /* Pushes the (unique per view) object of pod 'idx'. */
@@ -850,7 +892,9 @@ static void push_pod(lua_State *L, const struct snapshot *s, uint32_t idx)
 		return;
 	}
 	lua_pop(L, 1);
-	push_obj(L, POD_MT, idx, get_view(L)->gen);
+	luaL_getmetatable(L, POD_MT);
+	push_obj(L, -1, idx, get_view(L)->gen);
+	lua_remove(L, -2);
 	lua_pushvalue(L, -1);
 	lua_rawseti(L, -3, (lua_Integer)idx + 1);
 	lua_remove(L, -2);
@@ -1013,7 +1057,7 @@ static int l_fits(lua_State *L)
 
 static void check_list(lua_State *L, int arg)
 {
-	if (!lua_istable(L, arg) && !luaL_testudata(L, arg, FROZEN_MT))
+	if (!lua_istable(L, arg) && !view_testudata(L, arg, FROZEN_MT))
 		luaL_argerror(L, arg, "expected a list");
 }
 
@@ -1641,7 +1685,7 @@ static int build_view(lua_State *L)
 {
 	struct view *v = view_of(L);
 	const struct snapshot *s = v->snap;
-	int cluster;
+	int cluster, node_mt;
 	size_t i;
 
 	lua_newtable(L);
@@ -1654,11 +1698,14 @@ static int build_view(lua_State *L)
 	luaL_setfuncs(L, cluster_methods, 0);
 	set_int(L, "now", s->now);
 
+	luaL_getmetatable(L, NODE_MT);
+	node_mt = lua_gettop(L);
 	lua_createtable(L, (int)s->n_nodes, 0);
 	for (i = 0; i < s->n_nodes; i++) {
-		push_obj(L, NODE_MT, (uint32_t)i, v->gen);
+		push_obj(L, node_mt, (uint32_t)i, v->gen);
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
+	lua_remove(L, node_mt);
 	lua_pushvalue(L, -1);
 	lua_setfield(L, LUA_REGISTRYINDEX, NODES_KEY);
 	freeze(L);
@@ -1734,12 +1781,23 @@ static void field_table(lua_State *L, const char *key, const char *const *names)
 	lua_setfield(L, LUA_REGISTRYINDEX, key);
 }
 
+/* The identity of registered metatable 'name'. */
+static const void *mt_pointer(lua_State *L, const char *name)
+{
+	const void *p;
+
+	luaL_getmetatable(L, name);
+	p = lua_topointer(L, -1);
+	lua_pop(L, 1);
+	return p;
+}
+
 static int init_view_state(lua_State *L)
 {
 	struct view *v = lua_newuserdatauv(L, sizeof(*v), 0);
 
 	memset(v, 0, sizeof(*v));
-	lua_setfield(L, LUA_REGISTRYINDEX, VIEW_KEY);
+	lua_rawsetp(L, LUA_REGISTRYINDEX, &VIEW_KEY);
 	lua_pushboolean(L, 0);
 	v->strs_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	field_table(L, NODE_KEYS, node_fields);
@@ -1748,6 +1806,9 @@ static int init_view_state(lua_State *L)
 	new_metatable(L, POD_MT, pod_index, POD_KEYS, obj_pairs, NULL, pod_tostring);
 	new_metatable(L, FROZEN_MT, frozen_index, NULL, frozen_pairs, frozen_len, NULL);
 	new_metatable(L, KVLIST_MT, kvproxy_index, NULL, kvproxy_pairs, kvproxy_len, NULL);
+	v->node_mt = mt_pointer(L, NODE_MT);
+	v->pod_mt = mt_pointer(L, POD_MT);
+	v->frozen_mt = mt_pointer(L, FROZEN_MT);
 	return 0;
 }
 
@@ -1909,7 +1970,7 @@ static int n_format_bytes(lua_State *L)
  * built), from node.utilization for anything else. */
 static int n_utilization(lua_State *L)
 {
-	if (luaL_testudata(L, 1, NODE_MT)) {
+	if (view_testudata(L, 1, NODE_MT)) {
 		const struct obj *o = check_obj(L, 1, NODE_MT, "node");
 		const struct node *n = &get_view(L)->snap->nodes[o->idx];
 		double cpu = fraction(n->requested.cpu_m, n->allocatable.cpu_m);
