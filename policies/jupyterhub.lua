@@ -183,15 +183,20 @@ end
 local function placeable(cluster, groups, pods)
   local ok_pods, fit_groups, unfit = {}, {}, {}
   for _, pod in ipairs(pods) do
-    local fits, reasons = {}, {}
+    local fits, any = {}, false
     for _, g in ipairs(groups) do
-      local ok, why = cluster:fits(pod, g)
-      if ok then fits[g.name] = true else reasons[#reasons + 1] = g.name .. ": " .. why end
+      if cluster:fits(pod, g) then fits[g.name], any = true, true end
     end
-    if next(fits) then
+    if any then
       ok_pods[#ok_pods + 1] = pod
       fit_groups[pod] = fits
     else
+      -- why, asked again only for the pods no group takes
+      local reasons = {}
+      for _, g in ipairs(groups) do
+        local _, why = cluster:fits(pod, g)
+        reasons[#reasons + 1] = g.name .. ": " .. why
+      end
       if #reasons == 0 then reasons[1] = "no managed node groups" end
       unfit[#unfit + 1] = string.format("%s/%s (%s)", pod.namespace, pod.name,
         table.concat(reasons, "; "))
@@ -376,6 +381,7 @@ function P.reconcile(cluster, params, store)
   local omit_ns = set_of(params.omit_namespaces)
   local boot_grace = ls.duration(params.boot_grace)
   local groups, managed = managed_groups(cluster, params, plan)
+  local explaining = plan:explaining()
 
   -- classify the managed nodes
   local s = { cluster = cluster, params = params, plan = plan, groups = groups,
@@ -384,15 +390,16 @@ function P.reconcile(cluster, params, store)
   local active, stale = {}, {}
   local marked_in, coming_count = {}, 0
   for _, node in ipairs(cluster.nodes) do
-    if not node.group then
-      plan:explain(node, false, "not in a managed node group")
-    elseif not managed[node.group] then
-      plan:explain(node, false, "group " .. node.group .. " is not in params.groups")
+    local group = node.group
+    if not group then
+      if explaining then plan:explain(node, false, "not in a managed node group") end
+    elseif not managed[group] then
+      if explaining then plan:explain(node, false, "group " .. group .. " is not in params.groups") end
     elseif node.unschedulable then
       if node.annotations[mark] then
         s.marked[#s.marked + 1] = node
-        marked_in[node.group] = (marked_in[node.group] or 0) + 1
-      else
+        marked_in[group] = (marked_in[group] or 0) + 1
+      elseif explaining then
         plan:explain(node, false, "cordoned by someone else (no " .. mark .. " annotation): left alone")
       end
     else
@@ -513,6 +520,9 @@ function P.reconcile(cluster, params, store)
   local capacity = res(s.allocatable.cpu, s.allocatable.memory)
   local going = {}
   for name, n in pairs(marked_in) do going[name] = n end
+  -- when nothing can be cordoned this round, walking the nodes only
+  -- builds their notes: skip it unless something reads them
+  if not_now and not explaining then active = {} end
   -- least loaded first, ties by name (sorted in C)
   cluster:sort_by_utilization(active)
   local cordoned = 0
@@ -520,11 +530,13 @@ function P.reconcile(cluster, params, store)
   -- the notes' texts are formatted only when something reads them
   local critical = { [params.critical_label] = true }
   for _, node in ipairs(active) do
+    -- no node after this one can be cordoned either: the same
+    if cordoned >= params.max_cordon_per_round and not explaining then break end
     local nu = ls.utilization(node)
     local crit = critical_pod(cluster, node, critical)
     local g = cluster.groups[node.group]
     if crit then
-      if plan:explaining() then
+      if explaining then
         plan:explain(node, false, "node utilization %.2f; runs critical pod %s/%s (%s): never cordoned",
           nu, crit.namespace, crit.name, params.critical_label)
       end
@@ -540,7 +552,7 @@ function P.reconcile(cluster, params, store)
       add(rest, node.allocatable, -1)
       local projected = ratio(demand, rest)
       if projected > params.target + EPS then
-        if plan:explaining() then
+        if explaining then
           plan:explain(node, false, "node utilization %.2f; cordoning it would bring the rest to %s, above %.2f",
             nu, fmt_ratio(projected), params.target)
         end

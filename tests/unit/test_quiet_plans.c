@@ -1,9 +1,10 @@
 /*
- * policies/default.lua plans the same actions whether its notes are read
- * (decide, the testing kit) or not (the daemon, simulate), where it skips
- * the notes' work and stops looking at candidates once none can go: over
+ * The bundled policies plan the same actions whether their notes are read
+ * (decide, the testing kit) or not (the daemon, simulate), where they skip
+ * the notes' work and stop looking at candidates once none can go: over
  * rounds of a cluster with many idle nodes, with and without pending pods,
- * at several max_scale_down values.
+ * at several per-round limits (default.lua's max_scale_down,
+ * jupyterhub.lua's max_cordon_per_round).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,24 +104,24 @@ static struct snapshot *cluster_at(struct arena *a, int64_t now, int pending, in
 	return s;
 }
 
-static struct policy *load_default(int max_scale_down)
+static struct policy *load_policy(const char *path, const char *key, int limit)
 {
 	struct param item, map;
 	struct errbuf err;
 	struct policy *p;
 	char text[16];
 
-	snprintf(text, sizeof(text), "%d", max_scale_down);
+	snprintf(text, sizeof(text), "%d", limit);
 	memset(&item, 0, sizeof(item));
-	item.key = "max_scale_down";
+	item.key = key;
 	item.type = PARAM_INT;
 	item.str = text;
-	item.i = max_scale_down;
+	item.i = limit;
 	memset(&map, 0, sizeof(map));
 	map.type = PARAM_MAP;
 	map.items = &item;
 	map.n_items = 1;
-	p = policy_load(SOURCE_DIR "/policies/default.lua", NULL, NULL, &map, &err);
+	p = policy_load(path, NULL, NULL, &map, &err);
 	if (!p)
 		fail_msg("%s", err.msg);
 	return p;
@@ -144,12 +145,15 @@ static void actions_text(const struct plan *pl, char *out, size_t len)
 	}
 }
 
-static void check_rounds(int max_scale_down)
+/* Twelve rounds through both instances; 'changes' counts the actions of
+ * type 'acting' (delete, cordon) the rounds made, which must be some when
+ * 'limit' allows them. */
+static void check_rounds(const char *path, const char *key, int limit, enum action_type acting)
 {
-	struct policy *loud = load_default(max_scale_down), *quiet = load_default(max_scale_down);
+	struct policy *loud = load_policy(path, key, limit), *quiet = load_policy(path, key, limit);
 	struct drain_opts o;
 	struct errbuf err;
-	int round, deletes = 0;
+	int round, changes = 0;
 
 	drain_opts_default(&o);
 	policy_set_notes(quiet, false);
@@ -172,51 +176,75 @@ static void check_rounds(int max_scale_down)
 		actions_text(&pl, tl, sizeof(tl));
 		actions_text(&pq, tq, sizeof(tq));
 		if (strcmp(tl, tq) != 0)
-			fail_msg("max_scale_down %d, round %d: notes read planned\n%s\nnot read:\n%s",
-				 max_scale_down, round, tl, tq);
+			fail_msg("%s, %s %d, round %d: notes read planned\n%s\nnot read:\n%s",
+				 path, key, limit, round, tl, tq);
 		/* every node has its note when they are read, none otherwise */
 		assert_int_equal(pl.n_notes, s->n_nodes);
 		assert_int_equal(pq.n_notes, 0);
 		for (i = 0; i < pl.n_actions; i++)
-			deletes += pl.actions[i].type == ACTION_DELETE;
+			changes += pl.actions[i].type == acting;
 		plan_free(&pl);
 		plan_free(&pq);
 		snapshot_free(s);
 		arena_free(a);
 	}
-	/* the rounds did reach scale-down (10 minutes under, quiet) */
-	if (max_scale_down > 0)
-		assert_true(deletes > 0);
+	/* the rounds did reach scale-down */
+	if (limit > 0)
+		assert_true(changes > 0);
 	else
-		assert_int_equal(deletes, 0);
+		assert_int_equal(changes, 0);
 	policy_free(loud);
 	policy_free(quiet);
 }
 
-static void test_same_plan_one_a_round(void **state)
+#define DEFAULT_LUA SOURCE_DIR "/policies/default.lua"
+#define JUPYTERHUB_LUA SOURCE_DIR "/policies/jupyterhub.lua"
+
+static void test_default_one_a_round(void **state)
 {
 	(void)state;
-	check_rounds(1);
+	check_rounds(DEFAULT_LUA, "max_scale_down", 1, ACTION_DELETE);
 }
 
-static void test_same_plan_several_a_round(void **state)
+static void test_default_several_a_round(void **state)
 {
 	(void)state;
-	check_rounds(3);
+	check_rounds(DEFAULT_LUA, "max_scale_down", 3, ACTION_DELETE);
 }
 
-static void test_same_plan_none_a_round(void **state)
+static void test_default_none_a_round(void **state)
 {
 	(void)state;
-	check_rounds(0);
+	check_rounds(DEFAULT_LUA, "max_scale_down", 0, ACTION_DELETE);
+}
+
+static void test_jupyterhub_one_a_round(void **state)
+{
+	(void)state;
+	check_rounds(JUPYTERHUB_LUA, "max_cordon_per_round", 1, ACTION_CORDON);
+}
+
+static void test_jupyterhub_several_a_round(void **state)
+{
+	(void)state;
+	check_rounds(JUPYTERHUB_LUA, "max_cordon_per_round", 4, ACTION_CORDON);
+}
+
+static void test_jupyterhub_none_a_round(void **state)
+{
+	(void)state;
+	check_rounds(JUPYTERHUB_LUA, "max_cordon_per_round", 0, ACTION_CORDON);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_same_plan_one_a_round),
-		cmocka_unit_test(test_same_plan_several_a_round),
-		cmocka_unit_test(test_same_plan_none_a_round),
+		cmocka_unit_test(test_default_one_a_round),
+		cmocka_unit_test(test_default_several_a_round),
+		cmocka_unit_test(test_default_none_a_round),
+		cmocka_unit_test(test_jupyterhub_one_a_round),
+		cmocka_unit_test(test_jupyterhub_several_a_round),
+		cmocka_unit_test(test_jupyterhub_none_a_round),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
