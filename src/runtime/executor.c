@@ -256,7 +256,9 @@ static void *worker_main(void *p)
 				}
 			}
 			ex->idle++;
-			cond_wait_until(&ex->work_cv, &ex->mu, idle_since + ex->idle_ns);
+			cond_wait_until(&ex->work_cv, &ex->mu,
+					ex->idle_ns > INT64_MAX - idle_since ? INT64_MAX
+									     : idle_since + ex->idle_ns);
 			ex->idle--;
 			continue;
 		}

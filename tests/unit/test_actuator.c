@@ -9,6 +9,8 @@
  * evicting, stop when the cordon fails, give back luascale's cordons when
  * a removal does not finish (also after a restart), never act twice on a
  * node deleted while the cache lags, and respect max_concurrent_drains.
+ * On the daemon's pool (real time), slow launch calls, more than its base
+ * threads, are all in the cloud at once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
