@@ -503,7 +503,24 @@ int cli_run(int argc, char **argv)
 		fprintf(stderr, "luascale: the %s provider cannot start (see above)\n", c->provider_kind);
 		goto out;
 	}
-	ex = executor_new_pool(8, 4096);
+	{
+		/* provider calls block their worker: the pool grows to what the
+		 * provider's bucket can keep busy, not a fixed 8 */
+		struct provider_limits lim;
+		struct executor_pool_opts po;
+
+		provider_limits_from(&lim, c);
+		actuator_pool_opts(&po, &lim, 4096);
+		ex = executor_new_pool_opts(&po);
+		if (!ex) {
+			fprintf(stderr, "luascale: cannot start: cannot make the work queue\n");
+			goto out;
+		}
+		log_at(&log, LOG_INFO, clock_wall(clock),
+		       "work queue: %d worker threads, growing to %d while tasks wait behind slow calls",
+		       po.workers, po.max_workers);
+		serve_attach_executor(sv, ex);
+	}
 	actuator_config_from(&acfg, c);
 	acfg.dry_run = dry_run;
 	acfg.may_act = serve_may_act;
@@ -627,6 +644,7 @@ stop:
 	       SHUTDOWN_GRACE_S);
 	informer_set_stop(infs);
 	actuator_stop(act); /* drains stop and give their cordons back */
+	serve_attach_executor(sv, NULL);
 	{
 		size_t cancelled = executor_shutdown(ex, stop_at + SHUTDOWN_GRACE_S * CLOCK_NS_PER_S);
 
@@ -648,6 +666,8 @@ out:
 		pthread_join(sc.thread, NULL);
 	}
 	run_ops_stop(ops);
+	if (sv)
+		serve_attach_executor(sv, NULL);
 	if (ex)
 		executor_shutdown(ex, clock_now(clock));
 	serve_free(sv);

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "providers/observed.h"
 #include "runtime/clock.h"
+#include "runtime/executor.h"
 #include "runtime/health.h"
 #include "runtime/httpserver.h"
 
@@ -40,6 +41,7 @@ struct serve {
 	struct provider *prov;
 	struct kube_client *client;
 	struct batcher *batch;
+	struct executor *ex;
 
 	struct health health;
 };
@@ -82,6 +84,15 @@ static void collect(void *ctx)
 	}
 	if (sv->client)
 		metric_set0(ins->kube_writes_waiting, kube_client_writes_waiting(sv->client));
+	if (sv->ex) {
+		struct executor_stats es;
+
+		executor_stats(sv->ex, &es);
+		metric_set0(ins->work_queue_workers, es.workers);
+		metric_set0(ins->work_queue_busy, es.busy);
+		metric_set0(ins->work_queue_waiting, (double)es.queued);
+		metric_set0(ins->work_queue_max, es.max);
+	}
 	pthread_mutex_unlock(&sv->mu);
 	metric_set0(ins->leader, serve_may_act(sv));
 	if (sv->leader)
@@ -268,6 +279,13 @@ void serve_attach(struct serve *sv, struct informer_set *infs, struct actuator *
 		sv->client = client;
 	if (batch)
 		sv->batch = batch;
+	pthread_mutex_unlock(&sv->mu);
+}
+
+void serve_attach_executor(struct serve *sv, struct executor *ex)
+{
+	pthread_mutex_lock(&sv->mu);
+	sv->ex = ex;
 	pthread_mutex_unlock(&sv->mu);
 }
 

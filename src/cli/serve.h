@@ -53,6 +53,12 @@ struct provider *serve_wrap_provider(struct serve *sv, struct provider *p);
 void serve_attach(struct serve *sv, struct informer_set *infs, struct actuator *act,
 		  struct provider *prov, struct kube_client *client, struct batcher *batch);
 
+struct executor;
+
+/* The work queue whose size /metrics shows (luascale_work_queue_*); NULL
+ * detaches it, which must be done before it is shut down. */
+void serve_attach_executor(struct serve *sv, struct executor *ex);
+
 /* Whether this process may act: no election, or it leads now. For
  * actuator_config.may_act (ctx: the serve). Any thread. */
 bool serve_may_act(void *sv);

@@ -141,6 +141,17 @@ void actuator_config_from(struct actuator_config *out, const struct config *c)
 	out->protected_pods = c->protected_pods.n ? &c->protected_pods : NULL;
 }
 
+void actuator_pool_opts(struct executor_pool_opts *o, const struct provider_limits *lim,
+			size_t queue_cap)
+{
+	executor_pool_opts_default(o, ACTUATOR_BASE_WORKERS, queue_cap);
+	if (lim && lim->mutating_qps > 0)
+		o->max_workers = executor_workers_for_rate(ACTUATOR_BASE_WORKERS, lim->mutating_qps,
+							   lim->mutating_burst, EXECUTOR_CALL_LATENCY_NS);
+	else
+		o->max_workers = EXECUTOR_MAX_WORKERS;
+}
+
 #define LOG(a, lvl, ...) log_at((a)->log, (lvl), clock_wall((a)->clock), __VA_ARGS__)
 /* A line with an action's fields (log_fields): 'f' an array of them. */
 #define LOGF(a, lvl, f, ...) \

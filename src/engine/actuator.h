@@ -69,6 +69,21 @@ struct config;
 /* The defaults, with what the config's provisioning section sets. */
 void actuator_config_from(struct actuator_config *out, const struct config *c);
 
+/* The base of the daemon's work queue: node jobs and Kubernetes writes. */
+#define ACTUATOR_BASE_WORKERS 8
+
+/*
+ * The work queue an actuator on a real cloud needs ('queue_cap' tasks at
+ * most): ACTUATOR_BASE_WORKERS threads, growing while launches and other
+ * tasks wait to as many as the provider's mutating bucket ('lim') can keep
+ * busy with calls that each block for up to EXECUTOR_CALL_LATENCY_NS
+ * (executor_workers_for_rate), so that the bucket, not the thread count,
+ * sets the launch rate. Extra threads exit after 30 s idle. 'lim' NULL or
+ * a qps <= 0: no limit is known, the largest pool.
+ */
+void actuator_pool_opts(struct executor_pool_opts *o, const struct provider_limits *lim,
+			size_t queue_cap);
+
 struct actuator_stats {
 	uint64_t launch_requests;     /* provider launch calls */
 	uint64_t instances_created;   /* per-instance callbacks */

@@ -59,6 +59,10 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->ratelimit_wait = ok(&bad, metrics_counter(m, "luascale_rate_limiter_wait_seconds_total", "Time calls waited for a token of a rate limiter, by limiter.", "limiter"));
 	ins->ratelimit_rate = ok(&bad, metrics_gauge(m, "luascale_rate_limiter_rate", "Tokens a second a rate limiter grants now (lowered after throttling).", "limiter"));
 	ins->kube_writes_waiting = ok(&bad, metrics_gauge(m, "luascale_kube_writes_waiting", "Kubernetes API writes waiting for a token of the write limit.", NULL));
+	ins->work_queue_workers = ok(&bad, metrics_gauge(m, "luascale_work_queue_workers", "Worker threads of the work queue (cloud calls, node jobs) now; more than the base while tasks wait behind slow calls.", NULL));
+	ins->work_queue_busy = ok(&bad, metrics_gauge(m, "luascale_work_queue_busy_workers", "Worker threads running a task (a cloud call, a node job) now.", NULL));
+	ins->work_queue_waiting = ok(&bad, metrics_gauge(m, "luascale_work_queue_waiting_tasks", "Tasks waiting for a worker thread now.", NULL));
+	ins->work_queue_max = ok(&bad, metrics_gauge(m, "luascale_work_queue_max_workers", "The most worker threads the work queue may grow to.", NULL));
 	ins->api_requests = ok(&bad, metrics_counter(m, "luascale_kube_api_requests_total", "Requests to the Kubernetes API, by verb and HTTP code (0: no answer).", "verb,code"));
 	ins->watch_restarts = ok(&bad, metrics_counter(m, "luascale_watch_restarts_total", "Watches started again after the first, by resource.", "resource"));
 	ins->relists = ok(&bad, metrics_counter(m, "luascale_relists_total", "Lists started again because a resourceVersion expired (410), by resource.", "resource"));

@@ -1,15 +1,20 @@
 /*
  * executor: the real-time pool (worker threads over a bounded FIFO queue,
- * one timer thread moving delayed tasks to the queue when due) and the
- * virtual-time discrete-event executor (a min-heap of events run in
- * (time, submission order) on the caller's thread). Owns the tasks it has
- * accepted until they run; never owns their arguments.
+ * one timer thread moving delayed tasks to the queue when due; the pool
+ * grows past its base size while tasks wait and no worker is free, and its
+ * extra workers exit once idle) and the virtual-time discrete-event
+ * executor (a min-heap of events run in (time, submission order) on the
+ * caller's thread). Owns the tasks it has accepted until they run; never
+ * owns their arguments.
  */
 #include "runtime/executor.h"
 
 #include <assert.h>
+#include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* ---- shared: a min-heap of timed events ------------------------------ */
@@ -95,6 +100,17 @@ struct task {
 	int timer; /* came from a timer (not counted against queue_cap) */
 };
 
+/* A worker thread's place. A slot is FREE (no thread), LIVE (a thread that
+ * has not exited) or DONE (a retired thread not joined yet: whoever next
+ * takes the slot, or the pool's end, joins it). */
+enum slot_state { SLOT_FREE, SLOT_LIVE, SLOT_DONE };
+
+struct slot {
+	struct executor *ex;
+	pthread_t thread;
+	enum slot_state state;
+};
+
 struct executor {
 	enum executor_kind kind;
 	struct clock *clock;
@@ -114,8 +130,16 @@ struct executor {
 	size_t n_submitted; /* tasks in the ring from submit (<= queue_cap) */
 	size_t timers_out;  /* timers accepted and not yet taken by a worker */
 	int stop;           /* workers and timer thread exit */
-	pthread_t *workers;
-	int n_workers;
+	struct slot *slots; /* max_workers of them */
+	int n_workers;      /* LIVE slots */
+	int base_workers;   /* never fewer (they never retire) */
+	int max_workers;    /* never more */
+	int idle;           /* workers waiting for a task */
+	int fresh;          /* workers started that have not looked for a task yet */
+	int64_t idle_ns;    /* an extra worker idle this long exits */
+	int peak;
+	uint64_t grown, retired, grow_failed;
+	sigset_t sigmask;   /* the signal mask of the thread that made the pool */
 	pthread_t timer_thread;
 	int timer_started;
 
@@ -185,18 +209,60 @@ static struct task ring_pop(struct executor *ex)
 	return t;
 }
 
+/* The worker in 'slot' exits: it becomes DONE, for someone to join. Lock held. */
+static void worker_retire(struct executor *ex, struct slot *slot)
+{
+	slot->state = SLOT_DONE;
+	ex->n_workers--;
+	ex->retired++;
+	pthread_cond_broadcast(&ex->idle_cv); /* executor_wait_workers */
+}
+
+/*
+ * Takes tasks until the pool stops. A worker above the base size that
+ * finds no task for idle_ns retires; the base workers wait for ever. A
+ * task is taken before retiring is considered, so none is left waiting
+ * while a worker exits.
+ */
 static void *worker_main(void *p)
 {
-	struct executor *ex = p;
+	struct slot *slot = p;
+	struct executor *ex = slot->ex;
+	int64_t idle_since = -1;
 
+	pthread_sigmask(SIG_SETMASK, &ex->sigmask, NULL);
 	pthread_mutex_lock(&ex->mu);
+	ex->fresh--;
 	for (;;) {
 		struct task t;
 
-		while (ex->n == 0 && !ex->stop)
-			pthread_cond_wait(&ex->work_cv, &ex->mu);
 		if (ex->stop)
 			break; /* shutdown releases what is left */
+		if (ex->n == 0) {
+			if (ex->n_workers <= ex->base_workers) {
+				ex->idle++;
+				pthread_cond_wait(&ex->work_cv, &ex->mu);
+				ex->idle--;
+				continue;
+			}
+			{
+				int64_t now = clock_now(ex->clock);
+
+				if (idle_since < 0)
+					idle_since = now;
+				if (now - idle_since >= ex->idle_ns) {
+					worker_retire(ex, slot);
+					break;
+				}
+			}
+			ex->idle++;
+			cond_wait_until(&ex->work_cv, &ex->mu,
+					ex->idle_ns > INT64_MAX - idle_since ? INT64_MAX
+									     : idle_since + ex->idle_ns);
+			ex->idle--;
+			continue;
+		}
+		idle_since = -1;
 		t = ring_pop(ex);
 		if (t.timer)
 			ex->timers_out--;
@@ -207,11 +273,70 @@ static void *worker_main(void *p)
 		t.fn(t.arg, false);
 		pthread_mutex_lock(&ex->mu);
 		ex->running--;
-		if (ex->closing)
-			pthread_cond_broadcast(&ex->idle_cv);
+		if (ex->closing || (ex->running == 0 && ex->n == 0))
+			pthread_cond_broadcast(&ex->idle_cv); /* shutdown, executor_wait_idle */
 	}
 	pthread_mutex_unlock(&ex->mu);
 	return NULL;
+}
+
+/*
+ * Starts one worker in a slot that is not LIVE (joining the thread that
+ * retired from it first). The new thread starts with every signal blocked
+ * and takes the pool maker's mask itself, so that no signal reaches it, nor
+ * the caller, in between. Returns 0, or -1 (no slot, or the thread could
+ * not be made). Lock held.
+ */
+static int spawn_worker(struct executor *ex)
+{
+	struct slot *slot = NULL;
+	sigset_t all, old;
+	int i, rc;
+
+	for (i = 0; i < ex->max_workers; i++) {
+		if (ex->slots[i].state != SLOT_LIVE) {
+			slot = &ex->slots[i];
+			break;
+		}
+	}
+	if (!slot)
+		return -1;
+	if (slot->state == SLOT_DONE) {
+		/* it marked itself DONE under the lock and only returns now */
+		pthread_join(slot->thread, NULL);
+		slot->state = SLOT_FREE;
+	}
+	slot->ex = ex;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&slot->thread, NULL, worker_main, slot);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	slot->state = SLOT_LIVE;
+	ex->n_workers++;
+	ex->fresh++;
+	if (ex->n_workers > ex->peak)
+		ex->peak = ex->n_workers;
+	return 0;
+}
+
+/*
+ * Adds workers while more tasks wait than there are workers free to take
+ * them (idle, or started and about to look), up to max_workers. The
+ * workers there are may all be blocked in a slow call: a waiting task
+ * does not wait for them. Lock held.
+ */
+static void pool_grow(struct executor *ex)
+{
+	while (!ex->stop && ex->n_workers < ex->max_workers &&
+	       ex->n > (size_t)ex->idle + (size_t)ex->fresh) {
+		if (spawn_worker(ex) < 0) {
+			ex->grow_failed++;
+			break; /* the task waits for a worker there is */
+		}
+		ex->grown++;
+	}
 }
 
 /* Moves due timers to the ready queue, then sleeps until the next one is
@@ -232,8 +357,10 @@ static void *timer_main(void *p)
 			ring_push(ex, t);
 			moved = 1;
 		}
-		if (moved)
+		if (moved) {
 			pthread_cond_broadcast(&ex->work_cv);
+			pool_grow(ex);
+		}
 		if (ex->timers.n == 0)
 			pthread_cond_wait(&ex->timer_cv, &ex->mu);
 		else
@@ -263,42 +390,67 @@ static void pool_destroy(struct executor *ex)
 	int i;
 
 	pthread_mutex_lock(&ex->mu);
-	ex->stop = 1;
+	ex->stop = 1; /* no worker starts from now on */
 	pthread_cond_broadcast(&ex->work_cv);
 	pthread_cond_broadcast(&ex->timer_cv);
 	pthread_mutex_unlock(&ex->mu);
-	for (i = 0; i < ex->n_workers; i++)
-		pthread_join(ex->workers[i], NULL);
+	for (i = 0; i < ex->max_workers; i++) {
+		enum slot_state st;
+
+		pthread_mutex_lock(&ex->mu);
+		st = ex->slots[i].state; /* LIVE may still turn DONE: joined alike */
+		pthread_mutex_unlock(&ex->mu);
+		if (st != SLOT_FREE)
+			pthread_join(ex->slots[i].thread, NULL);
+	}
 	if (ex->timer_started)
 		pthread_join(ex->timer_thread, NULL);
 	pthread_cond_destroy(&ex->work_cv);
 	pthread_cond_destroy(&ex->timer_cv);
 	pthread_cond_destroy(&ex->idle_cv);
 	pthread_mutex_destroy(&ex->mu);
-	free(ex->workers);
+	free(ex->slots);
 	free(ex->ring);
 	free(ex->timers.v);
 	free(ex);
 }
 
+/* Fills 'o' with a fixed pool's settings: 'workers' threads, no growth,
+ * idle extra workers (none) retire after 30 s. */
+void executor_pool_opts_default(struct executor_pool_opts *o, int workers, size_t queue_cap)
+{
+	o->workers = workers;
+	o->max_workers = workers;
+	o->queue_cap = queue_cap;
+	o->idle_ns = 30 * CLOCK_NS_PER_S;
+}
+
 /*
- * Starts 'workers' threads and a timer thread on the real clock. Returns
- * NULL when workers < 1, queue_cap < 1, or a thread or allocation fails
- * (nothing is left running then). Free with executor_shutdown().
+ * Starts o->workers threads and a timer thread on the real clock. Returns
+ * NULL when workers < 1, max_workers above EXECUTOR_MAX_WORKERS,
+ * queue_cap < 1, idle_ns < 0, or a thread or allocation fails (nothing is
+ * left running then). max_workers below workers means workers. Free with
+ * executor_shutdown().
  */
-struct executor *executor_new_pool(int workers, size_t queue_cap)
+struct executor *executor_new_pool_opts(const struct executor_pool_opts *o)
 {
 	struct executor *ex;
-	int conds = 0;
+	int conds = 0, rc = 0;
 
-	if (workers < 1 || queue_cap < 1 || queue_cap > SIZE_MAX / 4 / sizeof(struct task))
+	if (!o || o->workers < 1 || o->workers > EXECUTOR_MAX_WORKERS ||
+	    o->max_workers > EXECUTOR_MAX_WORKERS || o->idle_ns < 0 || o->queue_cap < 1 ||
+	    o->queue_cap > SIZE_MAX / 4 / sizeof(struct task))
 		return NULL;
 	ex = calloc(1, sizeof(*ex));
 	if (!ex)
 		return NULL;
 	ex->kind = EXECUTOR_POOL;
 	ex->clock = clock_real();
-	ex->queue_cap = queue_cap;
+	ex->queue_cap = o->queue_cap;
+	ex->base_workers = o->workers;
+	ex->max_workers = o->max_workers > o->workers ? o->max_workers : o->workers;
+	ex->idle_ns = o->idle_ns;
+	pthread_sigmask(SIG_SETMASK, NULL, &ex->sigmask);
 	if (pthread_mutex_init(&ex->mu, NULL) != 0) {
 		free(ex);
 		return NULL;
@@ -320,21 +472,44 @@ struct executor *executor_new_pool(int workers, size_t queue_cap)
 		free(ex);
 		return NULL;
 	}
-	ex->workers = calloc((size_t)workers, sizeof(*ex->workers));
-	if (!ex->workers || ring_reserve(ex, queue_cap) != 0)
+	ex->slots = calloc((size_t)ex->max_workers, sizeof(*ex->slots));
+	if (!ex->slots || ring_reserve(ex, o->queue_cap) != 0)
 		goto fail;
 	if (pthread_create(&ex->timer_thread, NULL, timer_main, ex) != 0)
 		goto fail;
 	ex->timer_started = 1;
-	while (ex->n_workers < workers) {
-		if (pthread_create(&ex->workers[ex->n_workers], NULL, worker_main, ex) != 0)
-			goto fail;
-		ex->n_workers++;
-	}
-	return ex;
+	pthread_mutex_lock(&ex->mu);
+	while (rc == 0 && ex->n_workers < ex->base_workers)
+		rc = spawn_worker(ex);
+	pthread_mutex_unlock(&ex->mu);
+	if (rc == 0)
+		return ex;
 fail:
 	pool_destroy(ex);
 	return NULL;
+}
+
+/* A fixed pool: executor_new_pool_opts() with executor_pool_opts_default(). */
+struct executor *executor_new_pool(int workers, size_t queue_cap)
+{
+	struct executor_pool_opts o;
+
+	executor_pool_opts_default(&o, workers, queue_cap);
+	return executor_new_pool_opts(&o);
+}
+
+/* See executor.h. */
+int executor_workers_for_rate(int base, double qps, int burst, int64_t latency_ns)
+{
+	double n = (double)base;
+
+	if (qps > 0 && latency_ns > 0)
+		n += ceil(qps * ((double)latency_ns / CLOCK_NS_PER_S));
+	if (burst > 0)
+		n += burst;
+	if (!(n >= 1))
+		return 1;
+	return n > EXECUTOR_MAX_WORKERS ? EXECUTOR_MAX_WORKERS : (int)n;
 }
 
 static int pool_submit(struct executor *ex, int64_t delay_ns, task_fn fn, void *arg)
@@ -352,6 +527,7 @@ static int pool_submit(struct executor *ex, int64_t delay_ns, task_fn fn, void *
 		ring_push(ex, t); /* n <= n_submitted + timers_out < ring_cap */
 		ex->n_submitted++;
 		pthread_cond_signal(&ex->work_cv);
+		pool_grow(ex);
 	} else {
 		struct event e;
 
@@ -389,8 +565,9 @@ static size_t pool_shutdown(struct executor *ex, int64_t deadline)
 
 	assert(ex->kind == EXECUTOR_POOL);
 	pthread_mutex_lock(&ex->mu);
-	for (i = 0; i < (size_t)ex->n_workers; i++)
-		assert(!pthread_equal(pthread_self(), ex->workers[i])); /* not from a task */
+	for (i = 0; i < (size_t)ex->max_workers; i++)
+		assert(ex->slots[i].state != SLOT_LIVE ||
+		       !pthread_equal(pthread_self(), ex->slots[i].thread)); /* not from a task */
 	ex->closing = 1;
 	while (!pool_quiet(ex, deadline) && clock_now(ex->clock) < deadline)
 		cond_wait_until(&ex->idle_cv, &ex->mu, deadline);
@@ -578,6 +755,61 @@ size_t executor_pending(struct executor *ex)
 	n = ex->timers.n + ex->running + (ex->kind == EXECUTOR_POOL ? ex->n : 0);
 	pthread_mutex_unlock(&ex->mu);
 	return n;
+}
+
+/* Pool: a consistent copy of the counts, taken under the lock. Virtual:
+ * no workers; busy is 1 inside a task, queued the events not run yet. */
+void executor_stats(struct executor *ex, struct executor_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&ex->mu);
+	st->busy = (int)ex->running;
+	if (ex->kind == EXECUTOR_POOL) {
+		st->workers = ex->n_workers;
+		st->base = ex->base_workers;
+		st->max = ex->max_workers;
+		st->peak = ex->peak;
+		st->queued = ex->n;
+		st->timers = ex->timers.n;
+		st->grown = ex->grown;
+		st->retired = ex->retired;
+		st->grow_failed = ex->grow_failed;
+	} else {
+		st->queued = ex->timers.n;
+	}
+	pthread_mutex_unlock(&ex->mu);
+}
+
+/* Pool: waits on idle_cv (broadcast when a worker retires) until at most
+ * 'workers' are left or the deadline passes. Virtual: returns 0. */
+int executor_wait_workers(struct executor *ex, int workers, int64_t deadline_ns)
+{
+	int n;
+
+	if (ex->kind != EXECUTOR_POOL)
+		return 0;
+	pthread_mutex_lock(&ex->mu);
+	while (ex->n_workers > workers && clock_now(ex->clock) < deadline_ns)
+		cond_wait_until(&ex->idle_cv, &ex->mu, deadline_ns);
+	n = ex->n_workers;
+	pthread_mutex_unlock(&ex->mu);
+	return n;
+}
+
+/* Pool: waits on idle_cv (broadcast when the last running task returns
+ * with nothing queued) for no task queued or running. Virtual: true when no
+ * event is left. */
+bool executor_wait_idle(struct executor *ex, int64_t deadline_ns)
+{
+	bool quiet;
+
+	pthread_mutex_lock(&ex->mu);
+	if (ex->kind == EXECUTOR_POOL)
+		while ((ex->n > 0 || ex->running > 0) && clock_now(ex->clock) < deadline_ns)
+			cond_wait_until(&ex->idle_cv, &ex->mu, deadline_ns);
+	quiet = ex->kind == EXECUTOR_POOL ? ex->n == 0 && ex->running == 0 : ex->timers.n == 0;
+	pthread_mutex_unlock(&ex->mu);
+	return quiet;
 }
 
 /* See executor.h. Pool: must not be called from one of its tasks; returns

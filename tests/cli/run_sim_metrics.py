@@ -53,6 +53,8 @@ FAMILIES = [
     "luascale_kube_writes_waiting", "luascale_kube_api_requests_total", "luascale_watch_restarts_total",
     "luascale_relists_total", "luascale_cache_lists_total", "luascale_watch_errors_total", "luascale_cache_synced",
     "luascale_leader", "luascale_leader_transitions_total", "luascale_metrics_series_dropped_total",
+    "luascale_work_queue_workers", "luascale_work_queue_busy_workers", "luascale_work_queue_waiting_tasks",
+    "luascale_work_queue_max_workers",
 ]
 
 
@@ -113,6 +115,12 @@ if which == "promtool":
        (sample(text, "luascale_provider_calls_total", '{operation="launch",outcome="ok"}') or 0) == 1,
        "API requests by verb and code, provider calls by operation and outcome")
     ok(sample(text, "luascale_leader") == 1, "without leader election the process may act")
+    # the provider's bucket (qps 5, burst 10) sizes the pool: 8 + 10 + 5 x 30 s
+    ok(sample(text, "luascale_work_queue_max_workers") == 168 and
+       (sample(text, "luascale_work_queue_workers") or 0) >= 8 and
+       sample(text, "luascale_work_queue_busy_workers") is not None and
+       sample(text, "luascale_work_queue_waiting_tasks") is not None,
+       "the work queue's size, cap, busy workers and waiting tasks")
     ok(not re.search(r'(node|pod)="', text), "no node or pod names as labels")
     ok(get(PORT, "/healthz")[0] == 200 and get(PORT, "/readyz")[0] == 200, "/healthz and /readyz are 200")
     ok(get(PORT, "/nope")[0] == 404 and get(PORT, "/metrics", "POST")[0] == 405, "404 and 405")

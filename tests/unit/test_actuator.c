@@ -9,6 +9,8 @@
  * evicting, stop when the cordon fails, give back luascale's cordons when
  * a removal does not finish (also after a restart), never act twice on a
  * node deleted while the cache lags, and respect max_concurrent_drains.
+ * On the daemon's pool (real time), slow launch calls, more than its base
+ * threads, are all in the cloud at once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1203,6 +1205,144 @@ static void test_real_pool(void **state)
 	free(w);
 }
 
+/* ---- slow calls on the daemon's pool ---- */
+
+/* A cloud whose launch call blocks its thread until 'want' calls are inside
+ * at once (or a deadline passes): it can only return in time if the pool
+ * runs all of them together. */
+struct slow_cloud {
+	struct provider prov;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int want, inside, most, met, done;
+	int64_t deadline; /* CLOCK_MONOTONIC ns */
+};
+
+static void slow_launch(struct provider *p, const char *group, int count,
+			provider_instance_cb on_instance, provider_done_cb on_done, void *ctx)
+{
+	struct slow_cloud *c = p->impl;
+	struct timespec ts = {(time_t)(c->deadline / S), (long)(c->deadline % S)};
+	struct provider_status st = {PROVIDER_OK, ""};
+	struct provider_instance inst;
+	bool met;
+
+	pthread_mutex_lock(&c->mu);
+	c->inside++;
+	if (c->inside > c->most)
+		c->most = c->inside;
+	pthread_cond_broadcast(&c->cv);
+	while (c->most < c->want && pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
+		;
+	met = c->most >= c->want;
+	c->met += met;
+	c->inside--;
+	pthread_mutex_unlock(&c->mu);
+	memset(&inst, 0, sizeof(inst));
+	snprintf(inst.id, sizeof(inst.id), "i-%s", group);
+	snprintf(inst.provider_id, sizeof(inst.provider_id), "fake://%s/i-%s", group, group);
+	snprintf(inst.group, sizeof(inst.group), "%s", group);
+	if (met)
+		on_instance(ctx, &inst);
+	else
+		snprintf(st.message, sizeof(st.message), "the calls were made one pool-full at a time");
+	st.code = met ? PROVIDER_OK : PROVIDER_TRANSIENT;
+	on_done(ctx, met ? 1 : 0, &st);
+	(void)count;
+	pthread_mutex_lock(&c->mu);
+	c->done++;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static const struct provider_ops slow_provider_ops = {
+	.kind = "slow",
+	.launch = slow_launch,
+	.terminate = fake_terminate,
+	.map_node = fake_map_node,
+};
+
+/*
+ * The daemon's pool (actuator_pool_opts) for a provider allowed 20 calls a
+ * second with 20 saved: three times as many slow launch calls as the pool
+ * has base workers are all in the cloud at once; none waits for another's
+ * thread.
+ */
+static void test_slow_launches_do_not_wait_for_threads(void **state)
+{
+	enum { N = 3 * ACTUATOR_BASE_WORKERS };
+	struct provider_limits lim = {20, 20, 20, 40};
+	struct executor_pool_opts po;
+	struct slow_cloud c;
+	struct actuator_config cfg;
+	struct actuator_stats st;
+	struct executor_stats es;
+	struct executor *ex;
+	struct actuator *a;
+	struct snapshot *s;
+	struct errbuf err;
+	struct plan p;
+	struct timespec ts;
+	char groups[N][16];
+	int i;
+
+	(void)state;
+	actuator_pool_opts(&po, &lim, 4096);
+	assert_int_equal(po.workers, ACTUATOR_BASE_WORKERS);
+	assert_true(po.max_workers >= ACTUATOR_BASE_WORKERS + 20 + 20 * 2);
+	ex = executor_new_pool_opts(&po);
+	assert_non_null(ex);
+	memset(&c, 0, sizeof(c));
+	c.prov.ops = &slow_provider_ops;
+	c.prov.impl = &c;
+	c.prov.ex = ex;
+	c.want = N;
+	c.deadline = clock_now(clock_real()) + 20 * S;
+	pthread_mutex_init(&c.mu, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&c.cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	actuator_config_default(&cfg);
+	a = actuator_new(ex, &c.prov, NULL, &cfg, NULL);
+	plan_init(&p);
+	for (i = 0; i < N; i++) {
+		snprintf(groups[i], sizeof(groups[i]), "g%d", i);
+		add_action(&p, ACTION_SCALE_UP, groups[i], 1);
+	}
+	s = snapshot_new();
+	snapshot_finish(s, clock_wall(clock_real()), &err);
+	actuator_execute(a, &p, s);
+	/* every call has returned (a condition with a deadline) */
+	ts.tv_sec = (time_t)((c.deadline + 10 * S) / S);
+	ts.tv_nsec = 0;
+	pthread_mutex_lock(&c.mu);
+	while (c.done < N && pthread_cond_timedwait(&c.cv, &c.mu, &ts) == 0)
+		;
+	pthread_mutex_unlock(&c.mu);
+	assert_true(executor_wait_idle(ex, clock_now(clock_real()) + 10 * S));
+	assert_int_equal(c.done, N);
+	assert_int_equal(c.most, N);
+	assert_int_equal(c.met, N);
+	executor_stats(ex, &es);
+	assert_true(es.peak >= N);
+	actuator_get_stats(a, &st);
+	assert_int_equal(st.busy, 0);
+	assert_int_equal(st.launch_requests, N);
+	assert_int_equal(st.instances_created, N);
+	assert_int_equal(st.launch_failures, 0);
+	executor_shutdown(ex, clock_now(clock_real()) + S);
+	actuator_free(a);
+	plan_free(&p);
+	snapshot_free(s);
+	pthread_cond_destroy(&c.cv);
+	pthread_mutex_destroy(&c.mu);
+}
+
 /* The leader gate: once it closes nothing new starts — no launch call, no
  * eviction, no delete, no give-back write — and what is in flight is named. */
 static bool gate_open;
@@ -1286,6 +1426,7 @@ int main(void)
 		cmocka_unit_test(test_dry_run_does_nothing),
 		cmocka_unit_test(test_shutdown_mid_launch_accounts_for_everything),
 		cmocka_unit_test(test_real_pool),
+		cmocka_unit_test(test_slow_launches_do_not_wait_for_threads),
 		cmocka_unit_test(test_drain_rechecks_each_pod_as_fetched),
 		cmocka_unit_test(test_failed_cordon_aborts_the_drain),
 		cmocka_unit_test(test_deleted_node_is_never_acted_on_again),

@@ -2,7 +2,10 @@
  * Tests for executor. Virtual: time order, ties in submission order, tasks
  * submitted from a task, determinism, run_until and the clock, shutdown.
  * Pool: workers run in parallel, the bounded queue, timers, shutdown that
- * finishes what it can and releases the rest exactly once, refusals. Pool
+ * finishes what it can and releases the rest exactly once, refusals; a
+ * growing pool adds workers while tasks wait behind blocked ones (no more
+ * than needed, never past its cap), keeps them while idle for less than
+ * its idle time and retires them after, and shuts down the same way. Pool
  * tests wait on condition variables with generous deadlines (a fallback
  * that fails the test) and never assert on how long anything took.
  */
@@ -727,6 +730,291 @@ static void test_pool_concurrent_submitters(void **state)
 	assert_int_equal(atomic_load(&h.runs), atomic_load(&h.accepted));
 }
 
+/* ---- a pool that grows ---------------------------------------------- */
+
+static struct executor *growing_pool(int base, int max, size_t queue_cap, int64_t idle_ns)
+{
+	struct executor_pool_opts o;
+
+	executor_pool_opts_default(&o, base, queue_cap);
+	o.max_workers = max;
+	o.idle_ns = idle_ns;
+	return executor_new_pool_opts(&o);
+}
+
+static void test_pool_opts_rejected(void **state)
+{
+	struct executor_pool_opts o;
+	struct executor_stats st;
+	struct executor *ex;
+
+	(void)state;
+	executor_pool_opts_default(&o, 2, 8);
+	assert_int_equal(o.max_workers, 2);
+	o.workers = 0;
+	assert_null(executor_new_pool_opts(&o));
+	o.workers = 2;
+	o.max_workers = EXECUTOR_MAX_WORKERS + 1;
+	assert_null(executor_new_pool_opts(&o));
+	o.max_workers = 4;
+	o.idle_ns = -1;
+	assert_null(executor_new_pool_opts(&o));
+	o.idle_ns = 0;
+	o.queue_cap = 0;
+	assert_null(executor_new_pool_opts(&o));
+	assert_null(executor_new_pool_opts(NULL));
+	/* a cap below the base is the base: a fixed pool */
+	o.queue_cap = 8;
+	o.max_workers = 1;
+	ex = executor_new_pool_opts(&o);
+	assert_non_null(ex);
+	executor_stats(ex, &st);
+	assert_int_equal(st.workers, 2);
+	assert_int_equal(st.base, 2);
+	assert_int_equal(st.max, 2);
+	assert_int_equal(executor_shutdown(ex, clock_now(clock_real()) + WAIT), 0);
+}
+
+/* The arithmetic of a pool sized from a token bucket. */
+static void test_workers_for_rate(void **state)
+{
+	(void)state;
+	/* 20 calls a second, 20 saved, 2 s each: 20 + 40 in flight at most */
+	assert_int_equal(executor_workers_for_rate(8, 20, 20, 2 * SEC), 68);
+	assert_int_equal(executor_workers_for_rate(0, 2.5, 5, SEC + SEC / 10), 8); /* 5 + ceil(2.75) */
+	assert_int_equal(executor_workers_for_rate(8, 5, 10, EXECUTOR_CALL_LATENCY_NS), 168);
+	assert_int_equal(executor_workers_for_rate(8, 1000, 10, EXECUTOR_CALL_LATENCY_NS),
+			 EXECUTOR_MAX_WORKERS);
+	assert_int_equal(executor_workers_for_rate(0, 0, 0, 0), 1);
+	assert_int_equal(executor_workers_for_rate(3, -1, 0, SEC), 3);
+}
+
+/*
+ * More tasks that block at once than the pool has base workers: N tasks
+ * meet at a barrier that opens only when all N run at the same time. A
+ * pool of 2 growing to 16 runs them all, with exactly the workers they
+ * need (2 + 8 added, not 16).
+ */
+static void test_pool_grows_past_blocked_workers(void **state)
+{
+	enum { BASE = 2, N = 10, MAX = 16 };
+	struct executor *ex = growing_pool(BASE, MAX, 64, HOUR);
+	struct executor_stats st;
+	struct meet m = { .n = N };
+	int i;
+
+	(void)state;
+	assert_non_null(ex);
+	sync_init(&m.arrived);
+	sync_init(&m.done);
+	atomic_init(&m.met, 0);
+	executor_stats(ex, &st);
+	assert_int_equal(st.workers, BASE);
+	assert_int_equal(st.max, MAX);
+	for (i = 0; i < N; i++)
+		assert_int_equal(executor_submit(ex, meet_task, &m), 0);
+	assert_true(sync_wait(&m.done, N));
+	assert_int_equal(atomic_load(&m.met), N);
+	executor_stats(ex, &st);
+	assert_int_equal(st.peak, N);
+	assert_int_equal(st.grown, N - BASE);
+	assert_int_equal(st.workers, N); /* idle for less than an hour: kept */
+	assert_int_equal(st.retired, 0);
+	assert_int_equal(st.grow_failed, 0);
+	assert_int_equal(executor_shutdown(ex, clock_now(clock_real()) + WAIT), 0);
+	sync_destroy(&m.arrived);
+	sync_destroy(&m.done);
+}
+
+/* Workers added while they are still idle for less than idle_ns take the
+ * next burst: none is added again. */
+static void test_pool_reuses_idle_workers(void **state)
+{
+	enum { BASE = 1, N = 6 };
+	struct executor *ex = growing_pool(BASE, 8, 64, HOUR);
+	struct executor_stats st;
+	struct meet m[2] = { { .n = N }, { .n = N } };
+	int r, i;
+
+	(void)state;
+	for (r = 0; r < 2; r++) {
+		sync_init(&m[r].arrived);
+		sync_init(&m[r].done);
+		atomic_init(&m[r].met, 0);
+		for (i = 0; i < N; i++)
+			assert_int_equal(executor_submit(ex, meet_task, &m[r]), 0);
+		assert_true(sync_wait(&m[r].done, N));
+		assert_int_equal(atomic_load(&m[r].met), N);
+		/* every worker of this round waits for a task again once none
+		 * runs: the next round must find them */
+		assert_true(executor_wait_idle(ex, clock_now(clock_real()) + WAIT));
+		executor_stats(ex, &st);
+		assert_int_equal(st.grown, N - BASE);
+		assert_int_equal(st.workers, N);
+	}
+	assert_int_equal(executor_shutdown(ex, clock_now(clock_real()) + WAIT), 0);
+	for (r = 0; r < 2; r++) {
+		sync_destroy(&m[r].arrived);
+		sync_destroy(&m[r].done);
+	}
+}
+
+/* The cap holds: with 3 workers at most and 5 tasks held on a gate, 3 run
+ * and 2 wait; opening the gate runs them all. */
+static void test_pool_growth_stops_at_cap(void **state)
+{
+	enum { MAX = 3, N = 5 };
+	struct executor *ex = growing_pool(1, MAX, 16, HOUR);
+	struct executor_stats st;
+	struct sync started, gate;
+	struct blocker b[N];
+	int i;
+
+	(void)state;
+	sync_init(&started);
+	sync_init(&gate);
+	for (i = 0; i < N; i++) {
+		b[i] = (struct blocker){ .started = &started, .gate = &gate, .gate_at = 1 };
+		assert_int_equal(executor_submit(ex, blocker_task, &b[i]), 0);
+	}
+	assert_true(sync_wait(&started, MAX));
+	executor_stats(ex, &st);
+	assert_int_equal(st.workers, MAX);
+	assert_int_equal(st.busy, MAX);
+	assert_int_equal(st.queued, N - MAX);
+	assert_int_equal(st.peak, MAX);
+	sync_add(&gate, 1);
+	assert_true(sync_wait(&started, N));
+	assert_int_equal(executor_shutdown(ex, clock_now(clock_real()) + WAIT), 0);
+	for (i = 0; i < N; i++) {
+		assert_int_equal(b[i].runs, 1);
+		assert_true(b[i].gate_ok);
+	}
+	sync_destroy(&started);
+	sync_destroy(&gate);
+}
+
+/* Timers that fall due together behind blocked workers make the pool grow
+ * too (the timer thread moves them to the queue). */
+static void test_pool_grows_for_due_timers(void **state)
+{
+	enum { N = 4 };
+	struct executor *ex = growing_pool(1, N, 16, HOUR);
+	struct meet m = { .n = N };
+	int i;
+
+	(void)state;
+	sync_init(&m.arrived);
+	sync_init(&m.done);
+	atomic_init(&m.met, 0);
+	for (i = 0; i < N; i++)
+		assert_int_equal(executor_after(ex, MS, meet_task, &m), 0);
+	assert_true(sync_wait(&m.done, N));
+	assert_int_equal(atomic_load(&m.met), N);
+	assert_int_equal(executor_shutdown(ex, clock_now(clock_real()) + WAIT), 0);
+	sync_destroy(&m.arrived);
+	sync_destroy(&m.done);
+}
+
+/* With idle_ns 0 the added workers exit as soon as the queue is empty, back
+ * to the base (which never retires); the pool grows again on the next
+ * burst. */
+static void test_pool_shrinks_back_to_base(void **state)
+{
+	enum { BASE = 2, N = 7 };
+	struct executor *ex = growing_pool(BASE, 8, 16, 0);
+	struct executor_stats st;
+	struct meet m[2] = { { .n = N }, { .n = N } };
+	int r, i;
+
+	(void)state;
+	for (r = 0; r < 2; r++) {
+		sync_init(&m[r].arrived);
+		sync_init(&m[r].done);
+		atomic_init(&m[r].met, 0);
+		for (i = 0; i < N; i++)
+			assert_int_equal(executor_submit(ex, meet_task, &m[r]), 0);
+		assert_true(sync_wait(&m[r].done, N));
+		assert_int_equal(atomic_load(&m[r].met), N);
+		assert_true(executor_wait_idle(ex, clock_now(clock_real()) + WAIT));
+		assert_int_equal(executor_wait_workers(ex, BASE, clock_now(clock_real()) + WAIT), BASE);
+		executor_stats(ex, &st);
+		assert_int_equal(st.workers, BASE);
+		assert_int_equal(st.retired, (uint64_t)(r + 1) * (N - BASE));
+		assert_int_equal(st.peak, N);
+	}
+	/* the base stays: waiting for fewer gives up at the deadline */
+	assert_int_equal(executor_wait_workers(ex, 0, clock_now(clock_real())), BASE);
+	assert_int_equal(executor_shutdown(ex, clock_now(clock_real()) + WAIT), 0);
+	for (r = 0; r < 2; r++) {
+		sync_destroy(&m[r].arrived);
+		sync_destroy(&m[r].done);
+	}
+}
+
+/* Shutdown of a grown pool whose workers are all held: the queued tasks and
+ * timers are released once, the held ones finish, every thread is joined
+ * (the sanitizers see no leak or race). */
+static void test_pool_grown_shutdown_cancels_queued(void **state)
+{
+	enum { HELD = 4, QUEUED = 3, TIMERS = 2 };
+	struct executor *ex = growing_pool(1, HELD, 16, HOUR);
+	struct sync started, released;
+	struct blocker b[HELD];
+	struct pcounted k[QUEUED + TIMERS];
+	int i;
+
+	(void)state;
+	sync_init(&started);
+	sync_init(&released);
+	for (i = 0; i < HELD; i++) {
+		b[i] = (struct blocker){ .started = &started, .gate = &released,
+					 .gate_at = QUEUED + TIMERS, .ex = ex, .submit_rc = 1 };
+		assert_int_equal(executor_submit(ex, blocker_task, &b[i]), 0);
+	}
+	assert_true(sync_wait(&started, HELD));
+	for (i = 0; i < QUEUED + TIMERS; i++) {
+		k[i] = (struct pcounted){ .released = &released };
+		if (i < QUEUED)
+			assert_int_equal(executor_submit(ex, pcounted_task, &k[i]), 0);
+		else
+			assert_int_equal(executor_after(ex, HOUR, pcounted_task, &k[i]), 0);
+	}
+	assert_int_equal(executor_shutdown(ex, clock_now(clock_real()) + 20 * MS), QUEUED + TIMERS);
+	for (i = 0; i < HELD; i++) {
+		assert_true(b[i].gate_ok);
+		assert_int_equal(b[i].runs, 1);
+		assert_int_equal(b[i].submit_rc, -1);
+	}
+	for (i = 0; i < QUEUED + TIMERS; i++) {
+		assert_int_equal(k[i].runs, 0);
+		assert_int_equal(k[i].cancels, 1);
+	}
+	sync_destroy(&started);
+	sync_destroy(&released);
+}
+
+/* Several threads submit to a pool that grows and shrinks (idle_ns 0) at
+ * once; every task runs exactly once. */
+static void test_pool_growing_concurrent_submitters(void **state)
+{
+	enum { T = 4 };
+	struct hammer h = { .ex = growing_pool(1, 6, 64, 0) };
+	pthread_t th[T];
+	int i;
+
+	(void)state;
+	atomic_init(&h.runs, 0);
+	atomic_init(&h.accepted, 0);
+	for (i = 0; i < T; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, hammer_thread, &h), 0);
+	for (i = 0; i < T; i++)
+		pthread_join(th[i], NULL);
+	assert_true(atomic_load(&h.accepted) > 0);
+	assert_int_equal(executor_shutdown(h.ex, clock_now(clock_real()) + HOUR), 0);
+	assert_int_equal(atomic_load(&h.runs), atomic_load(&h.accepted));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -744,6 +1032,15 @@ int main(void)
 		cmocka_unit_test(test_pool_shutdown_cancels_queued),
 		cmocka_unit_test(test_pool_shutdown_finishes_work),
 		cmocka_unit_test(test_pool_concurrent_submitters),
+		cmocka_unit_test(test_pool_opts_rejected),
+		cmocka_unit_test(test_workers_for_rate),
+		cmocka_unit_test(test_pool_grows_past_blocked_workers),
+		cmocka_unit_test(test_pool_reuses_idle_workers),
+		cmocka_unit_test(test_pool_growth_stops_at_cap),
+		cmocka_unit_test(test_pool_grows_for_due_timers),
+		cmocka_unit_test(test_pool_shrinks_back_to_base),
+		cmocka_unit_test(test_pool_grown_shutdown_cancels_queued),
+		cmocka_unit_test(test_pool_growing_concurrent_submitters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
