@@ -72,6 +72,7 @@ struct apiserver_opts {
 	int64_t pdb_sync_ns;        /* PDB status recomputed this often, default 1s */
 	int64_t max_watch_ns;       /* a watch without timeoutSeconds ends after, default 30m */
 	size_t max_events;          /* Event objects kept (oldest go), default 5000 */
+	int64_t event_ttl_s;        /* an Event goes this long after its last write, default 3600 */
 	uint64_t seed;              /* fault draws */
 	const struct logger *log;   /* borrowed; NULL: silent */
 };
