@@ -609,31 +609,41 @@ int apiserver_event_v1_write(struct buf *b, const struct apiserver_ver *v)
 	return rc;
 }
 
-int apiserver_event_v1_check(const cJSON *o, char *msg, size_t len)
+int apiserver_event_v1_check(const cJSON *o, char *msg, size_t len, struct buf *causes)
 {
 	static const char *const required[] = {"eventTime", "reportingController",
 					       "reportingInstance", "action", "reason", NULL};
 	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(o, "metadata"), "name"));
 	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "type"));
-	struct buf causes = BUF_INIT;
+	struct buf text = BUF_INIT;
 	size_t i;
 	int rc = 0;
 
+	buf_puts(causes, "[");
 	for (i = 0; required[i]; i++) {
 		const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, required[i]);
 
-		if (!cJSON_IsString(f) || !f->valuestring[0])
-			buf_printf(&causes, "%s%s: Required value", causes.len ? ", " : "", required[i]);
+		if (cJSON_IsString(f) && f->valuestring[0])
+			continue;
+		buf_printf(&text, "%s%s: Required value", text.len ? ", " : "", required[i]);
+		buf_printf(causes, "%s{\"reason\":\"FieldValueRequired\",\"message\":\"Required value\","
+			   "\"field\":\"%s\"}", causes->len > 1 ? "," : "", required[i]);
 	}
-	if (!type || (strcmp(type, "Normal") != 0 && strcmp(type, "Warning") != 0))
-		buf_printf(&causes, "%stype: Unsupported value: \"%s\": supported values: \"Normal\", \"Warning\"",
-			   causes.len ? ", " : "", type ? type : "");
-	if (causes.len) {
-		snprintf(msg, len, "Event.events.k8s.io \"%s\" is invalid: [%s]", name ? name : "",
-			 causes.data);
+	if (!type || (strcmp(type, "Normal") != 0 && strcmp(type, "Warning") != 0)) {
+		buf_printf(&text, "%stype: Unsupported value: ", text.len ? ", " : "");
+		buf_json_string(&text, type ? type : "");
+		buf_puts(&text, ": supported values: \"Normal\", \"Warning\"");
+		buf_printf(causes, "%s{\"reason\":\"FieldValueNotSupported\",\"message\":\"Unsupported value: ",
+			   causes->len > 1 ? "," : "");
+		buf_puts(causes, "supported values: Normal, Warning\",\"field\":\"type\"}");
+	}
+	buf_puts(causes, "]");
+	if (text.len) {
+		snprintf(msg, len, "Event.events.k8s.io \"%s\" is invalid: %s", name ? name : "",
+			 text.data);
 		rc = -1;
 	}
-	buf_free(&causes);
+	buf_free(&text);
 	return rc;
 }

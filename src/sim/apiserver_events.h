@@ -93,7 +93,8 @@ int apiserver_event_v1_write(struct buf *b, const struct apiserver_ver *v);
 
 /* What the real server requires of an events.k8s.io/v1 Event a client
  * writes (eventTime, reportingController, reportingInstance, action,
- * reason, a type of Normal or Warning): 0, or -1 with the 422 message. */
-int apiserver_event_v1_check(const struct cJSON *o, char *msg, size_t len);
+ * reason, a type of Normal or Warning): 0, or -1 with the 422 message and
+ * its causes (a JSON array appended to 'causes'). */
+int apiserver_event_v1_check(const struct cJSON *o, char *msg, size_t len, struct buf *causes);
 
 #endif

@@ -1348,10 +1348,17 @@ static int v1_event_check(const cJSON *o, struct reply *out)
 	char msg[800];
 	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(o, "metadata"), "name"));
+	struct buf causes = BUF_INIT;
 
-	if (apiserver_event_v1_check(o, msg, sizeof(msg)) == 0)
+	if (apiserver_event_v1_check(o, msg, sizeof(msg), &causes) == 0) {
+		buf_free(&causes);
 		return 0;
-	apiserver_reply_status(out, 422, "Invalid", msg, "Event", name ? name : "");
+	}
+	buf_free(&out->body);
+	out->code = 422;
+	apiserver_render_status_details(&out->body, 422, "Invalid", msg, "events.k8s.io", "Event",
+					name ? name : "", causes.oom ? NULL : causes.data, 0);
+	buf_free(&causes);
 	return -1;
 }
 
