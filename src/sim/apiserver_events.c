@@ -454,6 +454,11 @@ static void on_pod(struct apiserver_events *ev, const struct sim_change *ch)
 
 	snprintf(key, sizeof(key), "P\x1f%s\x1f%s", p->ns, p->name);
 	if (ch->gone) {
+		e = map_get(&ev->objects, key);
+		/* gone at once (a grace of 0): its containers were killed all the same */
+		if (e && bound && p->phase == POD_RUNNING && !(e->flags & F_POD_TERMINATING))
+			pod_report(ev, p, uid, rv, false, NULL, "Normal", "Killing",
+				   "Stopping container main");
 		map_remove(&ev->objects, key);
 		return;
 	}

@@ -268,6 +268,47 @@ static void test_binding_and_termination(void **state)
 	assert_int_equal((int)num(e[0], "count", NULL), 1);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(e[0], "eventTime")));
 	free_all(e, 1);
+	/* gone after it was killed: no second Killing */
+	apiserver_store_lock(f->st);
+	{
+		struct sim_change ch;
+
+		memset(&ch, 0, sizeof(ch));
+		ch.kind = SIM_OBJ_POD;
+		ch.pod = &f->pod;
+		ch.gone = true;
+		apiserver_events_on_change(f->ev, &ch);
+	}
+	apiserver_store_unlock(f->st);
+	assert_int_equal(find(f, "Killing", e, 4), 1);
+	free_all(e, 1);
+}
+
+static void test_a_running_pod_gone_at_once_was_killed(void **state)
+{
+	struct fx *f = *state;
+	struct sim_change ch;
+	cJSON *e[4];
+
+	put_obj(f, APISERVER_PODS, "default", "web-1");
+	apiserver_store_lock(f->st);
+	f->pod.node_name = "n1";
+	f->pod.phase = POD_RUNNING;
+	pod_change(f, -1);
+	memset(&ch, 0, sizeof(ch));
+	ch.kind = SIM_OBJ_POD;
+	ch.pod = &f->pod;
+	ch.gone = true;
+	apiserver_events_on_change(f->ev, &ch);
+	/* a finished pod going is no kill */
+	f->pod.name = "job-1";
+	f->pod.phase = POD_SUCCEEDED;
+	pod_change(f, -1);
+	apiserver_events_on_change(f->ev, &ch);
+	apiserver_store_unlock(f->st);
+	assert_int_equal(find(f, "Killing", e, 4), 1);
+	assert_string_equal(str(e[0], "involvedObject", "name"), "web-1");
+	free_all(e, 1);
 }
 
 static void test_node_lifecycle(void **state)
@@ -385,6 +426,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_repeated_failure_becomes_a_series_within_its_window,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_binding_and_termination, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_running_pod_gone_at_once_was_killed, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_node_lifecycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events_expire_after_their_ttl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_nodes_keep_the_store_bounded, setup, teardown),
