@@ -18,7 +18,9 @@
  *                          pods/eviction create (PDBs honoured: 429);
  *                          pods/binding create
  *   namespaces             get list watch
- *   events (v1)            get list watch create update patch delete
+ *   events (v1)            get list watch create update patch delete; the
+ *                          control plane's own (sim/apiserver_events.c)
+ *   events.k8s.io/v1 events  the same Events in that shape, same verbs
  *   configmaps             get list watch create update patch delete
  *   policy/v1 poddisruptionbudgets   get list watch
  *   coordination.k8s.io/v1 leases    get list watch create update patch delete
