@@ -349,9 +349,9 @@ int apiserver_events_record(struct apiserver_events *ev, const struct apiserver_
 #define SCHEDULER_INSTANCE "default-scheduler-luascale-sim"
 #define NODE_CONTROLLER "node-controller"
 
+/* 'fmt_msg' takes the node's name twice (or not at: "Starting kubelet."). */
 static void node_report(struct apiserver_events *ev, const struct node *n, const char *uid,
-			uint64_t rv, bool kubelet, const char *type, const char *reason,
-			const char *fmt_msg)
+			bool kubelet, const char *type, const char *reason, const char *fmt_msg)
 {
 	struct apiserver_event_report r;
 	char msg[600];
@@ -369,8 +369,6 @@ static void node_report(struct apiserver_events *ev, const struct node *n, const
 	r.name = n->name;
 	/* a kubelet names its node by name, the node controller by uid */
 	r.uid = kubelet ? n->name : uid;
-	r.rv = 0;
-	(void)rv;
 	apiserver_events_record(ev, &r);
 }
 
@@ -379,7 +377,6 @@ static void on_node(struct apiserver_events *ev, const struct sim_change *ch)
 	const struct node *n = ch->node;
 	const struct apiserver_ver *v = apiserver_store_get(ev->store, APISERVER_NODES, NULL, n->name);
 	const char *uid = v ? v->uid : "";
-	uint64_t rv = v ? v->rv : 0;
 	char key[300];
 	struct entry *e;
 
@@ -387,7 +384,7 @@ static void on_node(struct apiserver_events *ev, const struct sim_change *ch)
 	e = map_get(&ev->objects, key);
 	if (ch->gone) {
 		if (e) {
-			node_report(ev, n, uid, rv, false, "Normal", "RemovingNode",
+			node_report(ev, n, uid, false, "Normal", "RemovingNode",
 				    "Node %s event: Removing Node %s from Controller");
 			map_remove(&ev->objects, key);
 		}
@@ -396,23 +393,23 @@ static void on_node(struct apiserver_events *ev, const struct sim_change *ch)
 	if (!e) {
 		if (!(e = map_add(&ev->objects, key)))
 			return;
-		node_report(ev, n, uid, rv, true, "Normal", "Starting", "Starting kubelet.");
-		node_report(ev, n, uid, rv, true, "Normal", "NodeHasSufficientMemory",
+		node_report(ev, n, uid, true, "Normal", "Starting", "Starting kubelet.");
+		node_report(ev, n, uid, true, "Normal", "NodeHasSufficientMemory",
 			    "Node %s status is now: NodeHasSufficientMemory");
-		node_report(ev, n, uid, rv, true, "Normal", "NodeHasNoDiskPressure",
+		node_report(ev, n, uid, true, "Normal", "NodeHasNoDiskPressure",
 			    "Node %s status is now: NodeHasNoDiskPressure");
-		node_report(ev, n, uid, rv, true, "Normal", "NodeHasSufficientPID",
+		node_report(ev, n, uid, true, "Normal", "NodeHasSufficientPID",
 			    "Node %s status is now: NodeHasSufficientPID");
-		node_report(ev, n, uid, rv, false, "Normal", "RegisteredNode",
+		node_report(ev, n, uid, false, "Normal", "RegisteredNode",
 			    "Node %s event: Registered Node %s in Controller");
 	}
 	if (n->ready && !(e->flags & F_NODE_READY)) {
 		e->flags |= F_NODE_READY;
-		node_report(ev, n, uid, rv, true, "Normal", "NodeReady",
+		node_report(ev, n, uid, true, "Normal", "NodeReady",
 			    "Node %s status is now: NodeReady");
 	} else if (!n->ready && (e->flags & F_NODE_READY)) {
 		e->flags &= ~(unsigned)F_NODE_READY;
-		node_report(ev, n, uid, rv, false, "Normal", "NodeNotReady",
+		node_report(ev, n, uid, false, "Normal", "NodeNotReady",
 			    "Node %s status is now: NodeNotReady");
 	}
 }
