@@ -210,10 +210,12 @@ static int bump(struct apiserver_events *ev, const struct apiserver_event_report
 		return -1;
 	if (r->series) {
 		const cJSON *c;
+		double count;
 
 		micro_time(wall, ns, ts, sizeof(ts));
 		series = cJSON_GetObjectItemCaseSensitive(o, "series");
 		c = cJSON_GetObjectItemCaseSensitive(series, "count");
+		count = cJSON_IsNumber(c) ? c->valuedouble + 1 : 2; /* before c goes */
 		if (!cJSON_IsObject(series)) {
 			cJSON_DeleteItemFromObjectCaseSensitive(o, "series");
 			series = cJSON_AddObjectToObject(o, "series");
@@ -224,7 +226,7 @@ static int bump(struct apiserver_events *ev, const struct apiserver_event_report
 		}
 		cJSON_DeleteItemFromObjectCaseSensitive(series, "count");
 		cJSON_DeleteItemFromObjectCaseSensitive(series, "lastObservedTime");
-		cJSON_AddNumberToObject(series, "count", cJSON_IsNumber(c) ? c->valuedouble + 1 : 2);
+		cJSON_AddNumberToObject(series, "count", count);
 		cJSON_AddStringToObject(series, "lastObservedTime", ts);
 	} else {
 		const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "count");

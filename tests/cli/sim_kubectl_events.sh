@@ -3,7 +3,8 @@
 # with kubectl: FailedScheduling for pods that do not fit (the real
 # scheduler's "0/N nodes are available" message), Scheduled once a node
 # is added, the kubelet's and the node controller's node events
-# (RegisteredNode, NodeReady, RemovingNode), Killing when a pod is deleted
+# (RegisteredNode, NodeReady, NodeNotReady, RemovingNode), Killing when a
+# pod is deleted
 # — through `kubectl get events --field-selector`, `kubectl events` (and
 # --for, and -w, which watches in protobuf), `kubectl describe pod/node`,
 # and events.k8s.io/v1. A protobuf watch is also read by tests/cli/proto_watch.py,
@@ -145,6 +146,18 @@ removing() { k get events --field-selector reason=RemovingNode -o name 2>/dev/nu
 if until_true 30 removing && run "$t" 0 k get events --field-selector reason=RemovingNode &&
    has out "Node workers-2 event: Removing Node workers-2 from Controller"; then ok "$t"; else
   not_ok "$t"; cat "$TMP/term.out"; fi
+
+t="a kubelet that stops reporting: the node controller's NodeNotReady; back: NodeReady again, folded (count 2)"
+curl -s -X POST -H 'Content-Type: application/json' -d '{"faults":["kubelet-down=workers-1"]}' \
+  "$URL/apis/sim.luascale.io/v1/faults" >"$TMP/fault.out"
+notready() { k get events --field-selector reason=NodeNotReady,involvedObject.name=workers-1 -o name 2>/dev/null | grep -q .; }
+ready2() { [ "$(k get events --field-selector reason=NodeReady,involvedObject.name=workers-1 -o jsonpath='{.items[*].count}' 2>/dev/null)" = "2" ]; }
+if until_true 30 notready &&
+   run "$t" 0 k get events --field-selector reason=NodeNotReady,involvedObject.name=workers-1 -o json &&
+   has out '"component": "node-controller"' && has out "Node workers-1 status is now: NodeNotReady" &&
+   curl -s -X POST -H 'Content-Type: application/json' -d '{"faults":["kubelet-up=workers-1"]}' \
+     "$URL/apis/sim.luascale.io/v1/faults" >"$TMP/fault.out" && until_true 30 ready2; then
+  ok "$t"; else not_ok "$t"; cat "$TMP/fault.out"; tail -40 "$TMP/sim.err"; fi
 
 t="events.k8s.io/v1: discovered, and the same Events in its shape (regarding, note, reportingController)"
 if run "$t" 0 k api-resources --api-group=events.k8s.io && has out "events.k8s.io/v1" &&

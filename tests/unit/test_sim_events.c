@@ -233,6 +233,24 @@ static void test_a_repeated_failure_becomes_a_series_within_its_window(void **st
 	n = find(f, "FailedScheduling", e, 4);
 	assert_int_equal(n, 4);
 	free_all(e, n);
+	/* a series goes on counting */
+	apiserver_store_lock(f->st);
+	f->pod.sched_message = "other";
+	at(f, 400);
+	pod_change(f, -1);
+	f->pod.sched_message = "0/2 nodes are available: 2 Insufficient cpu.";
+	at(f, 410);
+	pod_change(f, -1);
+	f->pod.sched_message = "other";
+	at(f, 420);
+	pod_change(f, -1);
+	apiserver_store_unlock(f->st);
+	n = find(f, "FailedScheduling", e, 4);
+	assert_int_equal(n, 4);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(str(e[i], "message", NULL), "other") == 0)
+			assert_int_equal((int)num(e[i], "series", "count"), 3);
+	free_all(e, n);
 }
 
 static void test_binding_and_termination(void **state)
