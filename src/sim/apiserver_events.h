@@ -1,10 +1,7 @@
 /*
- * sim/apiserver_events: the Events the simulated control plane reports,
- * as a real one does — the scheduler (FailedScheduling, Scheduled), the
- * kubelets (Starting, node conditions, NodeReady, Killing) and the node
- * controller (RegisteredNode, NodeNotReady, RemovingNode) — written into
- * the store as core v1 Events, repeats folded the way each component's
- * recorder folds them, and expired after the server's event TTL.
+ * sim/apiserver_events: the Events the simulated scheduler, kubelets and
+ * node controller report, written into the store as core v1 Events the way
+ * their recorders write and fold them, expired after the event TTL.
  */
 #ifndef LUASCALE_SIM_APISERVER_EVENTS_H
 #define LUASCALE_SIM_APISERVER_EVENTS_H
