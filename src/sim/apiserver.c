@@ -26,6 +26,7 @@
 #include "runtime/clock.h"
 #include "sim/apiserver_internal.h"
 #include "sim/apiserver_openapi.h"
+#include "sim/apiserver_events.h"
 #include "sim/apiserver_proto.h"
 #include "sim/apiserver_render.h"
 #include "sim/cloud.h"
@@ -54,6 +55,7 @@ void apiserver_opts_default(struct apiserver_opts *o)
 	o->pdb_sync_ns = CLOCK_NS_PER_S;
 	o->max_watch_ns = 1800 * CLOCK_NS_PER_S;
 	o->max_events = 5000;
+	o->event_ttl_s = 3600;
 	o->seed = 1;
 }
 
@@ -284,6 +286,7 @@ static void *ticker(void *arg)
 			apiserver_sync_static(s, false);
 			apiserver_store_lock(s->store);
 			apiserver_store_compact(s->store, apiserver_now_wall(), s->o.history_window_s);
+			apiserver_events_expire(s->events);
 			apiserver_store_unlock(s->store);
 			pthread_mutex_lock(&s->mu);
 			next_pdb = now + s->o.pdb_sync_ns;
@@ -417,7 +420,7 @@ static int resource_list(struct reply *out, const char *group)
 	return any ? 0 : -1;
 }
 
-static const char *const groups[] = {"apps", "policy", "coordination.k8s.io",
+static const char *const groups[] = {"apps", "policy", "coordination.k8s.io", "events.k8s.io",
 				     AUTHZ_GROUP, SIM_GROUP, NULL};
 
 /*
@@ -1101,7 +1104,8 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct reply *out)
 			apiserver_watch_free(out->watch);
 			return MHD_NO;
 		}
-		MHD_add_response_header(resp, "Content-Type", "application/json");
+		MHD_add_response_header(resp, "Content-Type",
+					out->content_type ? out->content_type : "application/json");
 		MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
 	} else {
 		size_t len = out->body.len;
@@ -1232,7 +1236,8 @@ struct apiserver *apiserver_new(struct sim_cluster *cluster, const struct apiser
 	pthread_cond_init(&s->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	s->store = apiserver_store_new(s->o.history, s->o.max_events);
-	if (!s->store) {
+	s->events = s->store ? apiserver_events_new(s->store, clock_real(), s->o.event_ttl_s) : NULL;
+	if (!s->store || !s->events) {
 		errbuf_set(err, "out of memory");
 		goto fail;
 	}
@@ -1354,6 +1359,7 @@ void apiserver_free(struct apiserver *s)
 	s->daemon = NULL;
 	pthread_mutex_unlock(&s->mu);
 	stop_daemon(d);
+	apiserver_events_free(s->events);
 	apiserver_store_free(s->store);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);

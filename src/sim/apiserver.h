@@ -18,7 +18,9 @@
  *                          pods/eviction create (PDBs honoured: 429);
  *                          pods/binding create
  *   namespaces             get list watch
- *   events (v1)            get list watch create update patch delete
+ *   events (v1)            get list watch create update patch delete; the
+ *                          control plane's own (sim/apiserver_events.c)
+ *   events.k8s.io/v1 events  the same Events in that shape, same verbs
  *   configmaps             get list watch create update patch delete
  *   policy/v1 poddisruptionbudgets   get list watch
  *   coordination.k8s.io/v1 leases    get list watch create update patch delete
@@ -72,6 +74,7 @@ struct apiserver_opts {
 	int64_t pdb_sync_ns;        /* PDB status recomputed this often, default 1s */
 	int64_t max_watch_ns;       /* a watch without timeoutSeconds ends after, default 30m */
 	size_t max_events;          /* Event objects kept (oldest go), default 5000 */
+	int64_t event_ttl_s;        /* an Event goes this long after its last write, default 3600 */
 	uint64_t seed;              /* fault draws */
 	const struct logger *log;   /* borrowed; NULL: silent */
 };

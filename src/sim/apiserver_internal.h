@@ -20,6 +20,7 @@ struct MHD_Connection;
 struct cJSON;
 struct MHD_Daemon;
 struct watch;
+struct apiserver_events;
 
 struct apiserver {
 	struct apiserver_opts o;
@@ -27,6 +28,7 @@ struct apiserver {
 	struct sim_cloud *cloud;
 	struct kubeops kube;
 	struct apiserver_store *store;
+	struct apiserver_events *events; /* the control plane's Events (under the store's lock) */
 	int port;
 
 	pthread_mutex_t mu;          /* the daemon, faults, the ticker's state */

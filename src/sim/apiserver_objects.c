@@ -19,8 +19,10 @@
 #include "arena.h"
 #include "k8sname.h"
 #include "runtime/clock.h"
+#include "sim/apiserver_events.h"
 #include "sim/apiserver_internal.h"
 #include "sim/apiserver_patch.h"
+#include "sim/apiserver_proto.h"
 #include "sim/apiserver_render.h"
 
 #define MAX_FIELD_REQS 8
@@ -206,17 +208,25 @@ static void oom(struct reply *out)
 	apiserver_reply_status(out, 500, "InternalError", "out of memory", NULL, NULL);
 }
 
+/* Appends 'v' as resource 'r' shows it (events.k8s.io Events in their shape). */
+static int write_ver(enum apiserver_resource r, struct buf *b, const struct apiserver_ver *v)
+{
+	if (r == APISERVER_EVENTS_V1)
+		return apiserver_event_v1_write(b, v);
+	return apiserver_ver_write(b, v);
+}
+
 /* The object 'v' as the answer (a Table when asked). Store lock held. */
 static void reply_object(struct apiserver *s, const struct resreq *rq, int code,
 			 const struct apiserver_ver *v, struct reply *out)
 {
 	out->code = code;
 	if (rq->table) {
-		apiserver_table_head(&out->body, rq->res, false, v->rv, NULL, -1);
-		apiserver_table_row(&out->body, rq->res, v, apiserver_now_wall());
+		apiserver_table_head(&out->body, apiserver_storage_of(rq->res), false, v->rv, NULL, -1);
+		apiserver_table_row(&out->body, apiserver_storage_of(rq->res), v, apiserver_now_wall());
 		apiserver_table_tail(&out->body);
 	} else {
-		apiserver_ver_write(&out->body, v);
+		write_ver(rq->res, &out->body, v);
 	}
 	(void)s;
 	if (out->body.oom)
@@ -379,9 +389,9 @@ static void do_list(struct apiserver *s, const struct resreq *rq, struct reply *
 		if (count)
 			buf_puts(&rows, ",");
 		if (rq->table)
-			apiserver_table_row(&rows, rq->res, items[i], now);
+			apiserver_table_row(&rows, apiserver_storage_of(rq->res), items[i], now);
 		else
-			apiserver_ver_write(&rows, items[i]);
+			write_ver(rq->res, &rows, items[i]);
 		last = items[i];
 		count++;
 	}
@@ -389,7 +399,7 @@ static void do_list(struct apiserver *s, const struct resreq *rq, struct reply *
 	filter_free(&f);
 	out->code = 200;
 	if (rq->table) {
-		apiserver_table_head(&out->body, rq->res, false, rv, next, -1);
+		apiserver_table_head(&out->body, apiserver_storage_of(rq->res), false, rv, next, -1);
 	} else {
 		buf_printf(&out->body, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":"
 			   "{\"resourceVersion\":\"%llu\"",
@@ -438,6 +448,7 @@ struct watch {
 	int64_t deadline;
 	uint64_t drop_gen;
 	bool table, headers_sent;
+	bool proto;                  /* protobuf frames (stream=watch) instead of JSON lines */
 	bool expire;                 /* start with an ERROR 410 */
 	struct apiserver_ver **initial;
 	size_t n_initial, i_initial;
@@ -466,16 +477,58 @@ void apiserver_watch_free(void *cls)
 	free(w);
 }
 
+/* One event of the stream: 'obj' (JSON text) as a JSON line or a protobuf frame. */
+static void watch_emit(struct watch *w, const char *type, const char *obj, size_t len)
+{
+	struct errbuf err;
+	cJSON *o;
+
+	if (!w->proto) {
+		buf_printf(&w->out, "{\"type\":\"%s\",\"object\":", type);
+		buf_append(&w->out, obj, len);
+		buf_puts(&w->out, "}\n");
+		return;
+	}
+	o = cJSON_ParseWithLength(obj, len);
+	if (!o || apiserver_proto_watch_frame(&w->out, type, o, &err) < 0) {
+		/* the kind was checked when the watch began: only a field outside
+		 * the description gets here, and the stream ends with an ERROR */
+		struct buf st = BUF_INIT;
+		cJSON *so;
+
+		apiserver_render_status(&st, 500, "InternalError",
+					o ? err.msg : "out of memory", NULL, NULL);
+		so = st.data ? cJSON_ParseWithLength(st.data, st.len) : NULL;
+		if (so)
+			apiserver_proto_watch_frame(&w->out, "ERROR", so, &err);
+		cJSON_Delete(so);
+		buf_free(&st);
+		w->end = W_END;
+	}
+	cJSON_Delete(o);
+}
+
 static void watch_event(struct watch *w, const char *type, const struct apiserver_ver *v)
 {
+	if (w->proto) {
+		struct buf one = BUF_INIT;
+
+		write_ver(w->res, &one, v);
+		if (one.oom)
+			w->out.oom = true;
+		else
+			watch_emit(w, type, one.data, one.len);
+		buf_free(&one);
+		return;
+	}
 	buf_printf(&w->out, "{\"type\":\"%s\",\"object\":", type);
 	if (w->table) {
-		apiserver_table_head(&w->out, w->res, w->headers_sent, v->rv, NULL, -1);
-		apiserver_table_row(&w->out, w->res, v, apiserver_now_wall());
+		apiserver_table_head(&w->out, apiserver_storage_of(w->res), w->headers_sent, v->rv, NULL, -1);
+		apiserver_table_row(&w->out, apiserver_storage_of(w->res), v, apiserver_now_wall());
 		apiserver_table_tail(&w->out);
 		w->headers_sent = true;
 	} else {
-		apiserver_ver_write(&w->out, v);
+		write_ver(w->res, &w->out, v);
 	}
 	buf_puts(&w->out, "}\n");
 }
@@ -484,11 +537,15 @@ static void watch_expired(struct watch *w, uint64_t floor)
 {
 	char msg[160];
 
+	struct buf st = BUF_INIT;
+
 	snprintf(msg, sizeof(msg), "too old resource version: %llu (%llu)",
 		 (unsigned long long)w->rv, (unsigned long long)floor);
-	buf_puts(&w->out, "{\"type\":\"ERROR\",\"object\":");
-	apiserver_render_status(&w->out, 410, "Expired", msg, NULL, NULL);
-	buf_puts(&w->out, "}\n");
+	apiserver_render_status(&st, 410, "Expired", msg, NULL, NULL);
+	watch_emit(w, "ERROR", st.data ? st.data : "", st.len);
+	if (st.oom)
+		w->out.oom = true;
+	buf_free(&st);
 	w->end = W_END;
 }
 
@@ -521,18 +578,22 @@ static void watch_fill(struct watch *w)
 		if (w->out.len)
 			return;
 		if (w->initial_end) {
+			char bm[400];
+			int n;
+
 			w->initial_end = false;
-			buf_printf(&w->out, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\","
-				   "\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%llu\","
-				   "\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}\n",
-				   apiserver_resources[w->res].kind, apiserver_api_version(w->res),
-				   (unsigned long long)w->rv);
+			n = snprintf(bm, sizeof(bm), "{\"kind\":\"%s\","
+				     "\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%llu\","
+				     "\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}",
+				     apiserver_resources[w->res].kind, apiserver_api_version(w->res),
+				     (unsigned long long)w->rv);
+			watch_emit(w, "BOOKMARK", bm, (size_t)n);
 			return;
 		}
 		while (w->out.len < 64 * 1024 &&
 		       (e = apiserver_store_next_event(st, w->rv, &expired)) != NULL) {
 			w->rv = e->rv;
-			if (e->res != w->res)
+			if (e->res != apiserver_storage_of(w->res))
 				continue;
 			{
 				bool now_in = filter_match(&w->f, e->ver);
@@ -555,11 +616,15 @@ static void watch_fill(struct watch *w)
 			return;
 		}
 		if (w->bookmarks && now >= w->next_bookmark) {
+			char bm[300];
+			int n;
+
 			w->rv = apiserver_store_rv(st);
-			buf_printf(&w->out, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\","
-				   "\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%llu\"}}}\n",
-				   apiserver_resources[w->res].kind, apiserver_api_version(w->res),
-				   (unsigned long long)w->rv);
+			n = snprintf(bm, sizeof(bm), "{\"kind\":\"%s\","
+				     "\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%llu\"}}",
+				     apiserver_resources[w->res].kind, apiserver_api_version(w->res),
+				     (unsigned long long)w->rv);
+			watch_emit(w, "BOOKMARK", bm, (size_t)n);
 			w->next_bookmark = now + w->bookmark_ns;
 			return;
 		}
@@ -620,6 +685,25 @@ static void do_watch(struct apiserver *s, const struct resreq *rq, struct reply 
 	w->s = s;
 	w->res = rq->res;
 	w->table = rq->table;
+	if (!rq->table && rq->conn) {
+		/* protobuf frames when asked and the kind is described; JSON
+		 * when the Accept allows it; else 406 */
+		int want = apiserver_proto_watch_accept(
+			MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
+
+		if (want != 0 && apiserver_proto_find(apiserver_api_version(rq->res),
+						      apiserver_resources[rq->res].kind))
+			w->proto = true;
+		else if (want < 0) {
+			char msg[200];
+
+			free(w);
+			snprintf(msg, sizeof(msg), "only application/json is available for a watch of %s",
+				 apiserver_resources[rq->res].name);
+			apiserver_reply_status(out, 406, "NotAcceptable", msg, NULL, NULL);
+			return;
+		}
+	}
 	w->bookmarks = apiserver_param_bool(bm);
 	if (apiserver_param_bool(apiserver_query(rq, "sendInitialEvents"))) {
 		const char *m = apiserver_query(rq, "resourceVersionMatch");
@@ -701,6 +785,8 @@ static void do_watch(struct apiserver *s, const struct resreq *rq, struct reply 
 	apiserver_store_unlock(s->store);
 	out->code = 200;
 	out->watch = w;
+	if (w->proto)
+		out->content_type = APISERVER_PROTO_WATCH_MEDIA;
 }
 
 /* ---- nodes ---- */
@@ -1256,6 +1342,35 @@ static int namespace_defaults(cJSON *o)
 	return 0;
 }
 
+/* An events.k8s.io Event a client writes: what the real server requires. 0, or -1 answered 422. */
+static int v1_event_check(const cJSON *o, struct reply *out)
+{
+	char msg[800];
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(o, "metadata"), "name"));
+	struct buf causes = BUF_INIT;
+
+	if (apiserver_event_v1_check(o, msg, sizeof(msg), &causes) == 0) {
+		buf_free(&causes);
+		return 0;
+	}
+	buf_free(&out->body);
+	out->code = 422;
+	apiserver_render_status_details(&out->body, 422, "Invalid", msg, "events.k8s.io", "Event",
+					name ? name : "", causes.oom ? NULL : causes.data, 0);
+	buf_free(&causes);
+	return -1;
+}
+
+/* An events.k8s.io Event (taken) in its stored, core shape; NULL when out of memory. */
+static cJSON *v1_event_stored(cJSON *o)
+{
+	cJSON *core = apiserver_event_from_v1(o);
+
+	cJSON_Delete(o);
+	return core;
+}
+
 /* Stores a new object 'o' (taken) of the request's kind; answers 201 (or the dry run's). */
 static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, bool dry,
 			struct reply *out)
@@ -1266,6 +1381,10 @@ static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, 
 	char nm[300], msg[800];
 
 	if (apiserver_validate_object(rq, o, out) < 0 || normalize(o, rq, out) < 0) {
+		cJSON_Delete(o);
+		return;
+	}
+	if (rq->res == APISERVER_EVENTS_V1 && v1_event_check(o, out) < 0) {
 		cJSON_Delete(o);
 		return;
 	}
@@ -1330,7 +1449,12 @@ static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, 
 		cJSON_Delete(o);
 		return;
 	}
-	if (rq->res == APISERVER_EVENTS)
+	if (rq->res == APISERVER_EVENTS_V1 && !(o = v1_event_stored(o))) {
+		apiserver_store_unlock(s->store);
+		oom(out);
+		return;
+	}
+	if (apiserver_storage_of(rq->res) == APISERVER_EVENTS)
 		count_event(s, o);
 	if (apiserver_store_put(s->store, rq->res, o, apiserver_now_wall(), &v, &err) < 0)
 		apiserver_reply_status(out, 422, "Invalid", err.msg, NULL, NULL);
@@ -1401,6 +1525,16 @@ static void change_object(struct apiserver *s, const struct resreq *rq, bool pat
 			goto out;
 		}
 		/* as the client sees it: a JSON patch may test the resourceVersion */
+		if (rq->res == APISERVER_EVENTS_V1) {
+			/* patched as the client sees it */
+			cJSON *v1 = apiserver_event_to_v1(c);
+
+			cJSON_Delete(c);
+			if (!(c = v1)) {
+				oom(out);
+				goto out;
+			}
+		}
 		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)cur->rv);
 		cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(c, "metadata"),
 					"resourceVersion", rvs);
@@ -1412,6 +1546,8 @@ static void change_object(struct apiserver *s, const struct resreq *rq, bool pat
 	    check_rv(cJSON_GetObjectItemCaseSensitive(o, "metadata"), cur, rq->res, out) < 0)
 		goto out;
 	if (normalize(o, rq, out) < 0)
+		goto out;
+	if (rq->res == APISERVER_EVENTS_V1 && v1_event_check(o, out) < 0)
 		goto out;
 	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
 	name = cJSON_GetObjectItemCaseSensitive(meta, "name");
@@ -1431,6 +1567,10 @@ static void change_object(struct apiserver *s, const struct resreq *rq, bool pat
 		model_format_time(cur->created, ts, sizeof(ts));
 		cJSON_AddStringToObject(meta, "creationTimestamp", ts);
 		apiserver_reply_tree(out, 200, o, cur->rv);
+		goto out;
+	}
+	if (rq->res == APISERVER_EVENTS_V1 && !(o = v1_event_stored(o))) {
+		oom(out);
 		goto out;
 	}
 	if (apiserver_store_put(s->store, rq->res, o, apiserver_now_wall(), &v, &err) < 0)
@@ -1566,11 +1706,15 @@ void apiserver_on_change(void *ud, const struct sim_change *ch)
 	}
 	apiserver_store_lock(s->store);
 	if (ch->gone)
+		apiserver_events_on_change(s->events, ch); /* while its last state is there */
+	if (ch->gone)
 		apiserver_store_delete(s->store, r,
 				       r == APISERVER_PODS ? ch->pod->ns : NULL,
 				       r == APISERVER_PODS ? ch->pod->name : ch->node->name, NULL);
 	else if (apiserver_store_put(s->store, r, o, apiserver_now_wall(), NULL, &err) < 0)
 		log_at(s->o.log, LOG_ERROR, apiserver_now_wall(), "sim apiserver: %s", err.msg);
+	else
+		apiserver_events_on_change(s->events, ch);
 	apiserver_store_unlock(s->store);
 }
 

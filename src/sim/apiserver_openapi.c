@@ -86,6 +86,14 @@ static const struct note notes[] = {
 	{CORE "Event", "Event is a report of an event somewhere in the cluster.", false},
 	{CORE "Event.metadata", "Standard object's metadata.", true},
 	{CORE "Event.involvedObject", "The object that this event is about.", true},
+	/* events.k8s.io/v1 */
+	{"k8s.io.api.events.v1.Event", "Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system.", false},
+	{"k8s.io.api.events.v1.Event.eventTime", "eventTime is the time when this Event was first observed. It is required.", true},
+	{"k8s.io.api.events.v1.Event.regarding", "regarding contains the object this Event is about.", false},
+	{"k8s.io.api.events.v1.Event.note", "note is a human-readable description of the status of this operation.", false},
+	{"k8s.io.api.events.v1.Event.reportingController", "reportingController is the name of the controller that emitted this Event.", false},
+	{"k8s.io.api.events.v1.EventSeries.count", "count is the number of occurrences in this series up to the last heartbeat time.", true},
+	{"k8s.io.api.events.v1.EventSeries.lastObservedTime", "lastObservedTime is the time when last Event from the series was seen before last heartbeat.", true},
 	{CORE "Binding", "Binding ties one object to another; for example, a pod is bound to a node by a scheduler.", false},
 	{CORE "Binding.target", "The target object that you want to bind to the standard object.", true},
 	{CORE "PodTemplateSpec", "PodTemplateSpec describes the data a pod should have when created from a template.", false},
@@ -620,7 +628,7 @@ static void add_group(struct doc *d, cJSON *paths, const char *group)
 
 /* The groups the server serves, core first. */
 static const char *const served[] = {"", "apps", "policy", "coordination.k8s.io",
-				     "authorization.k8s.io", NULL};
+				     "authorization.k8s.io", "events.k8s.io", NULL};
 
 static int print_into(cJSON *root, struct buf *b)
 {

@@ -22,6 +22,7 @@
 #include "k8s/batch.pb-c.h"
 #include "k8s/coordination.pb-c.h"
 #include "k8s/core.pb-c.h"
+#include "k8s/events.pb-c.h"
 #include "k8s/meta.pb-c.h"
 #include "k8s/policy.pb-c.h"
 #include "k8s/runtime.pb-c.h"
@@ -52,6 +53,8 @@ const struct apiserver_proto_kind apiserver_proto_kinds[] = {
 	{"", "v1", "Binding", &k8s__io__api__core__v1__binding__descriptor},
 	{"", "v1", "Event", &k8s__io__api__core__v1__event__descriptor},
 	{"", "v1", "EventList", &k8s__io__api__core__v1__event_list__descriptor},
+	{"events.k8s.io", "v1", "Event", &k8s__io__api__events__v1__event__descriptor},
+	{"events.k8s.io", "v1", "EventList", &k8s__io__api__events__v1__event_list__descriptor},
 	{"", "v1", "Status", &k8s__io__apimachinery__pkg__apis__meta__v1__status__descriptor},
 	{"", "v1", "DeleteOptions", &k8s__io__apimachinery__pkg__apis__meta__v1__delete_options__descriptor},
 	{"policy", "v1", "Eviction", &k8s__io__api__policy__v1__eviction__descriptor},
@@ -110,6 +113,8 @@ static const char *const keep_zero[] = {
 	"k8s.io.api.core.v1.ContainerStateTerminated.exitCode",
 	"k8s.io.api.core.v1.Event.count",
 	"k8s.io.api.core.v1.EventSeries.count",
+	"k8s.io.api.events.v1.EventSeries.count",
+	"k8s.io.api.events.v1.Event.deprecatedCount",
 	"k8s.io.api.coordination.v1.LeaseSpec.holderIdentity",
 	"k8s.io.api.coordination.v1.LeaseSpec.leaseDurationSeconds",
 	"k8s.io.api.coordination.v1.LeaseSpec.leaseTransitions",
@@ -1079,8 +1084,10 @@ out:
 
 /* ---- content negotiation ---- */
 
-/* Does 's' (up to 'end') name media type 'type' with no parameter in 'banned'? */
-static bool media_is(const char *s, const char *end, const char *type, bool *params_as)
+/* Does 's' (up to 'end') name media type 'type'? *params_as: it has an
+ * as= parameter, or a stream= one unless 'stream_ok'. */
+static bool media_is_ex(const char *s, const char *end, const char *type, bool *params_as,
+			bool stream_ok)
 {
 	size_t n = strlen(type);
 	const char *p;
@@ -1102,10 +1109,16 @@ static bool media_is(const char *s, const char *end, const char *type, bool *par
 			while (q < end && *q == ' ')
 				q++;
 			if ((size_t)(end - q) >= 3 && (strncmp(q, "as=", 3) == 0 ||
-						       ((size_t)(end - q) >= 7 && strncmp(q, "stream=", 7) == 0)))
+						       (!stream_ok && (size_t)(end - q) >= 7 &&
+							strncmp(q, "stream=", 7) == 0)))
 				*params_as = true;
 		}
 	return true;
+}
+
+static bool media_is(const char *s, const char *end, const char *type, bool *params_as)
+{
+	return media_is_ex(s, end, type, params_as, false);
 }
 
 bool apiserver_proto_is_media(const char *ct)
@@ -1129,7 +1142,19 @@ static double quality(const char *s, const char *end)
 	return 1.0;
 }
 
+static int accept_pref(const char *accept, bool watch);
+
 int apiserver_proto_accept(const char *accept)
+{
+	return accept_pref(accept, false);
+}
+
+int apiserver_proto_watch_accept(const char *accept)
+{
+	return accept_pref(accept, true);
+}
+
+static int accept_pref(const char *accept, bool watch)
 {
 	const char *p = accept;
 	double best_pb = -1, best_json = -1;
@@ -1145,12 +1170,12 @@ int apiserver_proto_accept(const char *accept)
 		if (!end)
 			end = p + strlen(p);
 		q = quality(p, end);
-		if (q > 0 && media_is(p, end, APISERVER_PROTO_MEDIA, &special)) {
+		if (q > 0 && media_is_ex(p, end, APISERVER_PROTO_MEDIA, &special, watch)) {
 			if (!special && q > best_pb) {
 				best_pb = q;
 				at_pb = at;
 			}
-		} else if (q > 0 && (media_is(p, end, "application/json", &special) ||
+		} else if (q > 0 && (media_is_ex(p, end, "application/json", &special, watch) ||
 				     media_is(p, end, "application/*", &special) ||
 				     media_is(p, end, "*/*", &special))) {
 			if (q > best_json) {
@@ -1231,4 +1256,34 @@ void apiserver_proto_reply(const char *accept, struct reply *out)
 		return;
 	}
 	cJSON_Delete(obj);
+}
+
+int apiserver_proto_watch_frame(struct buf *out, const char *type, const cJSON *obj,
+				struct errbuf *err)
+{
+	struct buf env = BUF_INIT, raw = BUF_INIT, we = BUF_INIT;
+	unsigned char len[4];
+	int rc = -1;
+
+	if (apiserver_proto_encode(obj, &env, err) < 0)
+		goto out;
+	/* meta.v1.WatchEvent: type = 1, object = 2 (a RawExtension: raw = 1) */
+	put_bytes(&raw, 1, env.data ? env.data : "", env.len);
+	put_bytes(&we, 1, type, strlen(type));
+	put_bytes(&we, 2, raw.data ? raw.data : "", raw.len);
+	if (env.oom || raw.oom || we.oom || we.len > 0xffffffffu) {
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	len[0] = (unsigned char)(we.len >> 24);
+	len[1] = (unsigned char)(we.len >> 16);
+	len[2] = (unsigned char)(we.len >> 8);
+	len[3] = (unsigned char)we.len;
+	buf_append(out, len, 4);
+	rc = buf_append(out, we.data, we.len);
+out:
+	buf_free(&env);
+	buf_free(&raw);
+	buf_free(&we);
+	return rc;
 }

@@ -68,6 +68,26 @@ bool apiserver_proto_is_media(const char *content_type);
 int apiserver_proto_accept(const char *accept);
 
 /*
+ * The same for a watch: a stream=watch parameter is allowed (clients ask
+ * for "application/vnd.kubernetes.protobuf;stream=watch").
+ */
+int apiserver_proto_watch_accept(const char *accept);
+
+/* The protobuf media type of a watch stream's answer. */
+#define APISERVER_PROTO_WATCH_MEDIA APISERVER_PROTO_MEDIA ";stream=watch"
+
+/*
+ * Appends one frame of a protobuf watch stream, as the real server's
+ * streaming serializer writes it: a 4-byte big-endian length, then a
+ * meta.v1.WatchEvent (no envelope of its own) whose object is a
+ * RawExtension holding 'obj' encoded as a protobuf body ("k8s\0" and the
+ * runtime.Unknown envelope). 0, or -1 with a message (nothing appended)
+ * when 'obj' is outside the description.
+ */
+int apiserver_proto_watch_frame(struct buf *out, const char *type, const struct cJSON *obj,
+				struct errbuf *err);
+
+/*
  * The request side of content negotiation: a POST, PUT or DELETE body in
  * protobuf becomes its JSON in 'body'. 1 (the body is JSON now), 0 (it
  * was never protobuf: untouched), or -1 with 'out' answered (400 or 415

@@ -1084,12 +1084,14 @@ static void pdb_cells(struct buf *b, bool *first, const cJSON *o, const char *ag
 
 static void event_cells(struct buf *b, bool *first, const cJSON *o, int64_t now)
 {
-	const char *last = str_at(o, "lastTimestamp", NULL, NULL);
+	const char *last = str_at(o, "series", "lastObservedTime", NULL);
 	const char *kind = str_at(o, "involvedObject", "kind", NULL);
 	const char *name = str_at(o, "involvedObject", "name", NULL);
 	char age[32], obj[320];
 	int64_t t;
 
+	if (!last)
+		last = str_at(o, "lastTimestamp", NULL, NULL);
 	if (!last)
 		last = str_at(o, "eventTime", NULL, NULL);
 	if (!last)

@@ -258,12 +258,24 @@ static const struct fdef event_fields[] = {
 	{"reportingInstance", 's', NULL}, {NULL, 0, NULL},
 };
 
+static const struct fdef event_v1_fields[] = {
+	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
+	{"eventTime", 's', NULL}, {"series", 'o', series_fields},
+	{"reportingController", 's', NULL}, {"reportingInstance", 's', NULL},
+	{"action", 's', NULL}, {"reason", 's', NULL}, {"regarding", 'o', ref_fields},
+	{"related", 'o', ref_fields}, {"note", 's', NULL}, {"type", 's', NULL},
+	{"deprecatedSource", 'o', source_fields}, {"deprecatedFirstTimestamp", 's', NULL},
+	{"deprecatedLastTimestamp", 's', NULL}, {"deprecatedCount", 'i', NULL},
+	{NULL, 0, NULL},
+};
+
 static const struct fdef *schema_of(enum apiserver_resource r)
 {
 	switch (r) {
 	case APISERVER_CONFIGMAPS: return cm_fields;
 	case APISERVER_LEASES: return lease_fields;
 	case APISERVER_EVENTS: return event_fields;
+	case APISERVER_EVENTS_V1: return event_v1_fields;
 	default: return NULL;
 	}
 }

@@ -51,7 +51,24 @@ const struct apiserver_resdef apiserver_resources[APISERVER_N_RESOURCES] = {
 			      F(FL("spec.holderIdentity"))},
 	[APISERVER_DAEMONSETS] = {"daemonsets", "apps", "v1", "DaemonSet", "daemonset", "ds", true,
 				  false, "get list watch", F(FL(NULL))},
+	/* the same fields as core Events, index for index, under their events.k8s.io names */
+	[APISERVER_EVENTS_V1] = {"events", "events.k8s.io", "v1", "Event", "event", "ev", true, true,
+				 "create delete get list patch update watch",
+				 F(FP("regarding.kind", "involvedObject.kind", NULL),
+				   FP("regarding.namespace", "involvedObject.namespace", NULL),
+				   FP("regarding.name", "involvedObject.name", NULL),
+				   FP("regarding.uid", "involvedObject.uid", NULL),
+				   FP("regarding.apiVersion", "involvedObject.apiVersion", NULL),
+				   FP("regarding.resourceVersion", "involvedObject.resourceVersion", NULL),
+				   FP("regarding.fieldPath", "involvedObject.fieldPath", NULL),
+				   FL("reason"), FP("reportingController", "reportingComponent", NULL),
+				   FP("source", "source.component", NULL), FL("type"))},
 };
+
+enum apiserver_resource apiserver_storage_of(enum apiserver_resource r)
+{
+	return r == APISERVER_EVENTS_V1 ? APISERVER_EVENTS : r;
+}
 
 const char *apiserver_api_version(enum apiserver_resource r)
 {
@@ -59,6 +76,7 @@ const char *apiserver_api_version(enum apiserver_resource r)
 	case APISERVER_PDBS: return "policy/v1";
 	case APISERVER_LEASES: return "coordination.k8s.io/v1";
 	case APISERVER_DAEMONSETS: return "apps/v1";
+	case APISERVER_EVENTS_V1: return "events.k8s.io/v1";
 	default: return "v1";
 	}
 }
@@ -174,7 +192,7 @@ static char *field_text(const cJSON *obj, const char *path)
  */
 static struct apiserver_ver *ver_new(enum apiserver_resource r, cJSON *obj)
 {
-	const struct apiserver_resdef *d = &apiserver_resources[r];
+	const struct apiserver_resdef *d = &apiserver_resources[apiserver_storage_of(r)];
 	struct apiserver_ver *v = calloc(1, sizeof(*v));
 	cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 	cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
@@ -429,13 +447,16 @@ static void evict_oldest_event(struct apiserver_store *s)
 int apiserver_store_put(struct apiserver_store *s, enum apiserver_resource r, cJSON *obj,
 			int64_t now_wall, const struct apiserver_ver **out, struct errbuf *err)
 {
-	struct table *t = &s->tabs[r];
+	struct table *t;
+
 	struct apiserver_ver *old = NULL, *v;
 	cJSON *meta, *name, *ns;
 	char uid[40], ts[32];
 	size_t at;
 	bool found;
 
+	r = apiserver_storage_of(r);
+	t = &s->tabs[r];
 	if (out)
 		*out = NULL;
 	s->now_wall = now_wall;
@@ -471,6 +492,7 @@ int apiserver_store_put(struct apiserver_store *s, enum apiserver_resource r, cJ
 	cJSON_Delete(obj);
 	if (!v)
 		return errbuf_set(err, "out of memory");
+	v->written = now_wall;
 	if (old && old->len == v->len && memcmp(old->json, v->json, v->len) == 0) {
 		ver_free(v); /* nothing changed */
 		if (out)
@@ -500,11 +522,13 @@ int apiserver_store_put(struct apiserver_store *s, enum apiserver_resource r, cJ
 int apiserver_store_delete(struct apiserver_store *s, enum apiserver_resource r, const char *ns,
 			   const char *name, struct apiserver_ver **out)
 {
-	struct table *t = &s->tabs[r];
+	struct table *t;
 	struct apiserver_ver *old, *v;
 	size_t at;
 	bool found;
 
+	r = apiserver_storage_of(r);
+	t = &s->tabs[r];
 	if (out)
 		*out = NULL;
 	at = tab_search(t, ns ? ns : "", name ? name : "", &found);
@@ -523,6 +547,7 @@ int apiserver_store_delete(struct apiserver_store *s, enum apiserver_resource r,
 		v->name = dupstr(old->name);
 		v->uid = dupstr(old->uid);
 		v->created = old->created;
+		v->written = old->written;
 		v->labels.items = old->labels.n ? calloc(old->labels.n, sizeof(*v->labels.items)) : NULL;
 		for (i = 0; v->labels.items && i < old->labels.n; i++) {
 			v->labels.items[i].key = dupstr(old->labels.items[i].key);
@@ -560,7 +585,7 @@ const struct apiserver_ver *apiserver_store_get(const struct apiserver_store *s,
 						enum apiserver_resource r, const char *ns,
 						const char *name)
 {
-	const struct table *t = &s->tabs[r];
+	const struct table *t = &s->tabs[apiserver_storage_of(r)];
 	bool found;
 	size_t at = tab_search(t, ns ? ns : "", name ? name : "", &found);
 
@@ -570,17 +595,34 @@ const struct apiserver_ver *apiserver_store_get(const struct apiserver_store *s,
 struct apiserver_ver *const *apiserver_store_list(const struct apiserver_store *s,
 						  enum apiserver_resource r, size_t *n)
 {
-	*n = s->tabs[r].n;
-	return s->tabs[r].items;
+	*n = s->tabs[apiserver_storage_of(r)].n;
+	return s->tabs[apiserver_storage_of(r)].items;
 }
 
 size_t apiserver_store_after(const struct apiserver_store *s, enum apiserver_resource r,
 			     const char *ns, const char *name)
 {
 	bool found;
-	size_t at = tab_search(&s->tabs[r], ns, name, &found);
+	size_t at = tab_search(&s->tabs[apiserver_storage_of(r)], ns, name, &found);
 
 	return found ? at + 1 : at;
+}
+
+size_t apiserver_store_expire_events(struct apiserver_store *s, int64_t now_wall, int64_t ttl_s)
+{
+	int64_t before_wall = now_wall - ttl_s;
+	struct table *t = &s->tabs[APISERVER_EVENTS];
+	size_t i = t->n, gone = 0;
+
+	while (i-- > 0) {
+		if (t->items[i]->written >= before_wall)
+			continue;
+		s->now_wall = now_wall;
+		/* the item at i goes; those before it keep their places */
+		apiserver_store_delete(s, APISERVER_EVENTS, t->items[i]->ns, t->items[i]->name, NULL);
+		gone++;
+	}
+	return gone;
 }
 
 const struct apiserver_event *apiserver_store_next_event(const struct apiserver_store *s,

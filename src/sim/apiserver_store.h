@@ -28,6 +28,8 @@ enum apiserver_resource {
 	APISERVER_PDBS,
 	APISERVER_LEASES,
 	APISERVER_DAEMONSETS,
+	/* events.k8s.io/v1 Events: the core Events, in the events.k8s.io shape */
+	APISERVER_EVENTS_V1,
 	APISERVER_N_RESOURCES,
 };
 
@@ -58,6 +60,10 @@ struct apiserver_resdef {
 
 extern const struct apiserver_resdef apiserver_resources[APISERVER_N_RESOURCES];
 
+/* The table a resource's objects live in: itself, but events.k8s.io
+ * Events are the core Events (stored in their core shape). */
+enum apiserver_resource apiserver_storage_of(enum apiserver_resource r);
+
 /* "apiVersion" of a resource: "v1" or "group/version". */
 const char *apiserver_api_version(enum apiserver_resource r);
 
@@ -76,6 +82,7 @@ struct apiserver_ver {
 	char *name;
 	char *uid;
 	int64_t created;         /* unix seconds */
+	int64_t written;         /* when this version was stored (unix s): an Event's time to live counts from it */
 	struct kvlist labels;    /* owned */
 	char *fields[APISERVER_MAX_FIELDS]; /* values of the resource's fields (their default when absent) */
 };
@@ -162,6 +169,13 @@ const struct apiserver_event *apiserver_store_next_event(const struct apiserver_
  * 410 Expired. window_s <= 0: keeps them (the ring's size still bounds it).
  */
 void apiserver_store_compact(struct apiserver_store *s, int64_t now_wall, int64_t window_s);
+
+/*
+ * Deletes the Events last written more than 'ttl_s' seconds before
+ * 'now_wall' (the real server's --event-ttl: each write of an Event
+ * renews its lease), each with a DELETED watch event. Returns how many went.
+ */
+size_t apiserver_store_expire_events(struct apiserver_store *s, int64_t now_wall, int64_t ttl_s);
 
 /* Oldest resourceVersion a watch or continue may still start from. */
 uint64_t apiserver_store_floor(const struct apiserver_store *s);

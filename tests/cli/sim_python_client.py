@@ -6,7 +6,8 @@
 # pods and nodes are watched, the client resuming after the server ends a
 # watch and after a 410; evictions (a PDB's 429), a force delete, Leases,
 # ConfigMaps (dry run, field validation, a namespace that is not there),
-# Events with field selectors, access reviews. Fails when the package is
+# Events with field selectors, the control plane's Events through CoreV1Api
+# and EventsV1Api (list, watch, create), access reviews. Fails when the package is
 # missing. usage: sim_python_client.py LUASCALE_BINARY SOURCE_DIR
 import json
 import os
@@ -426,6 +427,55 @@ def run(h):
     v1.delete_namespaced_event("n1.1", "default")
     h.ok(not v1.list_namespaced_event("default", field_selector="reason=Test").items,
          "an Event is deleted")
+
+    # ---- the control plane's Events: CoreV1Api and EventsV1Api ----
+    evapi = client.EventsV1Api(api)
+    for path, model in [("/api/v1/events?fieldSelector=reason%3DRegisteredNode", "CoreV1EventList"),
+                        ("/apis/events.k8s.io/v1/events?fieldSelector=reportingController%3D"
+                         "default-scheduler", "EventsV1EventList")]:
+        err = typed(api, path, model)
+        h.ok(err is None, "typed models: %s (%s)" % (model, err or "ok"))
+    reg = v1.list_event_for_all_namespaces(field_selector="reason=RegisteredNode").items
+    h.ok(sorted(e.involved_object.name for e in reg) == ["workers-1", "workers-2"] and
+         all(e.source.component == "node-controller" and e.count == 1 and e.first_timestamp
+             for e in reg), "CoreV1Api: the node controller's RegisteredNode per node")
+    sched = evapi.list_namespaced_event("default", field_selector="reason=Scheduled").items
+    h.ok(any(e.regarding.name == "web-1" and e.reporting_controller == "default-scheduler" and
+             e.note.startswith("Successfully assigned default/web-1 to workers-") and e.event_time
+             for e in sched), "EventsV1Api: the scheduler's Scheduled, regarding the pod")
+    # (the kubelets' and the node controller's Events come from the core
+    # recorder: eventTime null, which this client's EventsV1Event refuses,
+    # as against a real server; so those are read through CoreV1Api)
+    rv = evapi.list_namespaced_event(
+        "default", field_selector="reportingController=default-scheduler").metadata.resource_version
+    evapi.create_namespaced_event("default", client.EventsV1Event(
+        metadata=client.V1ObjectMeta(name="py.1"), event_time="2026-01-01T00:00:00.000000Z",
+        reporting_controller="example.com/py", reporting_instance="py-1", action="Testing",
+        reason="PyTest", note="from EventsV1Api", type="Normal",
+        regarding=client.V1ObjectReference(kind="Node", name="workers-1", api_version="v1")))
+    seen = None
+    w = watch.Watch()
+    for ev in w.stream(evapi.list_namespaced_event, "default", resource_version=rv,
+                       field_selector="reason=PyTest", timeout_seconds=5):
+        seen = ev
+        w.stop()
+    h.ok(seen and seen["type"] == "ADDED" and isinstance(seen["object"], client.EventsV1Event) and
+         seen["object"].note == "from EventsV1Api",
+         "EventsV1Api: create, then the watch brings it as a typed EventsV1Event")
+    core = v1.read_namespaced_event("py.1", "default")
+    h.ok(core.message == "from EventsV1Api" and core.reporting_component == "example.com/py" and
+         core.involved_object.name == "workers-1", "the same Event through CoreV1Api")
+    rv = v1.list_event_for_all_namespaces().metadata.resource_version
+    v1.delete_namespaced_pod("web-2", "default", grace_period_seconds=0)
+    seen = None
+    w = watch.Watch()
+    for ev in w.stream(v1.list_event_for_all_namespaces, resource_version=rv,
+                       field_selector="reason=Killing,involvedObject.name=web-2", timeout_seconds=10):
+        seen = ev
+        w.stop()
+    h.ok(seen and isinstance(seen["object"], client.CoreV1Event) and
+         seen["object"].source.component == "kubelet" and seen["object"].type == "Normal",
+         "CoreV1Api watch: the kubelet's Killing of a deleted pod")
 
     # ---- authorization ----
     r = authz.create_self_subject_access_review(client.V1SelfSubjectAccessReview(

@@ -933,8 +933,8 @@ static void test_leases_configmaps_events(void **state)
 	     NULL, &r);
 	assert_int_equal(r.code, 201);
 	buf_free(&r.body);
-	assert_int_equal(count_items(f, "/api/v1/events?fieldSelector=involvedObject.name%3Dworkers-1"), 1);
-	assert_int_equal(count_items(f, "/api/v1/events?fieldSelector=involvedObject.name%3Dworkers-2"), 0);
+	assert_int_equal(count_items(f, "/api/v1/events?fieldSelector=involvedObject.name%3Dworkers-1,reason%3DCordon"), 1);
+	assert_int_equal(count_items(f, "/api/v1/events?fieldSelector=involvedObject.name%3Dworkers-2,reason%3DCordon"), 0);
 	{
 		struct sim_stats st;
 
