@@ -73,6 +73,9 @@ struct apiserver_opts {
 	int64_t max_watch_ns;       /* a watch without timeoutSeconds ends after, default 30m */
 	size_t max_events;          /* Event objects kept (oldest go), default 5000 */
 	uint64_t seed;              /* fault draws */
+	/* the LimitRange "defaults" in namespace default: the requests a pod's
+	 * containers get when they name none (default 500m, 512Mi; both "": none) */
+	char default_cpu[32], default_memory[32];
 	const struct logger *log;   /* borrowed; NULL: silent */
 };
 

@@ -27,6 +27,7 @@ struct apiserver {
 	struct sim_cloud *cloud;
 	struct kubeops kube;
 	struct apiserver_store *store;
+	struct sim_workloads *wl;    /* the controllers of what clients write (sim/workloads.c) */
 	int port;
 
 	pthread_mutex_t mu;          /* the daemon, faults, the ticker's state */

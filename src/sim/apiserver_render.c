@@ -520,7 +520,12 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 			cJSON_Delete(r);
 			goto fail;
 		}
-		apiserver_uid_for(p->controller_kind, p->ns, p->controller_name, uid, sizeof(uid));
+		if (ch->spec && ch->spec->owner_uid && ch->spec->owner_name &&
+		    strcmp(ch->spec->owner_name, p->controller_name) == 0)
+			snprintf(uid, sizeof(uid), "%s", ch->spec->owner_uid);
+		else
+			apiserver_uid_for(p->controller_kind, p->ns, p->controller_name, uid,
+					  sizeof(uid));
 		cJSON_AddStringToObject(r, "apiVersion", controller_api_version(p->controller_kind));
 		cJSON_AddStringToObject(r, "kind", p->controller_kind);
 		cJSON_AddStringToObject(r, "name", p->controller_name);
@@ -536,21 +541,32 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 		goto fail;
 	if (bound)
 		cJSON_AddStringToObject(spec, "nodeName", p->node_name);
-	containers = add_arr(spec, "containers");
-	ctr = cJSON_CreateObject();
-	if (!containers || !ctr) {
-		cJSON_Delete(ctr);
-		goto fail;
-	}
-	cJSON_AddItemToArray(containers, ctr);
-	cJSON_AddStringToObject(ctr, "name", "main");
-	cJSON_AddStringToObject(ctr, "image", "luascale.io/sim:latest");
-	{
-		struct resources req = p->requests;
-		cJSON *res = add_obj(ctr, "resources");
+	if (ch->spec && ch->spec->containers_json) {
+		/* a pod a client wrote: its containers as written (defaults applied) */
+		containers = cJSON_Parse(ch->spec->containers_json);
+		if (!cJSON_IsArray(containers) || !cJSON_GetArraySize(containers)) {
+			cJSON_Delete(containers);
+			goto fail;
+		}
+		cJSON_AddItemToObject(spec, "containers", containers);
+		ctr = containers->child;
+	} else {
+		containers = add_arr(spec, "containers");
+		ctr = cJSON_CreateObject();
+		if (!containers || !ctr) {
+			cJSON_Delete(ctr);
+			goto fail;
+		}
+		cJSON_AddItemToArray(containers, ctr);
+		cJSON_AddStringToObject(ctr, "name", "main");
+		cJSON_AddStringToObject(ctr, "image", "luascale.io/sim:latest");
+		{
+			struct resources req = p->requests;
+			cJSON *res = add_obj(ctr, "resources");
 
-		if (res)
-			add_resources(res, "requests", &req, false);
+			if (res)
+				add_resources(res, "requests", &req, false);
+		}
 	}
 	if (p->local_volume && p->local_volume[0]) {
 		cJSON *vols = add_arr(spec, "volumes"), *v = cJSON_CreateObject();
@@ -598,8 +614,10 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 			goto fail;
 		}
 		cJSON_AddItemToArray(cs, st);
-		cJSON_AddStringToObject(st, "name", "main");
-		cJSON_AddStringToObject(st, "image", "luascale.io/sim:latest");
+		cJSON_AddStringToObject(st, "name", ctr && cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ctr, "name")) ?
+					cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ctr, "name")) : "main");
+		cJSON_AddStringToObject(st, "image", ctr && cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ctr, "image")) ?
+					cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ctr, "image")) : "luascale.io/sim:latest");
 		cJSON_AddStringToObject(st, "imageID", "");
 		cJSON_AddBoolToObject(st, "ready", ready);
 		cJSON_AddBoolToObject(st, "started", running);
