@@ -1257,6 +1257,47 @@ static int namespace_defaults(cJSON *o)
 	return 0;
 }
 
+/*
+ * A 422 Invalid with details.causes, as the real server answers: 'msg' is
+ * "Kind \"name\" is invalid: FIELD: DETAIL" (kubectl prints the causes).
+ */
+static void reply_invalid(struct reply *out, enum apiserver_resource r, const char *kind,
+			  const char *name, const char *msg)
+{
+	const char *p = strstr(msg, " is invalid: "), *colon;
+	struct buf causes = BUF_INIT;
+	char field[256];
+	const char *detail, *reason = "FieldValueInvalid";
+
+	buf_free(&out->body);
+	out->code = 422;
+	if (p && (colon = strstr(p + 13, ": ")) && (size_t)(colon - (p + 13)) < sizeof(field)) {
+		memcpy(field, p + 13, (size_t)(colon - (p + 13)));
+		field[colon - (p + 13)] = '\0';
+		detail = colon + 2;
+		if (strncmp(detail, "Required value", 14) == 0)
+			reason = "FieldValueRequired";
+		else if (strncmp(detail, "Forbidden", 9) == 0)
+			reason = "FieldValueForbidden";
+		else if (strncmp(detail, "Unsupported value", 17) == 0)
+			reason = "FieldValueNotSupported";
+		else if (strncmp(detail, "Duplicate value", 15) == 0)
+			reason = "FieldValueDuplicate";
+		buf_puts(&causes, "[{\"reason\":");
+		buf_json_string(&causes, reason);
+		buf_puts(&causes, ",\"message\":");
+		buf_json_string(&causes, detail);
+		buf_puts(&causes, ",\"field\":");
+		buf_json_string(&causes, field);
+		buf_puts(&causes, "}]");
+	}
+	(void)kind;
+	apiserver_render_status_details(&out->body, 422, "Invalid", msg, apiserver_resources[r].group,
+					apiserver_resources[r].kind, name ? name : "",
+					causes.len ? causes.data : NULL, 0);
+	buf_free(&causes);
+}
+
 /* Deployments, ReplicaSets and Jobs: checked and defaulted (sim/workloads.c). 0, or -1 answered. */
 static int admit_workload(const struct resreq *rq, cJSON *o, const cJSON *cur, struct reply *out)
 {
@@ -1268,8 +1309,11 @@ static int admit_workload(const struct resreq *rq, cJSON *o, const cJSON *cur, s
 
 	if (!code)
 		return 0;
-	apiserver_reply_status(out, code, code == 422 ? "Invalid" : "InternalError", err.msg,
-			       apiserver_resources[rq->res].kind, name ? name : "");
+	if (code == 422)
+		reply_invalid(out, rq->res, apiserver_resources[rq->res].kind, name, err.msg);
+	else
+		apiserver_reply_status(out, code, "InternalError", err.msg,
+				       apiserver_resources[rq->res].kind, name ? name : "");
 	return -1;
 }
 
@@ -1558,9 +1602,10 @@ static void create_pod(struct apiserver *s, const struct resreq *rq, struct repl
 		not_found(out, APISERVER_NAMESPACES, rq->ns);
 	} else if (code == 409) {
 		reply_about(out, 409, "AlreadyExists", err.msg, APISERVER_PODS, name);
+	} else if (code == 422) {
+		reply_invalid(out, APISERVER_PODS, "Pod", name, err.msg);
 	} else if (code) {
-		apiserver_reply_status(out, code, code == 422 ? "Invalid" : "InternalError", err.msg,
-				       "Pod", name);
+		apiserver_reply_status(out, code, "InternalError", err.msg, "Pod", name);
 	} else if (dry) {
 		cJSON *st = cJSON_AddObjectToObject(o, "status");
 		char ts[32];
@@ -1671,7 +1716,7 @@ static void change_pod(struct apiserver *s, const struct resreq *rq, bool patch,
 			   cJSON_GetObjectItemCaseSensitive(o, "spec"), true)) {
 		snprintf(msg, sizeof(msg), "Pod \"%.200s\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
 			 rq->name);
-		apiserver_reply_status(out, 422, "Invalid", msg, "Pod", rq->name);
+		reply_invalid(out, APISERVER_PODS, "Pod", rq->name, msg);
 		goto out;
 	}
 	if (kvs_of(cJSON_GetObjectItemCaseSensitive(meta, "labels"), &l) < 0 ||
@@ -1795,7 +1840,7 @@ static void do_scale(struct apiserver *s, const struct resreq *rq, struct reply 
 		  r->valuedouble != (double)(int64_t)r->valuedouble)) {
 		snprintf(msg, sizeof(msg), "Scale.autoscaling \"%.200s\" is invalid: spec.replicas: Invalid value: must be greater than or equal to 0",
 			 rq->name);
-		apiserver_reply_status(out, 422, "Invalid", msg, "Scale", rq->name);
+		reply_invalid(out, rq->res, "Scale", rq->name, msg);
 		goto out;
 	}
 	want = r ? (int64_t)r->valuedouble : 0;
