@@ -14,7 +14,9 @@
  *   GET  /api /api/v1 /apis /apis/GROUP /apis/GROUP/VERSION   plain discovery
  *        (aggregated discovery is never offered: plain JSON answers it)
  *   nodes                  get list watch patch delete; nodes/status get patch
- *   pods                   get list watch delete; pods/status get;
+ *   pods                   get list watch create update patch delete (created
+ *                          pods join the simulated cluster: sim/workloads.c);
+ *                          pods/status get;
  *                          pods/eviction create (PDBs honoured: 429);
  *                          pods/binding create
  *   namespaces             get list watch
@@ -24,6 +26,11 @@
  *   coordination.k8s.io/v1 leases    get list watch create update patch delete
  *                          (and the kubelets' in kube-node-lease)
  *   apps/v1 daemonsets     get list watch (the scenario's DaemonSets)
+ *   apps/v1 deployments, replicasets, batch/v1 jobs   get list watch create
+ *                          update patch delete, /status, /scale (not jobs);
+ *                          their controllers are sim/workloads.c's
+ *   limitranges            get list watch create update patch delete (their
+ *                          Container defaults applied to new pods)
  *   authorization.k8s.io/v1 selfsubjectaccessreviews, selfsubjectrulesreviews
  *                          create (everything is allowed)
  * Lists take labelSelector, fieldSelector (the real server's fields per

@@ -1892,6 +1892,31 @@ out:
 	cJSON_Delete(o);
 }
 
+/* Removes a workload (or, 'dry', checks it is there) and answers as the
+ * real server does for kinds that do not return the deleted object: a
+ * Status Success naming it. */
+static void delete_to_status(struct apiserver *s, const struct resreq *rq, bool dry,
+			     struct reply *out)
+{
+	const struct apiserver_resdef *d = &apiserver_resources[rq->res];
+	int rc;
+
+	apiserver_store_lock(s->store);
+	if (dry)
+		rc = apiserver_store_get(s->store, rq->res, rq->ns, rq->name) ? 0 : -1;
+	else
+		rc = apiserver_store_delete(s->store, rq->res, rq->ns, rq->name, NULL);
+	apiserver_store_unlock(s->store);
+	if (rc < 0) {
+		not_found(out, rq->res, rq->name);
+		return;
+	}
+	buf_free(&out->body);
+	out->code = 200;
+	apiserver_render_status_details(&out->body, 200, NULL, NULL, d->group, d->name, rq->name,
+					NULL, 0);
+}
+
 /* DELETE of a Deployment, ReplicaSet or Job, with its propagationPolicy. */
 static void delete_workload(struct apiserver *s, const struct resreq *rq, struct reply *out)
 {
@@ -1916,7 +1941,7 @@ static void delete_workload(struct apiserver *s, const struct resreq *rq, struct
 		return;
 	}
 	if (dry || strcmp(policy, "Background") == 0) {
-		delete_object(s, rq, out);
+		delete_to_status(s, rq, dry, out);
 		return;
 	}
 	apiserver_store_lock(s->store);
@@ -1953,7 +1978,7 @@ static void delete_workload(struct apiserver *s, const struct resreq *rq, struct
 	}
 	apiserver_store_unlock(s->store);
 	sim_workloads_orphan(s->wl, rq->res, rq->ns, uid);
-	delete_object(s, rq, out);
+	delete_to_status(s, rq, false, out);
 }
 
 /* ---- dispatch ---- */

@@ -502,7 +502,10 @@ def run(h):
                         ("/api/v1/limitranges", "V1LimitRangeList")]:
         err = typed(api, path, model)
         h.ok(err is None, "%s deserializes into %s%s" % (path, model, ": " + err if err else ""))
-    apps.delete_namespaced_deployment("pyweb", "default")
+    st = apps.delete_namespaced_deployment("pyweb", "default")
+    h.ok(isinstance(st, client.V1Status) and st.status == "Success" and st.details.name == "pyweb"
+         and st.details.kind == "deployments" and st.details.group == "apps",
+         "delete_namespaced_deployment answers a Status Success naming it")
     gone = until(30, lambda: not apps.list_namespaced_replica_set(
         "default", label_selector="app=pyweb").items and not v1.list_namespaced_pod(
         "default", label_selector="app=pyweb").items)
