@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "config.h"
 #include "log.h"
+#include "quantity.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
 #include "sim/apiserver.h"
@@ -61,6 +62,9 @@ static void sim_usage(FILE *f)
 	      "\n"
 	      "  --log-level debug|info|warn|error   (default info; debug logs every request)\n"
 	      "  --watch-timeout DUR                 a watch without timeoutSeconds ends after DUR\n"
+	      "  --default-requests cpu=Q,memory=Q   the LimitRange \"defaults\" of namespace default:\n"
+	      "                                      requests of containers that name none\n"
+	      "                                      (default cpu=500m,memory=512Mi; \"none\": no LimitRange)\n"
 	      "                                      (default 30m)\n"
 	      "\n"
 	      "AWS (a scenario with an aws: section): --aws-port PORT (0: a free one) also\n"
@@ -118,6 +122,44 @@ static int parse_level(const char *s, enum log_level *out)
 	return -1;
 }
 
+/* --default-requests "cpu=500m,memory=512Mi" or "none". 0, or -1 reported. */
+static int parse_default_requests(const char *text, struct apiserver_opts *ao)
+{
+	char buf[128], *p, *next;
+
+	ao->default_cpu[0] = ao->default_memory[0] = '\0';
+	if (strcmp(text, "none") == 0)
+		return 0;
+	if (snprintf(buf, sizeof(buf), "%s", text) >= (int)sizeof(buf))
+		goto bad;
+	for (p = buf; p && *p; p = next) {
+		char *eq = strchr(p, '=');
+		struct errbuf err;
+		int64_t q;
+
+		next = strchr(p, ',');
+		if (next)
+			*next++ = '\0';
+		if (!eq)
+			goto bad;
+		*eq = '\0';
+		if (quantity_parse(eq + 1, strcmp(p, "cpu") == 0 ? QUANTITY_MILLI : QUANTITY_UNIT, &q,
+				   &err) < 0 || q < 0 || strlen(eq + 1) >= sizeof(ao->default_cpu))
+			goto bad;
+		if (strcmp(p, "cpu") == 0)
+			snprintf(ao->default_cpu, sizeof(ao->default_cpu), "%s", eq + 1);
+		else if (strcmp(p, "memory") == 0)
+			snprintf(ao->default_memory, sizeof(ao->default_memory), "%s", eq + 1);
+		else
+			goto bad;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "luascale sim: --default-requests \"%s\": cpu=QUANTITY,memory=QUANTITY or none\n",
+		text);
+	return -1;
+}
+
 int cli_sim(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -137,10 +179,12 @@ int cli_sim(int argc, char **argv)
 		{"azure-tls-port", required_argument, NULL, 'S'},
 		{"azure-ca-out", required_argument, NULL, 'C'},
 		{"watch-timeout", required_argument, NULL, 'W'},
+		{"default-requests", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *listen = NULL, *scenario = NULL, *kubeconfig = DEFAULT_KUBECONFIG;
+	const char *default_requests = NULL;
 	const char *aws_env = DEFAULT_AWS_ENV;
 	const char *gce_env = DEFAULT_GCE_ENV, *gce_key = DEFAULT_GCE_KEY;
 	const char *az_env = DEFAULT_AZURE_ENV, *az_token = DEFAULT_AZURE_TOKEN;
@@ -218,6 +262,7 @@ int cli_sim(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'R': default_requests = optarg; break;
 		case 'h': sim_usage(stdout); return EXIT_OK;
 		default: sim_usage(stderr); return EXIT_USAGE;
 		}
@@ -272,6 +317,8 @@ int cli_sim(int argc, char **argv)
 	ao.log = &log;
 	if (watch_ms > 0)
 		ao.max_watch_ns = watch_ms * CLOCK_NS_PER_MS;
+	if (default_requests && parse_default_requests(default_requests, &ao) < 0)
+		goto out;
 	srv = apiserver_new(w->cluster, &ao, &err);
 	if (!srv) {
 		fprintf(stderr, "luascale sim: %s\n", err.msg);

@@ -28,6 +28,7 @@
 #include "sim/apiserver_openapi.h"
 #include "sim/apiserver_events.h"
 #include "sim/apiserver_proto.h"
+#include "sim/workloads.h"
 #include "sim/apiserver_render.h"
 #include "sim/cloud.h"
 
@@ -53,6 +54,8 @@ void apiserver_opts_default(struct apiserver_opts *o)
 	o->history_window_s = 300;
 	o->bookmark_ns = 60 * CLOCK_NS_PER_S;
 	o->pdb_sync_ns = CLOCK_NS_PER_S;
+	snprintf(o->default_cpu, sizeof(o->default_cpu), "500m");
+	snprintf(o->default_memory, sizeof(o->default_memory), "512Mi");
 	o->max_watch_ns = 1800 * CLOCK_NS_PER_S;
 	o->max_events = 5000;
 	o->event_ttl_s = 3600;
@@ -402,11 +405,23 @@ static int resource_list(struct reply *out, const char *group)
 		any = true;
 		resource_json(b, &first, d->name, d->singular, d->namespaced, NULL, NULL, d->kind,
 			      d->verbs, d->short_name,
-			      i == APISERVER_PODS || i == APISERVER_DAEMONSETS ? "all" : NULL);
+			      i == APISERVER_PODS || i == APISERVER_DAEMONSETS ||
+			      i == APISERVER_DEPLOYMENTS || i == APISERVER_REPLICASETS ||
+			      i == APISERVER_JOBS ? "all" : NULL);
 		if (i == APISERVER_NODES || i == APISERVER_PODS || i == APISERVER_PDBS) {
 			snprintf(sub, sizeof(sub), "%s/status", d->name);
 			resource_json(b, &first, sub, "", d->namespaced, NULL, NULL, d->kind,
 				      i == APISERVER_NODES ? "get patch" : "get", NULL, NULL);
+		}
+		if (i == APISERVER_DEPLOYMENTS || i == APISERVER_REPLICASETS || i == APISERVER_JOBS) {
+			snprintf(sub, sizeof(sub), "%s/status", d->name);
+			resource_json(b, &first, sub, "", true, NULL, NULL, d->kind, "get patch update",
+				      NULL, NULL);
+		}
+		if (i == APISERVER_DEPLOYMENTS || i == APISERVER_REPLICASETS) {
+			snprintf(sub, sizeof(sub), "%s/scale", d->name);
+			resource_json(b, &first, sub, "", true, "autoscaling", "v1", "Scale",
+				      "get patch update", NULL, NULL);
 		}
 		if (i == APISERVER_PODS) {
 			resource_json(b, &first, "pods/eviction", "", true, "policy", "v1", "Eviction",
@@ -420,7 +435,7 @@ static int resource_list(struct reply *out, const char *group)
 	return any ? 0 : -1;
 }
 
-static const char *const groups[] = {"apps", "policy", "coordination.k8s.io", "events.k8s.io",
+static const char *const groups[] = {"apps", "batch", "policy", "coordination.k8s.io", "events.k8s.io",
 				     AUTHZ_GROUP, SIM_GROUP, NULL};
 
 /*
@@ -1241,6 +1256,11 @@ struct apiserver *apiserver_new(struct sim_cluster *cluster, const struct apiser
 		errbuf_set(err, "out of memory");
 		goto fail;
 	}
+	s->wl = sim_workloads_new(cluster, s->store, s->rng);
+	if (!s->wl) {
+		errbuf_set(err, "out of memory");
+		goto fail;
+	}
 	if (s->o.port < 0 || s->o.port > 65535) {
 		errbuf_set(err, "port %d out of range", s->o.port);
 		goto fail;
@@ -1360,6 +1380,7 @@ void apiserver_free(struct apiserver *s)
 	pthread_mutex_unlock(&s->mu);
 	stop_daemon(d);
 	apiserver_events_free(s->events);
+	sim_workloads_free(s->wl);
 	apiserver_store_free(s->store);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);

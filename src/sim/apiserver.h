@@ -14,7 +14,9 @@
  *   GET  /api /api/v1 /apis /apis/GROUP /apis/GROUP/VERSION   plain discovery
  *        (aggregated discovery is never offered: plain JSON answers it)
  *   nodes                  get list watch patch delete; nodes/status get patch
- *   pods                   get list watch delete; pods/status get;
+ *   pods                   get list watch create update patch delete (created
+ *                          pods join the simulated cluster: sim/workloads.c);
+ *                          pods/status get;
  *                          pods/eviction create (PDBs honoured: 429);
  *                          pods/binding create
  *   namespaces             get list watch
@@ -26,6 +28,11 @@
  *   coordination.k8s.io/v1 leases    get list watch create update patch delete
  *                          (and the kubelets' in kube-node-lease)
  *   apps/v1 daemonsets     get list watch (the scenario's DaemonSets)
+ *   apps/v1 deployments, replicasets, batch/v1 jobs   get list watch create
+ *                          update patch delete, /status, /scale (not jobs);
+ *                          their controllers are sim/workloads.c's
+ *   limitranges            get list watch create update patch delete (their
+ *                          Container defaults applied to new pods)
  *   authorization.k8s.io/v1 selfsubjectaccessreviews, selfsubjectrulesreviews
  *                          create (everything is allowed)
  * Lists take labelSelector, fieldSelector (the real server's fields per
@@ -76,6 +83,9 @@ struct apiserver_opts {
 	size_t max_events;          /* Event objects kept (oldest go), default 5000 */
 	int64_t event_ttl_s;        /* an Event goes this long after its last write, default 3600 */
 	uint64_t seed;              /* fault draws */
+	/* the LimitRange "defaults" in namespace default: the requests a pod's
+	 * containers get when they name none (default 500m, 512Mi; both "": none) */
+	char default_cpu[32], default_memory[32];
 	const struct logger *log;   /* borrowed; NULL: silent */
 };
 

@@ -29,6 +29,7 @@ struct apiserver {
 	struct kubeops kube;
 	struct apiserver_store *store;
 	struct apiserver_events *events; /* the control plane's Events (under the store's lock) */
+	struct sim_workloads *wl;    /* the controllers of what clients write (sim/workloads.c) */
 	int port;
 
 	pthread_mutex_t mu;          /* the daemon, faults, the ticker's state */

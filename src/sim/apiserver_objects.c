@@ -24,6 +24,7 @@
 #include "sim/apiserver_patch.h"
 #include "sim/apiserver_proto.h"
 #include "sim/apiserver_render.h"
+#include "sim/workloads.h"
 
 #define MAX_FIELD_REQS 8
 
@@ -1371,6 +1372,66 @@ static cJSON *v1_event_stored(cJSON *o)
 	return core;
 }
 
+/*
+ * A 422 Invalid with details.causes, as the real server answers: 'msg' is
+ * "Kind \"name\" is invalid: FIELD: DETAIL" (kubectl prints the causes).
+ */
+static void reply_invalid(struct reply *out, enum apiserver_resource r, const char *kind,
+			  const char *name, const char *msg)
+{
+	const char *p = strstr(msg, " is invalid: "), *colon;
+	struct buf causes = BUF_INIT;
+	char field[256];
+	const char *detail, *reason = "FieldValueInvalid";
+
+	buf_free(&out->body);
+	out->code = 422;
+	if (p && (colon = strstr(p + 13, ": ")) && (size_t)(colon - (p + 13)) < sizeof(field)) {
+		memcpy(field, p + 13, (size_t)(colon - (p + 13)));
+		field[colon - (p + 13)] = '\0';
+		detail = colon + 2;
+		if (strncmp(detail, "Required value", 14) == 0)
+			reason = "FieldValueRequired";
+		else if (strncmp(detail, "Forbidden", 9) == 0)
+			reason = "FieldValueForbidden";
+		else if (strncmp(detail, "Unsupported value", 17) == 0)
+			reason = "FieldValueNotSupported";
+		else if (strncmp(detail, "Duplicate value", 15) == 0)
+			reason = "FieldValueDuplicate";
+		buf_puts(&causes, "[{\"reason\":");
+		buf_json_string(&causes, reason);
+		buf_puts(&causes, ",\"message\":");
+		buf_json_string(&causes, detail);
+		buf_puts(&causes, ",\"field\":");
+		buf_json_string(&causes, field);
+		buf_puts(&causes, "}]");
+	}
+	(void)kind;
+	apiserver_render_status_details(&out->body, 422, "Invalid", msg, apiserver_resources[r].group,
+					apiserver_resources[r].kind, name ? name : "",
+					causes.len ? causes.data : NULL, 0);
+	buf_free(&causes);
+}
+
+/* Deployments, ReplicaSets and Jobs: checked and defaulted (sim/workloads.c). 0, or -1 answered. */
+static int admit_workload(const struct resreq *rq, cJSON *o, const cJSON *cur, struct reply *out)
+{
+	struct errbuf err;
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(o, "metadata"), "name"));
+	int code = sim_workloads_admit(rq->res, o, cur, rq->sub && strcmp(rq->sub, "status") == 0,
+				       &err);
+
+	if (!code)
+		return 0;
+	if (code == 422)
+		reply_invalid(out, rq->res, apiserver_resources[rq->res].kind, name, err.msg);
+	else
+		apiserver_reply_status(out, code, "InternalError", err.msg,
+				       apiserver_resources[rq->res].kind, name ? name : "");
+	return -1;
+}
+
 /* Stores a new object 'o' (taken) of the request's kind; answers 201 (or the dry run's). */
 static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, bool dry,
 			struct reply *out)
@@ -1391,6 +1452,10 @@ static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, 
 	if (rq->res == APISERVER_NAMESPACES && namespace_defaults(o) < 0) {
 		cJSON_Delete(o);
 		oom(out);
+		return;
+	}
+	if (admit_workload(rq, o, NULL, out) < 0) {
+		cJSON_Delete(o);
 		return;
 	}
 	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
@@ -1549,6 +1614,15 @@ static void change_object(struct apiserver *s, const struct resreq *rq, bool pat
 		goto out;
 	if (rq->res == APISERVER_EVENTS_V1 && v1_event_check(o, out) < 0)
 		goto out;
+	if (rq->res == APISERVER_DEPLOYMENTS || rq->res == APISERVER_REPLICASETS ||
+	    rq->res == APISERVER_JOBS) {
+		cJSON *curo = cJSON_ParseWithLength(cur->json, cur->len);
+		int rc = admit_workload(rq, o, curo, out);
+
+		cJSON_Delete(curo);
+		if (rc < 0)
+			goto out;
+	}
 	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
 	name = cJSON_GetObjectItemCaseSensitive(meta, "name");
 	if (!cJSON_IsString(name) || strcmp(name->valuestring, rq->name) != 0) {
@@ -1607,6 +1681,447 @@ static void delete_object(struct apiserver *s, const struct resreq *rq, struct r
 	apiserver_store_unlock(s->store);
 }
 
+/* ---- pods written by clients, and the workloads' subresources ---- */
+
+static bool is_workload(enum apiserver_resource r)
+{
+	return r == APISERVER_DEPLOYMENTS || r == APISERVER_REPLICASETS || r == APISERVER_JOBS;
+}
+
+/* metadata.generateName: a name with a random suffix. */
+static void generate_name(struct apiserver *s, cJSON *meta)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+	const cJSON *gen = cJSON_GetObjectItemCaseSensitive(meta, "generateName");
+	char nm[300];
+
+	if ((cJSON_IsString(name) && name->valuestring[0]) || !cJSON_IsString(gen))
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->rng = s->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+	snprintf(nm, sizeof(nm), "%.250s%05llx", gen->valuestring,
+		 (unsigned long long)((s->rng >> 44) & 0xfffff));
+	pthread_mutex_unlock(&s->mu);
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "name");
+	cJSON_AddStringToObject(meta, "name", nm);
+}
+
+/* POST pods: a new pod of the simulated cluster (sim/workloads.c admits it). */
+static void create_pod(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	int dry = apiserver_dry_run(rq, "CreateOptions", out), code;
+	const struct apiserver_ver *v;
+	const char *name;
+	cJSON *o, *meta;
+	struct errbuf err;
+	char msg[800];
+
+	if (dry < 0 || !(o = parse_body_object(rq, out)))
+		return;
+	if (apiserver_validate_object(rq, o, out) < 0 || normalize(o, rq, out) < 0)
+		goto out;
+	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	generate_name(s, meta);
+	name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name"));
+	if (!name || !name[0]) {
+		apiserver_reply_status(out, 422, "Invalid",
+				       "Pod \"\" is invalid: metadata.name: Required value: name or generateName is required",
+				       "Pod", "");
+		goto out;
+	}
+	if (!k8sname_valid_dns_subdomain(name)) {
+		snprintf(msg, sizeof(msg), "Pod \"%.200s\" is invalid: metadata.name: Invalid value: \"%.200s\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+			 name, name);
+		apiserver_reply_status(out, 422, "Invalid", msg, "Pod", name);
+		goto out;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "uid");
+	cJSON_DeleteItemFromObjectCaseSensitive(meta, "creationTimestamp");
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
+	code = sim_workloads_create_pod(s->wl, o, dry, &err);
+	if (code == 404) {
+		not_found(out, APISERVER_NAMESPACES, rq->ns);
+	} else if (code == 409) {
+		reply_about(out, 409, "AlreadyExists", err.msg, APISERVER_PODS, name);
+	} else if (code == 422) {
+		reply_invalid(out, APISERVER_PODS, "Pod", name, err.msg);
+	} else if (code) {
+		apiserver_reply_status(out, code, "InternalError", err.msg, "Pod", name);
+	} else if (dry) {
+		cJSON *st = cJSON_AddObjectToObject(o, "status");
+		char ts[32];
+
+		cJSON_AddStringToObject(st, "phase", "Pending");
+		cJSON_AddStringToObject(st, "qosClass", "Burstable");
+		model_format_time(apiserver_now_wall(), ts, sizeof(ts));
+		cJSON_AddStringToObject(meta, "creationTimestamp", ts);
+		apiserver_reply_tree(out, 201, o, 0);
+	} else {
+		apiserver_store_lock(s->store);
+		v = apiserver_store_get(s->store, APISERVER_PODS, rq->ns, name);
+		if (v)
+			reply_object(s, rq, 201, v, out);
+		else
+			apiserver_reply_status(out, 500, "InternalError", "the pod was not stored",
+					       NULL, NULL);
+		apiserver_store_unlock(s->store);
+	}
+out:
+	cJSON_Delete(o);
+}
+
+/* A kvlist borrowing the strings of a JSON map of strings (items malloc'ed). */
+static int kvs_of(const cJSON *m, struct kvlist *out)
+{
+	const cJSON *e;
+	size_t n = 0;
+
+	out->n = 0;
+	out->items = calloc((size_t)cJSON_GetArraySize(m) + 1, sizeof(*out->items));
+	if (!out->items)
+		return -1;
+	cJSON_ArrayForEach(e, m) {
+		if (!cJSON_IsString(e))
+			continue;
+		out->items[n].key = e->string;
+		out->items[n].value = e->valuestring;
+		n++;
+	}
+	out->n = n;
+	return 0;
+}
+
+/* PUT or PATCH of a pod: its labels and annotations may change, its spec may not. */
+static void change_pod(struct apiserver *s, const struct resreq *rq, bool patch, struct reply *out)
+{
+	cJSON *o = NULL, *curo = NULL, *meta;
+	const struct apiserver_ver *cur;
+	struct kube_status st = {KUBE_OK, "", 0};
+	struct kvlist l = {NULL, 0}, a = {NULL, 0};
+	uint64_t rv;
+	const char *name;
+	char msg[900];
+	int dry;
+
+	if (patch && apiserver_patch_type(rq->content_type) == APISERVER_PATCH_UNKNOWN) {
+		apiserver_unsupported_media(out);
+		return;
+	}
+	if ((dry = apiserver_dry_run(rq, patch ? "PatchOptions" : "UpdateOptions", out)) < 0)
+		return;
+	if (!patch && !(o = parse_body_object(rq, out)))
+		return;
+	apiserver_store_lock(s->store);
+	cur = apiserver_store_get(s->store, APISERVER_PODS, rq->ns, rq->name);
+	if (!cur) {
+		apiserver_store_unlock(s->store);
+		not_found(out, APISERVER_PODS, rq->name);
+		goto out;
+	}
+	rv = cur->rv;
+	curo = cJSON_ParseWithLength(cur->json, cur->len);
+	if (!curo) {
+		apiserver_store_unlock(s->store);
+		oom(out);
+		goto out;
+	}
+	if (patch) {
+		cJSON *c = cJSON_Duplicate(curo, 1);
+		char rvs[32];
+
+		snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)rv);
+		cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(c, "metadata"),
+					"resourceVersion", rvs);
+		o = apiserver_patched(rq, c, out);
+		if (!o) {
+			apiserver_store_unlock(s->store);
+			goto out;
+		}
+	}
+	if (check_rv(cJSON_GetObjectItemCaseSensitive(o, "metadata"), cur, APISERVER_PODS, out) < 0) {
+		apiserver_store_unlock(s->store);
+		goto out;
+	}
+	apiserver_store_unlock(s->store);
+	if (normalize(o, rq, out) < 0)
+		goto out;
+	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+	name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name"));
+	if (!name || strcmp(name, rq->name) != 0) {
+		apiserver_reply_status(out, 400, "BadRequest",
+				       "the name of the object does not match the name on the URL", NULL,
+				       NULL);
+		goto out;
+	}
+	if (!cJSON_Compare(cJSON_GetObjectItemCaseSensitive(curo, "spec"),
+			   cJSON_GetObjectItemCaseSensitive(o, "spec"), true)) {
+		snprintf(msg, sizeof(msg), "Pod \"%.200s\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+			 rq->name);
+		reply_invalid(out, APISERVER_PODS, "Pod", rq->name, msg);
+		goto out;
+	}
+	if (kvs_of(cJSON_GetObjectItemCaseSensitive(meta, "labels"), &l) < 0 ||
+	    kvs_of(cJSON_GetObjectItemCaseSensitive(meta, "annotations"), &a) < 0) {
+		oom(out);
+		goto out;
+	}
+	if (dry) {
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
+		cJSON_AddItemToObject(o, "status",
+				      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(curo, "status"), 1));
+		apiserver_reply_tree(out, 200, o, rv);
+		goto out;
+	}
+	if (sim_cluster_set_pod_meta(s->cluster, rq->ns, rq->name, &l, &a, &st) < 0) {
+		kube_error(out, APISERVER_PODS, rq->name, &st);
+		goto out;
+	}
+	apiserver_store_lock(s->store);
+	cur = apiserver_store_get(s->store, APISERVER_PODS, rq->ns, rq->name);
+	if (cur)
+		reply_object(s, rq, 200, cur, out);
+	else
+		not_found(out, APISERVER_PODS, rq->name);
+	apiserver_store_unlock(s->store);
+out:
+	free(l.items);
+	free(a.items);
+	cJSON_Delete(o);
+	cJSON_Delete(curo);
+}
+
+/* The autoscaling/v1 Scale of a Deployment or ReplicaSet 'v'. NULL when out of memory. */
+static cJSON *scale_of(const struct apiserver_ver *v)
+{
+	cJSON *o = cJSON_ParseWithLength(v->json, v->len), *sc = cJSON_CreateObject(), *meta;
+	cJSON *spec, *status;
+	const cJSON *ml, *e;
+	char rvs[32], ts[32], sel[1024];
+	size_t n = 0;
+
+	if (!o || !sc) {
+		cJSON_Delete(o);
+		cJSON_Delete(sc);
+		return NULL;
+	}
+	cJSON_AddStringToObject(sc, "kind", "Scale");
+	cJSON_AddStringToObject(sc, "apiVersion", "autoscaling/v1");
+	meta = cJSON_AddObjectToObject(sc, "metadata");
+	cJSON_AddStringToObject(meta, "name", v->name);
+	cJSON_AddStringToObject(meta, "namespace", v->ns);
+	cJSON_AddStringToObject(meta, "uid", v->uid);
+	snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)v->rv);
+	cJSON_AddStringToObject(meta, "resourceVersion", rvs);
+	model_format_time(v->created, ts, sizeof(ts));
+	cJSON_AddStringToObject(meta, "creationTimestamp", ts);
+	spec = cJSON_AddObjectToObject(sc, "spec");
+	status = cJSON_AddObjectToObject(sc, "status");
+	e = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "spec"), "replicas");
+	cJSON_AddNumberToObject(spec, "replicas", cJSON_IsNumber(e) ? e->valuedouble : 1);
+	e = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "status"), "replicas");
+	cJSON_AddNumberToObject(status, "replicas", cJSON_IsNumber(e) ? e->valuedouble : 0);
+	sel[0] = '\0';
+	ml = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "spec"), "selector"),
+		"matchLabels");
+	cJSON_ArrayForEach(e, ml)
+		if (cJSON_IsString(e) && n < sizeof(sel))
+			n += (size_t)snprintf(sel + n, sizeof(sel) - n, "%s%s=%s", n ? "," : "",
+					      e->string, e->valuestring);
+	cJSON_AddStringToObject(status, "selector", sel);
+	cJSON_Delete(o);
+	return sc;
+}
+
+/* GET, PUT, PATCH of deployments/scale and replicasets/scale. */
+static void do_scale(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	bool get = strcmp(rq->method, "GET") == 0, patch = strcmp(rq->method, "PATCH") == 0;
+	const struct apiserver_ver *cur, *v;
+	cJSON *sc = NULL, *o = NULL, *spec;
+	const cJSON *r;
+	struct errbuf err;
+	char msg[400];
+	int dry = 0;
+	int64_t want;
+
+	if (patch && apiserver_patch_type(rq->content_type) == APISERVER_PATCH_UNKNOWN) {
+		apiserver_unsupported_media(out);
+		return;
+	}
+	if (!get && (dry = apiserver_dry_run(rq, patch ? "PatchOptions" : "UpdateOptions", out)) < 0)
+		return;
+	if (!get && !patch && !(o = parse_body_object(rq, out)))
+		return;
+	apiserver_store_lock(s->store);
+	cur = apiserver_store_get(s->store, rq->res, rq->ns, rq->name);
+	if (!cur) {
+		not_found(out, rq->res, rq->name);
+		goto out;
+	}
+	sc = scale_of(cur);
+	if (!sc) {
+		oom(out);
+		goto out;
+	}
+	if (get) {
+		apiserver_reply_tree(out, 200, sc, cur->rv);
+		goto out;
+	}
+	if (patch) {
+		o = apiserver_patched(rq, sc, out);
+		sc = NULL;
+		if (!o)
+			goto out;
+	}
+	if (check_rv(cJSON_GetObjectItemCaseSensitive(o, "metadata"), cur, rq->res, out) < 0)
+		goto out;
+	r = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "spec"), "replicas");
+	if (r && (!cJSON_IsNumber(r) || r->valuedouble < 0 ||
+		  r->valuedouble != (double)(int64_t)r->valuedouble)) {
+		snprintf(msg, sizeof(msg), "Scale.autoscaling \"%.200s\" is invalid: spec.replicas: Invalid value: must be greater than or equal to 0",
+			 rq->name);
+		reply_invalid(out, rq->res, "Scale", rq->name, msg);
+		goto out;
+	}
+	want = r ? (int64_t)r->valuedouble : 0;
+	cJSON_Delete(o);
+	o = cJSON_ParseWithLength(cur->json, cur->len);
+	spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
+	if (!o || !cJSON_IsObject(spec)) {
+		oom(out);
+		goto out;
+	}
+	if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(spec, "replicas")) ||
+	    (int64_t)cJSON_GetObjectItemCaseSensitive(spec, "replicas")->valuedouble != want) {
+		cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(meta, "generation");
+		double gen = cJSON_IsNumber(g) ? g->valuedouble + 1 : 2;
+
+		cJSON_DeleteItemFromObjectCaseSensitive(spec, "replicas");
+		cJSON_AddNumberToObject(spec, "replicas", (double)want);
+		cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
+		cJSON_AddNumberToObject(meta, "generation", gen);
+	}
+	if (dry) {
+		cJSON_Delete(sc);
+		sc = scale_of(cur);
+		if (sc) {
+			cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(sc, "spec"),
+								"replicas");
+			cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(sc, "spec"), "replicas",
+						(double)want);
+			apiserver_reply_tree(out, 200, sc, cur->rv);
+		}
+		goto out;
+	}
+	if (apiserver_store_put(s->store, rq->res, o, apiserver_now_wall(), &v, &err) < 0) {
+		o = NULL;
+		apiserver_reply_status(out, 422, "Invalid", err.msg, NULL, NULL);
+		goto out;
+	}
+	o = NULL;
+	cJSON_Delete(sc);
+	sc = scale_of(v);
+	if (sc)
+		apiserver_reply_tree(out, 200, sc, v->rv);
+	else
+		oom(out);
+out:
+	apiserver_store_unlock(s->store);
+	cJSON_Delete(sc);
+	cJSON_Delete(o);
+}
+
+/* Removes a workload (or, 'dry', checks it is there) and answers as the
+ * real server does for kinds that do not return the deleted object: a
+ * Status Success naming it. */
+static void delete_to_status(struct apiserver *s, const struct resreq *rq, bool dry,
+			     struct reply *out)
+{
+	const struct apiserver_resdef *d = &apiserver_resources[rq->res];
+	int rc;
+
+	apiserver_store_lock(s->store);
+	if (dry)
+		rc = apiserver_store_get(s->store, rq->res, rq->ns, rq->name) ? 0 : -1;
+	else
+		rc = apiserver_store_delete(s->store, rq->res, rq->ns, rq->name, NULL);
+	apiserver_store_unlock(s->store);
+	if (rc < 0) {
+		not_found(out, rq->res, rq->name);
+		return;
+	}
+	buf_free(&out->body);
+	out->code = 200;
+	apiserver_render_status_details(&out->body, 200, NULL, NULL, d->group, d->name, rq->name,
+					NULL, 0);
+}
+
+/* DELETE of a Deployment, ReplicaSet or Job, with its propagationPolicy. */
+static void delete_workload(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	const char *pol = apiserver_query(rq, "propagationPolicy");
+	cJSON *opts = rq->body_len ? cJSON_ParseWithLength(rq->body, rq->body_len) : NULL;
+	const cJSON *bp = cJSON_GetObjectItemCaseSensitive(opts, "propagationPolicy");
+	const cJSON *orph = cJSON_GetObjectItemCaseSensitive(opts, "orphanDependents");
+	const struct apiserver_ver *cur, *v;
+	char policy[32], uid[96], msg[200];
+	int dry = apiserver_dry_run(rq, "DeleteOptions", out);
+
+	snprintf(policy, sizeof(policy), "%s", cJSON_IsString(bp) ? bp->valuestring :
+		 pol ? pol : cJSON_IsTrue(orph) ? "Orphan" : "Background");
+	cJSON_Delete(opts);
+	if (dry < 0)
+		return;
+	if (strcmp(policy, "Background") != 0 && strcmp(policy, "Foreground") != 0 &&
+	    strcmp(policy, "Orphan") != 0) {
+		snprintf(msg, sizeof(msg), "propagationPolicy: Unsupported value: \"%.40s\": supported values: \"Background\", \"Foreground\", \"Orphan\"",
+			 policy);
+		apiserver_reply_status(out, 422, "Invalid", msg, NULL, NULL);
+		return;
+	}
+	if (dry || strcmp(policy, "Background") == 0) {
+		delete_to_status(s, rq, dry, out);
+		return;
+	}
+	apiserver_store_lock(s->store);
+	cur = apiserver_store_get(s->store, rq->res, rq->ns, rq->name);
+	snprintf(uid, sizeof(uid), "%s", cur ? cur->uid : "");
+	if (!cur) {
+		apiserver_store_unlock(s->store);
+		not_found(out, rq->res, rq->name);
+		return;
+	}
+	if (strcmp(policy, "Foreground") == 0) {
+		cJSON *o = cJSON_ParseWithLength(cur->json, cur->len);
+		cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata"), *fin;
+		struct errbuf err;
+		char ts[32];
+
+		if (!cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp")) {
+			model_format_time(apiserver_now_wall(), ts, sizeof(ts));
+			cJSON_AddStringToObject(meta, "deletionTimestamp", ts);
+			cJSON_AddNumberToObject(meta, "deletionGracePeriodSeconds", 0);
+			fin = cJSON_GetObjectItemCaseSensitive(meta, "finalizers");
+			if (!cJSON_IsArray(fin)) {
+				cJSON_DeleteItemFromObjectCaseSensitive(meta, "finalizers");
+				fin = cJSON_AddArrayToObject(meta, "finalizers");
+			}
+			cJSON_AddItemToArray(fin, cJSON_CreateString("foregroundDeletion"));
+		}
+		if (o && apiserver_store_put(s->store, rq->res, o, apiserver_now_wall(), &v, &err) == 0)
+			reply_object(s, rq, 200, v, out);
+		else
+			oom(out);
+		apiserver_store_unlock(s->store);
+		return;
+	}
+	apiserver_store_unlock(s->store);
+	sim_workloads_orphan(s->wl, rq->res, rq->ns, uid);
+	delete_to_status(s, rq, false, out);
+}
+
 /* ---- dispatch ---- */
 
 static void not_allowed(struct reply *out, const struct resreq *rq)
@@ -1619,7 +2134,7 @@ static void not_allowed(struct reply *out, const struct resreq *rq)
 	apiserver_reply_status(out, 405, "MethodNotAllowed", msg, NULL, NULL);
 }
 
-void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, struct reply *out)
+static void handle(struct apiserver *s, const struct resreq *rq, struct reply *out)
 {
 	const struct apiserver_resdef *d = &apiserver_resources[rq->res];
 	const char *m = rq->method;
@@ -1635,6 +2150,8 @@ void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, str
 				do_watch(s, rq, out);
 			else
 				do_list(s, rq, out);
+		} else if (strcmp(m, "POST") == 0 && rq->res == APISERVER_PODS) {
+			create_pod(s, rq, out);
 		} else if (strcmp(m, "POST") == 0 &&
 			   (d->client_owned || rq->res == APISERVER_NAMESPACES)) {
 			create_object(s, rq, out); /* namespaces: created, never changed or deleted */
@@ -1645,6 +2162,7 @@ void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, str
 	}
 	if (rq->sub) {
 		bool status_sub = strcmp(rq->sub, "status") == 0;
+		bool put_patch = strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0;
 
 		if (rq->res == APISERVER_PODS && strcmp(rq->sub, "eviction") == 0 &&
 		    strcmp(m, "POST") == 0)
@@ -1656,6 +2174,12 @@ void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, str
 			do_get(s, rq, out);
 		else if (status_sub && rq->res == APISERVER_NODES && strcmp(m, "PATCH") == 0)
 			patch_node(s, rq, out);
+		else if (status_sub && is_workload(rq->res) && put_patch)
+			change_object(s, rq, strcmp(m, "PATCH") == 0, out);
+		else if (strcmp(rq->sub, "scale") == 0 &&
+			 (rq->res == APISERVER_DEPLOYMENTS || rq->res == APISERVER_REPLICASETS) &&
+			 (put_patch || strcmp(m, "GET") == 0))
+			do_scale(s, rq, out);
 		else
 			not_allowed(out, rq);
 		return;
@@ -1664,9 +2188,13 @@ void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, str
 		do_get(s, rq, out);
 	} else if (strcmp(m, "PATCH") == 0 && rq->res == APISERVER_NODES) {
 		patch_node(s, rq, out);
+	} else if ((strcmp(m, "PATCH") == 0 || strcmp(m, "PUT") == 0) && rq->res == APISERVER_PODS) {
+		change_pod(s, rq, strcmp(m, "PATCH") == 0, out);
 	} else if (strcmp(m, "DELETE") == 0 &&
 		   (rq->res == APISERVER_NODES || rq->res == APISERVER_PODS)) {
 		delete_sim_object(s, rq, out);
+	} else if (strcmp(m, "DELETE") == 0 && is_workload(rq->res)) {
+		delete_workload(s, rq, out);
 	} else if (d->client_owned && strcmp(m, "PUT") == 0) {
 		change_object(s, rq, false, out);
 	} else if (d->client_owned && strcmp(m, "PATCH") == 0) {
@@ -1676,6 +2204,15 @@ void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, str
 	} else {
 		not_allowed(out, rq);
 	}
+}
+
+void apiserver_handle_resource(struct apiserver *s, const struct resreq *rq, struct reply *out)
+{
+	handle(s, rq, out);
+	/* a write to a workload or a pod: its controllers act before the next tick */
+	if (s->wl && strcmp(rq->method, "GET") != 0 && out->code < 300 &&
+	    (is_workload(rq->res) || rq->res == APISERVER_PODS))
+		sim_workloads_reconcile(s->wl, apiserver_now_wall());
 }
 
 /* ---- from the simulated world into the store ---- */
@@ -1833,6 +2370,39 @@ static void renew_node_leases(struct apiserver *s, int64_t now, int64_t period_s
 	free(names);
 }
 
+/* The LimitRange "defaults" in namespace default that gives pods without
+ * requests the server's default requests (none when they are empty). Store lock held. */
+static void seed_limit_range(struct apiserver *s, int64_t now)
+{
+	cJSON *lr, *meta, *spec, *limits, *item, *dr;
+
+	(void)now;
+	if (!s->o.default_cpu[0] && !s->o.default_memory[0])
+		return;
+	lr = cJSON_CreateObject();
+	meta = lr ? cJSON_AddObjectToObject(lr, "metadata") : NULL;
+	spec = lr ? cJSON_AddObjectToObject(lr, "spec") : NULL;
+	limits = spec ? cJSON_AddArrayToObject(spec, "limits") : NULL;
+	item = cJSON_CreateObject();
+	if (!meta || !limits || !item) {
+		cJSON_Delete(item);
+		cJSON_Delete(lr);
+		return;
+	}
+	cJSON_AddStringToObject(meta, "name", "defaults");
+	cJSON_AddStringToObject(meta, "namespace", "default");
+	cJSON_AddStringToObject(lr, "apiVersion", "v1");
+	cJSON_AddStringToObject(lr, "kind", "LimitRange");
+	cJSON_AddStringToObject(item, "type", "Container");
+	dr = cJSON_AddObjectToObject(item, "defaultRequest");
+	if (dr && s->o.default_cpu[0])
+		cJSON_AddStringToObject(dr, "cpu", s->o.default_cpu);
+	if (dr && s->o.default_memory[0])
+		cJSON_AddStringToObject(dr, "memory", s->o.default_memory);
+	cJSON_AddItemToArray(limits, item);
+	put_static(s, APISERVER_LIMITRANGES, lr);
+}
+
 void apiserver_sync_static(struct apiserver *s, bool first)
 {
 	size_t n = sim_cluster_n_pdbs(s->cluster), i, n_specs = 0;
@@ -1895,7 +2465,11 @@ void apiserver_sync_static(struct apiserver *s, bool first)
 			   apiserver_render_daemonset(specs[i], &counts[i], cur ? cur->created : now));
 	}
 	renew_node_leases(s, now, 10);
+	if (first)
+		seed_limit_range(s, now);
 	apiserver_store_unlock(s->store);
+	if (s->wl)
+		sim_workloads_reconcile(s->wl, now);
 out:
 	free(counts);
 	free(specs);

@@ -419,7 +419,7 @@ static size_t resources_of(const char *group, struct res *out, size_t cap)
 		if (strcmp(r->group, group) != 0)
 			continue;
 		out[n++] = (struct res){r->group, r->name, r->kind, r->verbs, r->namespaced,
-					r->client_owned};
+					r->client_owned || i == APISERVER_PODS};
 	}
 	if (strcmp(group, "authorization.k8s.io") == 0 && n + 2 <= cap) {
 		out[n++] = (struct res){group, "selfsubjectaccessreviews", "SelfSubjectAccessReview",
@@ -627,7 +627,7 @@ static void add_group(struct doc *d, cJSON *paths, const char *group)
 }
 
 /* The groups the server serves, core first. */
-static const char *const served[] = {"", "apps", "policy", "coordination.k8s.io",
+static const char *const served[] = {"", "apps", "batch", "policy", "coordination.k8s.io",
 				     "authorization.k8s.io", "events.k8s.io", NULL};
 
 static int print_into(cJSON *root, struct buf *b)

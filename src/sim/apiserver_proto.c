@@ -51,6 +51,8 @@ const struct apiserver_proto_kind apiserver_proto_kinds[] = {
 	{"", "v1", "Pod", &k8s__io__api__core__v1__pod__descriptor},
 	{"", "v1", "PodList", &k8s__io__api__core__v1__pod_list__descriptor},
 	{"", "v1", "Binding", &k8s__io__api__core__v1__binding__descriptor},
+	{"", "v1", "LimitRange", &k8s__io__api__core__v1__limit_range__descriptor},
+	{"", "v1", "LimitRangeList", &k8s__io__api__core__v1__limit_range_list__descriptor},
 	{"", "v1", "Event", &k8s__io__api__core__v1__event__descriptor},
 	{"", "v1", "EventList", &k8s__io__api__core__v1__event_list__descriptor},
 	{"events.k8s.io", "v1", "Event", &k8s__io__api__events__v1__event__descriptor},

@@ -520,7 +520,12 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 			cJSON_Delete(r);
 			goto fail;
 		}
-		apiserver_uid_for(p->controller_kind, p->ns, p->controller_name, uid, sizeof(uid));
+		if (ch->spec && ch->spec->owner_uid && ch->spec->owner_name &&
+		    strcmp(ch->spec->owner_name, p->controller_name) == 0)
+			snprintf(uid, sizeof(uid), "%s", ch->spec->owner_uid);
+		else
+			apiserver_uid_for(p->controller_kind, p->ns, p->controller_name, uid,
+					  sizeof(uid));
 		cJSON_AddStringToObject(r, "apiVersion", controller_api_version(p->controller_kind));
 		cJSON_AddStringToObject(r, "kind", p->controller_kind);
 		cJSON_AddStringToObject(r, "name", p->controller_name);
@@ -536,21 +541,32 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 		goto fail;
 	if (bound)
 		cJSON_AddStringToObject(spec, "nodeName", p->node_name);
-	containers = add_arr(spec, "containers");
-	ctr = cJSON_CreateObject();
-	if (!containers || !ctr) {
-		cJSON_Delete(ctr);
-		goto fail;
-	}
-	cJSON_AddItemToArray(containers, ctr);
-	cJSON_AddStringToObject(ctr, "name", "main");
-	cJSON_AddStringToObject(ctr, "image", "luascale.io/sim:latest");
-	{
-		struct resources req = p->requests;
-		cJSON *res = add_obj(ctr, "resources");
+	if (ch->spec && ch->spec->containers_json) {
+		/* a pod a client wrote: its containers as written (defaults applied) */
+		containers = cJSON_Parse(ch->spec->containers_json);
+		if (!cJSON_IsArray(containers) || !cJSON_GetArraySize(containers)) {
+			cJSON_Delete(containers);
+			goto fail;
+		}
+		cJSON_AddItemToObject(spec, "containers", containers);
+		ctr = containers->child;
+	} else {
+		containers = add_arr(spec, "containers");
+		ctr = cJSON_CreateObject();
+		if (!containers || !ctr) {
+			cJSON_Delete(ctr);
+			goto fail;
+		}
+		cJSON_AddItemToArray(containers, ctr);
+		cJSON_AddStringToObject(ctr, "name", "main");
+		cJSON_AddStringToObject(ctr, "image", "luascale.io/sim:latest");
+		{
+			struct resources req = p->requests;
+			cJSON *res = add_obj(ctr, "resources");
 
-		if (res)
-			add_resources(res, "requests", &req, false);
+			if (res)
+				add_resources(res, "requests", &req, false);
+		}
 	}
 	if (p->local_volume && p->local_volume[0]) {
 		cJSON *vols = add_arr(spec, "volumes"), *v = cJSON_CreateObject();
@@ -598,8 +614,10 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 			goto fail;
 		}
 		cJSON_AddItemToArray(cs, st);
-		cJSON_AddStringToObject(st, "name", "main");
-		cJSON_AddStringToObject(st, "image", "luascale.io/sim:latest");
+		cJSON_AddStringToObject(st, "name", ctr && cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ctr, "name")) ?
+					cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ctr, "name")) : "main");
+		cJSON_AddStringToObject(st, "image", ctr && cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ctr, "image")) ?
+					cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ctr, "image")) : "luascale.io/sim:latest");
 		cJSON_AddStringToObject(st, "imageID", "");
 		cJSON_AddBoolToObject(st, "ready", ready);
 		cJSON_AddBoolToObject(st, "started", running);
@@ -890,6 +908,32 @@ static const struct column ns_cols[] = {
 	{NULL, NULL, 0, NULL},
 };
 
+static const struct column deploy_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Ready", "string", 0, "Number of the pods that are ready out of those desired."},
+	{"Up-to-date", "integer", 0, "Total number of pods targeted by the deployment that have the desired template spec."},
+	{"Available", "integer", 0, "Total number of available pods (ready for at least minReadySeconds)."},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct column rs_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Desired", "integer", 0, "Replicas is the number of desired replicas."},
+	{"Current", "integer", 0, "Replicas is the most recently observed number of replicas."},
+	{"Ready", "integer", 0, "The number of ready replicas for this replica set."},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct column job_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Status", "string", 0, "Status of the job."},
+	{"Completions", "string", 0, "The desired number of successfully finished pods the job should be run with."},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{NULL, NULL, 0, NULL},
+};
+
 static const struct column default_cols[] = {
 	{"Name", "string", 0, "Name must be unique within a namespace."},
 	{"Age", "string", 0, "CreationTimestamp of the object."},
@@ -905,6 +949,9 @@ static const struct column *columns(enum apiserver_resource r)
 	case APISERVER_EVENTS: return event_cols;
 	case APISERVER_LEASES: return lease_cols;
 	case APISERVER_NAMESPACES: return ns_cols;
+	case APISERVER_DEPLOYMENTS: return deploy_cols;
+	case APISERVER_REPLICASETS: return rs_cols;
+	case APISERVER_JOBS: return job_cols;
 	default: return default_cols;
 	}
 }
@@ -962,6 +1009,52 @@ static void cell_int(struct buf *b, bool *first, long long v)
 {
 	buf_printf(b, "%s%lld", *first ? "" : ",", v);
 	*first = false;
+}
+
+static long long num_at(const cJSON *o, const char *a, const char *b2, long long dflt)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, a), b2);
+
+	return cJSON_IsNumber(x) ? (long long)x->valuedouble : dflt;
+}
+
+/* Deployments: ready/desired, up to date, available; ReplicaSets: desired,
+ * current, ready; Jobs: status, succeeded/completions. */
+static void workload_cells(struct buf *b, bool *first, enum apiserver_resource r, const cJSON *o,
+			   const char *age)
+{
+	char txt[64];
+
+	if (r == APISERVER_DEPLOYMENTS) {
+		snprintf(txt, sizeof(txt), "%lld/%lld", num_at(o, "status", "readyReplicas", 0),
+			 num_at(o, "spec", "replicas", 1));
+		cell_str(b, first, txt);
+		cell_int(b, first, num_at(o, "status", "updatedReplicas", 0));
+		cell_int(b, first, num_at(o, "status", "availableReplicas", 0));
+	} else if (r == APISERVER_REPLICASETS) {
+		cell_int(b, first, num_at(o, "spec", "replicas", 1));
+		cell_int(b, first, num_at(o, "status", "replicas", 0));
+		cell_int(b, first, num_at(o, "status", "readyReplicas", 0));
+	} else {
+		const cJSON *c;
+		const char *st = "Running";
+
+		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(o, "status"), "conditions")) {
+			const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "type"));
+			const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "status"));
+
+			if (t && v && strcmp(v, "True") == 0 && strcmp(t, "Complete") == 0)
+				st = "Complete";
+			else if (t && v && strcmp(v, "True") == 0 && strcmp(t, "Failed") == 0)
+				st = "Failed";
+		}
+		cell_str(b, first, st);
+		snprintf(txt, sizeof(txt), "%lld/%lld", num_at(o, "status", "succeeded", 0),
+			 num_at(o, "spec", "completions", 1));
+		cell_str(b, first, txt);
+	}
+	cell_str(b, first, age);
 }
 
 /* The first status.addresses entry of 'type', "<none>" when there is none. */
@@ -1143,6 +1236,11 @@ int apiserver_table_row(struct buf *b, enum apiserver_resource r, const struct a
 	case APISERVER_NAMESPACES:
 		cell_str(b, &first, str_at(o, "status", "phase", NULL));
 		cell_str(b, &first, age);
+		break;
+	case APISERVER_DEPLOYMENTS:
+	case APISERVER_REPLICASETS:
+	case APISERVER_JOBS:
+		workload_cells(b, &first, r, o, age);
 		break;
 	default:
 		cell_str(b, &first, age);

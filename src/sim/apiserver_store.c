@@ -26,7 +26,7 @@ const struct apiserver_resdef apiserver_resources[APISERVER_N_RESOURCES] = {
 			     "delete get list patch watch",
 			     F(FP("spec.unschedulable", NULL, "false"))},
 	[APISERVER_PODS] = {"pods", "", "v1", "Pod", "pod", "po", true, false,
-			    "delete get list watch",
+			    "create delete get list patch update watch",
 			    F(FL("spec.nodeName"), FL("spec.restartPolicy"), FL("spec.schedulerName"),
 			      FL("spec.serviceAccountName"), FP("spec.hostNetwork", NULL, "false"),
 			      FL("status.phase"), FL("status.podIP"),
@@ -63,6 +63,18 @@ const struct apiserver_resdef apiserver_resources[APISERVER_N_RESOURCES] = {
 				   FP("regarding.fieldPath", "involvedObject.fieldPath", NULL),
 				   FL("reason"), FP("reportingController", "reportingComponent", NULL),
 				   FP("source", "source.component", NULL), FL("type"))},
+	/* workloads clients write; sim/workloads.c runs their controllers */
+	[APISERVER_DEPLOYMENTS] = {"deployments", "apps", "v1", "Deployment", "deployment", "deploy",
+				   true, true, "create delete get list patch update watch",
+				   F(FL(NULL))},
+	[APISERVER_REPLICASETS] = {"replicasets", "apps", "v1", "ReplicaSet", "replicaset", "rs",
+				   true, true, "create delete get list patch update watch",
+				   F(FL(NULL))},
+	[APISERVER_JOBS] = {"jobs", "batch", "v1", "Job", "job", NULL, true, true,
+			    "create delete get list patch update watch", F(FL("status.successful"))},
+	[APISERVER_LIMITRANGES] = {"limitranges", "", "v1", "LimitRange", "limitrange", "limits",
+				   true, true, "create delete get list patch update watch",
+				   F(FL(NULL))},
 };
 
 enum apiserver_resource apiserver_storage_of(enum apiserver_resource r)
@@ -75,7 +87,10 @@ const char *apiserver_api_version(enum apiserver_resource r)
 	switch (r) {
 	case APISERVER_PDBS: return "policy/v1";
 	case APISERVER_LEASES: return "coordination.k8s.io/v1";
-	case APISERVER_DAEMONSETS: return "apps/v1";
+	case APISERVER_DAEMONSETS:
+	case APISERVER_DEPLOYMENTS:
+	case APISERVER_REPLICASETS: return "apps/v1";
+	case APISERVER_JOBS: return "batch/v1";
 	case APISERVER_EVENTS_V1: return "events.k8s.io/v1";
 	default: return "v1";
 	}

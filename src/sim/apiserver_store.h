@@ -30,6 +30,10 @@ enum apiserver_resource {
 	APISERVER_DAEMONSETS,
 	/* events.k8s.io/v1 Events: the core Events, in the events.k8s.io shape */
 	APISERVER_EVENTS_V1,
+	APISERVER_DEPLOYMENTS,
+	APISERVER_REPLICASETS,
+	APISERVER_JOBS,
+	APISERVER_LIMITRANGES,
 	APISERVER_N_RESOURCES,
 };
 

@@ -117,6 +117,12 @@ struct sim_cluster {
 	sim_cluster_watch_fn watch;  /* told of every node and pod change, or NULL */
 	void *watch_ud;
 
+	struct {
+		void *mem;
+		void (*free_fn)(void *);
+	} *adopted;              /* memory the cluster frees last (specs written through the API) */
+	size_t n_adopted;
+
 	struct sim_stats st;
 	int64_t *pending_ns;
 	size_t n_pending_ns, cap_pending_ns;
@@ -173,6 +179,7 @@ static void notify_pod(struct sim_cluster *c, const struct spod *p, bool gone)
 	ch.started_wall = p->started_wall;
 	ch.deleted_wall = p->deleted_wall;
 	ch.grace_s = p->grace_ns / CLOCK_NS_PER_S;
+	ch.spec = c->specs[p->spec].spec;
 	c->watch(c->watch_ud, &ch);
 }
 
@@ -1198,6 +1205,9 @@ void sim_cluster_free(struct sim_cluster *c)
 		free(c->pods[i]);
 	for (i = 0; i < c->n_specs; i++)
 		free(c->specs[i].pdbs);
+	for (i = 0; i < c->n_adopted; i++)
+		c->adopted[i].free_fn(c->adopted[i].mem);
+	free(c->adopted);
 	free(c->nodes);
 	free(c->pods);
 	free(c->by_seq);
@@ -1275,6 +1285,10 @@ int sim_cluster_add_spec(struct sim_cluster *c, const struct sim_pod_spec *spec,
 	t->annotations = spec->annotations;
 	t->controller_kind = sim_controller_kind(spec->controller);
 	t->controller_name = spec->controller == SIM_CTRL_NONE ? "" : spec->name;
+	if (spec->controller == SIM_CTRL_NONE && spec->owner_kind && spec->owner_name) {
+		t->controller_kind = spec->owner_kind;
+		t->controller_name = spec->owner_name;
+	}
 	t->node_name = "";
 	t->phase = POD_PENDING;
 	t->requests = spec->requests;
@@ -2290,6 +2304,182 @@ int sim_cluster_set_kubelet(struct sim_cluster *c, const char *node, bool up)
 		c->cap_gen++;
 		kick(c);
 	}
+	sim_cloud_unlock(c->cloud);
+	return 0;
+}
+
+/* ---- what the workload controllers need ---- */
+
+int sim_cluster_create_named_pod(struct sim_cluster *c, int spec, const char *name,
+				 int64_t run_ns, struct errbuf *err)
+{
+	struct spod *p;
+	int rc = -1;
+
+	sim_cloud_lock(c->cloud);
+	if (spec < 0 || (size_t)spec >= c->n_specs) {
+		errbuf_set(err, "no pod spec %d", spec);
+		goto out;
+	}
+	if (c->specs[spec].spec->controller == SIM_CTRL_DAEMONSET) {
+		errbuf_set(err, "%s is a DaemonSet: its pods come with the nodes",
+			   c->specs[spec].spec->name);
+		goto out;
+	}
+	if (!name || !name[0] || tab_find(c, c->specs[spec].spec->ns, name)) {
+		errbuf_set(err, "pods \"%s\" already exists", name ? name : "");
+		goto out;
+	}
+	if (run_ns == 0)
+		run_ns = c->specs[spec].spec->duration_ns;
+	p = pod_new(c, spec, name, run_ns);
+	if (!p) {
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	if (pending_add(c, p) < 0) {
+		pod_remove(c, p);
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	sim_cloud_tracef(c->cloud, "pod %s/%s created", p->p.ns, p->p.name);
+	kick(c);
+	rc = 0;
+out:
+	sim_cloud_unlock(c->cloud);
+	return rc;
+}
+
+static int spec_pod_cmp(const void *a, const void *b)
+{
+	const struct sim_spec_pod *x = a, *y = b;
+
+	return (x->created_ns > y->created_ns) - (x->created_ns < y->created_ns);
+}
+
+int sim_cluster_spec_pods(struct sim_cluster *c, int spec, struct sim_spec_pod *out, size_t cap)
+{
+	size_t k, n = 0;
+
+	sim_cloud_lock(c->cloud);
+	if (spec < 0 || (size_t)spec >= c->n_specs) {
+		sim_cloud_unlock(c->cloud);
+		return -1;
+	}
+	for (k = 0; k < c->n_pods; k++) {
+		const struct spod *p = c->pods[k];
+
+		if (p->spec != spec)
+			continue;
+		if (n < cap) {
+			out[n].name = p->p.name;
+			out[n].phase = p->p.phase;
+			out[n].terminating = p->st == SP_TERMINATING;
+			out[n].bound = p->node != NULL;
+			out[n].created_ns = p->created_ns;
+		}
+		n++;
+	}
+	if (out && cap)
+		qsort(out, n < cap ? n : cap, sizeof(*out), spec_pod_cmp);
+	sim_cloud_unlock(c->cloud);
+	return (int)n;
+}
+
+/* A copy of 'in' in the cluster's arena; -1 when out of memory. */
+static int kvs_keep(struct sim_cluster *c, const struct kvlist *in, struct kvlist *out)
+{
+	size_t i;
+
+	out->n = 0;
+	out->items = in->n ? arena_calloc(c->arena, in->n, sizeof(*out->items)) : NULL;
+	if (in->n && !out->items)
+		return -1;
+	for (i = 0; i < in->n; i++) {
+		out->items[i].key = keep(c, in->items[i].key);
+		out->items[i].value = keep(c, in->items[i].value ? in->items[i].value : "");
+		if (!out->items[i].key || !out->items[i].value)
+			return -1;
+	}
+	out->n = in->n;
+	return 0;
+}
+
+int sim_cluster_set_pod_meta(struct sim_cluster *c, const char *ns, const char *name,
+			     const struct kvlist *labels, const struct kvlist *annotations,
+			     struct kube_status *st)
+{
+	struct spod **slot;
+	struct kvlist l, a;
+	int rc = -1;
+
+	sim_cloud_lock(c->cloud);
+	slot = tab_find(c, ns ? ns : "", name ? name : "");
+	if (!slot) {
+		status(st, KUBE_NOT_FOUND, "pods \"%s\" not found", name ? name : "");
+		goto out;
+	}
+	l = (*slot)->p.labels;
+	a = (*slot)->p.annotations;
+	if ((labels && kvs_keep(c, labels, &l) < 0) ||
+	    (annotations && kvs_keep(c, annotations, &a) < 0)) {
+		status(st, KUBE_ERROR, "out of memory");
+		goto out;
+	}
+	(*slot)->p.labels = l;
+	(*slot)->p.annotations = a;
+	notify_pod(c, *slot, false);
+	rc = ok(st);
+out:
+	sim_cloud_unlock(c->cloud);
+	return rc;
+}
+
+int sim_cluster_orphan_pod(struct sim_cluster *c, const char *ns, const char *name,
+			   struct kube_status *st)
+{
+	struct spod **slot;
+
+	sim_cloud_lock(c->cloud);
+	slot = tab_find(c, ns ? ns : "", name ? name : "");
+	if (!slot) {
+		sim_cloud_unlock(c->cloud);
+		status(st, KUBE_NOT_FOUND, "pods \"%s\" not found", name ? name : "");
+		return -1;
+	}
+	(*slot)->p.controller_kind = "";
+	(*slot)->p.controller_name = "";
+	notify_pod(c, *slot, false);
+	sim_cloud_unlock(c->cloud);
+	return ok(st);
+}
+
+int sim_cluster_pod_spec(struct sim_cluster *c, const char *ns, const char *name)
+{
+	struct spod **slot;
+	int rc;
+
+	sim_cloud_lock(c->cloud);
+	slot = tab_find(c, ns ? ns : "", name ? name : "");
+	rc = slot ? (*slot)->spec : -1;
+	sim_cloud_unlock(c->cloud);
+	return rc;
+}
+
+int sim_cluster_adopt(struct sim_cluster *c, void *mem, void (*free_fn)(void *))
+{
+	void *na;
+
+	sim_cloud_lock(c->cloud);
+	na = realloc(c->adopted, (c->n_adopted + 1) * sizeof(*c->adopted));
+	if (!na) {
+		sim_cloud_unlock(c->cloud);
+		return -1;
+	}
+	c->adopted = na;
+	c->adopted[c->n_adopted].mem = mem;
+	c->adopted[c->n_adopted].free_fn = free_fn;
+	c->n_adopted++;
 	sim_cloud_unlock(c->cloud);
 	return 0;
 }

@@ -52,6 +52,11 @@ struct sim_pod_spec {
 	enum sim_controller controller;
 	bool local_storage;          /* has an emptyDir volume (named "data") */
 	bool safe_to_evict_false;    /* cluster-autoscaler.kubernetes.io/safe-to-evict: "false" */
+	/* pods written through the API server (NULL for scenario workloads): */
+	const char *owner_kind;      /* with controller NONE: the ownerReference the pods carry */
+	const char *owner_name;      /*   ("ReplicaSet", "Job"), or NULL: none */
+	const char *owner_uid;
+	const char *containers_json; /* the pods' spec.containers as JSON, NULL: one "main" */
 };
 
 enum sim_sched_mode {
@@ -214,6 +219,7 @@ struct sim_change {
 	bool kubelet_starting;     /* NODE, not ready: registered, not Ready yet (else: lost) */
 	int64_t transition_wall;   /* NODE: Ready last changed (unix s), 0: at creation */
 	int64_t heartbeat_wall;    /* NODE: the kubelet last reported (unix s), 0: at creation */
+	const struct sim_pod_spec *spec; /* POD: its workload's spec */
 };
 
 /*
@@ -285,6 +291,60 @@ int sim_cluster_spec_counts(struct sim_cluster *c, size_t i, struct sim_spec_cou
  * such node.
  */
 int sim_cluster_set_kubelet(struct sim_cluster *c, const char *node, bool up);
+
+/* ---- what the workload controllers need (sim/workloads.c) ---- */
+
+/*
+ * Creates one pending pod of spec 'spec' named 'name' now (the spec's
+ * controller must not be a DaemonSet). 'run_ns' as in
+ * sim_cluster_create_pods. 0, or -1 with a message (a pod of that
+ * namespace and name exists, no such spec, out of memory).
+ */
+int sim_cluster_create_named_pod(struct sim_cluster *c, int spec, const char *name,
+				 int64_t run_ns, struct errbuf *err);
+
+/* One pod of a spec, as a controller counts it. */
+struct sim_spec_pod {
+	const char *name;          /* borrowed: valid until the cluster changes */
+	enum pod_phase phase;
+	bool terminating;
+	bool bound;
+	int64_t created_ns;        /* on the cluster's clock */
+};
+
+/*
+ * Copies the listed pods of spec 'spec' (finished ones while listed) into
+ * 'out' (up to 'cap'), oldest first. Returns how many there are (may be
+ * more than cap), or -1 when there is no such spec. Take the world's lock
+ * (sim_cloud_lock) around the call and the use of the names.
+ */
+int sim_cluster_spec_pods(struct sim_cluster *c, int spec, struct sim_spec_pod *out, size_t cap);
+
+/*
+ * Replaces a pod's labels and annotations (copied; either NULL: kept),
+ * as a client's update of its metadata. 0, or -1 with KUBE_NOT_FOUND.
+ */
+int sim_cluster_set_pod_meta(struct sim_cluster *c, const char *ns, const char *name,
+			     const struct kvlist *labels, const struct kvlist *annotations,
+			     struct kube_status *st);
+
+/*
+ * Makes a pod a bare one (its owner is deleted with propagation Orphan):
+ * its ownerReference goes. 0, or -1 with KUBE_NOT_FOUND.
+ */
+int sim_cluster_orphan_pod(struct sim_cluster *c, const char *ns, const char *name,
+			   struct kube_status *st);
+
+/*
+ * The cluster frees 'mem' with 'free_fn' when it is freed itself (after
+ * everything that may point into it): how a spec registered at run time
+ * outlives its pods and the snapshots. 0, or -1 when out of memory (then
+ * 'mem' is the caller's still).
+ */
+int sim_cluster_adopt(struct sim_cluster *c, void *mem, void (*free_fn)(void *));
+
+/* The index of the spec of pod ns/name, or -1 when there is none. */
+int sim_cluster_pod_spec(struct sim_cluster *c, const char *ns, const char *name);
 
 /* The cloud under the cluster. */
 struct sim_cloud *sim_cluster_cloud(const struct sim_cluster *c);

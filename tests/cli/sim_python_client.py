@@ -7,7 +7,8 @@
 # watch and after a 410; evictions (a PDB's 429), a force delete, Leases,
 # ConfigMaps (dry run, field validation, a namespace that is not there),
 # Events with field selectors, the control plane's Events through CoreV1Api
-# and EventsV1Api (list, watch, create), access reviews. Fails when the package is
+# and EventsV1Api (list, watch, create), access reviews, Deployments (create,
+# read, scale, list, watch, patch, delete), pods created and patched, a Job. Fails when the package is
 # missing. usage: sim_python_client.py LUASCALE_BINARY SOURCE_DIR
 import json
 import os
@@ -482,6 +483,110 @@ def run(h):
         spec=client.V1SelfSubjectAccessReviewSpec(
             resource_attributes=client.V1ResourceAttributes(verb="list", resource="nodes"))))
     h.ok(r.status.allowed is True, "a SelfSubjectAccessReview is allowed")
+
+    # ---- workloads: Deployments through AppsV1Api, pods through CoreV1Api ----
+    batch = client.BatchV1Api(api)
+    small = client.V1ResourceRequirements(requests={"cpu": "50m", "memory": "32Mi"})
+    dep = client.V1Deployment(
+        metadata=client.V1ObjectMeta(name="pyweb"),
+        spec=client.V1DeploymentSpec(
+            replicas=2, selector=client.V1LabelSelector(match_labels={"app": "pyweb"}),
+            template=client.V1PodTemplateSpec(
+                metadata=client.V1ObjectMeta(labels={"app": "pyweb"}),
+                spec=client.V1PodSpec(termination_grace_period_seconds=0, containers=[
+                    client.V1Container(name="web", image="nginx:1", resources=small)]))))
+    seen_d = []
+
+    def watch_deploys():
+        for ev in watch.Watch().stream(apps.list_namespaced_deployment, "default",
+                                       timeout_seconds=20):
+            seen_d.append(ev)
+            o = ev["object"]
+            if o.status and (o.status.available_replicas or 0) >= 2:
+                break
+
+    wt = threading.Thread(target=watch_deploys, daemon=True)
+    wt.start()
+    d = apps.create_namespaced_deployment("default", dep)
+    h.ok(isinstance(d, client.V1Deployment) and d.metadata.generation == 1 and
+         d.spec.strategy.type == "RollingUpdate",
+         "create_namespaced_deployment answers a typed, defaulted Deployment")
+    avail = until(30, lambda: (apps.read_namespaced_deployment("pyweb", "default")
+                               .status.available_replicas or 0) == 2)
+    h.ok(avail, "read_namespaced_deployment: its two pods become available", log)
+    wt.join(25)
+    h.ok(seen_d and all(isinstance(e["object"], client.V1Deployment) for e in seen_d) and
+         (seen_d[-1]["object"].status.available_replicas or 0) >= 2,
+         "watch of deployments yields typed Deployments up to availability (%d events)" % len(seen_d))
+    sc = apps.patch_namespaced_deployment_scale("pyweb", "default", {"spec": {"replicas": 3}})
+    h.ok(isinstance(sc, client.V1Scale) and sc.spec.replicas == 3 and "app=pyweb" in sc.status.selector,
+         "patch_namespaced_deployment_scale answers a typed Scale")
+    avail = until(30, lambda: (apps.read_namespaced_deployment("pyweb", "default")
+                               .status.available_replicas or 0) == 3)
+    h.ok(avail, "the scaled Deployment has three available pods", log)
+    sc = apps.read_namespaced_deployment_scale("pyweb", "default")
+    h.ok(sc.spec.replicas == 3 and sc.status.replicas == 3, "read_namespaced_deployment_scale")
+    lst = apps.list_namespaced_deployment("default").items
+    h.ok([x.metadata.name for x in lst] == ["pyweb"], "list_namespaced_deployment")
+    rss = apps.list_namespaced_replica_set("default", label_selector="app=pyweb").items
+    h.ok(len(rss) == 1 and rss[0].metadata.owner_references[0].kind == "Deployment" and
+         rss[0].metadata.owner_references[0].uid == d.metadata.uid,
+         "its ReplicaSet is listed, owned by the Deployment")
+    pods = v1.list_namespaced_pod("default", label_selector="app=pyweb").items
+    h.ok(len(pods) == 3 and all(p.metadata.owner_references[0].uid == rss[0].metadata.uid
+                                for p in pods), "its pods are typed and owned by the ReplicaSet")
+    gen = apps.read_namespaced_deployment("pyweb", "default").metadata.generation
+    d = apps.patch_namespaced_deployment("pyweb", "default", {"spec": {"template": {"spec": {
+        "containers": [{"name": "web", "image": "nginx:2"}]}}}})
+    h.ok(d.metadata.generation == gen + 1, "patch_namespaced_deployment bumps the generation")
+    rolled = until(60, lambda: all(p.spec.containers[0].image == "nginx:2" for p in
+                                   v1.list_namespaced_pod("default", label_selector="app=pyweb",
+                                                          field_selector="status.phase=Running").items)
+                   and (apps.read_namespaced_deployment("pyweb", "default").status
+                        .updated_replicas or 0) == 3)
+    h.ok(rolled, "a template patch rolls the pods to the new image", log)
+    for path, model in [("/apis/apps/v1/deployments", "V1DeploymentList"),
+                        ("/apis/apps/v1/replicasets", "V1ReplicaSetList"),
+                        ("/apis/apps/v1/namespaces/default/deployments/pyweb", "V1Deployment"),
+                        ("/apis/apps/v1/namespaces/default/deployments/pyweb/scale", "V1Scale"),
+                        ("/api/v1/limitranges", "V1LimitRangeList")]:
+        err = typed(api, path, model)
+        h.ok(err is None, "%s deserializes into %s%s" % (path, model, ": " + err if err else ""))
+    st = apps.delete_namespaced_deployment("pyweb", "default")
+    h.ok(isinstance(st, client.V1Status) and st.status == "Success" and st.details.name == "pyweb"
+         and st.details.kind == "deployments" and st.details.group == "apps",
+         "delete_namespaced_deployment answers a Status Success naming it")
+    gone = until(30, lambda: not apps.list_namespaced_replica_set(
+        "default", label_selector="app=pyweb").items and not v1.list_namespaced_pod(
+        "default", label_selector="app=pyweb").items)
+    h.ok(gone, "delete_namespaced_deployment takes its ReplicaSet and pods with it", log)
+
+    pod = v1.create_namespaced_pod("default", client.V1Pod(
+        metadata=client.V1ObjectMeta(name="pypod", labels={"app": "pypod"}),
+        spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="busybox")])))
+    h.ok(isinstance(pod, client.V1Pod) and
+         pod.spec.containers[0].resources.requests == {"cpu": "500m", "memory": "512Mi"},
+         "create_namespaced_pod answers a typed Pod with the LimitRange's requests")
+    pod = v1.patch_namespaced_pod("pypod", "default", {"metadata": {"labels": {"tier": "x"}}})
+    h.ok(pod.metadata.labels == {"app": "pypod", "tier": "x"}, "patch_namespaced_pod changes a label")
+    try:
+        v1.patch_namespaced_pod("pypod", "default", {"spec": {"nodeSelector": {"a": "b"}}})
+        h.ok(False, "a pod's spec is immutable")
+    except ApiException as e:
+        h.ok(e.status == 422 and "Forbidden" in e.body, "a patch of a pod's spec is 422 Forbidden")
+    job = batch.create_namespaced_job("default", client.V1Job(
+        metadata=client.V1ObjectMeta(name="pyjob"),
+        spec=client.V1JobSpec(template=client.V1PodTemplateSpec(
+            metadata=client.V1ObjectMeta(annotations={"sim.luascale.io/duration": "1s"}),
+            spec=client.V1PodSpec(restart_policy="Never", containers=[
+                client.V1Container(name="c", image="busybox", resources=small)])))))
+    h.ok(isinstance(job, client.V1Job) and job.spec.completions == 1, "create_namespaced_job")
+    done_job = until(30, lambda: batch.read_namespaced_job("pyjob", "default").status.succeeded == 1)
+    h.ok(done_job and any(c.type == "Complete" and c.status == "True" for c in
+                          batch.read_namespaced_job("pyjob", "default").status.conditions),
+         "the Job completes", log)
+    err = typed(api, "/apis/batch/v1/jobs", "V1JobList")
+    h.ok(err is None, "/apis/batch/v1/jobs deserializes into V1JobList%s" % (": " + err if err else ""))
 
     # ---- resourceVersions ----
     try:
