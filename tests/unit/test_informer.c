@@ -1170,7 +1170,7 @@ static void test_clone_is_self_contained(void **state)
 	struct errbuf err = {""};
 	struct snapshot *s = snapshot_new();
 	const char *pod =
-		"{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"ns\",\"name\":\"x\","
+		"{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"ns\",\"name\":\"x\",\"uid\":\"u-7\","
 		"\"labels\":{\"app\":\"web\",\"tier\":\"\"},\"annotations\":{\"a\":\"b\"},"
 		"\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"controller\":true}]},"
 		"\"spec\":{\"nodeName\":\"\",\"nodeSelector\":{\"zone\":\"z1\"},"
@@ -1207,6 +1207,7 @@ static void test_clone_is_self_contained(void **state)
 	snapshot_free(s); /* the clones must not point into it */
 
 	assert_string_equal(pc->ns, "ns");
+	assert_string_equal(pc->uid, "u-7");
 	assert_string_equal(kvlist_get(&pc->labels, "app"), "web");
 	assert_string_equal(kvlist_get(&pc->labels, "tier"), "");
 	assert_string_equal(pc->controller_kind, "ReplicaSet");
