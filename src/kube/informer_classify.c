@@ -1,8 +1,7 @@
 /*
- * informer_classify: what one change to a cached object means to scaling —
- * nothing (only fields the model does not decode changed), a change, or a
- * pod that became Unschedulable — judged on the decoded structs (model.h),
- * so the fields compared are exactly the ones decisions can read.
+ * informer_classify: what one change to a cached object means to scaling
+ * (nothing, a change, a pod newly Unschedulable), judged on the decoded
+ * structs of model.h: the fields compared are the ones decisions read.
  */
 #include "kube/informer.h"
 

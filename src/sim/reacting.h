@@ -1,8 +1,7 @@
 /*
- * sim/reacting: when the simulated world's pods first became Unschedulable
- * and when launch calls reached its cloud (and which nodes each made), on
- * one clock, so a client can measure how fast an autoscaler reacts from
- * outside (GET /apis/sim.luascale.io/v1/reacting). It only records.
+ * sim/reacting: when pods first became Unschedulable and when launch calls
+ * reached the cloud (with the nodes each made), on one clock, so a client
+ * can time an autoscaler's reaction from outside. It only records.
  */
 #ifndef LUASCALE_SIM_REACTING_H
 #define LUASCALE_SIM_REACTING_H
