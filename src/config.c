@@ -260,7 +260,7 @@ struct ctx {
 
 	struct loc root, cluster, kubeconfig, context, in_cluster;
 	struct loc policy, policy_path, protected_sel, reconcile, batch_idle,
-		batch_max, max_nodes_total, backoff_initial, backoff_max;
+		batch_max, batch_new_pod, max_nodes_total, backoff_initial, backoff_max;
 	struct loc provider_kind, provider_aws, aws_discovery, provider_qps, provider_burst, provider_gce,
 		provider_azure;
 	struct loc le_enabled, le_namespace, le_name, le_duration, le_renew, le_retry, server_listen;
@@ -2007,14 +2007,17 @@ static int parse_provisioning(struct ctx *x, const struct ytree_node *m)
 
 static int parse_intervals(struct ctx *x, const struct ytree_node *m)
 {
-	static const char *const keys[] = { "reconcile", "batch_idle", "batch_max", NULL };
+	static const char *const keys[] = { "reconcile", "batch_idle", "batch_max", "batch_new_pod",
+					    NULL };
 	struct config *c = x->c;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	return field(x, m, "reconcile", dec_duration, &c->reconcile_interval_ms, &r_reconcile, &x->reconcile) ||
 	       field(x, m, "batch_idle", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
-	       field(x, m, "batch_max", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ? -1 : 0;
+	       field(x, m, "batch_max", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
+	       field(x, m, "batch_new_pod", dec_duration, &c->batch_new_pod_ms, &r_batch,
+		     &x->batch_new_pod) ? -1 : 0;
 }
 
 /* ---- operations: log, status, events, reload ---- */
@@ -2256,6 +2259,8 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_INTERVALS_RECONCILE", dec_duration, &c->reconcile_interval_ms, &r_reconcile, &x->reconcile) ||
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_IDLE", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
+	    env_field(x, "LUASCALE_INTERVALS_BATCH_NEW_POD", dec_duration, &c->batch_new_pod_ms, &r_batch,
+		      &x->batch_new_pod) ||
 	    env_field(x, "LUASCALE_PROVIDER_KIND", dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
 	    env_field(x, "LUASCALE_PROVIDER_QPS", dec_rate, &c->provider_qps, NULL, &x->provider_qps) ||
 	    env_field(x, "LUASCALE_PROVIDER_BURST", dec_int, &c->provider_burst, &r_burst, &x->provider_burst) ||
@@ -2762,6 +2767,16 @@ static int check_all(struct ctx *x)
 		return fail_loc(x, where, "batch_idle (%lldms) is longer than batch_max (%lldms)",
 				(long long)c->batch_idle_ms, (long long)c->batch_max_ms);
 	}
+	if (c->batch_new_pod_ms > c->batch_idle_ms) {
+		/* set: a mistake (new pods would wait longer than other changes);
+		 * the default under a shorter batch_idle: batch_idle */
+		if (!x->batch_new_pod.var && !loc_set(&x->batch_new_pod))
+			c->batch_new_pod_ms = c->batch_idle_ms;
+		else
+			return fail_loc(x, &x->batch_new_pod,
+					"batch_new_pod (%lldms) is longer than batch_idle (%lldms)",
+					(long long)c->batch_new_pod_ms, (long long)c->batch_idle_ms);
+	}
 	if (c->reconcile_interval_ms <= 0)
 		return fail_loc(x, &x->reconcile, "the reconcile interval must be longer than 0s");
 	if (c->backoff_initial_ms > c->backoff_max_ms) {
@@ -2834,6 +2849,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->reconcile_interval_ms = 10000;
 	c->batch_idle_ms = 1000;
 	c->batch_max_ms = 10000;
+	c->batch_new_pod_ms = 100;
 	c->provider_kind = "";
 	c->provider_qps = 5;
 	c->provider_burst = 10;

@@ -187,6 +187,7 @@ struct config {
 	int64_t reconcile_interval_ms;  /* periodic resync, default 10s */
 	int64_t batch_idle_ms;          /* default 1s */
 	int64_t batch_max_ms;           /* default 10s */
+	int64_t batch_new_pod_ms;       /* a pod became Unschedulable: a reconcile within, default 100ms */
 
 	/* operations: log format, status ConfigMap, Events, reload on change */
 	bool log_json;                  /* log.format: json (else text) */

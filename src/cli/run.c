@@ -197,10 +197,14 @@ static void *signal_thread(void *arg)
 	return NULL;
 }
 
-static void on_change(void *ctx, enum informer_kind kind)
+static void on_change(void *ctx, enum informer_kind kind, enum informer_change change)
 {
 	(void)kind;
-	batcher_event(ctx);
+	if (change == INFORMER_UNSCHEDULABLE)
+		batcher_new_pod(ctx);
+	else if (change == INFORMER_CHANGED)
+		batcher_event(ctx);
+	/* INFORMER_UNCHANGED: nothing a decision reads; the window goes on */
 }
 
 /*
@@ -528,8 +532,10 @@ int cli_run(int argc, char **argv)
 	acfg.ins = serve_instruments(sv);
 	act = actuator_new(ex, prov, &kops, &acfg, &log);
 	memset(&bp, 0, sizeof(bp));
-	bp.idle_ns = c->batch_idle_ms * CLOCK_NS_PER_MS;
-	bp.max_ns = c->batch_max_ms * CLOCK_NS_PER_MS;
+	/* a 0 ms window is "at once": 1 ns, since 0 asks the batcher for its default */
+	bp.idle_ns = c->batch_idle_ms > 0 ? c->batch_idle_ms * CLOCK_NS_PER_MS : 1;
+	bp.max_ns = c->batch_max_ms > 0 ? c->batch_max_ms * CLOCK_NS_PER_MS : 1;
+	bp.new_pod_ns = c->batch_new_pod_ms > 0 ? c->batch_new_pod_ms * CLOCK_NS_PER_MS : 1;
 	bp.interval_ns = c->reconcile_interval_ms * CLOCK_NS_PER_MS;
 	batch = batcher_new(&bp, &err);
 	memset(&iopts, 0, sizeof(iopts));

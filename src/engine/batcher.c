@@ -15,6 +15,7 @@
 #define DEFAULT_IDLE (1 * CLOCK_NS_PER_S)
 #define DEFAULT_MAX (10 * CLOCK_NS_PER_S)
 #define DEFAULT_INTERVAL (10 * CLOCK_NS_PER_S)
+#define DEFAULT_NEW_POD (100 * CLOCK_NS_PER_MS)
 
 const char *batcher_reason_str(enum batcher_reason r)
 {
@@ -29,6 +30,8 @@ const char *batcher_reason_str(enum batcher_reason r)
 		return "max";
 	case BATCH_IDLE:
 		return "idle";
+	case BATCH_NEW_POD:
+		return "new_pod";
 	case BATCH_RESYNC:
 		return "resync";
 	}
@@ -51,6 +54,10 @@ void batcher_window_init(struct batcher_window *w, const struct batcher_policy *
 		d.idle_ns = d.max_ns;
 	if (d.interval_ns == 0)
 		d.interval_ns = DEFAULT_INTERVAL;
+	if (d.new_pod_ns == 0)
+		d.new_pod_ns = DEFAULT_NEW_POD;
+	if (d.new_pod_ns > d.idle_ns)
+		d.new_pod_ns = d.idle_ns;
 	*w = (struct batcher_window){.p = d};
 }
 
@@ -61,6 +68,17 @@ void batcher_window_event(struct batcher_window *w, int64_t now)
 		w->first_ns = w->last_ns = now;
 	} else if (now > w->last_ns) {
 		w->last_ns = now;
+	}
+}
+
+void batcher_window_new_pod(struct batcher_window *w, int64_t now)
+{
+	batcher_window_event(w, now);
+	if (w->p.new_pod_ns < 0)
+		return;
+	if (!w->new_pod || now < w->new_pod_first_ns) {
+		w->new_pod = true;
+		w->new_pod_first_ns = now;
 	}
 }
 
@@ -91,6 +109,8 @@ enum batcher_reason batcher_window_due(const struct batcher_window *w, int64_t n
 	if (!w->ran)
 		return BATCH_FIRST;
 	if (w->dirty) {
+		if (w->new_pod && since(now, w->new_pod_first_ns) >= w->p.new_pod_ns)
+			return BATCH_NEW_POD;
 		if (since(now, w->first_ns) >= w->p.max_ns)
 			return BATCH_MAX;
 		if (since(now, w->last_ns) >= w->p.idle_ns)
@@ -112,6 +132,11 @@ int64_t batcher_window_next(const struct batcher_window *w, int64_t now)
 		u = after(w->first_ns, w->p.max_ns);
 		if (u < t)
 			t = u;
+		if (w->new_pod) {
+			u = after(w->new_pod_first_ns, w->p.new_pod_ns);
+			if (u < t)
+				t = u;
+		}
 	}
 	if (w->p.interval_ns > 0) {
 		u = after(w->last_run_ns, w->p.interval_ns);
@@ -124,6 +149,7 @@ int64_t batcher_window_next(const struct batcher_window *w, int64_t now)
 void batcher_window_ran(struct batcher_window *w, int64_t now)
 {
 	w->dirty = false;
+	w->new_pod = false;
 	w->requested = false;
 	w->ran = true;
 	w->last_run_ns = now;
@@ -197,6 +223,21 @@ void batcher_event(struct batcher *b)
 	batcher_window_event(&b->w, now);
 	b->events++;
 	if (wake)
+		pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+}
+
+void batcher_new_pod(struct batcher *b)
+{
+	int64_t now = now_ns();
+	int64_t before;
+
+	pthread_mutex_lock(&b->mu);
+	/* wake the waiter when this brings the deadline forward */
+	before = batcher_window_next(&b->w, now);
+	batcher_window_new_pod(&b->w, now);
+	b->events++;
+	if (batcher_window_next(&b->w, now) < before)
 		pthread_cond_signal(&b->cv);
 	pthread_mutex_unlock(&b->mu);
 }

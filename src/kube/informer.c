@@ -2,8 +2,9 @@
  * informer: list-then-watch of one resource on its own thread, its cache
  * (a hash table of reference-counted decoded objects keyed by
  * namespace/name) and the snapshots built from three of them. Decoding is
- * model.c's; HTTP and stream splitting are client.c's; when to reconcile
- * is the caller's (the on_change hook).
+ * model.c's; HTTP and stream splitting are client.c's; what a change
+ * means is informer_classify.c's; when to reconcile is the caller's (the
+ * on_change hook).
  */
 #include "kube/informer.h"
 
@@ -166,6 +167,12 @@ static int cache_put(struct cache *c, struct entry *e)
 	return 0;
 }
 
+/* The entry for the key of 'e' in 'c', or NULL. */
+static struct entry *cache_find(struct cache *c, const struct entry *e)
+{
+	return c->cap ? *cache_link(c, e->ns, e->name, e->hash) : NULL;
+}
+
 /* Removes ns/name. Returns true when it was there. */
 static bool cache_del(struct cache *c, const char *ns, const char *name)
 {
@@ -287,10 +294,39 @@ static void changed_locked(struct informer *inf)
 	pthread_cond_broadcast(&inf->cv);
 }
 
-static void notify(struct informer *inf)
+static void notify(struct informer *inf, enum informer_change change)
 {
 	if (inf->o.on_change)
-		inf->o.on_change(inf->o.on_change_ctx, inf->kind);
+		inf->o.on_change(inf->o.on_change_ctx, inf->kind, change);
+}
+
+/*
+ * What replacing cache 'old' by 'fresh' changes (informer_classify over
+ * every object, gone ones counting as changed). Only the informer's
+ * thread writes its cache, so it reads both without the lock.
+ */
+static enum informer_change cache_diff(const struct informer *inf, struct cache *old,
+				       struct cache *fresh)
+{
+	enum informer_change worst = INFORMER_UNCHANGED;
+	size_t i, kept = 0;
+
+	for (i = 0; i < fresh->cap && worst < INFORMER_UNSCHEDULABLE; i++) {
+		const struct entry *e;
+
+		for (e = fresh->slots[i]; e; e = e->next) {
+			const struct entry *o = cache_find(old, e);
+			enum informer_change c = informer_classify(inf->kind, o ? o->obj : NULL,
+								  e->obj);
+
+			kept += o != NULL;
+			if (c > worst)
+				worst = c;
+		}
+	}
+	if (worst == INFORMER_UNCHANGED && kept < old->n)
+		worst = INFORMER_CHANGED;
+	return worst;
 }
 
 /* metadata.resourceVersion of an object, or NULL. */
@@ -560,6 +596,7 @@ static int on_page(void *ctx, const char *json, size_t len)
 static enum step list_all(struct informer *inf)
 {
 	struct cache fresh = {0}, old;
+	enum informer_change change;
 	size_t n;
 	char *cont = NULL;
 	char rv[RV_MAX] = "";
@@ -644,6 +681,7 @@ static enum step list_all(struct informer *inf)
 		snprintf(what, sizeof(what), "list: the response has no metadata.resourceVersion");
 		goto fail;
 	}
+	change = cache_diff(inf, &inf->cache, &fresh);
 	pthread_mutex_lock(&inf->mu);
 	old = inf->cache;
 	inf->cache = fresh;
@@ -659,7 +697,7 @@ static enum step list_all(struct informer *inf)
 	informer_retry_listed(&inf->retry);
 	LOGF(inf, LOG_INFO, "informer %s: listed %zu objects at resourceVersion %s",
 	     informer_kind_str(inf->kind), n, rv);
-	notify(inf);
+	notify(inf, change);
 	step = STEP_OK;
 	goto out;
 fail:
@@ -701,8 +739,15 @@ static void on_upsert(struct watch_ctx *w, const char *type, const cJSON *obj)
 	struct errbuf err = {""};
 	struct entry *e = decode_entry(inf, obj, &err);
 	const char *rv = object_rv(obj);
+	enum informer_change change = INFORMER_CHANGED;
 	bool stored = false;
 
+	/* only this thread changes the cache: it reads it without the lock */
+	if (e) {
+		struct entry *o = cache_find(&inf->cache, e);
+
+		change = informer_classify(inf->kind, o ? o->obj : NULL, e->obj);
+	}
 	pthread_mutex_lock(&inf->mu);
 	if (e) {
 		if (cache_put(&inf->cache, e) == 0)
@@ -712,11 +757,13 @@ static void on_upsert(struct watch_ctx *w, const char *type, const cJSON *obj)
 	}
 	set_rv_locked(inf, rv);
 	inf->st.events++;
+	if (stored && change == INFORMER_UNCHANGED)
+		inf->st.unchanged++;
 	in_sync_locked(inf);
 	changed_locked(inf);
 	pthread_mutex_unlock(&inf->mu);
 	if (stored) {
-		notify(inf);
+		notify(inf, change);
 	} else {
 		char what[32];
 
@@ -752,7 +799,7 @@ static void on_delete(struct watch_ctx *w, const cJSON *obj)
 	changed_locked(inf);
 	pthread_mutex_unlock(&inf->mu);
 	if (removed)
-		notify(inf);
+		notify(inf, INFORMER_CHANGED);
 }
 
 /* An ERROR event: its object is a Status. Returns 1 (ends the stream). */

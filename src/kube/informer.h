@@ -7,7 +7,8 @@
  * says when its cache was last known in sync, for callers that must not act
  * on a stale view. The cache holds the model's decoded structs, never JSON.
  * An informer set groups the three and builds engine snapshots from them.
- * It knows nothing of reconciles: it calls a hook when the cache changes.
+ * It knows nothing of reconciles: it calls a hook when the cache changes,
+ * saying whether the change matters to scaling (informer_classify).
  * Informers talk to a real server, so they run on the real clock
  * (clock_real()); deadlines below are clock_now(clock_real()) nanoseconds.
  */
@@ -36,6 +37,53 @@ enum informer_kind {
 /* "nodes", "pods", "poddisruptionbudgets". */
 const char *informer_kind_str(enum informer_kind k);
 
+/*
+ * What a change to the cache means to scaling, from least to most urgent
+ * (a list or a batch of changes is the largest of its parts).
+ */
+enum informer_change {
+	INFORMER_UNCHANGED,     /* no field the model decodes changed */
+	INFORMER_CHANGED,       /* a change that scaling decisions may read */
+	INFORMER_UNSCHEDULABLE, /* a pod became Unschedulable: it waits for capacity */
+};
+
+/* "unchanged", "changed", "unschedulable". */
+const char *informer_change_str(enum informer_change c);
+
+/*
+ * Classifies one change of one object of 'kind': 'old' is the cached
+ * version (NULL: the object is new), 'new' the one replacing it (NULL: it
+ * was deleted); both are decoded objects of that kind (struct node, pod or
+ * pdb), borrowed. The judgement is made on the decoded structs, so it
+ * covers exactly the fields src/model_decode.c reads and nothing else:
+ *
+ *   INFORMER_UNSCHEDULABLE  a pod that now has PodScheduled=False with
+ *                           reason Unschedulable and did not before (or is
+ *                           new with it, or replaces a pod of another uid),
+ *                           while it is pending as the snapshot counts it:
+ *                           unbound, unfinished, not terminating, not a
+ *                           DaemonSet's;
+ *   INFORMER_CHANGED        added or deleted objects, and any other change
+ *                           to a decoded field: a pod bound, its phase,
+ *                           labels, annotations, owners, requests, selectors,
+ *                           affinity, tolerations, priority, deletion; a node's
+ *                           Ready condition, spec.unschedulable (cordon),
+ *                           labels, annotations, taints, allocatable,
+ *                           providerID; a PDB's selector, bounds or
+ *                           status.disruptionsAllowed;
+ *   INFORMER_UNCHANGED      everything else: resourceVersion and managedFields
+ *                           churn, node heartbeats (condition times, the
+ *                           other conditions, images, addresses), pod
+ *                           container statuses, IPs, conditions other than
+ *                           PodScheduled=False, and a new PodScheduled
+ *                           message on a pod that stays Unschedulable (the
+ *                           scheduler rewording why: the cause is itself a
+ *                           change of nodes or pods, classified there).
+ *
+ * Pure and thread-safe; never fails.
+ */
+enum informer_change informer_classify(enum informer_kind kind, const void *old, const void *new);
+
 struct informer_opts {
 	struct kube_client *client;   /* borrowed; must outlive the informer */
 	const struct logger *log;     /* borrowed; NULL: silent */
@@ -51,9 +99,11 @@ struct informer_opts {
 				       * failure (no hot loop); 0: 1 s, < 0: never */
 	uint64_t seed;                /* jitter and watch timeouts; 0: from the clock */
 	/* Called on the informer's thread after the cache changed (a list
-	 * replaced it, an event changed an object): a reconcile trigger. Must
-	 * not call back into the informer. May be NULL. */
-	void (*on_change)(void *ctx, enum informer_kind kind);
+	 * replaced it, an event changed an object), with what the change
+	 * means (informer_classify; for a list, the largest over every object
+	 * added, changed or gone): a reconcile trigger. Must not call back
+	 * into the informer. May be NULL. */
+	void (*on_change)(void *ctx, enum informer_kind kind, enum informer_change change);
 	void *on_change_ctx;
 };
 
@@ -70,6 +120,8 @@ struct informer_stats {
 	uint64_t skipped;   /* objects or events that could not be decoded: logged
 			     * (naming the object and field) and left out; on a
 			     * bad MODIFIED the last good version stays cached */
+	uint64_t unchanged; /* ADDED, MODIFIED or DELETED events stored that changed no
+			     * field the model decodes (INFORMER_UNCHANGED) */
 	uint64_t objects;   /* objects in the cache now */
 	bool synced;        /* the first list has completed */
 	bool running;       /* the thread has not ended */

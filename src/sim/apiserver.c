@@ -31,6 +31,7 @@
 #include "sim/workloads.h"
 #include "sim/apiserver_render.h"
 #include "sim/cloud.h"
+#include "sim/reacting.h"
 
 #define MAX_BODY (4u << 20)
 #define SIM_GROUP "sim.luascale.io"
@@ -394,6 +395,8 @@ static int resource_list(struct reply *out, const char *group)
 			      NULL);
 		resource_json(b, &first, "stats", "stats", false, NULL, NULL, "Stats", "get", NULL,
 			      NULL);
+		resource_json(b, &first, "reacting", "reacting", false, NULL, NULL, "Reacting", "get",
+			      NULL, NULL);
 		any = true;
 	}
 	for (i = 0; i < APISERVER_N_RESOURCES; i++) {
@@ -545,6 +548,8 @@ struct call {
 	int count;
 	struct provider_status st;
 	struct buf launched;       /* JSON items */
+	struct sim_reacting *rx;   /* where the call's nodes are recorded */
+	long rx_call;
 };
 
 static struct call *call_new(void)
@@ -589,6 +594,8 @@ static void call_instance(void *ctx, const struct sim_instance *inst)
 	buf_json_string(&c->launched, inst->provider_id);
 	buf_puts(&c->launched, "}");
 	pthread_mutex_unlock(&c->mu);
+	if (c->rx)
+		sim_reacting_node(c->rx, c->rx_call, inst->node_name);
 }
 
 static void call_done(void *ctx, int count, const struct provider_status *st)
@@ -737,6 +744,9 @@ static void sim_call(struct apiserver *s, const char *body, size_t len, bool lau
 		goto oom;
 	if (launch) {
 		requested = (int)count->valuedouble;
+		c->rx = s->reacting;
+		c->rx_call = sim_reacting_launch(s->reacting, group->valuestring, requested,
+						 clock_now(clock_real()));
 		rc = sim_cloud_launch(s->cloud, group->valuestring, requested, call_instance, call_done,
 				      c);
 	} else {
@@ -841,6 +851,12 @@ static void sim_stats(struct apiserver *s, struct reply *out)
 		   (unsigned long long)apiserver_resource_version(s));
 }
 
+static void sim_reacting_get(struct apiserver *s, struct reply *out)
+{
+	out->code = 200;
+	sim_reacting_json(s->reacting, clock_now(clock_real()), &out->body);
+}
+
 static void handle_sim(struct apiserver *s, const char *method, const char *what,
 		       const char *body, size_t len, struct reply *out)
 {
@@ -856,6 +872,8 @@ static void handle_sim(struct apiserver *s, const char *method, const char *what
 		sim_faults(s, body, len, out);
 	else if (strcmp(what, "stats") == 0 && get)
 		sim_stats(s, out);
+	else if (strcmp(what, "reacting") == 0 && get)
+		sim_reacting_get(s, out);
 	else
 		apiserver_reply_status(out, 404, "NotFound", "the server could not find the requested resource",
 				       NULL, NULL);
@@ -1257,7 +1275,8 @@ struct apiserver *apiserver_new(struct sim_cluster *cluster, const struct apiser
 		goto fail;
 	}
 	s->wl = sim_workloads_new(cluster, s->store, s->rng);
-	if (!s->wl) {
+	s->reacting = sim_reacting_new(100000);
+	if (!s->wl || !s->reacting) {
 		errbuf_set(err, "out of memory");
 		goto fail;
 	}
@@ -1382,6 +1401,7 @@ void apiserver_free(struct apiserver *s)
 	apiserver_events_free(s->events);
 	sim_workloads_free(s->wl);
 	apiserver_store_free(s->store);
+	sim_reacting_free(s->reacting);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
 	free(s);

@@ -57,6 +57,8 @@
  *   POST /apis/sim.luascale.io/v1/faults     {"faults":["down=20s",...]}
  *        -> 200 {"applied":N} or 400 (see apiserver_faults_parse)
  *   GET  /apis/sim.luascale.io/v1/stats      the cluster's counters
+ *   GET  /apis/sim.luascale.io/v1/reacting   when pods first became Unschedulable
+ *        and when launch calls arrived, with their nodes (sim/reacting.h)
  * A launch or terminate answers 200 whatever the cloud said (the error is
  * in the body); 400 on a malformed request.
  */

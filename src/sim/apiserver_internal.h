@@ -53,6 +53,8 @@ struct apiserver {
 	 * its node out of several (under the world's lock) */
 	const char *txn_node;
 	struct cJSON *txn_obj;
+
+	struct sim_reacting *reacting; /* Unschedulable pods, launch calls (own lock) */
 };
 
 /* What a handler answers. */

@@ -24,6 +24,7 @@
 #include "sim/apiserver_patch.h"
 #include "sim/apiserver_proto.h"
 #include "sim/apiserver_render.h"
+#include "sim/reacting.h"
 #include "sim/workloads.h"
 
 #define MAX_FIELD_REQS 8
@@ -2233,6 +2234,8 @@ void apiserver_on_change(void *ud, const struct sim_change *ch)
 			return;
 		}
 	}
+	if (r == APISERVER_PODS && !ch->gone && (ch->pod->flags & POD_UNSCHEDULABLE))
+		sim_reacting_pod(s->reacting, ch->pod->ns, ch->pod->name, clock_now(clock_real()));
 	if (r == APISERVER_NODES && s->txn_node && strcmp(s->txn_node, ch->node->name) == 0) {
 		/* a patch is changing this node: one event when it is done */
 		cJSON_Delete(s->txn_obj);

@@ -249,6 +249,46 @@ static void test_full(void **state)
 	config_free(c);
 }
 
+/* intervals.batch_new_pod: a duration up to batch_idle; the default
+ * follows a shorter batch_idle, a value set above it is refused. */
+static void test_batch_new_pod(void **state)
+{
+	static const char *const envp[] = {"LUASCALE_INTERVALS_BATCH_NEW_POD=0s", NULL};
+	struct errbuf err = { "" };
+	struct config *c;
+
+	(void)state;
+	c = parse(HEAD "intervals: {batch_new_pod: 250ms}\n", &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->batch_new_pod_ms, 250);
+	config_free(c);
+	c = parse(HEAD "intervals: {batch_idle: 50ms}\n", &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->batch_new_pod_ms, 50);
+	config_free(c);
+	/* as long as batch_idle: no head start, the window alone */
+	c = parse(HEAD "intervals: {batch_idle: 1s, batch_new_pod: 1s}\n", &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->batch_new_pod_ms, 1000);
+	config_free(c);
+	c = parse_envp(HEAD "intervals: {batch_new_pod: 300ms}\n", envp, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->batch_new_pod_ms, 0);
+	config_free(c);
+	expect_error(HEAD "intervals:\n  batch_new_pod: 2s\n",
+		     "config.yaml:7:18: intervals.batch_new_pod: batch_new_pod (2000ms) is longer "
+		     "than batch_idle (1000ms)");
+	expect_error(HEAD "intervals:\n  batch_new_pod: 25h\n",
+		     "config.yaml:7:18: intervals.batch_new_pod: must be from 0ms to 24h, got \"25h\"");
+	expect_error(HEAD "intervals:\n  batch_new_pod: soon\n",
+		     "config.yaml:7:18: intervals.batch_new_pod: expected a duration such as "
+		     "\"10s\", \"1m30s\" or \"250ms\", got \"soon\"");
+}
+
 static void test_defaults(void **state)
 {
 	struct errbuf err = { "" };
@@ -271,6 +311,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->reconcile_interval_ms, 10000);
 	assert_int_equal(c->batch_idle_ms, 1000);
 	assert_int_equal(c->batch_max_ms, 10000);
+	assert_int_equal(c->batch_new_pod_ms, 100);
 
 	assert_int_equal(c->n_groups, 1);
 	g = &c->groups[0];
@@ -1612,6 +1653,7 @@ int main(void)
 		cmocka_unit_test(test_incluster),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_batch_new_pod),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_paths),

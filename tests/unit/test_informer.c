@@ -3,7 +3,8 @@
  * lists (continue tokens, a 410 on one), watch events applied to the cache,
  * bookmarks, an in-stream 410 (one relist), 429/500 and a dropped stream
  * (backoff, re-watch from the same resourceVersion, no relist), malformed
- * objects skipped and logged, prompt stops, and snapshots of the caches.
+ * objects skipped and logged, prompt stops, snapshots of the caches, and
+ * what each change is said to mean (informer_classify, via on_change).
  * HTTP runs in real time: backoffs are a few milliseconds, every wait has a
  * deadline, nothing asserts on elapsed time.
  */
@@ -304,13 +305,16 @@ struct rig {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int changes[INFORMER_KINDS]; /* on_change calls */
+	enum informer_change classes[INFORMER_KINDS][16]; /* what each call said */
 };
 
-static void on_change(void *ctx, enum informer_kind kind)
+static void on_change(void *ctx, enum informer_kind kind, enum informer_change change)
 {
 	struct rig *r = ctx;
 
 	pthread_mutex_lock(&r->mu);
+	if (r->changes[kind] < 16)
+		r->classes[kind][r->changes[kind]] = change;
 	r->changes[kind]++;
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
@@ -641,6 +645,102 @@ static void test_watch_events_update_cache(void **state)
 	snapshot_free(s);
 }
 
+/* ---- what each change means ---- */
+
+/* A pending pod as the API server serves it, with a status of 'status' (JSON). */
+static const char *pending_pod(char *out, size_t n, const char *rv, const char *node,
+			       const char *status)
+{
+	snprintf(out, n,
+		 "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"default\","
+		 "\"name\":\"web-1\",\"uid\":\"u-1\",\"resourceVersion\":\"%s\","
+		 "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},\"spec\":{\"nodeName\":\"%s\","
+		 "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]},"
+		 "\"status\":%s}",
+		 rv, node, status);
+	return out;
+}
+
+#define UNSCHED(msg) \
+	"{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\"," \
+	"\"reason\":\"Unschedulable\",\"message\":\"" msg "\"," \
+	"\"lastTransitionTime\":\"2026-01-01T00:00:01Z\"}]}"
+
+static void r_classes(struct world *w, enum informer_kind kind, bool watch, int n,
+		      const struct ts_req *rq, struct ts_resp *rs)
+{
+	char b[1024];
+	int i;
+
+	if (kind != INFORMER_PODS) {
+		default_respond(w, kind, watch, n, rq, rs);
+		return;
+	}
+	if (!watch) {
+		list_page(rs, kind, "10", NULL,
+			  pending_pod(b, sizeof(b), "9", "", "{\"phase\":\"Pending\"}"));
+		return;
+	}
+	rs->hold = true;
+	if (n > 0)
+		return;
+	/* the same pod, five times: a resourceVersion bump only; the
+	 * scheduler's verdict; the verdict reworded; bound; a status update
+	 * from the kubelet (container statuses, IPs, other conditions) */
+	i = 0;
+	event_json(w->bodies[i++], sizeof(w->bodies[0]), "MODIFIED",
+		   pending_pod(b, sizeof(b), "11", "", "{\"phase\":\"Pending\"}"));
+	event_json(w->bodies[i++], sizeof(w->bodies[0]), "MODIFIED",
+		   pending_pod(b, sizeof(b), "12", "",
+			       UNSCHED("0/3 nodes are available: 3 Insufficient cpu.")));
+	event_json(w->bodies[i++], sizeof(w->bodies[0]), "MODIFIED",
+		   pending_pod(b, sizeof(b), "13", "",
+			       UNSCHED("0/4 nodes are available: 4 Insufficient cpu.")));
+	event_json(w->bodies[i++], sizeof(w->bodies[0]), "MODIFIED",
+		   pending_pod(b, sizeof(b), "14", "n1", "{\"phase\":\"Pending\"}"));
+	event_json(w->bodies[i++], sizeof(w->bodies[0]), "MODIFIED",
+		   pending_pod(b, sizeof(b), "15", "n1",
+			       "{\"phase\":\"Pending\",\"hostIP\":\"10.0.0.1\",\"conditions\":["
+			       "{\"type\":\"PodScheduled\",\"status\":\"True\"},"
+			       "{\"type\":\"Initialized\",\"status\":\"True\"}],"
+			       "\"containerStatuses\":[{\"name\":\"c\",\"ready\":false,"
+			       "\"restartCount\":0,\"state\":{\"waiting\":"
+			       "{\"reason\":\"ContainerCreating\"}}}]}"));
+	for (rs->n_chunks = 0; rs->n_chunks < (size_t)i; rs->n_chunks++)
+		rs->chunks[rs->n_chunks] = w->bodies[rs->n_chunks];
+}
+
+static void test_changes_are_classified(void **state)
+{
+	static const enum informer_change want[] = {
+		INFORMER_CHANGED,       /* the list: a new pod, not tried yet */
+		INFORMER_UNCHANGED,     /* resourceVersion only */
+		INFORMER_UNSCHEDULABLE, /* the scheduler found no node */
+		INFORMER_UNCHANGED,     /* ... and says why in other words */
+		INFORMER_CHANGED,       /* bound */
+		INFORMER_UNCHANGED,     /* the kubelet's status */
+	};
+	struct rig *r = *state;
+	struct informer_stats st;
+	size_t i;
+
+	rig_start(r, r_classes, 10 * CLOCK_NS_PER_MS);
+	wait_changes(r, INFORMER_PODS, 6);
+	pthread_mutex_lock(&r->mu);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (r->classes[INFORMER_PODS][i] != want[i]) {
+			pthread_mutex_unlock(&r->mu);
+			fail_msg("change %zu: %s, expected %s", i,
+				 informer_change_str(r->classes[INFORMER_PODS][i]),
+				 informer_change_str(want[i]));
+		}
+	pthread_mutex_unlock(&r->mu);
+	informer_stats(inf_of(r, INFORMER_PODS), &st);
+	assert_int_equal(st.events, 5);
+	assert_int_equal(st.unchanged, 3);
+	assert_int_equal(st.skipped, 0);
+}
+
 /* ---- bookmarks ---- */
 
 static void r_bookmark(struct world *w, enum informer_kind kind, bool watch, int n,
@@ -733,6 +833,11 @@ static void test_expired_in_stream_relists_once(void **state)
 	assert_non_null(find_pod(s, "new"));
 	assert_null(find_pod(s, "old"));
 	snapshot_free(s);
+	/* a relist that replaced a pod by another is a change */
+	wait_changes(r, INFORMER_PODS, 2);
+	pthread_mutex_lock(&r->mu);
+	assert_int_equal(r->classes[INFORMER_PODS][1], INFORMER_CHANGED);
+	pthread_mutex_unlock(&r->mu);
 }
 
 /* ---- 429 and 500: back off, re-watch, no relist ---- */
@@ -1065,7 +1170,7 @@ static void test_clone_is_self_contained(void **state)
 	struct errbuf err = {""};
 	struct snapshot *s = snapshot_new();
 	const char *pod =
-		"{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"ns\",\"name\":\"x\","
+		"{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"ns\",\"name\":\"x\",\"uid\":\"u-7\","
 		"\"labels\":{\"app\":\"web\",\"tier\":\"\"},\"annotations\":{\"a\":\"b\"},"
 		"\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"controller\":true}]},"
 		"\"spec\":{\"nodeName\":\"\",\"nodeSelector\":{\"zone\":\"z1\"},"
@@ -1102,6 +1207,7 @@ static void test_clone_is_self_contained(void **state)
 	snapshot_free(s); /* the clones must not point into it */
 
 	assert_string_equal(pc->ns, "ns");
+	assert_string_equal(pc->uid, "u-7");
 	assert_string_equal(kvlist_get(&pc->labels, "app"), "web");
 	assert_string_equal(kvlist_get(&pc->labels, "tier"), "");
 	assert_string_equal(pc->controller_kind, "ReplicaSet");
@@ -1313,6 +1419,7 @@ int main(void)
 		RIG_TEST(test_pagination),
 		RIG_TEST(test_continue_expired_restarts_list),
 		RIG_TEST(test_watch_events_update_cache),
+		RIG_TEST(test_changes_are_classified),
 		RIG_TEST(test_bookmark_advances_resource_version),
 		RIG_TEST(test_expired_in_stream_relists_once),
 		RIG_TEST(test_429_and_500_rewatch_same_version),
