@@ -25,6 +25,7 @@ struct instruments {
 	struct metric *ratelimit_wait, *ratelimit_rate, *kube_writes_waiting;
 	struct metric *api_requests, *watch_restarts, *relists, *lists, *watch_errors, *cache_synced;
 	struct metric *leader, *leader_transitions, *series_dropped;
+	struct metric *bindings;
 };
 
 /*
