@@ -187,7 +187,7 @@ static void *hook_planned(void *ctx, const char *group, int count, const struct 
 	struct order *o = NULL;
 	uint32_t *cand = NULL;
 	struct key *keys = NULL;
-	size_t i, n_cand = 0, n_keys = 0, n_packed = 0;
+	size_t i, n_cand = 0, n_keys = 0, n_packed = 0, n_sched_only = 0;
 	int32_t g = snapshot_find_group(s, group);
 
 	if (g < 0 || count <= 0)
@@ -212,12 +212,19 @@ static void *hook_planned(void *ctx, const char *group, int count, const struct 
 
 		if (!(p->flags & POD_UNSCHEDULABLE))
 			continue;
+		if (p->flags & POD_SCHEDULER_ONLY) {
+			n_sched_only++; /* the scheduler's alone: never bound here */
+			continue;
+		}
 		if (n_keys && bsearch(&k, keys, n_keys, sizeof(*keys), key_cmp))
 			continue;
 		cand[n_cand++] = s->pending[i];
 	}
 	free(keys);
 	keys = NULL;
+	if (n_sched_only)
+		LOG(b, LOG_DEBUG, "bind_pods: %zu unschedulable pod(s) use what only their scheduler evaluates (another schedulerName, pod affinity, topology spread, volume claims): never bound by luascale",
+		    n_sched_only);
 	if (!n_cand) {
 		free(cand);
 		return NULL;
@@ -555,6 +562,10 @@ static void bind_pass(struct binder *b, const struct snapshot *s, size_t ni, str
 			skipped++;
 			LOG(b, LOG_DEBUG, "bind_pods: pod %s/%s no longer pending (bound, finished or gone): not bound to node %s",
 			    bp->ns, bp->name, nd->name);
+			continue;
+		}
+		if (p->flags & POD_SCHEDULER_ONLY) {
+			skipped++;
 			continue;
 		}
 		if (bp->uid[0] && p->uid && p->uid[0] && strcmp(bp->uid, p->uid) != 0) {

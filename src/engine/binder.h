@@ -3,7 +3,8 @@
  * them (provisioning.bind_pods). It follows launches through the
  * actuator's launch hooks (which pods were packed onto which new instance),
  * and once that instance's node is Ready and open to the pods, binds those
- * of them still unbound that still fit it, through the Binding API. It
+ * of them still unbound that still fit it, through the Binding API (never
+ * a pod with constraints only its scheduler evaluates: POD_SCHEDULER_ONLY). It
  * owns those associations (bounded, dropped when bound, when the node goes
  * or when they time out); it does not decide what to launch.
  */

@@ -53,6 +53,7 @@ FAMILIES = [
     "luascale_kube_writes_waiting", "luascale_kube_api_requests_total", "luascale_watch_restarts_total",
     "luascale_relists_total", "luascale_cache_lists_total", "luascale_watch_errors_total", "luascale_cache_synced",
     "luascale_leader", "luascale_leader_transitions_total", "luascale_metrics_series_dropped_total",
+    "luascale_pod_bindings_total",
 ]
 
 

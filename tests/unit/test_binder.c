@@ -576,6 +576,59 @@ static void test_later_packing_does_not_take_followed_pods(void **state)
 	world_free(w);
 }
 
+/* 'pod' with 'extra' spliced into its spec ("\"schedulerName\":\"x\"," ...). */
+static void pod_json_extra(char *out, size_t len, const char *name, const char *extra)
+{
+	char base[1024];
+	const char *at;
+
+	pod_json(base, sizeof(base), name, name, "1", "", NULL);
+	at = strstr(base, "\"spec\":{") + strlen("\"spec\":{");
+	snprintf(out, len, "%.*s%s%s", (int)(at - base), base, extra, at);
+}
+
+static void test_never_binds_what_only_the_scheduler_evaluates(void **state)
+{
+	static const char *const extras[] = {
+		"\"schedulerName\":\"volcano\",",
+		"\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[]}},",
+		"\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":\"DoNotSchedule\"}],",
+		"\"volumes\":[{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"data-0\"}}],",
+	};
+	struct world *w = world_new(true);
+	char pods[8192], items[12288], nd[1024], one[1200], plain[1024];
+	struct binder_stats st;
+	struct snapshot *s;
+	size_t i, used = 0;
+
+	(void)state;
+	pod_json(plain, sizeof(plain), "plain", "u0", "1", "", NULL);
+	used = (size_t)snprintf(pods, sizeof(pods), "%s", plain);
+	for (i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "odd-%zu", i);
+		pod_json_extra(one, sizeof(one), name, extras[i]);
+		used += (size_t)snprintf(pods + used, sizeof(pods) - used, ",%s", one);
+	}
+	s = snap(w, pods, NULL);
+	for (i = 0; i < s->n_pods; i++)
+		assert_int_equal(!!(s->pods[i].flags & POD_SCHEDULER_ONLY),
+				 strcmp(s->pods[i].name, "plain") != 0);
+	scale_up(w, s, 1);
+	snapshot_free(s);
+	binder_get_stats(w->b, &st);
+	assert_int_equal(st.followed, 1); /* only the plain pod */
+	node_json(nd, sizeof(nd), "n1", 0, true, NULL, "a");
+	snprintf(items, sizeof(items), "%s,%s", pods, nd);
+	s = snap(w, items, NULL);
+	run_for(w, 1);
+	snapshot_free(s);
+	assert_int_equal(w->kube.binds, 1);
+	assert_true(was_bound(w, "default/plain@n1 u0"));
+	world_free(w);
+}
+
 static void test_off_by_default_binds_nothing(void **state)
 {
 	static const char yaml[] =
@@ -650,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_tainted_node_is_waited_for_then_bound),
 		cmocka_unit_test(test_node_never_ready_is_given_up),
 		cmocka_unit_test(test_later_packing_does_not_take_followed_pods),
+		cmocka_unit_test(test_never_binds_what_only_the_scheduler_evaluates),
 		cmocka_unit_test(test_off_by_default_binds_nothing),
 		cmocka_unit_test(test_config_key_is_validated),
 	};
