@@ -40,6 +40,7 @@ struct assoc {
 	char provider_id[256];
 	char node[256];    /* "" until its node registered */
 	int64_t planned;   /* wall seconds: its launch started */
+	char why[160];     /* why it was dropped (for the log) */
 	struct bpod *pods;
 	size_t n;
 	struct assoc *next;
@@ -662,11 +663,7 @@ void binder_observe(struct binder *b, const struct snapshot *s)
 			snprintf(a->node, sizeof(a->node), "%s", (*hit)->name);
 		if ((!hit && a->node[0]) || now - a->planned >= b->cfg.max_wait_s) {
 			/* its node went away, or never opened to the pods in time */
-			if (!why[0])
-				snprintf(why, sizeof(why), "%s", a->node[0] && !hit ? "gone" : "not registered");
-			log_at(b->log, LOG_INFO, now, "bind_pods: %s%s (instance %s) %s %llds after its launch: its %zu pod(s) are left to the scheduler",
-			       a->node[0] ? "node " : "", a->node[0] ? a->node : "the node", a->provider_id,
-			       why, (long long)(now - a->planned), a->n);
+			snprintf(a->why, sizeof(a->why), "%s", why[0] ? why : a->node[0] && !hit ? "gone" : "not registered");
 			*pp = a->next;
 			a->next = dropped;
 			dropped = a;
@@ -680,6 +677,9 @@ void binder_observe(struct binder *b, const struct snapshot *s)
 	while (dropped) {
 		a = dropped;
 		dropped = a->next;
+		log_at(b->log, LOG_INFO, now, "bind_pods: %s%s (instance %s) %s %llds after its launch: its %zu pod(s) are left to the scheduler",
+		       a->node[0] ? "node " : "", a->node[0] ? a->node : "the node", a->provider_id,
+		       a->why, (long long)(now - a->planned), a->n);
 		count_outcome(b, "skipped", a->n);
 		assoc_free(a);
 	}
