@@ -581,8 +581,8 @@ static void bind_pass(struct binder *b, const struct snapshot *s, size_t ni, str
 			f = room_fits(&room, &p->requests, detail, sizeof(detail));
 		if (f != SCHED_FITS) {
 			skipped++;
-			LOG(b, LOG_INFO, "bind_pods: pod %s/%s no longer fits node %s (%s%s%s): left to the scheduler",
-			    bp->ns, bp->name, nd->name, sched_fit_str(f), detail[0] ? ": " : "", detail);
+			LOG(b, LOG_INFO, "bind_pods: pod %s/%s no longer fits node %s (%s): left to the scheduler",
+			    bp->ns, bp->name, nd->name, detail[0] ? detail : sched_fit_str(f));
 			continue;
 		}
 		room_take(&room, &p->requests);
@@ -601,6 +601,8 @@ static void bind_pass(struct binder *b, const struct snapshot *s, size_t ni, str
 			free(j);
 		}
 	} else {
+		LOG(b, LOG_DEBUG, "bind_pods: node %s is Ready: none of the %zu pod(s) of its packing is left to bind",
+		    nd->name, a->n);
 		free(j->pods);
 		free(j);
 	}
