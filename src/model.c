@@ -348,6 +348,7 @@ static void copy_pod(struct blk *b, const void *src, void *dst)
 	*d = *s;
 	d->ns = blk_str(b, s->ns);
 	d->name = blk_str(b, s->name);
+	d->uid = blk_str(b, s->uid);
 	blk_kvlist(b, &s->labels, &d->labels);
 	blk_kvlist(b, &s->annotations, &d->annotations);
 	d->controller_kind = blk_str(b, s->controller_kind);

@@ -194,19 +194,17 @@ static void *hook_planned(void *ctx, const char *group, int count, const struct 
 	if (g < 0 || count <= 0)
 		return NULL;
 	memset(&pr, 0, sizeof(pr));
+	cand = calloc(s->n_pending ? s->n_pending : 1, sizeof(*cand));
+	if (!cand)
+		goto oom;
+	/* the pods the scheduler could not place, not in an earlier packing;
+	 * under the lock: the keys borrow strings a launch's end frees */
 	pthread_mutex_lock(&b->mu);
 	keys = followed_keys(b, &n_keys);
 	if (!keys && n_keys) {
 		pthread_mutex_unlock(&b->mu);
-		LOG(b, LOG_WARN, "bind_pods: out of memory: the pods of scale_up %s +%d will be left to the scheduler",
-		    group, count);
-		return NULL;
-	}
-	pthread_mutex_unlock(&b->mu);
-	/* the pods the scheduler could not place, not in an earlier packing */
-	cand = calloc(s->n_pending ? s->n_pending : 1, sizeof(*cand));
-	if (!cand)
 		goto oom;
+	}
 	for (i = 0; i < s->n_pending; i++) {
 		const struct pod *p = &s->pods[s->pending[i]];
 		struct key k = {p->ns, p->name};
@@ -221,6 +219,7 @@ static void *hook_planned(void *ctx, const char *group, int count, const struct 
 			continue;
 		cand[n_cand++] = s->pending[i];
 	}
+	pthread_mutex_unlock(&b->mu);
 	free(keys);
 	keys = NULL;
 	if (n_sched_only)
