@@ -263,9 +263,11 @@ static void *hook_planned(void *ctx, const char *group, int count, const struct 
 	}
 	pthread_mutex_lock(&b->mu);
 	if (b->followed + n_packed > BINDER_MAX_PODS) {
+		size_t followed = b->followed;
+
 		pthread_mutex_unlock(&b->mu);
 		LOG(b, LOG_WARN, "bind_pods: %zu pods are followed already (at most %d): the %zu pod(s) of scale_up %s +%d are left to the scheduler",
-		    b->followed, BINDER_MAX_PODS, n_packed, group, count);
+		    followed, BINDER_MAX_PODS, n_packed, group, count);
 		order_free(o);
 		return NULL;
 	}

@@ -21,7 +21,8 @@ ok = H.ok
 
 GROUP = ("  - {name: workers, min: 1, max: 6, "
          "template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: workers}}}\n")
-# one scheduler pass a minute: within the test's 40 s only luascale can place
+# one scheduler pass a minute (the first when the pods come, once luascale
+# watches): within the test's 40 s only luascale can place
 # the pods on the new nodes
 scen = H.path("bind.yaml")
 with open(scen, "w") as f:
@@ -30,7 +31,7 @@ with open(scen, "w") as f:
             "terminate_latency: 300ms, shutdown_delay: 1s}\n"
             "cluster: {register_delay: 500ms, scheduler_interval: 60s}\n"
             "initial_nodes: [{group: workers, count: 1}]\n"
-            "node_groups:\n" + GROUP + "workloads:\n" + pod("web", "2s", 3, "workers"))
+            "node_groups:\n" + GROUP + "workloads:\n" + pod("web", "8s", 3, "workers"))
 SIM = H.start_sim("bind", scen, [], [])
 # the key from the environment (the harness writes the provisioning section)
 run = H.start_run(SIM, "run", "node_groups:\n" + GROUP + "provider: {kind: sim}\n",
