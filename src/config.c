@@ -1993,7 +1993,7 @@ static int parse_provider(struct ctx *x, const struct ytree_node *m)
 static int parse_provisioning(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "max_provision_time", "backoff_initial", "backoff_max",
-					    "drain_timeout", NULL };
+					    "drain_timeout", "bind_pods", NULL };
 	struct config *c = x->c;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
@@ -2002,7 +2002,8 @@ static int parse_provisioning(struct ctx *x, const struct ytree_node *m)
 	       field(x, m, "backoff_initial", dec_duration, &c->backoff_initial_ms, &r_backoff,
 		     &x->backoff_initial) ||
 	       field(x, m, "backoff_max", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
-	       field(x, m, "drain_timeout", dec_duration, &c->drain_timeout_ms, &r_drain, NULL) ? -1 : 0;
+	       field(x, m, "drain_timeout", dec_duration, &c->drain_timeout_ms, &r_drain, NULL) ||
+	       field(x, m, "bind_pods", dec_bool, &c->bind_pods, NULL, NULL) ? -1 : 0;
 }
 
 static int parse_intervals(struct ctx *x, const struct ytree_node *m)
@@ -2280,7 +2281,8 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_PROVISIONING_MAX_PROVISION_TIME", dec_duration, &c->max_provision_ms, &r_provision, NULL) ||
 	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_INITIAL", dec_duration, &c->backoff_initial_ms, &r_backoff, &x->backoff_initial) ||
 	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_MAX", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
-	    env_field(x, "LUASCALE_PROVISIONING_DRAIN_TIMEOUT", dec_duration, &c->drain_timeout_ms, &r_drain, NULL))
+	    env_field(x, "LUASCALE_PROVISIONING_DRAIN_TIMEOUT", dec_duration, &c->drain_timeout_ms, &r_drain, NULL) ||
+	    env_field(x, "LUASCALE_PROVISIONING_BIND_PODS", dec_bool, &c->bind_pods, NULL, NULL))
 		return -1;
 	/* paths from the environment are relative to the working directory */
 	if (kc && !(c->kubeconfig = resolve_path(x, kc, false, &x->kubeconfig)))

@@ -182,6 +182,8 @@ struct config {
 	int64_t backoff_initial_ms;     /* a group after a failed launch, default 5m, doubling */
 	int64_t backoff_max_ms;         /* default 30m */
 	int64_t drain_timeout_ms;       /* default 10m */
+	bool bind_pods;                 /* provisioning.bind_pods: bind a packing's pods to the
+					 * node launched for them once it is Ready; default false */
 
 	/* intervals, in milliseconds */
 	int64_t reconcile_interval_ms;  /* periodic resync, default 10s */

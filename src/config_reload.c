@@ -138,6 +138,7 @@ size_t config_keep_restart_only(const struct config *running, struct config *nex
 	KEEP_VAL("provisioning.backoff_initial", backoff_initial_ms);
 	KEEP_VAL("provisioning.backoff_max", backoff_max_ms);
 	KEEP_VAL("provisioning.drain_timeout", drain_timeout_ms);
+	KEEP_VAL("provisioning.bind_pods", bind_pods);
 	KEEP_VAL("safety.max_concurrent_drains", max_concurrent_drains);
 	if (str_differs(running->protected_pod_selector, next->protected_pod_selector)) {
 		/* the plan checks and the drains must agree on what is protected */

@@ -169,6 +169,10 @@ enum pod_flag {
 	POD_UNSCHEDULABLE = 1u << 4,     /* PodScheduled=False, reason Unschedulable */
 	POD_TERMINATING = 1u << 5,       /* metadata.deletionTimestamp set */
 	POD_SAFE_TO_EVICT_FALSE = 1u << 6, /* cluster-autoscaler.kubernetes.io/safe-to-evict: "false" */
+	POD_SCHEDULER_ONLY = 1u << 7,    /* what only its scheduler evaluates: a schedulerName
+					  * other than default-scheduler, pod (anti-)affinity,
+					  * topologySpreadConstraints, a PersistentVolumeClaim or
+					  * ephemeral volume, resourceClaims (never bound by luascale) */
 };
 
 struct pod {

@@ -1005,6 +1005,8 @@ static int pod_volumes(struct dec *d, const cJSON *spec, struct pod *p)
 		    get_object(d, v, "emptyDir", path, &empty) < 0 ||
 		    get_object(d, v, "hostPath", path, &host) < 0)
 			return -1;
+		if (child(v, "persistentVolumeClaim") || child(v, "ephemeral"))
+			p->flags |= POD_SCHEDULER_ONLY;
 		if (empty) {
 			char sub[FIELD_PATH];
 
@@ -1094,6 +1096,17 @@ static int decode_pod(struct dec *d, const cJSON *obj)
 	    pod_requests(d, spec, &p.requests) < 0 ||
 	    pod_status(d, obj, &p) < 0)
 		return -1;
+	{
+		const cJSON *sn = child(spec, "schedulerName"), *aff = child(spec, "affinity");
+		const cJSON *tsc = child(spec, "topologySpreadConstraints");
+		const cJSON *rc = child(spec, "resourceClaims");
+
+		if ((cJSON_IsString(sn) && sn->valuestring[0] &&
+		     strcmp(sn->valuestring, "default-scheduler") != 0) ||
+		    child(aff, "podAffinity") || child(aff, "podAntiAffinity") ||
+		    cJSON_GetArraySize(tsc) > 0 || cJSON_GetArraySize(rc) > 0)
+			p.flags |= POD_SCHEDULER_ONLY;
+	}
 	return push_item(d, (void **)&d->s->pods, &d->s->n_pods, &d->s->cap_pods,
 			 sizeof(p), &p);
 }

@@ -26,6 +26,7 @@
 #include "cli/serve.h"
 #include "config.h"
 #include "engine/actuator.h"
+#include "engine/binder.h"
 #include "engine/cloudgroups.h"
 #include "engine/batcher.h"
 #include "engine/reconciler.h"
@@ -381,6 +382,8 @@ int cli_run(int argc, char **argv)
 	struct executor *ex = NULL;
 	struct actuator *act = NULL;
 	struct actuator_config acfg;
+	struct binder_config bcfg;
+	struct binder *binder = NULL;
 	struct reconciler *rec = NULL;
 	struct informer_set *infs = NULL;
 	struct informer_opts iopts;
@@ -530,6 +533,14 @@ int cli_run(int argc, char **argv)
 	acfg.may_act = serve_may_act;
 	acfg.may_act_ctx = sv;
 	acfg.ins = serve_instruments(sv);
+	binder_config_default(&bcfg);
+	bcfg.enabled = c->bind_pods && !dry_run;
+	bcfg.max_wait_s = c->max_provision_ms / 1000;
+	bcfg.may_act = serve_may_act;
+	bcfg.may_act_ctx = sv;
+	bcfg.ins = acfg.ins;
+	binder = ex ? binder_new(ex, &kops, &bcfg, &log) : NULL;
+	acfg.hooks = binder_hooks(binder);
 	act = actuator_new(ex, prov, &kops, &acfg, &log);
 	memset(&bp, 0, sizeof(bp));
 	/* a 0 ms window is "at once": 1 ns, since 0 asks the batcher for its default */
@@ -544,7 +555,7 @@ int cli_run(int argc, char **argv)
 	iopts.on_change = on_change;
 	iopts.on_change_ctx = batch;
 	infs = batch ? informer_set_new(&iopts, &err) : NULL;
-	if (!kh || !ex || !act || !batch || !infs) {
+	if (!kh || !ex || !binder || !act || !batch || !infs) {
 		fprintf(stderr, "luascale: cannot start: %s\n", err.msg);
 		goto out;
 	}
@@ -599,6 +610,7 @@ int cli_run(int argc, char **argv)
 		run_ops_round_opts(ops, &ro);
 		round_start = clock_now(clock);
 		ro.ins = serve_instruments(sv);
+		ro.binder = binder;
 		cloud_view_refresh(&cloud, prov, clock_wall(clock), &log);
 		cur = run_ops_config(ops);
 		s = round_snapshot(infs, cur, &cloud, clock_wall(clock), &log, &err);
@@ -678,6 +690,7 @@ out:
 		executor_shutdown(ex, clock_now(clock));
 	serve_free(sv);
 	actuator_free(act);
+	binder_free(binder);
 	informer_set_free(infs);
 	batcher_free(batch);
 	provider_groups_free(cloud.groups, cloud.n);

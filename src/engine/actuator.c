@@ -47,6 +47,7 @@ struct launch {
 	char pods[256]; /* unschedulable pods when the plan was made: "ns/a, ns/b and 3 more" */
 	int64_t oldest_pod;   /* wall seconds: the oldest of them was created, 0: none */
 	int64_t call_start_ns;/* the cloud was asked, 0: not yet */
+	void *hook;           /* the launch hooks' token, NULL: none */
 };
 
 struct node_job {
@@ -309,6 +310,8 @@ static void on_instance(void *ctx, const struct provider_instance *inst)
 	l->created++;
 	a->st.instances_created++;
 	pthread_mutex_unlock(&a->mu);
+	if (l->hook)
+		a->cfg.hooks->instance(a->cfg.hooks->ctx, l->hook, inst);
 	if (a->cfg.ins)
 		metric_inc1(a->cfg.ins->launched, l->group);
 	LOG(a, LOG_INFO, "instance %s of group %s exists, %.1fs after the request (%d of %d)%s%s",
@@ -375,6 +378,8 @@ static void on_launch_done(void *ctx, int count, const struct provider_status *s
 			     l->group, l->count, secs_since(a, l->start_ns), kept, l->count,
 			     provider_error_str(st->code), st->message);
 	}
+	if (l->hook)
+		a->cfg.hooks->done(a->cfg.hooks->ctx, l->hook);
 	free(l);
 }
 
@@ -423,7 +428,7 @@ static void launch_task(void *arg, bool cancelled)
 }
 
 static int start_launch(struct actuator *a, const struct action *act, const char *pods,
-			int64_t oldest_pod)
+			int64_t oldest_pod, const struct snapshot *s)
 {
 	struct launch *l = calloc(1, sizeof(*l));
 	struct gstate *g;
@@ -431,6 +436,8 @@ static int start_launch(struct actuator *a, const struct action *act, const char
 	if (!l)
 		return -1;
 	l->a = a;
+	if (a->cfg.hooks && s)
+		l->hook = a->cfg.hooks->planned(a->cfg.hooks->ctx, act->group, (int)act->count, s);
 	snprintf(l->group, sizeof(l->group), "%s", act->group);
 	l->count = (int)act->count;
 	l->start_ns = clock_now(a->clock);
@@ -1264,7 +1271,7 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 	}
 	for (i = 0; i < p->n_actions; i++)
 		if (p->actions[i].type == ACTION_SCALE_UP &&
-		    start_launch(a, &p->actions[i], pods, oldest) < 0)
+		    start_launch(a, &p->actions[i], pods, oldest, s) < 0)
 			failed++;
 	/* one job per node, in the order nodes first appear in the plan */
 	for (i = 0; i < p->n_actions; i++) {

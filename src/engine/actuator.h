@@ -37,6 +37,22 @@
 #define ACTUATOR_CORDON_MARK_VALUE "luascale"
 #define ACTUATOR_CORDON_TIME "luascale.io/cordoned-at"
 
+/*
+ * Told of every scale-up as it starts, of each instance it creates and of
+ * its end: how what follows a launch (engine/binder.h: binding the pods
+ * of its packing to its nodes) learns which instance came of which
+ * launch. 'planned' runs on the caller of actuator_execute() with the
+ * plan's snapshot and returns a token (NULL: this launch is not
+ * followed); 'instance' and 'done' may run on any thread, 'done' exactly
+ * once per token, last.
+ */
+struct actuator_launch_hooks {
+	void *(*planned)(void *ctx, const char *group, int count, const struct snapshot *s);
+	void (*instance)(void *ctx, void *token, const struct provider_instance *inst);
+	void (*done)(void *ctx, void *token);
+	void *ctx;
+};
+
 struct actuator_config {
 	int64_t max_provision_s;  /* an instance must be a Ready node by then (default 900) */
 	struct backoff_policy group_backoff; /* after a failed launch (5m, x2, 30m) */
@@ -59,6 +75,7 @@ struct actuator_config {
 	bool (*may_act)(void *ctx);
 	void *may_act_ctx;
 	const struct instruments *ins; /* metrics; NULL: none. Borrowed */
+	const struct actuator_launch_hooks *hooks; /* NULL: none. Borrowed */
 };
 
 /* Fills the defaults named above. */

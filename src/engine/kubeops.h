@@ -77,6 +77,14 @@ struct kubeops_ops {
 	/* A Kubernetes Event on the node: type "Normal" or "Warning". */
 	int (*event)(void *ctx, const char *node, const char *type, const char *reason,
 		     const char *message);
+	/* Optional (NULL: binding is not offered): binds pending pod ns/pod
+	 * to 'node' through the Binding subresource, as a scheduler does.
+	 * 'uid' (may be NULL or "": none) is the pod's metadata.uid, a
+	 * precondition: a pod recreated under the same name is not bound.
+	 * KUBE_CONFLICT when the pod is bound already (or the uid differs),
+	 * KUBE_NOT_FOUND when the pod or the node is gone. */
+	int (*bind)(void *ctx, const char *ns, const char *pod, const char *uid,
+		    const char *node, struct kube_status *st);
 };
 
 struct kubeops {

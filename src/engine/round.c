@@ -95,6 +95,8 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 		st = &local;
 	memset(st, 0, sizeof(*st));
 	actuator_observe(a, s);
+	if (o && o->binder)
+		binder_observe(o->binder, s);
 	if (reconciler_run(r, s, false, &d, &rr, err) < 0)
 		return -1;
 	if (rr.attempted) {

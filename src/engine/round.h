@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "engine/actuator.h"
+#include "engine/binder.h"
 #include "engine/decide.h"
 #include "engine/instruments.h"
 #include "engine/reconciler.h"
@@ -65,6 +66,10 @@ struct round_opts {
 	 * reloads, actions planned by type, rejections by invariant); NULL:
 	 * none. Borrowed. */
 	const struct instruments *ins;
+	/* Binds the pods of a packing to their node once it is Ready
+	 * (provisioning.bind_pods); observes the snapshot right after the
+	 * actuator. NULL: none. Borrowed. */
+	struct binder *binder;
 };
 
 /* round_run() with 'o' (may be NULL: as round_run). */

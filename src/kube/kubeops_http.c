@@ -3,7 +3,7 @@
  * kube_client. Builds the patch, eviction and Event bodies, maps statuses to
  * kube_result codes (an eviction's 429 by what its Status says), decodes a
  * node's pods with the model, and re-reads and retries a taint edit after a
- * 409. Nothing else is retried here: the actuator decides what to do next.
+ * 409, and binds pods to nodes (Binding). Nothing else is retried here: the actuator decides what to do next.
  */
 #include "kube/kubeops_http.h"
 
@@ -520,6 +520,50 @@ static int op_delete_node(void *ctx, const char *node, struct kube_status *st)
 	return rc;
 }
 
+/* ---- binding ---- */
+
+static int op_bind(void *ctx, const char *ns, const char *pod, const char *uid,
+		   const char *node, struct kube_status *st)
+{
+	struct kubeops_http *h = ctx;
+	struct buf path = BUF_INIT, body = BUF_INIT;
+	struct kube_response r;
+	struct errbuf err = {""};
+	char what[600];
+	int rc;
+
+	if (bad_name(ns, "namespace", st) || bad_name(pod, "pod", st) || bad_name(node, "node", st))
+		return -1;
+	snprintf(what, sizeof(what), "bind pod %s/%s to node %s", ns, pod, node);
+	buf_puts(&path, "/api/v1/namespaces/");
+	kube_escape(&path, ns);
+	buf_puts(&path, "/pods/");
+	kube_escape(&path, pod);
+	buf_puts(&path, "/binding");
+	buf_puts(&body, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":");
+	buf_json_string(&body, pod);
+	buf_puts(&body, ",\"namespace\":");
+	buf_json_string(&body, ns);
+	if (uid && uid[0]) {
+		buf_puts(&body, ",\"uid\":");
+		buf_json_string(&body, uid);
+	}
+	buf_puts(&body, "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":");
+	buf_json_string(&body, node);
+	buf_puts(&body, "}}");
+	if (path.oom || body.oom) {
+		buf_free(&path);
+		buf_free(&body);
+		return set_status(st, KUBE_ERROR, "%s: out of memory", what);
+	}
+	rc = kube_request(h->client, "POST", path.data, KUBE_CT_JSON, body.data, body.len, &r, &err);
+	rc = outcome(rc, &r, &err, what, st);
+	kube_response_free(&r);
+	buf_free(&path);
+	buf_free(&body);
+	return rc;
+}
+
 /* ---- a node's pods ---- */
 
 struct podvec {
@@ -769,6 +813,7 @@ static const struct kubeops_ops http_kubeops = {
 	.delete_node = op_delete_node,
 	.node_pods = op_node_pods,
 	.event = op_event,
+	.bind = op_bind,
 };
 
 void kubeops_http_bind(struct kubeops_http *h, struct kubeops *out)

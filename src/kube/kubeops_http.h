@@ -1,7 +1,7 @@
 /*
  * kubeops_http: the actuator's Kubernetes writes (engine/kubeops.h) over a
  * real API server through a kube_client: cordon, labels, annotations,
- * taints, evictions, node deletion, a node's pods, and Events. It owns no
+ * taints, evictions, node deletion, a node's pods, Events and pod bindings. It owns no
  * connection (the client does) and retries only 409 conflicts on taints.
  */
 #ifndef LUASCALE_KUBE_KUBEOPS_HTTP_H

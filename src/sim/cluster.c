@@ -1890,6 +1890,27 @@ static int op_event(void *ctx, const char *node, const char *type, const char *r
 	return 0;
 }
 
+/* The Binding API through kubeops, with the uid precondition. */
+static int op_bind(void *ctx, const char *ns, const char *name, const char *uid,
+		   const char *node, struct kube_status *st)
+{
+	struct sim_cluster *c = ctx;
+	struct spod **slot;
+	bool differs = false;
+
+	if (uid && uid[0]) {
+		sim_cloud_lock(c->cloud);
+		slot = tab_find(c, ns ? ns : "", name ? name : "");
+		differs = slot && (*slot)->p.uid && strcmp((*slot)->p.uid, uid) != 0;
+		sim_cloud_unlock(c->cloud);
+	}
+	if (differs) {
+		status(st, KUBE_CONFLICT, "pod %s: the uid in the precondition does not match", name);
+		return -1;
+	}
+	return sim_cluster_bind_pod(c, ns, name, node, st);
+}
+
 static const struct kubeops_ops sim_kubeops = {
 	.cordon = op_cordon,
 	.label = op_label,
@@ -1899,6 +1920,7 @@ static const struct kubeops_ops sim_kubeops = {
 	.delete_node = op_delete_node,
 	.node_pods = op_node_pods,
 	.event = op_event,
+	.bind = op_bind,
 };
 
 void sim_cluster_kubeops(struct sim_cluster *c, struct kubeops *out)

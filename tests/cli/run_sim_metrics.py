@@ -55,6 +55,7 @@ FAMILIES = [
     "luascale_leader", "luascale_leader_transitions_total", "luascale_metrics_series_dropped_total",
     "luascale_work_queue_workers", "luascale_work_queue_busy_workers", "luascale_work_queue_waiting_tasks",
     "luascale_work_queue_max_workers",
+    "luascale_pod_bindings_total",
 ]
 
 

@@ -1,7 +1,7 @@
 /*
  * Tests for kubeops_http against a local libmicrohttpd server: the exact
  * requests behind cordon, labels, annotations, taints (read-modify-write
- * with resourceVersion and 409 retries), evictions (429 = PDB, 404 = gone),
+ * with resourceVersion and 409 retries), evictions (429 = PDB, 404 = gone), Bindings (409 = bound already),
  * node deletion, a node's pods across pages, and Events on nodes.
  */
 #include <setjmp.h>
@@ -98,6 +98,9 @@ static void h_world(void *ud, size_t i, const struct ts_req *rq, struct ts_resp 
 				 POD("hub", "pending", ",\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"r\"}]",
 				     "Pending") "]}");
 		}
+	} else if (strstr(rq->path, "/binding")) {
+		rs->status = 201;
+		snprintf(rs->body, sizeof(rs->body), "{\"kind\":\"Status\",\"status\":\"Success\"}");
 	} else if (strstr(rq->path, "/eviction")) {
 		rs->status = 201;
 		snprintf(rs->body, sizeof(rs->body), "{\"kind\":\"Status\",\"status\":\"Success\"}");
@@ -367,6 +370,42 @@ static void test_evictions(void **state)
 	assert_int_equal(ts_count(&f->s), 6); /* nothing retried here */
 }
 
+/* A Binding: the subresource, a v1 Binding naming the Node with the pod's
+ * uid as a precondition; 409 and 404 told apart; nothing retried. */
+static void test_bind(void **state)
+{
+	struct fixture *f = *state;
+	struct kube_status st;
+
+	assert_int_equal(f->ops.ops->bind(f->ops.ctx, "hub", "jupyter-ann", "u-1", "n1", &st), 0);
+	assert_int_equal(st.code, KUBE_OK);
+	assert_string_equal(req(f, 0)->method, "POST");
+	assert_string_equal(req(f, 0)->path, "/api/v1/namespaces/hub/pods/jupyter-ann/binding");
+	assert_string_equal(req(f, 0)->ctype, "application/json");
+	assert_string_equal(req(f, 0)->body,
+			    "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":"
+			    "{\"name\":\"jupyter-ann\",\"namespace\":\"hub\",\"uid\":\"u-1\"},"
+			    "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"n1\"}}");
+	assert_int_equal(f->ops.ops->bind(f->ops.ctx, "hub", "p", NULL, "n1", &st), 0);
+	assert_null(strstr(req(f, 1)->body, "uid"));
+	f->w.status = 409;
+	f->w.message = "pod p is already assigned to node n0";
+	assert_int_equal(f->ops.ops->bind(f->ops.ctx, "hub", "p", "u", "n1", &st), -1);
+	assert_int_equal(st.code, KUBE_CONFLICT);
+	assert_string_equal(st.message, "bind pod hub/p to node n1: pod p is already assigned to node n0");
+	f->w.status = 404;
+	assert_int_equal(f->ops.ops->bind(f->ops.ctx, "hub", "p", "u", "n1", &st), -1);
+	assert_int_equal(st.code, KUBE_NOT_FOUND);
+	f->w.status = 403;
+	f->w.message = "pods p is forbidden: cannot create resource pods/binding";
+	assert_int_equal(f->ops.ops->bind(f->ops.ctx, "hub", "p", "u", "n1", &st), -1);
+	assert_int_equal(st.code, KUBE_ERROR);
+	assert_non_null(strstr(st.message, "bind pod hub/p to node n1: "));
+	assert_int_equal(f->ops.ops->bind(f->ops.ctx, "hub", "p", "u", "", &st), -1);
+	assert_string_equal(st.message, "no node name given");
+	assert_int_equal(ts_count(&f->s), 5); /* nothing retried, nothing sent without a node */
+}
+
 /* A 429 on an eviction is a PodDisruptionBudget only when the server says
  * so; otherwise it is the server's own limit, with its words and its
  * retryAfterSeconds. */
@@ -552,6 +591,7 @@ int main(void)
 		T(test_taint_conflict_gives_up),
 		T(test_cordon_with_mark),
 		T(test_evictions),
+		T(test_bind),
 		T(test_delete_node),
 		T(test_eviction_429_says_what_the_server_said),
 		T(test_node_pods_pages),
