@@ -1844,7 +1844,7 @@ static void change_pod(struct apiserver *s, const struct resreq *rq, bool patch,
 		goto out;
 	}
 	apiserver_store_unlock(s->store);
-	if (normalize(o, rq, out) < 0)
+	if (apiserver_validate_object(rq, o, out) < 0 || normalize(o, rq, out) < 0)
 		goto out;
 	meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
 	name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name"));

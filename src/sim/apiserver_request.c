@@ -211,7 +211,8 @@ void apiserver_reply_tree(struct reply *out, int code, cJSON *o, uint64_t rv)
 struct fdef {
 	const char *name;
 	char type;                 /* s string, i integer, b boolean, m map of strings,
-				    * a array, o object (fields in sub) */
+				    * a array, A array of objects (their fields in sub),
+				    * o object (fields in sub; NULL: any) */
 	const struct fdef *sub;
 };
 
@@ -269,6 +270,89 @@ static const struct fdef event_v1_fields[] = {
 	{NULL, 0, NULL},
 };
 
+/*
+ * Workloads: every field of the Kubernetes types down to a container's; the
+ * objects below that (probes, volumes, security contexts, affinity,
+ * resources, strategies, selectors) and status are taken as any object,
+ * their fields unchecked.
+ */
+static const struct fdef container_fields[] = {
+	{"name", 's', NULL}, {"image", 's', NULL}, {"command", 'a', NULL}, {"args", 'a', NULL},
+	{"workingDir", 's', NULL}, {"ports", 'a', NULL}, {"envFrom", 'a', NULL},
+	{"env", 'a', NULL}, {"resources", 'o', NULL}, {"resizePolicy", 'a', NULL},
+	{"restartPolicy", 's', NULL}, {"volumeMounts", 'a', NULL}, {"volumeDevices", 'a', NULL},
+	{"livenessProbe", 'o', NULL}, {"readinessProbe", 'o', NULL}, {"startupProbe", 'o', NULL},
+	{"lifecycle", 'o', NULL}, {"terminationMessagePath", 's', NULL},
+	{"terminationMessagePolicy", 's', NULL}, {"imagePullPolicy", 's', NULL},
+	{"securityContext", 'o', NULL}, {"stdin", 'b', NULL}, {"stdinOnce", 'b', NULL},
+	{"tty", 'b', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef pod_spec[] = {
+	{"volumes", 'a', NULL}, {"initContainers", 'A', container_fields},
+	{"containers", 'A', container_fields}, {"ephemeralContainers", 'a', NULL},
+	{"restartPolicy", 's', NULL}, {"terminationGracePeriodSeconds", 'i', NULL},
+	{"activeDeadlineSeconds", 'i', NULL}, {"dnsPolicy", 's', NULL},
+	{"nodeSelector", 'm', NULL}, {"serviceAccountName", 's', NULL},
+	{"serviceAccount", 's', NULL}, {"automountServiceAccountToken", 'b', NULL},
+	{"nodeName", 's', NULL}, {"hostNetwork", 'b', NULL}, {"hostPID", 'b', NULL},
+	{"hostIPC", 'b', NULL}, {"shareProcessNamespace", 'b', NULL},
+	{"securityContext", 'o', NULL}, {"imagePullSecrets", 'a', NULL}, {"hostname", 's', NULL},
+	{"subdomain", 's', NULL}, {"affinity", 'o', NULL}, {"schedulerName", 's', NULL},
+	{"tolerations", 'a', NULL}, {"hostAliases", 'a', NULL}, {"priorityClassName", 's', NULL},
+	{"priority", 'i', NULL}, {"dnsConfig", 'o', NULL}, {"readinessGates", 'a', NULL},
+	{"runtimeClassName", 's', NULL}, {"enableServiceLinks", 'b', NULL},
+	{"preemptionPolicy", 's', NULL}, {"overhead", 'o', NULL},
+	{"topologySpreadConstraints", 'a', NULL}, {"setHostnameAsFQDN", 'b', NULL},
+	{"os", 'o', NULL}, {"hostUsers", 'b', NULL}, {"schedulingGates", 'a', NULL},
+	{"resourceClaims", 'a', NULL}, {"resources", 'o', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef pod_fields[] = {
+	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
+	{"spec", 'o', pod_spec}, {"status", 'o', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef template_fields[] = {
+	{"metadata", 'o', meta_fields}, {"spec", 'o', pod_spec}, {NULL, 0, NULL},
+};
+static const struct fdef deployment_spec[] = {
+	{"replicas", 'i', NULL}, {"selector", 'o', NULL}, {"template", 'o', template_fields},
+	{"strategy", 'o', NULL}, {"minReadySeconds", 'i', NULL},
+	{"revisionHistoryLimit", 'i', NULL}, {"paused", 'b', NULL},
+	{"progressDeadlineSeconds", 'i', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef replicaset_spec[] = {
+	{"replicas", 'i', NULL}, {"minReadySeconds", 'i', NULL}, {"selector", 'o', NULL},
+	{"template", 'o', template_fields}, {NULL, 0, NULL},
+};
+static const struct fdef job_spec[] = {
+	{"parallelism", 'i', NULL}, {"completions", 'i', NULL},
+	{"activeDeadlineSeconds", 'i', NULL}, {"podFailurePolicy", 'o', NULL},
+	{"successPolicy", 'o', NULL}, {"backoffLimit", 'i', NULL},
+	{"backoffLimitPerIndex", 'i', NULL}, {"maxFailedIndexes", 'i', NULL},
+	{"selector", 'o', NULL}, {"manualSelector", 'b', NULL}, {"template", 'o', template_fields},
+	{"ttlSecondsAfterFinished", 'i', NULL}, {"completionMode", 's', NULL},
+	{"suspend", 'b', NULL}, {"podReplacementPolicy", 's', NULL}, {"managedBy", 's', NULL},
+	{NULL, 0, NULL},
+};
+static const struct fdef deployment_fields[] = {
+	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
+	{"spec", 'o', deployment_spec}, {"status", 'o', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef replicaset_fields[] = {
+	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
+	{"spec", 'o', replicaset_spec}, {"status", 'o', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef job_fields[] = {
+	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
+	{"spec", 'o', job_spec}, {"status", 'o', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef limitrange_spec[] = {
+	{"limits", 'a', NULL}, {NULL, 0, NULL},
+};
+static const struct fdef limitrange_fields[] = {
+	{"apiVersion", 's', NULL}, {"kind", 's', NULL}, {"metadata", 'o', meta_fields},
+	{"spec", 'o', limitrange_spec}, {NULL, 0, NULL},
+};
+
 static const struct fdef *schema_of(enum apiserver_resource r)
 {
 	switch (r) {
@@ -276,6 +360,11 @@ static const struct fdef *schema_of(enum apiserver_resource r)
 	case APISERVER_LEASES: return lease_fields;
 	case APISERVER_EVENTS: return event_fields;
 	case APISERVER_EVENTS_V1: return event_v1_fields;
+	case APISERVER_PODS: return pod_fields;
+	case APISERVER_DEPLOYMENTS: return deployment_fields;
+	case APISERVER_REPLICASETS: return replicaset_fields;
+	case APISERVER_JOBS: return job_fields;
+	case APISERVER_LIMITRANGES: return limitrange_fields;
 	default: return NULL;
 	}
 }
@@ -303,7 +392,8 @@ static bool type_ok(const cJSON *v, char type)
 	case 's': return cJSON_IsString(v);
 	case 'i': return cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)v->valuedouble;
 	case 'b': return cJSON_IsBool(v);
-	case 'a': return cJSON_IsArray(v);
+	case 'a':
+	case 'A': return cJSON_IsArray(v);
 	case 'o': return cJSON_IsObject(v);
 	case 'm':
 		if (!cJSON_IsObject(v))
@@ -344,14 +434,56 @@ static int check_fields(cJSON *o, const struct fdef *fields, const char *at, str
 				 json_type(e), path,
 				 f->type == 's' ? "string" : f->type == 'i' ? "int64" :
 				 f->type == 'b' ? "bool" : f->type == 'm' ? "map[string]string" :
-				 f->type == 'a' ? "[]" : "struct");
+				 f->type == 'a' || f->type == 'A' ? "[]" : "struct");
 			return -1;
 		}
 		if (f->type == 'o' && f->sub && cJSON_IsObject(e) &&
 		    check_fields(e, f->sub, path, unknown, bad, badlen) < 0)
 			return -1;
+		if (f->type == 'A' && f->sub && cJSON_IsArray(e)) {
+			cJSON *item;
+			int i = 0;
+
+			cJSON_ArrayForEach(item, e) {
+				char ipath[320];
+
+				snprintf(ipath, sizeof(ipath), "%s[%d]", path, i++);
+				if (!cJSON_IsObject(item)) {
+					snprintf(bad, badlen, "json: cannot unmarshal %s into Go struct field %s of type struct",
+						 json_type(item), ipath);
+					return -1;
+				}
+				if (check_fields(item, f->sub, ipath, unknown, bad, badlen) < 0)
+					return -1;
+			}
+		}
 	}
 	return 0;
+}
+
+/*
+ * A Warning header (RFC 7234 warn-code 299, agent "-") with 'text' as its
+ * quoted warn-text: '"' and '\\' escaped, as clients parse it; cut short
+ * (never inside an escape) to fit 'len'.
+ */
+static void warning_header(char *out, size_t len, const char *text)
+{
+	size_t n = 0;
+	const char *p;
+
+	if (len < 16) {
+		if (len)
+			out[0] = '\0';
+		return;
+	}
+	n = (size_t)snprintf(out, len, "299 - \"");
+	for (p = text; *p && n + 4 < len; p++) {
+		if (*p == '"' || *p == '\\')
+			out[n++] = '\\';
+		out[n++] = *p;
+	}
+	out[n++] = '"';
+	out[n] = '\0';
 }
 
 /*
@@ -393,8 +525,7 @@ int apiserver_validate_object(const struct resreq *rq, cJSON *o, struct reply *o
 		return -1;
 	}
 	if (unknown.len && (!fv || strcmp(fv, "Warn") == 0))
-		snprintf(out->warning, sizeof(out->warning), "299 - \"%.*s\"",
-			 (int)(unknown.len < 500 ? unknown.len : 500), unknown.data);
+		warning_header(out->warning, sizeof(out->warning), unknown.data);
 	buf_free(&unknown);
 	return 0;
 }

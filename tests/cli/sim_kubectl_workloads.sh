@@ -167,6 +167,39 @@ check "kubectl wait --for=condition=Complete" k wait --for=condition=Complete jo
 check "three completions" is 3 k get job batch3 -o jsonpath='{.status.succeeded}'
 check "its pods stay, Succeeded" is 3 count pods -l job-name=batch3 --field-selector=status.phase=Succeeded
 
+# ---- field validation: unknown fields are refused under Strict (kubectl's
+# default), and what the server renders is taken back without a word ----
+cat >"$TMP/typo-deploy.yaml" <<'EOF2'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: typo}
+spec:
+  replica: 2
+  selector: {matchLabels: {app: typo}}
+  template:
+    metadata: {labels: {app: typo}}
+    spec:
+      containers: [{name: c, image: busybox}]
+EOF2
+check "a misspelt Deployment field is refused (strict)" \
+  sh -c "! kubectl --kubeconfig $TMP/kubeconfig apply -f $TMP/typo-deploy.yaml >$TMP/typo.out 2>&1 && grep -q 'unknown field \"spec.replica\"' $TMP/typo.out"
+check "and nothing was made" is 0 count deployments --field-selector=metadata.name=typo
+cat >"$TMP/typo-pod.yaml" <<'EOF2'
+apiVersion: v1
+kind: Pod
+metadata: {name: typo}
+spec:
+  containers: [{name: c, image: busybox, imagePullPolicy: Always, imagee: x}]
+EOF2
+check "a misspelt container field is refused (strict)" \
+  sh -c "! kubectl --kubeconfig $TMP/kubeconfig create -f $TMP/typo-pod.yaml >$TMP/typo.out 2>&1 && grep -q 'spec.containers\[0\].imagee' $TMP/typo.out"
+check "--validate=warn keeps the pod and warns" \
+  sh -c "kubectl --kubeconfig $TMP/kubeconfig create --validate=warn -f $TMP/typo-pod.yaml 2>&1 | grep -qi 'unknown field'"
+for obj in deployment/web "$(k get pods -l app=web -o name | head -1)" "$(k get rs -l app=web -o name | head -1)" job/batch3; do
+  check "$obj read back and replaced: no unknown field" \
+    sh -c "kubectl --kubeconfig $TMP/kubeconfig get $obj -o json | kubectl --kubeconfig $TMP/kubeconfig replace -f - >$TMP/rt.out 2>&1; grep -q replaced $TMP/rt.out && ! grep -qi 'unknown field' $TMP/rt.out"
+done
+
 # ---- deletion and garbage collection ----
 check "kubectl delete deployment (background)" k delete deployment web
 check "its ReplicaSet goes" until_true 10 is 0 count rs -l app=web
