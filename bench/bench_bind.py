@@ -18,7 +18,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "cli"))
-from simharness import Harness, kube, until  # noqa: E402
+from simharness import Harness, kube  # noqa: E402
 
 GROUP = ("  - {name: workers, min: 1, max: 60, "
          "template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: workers}}}\n")

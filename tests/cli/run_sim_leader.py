@@ -24,7 +24,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simharness import Harness, kube, log_has, pod, stop, until  # noqa: E402
+from simharness import Harness, kube, log_has, pod, until  # noqa: E402
 
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/luascale"
 LEASE_S, RETRY_S = 15, 2
