@@ -537,12 +537,53 @@ static bool selector_empty(const cJSON *sel)
 	       cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions")) == 0;
 }
 
+/*
+ * What a workload's spec asks that the controllers here do not do, as the
+ * "FIELD: Unsupported value: ..." of a 422, or NULL. Such a spec is
+ * refused rather than taken and silently run otherwise: a paused rollout
+ * that rolls on, a suspended Job that runs.
+ */
+static const char *not_simulated(enum apiserver_resource r, const cJSON *spec)
+{
+	static const char *const job_fields[][2] = {
+		{"activeDeadlineSeconds", "spec.activeDeadlineSeconds: Unsupported value: the simulated Job controller sets no deadline"},
+		{"ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished: Unsupported value: the simulated Job controller keeps finished Jobs"},
+		{"podFailurePolicy", "spec.podFailurePolicy: Unsupported value: the simulated Job controller counts every failure against backoffLimit"},
+		{"successPolicy", "spec.successPolicy: Unsupported value: the simulated Job controller needs every completion"},
+		{"backoffLimitPerIndex", "spec.backoffLimitPerIndex: Unsupported value: the simulated Job controller runs NonIndexed Jobs only"},
+		{"maxFailedIndexes", "spec.maxFailedIndexes: Unsupported value: the simulated Job controller runs NonIndexed Jobs only"},
+	};
+	const cJSON *v;
+	size_t i;
+
+	if (r == APISERVER_DEPLOYMENTS && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "paused")))
+		return "spec.paused: Unsupported value: true: the simulated server does not pause rollouts";
+	if (r == APISERVER_DEPLOYMENTS || r == APISERVER_REPLICASETS) {
+		v = cJSON_GetObjectItemCaseSensitive(spec, "minReadySeconds");
+		if (cJSON_IsNumber(v) && v->valuedouble != 0)
+			return "spec.minReadySeconds: Unsupported value: the simulated server counts a pod available once it is Ready (0 only)";
+	}
+	if (r != APISERVER_JOBS)
+		return NULL;
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(spec, "suspend")))
+		return "spec.suspend: Unsupported value: true: the simulated Job controller does not suspend Jobs";
+	v = cJSON_GetObjectItemCaseSensitive(spec, "completionMode");
+	if (cJSON_IsString(v) && strcmp(v->valuestring, "NonIndexed") != 0)
+		return "spec.completionMode: Unsupported value: the simulated Job controller runs NonIndexed Jobs only";
+	for (i = 0; i < sizeof(job_fields) / sizeof(job_fields[0]); i++) {
+		v = cJSON_GetObjectItemCaseSensitive(spec, job_fields[i][0]);
+		if (v && !cJSON_IsNull(v))
+			return job_fields[i][1];
+	}
+	return NULL;
+}
+
 int sim_workloads_admit(enum apiserver_resource r, cJSON *o, const cJSON *cur, bool status_only,
 			struct errbuf *err)
 {
 	cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
 	cJSON *spec, *tmpl, *tmeta, *labels, *sel;
-	const char *name = str_at(meta, "name", NULL, NULL), *kind = kind_of(r);
+	const char *name = str_at(meta, "name", NULL, NULL), *kind = kind_of(r), *what;
 	int64_t gen = cur ? int_at(cur, "metadata", "generation", 1) : 1;
 	int rc;
 
@@ -648,6 +689,8 @@ int sim_workloads_admit(enum apiserver_resource r, cJSON *o, const cJSON *cur, b
 		if (!cJSON_GetObjectItemCaseSensitive(spec, "progressDeadlineSeconds"))
 			cJSON_AddNumberToObject(spec, "progressDeadlineSeconds", 600);
 	}
+	if ((what = not_simulated(r, spec)))
+		return invalid(err, kind, name, what);
 	rc = validate_pod_spec(cJSON_GetObjectItemCaseSensitive(tmpl, "spec"), kind, name,
 			       "spec.template.spec", err);
 	if (rc)

@@ -200,6 +200,26 @@ for obj in deployment/web "$(k get pods -l app=web -o name | head -1)" "$(k get 
     sh -c "kubectl --kubeconfig $TMP/kubeconfig get $obj -o json | kubectl --kubeconfig $TMP/kubeconfig replace -f - >$TMP/rt.out 2>&1; grep -q replaced $TMP/rt.out && ! grep -qi 'unknown field' $TMP/rt.out"
 done
 
+# ---- what the controllers do not do is refused, not ignored ----
+check "kubectl rollout pause is refused (422), not ignored" \
+  sh -c "! kubectl --kubeconfig $TMP/kubeconfig rollout pause deployment/web >$TMP/pause.out 2>&1 && grep -q 'spec.paused: Unsupported value' $TMP/pause.out"
+check "the Deployment is not paused" is "" k get deployment web -o jsonpath='{.spec.paused}'
+cat >"$TMP/ttl-job.yaml" <<'EOF2'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: ttl}
+spec:
+  ttlSecondsAfterFinished: 60
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+EOF2
+check "a Job with ttlSecondsAfterFinished is refused (422)" \
+  sh -c "! kubectl --kubeconfig $TMP/kubeconfig apply -f $TMP/ttl-job.yaml >$TMP/ttl.out 2>&1 && grep -q 'spec.ttlSecondsAfterFinished: Unsupported value' $TMP/ttl.out"
+check "a suspended Job is refused (422)" \
+  sh -c "! kubectl --kubeconfig $TMP/kubeconfig patch job batch3 --type=merge -p '{\"spec\":{\"suspend\":true}}' >$TMP/susp.out 2>&1 && grep -q 'spec.suspend: Unsupported value' $TMP/susp.out"
+
 # ---- deletion and garbage collection ----
 check "kubectl delete deployment (background)" k delete deployment web
 check "its ReplicaSet goes" until_true 10 is 0 count rs -l app=web
