@@ -31,6 +31,8 @@ not_ok() {
   done
 }
 
+# until_true SECONDS CMD...: lib.sh's, for fractional SECONDS too: counts
+# SECONDS × 10 tries 0.1 s apart
 until_true() {
   local ticks
   ticks=$(awk -v s="$1" 'BEGIN { printf "%d", s * 10 }')

@@ -29,3 +29,18 @@ finish() {
   echo "$pass passed, $fail failed"
   [ "$fail" -eq 0 ]
 }
+
+# until_true SECONDS CMD...: runs CMD every 0.1 s until it succeeds (0) or
+# SECONDS (whole seconds, wall time) have passed (1)
+until_true() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ "$SECONDS" -ge "$deadline" ] && return 1
+    sleep 0.1
+  done
+}
+
+# k ARGS...: kubectl against the kubeconfig a test's `luascale sim` wrote to
+# $TMP/kubeconfig
+k() { kubectl --kubeconfig "$TMP/kubeconfig" --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }

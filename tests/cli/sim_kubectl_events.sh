@@ -31,15 +31,6 @@ cleanup() {
 trap cleanup EXIT
 . "$(dirname "$0")/lib.sh"
 PROTO_WATCH="$(dirname "$0")/proto_watch.py"
-k() { kubectl --kubeconfig "$TMP/kubeconfig" --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
-until_true() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ "$SECONDS" -ge "$deadline" ] && return 1
-    sleep 0.1
-  done
-}
 
 # one node of 2 CPUs: two web pods fit, two wait for a second node, and
 # "huge" never fits

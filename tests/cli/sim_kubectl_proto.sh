@@ -24,15 +24,6 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$(dirname "$0")/lib.sh"
-k() { kubectl --kubeconfig "$TMP/kubeconfig" --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
-until_true() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ "$SECONDS" -ge "$deadline" ] && return 1
-    sleep 0.1
-  done
-}
 
 cat >"$TMP/scenario.yaml" <<'EOF'
 seed: 5
