@@ -586,6 +586,7 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 	cJSON_AddStringToObject(spec, "schedulerName", "default-scheduler");
 	cJSON_AddNumberToObject(spec, "terminationGracePeriodSeconds", (double)ch->grace_s);
 	cJSON_AddStringToObject(spec, "restartPolicy",
+				ch->spec && ch->spec->restart_policy ? ch->spec->restart_policy :
 				strcmp(p->controller_kind ? p->controller_kind : "", "Job") == 0 ?
 				"OnFailure" : "Always");
 

@@ -57,6 +57,7 @@ struct sim_pod_spec {
 	const char *owner_name;      /*   ("ReplicaSet", "Job"), or NULL: none */
 	const char *owner_uid;
 	const char *containers_json; /* the pods' spec.containers as JSON, NULL: one "main" */
+	const char *restart_policy;  /* the pods' spec.restartPolicy, NULL: by the controller */
 };
 
 enum sim_sched_mode {

@@ -24,7 +24,7 @@
 struct wspec {
 	struct sim_pod_spec spec;
 	struct snapshot *snap;   /* owns the decoded pod the spec points into */
-	char *name, *containers, *owner_kind, *owner_name, *owner_uid, *ns;
+	char *name, *containers, *owner_kind, *owner_name, *owner_uid, *ns, *restart_policy;
 };
 
 /* What a controller remembers of one ReplicaSet or Job. */
@@ -343,6 +343,7 @@ static void wspec_free(void *p)
 	free(s->owner_kind);
 	free(s->owner_name);
 	free(s->owner_uid);
+	free(s->restart_policy);
 	free(s);
 }
 
@@ -433,6 +434,15 @@ static int register_spec(struct sim_workloads *w, const char *ns, const char *ba
 	ws->spec.owner_name = ws->owner_name;
 	ws->spec.owner_uid = ws->owner_uid;
 	ws->spec.containers_json = ws->containers;
+	{
+		/* validated already: Always, OnFailure or Never */
+		const char *rp = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(podspec,
+											 "restartPolicy"));
+
+		if (rp && !(ws->restart_policy = strdup(rp)))
+			goto oom;
+		ws->spec.restart_policy = ws->restart_policy;
+	}
 	idx = sim_cluster_add_spec(w->c, &ws->spec, err);
 	if (idx < 0)
 		goto fail;

@@ -156,6 +156,8 @@ EOF2
 check "kubectl apply -f a Job" k apply -f "$TMP/job.yaml"
 check "kubectl wait --for=condition=Complete" k wait --for=condition=Complete job/batch3 --timeout=30s
 check "three completions" is 3 k get job batch3 -o jsonpath='{.status.succeeded}'
+check "its pods keep the Job's restartPolicy" is "Never Never Never" \
+  sh -c "kubectl --kubeconfig $TMP/kubeconfig get pods -l job-name=batch3 -o jsonpath='{.items[*].spec.restartPolicy}'"
 check "its pods stay, Succeeded" is 3 count pods -l job-name=batch3 --field-selector=status.phase=Succeeded
 
 # ---- field validation: unknown fields are refused under Strict (kubectl's
