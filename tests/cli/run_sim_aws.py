@@ -21,7 +21,7 @@ import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simharness import Harness, log_has, nodes, pod, pods_running, read_env_file, stop, until  # noqa: E402
+from simharness import Harness, kube, log_has, nodes, pod, pods_running, read_env_file, stop, until  # noqa: E402
 
 try:
     import boto3
@@ -251,9 +251,24 @@ def phase_throttle():
     stop(sim["proc"])
 
 
+def all_placed_or_marked(sim, prefix, n):
+    """The n pods named prefix* are there, and each runs or is marked
+    Unschedulable by the scheduler: a scale-up started now sees them all."""
+    pods = [p for p in kube(sim, "/api/v1/pods")["items"] if p["metadata"]["name"].startswith(prefix)]
+    return len(pods) == n and all(
+        p["status"].get("phase") == "Running"
+        or any(c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable"
+               for c in p["status"].get("conditions", []))
+        for p in pods)
+
+
 def phase_restart():
     sim = start_sim("restart", scenario("restart", GROUPS, AWS_GROUPS,
                                         pod("batch", "2s", 3, "workers"), boot="8s"))
+    # every pod the scale-up is for is pending and marked before the first
+    # luascale starts: it reacts within batch_new_pod, and would otherwise
+    # ask for the first pod's node alone, leaving the rest to the second
+    until(30, lambda: all_placed_or_marked(sim, "batch-", 3))
     run = start_run(sim, "restart-1")
     logs = [run["log"], sim["log"]]
     up = until(40, lambda: log_has(run["log"], r"ASG workers desired capacity 1 -> (\d+)"))
@@ -285,6 +300,7 @@ def fleet_instances(sim):
 def phase_restart_fleet():
     sim = start_sim("restartf", scenario("restartf", GROUPS, AWS_GROUPS,
                                          pod("fleetjob", "2s", 2, "burst"), boot="8s"))
+    until(30, lambda: all_placed_or_marked(sim, "fleetjob-", 2))
     run = start_run(sim, "restartf-1")
     logs = [run["log"], sim["log"]]
     # killed once the fleet's instances exist and before they are nodes
