@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "model.h"
@@ -245,6 +247,11 @@ struct recorder *recorder_new(const struct recorder_opts *o, struct errbuf *err)
 		return NULL;
 	}
 	r->client = o->client;
+	/* the names' counter starts anywhere: two processes (a restart, a
+	 * standby taking over) writing for one object in the same second do
+	 * not collide */
+	if (getrandom(&r->seq, sizeof(r->seq), GRND_NONBLOCK) != (ssize_t)sizeof(r->seq))
+		r->seq = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL;
 	r->component = strdup(o->component && *o->component ? o->component : "luascale");
 	r->log = o->log;
 	r->clock = o->clock ? o->clock : clock_real();

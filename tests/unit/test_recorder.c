@@ -295,6 +295,29 @@ static void test_gone_event_is_made_again(void **state)
 	assert_int_equal(st.failed, 0);
 }
 
+/* A new recorder (a restart, a standby that took over) writing for the
+ * same object in the same second names its Event differently. */
+static void test_restarted_recorder_names_anew(void **state)
+{
+	struct fx *f = *state;
+	struct recorder *r = make(f, 0, 0, 0);
+	cJSON *a, *b;
+
+	assert_int_equal(recorder_pod_event(r, "ns", "p", "u", "Warning", "R", "m"), RECORDER_QUEUED);
+	assert_int_equal(recorder_flush(r), 1);
+	r = make(f, 0, 0, 0);
+	assert_int_equal(recorder_pod_event(r, "ns", "p", "u", "Warning", "R", "m"), RECORDER_QUEUED);
+	assert_int_equal(recorder_flush(r), 1);
+	assert_string_equal(req(f, 0)->method, "POST");
+	assert_string_equal(req(f, 1)->method, "POST");
+	a = body(f, 0);
+	b = body(f, 1);
+	assert_true(strncmp(jstr(b, "metadata", "name"), "p.", 2) == 0);
+	assert_string_not_equal(jstr(a, "metadata", "name"), jstr(b, "metadata", "name"));
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+}
+
 static void test_full_inactive_and_cut(void **state)
 {
 	struct fx *f = *state;
@@ -357,6 +380,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_same_event_is_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restarted_recorder_names_anew, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_similar_events_are_combined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spam_bucket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lru_forgets_oldest, setup, teardown),
