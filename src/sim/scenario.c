@@ -1863,6 +1863,12 @@ static void arrive(void *owner, void *data, uint64_t id, bool alive)
 		return;
 	}
 	wl = &w->sc->workloads[a->w];
+	/*
+	 * The pods due by now arrive together: holding the (recursive) cloud lock
+	 * keeps the scheduler's pass, queued by the first, from running before
+	 * the last is created, so a pass never sees half of a burst.
+	 */
+	sim_cloud_lock(w->cloud);
 	now = sim_cloud_now(w->cloud) - w->t0;
 	while (a->next < wl->count && a->wave_t0 + a->offsets[a->next] <= now) {
 		int64_t run = wl->spec.duration_ns > 0 ? wl->spec.duration_ns : -1;
@@ -1873,6 +1879,7 @@ static void arrive(void *owner, void *data, uint64_t id, bool alive)
 			sim_cloud_tracef(w->cloud, "workload %s: %s", wl->spec.name, err.msg);
 		a->next++;
 	}
+	sim_cloud_unlock(w->cloud);
 	arrivals_next(w, a);
 }
 

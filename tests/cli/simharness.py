@@ -2,6 +2,7 @@
 # `luascale sim` (one per cloud face: run_sim_aws.py, run_sim_gce.py) share:
 # TAP output, polling against a deadline, scenarios, starting and stopping
 # the simulator and the daemon by PID, and reading the simulated cluster.
+# KEEP_TMP=1 keeps the temporary directory (scenario, configs, logs).
 import json
 import os
 import re
@@ -121,7 +122,10 @@ class Harness:
     def cleanup(self):
         for p in self.procs:
             stop(p)
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if os.environ.get("KEEP_TMP"):
+            print("# kept %s (KEEP_TMP)" % self.tmp)
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def until(seconds, fn):
