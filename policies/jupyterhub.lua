@@ -262,16 +262,31 @@ local function scale_up(s)
     if node.ready then marked[#marked + 1] = node end
   end
   cluster:sort_by_utilization(marked, "desc") -- ties by name
+  -- the pods some marked node has the free room for: a pod bigger than the
+  -- most any of them has free, per resource, fits none, so the walk below
+  -- skips it (and skips the pods altogether when none could fit)
+  local most, could, n_could = {}, {}, 0
+  for _, node in ipairs(marked) do
+    for k, v in pairs(node.free) do
+      if not most[k] or v > most[k] then most[k] = v end
+    end
+  end
+  for _, pod in ipairs(unplaced) do
+    if fits_room(pod, most) then could[pod], n_could = true, n_could + 1 end
+  end
   for _, node in ipairs(marked) do
     if satisfied() then break end
-    local free, placed, rest = {}, 0, {}
-    for k, v in pairs(node.free) do free[k] = v end
-    for _, pod in ipairs(unplaced) do
-      if s.fit_groups[pod][node.group] and fits_room(pod, free) then
-        take_room(pod, free)
-        placed = placed + 1
-      else
-        rest[#rest + 1] = pod
+    local free, placed, rest = {}, 0, unplaced
+    if n_could > 0 then
+      rest = {}
+      for k, v in pairs(node.free) do free[k] = v end
+      for _, pod in ipairs(unplaced) do
+        if could[pod] and s.fit_groups[pod][node.group] and fits_room(pod, free) then
+          take_room(pod, free)
+          placed = placed + 1
+        else
+          rest[#rest + 1] = pod
+        end
       end
     end
     local before = ratio(demand, capacity)

@@ -685,9 +685,18 @@ static void seg_update(struct packing *k, size_t bin)
 		v[DIM_EXT + d] = k->ext[bin * ne + d];
 	for (node /= 2; node >= 1; node /= 2) {
 		int64_t *x = seg_at(k, node), *l = seg_at(k, 2 * node), *r = seg_at(k, 2 * node + 1);
+		bool same = true;
 
-		for (d = 0; d < k->dims; d++)
-			x[d] = l[d] > r[d] ? l[d] : r[d];
+		for (d = 0; d < k->dims; d++) {
+			int64_t m = l[d] > r[d] ? l[d] : r[d];
+
+			if (x[d] != m) {
+				x[d] = m;
+				same = false;
+			}
+		}
+		if (same)
+			break; /* the maxima above stay as they are */
 	}
 }
 
@@ -801,13 +810,45 @@ static inline __attribute__((always_inline)) bool room_covers(const int64_t *v, 
 	return true;
 }
 
-/* The first open bin that takes 'q', or -1. */
-static long first_fit(const struct packing *k, const struct need *q)
+/* From tree node 'node', the next subtree to its right whose maxima cover
+ * 'q': climbs to the first right sibling that does. False when none. */
+static bool next_covering(const struct packing *k, const struct need *q, size_t *node)
 {
-	size_t node = 1;
+	size_t x = *node;
 
-	if (!k->n_bins || !room_covers(seg_at(k, 1), q))
+	for (;;) {
+		while (x & 1) {
+			x /= 2;
+			if (x == 0)
+				return false; /* climbed past the root */
+		}
+		if (x == 0)
+			return false;
+		x++; /* the right sibling */
+		if (room_covers(seg_at(k, x), q)) {
+			*node = x;
+			return true;
+		}
+	}
+}
+
+/* The first open bin at or after 'start' that takes 'q', or -1: the bin a
+ * scan from 'start' would find, without looking at the bins too full. */
+static long first_fit_from(const struct packing *k, const struct need *q, size_t start)
+{
+	size_t node;
+
+	if (start >= k->n_bins)
 		return -1;
+	if (start == 0) {
+		if (!room_covers(seg_at(k, 1), q))
+			return -1;
+		node = 1;
+	} else {
+		node = k->leaf0 + start;
+		if (!room_covers(seg_at(k, node), q) && !next_covering(k, q, &node))
+			return -1;
+	}
 	for (;;) {
 		/* go down: left first */
 		while (node < k->leaf0) {
@@ -821,18 +862,8 @@ static long first_fit(const struct packing *k, const struct need *q)
 		if (node >= k->leaf0)
 			return (long)(node - k->leaf0);
 		/* no child covers it: back up to the next right sibling that does */
-		for (;;) {
-			while (node & 1) {
-				node /= 2;
-				if (node == 0)
-					return -1;
-			}
-			if (node == 0)
-				return -1;
-			node++; /* the right sibling */
-			if (room_covers(seg_at(k, node), q))
-				break;
-		}
+		if (!next_covering(k, q, &node))
+			return -1;
 	}
 }
 
@@ -958,7 +989,7 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 			ext_val[j] = ext[j].name ? ext[j].value : 0;
 			ext_ix[j] = ext[j].name ? tmpl_ext_index(k.tmpl, ext[j].name) : -1;
 		}
-		f = first_fit(&k, &q);
+		f = first_fit_from(&k, &q, 0);
 		b = f < 0 ? k.n_bins : (size_t)f;
 		if (b == k.n_bins) {
 			if (max_new >= 0 && k.n_bins - upcoming >= (size_t)max_new) {
@@ -1005,6 +1036,105 @@ out:
 	free(k.seg);
 	free(ext_ix);
 	free(ext_val);
+	return rc;
+}
+
+/* A bin's free room from a node's (extended resources checked apart). */
+static void bin_of_room(struct bin *b, const struct room *r)
+{
+	b->cpu_m = r->cpu_m;
+	b->memory = r->memory;
+	b->ephemeral = r->ephemeral;
+	b->pods = r->pods;
+}
+
+int sched_place(const struct snapshot *s, const uint32_t *pods, size_t n, int32_t *dest,
+		size_t *n_placed, struct errbuf *err)
+{
+	/* no template: no share bound, no extended resources in the tree
+	 * (room_fits() checks those on the node the tree finds) */
+	static const struct resources no_template;
+	struct packing k = {0};
+	struct room *rooms = NULL;
+	uint32_t *cand = NULL;
+	size_t n_cand = 0, i, cap = 1;
+	int rc = -1;
+
+	*n_placed = 0;
+	for (i = 0; i < n; i++)
+		dest[i] = -1;
+	if (n == 0 || s->n_nodes == 0)
+		return 0;
+	k.tmpl = &no_template;
+	k.dims = DIM_EXT;
+	cand = malloc(s->n_nodes * sizeof(*cand));
+	rooms = calloc(s->n_nodes, sizeof(*rooms));
+	k.bins = malloc(s->n_nodes * sizeof(*k.bins));
+	if (!cand || !rooms || !k.bins)
+		goto oom;
+	for (i = 0; i < s->n_nodes; i++) {
+		const struct node *nd = &s->nodes[i];
+
+		if (!nd->ready || nd->unschedulable || nd->removing)
+			continue;
+		if (room_of_node(s, i, &rooms[n_cand]) < 0)
+			goto oom;
+		bin_of_room(&k.bins[n_cand], &rooms[n_cand]);
+		k.bins[n_cand].n_placed = 0;
+		cand[n_cand++] = (uint32_t)i;
+	}
+	k.n_bins = k.cap_bins = n_cand;
+	while (cap < n_cand)
+		cap *= 2;
+	if (n_cand && seg_build(&k, cap) < 0)
+		goto oom;
+	for (i = 0; i < n && n_cand; i++) {
+		const struct pod *p;
+		struct need q;
+		long f;
+
+		if (pods[i] >= s->n_pods) {
+			errbuf_set(err, "place: pod index %u out of range (snapshot has %zu pods)",
+				   (unsigned)pods[i], s->n_pods);
+			goto out;
+		}
+		p = &s->pods[pods[i]];
+		q = (struct need){p->requests.cpu_m, p->requests.memory, p->requests.ephemeral,
+				  INT64_MIN, 0, NULL, NULL};
+		/* the tree finds, in node order, the nodes with the cpu, memory,
+		 * storage and a pod slot; the first of those that also has the
+		 * extended resources and takes the pod's labels wins */
+		for (f = first_fit_from(&k, &q, 0); f >= 0; f = first_fit_from(&k, &q, (size_t)f + 1)) {
+			const struct node *nd = &s->nodes[cand[f]];
+
+			if (room_fits(&rooms[f], &p->requests, NULL, 0) != SCHED_FITS ||
+			    sched_fits_labels(p, nd->name, &nd->labels, nd->taints, nd->n_taints,
+					      false, NULL, 0) != SCHED_FITS)
+				continue;
+			room_take(&rooms[f], &p->requests);
+			bin_of_room(&k.bins[f], &rooms[f]);
+			seg_update(&k, (size_t)f);
+			dest[i] = (int32_t)cand[f];
+			(*n_placed)++;
+			break;
+		}
+	}
+	rc = 0;
+	goto out;
+oom:
+	errbuf_set(err, "place: out of memory for %zu nodes", s->n_nodes);
+out:
+	if (rc < 0) {
+		*n_placed = 0;
+		for (i = 0; i < n; i++)
+			dest[i] = -1;
+	}
+	for (i = 0; rooms && i < n_cand; i++)
+		room_free(&rooms[i]);
+	free(rooms);
+	free(cand);
+	free(k.bins);
+	free(k.seg);
 	return rc;
 }
 

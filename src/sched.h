@@ -120,6 +120,19 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 
 void pack_result_free(struct pack_result *r);
 
+/*
+ * Where the scheduler could put 'pods' on the nodes as they are, in the
+ * order given (cluster:place sorts them largest first): each on the first
+ * Ready, schedulable node not being removed, in snapshot order, whose free
+ * room (less what the pods placed before it took) and labels, affinity and
+ * taints take it. dest[i] is that node's index or -1; *n_placed counts the
+ * placed. A max tree over the nodes' free room skips the nodes too full,
+ * so a pod no node has room for costs no walk of the cluster. 0, or -1
+ * (out of memory, a bad pod index) with every dest[i] -1.
+ */
+int sched_place(const struct snapshot *s, const uint32_t *pods, size_t n, int32_t *dest,
+		size_t *n_placed, struct errbuf *err);
+
 /* Options for sched_drainable(). */
 struct drain_opts {
 	const struct label_selector *protected_pods; /* NULL: none */

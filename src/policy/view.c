@@ -1229,11 +1229,11 @@ static int l_place(lua_State *L)
 	struct view *v = get_view(L);
 	const struct snapshot *s = v->snap;
 	struct place_item *items;
-	struct room *rooms;
-	uint8_t *have_room;
-	int32_t *dest;
+	uint32_t *order;
+	int32_t *dest, *at;
 	lua_Integer n, i, u = 0;
-	size_t placed = 0, k, cand;
+	size_t placed = 0;
+	struct errbuf err;
 
 	check_list(L, 2);
 	n = luaL_len(L, 2);
@@ -1241,10 +1241,9 @@ static int l_place(lua_State *L)
 		return luaL_argerror(L, 2, "more pods than the cluster has");
 	sandbox_charge(L, 2 * (double)n); /* reading the list, the result */
 	items = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*items), 0);
+	order = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*order), 0);
+	at = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*at), 0);
 	dest = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*dest), 0);
-	rooms = lua_newuserdatauv(L, (s->n_nodes ? s->n_nodes : 1) * sizeof(*rooms), 0);
-	have_room = lua_newuserdatauv(L, s->n_nodes ? s->n_nodes : 1, 0);
-	memset(have_room, 0, s->n_nodes ? s->n_nodes : 1);
 	for (i = 1; i <= n; i++) {
 		size_t p;
 
@@ -1255,10 +1254,10 @@ static int l_place(lua_State *L)
 		items[i - 1].key = s->pods[p].requests.cpu_m * 1024 +
 				   s->pods[p].requests.memory / (1 << 20);
 		items[i - 1].arg_index = i;
-		dest[i - 1] = -1;
 	}
 	{
-		/* each pod may try every node; each node's room is computed once */
+		/* an upper bound: each pod may try every node (the index spares
+		 * most of those tries); each node's room is computed once */
 		double work = sort_work((double)n) + v->room_sum;
 
 		for (i = 0; i < n; i++)
@@ -1266,34 +1265,12 @@ static int l_place(lua_State *L)
 		sandbox_charge(L, work);
 	}
 	qsort(items, (size_t)n, sizeof(*items), place_cmp);
-	/* rooms are C memory: no Lua call may raise until they are freed */
-	for (i = 0; i < n; i++) {
-		const struct pod *p = &s->pods[items[i].pod];
-
-		for (cand = 0; cand < s->n_nodes; cand++) {
-			const struct node *nd = &s->nodes[cand];
-
-			if (!nd->ready || nd->unschedulable || nd->removing)
-				continue;
-			if (!have_room[cand]) {
-				if (room_of_node(s, cand, &rooms[cand]) < 0)
-					continue;
-				have_room[cand] = 1;
-			}
-			if (room_fits(&rooms[cand], &p->requests, NULL, 0) != SCHED_FITS)
-				continue;
-			if (sched_fits_labels(p, nd->name, &nd->labels, nd->taints, nd->n_taints,
-					      false, NULL, 0) != SCHED_FITS)
-				continue;
-			room_take(&rooms[cand], &p->requests);
-			dest[items[i].arg_index - 1] = (int32_t)cand;
-			placed++;
-			break;
-		}
-	}
-	for (k = 0; k < s->n_nodes; k++)
-		if (have_room[k])
-			room_free(&rooms[k]);
+	for (i = 0; i < n; i++)
+		order[i] = (uint32_t)items[i].pod;
+	if (sched_place(s, order, (size_t)n, at, &placed, &err) < 0)
+		return luaL_error(L, "place: %s", err.msg);
+	for (i = 0; i < n; i++)
+		dest[items[i].arg_index - 1] = at[i];
 
 	lua_createtable(L, 0, 3);
 	set_int(L, "placed", (int64_t)placed);

@@ -1724,12 +1724,178 @@ static void test_pack_matches_reference(void **state)
 	}
 }
 
+/* ---- placing on the nodes as they are, against a plain scan ---- */
+
+/* The reference: each pod in the order given onto the first eligible node
+ * by scanning every node from the first, through the public predicates. */
+static void ref_place(const struct snapshot *s, const uint32_t *pods, size_t n, int32_t *dest)
+{
+	struct room *rooms = calloc(s->n_nodes ? s->n_nodes : 1, sizeof(*rooms));
+	size_t i, k;
+
+	assert_non_null(rooms);
+	for (k = 0; k < s->n_nodes; k++)
+		assert_int_equal(room_of_node(s, k, &rooms[k]), 0);
+	for (i = 0; i < n; i++) {
+		const struct pod *p = &s->pods[pods[i]];
+
+		dest[i] = -1;
+		for (k = 0; k < s->n_nodes; k++) {
+			const struct node *nd = &s->nodes[k];
+
+			if (!nd->ready || nd->unschedulable || nd->removing ||
+			    room_fits(&rooms[k], &p->requests, NULL, 0) != SCHED_FITS ||
+			    sched_fits_labels(p, nd->name, &nd->labels, nd->taints, nd->n_taints, false,
+					      NULL, 0) != SCHED_FITS)
+				continue;
+			room_take(&rooms[k], &p->requests);
+			dest[i] = (int32_t)k;
+			break;
+		}
+	}
+	for (k = 0; k < s->n_nodes; k++)
+		room_free(&rooms[k]);
+	free(rooms);
+}
+
+/*
+ * Randomized clusters: nodes of mixed sizes, some with GPUs, tainted,
+ * cordoned, not Ready or overcommitted, partly filled by bound pods;
+ * pending pods of repeated and zero sizes, with GPUs, ephemeral storage,
+ * node selectors, affinity on a label or on the node's name, and
+ * tolerations. The indexed place must put every pod on the very node the
+ * scan does, in every order (as given, reversed).
+ */
+static void test_place_matches_reference(void **state)
+{
+	struct world *w = *state;
+	uint32_t seed;
+
+	for (seed = 1; seed <= 8; seed++) {
+		uint32_t r = seed * 2246822519u;
+		size_t n_nodes = 20 + seed * 40, n_pods = 100 + seed * 60, i, k;
+		struct snapshot *s;
+		int32_t *want, *got;
+		uint32_t *order;
+		struct errbuf err = {{0}};
+
+#define RND() ref_rand(&r)
+		snapshot_free(w->s);
+		w->s = NULL;
+		buf_free(&w->items);
+		w->n_items = 0;
+		w->n_groups = 0;
+		for (k = 0; k < n_nodes; k++) {
+			char name[16], cpu[16], mem[16], labels[64], spec[160] = "";
+			unsigned kind = RND() % 100;
+
+			snprintf(name, sizeof(name), "n%03zu", k);
+			snprintf(cpu, sizeof(cpu), "%u", 2u << (RND() % 4));
+			snprintf(mem, sizeof(mem), "%uGi", 4u << (RND() % 4));
+			snprintf(labels, sizeof(labels), "'zone':'%c','tier':'%s'", 'a' + (int)(RND() % 3),
+				 RND() % 2 ? "web" : "batch");
+			if (kind < 10)
+				snprintf(spec, sizeof(spec), "'unschedulable':true");
+			else if (kind < 25)
+				snprintf(spec, sizeof(spec),
+					 "'taints':[{'key':'dedicated','value':'batch','effect':'NoSchedule'}]");
+			add_node(w, (struct nodespec){
+				.name = name, .cpu = cpu, .mem = mem, .labels = labels,
+				.spec = *spec ? spec : NULL,
+				.alloc = kind >= 80 ? "'nvidia.com/gpu':'4'" : NULL,
+				.pods = kind >= 70 && kind < 75 ? "3" : NULL,
+				.not_ready = kind >= 25 && kind < 30,
+			});
+		}
+		for (i = 0; i < n_nodes * 3; i++) { /* bound pods, some overcommitting */
+			char name[16], node[16], cpu[16], mem[16];
+
+			snprintf(name, sizeof(name), "b%04zu", i);
+			snprintf(node, sizeof(node), "n%03u", (unsigned)(RND() % n_nodes));
+			snprintf(cpu, sizeof(cpu), "%um", 100 + (unsigned)(RND() % 3000));
+			snprintf(mem, sizeof(mem), "%uMi", 128 + (unsigned)(RND() % 6000));
+			add_pod(w, (struct podspec){.name = name, .node = node, .cpu = cpu, .mem = mem});
+		}
+		for (i = 0; i < n_pods; i++) {
+			char name[16], cpu[16], mem[16], ext[64] = "", spec[320] = "", tol[128] = "";
+			unsigned kind = RND() % 100;
+			bool repeat = RND() % 3 == 0;
+
+			snprintf(name, sizeof(name), "q%04zu", i);
+			snprintf(cpu, sizeof(cpu), "%um", repeat ? 250u * (1 + (unsigned)(RND() % 4)) :
+				 10 + (unsigned)(RND() % 6000));
+			snprintf(mem, sizeof(mem), "%uMi", repeat ? 512u : 32 + (unsigned)(RND() % 12000));
+			if (kind < 8)
+				snprintf(ext, sizeof(ext), "'nvidia.com/gpu':'%u'", 1 + (unsigned)(RND() % 3));
+			else if (kind < 14)
+				snprintf(ext, sizeof(ext), "'ephemeral-storage':'%uGi'", 1 + (unsigned)(RND() % 8));
+			if (kind >= 20 && kind < 30)
+				snprintf(spec, sizeof(spec), "'nodeSelector':{'zone':'%c'}", 'a' + (int)(RND() % 3));
+			else if (kind >= 30 && kind < 38)
+				snprintf(spec, sizeof(spec),
+					 "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+					 "{'nodeSelectorTerms':[{'matchFields':[{'key':'metadata.name','operator':'In',"
+					 "'values':['n%03u']}]}]}}}", (unsigned)(RND() % n_nodes));
+			else if (kind >= 38 && kind < 46)
+				snprintf(spec, sizeof(spec),
+					 "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+					 "{'nodeSelectorTerms':[{'matchExpressions':[{'key':'tier','operator':'NotIn',"
+					 "'values':['web']}]}]}}}");
+			if (kind >= 50 && kind < 70)
+				snprintf(tol, sizeof(tol), "{'key':'dedicated','operator':'Exists'}");
+			add_pod(w, (struct podspec){
+				.name = name,
+				.cpu = kind >= 14 && kind < 17 ? NULL : cpu,
+				.mem = kind == 17 ? NULL : mem,
+				.ext = *ext ? ext : NULL,
+				.spec = *spec ? spec : NULL,
+				.tol = *tol ? tol : NULL,
+			});
+		}
+#undef RND
+		s = build(w);
+		assert_int_equal(s->n_pending, n_pods);
+		want = malloc(n_pods * sizeof(*want));
+		got = malloc(n_pods * sizeof(*got));
+		order = malloc(n_pods * sizeof(*order));
+		assert_non_null(want);
+		assert_non_null(got);
+		assert_non_null(order);
+		for (k = 0; k < 2; k++) {
+			size_t placed = 0, ref_placed = 0;
+
+			for (i = 0; i < n_pods; i++)
+				order[i] = s->pending[k ? n_pods - 1 - i : i];
+			ref_place(s, order, n_pods, want);
+			if (sched_place(s, order, n_pods, got, &placed, &err) < 0)
+				fail_msg("sched_place: %s", err.msg);
+			for (i = 0; i < n_pods; i++) {
+				if (got[i] != want[i])
+					fail_msg("seed %u order %zu: pod %s on node %d, the scan puts it on %d",
+						 seed, k, s->pods[order[i]].name, got[i], want[i]);
+				ref_placed += want[i] >= 0;
+			}
+			assert_int_equal(placed, ref_placed);
+			/* both outcomes occur: the test sees placed and unplaced pods */
+			assert_true(placed > 0 && placed < n_pods);
+		}
+		order[0] = (uint32_t)s->n_pods; /* out of range: an error, nothing placed */
+		assert_int_equal(sched_place(s, order, n_pods, got, &k, &err), -1);
+		assert_non_null(strstr(err.msg, "out of range"));
+		assert_int_equal(k, 0);
+		free(want);
+		free(got);
+		free(order);
+	}
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_cpu),
 		T(test_pack_matches_reference),
+		T(test_place_matches_reference),
 		T(test_memory),
 		T(test_ephemeral),
 		T(test_extended),
