@@ -142,10 +142,16 @@ static void cheapest(const struct snapshot *s, long long *packs, long long *new_
 		     size_t *left_out)
 {
 	uint32_t *left = malloc(s->n_pending * sizeof(*left));
+	/* as a policy's view does: one cache for the round's packings */
+	struct sched_cache *cache = sched_cache_new(s);
 	bool used[N_GROUPS] = {0};
 	size_t n_left = s->n_pending, i;
 	struct errbuf err;
 
+	if (!left || !cache) {
+		fprintf(stderr, "bench_pack: out of memory\n");
+		exit(1);
+	}
 	memcpy(left, s->pending, n_left * sizeof(*left));
 	*packs = 0;
 	*new_nodes = 0;
@@ -159,7 +165,7 @@ static void cheapest(const struct snapshot *s, long long *packs, long long *new_
 
 			if (used[g])
 				continue;
-			if (sched_pack_upcoming(s, left, n_left, (size_t)g, s->groups[g].max, 0, &r, &err) < 0) {
+			if (sched_pack_cached(cache, left, n_left, (size_t)g, s->groups[g].max, 0, &r, &err) < 0) {
 				fprintf(stderr, "bench_pack: %s\n", err.msg);
 				exit(1);
 			}
@@ -194,6 +200,7 @@ static void cheapest(const struct snapshot *s, long long *packs, long long *new_
 		pack_result_free(&best);
 	}
 	*left_out = n_left;
+	sched_cache_free(cache);
 	free(left);
 }
 

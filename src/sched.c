@@ -491,6 +491,312 @@ enum sched_fit sched_fits_template(const struct pod *p,
 			     a->n_ext, NULL, &p->requests, detail, detail_len);
 }
 
+/* ---- what the packings of one snapshot share ---- */
+
+/*
+ * sched_fits_labels() against a template reads only a pod's node
+ * selector, required node affinity and tolerations. Pods with the same
+ * ones (the replicas of a workload, mostly) form a class whose verdict on
+ * each group's labels and taints is worked out once.
+ */
+struct sched_cache {
+	const struct snapshot *s;
+	uint32_t *cls;          /* per pod: its class + 1, 0 not known yet */
+	uint32_t *rep;          /* per class: a pod of it */
+	uint64_t *hash;         /* per class */
+	int8_t *verdict;        /* per class x group: enum sched_fit, -1 not known yet */
+	size_t n_cls, cap_cls;
+	uint32_t *slots;        /* open addressing: class + 1, 0 empty */
+	size_t mask;
+	/* per pod: where its (namespace, name) sorts among the pending pods,
+	 * equal pairs equal; UINT32_MAX for pods not pending. NULL until a
+	 * packing first needs it. */
+	uint32_t *rank;
+};
+
+struct sched_cache *sched_cache_new(const struct snapshot *s)
+{
+	struct sched_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->s = s;
+	c->cls = calloc(s->n_pods ? s->n_pods : 1, sizeof(*c->cls));
+	if (!c->cls) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void sched_cache_free(struct sched_cache *c)
+{
+	if (!c)
+		return;
+	free(c->cls);
+	free(c->rep);
+	free(c->hash);
+	free(c->verdict);
+	free(c->slots);
+	free(c->rank);
+	free(c);
+}
+
+static uint64_t mix_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL; /* FNV-1a */
+	return h;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+	/* NULL and "" differ: a toleration's NULL key is not "" to every path */
+	if (!s)
+		return mix_bytes(h, "\1", 1);
+	return mix_bytes(h, s, strlen(s) + 1);
+}
+
+static uint64_t mix_int(uint64_t h, int64_t v)
+{
+	return mix_bytes(h, &v, sizeof(v));
+}
+
+static uint64_t mix_reqs(uint64_t h, const struct selector_req *r, size_t n)
+{
+	size_t i, j;
+
+	h = mix_int(h, (int64_t)n);
+	for (i = 0; i < n; i++) {
+		h = mix_str(h, r[i].key);
+		h = mix_int(h, r[i].op);
+		h = mix_int(h, (int64_t)r[i].n_values);
+		for (j = 0; j < r[i].n_values; j++)
+			h = mix_str(h, r[i].values[j]);
+	}
+	return h;
+}
+
+static uint64_t constraints_hash(const struct pod *p)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	h = mix_int(h, (int64_t)p->node_selector.n);
+	for (i = 0; i < p->node_selector.n; i++) {
+		h = mix_str(h, p->node_selector.items[i].key);
+		h = mix_str(h, p->node_selector.items[i].value);
+	}
+	h = mix_int(h, (int64_t)p->affinity.n_terms);
+	for (i = 0; i < p->affinity.n_terms; i++) {
+		h = mix_reqs(h, p->affinity.terms[i].exprs, p->affinity.terms[i].n_exprs);
+		h = mix_reqs(h, p->affinity.terms[i].fields, p->affinity.terms[i].n_fields);
+	}
+	h = mix_int(h, (int64_t)p->n_tolerations);
+	for (i = 0; i < p->n_tolerations; i++) {
+		h = mix_str(h, p->tolerations[i].key);
+		h = mix_str(h, p->tolerations[i].value);
+		h = mix_int(h, p->tolerations[i].op);
+		h = mix_int(h, p->tolerations[i].effect);
+	}
+	return h;
+}
+
+static bool str_same(const char *a, const char *b)
+{
+	if (a == b)
+		return true;
+	return a && b && strcmp(a, b) == 0;
+}
+
+static bool reqs_same(const struct selector_req *a, size_t na, const struct selector_req *b,
+		      size_t nb)
+{
+	size_t i, j;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++) {
+		if (a[i].op != b[i].op || a[i].n_values != b[i].n_values || !str_same(a[i].key, b[i].key))
+			return false;
+		for (j = 0; j < a[i].n_values; j++)
+			if (!str_same(a[i].values[j], b[i].values[j]))
+				return false;
+	}
+	return true;
+}
+
+/* Same node selector, affinity and tolerations, in the same order? */
+static bool constraints_same(const struct pod *a, const struct pod *b)
+{
+	size_t i;
+
+	if (a->node_selector.n != b->node_selector.n || a->affinity.n_terms != b->affinity.n_terms ||
+	    a->n_tolerations != b->n_tolerations)
+		return false;
+	for (i = 0; i < a->node_selector.n; i++)
+		if (!str_same(a->node_selector.items[i].key, b->node_selector.items[i].key) ||
+		    !str_same(a->node_selector.items[i].value, b->node_selector.items[i].value))
+			return false;
+	for (i = 0; i < a->affinity.n_terms; i++) {
+		const struct node_selector_term *x = &a->affinity.terms[i], *y = &b->affinity.terms[i];
+
+		if (!reqs_same(x->exprs, x->n_exprs, y->exprs, y->n_exprs) ||
+		    !reqs_same(x->fields, x->n_fields, y->fields, y->n_fields))
+			return false;
+	}
+	for (i = 0; i < a->n_tolerations; i++) {
+		const struct toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+
+		if (x->op != y->op || x->effect != y->effect || !str_same(x->key, y->key) ||
+		    !str_same(x->value, y->value))
+			return false;
+	}
+	return true;
+}
+
+static int cache_grow_slots(struct sched_cache *c)
+{
+	size_t cap = c->slots ? 2 * (c->mask + 1) : 64, i;
+	uint32_t *slots;
+
+	if (cap > SIZE_MAX / sizeof(*slots))
+		return -1;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -1;
+	for (i = 0; i < c->n_cls; i++) {
+		size_t at = (size_t)c->hash[i] & (cap - 1);
+
+		while (slots[at])
+			at = (at + 1) & (cap - 1);
+		slots[at] = (uint32_t)i + 1;
+	}
+	free(c->slots);
+	c->slots = slots;
+	c->mask = cap - 1;
+	return 0;
+}
+
+/* The class of pod 'pod' (its index), or -1 when out of memory. */
+static long cache_class(struct sched_cache *c, size_t pod)
+{
+	const struct pod *p = &c->s->pods[pod];
+	uint64_t h;
+	size_t at, k, ng = c->s->n_groups ? c->s->n_groups : 1;
+
+	if (c->cls[pod])
+		return (long)c->cls[pod] - 1;
+	h = constraints_hash(p);
+	if (c->slots) {
+		for (at = (size_t)h & c->mask; c->slots[at]; at = (at + 1) & c->mask) {
+			size_t x = c->slots[at] - 1;
+
+			if (c->hash[x] == h && constraints_same(&c->s->pods[c->rep[x]], p)) {
+				c->cls[pod] = (uint32_t)x + 1;
+				return (long)x;
+			}
+		}
+	}
+	if (c->n_cls == c->cap_cls) {
+		size_t cap = c->cap_cls ? 2 * c->cap_cls : 16;
+		uint32_t *rep;
+		uint64_t *hash;
+		int8_t *verdict;
+
+		if (cap >= UINT32_MAX || cap > SIZE_MAX / ng)
+			return -1;
+		rep = realloc(c->rep, cap * sizeof(*rep));
+		if (rep)
+			c->rep = rep;
+		hash = rep ? realloc(c->hash, cap * sizeof(*hash)) : NULL;
+		if (hash)
+			c->hash = hash;
+		verdict = hash ? realloc(c->verdict, cap * ng) : NULL;
+		if (!verdict)
+			return -1;
+		c->verdict = verdict;
+		c->cap_cls = cap;
+	}
+	if ((c->n_cls + 1) * 2 > (c->slots ? c->mask + 1 : 0) && cache_grow_slots(c) < 0)
+		return -1;
+	k = c->n_cls++;
+	c->rep[k] = (uint32_t)pod;
+	c->hash[k] = h;
+	memset(&c->verdict[k * ng], -1, ng);
+	for (at = (size_t)h & c->mask; c->slots[at]; at = (at + 1) & c->mask)
+		;
+	c->slots[at] = (uint32_t)k + 1;
+	c->cls[pod] = (uint32_t)k + 1;
+	return (long)k;
+}
+
+/* sched_fits_template() of pod 'pod' on group 'group', its labels part
+ * worked out once per class; -1 when out of memory. */
+static int cache_fits_template(struct sched_cache *c, size_t pod, size_t group)
+{
+	const struct node_group *g = &c->s->groups[group];
+	const struct resources *a = &g->tmpl.allocatable;
+	long k = cache_class(c, pod);
+	int8_t *v;
+
+	if (k < 0)
+		return -1;
+	v = &c->verdict[(size_t)k * c->s->n_groups + group];
+	if (*v < 0)
+		*v = (int8_t)sched_fits_labels(&c->s->pods[c->rep[k]], NULL, &g->tmpl.labels,
+					       g->tmpl.taints, g->tmpl.n_taints, false, NULL, 0);
+	if (*v != SCHED_FITS)
+		return *v;
+	return fit_resources(a->cpu_m, a->memory, a->ephemeral, a->pods, a->ext, a->n_ext, NULL,
+			     &c->s->pods[pod].requests, NULL, 0);
+}
+
+static int rank_qcmp(const void *a, const void *b, void *ctx)
+{
+	const struct pod *pods = ctx, *x = &pods[*(const uint32_t *)a], *y = &pods[*(const uint32_t *)b];
+	int r = 0;
+
+	if (x->ns != y->ns)
+		r = strcmp(str_or_empty(x->ns), str_or_empty(y->ns));
+	if (!r)
+		r = strcmp(str_or_empty(x->name), str_or_empty(y->name));
+	return r;
+}
+
+/* Ranks the pending pods by (namespace, name): 0, or -1 out of memory. */
+static int cache_rank(struct sched_cache *c)
+{
+	const struct snapshot *s = c->s;
+	uint32_t *order, r = 0;
+	size_t i;
+
+	if (c->rank)
+		return 0;
+	c->rank = malloc((s->n_pods ? s->n_pods : 1) * sizeof(*c->rank));
+	order = malloc((s->n_pending ? s->n_pending : 1) * sizeof(*order));
+	if (!c->rank || !order) {
+		free(c->rank);
+		c->rank = NULL;
+		free(order);
+		return -1;
+	}
+	for (i = 0; i < s->n_pods; i++)
+		c->rank[i] = UINT32_MAX;
+	memcpy(order, s->pending, s->n_pending * sizeof(*order));
+	qsort_r(order, s->n_pending, sizeof(*order), rank_qcmp, s->pods);
+	for (i = 0; i < s->n_pending; i++) {
+		if (i && rank_qcmp(&order[i - 1], &order[i], s->pods) != 0)
+			r++;
+		c->rank[order[i]] = r;
+	}
+	free(order);
+	return 0;
+}
+
 /* ---- first-fit decreasing ---- */
 
 /* A pod with its sort key: the larger of its cpu and memory shares. */
@@ -498,6 +804,7 @@ struct sized_pod {
 	double key;
 	const struct pod *p;
 	const char *ns, *name; /* the pod's, copied so sorting stays in this array */
+	uint32_t rank; /* sched_cache's (namespace, name) rank; UINT32_MAX none */
 	size_t idx; /* position in the caller's list: last tie-breaker */
 	int64_t cpu_m, memory, ephemeral; /* the pod's requests, likewise */
 	const struct res_ext *ext;
@@ -526,6 +833,12 @@ static inline int sized_pod_cmp(const struct sized_pod *x, const struct sized_po
 
 	if (x->key != y->key)
 		return x->key > y->key ? -1 : 1;
+	if (x->rank != UINT32_MAX && y->rank != UINT32_MAX) {
+		/* the same order as the names' (equal names, equal ranks) */
+		if (x->rank != y->rank)
+			return x->rank < y->rank ? -1 : 1;
+		return x->idx < y->idx ? -1 : x->idx > y->idx;
+	}
 	if (x->ns != y->ns) { /* interned: equal pointers, equal text */
 		c = strcmp(str_or_empty(x->ns), str_or_empty(y->ns));
 		if (c)
@@ -890,9 +1203,9 @@ int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
 	return sched_pack_upcoming(s, pods, n, group, max_new, -1, out, err);
 }
 
-int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n,
-			size_t group, int max_new, int upcoming_nodes,
-			struct pack_result *out, struct errbuf *err)
+static int pack(const struct snapshot *s, struct sched_cache *cache, const uint32_t *pods,
+		size_t n, size_t group, int max_new, int upcoming_nodes, struct pack_result *out,
+		struct errbuf *err)
 {
 	const struct node_group *g;
 	struct packing k = {0};
@@ -923,8 +1236,13 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 			goto out;
 		}
 	}
+	if (cache && n && cache_rank(cache) < 0) {
+		errbuf_set(err, "pack: out of memory for %zu pods", s->n_pods);
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		const struct pod *p;
+		int fit;
 
 		if (pods[i] >= s->n_pods) {
 			errbuf_set(err, "pack: pod index %u out of range (snapshot has %zu pods)",
@@ -933,10 +1251,17 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 		}
 		p = &s->pods[pods[i]];
 		out->placement[i] = -1;
-		if (sched_fits_template(p, g, NULL, 0) != SCHED_FITS) {
+		fit = cache ? cache_fits_template(cache, pods[i], group) :
+			      (int)sched_fits_template(p, g, NULL, 0);
+		if (fit < 0) {
+			errbuf_set(err, "pack: out of memory for the pods' classes");
+			goto out;
+		}
+		if (fit != SCHED_FITS) {
 			out->n_unplaced++;
 			continue;
 		}
+		items[n_items].rank = cache ? cache->rank[pods[i]] : UINT32_MAX;
 		items[n_items].key = size_key(p, k.tmpl);
 		items[n_items].p = p;
 		items[n_items].ns = p->ns;
@@ -1136,6 +1461,20 @@ out:
 	free(k.bins);
 	free(k.seg);
 	return rc;
+}
+
+int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n,
+			size_t group, int max_new, int upcoming_nodes,
+			struct pack_result *out, struct errbuf *err)
+{
+	return pack(s, NULL, pods, n, group, max_new, upcoming_nodes, out, err);
+}
+
+int sched_pack_cached(struct sched_cache *c, const uint32_t *pods, size_t n, size_t group,
+		      int max_new, int upcoming_nodes, struct pack_result *out,
+		      struct errbuf *err)
+{
+	return pack(c->s, c, pods, n, group, max_new, upcoming_nodes, out, err);
 }
 
 void pack_result_free(struct pack_result *r)

@@ -118,6 +118,22 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 			size_t group, int max_new, int upcoming_nodes,
 			struct pack_result *out, struct errbuf *err);
 
+/*
+ * What the packings of one snapshot share, for callers that pack the same
+ * pods many times (luascale.packing.cheapest() packs what is left onto
+ * every group, round after round): each pod's class of node selector,
+ * affinity and tolerations, with the class's verdict per group, and the
+ * order of the pending pods' names. Results are those of
+ * sched_pack_upcoming(). Used by one thread at a time; the snapshot must
+ * outlive it. NULL when out of memory.
+ */
+struct sched_cache;
+struct sched_cache *sched_cache_new(const struct snapshot *s);
+void sched_cache_free(struct sched_cache *c);
+int sched_pack_cached(struct sched_cache *c, const uint32_t *pods, size_t n, size_t group,
+		      int max_new, int upcoming_nodes, struct pack_result *out,
+		      struct errbuf *err);
+
 void pack_result_free(struct pack_result *r);
 
 /*

@@ -48,6 +48,9 @@ struct view {
 	/* the metatables of node, pod and frozen objects, compared by
 	 * identity: no lookup by name on every call */
 	const void *node_mt, *pod_mt, *frozen_mt;
+	/* what this reconcile's cluster:pack calls share (C memory, made on
+	 * the first call, freed by view_end) */
+	struct sched_cache *pack_cache;
 };
 
 /* A node or pod object: an index into the snapshot of reconcile 'gen'.
@@ -1165,7 +1168,10 @@ static int l_pack(lua_State *L)
 		lua_pop(L, 1);
 	}
 	sandbox_charge(L, pack_work(s, idx, (size_t)n, (size_t)g, max_new, upcoming));
-	if (sched_pack_upcoming(s, idx, (size_t)n, (size_t)g, max_new, upcoming, &r, &err) < 0)
+	if (!v->pack_cache && !(v->pack_cache = sched_cache_new(s)))
+		return luaL_error(L, "pack: out of memory");
+	if (sched_pack_cached(v->pack_cache, idx, (size_t)n, (size_t)g, max_new, upcoming, &r,
+			      &err) < 0)
 		return luaL_error(L, "pack: %s", err.msg);
 	if (n)
 		memcpy(placement, r.placement, (size_t)n * sizeof(*placement));
@@ -1800,6 +1806,8 @@ int view_begin(struct sandbox *sb, const struct snapshot *s,
 			return -1;
 		v = view_of(L);
 	}
+	sched_cache_free(v->pack_cache); /* a cache is of one snapshot */
+	v->pack_cache = NULL;
 	v->snap = s;
 	v->dopts = dopts;
 	v->quiet = !notes;
@@ -1822,6 +1830,8 @@ void view_end(struct sandbox *sb)
 		v->snap = NULL;
 		v->dopts = NULL;
 		v->quiet = false;
+		sched_cache_free(v->pack_cache);
+		v->pack_cache = NULL;
 	}
 	lua_pushnil(L);
 	lua_setfield(L, LUA_REGISTRYINDEX, CLUSTER_KEY);

@@ -1633,7 +1633,8 @@ static void test_pack_matches_reference(void **state)
 		uint32_t r = seed * 2654435761u;
 		struct snapshot *s;
 		struct node_group *g;
-		size_t n_pods = 200 + seed * 250, i, gi;
+		struct sched_cache *cache;
+		size_t n_pods = 200 + seed * 250, i, gi, half;
 
 #define RND() ref_rand(&r)
 		snapshot_free(w->s);
@@ -1694,6 +1695,9 @@ static void test_pack_matches_reference(void **state)
 		}
 		s = build(w);
 		assert_int_equal(s->n_pending, n_pods);
+		/* one cache for all of this snapshot's packings, as a view keeps */
+		cache = sched_cache_new(s);
+		assert_non_null(cache);
 		for (gi = 0; gi < s->n_groups; gi++) {
 			static const int caps[] = {-1, 0, 3, 40};
 			size_t c;
@@ -1717,9 +1721,33 @@ static void test_pack_matches_reference(void **state)
 							 res.placement[i], want[i]);
 				assert_int_equal(res.new_nodes, ref_new);
 				pack_result_free(&res);
+				/* the cached packing: the same bins, on every list (all
+				 * pending pods, then the second half, reversed) */
+				for (half = 0; half < 2; half++) {
+					size_t m = half ? n_pods / 2 : n_pods, j;
+					uint32_t *list = malloc(m * sizeof(*list));
+
+					assert_non_null(list);
+					for (j = 0; j < m; j++)
+						list[j] = half ? s->pending[n_pods - 1 - j] : s->pending[j];
+					ref_pack(s, list, m, gi, caps[c], upcoming, want, &ref_new);
+					if (sched_pack_cached(cache, list, m, gi, caps[c], upcoming, &res,
+							      &err) < 0)
+						fail_msg("sched_pack_cached: %s", err.msg);
+					for (j = 0; j < m; j++)
+						if (res.placement[j] != want[j])
+							fail_msg("seed %u group %s cap %d list %zu: cached pod %s/%s on bin %d, the reference puts it on %d",
+								 seed, s->groups[gi].name, caps[c], half,
+								 s->pods[list[j]].ns, s->pods[list[j]].name,
+								 res.placement[j], want[j]);
+					assert_int_equal(res.new_nodes, ref_new);
+					pack_result_free(&res);
+					free(list);
+				}
 				free(want);
 			}
 		}
+		sched_cache_free(cache);
 #undef RND
 	}
 }
