@@ -499,19 +499,29 @@ enum sched_fit sched_fits_template(const struct pod *p,
  * ones (the replicas of a workload, mostly) form a class whose verdict on
  * each group's labels and taints is worked out once.
  */
+/* What packings read of a pod, kept together in the order the pods were
+ * first packed (the pending pods' order): a pass over a list of pods
+ * reads a few cache lines, not a pod object each. */
+struct pod_brief {
+	int64_t cpu_m, memory, ephemeral;
+	uint32_t cls;   /* its class */
+	uint32_t rank;  /* where its (namespace, name) sorts among the pending
+			 * pods, equal pairs equal; UINT32_MAX when not pending */
+	uint32_t n_ext; /* extended resources requested: the pod is read for them */
+};
+
 struct sched_cache {
 	const struct snapshot *s;
-	uint32_t *cls;          /* per pod: its class + 1, 0 not known yet */
+	bool prepared;          /* the pending pods have their briefs */
+	uint32_t *slot;         /* per pod: its brief + 1, 0 none yet */
+	struct pod_brief *brief;
+	size_t n_brief, cap_brief;
 	uint32_t *rep;          /* per class: a pod of it */
 	uint64_t *hash;         /* per class */
 	int8_t *verdict;        /* per class x group: enum sched_fit, -1 not known yet */
 	size_t n_cls, cap_cls;
 	uint32_t *slots;        /* open addressing: class + 1, 0 empty */
 	size_t mask;
-	/* per pod: where its (namespace, name) sorts among the pending pods,
-	 * equal pairs equal; UINT32_MAX for pods not pending. NULL until a
-	 * packing first needs it. */
-	uint32_t *rank;
 };
 
 struct sched_cache *sched_cache_new(const struct snapshot *s)
@@ -521,8 +531,8 @@ struct sched_cache *sched_cache_new(const struct snapshot *s)
 	if (!c)
 		return NULL;
 	c->s = s;
-	c->cls = calloc(s->n_pods ? s->n_pods : 1, sizeof(*c->cls));
-	if (!c->cls) {
+	c->slot = calloc(s->n_pods ? s->n_pods : 1, sizeof(*c->slot));
+	if (!c->slot) {
 		free(c);
 		return NULL;
 	}
@@ -533,12 +543,12 @@ void sched_cache_free(struct sched_cache *c)
 {
 	if (!c)
 		return;
-	free(c->cls);
+	free(c->slot);
+	free(c->brief);
 	free(c->rep);
 	free(c->hash);
 	free(c->verdict);
 	free(c->slots);
-	free(c->rank);
 	free(c);
 }
 
@@ -688,17 +698,13 @@ static long cache_class(struct sched_cache *c, size_t pod)
 	uint64_t h;
 	size_t at, k, ng = c->s->n_groups ? c->s->n_groups : 1;
 
-	if (c->cls[pod])
-		return (long)c->cls[pod] - 1;
 	h = constraints_hash(p);
 	if (c->slots) {
 		for (at = (size_t)h & c->mask; c->slots[at]; at = (at + 1) & c->mask) {
 			size_t x = c->slots[at] - 1;
 
-			if (c->hash[x] == h && constraints_same(&c->s->pods[c->rep[x]], p)) {
-				c->cls[pod] = (uint32_t)x + 1;
+			if (c->hash[x] == h && constraints_same(&c->s->pods[c->rep[x]], p))
 				return (long)x;
-			}
 		}
 	}
 	if (c->n_cls == c->cap_cls) {
@@ -730,34 +736,72 @@ static long cache_class(struct sched_cache *c, size_t pod)
 	for (at = (size_t)h & c->mask; c->slots[at]; at = (at + 1) & c->mask)
 		;
 	c->slots[at] = (uint32_t)k + 1;
-	c->cls[pod] = (uint32_t)k + 1;
 	return (long)k;
 }
 
-/* sched_fits_template() of pod 'pod' on group 'group', its labels part
- * worked out once per class; -1 when out of memory. */
-static int cache_fits_template(struct sched_cache *c, size_t pod, size_t group)
+/* Pod 'pod's brief (valid until the next one is made), or NULL when out
+ * of memory. */
+static const struct pod_brief *cache_brief(struct sched_cache *c, size_t pod, uint32_t rank)
+{
+	const struct resources *r = &c->s->pods[pod].requests;
+	struct pod_brief *b;
+	long k;
+
+	if (c->slot[pod])
+		return &c->brief[c->slot[pod] - 1];
+	if (c->n_brief == c->cap_brief) {
+		size_t cap = c->cap_brief ? 2 * c->cap_brief : 256;
+
+		if (cap > UINT32_MAX || !(b = realloc(c->brief, cap * sizeof(*b))))
+			return NULL;
+		c->brief = b;
+		c->cap_brief = cap;
+	}
+	k = cache_class(c, pod);
+	if (k < 0)
+		return NULL;
+	b = &c->brief[c->n_brief++];
+	*b = (struct pod_brief){r->cpu_m, r->memory, r->ephemeral, (uint32_t)k, rank,
+				(uint32_t)(r->n_ext > UINT32_MAX ? UINT32_MAX : r->n_ext)};
+	c->slot[pod] = (uint32_t)c->n_brief;
+	return b;
+}
+
+/* sched_fits_template() of pod 'pod' (brief 'b') on group 'group', its
+ * labels part worked out once per class. */
+static int cache_fits_template(struct sched_cache *c, const struct pod_brief *b, size_t pod,
+			       size_t group)
 {
 	const struct node_group *g = &c->s->groups[group];
 	const struct resources *a = &g->tmpl.allocatable;
-	long k = cache_class(c, pod);
-	int8_t *v;
+	int8_t *v = &c->verdict[(size_t)b->cls * c->s->n_groups + group];
 
-	if (k < 0)
-		return -1;
-	v = &c->verdict[(size_t)k * c->s->n_groups + group];
 	if (*v < 0)
-		*v = (int8_t)sched_fits_labels(&c->s->pods[c->rep[k]], NULL, &g->tmpl.labels,
+		*v = (int8_t)sched_fits_labels(&c->s->pods[c->rep[b->cls]], NULL, &g->tmpl.labels,
 					       g->tmpl.taints, g->tmpl.n_taints, false, NULL, 0);
 	if (*v != SCHED_FITS)
 		return *v;
-	return fit_resources(a->cpu_m, a->memory, a->ephemeral, a->pods, a->ext, a->n_ext, NULL,
-			     &c->s->pods[pod].requests, NULL, 0);
+	if (b->n_ext) /* fit_resources() on the pod itself */
+		return fit_resources(a->cpu_m, a->memory, a->ephemeral, a->pods, a->ext, a->n_ext,
+				     NULL, &c->s->pods[pod].requests, NULL, 0);
+	/* fit_resources() without extended resources, in its order */
+	if (a->pods < 1)
+		return SCHED_NO_PODS;
+	if (b->cpu_m > 0 && b->cpu_m > a->cpu_m)
+		return SCHED_NO_CPU;
+	if (b->memory > 0 && b->memory > a->memory)
+		return SCHED_NO_MEMORY;
+	if (b->ephemeral > 0 && b->ephemeral > a->ephemeral)
+		return SCHED_NO_EPHEMERAL;
+	return SCHED_FITS;
 }
 
+/* Orders positions in s->pending by the pods' (namespace, name). */
 static int rank_qcmp(const void *a, const void *b, void *ctx)
 {
-	const struct pod *pods = ctx, *x = &pods[*(const uint32_t *)a], *y = &pods[*(const uint32_t *)b];
+	const struct snapshot *s = ctx;
+	const struct pod *x = &s->pods[s->pending[*(const uint32_t *)a]];
+	const struct pod *y = &s->pods[s->pending[*(const uint32_t *)b]];
 	int r = 0;
 
 	if (x->ns != y->ns)
@@ -767,48 +811,59 @@ static int rank_qcmp(const void *a, const void *b, void *ctx)
 	return r;
 }
 
-/* Ranks the pending pods by (namespace, name): 0, or -1 out of memory. */
-static int cache_rank(struct sched_cache *c)
+/* Makes the pending pods' briefs, in their order, with where their
+ * (namespace, name) sorts among them: 0, or -1 out of memory. */
+static int cache_prepare(struct sched_cache *c)
 {
 	const struct snapshot *s = c->s;
-	uint32_t *order, r = 0;
+	uint32_t *order, *rank, r = 0;
 	size_t i;
 
-	if (c->rank)
+	if (c->prepared)
 		return 0;
-	c->rank = malloc((s->n_pods ? s->n_pods : 1) * sizeof(*c->rank));
 	order = malloc((s->n_pending ? s->n_pending : 1) * sizeof(*order));
-	if (!c->rank || !order) {
-		free(c->rank);
-		c->rank = NULL;
-		free(order);
-		return -1;
-	}
-	for (i = 0; i < s->n_pods; i++)
-		c->rank[i] = UINT32_MAX;
-	memcpy(order, s->pending, s->n_pending * sizeof(*order));
-	qsort_r(order, s->n_pending, sizeof(*order), rank_qcmp, s->pods);
+	rank = malloc((s->n_pending ? s->n_pending : 1) * sizeof(*rank));
+	if (!order || !rank)
+		goto oom;
+	for (i = 0; i < s->n_pending; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, s->n_pending, sizeof(*order), rank_qcmp, (void *)s);
 	for (i = 0; i < s->n_pending; i++) {
-		if (i && rank_qcmp(&order[i - 1], &order[i], s->pods) != 0)
+		if (i && rank_qcmp(&order[i - 1], &order[i], (void *)s) != 0)
 			r++;
-		c->rank[order[i]] = r;
+		rank[order[i]] = r;
 	}
+	for (i = 0; i < s->n_pending; i++)
+		if (!cache_brief(c, s->pending[i], rank[i]))
+			goto oom;
+	c->prepared = true;
 	free(order);
+	free(rank);
 	return 0;
+oom:
+	free(order);
+	free(rank);
+	return -1;
 }
 
 /* ---- first-fit decreasing ---- */
 
-/* A pod with its sort key: the larger of its cpu and memory shares. */
+/* A pod to drain with its sort key: the larger of its cpu and memory shares. */
 struct sized_pod {
 	double key;
 	const struct pod *p;
 	const char *ns, *name; /* the pod's, copied so sorting stays in this array */
-	uint32_t rank; /* sched_cache's (namespace, name) rank; UINT32_MAX none */
-	size_t idx; /* position in the caller's list: last tie-breaker */
-	int64_t cpu_m, memory, ephemeral; /* the pod's requests, likewise */
-	const struct res_ext *ext;
-	size_t n_ext;
+	size_t idx; /* position in the list: last tie-breaker */
+};
+
+/* A pod of a packing: its sort key, where its name sorts (sched_cache's
+ * rank, UINT32_MAX when not known: the names are compared), its position
+ * in the caller's list and its requests. */
+struct pack_item {
+	double key;
+	uint32_t rank;
+	uint32_t idx;
+	int64_t cpu_m, memory, ephemeral; /* its requests: no pod read to place it */
 };
 
 static double share(int64_t want, int64_t total)
@@ -826,19 +881,22 @@ static double size_key(const struct pod *p, const struct resources *alloc)
 	return c > m ? c : m;
 }
 
-/* Largest first; ties by namespace/name, then input position. */
-static inline int sized_pod_cmp(const struct sized_pod *x, const struct sized_pod *y)
+/* size_key() of a pack item. */
+static double item_key(const struct pack_item *it, const struct resources *alloc)
+{
+	double c = share(it->cpu_m, alloc->cpu_m);
+	double m = share(it->memory, alloc->memory);
+
+	return c > m ? c : m;
+}
+
+/* Largest first; ties by namespace/name, then position. */
+static int sized_pod_cmp(const struct sized_pod *x, const struct sized_pod *y)
 {
 	int c;
 
 	if (x->key != y->key)
 		return x->key > y->key ? -1 : 1;
-	if (x->rank != UINT32_MAX && y->rank != UINT32_MAX) {
-		/* the same order as the names' (equal names, equal ranks) */
-		if (x->rank != y->rank)
-			return x->rank < y->rank ? -1 : 1;
-		return x->idx < y->idx ? -1 : x->idx > y->idx;
-	}
 	if (x->ns != y->ns) { /* interned: equal pointers, equal text */
 		c = strcmp(str_or_empty(x->ns), str_or_empty(y->ns));
 		if (c)
@@ -855,21 +913,48 @@ static int sized_pod_qcmp(const void *a, const void *b)
 	return sized_pod_cmp(a, b);
 }
 
-/* Sorts a[0..n-1] by sized_pod_cmp: a bottom-up merge sort through 'tmp'
- * (n elements), insertion-sorted runs of 16 first. The order is total
- * (the input position breaks every tie), so any correct sort agrees. */
-static void sized_pod_sort(struct sized_pod *a, struct sized_pod *tmp, size_t n)
+/* Largest first; ties by namespace/name (by rank when both have one: the
+ * same order, equal names equal ranks), then position in 'pods'. */
+static inline int pack_item_cmp(const struct snapshot *s, const uint32_t *pods,
+				const struct pack_item *x, const struct pack_item *y)
 {
-	struct sized_pod *src = a, *dst = tmp, *t;
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	if (x->rank != UINT32_MAX && y->rank != UINT32_MAX) {
+		if (x->rank != y->rank)
+			return x->rank < y->rank ? -1 : 1;
+	} else {
+		const struct pod *a = &s->pods[pods[x->idx]], *b = &s->pods[pods[y->idx]];
+		int c;
+
+		if (a->ns != b->ns) { /* interned: equal pointers, equal text */
+			c = strcmp(str_or_empty(a->ns), str_or_empty(b->ns));
+			if (c)
+				return c;
+		}
+		c = strcmp(str_or_empty(a->name), str_or_empty(b->name));
+		if (c)
+			return c;
+	}
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Sorts a[0..n-1] by pack_item_cmp: a bottom-up merge sort through 'tmp'
+ * (n elements), insertion-sorted runs of 16 first. The order is total
+ * (the position breaks every tie), so any correct sort agrees. */
+static void pack_item_sort(const struct snapshot *s, const uint32_t *pods, struct pack_item *a,
+			   struct pack_item *tmp, size_t n)
+{
+	struct pack_item *src = a, *dst = tmp, *t;
 	size_t i, j, w, lo;
 
 	for (lo = 0; lo < n; lo += 16) {
 		size_t hi = lo + 16 < n ? lo + 16 : n;
 
 		for (i = lo + 1; i < hi; i++) {
-			struct sized_pod v = a[i];
+			struct pack_item v = a[i];
 
-			for (j = i; j > lo && sized_pod_cmp(&v, &a[j - 1]) < 0; j--)
+			for (j = i; j > lo && pack_item_cmp(s, pods, &v, &a[j - 1]) < 0; j--)
 				a[j] = a[j - 1];
 			a[j] = v;
 		}
@@ -882,7 +967,8 @@ static void sized_pod_sort(struct sized_pod *a, struct sized_pod *tmp, size_t n)
 			i = lo;
 			j = mid;
 			while (i < mid && j < hi)
-				dst[k++] = sized_pod_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+				dst[k++] = pack_item_cmp(s, pods, &src[j], &src[i]) < 0 ? src[j++] :
+											  src[i++];
 			while (i < mid)
 				dst[k++] = src[i++];
 			while (j < hi)
@@ -1050,7 +1136,9 @@ static int seg_build(struct packing *k, size_t cap)
 	return 0;
 }
 
-static int packing_open(struct packing *k)
+/* Opens an empty bin; 'index' false leaves the tree to the bin_take()
+ * that follows (one update for both). */
+static int packing_open(struct packing *k, bool index)
 {
 	size_t i, ne = k->tmpl->n_ext;
 	struct bin *b;
@@ -1087,7 +1175,8 @@ static int packing_open(struct packing *k)
 	for (i = 0; i < ne; i++)
 		k->ext[k->n_bins * ne + i] = k->tmpl->ext[i].value;
 	k->n_bins++;
-	seg_update(k, k->n_bins - 1);
+	if (index)
+		seg_update(k, k->n_bins - 1);
 	return 0;
 }
 
@@ -1209,13 +1298,17 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 {
 	const struct node_group *g;
 	struct packing k = {0};
-	struct sized_pod *items = NULL;
+	struct pack_item *items = NULL;
 	size_t i, n_items = 0, upcoming, n_scratch = 0;
 	long *ext_ix = NULL;
 	int64_t *ext_val = NULL;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
+	if (n > UINT32_MAX) {
+		errbuf_set(err, "pack: %zu pods, more than a packing takes", n);
+		goto out;
+	}
 	if (group >= s->n_groups) {
 		errbuf_set(err, "pack: no node group %zu (snapshot has %zu)",
 			   group, s->n_groups);
@@ -1236,7 +1329,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			goto out;
 		}
 	}
-	if (cache && n && cache_rank(cache) < 0) {
+	if (cache && n && cache_prepare(cache) < 0) {
 		errbuf_set(err, "pack: out of memory for %zu pods", s->n_pods);
 		goto out;
 	}
@@ -1249,36 +1342,36 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 				   (unsigned)pods[i], s->n_pods);
 			goto out;
 		}
-		p = &s->pods[pods[i]];
 		out->placement[i] = -1;
-		fit = cache ? cache_fits_template(cache, pods[i], group) :
-			      (int)sched_fits_template(p, g, NULL, 0);
-		if (fit < 0) {
-			errbuf_set(err, "pack: out of memory for the pods' classes");
-			goto out;
+		if (cache) {
+			const struct pod_brief *b = cache_brief(cache, pods[i], UINT32_MAX);
+
+			if (!b) {
+				errbuf_set(err, "pack: out of memory for the pods' classes");
+				goto out;
+			}
+			fit = cache_fits_template(cache, b, pods[i], group);
+			items[n_items] = (struct pack_item){0, b->rank, (uint32_t)i, b->cpu_m, b->memory,
+							    b->ephemeral};
+		} else {
+			p = &s->pods[pods[i]];
+			fit = (int)sched_fits_template(p, g, NULL, 0);
+			items[n_items] = (struct pack_item){0, UINT32_MAX, (uint32_t)i,
+							    p->requests.cpu_m, p->requests.memory,
+							    p->requests.ephemeral};
 		}
 		if (fit != SCHED_FITS) {
 			out->n_unplaced++;
 			continue;
 		}
-		items[n_items].rank = cache ? cache->rank[pods[i]] : UINT32_MAX;
-		items[n_items].key = size_key(p, k.tmpl);
-		items[n_items].p = p;
-		items[n_items].ns = p->ns;
-		items[n_items].name = p->name;
-		items[n_items].idx = i;
-		items[n_items].cpu_m = p->requests.cpu_m;
-		items[n_items].memory = p->requests.memory;
-		items[n_items].ephemeral = p->requests.ephemeral;
-		items[n_items].ext = p->requests.ext;
-		items[n_items].n_ext = p->requests.n_ext;
+		items[n_items].key = item_key(&items[n_items], k.tmpl);
 		n_items++;
 	}
 	if (n_items > 1)
-		sized_pod_sort(items, items + n, n_items);
+		pack_item_sort(s, pods, items, items + n, n_items);
 
 	for (i = 0; i < upcoming; i++) {
-		if (packing_open(&k) < 0) {
+		if (packing_open(&k, true) < 0) {
 			errbuf_set(err, "pack: out of memory for %zu upcoming nodes",
 				   upcoming);
 			goto out;
@@ -1287,12 +1380,20 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	out->upcoming = (int)upcoming;
 
 	for (i = 0; i < n_items; i++) {
-		struct need q = {items[i].cpu_m, items[i].memory, items[i].ephemeral,
-				 need_share(&k, items[i].cpu_m, items[i].memory),
-				 items[i].n_ext, ext_ix, ext_val};
-		const struct res_ext *ext = items[i].ext;
+		const struct pack_item *it = &items[i];
+		struct need q = {it->cpu_m, it->memory, it->ephemeral,
+				 need_share(&k, it->cpu_m, it->memory), 0, ext_ix, ext_val};
+		const struct res_ext *ext = NULL;
 		size_t b, j;
 		long f;
+
+		/* a pod with extended resources fits only a template with some */
+		if (k.tmpl->n_ext) {
+			const struct resources *pr = &s->pods[pods[it->idx]].requests;
+
+			q.n_ext = pr->n_ext;
+			ext = pr->ext;
+		}
 
 		if (q.n_ext > n_scratch) {
 			long *xi = realloc(ext_ix, q.n_ext * sizeof(*xi));
@@ -1321,7 +1422,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 				out->n_unplaced++;
 				continue;
 			}
-			if (k.n_bins >= INT32_MAX || packing_open(&k) < 0) {
+			if (k.n_bins >= INT32_MAX || packing_open(&k, false) < 0) {
 				errbuf_set(err, "pack: out of memory at %zu nodes",
 					   k.n_bins);
 				goto out;
