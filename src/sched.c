@@ -508,6 +508,7 @@ struct pod_brief {
 	uint32_t rank;  /* where its (namespace, name) sorts among the pending
 			 * pods, equal pairs equal; UINT32_MAX when not pending */
 	uint32_t n_ext; /* extended resources requested: the pod is read for them */
+	bool some_ext;  /* one of them is more than 0: no template without any takes it */
 };
 
 struct sched_cache {
@@ -745,6 +746,7 @@ static const struct pod_brief *cache_brief(struct sched_cache *c, size_t pod, ui
 {
 	const struct resources *r = &c->s->pods[pod].requests;
 	struct pod_brief *b;
+	size_t i;
 	long k;
 
 	if (c->slot[pod])
@@ -762,7 +764,10 @@ static const struct pod_brief *cache_brief(struct sched_cache *c, size_t pod, ui
 		return NULL;
 	b = &c->brief[c->n_brief++];
 	*b = (struct pod_brief){r->cpu_m, r->memory, r->ephemeral, (uint32_t)k, rank,
-				(uint32_t)(r->n_ext > UINT32_MAX ? UINT32_MAX : r->n_ext)};
+				(uint32_t)(r->n_ext > UINT32_MAX ? UINT32_MAX : r->n_ext), false};
+	for (i = 0; i < r->n_ext; i++)
+		if (r->ext[i].name && r->ext[i].value > 0)
+			b->some_ext = true;
 	c->slot[pod] = (uint32_t)c->n_brief;
 	return b;
 }
@@ -781,10 +786,11 @@ static int cache_fits_template(struct sched_cache *c, const struct pod_brief *b,
 					       g->tmpl.taints, g->tmpl.n_taints, false, NULL, 0);
 	if (*v != SCHED_FITS)
 		return *v;
-	if (b->n_ext) /* fit_resources() on the pod itself */
+	if (b->n_ext && (a->n_ext || !b->some_ext)) /* fit_resources() on the pod itself */
 		return fit_resources(a->cpu_m, a->memory, a->ephemeral, a->pods, a->ext, a->n_ext,
 				     NULL, &c->s->pods[pod].requests, NULL, 0);
-	/* fit_resources() without extended resources, in its order */
+	/* fit_resources() when the template has no extended resources (a
+	 * request of one more than 0 then never fits), in its order */
 	if (a->pods < 1)
 		return SCHED_NO_PODS;
 	if (b->cpu_m > 0 && b->cpu_m > a->cpu_m)
@@ -793,7 +799,7 @@ static int cache_fits_template(struct sched_cache *c, const struct pod_brief *b,
 		return SCHED_NO_MEMORY;
 	if (b->ephemeral > 0 && b->ephemeral > a->ephemeral)
 		return SCHED_NO_EPHEMERAL;
-	return SCHED_FITS;
+	return b->some_ext ? SCHED_NO_EXTENDED : SCHED_FITS;
 }
 
 /* Orders positions in s->pending by the pods' (namespace, name). */
