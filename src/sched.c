@@ -1240,6 +1240,14 @@ static bool next_covering(const struct packing *k, const struct need *q, size_t 
 	}
 }
 
+/* Is 'q' the size of pack item 'prev', neither with extended resources
+ * ('prev_plain': prev had none)? */
+static bool same_as_last(const struct need *q, const struct pack_item *prev, bool prev_plain)
+{
+	return prev && prev_plain && q->n_ext == 0 && q->cpu_m == prev->cpu_m &&
+	       q->memory == prev->memory && q->ephemeral == prev->ephemeral;
+}
+
 /* The first open bin at or after 'start' that takes 'q', or -1: the bin a
  * scan from 'start' would find, without looking at the bins too full. */
 static long first_fit_from(const struct packing *k, const struct need *q, size_t start)
@@ -1305,6 +1313,8 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	const struct node_group *g;
 	struct packing k = {0};
 	struct pack_item *items = NULL;
+	long last_bin = -1;     /* where the item before went; -1 nowhere */
+	bool last_plain = true; /* it had no extended resources */
 	size_t i, n_items = 0, upcoming, n_scratch = 0;
 	long *ext_ix = NULL;
 	int64_t *ext_val = NULL;
@@ -1421,11 +1431,27 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			ext_val[j] = ext[j].name ? ext[j].value : 0;
 			ext_ix[j] = ext[j].name ? tmpl_ext_index(k.tmpl, ext[j].name) : -1;
 		}
-		f = first_fit_from(&k, &q, 0);
+		/*
+		 * A pod the size of the one before (replicas, mostly) fits none
+		 * of the bins before the one that took it: those have not
+		 * changed since. So its search starts there, and when no bin
+		 * could take that one nor a new one be opened, it is left too.
+		 */
+		if (same_as_last(&q, i ? &items[i - 1] : NULL, last_plain)) {
+			if (last_bin < 0) {
+				out->n_unplaced++;
+				continue;
+			}
+			f = first_fit_from(&k, &q, (size_t)last_bin);
+		} else {
+			f = first_fit_from(&k, &q, 0);
+		}
+		last_plain = q.n_ext == 0;
 		b = f < 0 ? k.n_bins : (size_t)f;
 		if (b == k.n_bins) {
 			if (max_new >= 0 && k.n_bins - upcoming >= (size_t)max_new) {
 				out->n_unplaced++;
+				last_bin = -1;
 				continue;
 			}
 			if (k.n_bins >= INT32_MAX || packing_open(&k, false) < 0) {
@@ -1438,6 +1464,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 		bin_take(&k, b, &q);
 		out->placement[items[i].idx] = (int32_t)b;
 		out->n_placed++;
+		last_bin = (long)b;
 	}
 
 	for (i = 0; i < upcoming; i++)
