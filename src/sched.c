@@ -498,10 +498,11 @@ enum sched_fit sched_fits_template(const struct pod *p,
  * selector, required node affinity and tolerations. Pods with the same
  * ones (the replicas of a workload, mostly) form a class whose verdict on
  * each group's labels and taints is worked out once.
+ *
+ * What packings read of a pod is kept together in a brief, in the order
+ * the pods were first packed (the pending pods' order): a pass over a
+ * list of pods reads a few cache lines, not a pod object each.
  */
-/* What packings read of a pod, kept together in the order the pods were
- * first packed (the pending pods' order): a pass over a list of pods
- * reads a few cache lines, not a pod object each. */
 struct pod_brief {
 	int64_t cpu_m, memory, ephemeral;
 	uint32_t cls;   /* its class */

@@ -231,6 +231,23 @@ describe("jupyterhub policy", function()
       assert.matches("room for 1 pending pod", t.find(r, "uncordon", "m")[1].reason)
     end)
 
+    it("finds the marked node with room for a pod, past ones without, and buys for a pod none has room for", function()
+      -- 'full' (most loaded) has 1 cpu free, 'roomy' 3: 'big' (2 cpu) fits
+      -- only 'roomy', 'huge' (3.5 cpu) neither, so a new node takes it
+      local cluster = loaded(2, "3", { node("full", { marked = true }), node("roomy", { marked = true }) },
+        { user("f", "full", "3"), user("r", "roomy", "1"), pending("big", "2"), pending("huge", "3500m") })
+      local r = engine():decide(cluster, NOW)
+      assert.no_error(r)
+      assert.uncordons(r, "roomy")
+      assert.matches("room for 1 pending pod", t.find(r, "uncordon", "roomy")[1].reason)
+      for _, u in ipairs(t.find(r, "uncordon", "full")) do
+        assert.is_nil(u.reason:match("room for"))
+      end
+      -- one node for 'huge'; 15.5 cpu on 20 is still above 0.75: one more
+      assert.scales_up(r, "user", 2)
+      assert.matches("1 node%(s%) for the pending pods", t.find(r, "scale_up", "user")[1].reason)
+    end)
+
     it("adds nodes only for what uncordoning cannot cover", function()
       -- 4 x 4 = 16 cpu; with 'm': 16 / 20 = 0.8, still above 0.75: one more
       local r = engine():decide(loaded(4, "4", { node("m", { marked = true }) }), NOW)
