@@ -483,7 +483,13 @@ function P.reconcile(cluster, params, store)
       local users, omitted = {}, {}
       for _, pod in ipairs(node.pods) do
         local why = omittable(pod, params, omit_ns)
-        if why then omitted[why] = (omitted[why] or 0) + 1 else users[#users + 1] = pod end
+        if why then
+          omitted[why] = (omitted[why] or 0) + 1
+        else
+          users[#users + 1] = pod
+          -- one user pod keeps the node; the others only fill its note
+          if not explaining then break end
+        end
       end
       local g = cluster.groups[node.group]
       if #users > 0 then
