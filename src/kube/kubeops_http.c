@@ -455,24 +455,49 @@ static void eviction_refused(const struct kube_response *r, const char *what,
 	cJSON_Delete(doc);
 }
 
+/*
+ * POSTs JSON 'body' to subresource 'sub' of pod ns/pod, frees 'body', and
+ * returns the outcome (outcome()); 'r' holds the response for the caller
+ * to read and free.
+ */
+static int post_pod_subresource(struct kubeops_http *h, const char *ns, const char *pod,
+				const char *sub, struct buf *body, const char *what,
+				struct kube_response *r, struct kube_status *st)
+{
+	struct buf path = BUF_INIT;
+	struct errbuf err = {""};
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	buf_puts(&path, "/api/v1/namespaces/");
+	kube_escape(&path, ns);
+	buf_puts(&path, "/pods/");
+	kube_escape(&path, pod);
+	buf_puts(&path, "/");
+	buf_puts(&path, sub);
+	if (path.oom || body->oom) {
+		rc = set_status(st, KUBE_ERROR, "%s: out of memory", what);
+	} else {
+		rc = kube_request(h->client, "POST", path.data, KUBE_CT_JSON, body->data, body->len,
+				  r, &err);
+		rc = outcome(rc, r, &err, what, st);
+	}
+	buf_free(&path);
+	buf_free(body);
+	return rc;
+}
+
 static int op_evict(void *ctx, const char *ns, const char *pod, int64_t grace_s,
 		    struct kube_status *st)
 {
-	struct kubeops_http *h = ctx;
-	struct buf path = BUF_INIT, body = BUF_INIT;
+	struct buf body = BUF_INIT;
 	struct kube_response r;
-	struct errbuf err = {""};
 	char what[400];
 	int rc;
 
 	if (bad_name(ns, "namespace", st) || bad_name(pod, "pod", st))
 		return -1;
 	snprintf(what, sizeof(what), "evict pod %s/%s", ns, pod);
-	buf_puts(&path, "/api/v1/namespaces/");
-	kube_escape(&path, ns);
-	buf_puts(&path, "/pods/");
-	kube_escape(&path, pod);
-	buf_puts(&path, "/eviction");
 	buf_puts(&body, "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":");
 	buf_json_string(&body, pod);
 	buf_puts(&body, ",\"namespace\":");
@@ -482,18 +507,10 @@ static int op_evict(void *ctx, const char *ns, const char *pod, int64_t grace_s,
 		buf_printf(&body, ",\"deleteOptions\":{\"gracePeriodSeconds\":%lld}",
 			   (long long)grace_s);
 	buf_puts(&body, "}");
-	if (path.oom || body.oom) {
-		buf_free(&path);
-		buf_free(&body);
-		return set_status(st, KUBE_ERROR, "%s: out of memory", what);
-	}
-	rc = kube_request(h->client, "POST", path.data, KUBE_CT_JSON, body.data, body.len, &r, &err);
-	rc = outcome(rc, &r, &err, what, st);
+	rc = post_pod_subresource(ctx, ns, pod, "eviction", &body, what, &r, st);
 	if (st && st->code == KUBE_THROTTLED)
 		eviction_refused(&r, what, st);
 	kube_response_free(&r);
-	buf_free(&path);
-	buf_free(&body);
 	return rc;
 }
 
@@ -525,21 +542,14 @@ static int op_delete_node(void *ctx, const char *node, struct kube_status *st)
 static int op_bind(void *ctx, const char *ns, const char *pod, const char *uid,
 		   const char *node, struct kube_status *st)
 {
-	struct kubeops_http *h = ctx;
-	struct buf path = BUF_INIT, body = BUF_INIT;
+	struct buf body = BUF_INIT;
 	struct kube_response r;
-	struct errbuf err = {""};
 	char what[600];
 	int rc;
 
 	if (bad_name(ns, "namespace", st) || bad_name(pod, "pod", st) || bad_name(node, "node", st))
 		return -1;
 	snprintf(what, sizeof(what), "bind pod %s/%s to node %s", ns, pod, node);
-	buf_puts(&path, "/api/v1/namespaces/");
-	kube_escape(&path, ns);
-	buf_puts(&path, "/pods/");
-	kube_escape(&path, pod);
-	buf_puts(&path, "/binding");
 	buf_puts(&body, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":");
 	buf_json_string(&body, pod);
 	buf_puts(&body, ",\"namespace\":");
@@ -551,16 +561,8 @@ static int op_bind(void *ctx, const char *ns, const char *pod, const char *uid,
 	buf_puts(&body, "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":");
 	buf_json_string(&body, node);
 	buf_puts(&body, "}}");
-	if (path.oom || body.oom) {
-		buf_free(&path);
-		buf_free(&body);
-		return set_status(st, KUBE_ERROR, "%s: out of memory", what);
-	}
-	rc = kube_request(h->client, "POST", path.data, KUBE_CT_JSON, body.data, body.len, &r, &err);
-	rc = outcome(rc, &r, &err, what, st);
+	rc = post_pod_subresource(ctx, ns, pod, "binding", &body, what, &r, st);
 	kube_response_free(&r);
-	buf_free(&path);
-	buf_free(&body);
 	return rc;
 }
 
