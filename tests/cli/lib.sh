@@ -1,5 +1,5 @@
-# lib.sh: what the command-line test scripts share. Source it after
-# setting TMP (a scratch directory); each check then reads
+# lib.sh: what the command-line test scripts share. Its functions use TMP
+# (a scratch directory), to be set before they run; each check then reads
 #   t="what it shows"
 #   if run "$t" STATUS CMD... && has out "text"; then ok "$t"; else not_ok "$t"; fi
 # and the script ends with `finish`.
@@ -44,3 +44,34 @@ until_true() {
 # k ARGS...: kubectl against the kubeconfig a test's `luascale sim` wrote to
 # $TMP/kubeconfig
 k() { kubectl --kubeconfig "$TMP/kubeconfig" --cache-dir "$TMP/cache" --request-timeout=20s "$@"; }
+
+# need CMD...: the script fails (not skips) when one of the tools is missing
+need() {
+  local c
+  for c in "$@"; do
+    command -v "$c" >/dev/null 2>&1 && continue
+    echo "not ok - $c is not installed (scripts/setup.sh installs it)"
+    exit 1
+  done
+}
+
+# sim_up [ARGS...]: `$BIN sim` serving $TMP/scenario.yaml on a free
+# port, its kubeconfig in $TMP/kubeconfig, its output in $TMP/sim.out and
+# $TMP/sim.err, its PID in SIM_PID. Returns once it answers /version (1,
+# with its output shown, when it does not within 30 s).
+sim_up() {
+  "$BIN" sim --listen 127.0.0.1:0 --scenario "$TMP/scenario.yaml" --kubeconfig-out "$TMP/kubeconfig" \
+    "$@" >"$TMP/sim.out" 2>"$TMP/sim.err" &
+  SIM_PID=$!
+  until_true 30 sim_answers && return 0
+  sim_output
+  return 1
+}
+sim_answers() { k get --raw /version >/dev/null 2>&1; }
+sim_output() { sed 's/^/#   sim: /' "$TMP/sim.out" "$TMP/sim.err"; }
+
+# sim_down: SIGTERM to the simulator sim_up started, and waits for it
+sim_down() {
+  [ -n "${SIM_PID:-}" ] && kill -TERM "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null
+  SIM_PID=
+}

@@ -14,22 +14,17 @@
 set -u
 BIN=$1
 PY=/usr/bin/python3
-for c in kubectl curl $PY; do
-  if ! command -v $c >/dev/null 2>&1; then
-    echo "not ok - $c is not installed (scripts/setup.sh installs it)"
-    exit 1
-  fi
-done
+. "$(dirname "$0")/lib.sh"
+need kubectl curl $PY
 TMP=$(mktemp -d)
 SIM_PID=
 W_PID=
 cleanup() {
   [ -n "$W_PID" ] && kill -TERM "$W_PID" 2>/dev/null && wait "$W_PID" 2>/dev/null
-  [ -n "$SIM_PID" ] && kill -TERM "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null
+  sim_down
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-. "$(dirname "$0")/lib.sh"
 PROTO_WATCH="$(dirname "$0")/proto_watch.py"
 
 # one node of 2 CPUs: two web pods fit, two wait for a second node, and
@@ -60,14 +55,10 @@ workloads:
     requests: {cpu: "64", memory: 1Gi}
 EOF
 
-"$BIN" sim --listen 127.0.0.1:0 --scenario "$TMP/scenario.yaml" --kubeconfig-out "$TMP/kubeconfig" \
-  >"$TMP/sim.out" 2>"$TMP/sim.err" &
-SIM_PID=$!
-version_ok() { k get --raw /version >/dev/null 2>&1; }
 pending() { [ "$(k get pods --field-selector=status.phase=Pending -o name 2>/dev/null | wc -l)" -eq 3 ]; }
 t="luascale sim comes up with three pods pending"
-if until_true 30 version_ok && until_true 30 pending; then ok "$t"; else
-  not_ok "$t"; sed 's/^/#   sim: /' "$TMP/sim.out" "$TMP/sim.err"; exit 1; fi
+if sim_up && until_true 30 pending; then ok "$t"; else
+  not_ok "$t"; sim_output; exit 1; fi
 URL=$(sed -n 's/^ *server: *//p' "$TMP/kubeconfig")
 failed_for() { k get events -A --field-selector "reason=FailedScheduling,involvedObject.name=$1" -o name 2>/dev/null | grep -q .; }
 until_true 20 failed_for huge-1

@@ -8,18 +8,15 @@
 # usage: sim_kubectl_fidelity.sh LUASCALE_BINARY
 set -u
 BIN=$1
-if ! command -v kubectl >/dev/null 2>&1; then
-  echo "not ok - kubectl is not installed (scripts/setup.sh installs kubernetes-client)"
-  exit 1
-fi
+. "$(dirname "$0")/lib.sh"
+need kubectl
 TMP=$(mktemp -d)
 SIM_PID=
 cleanup() {
-  [ -n "$SIM_PID" ] && kill -TERM "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null
+  sim_down
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-. "$(dirname "$0")/lib.sh"
 
 cat >"$TMP/scenario.yaml" <<'EOF'
 seed: 11
@@ -55,15 +52,11 @@ workloads:
     grace: 10m
 EOF
 
-"$BIN" sim --listen 127.0.0.1:0 --scenario "$TMP/scenario.yaml" --kubeconfig-out "$TMP/kubeconfig" \
-  >"$TMP/sim.out" 2>"$TMP/sim.err" &
-SIM_PID=$!
-version_ok() { k get --raw /version >/dev/null 2>&1; }
 running() { [ "$(k get pods -A --field-selector=status.phase=Running -o name 2>/dev/null | wc -l)" -eq 5 ]; }
 t="luascale sim comes up; its kubeconfig says insecure-skip-tls-verify"
-if until_true 30 version_ok && until_true 30 running &&
+if sim_up && until_true 30 running &&
    grep -q "insecure-skip-tls-verify: true" "$TMP/kubeconfig"; then ok "$t"; else
-  not_ok "$t"; sed 's/^/#   sim: /' "$TMP/sim.out" "$TMP/sim.err"; exit 1; fi
+  not_ok "$t"; sim_output; exit 1; fi
 
 t="kubectl get nodes -o wide shows INTERNAL-IP, OS-IMAGE, KERNEL-VERSION, CONTAINER-RUNTIME"
 if run "$t" 0 k get nodes -o wide && has out "INTERNAL-IP" && has out "OS-IMAGE" &&

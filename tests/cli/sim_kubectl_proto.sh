@@ -10,20 +10,15 @@
 # usage: sim_kubectl_proto.sh LUASCALE_BINARY
 set -u
 BIN=$1
-for c in kubectl curl; do
-  if ! command -v $c >/dev/null 2>&1; then
-    echo "not ok - $c is not installed (scripts/setup.sh installs it)"
-    exit 1
-  fi
-done
+. "$(dirname "$0")/lib.sh"
+need kubectl curl
 TMP=$(mktemp -d)
 SIM_PID=
 cleanup() {
-  [ -n "$SIM_PID" ] && kill -TERM "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null
+  sim_down
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-. "$(dirname "$0")/lib.sh"
 
 cat >"$TMP/scenario.yaml" <<'EOF'
 seed: 5
@@ -54,14 +49,10 @@ pdbs:
     min_available: 1
 EOF
 
-"$BIN" sim --listen 127.0.0.1:0 --scenario "$TMP/scenario.yaml" --kubeconfig-out "$TMP/kubeconfig" \
-  >"$TMP/sim.out" 2>"$TMP/sim.err" &
-SIM_PID=$!
-version_ok() { k get --raw /version >/dev/null 2>&1; }
 running() { [ "$(k get pods -A --field-selector=status.phase=Running -o name 2>/dev/null | wc -l)" -eq 3 ]; }
 t="luascale sim comes up"
-if until_true 30 version_ok && until_true 30 running; then ok "$t"; else
-  not_ok "$t"; sed 's/^/#   sim: /' "$TMP/sim.out" "$TMP/sim.err"; exit 1; fi
+if sim_up && until_true 30 running; then ok "$t"; else
+  not_ok "$t"; sim_output; exit 1; fi
 URL=$(sed -n 's/^ *server: *//p' "$TMP/kubeconfig")
 
 t="kubectl create configmap sends protobuf and the server takes it"

@@ -12,18 +12,15 @@
 # usage: sim_kubectl_workloads.sh LUASCALE_BINARY
 set -u
 BIN=$1
-if ! command -v kubectl >/dev/null 2>&1; then
-  echo "not ok - kubectl is not installed (scripts/setup.sh installs it)"
-  exit 1
-fi
+. "$(dirname "$0")/lib.sh"
+need kubectl
 TMP=$(mktemp -d)
 SIM_PID=
 cleanup() {
-  [ -n "$SIM_PID" ] && kill -TERM "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null
+  sim_down
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-. "$(dirname "$0")/lib.sh"
 check() { # NAME CMD...: ok when CMD succeeds
   local t=$1
   shift
@@ -43,10 +40,7 @@ initial_nodes: [{group: big, count: 3}]
 workloads:
   - {name: scen, controller: replicaset, count: 1, requests: {cpu: 100m, memory: 64Mi}}
 EOF2
-"$BIN" sim --listen 127.0.0.1:0 --scenario "$TMP/scenario.yaml" \
-  --kubeconfig-out "$TMP/kubeconfig" >"$TMP/sim.log" 2>&1 &
-SIM_PID=$!
-until_true 20 grep -q "serving .* on http://127.0.0.1:" "$TMP/sim.log" || { not_ok "sim starts"; exit 1; }
+sim_up || { not_ok "sim starts"; exit 1; }
 until_true 20 k get nodes -o name >/dev/null 2>&1
 
 # ---- pods ----
