@@ -235,6 +235,15 @@ static struct snapshot *snap(struct world *w, const char *items, const char *tmp
 	return s;
 }
 
+/* One round: the cluster 'items' observed, then 'seconds' of the executor. */
+static void observe_for(struct world *w, const char *items, int64_t seconds)
+{
+	struct snapshot *s = snap(w, items, NULL);
+
+	run_for(w, seconds);
+	snapshot_free(s);
+}
+
 /* A pending pod the scheduler marked Unschedulable ('cpu' e.g. "1500m"),
  * selecting pool=a; 'node' "" for unbound. */
 static void pod_json(char *out, size_t len, const char *name, const char *uid, const char *cpu,
@@ -328,16 +337,12 @@ static void test_binds_the_packing_when_its_node_is_ready(void **state)
 	/* registered, not Ready yet: nothing */
 	node_json(nd, sizeof(nd), "n1", 0, false, NULL, "a");
 	snprintf(items, sizeof(items), "%s,%s", pods, nd);
-	s = snap(w, items, NULL);
-	run_for(w, 1);
-	snapshot_free(s);
+	observe_for(w, items, 1);
 	assert_int_equal(w->kube.binds, 0);
 	/* Ready: both bound to it, with their uids */
 	node_json(nd, sizeof(nd), "n1", 0, true, NULL, "a");
 	snprintf(items, sizeof(items), "%s,%s", pods, nd);
-	s = snap(w, items, NULL);
-	run_for(w, 1);
-	snapshot_free(s);
+	observe_for(w, items, 1);
 	assert_int_equal(w->kube.binds, 2);
 	assert_true(was_bound(w, "default/web-1@n1 u1"));
 	assert_true(was_bound(w, "default/web-2@n1 u2"));
@@ -347,9 +352,7 @@ static void test_binds_the_packing_when_its_node_is_ready(void **state)
 	assert_true(bindings(w, "bound") == 2);
 	assert_non_null(strstr(w->all_log, "bind_pods: bound pod default/web-1 to node n1"));
 	/* the association is gone: a later round binds nothing more */
-	s = snap(w, items, NULL);
-	run_for(w, 1);
-	snapshot_free(s);
+	observe_for(w, items, 1);
 	assert_int_equal(w->kube.binds, 2);
 	world_free(w);
 }
@@ -369,9 +372,7 @@ static void test_skips_pods_that_no_longer_fit(void **state)
 	node_json(nd, sizeof(nd), "n1", 0, true, NULL, "a");
 	pod_json(other, sizeof(other), "db-0", "u9", "2", "n1", NULL);
 	snprintf(items, sizeof(items), "%s,%s,%s", pods, nd, other);
-	s = snap(w, items, NULL);
-	run_for(w, 1);
-	snapshot_free(s);
+	observe_for(w, items, 1);
 	assert_int_equal(w->kube.binds, 1);
 	assert_true(was_bound(w, "default/web-1@n1 u1"));
 	binder_get_stats(w->b, &st);
@@ -396,9 +397,7 @@ static void test_skips_pods_whose_node_lost_a_label_they_select(void **state)
 	/* the node came up in another pool than its template said */
 	node_json(nd, sizeof(nd), "n1", 0, true, NULL, "b");
 	snprintf(items, sizeof(items), "%s,%s", pods, nd);
-	s = snap(w, items, NULL);
-	run_for(w, 1);
-	snapshot_free(s);
+	observe_for(w, items, 1);
 	assert_int_equal(w->kube.binds, 0);
 	binder_get_stats(w->b, &st);
 	assert_int_equal(st.skipped, 2);
@@ -423,9 +422,7 @@ static void test_skips_pods_bound_already_or_recreated(void **state)
 	pod_json(p1, sizeof(p1), "web-1", "u1", "1500m", "n0", NULL);
 	pod_json(p2, sizeof(p2), "web-2", "u2-new", "1500m", "", NULL);
 	snprintf(items, sizeof(items), "%s,%s,%s,%s", p1, p2, n0, nd);
-	s = snap(w, items, NULL);
-	run_for(w, 1);
-	snapshot_free(s);
+	observe_for(w, items, 1);
 	assert_int_equal(w->kube.binds, 0);
 	binder_get_stats(w->b, &st);
 	assert_int_equal(st.skipped, 2);
@@ -449,9 +446,7 @@ static void test_conflict_is_left_to_the_scheduler(void **state)
 	w->kube.conflict_pod = "web-1"; /* the scheduler got there first */
 	node_json(nd, sizeof(nd), "n1", 0, true, NULL, "a");
 	snprintf(items, sizeof(items), "%s,%s", pods, nd);
-	s = snap(w, items, NULL);
-	run_for(w, 1);
-	snapshot_free(s);
+	observe_for(w, items, 1);
 	assert_int_equal(w->kube.binds, 2); /* the conflict does not stop the others */
 	assert_true(was_bound(w, "default/web-2@n1 u2"));
 	binder_get_stats(w->b, &st);
@@ -461,9 +456,7 @@ static void test_conflict_is_left_to_the_scheduler(void **state)
 	assert_non_null(strstr(w->all_log, "pod default/web-1 not bound to node n1: pod web-1 is already assigned"));
 	assert_non_null(strstr(w->all_log, "left to the scheduler"));
 	/* nothing is retried, however many rounds follow */
-	s = snap(w, items, NULL);
-	run_for(w, 30);
-	snapshot_free(s);
+	observe_for(w, items, 30);
 	assert_int_equal(w->kube.binds, 2);
 	world_free(w);
 }
@@ -482,17 +475,13 @@ static void test_error_stops_the_pass_without_retry(void **state)
 	w->kube.error_pod = "web-1";
 	node_json(nd, sizeof(nd), "n1", 0, true, NULL, "a");
 	snprintf(items, sizeof(items), "%s,%s", pods, nd);
-	s = snap(w, items, NULL);
-	run_for(w, 1);
-	snapshot_free(s);
+	observe_for(w, items, 1);
 	assert_int_equal(w->kube.binds, 1); /* web-1 failed: web-2 is not tried */
 	binder_get_stats(w->b, &st);
 	assert_int_equal(st.errors, 1);
 	assert_int_equal(st.skipped, 1);
 	assert_non_null(strstr(w->all_log, "binding pod default/web-1 to node n1 failed: bind pod default/web-1: 500 InternalError"));
-	s = snap(w, items, NULL);
-	run_for(w, 30);
-	snapshot_free(s);
+	observe_for(w, items, 30);
 	assert_int_equal(w->kube.binds, 1);
 	world_free(w);
 }
@@ -567,9 +556,7 @@ static void test_later_packing_does_not_take_followed_pods(void **state)
 	node_json(nd, sizeof(nd), "n1", 0, true, NULL, "a");
 	node_json(nd2, sizeof(nd2), "n2", 1, true, NULL, "a");
 	snprintf(items, sizeof(items), "%s,%s,%s", pods, nd2, nd);
-	s = snap(w, items, NULL);
-	run_for(w, 1);
-	snapshot_free(s);
+	observe_for(w, items, 1);
 	assert_int_equal(w->kube.binds, 2);
 	assert_true(was_bound(w, "default/web-1@n1 u1"));
 	assert_true(was_bound(w, "default/web-2@n1 u2"));
@@ -621,9 +608,7 @@ static void test_never_binds_what_only_the_scheduler_evaluates(void **state)
 	assert_int_equal(st.followed, 1); /* only the plain pod */
 	node_json(nd, sizeof(nd), "n1", 0, true, NULL, "a");
 	snprintf(items, sizeof(items), "%s,%s", pods, nd);
-	s = snap(w, items, NULL);
-	run_for(w, 1);
-	snapshot_free(s);
+	observe_for(w, items, 1);
 	assert_int_equal(w->kube.binds, 1);
 	assert_true(was_bound(w, "default/plain@n1 u0"));
 	world_free(w);
@@ -657,9 +642,7 @@ static void test_off_by_default_binds_nothing(void **state)
 	snapshot_free(s);
 	node_json(nd, sizeof(nd), "n1", 0, true, NULL, "a");
 	snprintf(items, sizeof(items), "%s,%s", pods, nd);
-	s = snap(w, items, NULL);
-	run_for(w, 1);
-	snapshot_free(s);
+	observe_for(w, items, 1);
 	assert_int_equal(w->kube.binds, 0);
 	binder_get_stats(w->b, &st);
 	assert_int_equal(st.followed, 0);
