@@ -265,19 +265,19 @@ local function scale_up(s)
   -- the pods some marked node has the free room for: a pod bigger than the
   -- most any of them has free, per resource, fits none, so the walk below
   -- skips it (and skips the pods altogether when none could fit)
-  local most, could, n_could = {}, {}, 0
+  local most, could = {}, {}
   for _, node in ipairs(marked) do
     for k, v in pairs(node.free) do
       if not most[k] or v > most[k] then most[k] = v end
     end
   end
   for _, pod in ipairs(unplaced) do
-    if fits_room(pod, most) then could[pod], n_could = true, n_could + 1 end
+    if fits_room(pod, most) then could[pod] = true end
   end
   for _, node in ipairs(marked) do
     if satisfied() then break end
     local free, placed, rest = {}, 0, unplaced
-    if n_could > 0 then
+    if next(could) then
       rest = {}
       for k, v in pairs(node.free) do free[k] = v end
       for _, pod in ipairs(unplaced) do

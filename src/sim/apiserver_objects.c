@@ -1377,8 +1377,8 @@ static cJSON *v1_event_stored(cJSON *o)
  * A 422 Invalid with details.causes, as the real server answers: 'msg' is
  * "Kind \"name\" is invalid: FIELD: DETAIL" (kubectl prints the causes).
  */
-static void reply_invalid(struct reply *out, enum apiserver_resource r, const char *kind,
-			  const char *name, const char *msg)
+static void reply_invalid(struct reply *out, enum apiserver_resource r, const char *name,
+			  const char *msg)
 {
 	const char *p = strstr(msg, " is invalid: "), *colon;
 	struct buf causes = BUF_INIT;
@@ -1407,7 +1407,6 @@ static void reply_invalid(struct reply *out, enum apiserver_resource r, const ch
 		buf_json_string(&causes, field);
 		buf_puts(&causes, "}]");
 	}
-	(void)kind;
 	apiserver_render_status_details(&out->body, 422, "Invalid", msg, apiserver_resources[r].group,
 					apiserver_resources[r].kind, name ? name : "",
 					causes.len ? causes.data : NULL, 0);
@@ -1426,7 +1425,7 @@ static int admit_workload(const struct resreq *rq, cJSON *o, const cJSON *cur, s
 	if (!code)
 		return 0;
 	if (code == 422)
-		reply_invalid(out, rq->res, apiserver_resources[rq->res].kind, name, err.msg);
+		reply_invalid(out, rq->res, name, err.msg);
 	else
 		apiserver_reply_status(out, code, "InternalError", err.msg,
 				       apiserver_resources[rq->res].kind, name ? name : "");
@@ -1745,7 +1744,7 @@ static void create_pod(struct apiserver *s, const struct resreq *rq, struct repl
 	} else if (code == 409) {
 		reply_about(out, 409, "AlreadyExists", err.msg, APISERVER_PODS, name);
 	} else if (code == 422) {
-		reply_invalid(out, APISERVER_PODS, "Pod", name, err.msg);
+		reply_invalid(out, APISERVER_PODS, name, err.msg);
 	} else if (code) {
 		apiserver_reply_status(out, code, "InternalError", err.msg, "Pod", name);
 	} else if (dry) {
@@ -1858,7 +1857,7 @@ static void change_pod(struct apiserver *s, const struct resreq *rq, bool patch,
 			   cJSON_GetObjectItemCaseSensitive(o, "spec"), true)) {
 		snprintf(msg, sizeof(msg), "Pod \"%.200s\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
 			 rq->name);
-		reply_invalid(out, APISERVER_PODS, "Pod", rq->name, msg);
+		reply_invalid(out, APISERVER_PODS, rq->name, msg);
 		goto out;
 	}
 	if (kvs_of(cJSON_GetObjectItemCaseSensitive(meta, "labels"), &l) < 0 ||
@@ -1982,7 +1981,7 @@ static void do_scale(struct apiserver *s, const struct resreq *rq, struct reply 
 		  r->valuedouble != (double)(int64_t)r->valuedouble)) {
 		snprintf(msg, sizeof(msg), "Scale.autoscaling \"%.200s\" is invalid: spec.replicas: Invalid value: must be greater than or equal to 0",
 			 rq->name);
-		reply_invalid(out, rq->res, "Scale", rq->name, msg);
+		reply_invalid(out, rq->res, rq->name, msg);
 		goto out;
 	}
 	want = r ? (int64_t)r->valuedouble : 0;
