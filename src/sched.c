@@ -512,8 +512,32 @@ struct pod_brief {
 	bool some_ext;  /* one of them is more than 0: no template without any takes it */
 };
 
+/*
+ * A group's packing order: the pods of the first packing onto it (the
+ * largest it has seen) that fit its template, in first-fit-decreasing
+ * order. A pod's place there depends on its requests, the template and
+ * its name's rank only, so the order of any subset is this one with the
+ * others left out; a later packing of such a subset walks it instead of
+ * sorting. 'exact' is false when two pods tie on size and rank there:
+ * their positions in each caller's list would order them.
+ */
+struct pack_order {
+	uint32_t *pods;         /* snapshot indices, in packing order */
+	size_t n;
+	uint64_t *member;       /* bit per snapshot pod: in 'pods' */
+	bool exact;
+};
+
+/* At most this many pods in all groups' packing orders (4 bytes each). */
+#define ORDER_BUDGET ((size_t)1 << 22)
+
 struct sched_cache {
 	const struct snapshot *s;
+	struct pack_order *order; /* per group, NULL until a packing */
+	size_t order_pods;        /* in all of them */
+	uint32_t *mark;           /* per pod: the stamp of the packing listing it */
+	uint32_t *mark_pos;       /* per pod: its position in that list */
+	uint32_t stamp;
 	bool prepared;          /* the pending pods have their briefs */
 	uint32_t *slot;         /* per pod: its brief + 1, 0 none yet */
 	struct pod_brief *brief;
@@ -551,6 +575,17 @@ void sched_cache_free(struct sched_cache *c)
 	free(c->hash);
 	free(c->verdict);
 	free(c->slots);
+	if (c->order) {
+		size_t g;
+
+		for (g = 0; g < c->s->n_groups; g++) {
+			free(c->order[g].pods);
+			free(c->order[g].member);
+		}
+		free(c->order);
+	}
+	free(c->mark);
+	free(c->mark_pos);
 	free(c);
 }
 
@@ -853,6 +888,37 @@ oom:
 	return -1;
 }
 
+/* A new stamp for the list of a packing, the marks made on first use: 0,
+ * or -1 out of memory (the packing then sorts). */
+static int cache_stamp(struct sched_cache *c)
+{
+	size_t n = c->s->n_pods ? c->s->n_pods : 1;
+
+	if (!c->mark) {
+		c->mark = calloc(n, sizeof(*c->mark));
+		c->mark_pos = malloc(n * sizeof(*c->mark_pos));
+		if (!c->mark || !c->mark_pos) {
+			free(c->mark);
+			free(c->mark_pos);
+			c->mark = c->mark_pos = NULL;
+			return -1;
+		}
+	}
+	if (++c->stamp == 0) { /* wrapped: no mark may look current */
+		memset(c->mark, 0, n * sizeof(*c->mark));
+		c->stamp = 1;
+	}
+	return 0;
+}
+
+/* Group 'group's packing order (a valid group), or NULL out of memory. */
+static struct pack_order *cache_order(struct sched_cache *c, size_t group)
+{
+	if (!c->order && !(c->order = calloc(c->s->n_groups, sizeof(*c->order))))
+		return NULL;
+	return &c->order[group];
+}
+
 /* ---- first-fit decreasing ---- */
 
 /* A pod to drain with its sort key: the larger of its cpu and memory shares. */
@@ -999,44 +1065,78 @@ static inline uint64_t item_key_bits(const struct pack_item *x)
 	return ~b;
 }
 
+/* A ranked item as pack_item_radix() moves it: 16 bytes, not 40. */
+struct radix_rec {
+	uint64_t key;     /* item_key_bits() */
+	uint64_t rank_at; /* rank << 32 | the item's position */
+};
+
+/* The byte a radix pass sorts by: passes 0-3 the rank's, 4-11 the key's. */
+static inline unsigned radix_byte(const struct radix_rec *r, unsigned pass)
+{
+	return pass < 4 ? (unsigned)(r->rank_at >> (32 + 8 * pass)) & 0xff :
+			  (unsigned)(r->key >> (8 * (pass - 4))) & 0xff;
+}
+
 /*
- * pack_item_sort() for items that all have a rank: a stable radix sort,
- * least significant byte first, by rank and then by key (the items come
- * in position order, which stability keeps for equal pairs), so the
- * same order without a comparison to mispredict. Bytes every item shares
- * are skipped.
+ * pack_item_sort() for n >= 1 items that all have a rank: a stable radix
+ * sort, least significant byte first, by rank and then by key (the items
+ * come in position order, which stability keeps for equal pairs), so the
+ * same order without a comparison to mispredict. It sorts 16-byte
+ * records in 'tmp' (room for n items holds two arrays of them and the
+ * permutation), counts every byte in one pass, skips the bytes all items
+ * share, and then moves the items into place along the permutation's
+ * cycles.
  */
 static void pack_item_radix(struct pack_item *a, struct pack_item *tmp, size_t n)
 {
-	struct pack_item *src = a, *dst = tmp, *t;
-	size_t count[256], i, pass;
+	struct radix_rec *src = (struct radix_rec *)(void *)tmp, *dst = src + n, *t;
+	uint32_t count[12][256] = {{0}}, *perm;
+	size_t i, j, k;
+	unsigned pass;
 
+	for (i = 0; i < n; i++) {
+		src[i].key = item_key_bits(&a[i]);
+		src[i].rank_at = (uint64_t)a[i].rank << 32 | (uint32_t)i;
+		for (pass = 0; pass < 12; pass++)
+			count[pass][radix_byte(&src[i], pass)]++;
+	}
 	for (pass = 0; pass < 12; pass++) {
-		size_t sum = 0;
-		unsigned shift = pass < 4 ? pass * 8 : (pass - 4) * 8;
+		uint32_t sum = 0, *c = count[pass];
 
-#define ITEM_BYTE(x) (pass < 4 ? ((x)->rank >> shift) & 0xff : \
-		      (unsigned)(item_key_bits(x) >> shift) & 0xff)
-		memset(count, 0, sizeof(count));
-		for (i = 0; i < n; i++)
-			count[ITEM_BYTE(&src[i])]++;
-		if (count[ITEM_BYTE(&src[0])] == n)
+		if (c[radix_byte(&src[0], pass)] == n)
 			continue; /* one value: this byte orders nothing */
 		for (i = 0; i < 256; i++) {
-			size_t c = count[i];
+			uint32_t x = c[i];
 
-			count[i] = sum;
-			sum += c;
+			c[i] = sum;
+			sum += x;
 		}
 		for (i = 0; i < n; i++)
-			dst[count[ITEM_BYTE(&src[i])]++] = src[i];
-#undef ITEM_BYTE
+			dst[c[radix_byte(&src[i], pass)]++] = src[i];
 		t = src;
 		src = dst;
 		dst = t;
 	}
-	if (src != a)
-		memcpy(a, src, n * sizeof(*a));
+	/* item i goes where perm says it comes from: follow each cycle */
+	perm = (uint32_t *)(void *)dst; /* the other array is free now */
+	for (i = 0; i < n; i++)
+		perm[i] = (uint32_t)src[i].rank_at;
+	for (i = 0; i < n; i++) {
+		struct pack_item v;
+
+		if (perm[i] == i)
+			continue;
+		v = a[i];
+		for (j = i;; j = k) {
+			k = perm[j];
+			perm[j] = (uint32_t)j;
+			if (k == i)
+				break;
+			a[j] = a[k];
+		}
+		a[j] = v;
+	}
 }
 
 /*
@@ -1054,10 +1154,13 @@ struct bin {
 	uint32_t n_placed;
 };
 
-/* What one pod needs, with its extended resources as template indices. */
+/* What one pod needs, with its extended resources as template indices.
+ * 'want' is the least a bin (or a tree node's maxima) must have per tree
+ * dim up to DIM_EPH: a request of 0 always fits, so INT64_MIN there. */
 struct need {
 	int64_t cpu_m, memory, ephemeral;
-	int64_t share;          /* DIM_SHARE's lower bound for a bin that fits */
+	int64_t want[5];
+	size_t ext0;            /* the tree's first extended resource dim */
 	size_t n_ext;
 	const long *ext_ix;     /* template index per request ext, -1 absent */
 	const int64_t *ext_val;
@@ -1067,8 +1170,13 @@ struct need {
  * shares of the template. A bin that takes a pod has at least the smaller
  * of the pod's shares there, so a subtree whose most is less cannot: this
  * prunes the subtrees of bins full in one resource and free in the other,
- * where the per-resource maxima alone would send the search down. */
-enum { DIM_CPU, DIM_MEM, DIM_EPH, DIM_PODS, DIM_SHARE, DIM_EXT };
+ * where the per-resource maxima alone would send the search down.
+ *
+ * DIM_EPH is in the tree only when some pod requests ephemeral storage,
+ * the extended resources (the template's) after it: without either, a
+ * tree node is 32 bytes and the two children a search looks at share a
+ * cache line. */
+enum { DIM_CPU, DIM_MEM, DIM_PODS, DIM_SHARE, DIM_EPH };
 
 #define SHARE_SCALE 1048576.0
 
@@ -1079,8 +1187,10 @@ struct packing {
 	size_t n_bins, cap_bins;
 	/* the max tree: node i (1 = root, leaves at leaf0 + bin) holds dims
 	 * values at seg[i * dims]; leaves past n_bins hold INT64_MIN */
-	int64_t *seg;
+	int64_t *seg;                 /* 64-byte aligned */
 	size_t dims, leaf0;
+	size_t ext0;                  /* DIM_EPH, or DIM_EPH + 1 with storage */
+	double cpu_scale, mem_scale;  /* share_scale() of the template's */
 };
 
 static int64_t *seg_at(const struct packing *k, size_t node)
@@ -1088,15 +1198,17 @@ static int64_t *seg_at(const struct packing *k, size_t node)
 	return &k->seg[node * k->dims];
 }
 
-/* floor(v / total * SHARE_SCALE): monotonic in v, so v >= w gives
- * share_of(v) >= share_of(w). No total: no bound (INT64_MAX). */
-static int64_t fixed_share(int64_t v, int64_t total)
+/* v * scale (scale = SHARE_SCALE / the template's total), truncated:
+ * rounding and truncation are both monotonic, so v >= w gives
+ * fixed_share(v) >= fixed_share(w), all a bound needs. No total (scale
+ * 0): no bound (INT64_MAX). */
+static int64_t fixed_share(int64_t v, double scale)
 {
 	double x;
 
-	if (total <= 0)
+	if (scale <= 0)
 		return INT64_MAX;
-	x = floor((double)v / (double)total * SHARE_SCALE);
+	x = (double)v * scale;
 	if (x >= 9.0e18)
 		return INT64_MAX - 1;
 	if (x <= -9.0e18)
@@ -1104,41 +1216,58 @@ static int64_t fixed_share(int64_t v, int64_t total)
 	return (int64_t)x;
 }
 
+static double share_scale(int64_t total)
+{
+	return total > 0 ? SHARE_SCALE / (double)total : 0;
+}
+
 static int64_t bin_share(const struct packing *k, const struct bin *b)
 {
-	int64_t c = fixed_share(b->cpu_m, k->tmpl->cpu_m);
-	int64_t m = fixed_share(b->memory, k->tmpl->memory);
+	int64_t c = fixed_share(b->cpu_m, k->cpu_scale);
+	int64_t m = fixed_share(b->memory, k->mem_scale);
 
 	return c < m ? c : m;
 }
 
-/* The bound for a pod: a request of 0 (or less) puts no bound on its resource. */
+/* The bound for a pod: a request of 0 (or less), or a template without
+ * the resource, puts no bound on it. */
 static int64_t need_share(const struct packing *k, int64_t cpu_m, int64_t memory)
 {
-	int64_t c = cpu_m > 0 ? fixed_share(cpu_m, k->tmpl->cpu_m) : INT64_MIN;
-	int64_t m = memory > 0 ? fixed_share(memory, k->tmpl->memory) : INT64_MIN;
+	int64_t c = cpu_m > 0 && k->cpu_scale > 0 ? fixed_share(cpu_m, k->cpu_scale) : INT64_MIN;
+	int64_t m = memory > 0 && k->mem_scale > 0 ? fixed_share(memory, k->mem_scale) : INT64_MIN;
 
-	if (k->tmpl->cpu_m <= 0)
-		c = INT64_MIN;
-	if (k->tmpl->memory <= 0)
-		m = INT64_MIN;
 	return c < m ? c : m;
+}
+
+/* What a pod of these requests needs of k's bins; no extended resources. */
+static struct need need_of(const struct packing *k, int64_t cpu_m, int64_t memory,
+			   int64_t ephemeral)
+{
+	struct need q = {cpu_m, memory, ephemeral, {0}, k->ext0, 0, NULL, NULL};
+
+	q.want[DIM_CPU] = cpu_m > 0 ? cpu_m : INT64_MIN;
+	q.want[DIM_MEM] = memory > 0 ? memory : INT64_MIN;
+	q.want[DIM_PODS] = 1;
+	q.want[DIM_SHARE] = need_share(k, cpu_m, memory);
+	q.want[DIM_EPH] = ephemeral > 0 ? ephemeral : INT64_MIN;
+	return q;
 }
 
 /* Recomputes the maxima above leaf 'bin'. */
 static void seg_update(struct packing *k, size_t bin)
 {
 	const struct bin *b = &k->bins[bin];
-	size_t node = k->leaf0 + bin, d, ne = k->dims - DIM_EXT;
+	size_t node = k->leaf0 + bin, d, ne = k->dims - k->ext0;
 	int64_t *v = seg_at(k, node);
 
 	v[DIM_CPU] = b->cpu_m;
 	v[DIM_MEM] = b->memory;
-	v[DIM_EPH] = b->ephemeral;
 	v[DIM_PODS] = b->pods;
 	v[DIM_SHARE] = bin_share(k, b);
+	if (k->ext0 > DIM_EPH)
+		v[DIM_EPH] = b->ephemeral;
 	for (d = 0; d < ne; d++)
-		v[DIM_EXT + d] = k->ext[bin * ne + d];
+		v[k->ext0 + d] = k->ext[bin * ne + d];
 	for (node /= 2; node >= 1; node /= 2) {
 		int64_t *x = seg_at(k, node), *l = seg_at(k, 2 * node), *r = seg_at(k, 2 * node + 1);
 		bool same = true;
@@ -1159,14 +1288,15 @@ static void seg_update(struct packing *k, size_t bin)
 /* A tree for 'cap' leaves (a power of two), the open bins copied in. */
 static int seg_build(struct packing *k, size_t cap)
 {
-	size_t node, d, i;
+	size_t node, d, i, ne = k->dims - k->ext0;
+	void *mem;
 	int64_t *seg;
 
 	if (cap > SIZE_MAX / 2 / sizeof(int64_t) / k->dims)
 		return -1;
-	seg = malloc(2 * cap * k->dims * sizeof(*seg));
-	if (!seg)
+	if (posix_memalign(&mem, 64, 2 * cap * k->dims * sizeof(*seg)) != 0)
 		return -1;
+	seg = mem;
 	free(k->seg);
 	k->seg = seg;
 	k->leaf0 = cap;
@@ -1178,11 +1308,12 @@ static int seg_build(struct packing *k, size_t cap)
 
 		v[DIM_CPU] = b->cpu_m;
 		v[DIM_MEM] = b->memory;
-		v[DIM_EPH] = b->ephemeral;
 		v[DIM_PODS] = b->pods;
 		v[DIM_SHARE] = bin_share(k, b);
-		for (d = DIM_EXT; d < k->dims; d++)
-			v[d] = k->ext[i * (k->dims - DIM_EXT) + d - DIM_EXT];
+		if (k->ext0 > DIM_EPH)
+			v[DIM_EPH] = b->ephemeral;
+		for (d = 0; d < ne; d++)
+			v[k->ext0 + d] = k->ext[i * ne + d];
 	}
 	for (node = cap - 1; node >= 1; node--) {
 		int64_t *x = seg_at(k, node), *l = seg_at(k, 2 * node), *r = seg_at(k, 2 * node + 1);
@@ -1219,7 +1350,7 @@ static int packing_open(struct packing *k, bool index)
 			k->ext = e;
 		}
 		k->cap_bins = cap;
-		k->dims = DIM_EXT + ne;
+		k->dims = k->ext0 + ne;
 		if (seg_build(k, cap) < 0)
 			return -1;
 	}
@@ -1255,15 +1386,14 @@ static inline __attribute__((always_inline)) bool room_covers(const int64_t *v, 
 {
 	size_t i;
 
-	if (v[DIM_PODS] < 1 || q->share > v[DIM_SHARE] ||
-	    (q->cpu_m > 0 && q->cpu_m > v[DIM_CPU]) ||
-	    (q->memory > 0 && q->memory > v[DIM_MEM]) ||
-	    (q->ephemeral > 0 && q->ephemeral > v[DIM_EPH]))
+	if (q->want[DIM_PODS] > v[DIM_PODS] || q->want[DIM_SHARE] > v[DIM_SHARE] ||
+	    q->want[DIM_CPU] > v[DIM_CPU] || q->want[DIM_MEM] > v[DIM_MEM] ||
+	    (q->ext0 > DIM_EPH && q->want[DIM_EPH] > v[DIM_EPH]))
 		return false;
 	for (i = 0; i < q->n_ext; i++) {
 		if (q->ext_val[i] <= 0)
 			continue;
-		if (q->ext_ix[i] < 0 || q->ext_val[i] > v[DIM_EXT + q->ext_ix[i]])
+		if (q->ext_ix[i] < 0 || q->ext_val[i] > v[q->ext0 + (size_t)q->ext_ix[i]])
 			return false;
 	}
 	return true;
@@ -1350,6 +1480,44 @@ static void bin_take(struct packing *k, size_t bin, const struct need *q)
 	seg_update(k, bin);
 }
 
+/* Keeps 'items' (sorted, all ranked, of list 'pods', no pod twice) as
+ * group 'group's packing order, unless it has one as large or the orders
+ * would pass ORDER_BUDGET; out of memory keeps the old one. */
+static void cache_keep_order(struct sched_cache *c, size_t group, const uint32_t *pods,
+			     const struct pack_item *items, size_t n)
+{
+	struct pack_order *o = cache_order(c, group);
+	size_t i, words = c->s->n_pods / 64 + 1;
+	uint32_t *order;
+	uint64_t *member;
+
+	if (!o || n <= o->n || c->order_pods - o->n + n > ORDER_BUDGET)
+		return;
+	order = malloc(n * sizeof(*order));
+	member = o->member ? o->member : malloc(words * sizeof(*member));
+	if (!order || !member) {
+		free(order);
+		if (member != o->member)
+			free(member);
+		return;
+	}
+	memset(member, 0, words * sizeof(*member));
+	o->exact = true;
+	for (i = 0; i < n; i++) {
+		uint32_t pod = pods[items[i].idx];
+
+		order[i] = pod;
+		member[pod / 64] |= (uint64_t)1 << (pod % 64);
+		if (i && items[i].key == items[i - 1].key && items[i].rank == items[i - 1].rank)
+			o->exact = false;
+	}
+	c->order_pods += n - o->n;
+	free(o->pods);
+	o->pods = order;
+	o->n = n;
+	o->member = member;
+}
+
 int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
 	       size_t group, int max_new, struct pack_result *out,
 	       struct errbuf *err)
@@ -1367,6 +1535,11 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	long last_bin = -1;     /* where the item before went; -1 nowhere */
 	bool last_plain = true; /* it had no extended resources */
 	bool all_ranked = true; /* every item has a name rank (cache) */
+	bool storage = false;   /* some item requests ephemeral storage */
+	struct pack_order *order = NULL; /* the group's, when the cache has one */
+	bool walk = false;      /* the items are a subset of 'order' */
+	bool twice = false;     /* some pod is listed twice */
+	uint32_t stamp = 0;     /* of this list's marks; 0 none */
 	size_t i, n_items = 0, upcoming, n_scratch = 0;
 	long *ext_ix = NULL;
 	int64_t *ext_val = NULL;
@@ -1384,6 +1557,8 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	}
 	g = &s->groups[group];
 	k.tmpl = &g->tmpl.allocatable;
+	k.cpu_scale = share_scale(k.tmpl->cpu_m);
+	k.mem_scale = share_scale(k.tmpl->memory);
 	upcoming = g->target > g->current ? (size_t)(g->target - g->current) : 0;
 	if (upcoming_nodes >= 0)
 		upcoming = (size_t)upcoming_nodes;
@@ -1400,6 +1575,11 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	if (cache && n && cache_prepare(cache) < 0) {
 		errbuf_set(err, "pack: out of memory for %zu pods", s->n_pods);
 		goto out;
+	}
+	if (cache && n && cache_stamp(cache) == 0) {
+		stamp = cache->stamp;
+		order = cache_order(cache, group);
+		walk = order && order->pods && order->exact;
 	}
 	for (i = 0; i < n; i++) {
 		const struct pod *p;
@@ -1432,15 +1612,46 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			out->n_unplaced++;
 			continue;
 		}
-		items[n_items].key = item_key(&items[n_items], k.tmpl);
+		if (stamp) {
+			uint32_t pod = pods[i];
+
+			twice = twice || cache->mark[pod] == stamp;
+			cache->mark[pod] = stamp;
+			cache->mark_pos[pod] = (uint32_t)i;
+			walk = walk && (order->member[pod / 64] >> (pod % 64) & 1);
+		}
 		all_ranked = all_ranked && items[n_items].rank != UINT32_MAX;
+		storage = storage || items[n_items].ephemeral > 0;
 		n_items++;
 	}
-	if (n_items > 1 && all_ranked)
-		pack_item_radix(items, items + n, n_items);
-	else if (n_items > 1)
-		pack_item_sort(s, pods, items, items + n, n_items);
+	if (n_items > 1 && walk && !twice && n_items * 4 >= order->n) {
+		/* the group's order, less the pods this list lacks: every item
+		 * is there (it fits the group), so all are ranked */
+		size_t m = 0;
 
+		for (i = 0; i < order->n; i++) {
+			uint32_t pod = order->pods[i];
+			const struct pod_brief *b;
+
+			if (cache->mark[pod] != stamp)
+				continue;
+			b = &cache->brief[cache->slot[pod] - 1];
+			items[m++] = (struct pack_item){0, b->rank, cache->mark_pos[pod], b->cpu_m,
+							b->memory, b->ephemeral};
+		}
+	} else if (n_items > 1) {
+		for (i = 0; i < n_items; i++)
+			items[i].key = item_key(&items[i], k.tmpl);
+		if (all_ranked)
+			pack_item_radix(items, items + n, n_items);
+		else
+			pack_item_sort(s, pods, items, items + n, n_items);
+		if (stamp && all_ranked && !twice)
+			cache_keep_order(cache, group, pods, items, n_items);
+	}
+
+	k.ext0 = storage ? DIM_EPH + 1 : DIM_EPH;
+	k.dims = k.ext0 + k.tmpl->n_ext;
 	for (i = 0; i < upcoming; i++) {
 		if (packing_open(&k, true) < 0) {
 			errbuf_set(err, "pack: out of memory for %zu upcoming nodes",
@@ -1452,8 +1663,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 
 	for (i = 0; i < n_items; i++) {
 		const struct pack_item *it = &items[i];
-		struct need q = {it->cpu_m, it->memory, it->ephemeral,
-				 need_share(&k, it->cpu_m, it->memory), 0, ext_ix, ext_val};
+		struct need q = need_of(&k, it->cpu_m, it->memory, it->ephemeral);
 		const struct res_ext *ext = NULL;
 		size_t b, j;
 		long f;
@@ -1466,6 +1676,8 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			ext = pr->ext;
 		}
 
+		q.ext_ix = ext_ix;
+		q.ext_val = ext_val;
 		if (q.n_ext > n_scratch) {
 			long *xi = realloc(ext_ix, q.n_ext * sizeof(*xi));
 			int64_t *xv;
@@ -1580,7 +1792,11 @@ int sched_place(const struct snapshot *s, const uint32_t *pods, size_t n, int32_
 	if (n == 0 || s->n_nodes == 0)
 		return 0;
 	k.tmpl = &no_template;
-	k.dims = DIM_EXT;
+	k.ext0 = DIM_EPH;
+	for (i = 0; i < n; i++)
+		if (pods[i] < s->n_pods && s->pods[pods[i]].requests.ephemeral > 0)
+			k.ext0 = DIM_EPH + 1;
+	k.dims = k.ext0;
 	cand = malloc(s->n_nodes * sizeof(*cand));
 	rooms = calloc(s->n_nodes, sizeof(*rooms));
 	k.bins = malloc(s->n_nodes * sizeof(*k.bins));
@@ -1613,8 +1829,7 @@ int sched_place(const struct snapshot *s, const uint32_t *pods, size_t n, int32_
 			goto out;
 		}
 		p = &s->pods[pods[i]];
-		q = (struct need){p->requests.cpu_m, p->requests.memory, p->requests.ephemeral,
-				  INT64_MIN, 0, NULL, NULL};
+		q = need_of(&k, p->requests.cpu_m, p->requests.memory, p->requests.ephemeral);
 		/* the tree finds, in node order, the nodes with the cpu, memory,
 		 * storage and a pod slot; the first of those that also has the
 		 * extended resources and takes the pod's labels wins */

@@ -1722,14 +1722,28 @@ static void test_pack_matches_reference(void **state)
 				assert_int_equal(res.new_nodes, ref_new);
 				pack_result_free(&res);
 				/* the cached packing: the same bins, on every list (all
-				 * pending pods, then the second half, reversed) */
-				for (half = 0; half < 2; half++) {
-					size_t m = half ? n_pods / 2 : n_pods, j;
-					uint32_t *list = malloc(m * sizeof(*list));
+				 * pending pods; the second half, reversed; two thirds of
+				 * them as a round of packing.cheapest() leaves, which
+				 * walks the group's order; and those with one pod listed
+				 * twice, which may not) */
+				for (half = 0; half < 4; half++) {
+					size_t m = half == 0 ? n_pods : half == 1 ? n_pods / 2 : 0, j;
+					uint32_t *list = malloc((n_pods + 1) * sizeof(*list));
 
 					assert_non_null(list);
-					for (j = 0; j < m; j++)
-						list[j] = half ? s->pending[n_pods - 1 - j] : s->pending[j];
+					if (half <= 1) {
+						for (j = 0; j < m; j++)
+							list[j] = half ? s->pending[n_pods - 1 - j] : s->pending[j];
+					} else {
+						for (j = 0; j < n_pods; j++)
+							if ((j * 7 + gi + c) % 3 != 0)
+								list[m++] = s->pending[j];
+						if (half == 3) {
+							size_t again = m / 2;
+
+							list[m++] = list[again];
+						}
+					}
 					ref_pack(s, list, m, gi, caps[c], upcoming, want, &ref_new);
 					if (sched_pack_cached(cache, list, m, gi, caps[c], upcoming, &res,
 							      &err) < 0)
