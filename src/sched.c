@@ -776,17 +776,14 @@ static long cache_class(struct sched_cache *c, size_t pod)
 	return (long)k;
 }
 
-/* Pod 'pod's brief (valid until the next one is made), or NULL when out
- * of memory. */
-static const struct pod_brief *cache_brief(struct sched_cache *c, size_t pod, uint32_t rank)
+/* Makes pod 'pod's brief: NULL when out of memory. */
+static const struct pod_brief *cache_new_brief(struct sched_cache *c, size_t pod, uint32_t rank)
 {
 	const struct resources *r = &c->s->pods[pod].requests;
 	struct pod_brief *b;
 	size_t i;
 	long k;
 
-	if (c->slot[pod])
-		return &c->brief[c->slot[pod] - 1];
 	if (c->n_brief == c->cap_brief) {
 		size_t cap = c->cap_brief ? 2 * c->cap_brief : 256;
 
@@ -808,10 +805,19 @@ static const struct pod_brief *cache_brief(struct sched_cache *c, size_t pod, ui
 	return b;
 }
 
+/* Pod 'pod's brief (valid until the next one is made), or NULL when out
+ * of memory. */
+static inline const struct pod_brief *cache_brief(struct sched_cache *c, size_t pod, uint32_t rank)
+{
+	if (c->slot[pod])
+		return &c->brief[c->slot[pod] - 1];
+	return cache_new_brief(c, pod, rank);
+}
+
 /* sched_fits_template() of pod 'pod' (brief 'b') on group 'group', its
  * labels part worked out once per class. */
-static int cache_fits_template(struct sched_cache *c, const struct pod_brief *b, size_t pod,
-			       size_t group)
+static inline int cache_fits_template(struct sched_cache *c, const struct pod_brief *b, size_t pod,
+				      size_t group)
 {
 	const struct node_group *g = &c->s->groups[group];
 	const struct resources *a = &g->tmpl.allocatable;
@@ -1253,6 +1259,29 @@ static struct need need_of(const struct packing *k, int64_t cpu_m, int64_t memor
 	return q;
 }
 
+/* Recomputes the maxima above tree node 'node', for a tree of 'dims'. */
+static inline __attribute__((always_inline)) void seg_climb(struct packing *k, size_t node,
+							     size_t dims)
+{
+	size_t d;
+
+	for (node /= 2; node >= 1; node /= 2) {
+		int64_t *x = &k->seg[node * dims], *l = &k->seg[2 * node * dims], *r = l + dims;
+		bool same = true;
+
+		for (d = 0; d < dims; d++) {
+			int64_t m = l[d] > r[d] ? l[d] : r[d];
+
+			if (x[d] != m) {
+				x[d] = m;
+				same = false;
+			}
+		}
+		if (same)
+			break; /* the maxima above stay as they are */
+	}
+}
+
 /* Recomputes the maxima above leaf 'bin'. */
 static void seg_update(struct packing *k, size_t bin)
 {
@@ -1268,21 +1297,10 @@ static void seg_update(struct packing *k, size_t bin)
 		v[DIM_EPH] = b->ephemeral;
 	for (d = 0; d < ne; d++)
 		v[k->ext0 + d] = k->ext[bin * ne + d];
-	for (node /= 2; node >= 1; node /= 2) {
-		int64_t *x = seg_at(k, node), *l = seg_at(k, 2 * node), *r = seg_at(k, 2 * node + 1);
-		bool same = true;
-
-		for (d = 0; d < k->dims; d++) {
-			int64_t m = l[d] > r[d] ? l[d] : r[d];
-
-			if (x[d] != m) {
-				x[d] = m;
-				same = false;
-			}
-		}
-		if (same)
-			break; /* the maxima above stay as they are */
-	}
+	if (k->dims == DIM_EPH)
+		seg_climb(k, node, DIM_EPH); /* the plain tree: its stride a constant */
+	else
+		seg_climb(k, node, k->dims);
 }
 
 /* A tree for 'cap' leaves (a power of two), the open bins copied in. */
@@ -1399,9 +1417,26 @@ static inline __attribute__((always_inline)) bool room_covers(const int64_t *v, 
 	return true;
 }
 
+/* room_covers() of tree node 'node'; 'plain': the tree has only the four
+ * plain dims and the pod no extended resources, so a constant stride and
+ * four comparisons. */
+static inline __attribute__((always_inline)) bool covers_at(const struct packing *k, size_t node,
+							     const struct need *q, bool plain)
+{
+	const int64_t *v;
+
+	if (!plain)
+		return room_covers(seg_at(k, node), q);
+	v = &k->seg[node * DIM_EPH];
+	return !(q->want[DIM_PODS] > v[DIM_PODS] || q->want[DIM_SHARE] > v[DIM_SHARE] ||
+		 q->want[DIM_CPU] > v[DIM_CPU] || q->want[DIM_MEM] > v[DIM_MEM]);
+}
+
 /* From tree node 'node', the next subtree to its right whose maxima cover
  * 'q': climbs to the first right sibling that does. False when none. */
-static bool next_covering(const struct packing *k, const struct need *q, size_t *node)
+static inline __attribute__((always_inline)) bool next_covering(const struct packing *k,
+								const struct need *q, size_t *node,
+								bool plain)
 {
 	size_t x = *node;
 
@@ -1414,7 +1449,7 @@ static bool next_covering(const struct packing *k, const struct need *q, size_t 
 		if (x == 0)
 			return false;
 		x++; /* the right sibling */
-		if (room_covers(seg_at(k, x), q)) {
+		if (covers_at(k, x, q, plain)) {
 			*node = x;
 			return true;
 		}
@@ -1429,29 +1464,29 @@ static bool same_as_last(const struct need *q, const struct pack_item *prev, boo
 	       q->memory == prev->memory && q->ephemeral == prev->ephemeral;
 }
 
-/* The first open bin at or after 'start' that takes 'q', or -1: the bin a
- * scan from 'start' would find, without looking at the bins too full. */
-static long first_fit_from(const struct packing *k, const struct need *q, size_t start)
+static inline __attribute__((always_inline)) long first_fit(const struct packing *k,
+							     const struct need *q, size_t start,
+							     bool plain)
 {
 	size_t node;
 
 	if (start >= k->n_bins)
 		return -1;
 	if (start == 0) {
-		if (!room_covers(seg_at(k, 1), q))
+		if (!covers_at(k, 1, q, plain))
 			return -1;
 		node = 1;
 	} else {
 		node = k->leaf0 + start;
-		if (!room_covers(seg_at(k, node), q) && !next_covering(k, q, &node))
+		if (!covers_at(k, node, q, plain) && !next_covering(k, q, &node, plain))
 			return -1;
 	}
 	for (;;) {
 		/* go down: left first */
 		while (node < k->leaf0) {
-			if (room_covers(seg_at(k, 2 * node), q))
+			if (covers_at(k, 2 * node, q, plain))
 				node = 2 * node;
-			else if (room_covers(seg_at(k, 2 * node + 1), q))
+			else if (covers_at(k, 2 * node + 1, q, plain))
 				node = 2 * node + 1;
 			else
 				break;
@@ -1459,9 +1494,18 @@ static long first_fit_from(const struct packing *k, const struct need *q, size_t
 		if (node >= k->leaf0)
 			return (long)(node - k->leaf0);
 		/* no child covers it: back up to the next right sibling that does */
-		if (!next_covering(k, q, &node))
+		if (!next_covering(k, q, &node, plain))
 			return -1;
 	}
+}
+
+/* The first open bin at or after 'start' that takes 'q', or -1: the bin a
+ * scan from 'start' would find, without looking at the bins too full. */
+static long first_fit_from(const struct packing *k, const struct need *q, size_t start)
+{
+	if (k->dims == DIM_EPH && q->n_ext == 0)
+		return first_fit(k, q, start, true);
+	return first_fit(k, q, start, false);
 }
 
 static void bin_take(struct packing *k, size_t bin, const struct need *q)
