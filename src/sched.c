@@ -1186,13 +1186,19 @@ enum { DIM_CPU, DIM_MEM, DIM_PODS, DIM_SHARE, DIM_EPH };
 
 #define SHARE_SCALE 1048576.0
 
+/* Children per tree node: a search looks at them in turn, one level in
+ * two of a binary tree's, and the four nodes of the plain tree fill two
+ * cache lines. Level d of the tree is nodes FANOUT^d to 2 FANOUT^d - 1. */
+#define FANOUT 4
+
 struct packing {
 	const struct resources *tmpl; /* template allocatable */
 	struct bin *bins;
 	int64_t *ext;                 /* n_bins * tmpl->n_ext */
 	size_t n_bins, cap_bins;
-	/* the max tree: node i (1 = root, leaves at leaf0 + bin) holds dims
-	 * values at seg[i * dims]; leaves past n_bins hold INT64_MIN */
+	/* the max tree: node i (1 = root, children at FANOUT * i ..., leaves
+	 * at leaf0 + bin, leaf0 a power of FANOUT) holds dims values at
+	 * seg[i * dims]; leaves past n_bins hold INT64_MIN */
 	int64_t *seg;                 /* 64-byte aligned */
 	size_t dims, leaf0;
 	size_t ext0;                  /* DIM_EPH, or DIM_EPH + 1 with storage */
@@ -1265,13 +1271,16 @@ static inline __attribute__((always_inline)) void seg_climb(struct packing *k, s
 {
 	size_t d;
 
-	for (node /= 2; node >= 1; node /= 2) {
-		int64_t *x = &k->seg[node * dims], *l = &k->seg[2 * node * dims], *r = l + dims;
+	for (node /= FANOUT; node >= 1; node /= FANOUT) {
+		int64_t *x = &k->seg[node * dims], *c = &k->seg[FANOUT * node * dims];
 		bool same = true;
 
 		for (d = 0; d < dims; d++) {
-			int64_t m = l[d] > r[d] ? l[d] : r[d];
+			int64_t m = c[d];
+			size_t j;
 
+			for (j = 1; j < FANOUT; j++)
+				m = c[j * dims + d] > m ? c[j * dims + d] : m;
 			if (x[d] != m) {
 				x[d] = m;
 				same = false;
@@ -1303,10 +1312,10 @@ static void seg_update(struct packing *k, size_t bin)
 		seg_climb(k, node, k->dims);
 }
 
-/* A tree for 'cap' leaves (a power of two), the open bins copied in. */
+/* A tree for 'cap' leaves (a power of FANOUT), the open bins copied in. */
 static int seg_build(struct packing *k, size_t cap)
 {
-	size_t node, d, i, ne = k->dims - k->ext0;
+	size_t node, level, d, i, ne = k->dims - k->ext0;
 	void *mem;
 	int64_t *seg;
 
@@ -1333,11 +1342,18 @@ static int seg_build(struct packing *k, size_t cap)
 		for (d = 0; d < ne; d++)
 			v[k->ext0 + d] = k->ext[i * ne + d];
 	}
-	for (node = cap - 1; node >= 1; node--) {
-		int64_t *x = seg_at(k, node), *l = seg_at(k, 2 * node), *r = seg_at(k, 2 * node + 1);
+	for (level = cap / FANOUT; level >= 1; level /= FANOUT) {
+		for (node = level; node < 2 * level; node++) {
+			int64_t *x = seg_at(k, node), *c = seg_at(k, FANOUT * node);
 
-		for (d = 0; d < k->dims; d++)
-			x[d] = l[d] > r[d] ? l[d] : r[d];
+			for (d = 0; d < k->dims; d++) {
+				size_t j;
+
+				x[d] = c[d];
+				for (j = 1; j < FANOUT; j++)
+					x[d] = c[j * k->dims + d] > x[d] ? c[j * k->dims + d] : x[d];
+			}
+		}
 	}
 	return 0;
 }
@@ -1369,8 +1385,14 @@ static int packing_open(struct packing *k, bool index)
 		}
 		k->cap_bins = cap;
 		k->dims = k->ext0 + ne;
-		if (seg_build(k, cap) < 0)
-			return -1;
+		if (cap > k->leaf0) {
+			size_t leaves = k->leaf0 ? k->leaf0 : 1;
+
+			while (leaves < cap)
+				leaves *= FANOUT;
+			if (seg_build(k, leaves) < 0)
+				return -1;
+		}
 	}
 	b = &k->bins[k->n_bins];
 	b->cpu_m = k->tmpl->cpu_m;
@@ -1441,14 +1463,13 @@ static inline __attribute__((always_inline)) bool next_covering(const struct pac
 	size_t x = *node;
 
 	for (;;) {
-		while (x & 1) {
-			x /= 2;
-			if (x == 0)
-				return false; /* climbed past the root */
+		if (x <= 1)
+			return false; /* the root: nothing to its right */
+		if (x % FANOUT == FANOUT - 1) {
+			x /= FANOUT; /* the last child: on to its parent's sibling */
+			continue;
 		}
-		if (x == 0)
-			return false;
-		x++; /* the right sibling */
+		x++; /* the next sibling */
 		if (covers_at(k, x, q, plain)) {
 			*node = x;
 			return true;
@@ -1482,14 +1503,15 @@ static inline __attribute__((always_inline)) long first_fit(const struct packing
 			return -1;
 	}
 	for (;;) {
-		/* go down: left first */
+		/* go down: into the first child that covers it */
 		while (node < k->leaf0) {
-			if (covers_at(k, 2 * node, q, plain))
-				node = 2 * node;
-			else if (covers_at(k, 2 * node + 1, q, plain))
-				node = 2 * node + 1;
-			else
+			size_t c = FANOUT * node, j;
+
+			for (j = 0; j < FANOUT && !covers_at(k, c + j, q, plain); j++)
+				;
+			if (j == FANOUT)
 				break;
+			node = c + j;
 		}
 		if (node >= k->leaf0)
 			return (long)(node - k->leaf0);
@@ -1859,7 +1881,7 @@ int sched_place(const struct snapshot *s, const uint32_t *pods, size_t n, int32_
 	}
 	k.n_bins = k.cap_bins = n_cand;
 	while (cap < n_cand)
-		cap *= 2;
+		cap *= FANOUT;
 	if (n_cand && seg_build(&k, cap) < 0)
 		goto oom;
 	for (i = 0; i < n && n_cand; i++) {
