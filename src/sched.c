@@ -1180,8 +1180,8 @@ struct need {
  *
  * DIM_EPH is in the tree only when some pod requests ephemeral storage,
  * the extended resources (the template's) after it: without either, a
- * tree node is 32 bytes and the two children a search looks at share a
- * cache line. */
+ * tree node is 32 bytes and the children a search looks at in turn fill
+ * two cache lines. */
 enum { DIM_CPU, DIM_MEM, DIM_PODS, DIM_SHARE, DIM_EPH };
 
 #define SHARE_SCALE 1048576.0

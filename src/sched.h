@@ -122,8 +122,10 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
  * What the packings of one snapshot share, for callers that pack the same
  * pods many times (luascale.packing.cheapest() packs what is left onto
  * every group, round after round): each pod's class of node selector,
- * affinity and tolerations, with the class's verdict per group, and the
- * order of the pending pods' names. Results are those of
+ * affinity and tolerations, with the class's verdict per group, the
+ * order of the pending pods' names, and each group's packing order,
+ * which a later packing of a subset walks instead of sorting. Results
+ * are those of
  * sched_pack_upcoming(). Used by one thread at a time; the snapshot must
  * outlive it. NULL when out of memory.
  */
