@@ -125,9 +125,8 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
  * affinity and tolerations, with the class's verdict per group, the
  * order of the pending pods' names, and each group's packing order,
  * which a later packing of a subset walks instead of sorting. Results
- * are those of
- * sched_pack_upcoming(). Used by one thread at a time; the snapshot must
- * outlive it. NULL when out of memory.
+ * are those of sched_pack_upcoming(). Used by one thread at a time; the
+ * snapshot must outlive it. NULL when out of memory.
  */
 struct sched_cache;
 struct sched_cache *sched_cache_new(const struct snapshot *s);
