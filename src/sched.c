@@ -1291,12 +1291,12 @@ static inline __attribute__((always_inline)) void seg_climb(struct packing *k, s
 	}
 }
 
-/* Recomputes the maxima above leaf 'bin'. */
-static void seg_update(struct packing *k, size_t bin)
+/* Writes bin 'bin's free room into its leaf. */
+static void seg_leaf(struct packing *k, size_t bin)
 {
 	const struct bin *b = &k->bins[bin];
-	size_t node = k->leaf0 + bin, d, ne = k->dims - k->ext0;
-	int64_t *v = seg_at(k, node);
+	size_t d, ne = k->dims - k->ext0;
+	int64_t *v = seg_at(k, k->leaf0 + bin);
 
 	v[DIM_CPU] = b->cpu_m;
 	v[DIM_MEM] = b->memory;
@@ -1306,6 +1306,14 @@ static void seg_update(struct packing *k, size_t bin)
 		v[DIM_EPH] = b->ephemeral;
 	for (d = 0; d < ne; d++)
 		v[k->ext0 + d] = k->ext[bin * ne + d];
+}
+
+/* Recomputes the maxima above leaf 'bin'. */
+static void seg_update(struct packing *k, size_t bin)
+{
+	size_t node = k->leaf0 + bin;
+
+	seg_leaf(k, bin);
 	if (k->dims == DIM_EPH)
 		seg_climb(k, node, DIM_EPH); /* the plain tree: its stride a constant */
 	else
@@ -1315,7 +1323,7 @@ static void seg_update(struct packing *k, size_t bin)
 /* A tree for 'cap' leaves (a power of FANOUT), the open bins copied in. */
 static int seg_build(struct packing *k, size_t cap)
 {
-	size_t node, level, d, i, ne = k->dims - k->ext0;
+	size_t node, level, d, i;
 	void *mem;
 	int64_t *seg;
 
@@ -1329,19 +1337,8 @@ static int seg_build(struct packing *k, size_t cap)
 	k->leaf0 = cap;
 	for (i = 0; i < 2 * cap * k->dims; i++)
 		seg[i] = INT64_MIN;
-	for (i = 0; i < k->n_bins; i++) {
-		const struct bin *b = &k->bins[i];
-		int64_t *v = seg_at(k, cap + i);
-
-		v[DIM_CPU] = b->cpu_m;
-		v[DIM_MEM] = b->memory;
-		v[DIM_PODS] = b->pods;
-		v[DIM_SHARE] = bin_share(k, b);
-		if (k->ext0 > DIM_EPH)
-			v[DIM_EPH] = b->ephemeral;
-		for (d = 0; d < ne; d++)
-			v[k->ext0 + d] = k->ext[i * ne + d];
-	}
+	for (i = 0; i < k->n_bins; i++)
+		seg_leaf(k, i);
 	for (level = cap / FANOUT; level >= 1; level /= FANOUT) {
 		for (node = level; node < 2 * level; node++) {
 			int64_t *x = seg_at(k, node), *c = seg_at(k, FANOUT * node);
