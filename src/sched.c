@@ -1186,9 +1186,10 @@ enum { DIM_CPU, DIM_MEM, DIM_PODS, DIM_SHARE, DIM_EPH };
 
 #define SHARE_SCALE 1048576.0
 
-/* Children per tree node: a search looks at them in turn, one level in
- * two of a binary tree's, and the four nodes of the plain tree fill two
- * cache lines. Level d of the tree is nodes FANOUT^d to 2 FANOUT^d - 1. */
+/* Children per tree node: the tree is half as deep as a binary one, a
+ * search looks at a node's children in turn, and four nodes of the plain
+ * tree fill two cache lines. Level d of the tree is nodes FANOUT^d to
+ * 2 FANOUT^d - 1 (the others are not used). */
 #define FANOUT 4
 
 struct packing {
