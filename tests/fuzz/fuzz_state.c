@@ -3,7 +3,8 @@
  * -A -o json` prints, or an API list) decoded into a snapshot with two
  * fixed node groups, then run through the scheduling math: a drain
  * simulation of every node, fits of pending pods on nodes, and packing of
- * the pending pods onto each group — with the results' invariants checked.
+ * the pending pods onto each group — with the results' invariants checked,
+ * and the cached packing (a view's) checked against the plain one.
  * The decoding is also checked against itself: the JSON scanner fed in
  * small chunks must see what it sees in one (and in parse mode, its trees
  * must be what cJSON makes of each item), and snapshot_load_file() (a
@@ -73,11 +74,56 @@ static int set_groups(struct snapshot *s, struct errbuf *err)
 	return snapshot_set_groups(s, g, 2, err);
 }
 
+/* sched_pack_cached() of 'pods' must put every pod where sched_pack_upcoming()
+ * does: the cache's classes, ranks and kept orders change no placement. */
+static void pack_cached_agrees(struct sched_cache *cache, const struct snapshot *s,
+			       const uint32_t *pods, size_t n, size_t g, int cap)
+{
+	struct errbuf err = {{0}};
+	struct pack_result want, got;
+	size_t i;
+
+	if (sched_pack_upcoming(s, pods, n, g, cap, -1, &want, &err) != 0)
+		return; /* out of memory only */
+	if (sched_pack_cached(cache, pods, n, g, cap, -1, &got, &err) != 0) {
+		pack_result_free(&want);
+		return;
+	}
+	check(got.n_placed == want.n_placed && got.new_nodes == want.new_nodes,
+	      "cached pack: same counts");
+	for (i = 0; i < n; i++)
+		check(got.placement[i] == want.placement[i], "cached pack: same bins");
+	pack_result_free(&want);
+	pack_result_free(&got);
+}
+
 static void pack_all(const struct snapshot *s)
 {
 	static const int caps[] = {-1, 2};
 	struct errbuf err = {{0}};
-	size_t g, c, i;
+	struct sched_cache *cache = sched_cache_new(s);
+	uint32_t *some = malloc((s->n_pending + 1) * sizeof(*some));
+	size_t g, c, i, n_some = 0;
+
+	/* two thirds of the pending pods, as a round of cheapest() leaves
+	 * them (its packings walk the orders the full lists kept), and one
+	 * of them listed twice */
+	for (i = 0; some && i < s->n_pending; i++)
+		if (i % 3 != 1)
+			some[n_some++] = s->pending[i];
+	for (g = 0; cache && some && g < s->n_groups; g++)
+		for (c = 0; c < 2; c++)
+			pack_cached_agrees(cache, s, s->pending, s->n_pending, g, caps[c]);
+	for (g = 0; cache && some && g < s->n_groups; g++) {
+		for (c = 0; c < 2; c++)
+			pack_cached_agrees(cache, s, some, n_some, g, caps[c]);
+		if (n_some) {
+			some[n_some] = some[n_some / 2];
+			pack_cached_agrees(cache, s, some, n_some + 1, g, -1);
+		}
+	}
+	sched_cache_free(cache);
+	free(some);
 
 	for (g = 0; g < s->n_groups; g++) {
 		for (c = 0; c < 2; c++) {
