@@ -528,13 +528,14 @@ struct pack_order {
 	bool exact;
 };
 
-/* At most this many pods in all groups' packing orders (4 bytes each). */
-#define ORDER_BUDGET ((size_t)1 << 22)
+/* At most this many bytes in all groups' packing orders, their bitmaps
+ * counted: many groups over many pods stay bounded. */
+#define ORDER_BUDGET ((size_t)16 << 20)
 
 struct sched_cache {
 	const struct snapshot *s;
 	struct pack_order *order; /* per group, NULL until a packing */
-	size_t order_pods;        /* in all of them */
+	size_t order_bytes;       /* of all of them */
 	uint32_t *mark;           /* per pod: the stamp of the packing listing it */
 	uint32_t *mark_pos;       /* per pod: its position in that list */
 	uint32_t stamp;
@@ -1551,11 +1552,15 @@ static void cache_keep_order(struct sched_cache *c, size_t group, const uint32_t
 			     const struct pack_item *items, size_t n)
 {
 	struct pack_order *o = cache_order(c, group);
-	size_t i, words = c->s->n_pods / 64 + 1;
+	size_t i, words = c->s->n_pods / 64 + 1, have, need;
 	uint32_t *order;
 	uint64_t *member;
 
-	if (!o || n <= o->n || c->order_pods - o->n + n > ORDER_BUDGET)
+	if (!o || n <= o->n)
+		return;
+	have = o->pods ? o->n * sizeof(*order) + words * sizeof(*member) : 0;
+	need = n * sizeof(*order) + words * sizeof(*member);
+	if (c->order_bytes - have + need > ORDER_BUDGET)
 		return;
 	order = malloc(n * sizeof(*order));
 	member = o->member ? o->member : malloc(words * sizeof(*member));
@@ -1575,7 +1580,7 @@ static void cache_keep_order(struct sched_cache *c, size_t group, const uint32_t
 		if (i && items[i].key == items[i - 1].key && items[i].rank == items[i - 1].rank)
 			o->exact = false;
 	}
-	c->order_pods += n - o->n;
+	c->order_bytes += need - have;
 	free(o->pods);
 	o->pods = order;
 	o->n = n;
