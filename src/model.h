@@ -125,6 +125,18 @@ struct node_affinity {
 	size_t n_terms;
 };
 
+/*
+ * Equal field by field, in the same order. Strings compare by their text,
+ * and NULL equals only NULL: the predicates tell a missing key from ""
+ * (kvlist_get() finds no NULL key, and "" may be a label's key).
+ */
+bool kvlist_same(const struct kvlist *a, const struct kvlist *b);
+bool selector_reqs_same(const struct selector_req *a, size_t na, const struct selector_req *b,
+			size_t nb);
+bool node_affinity_same(const struct node_affinity *a, const struct node_affinity *b);
+bool tolerations_same(const struct toleration *a, size_t na, const struct toleration *b,
+		      size_t nb);
+
 /* ---- nodes ---- */
 
 struct node {

@@ -653,57 +653,12 @@ static uint64_t constraints_hash(const struct pod *p)
 	return h;
 }
 
-static bool str_same(const char *a, const char *b)
-{
-	if (a == b)
-		return true;
-	return a && b && strcmp(a, b) == 0;
-}
-
-static bool reqs_same(const struct selector_req *a, size_t na, const struct selector_req *b,
-		      size_t nb)
-{
-	size_t i, j;
-
-	if (na != nb)
-		return false;
-	for (i = 0; i < na; i++) {
-		if (a[i].op != b[i].op || a[i].n_values != b[i].n_values || !str_same(a[i].key, b[i].key))
-			return false;
-		for (j = 0; j < a[i].n_values; j++)
-			if (!str_same(a[i].values[j], b[i].values[j]))
-				return false;
-	}
-	return true;
-}
-
 /* Same node selector, affinity and tolerations, in the same order? */
 static bool constraints_same(const struct pod *a, const struct pod *b)
 {
-	size_t i;
-
-	if (a->node_selector.n != b->node_selector.n || a->affinity.n_terms != b->affinity.n_terms ||
-	    a->n_tolerations != b->n_tolerations)
-		return false;
-	for (i = 0; i < a->node_selector.n; i++)
-		if (!str_same(a->node_selector.items[i].key, b->node_selector.items[i].key) ||
-		    !str_same(a->node_selector.items[i].value, b->node_selector.items[i].value))
-			return false;
-	for (i = 0; i < a->affinity.n_terms; i++) {
-		const struct node_selector_term *x = &a->affinity.terms[i], *y = &b->affinity.terms[i];
-
-		if (!reqs_same(x->exprs, x->n_exprs, y->exprs, y->n_exprs) ||
-		    !reqs_same(x->fields, x->n_fields, y->fields, y->n_fields))
-			return false;
-	}
-	for (i = 0; i < a->n_tolerations; i++) {
-		const struct toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
-
-		if (x->op != y->op || x->effect != y->effect || !str_same(x->key, y->key) ||
-		    !str_same(x->value, y->value))
-			return false;
-	}
-	return true;
+	return kvlist_same(&a->node_selector, &b->node_selector) &&
+	       node_affinity_same(&a->affinity, &b->affinity) &&
+	       tolerations_same(a->tolerations, a->n_tolerations, b->tolerations, b->n_tolerations);
 }
 
 static int cache_grow_slots(struct sched_cache *c)

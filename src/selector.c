@@ -24,6 +24,73 @@ const char *kvlist_get(const struct kvlist *l, const char *key)
 	return NULL;
 }
 
+static bool str_same(const char *a, const char *b)
+{
+	if (a == b)
+		return true;
+	return a && b && strcmp(a, b) == 0;
+}
+
+bool kvlist_same(const struct kvlist *a, const struct kvlist *b)
+{
+	size_t i;
+
+	if (a->n != b->n)
+		return false;
+	for (i = 0; i < a->n; i++)
+		if (!str_same(a->items[i].key, b->items[i].key) ||
+		    !str_same(a->items[i].value, b->items[i].value))
+			return false;
+	return true;
+}
+
+bool selector_reqs_same(const struct selector_req *a, size_t na, const struct selector_req *b,
+			size_t nb)
+{
+	size_t i, j;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++) {
+		if (a[i].op != b[i].op || a[i].n_values != b[i].n_values || !str_same(a[i].key, b[i].key))
+			return false;
+		for (j = 0; j < a[i].n_values; j++)
+			if (!str_same(a[i].values[j], b[i].values[j]))
+				return false;
+	}
+	return true;
+}
+
+bool node_affinity_same(const struct node_affinity *a, const struct node_affinity *b)
+{
+	size_t i;
+
+	if (a->n_terms != b->n_terms)
+		return false;
+	for (i = 0; i < a->n_terms; i++) {
+		const struct node_selector_term *x = &a->terms[i], *y = &b->terms[i];
+
+		if (!selector_reqs_same(x->exprs, x->n_exprs, y->exprs, y->n_exprs) ||
+		    !selector_reqs_same(x->fields, x->n_fields, y->fields, y->n_fields))
+			return false;
+	}
+	return true;
+}
+
+bool tolerations_same(const struct toleration *a, size_t na, const struct toleration *b,
+		      size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (a[i].op != b[i].op || a[i].effect != b[i].effect || !str_same(a[i].key, b[i].key) ||
+		    !str_same(a[i].value, b[i].value))
+			return false;
+	return true;
+}
+
 int64_t resources_ext(const struct resources *r, const char *name)
 {
 	size_t i;

@@ -83,54 +83,6 @@ static bool taints_eq(const struct taint *a, size_t na, const struct taint *b, s
 	return true;
 }
 
-static bool reqs_eq(const struct selector_req *a, size_t na, const struct selector_req *b,
-		    size_t nb)
-{
-	size_t i, j;
-
-	if (na != nb)
-		return false;
-	for (i = 0; i < na; i++) {
-		if (!str_eq(a[i].key, b[i].key) || a[i].op != b[i].op ||
-		    a[i].n_values != b[i].n_values)
-			return false;
-		for (j = 0; j < a[i].n_values; j++)
-			if (!str_eq(a[i].values[j], b[i].values[j]))
-				return false;
-	}
-	return true;
-}
-
-static bool affinity_eq(const struct node_affinity *a, const struct node_affinity *b)
-{
-	size_t i;
-
-	if (a->n_terms != b->n_terms)
-		return false;
-	for (i = 0; i < a->n_terms; i++) {
-		const struct node_selector_term *x = &a->terms[i], *y = &b->terms[i];
-
-		if (!reqs_eq(x->exprs, x->n_exprs, y->exprs, y->n_exprs) ||
-		    !reqs_eq(x->fields, x->n_fields, y->fields, y->n_fields))
-			return false;
-	}
-	return true;
-}
-
-static bool tolerations_eq(const struct toleration *a, size_t na, const struct toleration *b,
-			   size_t nb)
-{
-	size_t i;
-
-	if (na != nb)
-		return false;
-	for (i = 0; i < na; i++)
-		if (!str_eq(a[i].key, b[i].key) || !str_eq(a[i].value, b[i].value) ||
-		    a[i].op != b[i].op || a[i].effect != b[i].effect)
-			return false;
-	return true;
-}
-
 static bool node_eq(const struct node *a, const struct node *b)
 {
 	return str_eq(a->name, b->name) && str_eq(a->provider_id, b->provider_id) &&
@@ -152,8 +104,9 @@ static bool pod_eq(const struct pod *a, const struct pod *b)
 	       str_eq(a->local_volume, b->local_volume) && kvlist_eq(&a->labels, &b->labels) &&
 	       kvlist_eq(&a->annotations, &b->annotations) &&
 	       kvlist_eq(&a->node_selector, &b->node_selector) &&
-	       resources_eq(&a->requests, &b->requests) && affinity_eq(&a->affinity, &b->affinity) &&
-	       tolerations_eq(a->tolerations, a->n_tolerations, b->tolerations, b->n_tolerations);
+	       resources_eq(&a->requests, &b->requests) &&
+	       node_affinity_same(&a->affinity, &b->affinity) &&
+	       tolerations_same(a->tolerations, a->n_tolerations, b->tolerations, b->n_tolerations);
 }
 
 static bool pdb_eq(const struct pdb *a, const struct pdb *b)
@@ -163,7 +116,7 @@ static bool pdb_eq(const struct pdb *a, const struct pdb *b)
 	       a->disruptions_allowed == b->disruptions_allowed &&
 	       str_eq(a->min_available, b->min_available) &&
 	       str_eq(a->max_unavailable, b->max_unavailable) &&
-	       reqs_eq(a->selector.reqs, a->selector.n, b->selector.reqs, b->selector.n);
+	       selector_reqs_same(a->selector.reqs, a->selector.n, b->selector.reqs, b->selector.n);
 }
 
 /* A pod the engine would count as pending, that the scheduler found no node for. */

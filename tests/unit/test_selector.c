@@ -1,7 +1,7 @@
 /*
  * Tests for selector.c: label selector matching (Kubernetes semantics for
- * absent keys), the kubectl string form, PDB matching and the small
- * lookups and enum tables of model.h.
+ * absent keys), the kubectl string form, PDB matching, the small
+ * lookups and enum tables of model.h and its equality of constraints.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -264,6 +264,62 @@ static void test_enums(void **state)
 	assert_int_equal(resources_ext(NULL, "nvidia.com/gpu"), 0);
 }
 
+/* The equality the packing cache's classes and the informer's change
+ * detection use: field by field in order, NULL apart from "". */
+static void test_same(void **state)
+{
+	static struct kv sel_a[] = {{"zone", "a"}, {"tier", "web"}};
+	static struct kv sel_b[] = {{"zone", "a"}, {"tier", "web"}};
+	static struct kv sel_swapped[] = {{"tier", "web"}, {"zone", "a"}};
+	static struct kv sel_empty_value[] = {{"zone", "a"}, {"tier", ""}};
+	static struct kv sel_null_value[] = {{"zone", "a"}, {"tier", NULL}};
+	struct kvlist a = {sel_a, 2}, b = {sel_b, 2}, swapped = {sel_swapped, 2};
+	struct kvlist empty_value = {sel_empty_value, 2}, null_value = {sel_null_value, 2};
+	static const char *ab[] = {"a", "b"}, *ab2[] = {"a", "b"}, *ba[] = {"b", "a"};
+	struct selector_req r1[] = {{"zone", SELECTOR_IN, ab, 2}, {"gpu", SELECTOR_DOES_NOT_EXIST, NULL, 0}};
+	struct selector_req r2[] = {{"zone", SELECTOR_IN, ab2, 2}, {"gpu", SELECTOR_DOES_NOT_EXIST, NULL, 0}};
+	struct selector_req r_order[] = {{"zone", SELECTOR_IN, ba, 2}, {"gpu", SELECTOR_DOES_NOT_EXIST, NULL, 0}};
+	struct selector_req r_op[] = {{"zone", SELECTOR_NOT_IN, ab, 2}, {"gpu", SELECTOR_DOES_NOT_EXIST, NULL, 0}};
+	struct selector_req r_empty_key[] = {{"", SELECTOR_EXISTS, NULL, 0}};
+	struct selector_req r_null_key[] = {{NULL, SELECTOR_EXISTS, NULL, 0}};
+	struct node_selector_term t1 = {r1, 2, NULL, 0}, t2 = {r2, 2, NULL, 0};
+	struct node_selector_term t_order = {r_order, 2, NULL, 0}, t_fields = {NULL, 0, r1, 2};
+	struct node_affinity aff1 = {&t1, 1}, aff2 = {&t2, 1}, aff_order = {&t_order, 1};
+	struct node_affinity aff_fields = {&t_fields, 1}, aff_none = {NULL, 0};
+	struct toleration tol1[] = {{"dedicated", "batch", TOLERATION_EQUAL, 0}};
+	struct toleration tol2[] = {{"dedicated", "batch", TOLERATION_EQUAL, 0}};
+	struct toleration tol_effect[] = {{"dedicated", "batch", TOLERATION_EQUAL, -1}};
+	struct toleration tol_op[] = {{"dedicated", "batch", TOLERATION_EXISTS, 0}};
+	struct toleration tol_all_empty[] = {{"", "", TOLERATION_EXISTS, -1}};
+	struct toleration tol_all_null[] = {{NULL, "", TOLERATION_EXISTS, -1}};
+
+	(void)state;
+	assert_true(kvlist_same(&a, &b));
+	assert_false(kvlist_same(&a, &swapped)); /* in the same order */
+	assert_false(kvlist_same(&a, &empty_value));
+	assert_false(kvlist_same(&empty_value, &null_value));
+	assert_true(kvlist_same(&none, &none));
+	assert_false(kvlist_same(&a, &none));
+
+	assert_true(selector_reqs_same(r1, 2, r2, 2)); /* by text, not pointer */
+	assert_false(selector_reqs_same(r1, 2, r2, 1));
+	assert_false(selector_reqs_same(r1, 2, r_order, 2));
+	assert_false(selector_reqs_same(r1, 2, r_op, 2));
+	assert_false(selector_reqs_same(r_empty_key, 1, r_null_key, 1));
+
+	assert_true(node_affinity_same(&aff1, &aff2));
+	assert_false(node_affinity_same(&aff1, &aff_order));
+	assert_false(node_affinity_same(&aff1, &aff_fields)); /* expressions are not fields */
+	assert_false(node_affinity_same(&aff1, &aff_none));
+	assert_true(node_affinity_same(&aff_none, &aff_none));
+
+	assert_true(tolerations_same(tol1, 1, tol2, 1));
+	assert_false(tolerations_same(tol1, 1, tol2, 0));
+	assert_false(tolerations_same(tol1, 1, tol_effect, 1));
+	assert_false(tolerations_same(tol1, 1, tol_op, 1));
+	assert_false(tolerations_same(tol_all_empty, 1, tol_all_null, 1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +330,7 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_pdb_matches),
 		cmocka_unit_test(test_enums),
+		cmocka_unit_test(test_same),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
