@@ -60,6 +60,16 @@ static const char *str_or_empty(const char *s)
 	return s ? s : "";
 }
 
+/* Orders two pods by namespace, then name (namespaces are interned:
+ * equal pointers, equal text). */
+static int pod_name_cmp(const char *ns_a, const char *name_a, const char *ns_b,
+			const char *name_b)
+{
+	int c = ns_a == ns_b ? 0 : strcmp(str_or_empty(ns_a), str_or_empty(ns_b));
+
+	return c ? c : strcmp(str_or_empty(name_a), str_or_empty(name_b));
+}
+
 static const char *selector_op_text(enum selector_op op)
 {
 	switch (op) {
@@ -806,13 +816,8 @@ static int rank_qcmp(const void *a, const void *b, void *ctx)
 	const struct snapshot *s = ctx;
 	const struct pod *x = &s->pods[s->pending[*(const uint32_t *)a]];
 	const struct pod *y = &s->pods[s->pending[*(const uint32_t *)b]];
-	int r = 0;
 
-	if (x->ns != y->ns)
-		r = strcmp(str_or_empty(x->ns), str_or_empty(y->ns));
-	if (!r)
-		r = strcmp(str_or_empty(x->name), str_or_empty(y->name));
-	return r;
+	return pod_name_cmp(x->ns, x->name, y->ns, y->name);
 }
 
 /* Makes the pending pods' briefs, in their order, with where their
@@ -932,12 +937,7 @@ static int sized_pod_cmp(const struct sized_pod *x, const struct sized_pod *y)
 
 	if (x->key != y->key)
 		return x->key > y->key ? -1 : 1;
-	if (x->ns != y->ns) { /* interned: equal pointers, equal text */
-		c = strcmp(str_or_empty(x->ns), str_or_empty(y->ns));
-		if (c)
-			return c;
-	}
-	c = strcmp(str_or_empty(x->name), str_or_empty(y->name));
+	c = pod_name_cmp(x->ns, x->name, y->ns, y->name);
 	if (c)
 		return c;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
@@ -960,14 +960,8 @@ static inline int pack_item_cmp(const struct snapshot *s, const uint32_t *pods,
 			return x->rank < y->rank ? -1 : 1;
 	} else {
 		const struct pod *a = &s->pods[pods[x->idx]], *b = &s->pods[pods[y->idx]];
-		int c;
+		int c = pod_name_cmp(a->ns, a->name, b->ns, b->name);
 
-		if (a->ns != b->ns) { /* interned: equal pointers, equal text */
-			c = strcmp(str_or_empty(a->ns), str_or_empty(b->ns));
-			if (c)
-				return c;
-		}
-		c = strcmp(str_or_empty(a->name), str_or_empty(b->name));
 		if (c)
 			return c;
 	}
@@ -1222,30 +1216,35 @@ static struct need need_of(const struct packing *k, int64_t cpu_m, int64_t memor
 	return q;
 }
 
+/* Sets inner tree node 'node' (of a tree of 'dims') to the maxima of its
+ * children: false when it held them already. */
+static inline __attribute__((always_inline)) bool seg_pull(struct packing *k, size_t node,
+							    size_t dims)
+{
+	int64_t *x = &k->seg[node * dims], *c = &k->seg[FANOUT * node * dims];
+	bool changed = false;
+	size_t d, j;
+
+	for (d = 0; d < dims; d++) {
+		int64_t m = c[d];
+
+		for (j = 1; j < FANOUT; j++)
+			m = c[j * dims + d] > m ? c[j * dims + d] : m;
+		if (x[d] != m) {
+			x[d] = m;
+			changed = true;
+		}
+	}
+	return changed;
+}
+
 /* Recomputes the maxima above tree node 'node', for a tree of 'dims'. */
 static inline __attribute__((always_inline)) void seg_climb(struct packing *k, size_t node,
 							     size_t dims)
 {
-	size_t d;
-
-	for (node /= FANOUT; node >= 1; node /= FANOUT) {
-		int64_t *x = &k->seg[node * dims], *c = &k->seg[FANOUT * node * dims];
-		bool same = true;
-
-		for (d = 0; d < dims; d++) {
-			int64_t m = c[d];
-			size_t j;
-
-			for (j = 1; j < FANOUT; j++)
-				m = c[j * dims + d] > m ? c[j * dims + d] : m;
-			if (x[d] != m) {
-				x[d] = m;
-				same = false;
-			}
-		}
-		if (same)
+	for (node /= FANOUT; node >= 1; node /= FANOUT)
+		if (!seg_pull(k, node, dims))
 			break; /* the maxima above stay as they are */
-	}
 }
 
 /* Writes bin 'bin's free room into its leaf. */
@@ -1280,7 +1279,7 @@ static void seg_update(struct packing *k, size_t bin)
 /* A tree for 'cap' leaves (a power of FANOUT), the open bins copied in. */
 static int seg_build(struct packing *k, size_t cap)
 {
-	size_t node, level, d, i;
+	size_t node, level, i;
 	void *mem;
 	int64_t *seg;
 
@@ -1296,19 +1295,9 @@ static int seg_build(struct packing *k, size_t cap)
 		seg[i] = INT64_MIN;
 	for (i = 0; i < k->n_bins; i++)
 		seg_leaf(k, i);
-	for (level = cap / FANOUT; level >= 1; level /= FANOUT) {
-		for (node = level; node < 2 * level; node++) {
-			int64_t *x = seg_at(k, node), *c = seg_at(k, FANOUT * node);
-
-			for (d = 0; d < k->dims; d++) {
-				size_t j;
-
-				x[d] = c[d];
-				for (j = 1; j < FANOUT; j++)
-					x[d] = c[j * k->dims + d] > x[d] ? c[j * k->dims + d] : x[d];
-			}
-		}
-	}
+	for (level = cap / FANOUT; level >= 1; level /= FANOUT)
+		for (node = level; node < 2 * level; node++)
+			seg_pull(k, node, k->dims);
 	return 0;
 }
 
@@ -1373,6 +1362,14 @@ static long tmpl_ext_index(const struct resources *tmpl, const char *name)
 	return -1;
 }
 
+/* room_covers() on the four plain dims only: cpu, memory, a pod slot and
+ * the share bound. */
+static inline __attribute__((always_inline)) bool plain_covers(const int64_t *v, const struct need *q)
+{
+	return !(q->want[DIM_PODS] > v[DIM_PODS] || q->want[DIM_SHARE] > v[DIM_SHARE] ||
+		 q->want[DIM_CPU] > v[DIM_CPU] || q->want[DIM_MEM] > v[DIM_MEM]);
+}
+
 /* Could some bin with free room 'v' (a bin's, or maxima) take 'q'? The
  * rule of a single bin: a request of 0 always fits, a pod slot is needed,
  * an extended resource the template lacks never fits. */
@@ -1380,9 +1377,7 @@ static inline __attribute__((always_inline)) bool room_covers(const int64_t *v, 
 {
 	size_t i;
 
-	if (q->want[DIM_PODS] > v[DIM_PODS] || q->want[DIM_SHARE] > v[DIM_SHARE] ||
-	    q->want[DIM_CPU] > v[DIM_CPU] || q->want[DIM_MEM] > v[DIM_MEM] ||
-	    (q->ext0 > DIM_EPH && q->want[DIM_EPH] > v[DIM_EPH]))
+	if (!plain_covers(v, q) || (q->ext0 > DIM_EPH && q->want[DIM_EPH] > v[DIM_EPH]))
 		return false;
 	for (i = 0; i < q->n_ext; i++) {
 		if (q->ext_val[i] <= 0)
@@ -1399,13 +1394,9 @@ static inline __attribute__((always_inline)) bool room_covers(const int64_t *v, 
 static inline __attribute__((always_inline)) bool covers_at(const struct packing *k, size_t node,
 							     const struct need *q, bool plain)
 {
-	const int64_t *v;
-
 	if (!plain)
 		return room_covers(seg_at(k, node), q);
-	v = &k->seg[node * DIM_EPH];
-	return !(q->want[DIM_PODS] > v[DIM_PODS] || q->want[DIM_SHARE] > v[DIM_SHARE] ||
-		 q->want[DIM_CPU] > v[DIM_CPU] || q->want[DIM_MEM] > v[DIM_MEM]);
+	return plain_covers(&k->seg[node * DIM_EPH], q);
 }
 
 /* From tree node 'node', the next subtree to its right whose maxima cover
