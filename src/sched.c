@@ -1533,6 +1533,26 @@ static void cache_keep_order(struct sched_cache *c, size_t group, const uint32_t
 	o->member = member;
 }
 
+/* The items of the list marked with the cache's current stamp, in the
+ * group's order 'o' less the pods the list lacks: every item is there
+ * (it fits the group), so all are ranked. */
+static void order_walk(const struct sched_cache *c, const struct pack_order *o,
+		       struct pack_item *items)
+{
+	size_t i, m = 0;
+
+	for (i = 0; i < o->n; i++) {
+		uint32_t pod = o->pods[i];
+		const struct pod_brief *b;
+
+		if (c->mark[pod] != c->stamp)
+			continue;
+		b = &c->brief[c->slot[pod] - 1];
+		items[m++] = (struct pack_item){0, b->rank, c->mark_pos[pod], b->cpu_m, b->memory,
+						b->ephemeral};
+	}
+}
+
 int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
 	       size_t group, int max_new, struct pack_result *out,
 	       struct errbuf *err)
@@ -1640,20 +1660,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 		n_items++;
 	}
 	if (n_items > 1 && walk && !twice && n_items * 4 >= order->n) {
-		/* the group's order, less the pods this list lacks: every item
-		 * is there (it fits the group), so all are ranked */
-		size_t m = 0;
-
-		for (i = 0; i < order->n; i++) {
-			uint32_t pod = order->pods[i];
-			const struct pod_brief *b;
-
-			if (cache->mark[pod] != stamp)
-				continue;
-			b = &cache->brief[cache->slot[pod] - 1];
-			items[m++] = (struct pack_item){0, b->rank, cache->mark_pos[pod], b->cpu_m,
-							b->memory, b->ephemeral};
-		}
+		order_walk(cache, order, items);
 	} else if (n_items > 1) {
 		for (i = 0; i < n_items; i++)
 			items[i].key = item_key(&items[i], k.tmpl);
