@@ -54,6 +54,16 @@ void snapshot_free(struct snapshot *s)
 		free(s->pods);
 	if (s->cap_pdbs)
 		free(s->pdbs);
+	if (s->cap_namespaces)
+		free(s->namespaces);
+	if (s->cap_pvcs)
+		free(s->pvcs);
+	if (s->cap_pvs)
+		free(s->pvs);
+	if (s->cap_storage_classes)
+		free(s->storage_classes);
+	if (s->cap_daemonsets)
+		free(s->daemonsets);
 	free(s->node_slots);
 	arena_free(s->arena);
 	free(s);
@@ -166,6 +176,52 @@ int snapshot_add_pdb(struct snapshot *s, const struct pdb *b, struct errbuf *err
 	if (grow((void **)&s->pdbs, &s->cap_pdbs, s->n_pdbs + 1, sizeof(*s->pdbs)) < 0)
 		return errbuf_set(err, "out of memory");
 	s->pdbs[s->n_pdbs++] = *b;
+	return 0;
+}
+
+/* Appends a shallow copy of 'item' to an array that grows as needed. */
+static int add_copy(struct snapshot *s, void **arr, size_t *n, size_t *cap, size_t size,
+		    const void *item, struct errbuf *err)
+{
+	if (check_open(s, err) < 0)
+		return -1;
+	if (grow(arr, cap, *n + 1, size) < 0)
+		return errbuf_set(err, "out of memory");
+	memcpy((char *)*arr + *n * size, item, size);
+	(*n)++;
+	return 0;
+}
+
+int snapshot_add_namespace(struct snapshot *s, const struct namespace_obj *ns,
+			   struct errbuf *err)
+{
+	return add_copy(s, (void **)&s->namespaces, &s->n_namespaces, &s->cap_namespaces,
+			sizeof(*ns), ns, err);
+}
+
+int snapshot_add_pvc(struct snapshot *s, const struct pvc *c, struct errbuf *err)
+{
+	return add_copy(s, (void **)&s->pvcs, &s->n_pvcs, &s->cap_pvcs, sizeof(*c), c, err);
+}
+
+int snapshot_add_pv(struct snapshot *s, const struct pv *v, struct errbuf *err)
+{
+	return add_copy(s, (void **)&s->pvs, &s->n_pvs, &s->cap_pvs, sizeof(*v), v, err);
+}
+
+int snapshot_add_storage_class(struct snapshot *s, const struct storage_class *c,
+			       struct errbuf *err)
+{
+	return add_copy(s, (void **)&s->storage_classes, &s->n_storage_classes,
+			&s->cap_storage_classes, sizeof(*c), c, err);
+}
+
+int snapshot_add_daemonset(struct snapshot *s, const struct daemonset *ds, struct errbuf *err)
+{
+	if (add_copy(s, (void **)&s->daemonsets, &s->n_daemonsets, &s->cap_daemonsets,
+		     sizeof(*ds), ds, err) < 0)
+		return -1;
+	s->daemonsets[s->n_daemonsets - 1].tmpl.node = -1;
 	return 0;
 }
 
@@ -394,6 +450,78 @@ static void copy_pdb(struct blk *b, const void *src, void *dst)
 	d->max_unavailable = blk_str(b, s->max_unavailable);
 }
 
+static void blk_node_affinity(struct blk *b, const struct node_affinity *src,
+			      struct node_affinity *dst)
+{
+	size_t i;
+
+	dst->terms = blk_alloc(b, src->n_terms, sizeof(*dst->terms));
+	dst->n_terms = dst->terms ? src->n_terms : 0;
+	for (i = 0; i < dst->n_terms; i++) {
+		const struct node_selector_term *st = &src->terms[i];
+		struct node_selector_term *dt = &dst->terms[i];
+
+		dt->exprs = blk_reqs(b, st->exprs, st->n_exprs);
+		dt->n_exprs = dt->exprs ? st->n_exprs : 0;
+		dt->fields = blk_reqs(b, st->fields, st->n_fields);
+		dt->n_fields = dt->fields ? st->n_fields : 0;
+	}
+}
+
+static void copy_namespace(struct blk *b, const void *src, void *dst)
+{
+	const struct namespace_obj *s = src;
+	struct namespace_obj *d = dst;
+
+	*d = *s;
+	d->name = blk_str(b, s->name);
+	blk_kvlist(b, &s->labels, &d->labels);
+}
+
+static void copy_pvc(struct blk *b, const void *src, void *dst)
+{
+	const struct pvc *s = src;
+	struct pvc *d = dst;
+
+	*d = *s;
+	d->ns = blk_str(b, s->ns);
+	d->name = blk_str(b, s->name);
+	d->volume_name = blk_str(b, s->volume_name);
+	d->storage_class = blk_str(b, s->storage_class);
+}
+
+static void copy_pv(struct blk *b, const void *src, void *dst)
+{
+	const struct pv *s = src;
+	struct pv *d = dst;
+
+	*d = *s;
+	d->name = blk_str(b, s->name);
+	blk_node_affinity(b, &s->node_affinity, &d->node_affinity);
+	blk_kvlist(b, &s->labels, &d->labels);
+}
+
+static void copy_storage_class(struct blk *b, const void *src, void *dst)
+{
+	const struct storage_class *s = src;
+	struct storage_class *d = dst;
+
+	*d = *s;
+	d->name = blk_str(b, s->name);
+	blk_node_affinity(b, &s->allowed_topologies, &d->allowed_topologies);
+}
+
+static void copy_daemonset(struct blk *b, const void *src, void *dst)
+{
+	const struct daemonset *s = src;
+	struct daemonset *d = dst;
+
+	*d = *s;
+	d->ns = blk_str(b, s->ns);
+	d->name = blk_str(b, s->name);
+	copy_pod(b, &s->tmpl, &d->tmpl);
+}
+
 struct node *node_clone(const struct node *n)
 {
 	return blk_clone(sizeof(*n), n, copy_node);
@@ -407,6 +535,31 @@ struct pod *pod_clone(const struct pod *p)
 struct pdb *pdb_clone(const struct pdb *b)
 {
 	return blk_clone(sizeof(*b), b, copy_pdb);
+}
+
+struct namespace_obj *namespace_clone(const struct namespace_obj *ns)
+{
+	return blk_clone(sizeof(*ns), ns, copy_namespace);
+}
+
+struct pvc *pvc_clone(const struct pvc *c)
+{
+	return blk_clone(sizeof(*c), c, copy_pvc);
+}
+
+struct pv *pv_clone(const struct pv *v)
+{
+	return blk_clone(sizeof(*v), v, copy_pv);
+}
+
+struct storage_class *storage_class_clone(const struct storage_class *c)
+{
+	return blk_clone(sizeof(*c), c, copy_storage_class);
+}
+
+struct daemonset *daemonset_clone(const struct daemonset *ds)
+{
+	return blk_clone(sizeof(*ds), ds, copy_daemonset);
 }
 
 /* ---- documents: a List streamed item by item, or one object ---- */
@@ -586,6 +739,9 @@ static int loader_end(struct loader *L, const char *whole, size_t whole_len,
 	if (jsonscan_end(L->sc, err) < 0)
 		return errbuf_prefix(err, "%s", L->source);
 	kind = jsonscan_kind(L->sc);
+	/* a typed List says its kind is listed, items or not */
+	if (kind)
+		model_mark_known(L->s, model_kind_of(kind, 1));
 	if (jsonscan_is_list(L->sc))
 		return 0;
 	if (!kind)

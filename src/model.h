@@ -231,6 +231,41 @@ struct pdb {
 /* Returns true when the PDB selects the pod (same namespace and selector). */
 bool pdb_matches(const struct pdb *b, const struct pod *p);
 
+/* ---- namespaces and volumes (for namespaceSelector and volume zones) ---- */
+
+struct namespace_obj {
+	const char *name;
+	struct kvlist labels;
+};
+
+/* A PersistentVolumeClaim: where it is bound, or how it will be. */
+struct pvc {
+	const char *ns;
+	const char *name;
+	const char *volume_name;     /* spec.volumeName, "" when unbound */
+	const char *storage_class;   /* spec.storageClassName, "" when absent */
+};
+
+/* A PersistentVolume: the nodes that can reach it. */
+struct pv {
+	const char *name;
+	struct node_affinity node_affinity; /* spec.nodeAffinity.required (n_terms 0: none) */
+	struct kvlist labels;        /* the legacy zone / region labels live here too */
+};
+
+struct storage_class {
+	const char *name;
+	bool wait_for_first_consumer; /* volumeBindingMode: WaitForFirstConsumer */
+	struct node_affinity allowed_topologies; /* allowedTopologies as node terms (ORed) */
+};
+
+/* A DaemonSet, as the pod its template would make on a new node. */
+struct daemonset {
+	const char *ns;
+	const char *name;
+	struct pod tmpl;             /* decoded from spec.template (ns, name: the DaemonSet's) */
+};
+
 /* ---- node groups ---- */
 
 struct node_template {
@@ -289,9 +324,27 @@ struct snapshot {
 	size_t n_groups;
 	uint32_t *pending; /* unbound, unfinished, not terminating, not DaemonSet pods */
 	size_t n_pending;
+	struct namespace_obj *namespaces;
+	size_t n_namespaces;
+	struct pvc *pvcs;
+	size_t n_pvcs;
+	struct pv *pvs;
+	size_t n_pvs;
+	struct storage_class *storage_classes;
+	size_t n_storage_classes;
+	struct daemonset *daemonsets;
+	size_t n_daemonsets;
+	/* The source lists these kinds (informers watch them, or a state file
+	 * holds some): a claim or namespace not found is really absent. When
+	 * false, a pod's claims and namespaceSelectors are judged on what is
+	 * known, never refused for a missing object. */
+	bool volumes_known;
+	bool namespaces_known;
+	bool daemonsets_known;
 
 	/* private to model.c */
 	size_t cap_nodes, cap_pods, cap_pdbs;
+	size_t cap_namespaces, cap_pvcs, cap_pvs, cap_storage_classes, cap_daemonsets;
 	bool finished;
 	uint32_t *node_slots; /* node name index (open addressing), after finish */
 	size_t node_mask;
@@ -306,8 +359,12 @@ struct snapshot *snapshot_new(void);
 void snapshot_free(struct snapshot *s);
 
 /*
- * Decodes one object (a Node, Pod or PodDisruptionBudget as the API server
- * serves it) and adds it. Objects of other kinds are ignored (returns 0).
+ * Decodes one object (a Node, Pod, PodDisruptionBudget, Namespace,
+ * PersistentVolumeClaim, PersistentVolume, StorageClass or apps/v1
+ * DaemonSet as the API server serves it) and adds it; one of the last five
+ * also sets the snapshot's flag for its kind (volumes_known,
+ * namespaces_known, daemonsets_known). Objects of other kinds are ignored
+ * (returns 0).
  * 'kind' may be NULL to take it from the object's "kind" field.
  * Unknown fields are ignored. On a malformed object returns -1 with a
  * message naming the object (kind namespace/name) and the bad field.
@@ -317,8 +374,10 @@ int snapshot_add_object(struct snapshot *s, const struct cJSON *obj,
 
 /*
  * Decodes a JSON document: a v1 List (what `kubectl get nodes,pods,pdb -A
- * -o json` prints), a NodeList/PodList/PodDisruptionBudgetList, or a single
- * object. 'source' names the input in messages ("state.json").
+ * -o json` prints), a typed List (NodeList, PodList, ..., DaemonSetList), or
+ * a single object, of the kinds snapshot_add_object() takes. An object of
+ * the last five kinds, or a typed List of one even without items, sets the
+ * flag for its kind. 'source' names the input in messages ("state.json").
  * Large lists are decoded item by item so memory stays close to the model's.
  * Returns 0 or -1 with a message naming the source, item index and object.
  */
@@ -340,6 +399,15 @@ int snapshot_load_file(struct snapshot *s, const char *path, struct errbuf *err)
 int snapshot_add_node(struct snapshot *s, const struct node *n, struct errbuf *err);
 int snapshot_add_pod(struct snapshot *s, const struct pod *p, struct errbuf *err);
 int snapshot_add_pdb(struct snapshot *s, const struct pdb *b, struct errbuf *err);
+/* The same for the other kinds (a DaemonSet's template pod node is reset).
+ * They leave the *_known flags alone: the builder sets them. */
+int snapshot_add_namespace(struct snapshot *s, const struct namespace_obj *ns,
+			   struct errbuf *err);
+int snapshot_add_pvc(struct snapshot *s, const struct pvc *c, struct errbuf *err);
+int snapshot_add_pv(struct snapshot *s, const struct pv *v, struct errbuf *err);
+int snapshot_add_storage_class(struct snapshot *s, const struct storage_class *c,
+			       struct errbuf *err);
+int snapshot_add_daemonset(struct snapshot *s, const struct daemonset *ds, struct errbuf *err);
 
 /*
  * Registers 'fn', called with 'ctx' by snapshot_free() before it frees
@@ -360,6 +428,11 @@ int snapshot_on_free(struct snapshot *s, void (*fn)(void *ctx), void *ctx,
 struct node *node_clone(const struct node *n);
 struct pod *pod_clone(const struct pod *p);
 struct pdb *pdb_clone(const struct pdb *b);
+struct namespace_obj *namespace_clone(const struct namespace_obj *ns);
+struct pvc *pvc_clone(const struct pvc *c);
+struct pv *pv_clone(const struct pv *v);
+struct storage_class *storage_class_clone(const struct storage_class *c);
+struct daemonset *daemonset_clone(const struct daemonset *ds);
 
 /* Makes room for that many more nodes, pods and PDBs so the adds above do
  * not grow the arrays one doubling at a time. Returns 0, or -1 (OOM). */

@@ -1,11 +1,13 @@
 /*
- * model_decode: turns API-server JSON (Node, Pod, PodDisruptionBudget) into
- * model structs in a snapshot's arena. Every field is type-checked; errors
- * name the field path. Owns no state between calls; knows nothing of
- * Lists or files (model.c) nor of scheduling (sched.c).
+ * model_decode: turns API-server JSON (Node, Pod, PodDisruptionBudget,
+ * Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass,
+ * DaemonSet) into model structs in a snapshot's arena. Every field is
+ * type-checked; errors name the field path. Owns no state between calls;
+ * knows nothing of Lists or files (model.c) nor of scheduling (sched.c).
  */
 #include "model_decode.h"
 
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -46,6 +48,11 @@ enum model_kind model_kind_of(const char *kind, int list)
 		{"Node", MODEL_KIND_NODE},
 		{"Pod", MODEL_KIND_POD},
 		{"PodDisruptionBudget", MODEL_KIND_PDB},
+		{"Namespace", MODEL_KIND_NAMESPACE},
+		{"PersistentVolumeClaim", MODEL_KIND_PVC},
+		{"PersistentVolume", MODEL_KIND_PV},
+		{"StorageClass", MODEL_KIND_STORAGE_CLASS},
+		{"DaemonSet", MODEL_KIND_DAEMONSET},
 	};
 	size_t i, n;
 
@@ -776,23 +783,21 @@ static int get_tolerations(struct dec *d, const cJSON *spec,
 	return 0;
 }
 
-/* spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution */
-static int get_node_affinity(struct dec *d, const cJSON *spec,
-			     struct node_affinity *out)
+/*
+ * The nodeSelectorTerms member of 'obj' (a NodeSelector at 'path'; NULL:
+ * absent) as ORed terms, none when absent or empty: a pod's required node
+ * affinity and a PersistentVolume's spec.nodeAffinity.required.
+ */
+static int get_node_terms(struct dec *d, const cJSON *obj, const char *path,
+			  struct node_affinity *out)
 {
-	static const char req_name[] = "requiredDuringSchedulingIgnoredDuringExecution";
-	const cJSON *aff, *na, *req, *terms, *t;
-	char path[FIELD_PATH];
+	const cJSON *terms, *t;
+	char tpath[FIELD_PATH];
 	size_t i = 0;
 
 	out->terms = NULL;
 	out->n_terms = 0;
-	if (get_object(d, spec, "affinity", "spec", &aff) < 0 ||
-	    get_object(d, aff, "nodeAffinity", "spec.affinity", &na) < 0 ||
-	    get_object(d, na, req_name, "spec.affinity.nodeAffinity", &req) < 0)
-		return -1;
-	pathf(path, sizeof(path), "spec.affinity.nodeAffinity.%s", req_name);
-	if (get_array(d, req, "nodeSelectorTerms", path, &terms) < 0)
+	if (get_array(d, obj, "nodeSelectorTerms", path, &terms) < 0)
 		return -1;
 	if (!terms || cJSON_GetArraySize(terms) == 0)
 		return 0;
@@ -803,18 +808,35 @@ static int get_node_affinity(struct dec *d, const cJSON *spec,
 	cJSON_ArrayForEach(t, terms) {
 		struct node_selector_term *term = &out->terms[i];
 
-		pathf(path, sizeof(path), "spec.affinity.nodeAffinity.%s.nodeSelectorTerms[%zu]",
-		      req_name, i++);
+		pathf(tpath, sizeof(tpath), "%s.nodeSelectorTerms[%zu]", path, i++);
 		if (!cJSON_IsObject(t))
-			return ferr(d, path, NULL, "expected an object, got %s", jtype(t));
-		if (get_reqs(d, t, "matchExpressions", path, true, &term->exprs,
+			return ferr(d, tpath, NULL, "expected an object, got %s", jtype(t));
+		if (get_reqs(d, t, "matchExpressions", tpath, true, &term->exprs,
 			     &term->n_exprs) < 0 ||
-		    get_reqs(d, t, "matchFields", path, true, &term->fields,
+		    get_reqs(d, t, "matchFields", tpath, true, &term->fields,
 			     &term->n_fields) < 0)
 			return -1;
 	}
 	out->n_terms = i;
 	return 0;
+}
+
+/* spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution */
+static int get_node_affinity(struct dec *d, const cJSON *spec,
+			     struct node_affinity *out)
+{
+	static const char req_name[] = "requiredDuringSchedulingIgnoredDuringExecution";
+	const cJSON *aff, *na, *req;
+	char path[FIELD_PATH];
+
+	out->terms = NULL;
+	out->n_terms = 0;
+	if (get_object(d, spec, "affinity", "spec", &aff) < 0 ||
+	    get_object(d, aff, "nodeAffinity", "spec.affinity", &na) < 0 ||
+	    get_object(d, na, req_name, "spec.affinity.nodeAffinity", &req) < 0)
+		return -1;
+	pathf(path, sizeof(path), "spec.affinity.nodeAffinity.%s", req_name);
+	return get_node_terms(d, req, path, out);
 }
 
 /* ---- objects ---- */
@@ -1192,6 +1214,276 @@ push:
 			 sizeof(b), &b);
 }
 
+/* ---- namespaces, volumes, DaemonSets ---- */
+
+static int decode_namespace(struct dec *d, const cJSON *obj)
+{
+	struct namespace_obj n;
+	const cJSON *meta;
+	const char *ns;
+
+	memset(&n, 0, sizeof(n));
+	if (get_metadata(d, obj, false, "Namespace", &meta, &ns, &n.name) < 0 ||
+	    get_kvlist(d, meta, "labels", "metadata", false, &n.labels) < 0)
+		return -1;
+	return push_item(d, (void **)&d->s->namespaces, &d->s->n_namespaces,
+			 &d->s->cap_namespaces, sizeof(n), &n);
+}
+
+/* How claims named their class before spec.storageClassName existed. */
+#define LEGACY_CLASS_ANNOTATION "volume.beta.kubernetes.io/storage-class"
+
+static int decode_pvc(struct dec *d, const cJSON *obj)
+{
+	struct pvc c;
+	const cJSON *meta, *annotations, *spec;
+
+	memset(&c, 0, sizeof(c));
+	if (get_metadata(d, obj, true, "PersistentVolumeClaim", &meta, &c.ns, &c.name) < 0 ||
+	    get_object(d, meta, "annotations", "metadata", &annotations) < 0 ||
+	    get_object(d, obj, "spec", "", &spec) < 0 ||
+	    get_string(d, spec, "volumeName", "spec", OPTIONAL, true, &c.volume_name) < 0 ||
+	    get_string(d, spec, "storageClassName", "spec", OPTIONAL, true,
+		       &c.storage_class) < 0)
+		return -1;
+	/* a claim without the field still names its class the old way */
+	if (c.storage_class[0] == '\0' &&
+	    get_string(d, annotations, LEGACY_CLASS_ANNOTATION, "metadata.annotations",
+		       OPTIONAL, true, &c.storage_class) < 0)
+		return -1;
+	return push_item(d, (void **)&d->s->pvcs, &d->s->n_pvcs, &d->s->cap_pvcs,
+			 sizeof(c), &c);
+}
+
+static int decode_pv(struct dec *d, const cJSON *obj)
+{
+	struct pv v;
+	const cJSON *meta, *spec, *na, *req;
+	const char *ns;
+
+	memset(&v, 0, sizeof(v));
+	if (get_metadata(d, obj, false, "PersistentVolume", &meta, &ns, &v.name) < 0 ||
+	    get_kvlist(d, meta, "labels", "metadata", false, &v.labels) < 0 ||
+	    get_object(d, obj, "spec", "", &spec) < 0 ||
+	    get_object(d, spec, "nodeAffinity", "spec", &na) < 0 ||
+	    get_object(d, na, "required", "spec.nodeAffinity", &req) < 0 ||
+	    get_node_terms(d, req, "spec.nodeAffinity.required", &v.node_affinity) < 0)
+		return -1;
+	return push_item(d, (void **)&d->s->pvs, &d->s->n_pvs, &d->s->cap_pvs,
+			 sizeof(v), &v);
+}
+
+/*
+ * A StorageClass's allowedTopologies: each TopologySelectorTerm becomes a
+ * node selector term whose expressions are "key In values" (the terms are
+ * ORed, as nodeSelectorTerms are). None when absent: no restriction.
+ */
+static int get_allowed_topologies(struct dec *d, const cJSON *obj,
+				  struct node_affinity *out)
+{
+	const cJSON *arr, *t, *exprs, *e, *vals, *v;
+	char path[FIELD_PATH], epath[FIELD_PATH], vpath[FIELD_PATH];
+	size_t i = 0;
+
+	out->terms = NULL;
+	out->n_terms = 0;
+	if (get_array(d, obj, "allowedTopologies", "", &arr) < 0)
+		return -1;
+	if (!arr || cJSON_GetArraySize(arr) == 0)
+		return 0;
+	out->terms = arena_calloc(d->a, (size_t)cJSON_GetArraySize(arr), sizeof(*out->terms));
+	if (!out->terms)
+		return oom(d);
+	cJSON_ArrayForEach(t, arr) {
+		struct node_selector_term *term = &out->terms[i];
+		size_t j = 0;
+
+		pathf(path, sizeof(path), "allowedTopologies[%zu]", i++);
+		if (!cJSON_IsObject(t))
+			return ferr(d, path, NULL, "expected an object, got %s", jtype(t));
+		if (get_array(d, t, "matchLabelExpressions", path, &exprs) < 0)
+			return -1;
+		if (!exprs || cJSON_GetArraySize(exprs) == 0)
+			continue;
+		term->exprs = arena_calloc(d->a, (size_t)cJSON_GetArraySize(exprs),
+					   sizeof(*term->exprs));
+		if (!term->exprs)
+			return oom(d);
+		cJSON_ArrayForEach(e, exprs) {
+			struct selector_req *r = &term->exprs[j];
+
+			pathf(epath, sizeof(epath), "%s.matchLabelExpressions[%zu]", path, j++);
+			if (!cJSON_IsObject(e))
+				return ferr(d, epath, NULL, "expected an object, got %s", jtype(e));
+			r->op = SELECTOR_IN;
+			if (get_string(d, e, "key", epath, REQUIRED, true, &r->key) < 0 ||
+			    get_array(d, e, "values", epath, &vals) < 0)
+				return -1;
+			if (cJSON_GetArraySize(vals) > 0 &&
+			    !(r->values = arena_calloc(d->a, (size_t)cJSON_GetArraySize(vals),
+						       sizeof(*r->values))))
+				return oom(d);
+			cJSON_ArrayForEach(v, vals) {
+				if (!cJSON_IsString(v)) {
+					pathf(vpath, sizeof(vpath), "%s.values[%zu]", epath, r->n_values);
+					return ferr(d, vpath, NULL, "expected a string, got %s", jtype(v));
+				}
+				if (!(r->values[r->n_values++] = keep(d, v->valuestring, true)))
+					return oom(d);
+			}
+		}
+		term->n_exprs = j;
+	}
+	out->n_terms = i;
+	return 0;
+}
+
+static int decode_storage_class(struct dec *d, const cJSON *obj)
+{
+	struct storage_class c;
+	const cJSON *meta;
+	const char *ns, *mode;
+
+	memset(&c, 0, sizeof(c));
+	if (get_metadata(d, obj, false, "StorageClass", &meta, &ns, &c.name) < 0 ||
+	    get_raw(d, obj, "volumeBindingMode", "", OPTIONAL, &mode) < 0 ||
+	    get_allowed_topologies(d, obj, &c.allowed_topologies) < 0)
+		return -1;
+	if (strcmp(mode, "WaitForFirstConsumer") == 0)
+		c.wait_for_first_consumer = true;
+	else if (mode[0] && strcmp(mode, "Immediate") != 0)
+		return ferr(d, "", "volumeBindingMode",
+			    "unknown mode \"%.32s\" (want Immediate or WaitForFirstConsumer)", mode);
+	return push_item(d, (void **)&d->s->storage_classes, &d->s->n_storage_classes,
+			 &d->s->cap_storage_classes, sizeof(c), &c);
+}
+
+/* Adds a view of 'c' (NULL: nothing) to 'obj' as 'name' that shares its
+ * members rather than copying them. Returns 0, or -1 when out of memory. */
+static int add_borrowed(cJSON *obj, const char *name, const cJSON *c)
+{
+	cJSON *ref;
+
+	if (!c)
+		return 0;
+	if (cJSON_IsObject(c))
+		ref = cJSON_CreateObjectReference(c->child);
+	else if (cJSON_IsArray(c))
+		ref = cJSON_CreateArrayReference(c->child);
+	else
+		ref = cJSON_Duplicate(c, false); /* a wrong type: the pod decoder says so */
+	if (!ref)
+		return -1;
+	if (!cJSON_AddItemToObject(obj, name, ref)) {
+		cJSON_Delete(ref);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The pod a DaemonSet's controller would make from its template: the
+ * DaemonSet's namespace and name (the pod's own name is generated), the
+ * template's labels, annotations and spec, and the DaemonSet as its
+ * controller. NULL when out of memory; what it shares is borrowed from
+ * 'tmpl', so it must be deleted before 'tmpl' is.
+ */
+static cJSON *template_pod(const char *ns, const char *name, const cJSON *tmpl)
+{
+	const cJSON *tmeta = child(tmpl, "metadata");
+	cJSON *pod = cJSON_CreateObject(), *meta, *owners, *owner;
+
+	if (!pod || !(meta = cJSON_AddObjectToObject(pod, "metadata")) ||
+	    !cJSON_AddStringToObject(meta, "namespace", ns) ||
+	    !cJSON_AddStringToObject(meta, "name", name) ||
+	    add_borrowed(meta, "labels", child(tmeta, "labels")) < 0 ||
+	    add_borrowed(meta, "annotations", child(tmeta, "annotations")) < 0 ||
+	    !(owners = cJSON_AddArrayToObject(meta, "ownerReferences")) ||
+	    !(owner = cJSON_CreateObject()) || !cJSON_AddItemToArray(owners, owner) ||
+	    !cJSON_AddStringToObject(owner, "apiVersion", "apps/v1") ||
+	    !cJSON_AddStringToObject(owner, "kind", "DaemonSet") ||
+	    !cJSON_AddStringToObject(owner, "name", name) ||
+	    !cJSON_AddTrueToObject(owner, "controller") ||
+	    add_borrowed(pod, "spec", child(tmpl, "spec")) < 0) {
+		cJSON_Delete(pod);
+		return NULL;
+	}
+	return pod;
+}
+
+/*
+ * An apps/v1 DaemonSet: spec.template goes through the pod decoder (its
+ * node selector, affinity, tolerations, requests and host ports are read
+ * exactly as a pod's) into a scratch list, so the snapshot's pods do not
+ * see it; its strings land in the snapshot's arena all the same.
+ */
+static int decode_daemonset(struct dec *d, const cJSON *obj)
+{
+	struct daemonset ds;
+	struct snapshot scratch;
+	struct dec pd;
+	const cJSON *meta, *spec, *tmpl, *tmeta, *tspec;
+	cJSON *pod = NULL;
+	int rc = -1;
+
+	memset(&ds, 0, sizeof(ds));
+	memset(&scratch, 0, sizeof(scratch));
+	if (get_metadata(d, obj, true, "DaemonSet", &meta, &ds.ns, &ds.name) < 0 ||
+	    get_object(d, obj, "spec", "", &spec) < 0 ||
+	    get_object(d, spec, "template", "spec", &tmpl) < 0 ||
+	    get_object(d, tmpl, "metadata", "spec.template", &tmeta) < 0 ||
+	    get_object(d, tmpl, "spec", "spec.template", &tspec) < 0)
+		return -1;
+	if (!tmpl)
+		return ferr(d, "spec", "template", "missing");
+	if (!(pod = template_pod(ds.ns, ds.name, tmpl)))
+		return oom(d);
+	scratch.arena = d->a;
+	pd = *d;
+	pd.s = &scratch;
+	if (decode_pod(&pd, pod) < 0) {
+		char msg[ERRBUF_MAX];
+
+		/* the pod decoder's paths start at the template */
+		snprintf(msg, sizeof(msg), "%s", d->err ? d->err->msg : "");
+		if (strcmp(msg, "out of memory") != 0)
+			errbuf_set(d->err, "spec.template.%s", msg);
+		goto out;
+	}
+	assert(scratch.n_pods == 1);
+	ds.tmpl = scratch.pods[0];
+	ds.tmpl.ns = ds.ns;
+	ds.tmpl.name = ds.name;
+	rc = push_item(d, (void **)&d->s->daemonsets, &d->s->n_daemonsets,
+		       &d->s->cap_daemonsets, sizeof(ds), &ds);
+out:
+	free(scratch.pods);
+	cJSON_Delete(pod);
+	return rc;
+}
+
+void model_mark_known(struct snapshot *s, enum model_kind kind)
+{
+	switch (kind) {
+	case MODEL_KIND_PVC:
+	case MODEL_KIND_PV:
+	case MODEL_KIND_STORAGE_CLASS:
+		s->volumes_known = true;
+		break;
+	case MODEL_KIND_NAMESPACE:
+		s->namespaces_known = true;
+		break;
+	case MODEL_KIND_DAEMONSET:
+		s->daemonsets_known = true;
+		break;
+	case MODEL_KIND_OTHER:
+	case MODEL_KIND_NODE:
+	case MODEL_KIND_POD:
+	case MODEL_KIND_PDB:
+		break;
+	}
+}
+
 int model_decode_object(struct snapshot *s, const cJSON *obj,
 			enum model_kind kind, struct intern *in, char *who,
 			size_t wholen, struct errbuf *err)
@@ -1213,10 +1505,27 @@ int model_decode_object(struct snapshot *s, const cJSON *obj,
 	case MODEL_KIND_PDB:
 		rc = decode_pdb(&d, obj);
 		break;
+	case MODEL_KIND_NAMESPACE:
+		rc = decode_namespace(&d, obj);
+		break;
+	case MODEL_KIND_PVC:
+		rc = decode_pvc(&d, obj);
+		break;
+	case MODEL_KIND_PV:
+		rc = decode_pv(&d, obj);
+		break;
+	case MODEL_KIND_STORAGE_CLASS:
+		rc = decode_storage_class(&d, obj);
+		break;
+	case MODEL_KIND_DAEMONSET:
+		rc = decode_daemonset(&d, obj);
+		break;
 	case MODEL_KIND_OTHER:
 		break;
 	}
 	if (rc < 0)
 		format_who(&d, who, wholen);
+	else
+		model_mark_known(s, kind);
 	return rc;
 }

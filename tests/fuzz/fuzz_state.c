@@ -361,7 +361,14 @@ static void check_load_file(const uint8_t *data, size_t size,
 	rc = snapshot_load_file(s, state_file, &err);
 	if (rc != mem_rc || (rc == 0 && (s->n_nodes != mem->n_nodes ||
 					 s->n_pods != mem->n_pods ||
-					 s->n_pdbs != mem->n_pdbs))) {
+					 s->n_pdbs != mem->n_pdbs ||
+					 s->n_namespaces != mem->n_namespaces ||
+					 s->n_pvcs != mem->n_pvcs || s->n_pvs != mem->n_pvs ||
+					 s->n_storage_classes != mem->n_storage_classes ||
+					 s->n_daemonsets != mem->n_daemonsets ||
+					 s->volumes_known != mem->volumes_known ||
+					 s->namespaces_known != mem->namespaces_known ||
+					 s->daemonsets_known != mem->daemonsets_known))) {
 		fprintf(stderr, "snapshot_load_file (%d: %s; %zu nodes, %zu pods, %zu pdbs) and "
 			"snapshot_add_json (%d: %s; %zu nodes, %zu pods, %zu pdbs) disagree\n",
 			rc, err.msg, s->n_nodes, s->n_pods, s->n_pdbs, mem_rc,
