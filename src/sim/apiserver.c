@@ -439,7 +439,7 @@ static int resource_list(struct reply *out, const char *group)
 }
 
 static const char *const groups[] = {"apps", "batch", "policy", "coordination.k8s.io", "events.k8s.io",
-				     AUTHZ_GROUP, SIM_GROUP, NULL};
+				     "storage.k8s.io", AUTHZ_GROUP, SIM_GROUP, NULL};
 
 /*
  * authorization.k8s.io/v1 self reviews: the simulated server checks no

@@ -28,6 +28,8 @@
  *   coordination.k8s.io/v1 leases    get list watch create update patch delete
  *                          (and the kubelets' in kube-node-lease)
  *   apps/v1 daemonsets     get list watch (the scenario's DaemonSets)
+ *   persistentvolumeclaims, persistentvolumes, storage.k8s.io/v1
+ *   storageclasses         get list watch (empty: the world has no volumes)
  *   apps/v1 deployments, replicasets, batch/v1 jobs   get list watch create
  *                          update patch delete, /status, /scale (not jobs);
  *                          their controllers are sim/workloads.c's

@@ -628,7 +628,7 @@ static void add_group(struct doc *d, cJSON *paths, const char *group)
 
 /* The groups the server serves, core first. */
 static const char *const served[] = {"", "apps", "batch", "policy", "coordination.k8s.io",
-				     "authorization.k8s.io", "events.k8s.io", NULL};
+				     "authorization.k8s.io", "events.k8s.io", "storage.k8s.io", NULL};
 
 static int print_into(cJSON *root, struct buf *b)
 {

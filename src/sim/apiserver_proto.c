@@ -26,6 +26,7 @@
 #include "k8s/meta.pb-c.h"
 #include "k8s/policy.pb-c.h"
 #include "k8s/runtime.pb-c.h"
+#include "k8s/storage.pb-c.h"
 #include "kube/kubeconfig.h"
 #include "sim/apiserver_internal.h"
 
@@ -53,6 +54,14 @@ const struct apiserver_proto_kind apiserver_proto_kinds[] = {
 	{"", "v1", "Binding", &k8s__io__api__core__v1__binding__descriptor},
 	{"", "v1", "LimitRange", &k8s__io__api__core__v1__limit_range__descriptor},
 	{"", "v1", "LimitRangeList", &k8s__io__api__core__v1__limit_range_list__descriptor},
+	{"", "v1", "PersistentVolumeClaim", &k8s__io__api__core__v1__persistent_volume_claim__descriptor},
+	{"", "v1", "PersistentVolumeClaimList",
+	 &k8s__io__api__core__v1__persistent_volume_claim_list__descriptor},
+	{"", "v1", "PersistentVolume", &k8s__io__api__core__v1__persistent_volume__descriptor},
+	{"", "v1", "PersistentVolumeList", &k8s__io__api__core__v1__persistent_volume_list__descriptor},
+	{"storage.k8s.io", "v1", "StorageClass", &k8s__io__api__storage__v1__storage_class__descriptor},
+	{"storage.k8s.io", "v1", "StorageClassList",
+	 &k8s__io__api__storage__v1__storage_class_list__descriptor},
 	{"", "v1", "Event", &k8s__io__api__core__v1__event__descriptor},
 	{"", "v1", "EventList", &k8s__io__api__core__v1__event_list__descriptor},
 	{"events.k8s.io", "v1", "Event", &k8s__io__api__events__v1__event__descriptor},
@@ -155,6 +164,12 @@ static const char *const keep_zero[] = {
 	"k8s.io.api.policy.v1.PodDisruptionBudgetStatus.desiredHealthy",
 	"k8s.io.api.policy.v1.PodDisruptionBudgetStatus.expectedPods",
 	"k8s.io.api.policy.v1.PodDisruptionBudgetSpec.unhealthyPodEvictionPolicy",
+	"k8s.io.api.core.v1.PersistentVolumeClaimSpec.storageClassName",
+	"k8s.io.api.core.v1.PersistentVolumeClaimSpec.volumeMode",
+	"k8s.io.api.core.v1.PersistentVolumeSpec.volumeMode",
+	"k8s.io.api.storage.v1.StorageClass.reclaimPolicy",
+	"k8s.io.api.storage.v1.StorageClass.allowVolumeExpansion",
+	"k8s.io.api.storage.v1.StorageClass.volumeBindingMode",
 };
 
 const ProtobufCMessageDescriptor *apiserver_proto_find(const char *api_version, const char *kind)

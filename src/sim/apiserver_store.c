@@ -72,6 +72,14 @@ const struct apiserver_resdef apiserver_resources[APISERVER_N_RESOURCES] = {
 				   F(FL(NULL))},
 	[APISERVER_JOBS] = {"jobs", "batch", "v1", "Job", "job", NULL, true, true,
 			    "create delete get list patch update watch", F(FL("status.successful"))},
+	/* volumes: the simulated world has none, but luascale run watches them */
+	[APISERVER_PVCS] = {"persistentvolumeclaims", "", "v1", "PersistentVolumeClaim",
+			    "persistentvolumeclaim", "pvc", true, false, "get list watch", F(FL(NULL))},
+	[APISERVER_PVS] = {"persistentvolumes", "", "v1", "PersistentVolume", "persistentvolume", "pv",
+			   false, false, "get list watch", F(FL(NULL))},
+	[APISERVER_STORAGE_CLASSES] = {"storageclasses", "storage.k8s.io", "v1", "StorageClass",
+				       "storageclass", "sc", false, false, "get list watch",
+				       F(FL(NULL))},
 	[APISERVER_LIMITRANGES] = {"limitranges", "", "v1", "LimitRange", "limitrange", "limits",
 				   true, true, "create delete get list patch update watch",
 				   F(FL(NULL))},
@@ -91,6 +99,7 @@ const char *apiserver_api_version(enum apiserver_resource r)
 	case APISERVER_DEPLOYMENTS:
 	case APISERVER_REPLICASETS: return "apps/v1";
 	case APISERVER_JOBS: return "batch/v1";
+	case APISERVER_STORAGE_CLASSES: return "storage.k8s.io/v1";
 	case APISERVER_EVENTS_V1: return "events.k8s.io/v1";
 	default: return "v1";
 	}

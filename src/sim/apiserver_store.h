@@ -34,6 +34,10 @@ enum apiserver_resource {
 	APISERVER_REPLICASETS,
 	APISERVER_JOBS,
 	APISERVER_LIMITRANGES,
+	/* volumes: the world has none (get list watch), luascale run watches them */
+	APISERVER_PVCS,
+	APISERVER_PVS,
+	APISERVER_STORAGE_CLASSES,
 	APISERVER_N_RESOURCES,
 };
 

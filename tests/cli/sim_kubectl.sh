@@ -140,6 +140,9 @@ if run k delete node workers-3 && has out "node \"workers-3\" deleted" &&
 t="kubectl get pdb shows the budget"
 if run k get pdb -A && has out "web" && has out "MAX UNAVAILABLE"; then ok "$t"; else not_ok "$t"; fi
 
+t="kubectl get pvc,pv,storageclass: served, and none (the world has no volumes)"
+if run k get pvc,pv,storageclass -A && has err "No resources found"; then ok "$t"; else not_ok "$t"; fi
+
 t="SIGTERM stops luascale sim cleanly"
 kill -TERM "$SIM_PID"
 wait "$SIM_PID"

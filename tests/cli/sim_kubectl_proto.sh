@@ -163,7 +163,8 @@ t="every served object is answered in protobuf to a client that prefers it"
 allpb=1
 for path in /api/v1/nodes /api/v1/pods /api/v1/namespaces /api/v1/events /api/v1/configmaps \
   /apis/coordination.k8s.io/v1/leases /api/v1/namespaces/default/configmaps/x \
-  /apis/policy/v1/poddisruptionbudgets /apis/apps/v1/daemonsets; do
+  /apis/policy/v1/poddisruptionbudgets /apis/apps/v1/daemonsets /api/v1/persistentvolumeclaims \
+  /api/v1/persistentvolumes /apis/storage.k8s.io/v1/storageclasses; do
   curl -s -D "$TMP/headers" -o "$TMP/pb" \
     -H 'Accept: application/vnd.kubernetes.protobuf, application/json' "$URL$path"
   if ! grep -qi '^Content-Type: application/vnd.kubernetes.protobuf' "$TMP/headers" ||

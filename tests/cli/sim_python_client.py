@@ -157,6 +157,9 @@ def run(h):
                         ("/apis/policy/v1/poddisruptionbudgets", "V1PodDisruptionBudgetList"),
                         ("/apis/coordination.k8s.io/v1/leases", "V1LeaseList"),
                         ("/apis/apps/v1/daemonsets", "V1DaemonSetList"),
+                        ("/api/v1/persistentvolumeclaims", "V1PersistentVolumeClaimList"),
+                        ("/api/v1/persistentvolumes", "V1PersistentVolumeList"),
+                        ("/apis/storage.k8s.io/v1/storageclasses", "V1StorageClassList"),
                         ("/api/v1/nodes/workers-1", "V1Node"),
                         ("/api/v1/namespaces/default/pods/web-1", "V1Pod")]:
         err = typed(api, path, model)

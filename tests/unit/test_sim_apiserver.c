@@ -1249,6 +1249,80 @@ static void test_watch_forms(void **state)
 	fx_free(f);
 }
 
+/* The volume resources luascale run watches: served, empty, listed and
+ * watched like the others, in protobuf too. */
+static void test_volumes_served_empty(void **state)
+{
+	static const struct {
+		const char *path, *list_kind, *api_version;
+	} lists[] = {
+		{"/api/v1/persistentvolumeclaims", "PersistentVolumeClaimList", "v1"},
+		{"/api/v1/namespaces/default/persistentvolumeclaims", "PersistentVolumeClaimList", "v1"},
+		{"/api/v1/persistentvolumes", "PersistentVolumeList", "v1"},
+		{"/apis/storage.k8s.io/v1/storageclasses", "StorageClassList", "storage.k8s.io/v1"},
+	};
+	struct fx *f = fx_new();
+	struct watcher *w;
+	struct resp r;
+	cJSON *j, *it;
+	bool sc = false, pvc = false, pv = false;
+	size_t i;
+
+	(void)state;
+	http(f, "GET", "/apis", NULL, NULL, NULL, &r);
+	assert_int_equal(r.code, 200);
+	assert_non_null(strstr(r.body.data, "\"storage.k8s.io/v1\""));
+	buf_free(&r.body);
+	j = get_json(f, "/apis/storage.k8s.io/v1");
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "resources")) {
+		if (strcmp(jstr(it, "name"), "storageclasses") != 0)
+			continue;
+		sc = true;
+		assert_string_equal(jstr(it, "kind"), "StorageClass");
+		assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "namespaced")));
+	}
+	cJSON_Delete(j);
+	j = get_json(f, "/api/v1");
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(j, "resources")) {
+		if (strcmp(jstr(it, "name"), "persistentvolumeclaims") == 0) {
+			pvc = true;
+			assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "namespaced")));
+		}
+		if (strcmp(jstr(it, "name"), "persistentvolumes") == 0) {
+			pv = true;
+			assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "namespaced")));
+		}
+	}
+	cJSON_Delete(j);
+	assert_true(sc && pvc && pv);
+
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		j = get_json(f, lists[i].path);
+		assert_string_equal(jstr(j, "kind"), lists[i].list_kind);
+		assert_string_equal(jstr(j, "apiVersion"), lists[i].api_version);
+		assert_non_null(jstr(j, "metadata.resourceVersion"));
+		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "items")), 0);
+		cJSON_Delete(j);
+		/* described: a client that prefers protobuf gets it */
+		http(f, "GET", lists[i].path, NULL, NULL,
+		     "application/vnd.kubernetes.protobuf, application/json", &r);
+		assert_int_equal(r.code, 200);
+		assert_string_equal(r.content_type, "application/vnd.kubernetes.protobuf");
+		buf_free(&r.body);
+	}
+	/* a watch opens and ends at its timeout, quietly */
+	w = watch_start(f, "/apis/storage.k8s.io/v1/storageclasses?watch=1&timeoutSeconds=1");
+	watch_wait_end(w);
+	assert_false(watch_saw(w, "\"type\":\"ADDED\""));
+	watch_stop(w);
+	/* one that does not exist is a 404 NotFound naming its resource */
+	http(f, "GET", "/apis/storage.k8s.io/v1/storageclasses/fast", NULL, NULL, NULL, &r);
+	assert_int_equal(r.code, 404);
+	assert_non_null(strstr(r.body.data, "storageclasses.storage.k8s.io \\\"fast\\\" not found"));
+	buf_free(&r.body);
+	fx_free(f);
+}
+
 static void test_dry_run_and_validation(void **state)
 {
 	struct fx *f = fx_new();
@@ -1445,6 +1519,7 @@ int main(void)
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_field_selectors_as_the_real_server),
 		cmocka_unit_test(test_watch_forms),
+		cmocka_unit_test(test_volumes_served_empty),
 		cmocka_unit_test(test_dry_run_and_validation),
 		cmocka_unit_test(test_node_lifecycle),
 	};
