@@ -1,12 +1,17 @@
 /*
  * bench_pack: first-fit-decreasing packing of pending pods with node
  * selectors, required node affinity, tolerations and a few GPU requests
- * onto 20 node groups (some tainted), the way luascale.packing.cheapest()
- * drives it: every group not used yet packs what is left, the cheapest per
- * placed pod wins, its unplaced pods go round again. Prints the time for
- * 1,000 and 50,000 pending pods (wall min/median of 3, and the least CPU
- * time, which a shared machine disturbs less), the pod packings a
- * second and the new nodes the chosen steps buy. Run on demand:
+ * onto 20 node groups in 3 zones (some tainted), the way
+ * luascale.packing.cheapest() drives it: every group not used yet packs
+ * what is left (counting what the steps before placed), the cheapest per
+ * placed pod wins, its unplaced pods go round again. Each size runs twice:
+ * plain ("pack_N_...") and with 30 % of the pods in 500 workloads that
+ * spread over zones (maxSkew 1) or keep one replica per node (hostname
+ * anti-affinity) among their own replicas ("pack_N_related_...").
+ * Prints the time for 1,000 and 50,000 pending pods (wall min/median of
+ * 3, and the least CPU time, which a shared machine disturbs less), the
+ * pod packings a second and the new nodes the chosen steps buy. Run on
+ * demand:
  *   build/bench/bench_pack [PODS...]
  */
 #include <stdio.h>
@@ -87,15 +92,34 @@ static void make_groups(struct groups *G)
 /* One pending pod: sizes 100m..2 cpu, 128Mi..4Gi; a third select a tier
  * (and tolerate its taint when it is "batch"), a third require zones by
  * affinity, a fifth tolerate the batch taint, one in 33 asks for GPUs. */
-static void add_pod(struct buf *b, int i)
+static void add_pod(struct buf *b, int i, bool related)
 {
 	unsigned r = next_rand() % 100;
 	const char *tier = TIERS[next_rand() % 4];
+	/* 3 in 10 pods belong to one of 500 workloads (all in namespace ns0) */
+	int w = related && i % 10 < 3 ? (i / 10 * 3 + i % 10) % 500 : -1;
 
-	buf_printf(b, "%s{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"ns%d\",\"name\":\"p%06d\","
-		   "\"creationTimestamp\":\"2026-11-30T09:00:00Z\",\"ownerReferences\":[{\"kind\":\"ReplicaSet\","
-		   "\"name\":\"rs\",\"controller\":true}]},\"spec\":{",
-		   i ? "," : "", i % 7, i);
+	if (w >= 0)
+		buf_printf(b, "%s{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"ns0\",\"name\":\"p%06d\","
+			   "\"labels\":{\"app\":\"w%d\"},"
+			   "\"creationTimestamp\":\"2026-11-30T09:00:00Z\",\"ownerReferences\":[{\"kind\":\"ReplicaSet\","
+			   "\"name\":\"rs\",\"controller\":true}]},\"spec\":{",
+			   i ? "," : "", i, w);
+	else
+		buf_printf(b, "%s{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"ns%d\",\"name\":\"p%06d\","
+			   "\"creationTimestamp\":\"2026-11-30T09:00:00Z\",\"ownerReferences\":[{\"kind\":\"ReplicaSet\","
+			   "\"name\":\"rs\",\"controller\":true}]},\"spec\":{",
+			   i ? "," : "", i % 7, i);
+	if (w >= 0 && w % 2 == 0)
+		buf_printf(b, "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"zone\","
+			   "\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"app\":\"w%d\"}}}],",
+			   w);
+	else if (w >= 0)
+		buf_printf(b, "\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+			   "[{\"labelSelector\":{\"matchLabels\":{\"app\":\"w%d\"}},\"topologyKey\":\"kubernetes.io/hostname\"}]}},",
+			   w);
+	if (w >= 0 && r >= 20 && r < 55)
+		r = 60; /* the node affinity below would overwrite the anti-affinity */
 	if (r < 33)
 		buf_printf(b, "\"nodeSelector\":{\"tier\":\"%s\"},", tier);
 	if (r >= 20 && r < 55)
@@ -115,7 +139,7 @@ static void add_pod(struct buf *b, int i)
 		 "\"status\":\"False\",\"reason\":\"Unschedulable\"}]}}");
 }
 
-static struct snapshot *make_cluster(int pods, const struct groups *G)
+static struct snapshot *make_cluster(int pods, const struct groups *G, bool related)
 {
 	struct snapshot *s = snapshot_new();
 	struct buf b = BUF_INIT;
@@ -125,7 +149,7 @@ static struct snapshot *make_cluster(int pods, const struct groups *G)
 	rng = 424242;
 	buf_puts(&b, "{\"kind\":\"List\",\"items\":[");
 	for (i = 0; i < pods; i++)
-		add_pod(&b, i);
+		add_pod(&b, i, related);
 	buf_puts(&b, "]}");
 	if (!s || snapshot_add_json(s, b.data, b.len, "bench", &err) < 0 ||
 	    snapshot_set_groups(s, G->g, N_GROUPS, &err) < 0 ||
@@ -146,10 +170,12 @@ static void cheapest(const struct snapshot *s, long long *packs, long long *new_
 	/* as a policy's view does: one cache for the round's packings */
 	struct sched_cache *cache = sched_cache_new(s);
 	bool used[N_GROUPS] = {0};
-	size_t n_left = s->n_pending, i;
+	size_t n_left = s->n_pending, i, n_prior = 0, n_steps = 0;
+	/* what the chosen steps placed, for the next packings (their 'after') */
+	struct pack_prior *prior = malloc((s->n_pending ? s->n_pending : 1) * sizeof(*prior));
 	struct errbuf err;
 
-	if (!left || !cache) {
+	if (!left || !cache || !prior) {
 		fprintf(stderr, "bench_pack: out of memory\n");
 		exit(1);
 	}
@@ -166,7 +192,8 @@ static void cheapest(const struct snapshot *s, long long *packs, long long *new_
 
 			if (used[g])
 				continue;
-			if (sched_pack_cached(cache, left, n_left, (size_t)g, s->groups[g].max, 0, &r, &err) < 0) {
+			if (sched_pack_after(cache, left, n_left, (size_t)g, s->groups[g].max, 0, prior,
+					     n_prior, &r, &err) < 0) {
 				fprintf(stderr, "bench_pack: %s\n", err.msg);
 				exit(1);
 			}
@@ -190,18 +217,25 @@ static void cheapest(const struct snapshot *s, long long *packs, long long *new_
 			break;
 		used[best_g] = true;
 		*new_nodes += best.new_nodes;
+		n_steps++;
 		{
 			size_t k = 0;
 
-			for (i = 0; i < n_left; i++)
+			for (i = 0; i < n_left; i++) {
 				if (best.placement[i] < 0)
 					left[k++] = left[i];
+				else
+					prior[n_prior++] = (struct pack_prior){left[i], (uint32_t)best_g,
+									       best.placement[i], 0,
+									       (uint32_t)n_steps};
+			}
 			n_left = k;
 		}
 		pack_result_free(&best);
 	}
 	*left_out = n_left;
 	sched_cache_free(cache);
+	free(prior);
 	free(left);
 }
 
@@ -215,9 +249,11 @@ int main(int argc, char **argv)
 	 * arrays come from memory freed by the one before, not fresh pages */
 	memtune_keep_freed();
 	make_groups(&G);
-	for (k = 0; k < n_sizes; k++) {
-		int pods = argc > 1 ? atoi(argv[k + 1]) : defaults[k];
-		struct snapshot *s = make_cluster(pods, &G);
+	for (k = 0; k < 2 * n_sizes; k++) {
+		int pods = argc > 1 ? atoi(argv[k / 2 + 1]) : defaults[k / 2];
+		bool related = k % 2 == 1;
+		const char *kind = related ? "_related" : "";
+		struct snapshot *s = make_cluster(pods, &G, related);
 		double t[RUNS], cpu[RUNS], min, med;
 		long long packs = 0, nodes = 0;
 		size_t left = 0;
@@ -231,15 +267,15 @@ int main(int argc, char **argv)
 			cpu[run] = (double)(clock() - c0) / CLOCKS_PER_SEC;
 		}
 		bench_min_median(t, RUNS, &min, &med);
-		printf("pack_%d_pods_ms_min %.1f\n", pods, min * 1e3);
-		printf("pack_%d_pods_ms_median %.1f\n", pods, med * 1e3);
+		printf("pack_%d%s_pods_ms_min %.1f\n", pods, kind, min * 1e3);
+		printf("pack_%d%s_pods_ms_median %.1f\n", pods, kind, med * 1e3);
 		bench_min_median(cpu, RUNS, &min, &med);
-		printf("pack_%d_pods_cpu_ms_min %.1f\n", pods, min * 1e3);
+		printf("pack_%d%s_pods_cpu_ms_min %.1f\n", pods, kind, min * 1e3);
 		bench_min_median(t, RUNS, &min, &med);
-		printf("pack_%d_pod_packings_per_s %.0f\n", pods, (double)packs / med);
-		printf("pack_%d_pods_per_s %.0f\n", pods, (double)pods / med);
-		printf("pack_%d_new_nodes %lld\n", pods, nodes);
-		printf("pack_%d_pods_unplaced %zu\n", pods, left);
+		printf("pack_%d%s_pod_packings_per_s %.0f\n", pods, kind, (double)packs / med);
+		printf("pack_%d%s_pods_per_s %.0f\n", pods, kind, (double)pods / med);
+		printf("pack_%d%s_new_nodes %lld\n", pods, kind, nodes);
+		printf("pack_%d%s_pods_unplaced %zu\n", pods, kind, left);
 		snapshot_free(s);
 	}
 	return 0;

@@ -3,8 +3,14 @@
 -- Scale up: when pods are unschedulable, first place them on nodes already
 -- on their way in any group (launched, not Ready yet), then pack the rest
 -- onto each node group's template (first-fit decreasing) and grow the group
--- that fits the most pods and wastes the least capacity. Pods that fit no
--- group are reported, not chased.
+-- that fits the most pods and wastes the least capacity; what it cannot
+-- take (another zone of a spread, a GPU pod) is packed again onto the
+-- other groups, each packing counting the nodes planned before it. Groups
+-- alike but for their zone are also packed together, a new node in each in
+-- turn (`balance_similar_groups`: "always", "never", or "auto": when a
+-- pending pod has spread, affinity, host ports or volumes), so a zone spread gets
+-- a node per zone and the zones grow evenly. Pods that fit no group are
+-- reported, not chased.
 --
 -- Scale down: a node whose larger of cpu and memory request utilization has
 -- stayed below `scale_down_utilization` for `unneeded_for`, and whose pods
@@ -23,18 +29,33 @@ P.params = {
   unneeded_for = "10m",               -- how long a node must stay under it
   scale_down_delay_after_add = "10m", -- quiet time after a scale-up
   max_scale_down = 1,                 -- nodes removed per round
+  balance_similar_groups = "auto",    -- "always", "never", or "auto": when constrained pods pend
 }
 
 -- Picks the group to grow for pending pods that nodes on their way cannot
 -- take: most pods placed on new nodes, then least waste, then cheapest per
 -- hour, then name.
-local function best_group(cluster, pods)
+local function best_group(cluster, pods, used, done, sets)
   local best, best_result
-  for _, g in ipairs(cluster.group_list) do
-    -- within its max; none while a failed launch (no capacity, quota) backs it off
-    local room = packing.room(g)
-    local r = cluster:pack(pods, g, room, { upcoming = 0 })
-    if r.placed > 0 then
+  local opts = { upcoming = 0, after = done }
+  local candidates = {}
+  for _, set in ipairs(sets) do
+    local free = true
+    for _, g in ipairs(set) do free = free and not used[g.name] end
+    if free then candidates[#candidates + 1] = { set = set } end
+  end
+  for _, g in ipairs(cluster.group_list) do candidates[#candidates + 1] = { group = g } end
+  for _, c in ipairs(candidates) do
+    local g, r = c.group, nil
+    if c.set then
+      g = c.set[1]
+      r = packing.balanced(cluster, pods, c.set, done)
+      r.set = c.set
+    elseif not used[g.name] then
+      -- within its max; none while a failed launch (no capacity, quota) backs it off
+      r = cluster:pack(pods, g, packing.room(g), opts)
+    end
+    if r and r.placed > 0 then
       local waste = math.max(r.waste.cpu, r.waste.memory)
       local better = not best
         or r.placed > best_result.placed
@@ -68,25 +89,48 @@ local function why_unplaced(cluster, pods)
   return table.concat(parts, ", ")
 end
 
-local function scale_up(cluster, plan, store, pods)
+local function scale_up(cluster, plan, store, pods, params)
   -- pods that nodes already on their way will take need nothing new
-  local _, rest = packing.on_the_way(cluster, pods)
+  local steps, rest = packing.on_the_way(cluster, pods)
   if #rest == 0 then return end
+  local done, used, grown = {}, {}, false
+  for i, s in ipairs(steps) do done[i] = s.result end
   pods = rest
-  local g, r = best_group(cluster, pods)
-  if not g then
+  local sets = {}
+  local mode, balance = params.balance_similar_groups, false
+  if mode == "always" then
+    balance = true
+  elseif mode == "auto" then
+    for _, pod in ipairs(pods) do
+      if pod.constrained then balance = true break end
+    end
+  elseif mode ~= "never" then
+    error(string.format('balance_similar_groups must be "always", "never" or "auto", not %q', tostring(mode)))
+  end
+  if balance then sets = packing.similar(cluster) end
+  while #pods > 0 do
+    local g, r = best_group(cluster, pods, used, done, sets)
+    if not g then break end
+    used[g.name], done[#done + 1] = true, r
+    for _, h in ipairs(r.set or { g }) do
+      used[h.name] = true
+      local count = r.set and r.new_nodes_by_group[h.name] or r.new_nodes
+      if count > 0 then
+        plan:scale_up(h.name, count, string.format(
+          "%d pending pod(s): %d fit %d new %s node(s)%s (waste cpu %.0f%%, memory %.0f%%)",
+          #pods, r.placed, count, h.name,
+          r.set and string.format(", of %d balanced over %d similar groups", r.new_nodes, #r.set) or "",
+          r.waste.cpu * 100, r.waste.memory * 100))
+        store.last_scale_up = cluster.now
+      end
+    end
+    pods, grown = r.unplaced, true
+  end
+  if #pods > 0 and not grown then
     plan:log("%d pending pod(s) fit no node group: %s", #pods, why_unplaced(cluster, pods))
-    return
-  end
-  if r.new_nodes > 0 then
-    plan:scale_up(g.name, r.new_nodes, string.format(
-      "%d pending pod(s): %d fit %d new %s node(s) (waste cpu %.0f%%, memory %.0f%%)",
-      #pods, r.placed, r.new_nodes, g.name, r.waste.cpu * 100, r.waste.memory * 100))
-    store.last_scale_up = cluster.now
-  end
-  if #r.unplaced > 0 then
-    plan:log("%d pending pod(s) fit no group within its max: %s", #r.unplaced,
-      why_unplaced(cluster, r.unplaced))
+  elseif #pods > 0 then
+    plan:log("%d pending pod(s) fit no group within its max: %s", #pods,
+      why_unplaced(cluster, pods))
   end
 end
 
@@ -107,7 +151,7 @@ function P.reconcile(cluster, params, store)
       placed.placed)
   end
   if #pending > 0 then
-    scale_up(cluster, plan, store, pending)
+    scale_up(cluster, plan, store, pending, params)
   end
 
   local now = cluster.now

@@ -46,6 +46,8 @@ void snapshot_free(struct snapshot *s)
 		return;
 	if (s->on_free)
 		s->on_free(s->on_free_ctx);
+	if (s->relations && s->relations_free)
+		s->relations_free(s->relations);
 	/* the object arrays are malloc'ed while building (they grow); a
 	 * zero capacity means someone else put them there */
 	if (s->cap_nodes)
@@ -336,6 +338,42 @@ static struct selector_req *blk_reqs(struct blk *b, const struct selector_req *s
 	return r;
 }
 
+static void blk_selector(struct blk *b, const struct label_selector *src,
+			 struct label_selector *dst)
+{
+	dst->reqs = blk_reqs(b, src->reqs, src->n);
+	dst->n = dst->reqs ? src->n : 0;
+}
+
+static const char **blk_strs(struct blk *b, const char *const *src, size_t n, size_t *dst_n)
+{
+	const char **d = blk_alloc(b, n, sizeof(*d));
+	size_t i;
+
+	*dst_n = d ? n : 0;
+	for (i = 0; d && i < n; i++)
+		d[i] = blk_str(b, src[i]);
+	return d;
+}
+
+static struct pod_term *blk_terms(struct blk *b, const struct pod_term *src, size_t n,
+				  size_t *dst_n)
+{
+	struct pod_term *t = blk_alloc(b, n, sizeof(*t));
+	size_t i;
+
+	*dst_n = t ? n : 0;
+	for (i = 0; t && i < n; i++) {
+		t[i] = src[i];
+		blk_selector(b, &src[i].selector, &t[i].selector);
+		t[i].namespaces = blk_strs(b, src[i].namespaces, src[i].n_namespaces,
+					   &t[i].n_namespaces);
+		blk_selector(b, &src[i].ns_selector, &t[i].ns_selector);
+		t[i].topology_key = blk_str(b, src[i].topology_key);
+	}
+	return t;
+}
+
 /* Runs 'copy' into blocks of growing size until it fits, then once more
  * into a block of the exact size when the last one was loose. */
 static void *blk_clone(size_t size, const void *src,
@@ -432,7 +470,28 @@ static void copy_pod(struct blk *b, const void *src, void *dst)
 	}
 	d->local_volume = blk_str(b, s->local_volume);
 	d->sched_message = blk_str(b, s->sched_message);
+	d->affinity_terms = blk_terms(b, s->affinity_terms, s->n_affinity_terms,
+				      &d->n_affinity_terms);
+	d->anti_terms = blk_terms(b, s->anti_terms, s->n_anti_terms, &d->n_anti_terms);
+	d->spread = blk_alloc(b, s->n_spread, sizeof(*d->spread));
+	d->n_spread = d->spread ? s->n_spread : 0;
+	for (i = 0; i < d->n_spread; i++) {
+		d->spread[i] = s->spread[i];
+		d->spread[i].topology_key = blk_str(b, s->spread[i].topology_key);
+		blk_selector(b, &s->spread[i].selector, &d->spread[i].selector);
+	}
+	d->host_ports = blk_alloc(b, s->n_host_ports, sizeof(*d->host_ports));
+	d->n_host_ports = d->host_ports ? s->n_host_ports : 0;
+	for (i = 0; i < d->n_host_ports; i++) {
+		d->host_ports[i] = s->host_ports[i];
+		d->host_ports[i].ip = blk_str(b, s->host_ports[i].ip);
+	}
+	d->claims = blk_strs(b, s->claims, s->n_claims, &d->n_claims);
+	d->unmodelled = blk_str(b, s->unmodelled);
 	d->node = -1;
+	d->volume_affinity = NULL;
+	d->n_volume_affinity = 0;
+	d->volume_problem = NULL;
 }
 
 static void copy_pdb(struct blk *b, const void *src, void *dst)
@@ -1178,6 +1237,393 @@ static void shrink(void **arr, size_t n, size_t *cap, size_t size)
 	}
 }
 
+/* ---- volumes: where a pod's claims let it run ---- */
+
+static int pvc_cmp(const void *a, const void *b)
+{
+	const struct pvc *x = *(const struct pvc *const *)a, *y = *(const struct pvc *const *)b;
+	int c = strcmp(x->ns, y->ns);
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
+static int pv_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const struct pv *const *)a)->name, (*(const struct pv *const *)b)->name);
+}
+
+static int sc_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const struct storage_class *const *)a)->name,
+		      (*(const struct storage_class *const *)b)->name);
+}
+
+#define ZONE_GA "topology.kubernetes.io/zone"
+#define ZONE_BETA "failure-domain.beta.kubernetes.io/zone"
+#define REGION_GA "topology.kubernetes.io/region"
+#define REGION_BETA "failure-domain.beta.kubernetes.io/region"
+
+static const char *const topology_labels[] = {ZONE_GA, ZONE_BETA, REGION_GA, REGION_BETA};
+
+/* A requirement "key op values" in the arena; 'values' "a__b" is split. */
+static int vol_req(struct arena *a, struct selector_req *r, const char *key, enum selector_op op,
+		   const char *values)
+{
+	size_t n = 1, i = 0;
+	const char *p, *q;
+
+	r->key = key;
+	r->op = op;
+	r->values = NULL;
+	r->n_values = 0;
+	if (!values)
+		return 0;
+	for (p = values; (q = strstr(p, "__")); p = q + 2)
+		n++;
+	r->values = arena_calloc(a, n, sizeof(*r->values));
+	if (!r->values)
+		return -1;
+	for (p = values; (q = strstr(p, "__")); p = q + 2)
+		if (!(r->values[i++] = arena_strndup(a, p, (size_t)(q - p))))
+			return -1;
+	if (!(r->values[i++] = arena_strndup(a, p, strlen(p))))
+		return -1;
+	r->n_values = i;
+	return 0;
+}
+
+/*
+ * The VolumeZone rule for one zone or region label of a PV, as node
+ * terms (ORed): the node's label (the GA one when a beta key has no beta
+ * label on the node) has one of the values, or the node has none of the
+ * four topology labels (a single-zone cluster).
+ */
+static int zone_affinity(struct arena *a, const char *key, const char *values,
+			 struct node_affinity *out)
+{
+	const char *ga = strcmp(key, ZONE_BETA) == 0 ? ZONE_GA :
+			 strcmp(key, REGION_BETA) == 0 ? REGION_GA : NULL;
+	size_t n_terms = ga ? 3 : 2, t = 0, i;
+	struct node_selector_term *terms = arena_calloc(a, n_terms, sizeof(*terms));
+
+	if (!terms)
+		return -1;
+	terms[t].exprs = arena_calloc(a, 1, sizeof(*terms[t].exprs));
+	if (!terms[t].exprs || vol_req(a, &terms[t].exprs[0], key, SELECTOR_IN, values) < 0)
+		return -1;
+	terms[t++].n_exprs = 1;
+	if (ga) {
+		terms[t].exprs = arena_calloc(a, 2, sizeof(*terms[t].exprs));
+		if (!terms[t].exprs ||
+		    vol_req(a, &terms[t].exprs[0], key, SELECTOR_DOES_NOT_EXIST, NULL) < 0 ||
+		    vol_req(a, &terms[t].exprs[1], ga, SELECTOR_IN, values) < 0)
+			return -1;
+		terms[t++].n_exprs = 2;
+	}
+	terms[t].exprs = arena_calloc(a, 4, sizeof(*terms[t].exprs));
+	if (!terms[t].exprs)
+		return -1;
+	for (i = 0; i < 4; i++)
+		if (vol_req(a, &terms[t].exprs[i], topology_labels[i], SELECTOR_DOES_NOT_EXIST,
+			    NULL) < 0)
+			return -1;
+	terms[t++].n_exprs = 4;
+	out->terms = terms;
+	out->n_terms = t;
+	return 0;
+}
+
+struct vol_index {
+	const struct pvc **pvcs;
+	const struct pv **pvs;
+	const struct storage_class **scs;
+};
+
+/* Adds one constraint to the pod's list (arena, grown by copying). */
+static int push_affinity(struct arena *a, struct pod *p, const struct node_affinity *na)
+{
+	struct node_affinity *v = arena_calloc(a, p->n_volume_affinity + 1, sizeof(*v));
+
+	if (!v)
+		return -1;
+	if (p->n_volume_affinity)
+		memcpy(v, p->volume_affinity, p->n_volume_affinity * sizeof(*v));
+	v[p->n_volume_affinity++] = *na;
+	p->volume_affinity = v;
+	return 0;
+}
+
+static int problem(struct arena *a, struct pod *p, const char *fmt, const char *x,
+		   const char *y, const char *z)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), fmt, x, y, z);
+	p->volume_problem = arena_strndup(a, buf, strlen(buf));
+	return p->volume_problem ? 0 : -1;
+}
+
+/* One claim of pod 'p'. */
+static int resolve_claim(struct snapshot *s, const struct vol_index *ix, struct pod *p,
+			 const char *claim)
+{
+	struct pvc key_pvc = {.ns = p->ns, .name = claim};
+	const struct pvc *kp = &key_pvc, **hit;
+	size_t i;
+
+	hit = s->n_pvcs ? bsearch(&kp, ix->pvcs, s->n_pvcs, sizeof(*ix->pvcs), pvc_cmp) : NULL;
+	if (!hit)
+		return s->volumes_known ? problem(s->arena, p, "PersistentVolumeClaim %s/%s not found%s",
+						  p->ns, claim, "") : 0;
+	if ((*hit)->volume_name[0]) {
+		struct pv key_pv = {.name = (*hit)->volume_name};
+		const struct pv *kv = &key_pv, **pv;
+
+		pv = s->n_pvs ? bsearch(&kv, ix->pvs, s->n_pvs, sizeof(*ix->pvs), pv_cmp) : NULL;
+		if (!pv)
+			return s->volumes_known ?
+				problem(s->arena, p, "PersistentVolume %s (of claim %s/%s) not found",
+					(*hit)->volume_name, p->ns, claim) : 0;
+		if ((*pv)->node_affinity.n_terms && push_affinity(s->arena, p, &(*pv)->node_affinity) < 0)
+			return -1;
+		for (i = 0; i < 4; i++) {
+			const char *v = kvlist_get(&(*pv)->labels, topology_labels[i]);
+			struct node_affinity na;
+
+			if (!v)
+				continue;
+			if (zone_affinity(s->arena, topology_labels[i], v, &na) < 0 ||
+			    push_affinity(s->arena, p, &na) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	/* unbound: a WaitForFirstConsumer class binds where the pod goes,
+	 * within its allowed topologies; an Immediate one binds first */
+	{
+		struct storage_class key_sc = {.name = (*hit)->storage_class};
+		const struct storage_class *ks = &key_sc, **sc;
+
+		if (!(*hit)->storage_class[0])
+			return problem(s->arena, p, "PersistentVolumeClaim %s/%s is not bound yet and has no StorageClass%s",
+				       p->ns, claim, "");
+		sc = s->n_storage_classes ?
+		     bsearch(&ks, ix->scs, s->n_storage_classes, sizeof(*ix->scs), sc_cmp) : NULL;
+		if (!sc)
+			return s->volumes_known ?
+				problem(s->arena, p, "StorageClass %s (of claim %s/%s) not found",
+					(*hit)->storage_class, p->ns, claim) : 0;
+		if (!(*sc)->wait_for_first_consumer)
+			return problem(s->arena, p, "PersistentVolumeClaim %s/%s is not bound yet (StorageClass %s binds it before the pod is placed)",
+				       p->ns, claim, (*sc)->name);
+		if ((*sc)->allowed_topologies.n_terms &&
+		    push_affinity(s->arena, p, &(*sc)->allowed_topologies) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Fills each pod's volume_affinity and volume_problem from its claims. */
+static int resolve_volumes(struct snapshot *s, struct errbuf *err)
+{
+	struct vol_index ix = {0};
+	size_t i, j;
+	int rc = -1;
+
+	for (i = 0; i < s->n_pods; i++) {
+		s->pods[i].volume_affinity = NULL;
+		s->pods[i].n_volume_affinity = 0;
+		s->pods[i].volume_problem = NULL;
+	}
+	if (s->n_pvcs && !(ix.pvcs = malloc(s->n_pvcs * sizeof(*ix.pvcs))))
+		goto oom;
+	if (s->n_pvs && !(ix.pvs = malloc(s->n_pvs * sizeof(*ix.pvs))))
+		goto oom;
+	if (s->n_storage_classes && !(ix.scs = malloc(s->n_storage_classes * sizeof(*ix.scs))))
+		goto oom;
+	for (i = 0; i < s->n_pvcs; i++)
+		ix.pvcs[i] = &s->pvcs[i];
+	for (i = 0; i < s->n_pvs; i++)
+		ix.pvs[i] = &s->pvs[i];
+	for (i = 0; i < s->n_storage_classes; i++)
+		ix.scs[i] = &s->storage_classes[i];
+	if (s->n_pvcs)
+		qsort(ix.pvcs, s->n_pvcs, sizeof(*ix.pvcs), pvc_cmp);
+	if (s->n_pvs)
+		qsort(ix.pvs, s->n_pvs, sizeof(*ix.pvs), pv_cmp);
+	if (s->n_storage_classes)
+		qsort(ix.scs, s->n_storage_classes, sizeof(*ix.scs), sc_cmp);
+	for (i = 0; i < s->n_pods; i++) {
+		struct pod *p = &s->pods[i];
+
+		for (j = 0; j < p->n_claims && !p->volume_problem; j++)
+			if (resolve_claim(s, &ix, p, p->claims[j]) < 0)
+				goto oom;
+	}
+	rc = 0;
+	goto out;
+oom:
+	errbuf_set(err, "out of memory resolving volume claims");
+out:
+	free(ix.pvcs);
+	free(ix.pvs);
+	free(ix.scs);
+	return rc;
+}
+
+/* ---- DaemonSet overhead of a new node ---- */
+
+/* Would a DaemonSet whose pods look like 'p' run on a new node with the
+ * template's labels and taints? Its node selector, the expressions of its
+ * required node affinity (a DaemonSet pod's matchFields name the node it
+ * was made for: not a constraint of the DaemonSet) and its tolerations. */
+static bool daemon_runs_on(const struct pod *p, const struct node_template *tm)
+{
+	size_t i, j;
+	bool any = p->affinity.n_terms == 0;
+
+	for (i = 0; i < p->node_selector.n; i++) {
+		const char *v = kvlist_get(&tm->labels, p->node_selector.items[i].key);
+
+		if (!v || strcmp(v, p->node_selector.items[i].value ? p->node_selector.items[i].value : "") != 0)
+			return false;
+	}
+	for (i = 0; i < p->affinity.n_terms && !any; i++) {
+		const struct node_selector_term *t = &p->affinity.terms[i];
+
+		if (t->n_exprs == 0 && t->n_fields == 0)
+			continue;
+		for (j = 0; j < t->n_exprs; j++)
+			if (!selector_req_holds(&t->exprs[j], kvlist_get(&tm->labels, t->exprs[j].key)))
+				break;
+		any = j == t->n_exprs;
+	}
+	return any && pod_tolerates_all(p, tm->taints, tm->n_taints);
+}
+
+/* dst += src, extended resources merged by name into a new arena array. */
+static int res_add(struct arena *a, struct resources *dst, const struct resources *src)
+{
+	struct res_ext *e;
+	size_t i, j, n;
+
+	dst->cpu_m += src->cpu_m;
+	dst->memory += src->memory;
+	dst->ephemeral += src->ephemeral;
+	dst->pods += src->pods;
+	if (src->n_ext == 0)
+		return 0;
+	e = arena_calloc(a, dst->n_ext + src->n_ext, sizeof(*e));
+	if (!e)
+		return -1;
+	if (dst->n_ext)
+		memcpy(e, dst->ext, dst->n_ext * sizeof(*e));
+	n = dst->n_ext;
+	for (i = 0; i < src->n_ext; i++) {
+		for (j = 0; j < n; j++)
+			if (strcmp(e[j].name, src->ext[i].name) == 0)
+				break;
+		if (j == n)
+			e[n++] = src->ext[i];
+		else
+			e[j].value += src->ext[i].value;
+	}
+	dst->ext = e;
+	dst->n_ext = n;
+	return 0;
+}
+
+static int ds_pod_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct snapshot *s = ctx;
+	const struct pod *x = &s->pods[*(const uint32_t *)a], *y = &s->pods[*(const uint32_t *)b];
+	int c = strcmp(x->ns, y->ns);
+
+	if (c == 0)
+		c = strcmp(x->controller_name, y->controller_name);
+	if (c == 0)
+		c = *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+	return c;
+}
+
+/*
+ * The pods that stand for the DaemonSets: the snapshot's DaemonSets when
+ * it lists them, else the first running pod of each DaemonSet (by
+ * namespace and owner). *reps is malloc'ed (NULL when none).
+ */
+static int daemonset_reps(struct snapshot *s, const struct pod ***reps, size_t *n)
+{
+	uint32_t *ix = NULL;
+	size_t i, m = 0;
+
+	*reps = NULL;
+	*n = 0;
+	if (s->n_daemonsets || s->daemonsets_known) {
+		if (!s->n_daemonsets)
+			return 0;
+		if (!(*reps = malloc(s->n_daemonsets * sizeof(**reps))))
+			return -1;
+		for (i = 0; i < s->n_daemonsets; i++)
+			(*reps)[i] = &s->daemonsets[i].tmpl;
+		*n = s->n_daemonsets;
+		return 0;
+	}
+	for (i = 0; i < s->n_pods; i++) {
+		const struct pod *p = &s->pods[i];
+
+		if (!(p->flags & POD_DAEMONSET) || pod_finished(p) || !p->controller_name[0])
+			continue;
+		if (!ix && !(ix = malloc(s->n_pods * sizeof(*ix))))
+			return -1;
+		ix[m++] = (uint32_t)i;
+	}
+	if (m == 0)
+		return 0;
+	qsort_r(ix, m, sizeof(*ix), ds_pod_cmp, s);
+	if (!(*reps = malloc(m * sizeof(**reps)))) {
+		free(ix);
+		return -1;
+	}
+	for (i = 0; i < m; i++) {
+		const struct pod *p = &s->pods[ix[i]];
+
+		if (*n && strcmp((*reps)[*n - 1]->ns, p->ns) == 0 &&
+		    strcmp((*reps)[*n - 1]->controller_name, p->controller_name) == 0)
+			continue;
+		(*reps)[(*n)++] = p;
+	}
+	free(ix);
+	return 0;
+}
+
+/* Each group's DaemonSet overhead (daemonset_reps()) and room. */
+static int daemonset_overhead(struct snapshot *s, struct errbuf *err)
+{
+	const struct pod **reps;
+	size_t n_reps, g, i;
+
+	if (daemonset_reps(s, &reps, &n_reps) < 0)
+		goto oom;
+	for (g = 0; g < s->n_groups; g++) {
+		struct node_group *ng = &s->groups[g];
+
+		memset(&ng->daemonset_requests, 0, sizeof(ng->daemonset_requests));
+		ng->n_daemonsets = 0;
+		for (i = 0; i < n_reps; i++) {
+			if (!daemon_runs_on(reps[i], &ng->tmpl))
+				continue;
+			if (res_add(s->arena, &ng->daemonset_requests, &reps[i]->requests) < 0)
+				goto oom;
+			ng->n_daemonsets++;
+		}
+	}
+	free(reps);
+	return 0;
+oom:
+	free(reps);
+	return errbuf_set(err, "out of memory counting DaemonSet overhead");
+}
+
 int snapshot_finish(struct snapshot *s, int64_t now, struct errbuf *err)
 {
 	struct name_table nodes = {0};
@@ -1272,6 +1718,12 @@ int snapshot_finish(struct snapshot *s, int64_t now, struct errbuf *err)
 				s->pending[s->n_pending++] = (uint32_t)i;
 		}
 	}
+	s->n_anti_pods = 0;
+	for (i = 0; i < s->n_pods; i++)
+		if (s->pods[i].node >= 0 && s->pods[i].n_anti_terms && !pod_finished(&s->pods[i]))
+			s->n_anti_pods++;
+	if (resolve_volumes(s, err) < 0 || daemonset_overhead(s, err) < 0)
+		goto out;
 	s->now = now;
 	s->finished = true;
 	/* keep the name index for snapshot_find_node() */

@@ -137,6 +137,23 @@ bool node_affinity_same(const struct node_affinity *a, const struct node_affinit
 bool tolerations_same(const struct toleration *a, size_t na, const struct toleration *b,
 		      size_t nb);
 
+
+/* Does the toleration tolerate the taint (key, value, effect rules)? */
+bool toleration_tolerates(const struct toleration *tol, const struct taint *t);
+
+/*
+ * Index of the first requirement of 'term' that fails (matchExpressions
+ * first, then matchFields numbered after them), or -1 when the term
+ * matches. An empty term matches nothing: 0. 'name' is the node's name
+ * for matchFields (NULL: none, a template).
+ */
+long node_term_first_failure(const struct node_selector_term *term, const char *name,
+			     const struct kvlist *labels);
+
+/* Do the terms (ORed) match? No terms: true. */
+bool node_affinity_matches(const struct node_affinity *a, const char *name,
+			   const struct kvlist *labels);
+
 /* ---- nodes ---- */
 
 struct node {
@@ -159,6 +176,45 @@ struct node {
 	struct resources requested;  /* effective requests of bound, unfinished pods */
 	uint32_t *pods;              /* indices into snapshot pods bound here */
 	size_t n_pods;
+};
+
+/* ---- pods: what relates one pod to others and to zones ---- */
+
+/*
+ * One required (anti-)affinity term of a pod, as the scheduler reads it:
+ * matchLabelKeys / mismatchLabelKeys are folded into 'selector' at decode
+ * time (key In / NotIn the pod's own value), as the API server does.
+ */
+struct pod_term {
+	struct label_selector selector;
+	bool selector_null;          /* labelSelector absent: matches no pod */
+	const char **namespaces;     /* listed namespaces */
+	size_t n_namespaces;
+	struct label_selector ns_selector;
+	bool has_ns_selector;        /* namespaceSelector present ({} matches every namespace) */
+	const char *topology_key;
+};
+
+/* A topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule
+ * (ScheduleAnyway ones only score: they are not kept). matchLabelKeys
+ * are folded into 'selector' as for pod_term. */
+struct spread_constraint {
+	int32_t max_skew;
+	int32_t min_domains;         /* 1 when absent */
+	const char *topology_key;
+	struct label_selector selector;
+	bool selector_null;          /* labelSelector absent: counts no pod */
+	bool honor_affinity;         /* nodeAffinityPolicy: Honor (default) */
+	bool honor_taints;           /* nodeTaintsPolicy: Honor (default Ignore) */
+};
+
+enum port_protocol { PORT_TCP, PORT_UDP, PORT_SCTP };
+
+/* A container port with a hostPort (NodePorts plugin). */
+struct host_port {
+	const char *ip;              /* hostIP, "0.0.0.0" when absent */
+	int32_t port;
+	enum port_protocol protocol;
 };
 
 /* ---- pods ---- */
@@ -207,13 +263,46 @@ struct pod {
 	int64_t created;             /* unix seconds */
 	const char *local_volume;    /* name of the first local-storage volume, "" when none */
 	const char *sched_message;   /* PodScheduled condition message, "" when none */
+	struct pod_term *affinity_terms;     /* podAffinity required terms */
+	size_t n_affinity_terms;
+	struct pod_term *anti_terms;         /* podAntiAffinity required terms */
+	size_t n_anti_terms;
+	struct spread_constraint *spread;    /* DoNotSchedule constraints */
+	size_t n_spread;
+	struct host_port *host_ports;
+	size_t n_host_ports;
+	const char **claims;         /* PersistentVolumeClaim names (ephemeral: pod-volume) */
+	size_t n_claims;
+	const char *unmodelled;      /* a field whose constraint luascale does not model
+				      * ("spec.resourceClaims"): never fits anywhere; NULL none */
 
 	/* filled by snapshot_finish() */
 	int32_t node;                /* index into snapshot nodes, -1 when unbound or node unknown */
+	/* Where the pod's volumes can be reached: each entry must hold (a
+	 * bound PV's node affinity and zone labels, a WaitForFirstConsumer
+	 * class's allowedTopologies). */
+	struct node_affinity *volume_affinity;
+	size_t n_volume_affinity;
+	const char *volume_problem;  /* "PersistentVolumeClaim ns/x not found", NULL none */
 };
 
 /* Finished pods (Succeeded, Failed) hold no resources. */
 bool pod_finished(const struct pod *p);
+
+/* Does one of the pod's tolerations tolerate 't'? */
+bool pod_tolerates(const struct pod *p, const struct taint *t);
+
+/* Are all NoSchedule and NoExecute taints of the list tolerated? */
+bool pod_tolerates_all(const struct pod *p, const struct taint *taints, size_t n);
+
+/* nodeSelector and required node affinity against a node's labels (and
+ * name for matchFields; NULL for a template): the scheduler's
+ * requiredNodeAffinity. */
+bool pod_node_selection_matches(const struct pod *p, const char *name, const struct kvlist *labels);
+
+/* The pod's relations to other pods and volumes: required (anti-)affinity
+ * terms, spread constraints, host ports, claims and 'unmodelled'. */
+bool pod_relations_same(const struct pod *a, const struct pod *b);
 
 /* ---- PodDisruptionBudgets ---- */
 
@@ -298,6 +387,13 @@ struct node_group {
 		       * still on their way, so part of the upcoming, not of current */
 	int target;   /* size the cloud converges to; at least current + starting. upcoming = target - current */
 
+	/* filled by snapshot_finish(): what the DaemonSets that would run on
+	 * a new node of the group request (their node selectors, affinity and
+	 * tolerations against the template); a new node's room for other
+	 * pods is the template's allocatable less that */
+	struct resources daemonset_requests;
+	int n_daemonsets;
+
 	/* set by the actuator after snapshot_finish(): launches refused until then */
 	int removing;               /* registered nodes being drained or deleted */
 	int64_t backoff_until;      /* unix seconds, 0 when not backed off */
@@ -341,6 +437,12 @@ struct snapshot {
 	bool volumes_known;
 	bool namespaces_known;
 	bool daemonsets_known;
+
+	size_t n_anti_pods; /* bound, unfinished pods with required anti-affinity terms */
+	/* sched.c's index of pod relations (struct topo), built on first use
+	 * and freed with the snapshot through 'relations_free' */
+	void *relations;
+	void (*relations_free)(void *relations);
 
 	/* private to model.c */
 	size_t cap_nodes, cap_pods, cap_pdbs;

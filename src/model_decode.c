@@ -9,6 +9,7 @@
 
 #include <assert.h>
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -593,6 +594,34 @@ static int pod_requests(struct dec *d, const cJSON *spec, struct resources *out)
 	if (acc_add(d, "spec", &sum, &sidecars) < 0 ||
 	    acc_max(d, &sum, &init_max) < 0)
 		goto out;
+	/* pod-level resources (spec.resources): where set, the pod's cpu and
+	 * memory are those, whatever its containers ask (the scheduler's rule;
+	 * cpu, memory and hugepages are the pod-level resources) */
+	if (container_requests(d, spec, "spec", &one) < 0)
+		goto out;
+	{
+		const cJSON *res = child(spec, "resources");
+		const cJSON *rq = child(res, "requests"), *lm = child(res, "limits");
+
+		size_t k;
+
+		if (child(rq, "cpu") || child(lm, "cpu"))
+			sum.cpu = one.cpu;
+		if (child(rq, "memory") || child(lm, "memory"))
+			sum.mem = one.mem;
+		/* hugepages are pod-level resources too */
+		for (k = 0; k < one.n; k++) {
+			int64_t *slot;
+
+			if (strncmp(one.ext[k].name, "hugepages-", 10) != 0)
+				continue;
+			if (!(slot = acc_slot(&sum, one.ext[k].name))) {
+				oom(d);
+				goto out;
+			}
+			*slot = one.ext[k].value;
+		}
+	}
 	acc_clear(&one);
 	if (get_resource_member(d, spec, "overhead", "spec", &one) < 0 ||
 	    acc_add(d, "spec.overhead", &sum, &one) < 0)
@@ -635,6 +664,22 @@ static int parse_op(const char *s, bool allow_gt_lt, enum selector_op *op)
 	return -1;
 }
 
+/* A valid label value: at most 63 characters, alphanumerics with '-',
+ * '_' and '.' inside, or empty. */
+static bool label_value_valid(const char *v)
+{
+	size_t n = strlen(v), i;
+
+	if (n == 0)
+		return true;
+	if (n > 63 || !isalnum((unsigned char)v[0]) || !isalnum((unsigned char)v[n - 1]))
+		return false;
+	for (i = 1; i + 1 < n; i++)
+		if (!isalnum((unsigned char)v[i]) && v[i] != '-' && v[i] != '_' && v[i] != '.')
+			return false;
+	return true;
+}
+
 /* {"key": k, "operator": op, "values": [...]} at 'path'. */
 static int decode_req(struct dec *d, const cJSON *e, const char *path,
 		      bool allow_gt_lt, struct selector_req *r)
@@ -668,6 +713,18 @@ static int decode_req(struct dec *d, const cJSON *e, const char *path,
 		}
 		if (!(r->values[i++] = keep(d, v->valuestring, true)))
 			return oom(d);
+	}
+	/* the scheduler cannot turn a node selector requirement with a value
+	 * that is no label value into a selector: it matches no node (the API
+	 * server lets such a pod in) */
+	if (allow_gt_lt && (r->op == SELECTOR_IN || r->op == SELECTOR_NOT_IN)) {
+		for (i = 0; i < r->n_values; i++) {
+			if (!label_value_valid(r->values[i])) {
+				r->op = SELECTOR_IN;
+				r->n_values = 0;
+				break;
+			}
+		}
 	}
 	return 0;
 }
@@ -837,6 +894,328 @@ static int get_node_affinity(struct dec *d, const cJSON *spec,
 		return -1;
 	pathf(path, sizeof(path), "spec.affinity.nodeAffinity.%s", req_name);
 	return get_node_terms(d, req, path, out);
+}
+
+/* ---- label selectors; pod (anti-)affinity, spread, host ports ---- */
+
+/*
+ * A LabelSelector member 'name' of 'obj': matchLabels become In with one
+ * value, then matchExpressions. *is_null is true when it is absent or
+ * null (a selector that matches nothing); {} is an empty selector.
+ */
+static int get_label_selector(struct dec *d, const cJSON *obj, const char *name,
+			      const char *path, struct label_selector *out, bool *is_null)
+{
+	const cJSON *sel, *labels, *c;
+	struct selector_req *exprs;
+	size_t n_exprs, n_labels = 0, i = 0;
+	char sub[FIELD_PATH];
+
+	memset(out, 0, sizeof(*out));
+	*is_null = true;
+	if (get_object(d, obj, name, path, &sel) < 0)
+		return -1;
+	if (!sel)
+		return 0;
+	*is_null = false;
+	pathf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", name);
+	if (get_object(d, sel, "matchLabels", sub, &labels) < 0 ||
+	    get_reqs(d, sel, "matchExpressions", sub, false, &exprs, &n_exprs) < 0)
+		return -1;
+	cJSON_ArrayForEach(c, labels)
+		n_labels++;
+	if (n_labels + n_exprs == 0)
+		return 0;
+	out->reqs = arena_calloc(d->a, n_labels + n_exprs, sizeof(*out->reqs));
+	if (!out->reqs)
+		return oom(d);
+	cJSON_ArrayForEach(c, labels) {
+		struct selector_req *r = &out->reqs[i++];
+
+		if (!cJSON_IsString(c) || !c->string) {
+			char at[FIELD_PATH];
+
+			pathf(at, sizeof(at), "%s.matchLabels", sub);
+			return ferr(d, at, c->string, "expected a string, got %s", jtype(c));
+		}
+		r->key = keep(d, c->string, true);
+		r->op = SELECTOR_IN;
+		r->values = arena_calloc(d->a, 1, sizeof(*r->values));
+		if (!r->key || !r->values || !(r->values[0] = keep(d, c->valuestring, true)))
+			return oom(d);
+		r->n_values = 1;
+	}
+	if (n_exprs)
+		memcpy(out->reqs + n_labels, exprs, n_exprs * sizeof(*exprs));
+	out->n = n_labels + n_exprs;
+	return 0;
+}
+
+/*
+ * Folds matchLabelKeys (op In) or mismatchLabelKeys (op NotIn) at
+ * obj.name into 'sel': each key the pod has a label for adds "key op
+ * (its value)", as the API server does when it admits the pod. Keys the
+ * pod has no label for are ignored.
+ */
+static int fold_label_keys(struct dec *d, const cJSON *obj, const char *name,
+			   const char *path, enum selector_op op,
+			   const struct kvlist *labels, struct label_selector *sel)
+{
+	const cJSON *arr, *k;
+	char sub[FIELD_PATH];
+	size_t i = 0;
+
+	if (get_array(d, obj, name, path, &arr) < 0)
+		return -1;
+	cJSON_ArrayForEach(k, arr) {
+		struct selector_req *reqs;
+		const char *v;
+
+		if (!cJSON_IsString(k)) {
+			pathf(sub, sizeof(sub), "%s.%s[%zu]", path, name, i);
+			return ferr(d, sub, NULL, "expected a string, got %s", jtype(k));
+		}
+		i++;
+		if (!(v = kvlist_get(labels, k->valuestring)))
+			continue;
+		reqs = arena_calloc(d->a, sel->n + 1, sizeof(*reqs));
+		if (!reqs)
+			return oom(d);
+		if (sel->n)
+			memcpy(reqs, sel->reqs, sel->n * sizeof(*reqs));
+		reqs[sel->n].key = keep(d, k->valuestring, true);
+		reqs[sel->n].op = op;
+		reqs[sel->n].values = arena_calloc(d->a, 1, sizeof(*reqs[sel->n].values));
+		if (!reqs[sel->n].key || !reqs[sel->n].values)
+			return oom(d);
+		reqs[sel->n].values[0] = v;
+		reqs[sel->n].n_values = 1;
+		sel->reqs = reqs;
+		sel->n++;
+	}
+	return 0;
+}
+
+/* An array of strings at obj.name into the arena. */
+static int get_strings(struct dec *d, const cJSON *obj, const char *name,
+		       const char *path, const char ***out, size_t *n)
+{
+	const cJSON *arr, *v;
+	char sub[FIELD_PATH];
+	size_t i = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (get_array(d, obj, name, path, &arr) < 0)
+		return -1;
+	if (!arr || cJSON_GetArraySize(arr) == 0)
+		return 0;
+	*out = arena_calloc(d->a, (size_t)cJSON_GetArraySize(arr), sizeof(**out));
+	if (!*out)
+		return oom(d);
+	cJSON_ArrayForEach(v, arr) {
+		if (!cJSON_IsString(v)) {
+			pathf(sub, sizeof(sub), "%s.%s[%zu]", path, name, i);
+			return ferr(d, sub, NULL, "expected a string, got %s", jtype(v));
+		}
+		if (!((*out)[i++] = keep(d, v->valuestring, true)))
+			return oom(d);
+	}
+	*n = i;
+	return 0;
+}
+
+/* spec.affinity.<kind>.requiredDuringSchedulingIgnoredDuringExecution
+ * (kind: podAffinity or podAntiAffinity). Preferred terms only score. */
+static int get_pod_terms(struct dec *d, const cJSON *aff, const char *kind,
+			 const struct kvlist *labels, struct pod_term **out, size_t *n)
+{
+	static const char req_name[] = "requiredDuringSchedulingIgnoredDuringExecution";
+	const cJSON *pa, *arr, *t;
+	char path[FIELD_PATH], tpath[FIELD_PATH];
+	size_t i = 0;
+
+	*out = NULL;
+	*n = 0;
+	pathf(path, sizeof(path), "spec.affinity.%s", kind);
+	if (get_object(d, aff, kind, "spec.affinity", &pa) < 0 ||
+	    get_array(d, pa, req_name, path, &arr) < 0)
+		return -1;
+	if (!arr || cJSON_GetArraySize(arr) == 0)
+		return 0;
+	*out = arena_calloc(d->a, (size_t)cJSON_GetArraySize(arr), sizeof(**out));
+	if (!*out)
+		return oom(d);
+	cJSON_ArrayForEach(t, arr) {
+		struct pod_term *pt = &(*out)[i];
+		bool ns_null;
+
+		pathf(tpath, sizeof(tpath), "%s.%s[%zu]", path, req_name, i++);
+		if (!cJSON_IsObject(t))
+			return ferr(d, tpath, NULL, "expected an object, got %s", jtype(t));
+		if (get_label_selector(d, t, "labelSelector", tpath, &pt->selector,
+				       &pt->selector_null) < 0 ||
+		    get_strings(d, t, "namespaces", tpath, &pt->namespaces,
+				&pt->n_namespaces) < 0 ||
+		    get_label_selector(d, t, "namespaceSelector", tpath, &pt->ns_selector,
+				       &ns_null) < 0 ||
+		    get_string(d, t, "topologyKey", tpath, REQUIRED, true, &pt->topology_key) < 0)
+			return -1;
+		pt->has_ns_selector = !ns_null;
+		if (!pt->selector_null &&
+		    (fold_label_keys(d, t, "matchLabelKeys", tpath, SELECTOR_IN, labels,
+				     &pt->selector) < 0 ||
+		     fold_label_keys(d, t, "mismatchLabelKeys", tpath, SELECTOR_NOT_IN, labels,
+				     &pt->selector) < 0))
+			return -1;
+	}
+	*n = i;
+	return 0;
+}
+
+/* spec.topologySpreadConstraints: the DoNotSchedule ones (ScheduleAnyway
+ * only scores). */
+static int get_spread(struct dec *d, const cJSON *spec, const struct kvlist *labels,
+		      struct spread_constraint **out, size_t *n)
+{
+	const cJSON *arr, *c;
+	char path[FIELD_PATH];
+	size_t i = 0, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (get_array(d, spec, "topologySpreadConstraints", "spec", &arr) < 0)
+		return -1;
+	if (!arr || cJSON_GetArraySize(arr) == 0)
+		return 0;
+	*out = arena_calloc(d->a, (size_t)cJSON_GetArraySize(arr), sizeof(**out));
+	if (!*out)
+		return oom(d);
+	cJSON_ArrayForEach(c, arr) {
+		struct spread_constraint *sc = &(*out)[k];
+		const char *when, *aff_pol, *taint_pol;
+
+		pathf(path, sizeof(path), "spec.topologySpreadConstraints[%zu]", i++);
+		if (!cJSON_IsObject(c))
+			return ferr(d, path, NULL, "expected an object, got %s", jtype(c));
+		if (get_raw(d, c, "whenUnsatisfiable", path, REQUIRED, &when) < 0 ||
+		    get_int32(d, c, "maxSkew", path, 0, &sc->max_skew) < 0 ||
+		    get_int32(d, c, "minDomains", path, 1, &sc->min_domains) < 0 ||
+		    get_string(d, c, "topologyKey", path, REQUIRED, true, &sc->topology_key) < 0 ||
+		    get_label_selector(d, c, "labelSelector", path, &sc->selector,
+				       &sc->selector_null) < 0 ||
+		    get_raw(d, c, "nodeAffinityPolicy", path, OPTIONAL, &aff_pol) < 0 ||
+		    get_raw(d, c, "nodeTaintsPolicy", path, OPTIONAL, &taint_pol) < 0)
+			return -1;
+		if (strcmp(when, "ScheduleAnyway") == 0)
+			continue;
+		if (strcmp(when, "DoNotSchedule") != 0)
+			return ferr(d, path, "whenUnsatisfiable",
+				    "unknown value \"%.32s\" (want DoNotSchedule or ScheduleAnyway)",
+				    when);
+		if (sc->max_skew < 1)
+			return ferr(d, path, "maxSkew", "must be at least 1, got %d",
+				    (int)sc->max_skew);
+		if (sc->min_domains < 1)
+			return ferr(d, path, "minDomains", "must be at least 1, got %d",
+				    (int)sc->min_domains);
+		if (aff_pol[0] && strcmp(aff_pol, "Honor") != 0 && strcmp(aff_pol, "Ignore") != 0)
+			return ferr(d, path, "nodeAffinityPolicy",
+				    "unknown value \"%.32s\" (want Honor or Ignore)", aff_pol);
+		if (taint_pol[0] && strcmp(taint_pol, "Honor") != 0 &&
+		    strcmp(taint_pol, "Ignore") != 0)
+			return ferr(d, path, "nodeTaintsPolicy",
+				    "unknown value \"%.32s\" (want Honor or Ignore)", taint_pol);
+		sc->honor_affinity = strcmp(aff_pol, "Ignore") != 0;
+		sc->honor_taints = strcmp(taint_pol, "Honor") == 0;
+		if (!sc->selector_null &&
+		    fold_label_keys(d, c, "matchLabelKeys", path, SELECTOR_IN, labels,
+				    &sc->selector) < 0)
+			return -1;
+		k++;
+	}
+	*n = k;
+	return 0;
+}
+
+/* The hostPorts of one container list (containers, or the sidecars among
+ * the init containers when 'sidecars_only'), appended to *out. */
+static int add_host_ports(struct dec *d, const cJSON *spec, const char *list,
+			  bool sidecars_only, struct host_port **out, size_t *n, size_t *cap)
+{
+	const cJSON *arr, *c, *ports, *pt;
+	char path[FIELD_PATH], ppath[FIELD_PATH];
+	size_t i = 0;
+
+	if (get_array(d, spec, list, "spec", &arr) < 0)
+		return -1;
+	cJSON_ArrayForEach(c, arr) {
+		size_t j = 0;
+		const char *policy;
+
+		pathf(path, sizeof(path), "spec.%s[%zu]", list, i++);
+		if (!cJSON_IsObject(c))
+			return ferr(d, path, NULL, "expected an object, got %s", jtype(c));
+		if (get_raw(d, c, "restartPolicy", path, OPTIONAL, &policy) < 0 ||
+		    get_array(d, c, "ports", path, &ports) < 0)
+			return -1;
+		if (sidecars_only && strcmp(policy, "Always") != 0)
+			continue;
+		cJSON_ArrayForEach(pt, ports) {
+			struct host_port hp;
+			const char *proto, *ip;
+			int32_t port;
+
+			pathf(ppath, sizeof(ppath), "%s.ports[%zu]", path, j++);
+			if (!cJSON_IsObject(pt))
+				return ferr(d, ppath, NULL, "expected an object, got %s", jtype(pt));
+			if (get_int32(d, pt, "hostPort", ppath, 0, &port) < 0 ||
+			    get_raw(d, pt, "protocol", ppath, OPTIONAL, &proto) < 0 ||
+			    get_raw(d, pt, "hostIP", ppath, OPTIONAL, &ip) < 0)
+				return -1;
+			if (port <= 0)
+				continue;
+			if (port > 65535)
+				return ferr(d, ppath, "hostPort", "out of range: %d", (int)port);
+			if (proto[0] == '\0' || strcmp(proto, "TCP") == 0)
+				hp.protocol = PORT_TCP;
+			else if (strcmp(proto, "UDP") == 0)
+				hp.protocol = PORT_UDP;
+			else if (strcmp(proto, "SCTP") == 0)
+				hp.protocol = PORT_SCTP;
+			else
+				return ferr(d, ppath, "protocol",
+					    "unknown protocol \"%.16s\" (want TCP, UDP or SCTP)", proto);
+			hp.port = port;
+			hp.ip = keep(d, ip[0] ? ip : "0.0.0.0", true);
+			if (!hp.ip)
+				return oom(d);
+			if (*n == *cap) {
+				size_t ncap = *cap ? *cap * 2 : 4;
+				struct host_port *np = arena_calloc(d->a, ncap, sizeof(*np));
+
+				if (!np)
+					return oom(d);
+				if (*n)
+					memcpy(np, *out, *n * sizeof(*np));
+				*out = np;
+				*cap = ncap;
+			}
+			(*out)[(*n)++] = hp;
+		}
+	}
+	return 0;
+}
+
+/* Every hostPort of the pod: its containers' and its sidecars'. */
+static int get_host_ports(struct dec *d, const cJSON *spec, struct host_port **out, size_t *n)
+{
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	return add_host_ports(d, spec, "containers", false, out, n, &cap) < 0 ||
+	       add_host_ports(d, spec, "initContainers", true, out, n, &cap) < 0 ? -1 : 0;
 }
 
 /* ---- objects ---- */
@@ -1012,9 +1391,11 @@ static int pod_volumes(struct dec *d, const cJSON *spec, struct pod *p)
 {
 	const cJSON *arr, *v, *empty, *host;
 	char path[FIELD_PATH];
-	size_t i = 0;
+	size_t i = 0, n_claims = 0, cap_claims = 0;
 
 	p->local_volume = "";
+	p->claims = NULL;
+	p->n_claims = 0;
 	if (get_array(d, spec, "volumes", "spec", &arr) < 0)
 		return -1;
 	cJSON_ArrayForEach(v, arr) {
@@ -1027,8 +1408,42 @@ static int pod_volumes(struct dec *d, const cJSON *spec, struct pod *p)
 		    get_object(d, v, "emptyDir", path, &empty) < 0 ||
 		    get_object(d, v, "hostPath", path, &host) < 0)
 			return -1;
-		if (child(v, "persistentVolumeClaim") || child(v, "ephemeral"))
+		if (child(v, "persistentVolumeClaim") || child(v, "ephemeral")) {
+			const cJSON *pvc;
+			const char *claim = "";
+			char eph[FIELD_PATH];
+
 			p->flags |= POD_SCHEDULER_ONLY;
+			if (get_object(d, v, "persistentVolumeClaim", path, &pvc) < 0)
+				return -1;
+			if (pvc) {
+				char sub[FIELD_PATH];
+
+				pathf(sub, sizeof(sub), "%s.persistentVolumeClaim", path);
+				if (get_raw(d, pvc, "claimName", sub, REQUIRED, &claim) < 0)
+					return -1;
+			} else {
+				/* a generic ephemeral volume's claim is <pod>-<volume> */
+				if (snprintf(eph, sizeof(eph), "%s-%s", p->name, name) >=
+				    (int)sizeof(eph))
+					return ferr(d, path, "name", "pod and volume names too long");
+				claim = eph;
+			}
+			if (n_claims == cap_claims) {
+				size_t ncap = cap_claims ? cap_claims * 2 : 4;
+				const char **nc = arena_calloc(d->a, ncap, sizeof(*nc));
+
+				if (!nc)
+					return oom(d);
+				if (n_claims)
+					memcpy(nc, p->claims, n_claims * sizeof(*nc));
+				p->claims = nc;
+				cap_claims = ncap;
+			}
+			if (!(p->claims[n_claims++] = keep(d, claim, true)))
+				return oom(d);
+			p->n_claims = n_claims;
+		}
 		if (empty) {
 			char sub[FIELD_PATH];
 
@@ -1116,18 +1531,30 @@ static int decode_pod(struct dec *d, const cJSON *obj)
 	    get_tolerations(d, spec, &p.tolerations, &p.n_tolerations) < 0 ||
 	    pod_volumes(d, spec, &p) < 0 ||
 	    pod_requests(d, spec, &p.requests) < 0 ||
+	    get_host_ports(d, spec, &p.host_ports, &p.n_host_ports) < 0 ||
+	    get_spread(d, spec, &p.labels, &p.spread, &p.n_spread) < 0 ||
 	    pod_status(d, obj, &p) < 0)
 		return -1;
 	{
-		const cJSON *sn = child(spec, "schedulerName"), *aff = child(spec, "affinity");
+		const cJSON *sn = child(spec, "schedulerName"), *aff;
 		const cJSON *tsc = child(spec, "topologySpreadConstraints");
 		const cJSON *rc = child(spec, "resourceClaims");
 
+		if (get_object(d, spec, "affinity", "spec", &aff) < 0 ||
+		    get_pod_terms(d, aff, "podAffinity", &p.labels, &p.affinity_terms,
+				  &p.n_affinity_terms) < 0 ||
+		    get_pod_terms(d, aff, "podAntiAffinity", &p.labels, &p.anti_terms,
+				  &p.n_anti_terms) < 0)
+			return -1;
 		if ((cJSON_IsString(sn) && sn->valuestring[0] &&
 		     strcmp(sn->valuestring, "default-scheduler") != 0) ||
 		    child(aff, "podAffinity") || child(aff, "podAntiAffinity") ||
 		    cJSON_GetArraySize(tsc) > 0 || cJSON_GetArraySize(rc) > 0)
 			p.flags |= POD_SCHEDULER_ONLY;
+		/* dynamic resource allocation: which nodes a claim's devices
+		 * allow is not known here, so such a pod never "fits" */
+		if (cJSON_GetArraySize(rc) > 0)
+			p.unmodelled = "spec.resourceClaims";
 	}
 	return push_item(d, (void **)&d->s->pods, &d->s->n_pods, &d->s->cap_pods,
 			 sizeof(p), &p);
@@ -1159,9 +1586,8 @@ static int get_int_or_string(struct dec *d, const cJSON *obj, const char *name,
 static int decode_pdb(struct dec *d, const cJSON *obj)
 {
 	struct pdb b;
-	const cJSON *meta, *spec, *sel, *labels, *status, *c;
-	struct selector_req *exprs;
-	size_t n_exprs, n_labels = 0, i = 0;
+	const cJSON *meta, *spec, *status;
+	bool null;
 
 	memset(&b, 0, sizeof(b));
 	if (get_metadata(d, obj, true, "PodDisruptionBudget", &meta,
@@ -1169,47 +1595,13 @@ static int decode_pdb(struct dec *d, const cJSON *obj)
 	    get_object(d, obj, "spec", "", &spec) < 0 ||
 	    get_int_or_string(d, spec, "minAvailable", "spec", &b.min_available) < 0 ||
 	    get_int_or_string(d, spec, "maxUnavailable", "spec", &b.max_unavailable) < 0 ||
-	    get_object(d, spec, "selector", "spec", &sel) < 0 ||
+	    get_label_selector(d, spec, "selector", "spec", &b.selector, &null) < 0 ||
 	    get_object(d, obj, "status", "", &status) < 0 ||
 	    get_int32(d, status, "disruptionsAllowed", "status", 0,
 		      &b.disruptions_allowed) < 0)
 		return -1;
-	if (!sel) {
-		b.selects_none = true;
-		goto push;
-	}
-	if (get_object(d, sel, "matchLabels", "spec.selector", &labels) < 0 ||
-	    get_reqs(d, sel, "matchExpressions", "spec.selector", false, &exprs,
-		     &n_exprs) < 0)
-		return -1;
-	cJSON_ArrayForEach(c, labels)
-		n_labels++;
-	if (n_labels + n_exprs == 0) {
-		b.selects_all = true;
-		goto push;
-	}
-	b.selector.reqs = arena_calloc(d->a, n_labels + n_exprs,
-				       sizeof(*b.selector.reqs));
-	if (!b.selector.reqs)
-		return oom(d);
-	cJSON_ArrayForEach(c, labels) {
-		struct selector_req *r = &b.selector.reqs[i++];
-
-		if (!cJSON_IsString(c) || !c->string)
-			return ferr(d, "spec.selector.matchLabels", c->string,
-				    "expected a string, got %s", jtype(c));
-		r->key = keep(d, c->string, true);
-		r->op = SELECTOR_IN;
-		r->values = arena_calloc(d->a, 1, sizeof(*r->values));
-		if (!r->key || !r->values ||
-		    !(r->values[0] = keep(d, c->valuestring, true)))
-			return oom(d);
-		r->n_values = 1;
-	}
-	if (n_exprs)
-		memcpy(b.selector.reqs + n_labels, exprs, n_exprs * sizeof(*exprs));
-	b.selector.n = n_labels + n_exprs;
-push:
+	b.selects_none = null;
+	b.selects_all = !null && b.selector.n == 0;
 	return push_item(d, (void **)&d->s->pdbs, &d->s->n_pdbs, &d->s->cap_pdbs,
 			 sizeof(b), &b);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "quantity.h"
+#include "topology.h"
 
 /* The taint Kubernetes' NodeUnschedulable plugin lets a pod tolerate. */
 #define UNSCHEDULABLE_TAINT_KEY "node.kubernetes.io/unschedulable"
@@ -150,6 +151,14 @@ const char *sched_fit_str(enum sched_fit f)
 	case SCHED_NODE_AFFINITY: return "node affinity mismatch";
 	case SCHED_TAINT: return "untolerated taint";
 	case SCHED_UNSCHEDULABLE: return "node is cordoned";
+	case SCHED_HOST_PORTS: return "host port in use";
+	case SCHED_POD_AFFINITY: return "pod affinity not met";
+	case SCHED_POD_ANTI_AFFINITY: return "pod anti-affinity";
+	case SCHED_EXISTING_ANTI_AFFINITY: return "existing pod's anti-affinity";
+	case SCHED_TOPOLOGY_SPREAD: return "topology spread";
+	case SCHED_VOLUME_ZONE: return "volume zone conflict";
+	case SCHED_VOLUME_MISSING: return "volume not found";
+	case SCHED_NOT_MODELLED: return "not modelled";
 	}
 	return "unknown";
 }
@@ -272,9 +281,27 @@ int room_of_node(const struct snapshot *s, size_t node, struct room *out)
 	return 0;
 }
 
+/*
+ * A new node's room for pending pods: the template's allocatable less
+ * what the DaemonSets that would run there request (snapshot_finish()
+ * counts them). Extended resources are the template's as they are: a
+ * DaemonSet asking for one is not subtracted.
+ */
+static struct resources group_room(const struct node_group *g)
+{
+	struct resources r = g->tmpl.allocatable;
+	const struct resources *d = &g->daemonset_requests;
+
+	r.cpu_m -= d->cpu_m;
+	r.memory -= d->memory;
+	r.ephemeral -= d->ephemeral;
+	r.pods -= d->pods;
+	return r;
+}
+
 int room_of_template(const struct node_group *g, struct room *out)
 {
-	const struct resources *a = &g->tmpl.allocatable;
+	const struct resources room = group_room(g), *a = &room;
 
 	memset(out, 0, sizeof(*out));
 	out->cpu_m = a->cpu_m;
@@ -329,60 +356,6 @@ void room_take(struct room *r, const struct resources *req)
 
 /* ---- labels, affinity, taints ---- */
 
-static bool tolerates(const struct toleration *tol, const struct taint *t)
-{
-	const char *key = str_or_empty(tol->key);
-
-	if (key[0] == '\0') {
-		if (tol->op != TOLERATION_EXISTS)
-			return false;
-	} else if (strcmp(key, str_or_empty(t->key)) != 0) {
-		return false;
-	}
-	if (tol->op != TOLERATION_EXISTS &&
-	    strcmp(str_or_empty(tol->value), str_or_empty(t->value)) != 0)
-		return false;
-	return tol->effect == -1 || tol->effect == (int)t->effect;
-}
-
-static bool pod_tolerates(const struct pod *p, const struct taint *t)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_tolerations; i++)
-		if (tolerates(&p->tolerations[i], t))
-			return true;
-	return false;
-}
-
-/*
- * Index of the first requirement of 'term' that fails (exprs first, then
- * fields numbered after them), or -1 when the term matches. An empty term
- * matches nothing: returns 0 for it.
- */
-static long term_first_failure(const struct node_selector_term *term,
-			       const char *name, const struct kvlist *labels)
-{
-	size_t i;
-
-	if (term->n_exprs == 0 && term->n_fields == 0)
-		return 0;
-	for (i = 0; i < term->n_exprs; i++) {
-		const struct selector_req *r = &term->exprs[i];
-
-		if (!selector_req_holds(r, kvlist_get(labels, r->key)))
-			return (long)i;
-	}
-	for (i = 0; i < term->n_fields; i++) {
-		const struct selector_req *r = &term->fields[i];
-
-		if (!name || !r->key || strcmp(r->key, "metadata.name") != 0 ||
-		    !selector_req_holds(r, name))
-			return (long)(term->n_exprs + i);
-	}
-	return -1;
-}
-
 static void taint_text(struct text *t, const struct taint *x)
 {
 	const char *v = str_or_empty(x->value);
@@ -406,6 +379,10 @@ enum sched_fit sched_fits_labels(const struct pod *p, const char *name,
 
 	if (!labels)
 		labels = &no_labels;
+	if (p->unmodelled) {
+		text_printf(&t, "not modelled: %s", p->unmodelled);
+		return SCHED_NOT_MODELLED;
+	}
 	if (unschedulable && !pod_tolerates(p, &cordon)) {
 		text_printf(&t, "node is cordoned (unschedulable)");
 		return SCHED_UNSCHEDULABLE;
@@ -428,7 +405,7 @@ enum sched_fit sched_fits_labels(const struct pod *p, const char *name,
 		long fail = 0;
 
 		for (i = 0; i < aff->n_terms; i++) {
-			fail = term_first_failure(&aff->terms[i], name, labels);
+			fail = node_term_first_failure(&aff->terms[i], name, labels);
 			if (fail < 0)
 				break;
 		}
@@ -460,7 +437,211 @@ enum sched_fit sched_fits_labels(const struct pod *p, const char *name,
 		taint_text(&t, &taints[i]);
 		return SCHED_TAINT;
 	}
+	if (p->volume_problem) {
+		text_printf(&t, "%s", p->volume_problem);
+		return SCHED_VOLUME_MISSING;
+	}
+	for (i = 0; i < p->n_volume_affinity; i++) {
+		if (node_affinity_matches(&p->volume_affinity[i], name, labels))
+			continue;
+		text_printf(&t, "volume node affinity conflict: ");
+		if (p->volume_affinity[i].n_terms == 1 &&
+		    p->volume_affinity[i].terms[0].n_exprs > 0) {
+			const struct node_selector_term *term = &p->volume_affinity[i].terms[0];
+			long f = node_term_first_failure(term, name, labels);
+
+			if (f >= 0 && (size_t)f < term->n_exprs)
+				text_requirement(&t, &term->exprs[f]);
+		} else {
+			text_printf(&t, "none of %zu terms match", p->volume_affinity[i].n_terms);
+		}
+		return SCHED_VOLUME_ZONE;
+	}
 	return SCHED_FITS;
+}
+
+/* ---- pod relations: host ports, inter-pod affinity, topology spread ---- */
+
+#define HOSTNAME_LABEL "kubernetes.io/hostname"
+
+/* The labels and name of planned nodes, each in its own block (the index
+ * borrows them), freed once the index is rolled back. */
+struct planned {
+	void **blocks;
+	size_t n, cap;
+};
+
+static void planned_free(struct planned *pl)
+{
+	size_t i;
+
+	for (i = 0; i < pl->n; i++)
+		free(pl->blocks[i]);
+	free(pl->blocks);
+	memset(pl, 0, sizeof(*pl));
+}
+
+/* A planned node of an earlier packing: (step, group, upcoming or new, bin). */
+struct prior_site {
+	uint32_t step, group;
+	int32_t bin;
+	bool up;
+	bool used;    /* false: an empty slot */
+	long site;
+};
+
+static uint64_t prior_hash(uint32_t step, uint32_t group, int32_t bin, bool up)
+{
+	uint64_t h = ((uint64_t)step << 32 | group) * 0x9e3779b97f4a7c15ULL;
+
+	h ^= ((uint64_t)(uint32_t)bin << 1 | up) * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ (h >> 29);
+}
+
+/*
+ * The snapshot's relations: the index, each group's template site, and
+ * the earlier placements (struct pack_prior) applied on top of the
+ * snapshot's own state. Those stay between the packings of a round, each
+ * of which passes the list it had plus the step chosen since: only the
+ * new ones are added. Every other reader (fits, place, drains) goes back
+ * to the snapshot's own state first.
+ */
+struct relations {
+	struct topo *t;
+	long *tmpl_site;  /* per group: its TOPO_TEMPLATE site, -1 when it cannot grow */
+	struct pack_prior *applied;
+	size_t n_applied, cap_applied;
+	struct planned planned;  /* the applied ones' planned nodes */
+	struct prior_site *ps;   /* open addressing */
+	size_t n_ps, cap_ps;
+};
+
+static void relations_release(void *p)
+{
+	struct relations *r = p;
+
+	topo_free(r->t);
+	free(r->tmpl_site);
+	free(r->applied);
+	planned_free(&r->planned);
+	free(r->ps);
+	free(r);
+}
+
+/* Can group 'g' add a node now: below its max, not backed off? */
+static bool group_can_grow(const struct snapshot *s, const struct node_group *g)
+{
+	int have = g->target > g->current ? g->target : g->current;
+
+	return g->max > have && g->backoff_until <= s->now;
+}
+
+/*
+ * The snapshot's index of pod relations, built on first use: a site per
+ * node (site i is node i) with its bound pods, then a template site per
+ * group that can grow (site n_nodes + j for the j-th such group: a spread
+ * domain while a packing plans). A cache of the immutable snapshot, so
+ * it is stored through a const pointer; like the snapshot's other
+ * readers it serves one thread at a time. NULL when out of memory.
+ */
+static struct relations *relations_of(const struct snapshot *s)
+{
+	struct snapshot *w = (struct snapshot *)s;
+	struct relations *r;
+	size_t g;
+
+	if (s->relations)
+		return s->relations;
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->tmpl_site = malloc((s->n_groups ? s->n_groups : 1) * sizeof(long))) ||
+	    !(r->t = topo_new(s)))
+		goto oom;
+	for (g = 0; g < s->n_groups; g++) {
+		const struct node_group *ng = &s->groups[g];
+
+		r->tmpl_site[g] = -1;
+		if (group_can_grow(s, ng) &&
+		    (r->tmpl_site[g] = topo_add_site(r->t, TOPO_TEMPLATE, ng->name, &ng->tmpl.labels,
+						     ng->tmpl.taints, ng->tmpl.n_taints)) < 0)
+			goto oom;
+	}
+	topo_commit(r->t);
+	w->relations = r;
+	w->relations_free = relations_release;
+	return r;
+oom:
+	if (r)
+		relations_release(r);
+	return NULL;
+}
+
+/* Back to the snapshot's own state: no earlier placements. 0 or -1 (OOM:
+ * the index is dropped, the next reader builds it anew). */
+static int relations_reset(const struct snapshot *s, struct relations *r)
+{
+	if (r->n_applied == 0)
+		return 0;
+	if (topo_rollback(r->t, 0) < 0) {
+		struct snapshot *w = (struct snapshot *)s;
+
+		relations_release(r);
+		w->relations = NULL;
+		return -1;
+	}
+	planned_free(&r->planned);
+	r->n_applied = 0;
+	r->n_ps = 0;
+	if (r->ps)
+		memset(r->ps, 0, r->cap_ps * sizeof(*r->ps));
+	return 0;
+}
+
+/* The index as the snapshot is (no earlier placements), NULL on OOM. */
+static struct topo *relations(const struct snapshot *s)
+{
+	struct relations *r = relations_of(s);
+
+	if (!r || relations_reset(s, r) < 0)
+		return NULL;
+	return r->t;
+}
+
+/* Group 'g''s template site in the relations index, -1 when none. */
+static long template_site(const struct snapshot *s, const struct node_group *g)
+{
+	const struct relations *r = s->relations;
+
+	return r && g >= s->groups && g < s->groups + s->n_groups ? r->tmpl_site[g - s->groups] : -1;
+}
+
+/* Does 'p' bring a relation of its own (ports, affinity, spread)? */
+static bool has_relations(const struct pod *p)
+{
+	return p->n_host_ports || p->n_affinity_terms || p->n_anti_terms || p->n_spread;
+}
+
+/* Can relations refuse 'p' in this snapshot at all? */
+static bool relations_matter(const struct snapshot *s, const struct pod *p)
+{
+	return has_relations(p) || s->n_anti_pods > 0;
+}
+
+enum sched_fit sched_fits_relations(const struct snapshot *s, const struct pod *p, size_t node,
+				    char *detail, size_t detail_len)
+{
+	struct topo *t;
+
+	if (detail && detail_len)
+		detail[0] = '\0';
+	if (!relations_matter(s, p))
+		return SCHED_FITS;
+	assert(node < s->n_nodes);
+	if (!(t = relations(s))) {
+		if (detail && detail_len)
+			snprintf(detail, detail_len, "out of memory indexing pod relations");
+		return SCHED_NOT_MODELLED;
+	}
+	return topo_check(t, p, node, detail, detail_len);
 }
 
 enum sched_fit sched_fits_node(const struct snapshot *s, const struct pod *p,
@@ -479,10 +660,13 @@ enum sched_fit sched_fits_node(const struct snapshot *s, const struct pod *p,
 		return f;
 	a = &nd->allocatable;
 	u = &nd->requested;
-	return fit_resources(a->cpu_m - u->cpu_m, a->memory - u->memory,
-			     a->ephemeral - u->ephemeral, a->pods - u->pods,
-			     a->ext, a->n_ext, u, &p->requests, detail,
-			     detail_len);
+	f = fit_resources(a->cpu_m - u->cpu_m, a->memory - u->memory,
+			  a->ephemeral - u->ephemeral, a->pods - u->pods,
+			  a->ext, a->n_ext, u, &p->requests, detail,
+			  detail_len);
+	if (f != SCHED_FITS)
+		return f;
+	return sched_fits_relations(s, p, node, detail, detail_len);
 }
 
 enum sched_fit sched_fits_template(const struct pod *p,
@@ -490,7 +674,7 @@ enum sched_fit sched_fits_template(const struct pod *p,
 				   size_t detail_len)
 {
 	const struct node_template *tm = &g->tmpl;
-	const struct resources *a = &tm->allocatable;
+	const struct resources room = group_room(g), *a = &room;
 	enum sched_fit f;
 
 	f = sched_fits_labels(p, NULL, &tm->labels, tm->taints, tm->n_taints,
@@ -660,15 +844,24 @@ static uint64_t constraints_hash(const struct pod *p)
 		h = mix_int(h, p->tolerations[i].op);
 		h = mix_int(h, p->tolerations[i].effect);
 	}
-	return h;
+	/* each pod's volume constraints are its own (its claims') */
+	h = mix_int(h, (int64_t)(uintptr_t)p->volume_affinity);
+	h = mix_int(h, (int64_t)(uintptr_t)p->volume_problem);
+	return mix_str(h, p->unmodelled);
 }
 
-/* Same node selector, affinity and tolerations, in the same order? */
+/* Same node selector, affinity, tolerations (in the same order) and
+ * volume constraints? */
 static bool constraints_same(const struct pod *a, const struct pod *b)
 {
 	return kvlist_same(&a->node_selector, &b->node_selector) &&
 	       node_affinity_same(&a->affinity, &b->affinity) &&
-	       tolerations_same(a->tolerations, a->n_tolerations, b->tolerations, b->n_tolerations);
+	       tolerations_same(a->tolerations, a->n_tolerations, b->tolerations, b->n_tolerations) &&
+	       a->volume_affinity == b->volume_affinity &&
+	       a->n_volume_affinity == b->n_volume_affinity &&
+	       a->volume_problem == b->volume_problem &&
+	       (a->unmodelled == b->unmodelled ||
+		(a->unmodelled && b->unmodelled && strcmp(a->unmodelled, b->unmodelled) == 0));
 }
 
 static int cache_grow_slots(struct sched_cache *c)
@@ -786,7 +979,7 @@ static inline int cache_fits_template(struct sched_cache *c, const struct pod_br
 				      size_t group)
 {
 	const struct node_group *g = &c->s->groups[group];
-	const struct resources *a = &g->tmpl.allocatable;
+	const struct resources room = group_room(g), *a = &room;
 	int8_t *v = &c->verdict[(size_t)b->cls * c->s->n_groups + group];
 
 	if (*v < 0)
@@ -1553,6 +1746,307 @@ static void order_walk(const struct sched_cache *c, const struct pack_order *o,
 	}
 }
 
+/* ---- what a packing plans, as sites of the relations index ---- */
+
+/* bin_site[bin] = site, the array grown as needed. */
+static int bin_site_set(long **bin_site, size_t *cap, size_t bin, long site)
+{
+	if (site < 0)
+		return -1;
+	if (bin >= *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		long *nb;
+
+		while (ncap <= bin)
+			ncap *= 2;
+		nb = realloc(*bin_site, ncap * sizeof(*nb));
+		if (!nb)
+			return -1;
+		*bin_site = nb;
+		*cap = ncap;
+	}
+	(*bin_site)[bin] = site;
+	return 0;
+}
+
+/* bin_gi[bin] = gi, the array grown as needed. */
+static int bin_gi_set(uint8_t **bin_gi, size_t *cap, size_t bin, size_t gi)
+{
+	if (bin >= *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		uint8_t *nb;
+
+		while (ncap <= bin)
+			ncap *= 2;
+		nb = realloc(*bin_gi, ncap);
+		if (!nb)
+			return -1;
+		*bin_gi = nb;
+		*cap = ncap;
+	}
+	(*bin_gi)[bin] = (uint8_t)gi;
+	return 0;
+}
+
+/* Bin 'bin' gets the free room of node 'node' (its allocatable less what
+ * its bound pods request), extended resources by the template's names. */
+static void bin_of_node(const struct snapshot *s, size_t node, struct packing *k, size_t bin)
+{
+	const struct node *nd = &s->nodes[node];
+	const struct resources *a = &nd->allocatable, *u = &nd->requested;
+	struct bin *b = &k->bins[bin];
+	size_t i, ne = k->tmpl->n_ext;
+
+	b->cpu_m = a->cpu_m - u->cpu_m;
+	b->memory = a->memory - u->memory;
+	b->ephemeral = a->ephemeral - u->ephemeral;
+	b->pods = a->pods - u->pods;
+	for (i = 0; i < ne; i++) {
+		const char *name = k->tmpl->ext[i].name;
+
+		k->ext[bin * ne + i] = resources_ext(a, name) - resources_ext(u, name);
+	}
+}
+
+/*
+ * A planned node of group 'g' as a site: the template's labels with
+ * kubernetes.io/hostname set to its name "<group>-<what>-<bin>" (the
+ * scheduler's hostname domain is the node). -1 when out of memory.
+ */
+static long planned_site(const struct snapshot *s, struct topo *t, struct planned *pl,
+			 const struct node_group *g, const char *what, size_t bin)
+{
+	const struct kvlist *tl = &g->tmpl.labels;
+	struct kvlist *labels;
+	struct kv *items;
+	char *name;
+	size_t i, n = 0, name_len = strlen(g->name) + strlen(what) + 24;
+	void *blk;
+	long site;
+
+	if (pl->n == pl->cap) {
+		size_t cap = pl->cap ? pl->cap * 2 : 16;
+		void **nb = realloc(pl->blocks, cap * sizeof(*nb));
+
+		if (!nb)
+			return -1;
+		pl->blocks = nb;
+		pl->cap = cap;
+	}
+	blk = malloc(sizeof(*labels) + (tl->n + 1) * sizeof(*items) + name_len);
+	if (!blk)
+		return -1;
+	labels = blk;
+	items = (struct kv *)(labels + 1);
+	name = (char *)(items + tl->n + 1);
+	snprintf(name, name_len, "%s-%s-%zu", g->name, what, bin);
+	for (i = 0; i < tl->n; i++)
+		if (!tl->items[i].key || strcmp(tl->items[i].key, HOSTNAME_LABEL) != 0)
+			items[n++] = tl->items[i];
+	items[n++] = (struct kv){HOSTNAME_LABEL, name};
+	labels->items = items;
+	labels->n = n;
+	site = topo_add_planned(t, name, labels, g->tmpl.taints, g->tmpl.n_taints,
+				template_site(s, g));
+	if (site < 0) {
+		free(blk);
+		return -1;
+	}
+	pl->blocks[pl->n++] = blk;
+	return site;
+}
+
+/* Drops the last planned block (its site rolled back already). */
+static void planned_pop(struct planned *pl)
+{
+	if (pl->n)
+		free(pl->blocks[--pl->n]);
+}
+
+/* Is node 'n' of the snapshot still starting (registered, not Ready,
+ * younger than the startup time): part of its group's upcoming nodes, as
+ * snapshot_finish() counts them. */
+static bool node_starting(const struct snapshot *s, const struct node *n)
+{
+	return n->group >= 0 && !n->ready && !n->unschedulable && n->created > 0 &&
+	       s->now - n->created < MODEL_NODE_STARTUP_S;
+}
+
+/* The starting nodes of group 'group', in snapshot order, at most 'max';
+ * *n gets their count. NULL with *n 0 when there are none or on OOM
+ * (*oom set). */
+static uint32_t *starting_nodes(const struct snapshot *s, size_t group, size_t max, size_t *n,
+				bool *oom)
+{
+	uint32_t *v = NULL;
+	size_t i;
+
+	*n = 0;
+	*oom = false;
+	for (i = 0; i < s->n_nodes && *n < max; i++) {
+		const struct node *nd = &s->nodes[i];
+
+		if (nd->group != (int32_t)group || nd->removing || !node_starting(s, nd))
+			continue;
+		if (!v && !(v = malloc(max * sizeof(*v)))) {
+			*oom = true;
+			return NULL;
+		}
+		v[(*n)++] = (uint32_t)i;
+	}
+	return v;
+}
+
+/* The slot of a placement's planned node in the prior sites' table
+ * (grown as needed): its own, or the empty one to fill. */
+static struct prior_site *prior_slot(struct relations *r, const struct pack_prior *a, bool up)
+{
+	size_t j;
+
+	if ((r->n_ps + 1) * 2 > r->cap_ps) {
+		size_t cap = r->cap_ps ? r->cap_ps * 2 : 64, i;
+		struct prior_site *np = calloc(cap, sizeof(*np));
+
+		if (!np)
+			return NULL;
+		for (i = 0; i < r->cap_ps; i++) {
+			const struct prior_site *o = &r->ps[i];
+
+			if (!o->used)
+				continue;
+			for (j = prior_hash(o->step, o->group, o->bin, o->up) & (cap - 1); np[j].used;
+			     j = (j + 1) & (cap - 1))
+				;
+			np[j] = *o;
+		}
+		free(r->ps);
+		r->ps = np;
+		r->cap_ps = cap;
+	}
+	for (j = prior_hash(a->step, a->group, a->bin, up) & (r->cap_ps - 1); r->ps[j].used;
+	     j = (j + 1) & (r->cap_ps - 1)) {
+		const struct prior_site *o = &r->ps[j];
+
+		if (o->step == a->step && o->group == a->group && o->bin == a->bin && o->up == up)
+			break;
+	}
+	return &r->ps[j];
+}
+
+/* One earlier placement: its planned node (made once), its pod there. */
+static int apply_prior(const struct snapshot *s, struct relations *r, const struct pack_prior *a)
+{
+	bool up = a->bin < a->upcoming;
+	struct prior_site *slot = prior_slot(r, a, up);
+
+	if (!slot)
+		return -1;
+	if (!slot->used) {
+		size_t n_start = 0;
+		bool oom_start;
+		uint32_t *start = up ? starting_nodes(s, a->group, (size_t)a->bin + 1, &n_start,
+						      &oom_start) : NULL;
+		long site;
+		char what[32];
+
+		if (up && oom_start)
+			return -1;
+		snprintf(what, sizeof(what), "%s%u", up ? "upcoming" : "new", (unsigned)a->step);
+		if (up && (size_t)a->bin < n_start)
+			site = (long)start[a->bin];
+		else
+			site = planned_site(s, r->t, &r->planned, &s->groups[a->group], what,
+					    up ? (size_t)a->bin : (size_t)(a->bin - a->upcoming));
+		free(start);
+		if (site < 0)
+			return -1;
+		*slot = (struct prior_site){a->step, a->group, a->bin, up, true, site};
+		r->n_ps++;
+	}
+	return topo_add_pod(r->t, (size_t)slot->site, &s->pods[a->pod]);
+}
+
+/*
+ * The index with the earlier placements 'prior' applied: those applied
+ * already (a prefix of the list) are kept, the rest added. NULL with a
+ * message on a bad placement or when out of memory.
+ */
+static struct topo *relations_after(const struct snapshot *s, const struct pack_prior *prior,
+				    size_t n_prior, struct errbuf *err)
+{
+	struct relations *r = relations_of(s);
+	size_t i;
+
+	for (i = 0; i < n_prior; i++) {
+		const struct pack_prior *a = &prior[i];
+
+		if (a->pod >= s->n_pods || a->group >= s->n_groups || a->bin < 0) {
+			errbuf_set(err, "pack: earlier placement %zu names no pod, group or bin", i);
+			return NULL;
+		}
+	}
+	if (!r)
+		goto oom;
+	if (r->n_applied > n_prior ||
+	    (r->n_applied && memcmp(r->applied, prior, r->n_applied * sizeof(*prior)) != 0)) {
+		if (relations_reset(s, r) < 0)
+			goto oom;
+	}
+	if (n_prior > r->cap_applied) {
+		struct pack_prior *na = realloc(r->applied, n_prior * sizeof(*na));
+
+		if (!na)
+			goto oom;
+		r->applied = na;
+		r->cap_applied = n_prior;
+	}
+	for (i = r->n_applied; i < n_prior; i++) {
+		if (apply_prior(s, r, &prior[i]) < 0)
+			goto oom;
+		r->applied[r->n_applied++] = prior[i];
+	}
+	return r->t;
+oom:
+	errbuf_set(err, "pack: out of memory for earlier placements");
+	if (r)
+		relations_reset(s, r);
+	return NULL;
+}
+
+enum sched_fit sched_fits_group(const struct snapshot *s, const struct pod *p, size_t group,
+				char *detail, size_t detail_len)
+{
+	const struct node_group *g;
+	struct planned pl = {0};
+	struct topo *t;
+	enum sched_fit f;
+	size_t mark;
+	long site;
+
+	assert(group < s->n_groups);
+	g = &s->groups[group];
+	f = sched_fits_template(p, g, detail, detail_len);
+	if (f != SCHED_FITS || !relations_matter(s, p))
+		return f;
+	if (!(t = relations(s)))
+		goto oom;
+	mark = topo_mark(t);
+	topo_set_planning(t, true);
+	site = planned_site(s, t, &pl, g, "new", 0);
+	f = site < 0 ? SCHED_NOT_MODELLED : topo_check(t, p, (size_t)site, detail, detail_len);
+	topo_set_planning(t, false);
+	if (topo_rollback(t, mark) < 0 || site < 0) {
+		planned_free(&pl);
+		goto oom;
+	}
+	planned_free(&pl);
+	return f;
+oom:
+	if (detail && detail_len)
+		snprintf(detail, detail_len, "out of memory indexing pod relations");
+	return SCHED_NOT_MODELLED;
+}
+
 int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
 	       size_t group, int max_new, struct pack_result *out,
 	       struct errbuf *err)
@@ -1560,10 +2054,35 @@ int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
 	return sched_pack_upcoming(s, pods, n, group, max_new, -1, out, err);
 }
 
+/*
+ * The packing: onto group 'group' alone (n_mates 0), or onto new nodes of
+ * 'group' and its 'mates' (groups whose templates have the same
+ * allocatable), each new node opened in the next of them, in turn, whose
+ * template and relations take the pod: a balanced scale-up, and a spread
+ * over the groups' zones in one packing. 'max_new' caps each group's new
+ * nodes (-1: none; per group in 'max_each' when there are mates).
+ */
 static int pack(const struct snapshot *s, struct sched_cache *cache, const uint32_t *pods,
-		size_t n, size_t group, int max_new, int upcoming_nodes, struct pack_result *out,
+		size_t n, size_t group, int max_new, int upcoming_nodes,
+		const struct pack_prior *prior, size_t n_prior, const uint32_t *mates,
+		size_t n_mates, const int *max_each, struct pack_result *out,
 		struct errbuf *err)
 {
+	uint32_t gl[64];        /* the groups: 'group', then the mates */
+	size_t n_gl = 1 + n_mates, rr = 0;
+	uint64_t *fitmask = NULL; /* per input pod: the groups whose template takes it */
+	int *opened = NULL;     /* per group of gl: new nodes opened */
+	struct resources room;  /* a new node's, DaemonSets' requests taken */
+	struct topo *t = NULL;  /* the relations index, when they matter */
+	size_t mark = 0;
+	struct planned pl = {0};
+	long *bin_site = NULL;  /* per bin: its site in 't' */
+	uint8_t *bin_gi = NULL; /* per bin: its group, an index into gl */
+	size_t cap_gi = 0;
+	size_t cap_sites = 0;
+	uint32_t *start = NULL; /* the group's starting nodes: the first upcoming bins */
+	size_t n_start = 0;
+	bool last_rel = false;  /* the item before had relations to check */
 	const struct node_group *g;
 	struct packing k = {0};
 	struct pack_item *items = NULL;
@@ -1590,19 +2109,48 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			   group, s->n_groups);
 		goto out;
 	}
+	if (n_gl > 64) {
+		errbuf_set(err, "pack: %zu groups, more than a packing takes (64)", n_gl);
+		goto out;
+	}
+	gl[0] = (uint32_t)group;
+	for (i = 0; i < n_mates; i++) {
+		if (mates[i] >= s->n_groups) {
+			errbuf_set(err, "pack: no node group %u (snapshot has %zu)",
+				   (unsigned)mates[i], s->n_groups);
+			goto out;
+		}
+		gl[1 + i] = mates[i];
+		if (memcmp(&s->groups[mates[i]].tmpl.allocatable, &s->groups[group].tmpl.allocatable,
+			   offsetof(struct resources, ext)) != 0 ||
+		    memcmp(&s->groups[mates[i]].daemonset_requests, &s->groups[group].daemonset_requests,
+			   offsetof(struct resources, ext)) != 0) {
+			errbuf_set(err, "pack: groups %s and %s differ in a new node's room: not packed together",
+				   s->groups[group].name, s->groups[mates[i]].name);
+			goto out;
+		}
+	}
+	if (!(opened = calloc(n_gl, sizeof(*opened)))) {
+		errbuf_set(err, "pack: out of memory");
+		goto out;
+	}
 	g = &s->groups[group];
-	k.tmpl = &g->tmpl.allocatable;
+	room = group_room(g);
+	k.tmpl = &room;
 	k.cpu_scale = share_scale(k.tmpl->cpu_m);
 	k.mem_scale = share_scale(k.tmpl->memory);
 	upcoming = g->target > g->current ? (size_t)(g->target - g->current) : 0;
 	if (upcoming_nodes >= 0)
 		upcoming = (size_t)upcoming_nodes;
+	if (n_mates)
+		upcoming = 0; /* new nodes only: the ones on their way are each group's */
 
 	out->n_pods = n;
 	if (n) {
 		out->placement = malloc(n * sizeof(*out->placement));
 		items = malloc(2 * n * sizeof(*items)); /* and the sort's room */
-		if (!out->placement || !items) {
+		fitmask = n_mates ? calloc(n, sizeof(*fitmask)) : NULL;
+		if (!out->placement || !items || (n_mates && !fitmask)) {
 			errbuf_set(err, "pack: out of memory for %zu pods", n);
 			goto out;
 		}
@@ -1619,6 +2167,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	for (i = 0; i < n; i++) {
 		const struct pod *p;
 		int fit;
+		size_t j;
 
 		if (pods[i] >= s->n_pods) {
 			errbuf_set(err, "pack: pod index %u out of range (snapshot has %zu pods)",
@@ -1636,13 +2185,23 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			fit = cache_fits_template(cache, b, pods[i], group);
 			items[n_items] = (struct pack_item){0, b->rank, (uint32_t)i, b->cpu_m, b->memory,
 							    b->ephemeral};
+			for (j = 0; j < n_gl; j++)
+				if (n_mates && (j == 0 ? fit : cache_fits_template(cache, b, pods[i],
+									      gl[j])) == SCHED_FITS)
+					fitmask[i] |= (uint64_t)1 << j;
 		} else {
 			p = &s->pods[pods[i]];
 			fit = (int)sched_fits_template(p, g, NULL, 0);
 			items[n_items] = (struct pack_item){0, UINT32_MAX, (uint32_t)i,
 							    p->requests.cpu_m, p->requests.memory,
 							    p->requests.ephemeral};
+			for (j = 0; j < n_gl; j++)
+				if (n_mates && (j == 0 ? fit : (int)sched_fits_template(
+						p, &s->groups[gl[j]], NULL, 0)) == SCHED_FITS)
+					fitmask[i] |= (uint64_t)1 << j;
 		}
+		if (n_mates)
+			fit = fitmask[i] ? SCHED_FITS : fit;
 		if (fit != SCHED_FITS) {
 			out->n_unplaced++;
 			continue;
@@ -1653,7 +2212,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			twice = twice || cache->mark[pod] == stamp;
 			cache->mark[pod] = stamp;
 			cache->mark_pos[pod] = (uint32_t)i;
-			walk = walk && (order->member[pod / 64] >> (pod % 64) & 1);
+			walk = walk && !n_mates && (order->member[pod / 64] >> (pod % 64) & 1);
 		}
 		all_ranked = all_ranked && items[n_items].rank != UINT32_MAX;
 		storage = storage || items[n_items].ephemeral > 0;
@@ -1668,17 +2227,53 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			pack_item_radix(items, items + n, n_items);
 		else
 			pack_item_sort(s, pods, items, items + n, n_items);
-		if (stamp && all_ranked && !twice)
+		/* (an order of several groups' pods is no order of the first's) */
+		if (stamp && all_ranked && !twice && !n_mates)
 			cache_keep_order(cache, group, pods, items, n_items);
 	}
 
 	k.ext0 = storage ? DIM_EPH + 1 : DIM_EPH;
 	k.dims = k.ext0 + k.tmpl->n_ext;
+	{
+		bool oom_start;
+
+		start = upcoming ? starting_nodes(s, group, upcoming, &n_start, &oom_start) : NULL;
+		if (upcoming && oom_start) {
+			errbuf_set(err, "pack: out of memory for %zu upcoming nodes", upcoming);
+			goto out;
+		}
+	}
+	/* the relations index, when a pod has relations, a counted pod has
+	 * anti-affinity, or earlier packings placed pods */
+	{
+		/* a pod without relations of its own is refused only by another's
+		 * anti-affinity: a counted pod's, or an earlier placement's */
+		bool use = s->n_anti_pods > 0;
+
+		for (i = 0; i < n_items && !use; i++)
+			use = has_relations(&s->pods[pods[items[i].idx]]);
+		for (i = 0; i < n_prior && !use; i++)
+			use = prior[i].pod < s->n_pods && s->pods[prior[i].pod].n_anti_terms > 0;
+		if (use) {
+			if (!(t = relations_after(s, prior, n_prior, err)))
+				goto out;
+			mark = topo_mark(t);
+			topo_set_planning(t, true);
+		}
+	}
 	for (i = 0; i < upcoming; i++) {
-		if (packing_open(&k, true) < 0) {
+		if (packing_open(&k, true) < 0 || bin_gi_set(&bin_gi, &cap_gi, i, 0) < 0 ||
+		    (t && bin_site_set(&bin_site, &cap_sites, i,
+				       i < n_start ? (long)start[i] :
+				       planned_site(s, t, &pl, g, "upcoming", i)) < 0)) {
 			errbuf_set(err, "pack: out of memory for %zu upcoming nodes",
 				   upcoming);
 			goto out;
+		}
+		/* a node that registered already: its bound pods claimed room */
+		if (i < n_start) {
+			bin_of_node(s, start[i], &k, i);
+			seg_update(&k, i);
 		}
 	}
 	out->upcoming = (int)upcoming;
@@ -1687,6 +2282,8 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 		const struct pack_item *it = &items[i];
 		struct need q = need_of(&k, it->cpu_m, it->memory, it->ephemeral);
 		const struct res_ext *ext = NULL;
+		const struct pod *p = &s->pods[pods[it->idx]];
+		bool rel = t && topo_relevant(t, p);
 		size_t b, j;
 		long f;
 
@@ -1726,7 +2323,8 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 		 * changed since. So its search starts there, and when no bin
 		 * could take that one nor a new one be opened, it is left too.
 		 */
-		if (same_as_last(&q, i ? &items[i - 1] : NULL, last_plain)) {
+		if (!n_mates && !rel && !last_rel &&
+		    same_as_last(&q, i ? &items[i - 1] : NULL, last_plain)) {
 			if (last_bin < 0) {
 				out->n_unplaced++;
 				continue;
@@ -1736,19 +2334,92 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			f = first_fit_from(&k, &q, 0);
 		}
 		last_plain = q.n_ext == 0;
-		b = f < 0 ? k.n_bins : (size_t)f;
-		if (b == k.n_bins) {
-			if (max_new >= 0 && k.n_bins - upcoming >= (size_t)max_new) {
+		last_rel = rel;
+		/* the first bin with room, of a group whose template takes the
+		 * pod, whose node the pod's relations allow; a refusal on a zone
+		 * (any key but the hostname) holds for every node of that group */
+		{
+			uint64_t ok = n_mates ? fitmask[it->idx] : 1;
+
+			while (f >= 0) {
+				uint64_t gb = (uint64_t)1 << bin_gi[f];
+
+				if (!(ok & gb)) {
+					f = first_fit_from(&k, &q, (size_t)f + 1);
+					continue;
+				}
+				if (!rel || topo_check(t, p, (size_t)bin_site[f], NULL, 0) == SCHED_FITS)
+					break;
+				{
+					const char *key = topo_refusal_key(t);
+
+					if (key && strcmp(key, HOSTNAME_LABEL) != 0)
+						ok &= ~gb;
+				}
+				if (!ok)
+					break;
+				f = first_fit_from(&k, &q, (size_t)f + 1);
+			}
+			if (!ok) {
 				out->n_unplaced++;
 				last_bin = -1;
 				continue;
 			}
-			if (k.n_bins >= INT32_MAX || packing_open(&k, false) < 0) {
-				errbuf_set(err, "pack: out of memory at %zu nodes",
-					   k.n_bins);
-				goto out;
+			b = f < 0 ? k.n_bins : (size_t)f;
+			if (b == k.n_bins) {
+				/* a new node: of the next group, in turn, that takes it */
+				size_t tries, gi = 0;
+				bool found = false;
+
+				for (tries = 0; tries < n_gl && !found; tries++) {
+					int cap = n_mates ? max_each[(rr + tries) % n_gl] : max_new;
+
+					gi = (rr + tries) % n_gl;
+					if (!(ok & ((uint64_t)1 << gi)) ||
+					    (cap >= 0 && opened[gi] >= cap))
+						continue;
+					if (t) {
+						size_t m = topo_mark(t);
+						long site = planned_site(s, t, &pl, &s->groups[gl[gi]], "new",
+									 (size_t)opened[gi]);
+
+						if (site < 0 || bin_site_set(&bin_site, &cap_sites, k.n_bins,
+									     site) < 0) {
+							errbuf_set(err, "pack: out of memory at %zu nodes",
+								   k.n_bins);
+							goto out;
+						}
+						if (rel && topo_check(t, p, (size_t)site, NULL, 0) != SCHED_FITS) {
+							/* not even a new node there takes it */
+							if (topo_rollback(t, m) < 0) {
+								errbuf_set(err, "pack: out of memory");
+								goto out;
+							}
+							planned_pop(&pl);
+							continue;
+						}
+					}
+					found = true;
+				}
+				if (!found) {
+					out->n_unplaced++;
+					last_bin = -1;
+					continue;
+				}
+				if (k.n_bins >= INT32_MAX || packing_open(&k, false) < 0 ||
+				    bin_gi_set(&bin_gi, &cap_gi, k.n_bins - 1, gi) < 0) {
+					errbuf_set(err, "pack: out of memory at %zu nodes",
+						   k.n_bins);
+					goto out;
+				}
+				opened[gi]++;
+				rr = (gi + 1) % n_gl;
+				/* fits: it passed sched_fits_template() */
 			}
-			/* fits: it passed sched_fits_template() */
+		}
+		if (t && topo_add_pod(t, (size_t)bin_site[b], p) < 0) {
+			errbuf_set(err, "pack: out of memory");
+			goto out;
 		}
 		bin_take(&k, b, &q);
 		out->placement[items[i].idx] = (int32_t)b;
@@ -1776,6 +2447,29 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	}
 	rc = 0;
 out:
+	if (t) {
+		topo_set_planning(t, false);
+		if (topo_rollback(t, mark) < 0 && rc == 0) {
+			errbuf_set(err, "pack: out of memory");
+			rc = -1;
+		}
+	}
+	planned_free(&pl);
+	free(bin_site);
+	if (rc == 0 && n_mates) {
+		out->bin_group = malloc((k.n_bins ? k.n_bins : 1) * sizeof(*out->bin_group));
+		if (!out->bin_group) {
+			errbuf_set(err, "pack: out of memory");
+			rc = -1;
+		}
+		for (i = 0; out->bin_group && i < k.n_bins; i++)
+			out->bin_group[i] = (int32_t)gl[bin_gi[i]];
+		out->n_bins = k.n_bins;
+	}
+	free(bin_gi);
+	free(opened);
+	free(fitmask);
+	free(start);
 	if (rc < 0)
 		pack_result_free(out);
 	free(items);
@@ -1805,7 +2499,8 @@ int sched_place(const struct snapshot *s, const uint32_t *pods, size_t n, int32_
 	struct packing k = {0};
 	struct room *rooms = NULL;
 	uint32_t *cand = NULL;
-	size_t n_cand = 0, i, cap = 1;
+	size_t n_cand = 0, i, cap = 1, mark = 0;
+	struct topo *t = NULL;
 	int rc = -1;
 
 	*n_placed = 0;
@@ -1819,6 +2514,17 @@ int sched_place(const struct snapshot *s, const uint32_t *pods, size_t n, int32_
 		if (pods[i] < s->n_pods && s->pods[pods[i]].requests.ephemeral > 0)
 			k.ext0 = DIM_EPH + 1;
 	k.dims = k.ext0;
+	{
+		bool use = s->n_anti_pods > 0;
+
+		for (i = 0; i < n && !use; i++)
+			use = pods[i] < s->n_pods && has_relations(&s->pods[pods[i]]);
+		if (use) {
+			if (!(t = relations(s)))
+				goto oom;
+			mark = topo_mark(t);
+		}
+	}
 	cand = malloc(s->n_nodes * sizeof(*cand));
 	rooms = calloc(s->n_nodes, sizeof(*rooms));
 	k.bins = malloc(s->n_nodes * sizeof(*k.bins));
@@ -1860,8 +2566,12 @@ int sched_place(const struct snapshot *s, const uint32_t *pods, size_t n, int32_
 
 			if (room_fits(&rooms[f], &p->requests, NULL, 0) != SCHED_FITS ||
 			    sched_fits_labels(p, nd->name, &nd->labels, nd->taints, nd->n_taints,
-					      false, NULL, 0) != SCHED_FITS)
+					      false, NULL, 0) != SCHED_FITS ||
+			    (t && topo_relevant(t, p) &&
+			     topo_check(t, p, cand[f], NULL, 0) != SCHED_FITS))
 				continue;
+			if (t && topo_add_pod(t, cand[f], p) < 0)
+				goto oom;
 			room_take(&rooms[f], &p->requests);
 			bin_of_room(&k.bins[f], &rooms[f]);
 			seg_update(&k, (size_t)f);
@@ -1875,6 +2585,10 @@ int sched_place(const struct snapshot *s, const uint32_t *pods, size_t n, int32_
 oom:
 	errbuf_set(err, "place: out of memory for %zu nodes", s->n_nodes);
 out:
+	if (t && topo_rollback(t, mark) < 0 && rc == 0) {
+		errbuf_set(err, "place: out of memory");
+		rc = -1;
+	}
 	if (rc < 0) {
 		*n_placed = 0;
 		for (i = 0; i < n; i++)
@@ -1893,14 +2607,35 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 			size_t group, int max_new, int upcoming_nodes,
 			struct pack_result *out, struct errbuf *err)
 {
-	return pack(s, NULL, pods, n, group, max_new, upcoming_nodes, out, err);
+	return pack(s, NULL, pods, n, group, max_new, upcoming_nodes, NULL, 0, NULL, 0, NULL, out, err);
 }
 
 int sched_pack_cached(struct sched_cache *c, const uint32_t *pods, size_t n, size_t group,
 		      int max_new, int upcoming_nodes, struct pack_result *out,
 		      struct errbuf *err)
 {
-	return pack(c->s, c, pods, n, group, max_new, upcoming_nodes, out, err);
+	return pack(c->s, c, pods, n, group, max_new, upcoming_nodes, NULL, 0, NULL, 0, NULL, out, err);
+}
+
+int sched_pack_after(struct sched_cache *c, const uint32_t *pods, size_t n, size_t group,
+		     int max_new, int upcoming_nodes, const struct pack_prior *prior,
+		     size_t n_prior, struct pack_result *out, struct errbuf *err)
+{
+	return pack(c->s, c, pods, n, group, max_new, upcoming_nodes, prior, n_prior, NULL, 0, NULL,
+		    out, err);
+}
+
+int sched_pack_groups(struct sched_cache *c, const uint32_t *pods, size_t n,
+		      const uint32_t *groups, size_t n_groups, const int *max_new,
+		      const struct pack_prior *prior, size_t n_prior, struct pack_result *out,
+		      struct errbuf *err)
+{
+	if (n_groups == 0) {
+		memset(out, 0, sizeof(*out));
+		return errbuf_set(err, "pack: no node groups given");
+	}
+	return pack(c->s, c, pods, n, groups[0], max_new[0], 0, prior, n_prior, groups + 1,
+		    n_groups - 1, max_new, out, err);
 }
 
 void pack_result_free(struct pack_result *r)
@@ -1908,6 +2643,7 @@ void pack_result_free(struct pack_result *r)
 	if (!r)
 		return;
 	free(r->placement);
+	free(r->bin_group);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -2059,12 +2795,13 @@ struct dest {
 bool sched_drainable(const struct snapshot *s, size_t node,
 		     const struct drain_opts *o, char *why, size_t why_len)
 {
-	struct text t = text_at(why, why_len);
+	struct text t_why = text_at(why, why_len);
 	struct drain_opts def;
 	const struct node *nd;
 	struct sized_pod *items = NULL;
 	struct dest *dests = NULL;
-	size_t n_items = 0, n_dests = 0, next = 0, i, d;
+	size_t n_items = 0, n_dests = 0, next = 0, i, d, mark = 0;
+	struct topo *t = NULL;
 	bool ok = false;
 
 	if (!o) {
@@ -2111,6 +2848,37 @@ bool sched_drainable(const struct snapshot *s, size_t node,
 	}
 	qsort(items, n_items, sizeof(*items), sized_pod_qcmp);
 
+	/* the pods' relations: the drained nodes are no domain any more, and
+	 * none of their pods counts there; each evicted pod counts where it
+	 * lands, for the ones after it */
+	{
+		bool use = s->n_anti_pods > 0;
+
+		for (i = 0; i < n_items && !use; i++)
+			use = has_relations(items[i].p);
+		if (use) {
+			size_t k;
+
+			if (!(t = relations(s)))
+				goto oom;
+			mark = topo_mark(t);
+			for (k = 0; k < s->n_nodes; k++) {
+				const struct node *src = &s->nodes[k];
+
+				if (k != node && !(o->move_excluded && o->excluded && o->excluded[k]))
+					continue;
+				if (topo_disable_site(t, k) < 0)
+					goto oom;
+				for (i = 0; i < src->n_pods; i++) {
+					const struct pod *p = &s->pods[src->pods[i]];
+
+					if (!pod_finished(p) && topo_remove_pod(t, k, p) < 0)
+						goto oom;
+				}
+			}
+		}
+	}
+
 	/*
 	 * First fit over candidate nodes in index order. Rooms are computed
 	 * on first try only, so 'dests' is always a prefix of the candidates
@@ -2118,7 +2886,8 @@ bool sched_drainable(const struct snapshot *s, size_t node,
 	 */
 	for (i = 0; i < n_items; i++) {
 		const struct pod *p = items[i].p;
-		bool placed = false;
+		bool placed = false, rel = t && topo_relevant(t, p);
+		char refused[200] = "";
 
 		for (d = 0; !placed; d++) {
 			const struct node *dn;
@@ -2154,13 +2923,29 @@ bool sched_drainable(const struct snapshot *s, size_t node,
 					      dn->n_taints, dn->unschedulable,
 					      NULL, 0) != SCHED_FITS)
 				continue;
+			if (rel) {
+				char why2[200];
+
+				if (topo_check(t, p, dests[d].node, why2, sizeof(why2)) != SCHED_FITS) {
+					if (!refused[0])
+						snprintf(refused, sizeof(refused), "%s", why2);
+					continue;
+				}
+			}
+			if (t && topo_add_pod(t, dests[d].node, p) < 0)
+				goto oom;
 			room_take(&dests[d].room, &p->requests);
 			placed = true;
+		}
+		if (!placed && refused[0]) {
+			text_printf(&t_why, "no node takes pod %s/%s: %s", str_or_empty(p->ns),
+				    str_or_empty(p->name), refused);
+			goto out;
 		}
 		if (!placed) {
 			char cpu[32], mem[32];
 
-			text_printf(&t, "no room for pod %s/%s (needs cpu %s, memory %s)",
+			text_printf(&t_why, "no room for pod %s/%s (needs cpu %s, memory %s)",
 				    str_or_empty(p->ns), str_or_empty(p->name),
 				    quantity_format(p->requests.cpu_m, QUANTITY_MILLI, cpu, sizeof(cpu)),
 				    quantity_format(p->requests.memory, QUANTITY_UNIT, mem, sizeof(mem)));
@@ -2170,8 +2955,11 @@ bool sched_drainable(const struct snapshot *s, size_t node,
 	ok = true;
 	goto out;
 oom:
-	text_printf(&t, "out of memory while simulating the drain");
+	text_printf(&t_why, "out of memory while simulating the drain");
+	ok = false;
 out:
+	if (t && topo_rollback(t, mark) < 0)
+		ok = false; /* the index is unusable: say no */
 	for (d = 0; d < n_dests; d++)
 		room_free(&dests[d].room);
 	free(dests);

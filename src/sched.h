@@ -26,6 +26,15 @@ enum sched_fit {
 	SCHED_NODE_AFFINITY,
 	SCHED_TAINT,            /* an untolerated NoSchedule/NoExecute taint */
 	SCHED_UNSCHEDULABLE,    /* node cordoned */
+	SCHED_HOST_PORTS,       /* a hostPort already taken there (NodePorts) */
+	SCHED_POD_AFFINITY,     /* required pod affinity not met (InterPodAffinity) */
+	SCHED_POD_ANTI_AFFINITY, /* the pod's required anti-affinity matches a pod there */
+	SCHED_EXISTING_ANTI_AFFINITY, /* a pod there has anti-affinity against this one */
+	SCHED_TOPOLOGY_SPREAD,  /* a DoNotSchedule spread constraint (PodTopologySpread) */
+	SCHED_VOLUME_ZONE,      /* a volume's node affinity or zone excludes the node
+				 * (VolumeZone, VolumeBinding) */
+	SCHED_VOLUME_MISSING,   /* a PersistentVolumeClaim (or its volume, class) not found */
+	SCHED_NOT_MODELLED,     /* a constraint luascale does not model: never fits */
 };
 
 /* Short text for a result: "insufficient cpu", "node selector mismatch", ... */
@@ -71,7 +80,19 @@ enum sched_fit sched_fits_labels(const struct pod *p, const char *name,
 				 bool unschedulable, char *detail,
 				 size_t detail_len);
 
-/* Does pod 'p' fit on node 'node' as it is now (free room included)? */
+/*
+ * Host ports, required inter-pod affinity and anti-affinity (both
+ * directions) and topology spread (DoNotSchedule) of pod 'p' on node
+ * 'node', the cluster as it is: the pods bound to its nodes (a pod bound
+ * to 'node' already is judged as if it were not there yet). 'detail'
+ * names the constraint and the other side, e.g. "anti-affinity with
+ * prod/db-0 on node w-1 (kubernetes.io/hostname=w-1)".
+ */
+enum sched_fit sched_fits_relations(const struct snapshot *s, const struct pod *p, size_t node,
+				    char *detail, size_t detail_len);
+
+/* Does pod 'p' fit on node 'node' as it is now (free room and the pod
+ * relations included)? */
 enum sched_fit sched_fits_node(const struct snapshot *s, const struct pod *p,
 			       size_t node, char *detail, size_t detail_len);
 
@@ -79,6 +100,14 @@ enum sched_fit sched_fits_node(const struct snapshot *s, const struct pod *p,
 enum sched_fit sched_fits_template(const struct pod *p,
 				   const struct node_group *g, char *detail,
 				   size_t detail_len);
+
+/*
+ * sched_fits_template(), then the pod's relations on a new node of the
+ * group as the cluster is (its zone's pods, the spread over the zones of
+ * the groups that can grow): could a node bought for it take it?
+ */
+enum sched_fit sched_fits_group(const struct snapshot *s, const struct pod *p, size_t group,
+				char *detail, size_t detail_len);
 
 /*
  * Result of packing pending pods onto a group. Bins 0..upcoming-1 are the
@@ -96,6 +125,9 @@ struct pack_result {
 	/* fraction of the new nodes' cpu and memory left unrequested, 0..1 */
 	double waste_cpu;
 	double waste_memory;
+	/* sched_pack_groups(): per bin, its group (snapshot index); NULL otherwise */
+	int32_t *bin_group;
+	size_t n_bins;
 };
 
 /*
@@ -133,6 +165,45 @@ struct sched_cache *sched_cache_new(const struct snapshot *s);
 void sched_cache_free(struct sched_cache *c);
 int sched_pack_cached(struct sched_cache *c, const uint32_t *pods, size_t n, size_t group,
 		      int max_new, int upcoming_nodes, struct pack_result *out,
+		      struct errbuf *err);
+
+/*
+ * A pod an earlier packing of the same round placed: on bin 'bin' of
+ * group 'group' in packing 'step', whose first 'upcoming' bins were nodes
+ * on their way (as in struct pack_result). A later packing counts it on that planned node
+ * for topology spread and inter-pod affinity, so packings of one round
+ * spread the way the scheduler will.
+ */
+struct pack_prior {
+	uint32_t pod;
+	uint32_t group;
+	int32_t bin;
+	int32_t upcoming;
+	uint32_t step;  /* which earlier packing: the same bin of two is two nodes */
+};
+
+/* sched_pack_cached() after earlier packings placed 'prior' (n_prior of
+ * them; 0: none). -1 with a message for a prior naming no pod, group or
+ * bin, as for out of memory. */
+int sched_pack_after(struct sched_cache *c, const uint32_t *pods, size_t n, size_t group,
+		     int max_new, int upcoming_nodes, const struct pack_prior *prior,
+		     size_t n_prior, struct pack_result *out, struct errbuf *err);
+
+/*
+ * First-fit decreasing onto new nodes of several groups at once: groups
+ * whose templates give a new node the same room (allocatable less
+ * DaemonSets) and differ in labels or taints, one zone each in the usual
+ * setup. Each new node opens in the next group, in turn, whose template
+ * (and the pod's relations: spread, anti-affinity) takes the pod, so the
+ * new nodes are balanced over the groups (the Cluster Autoscaler's
+ * --balance-similar-node-groups) and a zone spread is met in one packing.
+ * 'max_new' per group (-1: no cap). No upcoming nodes. out->bin_group
+ * names each bin's group. -1 with a message when the groups differ in
+ * room, as for the others.
+ */
+int sched_pack_groups(struct sched_cache *c, const uint32_t *pods, size_t n,
+		      const uint32_t *groups, size_t n_groups, const int *max_new,
+		      const struct pack_prior *prior, size_t n_prior, struct pack_result *out,
 		      struct errbuf *err);
 
 void pack_result_free(struct pack_result *r);

@@ -91,6 +91,152 @@ bool tolerations_same(const struct toleration *a, size_t na, const struct tolera
 	return true;
 }
 
+static bool terms_same(const struct pod_term *a, size_t na, const struct pod_term *b, size_t nb)
+{
+	size_t i, j;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++) {
+		const struct pod_term *x = &a[i], *y = &b[i];
+
+		if (x->selector_null != y->selector_null || x->has_ns_selector != y->has_ns_selector ||
+		    x->n_namespaces != y->n_namespaces || !str_same(x->topology_key, y->topology_key) ||
+		    !selector_reqs_same(x->selector.reqs, x->selector.n, y->selector.reqs,
+					y->selector.n) ||
+		    !selector_reqs_same(x->ns_selector.reqs, x->ns_selector.n, y->ns_selector.reqs,
+					y->ns_selector.n))
+			return false;
+		for (j = 0; j < x->n_namespaces; j++)
+			if (!str_same(x->namespaces[j], y->namespaces[j]))
+				return false;
+	}
+	return true;
+}
+
+bool pod_relations_same(const struct pod *a, const struct pod *b)
+{
+	size_t i;
+
+	if (!terms_same(a->affinity_terms, a->n_affinity_terms, b->affinity_terms,
+			b->n_affinity_terms) ||
+	    !terms_same(a->anti_terms, a->n_anti_terms, b->anti_terms, b->n_anti_terms) ||
+	    a->n_spread != b->n_spread || a->n_host_ports != b->n_host_ports ||
+	    a->n_claims != b->n_claims || !str_same(a->unmodelled, b->unmodelled))
+		return false;
+	for (i = 0; i < a->n_spread; i++) {
+		const struct spread_constraint *x = &a->spread[i], *y = &b->spread[i];
+
+		if (x->max_skew != y->max_skew || x->min_domains != y->min_domains ||
+		    x->selector_null != y->selector_null ||
+		    x->honor_affinity != y->honor_affinity || x->honor_taints != y->honor_taints ||
+		    !str_same(x->topology_key, y->topology_key) ||
+		    !selector_reqs_same(x->selector.reqs, x->selector.n, y->selector.reqs,
+					y->selector.n))
+			return false;
+	}
+	for (i = 0; i < a->n_host_ports; i++)
+		if (a->host_ports[i].port != b->host_ports[i].port ||
+		    a->host_ports[i].protocol != b->host_ports[i].protocol ||
+		    !str_same(a->host_ports[i].ip, b->host_ports[i].ip))
+			return false;
+	for (i = 0; i < a->n_claims; i++)
+		if (!str_same(a->claims[i], b->claims[i]))
+			return false;
+	return true;
+}
+
+/* ---- node-side predicates of a pod: tolerations, node affinity ---- */
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+bool toleration_tolerates(const struct toleration *tol, const struct taint *t)
+{
+	const char *key = or_empty(tol->key);
+
+	if (key[0] == '\0') {
+		if (tol->op != TOLERATION_EXISTS)
+			return false;
+	} else if (strcmp(key, or_empty(t->key)) != 0) {
+		return false;
+	}
+	if (tol->op != TOLERATION_EXISTS && strcmp(or_empty(tol->value), or_empty(t->value)) != 0)
+		return false;
+	return tol->effect == -1 || tol->effect == (int)t->effect;
+}
+
+bool pod_tolerates(const struct pod *p, const struct taint *t)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_tolerations; i++)
+		if (toleration_tolerates(&p->tolerations[i], t))
+			return true;
+	return false;
+}
+
+bool pod_tolerates_all(const struct pod *p, const struct taint *taints, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (taints[i].effect != TAINT_PREFER_NO_SCHEDULE && !pod_tolerates(p, &taints[i]))
+			return false;
+	return true;
+}
+
+long node_term_first_failure(const struct node_selector_term *term, const char *name,
+			     const struct kvlist *labels)
+{
+	size_t i;
+
+	if (term->n_exprs == 0 && term->n_fields == 0)
+		return 0;
+	for (i = 0; i < term->n_exprs; i++) {
+		const struct selector_req *r = &term->exprs[i];
+
+		if (!selector_req_holds(r, kvlist_get(labels, r->key)))
+			return (long)i;
+	}
+	for (i = 0; i < term->n_fields; i++) {
+		const struct selector_req *r = &term->fields[i];
+
+		if (!name || !r->key || strcmp(r->key, "metadata.name") != 0 ||
+		    !selector_req_holds(r, name))
+			return (long)(term->n_exprs + i);
+	}
+	return -1;
+}
+
+bool node_affinity_matches(const struct node_affinity *a, const char *name,
+			   const struct kvlist *labels)
+{
+	size_t i;
+
+	if (a->n_terms == 0)
+		return true;
+	for (i = 0; i < a->n_terms; i++)
+		if (node_term_first_failure(&a->terms[i], name, labels) < 0)
+			return true;
+	return false;
+}
+
+bool pod_node_selection_matches(const struct pod *p, const char *name, const struct kvlist *labels)
+{
+	size_t i;
+
+	for (i = 0; i < p->node_selector.n; i++) {
+		const char *v = kvlist_get(labels, p->node_selector.items[i].key);
+
+		if (!v || strcmp(v, or_empty(p->node_selector.items[i].value)) != 0)
+			return false;
+	}
+	return node_affinity_matches(&p->affinity, name, labels);
+}
+
 int64_t resources_ext(const struct resources *r, const char *name)
 {
 	size_t i;

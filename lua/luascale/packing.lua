@@ -14,7 +14,6 @@
 local M = {}
 
 local EPS = 1e-9
-local NONE_ON_THE_WAY = { upcoming = 0 }
 
 -- Nodes a group may still add: max - max(target, current), never negative,
 -- and none while the group is backed off after a failed launch
@@ -33,6 +32,14 @@ local function better(a, b)
   return a.group.name < b.group.name
 end
 
+-- The pack results of 'steps', for cluster:pack's 'after': what earlier
+-- steps placed counts where it was planned (topology spread, anti-affinity).
+local function results(steps)
+  local done = {}
+  for i, s in ipairs(steps) do done[i] = s.result end
+  return done
+end
+
 -- Packs 'pods' onto the nodes already on their way (a group's upcoming
 -- nodes: launched, not yet Ready), group by group, before anything is
 -- bought: capacity in flight is never bought twice. Returns one step per
@@ -43,7 +50,7 @@ function M.on_the_way(cluster, pods)
   for _, g in ipairs(cluster.group_list) do
     if #left == 0 then break end
     if g.upcoming > 0 then
-      local r = cluster:pack(left, g, 0)
+      local r = cluster:pack(left, g, 0, { after = results(steps) })
       if r.placed > 0 then
         local s = { group = g, result = r, new_nodes = 0, upcoming_used = r.upcoming_used,
                     placed = r.placed, cost = 0, waste = math.max(r.waste.cpu, r.waste.memory),
@@ -64,7 +71,9 @@ end
 -- per placed pod: price_per_hour * new_nodes / placed (0 when the pods fit
 -- on nodes already on their way). The pods that group leaves unplaced are
 -- packed again onto the remaining groups, until every pod is placed or no
--- group takes any. Returns the steps in order, each
+-- group takes any. Each packing counts what the steps before it placed
+-- (cluster:pack's 'after'), so pods spread over zones take a group per
+-- zone. Returns the steps in order, each
 --   { group = <group>, new_nodes, upcoming_used, placed, pods = {placed pods},
 --     cost (per pod per hour), waste (larger of cpu and memory, 0..1), result = <pack result> }
 -- and the list of pods no group took.
@@ -73,10 +82,11 @@ function M.cheapest(cluster, pods)
   local used = {}
   while #left > 0 do
     local best
+    -- what nodes on their way could take, on_the_way placed already
+    local opts = { upcoming = 0, after = results(steps) }
     for _, g in ipairs(cluster.group_list) do
       if not used[g.name] then
-        -- what nodes on their way could take, on_the_way placed already
-        local r = cluster:pack(left, g, M.room(g), NONE_ON_THE_WAY)
+        local r = cluster:pack(left, g, M.room(g), opts)
         if r.placed > 0 then
           local c = { group = g, result = r, new_nodes = r.new_nodes, upcoming_used = r.upcoming_used,
                       placed = r.placed, cost = g.price_per_hour * r.new_nodes / r.placed,
@@ -95,6 +105,77 @@ function M.cheapest(cluster, pods)
     left = best.result.unplaced
   end
   return steps, left
+end
+
+-- Labels that tell similar groups apart without making their nodes
+-- different to a pod that does not ask for them: zone, region, hostname
+-- and the group's own selector label (the Cluster Autoscaler's
+-- --balance-similar-node-groups ignores the same).
+local IGNORED_LABELS = {
+  ["topology.kubernetes.io/zone"] = true, ["topology.kubernetes.io/region"] = true,
+  ["failure-domain.beta.kubernetes.io/zone"] = true,
+  ["failure-domain.beta.kubernetes.io/region"] = true,
+  ["kubernetes.io/hostname"] = true, ["luascale.io/node-group"] = true,
+  ["topology.gke.io/zone"] = true, ["topology.ebs.csi.aws.com/zone"] = true,
+}
+
+local function same_resources(a, b)
+  for k, v in pairs(a) do if b[k] ~= v then return false end end
+  for k, v in pairs(b) do if a[k] ~= v then return false end end
+  return true
+end
+
+local function signature(g)
+  local t = g.template
+  local parts = {}
+  for k, v in pairs(t.labels) do
+    if not IGNORED_LABELS[k] then parts[#parts + 1] = k .. "=" .. v end
+  end
+  for _, x in ipairs(t.taints) do
+    parts[#parts + 1] = "taint:" .. x.key .. "=" .. (x.value or "") .. ":" .. x.effect
+  end
+  table.sort(parts)
+  return table.concat(parts, "\0")
+end
+
+-- Groups whose new nodes are alike but for their zone (and name): the
+-- same allocatable, DaemonSet overhead, taints and labels but for the
+-- zone, region and hostname labels and the group selector. Returns a list
+-- of sets (lists of groups, in cluster.group_list order) of two or more.
+function M.similar(cluster)
+  local sets, by_sig = {}, {}
+  for _, g in ipairs(cluster.group_list) do
+    local sig, placed = signature(g), false
+    for _, set in ipairs(by_sig[sig] or {}) do
+      local h = set[1]
+      if same_resources(g.template.allocatable, h.template.allocatable)
+        and same_resources(g.daemonset_requests, h.daemonset_requests) then
+        set[#set + 1] = g
+        placed = true
+        break
+      end
+    end
+    if not placed then
+      local set = { g }
+      by_sig[sig] = by_sig[sig] or {}
+      table.insert(by_sig[sig], set)
+      sets[#sets + 1] = set
+    end
+  end
+  local out = {}
+  for _, set in ipairs(sets) do
+    if #set > 1 then out[#out + 1] = set end
+  end
+  return out
+end
+
+-- Packs 'pods' onto new nodes of a set of similar groups (M.similar), each
+-- new node in the next group in turn (cluster:pack_balanced), each group
+-- within its room (M.room). 'after' as for cluster:pack. Returns the result.
+function M.balanced(cluster, pods, set, after)
+  local room = {}
+  for _, g in ipairs(set) do room[g.name] = M.room(g) end
+  return cluster:pack_balanced(pods, set, room, { after = after })
 end
 
 -- "3 pending pod(s) fit 1 new workers node(s) at 0.067/h per pod (waste cpu 10%, memory 44%)"

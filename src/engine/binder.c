@@ -580,6 +580,10 @@ static void bind_pass(struct binder *b, const struct snapshot *s, size_t ni, str
 				      nd->unschedulable, detail, sizeof(detail));
 		if (f == SCHED_FITS)
 			f = room_fits(&room, &p->requests, detail, sizeof(detail));
+		/* host ports, and the anti-affinity of pods that landed there since
+		 * (the packing kept this pass's pods apart already) */
+		if (f == SCHED_FITS)
+			f = sched_fits_relations(s, p, ni, detail, sizeof(detail));
 		if (f != SCHED_FITS) {
 			skipped++;
 			LOG(b, LOG_INFO, "bind_pods: pod %s/%s no longer fits node %s (%s): left to the scheduler",

@@ -1,6 +1,7 @@
 /*
  * podevents: one pending pod at a time, each group's template tried with
- * sched_fits_template(); the accepted scale-ups decide between the two
+ * sched_fits_group() (a new node: labels, taints, room less its DaemonSets,
+ * the pod's relations to others, its volumes); the accepted scale-ups decide between the two
  * Events, the fit results and the groups' state make the message.
  */
 #include "engine/podevents.h"
@@ -94,7 +95,7 @@ static void explain_one(const struct snapshot *s, const struct plan *accepted,
 		enum sched_fit f;
 
 		detail[0] = '\0';
-		f = sched_fits_template(p, g, detail, sizeof(detail));
+		f = sched_fits_group(s, p, i, detail, sizeof(detail));
 		if (f == SCHED_FITS) {
 			if (n_fit++)
 				buf_puts(&why, "; ");
@@ -119,7 +120,7 @@ static void explain_one(const struct snapshot *s, const struct plan *accepted,
 		buf_puts(&m, s->n_groups ? " (" : "");
 		for (i = 0; i < s->n_groups; i++) {
 			detail[0] = '\0';
-			sched_fits_template(p, &s->groups[i], detail, sizeof(detail));
+			sched_fits_group(s, p, i, detail, sizeof(detail));
 			buf_printf(&m, "%s%s: %s", i ? "; " : "", s->groups[i].name,
 				   detail[0] ? detail : "does not fit");
 		}

@@ -475,7 +475,7 @@ enum pod_field {
 	PF_CONTROLLER_NAME, PF_NODE, PF_PHASE, PF_REQUESTS, PF_PRIORITY, PF_DAEMONSET,
 	PF_MIRROR, PF_STATIC, PF_LOCAL_STORAGE, PF_UNSCHEDULABLE, PF_TERMINATING,
 	PF_FINISHED, PF_SAFE_TO_EVICT, PF_CREATED, PF_AGE, PF_SCHEDULER_MESSAGE,
-	PF_TOLERATIONS, PF_NODE_SELECTOR,
+	PF_TOLERATIONS, PF_NODE_SELECTOR, PF_NOT_MODELLED, PF_CONSTRAINED,
 };
 
 static const char *const pod_fields[] = {
@@ -483,7 +483,7 @@ static const char *const pod_fields[] = {
 	"controller_name", "node", "phase", "requests", "priority", "daemonset",
 	"mirror", "static", "local_storage", "unschedulable", "terminating",
 	"finished", "safe_to_evict", "created", "age", "scheduler_message",
-	"tolerations", "node_selector", NULL,
+	"tolerations", "node_selector", "not_modelled", "constrained", NULL,
 };
 
 /* The object at 'arg' of metatable 'mt', checked to belong to this view. */
@@ -770,6 +770,18 @@ static void push_pod_field(lua_State *L, const struct view *v, size_t idx, int i
 		else
 			lua_pushnil(L);
 		return;
+	case PF_NOT_MODELLED:
+		if (p->unmodelled)
+			lua_pushstring(L, p->unmodelled);
+		else
+			lua_pushnil(L);
+		return;
+	case PF_CONSTRAINED:
+		/* relations to other pods or zones: host ports, pod
+		 * (anti-)affinity, topology spread, volumes */
+		lua_pushboolean(L, p->n_host_ports || p->n_affinity_terms || p->n_anti_terms ||
+				   p->n_spread || p->n_claims);
+		return;
 	default:
 		break;
 	}
@@ -949,7 +961,7 @@ static int32_t to_group(lua_State *L, const struct snapshot *s, int arg)
 
 static void push_group(lua_State *L, const struct snapshot *s, const struct node_group *g)
 {
-	lua_createtable(L, 0, 12);
+	lua_createtable(L, 0, 14);
 	if (g->backoff_until > s->now) {
 		set_int(L, "backed_off_until", g->backoff_until);
 		set_str(L, "backoff_reason", g->backoff_reason);
@@ -962,6 +974,9 @@ static void push_group(lua_State *L, const struct snapshot *s, const struct node
 	set_int(L, "upcoming", g->target > g->current ? g->target - g->current : 0);
 	set_int(L, "removing", g->removing);
 	set_num(L, "price_per_hour", g->price_per_hour);
+	push_resources(L, &g->daemonset_requests);
+	lua_setfield(L, -2, "daemonset_requests");
+	set_int(L, "daemonsets", g->n_daemonsets);
 	lua_createtable(L, 0, 3);
 	push_resources(L, &g->tmpl.allocatable);
 	lua_setfield(L, -2, "allocatable");
@@ -1020,7 +1035,9 @@ static enum sched_fit fits_node_ignoring(lua_State *L, const struct snapshot *s,
 		luaL_error(L, "out of memory");
 	f = room_fits(&r, &p->requests, detail, len);
 	room_free(&r);
-	return f;
+	if (f != SCHED_FITS)
+		return f;
+	return sched_fits_relations(s, p, n, detail, len);
 }
 
 /* cluster:fits(pod, node_or_group [, opts]) -> bool, why */
@@ -1038,7 +1055,7 @@ static int l_fits(lua_State *L)
 		const struct node_template *t = &s->groups[g].tmpl;
 
 		sandbox_charge(L, match_work(p, t->labels.n, t->n_taints, t->allocatable.n_ext));
-		f = sched_fits_template(p, &s->groups[g], detail, sizeof(detail));
+		f = sched_fits_group(s, p, (size_t)g, detail, sizeof(detail));
 	} else {
 		size_t n = check_node(L, s, 3);
 		const struct node *nd = &s->nodes[n];
@@ -1118,7 +1135,86 @@ static double pack_work(const struct snapshot *s, const uint32_t *idx, size_t n,
 	       per_try * (bins + 1);
 }
 
-/* cluster:pack(pods, group [, max_new [, {upcoming = N}]]) -> result table */
+/*
+ * The 'after' option of cluster:pack: a list of earlier pack results
+ * (each with its pods, placement, group and upcoming), as the placements
+ * a later packing counts on their planned nodes. The array is Lua's,
+ * left on top of the stack for as long as it is used.
+ */
+static struct pack_prior *check_prior(lua_State *L, const struct snapshot *s, int arg,
+				      size_t *n_prior)
+{
+	struct pack_prior *prior;
+	lua_Integer i, j, n, total = 0;
+
+	luaL_checktype(L, arg, LUA_TTABLE);
+	n = luaL_len(L, arg);
+	for (i = 1; i <= n; i++) {
+		lua_geti(L, arg, i);
+		if (!lua_istable(L, -1))
+			luaL_error(L, "pack: after[%d] is not a pack result", (int)i);
+		lua_getfield(L, -1, "pods");
+		if (!lua_istable(L, -1) && !view_testudata(L, -1, FROZEN_MT))
+			luaL_error(L, "pack: after[%d] has no pods (not a pack result)", (int)i);
+		total += luaL_len(L, -1);
+		lua_pop(L, 2);
+	}
+	if (total > (lua_Integer)s->n_pods * 4 + 1024)
+		luaL_error(L, "pack: 'after' lists more placements than the cluster has pods");
+	sandbox_charge(L, 4 * (double)total);
+	prior = lua_newuserdatauv(L, (size_t)(total ? total : 1) * sizeof(*prior), 0);
+	*n_prior = 0;
+	for (i = 1; i <= n; i++) {
+		lua_Integer m, up;
+		int32_t g;
+
+		lua_geti(L, arg, i);
+		lua_getfield(L, -1, "group");
+		g = to_group(L, s, lua_gettop(L));
+		if (g < 0)
+			luaL_error(L, "pack: after[%d] names no node group", (int)i);
+		lua_pop(L, 1);
+		lua_getfield(L, -1, "upcoming");
+		up = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+		lua_pop(L, 1);
+		lua_getfield(L, -1, "bin_groups"); /* a balanced packing's: the group per bin */
+		lua_getfield(L, -2, "pods");
+		lua_getfield(L, -3, "placement");
+		if (!lua_istable(L, -1))
+			luaL_error(L, "pack: after[%d] has no placement (not a pack result)", (int)i);
+		m = luaL_len(L, -2);
+		for (j = 1; j <= m; j++) {
+			lua_Integer bin;
+			int32_t bg = g;
+
+			lua_geti(L, -1, j);
+			bin = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+			lua_pop(L, 1);
+			if (bin < 1 || bin > INT32_MAX)
+				continue;
+			if (lua_istable(L, -3)) {
+				lua_geti(L, -3, bin);
+				bg = lua_isnil(L, -1) ? -1 : to_group(L, s, lua_gettop(L));
+				lua_pop(L, 1);
+				if (bg < 0)
+					luaL_error(L, "pack: after[%d].bin_groups[%d] names no node group",
+						   (int)i, (int)bin);
+			}
+			lua_geti(L, -2, j);
+			prior[*n_prior].pod = (uint32_t)check_pod(L, lua_gettop(L));
+			lua_pop(L, 1);
+			prior[*n_prior].group = (uint32_t)bg;
+			prior[*n_prior].bin = (int32_t)(bin - 1);
+			prior[*n_prior].upcoming = (int32_t)(up < 0 ? 0 : up > INT32_MAX ? INT32_MAX : up);
+			prior[*n_prior].step = (uint32_t)i;
+			(*n_prior)++;
+		}
+		lua_pop(L, 4);
+	}
+	return prior; /* its array on top of the stack */
+}
+
+/* cluster:pack(pods, group [, max_new [, {upcoming = N, after = {results}}]]) -> result table */
 static int l_pack(lua_State *L)
 {
 	struct view *v = get_view(L);
@@ -1129,8 +1225,9 @@ static int l_pack(lua_State *L)
 	int32_t *placement;
 	lua_Integer n, i, u = 0;
 	int32_t g;
-	int max_new = -1, upcoming = -1, new_nodes, upcoming_used;
-	size_t n_placed, n_unplaced;
+	int max_new = -1, upcoming = -1, new_nodes, upcoming_used, r_upcoming;
+	size_t n_placed, n_unplaced, n_prior = 0;
+	struct pack_prior *prior = NULL;
 	double waste_cpu, waste_memory;
 
 	check_list(L, 2);
@@ -1153,6 +1250,12 @@ static int l_pack(lua_State *L)
 			upcoming = (int)u0;
 		}
 		lua_pop(L, 1);
+		if (lua_getfield(L, 5, "after") != LUA_TNIL) {
+			prior = check_prior(L, s, lua_gettop(L), &n_prior);
+			lua_remove(L, -2); /* the list; its array stays */
+		} else {
+			lua_pop(L, 1);
+		}
 	}
 	n = luaL_len(L, 2);
 	if (n < 0 || n > (lua_Integer)s->n_pods)
@@ -1170,28 +1273,178 @@ static int l_pack(lua_State *L)
 	sandbox_charge(L, pack_work(s, idx, (size_t)n, (size_t)g, max_new, upcoming));
 	if (!v->pack_cache && !(v->pack_cache = sched_cache_new(s)))
 		return luaL_error(L, "pack: out of memory");
-	if (sched_pack_cached(v->pack_cache, idx, (size_t)n, (size_t)g, max_new, upcoming, &r,
-			      &err) < 0)
+	if (sched_pack_after(v->pack_cache, idx, (size_t)n, (size_t)g, max_new, upcoming, prior,
+			     n_prior, &r, &err) < 0)
 		return luaL_error(L, "pack: %s", err.msg);
 	if (n)
 		memcpy(placement, r.placement, (size_t)n * sizeof(*placement));
 	new_nodes = r.new_nodes;
 	upcoming_used = r.upcoming_used;
+	r_upcoming = r.upcoming;
 	n_placed = r.n_placed;
 	n_unplaced = r.n_unplaced;
 	waste_cpu = r.waste_cpu;
 	waste_memory = r.waste_memory;
 	pack_result_free(&r);
 
-	lua_createtable(L, 0, 8);
+	lua_createtable(L, 0, 11);
 	set_int(L, "new_nodes", new_nodes);
 	set_int(L, "upcoming_used", upcoming_used);
+	set_int(L, "upcoming", r_upcoming);
+	lua_pushstring(L, s->groups[g].name);
+	lua_setfield(L, -2, "group");
+	lua_pushvalue(L, 2);
+	lua_setfield(L, -2, "pods");
 	set_int(L, "placed", (int64_t)n_placed);
 	lua_createtable(L, 0, 2);
 	set_num(L, "cpu", waste_cpu);
 	set_num(L, "memory", waste_memory);
 	lua_setfield(L, -2, "waste");
 	lua_createtable(L, (int)n, 0); /* placement: pod i -> bin (1-based) or false */
+	lua_createtable(L, (int)n_unplaced, 0);
+	for (i = 0; i < n; i++) {
+		if (placement[i] >= 0) {
+			lua_pushinteger(L, placement[i] + 1);
+		} else {
+			lua_pushboolean(L, 0);
+			lua_geti(L, 2, i + 1);
+			lua_rawseti(L, -3, ++u);
+		}
+		lua_rawseti(L, -3, i + 1);
+	}
+	lua_setfield(L, -3, "unplaced");
+	lua_setfield(L, -2, "placement");
+	return 1;
+}
+
+/*
+ * cluster:pack_balanced(pods, groups [, max_new [, {after = {results}}]]) -> result:
+ * first-fit decreasing onto new nodes of several groups whose new nodes
+ * have the same room, opened in turn (sched_pack_groups()). 'max_new' is
+ * a number for each group, or a table of numbers by group name (absent:
+ * no cap). The result is cluster:pack's, with 'new_nodes_by_group'
+ * {name = n}, 'groups' {names} and 'bin_groups' (the group of each bin).
+ */
+static int l_pack_balanced(lua_State *L)
+{
+	struct view *v = get_view(L);
+	const struct snapshot *s = v->snap;
+	struct pack_result r;
+	struct errbuf err;
+	uint32_t *idx, gl[64];
+	int32_t *placement, *bin_group;
+	int max_new[64];
+	lua_Integer n, i, u = 0, ng;
+	size_t n_prior = 0, n_bins, n_placed, n_unplaced, k;
+	struct pack_prior *prior = NULL;
+	double waste_cpu, waste_memory;
+	int new_nodes;
+
+	check_list(L, 2);
+	check_list(L, 3);
+	ng = luaL_len(L, 3);
+	if (ng < 1 || ng > 64)
+		return luaL_argerror(L, 3, "expected a list of 1 to 64 node groups");
+	for (i = 1; i <= ng; i++) {
+		int32_t g;
+
+		lua_geti(L, 3, i);
+		g = to_group(L, s, lua_gettop(L));
+		lua_pop(L, 1);
+		if (g < 0)
+			return luaL_argerror(L, 3, "expected node groups or their names");
+		gl[i - 1] = (uint32_t)g;
+		max_new[i - 1] = -1;
+		if (lua_isinteger(L, 4)) {
+			lua_Integer m = lua_tointeger(L, 4);
+
+			max_new[i - 1] = m < 0 ? 0 : (m > 1000000 ? 1000000 : (int)m);
+		} else if (lua_istable(L, 4)) {
+			lua_getfield(L, 4, s->groups[g].name);
+			if (lua_isinteger(L, -1)) {
+				lua_Integer m = lua_tointeger(L, -1);
+
+				max_new[i - 1] = m < 0 ? 0 : (m > 1000000 ? 1000000 : (int)m);
+			}
+			lua_pop(L, 1);
+		} else if (!lua_isnoneornil(L, 4)) {
+			return luaL_argerror(L, 4, "expected a number or a table of numbers by group name");
+		}
+	}
+	if (!lua_isnoneornil(L, 5)) {
+		luaL_checktype(L, 5, LUA_TTABLE);
+		if (lua_getfield(L, 5, "after") != LUA_TNIL) {
+			prior = check_prior(L, s, lua_gettop(L), &n_prior);
+			lua_remove(L, -2);
+		} else {
+			lua_pop(L, 1);
+		}
+	}
+	n = luaL_len(L, 2);
+	if (n < 0 || n > (lua_Integer)s->n_pods)
+		return luaL_argerror(L, 2, "more pods than the cluster has");
+	sandbox_charge(L, 2 * (double)n);
+	idx = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*idx), 0);
+	placement = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(*placement), 0);
+	for (i = 1; i <= n; i++) {
+		lua_geti(L, 2, i);
+		idx[i - 1] = (uint32_t)check_pod(L, lua_gettop(L));
+		lua_pop(L, 1);
+	}
+	for (i = 0; i < ng; i++)
+		sandbox_charge(L, pack_work(s, idx, (size_t)n, gl[i], max_new[i], 0));
+	if (!v->pack_cache && !(v->pack_cache = sched_cache_new(s)))
+		return luaL_error(L, "pack: out of memory");
+	if (sched_pack_groups(v->pack_cache, idx, (size_t)n, gl, (size_t)ng, max_new, prior,
+			      n_prior, &r, &err) < 0)
+		return luaL_error(L, "pack_balanced: %s", err.msg);
+	n_bins = r.n_bins;
+	bin_group = lua_newuserdatauv(L, (n_bins ? n_bins : 1) * sizeof(*bin_group), 0);
+	if (n)
+		memcpy(placement, r.placement, (size_t)n * sizeof(*placement));
+	if (n_bins)
+		memcpy(bin_group, r.bin_group, n_bins * sizeof(*bin_group));
+	new_nodes = r.new_nodes;
+	n_placed = r.n_placed;
+	n_unplaced = r.n_unplaced;
+	waste_cpu = r.waste_cpu;
+	waste_memory = r.waste_memory;
+	pack_result_free(&r);
+
+	lua_createtable(L, 0, 12);
+	set_int(L, "new_nodes", new_nodes);
+	set_int(L, "upcoming_used", 0);
+	set_int(L, "upcoming", 0);
+	lua_pushstring(L, s->groups[gl[0]].name);
+	lua_setfield(L, -2, "group");
+	lua_pushvalue(L, 2);
+	lua_setfield(L, -2, "pods");
+	set_int(L, "placed", (int64_t)n_placed);
+	lua_createtable(L, 0, 2);
+	set_num(L, "cpu", waste_cpu);
+	set_num(L, "memory", waste_memory);
+	lua_setfield(L, -2, "waste");
+	lua_createtable(L, (int)ng, 0);
+	lua_createtable(L, 0, (int)ng);
+	for (i = 0; i < ng; i++) {
+		lua_Integer cnt = 0;
+
+		for (k = 0; k < n_bins; k++)
+			cnt += bin_group[k] == (int32_t)gl[i];
+		lua_pushstring(L, s->groups[gl[i]].name);
+		lua_rawseti(L, -3, i + 1);
+		lua_pushinteger(L, cnt);
+		lua_setfield(L, -2, s->groups[gl[i]].name);
+	}
+	lua_setfield(L, -3, "new_nodes_by_group");
+	lua_setfield(L, -2, "groups");
+	lua_createtable(L, (int)n_bins, 0);
+	for (k = 0; k < n_bins; k++) {
+		lua_pushstring(L, s->groups[bin_group[k]].name);
+		lua_rawseti(L, -2, (lua_Integer)k + 1);
+	}
+	lua_setfield(L, -2, "bin_groups");
+	lua_createtable(L, (int)n, 0);
 	lua_createtable(L, (int)n_unplaced, 0);
 	for (i = 0; i < n; i++) {
 		if (placement[i] >= 0) {
@@ -1652,6 +1905,7 @@ static int l_pdbs(lua_State *L)
 static const luaL_Reg cluster_methods[] = {
 	{"fits", l_fits},
 	{"pack", l_pack},
+	{"pack_balanced", l_pack_balanced},
 	{"drainable", l_drainable},
 	{"place", l_place},
 	{"node", l_node},
