@@ -73,17 +73,42 @@ end
 -- packed again onto the remaining groups, until every pod is placed or no
 -- group takes any. Each packing counts what the steps before it placed
 -- (cluster:pack's 'after'), so pods spread over zones take a group per
--- zone. Returns the steps in order, each
+-- zone. When a pod has relations (pod.constrained), each set of similar
+-- groups (M.similar: alike but for their zone) is a candidate too, packed
+-- together with a new node in each in turn (M.balanced): a zone spread is
+-- met in one step and the zones grow evenly. Returns the steps in order, each
 --   { group = <group>, new_nodes, upcoming_used, placed, pods = {placed pods},
---     cost (per pod per hour), waste (larger of cpu and memory, 0..1), result = <pack result> }
+--     cost (per pod per hour), waste (larger of cpu and memory, 0..1), result = <pack result>,
+--     set = <the similar groups> for a balanced step (its new nodes per group
+--     in result.new_nodes_by_group) }
 -- and the list of pods no group took.
 function M.cheapest(cluster, pods)
   local steps, left = M.on_the_way(cluster, pods)
   local used = {}
+  local sets = {}
+  for _, pod in ipairs(left) do
+    if pod.constrained then sets = M.similar(cluster) break end
+  end
   while #left > 0 do
     local best
     -- what nodes on their way could take, on_the_way placed already
-    local opts = { upcoming = 0, after = results(steps) }
+    local done = results(steps)
+    local opts = { upcoming = 0, after = done }
+    for _, set in ipairs(sets) do
+      local free = true
+      for _, g in ipairs(set) do free = free and not used[g.name] end
+      if free then
+        local r = M.balanced(cluster, left, set, done)
+        if r.placed > 0 then
+          local price = 0
+          for _, g in ipairs(set) do price = price + g.price_per_hour * r.new_nodes_by_group[g.name] end
+          local c = { group = set[1], set = set, result = r, new_nodes = r.new_nodes, upcoming_used = 0,
+                      placed = r.placed, cost = price / r.placed,
+                      waste = math.max(r.waste.cpu, r.waste.memory) }
+          if not best or better(c, best) then best = c end
+        end
+      end
+    end
     for _, g in ipairs(cluster.group_list) do
       if not used[g.name] then
         local r = cluster:pack(left, g, M.room(g), opts)
@@ -101,7 +126,7 @@ function M.cheapest(cluster, pods)
       if bin then best.pods[#best.pods + 1] = left[i] end
     end
     steps[#steps + 1] = best
-    used[best.group.name] = true
+    for _, g in ipairs(best.set or { best.group }) do used[g.name] = true end
     left = best.result.unplaced
   end
   return steps, left
@@ -179,10 +204,17 @@ function M.balanced(cluster, pods, set, after)
 end
 
 -- "3 pending pod(s) fit 1 new workers node(s) at 0.067/h per pod (waste cpu 10%, memory 44%)"
-function M.describe(step)
+-- For a balanced step, 'group' and 'count' name one of its groups
+-- ("..., of 3 balanced over 3 similar groups").
+function M.describe(step, group, count)
   local r = step.result
-  return string.format("%d pending pod(s) fit %d new %s node(s) at %.3g/h per pod (waste cpu %.0f%%, memory %.0f%%)",
-    step.placed, step.new_nodes, step.group.name, step.cost, r.waste.cpu * 100, r.waste.memory * 100)
+  local balanced = ""
+  if step.set then
+    balanced = string.format(", of %d balanced over %d similar groups", step.new_nodes, #step.set)
+  end
+  return string.format("%d pending pod(s) fit %d new %s node(s)%s at %.3g/h per pod (waste cpu %.0f%%, memory %.0f%%)",
+    step.placed, count or step.new_nodes, (group or step.group).name, balanced, step.cost,
+    r.waste.cpu * 100, r.waste.memory * 100)
 end
 
 -- Could no node group ever run 'pod', even on an empty node of its own
@@ -217,8 +249,11 @@ end
 function M.scale_up(cluster, plan, pods)
   local steps, unplaced = M.cheapest(cluster, pods)
   for _, s in ipairs(steps) do
-    if s.new_nodes > 0 then
-      plan:scale_up(s.group.name, s.new_nodes, M.describe(s))
+    for _, g in ipairs(s.set or { s.group }) do
+      local count = s.set and s.result.new_nodes_by_group[g.name] or s.new_nodes
+      if count > 0 then
+        plan:scale_up(g.name, count, M.describe(s, g, count))
+      end
     end
   end
   for i, pod in ipairs(unplaced) do
