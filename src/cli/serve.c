@@ -69,6 +69,7 @@ static void collect(void *ctx)
 			metric_set1(ins->lists, res, (double)st.lists);
 			metric_set1(ins->watch_errors, res, (double)st.errors);
 			metric_set1(ins->cache_synced, res, st.synced);
+			metric_set1(ins->cache_unavailable, res, st.unavailable);
 		}
 	}
 	if (sv->prov) {

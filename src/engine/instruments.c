@@ -69,6 +69,7 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->lists = ok(&bad, metrics_counter(m, "luascale_cache_lists_total", "Complete lists of a resource (the first, and every relist), by resource.", "resource"));
 	ins->watch_errors = ok(&bad, metrics_counter(m, "luascale_watch_errors_total", "Failed list or watch requests (each followed by a backoff), by resource.", "resource"));
 	ins->cache_synced = ok(&bad, metrics_gauge(m, "luascale_cache_synced", "1 once a resource's cache has been listed.", "resource"));
+	ins->cache_unavailable = ok(&bad, metrics_gauge(m, "luascale_cache_unavailable", "1 while the API server refuses (403) or does not serve (404) an optional resource: luascale runs without it.", "resource"));
 	ins->leader = ok(&bad, metrics_gauge(m, "luascale_leader", "1 while this process leads (may act), 0 on standby.", NULL));
 	ins->leader_transitions = ok(&bad, metrics_counter(m, "luascale_leader_transitions_total", "Times this process started or stopped leading.", NULL));
 	ins->series_dropped = ok(&bad, metrics_counter(m, "luascale_metrics_series_dropped_total", "Samples dropped because a metric had too many label sets.", NULL));

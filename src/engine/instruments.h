@@ -25,6 +25,7 @@ struct instruments {
 	struct metric *ratelimit_wait, *ratelimit_rate, *kube_writes_waiting;
 	struct metric *work_queue_workers, *work_queue_busy, *work_queue_waiting, *work_queue_max;
 	struct metric *api_requests, *watch_restarts, *relists, *lists, *watch_errors, *cache_synced;
+	struct metric *cache_unavailable;
 	struct metric *leader, *leader_transitions, *series_dropped;
 	struct metric *bindings;
 };

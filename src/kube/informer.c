@@ -1,10 +1,10 @@
 /*
  * informer: list-then-watch of one resource on its own thread, its cache
  * (a hash table of reference-counted decoded objects keyed by
- * namespace/name) and the snapshots built from three of them. Decoding is
- * model.c's; HTTP and stream splitting are client.c's; what a change
- * means is informer_classify.c's; when to reconcile is the caller's (the
- * on_change hook).
+ * namespace/name) and the snapshots built from a set of them, one per
+ * kind. Decoding is model.c's; HTTP and stream splitting are client.c's;
+ * what a change means is informer_classify.c's; when to reconcile is the
+ * caller's (the on_change hook).
  */
 #include "kube/informer.h"
 
@@ -50,8 +50,8 @@ struct entry {
 	atomic_int refs;
 	struct entry *next;
 	uint64_t hash;
-	void *obj;        /* struct node / pod / pdb in one heap block (*_clone) */
-	const char *ns;   /* inside obj; "" for nodes */
+	void *obj;        /* a model struct of the kind in one heap block (*_clone) */
+	const char *ns;   /* inside obj; "" for cluster-scoped kinds */
 	const char *name;
 };
 
@@ -93,6 +93,26 @@ static struct entry *entry_new(enum informer_kind kind, void *obj)
 	case INFORMER_PDBS:
 		e->ns = ((struct pdb *)obj)->ns;
 		e->name = ((struct pdb *)obj)->name;
+		break;
+	case INFORMER_NAMESPACES:
+		e->ns = "";
+		e->name = ((struct namespace_obj *)obj)->name;
+		break;
+	case INFORMER_PVCS:
+		e->ns = ((struct pvc *)obj)->ns;
+		e->name = ((struct pvc *)obj)->name;
+		break;
+	case INFORMER_PVS:
+		e->ns = "";
+		e->name = ((struct pv *)obj)->name;
+		break;
+	case INFORMER_STORAGE_CLASSES:
+		e->ns = "";
+		e->name = ((struct storage_class *)obj)->name;
+		break;
+	case INFORMER_DAEMONSETS:
+		e->ns = ((struct daemonset *)obj)->ns;
+		e->name = ((struct daemonset *)obj)->name;
 		break;
 	}
 	e->hash = key_hash(e->ns, e->name);
@@ -236,20 +256,43 @@ enum step {
 	STEP_STOP,
 };
 
-static const char *const kind_paths[INFORMER_KINDS] = {
-	"/api/v1/nodes",
-	"/api/v1/pods",
-	"/apis/policy/v1/poddisruptionbudgets",
+/* What each kind is: its collection, its objects' kind, its resource and
+ * API group (RBAC's words), whether it is namespaced and optional, and what
+ * a snapshot says when it is unknown. */
+static const struct kind_def {
+	const char *path;
+	const char *object;
+	const char *resource;
+	const char *group;
+	bool namespaced;
+	bool optional;
+	const char *unknown; /* the snapshot flag left false */
+} kinds[INFORMER_KINDS] = {
+	[INFORMER_NODES] = {"/api/v1/nodes", "Node", "nodes", "", false, false, NULL},
+	[INFORMER_PODS] = {"/api/v1/pods", "Pod", "pods", "", true, false, NULL},
+	[INFORMER_PDBS] = {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget",
+			   "poddisruptionbudgets", "policy", true, false, NULL},
+	[INFORMER_NAMESPACES] = {"/api/v1/namespaces", "Namespace", "namespaces", "", false, true,
+				 "namespaces_known"},
+	[INFORMER_PVCS] = {"/api/v1/persistentvolumeclaims", "PersistentVolumeClaim",
+			   "persistentvolumeclaims", "", true, true, "volumes_known"},
+	[INFORMER_PVS] = {"/api/v1/persistentvolumes", "PersistentVolume", "persistentvolumes", "",
+			  false, true, "volumes_known"},
+	[INFORMER_STORAGE_CLASSES] = {"/apis/storage.k8s.io/v1/storageclasses", "StorageClass",
+				      "storageclasses", "storage.k8s.io", false, true,
+				      "volumes_known"},
+	[INFORMER_DAEMONSETS] = {"/apis/apps/v1/daemonsets", "DaemonSet", "daemonsets", "apps", true,
+				 true, "daemonsets_known"},
 };
-
-static const char *const kind_objects[INFORMER_KINDS] = {"Node", "Pod", "PodDisruptionBudget"};
 
 const char *informer_kind_str(enum informer_kind k)
 {
-	static const char *const names[INFORMER_KINDS] = {"nodes", "pods",
-							  "poddisruptionbudgets"};
+	return (unsigned)k < INFORMER_KINDS ? kinds[k].resource : "?";
+}
 
-	return (unsigned)k < INFORMER_KINDS ? names[k] : "?";
+bool informer_kind_optional(enum informer_kind k)
+{
+	return (unsigned)k < INFORMER_KINDS && kinds[k].optional;
 }
 
 #define LOGF(inf, level, ...) \
@@ -351,6 +394,39 @@ static void set_rv_locked(struct informer *inf, const char *rv)
 	snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
 }
 
+/* Objects decoded into a scratch snapshot so far. */
+static size_t scratch_objects(const struct snapshot *s)
+{
+	return s->n_nodes + s->n_pods + s->n_pdbs + s->n_namespaces + s->n_pvcs + s->n_pvs +
+	       s->n_storage_classes + s->n_daemonsets;
+}
+
+/* A self-contained copy of the last object of 'kind' in 's' (NULL: none, or
+ * out of memory). */
+static void *clone_last(const struct snapshot *s, enum informer_kind kind)
+{
+	switch (kind) {
+	case INFORMER_NODES:
+		return s->n_nodes ? node_clone(&s->nodes[s->n_nodes - 1]) : NULL;
+	case INFORMER_PODS:
+		return s->n_pods ? pod_clone(&s->pods[s->n_pods - 1]) : NULL;
+	case INFORMER_PDBS:
+		return s->n_pdbs ? pdb_clone(&s->pdbs[s->n_pdbs - 1]) : NULL;
+	case INFORMER_NAMESPACES:
+		return s->n_namespaces ? namespace_clone(&s->namespaces[s->n_namespaces - 1]) : NULL;
+	case INFORMER_PVCS:
+		return s->n_pvcs ? pvc_clone(&s->pvcs[s->n_pvcs - 1]) : NULL;
+	case INFORMER_PVS:
+		return s->n_pvs ? pv_clone(&s->pvs[s->n_pvs - 1]) : NULL;
+	case INFORMER_STORAGE_CLASSES:
+		return s->n_storage_classes ?
+			storage_class_clone(&s->storage_classes[s->n_storage_classes - 1]) : NULL;
+	case INFORMER_DAEMONSETS:
+		return s->n_daemonsets ? daemonset_clone(&s->daemonsets[s->n_daemonsets - 1]) : NULL;
+	}
+	return NULL;
+}
+
 /*
  * Decodes 'obj' into a new cache entry (one reference, the caller's).
  * Returns NULL with a message naming the object and the field on a
@@ -363,7 +439,7 @@ static struct entry *decode_entry(struct informer *inf, const cJSON *obj, struct
 	void *clone = NULL;
 	size_t before;
 
-	if (s && (s->n_nodes + s->n_pods + s->n_pdbs >= SCRATCH_OBJECTS ||
+	if (s && (scratch_objects(s) >= SCRATCH_OBJECTS ||
 		  arena_used(s->arena) > SCRATCH_BYTES)) {
 		snapshot_free(s);
 		s = inf->scratch = NULL;
@@ -372,17 +448,11 @@ static struct entry *decode_entry(struct informer *inf, const cJSON *obj, struct
 		errbuf_set(err, "out of memory");
 		return NULL;
 	}
-	before = s->n_nodes + s->n_pods + s->n_pdbs;
+	before = scratch_objects(s);
 	if (snapshot_add_object(s, obj, inf->kind_name, err) < 0)
 		return NULL;
-	if (s->n_nodes + s->n_pods + s->n_pdbs == before + 1) {
-		if (inf->kind == INFORMER_NODES)
-			clone = node_clone(&s->nodes[s->n_nodes - 1]);
-		else if (inf->kind == INFORMER_PODS)
-			clone = pod_clone(&s->pods[s->n_pods - 1]);
-		else
-			clone = pdb_clone(&s->pdbs[s->n_pdbs - 1]);
-	}
+	if (scratch_objects(s) == before + 1)
+		clone = clone_last(s, inf->kind);
 	if (!clone || !(e = entry_new(inf->kind, clone))) {
 		free(clone);
 		errbuf_set(err, "out of memory");
@@ -513,6 +583,67 @@ static bool relist_wait(struct informer *inf, const char *what)
 	return delay > 0 && wait_until(inf, now + delay);
 }
 
+/* An answer that says an optional kind cannot be had: forbidden (RBAC) or
+ * not served at all. */
+static bool refused(const struct informer *inf, enum kube_stream_end end, long status)
+{
+	return kinds[inf->kind].optional && end == KUBE_STREAM_STATUS &&
+	       (status == 403 || status == 404);
+}
+
+/*
+ * The server refused 'verb' on an optional kind (HTTP 'status', its
+ * 'message'): says so once, with the rule the ClusterRole lacks, marks the
+ * informer unavailable (snapshots call the kind unknown; the daemon runs
+ * on) and waits out a backoff quietly before the next try, so that a
+ * permission granted later is picked up. Returns true when asked to stop.
+ */
+static bool unavailable_wait(struct informer *inf, const char *verb, long status,
+			     const char *message)
+{
+	const struct kind_def *k = &kinds[inf->kind];
+	int64_t now = now_ns(), delay = informer_retry_failed(&inf->retry, now);
+	bool first, stop;
+
+	pthread_mutex_lock(&inf->mu);
+	first = !inf->st.unavailable;
+	inf->st.unavailable = true;
+	inf->st.errors++;
+	changed_locked(inf);
+	pthread_mutex_unlock(&inf->mu);
+	if (first && status == 403)
+		LOGF(inf, LOG_WARN,
+		     "informer %s: the API server forbids luascale to %s %s%s%s cluster-wide "
+		     "(HTTP 403: %s); add to its ClusterRole the rule {apiGroups: [\"%s\"], "
+		     "resources: [\"%s\"], verbs: [\"list\", \"watch\"]} (deploy/base/rbac.yaml "
+		     "has it). Running without them meanwhile (%s false); asking again every "
+		     "%g s at most",
+		     k->resource, verb, k->resource, k->group[0] ? "." : "", k->group, message,
+		     k->group, k->resource, k->unknown,
+		     (double)inf->o.backoff.max_ns / CLOCK_NS_PER_S);
+	else if (first)
+		LOGF(inf, LOG_WARN,
+		     "informer %s: the API server does not serve %s (HTTP %ld on %s: %s). Running "
+		     "without them (%s false); asking again every %g s at most",
+		     k->resource, k->path, status, verb, message, k->unknown,
+		     (double)inf->o.backoff.max_ns / CLOCK_NS_PER_S);
+	else
+		LOGF(inf, LOG_DEBUG, "informer %s: %s still refused (HTTP %ld); again in %.3f s",
+		     k->resource, verb, status, (double)delay / CLOCK_NS_PER_S);
+	stop = wait_until(inf, now + delay);
+	informer_retry_waited(&inf->retry, now_ns());
+	return stop;
+}
+
+/* Call with the lock held: the kind answers again. Returns whether it did not. */
+static bool available_locked(struct informer *inf)
+{
+	bool was = inf->st.unavailable;
+
+	inf->st.unavailable = false;
+	return was;
+}
+
 /* ---- list ---- */
 
 struct page_ctx {
@@ -598,6 +729,7 @@ static enum step list_all(struct informer *inf)
 	struct cache fresh = {0}, old;
 	enum informer_change change;
 	size_t n;
+	bool was_unavailable;
 	char *cont = NULL;
 	char rv[RV_MAX] = "";
 	enum step step = STEP_FAIL;
@@ -635,6 +767,14 @@ static enum step list_all(struct informer *inf)
 			goto out;
 		}
 		if (rc < 0 || pc.bad || end != KUBE_STREAM_EOF || pc.pages == 0) {
+			if (rc == 0 && refused(inf, end, resp.status)) {
+				bool stop = unavailable_wait(inf, "list", resp.status, resp.message);
+
+				free(pc.cont);
+				kube_response_free(&resp);
+				step = stop ? STEP_STOP : STEP_FAIL;
+				goto out;
+			}
 			if (end == KUBE_STREAM_STATUS && resp.status == 410 && cont) {
 				char why[sizeof(resp.message) + 64];
 				bool stop;
@@ -690,11 +830,15 @@ static enum step list_all(struct informer *inf)
 	set_rv_locked(inf, rv);
 	inf->st.lists++;
 	inf->st.synced = true;
+	was_unavailable = available_locked(inf);
 	in_sync_locked(inf);
 	changed_locked(inf);
 	pthread_mutex_unlock(&inf->mu);
 	cache_clear(&old);
 	informer_retry_listed(&inf->retry);
+	if (was_unavailable)
+		LOGF(inf, LOG_INFO, "informer %s: the API server answers the list now",
+		     informer_kind_str(inf->kind));
 	LOGF(inf, LOG_INFO, "informer %s: listed %zu objects at resourceVersion %s",
 	     informer_kind_str(inf->kind), n, rv);
 	notify(inf, change);
@@ -789,7 +933,7 @@ static void on_delete(struct watch_ctx *w, const cJSON *obj)
 		pthread_mutex_unlock(&inf->mu);
 		return;
 	}
-	if (inf->kind == INFORMER_NODES)
+	if (!kinds[inf->kind].namespaced)
 		ns = "";
 	pthread_mutex_lock(&inf->mu);
 	removed = cache_del(&inf->cache, ns, name);
@@ -870,12 +1014,17 @@ out:
 static void on_watch_open(void *ctx)
 {
 	struct watch_ctx *w = ctx;
+	bool was_unavailable;
 
 	pthread_mutex_lock(&w->inf->mu);
 	w->inf->st.live = true;
+	was_unavailable = available_locked(w->inf);
 	in_sync_locked(w->inf);
 	changed_locked(w->inf);
 	pthread_mutex_unlock(&w->inf->mu);
+	if (was_unavailable)
+		LOGF(w->inf, LOG_INFO, "informer %s: the API server answers the watch now",
+		     informer_kind_str(w->inf->kind));
 }
 
 /*
@@ -933,6 +1082,12 @@ static enum step watch_once(struct informer *inf)
 			 w.expired ? w.why : resp.message);
 		kube_response_free(&resp);
 		return relist_wait(inf, what) ? STEP_STOP : STEP_EXPIRED;
+	}
+	if (rc == 0 && refused(inf, end, resp.status)) {
+		bool stop = unavailable_wait(inf, "watch", resp.status, resp.message);
+
+		kube_response_free(&resp);
+		return stop ? STEP_STOP : STEP_FAIL;
 	}
 	step = STEP_OK;
 	if (rc < 0) {
@@ -1014,8 +1169,8 @@ struct informer *informer_new(enum informer_kind kind, const struct informer_opt
 	}
 	inf->kind = kind;
 	inf->o = *opts;
-	inf->path = kind_paths[kind];
-	inf->kind_name = kind_objects[kind];
+	inf->path = kinds[kind].path;
+	inf->kind_name = kinds[kind].object;
 	if (inf->o.page_size <= 0)
 		inf->o.page_size = DEFAULT_PAGE;
 	if (inf->o.list_timeout_ms <= 0)
@@ -1229,8 +1384,14 @@ bool informer_set_stale(struct informer_set *set, int64_t now, int64_t bound, ch
 	int k, which = 0;
 
 	for (k = 0; k < INFORMER_KINDS; k++) {
-		int64_t age = informer_staleness(set->inf[k], now);
+		struct informer_stats st;
+		int64_t age;
 
+		/* an unavailable kind is unknown in snapshots, not stale */
+		informer_stats(set->inf[k], &st);
+		if (kinds[k].optional && st.unavailable)
+			continue;
+		age = informer_staleness(set->inf[k], now);
 		if (age > worst) {
 			worst = age;
 			which = k;
@@ -1275,6 +1436,14 @@ struct informer *informer_set_get(struct informer_set *set, enum informer_kind k
 	return (unsigned)kind < INFORMER_KINDS ? set->inf[kind] : NULL;
 }
 
+/* Listed, or an optional kind known to be unavailable ('ctx': its kind_def). */
+static bool is_settled(const struct informer_stats *st, void *ctx)
+{
+	const struct kind_def *k = ctx;
+
+	return st->synced || (k->optional && st->unavailable);
+}
+
 bool informer_set_synced(struct informer_set *set)
 {
 	int k;
@@ -1283,16 +1452,10 @@ bool informer_set_synced(struct informer_set *set)
 		struct informer_stats st;
 
 		informer_stats(set->inf[k], &st);
-		if (!st.synced)
+		if (!is_settled(&st, (void *)&kinds[k]))
 			return false;
 	}
 	return true;
-}
-
-static bool is_synced(const struct informer_stats *st, void *ctx)
-{
-	(void)ctx;
-	return st->synced;
 }
 
 int informer_set_wait_synced(struct informer_set *set, int64_t deadline_ns,
@@ -1304,7 +1467,7 @@ int informer_set_wait_synced(struct informer_set *set, int64_t deadline_ns,
 	for (k = 0; k < INFORMER_KINDS; k++) {
 		struct informer_stats st;
 
-		if (informer_wait(set->inf[k], is_synced, NULL, deadline_ns) == 0)
+		if (informer_wait(set->inf[k], is_settled, (void *)&kinds[k], deadline_ns) == 0)
 			continue;
 		informer_stats(set->inf[k], &st);
 		buf_printf(&b, "%s%s (%llu failed attempts%s)", missing++ ? ", " : "",
@@ -1349,9 +1512,10 @@ static int entry_cmp(const void *a, const void *b)
 /*
  * Takes a reference to every object of 'inf' (under its lock), then adds
  * them to 's' sorted by namespace/name so that snapshots do not depend on
- * hash order.
+ * hash order. '*known' says whether the cache was listed and the kind
+ * available when they were taken.
  */
-static int add_cache(struct snapshot *s, struct pins *p, struct informer *inf,
+static int add_cache(struct snapshot *s, struct pins *p, struct informer *inf, bool *known,
 		     struct errbuf *err)
 {
 	size_t i, first = p->n, n;
@@ -1359,6 +1523,7 @@ static int add_cache(struct snapshot *s, struct pins *p, struct informer *inf,
 	int rc = 0;
 
 	pthread_mutex_lock(&inf->mu);
+	*known = inf->st.synced && !inf->st.unavailable;
 	n = inf->cache.n;
 	grown = realloc(p->e, (p->n + n + 1) * sizeof(*p->e));
 	if (!grown) {
@@ -1380,7 +1545,7 @@ static int add_cache(struct snapshot *s, struct pins *p, struct informer *inf,
 		rc = snapshot_reserve(s, n, 0, 0, err);
 	else if (inf->kind == INFORMER_PODS)
 		rc = snapshot_reserve(s, 0, n, 0, err);
-	else
+	else if (inf->kind == INFORMER_PDBS)
 		rc = snapshot_reserve(s, 0, 0, n, err);
 	for (i = first; rc == 0 && i < p->n; i++) {
 		switch (inf->kind) {
@@ -1393,6 +1558,21 @@ static int add_cache(struct snapshot *s, struct pins *p, struct informer *inf,
 		case INFORMER_PDBS:
 			rc = snapshot_add_pdb(s, p->e[i]->obj, err);
 			break;
+		case INFORMER_NAMESPACES:
+			rc = snapshot_add_namespace(s, p->e[i]->obj, err);
+			break;
+		case INFORMER_PVCS:
+			rc = snapshot_add_pvc(s, p->e[i]->obj, err);
+			break;
+		case INFORMER_PVS:
+			rc = snapshot_add_pv(s, p->e[i]->obj, err);
+			break;
+		case INFORMER_STORAGE_CLASSES:
+			rc = snapshot_add_storage_class(s, p->e[i]->obj, err);
+			break;
+		case INFORMER_DAEMONSETS:
+			rc = snapshot_add_daemonset(s, p->e[i]->obj, err);
+			break;
 		}
 	}
 	return rc;
@@ -1403,6 +1583,7 @@ struct snapshot *informer_snapshot(struct informer_set *set, const struct node_g
 {
 	struct snapshot *s = snapshot_new();
 	struct pins *p = calloc(1, sizeof(*p));
+	bool known[INFORMER_KINDS];
 	int k;
 
 	if (!s || !p) {
@@ -1417,8 +1598,13 @@ struct snapshot *informer_snapshot(struct informer_set *set, const struct node_g
 		return NULL;
 	}
 	for (k = 0; k < INFORMER_KINDS; k++)
-		if (add_cache(s, p, set->inf[k], err) < 0)
+		if (add_cache(s, p, set->inf[k], &known[k], err) < 0)
 			goto fail;
+	/* a kind not listed (yet, or refused) is unknown: one missing is not absent */
+	s->namespaces_known = known[INFORMER_NAMESPACES];
+	s->volumes_known = known[INFORMER_PVCS] && known[INFORMER_PVS] &&
+			   known[INFORMER_STORAGE_CLASSES];
+	s->daemonsets_known = known[INFORMER_DAEMONSETS];
 	if (snapshot_set_groups(s, groups, n_groups, err) < 0 ||
 	    snapshot_finish(s, now, err) < 0)
 		goto fail;

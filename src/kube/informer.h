@@ -1,12 +1,14 @@
 /*
- * informer: a local cache of one resource (nodes, pods or
- * PodDisruptionBudgets, cluster-wide) kept current the way client-go's
- * reflector does it — paginated list, then watch from the list's
- * resourceVersion, relist on 410 (with a backoff once they come in a row),
- * back off and re-watch on failures — on a thread of its own. Each informer
- * says when its cache was last known in sync, for callers that must not act
- * on a stale view. The cache holds the model's decoded structs, never JSON.
- * An informer set groups the three and builds engine snapshots from them.
+ * informer: a local cache of one resource (nodes, pods,
+ * PodDisruptionBudgets, namespaces, PersistentVolumeClaims,
+ * PersistentVolumes, StorageClasses or DaemonSets, cluster-wide) kept
+ * current the way client-go's reflector does it — paginated list, then
+ * watch from the list's resourceVersion, relist on 410 (with a backoff once
+ * they come in a row), back off and re-watch on failures — on a thread of
+ * its own. Each informer says when its cache was last known in sync, for
+ * callers that must not act on a stale view. The cache holds the model's
+ * decoded structs, never JSON.
+ * An informer set groups one of each and builds engine snapshots from them.
  * It knows nothing of reconciles: it calls a hook when the cache changes,
  * saying whether the change matters to scaling (informer_classify).
  * Informers talk to a real server, so they run on the real clock
@@ -27,15 +29,32 @@ struct logger;
 struct node_group;
 struct snapshot;
 
+/*
+ * The resources watched. The first three are required: nothing is decided
+ * without them. The others are optional (informer_kind_optional): the
+ * daemon runs without one the API server refuses (403: RBAC) or does not
+ * serve (404), its snapshot flag (volumes_known, namespaces_known,
+ * daemonsets_known) false.
+ */
 enum informer_kind {
 	INFORMER_NODES,
 	INFORMER_PODS,
 	INFORMER_PDBS,
+	INFORMER_NAMESPACES,
+	INFORMER_PVCS,
+	INFORMER_PVS,
+	INFORMER_STORAGE_CLASSES,
+	INFORMER_DAEMONSETS,
 };
-#define INFORMER_KINDS 3
+#define INFORMER_KINDS 8
 
-/* "nodes", "pods", "poddisruptionbudgets". */
+/* "nodes", "pods", "poddisruptionbudgets", "namespaces",
+ * "persistentvolumeclaims", "persistentvolumes", "storageclasses",
+ * "daemonsets" (the resource names RBAC rules use). */
 const char *informer_kind_str(enum informer_kind k);
+
+/* True for the kinds the daemon can run without (see enum informer_kind). */
+bool informer_kind_optional(enum informer_kind k);
 
 /*
  * What a change to the cache means to scaling, from least to most urgent
@@ -53,8 +72,8 @@ const char *informer_change_str(enum informer_change c);
 /*
  * Classifies one change of one object of 'kind': 'old' is the cached
  * version (NULL: the object is new), 'new' the one replacing it (NULL: it
- * was deleted); both are decoded objects of that kind (struct node, pod or
- * pdb), borrowed. The judgement is made on the decoded structs, so it
+ * was deleted); both are decoded objects of that kind (struct node, pod,
+ * pdb, namespace_obj, pvc, pv, storage_class or daemonset), borrowed. The judgement is made on the decoded structs, so it
  * covers exactly the fields src/model_decode.c reads and nothing else:
  *
  *   INFORMER_UNSCHEDULABLE  a pod that now has PodScheduled=False with
@@ -70,7 +89,11 @@ const char *informer_change_str(enum informer_change c);
  *                           Ready condition, spec.unschedulable (cordon),
  *                           labels, annotations, taints, allocatable,
  *                           providerID; a PDB's selector, bounds or
- *                           status.disruptionsAllowed;
+ *                           status.disruptionsAllowed; a namespace's labels;
+ *                           a claim's volumeName or class; a volume's labels
+ *                           or node affinity; a class's binding mode or
+ *                           allowedTopologies; a DaemonSet's template (any
+ *                           field a pod is compared on);
  *   INFORMER_UNCHANGED      everything else: resourceVersion and managedFields
  *                           churn, node heartbeats (condition times, the
  *                           other conditions, images, addresses), pod
@@ -124,6 +147,9 @@ struct informer_stats {
 			     * field the model decodes (INFORMER_UNCHANGED) */
 	uint64_t objects;   /* objects in the cache now */
 	bool synced;        /* the first list has completed */
+	bool unavailable;   /* an optional kind the server refuses (403) or does
+			     * not serve (404): the last list or watch said so,
+			     * logged once; retried quietly with the backoff */
 	bool running;       /* the thread has not ended */
 	bool live;          /* a watch is open (2xx): the cache follows the server */
 	int64_t in_sync_ns; /* clock_now(clock_real()) when the cache was last
@@ -217,21 +243,21 @@ void informer_retry_listed(struct informer_retry *r);
  * relist (0 the first time in a row). */
 int64_t informer_retry_expired(struct informer_retry *r, int64_t now);
 
-/* ---- the three informers the engine needs ---- */
+/* ---- the informers the engine needs ---- */
 
 struct informer_set;
 
-/* Nodes, pods and PDBs with the same options. NULL with a message. */
+/* One informer of each kind, with the same options. NULL with a message. */
 struct informer_set *informer_set_new(const struct informer_opts *opts, struct errbuf *err);
 
-/* Starts the three threads (all or none). Returns 0, or -1 with a message. */
+/* Starts their threads (all or none). Returns 0, or -1 with a message. */
 int informer_set_start(struct informer_set *set, struct errbuf *err);
 
-/* Stops all three (in parallel: they are all asked first). */
+/* Stops them all (in parallel: they are all asked first). */
 void informer_set_stop(struct informer_set *set);
 
 /*
- * Asks all three to stop without waiting for them (any thread, e.g. a
+ * Asks them all to stop without waiting for them (any thread, e.g. a
  * signal-handling thread): transfers end within about a second, backoff
  * waits and informer_set_wait_synced() at once. informer_set_stop() or
  * _free() still joins them.
@@ -242,7 +268,8 @@ void informer_set_cancel(struct informer_set *set);
  * Which informer has been out of sync the longest at 'now_ns' (clock_real()
  * ns), if longer than 'bound_ns': returns true and describes it in 'why'
  * ("pods: not in sync for 47 s (watch failing, 12 errors so far)"), else
- * false with 'why' "".
+ * false with 'why' "". An optional kind that is unavailable does not
+ * count: snapshots say it is unknown instead.
  */
 bool informer_set_stale(struct informer_set *set, int64_t now_ns, int64_t bound_ns,
 			char *why, size_t whylen);
@@ -250,24 +277,28 @@ bool informer_set_stale(struct informer_set *set, int64_t now_ns, int64_t bound_
 /* Stops and frees. NULL is a no-op. */
 void informer_set_free(struct informer_set *set);
 
-/* One of the three, borrowed. */
+/* One of them, borrowed. */
 struct informer *informer_set_get(struct informer_set *set, enum informer_kind kind);
 
-/* True when all three have completed their first list. */
+/* True when every informer has completed its first list, or is of an
+ * optional kind found unavailable. */
 bool informer_set_synced(struct informer_set *set);
 
 /*
- * Waits until all three have completed their first list. Returns 0, or -1
- * when 'deadline_ns' passed, an informer ended first or the set was
- * cancelled (informer_set_cancel), with a message naming those not synced
- * and their last error count.
+ * Waits until informer_set_synced() holds. Returns 0, or -1 when
+ * 'deadline_ns' passed, an informer ended first or the set was cancelled
+ * (informer_set_cancel), with a message naming those not synced and their
+ * last error count.
  */
 int informer_set_wait_synced(struct informer_set *set, int64_t deadline_ns,
 			     struct errbuf *err);
 
 /*
- * Builds a finished snapshot of the three caches with 'groups' (deep-copied,
- * as snapshot_set_groups() takes them) at 'now' (unix seconds). Each cache
+ * Builds a finished snapshot of the caches with 'groups' (deep-copied,
+ * as snapshot_set_groups() takes them) at 'now' (unix seconds). Its
+ * namespaces_known and daemonsets_known are set when that informer has
+ * listed and is not unavailable, volumes_known when the claims', volumes'
+ * and classes' all have. Each cache
  * is read under its lock, one after the other, so each is consistent in
  * itself while the informers keep running. Objects are not copied: the
  * snapshot takes a reference to each and drops them in snapshot_free(), so

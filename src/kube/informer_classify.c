@@ -119,6 +119,36 @@ static bool pdb_eq(const struct pdb *a, const struct pdb *b)
 	       selector_reqs_same(a->selector.reqs, a->selector.n, b->selector.reqs, b->selector.n);
 }
 
+static bool namespace_eq(const struct namespace_obj *a, const struct namespace_obj *b)
+{
+	return str_eq(a->name, b->name) && kvlist_eq(&a->labels, &b->labels);
+}
+
+static bool pvc_eq(const struct pvc *a, const struct pvc *b)
+{
+	return str_eq(a->ns, b->ns) && str_eq(a->name, b->name) &&
+	       str_eq(a->volume_name, b->volume_name) && str_eq(a->storage_class, b->storage_class);
+}
+
+static bool pv_eq(const struct pv *a, const struct pv *b)
+{
+	return str_eq(a->name, b->name) && kvlist_eq(&a->labels, &b->labels) &&
+	       node_affinity_same(&a->node_affinity, &b->node_affinity);
+}
+
+static bool storage_class_eq(const struct storage_class *a, const struct storage_class *b)
+{
+	return str_eq(a->name, b->name) &&
+	       a->wait_for_first_consumer == b->wait_for_first_consumer &&
+	       node_affinity_same(&a->allowed_topologies, &b->allowed_topologies);
+}
+
+/* The template as the pod it makes: every field pod_eq() compares. */
+static bool daemonset_eq(const struct daemonset *a, const struct daemonset *b)
+{
+	return str_eq(a->ns, b->ns) && str_eq(a->name, b->name) && pod_eq(&a->tmpl, &b->tmpl);
+}
+
 /* A pod the engine would count as pending, that the scheduler found no node for. */
 static bool unschedulable_pending(const struct pod *p)
 {
@@ -150,5 +180,15 @@ enum informer_change informer_classify(enum informer_kind kind, const void *old,
 		return node_eq(old, new) ? INFORMER_UNCHANGED : INFORMER_CHANGED;
 	if (kind == INFORMER_PDBS)
 		return pdb_eq(old, new) ? INFORMER_UNCHANGED : INFORMER_CHANGED;
+	if (kind == INFORMER_NAMESPACES)
+		return namespace_eq(old, new) ? INFORMER_UNCHANGED : INFORMER_CHANGED;
+	if (kind == INFORMER_PVCS)
+		return pvc_eq(old, new) ? INFORMER_UNCHANGED : INFORMER_CHANGED;
+	if (kind == INFORMER_PVS)
+		return pv_eq(old, new) ? INFORMER_UNCHANGED : INFORMER_CHANGED;
+	if (kind == INFORMER_STORAGE_CLASSES)
+		return storage_class_eq(old, new) ? INFORMER_UNCHANGED : INFORMER_CHANGED;
+	if (kind == INFORMER_DAEMONSETS)
+		return daemonset_eq(old, new) ? INFORMER_UNCHANGED : INFORMER_CHANGED;
 	return INFORMER_CHANGED;
 }

@@ -180,6 +180,10 @@ ok(rules == sorted([(("",), ("nodes",), ("delete", "get", "list", "patch", "watc
                     (("",), ("pods",), ("list", "watch")),
                     (("",), ("pods/eviction",), ("create",)),
                     (("policy",), ("poddisruptionbudgets",), ("list", "watch")),
+                    (("",), ("namespaces", "persistentvolumeclaims", "persistentvolumes"),
+                     ("list", "watch")),
+                    (("storage.k8s.io",), ("storageclasses",), ("list", "watch")),
+                    (("apps",), ("daemonsets",), ("list", "watch")),
                     (("",), ("events",), ("create", "patch"))]),
    "the ClusterRole grants exactly what luascale does: %s" % rules)
 role = one(docs, "Role", "luascale")

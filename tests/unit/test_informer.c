@@ -3,7 +3,8 @@
  * lists (continue tokens, a 410 on one), watch events applied to the cache,
  * bookmarks, an in-stream 410 (one relist), 429/500 and a dropped stream
  * (backoff, re-watch from the same resourceVersion, no relist), malformed
- * objects skipped and logged, prompt stops, snapshots of the caches, and
+ * objects skipped and logged, prompt stops, snapshots of the caches (and
+ * their *_known flags), optional kinds the server refuses (403, 404), and
  * what each change is said to mean (informer_classify, via on_change).
  * HTTP runs in real time: backoffs are a few milliseconds, every wait has a
  * deadline, nothing asserts on elapsed time.
@@ -50,20 +51,33 @@ struct world {
 	struct seen lists[INFORMER_KINDS];
 	struct seen watches[INFORMER_KINDS];
 	int other;                    /* requests for unknown paths */
+	bool allow;                   /* r_refused: storageclasses are allowed now */
 	char bodies[8][4096];         /* chunk storage that outlives the handler */
 };
 
-static const char *const list_kinds[INFORMER_KINDS] = {"NodeList", "PodList",
-						       "PodDisruptionBudgetList"};
+static const char *const list_kinds[INFORMER_KINDS] = {
+	"NodeList", "PodList", "PodDisruptionBudgetList", "NamespaceList",
+	"PersistentVolumeClaimList", "PersistentVolumeList", "StorageClassList", "DaemonSetList",
+};
+
+static const char *const kind_paths[INFORMER_KINDS] = {
+	"/api/v1/nodes",
+	"/api/v1/pods",
+	"/apis/policy/v1/poddisruptionbudgets",
+	"/api/v1/namespaces",
+	"/api/v1/persistentvolumeclaims",
+	"/api/v1/persistentvolumes",
+	"/apis/storage.k8s.io/v1/storageclasses",
+	"/apis/apps/v1/daemonsets",
+};
 
 static int kind_of(const char *path)
 {
-	if (strcmp(path, "/api/v1/nodes") == 0)
-		return INFORMER_NODES;
-	if (strcmp(path, "/api/v1/pods") == 0)
-		return INFORMER_PODS;
-	if (strcmp(path, "/apis/policy/v1/poddisruptionbudgets") == 0)
-		return INFORMER_PDBS;
+	int k;
+
+	for (k = 0; k < INFORMER_KINDS; k++)
+		if (strcmp(path, kind_paths[k]) == 0)
+			return k;
 	return -1;
 }
 
@@ -286,6 +300,18 @@ static void log_capture(void *ctx, enum log_level level, int64_t wall, const cha
 	pthread_mutex_unlock(&c->mu);
 }
 
+static int log_count(struct logcap *c, const char *s)
+{
+	const char *p;
+	int n = 0;
+
+	pthread_mutex_lock(&c->mu);
+	for (p = c->text; (p = strstr(p, s)) != NULL; p += strlen(s))
+		n++;
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
 static bool log_has(struct logcap *c, const char *s)
 {
 	bool found;
@@ -336,8 +362,10 @@ static void wait_changes(struct rig *r, enum informer_kind kind, int n)
 		fail_msg("%s: %d changes reported, waited for %d", informer_kind_str(kind), got, n);
 }
 
-/* Tiny backoffs, jitter off, watch timeouts as given (0: defaults). */
-static void rig_start(struct rig *r, respond_fn respond, int64_t backoff_initial_ns)
+/* Tiny backoffs, jitter off, watch timeouts as given (0: defaults); the
+ * log captured from 'min_level' up. */
+static void rig_start_logging(struct rig *r, respond_fn respond, int64_t backoff_initial_ns,
+			      enum log_level min_level)
 {
 	struct kube_config cfg;
 	struct informer_opts o;
@@ -348,7 +376,7 @@ static void rig_start(struct rig *r, respond_fn respond, int64_t backoff_initial
 	pthread_cond_init(&r->cv, NULL);
 	world_start(&r->w, respond);
 	pthread_mutex_init(&r->cap.mu, NULL);
-	r->log = (struct logger){.write = log_capture, .ctx = &r->cap, .min_level = LOG_DEBUG};
+	r->log = (struct logger){.write = log_capture, .ctx = &r->cap, .min_level = min_level};
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.server = r->w.srv.url;
 	r->client = kube_client_new(&cfg, NULL, &err);
@@ -369,6 +397,11 @@ static void rig_start(struct rig *r, respond_fn respond, int64_t backoff_initial
 		fail_msg("informers: %s", err.msg);
 	if (informer_set_start(r->set, &err) < 0)
 		fail_msg("start: %s", err.msg);
+}
+
+static void rig_start(struct rig *r, respond_fn respond, int64_t backoff_initial_ns)
+{
+	rig_start_logging(r, respond, backoff_initial_ns, LOG_DEBUG);
 }
 
 static void rig_stop(struct rig *r)
@@ -1108,6 +1141,34 @@ static void r_cluster(struct world *w, enum informer_kind kind, bool watch, int 
 			  "\"spec\":{\"minAvailable\":1,\"selector\":{\"matchLabels\":{\"app\":\"web\"}}},"
 			  "\"status\":{\"disruptionsAllowed\":1}}");
 		break;
+	case INFORMER_NAMESPACES:
+		list_page(rs, kind, "103", NULL,
+			  "{\"metadata\":{\"name\":\"default\",\"labels\":{\"team\":\"web\"}}},"
+			  "{\"metadata\":{\"name\":\"kube-system\"}}");
+		break;
+	case INFORMER_PVCS:
+		list_page(rs, kind, "104", NULL,
+			  "{\"metadata\":{\"namespace\":\"default\",\"name\":\"data\"},"
+			  "\"spec\":{\"volumeName\":\"pv-1\",\"storageClassName\":\"zonal\"}}");
+		break;
+	case INFORMER_PVS:
+		list_page(rs, kind, "105", NULL,
+			  "{\"metadata\":{\"name\":\"pv-1\"},\"spec\":{\"nodeAffinity\":{\"required\":"
+			  "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\","
+			  "\"operator\":\"In\",\"values\":[\"z1\"]}]}]}}}}");
+		break;
+	case INFORMER_STORAGE_CLASSES:
+		list_page(rs, kind, "106", NULL,
+			  "{\"metadata\":{\"name\":\"zonal\"},"
+			  "\"volumeBindingMode\":\"WaitForFirstConsumer\"}");
+		break;
+	case INFORMER_DAEMONSETS:
+		list_page(rs, kind, "107", NULL,
+			  "{\"metadata\":{\"namespace\":\"kube-system\",\"name\":\"agent\"},"
+			  "\"spec\":{\"template\":{\"metadata\":{\"labels\":{\"app\":\"agent\"}},"
+			  "\"spec\":{\"containers\":[{\"name\":\"a\",\"resources\":{\"requests\":"
+			  "{\"cpu\":\"50m\"}}}]}}}}");
+		break;
 	}
 }
 
@@ -1153,6 +1214,16 @@ static void test_snapshot_of_the_caches(void **state)
 	assert_int_equal(p->node, -1);
 	assert_string_equal(s->pdbs[0].name, "web");
 	assert_int_equal(s->pdbs[0].disruptions_allowed, 1);
+	/* the optional kinds, all listed: known */
+	assert_int_equal(s->n_namespaces, 2);
+	assert_string_equal(s->namespaces[0].name, "default");
+	assert_int_equal(s->n_pvcs, 1);
+	assert_int_equal(s->n_pvs, 1);
+	assert_int_equal(s->n_storage_classes, 1);
+	assert_int_equal(s->n_daemonsets, 1);
+	assert_true(s->namespaces_known);
+	assert_true(s->volumes_known);
+	assert_true(s->daemonsets_known);
 
 	/* the snapshot holds its objects: it outlives the informers */
 	informer_set_free(r->set);
@@ -1160,7 +1231,111 @@ static void test_snapshot_of_the_caches(void **state)
 	assert_string_equal(s->nodes[n2].name, "n2");
 	assert_string_equal(kvlist_get(&s->nodes[n1].labels, "group"), "a");
 	assert_string_equal(find_pod(s, "db-1")->node_name, "n2");
+	assert_string_equal(kvlist_get(&s->namespaces[0].labels, "team"), "web");
+	assert_string_equal(s->pvcs[0].volume_name, "pv-1");
+	assert_string_equal(s->pvs[0].node_affinity.terms[0].exprs[0].values[0], "z1");
+	assert_true(s->storage_classes[0].wait_for_first_consumer);
+	assert_string_equal(s->daemonsets[0].tmpl.name, "agent");
+	assert_int_equal(s->daemonsets[0].tmpl.requests.cpu_m, 50);
+	assert_int_equal(s->daemonsets[0].tmpl.node, -1);
 	snapshot_free(s);
+}
+
+/* ---- optional kinds the server refuses ---- */
+
+/* StorageClasses forbidden until w->allow, namespaces not served at all,
+ * DaemonSets listed but their watch forbidden; the rest as usual. */
+static void r_refused(struct world *w, enum informer_kind kind, bool watch, int n,
+		      const struct ts_req *rq, struct ts_resp *rs)
+{
+	bool allow;
+
+	pthread_mutex_lock(&w->mu);
+	allow = w->allow;
+	pthread_mutex_unlock(&w->mu);
+	if (kind == INFORMER_STORAGE_CLASSES && !allow)
+		ts_status(rs, 403, "Forbidden",
+			  "storageclasses.storage.k8s.io is forbidden: User system:serviceaccount:"
+			  "kube-system:luascale cannot list resource storageclasses");
+	else if (kind == INFORMER_NAMESPACES)
+		ts_status(rs, 404, "NotFound", "the server could not find the requested resource");
+	else if (kind == INFORMER_DAEMONSETS && watch)
+		ts_status(rs, 403, "Forbidden", "cannot watch resource daemonsets");
+	else
+		default_respond(w, kind, watch, n, rq, rs);
+}
+
+static bool pred_unavailable(const struct informer_stats *st, void *ctx)
+{
+	(void)ctx;
+	return st->unavailable;
+}
+
+static void test_optional_kinds_refused(void **state)
+{
+	struct rig *r = *state;
+	struct informer_stats st;
+	struct snapshot *s;
+	char why[512];
+
+	/* retries log at debug level: the capture keeps what is said once */
+	rig_start_logging(r, r_refused, 10 * CLOCK_NS_PER_MS, LOG_INFO);
+	assert_false(informer_kind_optional(INFORMER_NODES) || informer_kind_optional(INFORMER_PODS) ||
+		     informer_kind_optional(INFORMER_PDBS));
+	assert_true(informer_kind_optional(INFORMER_STORAGE_CLASSES) &&
+		    informer_kind_optional(INFORMER_NAMESPACES) &&
+		    informer_kind_optional(INFORMER_DAEMONSETS));
+	/* the required kinds are enough to start */
+	wait_synced(r);
+	assert_true(informer_set_synced(r->set));
+	/* asked again and again, said once */
+	wait_requests(&r->w, INFORMER_STORAGE_CLASSES, false, 4);
+	wait_requests(&r->w, INFORMER_NAMESPACES, false, 3);
+	wait_requests(&r->w, INFORMER_DAEMONSETS, true, 3);
+	assert_int_equal(log_count(&r->cap, "forbids luascale to list storageclasses.storage.k8s.io"), 1);
+	assert_true(log_has(&r->cap, "resources: [\"storageclasses\"], verbs: [\"list\", \"watch\"]"));
+	assert_true(log_has(&r->cap, "apiGroups: [\"storage.k8s.io\"]"));
+	assert_true(log_has(&r->cap, "(volumes_known false)"));
+	assert_true(log_has(&r->cap, "(HTTP 403: storageclasses.storage.k8s.io is forbidden: User"));
+	assert_int_equal(log_count(&r->cap, "forbids luascale to watch daemonsets.apps"), 1);
+	assert_int_equal(log_count(&r->cap, "does not serve /api/v1/namespaces"), 1);
+	informer_stats(inf_of(r, INFORMER_STORAGE_CLASSES), &st);
+	assert_true(st.unavailable);
+	assert_false(st.synced);
+	assert_true(st.running);
+	informer_stats(inf_of(r, INFORMER_DAEMONSETS), &st);
+	assert_true(st.unavailable);
+	assert_true(st.synced);
+	informer_stats(inf_of(r, INFORMER_PVCS), &st);
+	assert_false(st.unavailable);
+
+	/* snapshots say what is unknown; the rest is known */
+	s = snap(r, NULL, 0);
+	assert_false(s->volumes_known);
+	assert_false(s->namespaces_known);
+	assert_false(s->daemonsets_known);
+	snapshot_free(s);
+	/* unknown is not stale: the live watches of the others keep rounds going */
+	assert_false(informer_set_stale(r->set, clock_now(clock_real()) + 3600 * CLOCK_NS_PER_S,
+					30 * CLOCK_NS_PER_S, why, sizeof(why)));
+
+	/* the ClusterRole fixed: picked up at the next try */
+	pthread_mutex_lock(&r->w.mu);
+	r->w.allow = true;
+	pthread_mutex_unlock(&r->w.mu);
+	if (informer_wait(inf_of(r, INFORMER_STORAGE_CLASSES), pred_synced, NULL, deadline_ns()) < 0)
+		fail_msg("storageclasses never listed once allowed");
+	wait_requests(&r->w, INFORMER_STORAGE_CLASSES, true, 1); /* after the list's log */
+	informer_stats(inf_of(r, INFORMER_STORAGE_CLASSES), &st);
+	assert_false(st.unavailable);
+	assert_true(log_has(&r->cap, "informer storageclasses: the API server answers the list now"));
+	s = snap(r, NULL, 0);
+	assert_true(s->volumes_known);
+	assert_false(s->namespaces_known);
+	snapshot_free(s);
+	/* the DaemonSets' watch is still refused */
+	assert_int_equal(informer_wait(inf_of(r, INFORMER_DAEMONSETS), pred_unavailable, NULL,
+				       deadline_ns()), 0);
 }
 
 /* ---- the clones the cache keeps ---- */
@@ -1428,6 +1603,7 @@ int main(void)
 		RIG_TEST(test_stop_is_prompt),
 		RIG_TEST(test_wait_synced_deadline),
 		RIG_TEST(test_snapshot_of_the_caches),
+		RIG_TEST(test_optional_kinds_refused),
 		cmocka_unit_test(test_retry_410_backs_off_after_the_first),
 		cmocka_unit_test(test_retry_list_resets_failures),
 		RIG_TEST(test_410_storm_relists_with_backoff),

@@ -2,8 +2,9 @@
  * Tests for informer_classify: what a watch event means to scaling, on
  * objects of the recorded shapes in tests/data/cluster-small.json (nodes
  * with heartbeats, managedFields-free kubectl output, pods with container
- * statuses), each changed the way a kubelet, the scheduler, a controller
- * or an operator changes it, decoded by the model as the informers do.
+ * statuses), and of namespaces, volumes, classes and DaemonSets written
+ * here, each changed the way a kubelet, the scheduler, a controller or an
+ * operator changes it, decoded by the model as the informers do.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -137,6 +138,16 @@ static void *decode(enum informer_kind kind, const cJSON *obj)
 		out = pod_clone(&s->pods[0]);
 	else if (kind == INFORMER_PDBS && s->n_pdbs == 1)
 		out = pdb_clone(&s->pdbs[0]);
+	else if (kind == INFORMER_NAMESPACES && s->n_namespaces == 1)
+		out = namespace_clone(&s->namespaces[0]);
+	else if (kind == INFORMER_PVCS && s->n_pvcs == 1)
+		out = pvc_clone(&s->pvcs[0]);
+	else if (kind == INFORMER_PVS && s->n_pvs == 1)
+		out = pv_clone(&s->pvs[0]);
+	else if (kind == INFORMER_STORAGE_CLASSES && s->n_storage_classes == 1)
+		out = storage_class_clone(&s->storage_classes[0]);
+	else if (kind == INFORMER_DAEMONSETS && s->n_daemonsets == 1)
+		out = daemonset_clone(&s->daemonsets[0]);
 	snapshot_free(s);
 	assert_non_null(out);
 	return out;
@@ -358,6 +369,133 @@ static void test_pdb(void **state)
 	assert_string_equal(informer_change_str(INFORMER_UNSCHEDULABLE), "unschedulable");
 }
 
+/* ---- namespaces, volumes, DaemonSets (written here: not in the recording) ---- */
+
+static cJSON *parse(const char *json)
+{
+	cJSON *o = cJSON_Parse(json);
+
+	if (!o)
+		fail_msg("test JSON does not parse: %s", json);
+	return o;
+}
+
+static void test_namespace(void **state)
+{
+	cJSON *old = parse("{\"kind\":\"Namespace\",\"metadata\":{\"name\":\"team-a\","
+			   "\"resourceVersion\":\"5\",\"labels\":{\"tier\":\"gold\"}},"
+			   "\"status\":{\"phase\":\"Active\"}}");
+	cJSON *new = cJSON_Duplicate(old, true);
+
+	(void)state;
+	put(at(new, "metadata", NULL), "resourceVersion", "\"6\"");
+	put(at(new, "status", NULL), "phase", "\"Terminating\"");
+	ASSERT_CLASS(INFORMER_NAMESPACES, old, new, INFORMER_UNCHANGED);
+	put(at(new, "metadata", "labels"), "tier", "\"silver\"");
+	ASSERT_CLASS(INFORMER_NAMESPACES, old, new, INFORMER_CHANGED);
+	ASSERT_CLASS(INFORMER_NAMESPACES, NULL, old, INFORMER_CHANGED);
+	ASSERT_CLASS(INFORMER_NAMESPACES, old, NULL, INFORMER_CHANGED);
+	cJSON_Delete(old);
+	cJSON_Delete(new);
+}
+
+static void test_volumes(void **state)
+{
+	cJSON *old, *new;
+
+	(void)state;
+	/* a claim: its binding and class matter, its status does not */
+	old = parse("{\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"namespace\":\"db\","
+		    "\"name\":\"data-0\",\"resourceVersion\":\"1\"},\"spec\":{\"storageClassName\":"
+		    "\"zonal\"},\"status\":{\"phase\":\"Pending\"}}");
+	new = cJSON_Duplicate(old, true);
+	put(at(new, "metadata", NULL), "resourceVersion", "\"2\"");
+	put(at(new, "status", NULL), "phase", "\"Bound\"");
+	ASSERT_CLASS(INFORMER_PVCS, old, new, INFORMER_UNCHANGED);
+	put(at(new, "spec", NULL), "volumeName", "\"pv-1\"");
+	ASSERT_CLASS(INFORMER_PVCS, old, new, INFORMER_CHANGED);
+	cJSON_Delete(new);
+	new = cJSON_Duplicate(old, true);
+	put(at(new, "spec", NULL), "storageClassName", "\"other\"");
+	ASSERT_CLASS(INFORMER_PVCS, old, new, INFORMER_CHANGED);
+	cJSON_Delete(old);
+	cJSON_Delete(new);
+
+	/* a volume: its labels and node affinity */
+	old = parse("{\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv-1\","
+		    "\"labels\":{\"topology.kubernetes.io/zone\":\"z1\"}},\"spec\":{\"nodeAffinity\":"
+		    "{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\","
+		    "\"operator\":\"In\",\"values\":[\"z1\"]}]}]}}},\"status\":{\"phase\":\"Available\"}}");
+	new = cJSON_Duplicate(old, true);
+	put(at(new, "status", NULL), "phase", "\"Bound\"");
+	put(at(new, "spec", NULL), "claimRef", "{\"namespace\":\"db\",\"name\":\"data-0\"}");
+	ASSERT_CLASS(INFORMER_PVS, old, new, INFORMER_UNCHANGED);
+	put(at(new, "spec", NULL), "nodeAffinity",
+	    "{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\","
+	    "\"operator\":\"In\",\"values\":[\"z2\"]}]}]}}");
+	ASSERT_CLASS(INFORMER_PVS, old, new, INFORMER_CHANGED);
+	cJSON_Delete(new);
+	new = cJSON_Duplicate(old, true);
+	put(at(new, "metadata", "labels"), "topology.kubernetes.io/zone", "\"z2\"");
+	ASSERT_CLASS(INFORMER_PVS, old, new, INFORMER_CHANGED);
+	cJSON_Delete(old);
+	cJSON_Delete(new);
+
+	/* a class: its binding mode and topologies, not its parameters */
+	old = parse("{\"kind\":\"StorageClass\",\"metadata\":{\"name\":\"zonal\"},"
+		    "\"provisioner\":\"ebs.csi.aws.com\",\"parameters\":{\"type\":\"gp3\"},"
+		    "\"volumeBindingMode\":\"WaitForFirstConsumer\",\"allowedTopologies\":"
+		    "[{\"matchLabelExpressions\":[{\"key\":\"zone\",\"values\":[\"z1\"]}]}]}");
+	new = cJSON_Duplicate(old, true);
+	put(new, "parameters", "{\"type\":\"io2\"}");
+	put(new, "allowVolumeExpansion", "true");
+	ASSERT_CLASS(INFORMER_STORAGE_CLASSES, old, new, INFORMER_UNCHANGED);
+	put(new, "allowedTopologies",
+	    "[{\"matchLabelExpressions\":[{\"key\":\"zone\",\"values\":[\"z1\",\"z2\"]}]}]");
+	ASSERT_CLASS(INFORMER_STORAGE_CLASSES, old, new, INFORMER_CHANGED);
+	cJSON_Delete(new);
+	new = cJSON_Duplicate(old, true);
+	put(new, "volumeBindingMode", "\"Immediate\"");
+	ASSERT_CLASS(INFORMER_STORAGE_CLASSES, old, new, INFORMER_CHANGED);
+	ASSERT_CLASS(INFORMER_STORAGE_CLASSES, old, NULL, INFORMER_CHANGED);
+	cJSON_Delete(old);
+	cJSON_Delete(new);
+}
+
+static void test_daemonset(void **state)
+{
+	cJSON *old = parse("{\"kind\":\"DaemonSet\",\"metadata\":{\"namespace\":\"kube-system\","
+			   "\"name\":\"agent\",\"generation\":1},\"spec\":{\"template\":{\"metadata\":"
+			   "{\"labels\":{\"app\":\"agent\"}},\"spec\":{\"containers\":[{\"name\":\"a\","
+			   "\"image\":\"agent:1\",\"resources\":{\"requests\":{\"cpu\":\"50m\"}}}],"
+			   "\"tolerations\":[{\"operator\":\"Exists\"}]}}},"
+			   "\"status\":{\"numberReady\":2}}");
+	cJSON *new = cJSON_Duplicate(old, true), *c;
+
+	(void)state;
+	/* the controller's status, a new image: not what a node must hold */
+	put(at(new, "status", NULL), "numberReady", "3");
+	put(at(new, "metadata", NULL), "generation", "2");
+	c = cJSON_GetArrayItem(at(at(at(new, "spec", "template"), "spec", NULL), "containers", NULL), 0);
+	put(c, "image", "\"agent:2\"");
+	ASSERT_CLASS(INFORMER_DAEMONSETS, old, new, INFORMER_UNCHANGED);
+	/* what its pod asks of a node */
+	put(c, "resources", "{\"requests\":{\"cpu\":\"100m\"}}");
+	ASSERT_CLASS(INFORMER_DAEMONSETS, old, new, INFORMER_CHANGED);
+	cJSON_Delete(new);
+	new = cJSON_Duplicate(old, true);
+	put(at(at(new, "spec", "template"), "spec", NULL), "tolerations", "[]");
+	ASSERT_CLASS(INFORMER_DAEMONSETS, old, new, INFORMER_CHANGED);
+	cJSON_Delete(new);
+	new = cJSON_Duplicate(old, true);
+	put(at(at(new, "spec", "template"), "spec", NULL), "nodeSelector",
+	    "{\"kubernetes.io/os\":\"linux\"}");
+	ASSERT_CLASS(INFORMER_DAEMONSETS, old, new, INFORMER_CHANGED);
+	ASSERT_CLASS(INFORMER_DAEMONSETS, NULL, old, INFORMER_CHANGED);
+	cJSON_Delete(old);
+	cJSON_Delete(new);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +506,9 @@ int main(void)
 		cmocka_unit_test(test_pod_becomes_unschedulable),
 		cmocka_unit_test(test_unschedulable_but_not_pending),
 		cmocka_unit_test(test_pdb),
+		cmocka_unit_test(test_namespace),
+		cmocka_unit_test(test_volumes),
+		cmocka_unit_test(test_daemonset),
 	};
 
 	return cmocka_run_group_tests(tests, load, unload);
