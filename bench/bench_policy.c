@@ -7,9 +7,13 @@
  * `luascale decide` does, or not, as the daemon does). Two rounds: with
  * the pending pods (scale-up) and without them (steady, scale-down).
  * Times are the thread's CPU time, so neighbours on a shared machine
- * count less. Run on demand:
- *   build/bench/bench_policy [NODES] [PODS_PER_NODE] [PENDING] [ROUNDS]
+ * count less. With RELATED (0 or 1), a fifth of the workloads relate
+ * their replicas: half with required hostname anti-affinity, half spread
+ * over zones (maxSkew 1), as the scheduler left them. The process's peak
+ * RSS is printed last. Run on demand:
+ *   build/bench/bench_policy [NODES] [PODS_PER_NODE] [PENDING] [ROUNDS] [RELATED]
  */
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,7 @@
 #include "policy/plan.h"
 #include "model.h"
 #include "policy/host.h"
+#include "topology.h"
 
 /* ---- the cluster ---- */
 
@@ -81,8 +86,35 @@ static void pool_free(struct pool *p)
  * node in 50 running a critical pod, one in 100 cordoned for scale-down),
  * and 'pending' pods too big for any node's free room.
  */
+/* The relations of workload app-<a> (a fifth of the 50 are related). */
+static struct pod_term anti_term[50];
+static struct spread_constraint spread_sc[50];
+static struct selector_req app_req[50];
+static const char *app_val[50];
+
+static void relate(struct pool *pl, struct pod *pd, int app)
+{
+	if (app % 5 > 1)
+		return;
+	if (!app_val[app]) {
+		app_val[app] = pool_fmt(pl, "app-%d", app, 0);
+		app_req[app] = (struct selector_req){"app", SELECTOR_IN, &app_val[app], 1};
+		anti_term[app] = (struct pod_term){{&app_req[app], 1}, false, NULL, 0, {NULL, 0}, false,
+						   "kubernetes.io/hostname"};
+		spread_sc[app] = (struct spread_constraint){1, 1, "topology.kubernetes.io/zone",
+							    {&app_req[app], 1}, false, true, false};
+	}
+	if (app % 5 == 0) {
+		pd->anti_terms = &anti_term[app];
+		pd->n_anti_terms = 1;
+	} else {
+		pd->spread = &spread_sc[app];
+		pd->n_spread = 1;
+	}
+}
+
 static struct snapshot *build_cluster(struct pool *pl, int nodes, int per_node, int pending,
-				      const struct config *cfg, int64_t now)
+				      const struct config *cfg, int64_t now, bool related)
 {
 	struct snapshot *s = snapshot_new();
 	struct errbuf err;
@@ -147,6 +179,8 @@ static struct snapshot *build_cluster(struct pool *pl, int nodes, int per_node, 
 			pd.created = now - 3600;
 			pd.local_volume = "";
 			pd.sched_message = "";
+			if (related && !ds)
+				relate(pl, &pd, p % 50);
 			if (snapshot_add_pod(s, &pd, &err) < 0)
 				goto fail;
 		}
@@ -327,6 +361,8 @@ int main(int argc, char **argv)
 	int per_node = argc > 2 ? atoi(argv[2]) : 30;
 	int pending = argc > 3 ? atoi(argv[3]) : 200;
 	int rounds = argc > 4 ? atoi(argv[4]) : 5;
+	bool related = argc > 5 && atoi(argv[5]) != 0;
+	struct rusage ru;
 	struct run runs[2] = {{.name = "default"}, {.name = "jupyterhub"}};
 	const char *files[2] = {"default.lua", "jupyterhub.lua"};
 	struct safety_limits lim;
@@ -339,16 +375,33 @@ int main(int argc, char **argv)
 	int i, k, v, sc;
 
 	if (nodes < 1 || per_node < 0 || pending < 0 || rounds < 1 || rounds > 64) {
-		fprintf(stderr, "usage: bench_policy [NODES] [PODS_PER_NODE] [PENDING] [ROUNDS 1..64]\n");
+		fprintf(stderr, "usage: bench_policy [NODES] [PODS_PER_NODE] [PENDING] [ROUNDS 1..64] [RELATED 0|1]\n");
 		return 2;
 	}
 	cfg = bench_parse_config(CONFIG, "bench_policy");
 	if (!cfg)
 		return 1;
 	t0 = bench_now();
-	s = build_cluster(&pl, nodes, per_node, pending, cfg, now);
-	printf("bench_policy: %d nodes, %zu pods (%d a node), %zu pending; built in %.0f ms; %d rounds each\n",
-	       nodes, s->n_pods, per_node, s->n_pending, (bench_now() - t0) * 1e3, rounds);
+	s = build_cluster(&pl, nodes, per_node, pending, cfg, now, related);
+	printf("bench_policy: %d nodes, %zu pods (%d a node), %zu pending%s; built in %.0f ms; %d rounds each\n",
+	       nodes, s->n_pods, per_node, s->n_pending,
+	       related ? ", a fifth of the workloads with anti-affinity or zone spread" : "",
+	       (bench_now() - t0) * 1e3, rounds);
+	{
+		/* what a round pays once per snapshot when pods relate: the
+		 * relations index (topology.c) over every node and bound pod */
+		double t1 = bench_now();
+		clock_t c1 = clock();
+		struct topo *t = topo_new(s);
+
+		if (!t) {
+			fprintf(stderr, "bench_policy: out of memory\n");
+			return 1;
+		}
+		bench_row_f("relations index build ms (wall)", (bench_now() - t1) * 1e3);
+		bench_row_f("relations index build cpu ms", (double)(clock() - c1) * 1e3 / CLOCKS_PER_SEC);
+		topo_free(t);
+	}
 	decide_limits(cfg, &lim, &dopts);
 	for (i = 0; i < 2; i++) {
 		runs[i].pol[V_PLAIN] = load(files[i], cfg, false);
@@ -375,6 +428,8 @@ int main(int argc, char **argv)
 	snapshot_free(s);
 	pool_free(&pl);
 	config_free(cfg);
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		bench_row_f("peak RSS MB", (double)ru.ru_maxrss / 1024.0);
 	return 0;
 }
 

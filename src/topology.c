@@ -227,6 +227,14 @@ struct counter {
 	int32_t min;            /* least count over the domains that exist */
 	size_t at_min;          /* domains at it */
 	size_t n_exist;         /* domains that exist */
+	/* C_OWNERS: the pods that have the term, and where; the domain counts
+	 * are filled from them the first time a pod's class matches the term
+	 * ('lazy' until then), so an index of many such pods costs a push each
+	 * until one is asked about */
+	const struct pod **members;
+	uint32_t *member_site;
+	size_t n_members, cap_members;
+	bool lazy;
 };
 
 /* What a pod brings, worked out once: its class and owner groups when it
@@ -236,6 +244,8 @@ struct pplan {
 	uint32_t cls;
 	uint32_t *owners;      /* per anti-affinity term: its C_OWNERS counter */
 	uint32_t dpos;         /* where it is in its class's deferred lists, NONE */
+	bool owners_counted;   /* a member of its owner groups already (topo_new()):
+				 * its first count leaves them alone */
 	bool checked;
 	uint32_t affinity;     /* counter, NONE without affinity terms */
 	uint32_t *anti;        /* counters per anti-affinity term */
@@ -278,7 +288,14 @@ struct topo {
 	struct u32vec spread_counters;
 	struct u32vec per_site_spread; /* those with per_site */
 	struct u32vec owner_groups; /* C_OWNERS counters, in creation order */
-	struct u64map plan_ix;  /* pod pointer -> plan */
+	struct u64map plan_ix;  /* pod pointer -> plan, for pods not in 'base' */
+	const struct pod *base; /* the snapshot's pods (topo_new()): their plans by index */
+	size_t n_base;
+	uint32_t *base_plan;    /* per snapshot pod: its plan, NONE none yet */
+	const struct snapshot *snap; /* topo_new()'s, while 'unclassified' */
+	bool unclassified;      /* its bound pods without anti-affinity or host ports are
+				 * not counted yet: only a constraint of another pod's
+				 * can match them (classify_rest()) */
 	struct pplan *plans;
 	size_t n_plans, cap_plans;
 	struct op *ops;         /* the journal */
@@ -686,6 +703,11 @@ struct cs_entry {
 	uint32_t pos;
 };
 
+/* Owner group 'g' gains (delta 1) or loses (-1) member 'p' at site 'si';
+ * its counts follow once it is no longer lazy. */
+static int owner_member(struct topo *t, struct counter *g, const struct pod *p, size_t si,
+			int32_t delta);
+
 static int count_cs(struct topo *t, uint32_t ci, size_t si, int32_t delta);
 
 /* Counts the pods class 'ci' deferred (it gets its first counter). */
@@ -912,6 +934,8 @@ static bool reads_node_identity(const struct pod *p)
  * The counter of this kind for these terms (or spread constraint of 'p'),
  * created and filled when new. 'terms' is copied. NONE when out of memory.
  */
+static int classify_rest(struct topo *t);
+
 static uint32_t counter_of(struct topo *t, enum counter_kind kind, const struct pod *p,
 			   const struct term_ref *terms, size_t n_terms,
 			   const struct spread_constraint *sc)
@@ -921,6 +945,9 @@ static uint32_t counter_of(struct topo *t, enum counter_kind kind, const struct 
 	struct counter *c;
 	size_t i;
 
+	/* a constraint that counts pods: every pod must be counted first */
+	if (kind != C_OWNERS && classify_rest(t) < 0)
+		goto oom;
 	if (kind != C_SPREAD)
 		for (i = 0; i < n_terms; i++)
 			h = term_hash(h, &terms[i]);
@@ -981,6 +1008,7 @@ static uint32_t counter_of(struct topo *t, enum counter_kind kind, const struct 
 				spread_site(t, c, i, 1);
 	}
 	if (kind == C_OWNERS) {
+		c->lazy = true;
 		if (vec_push(&t->owner_groups, id) < 0)
 			goto oom;
 	} else {
@@ -1033,6 +1061,8 @@ void topo_free(struct topo *t)
 
 		free(c->terms);
 		free(c->keys);
+		free(c->members);
+		free(c->member_site);
 		map_free(&c->map);
 		free(c->doms);
 		free(c->eligible);
@@ -1060,6 +1090,7 @@ void topo_free(struct topo *t)
 	free(t->per_site_spread.v);
 	free(t->owner_groups.v);
 	map_free(&t->plan_ix);
+	free(t->base_plan);
 	free(t->plans);
 	free(t->ops);
 	free(t);
@@ -1183,6 +1214,53 @@ static int count_cs(struct topo *t, uint32_t ci, size_t si, int32_t delta)
 	return 0;
 }
 
+static int owner_member(struct topo *t, struct counter *g, const struct pod *p, size_t si,
+			int32_t delta)
+{
+	size_t i;
+
+	if (delta > 0) {
+		if (g->n_members == g->cap_members) {
+			size_t cap = g->cap_members ? g->cap_members * 2 : 8;
+			const struct pod **np = realloc(g->members, cap * sizeof(*np));
+			uint32_t *ns;
+
+			if (np)
+				g->members = np;
+			ns = np ? realloc(g->member_site, cap * sizeof(*ns)) : NULL;
+			if (!ns)
+				return -1;
+			g->member_site = ns;
+			g->cap_members = cap;
+		}
+		g->members[g->n_members] = p;
+		g->member_site[g->n_members++] = (uint32_t)si;
+	} else {
+		for (i = g->n_members; i-- > 0;)
+			if (g->members[i] == p && g->member_site[i] == si)
+				break;
+		if (i == (size_t)-1)
+			return -1;
+		g->members[i] = g->members[--g->n_members];
+		g->member_site[i] = g->member_site[g->n_members];
+	}
+	if (!g->lazy)
+		counter_count(t, g, si, delta);
+	return 0;
+}
+
+/* Fills a lazy owner group's counts from its members. */
+static void owners_materialize(struct topo *t, struct counter *g)
+{
+	size_t i;
+
+	if (!g->lazy)
+		return;
+	g->lazy = false;
+	for (i = 0; i < g->n_members; i++)
+		counter_count(t, g, g->member_site[i], 1);
+}
+
 /* Counts (delta 1) or uncounts (-1) pod 'p' (of plan 'pl') at site 'si'. */
 static int count_pod(struct topo *t, const struct pod *p, struct pplan *pl, size_t si,
 		     int32_t delta)
@@ -1212,8 +1290,10 @@ static int count_pod(struct topo *t, const struct pod *p, struct pplan *pl, size
 		return -1;
 	for (i = 0; i < k->counters.n; i++)
 		counter_count(t, &t->counters[k->counters.v[i]], si, delta);
-	for (i = 0; i < p->n_anti_terms; i++)
-		counter_count(t, &t->counters[pl->owners[i]], si, delta);
+	for (i = 0; i < p->n_anti_terms && !pl->owners_counted; i++)
+		if (owner_member(t, &t->counters[pl->owners[i]], p, si, delta) < 0)
+			return -1;
+	pl->owners_counted = false;
 	if (p->n_host_ports) {
 		t->sites[si].n_ports += delta > 0 ? p->n_host_ports : (size_t)-p->n_host_ports;
 		t->n_with_ports += delta > 0 ? 1 : (size_t)-1;
@@ -1252,7 +1332,7 @@ int topo_remove_pod(struct topo *t, size_t site, const struct pod *p)
 	struct pplan *pl;
 	size_t i;
 
-	if (site >= t->n_sites)
+	if (site >= t->n_sites || classify_rest(t) < 0)
 		return -1;
 	st = &t->sites[site];
 	for (i = 0; i < st->n_pods; i++)
@@ -1267,6 +1347,58 @@ int topo_remove_pod(struct topo *t, size_t site, const struct pod *p)
 	return count_pod(t, p, pl, site, -1);
 }
 
+/*
+ * Counts the snapshot's bound pods topo_new() left out, as part of the
+ * base state (no journal, so no rollback takes them back out). Called
+ * before the first counter that counts pods and the first removal.
+ */
+static int classify_rest(struct topo *t)
+{
+	const struct snapshot *s = t->snap;
+	bool replaying = t->replaying;
+	size_t i;
+
+	if (!t->unclassified)
+		return 0;
+	t->unclassified = false;
+	t->replaying = true;
+	/* each node's list of pods, sized once */
+	for (i = 0; i < s->n_nodes && i < t->n_sites; i++) {
+		struct site *st = &t->sites[i];
+		size_t want = st->n_pods + s->nodes[i].n_pods;
+
+		if (want > st->cap_pods) {
+			const struct pod **np = realloc(st->pods, want * sizeof(*np));
+
+			if (!np)
+				goto oom;
+			st->pods = np;
+			st->cap_pods = want;
+		}
+	}
+	for (i = 0; i < s->n_pods; i++) {
+		const struct pod *p = &s->pods[i];
+
+		struct pplan *pl;
+
+		if (p->node < 0 || (size_t)p->node >= t->n_sites || pod_finished(p) ||
+		    p->n_host_ports)
+			continue;
+		/* an anti-affinity pod is a member of its owner groups already */
+		if (!(pl = pinfo_of(t, p)))
+			goto oom;
+		pl->owners_counted = p->n_anti_terms > 0;
+		if (topo_add_pod(t, (size_t)p->node, p) < 0)
+			goto oom;
+	}
+	t->replaying = replaying;
+	return 0;
+oom:
+	t->replaying = replaying;
+	t->oom = true;
+	return -1;
+}
+
 struct topo *topo_new(const struct snapshot *s)
 {
 	struct topo *t = topo_new_empty(s->namespaces, s->n_namespaces);
@@ -1274,21 +1406,50 @@ struct topo *topo_new(const struct snapshot *s)
 
 	if (!t)
 		return NULL;
+	/* sized once: the snapshot says how many of each there are */
+	t->base = s->pods;
+	t->n_base = s->n_pods;
+	t->base_plan = malloc((s->n_pods ? s->n_pods : 1) * sizeof(*t->base_plan));
+	t->cap_plans = s->n_pods ? s->n_pods : 1;
+	t->plans = malloc(t->cap_plans * sizeof(*t->plans));
+	t->cap_sites = s->n_nodes + s->n_groups + 16;
+	t->sites = malloc(t->cap_sites * sizeof(*t->sites));
+	if (!t->base_plan || !t->plans || !t->sites)
+		goto oom;
+	memset(t->base_plan, 0xff, (s->n_pods ? s->n_pods : 1) * sizeof(*t->base_plan));
+	t->replaying = true; /* the snapshot is the base state: no journal */
+	t->snap = s;
+	t->unclassified = true;
 	for (i = 0; i < s->n_nodes; i++) {
 		const struct node *n = &s->nodes[i];
 
 		if (topo_add_site(t, TOPO_NODE, n->name, &n->labels, n->taints, n->n_taints) < 0)
 			goto oom;
 	}
+	/* the pods whose relations reach others now — with host ports in
+	 * full, with anti-affinity as members of their terms' owner groups —
+	 * the rest when a constraint first counts pods (classify_rest()) */
 	for (i = 0; i < s->n_pods; i++) {
 		const struct pod *p = &s->pods[i];
+		size_t a;
 
-		if (p->node < 0 || pod_finished(p))
+		if (p->node < 0 || pod_finished(p) || !(p->n_host_ports || p->n_anti_terms))
 			continue;
-		if (topo_add_pod(t, (size_t)p->node, p) < 0)
-			goto oom;
+		if (p->n_host_ports) {
+			if (topo_add_pod(t, (size_t)p->node, p) < 0)
+				goto oom;
+			continue;
+		}
+		for (a = 0; a < p->n_anti_terms; a++) {
+			struct term_ref r = {&p->anti_terms[a], p->ns};
+			uint32_t g = counter_of(t, C_OWNERS, p, &r, 1, NULL);
+
+			if (g == NONE || owner_member(t, &t->counters[g], p, (size_t)p->node, 1) < 0)
+				goto oom;
+		}
 	}
-	t->n_ops = 0; /* the snapshot is the base state */
+	t->replaying = false;
+	t->n_ops = 0;
 	return t;
 oom:
 	topo_free(t);
@@ -1380,11 +1541,13 @@ const char *topo_refusal_key(const struct topo *t)
 /* The pod's plan with its class and owner groups (created when new). */
 static struct pplan *pinfo_of(struct topo *t, const struct pod *p)
 {
-	uint32_t *ix = map_find(&t->plan_ix, (uint64_t)(uintptr_t)p);
+	bool in_base = t->base && p >= t->base && p < t->base + t->n_base;
+	uint32_t *ix = in_base ? &t->base_plan[p - t->base] :
+		       map_find(&t->plan_ix, (uint64_t)(uintptr_t)p);
 	struct pplan *pl;
 	size_t i;
 
-	if (ix)
+	if (ix && *ix != NONE)
 		return &t->plans[*ix];
 	if (t->n_plans == t->cap_plans) {
 		size_t cap = t->cap_plans ? t->cap_plans * 2 : 64;
@@ -1414,7 +1577,9 @@ static struct pplan *pinfo_of(struct topo *t, const struct pod *p)
 			}
 		}
 	}
-	if (!map_get(&t->plan_ix, (uint64_t)(uintptr_t)p, (uint32_t)t->n_plans)) {
+	if (in_base)
+		t->base_plan[p - t->base] = (uint32_t)t->n_plans;
+	else if (!map_get(&t->plan_ix, (uint64_t)(uintptr_t)p, (uint32_t)t->n_plans)) {
 		free(pl->owners);
 		goto oom;
 	}
@@ -1494,11 +1659,13 @@ static const struct u32vec *anti_of_class(struct topo *t, uint32_t ci)
 	for (; k->anti_seen < t->owner_groups.n; k->anti_seen++) {
 		uint32_t g = t->owner_groups.v[k->anti_seen];
 
-		if (term_matches(t, &t->counters[g].terms[0], k->ns, k->labels) &&
-		    vec_push(&k->anti, g) < 0) {
+		if (!term_matches(t, &t->counters[g].terms[0], k->ns, k->labels))
+			continue;
+		if (vec_push(&k->anti, g) < 0) {
 			t->oom = true;
 			return NULL;
 		}
+		owners_materialize(t, &t->counters[g]);
 	}
 	return &k->anti;
 }
@@ -1527,6 +1694,16 @@ static const struct pod *find_match(struct topo *t, const struct counter *c, uin
 {
 	size_t i, j;
 
+	if (c->kind == C_OWNERS) {
+		for (i = 0; i < c->n_members; i++) {
+			if (c->members[i] == self ||
+			    site_value(t, &t->sites[c->member_site[i]], k) != v)
+				continue;
+			*at = c->member_site[i];
+			return c->members[i];
+		}
+		return NULL;
+	}
 	for (i = 0; i < t->n_sites; i++) {
 		struct site *st = &t->sites[i];
 
