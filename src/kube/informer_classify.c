@@ -106,7 +106,8 @@ static bool pod_eq(const struct pod *a, const struct pod *b)
 	       kvlist_eq(&a->node_selector, &b->node_selector) &&
 	       resources_eq(&a->requests, &b->requests) &&
 	       node_affinity_same(&a->affinity, &b->affinity) &&
-	       tolerations_same(a->tolerations, a->n_tolerations, b->tolerations, b->n_tolerations);
+	       tolerations_same(a->tolerations, a->n_tolerations, b->tolerations, b->n_tolerations) &&
+	       pod_relations_same(a, b);
 }
 
 static bool pdb_eq(const struct pdb *a, const struct pdb *b)

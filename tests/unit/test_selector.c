@@ -266,6 +266,56 @@ static void test_enums(void **state)
 
 /* The equality the packing cache's classes and the informer's change
  * detection use: field by field in order, NULL apart from "". */
+/* The relations a pod brings (terms, spread, ports, claims) compare by
+ * content: a change of any is a change the informer reports. */
+static void test_relations_same(void **state)
+{
+	static const char *db[] = {"db"}, *db2[] = {"db"}, *web[] = {"web"};
+	struct selector_req ra = {"app", SELECTOR_IN, db, 1}, rb = {"app", SELECTOR_IN, db2, 1};
+	struct selector_req rw = {"app", SELECTOR_IN, web, 1};
+	struct pod_term ta = {{&ra, 1}, false, NULL, 0, {NULL, 0}, false, "kubernetes.io/hostname"};
+	struct pod_term tb = {{&rb, 1}, false, NULL, 0, {NULL, 0}, false, "kubernetes.io/hostname"};
+	struct pod_term tz = {{&rb, 1}, false, NULL, 0, {NULL, 0}, false, "topology.kubernetes.io/zone"};
+	struct pod_term tw = {{&rw, 1}, false, NULL, 0, {NULL, 0}, false, "kubernetes.io/hostname"};
+	struct spread_constraint s1 = {1, 1, "zone", {&ra, 1}, false, true, false};
+	struct spread_constraint s2 = {2, 1, "zone", {&ra, 1}, false, true, false};
+	struct host_port h80 = {"0.0.0.0", 80, PORT_TCP}, h80u = {"0.0.0.0", 80, PORT_UDP};
+	const char *c1[] = {"data-0"}, *c2[] = {"data-1"};
+	struct pod a, b;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	assert_true(pod_relations_same(&a, &b));
+	a.anti_terms = &ta, a.n_anti_terms = 1;
+	assert_false(pod_relations_same(&a, &b));
+	b.anti_terms = &tb, b.n_anti_terms = 1;
+	assert_true(pod_relations_same(&a, &b)); /* by text */
+	b.anti_terms = &tz;
+	assert_false(pod_relations_same(&a, &b));
+	b.anti_terms = &tw;
+	assert_false(pod_relations_same(&a, &b));
+	b.anti_terms = &tb;
+	a.affinity_terms = &ta, a.n_affinity_terms = 1;
+	assert_false(pod_relations_same(&a, &b));
+	b.affinity_terms = &tb, b.n_affinity_terms = 1;
+	a.spread = &s1, a.n_spread = 1;
+	b.spread = &s2, b.n_spread = 1;
+	assert_false(pod_relations_same(&a, &b));
+	b.spread = &s1;
+	a.host_ports = &h80, a.n_host_ports = 1;
+	b.host_ports = &h80u, b.n_host_ports = 1;
+	assert_false(pod_relations_same(&a, &b));
+	b.host_ports = &h80;
+	a.claims = c1, a.n_claims = 1;
+	b.claims = c2, b.n_claims = 1;
+	assert_false(pod_relations_same(&a, &b));
+	b.claims = c1;
+	assert_true(pod_relations_same(&a, &b));
+	a.unmodelled = "spec.resourceClaims";
+	assert_false(pod_relations_same(&a, &b));
+}
+
 static void test_same(void **state)
 {
 	static struct kv sel_a[] = {{"zone", "a"}, {"tier", "web"}};
@@ -331,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_pdb_matches),
 		cmocka_unit_test(test_enums),
 		cmocka_unit_test(test_same),
+		cmocka_unit_test(test_relations_same),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
