@@ -704,6 +704,9 @@ struct pod_brief {
 			 * pods, equal pairs equal; UINT32_MAX when not pending */
 	uint32_t n_ext; /* extended resources requested: the pod is read for them */
 	bool some_ext;  /* one of them is more than 0: no template without any takes it */
+	bool related;   /* it has relations of its own (host ports, pod affinity, spread) */
+	bool owner_match; /* a counted pod's anti-affinity term matches it, as of... */
+	uint32_t owners_seen; /* ...that many owner groups in the relations index */
 };
 
 /*
@@ -956,7 +959,8 @@ static const struct pod_brief *cache_new_brief(struct sched_cache *c, size_t pod
 		return NULL;
 	b = &c->brief[c->n_brief++];
 	*b = (struct pod_brief){r->cpu_m, r->memory, r->ephemeral, (uint32_t)k, rank,
-				(uint32_t)(r->n_ext > UINT32_MAX ? UINT32_MAX : r->n_ext), false};
+				(uint32_t)(r->n_ext > UINT32_MAX ? UINT32_MAX : r->n_ext), false,
+				has_relations(&c->s->pods[pod]), false, 0};
 	for (i = 0; i < r->n_ext; i++)
 		if (r->ext[i].name && r->ext[i].value > 0)
 			b->some_ext = true;
@@ -2071,6 +2075,8 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	uint32_t gl[64];        /* the groups: 'group', then the mates */
 	size_t n_gl = 1 + n_mates, rr = 0;
 	uint64_t *fitmask = NULL; /* per input pod: the groups whose template takes it */
+	uint8_t *related = NULL;  /* per input pod: it has relations of its own */
+	bool any_related = false;
 	int *opened = NULL;     /* per group of gl: new nodes opened */
 	struct resources room;  /* a new node's, DaemonSets' requests taken */
 	struct topo *t = NULL;  /* the relations index, when they matter */
@@ -2150,7 +2156,8 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 		out->placement = malloc(n * sizeof(*out->placement));
 		items = malloc(2 * n * sizeof(*items)); /* and the sort's room */
 		fitmask = n_mates ? calloc(n, sizeof(*fitmask)) : NULL;
-		if (!out->placement || !items || (n_mates && !fitmask)) {
+		related = malloc(n);
+		if (!out->placement || !items || !related || (n_mates && !fitmask)) {
 			errbuf_set(err, "pack: out of memory for %zu pods", n);
 			goto out;
 		}
@@ -2185,6 +2192,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			fit = cache_fits_template(cache, b, pods[i], group);
 			items[n_items] = (struct pack_item){0, b->rank, (uint32_t)i, b->cpu_m, b->memory,
 							    b->ephemeral};
+			related[i] = b->related;
 			for (j = 0; j < n_gl; j++)
 				if (n_mates && (j == 0 ? fit : cache_fits_template(cache, b, pods[i],
 									      gl[j])) == SCHED_FITS)
@@ -2195,6 +2203,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			items[n_items] = (struct pack_item){0, UINT32_MAX, (uint32_t)i,
 							    p->requests.cpu_m, p->requests.memory,
 							    p->requests.ephemeral};
+			related[i] = has_relations(p);
 			for (j = 0; j < n_gl; j++)
 				if (n_mates && (j == 0 ? fit : (int)sched_fits_template(
 						p, &s->groups[gl[j]], NULL, 0)) == SCHED_FITS)
@@ -2215,6 +2224,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			walk = walk && !n_mates && (order->member[pod / 64] >> (pod % 64) & 1);
 		}
 		all_ranked = all_ranked && items[n_items].rank != UINT32_MAX;
+		any_related = any_related || related[i];
 		storage = storage || items[n_items].ephemeral > 0;
 		n_items++;
 	}
@@ -2248,10 +2258,8 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	{
 		/* a pod without relations of its own is refused only by another's
 		 * anti-affinity: a counted pod's, or an earlier placement's */
-		bool use = s->n_anti_pods > 0;
+		bool use = s->n_anti_pods > 0 || any_related;
 
-		for (i = 0; i < n_items && !use; i++)
-			use = has_relations(&s->pods[pods[items[i].idx]]);
 		for (i = 0; i < n_prior && !use; i++)
 			use = prior[i].pod < s->n_pods && s->pods[prior[i].pod].n_anti_terms > 0;
 		if (use) {
@@ -2283,7 +2291,23 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 		struct need q = need_of(&k, it->cpu_m, it->memory, it->ephemeral);
 		const struct res_ext *ext = NULL;
 		const struct pod *p = &s->pods[pods[it->idx]];
-		bool rel = t && topo_relevant(t, p);
+		/* its own relations, or another's anti-affinity that matches it
+		 * (the cache remembers that answer until a new term shows up) */
+		bool rel = t && related[it->idx];
+
+		if (t && !rel && topo_owner_groups(t) > 0) {
+			struct pod_brief *pb = cache ? &cache->brief[cache->slot[pods[it->idx]] - 1] : NULL;
+			size_t n_owners = topo_owner_groups(t);
+
+			if (!pb) {
+				rel = topo_relevant(t, p);
+			} else if (pb->owners_seen == n_owners) {
+				rel = pb->owner_match;
+			} else {
+				rel = pb->owner_match = topo_relevant(t, p);
+				pb->owners_seen = (uint32_t)n_owners;
+			}
+		}
 		size_t b, j;
 		long f;
 
@@ -2469,6 +2493,7 @@ out:
 	free(bin_gi);
 	free(opened);
 	free(fitmask);
+	free(related);
 	free(start);
 	if (rc < 0)
 		pack_result_free(out);

@@ -1670,6 +1670,11 @@ static const struct u32vec *anti_of_class(struct topo *t, uint32_t ci)
 	return &k->anti;
 }
 
+size_t topo_owner_groups(const struct topo *t)
+{
+	return t->owner_groups.n;
+}
+
 bool topo_relevant(struct topo *t, const struct pod *p)
 {
 	const struct pplan *pl;

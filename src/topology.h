@@ -97,6 +97,12 @@ enum sched_fit topo_check(struct topo *t, const struct pod *p, size_t site, char
  */
 bool topo_relevant(struct topo *t, const struct pod *p);
 
+/* How many distinct anti-affinity terms counted pods have had (it never
+ * shrinks): with none, a pod without relations of its own is never
+ * refused; while it stays the same, topo_relevant()'s answer for such a
+ * pod stays the same. */
+size_t topo_owner_groups(const struct topo *t);
+
 /*
  * With 'on', template sites count as topology spread domains (a packing
  * plans for the groups' zones even before they have a node); off by
