@@ -387,6 +387,11 @@ static uint32_t site_value(struct topo *t, struct site *st, uint32_t k)
 		for (i = st->n_vals; i < t->n_keys; i++) {
 			const char *v = kvlist_get(st->labels, t->keys[i]);
 
+			/* a template stands for the next node of its group: a
+			 * hostname domain of its own, with no pod yet */
+			if (!v && st->kind == TOPO_TEMPLATE && strcmp(t->keys[i], HOSTNAME_KEY) == 0)
+				v = st->name;
+
 			st->vals[i] = v ? value_id(t, v) : NONE;
 		}
 		st->n_vals = t->n_keys;
@@ -756,7 +761,8 @@ static bool spread_eligible(struct topo *t, const struct counter *c, size_t si)
 	if (st->disabled)
 		return false;
 	for (i = 0; i < p->n_spread; i++)
-		if (!kvlist_get(st->labels, p->spread[i].topology_key))
+		if (!kvlist_get(st->labels, p->spread[i].topology_key) &&
+		    !(st->kind == TOPO_TEMPLATE && strcmp(p->spread[i].topology_key, HOSTNAME_KEY) == 0))
 			return false;
 	if (c->sc->honor_affinity &&
 	    !pod_node_selection_matches(p, st->kind == TOPO_TEMPLATE ? NULL : st->name, st->labels))
