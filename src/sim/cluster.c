@@ -1,9 +1,10 @@
 /*
  * sim/cluster: the simulated cluster — nodes that follow the cloud's
  * instances, pods and their life cycle, a scheduler using sched.c's
- * predicates, controllers that replace lost pods, PDB arithmetic for
- * evictions, the kubeops implementation and the snapshot builder.
- * Everything happens under the cloud's lock, as events on its executor.
+ * predicates and topology.c's pod relations, controllers that replace lost
+ * pods, PDB arithmetic for evictions, the kubeops implementation and the
+ * snapshot builder. Volumes are sim/volumes.c's. Everything happens under
+ * the cloud's lock, as events on its executor.
  */
 #include "sim/cluster.h"
 
@@ -16,11 +17,24 @@
 #include "arena.h"
 #include "intern.h"
 #include "sched.h"
+#include "topology.h"
 
 #define DEFAULT_GRACE_NS (30 * CLOCK_NS_PER_S)
 #define NOT_PENDING SIZE_MAX
 
 enum spod_state { SP_PENDING, SP_RUNNING, SP_TERMINATING, SP_DONE };
+
+/* Why a node was refused, for the scheduler's message: enum sched_fit,
+ * then the reasons it has no code for. */
+#define REASON_NOT_READY (SCHED_NOT_MODELLED + 1)
+#define REASON_SPREAD_LABEL (SCHED_NOT_MODELLED + 2) /* no label for a spread's key */
+enum { N_REASONS = SCHED_NOT_MODELLED + 3 };
+
+/* One number of a StatefulSet: taken by a listed pod, and its claim. */
+struct ordinal {
+	bool used;
+	long claim;              /* -1 none yet */
+};
 
 struct snode;
 
@@ -40,6 +54,9 @@ struct spod {
 	int64_t deleted_wall;    /* termination began (unix s), -1 when not terminating */
 	int64_t grace_ns;        /* the grace period of its termination */
 	uint64_t tried_gen;      /* capacity generation it last failed at (0: never tried) */
+	uint64_t tried_rel;      /* relation generation then (spread, affinity) */
+	long ordinal;            /* StatefulSet: its number, 0 otherwise */
+	long claim;              /* its volume claim (sim/volumes), -1 none */
 };
 
 struct snode {
@@ -60,11 +77,17 @@ struct spec_state {
 	struct pod tmpl;         /* the pod every one of its pods starts as */
 	uint64_t next_n;
 	uint64_t fail_pass;      /* scheduler pass in which one of its pods found no node */
+	uint64_t fail_rel;       /* the relation generation then */
 	const char *fail_msg;
-	int fail_reasons[SCHED_UNSCHEDULABLE + 2]; /* the counts fail_msg says */
+	int fail_reasons[N_REASONS]; /* the counts fail_msg says */
 	size_t fail_nodes;
 	size_t *pdbs;            /* indices of the PDBs that select its pods */
 	size_t n_pdbs;
+	bool related;            /* its pods have host ports, pod (anti-)affinity or spread */
+	bool grows;              /* pod affinity or spread: a pod bound elsewhere may let
+				  * one of its pods in where it was refused */
+	struct ordinal *ords;    /* StatefulSet: per number, whether a pod has it */
+	size_t cap_ords;
 };
 
 struct spdb {
@@ -106,6 +129,13 @@ struct sim_cluster {
 
 	/* scheduler */
 	uint64_t cap_gen;        /* bumped whenever room may have appeared */
+	uint64_t rel_gen;        /* bumped when a pod binds, a node goes or labels change:
+				  * spread and pod affinity may let a pod in then */
+	size_t n_related;        /* listed, unfinished pods of related specs: while 0 the
+				  * scheduler needs no index of pod relations */
+	size_t n_grows_specs;    /* specs whose pods a bind elsewhere may let in */
+	struct topo *topo;       /* that index, during a pass (NULL: not built) */
+	struct sim_volumes *vols;
 	uint64_t pass_no;
 	bool pass_queued;
 	int64_t last_pass_ns;
@@ -431,6 +461,8 @@ static void pending_compact(struct sim_cluster *c)
 
 static void set_state(struct sim_cluster *c, struct spod *p, enum spod_state st)
 {
+	if (st == SP_DONE && p->st != SP_DONE && c->specs[p->spec].related)
+		c->n_related--;
 	c->n_state[p->st]--;
 	p->st = st;
 	c->n_state[st]++;
@@ -455,18 +487,84 @@ static int seq_put(struct sim_cluster *c, struct spod *p)
 	return 0;
 }
 
+/* Number 'ord' of StatefulSet 'ss', the array grown to hold it; NULL on OOM. */
+static struct ordinal *ordinal_at(struct spec_state *ss, long ord)
+{
+	if ((size_t)ord >= ss->cap_ords) {
+		size_t cap = ss->cap_ords ? ss->cap_ords * 2 : 16, i;
+		struct ordinal *no;
+
+		while (cap <= (size_t)ord)
+			cap *= 2;
+		no = realloc(ss->ords, cap * sizeof(*no));
+		if (!no)
+			return NULL;
+		for (i = ss->cap_ords; i < cap; i++)
+			no[i] = (struct ordinal){false, -1};
+		ss->ords = no;
+		ss->cap_ords = cap;
+	}
+	return &ss->ords[ord];
+}
+
+/* The lowest number from 1 no listed pod of StatefulSet 'ss' has. */
+static long ordinal_free(const struct spec_state *ss)
+{
+	size_t i;
+
+	for (i = 1; i < ss->cap_ords && ss->ords[i].used; i++)
+		;
+	return (long)i;
+}
+
 /*
- * A new pod of spec 'si' named 'name' (NULL: the next "<spec>-<n>"),
- * pending unless bound by the caller. 'run_ns': how long it runs once
- * bound (<= 0 forever). NULL when out of memory.
+ * Pod 'p' of spec 'ss' takes number 'ord' (StatefulSet), and with a volume
+ * the claim that goes with it, bound or not. -1 when out of memory.
  */
-static struct spod *pod_new(struct sim_cluster *c, int si, const char *name, int64_t run_ns)
+static int take_ordinal(struct sim_cluster *c, struct spec_state *ss, struct spod *p, long ord)
+{
+	struct ordinal *o = ordinal_at(ss, ord);
+	const struct sim_volume *vol = ss->spec->volume;
+
+	if (!o)
+		return -1;
+	if (vol && o->claim < 0) {
+		o->claim = sim_volumes_claim(c->vols, p->p.ns, p->p.name, vol, ord);
+		if (o->claim < 0)
+			return -1;
+	}
+	o->used = true;
+	p->ordinal = ord;
+	p->claim = o->claim;
+	if (p->claim >= 0) {
+		p->p.claims = sim_volumes_claim_list(c->vols, p->claim);
+		p->p.n_claims = 1;
+		p->p.volume_affinity = sim_volumes_affinity(c->vols, p->claim);
+		p->p.n_volume_affinity = p->p.volume_affinity ? 1 : 0;
+	}
+	return 0;
+}
+
+/*
+ * A new pod of spec 'si' named 'name' (NULL: the next "<spec>-<n>"; a
+ * StatefulSet's lowest free number), pending unless bound by the caller.
+ * 'ord': a StatefulSet pod's number when 'name' is given (0: none).
+ * 'run_ns': how long it runs once bound (<= 0 forever). NULL when out of
+ * memory.
+ */
+static struct spod *pod_new_ord(struct sim_cluster *c, int si, const char *name, long ord,
+				int64_t run_ns)
 {
 	struct spec_state *ss = &c->specs[si];
+	bool sts = ss->spec->controller == SIM_CTRL_STATEFULSET;
 	char buf[320];
 	struct spod *p;
 
-	if (!name) {
+	if (!name && sts) {
+		ord = ordinal_free(ss);
+		snprintf(buf, sizeof(buf), "%s-%ld", ss->spec->name, ord);
+		name = buf;
+	} else if (!name) {
 		snprintf(buf, sizeof(buf), "%s-%llu", ss->spec->name,
 			 (unsigned long long)ss->next_n++);
 		name = buf;
@@ -475,6 +573,7 @@ static struct spod *pod_new(struct sim_cluster *c, int si, const char *name, int
 	if (!p)
 		return NULL;
 	p->p = ss->tmpl;
+	p->claim = -1;
 	p->p.name = arena_strdup(c->arena, name);
 	p->p.created = wall_s(c);
 	p->seq = c->next_seq++;
@@ -488,8 +587,8 @@ static struct spod *pod_new(struct sim_cluster *c, int si, const char *name, int
 	p->grace_ns = c->specs[si].spec->grace_ns;
 	p->run_ns = run_ns;
 	p->hash = hash_pod(p->p.ns, p->p.name);
-	if (!p->p.name || seq_put(c, p) < 0)
-		goto fail;
+	if (!p->p.name || (sts && ord > 0 && take_ordinal(c, ss, p, ord) < 0) || seq_put(c, p) < 0)
+		goto fail_ord;
 	if (push_ptr((void ***)&c->pods, &c->n_pods, &c->cap_pods, p) < 0)
 		goto fail_seq;
 	p->at = c->n_pods - 1;
@@ -498,14 +597,23 @@ static struct spod *pod_new(struct sim_cluster *c, int si, const char *name, int
 		goto fail_seq;
 	}
 	c->n_state[SP_PENDING]++;
+	if (ss->related)
+		c->n_related++;
 	c->st.pods_created++;
 	notify_pod(c, p, false);
 	return p;
 fail_seq:
 	c->by_seq[p->seq] = NULL;
-fail:
+fail_ord:
+	if (p->ordinal > 0)
+		ss->ords[p->ordinal].used = false;
 	free(p);
 	return NULL;
+}
+
+static struct spod *pod_new(struct sim_cluster *c, int si, const char *name, int64_t run_ns)
+{
+	return pod_new_ord(c, si, name, 0, run_ns);
 }
 
 /* Gives back the room a pod holds on its node. */
@@ -541,6 +649,10 @@ static void pod_remove(struct sim_cluster *c, struct spod *p)
 	c->pods[p->at]->at = p->at;
 	c->by_seq[p->seq] = NULL;
 	c->n_state[p->st]--;
+	if (p->st != SP_DONE && c->specs[p->spec].related)
+		c->n_related--;
+	if (p->ordinal > 0)
+		c->specs[p->spec].ords[p->ordinal].used = false;
 	free(p);
 }
 
@@ -581,7 +693,8 @@ static void replace(struct sim_cluster *c, const struct spod *old, bool same_nam
 		}
 		break;
 	}
-	p = pod_new(c, old->spec, same_name ? old->p.name : NULL, run);
+	p = pod_new_ord(c, old->spec, same_name ? old->p.name : NULL,
+			same_name ? old->ordinal : 0, run);
 	if (!p || queue_pod(c, p) < 0) {
 		if (p)
 			pod_remove(c, p);
@@ -633,7 +746,7 @@ static void complete_event(void *owner, void *data, uint64_t id, bool alive)
 	sim_cloud_unlock(c->cloud);
 }
 
-static int record_pending(struct sim_cluster *c, int64_t waited)
+static int record_pending(struct sim_cluster *c, const struct spod *p, int64_t waited)
 {
 	if (c->n_pending_ns == c->cap_pending_ns) {
 		size_t cap = c->cap_pending_ns ? c->cap_pending_ns * 2 : 1024;
@@ -645,8 +758,14 @@ static int record_pending(struct sim_cluster *c, int64_t waited)
 		c->cap_pending_ns = cap;
 	}
 	c->pending_ns[c->n_pending_ns++] = waited;
-	if (waited > c->st.pending_ns_max)
+	if (waited > c->st.pending_ns_max) {
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%s/%s", p->p.ns, p->p.name);
 		c->st.pending_ns_max = waited;
+		c->st.pending_max_pod = keep(c, buf);
+		c->st.pending_max_bound_ns = now_ns(c);
+	}
 	return 0;
 }
 
@@ -661,6 +780,15 @@ static int bind(struct sim_cluster *c, struct spod *p, struct snode *n)
 			return -1;
 		n->pods = np;
 		n->cap_pods = cap;
+	}
+	/* a WaitForFirstConsumer claim gets its volume where the pod lands */
+	if (p->claim >= 0 && !p->p.volume_affinity) {
+		if (sim_volumes_bind(c->vols, p->claim, n->n.name, &n->n.labels) < 0)
+			return -1;
+		p->p.volume_affinity = sim_volumes_affinity(c->vols, p->claim);
+		p->p.n_volume_affinity = 1;
+		sim_cloud_tracef(c->cloud, "claim %s of pod %s/%s bound to a volume where %s is",
+				 p->p.claims[0], p->p.ns, p->p.name, n->n.name);
 	}
 	pending_remove(c, p);
 	n->pods[n->n_pods] = p;
@@ -677,8 +805,9 @@ static int bind(struct sim_cluster *c, struct spod *p, struct snode *n)
 	set_state(c, p, SP_RUNNING);
 	notify_pod(c, p, false);
 	c->st.pods_bound++;
+	c->rel_gen++;
 	if (!(p->p.flags & POD_DAEMONSET)) {
-		record_pending(c, p->started_ns - p->queued_ns);
+		record_pending(c, p, p->started_ns - p->queued_ns);
 		n->used = true;
 	}
 	sim_cloud_tracef(c->cloud, "pod %s/%s bound to %s", p->p.ns, p->p.name, n->n.name);
@@ -750,9 +879,7 @@ static void terminated_event(void *owner, void *data, uint64_t id, bool alive)
 
 /* ---- the scheduler ---- */
 
-enum { N_REASONS = SCHED_UNSCHEDULABLE + 2 };
-#define REASON_NOT_READY (SCHED_UNSCHEDULABLE + 1)
-
+/* The kube-scheduler's words for each reason ("node(s) ..." counted per node). */
 static const char *reason_text(int r)
 {
 	switch (r) {
@@ -765,12 +892,24 @@ static const char *reason_text(int r)
 	case SCHED_NODE_AFFINITY: return "node(s) didn't match Pod's node affinity/selector";
 	case SCHED_TAINT: return "node(s) had untolerated taint";
 	case SCHED_UNSCHEDULABLE: return "node(s) were unschedulable";
+	case SCHED_HOST_PORTS: return "node(s) didn't have free ports for the requested pod ports";
+	case SCHED_POD_AFFINITY: return "node(s) didn't match pod affinity rules";
+	case SCHED_POD_ANTI_AFFINITY: return "node(s) didn't match pod anti-affinity rules";
+	case SCHED_EXISTING_ANTI_AFFINITY:
+		return "node(s) didn't satisfy existing pods anti-affinity rules";
+	case SCHED_TOPOLOGY_SPREAD: return "node(s) didn't match pod topology spread constraints";
+	case REASON_SPREAD_LABEL:
+		return "node(s) didn't match pod topology spread constraints (missing required label)";
+	case SCHED_VOLUME_ZONE: return "node(s) had volume node affinity conflict";
+	case SCHED_VOLUME_MISSING: return "node(s) didn't find available persistent volumes to bind";
+	case SCHED_NOT_MODELLED: return "node(s) had a constraint luascale does not model";
 	case REASON_NOT_READY: return "node(s) were not ready";
 	}
 	return "unknown";
 }
 
-/* Does 'p' fit on 'n' now? Cheap checks first. */
+/* Does 'p' fit on 'n' now, as far as room, labels, taints and volumes go?
+ * Cheap checks first. */
 static enum sched_fit fits(const struct spod *p, const struct snode *n)
 {
 	const struct resources *r = &p->p.requests;
@@ -803,6 +942,50 @@ static enum sched_fit fits(const struct spod *p, const struct snode *n)
 				 n->n.unschedulable, NULL, 0);
 }
 
+/*
+ * The index of pod relations over the nodes as they are and the pods
+ * bound to them (site i is c->nodes[i]), for one pass: pods bound in the
+ * pass are added as they bind. NULL when out of memory.
+ */
+static struct topo *topo_build(struct sim_cluster *c)
+{
+	struct topo *t = topo_new_empty(NULL, 0);
+	size_t i, k;
+
+	if (!t)
+		return NULL;
+	for (i = 0; i < c->n_nodes; i++) {
+		const struct node *n = &c->nodes[i]->n;
+
+		if (topo_add_site(t, TOPO_NODE, n->name, &n->labels, n->taints, n->n_taints) < 0)
+			goto oom;
+	}
+	for (i = 0; i < c->n_nodes; i++) {
+		const struct snode *n = c->nodes[i];
+
+		for (k = 0; k < n->n_pods; k++)
+			if (n->pods[k]->st != SP_DONE && topo_add_pod(t, i, &n->pods[k]->p) < 0)
+				goto oom;
+	}
+	return t;
+oom:
+	topo_free(t);
+	return NULL;
+}
+
+/* Host ports, pod (anti-)affinity and spread of 'p' on node 'i'. */
+static int relation_fit(struct topo *t, const struct spod *p, const struct snode *n, size_t i)
+{
+	enum sched_fit f = topo_check(t, &p->p, i, NULL, 0);
+	size_t k;
+
+	if (f == SCHED_TOPOLOGY_SPREAD)
+		for (k = 0; k < p->p.n_spread; k++)
+			if (!kvlist_get(&n->n.labels, p->p.spread[k].topology_key))
+				return REASON_SPREAD_LABEL;
+	return (int)f;
+}
+
 /* Room left after placing 'p', as a share of the node (least-allocated score). */
 static double score(const struct spod *p, const struct snode *n)
 {
@@ -814,29 +997,36 @@ static double score(const struct spod *p, const struct snode *n)
 	return (cpu + mem) / 2;
 }
 
-static struct snode *find_node(struct sim_cluster *c, const struct spod *p, int *reasons)
+/*
+ * The node 'p' goes to (its index), or -1 with each refusal counted in
+ * 'reasons'. 't' is the index of pod relations, NULL when no pod has any.
+ */
+static long find_node(struct sim_cluster *c, const struct spod *p, struct topo *t, int *reasons)
 {
-	struct snode *best = NULL;
+	bool related = t && topo_relevant(t, &p->p);
 	double best_score = 0;
+	long best = -1;
 	size_t i;
 
 	for (i = 0; i < c->n_nodes; i++) {
 		struct snode *n = c->nodes[i];
-		enum sched_fit f;
+		int f;
 
 		if (!n->n.ready) {
 			reasons[REASON_NOT_READY]++;
 			continue;
 		}
-		f = fits(p, n);
+		f = (int)fits(p, n);
+		if (f == SCHED_FITS && related)
+			f = relation_fit(t, p, n, i);
 		if (f != SCHED_FITS) {
 			reasons[f]++;
 			continue;
 		}
 		if (c->o.sched == SIM_SCHED_FIRST_FIT)
-			return n;
-		if (!best || score(p, n) > best_score) {
-			best = n;
+			return (long)i;
+		if (best < 0 || score(p, n) > best_score) {
+			best = (long)i;
 			best_score = score(p, n);
 		}
 	}
@@ -846,7 +1036,7 @@ static struct snode *find_node(struct sim_cluster *c, const struct spod *p, int 
 /* "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint." */
 static const char *fail_message(struct sim_cluster *c, const int *reasons)
 {
-	char buf[512];
+	char buf[1024];
 	int order[N_REASONS], n = 0, i, j;
 	size_t len;
 
@@ -865,11 +1055,12 @@ static const char *fail_message(struct sim_cluster *c, const int *reasons)
 	for (i = 0; i < n && len < sizeof(buf); i++) {
 		int k = order[i];
 		int cnt = reasons[k];
+		bool first = i == 0;
 
-		/* selector and affinity share a text: merge them */
-		if (k == SCHED_NODE_SELECTOR && i + 1 < n && order[i + 1] == SCHED_NODE_AFFINITY)
+		/* reasons that share a text (selector and affinity) are one */
+		while (i + 1 < n && strcmp(reason_text(k), reason_text(order[i + 1])) == 0)
 			cnt += reasons[order[++i]];
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %d %s", i ? "," : ":",
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %d %s", first ? ":" : ",",
 					cnt, reason_text(k));
 	}
 	if (len < sizeof(buf))
@@ -887,12 +1078,26 @@ static void unschedulable(struct sim_cluster *c, struct spod *p, const char *msg
 	p->p.flags |= POD_UNSCHEDULABLE;
 	p->p.sched_message = msg ? msg : "";
 	p->tried_gen = c->cap_gen;
+	p->tried_rel = c->rel_gen;
 	if (changed)
 		notify_pod(c, p, false);
 }
 
+/*
+ * Whether 'p' found no node and nothing changed since that could give it
+ * one: no room freed, no node, label or taint; for a pod with pod affinity
+ * or spread constraints, no pod bound either (one bound elsewhere may
+ * raise the least domain's count, or be the pod it must be near).
+ */
+static bool nothing_changed(const struct sim_cluster *c, const struct spod *p)
+{
+	return p->tried_gen == c->cap_gen &&
+	       (!c->specs[p->spec].grows || p->tried_rel == c->rel_gen);
+}
+
 static void schedule_pass(struct sim_cluster *c)
 {
+	uint64_t rel_at_start = c->rel_gen;
 	size_t i;
 
 	c->pass_no++;
@@ -907,20 +1112,36 @@ static void schedule_pass(struct sim_cluster *c)
 	for (i = 0; i < c->n_pending; i++) {
 		struct spod *p = c->pending[i];
 		struct spec_state *ss;
-		struct snode *n;
+		long at;
 		int reasons[N_REASONS] = {0};
 
-		if (!p || p->tried_gen == c->cap_gen)
-			continue; /* nothing changed since it last found no node */
+		if (!p || nothing_changed(c, p))
+			continue;
 		ss = &c->specs[p->spec];
-		if (ss->fail_pass == c->pass_no) {
+		/* a pod of the same workload found no node in this pass, and
+		 * nothing since could help this one (pods with a claim each go
+		 * where their own volume is) */
+		if (ss->fail_pass == c->pass_no && p->claim < 0 &&
+		    (!ss->grows || ss->fail_rel == c->rel_gen)) {
 			unschedulable(c, p, ss->fail_msg);
 			continue;
 		}
-		n = find_node(c, p, reasons);
-		if (n && bind(c, p, n) == 0)
+		if (c->n_related && !c->topo && !(c->topo = topo_build(c))) {
+			/* never "fits" for want of the index: the next pass tries again */
+			sim_cloud_tracef(c->cloud, "scheduler: out of memory indexing pod relations");
+			kick(c);
+			break;
+		}
+		at = find_node(c, p, c->topo, reasons);
+		if (at >= 0 && bind(c, p, c->nodes[at]) == 0) {
+			if (c->topo && topo_add_pod(c->topo, (size_t)at, &p->p) < 0) {
+				topo_free(c->topo); /* rebuilt for the next pod */
+				c->topo = NULL;
+			}
 			continue;
+		}
 		ss->fail_pass = c->pass_no;
+		ss->fail_rel = c->rel_gen;
 		if (!ss->fail_msg || ss->fail_nodes != c->n_nodes ||
 		    memcmp(ss->fail_reasons, reasons, sizeof(reasons)) != 0) {
 			ss->fail_msg = fail_message(c, reasons);
@@ -929,7 +1150,21 @@ static void schedule_pass(struct sim_cluster *c)
 		}
 		unschedulable(c, p, ss->fail_msg);
 	}
+	topo_free(c->topo);
+	c->topo = NULL;
 	pending_compact(c);
+	/* a pod refused for its spread or affinity before others bound (in
+	 * this pass or before it) is tried again at the next one */
+	if (c->rel_gen != rel_at_start && c->n_grows_specs) {
+		for (i = 0; i < c->n_pending; i++) {
+			const struct spod *p = c->pending[i];
+
+			if (p && c->specs[p->spec].grows && !nothing_changed(c, p)) {
+				kick(c);
+				break;
+			}
+		}
+	}
 }
 
 static void pass_event(void *owner, void *data, uint64_t id, bool alive)
@@ -1100,6 +1335,7 @@ static void remove_node(struct sim_cluster *c, struct snode *n, const char *why)
 	notify_node(c, n, true);
 	c->group_nodes[n->group]--;
 	c->group_node_ns[n->group] += now_ns(c) - n->registered_ns;
+	c->rel_gen++; /* a spread domain may be gone with it */
 	c->st.nodes_removed++;
 	if (!n->used && n->inst && !n->inst->preexisting)
 		c->st.nodes_unused++;
@@ -1167,9 +1403,10 @@ struct sim_cluster *sim_cluster_new(struct sim_cloud *cloud, const struct sim_cl
 	c->clock = executor_clock(c->ex);
 	c->life = sim_life_new(c);
 	c->arena = arena_new();
+	c->vols = sim_volumes_new();
 	c->group_node_ns = calloc(ng ? ng : 1, sizeof(*c->group_node_ns));
 	c->group_nodes = calloc(ng ? ng : 1, sizeof(*c->group_nodes));
-	if (!c->life || !c->arena || !c->group_node_ns || !c->group_nodes) {
+	if (!c->life || !c->arena || !c->vols || !c->group_node_ns || !c->group_nodes) {
 		sim_cluster_free(c);
 		goto oom;
 	}
@@ -1203,8 +1440,12 @@ void sim_cluster_free(struct sim_cluster *c)
 	}
 	for (i = 0; i < c->n_pods; i++)
 		free(c->pods[i]);
-	for (i = 0; i < c->n_specs; i++)
+	for (i = 0; i < c->n_specs; i++) {
 		free(c->specs[i].pdbs);
+		free(c->specs[i].ords);
+	}
+	topo_free(c->topo);
+	sim_volumes_free(c->vols);
 	for (i = 0; i < c->n_adopted; i++)
 		c->adopted[i].free_fn(c->adopted[i].mem);
 	free(c->adopted);
@@ -1259,6 +1500,13 @@ int sim_cluster_add_spec(struct sim_cluster *c, const struct sim_pod_spec *spec,
 		return errbuf_set(err, "a pod spec needs a name and a namespace");
 	if ((unsigned)spec->controller > SIM_CTRL_DAEMONSET)
 		return errbuf_set(err, "pod spec %s/%s: unknown controller", spec->ns, spec->name);
+	if (spec->volume && spec->controller != SIM_CTRL_STATEFULSET)
+		return errbuf_set(err, "pod spec %s/%s: a volume per replica needs a StatefulSet",
+				  spec->ns, spec->name);
+	if (spec->volume && (!spec->volume->claim || !spec->volume->storage_class ||
+			     !spec->volume->zone_key))
+		return errbuf_set(err, "pod spec %s/%s: its volume needs a claim name, a class and a zone key",
+				  spec->ns, spec->name);
 	sim_cloud_lock(c->cloud);
 	for (i = 0; i < c->n_specs; i++) {
 		if (strcmp(c->specs[i].spec->name, spec->name) == 0 &&
@@ -1298,6 +1546,20 @@ int sim_cluster_add_spec(struct sim_cluster *c, const struct sim_pod_spec *spec,
 	t->tolerations = spec->tolerations;
 	t->n_tolerations = spec->n_tolerations;
 	t->priority = spec->priority;
+	t->affinity_terms = spec->affinity_terms;
+	t->n_affinity_terms = spec->n_affinity_terms;
+	t->anti_terms = spec->anti_terms;
+	t->n_anti_terms = spec->n_anti_terms;
+	t->spread = spec->spread;
+	t->n_spread = spec->n_spread;
+	t->host_ports = spec->host_ports;
+	t->n_host_ports = spec->n_host_ports;
+	ss->related = spec->n_host_ports || spec->n_affinity_terms || spec->n_anti_terms ||
+		      spec->n_spread;
+	ss->grows = spec->n_affinity_terms || spec->n_spread;
+	/* as the decoder marks what only the kube-scheduler evaluates */
+	if (spec->n_affinity_terms || spec->n_anti_terms || spec->n_spread || spec->volume)
+		t->flags |= POD_SCHEDULER_ONLY;
 	t->local_volume = spec->local_storage ? "data" : "";
 	t->sched_message = "";
 	t->node = -1;
@@ -1315,6 +1577,7 @@ int sim_cluster_add_spec(struct sim_cluster *c, const struct sim_pod_spec *spec,
 		}
 	}
 	rc = (int)c->n_specs++;
+	c->n_grows_specs += ss->grows;
 	if (spec->controller == SIM_CTRL_DAEMONSET) {
 		for (i = 0; i < c->n_nodes; i++) {
 			struct snode *n = c->nodes[i];
@@ -1982,6 +2245,8 @@ int sim_cluster_snapshot(struct sim_cluster *c, bool cloud_targets, struct snaps
 		if (snapshot_set_groups(s, groups, ng, err) < 0)
 			goto out;
 	}
+	if (sim_volumes_snapshot(c->vols, s, err) < 0)
+		goto out;
 	if (snapshot_finish(s, wall_s(c), err) < 0)
 		goto out;
 	rc = 0;
@@ -2450,6 +2715,12 @@ int sim_cluster_set_pod_meta(struct sim_cluster *c, const char *ns, const char *
 	}
 	(*slot)->p.labels = l;
 	(*slot)->p.annotations = a;
+	if (labels) {
+		/* another pod's affinity, anti-affinity or spread may read them */
+		c->cap_gen++;
+		c->rel_gen++;
+		kick(c);
+	}
 	notify_pod(c, *slot, false);
 	rc = ok(st);
 out:

@@ -15,6 +15,7 @@
 #include "errbuf.h"
 #include "model.h"
 #include "sim/cloud.h"
+#include "sim/volumes.h"
 
 struct sim_cluster;
 
@@ -27,7 +28,9 @@ enum sim_controller {
 	SIM_CTRL_DAEMONSET,   /* one pod on every node it fits; never pending, never replaced */
 };
 
-/* Parses "none", "replicaset", "statefulset", "job", "daemonset". 0 or -1. */
+/* Parses "none", "replicaset", "statefulset", "job", "daemonset". 0 or -1.
+ * A StatefulSet's pods are "<name>-<i>", i the lowest number (from 1) no
+ * listed pod of it has, as a StatefulSet's ordinals. */
 int sim_controller_parse(const char *s, enum sim_controller *out);
 /* The ownerReference kind: "", "ReplicaSet", "StatefulSet", "Job", "DaemonSet". */
 const char *sim_controller_kind(enum sim_controller c);
@@ -52,6 +55,18 @@ struct sim_pod_spec {
 	enum sim_controller controller;
 	bool local_storage;          /* has an emptyDir volume (named "data") */
 	bool safe_to_evict_false;    /* cluster-autoscaler.kubernetes.io/safe-to-evict: "false" */
+	/* what relates its pods to other pods, as struct pod has it (the
+	 * scheduler refuses a node as the kube-scheduler would: topology.h) */
+	struct pod_term *affinity_terms;     /* required pod affinity */
+	size_t n_affinity_terms;
+	struct pod_term *anti_terms;         /* required pod anti-affinity */
+	size_t n_anti_terms;
+	struct spread_constraint *spread;    /* DoNotSchedule topology spread */
+	size_t n_spread;
+	struct host_port *host_ports;
+	size_t n_host_ports;
+	/* a volume per replica (StatefulSet only), NULL: none */
+	const struct sim_volume *volume;
 	/* pods written through the API server (NULL for scenario workloads): */
 	const char *owner_kind;      /* with controller NONE: the ownerReference the pods carry */
 	const char *owner_name;      /*   ("ReplicaSet", "Job"), or NULL: none */
@@ -149,6 +164,9 @@ struct sim_stats {
 	/* kubeops calls that were carried out */
 	uint64_t cordons, uncordons, labels, annotations, taints, node_deletes, events;
 	int64_t pending_ns_max;       /* longest time a pod waited to be bound */
+	const char *pending_max_pod;  /* that pod, "namespace/name" ("" none; valid while
+				       * the cluster lives) */
+	int64_t pending_max_bound_ns; /* when it was bound, on the cluster's clock */
 	const int64_t *pending_ns;    /* per bound pod: created (or requeued) until bound;
 				       * borrowed, valid until the cluster changes */
 	size_t n_pending_ns;

@@ -411,6 +411,17 @@ static int register_spec(struct sim_workloads *w, const char *ns, const char *ba
 	ws->spec.tolerations = p->tolerations;
 	ws->spec.n_tolerations = p->n_tolerations;
 	ws->spec.affinity = p->affinity;
+	/* the scheduler holds the pod to its relations as the kube-scheduler
+	 * would (its claims are not modelled: the world has no volumes of
+	 * clients) */
+	ws->spec.affinity_terms = p->affinity_terms;
+	ws->spec.n_affinity_terms = p->n_affinity_terms;
+	ws->spec.anti_terms = p->anti_terms;
+	ws->spec.n_anti_terms = p->n_anti_terms;
+	ws->spec.spread = p->spread;
+	ws->spec.n_spread = p->n_spread;
+	ws->spec.host_ports = p->host_ports;
+	ws->spec.n_host_ports = p->n_host_ports;
 	ws->spec.requests = p->requests;
 	ws->spec.priority = p->priority;
 	ws->spec.grace_ns = int_at(podspec, "terminationGracePeriodSeconds", NULL, WL_DEFAULT_GRACE_S) *
