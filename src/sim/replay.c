@@ -76,7 +76,7 @@ static void violation(struct run *r, uint64_t *counter, int64_t t_ns, const char
 uint64_t sim_violations_total(const struct sim_violations *v)
 {
 	return v->over_max + v->over_total + v->under_min + v->over_removals + v->protected_hit +
-	       v->extra_instances + v->stuck_pending;
+	       v->extra_instances + v->stuck_pending + v->over_wait;
 }
 
 /* The config the run uses: the scenario's (params only for its own
@@ -248,9 +248,61 @@ static bool fits_some_group(struct run *r, const struct pod *p)
 	return false;
 }
 
+/* "45m10s", "2h05m", "50s", to the nearest second (minute) as the table shows it. */
+static void format_wait(char *out, size_t len, int64_t ns)
+{
+	int64_t sec = (ns + CLOCK_NS_PER_S / 2) / CLOCK_NS_PER_S;
+
+	if (sec >= 3600)
+		snprintf(out, len, "%lldh%02lldm", (long long)((sec + 30) / 3600),
+			 (long long)((sec + 30) / 60 % 60));
+	else if (sec >= 60)
+		snprintf(out, len, "%lldm%02llds", (long long)(sec / 60), (long long)(sec % 60));
+	else
+		snprintf(out, len, "%llds", (long long)sec);
+}
+
+/*
+ * The scenario's expect.max_pending: every pod that waited longer to be
+ * bound, or still waits at the end, is a violation; the first names the
+ * one that waited longest. 'longest' is the pending pod that waited
+ * longest ("" none) and 'longest_ns' its wait so far.
+ */
+static void check_waits(struct run *r, const struct sim_stats *ss, const char *longest,
+			int64_t longest_ns, uint64_t pending_over, int64_t t_ns)
+{
+	struct sim_violations *v = &r->out->v;
+	int64_t bound = r->sc->expect_max_pending_ns;
+	uint64_t over = pending_over;
+	char waited[32], limit[32];
+	size_t i;
+
+	if (bound <= 0)
+		return;
+	for (i = 0; i < ss->n_pending_ns; i++)
+		if (ss->pending_ns[i] > bound)
+			over++;
+	if (!over)
+		return;
+	format_wait(limit, sizeof(limit), bound);
+	if (ss->pending_ns_max >= longest_ns && ss->pending_ns_max > bound) {
+		format_wait(waited, sizeof(waited), ss->pending_ns_max);
+		violation(r, &v->over_wait, ss->pending_max_bound_ns - r->w->t0,
+			  "pod %s was bound after waiting %s, the scenario expects at most %s (expect.max_pending); %llu pod(s) waited longer than that",
+			  ss->pending_max_pod, waited, limit, (unsigned long long)over);
+	} else {
+		format_wait(waited, sizeof(waited), longest_ns);
+		violation(r, &v->over_wait, t_ns,
+			  "pod %s is still pending after %s, the scenario expects at most %s (expect.max_pending); %llu pod(s) waited longer than that",
+			  longest, waited, limit, (unsigned long long)over);
+	}
+	v->over_wait += over - 1;
+}
+
 /*
  * The end: waits (pods still pending count with what they waited so far),
- * pods stuck though a group could take them, totals.
+ * pods stuck though a group could take them, pods that waited longer than
+ * the scenario expects, totals.
  */
 static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 {
@@ -261,8 +313,10 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 	struct sim_group_stats gs;
 	struct actuator_stats ast;
 	int64_t *waits, settle = r->o->settle_ns ? r->o->settle_ns : DEFAULT_SETTLE_NS;
+	int64_t longest_ns = -1;
+	char longest[512] = "";
 	size_t n = 0, i, g;
-	uint64_t created = 0;
+	uint64_t created = 0, pending_over = 0;
 
 	if (sim_cluster_snapshot(r->w->cluster, false, &s, err) < 0)
 		return -1;
@@ -287,6 +341,12 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 		waits[n++] = waited;
 		if ((double)waited / (double)CLOCK_NS_PER_S > out->wait_max)
 			out->wait_max = (double)waited / (double)CLOCK_NS_PER_S;
+		if (r->sc->expect_max_pending_ns > 0 && waited > r->sc->expect_max_pending_ns)
+			pending_over++;
+		if (waited > longest_ns) {
+			longest_ns = waited;
+			snprintf(longest, sizeof(longest), "%s/%s", p->ns, p->name);
+		}
 		if (waited > settle && fits_some_group(r, p))
 			violation(r, &v->stuck_pending, t_ns,
 				  "pod %s/%s pending for %llds (%lldh%02lldm) at the end, though a group with room fits it",
@@ -294,6 +354,7 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 				  (long long)(waited / CLOCK_NS_PER_S / 3600),
 				  (long long)(waited / CLOCK_NS_PER_S / 60 % 60));
 	}
+	check_waits(r, &ss, longest, longest_ns, pending_over, t_ns);
 	qsort(waits, n, sizeof(*waits), cmp_i64);
 	out->wait_p50 = percentile(waits, n, 0.50);
 	out->wait_p95 = percentile(waits, n, 0.95);

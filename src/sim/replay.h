@@ -39,6 +39,8 @@ struct sim_violations {
 	uint64_t extra_instances;  /* instances created beyond what accepted plans asked for */
 	uint64_t stuck_pending;    /* pods pending at the end, for longer than the settle
 				    * time, that fit a group with room left */
+	uint64_t over_wait;        /* pods that waited longer than the scenario's
+				    * expect.max_pending to be bound (or still wait) */
 	char first[256];           /* the first one, in words ("" when none) */
 };
 

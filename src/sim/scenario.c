@@ -36,6 +36,7 @@ struct px {
 	struct errbuf *err;
 	struct ytree_path path;
 	int64_t day_start; /* midnight UTC of the start's day */
+	bool flavoured;    /* an aws:, gce: or azure: section places instances in zones */
 };
 
 static int vfail(struct px *x, const struct ytree_node *n, const char *fmt, va_list ap)
@@ -758,13 +759,317 @@ static int parse_initial(struct px *x, const struct ytree_node *s)
 	return 0;
 }
 
+/* ---- a workload's relations to other pods and to zones ---- */
+
+#define ZONE_LABEL "topology.kubernetes.io/zone"
+#define HOSTNAME_LABEL "kubernetes.io/hostname"
+
+/* The label a topology is read from: hostname, zone, region, or a key as written. */
+static int topology_key(struct px *x, const struct ytree_node *n, const char **out)
+{
+	if (n->kind != YTREE_SCALAR)
+		return fail(x, n, "expected hostname, zone, region or a node label key, got %s",
+			    kind_name(n));
+	if (strcmp(n->text, "hostname") == 0)
+		*out = HOSTNAME_LABEL;
+	else if (strcmp(n->text, "zone") == 0)
+		*out = ZONE_LABEL;
+	else if (strcmp(n->text, "region") == 0)
+		*out = "topology.kubernetes.io/region";
+	else if (k8sname_valid_qualified_name(n->text, NULL, 0))
+		*out = arena_strdup(x->a, n->text);
+	else
+		return fail(x, n, "expected hostname, zone, region or a node label key, got \"%s\"",
+			    n->text);
+	return *out ? 0 : oom(x);
+}
+
+/* Whether some node can have label 'key': every node has its hostname; a
+ * group's template sets the others, or a cloud flavour places instances
+ * in zones. */
+static bool key_possible(const struct px *x, const char *key)
+{
+	size_t i;
+
+	if (strcmp(key, HOSTNAME_LABEL) == 0 || (x->flavoured && strcmp(key, ZONE_LABEL) == 0))
+		return true;
+	for (i = 0; i < x->sc->n_groups; i++)
+		if (kvlist_get(&x->sc->groups[i].tmpl.labels, key))
+			return true;
+	return false;
+}
+
+/* The key 'key' of 'm', a topology: required or not, checked against the groups. */
+static int get_topology(struct px *x, const struct ytree_node *m, const char *key,
+			bool required, const char **out)
+{
+	size_t old;
+	const struct ytree_node *n = field(x, m, key, &old);
+	int rc = 0;
+
+	*out = NULL;
+	if (n && !(rc = topology_key(x, n, out)) && !key_possible(x, *out))
+		rc = fail(x, n, "no node group's template has the label %s (template.labels): no node would be in a domain of it",
+			  *out);
+	ytree_path_pop(&x->path, old);
+	if (!n && required)
+		return missing(x, m, key);
+	return rc;
+}
+
+/* matchLabels 'labels' as a selector (every label In its one value). */
+static int selector_of(struct px *x, const struct kvlist *labels, struct label_selector *out)
+{
+	size_t i;
+
+	out->n = 0;
+	out->reqs = labels->n ? arena_calloc(x->a, labels->n, sizeof(*out->reqs)) : NULL;
+	if (labels->n && !out->reqs)
+		return oom(x);
+	for (i = 0; i < labels->n; i++) {
+		struct selector_req *r = &out->reqs[i];
+
+		r->key = labels->items[i].key;
+		r->op = SELECTOR_IN;
+		r->values = arena_calloc(x->a, 1, sizeof(*r->values));
+		if (!r->values)
+			return oom(x);
+		r->values[0] = labels->items[i].value;
+		r->n_values = 1;
+	}
+	out->n = labels->n;
+	return 0;
+}
+
+/* One required (anti-)affinity term: pods with 'labels' in the same domain of 'key'. */
+static int one_term(struct px *x, const struct kvlist *labels, const char *key,
+		    struct pod_term **out, size_t *n)
+{
+	struct pod_term *t = arena_calloc(x->a, 1, sizeof(*t));
+
+	if (!t)
+		return oom(x);
+	t->topology_key = key;
+	if (selector_of(x, labels, &t->selector) < 0)
+		return -1;
+	*out = t;
+	*n = 1;
+	return 0;
+}
+
+/* anti_affinity: hostname — no two of its pods (its labels) in one domain. */
+static int parse_anti(struct px *x, const struct ytree_node *m, struct sim_pod_spec *sp)
+{
+	const char *key = NULL;
+
+	if (get_topology(x, m, "anti_affinity", false, &key))
+		return -1;
+	if (!key)
+		return 0;
+	if (!sp->labels.n) {
+		size_t old = ytree_path_push_key(&x->path, "anti_affinity");
+
+		fail(x, ytree_map_find(m, "anti_affinity"),
+		     "needs the workload's labels: its pods are matched by them");
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	return one_term(x, &sp->labels, key, &sp->anti_terms, &sp->n_anti_terms);
+}
+
+/* pod_affinity: {topology: zone, labels: {app: db}} — only where such a pod runs. */
+static int parse_pod_affinity(struct px *x, const struct ytree_node *m, struct sim_pod_spec *sp)
+{
+	static const char *const keys[] = {"topology", "labels", NULL};
+	size_t old;
+	const struct ytree_node *n = field(x, m, "pod_affinity", &old);
+	struct kvlist labels = {0};
+	const char *key = NULL;
+	int rc = 0;
+
+	if (n)
+		rc = expect(x, n, YTREE_MAP) || check_keys(x, n, keys) ||
+		     get_topology(x, n, "topology", true, &key) ||
+		     get_kv(x, n, "labels", true, &labels) ? -1 : 0;
+	if (n && !rc && !labels.n)
+		rc = fail(x, n, "labels is required: the pods it must run beside");
+	if (n && !rc)
+		rc = one_term(x, &labels, key, &sp->affinity_terms, &sp->n_affinity_terms);
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+/* One spread constraint: {topology: zone, max_skew: 1, min_domains: 3}. */
+static int spread_item(struct px *x, const struct ytree_node *c, void *base, size_t i)
+{
+	static const char *const keys[] = {"topology", "max_skew", "min_domains", NULL};
+	struct spread_constraint *sc = (struct spread_constraint *)base + i;
+	int64_t skew = 1, min = 1;
+
+	if (expect(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
+	    get_topology(x, c, "topology", true, &sc->topology_key) ||
+	    get_int(x, c, "max_skew", 1, 1000000, &skew) ||
+	    get_int(x, c, "min_domains", 1, 1000000, &min))
+		return -1;
+	sc->max_skew = (int32_t)skew;
+	sc->min_domains = (int32_t)min;
+	sc->honor_affinity = true; /* the defaults: nodeAffinityPolicy Honor, */
+	sc->honor_taints = false;  /* nodeTaintsPolicy Ignore */
+	return 0;
+}
+
+/* topology_spread: one constraint or a list, over the workload's own pods. */
+static int parse_spread(struct px *x, const struct ytree_node *m, struct sim_pod_spec *sp)
+{
+	size_t old, i;
+	const struct ytree_node *n = field(x, m, "topology_spread", &old);
+	void *items = NULL;
+	int rc = 0;
+
+	if (!n)
+		goto out;
+	if (!sp->labels.n) {
+		rc = fail(x, n, "needs the workload's labels: its pods are counted by them");
+		goto out;
+	}
+	if (n->kind == YTREE_MAP) {
+		items = arena_calloc(x->a, 1, sizeof(struct spread_constraint));
+		rc = items ? spread_item(x, n, items, 0) : oom(x);
+		sp->n_spread = 1;
+	} else if (n->kind == YTREE_SEQ) {
+		rc = parse_list(x, n, sizeof(struct spread_constraint), spread_item, &items,
+				&sp->n_spread);
+	} else {
+		rc = fail(x, n, "expected a mapping {topology: zone, max_skew: 1} or a list of them, got %s",
+			  kind_name(n));
+	}
+	if (rc)
+		goto out;
+	sp->spread = items;
+	for (i = 0; i < sp->n_spread && !rc; i++)
+		rc = selector_of(x, &sp->labels, &sp->spread[i].selector);
+out:
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+/* host_port: 8443 — a container port with that hostPort (TCP, every address). */
+static int parse_host_port(struct px *x, const struct ytree_node *m, struct sim_pod_spec *sp)
+{
+	int64_t port = 0;
+
+	if (get_int(x, m, "host_port", 1, 65535, &port))
+		return -1;
+	if (!port)
+		return 0;
+	sp->host_ports = arena_calloc(x->a, 1, sizeof(*sp->host_ports));
+	if (!sp->host_ports)
+		return oom(x);
+	sp->host_ports[0].ip = "0.0.0.0";
+	sp->host_ports[0].port = (int32_t)port;
+	sp->host_ports[0].protocol = PORT_TCP;
+	sp->n_host_ports = 1;
+	return 0;
+}
+
+/* Whether some group's template is in zone 'zone'. */
+static bool zone_possible(const struct px *x, const char *zone)
+{
+	size_t i;
+
+	if (x->flavoured)
+		return true;
+	for (i = 0; i < x->sc->n_groups; i++) {
+		const char *z = kvlist_get(&x->sc->groups[i].tmpl.labels, ZONE_LABEL);
+
+		if (z && strcmp(z, zone) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* volume: {claim: data, storage_class: zonal, zones: [a, b]} — a claim per replica. */
+static int parse_volume(struct px *x, const struct ytree_node *m, struct sim_pod_spec *sp)
+{
+	static const char *const keys[] = {"claim", "storage_class", "zones", NULL};
+	size_t old, o2, i = 0;
+	const struct ytree_node *n = field(x, m, "volume", &old), *zs, *c;
+	struct sim_volume *v;
+	const char **zones = NULL;
+	int rc = 0;
+
+	if (!n)
+		goto out;
+	v = arena_calloc(x->a, 1, sizeof(*v));
+	if (!v) {
+		rc = oom(x);
+		goto out;
+	}
+	v->claim = "data";
+	v->storage_class = "zonal";
+	v->zone_key = ZONE_LABEL;
+	if (expect(x, n, YTREE_MAP) || check_keys(x, n, keys) ||
+	    get_str(x, n, "claim", false, &v->claim) ||
+	    get_str(x, n, "storage_class", false, &v->storage_class)) {
+		rc = -1;
+		goto out;
+	}
+	if (sp->controller != SIM_CTRL_STATEFULSET) {
+		rc = fail(x, n, "a volume per replica needs controller: statefulset (its claims are kept when a pod is replaced)");
+		goto out;
+	}
+	if (!k8sname_valid_dns_label(v->claim) ||
+	    !k8sname_valid_dns_subdomain(v->storage_class)) {
+		bool claim = !k8sname_valid_dns_label(v->claim);
+
+		o2 = ytree_path_push_key(&x->path, claim ? "claim" : "storage_class");
+		rc = fail(x, ytree_map_find(n, claim ? "claim" : "storage_class"),
+			  "invalid name \"%s\": lowercase letters, digits and '-'",
+			  claim ? v->claim : v->storage_class);
+		ytree_path_pop(&x->path, o2);
+		goto out;
+	}
+	if (!key_possible(x, ZONE_LABEL)) {
+		rc = fail(x, n, "no node group's template has the label %s (template.labels): a volume is in a zone",
+			  ZONE_LABEL);
+		goto out;
+	}
+	zs = field(x, n, "zones", &o2);
+	if (zs && !(rc = expect(x, zs, YTREE_SEQ)) && zs->n) {
+		zones = arena_calloc(x->a, zs->n, sizeof(*zones));
+		if (!zones)
+			rc = oom(x);
+		for (c = zs->first; c && !rc; c = c->next, i++) {
+			size_t o3 = ytree_path_push_index(&x->path, i);
+
+			if (c->kind != YTREE_SCALAR || !c->text[0])
+				rc = fail(x, c, "expected a zone name, got %s", kind_name(c));
+			else if (!zone_possible(x, c->text))
+				rc = fail(x, c, "no node group's template is in zone \"%s\" (its %s label): the replica could never run",
+					  c->text, ZONE_LABEL);
+			else if (!(zones[i] = arena_strdup(x->a, c->text)))
+				rc = oom(x);
+			ytree_path_pop(&x->path, o3);
+		}
+		v->zones = zones;
+		v->n_zones = i;
+	}
+	ytree_path_pop(&x->path, o2);
+	if (!rc)
+		sp->volume = v;
+out:
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
 static int parse_workload(struct px *x, const struct ytree_node *m, struct sim_workload *w)
 {
 	static const char *const keys[] = {
 		"name", "namespace", "controller", "at", "count", "interval", "spread", "every",
 		"times", "requests", "labels", "annotations", "priority", "duration",
 		"duration_spread", "grace", "node_selector", "tolerations", "local_storage",
-		"safe_to_evict", NULL};
+		"safe_to_evict", "anti_affinity", "pod_affinity", "topology_spread", "host_port",
+		"volume", NULL};
 	struct sim_pod_spec *sp = &w->spec;
 	const char *ctrl = NULL;
 	const struct ytree_node *n;
@@ -832,7 +1137,13 @@ static int parse_workload(struct px *x, const struct ytree_node *m, struct sim_w
 	n = field(x, m, "tolerations", &old);
 	rc = n ? parse_tolerations(x, n, &sp->tolerations, &sp->n_tolerations) : 0;
 	ytree_path_pop(&x->path, old);
-	return rc;
+	if (rc || parse_anti(x, m, sp) || parse_pod_affinity(x, m, sp) || parse_spread(x, m, sp) ||
+	    parse_host_port(x, m, sp) || parse_volume(x, m, sp))
+		return -1;
+	if ((sp->n_anti_terms || sp->n_affinity_terms || sp->n_spread || sp->n_host_ports ||
+	     sp->volume) && sp->controller == SIM_CTRL_DAEMONSET)
+		return fail(x, m, "a daemonset's pods come with the nodes: anti_affinity, pod_affinity, topology_spread, host_port and volume are for the other controllers");
+	return 0;
 }
 
 static int workload_item(struct px *x, const struct ytree_node *c, void *base, size_t i)
@@ -1597,6 +1908,24 @@ static int parse_azure(struct px *x, const struct ytree_node *m)
 	return 0;
 }
 
+/* expect: what a run must show, else it counts as broken (exit 4). */
+static int parse_expect(struct px *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = {"max_pending", NULL};
+
+	if (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	    get_duration(x, m, "max_pending", &x->sc->expect_max_pending_ns))
+		return -1;
+	if (ytree_map_find(m, "max_pending") && x->sc->expect_max_pending_ns <= 0) {
+		size_t old = ytree_path_push_key(&x->path, "max_pending");
+
+		fail(x, ytree_map_find(m, "max_pending"), "must be longer than 0");
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	return 0;
+}
+
 /* The luascale config a scenario names, read offline and without the environment. */
 static int load_config(struct px *x, const struct ytree_node *n, const char *rel)
 {
@@ -1644,11 +1973,12 @@ static int parse_root(struct px *x, const struct ytree_node *root)
 		{"workloads", parse_workloads}, {"pdbs", parse_pdbs},
 		{"faults", parse_faults},       {"aws", parse_aws},
 		{"gce", parse_gce},             {"azure", parse_azure},
+		{"expect", parse_expect},
 	};
 	static const char *const keys[] = {"title", "description", "seed", "start", "duration",
 					   "config", "node_groups", "protected_pods", "safety",
 					   "cloud", "cluster", "initial_nodes", "workloads", "pdbs",
-					   "faults", "aws", "gce", "azure", NULL};
+					   "faults", "aws", "gce", "azure", "expect", NULL};
 	struct sim_scenario *sc = x->sc;
 	const struct ytree_node *n;
 	const char *start = NULL, *cfg = NULL, *prot = NULL;
@@ -1666,6 +1996,8 @@ static int parse_root(struct px *x, const struct ytree_node *root)
 	    get_str(x, root, "protected_pods", false, &prot))
 		return -1;
 	sc->seed = (uint64_t)seed;
+	x->flavoured = ytree_map_find(root, "aws") || ytree_map_find(root, "gce") ||
+		       ytree_map_find(root, "azure");
 	if (model_parse_time(start ? start : DEFAULT_START, &sc->start_wall) < 0) {
 		old = ytree_path_push_key(&x->path, "start");
 		fail(x, ytree_map_find(root, "start"),

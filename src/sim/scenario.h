@@ -66,6 +66,8 @@ struct sim_scenario {
 	const struct sim_aws_conf *aws; /* the `aws:` section, or NULL (the plain simulator) */
 	const struct sim_gce_conf *gce; /* the `gce:` section, or NULL (not with aws:) */
 	const struct sim_azure_conf *azure; /* the `azure:` section, or NULL (alone too) */
+	int64_t expect_max_pending_ns;  /* expect.max_pending: no pod may wait longer to be
+					 * bound (0: no bound) */
 };
 
 /*

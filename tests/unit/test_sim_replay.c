@@ -251,6 +251,67 @@ static void test_checker_sees_stuck_pods(void **state)
 	sim_scenario_free(sc);
 }
 
+/* expect.max_pending: a pod bound after waiting longer, or still waiting
+ * at the end, breaks the run; the first names the one that waited longest. */
+static void test_checker_sees_long_waits(void **state)
+{
+	static const char base[] =
+		"duration: 1h\n"
+		"node_groups:\n"
+		"  - {name: workers, min: 1, max: 1, price_per_hour: 1,\n"
+		"     template: {allocatable: {cpu: 4, memory: 16Gi}}}\n"
+		"initial_nodes: [{group: workers, count: 1}]\n"
+		"workloads:\n"
+		"  - {name: first, controller: job, count: 1, duration: 40m, requests: {cpu: 3, memory: 1Gi}}\n"
+		"  - {name: second, controller: job, count: 1, requests: {cpu: 3, memory: 1Gi}}\n"
+		"  - {name: third, controller: job, count: 1, requests: {cpu: 3, memory: 1Gi}}\n"
+		"  - {name: late, controller: job, at: 50m, count: 1, requests: {cpu: 3, memory: 1Gi}}\n";
+	char text[1024];
+	struct sim_scenario *sc;
+	struct sim_result r;
+
+	(void)state;
+	/* 'second' waits 40m for 'first' to end, 'third' and 'late' wait to
+	 * the end (60m and 10m): two over 30m */
+	snprintf(text, sizeof(text), "%sexpect: {max_pending: 30m}\n", base);
+	sc = parse(text);
+	run(sc, IDLE, 0, &r);
+	assert_int_equal(r.v.over_wait, 2);
+	assert_int_equal(r.v.stuck_pending, 0); /* no group has room left */
+	assert_int_equal(sim_violations_total(&r.v), 2);
+	assert_string_equal(r.v.first,
+			    "at 01:00:00: pod default/third-1 is still pending after 1h00m, the scenario expects at most 30m00s (expect.max_pending); 2 pod(s) waited longer than that");
+	sim_result_free(&r);
+	sim_scenario_free(sc);
+
+	/* 45m: only 'third' */
+	snprintf(text, sizeof(text), "%sexpect: {max_pending: 45m}\n", base);
+	sc = parse(text);
+	run(sc, IDLE, 0, &r);
+	assert_int_equal(r.v.over_wait, 1);
+	sim_result_free(&r);
+	sim_scenario_free(sc);
+
+	/* no 'third': 'second' was bound at 00:40 after 40m */
+	snprintf(text, sizeof(text), "%sexpect: {max_pending: 30m}\n", base);
+	*strstr(text, "  - {name: third") = '\0';
+	snprintf(text + strlen(text), sizeof(text) - strlen(text), "expect: {max_pending: 30m}\n");
+	sc = parse(text);
+	run(sc, IDLE, 0, &r);
+	assert_int_equal(r.v.over_wait, 1);
+	assert_string_equal(r.v.first,
+			    "at 00:40:00: pod default/second-1 was bound after waiting 40m00s, the scenario expects at most 30m00s (expect.max_pending); 1 pod(s) waited longer than that");
+	sim_result_free(&r);
+	sim_scenario_free(sc);
+
+	/* without expect, no bound */
+	sc = parse(base);
+	run(sc, IDLE, 0, &r);
+	assert_int_equal(r.v.over_wait, 0);
+	sim_result_free(&r);
+	sim_scenario_free(sc);
+}
+
 static void test_missing_policy_fails(void **state)
 {
 	struct sim_scenario *sc = load(SMOKE);
@@ -278,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_checker_sees_over_max),
 		cmocka_unit_test(test_checker_sees_over_total),
 		cmocka_unit_test(test_checker_sees_stuck_pods),
+		cmocka_unit_test(test_checker_sees_long_waits),
 		cmocka_unit_test(test_missing_policy_fails),
 	};
 

@@ -402,6 +402,138 @@ static void test_parse_errors_groups(void **state)
 	assert_non_null(strstr(err.msg, "safety.max_scale_down_per_round: 0 is out of range"));
 }
 
+/* Two groups in zones a and b, then 'body' (line 12 is its first). */
+static const char *const zoned_yaml =
+	"node_groups:\n"
+	"  - name: zone-a\n"
+	"    max: 4\n"
+	"    template:\n"
+	"      allocatable: {cpu: 4, memory: 16Gi}\n"
+	"      labels: {topology.kubernetes.io/zone: a}\n"
+	"  - name: zone-b\n"
+	"    max: 4\n"
+	"    template:\n"
+	"      allocatable: {cpu: 4, memory: 16Gi}\n"
+	"      labels: {topology.kubernetes.io/zone: b}\n";
+
+static void expect_zoned_error(const char *body, const char *want)
+{
+	char text[2048];
+	struct errbuf err;
+	struct sim_scenario *sc;
+
+	snprintf(text, sizeof(text), "%s%s", zoned_yaml, body);
+	err.msg[0] = '\0';
+	sc = parse(text, &err);
+	if (sc) {
+		sim_scenario_free(sc);
+		fail_msg("parsed, expected an error containing: %s", want);
+	}
+	if (!strstr(err.msg, want))
+		fail_msg("error \"%s\" does not contain \"%s\"", err.msg, want);
+}
+
+/* The keys that relate a workload's pods to each other and to zones. */
+static void test_relations_parse(void **state)
+{
+	static const char body[] =
+		"expect: {max_pending: 30m}\n"
+		"workloads:\n"
+		"  - name: coord\n"
+		"    controller: statefulset\n"
+		"    labels: {app: coord}\n"
+		"    anti_affinity: hostname\n"
+		"    volume: {claim: data, zones: [b, a]}\n"
+		"  - name: api\n"
+		"    labels: {app: api, tier: web}\n"
+		"    topology_spread: {topology: zone, max_skew: 2, min_domains: 2}\n"
+		"    pod_affinity: {topology: zone, labels: {app: coord}}\n"
+		"    host_port: 8443\n";
+	char text[2048];
+	struct errbuf err;
+	struct sim_scenario *sc;
+	const struct sim_pod_spec *coord, *api;
+
+	(void)state;
+	snprintf(text, sizeof(text), "%s%s", zoned_yaml, body);
+	sc = parse(text, &err);
+	if (!sc)
+		fail_msg("%s", err.msg);
+	assert_int_equal(sc->expect_max_pending_ns, 30LL * 60 * CLOCK_NS_PER_S);
+	coord = &sc->workloads[0].spec;
+	assert_int_equal(coord->n_anti_terms, 1);
+	assert_string_equal(coord->anti_terms[0].topology_key, "kubernetes.io/hostname");
+	assert_int_equal(coord->anti_terms[0].selector.n, 1);
+	assert_string_equal(coord->anti_terms[0].selector.reqs[0].key, "app");
+	assert_string_equal(coord->anti_terms[0].selector.reqs[0].values[0], "coord");
+	assert_non_null(coord->volume);
+	assert_string_equal(coord->volume->claim, "data");
+	assert_string_equal(coord->volume->storage_class, "zonal");
+	assert_string_equal(coord->volume->zone_key, "topology.kubernetes.io/zone");
+	assert_int_equal(coord->volume->n_zones, 2);
+	assert_string_equal(coord->volume->zones[0], "b");
+	api = &sc->workloads[1].spec;
+	assert_int_equal(api->n_spread, 1);
+	assert_int_equal(api->spread[0].max_skew, 2);
+	assert_int_equal(api->spread[0].min_domains, 2);
+	assert_string_equal(api->spread[0].topology_key, "topology.kubernetes.io/zone");
+	assert_int_equal(api->spread[0].selector.n, 2); /* its labels */
+	assert_true(api->spread[0].honor_affinity);
+	assert_false(api->spread[0].honor_taints);
+	assert_int_equal(api->n_affinity_terms, 1);
+	assert_string_equal(api->affinity_terms[0].selector.reqs[0].values[0], "coord");
+	assert_int_equal(api->n_host_ports, 1);
+	assert_int_equal(api->host_ports[0].port, 8443);
+	assert_int_equal(api->host_ports[0].protocol, PORT_TCP);
+	assert_null(api->volume);
+	sim_scenario_free(sc);
+}
+
+static void test_relations_errors(void **state)
+{
+	(void)state;
+	/* line 12 is the first after the zoned groups */
+	expect_zoned_error("workloads:\n  - name: web\n    anti_affinity: hostname\n",
+			   "day.yaml:14:20: workloads[0].anti_affinity: needs the workload's labels");
+	expect_zoned_error("workloads:\n  - name: web\n    labels: {app: web}\n    anti_affinity: \"a b\"\n",
+			   "day.yaml:15:20: workloads[0].anti_affinity: expected hostname, zone, region or a node label key, got \"a b\"");
+	expect_zoned_error("workloads:\n  - name: web\n    labels: {app: web}\n    anti_affinity: region\n",
+			   "workloads[0].anti_affinity: no node group's template has the label topology.kubernetes.io/region");
+	expect_zoned_error("workloads:\n  - name: web\n    labels: {app: web}\n    topology_spread: {topology: zone, max_skew: 0}\n",
+			   "day.yaml:15:49: workloads[0].topology_spread.max_skew: 0 is out of range");
+	expect_zoned_error("workloads:\n  - name: web\n    labels: {app: web}\n    topology_spread: [{max_skew: 1}]\n",
+			   "workloads[0].topology_spread[0]: topology is required");
+	expect_zoned_error("workloads:\n  - name: web\n    labels: {app: web}\n    topology_spread: {topology: zone, skew: 1}\n",
+			   "workloads[0].topology_spread: unknown key \"skew\"");
+	expect_zoned_error("workloads:\n  - name: web\n    topology_spread: {topology: zone}\n",
+			   "workloads[0].topology_spread: needs the workload's labels");
+	expect_zoned_error("workloads:\n  - name: web\n    labels: {app: web}\n    topology_spread: zone\n",
+			   "workloads[0].topology_spread: expected a mapping {topology: zone, max_skew: 1} or a list of them");
+	expect_zoned_error("workloads:\n  - name: web\n    host_port: 70000\n",
+			   "day.yaml:14:16: workloads[0].host_port: 70000 is out of range [1, 65535]");
+	expect_zoned_error("workloads:\n  - name: web\n    pod_affinity: {topology: zone}\n",
+			   "workloads[0].pod_affinity: labels is required");
+	expect_zoned_error("workloads:\n  - name: db\n    volume: {zones: [a]}\n",
+			   "day.yaml:14:13: workloads[0].volume: a volume per replica needs controller: statefulset");
+	expect_zoned_error("workloads:\n  - name: db\n    controller: statefulset\n    volume: {zones: [a, c]}\n",
+			   "day.yaml:15:25: workloads[0].volume.zones[1]: no node group's template is in zone \"c\"");
+	expect_zoned_error("workloads:\n  - name: db\n    controller: statefulset\n    volume: {claim: Data}\n",
+			   "workloads[0].volume.claim: invalid name \"Data\"");
+	expect_zoned_error("workloads:\n  - name: db\n    controller: statefulset\n    volume: {size: 10Gi}\n",
+			   "workloads[0].volume: unknown key \"size\"");
+	expect_zoned_error("workloads:\n  - name: agent\n    controller: daemonset\n    host_port: 9100\n",
+			   "workloads[0]: a daemonset's pods come with the nodes");
+	expect_zoned_error("expect: {max_pending: 0s}\n",
+			   "day.yaml:12:23: expect.max_pending: must be longer than 0");
+	expect_zoned_error("expect: {max_wait: 1m}\n",
+			   "day.yaml:12:10: expect: unknown key \"max_wait\" (known: max_pending)");
+	/* a zone volume or spread needs groups in zones */
+	expect_error("workloads:\n  - name: db\n    controller: statefulset\n    volume: {}\n",
+		     "workloads[0].volume: no node group's template has the label topology.kubernetes.io/zone");
+	expect_error("workloads:\n  - name: web\n    labels: {app: web}\n    topology_spread: {topology: zone}\n",
+		     "workloads[0].topology_spread.topology: no node group's template has the label topology.kubernetes.io/zone");
+}
+
 static void test_times_and_waves(void **state)
 {
 	struct errbuf err;
@@ -503,6 +635,8 @@ int main(void)
 		cmocka_unit_test(test_fault_windows_count_from_the_start),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_parse_errors_groups),
+		cmocka_unit_test(test_relations_parse),
+		cmocka_unit_test(test_relations_errors),
 		cmocka_unit_test(test_times_and_waves),
 		cmocka_unit_test(test_config_reference),
 		cmocka_unit_test(test_burst_meets_one_pass),
