@@ -1719,9 +1719,28 @@ int snapshot_finish(struct snapshot *s, int64_t now, struct errbuf *err)
 		}
 	}
 	s->n_anti_pods = 0;
-	for (i = 0; i < s->n_pods; i++)
-		if (s->pods[i].node >= 0 && s->pods[i].n_anti_terms && !pod_finished(&s->pods[i]))
-			s->n_anti_pods++;
+	s->n_reaching = 0;
+	s->reaching = NULL;
+	for (i = 0; i < s->n_pods; i++) {
+		const struct pod *p = &s->pods[i];
+
+		if (p->node < 0 || !(p->n_anti_terms || p->n_host_ports) || pod_finished(p))
+			continue;
+		s->n_anti_pods += p->n_anti_terms > 0;
+		s->n_reaching++;
+	}
+	if (s->n_reaching) {
+		size_t k = 0;
+
+		if (!(s->reaching = arena_calloc(s->arena, s->n_reaching, sizeof(*s->reaching))))
+			goto oom;
+		for (i = 0; i < s->n_pods; i++) {
+			const struct pod *p = &s->pods[i];
+
+			if (p->node >= 0 && (p->n_anti_terms || p->n_host_ports) && !pod_finished(p))
+				s->reaching[k++] = (uint32_t)i;
+		}
+	}
 	if (resolve_volumes(s, err) < 0 || daemonset_overhead(s, err) < 0)
 		goto out;
 	s->now = now;

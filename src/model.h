@@ -193,7 +193,13 @@ struct pod_term {
 	struct label_selector ns_selector;
 	bool has_ns_selector;        /* namespaceSelector present ({} matches every namespace) */
 	const char *topology_key;
+	uint64_t fingerprint;        /* pod_term_fingerprint(), 0 when not computed */
 };
+
+/* A hash of the term's topology key, selector keys and namespaces (never 0):
+ * equal terms have equal fingerprints. Computed once at decode, so an
+ * index over many pods does not hash each pod's term again. */
+uint64_t pod_term_fingerprint(const struct pod_term *t);
 
 /* A topologySpreadConstraint with whenUnsatisfiable: DoNotSchedule
  * (ScheduleAnyway ones only score: they are not kept). matchLabelKeys
@@ -439,6 +445,10 @@ struct snapshot {
 	bool daemonsets_known;
 
 	size_t n_anti_pods; /* bound, unfinished pods with required anti-affinity terms */
+	/* bound, unfinished pods with required anti-affinity terms or host
+	 * ports (what can refuse another pod), in snapshot order */
+	uint32_t *reaching;
+	size_t n_reaching;
 	/* sched.c's index of pod relations (struct topo), built on first use
 	 * and freed with the snapshot through 'relations_free' */
 	void *relations;

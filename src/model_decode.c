@@ -1068,6 +1068,7 @@ static int get_pod_terms(struct dec *d, const cJSON *aff, const char *kind,
 		     fold_label_keys(d, t, "mismatchLabelKeys", tpath, SELECTOR_NOT_IN, labels,
 				     &pt->selector) < 0))
 			return -1;
+		pt->fingerprint = pod_term_fingerprint(pt);
 	}
 	*n = i;
 	return 0;

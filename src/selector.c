@@ -114,6 +114,26 @@ static bool terms_same(const struct pod_term *a, size_t na, const struct pod_ter
 	return true;
 }
 
+static uint64_t fp_str(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return (h ^ 0xff) * 0x100000001b3ULL;
+}
+
+uint64_t pod_term_fingerprint(const struct pod_term *t)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	h = fp_str(h, t->topology_key);
+	for (i = 0; i < t->selector.n; i++)
+		h = fp_str(h, t->selector.reqs[i].key);
+	for (i = 0; i < t->n_namespaces; i++)
+		h = fp_str(h, t->namespaces[i]);
+	return h ? h : 1;
+}
+
 bool pod_relations_same(const struct pod *a, const struct pod *b)
 {
 	size_t i;

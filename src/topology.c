@@ -114,9 +114,10 @@ static uint64_t hash_str(uint64_t h, const char *s)
 	return mix64(h ^ 0xff);
 }
 
+/* Equal text, NULL as "" (interned strings are often the same pointer). */
 static bool str_eq(const char *a, const char *b)
 {
-	return strcmp(a ? a : "", b ? b : "") == 0;
+	return a == b || strcmp(a ? a : "", b ? b : "") == 0;
 }
 
 /* A growable array of uint32_t. */
@@ -828,13 +829,8 @@ static void spread_site(struct topo *t, struct counter *c, size_t si, int delta)
 static uint64_t term_hash(uint64_t h, const struct term_ref *r)
 {
 	const struct pod_term *x = r->term;
-	size_t i;
 
-	h = hash_str(h, x->topology_key);
-	for (i = 0; i < x->selector.n; i++)
-		h = hash_str(h, x->selector.reqs[i].key);
-	for (i = 0; i < x->n_namespaces; i++)
-		h = hash_str(h, x->namespaces[i]);
+	h = mix64(h ^ (x->fingerprint ? x->fingerprint : pod_term_fingerprint(x)));
 	if (x->n_namespaces == 0 && !x->has_ns_selector)
 		h = hash_str(h, r->owner_ns);
 	return h;
@@ -1432,14 +1428,15 @@ struct topo *topo_new(const struct snapshot *s)
 		if (topo_add_site(t, TOPO_NODE, n->name, &n->labels, n->taints, n->n_taints) < 0)
 			goto oom;
 	}
-	/* the pods whose relations reach others now — with host ports in
-	 * full, with anti-affinity as members of their terms' owner groups —
-	 * the rest when a constraint first counts pods (classify_rest()) */
-	for (i = 0; i < s->n_pods; i++) {
-		const struct pod *p = &s->pods[i];
+	/* the pods whose relations reach others (s->reaching) now — with host
+	 * ports in full, with anti-affinity as members of their terms' owner
+	 * groups — the rest when a constraint first counts pods
+	 * (classify_rest()) */
+	for (i = 0; i < s->n_reaching; i++) {
+		const struct pod *p = &s->pods[s->reaching[i]];
 		size_t a;
 
-		if (p->node < 0 || pod_finished(p) || !(p->n_host_ports || p->n_anti_terms))
+		if (p->node < 0 || (size_t)p->node >= t->n_sites)
 			continue;
 		if (p->n_host_ports) {
 			if (topo_add_pod(t, (size_t)p->node, p) < 0)

@@ -27,7 +27,9 @@ enum topo_site_kind {
 
 /*
  * An index over a finished snapshot: one site per node (site i is node i),
- * and every pod bound to a known node that has not finished. The snapshot
+ * and every pod bound to a known node that has not finished (those of
+ * s->reaching at once, the others the first time a constraint counts
+ * pods). The snapshot
  * must outlive it (labels, taints and pods are borrowed). NULL when out
  * of memory.
  */

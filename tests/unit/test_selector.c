@@ -273,10 +273,10 @@ static void test_relations_same(void **state)
 	static const char *db[] = {"db"}, *db2[] = {"db"}, *web[] = {"web"};
 	struct selector_req ra = {"app", SELECTOR_IN, db, 1}, rb = {"app", SELECTOR_IN, db2, 1};
 	struct selector_req rw = {"app", SELECTOR_IN, web, 1};
-	struct pod_term ta = {{&ra, 1}, false, NULL, 0, {NULL, 0}, false, "kubernetes.io/hostname"};
-	struct pod_term tb = {{&rb, 1}, false, NULL, 0, {NULL, 0}, false, "kubernetes.io/hostname"};
-	struct pod_term tz = {{&rb, 1}, false, NULL, 0, {NULL, 0}, false, "topology.kubernetes.io/zone"};
-	struct pod_term tw = {{&rw, 1}, false, NULL, 0, {NULL, 0}, false, "kubernetes.io/hostname"};
+	struct pod_term ta = {{&ra, 1}, false, NULL, 0, {NULL, 0}, false, "kubernetes.io/hostname", 0};
+	struct pod_term tb = {{&rb, 1}, false, NULL, 0, {NULL, 0}, false, "kubernetes.io/hostname", 0};
+	struct pod_term tz = {{&rb, 1}, false, NULL, 0, {NULL, 0}, false, "topology.kubernetes.io/zone", 0};
+	struct pod_term tw = {{&rw, 1}, false, NULL, 0, {NULL, 0}, false, "kubernetes.io/hostname", 0};
 	struct spread_constraint s1 = {1, 1, "zone", {&ra, 1}, false, true, false};
 	struct spread_constraint s2 = {2, 1, "zone", {&ra, 1}, false, true, false};
 	struct host_port h80 = {"0.0.0.0", 80, PORT_TCP}, h80u = {"0.0.0.0", 80, PORT_UDP};
