@@ -90,7 +90,9 @@ end
 --          memory = "1Gi", labels = {}, phase = "Running", controller = "ReplicaSet" | false,
 --          daemonset = false, pending = false (unschedulable), local_storage = false,
 --          safe_to_evict = nil | false, priority = 0, tolerations = {}, node_selector = {},
---          extra = {["nvidia.com/gpu"] = 1}, annotations = {} }
+--          extra = {["nvidia.com/gpu"] = 1}, annotations = {}, host_port = nil | 80,
+--          spec = {affinity = ..., topologySpreadConstraints = ..., volumes = ...} }
+-- ('spec' fields are merged into the Pod's spec as written)
 function T.pod(o)
   assert(o.name, "t.pod: name is required")
   local ns = o.namespace or "default"
@@ -116,6 +118,12 @@ function T.pod(o)
   if o.tolerations and #o.tolerations > 0 then spec.tolerations = o.tolerations end
   if o.node_selector and next(o.node_selector) then spec.nodeSelector = o.node_selector end
   if o.local_storage then spec.volumes = { { name = "scratch", emptyDir = {} } } end
+  if o.host_port then
+    container.ports = { { containerPort = o.host_port, hostPort = o.host_port } }
+  end
+  -- what relates it to other pods and zones, as the API writes it:
+  -- spec = { affinity = {podAntiAffinity = ...}, topologySpreadConstraints = {...}, ... }
+  for k, v in pairs(o.spec or {}) do spec[k] = v end
   local status = { phase = o.phase or (o.node and "Running" or "Pending") }
   if o.pending then
     status.conditions = { { type = "PodScheduled", status = "False", reason = "Unschedulable",

@@ -35,6 +35,49 @@ describe("default policy", function()
       assert.matches("4 pending pod", t.find(r, "scale_up", "workers")[1].reason)
     end)
 
+    it("spreads a zone-spread Deployment over the zone groups, balanced, in one round", function()
+      local groups = {}
+      for _, z in ipairs{ "a", "b", "c" } do
+        groups[#groups + 1] = t.group{ name = "zone-" .. z, max = 10, cpu = "4", memory = "16Gi",
+                                       price = 0.2, labels = { ["topology.kubernetes.io/zone"] = z } }
+      end
+      local spread = { topologySpreadConstraints = { {
+        maxSkew = 1, topologyKey = "topology.kubernetes.io/zone", whenUnsatisfiable = "DoNotSchedule",
+        labelSelector = { matchLabels = { app = "api" } } } } }
+      local pods = {}
+      for i = 1, 6 do
+        pods[i] = t.pod{ name = "api-" .. i, cpu = "2", memory = "1Gi", pending = true,
+                         labels = { app = "api" }, spec = spread }
+      end
+      local r = engine{ groups = groups }:decide(t.cluster{ pods = pods }, NOW)
+      assert.is_nil(r.error)
+      assert.scales_up(r, "zone-a", 1)
+      assert.scales_up(r, "zone-b", 1)
+      assert.scales_up(r, "zone-c", 1)
+      -- "never": one zone's group takes what its zone may hold, the rest wait
+      r = engine{ groups = groups, params = { balance_similar_groups = "never" } }
+        :decide(t.cluster{ pods = pods }, NOW)
+      assert.is_nil(r.error)
+      assert.is_true(#t.find(r, "scale_up") >= 1)
+    end)
+
+    it("gives a replica with hostname anti-affinity a node of its own", function()
+      local anti = { affinity = { podAntiAffinity = { requiredDuringSchedulingIgnoredDuringExecution = { {
+        labelSelector = { matchLabels = { app = "db" } }, topologyKey = "kubernetes.io/hostname" } } } } }
+      local cluster = t.cluster{
+        nodes = { t.node{ name = "w-1", group = "workers" } },
+        pods = {
+          t.pod{ name = "db-0", node = "w-1", cpu = "1", memory = "1Gi", labels = { app = "db" },
+                 controller = "StatefulSet", spec = anti },
+          t.pod{ name = "db-1", cpu = "1", memory = "1Gi", labels = { app = "db" }, pending = true,
+                 controller = "StatefulSet", spec = anti },
+        },
+      }
+      local r = engine():decide(cluster, NOW)
+      assert.is_nil(r.error)
+      assert.scales_up(r, "workers", 1)
+    end)
+
     it("puts pending pods on nodes on their way in any group before buying", function()
       -- spot has one node launched and not registered yet (target 1, none
       -- there); on-demand is cheaper per node, so packing all four pods
