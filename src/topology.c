@@ -271,7 +271,7 @@ struct topo {
 	const char **keys;      /* topology keys, by id */
 	size_t n_keys;
 	/* value ids: interned by hash, compared by text */
-	const char **values;
+	const char **values;    /* owned copies */
 	size_t n_values, cap_values;
 	struct u64map value_ix; /* hash -> first id; collisions chain through value_next */
 	uint32_t *value_next;
@@ -341,6 +341,7 @@ static uint32_t value_id(struct topo *t, const char *v)
 {
 	uint64_t h = hash_str(0, v);
 	uint32_t *first = map_find(&t->value_ix, h), id;
+	char *copy;
 
 	for (id = first ? *first : NONE; id != NONE; id = t->value_next[id])
 		if (strcmp(t->values[id], v) == 0)
@@ -362,11 +363,14 @@ static uint32_t value_id(struct topo *t, const char *v)
 	}
 	id = (uint32_t)t->n_values;
 	first = map_get(&t->value_ix, h, NONE);
-	if (!first) {
+	/* a copy: a planned node's hostname goes away with its packing */
+	copy = first ? malloc(strlen(v) + 1) : NULL;
+	if (!copy) {
 		t->oom = true;
 		return NONE;
 	}
-	t->values[id] = v;
+	memcpy(copy, v, strlen(v) + 1);
+	t->values[id] = copy;
 	t->value_next[id] = *first;
 	*first = id;
 	t->n_values++;
@@ -1077,6 +1081,8 @@ void topo_free(struct topo *t)
 	}
 	free(t->sites);
 	free(t->keys);
+	for (i = 0; i < t->n_values; i++)
+		free((char *)t->values[i]);
 	free(t->values);
 	free(t->value_next);
 	map_free(&t->value_ix);
