@@ -456,6 +456,118 @@ static void pod_affinity(cJSON *spec, const struct pod *p)
 	}
 }
 
+/* {"matchExpressions": [...]} of a label selector. */
+static cJSON *label_selector_json(const struct label_selector *sel)
+{
+	cJSON *o = cJSON_CreateObject(), *arr;
+	size_t i;
+
+	if (!o || !sel->n)
+		return o;
+	arr = add_arr(o, "matchExpressions");
+	for (i = 0; arr && i < sel->n; i++)
+		cJSON_AddItemToArray(arr, requirement(&sel->reqs[i]));
+	return o;
+}
+
+/* podAffinity or podAntiAffinity: its required terms. */
+static void pod_terms(cJSON *aff, const char *key, const struct pod_term *terms, size_t n)
+{
+	cJSON *pa, *arr;
+	size_t i, k;
+
+	if (!n)
+		return;
+	pa = add_obj(aff, key);
+	arr = pa ? add_arr(pa, "requiredDuringSchedulingIgnoredDuringExecution") : NULL;
+	for (i = 0; arr && i < n; i++) {
+		const struct pod_term *t = &terms[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o)
+			return;
+		if (!t->selector_null)
+			cJSON_AddItemToObject(o, "labelSelector", label_selector_json(&t->selector));
+		if (t->n_namespaces) {
+			cJSON *ns = add_arr(o, "namespaces");
+
+			for (k = 0; ns && k < t->n_namespaces; k++)
+				cJSON_AddItemToArray(ns, cJSON_CreateString(t->namespaces[k]));
+		}
+		if (t->has_ns_selector)
+			cJSON_AddItemToObject(o, "namespaceSelector",
+					      label_selector_json(&t->ns_selector));
+		cJSON_AddStringToObject(o, "topologyKey", t->topology_key ? t->topology_key : "");
+		cJSON_AddItemToArray(arr, o);
+	}
+}
+
+/* A scenario pod's relations, as its manifest would have them: pod
+ * (anti-)affinity and DoNotSchedule spread (its hostPorts are on its
+ * container). */
+static void pod_relations(cJSON *spec, const struct pod *p)
+{
+	cJSON *aff, *arr;
+	size_t i;
+
+	if (p->n_affinity_terms || p->n_anti_terms) {
+		aff = cJSON_GetObjectItemCaseSensitive(spec, "affinity");
+		if (!aff)
+			aff = add_obj(spec, "affinity");
+		if (!aff)
+			return;
+		pod_terms(aff, "podAffinity", p->affinity_terms, p->n_affinity_terms);
+		pod_terms(aff, "podAntiAffinity", p->anti_terms, p->n_anti_terms);
+	}
+	if (!p->n_spread)
+		return;
+	arr = add_arr(spec, "topologySpreadConstraints");
+	for (i = 0; arr && i < p->n_spread; i++) {
+		const struct spread_constraint *sc = &p->spread[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o)
+			return;
+		cJSON_AddNumberToObject(o, "maxSkew", sc->max_skew);
+		cJSON_AddStringToObject(o, "topologyKey", sc->topology_key);
+		cJSON_AddStringToObject(o, "whenUnsatisfiable", "DoNotSchedule");
+		if (!sc->selector_null)
+			cJSON_AddItemToObject(o, "labelSelector", label_selector_json(&sc->selector));
+		if (sc->min_domains > 1)
+			cJSON_AddNumberToObject(o, "minDomains", sc->min_domains);
+		if (!sc->honor_affinity)
+			cJSON_AddStringToObject(o, "nodeAffinityPolicy", "Ignore");
+		if (sc->honor_taints)
+			cJSON_AddStringToObject(o, "nodeTaintsPolicy", "Honor");
+		cJSON_AddItemToArray(arr, o);
+	}
+}
+
+/* The hostPorts of a scenario pod, on its one container. */
+static void container_ports(cJSON *ctr, const struct pod *p)
+{
+	cJSON *arr;
+	size_t i;
+
+	if (!p->n_host_ports)
+		return;
+	arr = add_arr(ctr, "ports");
+	for (i = 0; arr && i < p->n_host_ports; i++) {
+		const struct host_port *hp = &p->host_ports[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (!o)
+			return;
+		cJSON_AddNumberToObject(o, "containerPort", hp->port);
+		cJSON_AddNumberToObject(o, "hostPort", hp->port);
+		cJSON_AddStringToObject(o, "protocol", hp->protocol == PORT_UDP ? "UDP" :
+					hp->protocol == PORT_SCTP ? "SCTP" : "TCP");
+		if (hp->ip && strcmp(hp->ip, "0.0.0.0") != 0)
+			cJSON_AddStringToObject(o, "hostIP", hp->ip);
+		cJSON_AddItemToArray(arr, o);
+	}
+}
+
 static const char *ip_of(const char *name, const char *ns, char *out, size_t len)
 {
 	if (ns)
@@ -560,6 +672,7 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 		cJSON_AddItemToArray(containers, ctr);
 		cJSON_AddStringToObject(ctr, "name", "main");
 		cJSON_AddStringToObject(ctr, "image", "luascale.io/sim:latest");
+		container_ports(ctr, p);
 		{
 			struct resources req = p->requests;
 			cJSON *res = add_obj(ctr, "resources");
@@ -581,6 +694,11 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 	}
 	add_kvs(spec, "nodeSelector", &p->node_selector);
 	pod_affinity(spec, p);
+	/* a scenario's pod shows its relations as its manifest would; a
+	 * client's are not rendered back (decoded, matchLabelKeys folded in,
+	 * they are not what it wrote) */
+	if (!(ch->spec && ch->spec->containers_json))
+		pod_relations(spec, p);
 	pod_tolerations(spec, p);
 	cJSON_AddNumberToObject(spec, "priority", p->priority);
 	cJSON_AddStringToObject(spec, "schedulerName", "default-scheduler");

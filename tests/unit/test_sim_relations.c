@@ -4,8 +4,8 @@
  * kube-scheduler refuses — hostname anti-affinity (both directions), zone
  * spread, pod affinity, a taken hostPort, a volume in another zone — with
  * the kube-scheduler's words, tries a refused pod again when a node comes
- * or another pod binds, and the snapshot carries the claims and volumes
- * so the engine sees the same zones.
+ * or another pod binds, the snapshot carries the claims and volumes so
+ * the engine sees the same zones, and a served pod shows its relations.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,11 +16,13 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "runtime/clock.h"
 #include "runtime/executor.h"
 #include "sched.h"
 #include "sim/cloud.h"
+#include "sim/apiserver_render.h"
 #include "sim/cluster.h"
 
 #define S CLOCK_NS_PER_S
@@ -495,6 +497,67 @@ static void test_bad_volume_spec(void **state)
 	world_free(w);
 }
 
+/* What `luascale sim` serves of a scenario pod decodes to the relations
+ * its scheduler holds it to, so the daemon sees what the world enforces. */
+static void test_served_pod_has_its_relations(void **state)
+{
+	static struct spread_constraint spread[] = {
+		{.max_skew = 2, .min_domains = 3, .topology_key = ZONE, .selector = {api_req, 1},
+		 .honor_affinity = true}};
+	struct pod p;
+	struct sim_change ch;
+	struct snapshot *s = snapshot_new();
+	struct errbuf err;
+	const struct pod *q;
+	cJSON *o;
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	p.ns = "default";
+	p.name = "api-1";
+	p.node_name = "";
+	p.labels.items = app_api;
+	p.labels.n = 1;
+	p.anti_terms = coord_anti;
+	p.n_anti_terms = 1;
+	p.affinity_terms = near_db;
+	p.n_affinity_terms = 1;
+	p.spread = spread;
+	p.n_spread = 1;
+	p.host_ports = port_443;
+	p.n_host_ports = 1;
+	p.requests.cpu_m = 100;
+	memset(&ch, 0, sizeof(ch));
+	ch.kind = SIM_OBJ_POD;
+	ch.pod = &p;
+	ch.started_wall = ch.deleted_wall = -1;
+	o = apiserver_render_pod(&ch);
+	assert_non_null(o);
+	assert_non_null(s);
+	if (snapshot_add_object(s, o, "Pod", &err) < 0)
+		fail_msg("%s", err.msg);
+	cJSON_Delete(o);
+	assert_int_equal(s->n_pods, 1);
+	q = &s->pods[0];
+	assert_true(q->flags & POD_SCHEDULER_ONLY);
+	assert_int_equal(q->n_anti_terms, 1);
+	assert_string_equal(q->anti_terms[0].topology_key, "kubernetes.io/hostname");
+	assert_true(label_selector_matches(&q->anti_terms[0].selector, &(struct kvlist){app_coord, 1}));
+	assert_false(label_selector_matches(&q->anti_terms[0].selector, &(struct kvlist){app_api, 1}));
+	assert_int_equal(q->n_affinity_terms, 1);
+	assert_string_equal(q->affinity_terms[0].topology_key, ZONE);
+	assert_int_equal(q->n_spread, 1);
+	assert_int_equal(q->spread[0].max_skew, 2);
+	assert_int_equal(q->spread[0].min_domains, 3);
+	assert_true(q->spread[0].honor_affinity);
+	assert_false(q->spread[0].honor_taints);
+	assert_true(label_selector_matches(&q->spread[0].selector, &(struct kvlist){app_api, 1}));
+	assert_int_equal(q->n_host_ports, 1);
+	assert_int_equal(q->host_ports[0].port, 443);
+	assert_int_equal(q->host_ports[0].protocol, PORT_TCP);
+	snapshot_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -506,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_volume_zone),
 		cmocka_unit_test(test_statefulset_numbers),
 		cmocka_unit_test(test_bad_volume_spec),
+		cmocka_unit_test(test_served_pod_has_its_relations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
