@@ -57,6 +57,7 @@ struct spod {
 	uint64_t tried_rel;      /* relation generation then (spread, affinity) */
 	long ordinal;            /* StatefulSet: its number, 0 otherwise */
 	long claim;              /* its volume claim (sim/volumes), -1 none */
+	bool relabelled;         /* its labels are not its spec's any more (a client's update) */
 };
 
 struct snode {
@@ -84,6 +85,8 @@ struct spec_state {
 	size_t *pdbs;            /* indices of the PDBs that select its pods */
 	size_t n_pdbs;
 	bool related;            /* its pods have host ports, pod (anti-)affinity or spread */
+	bool counted;            /* its pods go into the index of pod relations: related,
+				  * or a related spec's selector matches its labels */
 	bool grows;              /* pod affinity or spread: a pod bound elsewhere may let
 				  * one of its pods in where it was refused */
 	struct ordinal *ords;    /* StatefulSet: per number, whether a pod has it */
@@ -944,9 +947,18 @@ static enum sched_fit fits(const struct spod *p, const struct snode *n)
 
 /*
  * The index of pod relations over the nodes as they are and the pods
- * bound to them (site i is c->nodes[i]), for one pass: pods bound in the
- * pass are added as they bind. NULL when out of memory.
+ * bound to them that a check can count (site i is c->nodes[i]), built in
+ * a pass when the first pod that needs it is tried: pods bound in the
+ * pass are added as they bind. A pod no related spec's selector matches
+ * and that has no relations of its own is left out (no check counts it)
+ * and needs no check (no anti-affinity term matches it). NULL when out of
+ * memory.
  */
+static bool counted(const struct sim_cluster *c, const struct spod *p)
+{
+	return c->specs[p->spec].counted || p->relabelled;
+}
+
 static struct topo *topo_build(struct sim_cluster *c)
 {
 	struct topo *t = topo_new_empty(NULL, 0);
@@ -964,7 +976,8 @@ static struct topo *topo_build(struct sim_cluster *c)
 		const struct snode *n = c->nodes[i];
 
 		for (k = 0; k < n->n_pods; k++)
-			if (n->pods[k]->st != SP_DONE && topo_add_pod(t, i, &n->pods[k]->p) < 0)
+			if (n->pods[k]->st != SP_DONE && counted(c, n->pods[k]) &&
+			    topo_add_pod(t, i, &n->pods[k]->p) < 0)
 				goto oom;
 	}
 	return t;
@@ -1112,6 +1125,7 @@ static void schedule_pass(struct sim_cluster *c)
 	for (i = 0; i < c->n_pending; i++) {
 		struct spod *p = c->pending[i];
 		struct spec_state *ss;
+		bool rel;
 		long at;
 		int reasons[N_REASONS] = {0};
 
@@ -1126,15 +1140,18 @@ static void schedule_pass(struct sim_cluster *c)
 			unschedulable(c, p, ss->fail_msg);
 			continue;
 		}
-		if (c->n_related && !c->topo && !(c->topo = topo_build(c))) {
+		/* a pod no related spec's selector matches, with no relations
+		 * of its own, fits wherever its room and labels let it */
+		rel = c->n_related && counted(c, p);
+		if (rel && !c->topo && !(c->topo = topo_build(c))) {
 			/* never "fits" for want of the index: the next pass tries again */
 			sim_cloud_tracef(c->cloud, "scheduler: out of memory indexing pod relations");
 			kick(c);
 			break;
 		}
-		at = find_node(c, p, c->topo, reasons);
+		at = find_node(c, p, rel ? c->topo : NULL, reasons);
 		if (at >= 0 && bind(c, p, c->nodes[at]) == 0) {
-			if (c->topo && topo_add_pod(c->topo, (size_t)at, &p->p) < 0) {
+			if (c->topo && counted(c, p) && topo_add_pod(c->topo, (size_t)at, &p->p) < 0) {
 				topo_free(c->topo); /* rebuilt for the next pod */
 				c->topo = NULL;
 			}
@@ -1471,6 +1488,44 @@ void sim_cluster_set_protected(struct sim_cluster *c, const struct label_selecto
 	c->protected_sel = sel;
 }
 
+/* Could a selector of related spec 'rel' (its terms', its spread's) match
+ * a pod with 'labels'? Namespaces aside: a pod it might count is indexed. */
+static bool selects(const struct sim_pod_spec *rel, const struct kvlist *labels)
+{
+	size_t i;
+
+	for (i = 0; i < rel->n_affinity_terms; i++)
+		if (!rel->affinity_terms[i].selector_null &&
+		    label_selector_matches(&rel->affinity_terms[i].selector, labels))
+			return true;
+	for (i = 0; i < rel->n_anti_terms; i++)
+		if (!rel->anti_terms[i].selector_null &&
+		    label_selector_matches(&rel->anti_terms[i].selector, labels))
+			return true;
+	for (i = 0; i < rel->n_spread; i++)
+		if (!rel->spread[i].selector_null &&
+		    label_selector_matches(&rel->spread[i].selector, labels))
+			return true;
+	return false;
+}
+
+/* Spec 'si' was added: which specs' pods the index of relations counts now. */
+static void mark_counted(struct sim_cluster *c, size_t si)
+{
+	struct spec_state *ss = &c->specs[si];
+	size_t j;
+
+	ss->counted = ss->related;
+	for (j = 0; j < c->n_specs; j++) {
+		struct spec_state *o = &c->specs[j];
+
+		if (o->related && selects(o->spec, &ss->spec->labels))
+			ss->counted = true;
+		if (ss->related && selects(ss->spec, &o->spec->labels))
+			o->counted = true;
+	}
+}
+
 /* Does PDB 'b' select the pods of spec 'ss'? (they share namespace and labels) */
 static bool pdb_selects(const struct spdb *b, const struct spec_state *ss)
 {
@@ -1578,6 +1633,7 @@ int sim_cluster_add_spec(struct sim_cluster *c, const struct sim_pod_spec *spec,
 	}
 	rc = (int)c->n_specs++;
 	c->n_grows_specs += ss->grows;
+	mark_counted(c, (size_t)rc);
 	if (spec->controller == SIM_CTRL_DAEMONSET) {
 		for (i = 0; i < c->n_nodes; i++) {
 			struct snode *n = c->nodes[i];
@@ -2716,6 +2772,7 @@ int sim_cluster_set_pod_meta(struct sim_cluster *c, const char *ns, const char *
 	(*slot)->p.labels = l;
 	(*slot)->p.annotations = a;
 	if (labels) {
+		(*slot)->relabelled = true;
 		/* another pod's affinity, anti-affinity or spread may read them */
 		c->cap_gen++;
 		c->rel_gen++;
