@@ -1835,6 +1835,28 @@ oom:
 	return SCHED_NOT_MODELLED;
 }
 
+/* Does anti-affinity counter 'c' (the pod's own term, or an owner group)
+ * count a pod in site 'st''s domain? Then the refusal is written: "anti-
+ * affinity <with|of> ns/pod on node n (key=value)". */
+static bool anti_refuses(struct topo *t, struct counter *c, struct site *st, const struct pod *p,
+			 char **dp, size_t *dl, bool detail, const char *with_of)
+{
+	uint32_t v = site_value(t, st, c->keys[0]);
+	const struct pod *q;
+	size_t at = 0;
+
+	if (v == NONE || count_at(t, c, 0, v) <= 0)
+		return false;
+	t->refusal_key = t->keys[c->keys[0]];
+	if (detail && (q = find_match(t, c, c->keys[0], v, p, &at)))
+		textf(dp, dl, "anti-affinity %s %s/%s on node %s (%s=%s)", with_of, q->ns, q->name,
+		      t->sites[at].name, t->keys[c->keys[0]], t->values[v]);
+	else
+		textf(dp, dl, "anti-affinity %s a pod in %s=%s", with_of, t->keys[c->keys[0]],
+		      t->values[v]);
+	return true;
+}
+
 static enum sched_fit check(struct topo *t, const struct pod *p, struct pplan *pl,
 			    const struct u32vec *groups, struct site *st, char *dp, size_t dl,
 			    bool detail)
@@ -1918,51 +1940,13 @@ static enum sched_fit check(struct topo *t, const struct pod *p, struct pplan *p
 		}
 	}
 
-	/* InterPodAffinity: the pod's anti-affinity terms */
-	for (i = 0; i < p->n_anti_terms; i++) {
-		struct counter *c = &t->counters[pl->anti[i]];
-		uint32_t v = site_value(t, st, c->keys[0]);
-
-		if (v == NONE || count_at(t, c, 0, v) <= 0)
-			continue;
-		t->refusal_key = t->keys[c->keys[0]];
-		{
-			const struct pod *q = NULL;
-			size_t at = 0;
-
-			if (detail && (q = find_match(t, c, c->keys[0], v, p, &at)))
-				textf(&dp, &dl, "anti-affinity with %s/%s on node %s (%s=%s)", q->ns,
-				      q->name, t->sites[at].name, t->keys[c->keys[0]],
-				      t->values[v]);
-			else
-				textf(&dp, &dl, "anti-affinity with a pod in %s=%s",
-				      t->keys[c->keys[0]], t->values[v]);
-		}
-		return SCHED_POD_ANTI_AFFINITY;
-	}
-
-	/* InterPodAffinity: counted pods' anti-affinity against this one */
-	for (i = 0; i < groups->n; i++) {
-		struct counter *c = &t->counters[groups->v[i]];
-		uint32_t v = site_value(t, st, c->keys[0]);
-
-		if (v == NONE || count_at(t, c, 0, v) <= 0)
-			continue;
-		t->refusal_key = t->keys[c->keys[0]];
-		{
-			const struct pod *q = NULL;
-			size_t at = 0;
-
-			if (detail && (q = find_match(t, c, c->keys[0], v, p, &at)))
-				textf(&dp, &dl, "anti-affinity of %s/%s on node %s (%s=%s)", q->ns,
-				      q->name, t->sites[at].name, t->keys[c->keys[0]],
-				      t->values[v]);
-			else
-				textf(&dp, &dl, "anti-affinity of a pod in %s=%s",
-				      t->keys[c->keys[0]], t->values[v]);
-		}
-		return SCHED_EXISTING_ANTI_AFFINITY;
-	}
-
+	/* InterPodAffinity: the pod's anti-affinity terms, then the counted
+	 * pods' anti-affinity against this one */
+	for (i = 0; i < p->n_anti_terms; i++)
+		if (anti_refuses(t, &t->counters[pl->anti[i]], st, p, &dp, &dl, detail, "with"))
+			return SCHED_POD_ANTI_AFFINITY;
+	for (i = 0; i < groups->n; i++)
+		if (anti_refuses(t, &t->counters[groups->v[i]], st, p, &dp, &dl, detail, "of"))
+			return SCHED_EXISTING_ANTI_AFFINITY;
 	return SCHED_FITS;
 }

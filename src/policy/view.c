@@ -1214,6 +1214,46 @@ static struct pack_prior *check_prior(lua_State *L, const struct snapshot *s, in
 	return prior; /* its array on top of the stack */
 }
 
+/*
+ * Pushes a pack result table: its counts, waste, group name, the input
+ * list (argument 2, what 'after' reads back), 'placement' (pod i -> bin,
+ * 1-based, or false) and 'unplaced' (the pods of argument 2 left).
+ */
+static void push_pack_result(lua_State *L, const char *group, lua_Integer n,
+			     const int32_t *placement, int new_nodes, int upcoming_used, int upcoming,
+			     size_t n_placed, size_t n_unplaced, double waste_cpu, double waste_memory)
+{
+	lua_Integer i, u = 0;
+
+	lua_createtable(L, 0, 14);
+	set_int(L, "new_nodes", new_nodes);
+	set_int(L, "upcoming_used", upcoming_used);
+	set_int(L, "upcoming", upcoming);
+	lua_pushstring(L, group);
+	lua_setfield(L, -2, "group");
+	lua_pushvalue(L, 2);
+	lua_setfield(L, -2, "pods");
+	set_int(L, "placed", (int64_t)n_placed);
+	lua_createtable(L, 0, 2);
+	set_num(L, "cpu", waste_cpu);
+	set_num(L, "memory", waste_memory);
+	lua_setfield(L, -2, "waste");
+	lua_createtable(L, (int)n, 0);
+	lua_createtable(L, (int)n_unplaced, 0);
+	for (i = 0; i < n; i++) {
+		if (placement[i] >= 0) {
+			lua_pushinteger(L, placement[i] + 1);
+		} else {
+			lua_pushboolean(L, 0);
+			lua_geti(L, 2, i + 1);
+			lua_rawseti(L, -3, ++u);
+		}
+		lua_rawseti(L, -3, i + 1);
+	}
+	lua_setfield(L, -3, "unplaced");
+	lua_setfield(L, -2, "placement");
+}
+
 /* cluster:pack(pods, group [, max_new [, {upcoming = N, after = {results}}]]) -> result table */
 static int l_pack(lua_State *L)
 {
@@ -1223,7 +1263,7 @@ static int l_pack(lua_State *L)
 	struct errbuf err;
 	uint32_t *idx;
 	int32_t *placement;
-	lua_Integer n, i, u = 0;
+	lua_Integer n, i;
 	int32_t g;
 	int max_new = -1, upcoming = -1, new_nodes, upcoming_used, r_upcoming;
 	size_t n_placed, n_unplaced, n_prior = 0;
@@ -1287,33 +1327,8 @@ static int l_pack(lua_State *L)
 	waste_memory = r.waste_memory;
 	pack_result_free(&r);
 
-	lua_createtable(L, 0, 11);
-	set_int(L, "new_nodes", new_nodes);
-	set_int(L, "upcoming_used", upcoming_used);
-	set_int(L, "upcoming", r_upcoming);
-	lua_pushstring(L, s->groups[g].name);
-	lua_setfield(L, -2, "group");
-	lua_pushvalue(L, 2);
-	lua_setfield(L, -2, "pods");
-	set_int(L, "placed", (int64_t)n_placed);
-	lua_createtable(L, 0, 2);
-	set_num(L, "cpu", waste_cpu);
-	set_num(L, "memory", waste_memory);
-	lua_setfield(L, -2, "waste");
-	lua_createtable(L, (int)n, 0); /* placement: pod i -> bin (1-based) or false */
-	lua_createtable(L, (int)n_unplaced, 0);
-	for (i = 0; i < n; i++) {
-		if (placement[i] >= 0) {
-			lua_pushinteger(L, placement[i] + 1);
-		} else {
-			lua_pushboolean(L, 0);
-			lua_geti(L, 2, i + 1);
-			lua_rawseti(L, -3, ++u);
-		}
-		lua_rawseti(L, -3, i + 1);
-	}
-	lua_setfield(L, -3, "unplaced");
-	lua_setfield(L, -2, "placement");
+	push_pack_result(L, s->groups[g].name, n, placement, new_nodes, upcoming_used, r_upcoming,
+			 n_placed, n_unplaced, waste_cpu, waste_memory);
 	return 1;
 }
 
@@ -1334,7 +1349,7 @@ static int l_pack_balanced(lua_State *L)
 	uint32_t *idx, gl[64];
 	int32_t *placement, *bin_group;
 	int max_new[64];
-	lua_Integer n, i, u = 0, ng;
+	lua_Integer n, i, ng;
 	size_t n_prior = 0, n_bins, n_placed, n_unplaced, k;
 	struct pack_prior *prior = NULL;
 	double waste_cpu, waste_memory;
@@ -1411,19 +1426,8 @@ static int l_pack_balanced(lua_State *L)
 	waste_memory = r.waste_memory;
 	pack_result_free(&r);
 
-	lua_createtable(L, 0, 12);
-	set_int(L, "new_nodes", new_nodes);
-	set_int(L, "upcoming_used", 0);
-	set_int(L, "upcoming", 0);
-	lua_pushstring(L, s->groups[gl[0]].name);
-	lua_setfield(L, -2, "group");
-	lua_pushvalue(L, 2);
-	lua_setfield(L, -2, "pods");
-	set_int(L, "placed", (int64_t)n_placed);
-	lua_createtable(L, 0, 2);
-	set_num(L, "cpu", waste_cpu);
-	set_num(L, "memory", waste_memory);
-	lua_setfield(L, -2, "waste");
+	push_pack_result(L, s->groups[gl[0]].name, n, placement, new_nodes, 0, 0, n_placed,
+			 n_unplaced, waste_cpu, waste_memory);
 	lua_createtable(L, (int)ng, 0);
 	lua_createtable(L, 0, (int)ng);
 	for (i = 0; i < ng; i++) {
@@ -1444,20 +1448,6 @@ static int l_pack_balanced(lua_State *L)
 		lua_rawseti(L, -2, (lua_Integer)k + 1);
 	}
 	lua_setfield(L, -2, "bin_groups");
-	lua_createtable(L, (int)n, 0);
-	lua_createtable(L, (int)n_unplaced, 0);
-	for (i = 0; i < n; i++) {
-		if (placement[i] >= 0) {
-			lua_pushinteger(L, placement[i] + 1);
-		} else {
-			lua_pushboolean(L, 0);
-			lua_geti(L, 2, i + 1);
-			lua_rawseti(L, -3, ++u);
-		}
-		lua_rawseti(L, -3, i + 1);
-	}
-	lua_setfield(L, -3, "unplaced");
-	lua_setfield(L, -2, "placement");
 	return 1;
 }
 
