@@ -309,6 +309,31 @@ struct topo {
 	bool oom;
 };
 
+/*
+ * Grows an array of 'elem'-byte items and its parallel chain of next ids
+ * (the hash chains of values, classes and counters) to hold one more.
+ * 0, or -1 when out of memory (both arrays still valid).
+ */
+static int grow_chained(void **arr, size_t elem, uint32_t **next, size_t n, size_t *cap,
+			size_t first_cap)
+{
+	size_t ncap;
+	void *na;
+	uint32_t *nn;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : first_cap;
+	if (!(na = realloc(*arr, ncap * elem)))
+		return -1;
+	*arr = na;
+	if (!(nn = realloc(*next, ncap * sizeof(*nn))))
+		return -1;
+	*next = nn;
+	*cap = ncap;
+	return 0;
+}
+
 /* ---- bounded text ---- */
 
 static void textf(char **p, size_t *len, const char *fmt, ...)
@@ -346,20 +371,10 @@ static uint32_t value_id(struct topo *t, const char *v)
 	for (id = first ? *first : NONE; id != NONE; id = t->value_next[id])
 		if (strcmp(t->values[id], v) == 0)
 			return id;
-	if (t->n_values == t->cap_values) {
-		size_t cap = t->cap_values ? t->cap_values * 2 : 64;
-		const char **nv = realloc(t->values, cap * sizeof(*nv));
-		uint32_t *nn;
-
-		if (nv)
-			t->values = nv;
-		nn = nv ? realloc(t->value_next, cap * sizeof(*nn)) : NULL;
-		if (!nn) {
-			t->oom = true;
-			return NONE;
-		}
-		t->value_next = nn;
-		t->cap_values = cap;
+	if (grow_chained((void **)&t->values, sizeof(*t->values), &t->value_next, t->n_values,
+			 &t->cap_values, 64) < 0) {
+		t->oom = true;
+		return NONE;
 	}
 	id = (uint32_t)t->n_values;
 	first = map_get(&t->value_ix, h, NONE);
@@ -542,19 +557,9 @@ static uint32_t class_of(struct topo *t, const struct pod *p)
 		if (k->terminating == term && str_eq(k->ns, p->ns) && labels_equal(k->labels, &p->labels))
 			return id;
 	}
-	if (t->n_classes == t->cap_classes) {
-		size_t cap = t->cap_classes ? t->cap_classes * 2 : 64;
-		struct pclass *nc = realloc(t->classes, cap * sizeof(*nc));
-		uint32_t *nn;
-
-		if (nc)
-			t->classes = nc;
-		nn = nc ? realloc(t->class_next, cap * sizeof(*nn)) : NULL;
-		if (!nn)
-			goto oom;
-		t->class_next = nn;
-		t->cap_classes = cap;
-	}
+	if (grow_chained((void **)&t->classes, sizeof(*t->classes), &t->class_next, t->n_classes,
+			 &t->cap_classes, 64) < 0)
+		goto oom;
 	first = map_get(&t->class_ix, h, NONE);
 	if (!first)
 		goto oom;
@@ -962,19 +967,9 @@ static uint32_t counter_of(struct topo *t, enum counter_kind kind, const struct 
 	for (id = first ? *first : NONE; id != NONE; id = t->counter_next[id])
 		if (counter_equal(&t->counters[id], kind, p, terms, n_terms, sc))
 			return id;
-	if (t->n_counters == t->cap_counters) {
-		size_t cap = t->cap_counters ? t->cap_counters * 2 : 32;
-		struct counter *nc = realloc(t->counters, cap * sizeof(*nc));
-		uint32_t *nn;
-
-		if (nc)
-			t->counters = nc;
-		nn = nc ? realloc(t->counter_next, cap * sizeof(*nn)) : NULL;
-		if (!nn)
-			goto oom;
-		t->counter_next = nn;
-		t->cap_counters = cap;
-	}
+	if (grow_chained((void **)&t->counters, sizeof(*t->counters), &t->counter_next,
+			 t->n_counters, &t->cap_counters, 32) < 0)
+		goto oom;
 	first = map_get(&t->counter_ix, h, NONE);
 	if (!first)
 		goto oom;
