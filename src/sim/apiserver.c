@@ -4,6 +4,9 @@
  * block only themselves), routing, discovery, the faults it injects, the
  * cloud's sim.luascale.io endpoints, the ticker (PDB status, watch drops,
  * the down window) and the kubeconfig. Resources are apiserver_objects.c's.
+ *
+ * Lock order: the cloud's lock, then the store's, then s->mu; never back
+ * (the full rule is at the top of apiserver_objects.c).
  */
 #include "sim/apiserver.h"
 

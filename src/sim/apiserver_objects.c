@@ -6,7 +6,13 @@
  * the kubelets' Leases, validation of what clients write, and
  * create/update/patch/delete of the
  * objects clients own (events, configmaps, leases). HTTP framing is
- * apiserver.c's.
+ * apiserver.c's. *
+ * Lock order, for every thread: the cloud's lock (sim_cloud_lock, which
+ * the simulated cluster also runs under), then the store's
+ * (apiserver_store_lock), then the server's own mutex (s->mu). A thread
+ * that holds a later lock never takes an earlier one: kubeops calls, which
+ * take the cloud's lock, are made before the store's lock is taken or
+ * after it is released. tests/unit/test_sim_locks.c stresses this order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -1304,18 +1310,43 @@ static int normalize(cJSON *o, const struct resreq *rq, struct reply *out)
 	return 0;
 }
 
-/* Counts an Event about a node in the simulation's stats, as kubeops would. */
-static void count_event(struct apiserver *s, const cJSON *ev)
+/* An Event about a node, for the simulation's stats, as kubeops would count
+ * it. Taken while the store's lock is held (the object is then stored and
+ * may change), told after it is released: kubeops takes the cloud's lock,
+ * which comes before the store's (see the lock order at the top). */
+struct node_event {
+	char *node, *type, *reason, *message;
+};
+
+static char *dup_or_null(const char *v)
+{
+	return v ? strdup(v) : NULL;
+}
+
+static void node_event_take(struct node_event *e, const cJSON *ev)
 {
 	const cJSON *io = cJSON_GetObjectItemCaseSensitive(ev, "involvedObject");
 	const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(io, "kind"));
 	const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(io, "name"));
 
-	if (kind && name && strcmp(kind, "Node") == 0)
-		s->kube.ops->event(s->kube.ctx, name,
-				   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "type")),
-				   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")),
-				   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
+	memset(e, 0, sizeof(*e));
+	if (!kind || !name || strcmp(kind, "Node") != 0)
+		return;
+	e->node = strdup(name);
+	e->type = dup_or_null(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "type")));
+	e->reason = dup_or_null(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "reason")));
+	e->message = dup_or_null(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "message")));
+}
+
+/* Tells kubeops of the Event (when it was about a node and stored), and frees it. No lock held. */
+static void node_event_tell(struct apiserver *s, struct node_event *e, bool stored)
+{
+	if (stored && e->node)
+		s->kube.ops->event(s->kube.ctx, e->node, e->type, e->reason, e->message);
+	free(e->node);
+	free(e->type);
+	free(e->reason);
+	free(e->message);
 }
 
 /* Does the namespace of a namespaced request exist? 0, or -1 answered 404. Store lock held. */
@@ -1438,8 +1469,10 @@ static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, 
 {
 	cJSON *meta, *name, *gen;
 	const struct apiserver_ver *v;
+	struct node_event ev;
 	struct errbuf err;
 	char nm[300], msg[800];
+	bool stored;
 
 	if (apiserver_validate_object(rq, o, out) < 0 || normalize(o, rq, out) < 0) {
 		cJSON_Delete(o);
@@ -1519,13 +1552,16 @@ static void create_from(struct apiserver *s, const struct resreq *rq, cJSON *o, 
 		oom(out);
 		return;
 	}
+	memset(&ev, 0, sizeof(ev));
 	if (apiserver_storage_of(rq->res) == APISERVER_EVENTS)
-		count_event(s, o);
-	if (apiserver_store_put(s->store, rq->res, o, apiserver_now_wall(), &v, &err) < 0)
+		node_event_take(&ev, o);
+	stored = apiserver_store_put(s->store, rq->res, o, apiserver_now_wall(), &v, &err) == 0;
+	if (!stored)
 		apiserver_reply_status(out, 422, "Invalid", err.msg, NULL, NULL);
 	else
 		reply_object(s, rq, 201, v, out);
 	apiserver_store_unlock(s->store);
+	node_event_tell(s, &ev, stored);
 }
 
 static void create_object(struct apiserver *s, const struct resreq *rq, struct reply *out)

@@ -5,6 +5,12 @@
  * pods, PDB arithmetic for evictions, the kubeops implementation and the
  * snapshot builder. Volumes are sim/volumes.c's. Everything happens under
  * the cloud's lock, as events on its executor.
+ *
+ * Lock order: the cloud's lock, then the API server's store (its change
+ * hooks publish under the cloud's lock), then the server's mutex; the
+ * kubeops calls here take the cloud's lock, so the API server makes them
+ * without its store's lock held (the rule is at the top of
+ * src/sim/apiserver_objects.c).
  */
 #include "sim/cluster.h"
 

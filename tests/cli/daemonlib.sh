@@ -4,8 +4,10 @@
 #   KILL_AT_EXIT=1      end them with SIGKILL instead of SIGTERM
 #   KEEP_TMP=1          keep $TMP (the logs) after the run
 #   LOG_TAIL=N          lines of each $TMP/*.log a failed check shows (15)
+#   BUDGET=N            no wait runs past N seconds from the script's start
 #   until_true SECONDS CMD...   polls CMD every 0.1 s until it holds or
-#                       SECONDS (may be fractional) pass: 1 when it never did
+#                       SECONDS (may be fractional, wall time) pass: 1 when
+#                       it never did
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -18,7 +20,17 @@ daemon_cleanup() {
   local p sig=TERM
   [ -n "${KILL_AT_EXIT:-}" ] && sig=KILL
   for p in "${PIDS[@]}"; do kill -"$sig" "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  # a process that ignores SIGTERM for 10 s is reported and killed, so the
+  # script never hangs in its own cleanup
+  local t
+  for p in "${PIDS[@]}"; do
+    for ((t = 0; t < 100; t++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$p" 2>/dev/null; then
+      echo "# process $p still ran 10 s after SIG$sig: killed"
+      kill -KILL "$p" 2>/dev/null
+    fi
+    wait "$p" 2>/dev/null
+  done
   if [ -n "${KEEP_TMP:-}" ]; then echo "# logs kept in $TMP"; else rm -rf "$TMP"; fi
 }
 trap daemon_cleanup EXIT
@@ -31,15 +43,31 @@ not_ok() {
   done
 }
 
-# until_true SECONDS CMD...: lib.sh's, for fractional SECONDS too: counts
-# SECONDS × 10 tries 0.1 s apart
+# until_true SECONDS CMD...: polls CMD every 0.1 s until it holds, or
+# until SECONDS (may be fractional) of wall time have passed: 1 when it
+# never held. The deadline is read from the clock, not counted in tries, so
+# a slow CMD (kubectl on a loaded machine) cannot stretch a wait. No wait
+# runs past the script's BUDGET (seconds from its start, set it below the
+# test's CTest TIMEOUT): the script then fails with what it saw instead of
+# being killed silently.
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((10#${t:0:-3})); }
+DAEMONLIB_START_MS=$(now_ms)
 until_true() {
-  local ticks
-  ticks=$(awk -v s="$1" 'BEGIN { printf "%d", s * 10 }')
+  local now deadline budget_end
+  now=$(now_ms)
+  deadline=$((now + $(awk -v s="$1" 'BEGIN { printf "%d", s * 1000 }')))
+  if [ -n "${BUDGET:-}" ]; then
+    budget_end=$((DAEMONLIB_START_MS + BUDGET * 1000))
+    [ "$budget_end" -lt "$deadline" ] && deadline=$budget_end
+  fi
   shift
   until "$@"; do
-    [ "$ticks" -le 0 ] && return 1
-    ticks=$((ticks - 1))
+    now=$(now_ms)
+    if [ "$now" -ge "$deadline" ]; then
+      [ -n "${budget_end:-}" ] && [ "$now" -ge "$budget_end" ] &&
+        echo "# the script's budget of ${BUDGET} s ran out while waiting on: $*"
+      return 1
+    fi
     sleep 0.1
   done
 }
