@@ -36,6 +36,8 @@ bool provider_error_backs_off_group(enum provider_error e);
 struct provider_status {
 	enum provider_error code;
 	char message[256]; /* what the cloud said, for logs; never a secret */
+	int64_t retry_after_s; /* the cloud's Retry-After in seconds (Azure's 429 header,
+				* GCE's or AWS's where given); 0 when it said none */
 };
 
 enum instance_state {
@@ -50,6 +52,9 @@ struct provider_instance {
 	char provider_id[256];  /* as the kubelet writes Node.spec.providerID */
 	char group[64];
 	enum instance_state state;
+	int64_t launched_wall;  /* when the cloud says it launched the instance, unix
+				 * seconds (AWS LaunchTime, GCE creationTimestamp, Azure
+				 * timeCreated); 0 when the cloud does not say */
 };
 
 /* A label, taint or extended resource of a new node, as the cloud describes

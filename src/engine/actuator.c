@@ -391,7 +391,7 @@ static void launch_task(void *arg, bool cancelled)
 	bool lost = !cancelled && a->cfg.may_act && !a->cfg.may_act(a->cfg.may_act_ctx);
 
 	if (cancelled || lost || !a->prov) {
-		struct provider_status st = {cancelled || lost ? PROVIDER_CANCELLED : PROVIDER_INVALID, ""};
+		struct provider_status st = {.code = cancelled || lost ? PROVIDER_CANCELLED : PROVIDER_INVALID};
 
 		snprintf(st.message, sizeof(st.message), "%s",
 			 cancelled ? "shut down before the launch was made"
@@ -452,7 +452,7 @@ static int start_launch(struct actuator *a, const struct action *act, const char
 	a->st.busy++;
 	pthread_mutex_unlock(&a->mu);
 	if (executor_submit(a->ex, launch_task, l) < 0) {
-		struct provider_status st = {PROVIDER_CANCELLED, "the work queue is full or shutting down"};
+		struct provider_status st = {.code = PROVIDER_CANCELLED, .message = "the work queue is full or shutting down"};
 
 		on_launch_done(l, 0, &st);
 		return -1;

@@ -65,7 +65,7 @@ static void fake_launch_step(void *arg, bool cancelled)
 {
 	struct fake_launch *l = arg;
 	struct fake_cloud *c = l->c;
-	struct provider_status st = {PROVIDER_OK, ""};
+	struct provider_status st = {.code = PROVIDER_OK};
 
 	pthread_mutex_lock(&c->mu);
 	if (cancelled || c->fail != PROVIDER_OK) {
@@ -142,7 +142,7 @@ static void fake_terminate(struct provider *p, const char *group, const char *co
 			   provider_done_cb on_done, void *ctx)
 {
 	struct fake_cloud *c = p->impl;
-	struct provider_status st = {PROVIDER_OK, ""};
+	struct provider_status st = {.code = PROVIDER_OK};
 	size_t i;
 
 	(void)group;
@@ -1223,7 +1223,7 @@ static void slow_launch(struct provider *p, const char *group, int count,
 {
 	struct slow_cloud *c = p->impl;
 	struct timespec ts = {(time_t)(c->deadline / S), (long)(c->deadline % S)};
-	struct provider_status st = {PROVIDER_OK, ""};
+	struct provider_status st = {.code = PROVIDER_OK};
 	struct provider_instance inst;
 	bool met;
 

@@ -41,7 +41,7 @@ static void fc_launch(struct provider *p, const char *group, int count,
 		      provider_instance_cb on_instance, provider_done_cb on_done, void *ctx)
 {
 	struct fake_cloud *c = p->impl;
-	struct provider_status st = {PROVIDER_OK, ""};
+	struct provider_status st = {.code = PROVIDER_OK};
 	int i;
 
 	for (i = 0; i < count; i++) {
@@ -60,7 +60,7 @@ static void fc_launch(struct provider *p, const char *group, int count,
 static void fc_terminate(struct provider *p, const char *group, const char *const *ids, size_t n,
 			 provider_done_cb on_done, void *ctx)
 {
-	struct provider_status st = {PROVIDER_OK, ""};
+	struct provider_status st = {.code = PROVIDER_OK};
 
 	(void)p;
 	(void)group;
