@@ -1669,18 +1669,89 @@ static int parse_policy(struct ctx *x, const struct ytree_node *m)
 
 /* ---- safety, intervals ---- */
 
+/* What a config without safety.do_not_disrupt_annotations honours: the
+ * Cluster Autoscaler's and Karpenter's opt-outs. */
+static const struct config_optout default_optouts[] = {
+	{ "cluster-autoscaler.kubernetes.io/scale-down-disabled", "true", false },
+	{ "karpenter.sh/do-not-disrupt", "true", false },
+	{ "karpenter.sh/do-not-disrupt", "true", true },
+};
+
+#define OPTOUT_VALUE_MAX 256
+
+/* safety.do_not_disrupt_annotations: a list of {node: KEY} or {pod: KEY},
+ * each with an optional value ("true"); [] is none. */
+static int parse_optouts(struct ctx *x, const struct ytree_node *l)
+{
+	static const char *const keys[] = { "node", "pod", "value", NULL };
+	struct config_optout *o;
+	const struct ytree_node *c;
+	size_t i = 0, j;
+	int rc = 0;
+
+	if (expect_kind(x, l, YTREE_SEQ))
+		return -1;
+	if (l->n > CONFIG_MAX_OPTOUTS)
+		return fail_node(x, l, "more than %d entries", CONFIG_MAX_OPTOUTS);
+	o = arena_calloc(x->a, l->n + 1, sizeof(*o));
+	if (!o)
+		return oom(x);
+	for (c = l->first; c && !rc; c = c->next, i++) {
+		size_t old = ytree_path_push_index(&x->path, i);
+		const char *node = NULL, *pod = NULL;
+		struct loc kl, vl;
+		char buf[64], why[160];
+
+		memset(&kl, 0, sizeof(kl));
+		memset(&vl, 0, sizeof(vl));
+		o[i].value = "true";
+		rc = expect_kind(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
+		     field(x, c, "node", dec_string, &node, NULL, &kl) ||
+		     field(x, c, "pod", dec_string, &pod, NULL, &kl) ||
+		     field(x, c, "value", dec_string, &o[i].value, NULL, &vl) ? -1 : 0;
+		if (!rc && !node && !pod)
+			rc = fail_node(x, c, "name the annotation with node: KEY (on the node) or pod: KEY (on a pod running on it)");
+		if (!rc && node && pod)
+			rc = fail_node(x, c, "node and pod in one entry: write one entry for each");
+		if (!rc) {
+			o[i].key = node ? node : pod;
+			o[i].pod = pod != NULL;
+			if (!k8sname_valid_qualified_name(o[i].key, why, sizeof(why)))
+				rc = fail_loc(x, &kl, "invalid annotation key %s: %s",
+					      quoted(o[i].key, buf, sizeof(buf)), why);
+		}
+		if (!rc && (!*o[i].value || strlen(o[i].value) > OPTOUT_VALUE_MAX ||
+			    !ok_printable(o[i].value)))
+			rc = fail_loc(x, &vl, "expected a non-empty annotation value (up to %d printable characters), got %s",
+				      OPTOUT_VALUE_MAX, quoted(o[i].value, buf, sizeof(buf)));
+		for (j = 0; !rc && j < i; j++)
+			if (o[j].pod == o[i].pod && !strcmp(o[j].key, o[i].key) &&
+			    !strcmp(o[j].value, o[i].value))
+				rc = fail_node(x, c, "the same as entry %zu", j);
+		ytree_path_pop(&x->path, old);
+	}
+	x->c->optouts = o;
+	x->c->n_optouts = i;
+	return rc;
+}
+
+static int section(struct ctx *x, const struct ytree_node *root, const char *key,
+		   int (*parse)(struct ctx *, const struct ytree_node *));
+
 static int parse_safety(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "max_nodes_total", "max_scale_down_per_round",
 					    "max_actions_per_round", "max_concurrent_drains",
-					    "protected_pod_selector", "max_cache_staleness", NULL };
+					    "protected_pod_selector", "max_cache_staleness",
+					    "do_not_disrupt_annotations", NULL };
 	static const struct int_range actions = { 1, PLAN_MAX_ACTIONS };
 	static const struct int_range drains = { 1, 1000000 };
 	struct config *c = x->c;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "max_nodes_total", dec_int, &c->max_nodes_total, &r_count,
+	return section(x, m, "do_not_disrupt_annotations", parse_optouts) ||
+	       field(x, m, "max_nodes_total", dec_int, &c->max_nodes_total, &r_count,
 		     &x->max_nodes_total) ||
 	       field(x, m, "max_scale_down_per_round", dec_int,
 		     &c->max_scale_down_per_round, &r_count, NULL) ||
@@ -1693,9 +1764,6 @@ static int parse_safety(struct ctx *x, const struct ytree_node *m)
 	       field(x, m, "max_cache_staleness", dec_duration,
 		     &c->max_cache_staleness_ms, &r_staleness, NULL) ? -1 : 0;
 }
-
-static int section(struct ctx *x, const struct ytree_node *root, const char *key,
-		   int (*parse)(struct ctx *, const struct ytree_node *));
 
 /* An endpoint override: http(s)://host[:port][/path], no user, query or fragment. */
 static bool ok_endpoint(const char *s)
@@ -2848,6 +2916,8 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->write_qps = 10;
 	c->write_burst = 20;
 	c->protected_pod_selector = "";
+	c->optouts = default_optouts;
+	c->n_optouts = sizeof(default_optouts) / sizeof(default_optouts[0]);
 	c->reconcile_interval_ms = 10000;
 	c->batch_idle_ms = 1000;
 	c->batch_max_ms = 10000;

@@ -134,6 +134,20 @@ struct config_aws {
 	const char *endpoint_sts;
 };
 
+/*
+ * An annotation that keeps a node from removal (one entry of
+ * safety.do_not_disrupt_annotations): on the node itself, or on a pod
+ * running on it. The safety check refuses to drain, delete, cordon or
+ * taint NoExecute such a node.
+ */
+struct config_optout {
+	const char *key;
+	const char *value;               /* the value that opts out, "true" unless written */
+	bool pod;                        /* on a pod running on the node (else on the node) */
+};
+
+#define CONFIG_MAX_OPTOUTS 64
+
 struct config {
 	struct arena *arena;     /* owns everything below */
 	const char *source;      /* file name the config came from */
@@ -166,6 +180,10 @@ struct config {
 	struct label_selector protected_pods;
 	int64_t max_cache_staleness_ms; /* no scale-down on a cache out of sync
 					 * for longer, default 30s */
+	const struct config_optout *optouts; /* safety.do_not_disrupt_annotations; default:
+					      * nodes scale-down-disabled and do-not-disrupt,
+					      * pods do-not-disrupt */
+	size_t n_optouts;
 
 	/* provider: which cloud, and its token buckets */
 	const char *provider_kind;      /* "" (none), "sim", ... */

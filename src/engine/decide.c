@@ -64,6 +64,8 @@ static int report_node(const struct snapshot *s, size_t i, const struct decide_o
 		snprintf(why, sizeof(why), "not in a managed node group");
 	} else if (note && !note->candidate) {
 		snprintf(why, sizeof(why), "%s", note->why[0] ? note->why : "the policy keeps it");
+	} else if (note && safety_node_opted_out(s, o->limits, i, c_why, sizeof(c_why))) {
+		snprintf(why, sizeof(why), "%s, but %s", note->why, c_why);
 	} else if (note && !sched_node_blockers(s, i, &safety_only, c_why, sizeof(c_why))) {
 		/* the policy would remove it: say what the safety checks would refuse */
 		snprintf(why, sizeof(why), "%s, but %s", note->why, c_why);
@@ -90,6 +92,8 @@ void decide_limits(const struct config *c, struct safety_limits *lim,
 	lim->max_scale_down_per_round = c->max_scale_down_per_round;
 	lim->max_actions_per_round = c->max_actions_per_round;
 	lim->protected_pods = c->protected_pods.n ? &c->protected_pods : NULL;
+	lim->optouts = c->optouts;
+	lim->n_optouts = c->n_optouts;
 	drain_opts_default(d);
 	d->protected_pods = lim->protected_pods;
 }

@@ -81,6 +81,7 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 static const struct {
 	const char *text, *invariant;
 } invariants[] = {
+	{"(safety.do_not_disrupt_annotations)", "do_not_disrupt"},
 	{"max_scale_down_per_round", "max_scale_down_per_round"},
 	{"max_nodes_total", "max_nodes_total"},
 	{"is at its max", "max_size"},

@@ -2,11 +2,13 @@
  * safety: holds a plan to the invariants. Tracks, per round, how much each
  * group grows or shrinks, which nodes are being removed and how many
  * disruptions those removals cause under each PDB; the per-node checks
- * (protected pods, safe-to-evict) come from sched.c.
+ * (protected pods, safe-to-evict) come from sched.c, the opt-out
+ * annotations (do_not_disrupt_annotations) are read here.
  */
 #include "engine/safety.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,8 +159,91 @@ static const struct node_group *selector_owner(const struct snapshot *s, const c
 	return NULL;
 }
 
+/* "1h30m", "30m", "45s": a positive number of seconds, for a message. */
+static void fmt_left(int64_t secs, char *out, size_t len)
+{
+	int64_t h = secs / 3600, m = secs % 3600 / 60, sec = secs % 60;
+	int n = 0;
+
+	out[0] = '\0';
+	if (h && n >= 0 && (size_t)n < len)
+		n += snprintf(out + n, len - (size_t)n, "%lldh", (long long)h);
+	if (m && n >= 0 && (size_t)n < len)
+		n += snprintf(out + n, len - (size_t)n, "%lldm", (long long)m);
+	if ((sec || !(h || m)) && n >= 0 && (size_t)n < len)
+		snprintf(out + n, len - (size_t)n, "%llds", (long long)sec);
+}
+
 /*
- * A drain, delete or NoExecute taint of node 'n': protected pods,
+ * Whether pod 'p''s value 'v' of opt-out 'o' holds at 'now': the value
+ * configured, or, where "true" is, a duration the pod has not lived yet
+ * (then 'left' says for how long; else it is ""). A pod without a
+ * creation time is held for the whole duration.
+ */
+static bool pod_optout_holds(const struct config_optout *o, const struct pod *p, const char *v,
+			     int64_t now, char *left, size_t left_len)
+{
+	int64_t ms, rest;
+
+	left[0] = '\0';
+	if (strcmp(v, o->value) == 0)
+		return true;
+	if (strcmp(o->value, "true") != 0 || config_parse_duration(v, &ms) < 0)
+		return false;
+	if (ms > INT64_MAX / 2)
+		return true; /* longer than any clock runs: held */
+	rest = (ms + 999) / 1000; /* seconds, as times are */
+	if (p->created > 0)
+		rest += p->created - now;
+	if (rest <= 0)
+		return false;
+	fmt_left(rest, left, left_len);
+	return true;
+}
+
+bool safety_node_opted_out(const struct snapshot *s, const struct safety_limits *lim, size_t n,
+			   char *why, size_t why_len)
+{
+	const struct node *node = &s->nodes[n];
+	char left[48];
+	size_t i, k;
+
+	for (k = 0; k < lim->n_optouts; k++) {
+		const struct config_optout *o = &lim->optouts[k];
+		const char *v;
+
+		if (o->pod)
+			continue;
+		v = kvlist_get(&node->annotations, o->key);
+		if (v && strcmp(v, o->value) == 0) {
+			snprintf(why, why_len, "node %s has the annotation %s: \"%s\" (safety.do_not_disrupt_annotations)",
+				 node->name, o->key, v);
+			return true;
+		}
+	}
+	for (i = 0; i < node->n_pods; i++) {
+		const struct pod *p = &s->pods[node->pods[i]];
+
+		if (pod_finished(p) || (p->flags & POD_TERMINATING))
+			continue;
+		for (k = 0; k < lim->n_optouts; k++) {
+			const struct config_optout *o = &lim->optouts[k];
+			const char *v;
+
+			if (!o->pod || !(v = kvlist_get(&p->annotations, o->key)) ||
+			    !pod_optout_holds(o, p, v, s->now, left, sizeof(left)))
+				continue;
+			snprintf(why, why_len, "pod %s/%s on node %s has the annotation %s: \"%s\"%s%s%s (safety.do_not_disrupt_annotations)",
+				 p->ns ? p->ns : "", p->name ? p->name : "", node->name, o->key, v,
+				 left[0] ? " (" : "", left, left[0] ? " more)" : "");
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A drain, delete or NoExecute taint of node 'n': opt-out annotations, protected pods,
  * safe-to-evict, then the PDBs over all of the round's removals together,
  * the per-round cap and (drain and delete) the group's min. Returns 1 when
  * the action may go ahead (and counts it), 0 when rejected, -1 on OOM.
@@ -176,6 +261,8 @@ static int check_removal(const struct snapshot *s, const struct safety_limits *l
 	char why[512];
 	size_t i, j;
 
+	if (safety_node_opted_out(s, lim, n, why, sizeof(why)))
+		return reject(v, a, "%s%s", what, why) < 0 ? -1 : 0;
 	drain_opts_default(&o);
 	o.protected_pods = lim->protected_pods;
 	o.local_storage_blocks = false;
@@ -265,6 +352,9 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 				      action_type_str(a->type), a->node);
 		if (a->type == ACTION_UNCORDON && r->removing[n])
 			return reject(v, a, "node %s is being removed in this plan", a->node);
+		/* a cordon is the first step of a removal */
+		if (a->type == ACTION_CORDON && safety_node_opted_out(s, lim, (size_t)n, why, sizeof(why)))
+			return reject(v, a, "%s", why);
 		r->cordon_state[n] = want;
 		break;
 	}

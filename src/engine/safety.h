@@ -5,7 +5,9 @@
  * NoExecute taint) of a node with a protected pod or outside managed
  * groups, PDBs held over all of a round's removals together, at most
  * max_scale_down_per_round removals and max_actions_per_round actions per
- * round, and no plan writing a key a group selects its nodes by. Pure:
+ * round, no removal or cordon of a node that an opt-out annotation
+ * keeps (safety.do_not_disrupt_annotations, on the node or one of its
+ * pods), and no plan writing a key a group selects its nodes by. Pure:
  * snapshot and plan in, accepted and rejected actions out.
  */
 #ifndef LUASCALE_SAFETY_H
@@ -14,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "errbuf.h"
 #include "model.h"
 #include "policy/plan.h"
@@ -23,6 +26,9 @@ struct safety_limits {
 	int64_t max_scale_down_per_round; /* nodes drained, deleted or NoExecute-tainted per round */
 	int64_t max_actions_per_round;    /* 0: no cap; a plan over it is refused whole */
 	const struct label_selector *protected_pods; /* NULL: none */
+	/* safety.do_not_disrupt_annotations (borrowed); none when 0 */
+	const struct config_optout *optouts;
+	size_t n_optouts;
 };
 
 struct rejection {
@@ -51,14 +57,27 @@ int safety_plan_size(const struct plan *p, const struct safety_limits *lim,
 		     struct errbuf *err);
 
 /*
+ * Whether an opt-out annotation of 'lim' keeps node 'n' of 's': the node
+ * carries one with its value, or a pod bound to it that has neither
+ * finished nor is terminating does. On a pod, a value that is a duration
+ * ("90m", "1h30m") where "true" is configured keeps the node until the
+ * pod is that old (from its creation), as Karpenter reads it. Returns
+ * true with 'why' naming the annotation, its value and the object;
+ * false leaves 'why' as it was.
+ */
+bool safety_node_opted_out(const struct snapshot *s, const struct safety_limits *lim, size_t n,
+			   char *why, size_t why_len);
+
+/*
  * Checks 'in' against 's' and 'lim'. Actions are taken in plan order; each
  * accepted action counts against the limits of the ones after it. A
  * scale_up above a group's max or the global cap is trimmed to what fits
  * and the excess rejected. A drain, delete or NoExecute taint is a removal:
  * it counts against max_scale_down_per_round (several of one node count
  * once) and its evictions, added to those of the round's earlier removals,
- * must stay within every PDB's allowance. Notes are copied to the accepted
- * plan.
+ * must stay within every PDB's allowance. A removal or a cordon of a node
+ * an opt-out annotation keeps (safety_node_opted_out) is refused for that
+ * node alone. Notes are copied to the accepted plan.
  * Returns 0 (out filled; free with verdict_free) or -1 on out of memory.
  */
 int safety_check(const struct snapshot *s, const struct safety_limits *lim,

@@ -14,6 +14,8 @@ policy it names once, and compares what the plan does:
                                                (a spread's "pods per zone" when each
                                                pod needs a node of its own)
             {"removable": {"node": true|false}}  the policy's verdict per node
+            {"rejected": {"node": "text"}}     an action on the node was refused by the
+                                               safety checks, its why containing text
             {"log": "text"}                    a line of the plan's log contains it
   "from", "note"                              for the reader: where the case comes from
                                                (repository@commit:file) and how its setup
@@ -28,8 +30,9 @@ policy it names once, and compares what the plan does:
 Groups: name, min, max, price, cpu, memory, pods, extended, labels, taints,
 target (the size the cloud converges to: target - registered nodes are on
 their way). Nodes: name, group, cpu, memory, pods, extended, labels,
-taints, ready, unschedulable, created. Pods: name, ns, replicas (names
-name-0..), nodes (bound, by replica), owner ("Kind/name"), labels, cpu and
+taints, ready, unschedulable, created, annotations. Pods: name, ns, replicas
+(names name-0..), nodes (bound, by replica), owner ("Kind/name"), labels,
+annotations, cpu and
 memory (null: no request), extended (requested and limited), hostPort,
 protocol, nodeSelector, tolerations, phase, terminating, unschedulable
 (false: pending without the scheduler's Unschedulable condition, not yet
@@ -60,6 +63,7 @@ def node_obj(n):
     obj = {
         "apiVersion": "v1", "kind": "Node",
         "metadata": {"name": n["name"], "labels": labels,
+                     "annotations": dict(n.get("annotations", {})),
                      "creationTimestamp": n.get("created", CREATED)},
         "spec": {"taints": n.get("taints", [])},
         "status": {"allocatable": alloc, "capacity": alloc,
@@ -96,6 +100,7 @@ def pod_obj(p):
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": p["name"], "namespace": ns, "uid": "uid-" + ns + "-" + p["name"],
                      "labels": p.get("labels", {}), "creationTimestamp": CREATED,
+                     "annotations": dict(p.get("annotations", {})),
                      "ownerReferences": [{"apiVersion": "apps/v1", "kind": kind, "name": oname,
                                           "controller": True, "uid": "o-" + oname}]},
         "spec": spec,
@@ -204,6 +209,11 @@ def run_case(luascale, src, case, tmp):
             elif got[0]["removable"] != want:
                 failures.append("%s: node %s removable=%s, want %s (%s)" %
                                 (policy, name, got[0]["removable"], want, got[0].get("why")))
+        for name, text in exp.get("rejected", {}).items():
+            whys = [r["why"] for r in out["rejected"] if r["action"].get("node") == name]
+            if not any(text in w for w in whys):
+                failures.append("%s: no action on %s was rejected with %r (rejected: %s)" %
+                                (policy, name, text, whys))
         for text in ([exp["log"]] if "log" in exp else []):
             if not any(text in line for line in out.get("log", [])):
                 failures.append("%s: no log line contains %r (log: %s)" %

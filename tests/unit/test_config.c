@@ -579,7 +579,7 @@ static void test_error_keys(void **state)
 	expect_error(HEAD "safety:\n  color: blue\n",
 		     "config.yaml:7:3: safety: unknown key \"color\" (known keys: "
 		     "max_nodes_total, max_scale_down_per_round, max_actions_per_round, "
-		     "max_concurrent_drains, protected_pod_selector, max_cache_staleness)");
+		     "max_concurrent_drains, protected_pod_selector, max_cache_staleness, do_not_disrupt_annotations)");
 	expect_error(HEAD "safety:\n  max_nodes_total: 3\n  max_nodes_total: 4\n",
 		     "config.yaml:8:3: safety: duplicate key \"max_nodes_total\" (first at line 7)");
 	/* duplicates are found in every mapping, params included */
