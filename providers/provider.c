@@ -1,8 +1,10 @@
 /*
- * provider: what all providers share — error names and the group array.
+ * provider: what all providers share — error names, the group array, and
+ * the turns and claims that keep launches of one group from racing.
  */
 #include "providers/provider.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,4 +181,86 @@ void provider_limits_from(struct provider_limits *out, const struct config *c)
 	out->mutating_burst = (int)c->provider_burst;
 	out->read_qps = c->provider_read_qps;
 	out->read_burst = (int)c->provider_read_burst;
+}
+
+/* ---- turns and claims ---- */
+
+struct provider_claim_entry {
+	char group[64];
+	char id[128];
+};
+
+struct provider_turns {
+	pthread_mutex_t turn[PROVIDER_TURNS];
+	pthread_mutex_t mu; /* the claims */
+	struct provider_claim_entry *claims; /* a ring of PROVIDER_CLAIMS_MAX */
+	size_t n_claims, head;
+};
+
+struct provider_turns *provider_turns_new(void)
+{
+	struct provider_turns *t = calloc(1, sizeof(*t));
+	size_t i;
+
+	if (!t)
+		return NULL;
+	t->claims = calloc(PROVIDER_CLAIMS_MAX, sizeof(*t->claims));
+	if (!t->claims) {
+		free(t);
+		return NULL;
+	}
+	for (i = 0; i < PROVIDER_TURNS; i++)
+		pthread_mutex_init(&t->turn[i], NULL);
+	pthread_mutex_init(&t->mu, NULL);
+	return t;
+}
+
+void provider_turns_free(struct provider_turns *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < PROVIDER_TURNS; i++)
+		pthread_mutex_destroy(&t->turn[i]);
+	pthread_mutex_destroy(&t->mu);
+	free(t->claims);
+	free(t);
+}
+
+static pthread_mutex_t *turn_of(struct provider_turns *t, const char *group)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *group; group++)
+		h = (h ^ (unsigned char)*group) * 16777619u;
+	return &t->turn[h % PROVIDER_TURNS];
+}
+
+void provider_turn_take(struct provider_turns *t, const char *group)
+{
+	pthread_mutex_lock(turn_of(t, group));
+}
+
+void provider_turn_give(struct provider_turns *t, const char *group)
+{
+	pthread_mutex_unlock(turn_of(t, group));
+}
+
+bool provider_claim(struct provider_turns *t, const char *group, const char *id)
+{
+	size_t i, at;
+	bool ok = true;
+
+	pthread_mutex_lock(&t->mu);
+	for (i = 0; i < t->n_claims && ok; i++)
+		if (!strcmp(t->claims[i].id, id) && !strcmp(t->claims[i].group, group))
+			ok = false;
+	if (ok) {
+		at = t->n_claims < PROVIDER_CLAIMS_MAX ? t->n_claims++ : t->head++ % PROVIDER_CLAIMS_MAX;
+		snprintf(t->claims[at].group, sizeof(t->claims[at].group), "%s", group);
+		snprintf(t->claims[at].id, sizeof(t->claims[at].id), "%s", id);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return ok;
 }

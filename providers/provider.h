@@ -190,6 +190,33 @@ struct config;
 /* The token-bucket settings of the config's provider section. */
 void provider_limits_from(struct provider_limits *out, const struct config *c);
 
+/*
+ * Turns and claims: what a provider needs so that launches of one group
+ * never race. A group's size writes take turns (provider_turn_take/give,
+ * striped by the group's name: two groups may share a turn, one group
+ * never has two), so a size is read and written in one turn and never
+ * computed from a size another launch is about to change. A new instance
+ * seen in a group is claimed by the first launch that sees it and by no
+ * other (claims are remembered for the last PROVIDER_CLAIMS_MAX ids).
+ * Thread-safe; borrowed strings are copied.
+ */
+#define PROVIDER_TURNS 64
+#define PROVIDER_CLAIMS_MAX 4096
+
+struct provider_turns;
+
+/* NULL when out of memory. */
+struct provider_turns *provider_turns_new(void);
+/* No turn may be held. NULL is a no-op. */
+void provider_turns_free(struct provider_turns *t);
+/* Blocks until the group's turn is the caller's. */
+void provider_turn_take(struct provider_turns *t, const char *group);
+/* Ends the caller's turn of the group. */
+void provider_turn_give(struct provider_turns *t, const char *group);
+/* True when no launch claimed instance 'id' of 'group' before (it is now
+ * the caller's); false when another did. */
+bool provider_claim(struct provider_turns *t, const char *group, const char *id);
+
 /* Frees an array from list_groups, with what its templates own. */
 void provider_groups_free(struct provider_group *groups, size_t n);
 

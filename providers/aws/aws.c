@@ -443,6 +443,115 @@ void aws_failed_activity(struct provider *p, const char *asg, int64_t since,
 	awsxml_free(d);
 }
 
+/* ---- launch times of ASG instances ---- */
+
+#define LAUNCH_IDS_PER_CALL 200
+
+static int cmp_launched(const void *a, const void *b)
+{
+	return strcmp(((const struct aws_launched *)a)->id, ((const struct aws_launched *)b)->id);
+}
+
+/* DescribeInstances for ids[0..n): their launchTime into out[] (0 when unread). */
+static void describe_launch_times(struct provider *p, const char *const *ids, size_t n, int64_t *out)
+{
+	struct provider_status st;
+	struct aws_query f;
+	struct awsxml_doc *d = NULL;
+	const struct awsxml_node *r, *it;
+	size_t i;
+
+	aws_query_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
+	for (i = 0; i < n; i++)
+		aws_query_addf(&f, ids[i], "InstanceId.%zu", i + 1);
+	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
+		aws_query_free(&f);
+		log_at(AWS_PROV(p)->log, LOG_WARN, clock_wall(AWS_PROV(p)->clock),
+		       "aws: cannot read the launch times of %zu instance(s): %s", n, st.message);
+		return;
+	}
+	aws_query_free(&f);
+	for (r = awsxml_first(awsxml_find(awsxml_root(d), "reservationSet"), "item"); r; r = awsxml_next(r))
+		for (it = awsxml_first(awsxml_find(r, "instancesSet"), "item"); it; it = awsxml_next(it)) {
+			const char *id = awsxml_text(it, "instanceId");
+			char when[64];
+			int64_t t;
+
+			if (awsxml_copy(it, "launchTime", when, sizeof(when)) < 0 || kube_parse_time(when, &t) < 0 ||
+			    t <= 0)
+				continue;
+			for (i = 0; i < n; i++)
+				if (!strcmp(ids[i], id))
+					out[i] = t;
+		}
+	awsxml_free(d);
+}
+
+void aws_fill_launch_times(struct provider *p, struct aws_asg *a1, size_t n1, struct aws_asg *a2,
+			   size_t n2)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	struct aws_asg_instance **all = NULL;
+	struct aws_launched *next = NULL, key, *hit;
+	const char **ask = NULL;
+	int64_t *got = NULL;
+	size_t i, j, total = 0, k = 0, n_ask = 0;
+
+	for (i = 0; i < n1; i++)
+		total += a1[i].n_inst;
+	for (i = 0; i < n2; i++)
+		total += a2[i].n_inst;
+	if (!total)
+		goto swap;
+	all = calloc(total, sizeof(*all));
+	next = calloc(total, sizeof(*next));
+	ask = calloc(total, sizeof(*ask));
+	got = calloc(total, sizeof(*got));
+	if (!all || !next || !ask || !got)
+		goto out;
+	for (i = 0; i < n1; i++)
+		for (j = 0; j < a1[i].n_inst; j++)
+			all[k++] = &a1[i].inst[j];
+	for (i = 0; i < n2; i++)
+		for (j = 0; j < a2[i].n_inst; j++)
+			all[k++] = &a2[i].inst[j];
+	/* what the last list knew (a launch time never changes) */
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < total; i++) {
+		snprintf(key.id, sizeof(key.id), "%s", all[i]->id);
+		hit = ap->n_launched ? bsearch(&key, ap->launched, ap->n_launched, sizeof(*hit), cmp_launched) : NULL;
+		if (hit)
+			all[i]->launched_wall = hit->wall;
+		else
+			ask[n_ask++] = all[i]->id;
+	}
+	pthread_mutex_unlock(&ap->mu);
+	for (i = 0; i < n_ask; i += LAUNCH_IDS_PER_CALL)
+		describe_launch_times(p, ask + i, n_ask - i < LAUNCH_IDS_PER_CALL ? n_ask - i : LAUNCH_IDS_PER_CALL,
+				      got + i);
+	for (i = 0, j = 0, k = 0; i < total; i++) {
+		if (j < n_ask && ask[j] == all[i]->id)
+			all[i]->launched_wall = got[j++];
+		if (!all[i]->launched_wall)
+			continue;
+		snprintf(next[k].id, sizeof(next[k].id), "%s", all[i]->id);
+		next[k++].wall = all[i]->launched_wall;
+	}
+	qsort(next, k, sizeof(*next), cmp_launched);
+swap:
+	pthread_mutex_lock(&ap->mu);
+	free(ap->launched);
+	ap->launched = next;
+	ap->n_launched = k;
+	next = NULL;
+	pthread_mutex_unlock(&ap->mu);
+out:
+	free(all);
+	free(next);
+	free(ask);
+	free(got);
+}
+
 /* ---- fleet groups: their instances by tag ---- */
 
 static int describe_fleet(struct provider *p, const struct aws_group *g, struct provider_group *pg,
@@ -509,6 +618,14 @@ static int describe_fleet(struct provider *p, const struct aws_group *g, struct 
 				aws_provider_id(zone, id, in->provider_id, sizeof(in->provider_id));
 				in->state = !strcmp(state, "pending") ? INSTANCE_PENDING :
 					    !strcmp(state, "running") ? INSTANCE_RUNNING : INSTANCE_STOPPING;
+				{
+					char when[64];
+					int64_t t;
+
+					if (awsxml_copy(it, "launchTime", when, sizeof(when)) == 0 &&
+					    kube_parse_time(when, &t) == 0 && t > 0)
+						in->launched_wall = t;
+				}
 			}
 		}
 		if (awsxml_copy(awsxml_root(d), "nextToken", next, sizeof(next)) < 0)
@@ -577,6 +694,7 @@ static int asg_group(struct provider *p, const struct aws_group *g, const struct
 		snprintf(o->group, sizeof(o->group), "%s", g->name);
 		aws_provider_id(in->zone, in->id, o->provider_id, sizeof(o->provider_id));
 		o->state = in->st;
+		o->launched_wall = in->launched_wall;
 		if (in->st == INSTANCE_PENDING || in->st == INSTANCE_RUNNING)
 			live++;
 	}
@@ -624,6 +742,8 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 		goto fail;
 	if (ap->discovery && aws_describe_asgs(p, NULL, 0, &found, &n_found, st) < 0)
 		goto fail;
+	/* when each instance was launched: the ASG does not say, EC2 does */
+	aws_fill_launch_times(p, named, n_named, found, n_found);
 
 	/* the groups: the config's, then every tagged ASG the config does not name */
 	n_gs = ap->n_config_groups;
@@ -787,6 +907,8 @@ static void aws_free(struct provider *p)
 		free(ap->seen);
 		free(ap->itypes);
 		free(ap->lts);
+		free(ap->launched);
+		provider_turns_free(ap->turns);
 		pthread_mutex_destroy(&ap->mu);
 		free(ap);
 	}
@@ -829,6 +951,11 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	p->ops = &aws_ops;
 	p->impl = ap;
 	pthread_mutex_init(&ap->mu, NULL);
+	ap->turns = provider_turns_new();
+	if (!ap->turns) {
+		errbuf_set(err, "aws: out of memory");
+		goto fail;
+	}
 	ap->clock = o->clock ? o->clock : clock_real();
 	ap->log = o->log;
 	ap->cancel = o->cancel;

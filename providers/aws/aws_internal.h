@@ -46,6 +46,7 @@ struct aws_asg_instance {
 	char state[40];          /* LifecycleState as AWS says it */
 	enum instance_state st;
 	bool warm;               /* in a warm pool: not a node */
+	int64_t launched_wall;   /* EC2's LaunchTime (unix seconds), 0 unknown */
 };
 
 /* One DescribeAutoScalingGroups member. */
@@ -106,6 +107,12 @@ struct aws_prov {
 	} *lts;
 	size_t n_lts;
 	uint64_t seq;             /* ClientTokens */
+	struct provider_turns *turns; /* one size write of a group at a time; instance claims */
+	struct aws_launched {     /* ASG instances' LaunchTime, by id (sorted), from the last list */
+		char id[32];
+		int64_t wall;
+	} *launched;
+	size_t n_launched;
 	struct aws_count {
 		char action[48];
 		uint64_t n;
@@ -136,6 +143,13 @@ const char *aws_asg_tag(const struct aws_asg *a, const char *key);
  * 'st'; else st->code is OK (also when the activities cannot be read). */
 void aws_failed_activity(struct provider *p, const char *asg, int64_t since,
 			 struct provider_status *st);
+
+/* EC2's launchTime of the instances of the ASGs a1[0..n1) and a2[0..n2)
+ * (DescribeInstances for the ids not known from an earlier list; best
+ * effort: what cannot be read stays 0), into each instance's
+ * launched_wall; the cache then holds exactly these instances. */
+void aws_fill_launch_times(struct provider *p, struct aws_asg *a1, size_t n1, struct aws_asg *a2,
+			   size_t n2);
 
 /* "aws:///<zone>/<id>" into out. */
 void aws_provider_id(const char *zone, const char *id, char *out, size_t len);

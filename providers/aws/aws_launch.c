@@ -1,9 +1,10 @@
 /*
  * providers/aws: launching and terminating. An Auto Scaling group grows by
- * SetDesiredCapacity computed from the size it reported just now, and its
- * new instances are reported as they appear (a Failed scaling activity
- * ends the launch early and gives back the capacity not made); a fleet
- * group launches with one CreateFleet Type=instant and a ClientToken.
+ * SetDesiredCapacity computed from the size it reports in the group's
+ * turn (its size writes never interleave), its new instances claimed and
+ * reported as they appear (a Failed scaling activity ends the launch early
+ * and gives back the capacity not made); a fleet group launches with one
+ * CreateFleet Type=instant and a ClientToken.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,54 @@ static int set_desired(struct provider *p, const char *asg, int desired, struct 
 	return rc;
 }
 
+/* Pending or running instances of an ASG (not in a warm pool). */
+static int live_count(const struct aws_asg *a)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < a->n_inst; i++)
+		if (!a->inst[i].warm && (a->inst[i].st == INSTANCE_PENDING || a->inst[i].st == INSTANCE_RUNNING))
+			n++;
+	return n;
+}
+
+/*
+ * A launch that failed gives back what it did not make, so the ASG stops
+ * retrying it: in the group's turn, from the size read then, never below
+ * the instances that exist (the ASG would terminate one) nor the minimum.
+ */
+static void give_back(struct provider *p, const struct aws_group *g, int owed, const struct provider_status *why)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	struct provider_status st;
+	struct aws_asg *c = NULL;
+	size_t nc = 0;
+	int back;
+
+	provider_turn_take(ap->turns, g->name);
+	if (describe_one(p, g->asg, &c, &nc, &st) == 0) {
+		back = c->desired - owed;
+		if (back < c->min)
+			back = c->min;
+		if (back < live_count(c))
+			back = live_count(c);
+		if (back < c->desired && set_desired(p, g->asg, back, &st) == 0)
+			log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+			       "aws: group %s: the launch failed (%s: %s); ASG %.128s desired capacity %d -> %d",
+			       g->name, provider_error_str(why->code), why->message, g->asg, c->desired, back);
+	}
+	provider_turn_give(ap->turns, g->name);
+	aws_asgs_free(c, nc);
+}
+
+/*
+ * An ASG launch: in the group's turn (no other size write of the group
+ * runs meanwhile), the size is read and the size plus 'count' written, so
+ * a launch never writes a size below the one it read, and two launches
+ * add up. New instances are claimed one by one: each is reported by the
+ * first launch that sees it and by no other.
+ */
 static void launch_asg(struct provider *p, const struct aws_group *g, int count,
 		       provider_instance_cb on_instance, provider_done_cb on_done, void *ctx)
 {
@@ -105,30 +154,32 @@ static void launch_asg(struct provider *p, const struct aws_group *g, int count,
 	struct aws_asg *a = NULL, *b = NULL;
 	size_t na = 0, nb = 0, i;
 	struct aws_asg_instance **fresh = NULL;
-	char (*reported)[32] = NULL;
 	int done = 0, desired;
-	int64_t start = clock_wall(ap->clock), deadline = clock_now(ap->clock) + ap->launch_wait_ns;
+	int64_t start = clock_wall(ap->clock), deadline;
 
 	memset(&st, 0, sizeof(st));
-	/* a size this round's describe reported: never one computed from an unknown */
-	if (describe_one(p, g->asg, &a, &na, &st) < 0)
+	provider_turn_take(ap->turns, g->name);
+	/* a size read in this turn: never one computed from an unknown or an old one */
+	if (describe_one(p, g->asg, &a, &na, &st) < 0) {
+		provider_turn_give(ap->turns, g->name);
 		goto out;
+	}
 	desired = a->desired + count;
 	if (desired > a->max) {
+		provider_turn_give(ap->turns, g->name);
 		aws_status(&st, PROVIDER_INVALID,
 			   "the ASG %.128s would go to %d instances, above its MaxSize %d (desired now %d)",
 			   g->asg, desired, a->max, a->desired);
 		goto out;
 	}
-	if (set_desired(p, g->asg, desired, &st) < 0)
-		goto out;
-	log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
-	       "aws: group %s: ASG %.128s desired capacity %d -> %d", g->name, g->asg, a->desired, desired);
-	reported = calloc((size_t)count, sizeof(*reported));
-	if (!reported) {
-		aws_status(&st, PROVIDER_TRANSIENT, "out of memory");
+	if (set_desired(p, g->asg, desired, &st) < 0) {
+		provider_turn_give(ap->turns, g->name);
 		goto out;
 	}
+	provider_turn_give(ap->turns, g->name);
+	deadline = clock_now(ap->clock) + ap->launch_wait_ns;
+	log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
+	       "aws: group %s: ASG %.128s desired capacity %d -> %d", g->name, g->asg, a->desired, desired);
 	while (done < count) {
 		size_t nf = 0;
 
@@ -148,16 +199,14 @@ static void launch_asg(struct provider *p, const struct aws_group *g, int count,
 			fresh = calloc(b->n_inst + 1, sizeof(*fresh));
 			for (i = 0; fresh && i < b->n_inst && done + (int)nf < count; i++) {
 				struct aws_asg_instance *in = &b->inst[i];
-				int k;
 
 				if (known(a, in->id) || in->warm ||
 				    (in->st != INSTANCE_PENDING && in->st != INSTANCE_RUNNING))
 					continue;
-				for (k = 0; k < done && strcmp(reported[k], in->id); k++)
-					;
-				if (k < done)
+				/* ours once claimed; one claimed before (by this
+				 * launch or another) is not ours to report */
+				if (!provider_claim(ap->turns, g->name, in->id))
 					continue;
-				snprintf(reported[done + (int)nf], sizeof(reported[0]), "%s", in->id);
 				fresh[nf++] = in;
 			}
 			if (nf) {
@@ -168,16 +217,7 @@ static void launch_asg(struct provider *p, const struct aws_group *g, int count,
 				break;
 			aws_failed_activity(p, g->asg, start - 5, &st);
 			if (st.code != PROVIDER_OK) {
-				struct provider_status sst;
-				int back = b->desired - (count - done);
-
-				/* the ASG would retry on its own: give back what was not made */
-				if (back < b->min)
-					back = b->min;
-				if (back < b->desired && set_desired(p, g->asg, back, &sst) == 0)
-					log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
-					       "aws: group %s: the launch failed (%s: %s); ASG %.128s desired capacity %d -> %d",
-					       g->name, provider_error_str(st.code), st.message, g->asg, b->desired, back);
+				give_back(p, g, count - done, &st);
 				goto out;
 			}
 		}
@@ -191,7 +231,6 @@ static void launch_asg(struct provider *p, const struct aws_group *g, int count,
 	memset(&st, 0, sizeof(st));
 out:
 	free(fresh);
-	free(reported);
 	aws_asgs_free(a, na);
 	aws_asgs_free(b, nb);
 	on_done(ctx, done, &st);
@@ -366,7 +405,11 @@ static void terminate_asg(struct provider *p, const struct aws_group *g, const c
 	int done = 0;
 
 	memset(&first, 0, sizeof(first));
+	/* each call lowers the desired capacity: in the group's turn, so a
+	 * launch never writes a size read before it */
+	provider_turn_take(ap->turns, g->name);
 	if (describe_one(p, g->asg, &a, &na, &st) < 0) {
+		provider_turn_give(ap->turns, g->name);
 		on_done(ctx, 0, &st);
 		return;
 	}
@@ -402,6 +445,7 @@ static void terminate_asg(struct provider *p, const struct aws_group *g, const c
 		aws_query_free(&f);
 		awsxml_free(d);
 	}
+	provider_turn_give(ap->turns, g->name);
 	aws_asgs_free(a, na);
 	on_done(ctx, done, &first);
 }

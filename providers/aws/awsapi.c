@@ -273,6 +273,8 @@ int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket
 		       resp.attempts > 1 ? " after retries" : "");
 	if (resp.throttled)
 		st->code = PROVIDER_THROTTLED;
+	if (resp.retry_after_ms > 0)
+		st->retry_after_s = (resp.retry_after_ms + 999) / 1000;
 out:
 	cloudhttp_response_free(&resp);
 	cloudhttp_headers_free(&hs);

@@ -364,6 +364,12 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
 		if (c.refused[0])
 			azure_status(st, st->code, "%s: %s", c.what, c.refused);
+		if (c.refused[0] && st->code == PROVIDER_THROTTLED) {
+			int64_t left = azure_provider_throttled_until(p, writes) - clock_now(ap->clock);
+
+			if (left > 0)
+				st->retry_after_s = (left + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S;
+		}
 		else
 			azure_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
 		goto out;
@@ -397,6 +403,15 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 	azure_status(st, resp.throttled || c.windowed ? PROVIDER_THROTTLED : azure_error_class(&r->err),
 		     "%s: HTTP %ld%s%s: %s", c.what, resp.status, r->err.code[0] ? " " : "", r->err.code,
 		     r->err.message[0] ? r->err.message : "no message");
+	if (resp.retry_after_ms > 0)
+		st->retry_after_s = (resp.retry_after_ms + 999) / 1000;
+	if (st->code == PROVIDER_THROTTLED) {
+		/* the window ARM asked for (a TooManyRequests endTime may be longer) */
+		int64_t left = azure_provider_throttled_until(p, writes) - clock_now(ap->clock);
+
+		if (left > 0 && (left + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S > st->retry_after_s)
+			st->retry_after_s = (left + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S;
+	}
 out:
 	cloudhttp_response_free(&resp);
 	cloudhttp_headers_free(&hs);

@@ -304,6 +304,8 @@ static int call(struct provider *p, bool mutating, const char *method, const cha
 	error_of(resp.body, resp.body_len, reason, sizeof(reason), msg, sizeof(msg));
 	status(st, resp.throttled ? PROVIDER_THROTTLED : class_of(resp.status, reason), "%s: HTTP %ld%s%s: %s",
 	       c.what, resp.status, reason[0] ? " " : "", reason, msg[0] ? msg : "no message");
+	if (resp.retry_after_ms > 0)
+		st->retry_after_s = (resp.retry_after_ms + 999) / 1000;
 out:
 	cloudhttp_response_free(&resp);
 	cloudhttp_headers_free(&hs);

@@ -73,6 +73,7 @@ static void on_cloud_instance(void *ctx, const struct sim_instance *in)
 	snprintf(pi.provider_id, sizeof(pi.provider_id), "%s", in->provider_id);
 	snprintf(pi.group, sizeof(pi.group), "%s", r->group);
 	pi.state = in->state;
+	pi.launched_wall = in->created_wall;
 	r->on_instance(r->ctx, &pi);
 }
 
@@ -227,6 +228,7 @@ static int sim_list_groups(struct provider *p, struct provider_group **groups, s
 			snprintf(pi->provider_id, sizeof(pi->provider_id), "%s", in[k]->provider_id);
 			snprintf(pi->group, sizeof(pi->group), "%s", g->name);
 			pi->state = in[k]->state;
+			pi->launched_wall = in[k]->created_wall;
 		}
 		out[i].n_instances = m;
 	}

@@ -20,25 +20,41 @@ struct simremote {
 	struct kube_client *client;
 };
 
+/* The simulator's error name ("Throttled", "NoCapacity", ...; the
+ * provider_error_str() words are taken too) as a provider error. */
 static enum provider_error error_from_name(const char *name)
 {
-	static const enum provider_error all[] = {
-		PROVIDER_THROTTLED, PROVIDER_NO_CAPACITY, PROVIDER_QUOTA, PROVIDER_NOT_FOUND,
-		PROVIDER_INVALID, PROVIDER_TRANSIENT, PROVIDER_AUTH, PROVIDER_CANCELLED,
+	static const struct {
+		const char *wire;
+		enum provider_error e;
+	} all[] = {
+		{"Throttled", PROVIDER_THROTTLED}, {"NoCapacity", PROVIDER_NO_CAPACITY},
+		{"Quota", PROVIDER_QUOTA},         {"NotFound", PROVIDER_NOT_FOUND},
+		{"Invalid", PROVIDER_INVALID},     {"Transient", PROVIDER_TRANSIENT},
+		{"Auth", PROVIDER_AUTH},           {"Cancelled", PROVIDER_CANCELLED},
 	};
 	size_t i;
 
 	if (!name || !*name)
 		return PROVIDER_OK;
 	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (strcmp(name, provider_error_str(all[i])) == 0)
-			return all[i];
+		if (strcmp(name, all[i].wire) == 0 || strcmp(name, provider_error_str(all[i].e)) == 0)
+			return all[i].e;
 	return PROVIDER_TRANSIENT;
+}
+
+/* The answer's retryAfterSeconds (0 when none). */
+static int64_t retry_after_of(const cJSON *doc)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "retryAfterSeconds");
+
+	return cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble < 1e9 ? (int64_t)v->valuedouble : 0;
 }
 
 static void set_status(struct provider_status *st, enum provider_error code, const char *msg)
 {
 	st->code = code;
+	st->retry_after_s = 0;
 	snprintf(st->message, sizeof(st->message), "%.*s", (int)sizeof(st->message) - 1, msg ? msg : "");
 }
 
@@ -141,6 +157,9 @@ static int list_groups(struct provider *p, struct provider_group **groups, size_
 			pi->state = strcmp(state, "running") == 0 ? INSTANCE_RUNNING :
 				    strcmp(state, "stopping") == 0 ? INSTANCE_STOPPING :
 				    strcmp(state, "gone") == 0 ? INSTANCE_GONE : INSTANCE_PENDING;
+			if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(in, "launched")) &&
+			    cJSON_GetObjectItemCaseSensitive(in, "launched")->valuedouble > 0)
+				pi->launched_wall = (int64_t)cJSON_GetObjectItemCaseSensitive(in, "launched")->valuedouble;
 		}
 		pg->n_instances = k;
 	}
@@ -190,6 +209,7 @@ static void launch(struct provider *p, const char *group, int count,
 			on_instance(ctx, &pi);
 	}
 	set_status(&st, error_from_name(str_of(doc, "error")), str_of(doc, "message"));
+	st.retry_after_s = retry_after_of(doc);
 	cJSON_Delete(doc);
 done:
 	if (on_done)
@@ -227,6 +247,7 @@ static void terminate(struct provider *p, const char *group, const char *const *
 	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(doc, "terminated")))
 		count = (int)cJSON_GetObjectItemCaseSensitive(doc, "terminated")->valuedouble;
 	set_status(&st, error_from_name(str_of(doc, "error")), str_of(doc, "message"));
+	st.retry_after_s = retry_after_of(doc);
 	cJSON_Delete(doc);
 done:
 	if (on_done)

@@ -676,7 +676,8 @@ static void sim_groups(struct apiserver *s, struct reply *out)
 			buf_json_string(b, inst[k]->id);
 			buf_puts(b, ",\"providerID\":");
 			buf_json_string(b, inst[k]->provider_id);
-			buf_printf(b, ",\"state\":\"%s\"}", state_str(inst[k]->state));
+			buf_printf(b, ",\"state\":\"%s\",\"launched\":%lld}", state_str(inst[k]->state),
+				   (long long)inst[k]->created_wall);
 		}
 		buf_puts(b, "]}");
 	}
@@ -718,7 +719,10 @@ static void call_result(struct reply *out, struct call *c, const char *group, in
 	} else {
 		buf_printf(b, "\"terminated\":%d,", c->count);
 	}
-	buf_printf(b, "\"error\":\"%s\",\"message\":", error_code(c->st.code));
+	buf_printf(b, "\"error\":\"%s\",", error_code(c->st.code));
+	if (c->st.retry_after_s > 0)
+		buf_printf(b, "\"retryAfterSeconds\":%lld,", (long long)c->st.retry_after_s);
+	buf_puts(b, "\"message\":");
 	buf_json_string(b, c->st.code == PROVIDER_OK ? "" : c->st.message);
 	buf_puts(b, "}");
 }

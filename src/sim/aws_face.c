@@ -25,6 +25,7 @@
 #include "providers/aws/sigv4.h"
 #include "runtime/backoff.h"
 #include "runtime/clock.h"
+#include "sim/face_http.h"
 #include "textparse.h"
 
 #define MAX_BODY (1u << 20)
@@ -337,6 +338,7 @@ struct areq {
 	int code;
 	struct buf body;
 	const char *content_type;
+	bool drop;               /* a lost_answer fault: close without answering */
 };
 
 static void fail(struct areq *r, int http, const char *code, const char *fmt, ...)
@@ -524,6 +526,45 @@ static bool admit(struct areq *r, const char *group)
 	else
 		fail(r, 400, "Throttling", "Rate exceeded");
 	return false;
+}
+
+/*
+ * A terminate_error fault for a terminate of 'group' (NULL: any): true
+ * when one fired and the answer is the refusal, in the protocol's words
+ * for 'action' (AccessDenied / UnauthorizedOperation for auth).
+ */
+static bool terminate_refused(struct areq *r, const char *group, const char *action)
+{
+	enum provider_error e;
+	bool ec2 = r->proto == PROTO_EC2;
+
+	if (!sim_cloud_terminate_fault(r->f->cloud, group, &e, NULL))
+		return false;
+	switch (e) {
+	case PROVIDER_AUTH:
+		if (ec2)
+			fail(r, 403, "UnauthorizedOperation", "You are not authorized to perform this operation.");
+		else
+			fail(r, 403, "AccessDenied",
+			     "User: arn:aws:sts::%s:assumed-role/luascale/luascale-sim is not authorized to perform: autoscaling:%s because no identity-based policy allows the autoscaling:%s action",
+			     r->f->conf->account, action, action);
+		break;
+	case PROVIDER_THROTTLED:
+		if (ec2)
+			fail(r, 503, "RequestLimitExceeded", "Request limit exceeded.");
+		else
+			fail(r, 400, "Throttling", "Rate exceeded");
+		break;
+	case PROVIDER_INVALID:
+	case PROVIDER_NOT_FOUND:
+		fail(r, 400, ec2 ? "InvalidParameterValue" : "ValidationError", "%s refused (a terminate_error fault)",
+		     action);
+		break;
+	default:
+		fail(r, 500, ec2 ? "InternalError" : "InternalFailure", "An internal error has occurred.");
+		break;
+	}
+	return true;
 }
 
 /* ---- Auto Scaling ---- */
@@ -864,6 +905,7 @@ static int asg_param(struct areq *r, const char *param)
 static void set_desired(struct areq *r)
 {
 	long long desired = 0;
+	int64_t delay;
 	bool honor = false;
 	struct errbuf err;
 	int gi, rc;
@@ -874,6 +916,10 @@ static void set_desired(struct areq *r)
 		return;
 	if (!admit(r, sim_cloud_group(r->f->cloud, (size_t)gi)->name))
 		return;
+	/* a slow_resize fault: the write lands (and is answered) only later */
+	delay = sim_cloud_resize_delay(r->f->cloud, sim_cloud_group(r->f->cloud, (size_t)gi)->name);
+	if (delay > 0)
+		face_http_sleep_ns(delay);
 	sim_cloud_lock(r->f->cloud);
 	rc = sim_aws_set_desired(r->f->aws, (size_t)gi, (int)desired, &err);
 	sim_cloud_unlock(r->f->cloud);
@@ -881,6 +927,7 @@ static void set_desired(struct areq *r)
 		fail(r, 400, "ValidationError", "%s", err.msg);
 		return;
 	}
+	r->drop = sim_cloud_lose_answer(r->f->cloud, sim_cloud_group(r->f->cloud, (size_t)gi)->name);
 	log_at(r->f->o.log, LOG_INFO, real_wall(), "sim aws: SetDesiredCapacity %s = %lld",
 	       sim_cloud_group(r->f->cloud, (size_t)gi)->name, desired);
 	ok_bare(r);
@@ -995,7 +1042,8 @@ static void describe_activities(struct areq *r)
 
 static void terminate_in_asg(struct areq *r)
 {
-	const char *id = aws_form_get(&r->form, "InstanceId");
+	const char *id = aws_form_get(&r->form, "InstanceId"), *group;
+	const struct sim_instance *in;
 	struct sim_aws_activity act;
 	struct errbuf err;
 	bool decrement = false;
@@ -1014,6 +1062,12 @@ static void terminate_in_asg(struct areq *r)
 	if (!admit(r, NULL))
 		return;
 	sim_cloud_lock(r->f->cloud);
+	in = sim_cloud_find_instance(r->f->cloud, id);
+	group = in ? sim_cloud_group(r->f->cloud, in->group)->name : NULL;
+	sim_cloud_unlock(r->f->cloud);
+	if (terminate_refused(r, group, "TerminateInstanceInAutoScalingGroup"))
+		return;
+	sim_cloud_lock(r->f->cloud);
 	rc = sim_aws_terminate_in_asg(r->f->aws, id, decrement, &act, &err);
 	if (rc == 0) {
 		ok_begin(r);
@@ -1030,6 +1084,7 @@ static void terminate_in_asg(struct areq *r)
 	log_at(r->f->o.log, LOG_INFO, real_wall(),
 	       "sim aws: TerminateInstanceInAutoScalingGroup %s (decrement %s)", id,
 	       decrement ? "true" : "false");
+	r->drop = sim_cloud_lose_answer(r->f->cloud, group);
 }
 
 /* ---- EC2 ---- */
@@ -1308,7 +1363,7 @@ static void describe_instances(struct areq *r)
 static void terminate_instances(struct areq *r)
 {
 	struct aws_face *f = r->f;
-	const char *ids[1000];
+	const char *ids[1000], *group;
 	long nid = read_instance_ids(r, ids, 1000), i;
 
 	if (nid < 0)
@@ -1328,6 +1383,11 @@ static void terminate_instances(struct areq *r)
 			return;
 		}
 	}
+	group = sim_cloud_group(f->cloud, sim_cloud_find_instance(f->cloud, ids[0])->group)->name;
+	sim_cloud_unlock(f->cloud);
+	if (terminate_refused(r, group, "TerminateInstances"))
+		return;
+	sim_cloud_lock(f->cloud);
 	ok_begin(r);
 	buf_puts(&r->body, "<instancesSet>");
 	for (i = 0; i < nid; i++) {
@@ -1345,6 +1405,7 @@ static void terminate_instances(struct areq *r)
 	sim_cloud_unlock(f->cloud);
 	buf_puts(&r->body, "</instancesSet>");
 	ok_end(r, true);
+	r->drop = sim_cloud_lose_answer(f->cloud, group);
 }
 
 static void x_type(struct buf *b, const struct sim_aws_type *t)
@@ -2097,6 +2158,7 @@ static void create_fleet(struct areq *r, const char *raw_body)
 	ok_begin(r);
 	buf_append(&r->body, ans.data, ans.len);
 	ok_end(r, true);
+	r->drop = sim_cloud_lose_answer(f->cloud, sim_cloud_group(f->cloud, (size_t)gi)->name);
 	if (claim) {
 		token_settle(f, claim, buf_take(&ans));
 		claim = NULL;
@@ -2615,6 +2677,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (!r.code)
 		fail(&r, 500, "InternalFailure", "no answer");
+	if (r.drop) {
+		/* a lost_answer fault: the call took effect, its answer never comes */
+		log_at(f->o.log, LOG_INFO, real_wall(), "sim aws: %s %s %s -> %d, answer lost (fault)", method, url,
+		       r.action ? r.action : "", r.code);
+		buf_free(&r.body);
+		aws_form_free(&r.form);
+		return MHD_NO;
+	}
 	log_at(f->o.log, LOG_DEBUG, real_wall(), "sim aws: %s %s %s%s%s -> %d", method, url,
 	       r.action ? r.service : "", r.action ? " " : "", r.action ? r.action : "", r.code);
 	len = r.body.len;

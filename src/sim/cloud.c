@@ -153,6 +153,9 @@ static const char *const fault_names[] = {
 	[SIM_FAULT_STUCK_BOOT] = "stuck_boot",
 	[SIM_FAULT_SLOW_BOOT] = "slow_boot",
 	[SIM_FAULT_SLOW_CALL] = "slow_call",
+	[SIM_FAULT_SLOW_RESIZE] = "slow_resize",
+	[SIM_FAULT_TERMINATE_ERROR] = "terminate_error",
+	[SIM_FAULT_LOST_ANSWER] = "lost_answer",
 };
 
 int sim_fault_kind_parse(const char *s, enum sim_fault_kind *out)
@@ -437,7 +440,7 @@ int sim_cloud_add_fault(struct sim_cloud *c, const struct sim_fault *f, struct e
 		return errbuf_set(err, "fault: rate must be between 0 and 1");
 	if (f->delay_ns < 0 || f->count < 0)
 		return errbuf_set(err, "fault: delay and count must not be negative");
-	if ((unsigned)f->kind > SIM_FAULT_SLOW_CALL)
+	if ((unsigned)f->kind > SIM_FAULT_LOST_ANSWER)
 		return errbuf_set(err, "fault: unknown kind");
 	sim_cloud_lock(c);
 	nf = realloc(c->faults, (c->n_faults + 1) * sizeof(*nf));
@@ -452,6 +455,8 @@ int sim_cloud_add_fault(struct sim_cloud *c, const struct sim_fault *f, struct e
 		nf[c->n_faults].f.rate = 1;
 	if (f->kind == SIM_FAULT_LAUNCH_ERROR && f->error == PROVIDER_OK)
 		nf[c->n_faults].f.error = PROVIDER_NO_CAPACITY;
+	if (f->kind == SIM_FAULT_TERMINATE_ERROR && f->error == PROVIDER_OK)
+		nf[c->n_faults].f.error = PROVIDER_AUTH;
 	nf[c->n_faults].group = gi;
 	nf[c->n_faults].fired = 0;
 	c->n_faults++;
@@ -504,6 +509,54 @@ int64_t sim_cloud_call_delay(struct sim_cloud *c, const char *group)
 	d = fault_delay(c, SIM_FAULT_SLOW_CALL, group ? sim_cloud_find_group(c, group) : -1);
 	sim_cloud_unlock(c);
 	return d;
+}
+
+int64_t sim_cloud_resize_delay(struct sim_cloud *c, const char *group)
+{
+	int64_t d;
+
+	sim_cloud_lock(c);
+	d = fault_delay(c, SIM_FAULT_SLOW_RESIZE, group ? sim_cloud_find_group(c, group) : -1);
+	sim_cloud_unlock(c);
+	return d > 0 ? d : 0;
+}
+
+/* A terminate_error fault firing for group index 'gi' (-1: any), or NULL. Lock held. */
+static struct fault *terminate_fault(struct sim_cloud *c, int gi)
+{
+	struct fault *f = fault_fires(c, SIM_FAULT_TERMINATE_ERROR, gi);
+
+	if (f)
+		sim_cloud_tracef(c, "terminate for %s refused: %s (fault)",
+				 gi >= 0 ? c->groups[gi].def->name : "the cloud", provider_error_str(f->f.error));
+	return f;
+}
+
+bool sim_cloud_terminate_fault(struct sim_cloud *c, const char *group, enum provider_error *error,
+			       int64_t *retry_after_ns)
+{
+	struct fault *f;
+
+	sim_cloud_lock(c);
+	f = terminate_fault(c, group ? sim_cloud_find_group(c, group) : -1);
+	if (f && error)
+		*error = f->f.error;
+	if (f && retry_after_ns)
+		*retry_after_ns = f->f.delay_ns;
+	sim_cloud_unlock(c);
+	return f != NULL;
+}
+
+bool sim_cloud_lose_answer(struct sim_cloud *c, const char *group)
+{
+	bool lost;
+
+	sim_cloud_lock(c);
+	lost = fault_fires(c, SIM_FAULT_LOST_ANSWER, group ? sim_cloud_find_group(c, group) : -1) != NULL;
+	if (lost)
+		sim_cloud_tracef(c, "the answer to a call for %s is lost (fault)", group ? group : "the cloud");
+	sim_cloud_unlock(c);
+	return lost;
 }
 
 bool sim_cloud_launch_fault(struct sim_cloud *c, const char *group, enum provider_error error)
@@ -607,6 +660,7 @@ static struct sim_instance *instance_new(struct sim_cloud *c, size_t gi,
 	in->group = gi;
 	in->state = INSTANCE_PENDING;
 	in->created_ns = clock_now(c->clock);
+	in->created_wall = clock_wall(c->clock);
 	in->running_ns = in->stopping_ns = in->gone_ns = -1;
 	g->live[g->n_live++] = in;
 	g->pending_running++;
@@ -1130,6 +1184,17 @@ int sim_cloud_terminate(struct sim_cloud *c, const char *group, const char *cons
 		sim_cloud_tracef(c, "call %llu: terminate %s throttled", (unsigned long long)k->no,
 				 group);
 		goto fail;
+	}
+	{
+		struct fault *f = terminate_fault(c, k->group);
+
+		if (f) {
+			status_set(&k->st, f->f.error, "%s: terminate refused (a terminate_error fault)",
+				   cloud_words(f->f.error));
+			if (f->f.error == PROVIDER_THROTTLED && f->f.delay_ns > 0)
+				k->st.retry_after_s = (f->f.delay_ns + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S;
+			goto fail;
+		}
 	}
 	k->ids = n ? calloc(n, sizeof(*k->ids)) : NULL;
 	if (n && !k->ids) {

@@ -38,9 +38,17 @@ enum sim_fault_kind {
 	SIM_FAULT_STUCK_BOOT,   /* each instance runs but never becomes a node, probability 'rate' */
 	SIM_FAULT_SLOW_BOOT,    /* boots take 'delay_ns' longer */
 	SIM_FAULT_SLOW_CALL,    /* launch calls take 'delay_ns' instead of launch_latency */
+	SIM_FAULT_SLOW_RESIZE,  /* a size write (SetDesiredCapacity, a MIG resize, a scale
+				 * set's capacity) takes effect and is answered 'delay_ns'
+				 * after it came */
+	SIM_FAULT_TERMINATE_ERROR, /* terminate calls are refused with 'error' (AUTH when
+				 * unset); THROTTLED answers carry Retry-After 'delay_ns' */
+	SIM_FAULT_LOST_ANSWER,  /* a mutating call of a cloud face takes effect, then its
+				 * connection closes without an answer */
 };
 
-/* Parses "launch_error", "throttle", "stuck_boot", "slow_boot", "slow_call". 0 or -1. */
+/* Parses "launch_error", "throttle", "stuck_boot", "slow_boot", "slow_call",
+ * "slow_resize", "terminate_error", "lost_answer". 0 or -1. */
 int sim_fault_kind_parse(const char *s, enum sim_fault_kind *out);
 const char *sim_fault_kind_str(enum sim_fault_kind k);
 
@@ -51,8 +59,10 @@ struct sim_fault {
 	int64_t until_ns;     /* <= 0: no end */
 	double rate;          /* probability per instance (per call for THROTTLE); 0 means 1 */
 	int count;            /* > 0: fires at most this many times (explicit failures) */
-	enum provider_error error; /* LAUNCH_ERROR: NO_CAPACITY (default when OK), QUOTA, THROTTLED, ... */
-	int64_t delay_ns;     /* SLOW_BOOT, SLOW_CALL */
+	enum provider_error error; /* LAUNCH_ERROR: NO_CAPACITY (default when OK), QUOTA, THROTTLED, ...;
+				    * TERMINATE_ERROR: AUTH (default when OK), THROTTLED, ... */
+	int64_t delay_ns;     /* SLOW_BOOT, SLOW_CALL, SLOW_RESIZE; TERMINATE_ERROR: the
+			       * Retry-After of a THROTTLED answer (0: the face's own) */
 };
 
 /* One instance. Owned by the cloud; the pointer stays valid until sim_cloud_free(). */
@@ -69,6 +79,7 @@ struct sim_instance {
 	bool stuck;           /* running, but its node never registers */
 	bool preexisting;     /* there from the start (sim_cloud_add_running) */
 	int64_t created_ns, running_ns, stopping_ns, gone_ns; /* -1 until then */
+	int64_t created_wall; /* unix seconds on the executor's clock when it was made */
 	void *user;           /* for the observer (the cluster keeps its node here) */
 };
 
@@ -193,6 +204,29 @@ bool sim_cloud_admit(struct sim_cloud *c, const char *group);
  * operation of a cloud face that stays running).
  */
 int64_t sim_cloud_call_delay(struct sim_cloud *c, const char *group);
+
+/*
+ * The delay of a slow_resize fault firing now for a size write of 'group'
+ * (NULL: any), or 0 when none does. The caller waits it (without the
+ * cloud's lock) before the write takes effect.
+ */
+int64_t sim_cloud_resize_delay(struct sim_cloud *c, const char *group);
+
+/*
+ * Does a terminate_error fault fire now for a terminate call of 'group'
+ * (NULL: any)? When it does: true, with the error in *error and the
+ * Retry-After it names in *retry_after_ns (0: none given). Counted as it
+ * fires. Both outputs may be NULL.
+ */
+bool sim_cloud_terminate_fault(struct sim_cloud *c, const char *group, enum provider_error *error,
+			       int64_t *retry_after_ns);
+
+/*
+ * Does a lost_answer fault fire now for a mutating call of 'group' (NULL:
+ * any)? A cloud face asks after the call took effect and, when true,
+ * closes the connection without answering.
+ */
+bool sim_cloud_lose_answer(struct sim_cloud *c, const char *group);
 
 /*
  * Does a launch_error fault with error 'error' fire now for 'group' (NULL:

@@ -1301,13 +1301,14 @@ static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_faul
 	if (sim_fault_kind_parse(kind, &f->kind) < 0) {
 		old = ytree_path_push_key(&x->path, "kind");
 		fail(x, ytree_map_find(m, "kind"),
-		     "expected launch_error, throttle, stuck_boot, slow_boot or slow_call, got \"%s\"",
+		     "expected launch_error, throttle, stuck_boot, slow_boot, slow_call, slow_resize, "
+		     "terminate_error or lost_answer, got \"%s\"",
 		     kind);
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
-	if (error && f->kind != SIM_FAULT_LAUNCH_ERROR)
-		return fail(x, m, "error is for launch_error faults only");
+	if (error && f->kind != SIM_FAULT_LAUNCH_ERROR && f->kind != SIM_FAULT_TERMINATE_ERROR)
+		return fail(x, m, "error is for launch_error and terminate_error faults only");
 	if (error && parse_error_name(error, &f->error) < 0) {
 		old = ytree_path_push_key(&x->path, "error");
 		fail(x, ytree_map_find(m, "error"),
@@ -1316,7 +1317,8 @@ static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_faul
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
-	if ((f->kind == SIM_FAULT_SLOW_BOOT || f->kind == SIM_FAULT_SLOW_CALL) &&
+	if ((f->kind == SIM_FAULT_SLOW_BOOT || f->kind == SIM_FAULT_SLOW_CALL ||
+	     f->kind == SIM_FAULT_SLOW_RESIZE) &&
 	    !ytree_map_find(m, "delay"))
 		return missing(x, m, "delay");
 	if (f->until_ns && f->until_ns <= f->from_ns)

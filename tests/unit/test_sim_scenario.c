@@ -340,7 +340,7 @@ static void test_parse_errors(void **state)
 		     "day.yaml:7:11: faults[0].kind: expected launch_error, throttle");
 	expect_error("faults:\n  - kind: slow_boot\n", "day.yaml:7:5: faults[0]: delay is required");
 	expect_error("faults:\n  - kind: throttle\n    error: quota\n",
-		     "faults[0]: error is for launch_error faults only");
+		     "faults[0]: error is for launch_error and terminate_error faults only");
 	expect_error("faults:\n  - kind: launch_error\n    rate: 2\n",
 		     "day.yaml:8:11: faults[0].rate: 2 is out of range");
 	expect_error("pdbs:\n  - name: web\n    selector: {app: web}\n    min_available: 1\n    max_unavailable: 1\n",
