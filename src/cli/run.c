@@ -32,6 +32,9 @@
 #include "engine/reconciler.h"
 #include "engine/round.h"
 #include "kube/client.h"
+#include "kube/leader.h"
+#include "runtime/fence.h"
+#include "runtime/ratelimit.h"
 #include "kube/informer.h"
 #include "kube/kubeconfig.h"
 #include "kube/kubeops_http.h"
@@ -375,6 +378,8 @@ int cli_run(int argc, char **argv)
 	struct config *c = NULL;
 	struct kube_config *kc = NULL;
 	struct kube_client *client = NULL;
+	struct fence *fence = NULL;
+	char user_agent[LEADER_IDENTITY_MAX + 64];
 	struct kube_client_opts copts;
 	struct kubeops_http *kh = NULL;
 	struct kubeops kops;
@@ -471,7 +476,13 @@ int cli_run(int argc, char **argv)
 	}
 	if (atomic_load(&sc.stop))
 		goto stopped_starting;
-	sv = serve_new(c, !no_server, once, kc, &log, &err);
+	/* with leader election, every write of this process (API server and
+	 * cloud) goes out only while its Lease is valid by its own clock */
+	if (c->leader_election && !once && !(fence = fence_new(clock_real()))) {
+		fprintf(stderr, "luascale: out of memory\n");
+		goto out;
+	}
+	sv = serve_new(c, !no_server, once, kc, fence, &log, &err);
 	if (!sv) {
 		fprintf(stderr, "luascale: %s\n", err.msg);
 		goto out;
@@ -482,6 +493,12 @@ int cli_run(int argc, char **argv)
 	copts.on_response_ctx = sv;
 	copts.write_qps = c->write_qps;
 	copts.write_burst = (int)c->write_burst;
+	copts.fence = fence;
+	if (serve_identity(sv)[0]) {
+		snprintf(user_agent, sizeof(user_agent), "luascale/%s (%s)", LUASCALE_VERSION,
+			 serve_identity(sv));
+		copts.user_agent = user_agent;
+	}
 	client = kube_client_new(kc, &copts, &err);
 	if (!client) {
 		fprintf(stderr, "luascale: %s\n", err.msg);
@@ -504,7 +521,10 @@ int cli_run(int argc, char **argv)
 		goto stopped_starting;
 	kh = kubeops_http_new(client, NULL);
 	kubeops_http_bind(kh, &kops);
-	prov = serve_wrap_provider(sv, make_provider(c, client, &log, &sc.stop));
+	prov = make_provider(c, client, &log, &sc.stop);
+	if (prov && prov->mutating)
+		ratelimit_set_fence(prov->mutating, fence); /* every cloud write takes its token */
+	prov = serve_wrap_provider(sv, prov);
 	if (!prov && *c->provider_kind) {
 		/* a cloud that is configured but cannot be reached is no dry run */
 		fprintf(stderr, "luascale: the %s provider cannot start (see above)\n", c->provider_kind);
@@ -699,6 +719,7 @@ out:
 	reconciler_free(rec);
 	run_ops_free(ops);
 	kube_client_free(client);
+	fence_free(fence);
 	kube_config_free(kc);
 	config_free(c);
 	pthread_mutex_destroy(&sc.mu);

@@ -22,6 +22,7 @@
 #include "providers/observed.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
+#include "runtime/fence.h"
 #include "runtime/health.h"
 #include "runtime/httpserver.h"
 
@@ -33,6 +34,8 @@ struct serve {
 	struct httpserver *http;
 	struct kube_client *lease_client;
 	struct leader *leader;
+	struct fence *fence;        /* borrowed; NULL without election */
+	char identity[LEADER_IDENTITY_MAX]; /* the elector's, "" without election */
 	bool election_started;
 
 	pthread_mutex_t mu; /* guards the parts below (the pages read them) */
@@ -98,6 +101,8 @@ static void collect(void *ctx)
 	metric_set0(ins->leader, serve_may_act(sv));
 	if (sv->leader)
 		metric_set0(ins->leader_transitions, (double)leader_transitions(sv->leader));
+	if (sv->fence)
+		metric_set0(ins->fenced_writes, (double)fence_refused(sv->fence));
 	metric_set0(ins->series_dropped, (double)metrics_dropped(sv->m));
 }
 
@@ -129,6 +134,21 @@ static int page_readyz(void *ctx, struct buf *body)
 	return health_ready(&sv->health, &e, body);
 }
 
+/* leader_opts.may_renew: a process whose loop is stuck (/healthz would
+ * answer 503) does not keep the Lease. On the elector's thread. */
+static bool loop_healthy(void *ctx)
+{
+	struct serve *sv = ctx;
+	struct buf why = BUF_INIT;
+	int code = health_live(&sv->health, &why);
+
+	if (code != 200)
+		log_at(sv->log, LOG_WARN, clock_wall(clock_real()), "leader election: not renewing: %s",
+		       why.data ? why.data : "unhealthy");
+	buf_free(&why);
+	return code == 200;
+}
+
 /* On the elector's thread. */
 static void on_leadership(void *ctx, bool leading)
 {
@@ -145,7 +165,8 @@ static void on_leadership(void *ctx, bool leading)
 }
 
 struct serve *serve_new(const struct config *c, bool server, bool once,
-			const struct kube_config *kc, const struct logger *log, struct errbuf *err)
+			const struct kube_config *kc, struct fence *fence, const struct logger *log,
+			struct errbuf *err)
 {
 	struct serve *sv = calloc(1, sizeof(*sv));
 
@@ -190,10 +211,14 @@ struct serve *serve_new(const struct config *c, bool server, bool once,
 		o.ns = c->lease_namespace;
 		o.name = c->lease_name;
 		o.identity = id;
+		snprintf(sv->identity, sizeof(sv->identity), "%s", id);
 		o.lease_duration_ns = c->lease_duration_ms * CLOCK_NS_PER_MS;
 		o.renew_deadline_ns = c->renew_deadline_ms * CLOCK_NS_PER_MS;
 		o.retry_period_ns = c->retry_period_ms * CLOCK_NS_PER_MS;
 		o.on_change = on_leadership;
+		o.may_renew = loop_healthy;
+		o.fence = fence;
+		sv->fence = fence;
 		o.ctx = sv;
 		sv->leader = leader_new(&o, err);
 		if (!sv->leader)
@@ -288,6 +313,11 @@ void serve_attach_executor(struct serve *sv, struct executor *ex)
 	pthread_mutex_lock(&sv->mu);
 	sv->ex = ex;
 	pthread_mutex_unlock(&sv->mu);
+}
+
+const char *serve_identity(const struct serve *sv)
+{
+	return sv->identity;
 }
 
 bool serve_may_act(void *ctx)

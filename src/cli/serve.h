@@ -28,11 +28,16 @@ struct serve;
  * Makes the registry and, unless 'server' is false or the config turns it
  * off, binds server.listen and starts serving; with leader election on
  * (and not 'once'), makes the elector with its own API client for 'kc'
- * (not started: serve_start_election). 'c', 'log' are borrowed and must
- * outlive it. NULL with a message (the address is taken, a bad POD_NAME).
+ * (not started: serve_start_election), which opens 'fence' (the write
+ * fence of every other client and provider bucket) while it leads and
+ * closes it when it stops, and stops renewing when the loop is stuck
+ * (/healthz 503). 'c', 'log', 'fence' are borrowed and must outlive it.
+ * NULL with a message (the address is taken, a bad POD_NAME).
  */
+struct fence;
 struct serve *serve_new(const struct config *c, bool server, bool once,
-			const struct kube_config *kc, const struct logger *log, struct errbuf *err);
+			const struct kube_config *kc, struct fence *fence, const struct logger *log,
+			struct errbuf *err);
 
 /* Stops the server and the elector (without releasing: see
  * serve_stop_election) and frees. Call before the parts given to
@@ -62,6 +67,10 @@ void serve_attach_executor(struct serve *sv, struct executor *ex);
 /* Whether this process may act: no election, or it leads now. For
  * actuator_config.may_act (ctx: the serve). Any thread. */
 bool serve_may_act(void *sv);
+
+/* The leader-election identity ("" without election): the API client's
+ * User-Agent carries it, so audit logs tell the replicas apart. */
+const char *serve_identity(const struct serve *sv);
 
 /* Whether leader election is on. */
 bool serve_electing(struct serve *sv);

@@ -848,6 +848,13 @@ static int drain_pass(struct node_job *j)
 			snprintf(first, sizeof(first), "%s/%s", pods[i].ns, pods[i].name);
 		if (pods[i].terminating || !retry)
 			continue;
+		/* asked before each eviction, not once per pass: a pass over a
+		 * full node outlasts a lease when writes are rate limited */
+		if (a->cfg.may_act && !a->cfg.may_act(a->cfg.may_act_ctx)) {
+			LOG(a, LOG_WARN, "drain %s: stopped before evicting %s/%s: not leading any more",
+			    j->node, pods[i].ns, pods[i].name);
+			break;
+		}
 		a->kube->ops->evict(a->kube->ctx, pods[i].ns, pods[i].name, a->cfg.eviction_grace_s, &es);
 		wait_s = es.retry_after_s > a->cfg.eviction_retry_s ? es.retry_after_s
 								    : a->cfg.eviction_retry_s;

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "model.h"
 #include "runtime/clock.h"
+#include "runtime/fence.h"
 #include "runtime/ratelimit.h"
 #include "textparse.h"
 
@@ -92,6 +93,7 @@ struct kube_client {
 	/* writes (every method but GET): their own token bucket, or NULL */
 	struct ratelimit *writes;
 	atomic_int writes_waiting;
+	struct fence *fence;      /* writes go out only while it holds; NULL none */
 
 	/* shared connection state */
 	CURLSH *share;
@@ -590,12 +592,16 @@ static char *make_exec_info(const struct kube_config *cfg)
 	return buf_take(&b);
 }
 
+static void wake_waiters(void *ctx);
+
 void kube_client_free(struct kube_client *c)
 {
 	int i;
 
 	if (!c)
 		return;
+	if (c->fence)
+		fence_unlisten(c->fence, wake_waiters, c);
 	if (c->share)
 		curl_share_cleanup(c->share);
 	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
@@ -707,6 +713,11 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 		if (c->server_log)
 			kube_url_redact(c->server, c->server_log, n);
 	}
+	c->fence = o.fence;
+	if (c->fence && fence_listen(c->fence, wake_waiters, c) < 0) {
+		errbuf_set(err, "write fence: too many clients listen to it");
+		goto fail;
+	}
 	if (o.write_qps > 0 && !(c->writes = ratelimit_new(c->clock, o.write_qps, o.write_burst))) {
 		errbuf_set(err, "write rate limit: qps %g, burst %d refused", o.write_qps,
 			   o.write_burst);
@@ -784,11 +795,34 @@ static bool cancelled(struct kube_client *c, bool write)
 	return level >= KUBE_CANCEL_ALL || (level >= KUBE_CANCEL_READS && !write);
 }
 
+/* The fence's listener: waits for a write token look at the fence again. */
+static void wake_waiters(void *ctx)
+{
+	struct kube_client *c = ctx;
+
+	pthread_mutex_lock(&c->cancel_mu);
+	pthread_cond_broadcast(&c->cancel_cv);
+	pthread_mutex_unlock(&c->cancel_mu);
+}
+
+/* Whether a write may go out now by the fence: 0, or -1 with a message. */
+static int fenced_out(struct kube_client *c, const char *method, const char *path,
+		      struct errbuf *err)
+{
+	char why[160];
+
+	if (fence_holds(c->fence))
+		return 0;
+	fence_count_refusal(c->fence);
+	fence_why(c->fence, why, sizeof(why));
+	return errbuf_set(err, "%s %s: not sent: %s", method, path, why);
+}
+
 /*
  * Waits for a token of the write bucket: at most 'max_ns' ahead, cut short
- * by kube_client_cancel(KUBE_CANCEL_ALL). A write still waits at
- * KUBE_CANCEL_READS: the writes of the grace period give cordons back.
- * Returns 0, or -1 with a message.
+ * by kube_client_cancel(KUBE_CANCEL_ALL) and by the write fence closing or
+ * lapsing. A write still waits at KUBE_CANCEL_READS: the writes of the
+ * grace period give cordons back. Returns 0, or -1 with a message.
  */
 static int take_write_token(struct kube_client *c, const char *method, const char *path,
 			    struct errbuf *err)
@@ -807,12 +841,17 @@ static int take_write_token(struct kube_client *c, const char *method, const cha
 		return 0;
 	atomic_fetch_add(&c->writes_waiting, 1);
 	pthread_mutex_lock(&c->cancel_mu);
-	while (atomic_load(&c->cancel) < KUBE_CANCEL_ALL && (now = clock_now(c->clock)) < at) {
+	while (atomic_load(&c->cancel) < KUBE_CANCEL_ALL && fence_holds(c->fence) &&
+	       (now = clock_now(c->clock)) < at) {
 		/* the bucket's clock may be virtual (tests): look again
-		 * every CANCEL_POLL_MS of real time at most */
+		 * every CANCEL_POLL_MS of real time at most, and when the
+		 * fence would lapse */
 		int64_t real = clock_now(clock_real()), step = at - now;
+		int64_t lapse = fence_deadline(c->fence);
 		struct timespec ts;
 
+		if (c->fence && lapse - now < step)
+			step = lapse - now > 0 ? lapse - now : 0;
 		if (step > CANCEL_POLL_MS * CLOCK_NS_PER_MS)
 			step = CANCEL_POLL_MS * CLOCK_NS_PER_MS;
 		real += step;
@@ -823,6 +862,8 @@ static int take_write_token(struct kube_client *c, const char *method, const cha
 	if (atomic_load(&c->cancel) >= KUBE_CANCEL_ALL)
 		rc = errbuf_set(err, "%s %s: not sent: luascale is stopping", method, path);
 	pthread_mutex_unlock(&c->cancel_mu);
+	if (rc == 0)
+		rc = fenced_out(c, method, path, err);
 	atomic_fetch_sub(&c->writes_waiting, 1);
 	return rc;
 }
@@ -1615,10 +1656,17 @@ static int request(struct kube_client *c, const char *method, const char *path,
 		x.write = write;
 		if (cancelled(c, write))
 			return errbuf_set(err, "%s %s: not sent: luascale is stopping", method, path);
-		if (write && take_write_token(c, method, path, err) < 0)
+		if (write && (fenced_out(c, method, path, err) < 0 ||
+			      take_write_token(c, method, path, err) < 0))
 			return -1;
 		if (cred_get(c, attempt > 0, &cr, err))
 			return -1;
+		/* the last look before the write goes out: a process that was
+		 * paused finds its hold lapsed here */
+		if (write && fenced_out(c, method, path, err) < 0) {
+			cred_free(&cr);
+			return -1;
+		}
 		kube_response_free(resp);
 		rc = perform(c, &x, method, path, content_type, body, body_len, &cr,
 			     c->request_ms, 0, resp, curl_err);
@@ -1744,6 +1792,21 @@ static int stream(struct kube_client *c, const char *path, const struct kube_str
 	return 0;
 }
 
+const char *kube_stream_verb(const char *path)
+{
+	const char *q = strchr(path, '?');
+
+	/* the API server's own verbs: a GET with watch=1 or watch=true
+	 * watches, any other streamed GET of a collection lists */
+	while (q) {
+		q++;
+		if (strncmp(q, "watch=1", 7) == 0 || strncmp(q, "watch=true", 10) == 0)
+			return "WATCH";
+		q = strchr(q, '&');
+	}
+	return "LIST";
+}
+
 int kube_stream(struct kube_client *c, const char *path, const struct kube_stream_opts *opts,
 		kube_stream_fn fn, void *ctx, enum kube_stream_end *end,
 		struct kube_response *resp, struct errbuf *err)
@@ -1751,6 +1814,7 @@ int kube_stream(struct kube_client *c, const char *path, const struct kube_strea
 	int rc = stream(c, path, opts, fn, ctx, end, resp, err);
 
 	if (c->on_response)
-		c->on_response(c->on_response_ctx, "WATCH", rc < 0 && resp->status < 300 ? 0 : resp->status);
+		c->on_response(c->on_response_ctx, kube_stream_verb(path),
+			       rc < 0 && resp->status < 300 ? 0 : resp->status);
 	return rc;
 }

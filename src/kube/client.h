@@ -46,10 +46,18 @@ struct kube_client_opts {
 				       * limit; else in [KUBE_WRITE_QPS_MIN, _MAX] */
 	int write_burst;              /* writes saved up; >= 1 with write_qps */
 	/* Called after every request (kube_request: its method; kube_stream:
-	 * "WATCH") with the HTTP status, 0 when there was no answer; from the
-	 * calling thread, for metrics. May be NULL. */
+	 * "WATCH" or "LIST", see kube_stream_verb) with the HTTP status, 0
+	 * when there was no answer; from the calling thread, for metrics.
+	 * May be NULL. */
 	void (*on_response)(void *ctx, const char *verb, long status);
 	void *on_response_ctx;
+	/* The write fence (runtime/fence.h; borrowed, must outlive the
+	 * client; NULL none): a write (every method but GET) goes out only
+	 * while it holds — asked before the write token, during its wait
+	 * (which ends at once when the fence closes or lapses) and again
+	 * right before sending. A refused write fails with "not sent: ...".
+	 * The Lease's own client has none. */
+	struct fence *fence;
 };
 
 #define KUBE_WRITE_QPS_MIN 0.001
@@ -154,6 +162,10 @@ struct kube_stream_opts {
 	 * have come yet. May be NULL. */
 	void (*on_open)(void *ctx);
 };
+
+/* The verb a streamed GET of 'path' counts as: "WATCH" when its query
+ * asks for a watch (watch=1 or watch=true), else "LIST". */
+const char *kube_stream_verb(const char *path);
 
 /*
  * A streaming GET of 'path' (e.g. "...?watch=1&resourceVersion=RV"). With a

@@ -21,6 +21,7 @@
 #include "kube/client.h"
 #include "log.h"
 #include "runtime/clock.h"
+#include "runtime/fence.h"
 
 /* The spec fields that make a record (compared as one string, as client-go
  * compares the raw record). */
@@ -361,6 +362,13 @@ static int try_acquire_or_renew(struct leader *l, int64_t now, bool *reached)
 	return write_record(l, false, &r, now, LOG_WARN);
 }
 
+/* Closes the write fence, if the elector has one. Without the lock. */
+static void fence_close_if(struct leader *l)
+{
+	if (l->o.fence)
+		fence_close(l->o.fence);
+}
+
 /* Leading ends: state, log, callback. Called without the lock. */
 static void step_down(struct leader *l, const char *why)
 {
@@ -373,7 +381,7 @@ static void step_down(struct leader *l, const char *why)
 int leader_step(struct leader *l)
 {
 	int64_t now = clock_now(l->o.clock), after;
-	bool reached, was, lapsed, got, lost = false, won = false;
+	bool reached, was, lapsed, got, lost = false, won = false, stuck = false;
 	char why[LEADER_IDENTITY_MAX + 64] = "";
 	int ok;
 
@@ -385,9 +393,19 @@ int leader_step(struct leader *l)
 		l->transitions++;
 	}
 	pthread_mutex_unlock(&l->mu);
-	if (lapsed)
+	if (lapsed) {
+		fence_close_if(l);
 		step_down(l, "the Lease was not renewed within the renew deadline");
-	ok = try_acquire_or_renew(l, now, &reached);
+	}
+	if (l->o.may_renew && !l->o.may_renew(l->o.ctx)) {
+		/* a wedged process must not keep the Lease (and keep others
+		 * from acting): no renewal, no acquisition */
+		ok = 0;
+		reached = false;
+		stuck = true;
+	} else {
+		ok = try_acquire_or_renew(l, now, &reached);
+	}
 	after = clock_now(l->o.clock);
 	pthread_mutex_lock(&l->mu);
 	l->observed = l->observed || reached;
@@ -398,13 +416,21 @@ int leader_step(struct leader *l)
 	got = ok == 1;
 	if (got) {
 		l->renewed_ns = now;
+		/* writes may go out until the renew deadline, counted from
+		 * before this renewal was sent */
+		if (l->o.fence)
+			fence_open_until(l->o.fence, now + l->o.renew_deadline_ns);
 		if (!l->leading) {
 			l->leading = true;
 			l->transitions++;
 			won = true;
 		}
 	} else if (l->leading) {
-		if (l->have_seen && l->seen.holder[0] && strcmp(l->seen.holder, l->id) != 0) {
+		if (stuck) {
+			snprintf(why, sizeof(why), "the process is not healthy (no reconcile within the "
+				 "health limit): the Lease is not renewed");
+			lost = true;
+		} else if (l->have_seen && l->seen.holder[0] && strcmp(l->seen.holder, l->id) != 0) {
 			snprintf(why, sizeof(why), "the Lease is held by %s", l->seen.holder);
 			lost = true;
 		} else if (after - l->renewed_ns >= l->o.renew_deadline_ns) {
@@ -423,6 +449,7 @@ int leader_step(struct leader *l)
 		if (l->o.on_change)
 			l->o.on_change(l->o.ctx, true);
 	} else if (lost) {
+		fence_close_if(l);
 		step_down(l, why);
 	} else if (!was && !lapsed && !got && reached && l->have_seen && l->seen.holder[0] &&
 		   strcmp(l->seen.holder, l->id) != 0) {
@@ -531,6 +558,7 @@ int leader_release(struct leader *l, struct errbuf *err)
 	if (was)
 		l->transitions++;
 	pthread_mutex_unlock(&l->mu);
+	fence_close_if(l);
 	if (!l->obj || strcmp(l->seen.holder, l->id) != 0)
 		return 0;
 	micro_time(l, ts, sizeof(ts));

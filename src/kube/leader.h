@@ -13,6 +13,7 @@
 #include "errbuf.h"
 
 struct clock;
+struct fence;
 struct kube_client;
 struct logger;
 struct leader;
@@ -33,6 +34,16 @@ struct leader_opts {
 	 * process starts or stops leading. May be NULL. */
 	void (*on_change)(void *ctx, bool leading);
 	void *ctx;
+	/* The write fence (runtime/fence.h; borrowed, NULL none): opened
+	 * until start of renewal + renew_deadline by every successful
+	 * acquire or renew, closed when this process stops leading. */
+	struct fence *fence;
+	/* Asked before every acquire or renew (on the step's thread): false
+	 * when the process is not healthy (its loop has not come round
+	 * within the health limit). Then nothing is sent, and a leader
+	 * steps down rather than keep the Lease it cannot use. NULL: always
+	 * healthy. Uses 'ctx'. */
+	bool (*may_renew)(void *ctx);
 };
 
 /*

@@ -7,6 +7,8 @@
  */
 #include "runtime/ratelimit.h"
 
+#include "runtime/fence.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,6 +25,7 @@ struct ratelimit {
 	double qps_now;    /* the rate in force: lower after the server throttled */
 	_Atomic uint64_t granted;
 	_Atomic int64_t waited_ns; /* sum of the waits granted reservations imposed */
+	struct fence *fence;       /* the writes it paces go out only while it holds; NULL none */
 };
 
 /* The slowest a throttled bucket gets, as a fraction of its rate, and how
@@ -139,18 +142,58 @@ int64_t ratelimit_reserve(struct ratelimit *rl, int64_t deadline_ns)
 /* See ratelimit.h. Thread-safe; sleeps outside the lock, so callers queue
  * by reservation, not by lock order. On a clock that cannot sleep (virtual)
  * it succeeds only when a token is there now. */
+void ratelimit_set_fence(struct ratelimit *rl, struct fence *f)
+{
+	rl->fence = f;
+}
+
 int ratelimit_acquire(struct ratelimit *rl, int64_t deadline_ns)
 {
 	int64_t now = clock_now(rl->clock);
-	struct resv r = reserve(rl, now, deadline_ns);
+	struct resv r;
 
+	if (!fence_holds(rl->fence)) {
+		fence_count_refusal(rl->fence);
+		return RATELIMIT_FENCED;
+	}
+	r = reserve(rl, now, deadline_ns);
 	if (r.at < 0)
 		return -1;
+	if (rl->fence) {
+		/* the wait ends at once when the fence closes or lapses; a
+		 * token given back then is no loss: nothing more is sent */
+		if (fence_sleep_until(rl->fence, rl->clock, r.at) < 0 || !fence_holds(rl->fence)) {
+			unreserve(rl, &r);
+			fence_count_refusal(rl->fence);
+			return RATELIMIT_FENCED;
+		}
+		return 0;
+	}
 	if (r.at > now && rl->clock->ops->sleep_until(rl->clock, r.at) != 0) {
 		unreserve(rl, &r);
 		return -1;
 	}
 	return 0;
+}
+
+/* An asynchronous grant through a fence: fn runs cancelled when the fence
+ * no longer holds at the reserved time. */
+struct fenced {
+	struct ratelimit *rl;
+	task_fn fn;
+	void *arg;
+};
+
+static void run_fenced(void *p, bool cancelled)
+{
+	struct fenced g = *(struct fenced *)p;
+
+	free(p);
+	if (!cancelled && !fence_holds(g.rl->fence)) {
+		fence_count_refusal(g.rl->fence);
+		cancelled = true;
+	}
+	g.fn(g.arg, cancelled);
 }
 
 /* fn(arg, true) as a task, for an acquire whose deadline would pass. */
@@ -189,6 +232,23 @@ int ratelimit_acquire_async(struct ratelimit *rl, struct executor *ex, int64_t d
 		e->arg = arg;
 		if (executor_submit(ex, run_expired, e) != 0) {
 			free(e);
+			return -1;
+		}
+		return 0;
+	}
+	if (rl->fence) {
+		struct fenced *g = malloc(sizeof(*g));
+
+		if (!g) {
+			unreserve(rl, &r);
+			return -1;
+		}
+		g->rl = rl;
+		g->fn = fn;
+		g->arg = arg;
+		if (executor_after(ex, r.at - now, run_fenced, g) != 0) {
+			free(g);
+			unreserve(rl, &r);
 			return -1;
 		}
 		return 0;

@@ -27,17 +27,33 @@ void ratelimit_free(struct ratelimit *rl);
  */
 int64_t ratelimit_reserve(struct ratelimit *rl, int64_t deadline_ns);
 
+struct fence;
+
+/*
+ * Puts the bucket behind a write fence (runtime/fence.h; borrowed, NULL
+ * none): from then on a token is granted only while the fence holds —
+ * asked before the reservation and again when the wait ends, and a wait
+ * ends at once when the fence closes or lapses. Set before the bucket is
+ * shared between threads.
+ */
+void ratelimit_set_fence(struct ratelimit *rl, struct fence *f);
+
+/* ratelimit_acquire()'s answer when the bucket's fence does not hold. */
+#define RATELIMIT_FENCED (-2)
+
 /*
  * Blocking acquire: reserves and sleeps on the clock until the reserved
- * time. Returns 0, or -1 when the deadline would pass first (no token
- * taken, returns at once). Real clocks only.
+ * time. Returns 0, -1 when the deadline would pass first (no token
+ * taken, returns at once), or RATELIMIT_FENCED when the bucket's fence
+ * does not hold or stops holding during the wait. Real clocks only
+ * (without a fence).
  */
 int ratelimit_acquire(struct ratelimit *rl, int64_t deadline_ns);
 
 /*
  * Asynchronous acquire: reserves and runs fn(arg, false) on 'ex' at the
- * reserved time. When the deadline would pass first, fn runs at once with
- * cancelled = true. Returns 0, or -1 when 'ex' refused the task (fn not
+ * reserved time. When the deadline would pass first, or the bucket's fence
+ * does not hold at the reserved time, fn runs with cancelled = true. Returns 0, or -1 when 'ex' refused the task (fn not
  * called).
  */
 int ratelimit_acquire_async(struct ratelimit *rl, struct executor *ex, int64_t deadline_ns,

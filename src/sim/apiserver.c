@@ -1217,8 +1217,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	apiserver_proto_reply(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"), &out);
 	if (!out.code)
 		apiserver_reply_status(&out, 500, "InternalError", "no answer", NULL, NULL);
-	log_at(s->o.log, LOG_DEBUG, apiserver_now_wall(), "sim apiserver: %s %s -> %d%s", method, url,
-	       out.code, out.watch ? " (watch)" : "");
+	{
+		const char *ua = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent");
+
+		log_at(s->o.log, LOG_DEBUG, apiserver_now_wall(), "sim apiserver: %s %s -> %d%s by %.200s",
+		       method, url, out.code, out.watch ? " (watch)" : "", ua ? ua : "?");
+	}
 	rc = queue(conn, &out);
 	buf_free(&out.body);
 	return rc;

@@ -1231,6 +1231,18 @@ static void test_fifo_files_refused(void **state)
 	unlink(fifo);
 }
 
+/* The request metric's verb for streamed GETs: lists are not watches. */
+static void test_stream_verbs(void **state)
+{
+	(void)state;
+	assert_string_equal(kube_stream_verb("/api/v1/pods?watch=1&resourceVersion=5"), "WATCH");
+	assert_string_equal(kube_stream_verb("/api/v1/pods?resourceVersion=5&watch=true"), "WATCH");
+	assert_string_equal(kube_stream_verb("/api/v1/pods?limit=500"), "LIST");
+	assert_string_equal(kube_stream_verb("/api/v1/pods"), "LIST");
+	assert_string_equal(kube_stream_verb("/api/v1/pods?limit=5&nowatch=1"), "LIST");
+	assert_string_equal(kube_stream_verb("/api/v1/pods?watch=false"), "LIST");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1256,6 +1268,7 @@ int main(void)
 		cmocka_unit_test(test_server_userinfo_redacted),
 		cmocka_unit_test(test_exec_stderr_bounded_and_escaped),
 		cmocka_unit_test(test_fifo_files_refused),
+		cmocka_unit_test(test_stream_verbs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

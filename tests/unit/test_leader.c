@@ -18,6 +18,7 @@
 #include "kube/kubeconfig.h"
 #include "kube/leader.h"
 #include "runtime/clock.h"
+#include "runtime/fence.h"
 #include "test_kube_server.h"
 
 #define WALL0 1796112000LL /* 2026-12-01T08:00:00Z */
@@ -108,6 +109,7 @@ struct fixture {
 	struct clock *clock;
 	struct leader *a, *b;
 	int changes_a[2], changes_b[2]; /* [0] stopped leading, [1] started */
+	bool a_unhealthy;               /* a's loop is stuck (may_renew false) */
 };
 
 static void on_a(void *ctx, bool leading)
@@ -429,6 +431,111 @@ static void test_bad_durations(void **state)
 	assert_non_null(strstr(err.msg, "renew_deadline"));
 }
 
+/* An elector for "pod-a_1" with a write fence and a health gate. */
+static bool a_healthy(void *ctx)
+{
+	return !((struct fixture *)ctx)->a_unhealthy;
+}
+
+static struct leader *fenced_elector(struct fixture *f, struct fence *fence)
+{
+	struct leader_opts o;
+	struct errbuf err = {""};
+	struct leader *l;
+
+	memset(&o, 0, sizeof(o));
+	o.client = f->client;
+	o.clock = f->clock;
+	o.ns = "kube-system";
+	o.name = "luascale";
+	o.identity = "pod-a_1";
+	o.lease_duration_ns = 15 * S;
+	o.renew_deadline_ns = 10 * S;
+	o.retry_period_ns = 2 * S;
+	o.on_change = on_a;
+	o.ctx = f;
+	o.fence = fence;
+	o.may_renew = a_healthy;
+	l = leader_new(&o, &err);
+	assert_non_null(l);
+	return l;
+}
+
+/* The fence follows the Lease: open until start of renewal + renew
+ * deadline, lapsed by the clock when the process was paused (before its
+ * elector runs again), closed when it steps down. */
+static void test_fence_follows_the_lease(void **state)
+{
+	struct fixture *f = *state;
+	struct fence *fence = fence_new(f->clock);
+	struct leader *a;
+
+	leader_free(f->a);
+	f->a = a = fenced_elector(f, fence);
+	at(f, 1 * S);
+	assert_false(fence_holds(fence));
+	assert_int_equal(leader_step(a), 1);
+	assert_true(fence_holds(fence));
+	assert_int_equal(fence_deadline(fence), 11 * S);
+	at(f, 3 * S);
+	assert_int_equal(leader_step(a), 1);
+	assert_int_equal(fence_deadline(fence), 13 * S);
+	assert_int_equal(leader_step(f->b), 0); /* b sees the 3 s renewal */
+	/* a is paused from 3 s to 25 s: at 25 s nothing of it ran yet, and
+	 * its fence is shut by the clock alone */
+	at(f, 25 * S);
+	assert_false(fence_holds(fence));
+	/* b takes the Lease (a's record stood still for 15 s by b's clock) */
+	assert_int_equal(leader_step(f->b), 1);
+	/* a's elector runs after the pause: it finds b, and stays shut */
+	assert_int_equal(leader_step(a), 0);
+	assert_false(fence_holds(fence));
+	assert_int_equal(fence_deadline(fence), INT64_MIN);
+	assert_int_equal(f->changes_a[0], 1);
+	leader_free(a);
+	f->a = NULL;
+	fence_free(fence);
+}
+
+/* A process whose loop is stuck stops renewing and steps down, sending
+ * nothing, so another replica can take over. */
+static void test_stuck_loop_gives_the_lease_up(void **state)
+{
+	struct fixture *f = *state;
+	struct fence *fence = fence_new(f->clock);
+	struct leader *a;
+	int puts, posts, gets;
+
+	leader_free(f->a);
+	f->a = a = fenced_elector(f, fence);
+	at(f, 1 * S);
+	assert_int_equal(leader_step(a), 1);
+	f->a_unhealthy = true;
+	pthread_mutex_lock(&f->s.mu);
+	puts = f->w.puts;
+	posts = f->w.posts;
+	gets = f->w.gets;
+	pthread_mutex_unlock(&f->s.mu);
+	at(f, 3 * S);
+	assert_int_equal(leader_step(a), 0);
+	assert_false(leader_is_leading(a));
+	assert_false(fence_holds(fence));
+	assert_int_equal(f->changes_a[0], 1);
+	pthread_mutex_lock(&f->s.mu);
+	assert_int_equal(f->w.puts, puts);
+	assert_int_equal(f->w.posts, posts);
+	assert_int_equal(f->w.gets, gets);
+	pthread_mutex_unlock(&f->s.mu);
+	/* healthy again: it may lead again (nobody else took it) */
+	f->a_unhealthy = false;
+	at(f, 5 * S);
+	assert_int_equal(leader_step(a), 1);
+	assert_true(fence_holds(fence));
+	leader_free(a);
+	f->a = NULL;
+	fence_free(fence);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -444,6 +551,8 @@ int main(void)
 		T(test_bad_lease_is_refused),
 		T(test_identity),
 		T(test_bad_durations),
+		T(test_fence_follows_the_lease),
+		T(test_stuck_loop_gives_the_lease_up),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
