@@ -6,6 +6,9 @@
  * Messages never carry secrets and are never cut, whatever their length.
  * A text message is always one line: log_at() escapes control characters
  * ("\n", "\x1b") and bytes that are not UTF-8 ("\xff") before any sink sees it.
+ * The daemon's logger (log_for_format) never blocks its caller: lines go
+ * into a bounded buffer that a thread of its own writes to stderr; what
+ * does not fit is dropped, counted, and said in a line once there is room.
  */
 #ifndef LUASCALE_LOG_H
 #define LUASCALE_LOG_H
@@ -72,8 +75,59 @@ int log_format_parse(const char *s, enum log_format *out);
  */
 struct logger log_json(enum log_level min_level, FILE *f);
 
-/* The logger for 'format' (log_stderr or log_json on stderr). */
+/*
+ * The daemon's logger for 'format': the text or JSON lines of log_stderr
+ * and log_json, through the process's asynchronous sink on stderr (fd 2,
+ * started on the first call, 1 MiB buffered; see log_async_new). At exit
+ * what is buffered is written for at most 2 s. When the sink cannot be
+ * started (no memory, no thread) the synchronous log_stderr or log_json.
+ */
 struct logger log_for_format(enum log_format format, enum log_level min_level);
+
+/*
+ * One line ('len' bytes, its newline included) for stderr from a writer
+ * that has no logger (a policy's print): through the process's sink when
+ * log_for_format started it (never blocking; dropped and counted as a
+ * logger's lines are), else written to stderr at once.
+ */
+void log_stderr_put(const char *line, size_t len);
+
+/* Lines the process's stderr sink (log_for_format) dropped since it
+ * started, its buffer full or the write failing; 0 before it starts.
+ * Any thread. For the metric luascale_log_lines_dropped_total. */
+uint64_t log_dropped_lines(void);
+
+/*
+ * An asynchronous sink: log calls copy their line into a buffer of
+ * 'capacity' bytes and return; a thread of the sink's own writes the
+ * buffer to 'fd' (borrowed, never closed; writes may block that thread,
+ * never a caller). A line that does not fit whole is dropped and counted;
+ * the next line that fits (or the writer, once the buffer is empty) is
+ * preceded by "log: N lines dropped ..." (a warn line in the format of
+ * the last log_async_logger()), so the gap shows where it was. A write
+ * that fails (EPIPE, EBADF) drops its lines too. Returns the sink or NULL
+ * with a message.
+ */
+struct errbuf;
+struct log_async;
+struct log_async *log_async_new(int fd, size_t capacity, struct errbuf *err);
+
+/* A logger writing 'format' lines into 'a' (borrowed: it must outlive the
+ * logger's use). */
+struct logger log_async_logger(struct log_async *a, enum log_format format,
+			       enum log_level min_level);
+
+/* The lines 'a' dropped so far. Any thread. */
+uint64_t log_async_dropped(struct log_async *a);
+
+/* Waits until what 'a' holds is written, at most 'max_ms' real
+ * milliseconds: 0 when written, -1 when the sink is still behind. */
+int log_async_flush(struct log_async *a, int max_ms);
+
+/* Writes what 'a' holds for at most 'max_ms', then stops its thread (what
+ * is left then is lost) and frees. No logger of 'a' may be used after.
+ * NULL is a no-op. */
+void log_async_free(struct log_async *a, int max_ms);
 
 /* Writes one record as the JSON sink does, to 'b' (no newline). 0 or -1 (OOM). */
 struct buf;
@@ -103,6 +157,10 @@ const char *log_level_str(enum log_level level);
  * backslashes stay as they are. Stops before an escape that does not fit.
  * Returns the length written. An output of 4 * len + 1 bytes always fits. */
 size_t log_escape(const char *in, size_t len, char *out, size_t outlen);
+
+/* Appends the 'len' bytes at 's' to 'b', escaped as log_escape() does.
+ * 0, or -1 (out of memory). */
+int log_buf_escaped(struct buf *b, const char *s, size_t len);
 
 /* Writes the 'len' bytes at 's' to 'f', escaped as log_escape() does. */
 void log_fwrite_escaped(FILE *f, const char *s, size_t len);
