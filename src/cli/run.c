@@ -478,11 +478,13 @@ int cli_run(int argc, char **argv)
 		goto stopped_starting;
 	/* with leader election, every write of this process (API server and
 	 * cloud) goes out only while its Lease is valid by its own clock */
-	if (c->leader_election && !once && !(fence = fence_new(clock_real()))) {
+	/* (a dry run's fence is never opened: its cloud calls are refused too) */
+	if (((c->leader_election && !once) || dry_run) && !(fence = fence_new(clock_real()))) {
 		fprintf(stderr, "luascale: out of memory\n");
 		goto out;
 	}
-	sv = serve_new(c, !no_server, once, kc, fence, &log, &err);
+	sv = serve_new(c, !no_server, once ? "--once" : dry_run ? "--dry-run" : NULL, kc,
+		       dry_run ? NULL : fence, &log, &err);
 	if (!sv) {
 		fprintf(stderr, "luascale: %s\n", err.msg);
 		goto out;
@@ -494,6 +496,7 @@ int cli_run(int argc, char **argv)
 	copts.write_qps = c->write_qps;
 	copts.write_burst = (int)c->write_burst;
 	copts.fence = fence;
+	copts.read_only = dry_run; /* a dry run writes nothing at all, whatever asks */
 	if (serve_identity(sv)[0]) {
 		snprintf(user_agent, sizeof(user_agent), "luascale/%s (%s)", LUASCALE_VERSION,
 			 serve_identity(sv));
@@ -608,7 +611,11 @@ int cli_run(int argc, char **argv)
 	log_at(&log, LOG_INFO, clock_wall(clock), serve_electing(sv)
 	       ? "cluster state read; reconciling whenever this process leads"
 	       : "cluster state read; reconciling");
-	if (run_ops_report(ops, client, &err) < 0)
+	if (dry_run)
+		log_at(&log, LOG_INFO, clock_wall(clock),
+		       "dry run: no Events, no status ConfigMap, no Lease, no node mark and no cloud "
+		       "call are written; the plans are logged");
+	else if (run_ops_report(ops, client, &err) < 0)
 		log_at(&log, LOG_WARN, clock_wall(clock), "no status ConfigMap nor Events: %s", err.msg);
 
 	while (!atomic_load(&sc.stop)) {

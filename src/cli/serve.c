@@ -164,7 +164,7 @@ static void on_leadership(void *ctx, bool leading)
 	pthread_mutex_unlock(&sv->mu);
 }
 
-struct serve *serve_new(const struct config *c, bool server, bool once,
+struct serve *serve_new(const struct config *c, bool server, const char *no_election,
 			const struct kube_config *kc, struct fence *fence, const struct logger *log,
 			struct errbuf *err)
 {
@@ -185,9 +185,10 @@ struct serve *serve_new(const struct config *c, bool server, bool once,
 		errbuf_set(err, "out of memory");
 		goto fail;
 	}
-	if (c->leader_election && once) {
+	if (c->leader_election && no_election) {
 		log_at(log, LOG_WARN, clock_wall(clock_real()),
-		       "--once takes no part in leader election: do not run it beside a running replica");
+		       "%s takes no part in leader election (it writes no Lease): do not run it "
+		       "beside a running replica", no_election);
 	} else if (c->leader_election) {
 		struct kube_client_opts lo;
 		struct leader_opts o;

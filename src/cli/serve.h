@@ -27,7 +27,7 @@ struct serve;
 /*
  * Makes the registry and, unless 'server' is false or the config turns it
  * off, binds server.listen and starts serving; with leader election on
- * (and not 'once'), makes the elector with its own API client for 'kc'
+ * (and 'no_election' NULL; else it names why not, e.g. "--once"), makes the elector with its own API client for 'kc'
  * (not started: serve_start_election), which opens 'fence' (the write
  * fence of every other client and provider bucket) while it leads and
  * closes it when it stops, and stops renewing when the loop is stuck
@@ -35,7 +35,7 @@ struct serve;
  * NULL with a message (the address is taken, a bad POD_NAME).
  */
 struct fence;
-struct serve *serve_new(const struct config *c, bool server, bool once,
+struct serve *serve_new(const struct config *c, bool server, const char *no_election,
 			const struct kube_config *kc, struct fence *fence, const struct logger *log,
 			struct errbuf *err);
 

@@ -22,6 +22,7 @@ struct flight {
 	char provider_id[256];
 	char pods[256];    /* the pods it was launched for (as the plan saw them) */
 	int64_t launched;  /* wall seconds */
+	uint64_t launch_seq; /* the launch request that made it */
 	bool terminating;  /* given up: being terminated, no longer capacity */
 	struct flight *next;
 };
@@ -31,6 +32,9 @@ struct gstate {
 	char name[64];
 	int failures;          /* consecutive failed launches */
 	int64_t backoff_until; /* wall seconds */
+	uint64_t backed_off_seq; /* the launch request it was last backed off for: one
+				  * request backs off once, however many of its
+				  * instances fail */
 	char reason[160];
 	int requested;         /* asked for by running launches, not created yet */
 	struct gstate *next;
@@ -48,6 +52,7 @@ struct launch {
 	int64_t oldest_pod;   /* wall seconds: the oldest of them was created, 0: none */
 	int64_t call_start_ns;/* the cloud was asked, 0: not yet */
 	void *hook;           /* the launch hooks' token, NULL: none */
+	uint64_t seq;         /* this request's number (from 1) */
 };
 
 struct node_job {
@@ -107,6 +112,7 @@ struct actuator {
 	const struct logger *log;
 	struct flight *flights;
 	struct gstate *groups;
+	uint64_t launch_seq;        /* launch requests made (their numbers) */
 	struct memo *memos;
 	int64_t drains;            /* jobs holding a drain slot */
 	bool stopping;             /* actuator_stop(): node jobs end at their next step */
@@ -244,6 +250,16 @@ static struct gstate *group_state(struct actuator *a, const char *name)
 	return g;
 }
 
+/* Whether a failed launch backs its group off: every failure but a
+ * throttled call (the rate limiter slows down instead) and a launch not
+ * made (shutdown, leadership lost). A transient error (5xx, a timeout, a
+ * capacity the cloud could not read) backs off too, so a group that keeps
+ * failing is not asked again every round. */
+static bool launch_failure_backs_off(enum provider_error e)
+{
+	return e != PROVIDER_OK && e != PROVIDER_THROTTLED && e != PROVIDER_CANCELLED;
+}
+
 /* Backs a group off after a failure. Lock held. Returns the delay (s). */
 static int64_t back_off(struct actuator *a, struct gstate *g, const char *reason)
 {
@@ -301,6 +317,7 @@ static void on_instance(void *ctx, const struct provider_instance *inst)
 		snprintf(f->provider_id, sizeof(f->provider_id), "%s", inst->provider_id);
 		memcpy(f->pods, l->pods, sizeof(f->pods));
 		f->launched = clock_wall(a->clock);
+		f->launch_seq = l->seq;
 		f->next = a->flights;
 		a->flights = f;
 	}
@@ -339,8 +356,10 @@ static void on_launch_done(void *ctx, int count, const struct provider_status *s
 	}
 	if (st->code != PROVIDER_OK) {
 		a->st.launch_failures++;
-		if (g && provider_error_backs_off_group(st->code))
+		if (g && launch_failure_backs_off(st->code) && g->backed_off_seq != l->seq) {
 			delay = back_off(a, g, st->message[0] ? st->message : provider_error_str(st->code));
+			g->backed_off_seq = l->seq;
+		}
 	} else if (g && missing == 0 && l->given_back == 0) {
 		g->failures = 0;
 	}
@@ -436,6 +455,9 @@ static int start_launch(struct actuator *a, const struct action *act, const char
 	if (!l)
 		return -1;
 	l->a = a;
+	pthread_mutex_lock(&a->mu);
+	l->seq = ++a->launch_seq;
+	pthread_mutex_unlock(&a->mu);
 	if (a->cfg.hooks && s)
 		l->hook = a->cfg.hooks->planned(a->cfg.hooks->ctx, act->group, (int)act->count, s);
 	snprintf(l->group, sizeof(l->group), "%s", act->group);
@@ -1346,8 +1368,13 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 
 			snprintf(reason, sizeof(reason), "instance %s did not become a Ready node in %llds",
 				 f->id, (long long)a->cfg.max_provision_s);
-			if (g)
+			/* once per launch request, not once per instance of it */
+			if (g && g->backed_off_seq != f->launch_seq) {
 				delay = back_off(a, g, reason);
+				g->backed_off_seq = f->launch_seq;
+			} else if (g) {
+				delay = g->backoff_until > now ? g->backoff_until - now : 0;
+			}
 			a->st.instances_timed_out++;
 			*pp = f->next;
 			f->terminating = true;

@@ -94,6 +94,7 @@ struct kube_client {
 	struct ratelimit *writes;
 	atomic_int writes_waiting;
 	struct fence *fence;      /* writes go out only while it holds; NULL none */
+	bool read_only;           /* no write goes out (a dry run) */
 
 	/* shared connection state */
 	CURLSH *share;
@@ -714,6 +715,7 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 			kube_url_redact(c->server, c->server_log, n);
 	}
 	c->fence = o.fence;
+	c->read_only = o.read_only;
 	if (c->fence && fence_listen(c->fence, wake_waiters, c) < 0) {
 		errbuf_set(err, "write fence: too many clients listen to it");
 		goto fail;
@@ -811,6 +813,8 @@ static int fenced_out(struct kube_client *c, const char *method, const char *pat
 {
 	char why[160];
 
+	if (c->read_only)
+		return errbuf_set(err, "%s %s: not sent: a dry run writes nothing", method, path);
 	if (fence_holds(c->fence))
 		return 0;
 	fence_count_refusal(c->fence);

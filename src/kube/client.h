@@ -58,6 +58,9 @@ struct kube_client_opts {
 	 * right before sending. A refused write fails with "not sent: ...".
 	 * The Lease's own client has none. */
 	struct fence *fence;
+	/* No write at all (a dry run): every method but GET fails with
+	 * "not sent: a dry run writes nothing", counted as refused. */
+	bool read_only;
 };
 
 #define KUBE_WRITE_QPS_MIN 0.001

@@ -13,7 +13,10 @@
 #     when A is paused and B takes over. A's waiting launch never reaches
 #     the cloud after the takeover, and no group gets more instances than
 #     its pods need.
-# Usage: run_sim_fence.py LUASCALE SOURCE_DIR drain|launch
+#   dryrun: `luascale run --dry-run` (leader election on in its config)
+#     plans a scale-up for pending pods and writes nothing: no Event, no
+#     status ConfigMap, no Lease, no launch; the plan is in its log.
+# Usage: run_sim_fence.py LUASCALE SOURCE_DIR drain|launch|dryrun
 import os
 import re
 import signal
@@ -68,7 +71,7 @@ def start_sim(scenario):
     return {"kube": port, "kubeconfig": kc, "log": out, "proc": p}
 
 
-def start_run(sim, name, config_body, policy):
+def start_run(sim, name, config_body, policy, args=()):
     cfg = write(name + ".yaml",
                 "cluster: {kubeconfig: %s, context: luascale-sim, write_qps: 0.5, write_burst: 1}\n"
                 "policy: {path: %s}\n"
@@ -79,7 +82,7 @@ def start_run(sim, name, config_body, policy):
     log = H.path(name + "-run.log")
     env = {"PATH": "/usr/bin:/bin", "HOME": H.tmp, "LUASCALE_SERVER_LISTEN": "127.0.0.1:0",
            "POD_NAME": "luascale-" + name}
-    p = subprocess.Popen([H.luascale, "run", "--config", cfg], env=env,
+    p = subprocess.Popen([H.luascale, "run", "--config", cfg] + list(args), env=env,
                          stdout=open(log, "w"), stderr=subprocess.STDOUT)
     H.procs.append(p)
     return {"proc": p, "log": log, "pod": "luascale-" + name}
@@ -204,4 +207,36 @@ workloads:
     counts = {g["name"]: len([i for i in g.get("instances", []) if i["state"] != "gone"]) for g in groups}
     ok(counts.get("one") == 1 and counts.get("two") == 1,
        "one instance per group, none launched twice (%s)" % counts, sim["log"])
+elif which == "dryrun":
+    scen = write("dryrun.yaml", """seed: 5
+duration: 2h
+cloud: {boot_delay: 1s, boot_jitter: 0s, launch_latency: 100ms, shutdown_delay: 500ms}
+cluster: {register_delay: 300ms, scheduler_interval: 200ms}
+node_groups:
+  - {name: one, min: 0, max: 5, template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: one}}}
+workloads:
+  - {name: p1, at: 1s, count: 4, requests: {cpu: 3, memory: 1Gi}, node_selector: {pool: one}}
+""")
+    sim = start_sim(scen)
+    body = "node_groups:\n  - {name: one, min: 0, max: 5, %s}\nprovider: {kind: sim}\n" % (TMPL % "one")
+    a = start_run(sim, "a", body, os.path.join(H.src, "policies/default.lua"), ["--dry-run"])
+
+    def planned():
+        return len(re.findall(r"plan: scale_up one \+4", open(a["log"]).read())) >= 3
+
+    ok(until(60, planned), "the dry run plans the scale-up, round after round", a["log"])
+    text = open(sim["log"]).read()
+    writes = re.findall(r"sim apiserver: (POST|PUT|PATCH|DELETE) (\S+) -> \d+.* by luascale/", text)
+    ok(not writes, "the dry run made no write (%d: %s)" % (len(writes), writes[:6]), a["log"])
+    ok(not [g for g in kube(sim, "/apis/sim.luascale.io/v1/groups")["items"] if g.get("instances")],
+       "no instance was launched")
+    for path, what in ((LEASE, "Lease"),
+                       ("/api/v1/namespaces/kube-system/configmaps/luascale-status", "status ConfigMap")):
+        try:
+            kube(sim, path)
+            ok(False, "no %s exists" % what)
+        except Exception:
+            ok(True, "no %s exists" % what)
+    ok(re.search(r"--dry-run takes no part in leader election", open(a["log"]).read()),
+       "the dry run says it takes no part in leader election", a["log"])
 H.finish()

@@ -593,6 +593,65 @@ static void test_instance_never_ready_is_terminated_and_group_backed_off(void **
 	world_free(w);
 }
 
+/* A slow scale-up of 6 whose instances all time out backs the group off
+ * once (the first step of the backoff), not six times in a row. */
+static void test_timed_out_launch_backs_off_once(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, "");
+	struct plan p;
+	struct actuator_stats st;
+	int64_t left;
+
+	(void)state;
+	plan_init(&p);
+	add_action(&p, ACTION_SCALE_UP, "g1", 6);
+	actuator_execute(w->act, &p, s);
+	snapshot_free(s);
+	run_for(w, 17 * 60); /* all six past max_provision_time at this observe */
+	s = snap(w, "");
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.instances_timed_out, 6);
+	left = s->groups[0].backoff_until - clock_wall(w->clock);
+	assert_true(left >= 5 * 60 - 5 && left <= 5 * 60); /* 5m: one failure, not 6 (16 m) */
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+/* A launch failing with a transient error (5xx, a capacity the cloud
+ * could not read) backs its group off too: it is not asked again every
+ * round. A throttled one does not (the rate limiter slows down). */
+static void test_transient_launch_failure_backs_off(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, "");
+	struct plan p;
+
+	(void)state;
+	w->cloud.fail = PROVIDER_TRANSIENT;
+	plan_init(&p);
+	add_action(&p, ACTION_SCALE_UP, "g1", 1);
+	actuator_execute(w->act, &p, s);
+	snapshot_free(s);
+	run_for(w, 3);
+	s = snap(w, "");
+	assert_true(s->groups[0].backoff_until > clock_wall(w->clock));
+	snapshot_free(s);
+	world_free(w);
+	w = world_new(false);
+	s = snap(w, "");
+	w->cloud.fail = PROVIDER_THROTTLED;
+	actuator_execute(w->act, &p, s);
+	snapshot_free(s);
+	run_for(w, 3);
+	s = snap(w, "");
+	assert_true(s->groups[0].backoff_until <= clock_wall(w->clock));
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
 static void test_given_back_instances_are_not_upcoming(void **state)
 {
 	struct world *w = world_new(false);
@@ -1419,6 +1478,8 @@ int main(void)
 		cmocka_unit_test(test_launches_run_in_parallel_and_report_each_instance),
 		cmocka_unit_test(test_in_flight_counts_as_upcoming),
 		cmocka_unit_test(test_instance_never_ready_is_terminated_and_group_backed_off),
+		cmocka_unit_test(test_timed_out_launch_backs_off_once),
+		cmocka_unit_test(test_transient_launch_failure_backs_off),
 		cmocka_unit_test(test_given_back_instances_are_not_upcoming),
 		cmocka_unit_test(test_failed_launch_backs_off_doubling),
 		cmocka_unit_test(test_drain_evicts_retries_pdb_then_deletes),
