@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
+#include "kube/client.h"
 #include "providers/cloudhttp/cloudhttp.h"
 
 #define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)
@@ -69,6 +70,12 @@ struct gce_prov {
 	size_t n_tpls;
 	uint64_t rng;
 	struct { char what[40]; uint64_t n; } counts[24];
+	struct provider_turns *turns; /* one size write of a group at a time; instance claims */
+	struct gce_created {    /* instances' creationTimestamp, by name (sorted), from the last list */
+		char name[64];
+		int64_t wall;
+	} *created;
+	size_t n_created;
 };
 
 #define GP(p) ((struct gce_prov *)(p)->impl)
@@ -230,9 +237,12 @@ static enum provider_error class_of(long status, const char *reason)
 }
 
 /* 'method' 'path' (relative to the compute base, or an absolute URL) with
- * 'body' (NULL: none). 0 with the answer in *out (cJSON_Delete it), or -1. */
-static int call(struct provider *p, bool mutating, const char *method, const char *path,
-		const cJSON *body, cJSON **out, struct provider_status *st)
+ * 'body' (NULL: none). 0 with the answer in *out (cJSON_Delete it), or -1;
+ * the HTTP status (0: no answer) and the first error reason go to 'http'
+ * and 'why' when not NULL. */
+static int call_ex(struct provider *p, bool mutating, const char *method, const char *path,
+		   const cJSON *body, cJSON **out, struct provider_status *st, long *http, char *why,
+		   size_t why_len)
 {
 	struct gce_prov *gp = GP(p);
 	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
@@ -245,6 +255,10 @@ static int call(struct provider *p, bool mutating, const char *method, const cha
 	int rc = -1;
 
 	*out = NULL;
+	if (http)
+		*http = 0;
+	if (why && why_len)
+		why[0] = '\0';
 	memset(st, 0, sizeof(*st));
 	memset(&resp, 0, sizeof(resp));
 	memset(&c, 0, sizeof(c));
@@ -306,12 +320,22 @@ static int call(struct provider *p, bool mutating, const char *method, const cha
 	       c.what, resp.status, reason[0] ? " " : "", reason, msg[0] ? msg : "no message");
 	if (resp.retry_after_ms > 0)
 		st->retry_after_s = (resp.retry_after_ms + 999) / 1000;
+	if (why)
+		snprintf(why, why_len, "%s", reason);
 out:
+	if (http)
+		*http = resp.status;
 	cloudhttp_response_free(&resp);
 	cloudhttp_headers_free(&hs);
 	if (text)
 		cJSON_free(text);
 	return rc;
+}
+
+static int call(struct provider *p, bool mutating, const char *method, const char *path, const cJSON *body,
+		cJSON **out, struct provider_status *st)
+{
+	return call_ex(p, mutating, method, path, body, out, st, NULL, NULL, 0);
 }
 
 static const char *str(const cJSON *o, const char *k)
@@ -666,13 +690,77 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 	cJSON_Delete(it);
 }
 
+#define CREATED_GETS_PER_LIST 100
+
+static int cmp_created(const void *a, const void *b)
+{
+	return strcmp(((const struct gce_created *)a)->name, ((const struct gce_created *)b)->name);
+}
+
+/* The creationTimestamp of instance 'name' in 'zone' as the last list knew
+ * it, else from instances.get while '*budget' lasts; 0 when unknown. */
+static int64_t created_wall(struct provider *p, const char *zone, const char *name, int *budget)
+{
+	struct gce_prov *gp = GP(p);
+	struct gce_created key, *hit;
+	struct provider_status st;
+	char path[512];
+	cJSON *doc = NULL;
+	int64_t t = 0;
+
+	snprintf(key.name, sizeof(key.name), "%s", name);
+	pthread_mutex_lock(&gp->mu);
+	hit = gp->n_created ? bsearch(&key, gp->created, gp->n_created, sizeof(*hit), cmp_created) : NULL;
+	if (hit)
+		t = hit->wall;
+	pthread_mutex_unlock(&gp->mu);
+	if (t || *budget <= 0)
+		return t;
+	(*budget)--;
+	snprintf(path, sizeof(path), "projects/%s/zones/%s/instances/%s", gp->project, zone, name);
+	if (call(p, false, "GET", path, NULL, &doc, &st) < 0) {
+		log_at(gp->log, LOG_DEBUG, clock_wall(gp->clock), "gce: cannot read when %s was created: %s", name,
+		       st.message);
+		return 0;
+	}
+	if (kube_parse_time(str(doc, "creationTimestamp"), &t) < 0 || t < 0)
+		t = 0;
+	cJSON_Delete(doc);
+	return t;
+}
+
+/* Keeps the creation times of the instances just listed (and no other). */
+static void keep_created(struct gce_prov *gp, const struct provider_group *out, size_t n)
+{
+	struct gce_created *next;
+	size_t i, j, k = 0, total = 0;
+
+	for (i = 0; i < n; i++)
+		total += out[i].n_instances;
+	next = calloc(total + 1, sizeof(*next));
+	if (!next)
+		return;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < out[i].n_instances; j++)
+			if (out[i].instances[j].launched_wall > 0) {
+				snprintf(next[k].name, sizeof(next[k].name), "%.63s", out[i].instances[j].id);
+				next[k++].wall = out[i].instances[j].launched_wall;
+			}
+	qsort(next, k, sizeof(*next), cmp_created);
+	pthread_mutex_lock(&gp->mu);
+	free(gp->created);
+	gp->created = next;
+	gp->n_created = k;
+	pthread_mutex_unlock(&gp->mu);
+}
+
 static int cmp_seen(const void *a, const void *b)
 {
 	return strcmp(((const struct gce_seen *)a)->name, ((const struct gce_seen *)b)->name);
 }
 
-/* One group's MIG and instances into pg. */
-static int list_one(struct provider *p, const struct gce_group *g, struct provider_group *pg,
+/* One group's MIG and instances into pg ('budget': instances.get calls left). */
+static int list_one(struct provider *p, const struct gce_group *g, struct provider_group *pg, int *budget,
 		    struct provider_status *st)
 {
 	struct gce_prov *gp = GP(p);
@@ -716,6 +804,8 @@ static int list_one(struct provider *p, const struct gce_group *g, struct provid
 		snprintf(o->group, sizeof(o->group), "%s", g->name);
 		provider_id(gp, zone, name, o->provider_id, sizeof(o->provider_id));
 		o->state = mi_state(mi);
+		/* the managed instance does not say when it was made; the instance does */
+		o->launched_wall = created_wall(p, zone, name, budget);
 		pg->n_instances++;
 		e = attempt_error(mi, m, sizeof(m));
 		if (e != PROVIDER_OK && o->state == INSTANCE_PENDING) {
@@ -824,6 +914,7 @@ static int gce_list_groups(struct provider *p, struct provider_group **groups, s
 	struct provider_group *out;
 	struct gce_seen *seen = NULL;
 	size_t n_found = 0, n_gs, i, j, k = 0, n_seen = 0;
+	int budget = CREATED_GETS_PER_LIST;
 
 	*groups = NULL;
 	*n = 0;
@@ -850,7 +941,7 @@ static int gce_list_groups(struct provider *p, struct provider_group **groups, s
 	}
 	free(found);
 	for (i = 0; i < n_gs; i++) {
-		if (list_one(p, &gs[i], &out[k], st) < 0) {
+		if (list_one(p, &gs[i], &out[k], &budget, st) < 0) {
 			if (st->code == PROVIDER_NOT_FOUND) {
 				log_at(gp->log, LOG_WARN, clock_wall(gp->clock), "gce: node group %s: %s", gs[i].name,
 				       st->message);
@@ -877,6 +968,7 @@ static int gce_list_groups(struct provider *p, struct provider_group **groups, s
 		}
 	if (seen)
 		qsort(seen, n_seen, sizeof(*seen), cmp_seen);
+	keep_created(gp, out, k);
 	pthread_mutex_lock(&gp->mu);
 	if (seen) {
 		free(gp->seen);
@@ -916,18 +1008,83 @@ static void request_id(struct gce_prov *gp, char *out, size_t len)
 		 (unsigned long long)(b & 0xffffffffffffull));
 }
 
+/* Reports instance 'name' of 'g' in 'zone' to on_instance with 'state'. */
+static void tell(const struct gce_prov *gp, const struct gce_group *g, const char *name, const char *zone,
+		 enum instance_state state, provider_instance_cb on_instance, void *ctx)
+{
+	struct provider_instance pi;
+
+	if (!on_instance)
+		return;
+	memset(&pi, 0, sizeof(pi));
+	snprintf(pi.id, sizeof(pi.id), "%s", name);
+	snprintf(pi.group, sizeof(pi.group), "%s", g->name);
+	if (zone && zone[0])
+		provider_id(gp, zone, name, pi.provider_id, sizeof(pi.provider_id));
+	pi.state = state;
+	on_instance(ctx, &pi);
+}
+
+/* Is 'name' among the managed instances 'items'? */
+static bool listed(const cJSON *items, const char *name)
+{
+	const cJSON *mi;
+
+	cJSON_ArrayForEach(mi, items)
+		if (!strcmp(last_seg(str(mi, "instance")), name))
+			return true;
+	return false;
+}
+
+/* deleteInstances of 'urls' (a JSON array, taken) with a requestId: 0 when
+ * GCE took it, -1 with 'st'. */
+static int delete_instances(struct provider *p, const struct gce_group *g, cJSON *urls, struct provider_status *st)
+{
+	struct gce_prov *gp = GP(p);
+	cJSON *body = cJSON_CreateObject(), *op = NULL;
+	char path[1024], rid[40];
+	int rc;
+
+	if (!body) {
+		cJSON_Delete(urls);
+		status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	cJSON_AddItemToObject(body, "instances", urls);
+	cJSON_AddBoolToObject(body, "skipInstancesOnValidationError", 1);
+	request_id(gp, rid, sizeof(rid));
+	snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/deleteInstances?requestId=%s",
+		 gp->project, g->scope, g->mig, rid);
+	rc = call(p, true, "POST", path, body, &op, st);
+	cJSON_Delete(op);
+	cJSON_Delete(body);
+	return rc;
+}
+
+/*
+ * A launch on a MIG. In the group's turn (no other size write of the group
+ * runs meanwhile) the targetSize is read, then createInstances adds named
+ * instances, or, for a MIG that takes no named instances, resize writes
+ * the size read plus 'count' (so a launch never writes a size below the
+ * one it read, and two launches add up). Every mutating call carries a
+ * requestId, the same on each retry of the call: a retry after a lost
+ * answer is the same operation. An alreadyExists answer to our own new
+ * names means an earlier attempt made them: they are ours. A resize's
+ * instances are claimed as they appear, each by one launch.
+ */
 static void gce_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,
 		       provider_done_cb on_done, void *ctx)
 {
 	struct gce_prov *gp = GP(p);
 	struct provider_status st;
 	struct gce_group g;
-	char path[1024], (*names)[64] = NULL, base[64], zone[64];
-	bool *reported = NULL;
-	cJSON *mig = NULL, *body = NULL, *arr, *op = NULL, *items = NULL;
-	int i, made = 0, target;
+	char path[1024], (*names)[64] = NULL, base[64], zone[64], rid[40], why[64];
+	bool *reported = NULL, resized = false, turn = false;
+	cJSON *mig = NULL, *body = NULL, *arr, *op = NULL, *items = NULL, *before = NULL;
+	int i, made = 0, target, n_names = 0;
 	int64_t deadline = clock_now(gp->clock) + gp->launch_wait_ns;
 	const cJSON *ts;
+	long http = 0;
 
 	memset(&st, 0, sizeof(st));
 	if (count <= 0 || count > 1000) {
@@ -940,7 +1097,17 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 		on_done(ctx, 0, &st);
 		return;
 	}
-	/* the size this round reads, never one remembered */
+	names = calloc((size_t)count, sizeof(*names));
+	reported = calloc((size_t)count, sizeof(*reported));
+	body = cJSON_CreateObject();
+	arr = body ? cJSON_AddArrayToObject(body, "instances") : NULL;
+	if (!names || !reported || !arr) {
+		status(&st, PROVIDER_TRANSIENT, "out of memory");
+		goto out;
+	}
+	provider_turn_take(gp->turns, g.name);
+	turn = true;
+	/* the size this turn reads, never one remembered */
 	snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s", gp->project, g.scope, g.mig);
 	if (call(p, false, "GET", path, NULL, &mig, &st) < 0)
 		goto out;
@@ -955,14 +1122,6 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 		goto out;
 	}
 	snprintf(base, sizeof(base), "%.50s", str(mig, "baseInstanceName")[0] ? str(mig, "baseInstanceName") : g.mig);
-	names = calloc((size_t)count, sizeof(*names));
-	reported = calloc((size_t)count, sizeof(*reported));
-	body = cJSON_CreateObject();
-	arr = body ? cJSON_AddArrayToObject(body, "instances") : NULL;
-	if (!names || !reported || !arr) {
-		status(&st, PROVIDER_TRANSIENT, "out of memory");
-		goto out;
-	}
 	for (i = 0; i < count; i++) {
 		static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 		uint64_t r = next_rand(gp);
@@ -983,16 +1142,24 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 		}
 		cJSON_AddItemToArray(arr, o);
 	}
-	snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/createInstances", gp->project,
-		 g.scope, g.mig);
-	if (call(p, true, "POST", path, body, &op, &st) < 0) {
-		char rid[40];
-
-		if (st.code != PROVIDER_INVALID)
-			goto out;
+	request_id(gp, rid, sizeof(rid));
+	snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/createInstances?requestId=%s",
+		 gp->project, g.scope, g.mig, rid);
+	if (call_ex(p, true, "POST", path, body, &op, &st, &http, why, sizeof(why)) == 0) {
+		n_names = count;
+	} else if (http == 409 && !strcmp(why, "alreadyExists")) {
+		/* our names are new: an earlier attempt of this call made them */
+		log_at(gp->log, LOG_INFO, clock_wall(gp->clock),
+		       "gce: group %s: createInstances answered alreadyExists for the new names: an earlier attempt made them",
+		       g.name);
+		memset(&st, 0, sizeof(st));
+		n_names = count;
+	} else if (http == 400 && st.code == PROVIDER_INVALID) {
 		/* a MIG that refuses named instances: resize, idempotent by requestId */
 		log_at(gp->log, LOG_WARN, clock_wall(gp->clock),
 		       "gce: group %s: createInstances refused (%s); resizing instead", g.name, st.message);
+		if (managed_instances(p, &g, &before, &st) < 0)
+			goto out;
 		request_id(gp, rid, sizeof(rid));
 		snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/resize?size=%d&requestId=%s",
 			 gp->project, g.scope, g.mig, target + count, rid);
@@ -1002,36 +1169,27 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 			goto out;
 		log_at(gp->log, LOG_INFO, clock_wall(gp->clock), "gce: group %s: MIG %s resized %d -> %d", g.name,
 		       g.mig, target, target + count);
-		memset(&st, 0, sizeof(st));
-		made = 0; /* instances appear in the MIG's list later; its targetSize counts them */
+		resized = true;
+	} else {
 		goto out;
 	}
-	/* the names are known: each instance's providerID is, before it exists */
-	for (i = 0; i < count; i++) {
-		struct provider_instance pi;
-
-		memset(&pi, 0, sizeof(pi));
-		snprintf(pi.id, sizeof(pi.id), "%s", names[i]);
-		snprintf(pi.group, sizeof(pi.group), "%s", g.name);
+	provider_turn_give(gp->turns, g.name);
+	turn = false;
+	/* named instances: each one's providerID is known before it exists */
+	for (i = 0; i < n_names; i++) {
 		if (g.regional)
-			zone[0] = '\0';
-		else
-			snprintf(zone, sizeof(zone), "%.63s", g.scope + 6);
-		if (zone[0])
-			provider_id(gp, zone, names[i], pi.provider_id, sizeof(pi.provider_id));
-		pi.state = INSTANCE_PENDING;
-		if (on_instance && zone[0]) {
-			on_instance(ctx, &pi);
-			reported[i] = true;
-		}
+			continue;
+		snprintf(zone, sizeof(zone), "%.63s", g.scope + 6);
+		tell(gp, &g, names[i], zone, INSTANCE_PENDING, on_instance, ctx);
+		reported[i] = on_instance != NULL;
 	}
-	if (wait_operation(p, op, deadline, &st) < 0 && st.code != PROVIDER_TRANSIENT)
+	if (op && !resized && wait_operation(p, op, deadline, &st) < 0 && st.code != PROVIDER_TRANSIENT)
 		goto out;
 	memset(&st, 0, sizeof(st));
 	/* stockouts and quota show on each managed instance's lastAttempt */
 	while (clock_now(gp->clock) < deadline) {
 		int ok = 0, failed = 0;
-		char why[256] = "";
+		char fwhy[256] = "";
 		enum provider_error fail = PROVIDER_OK;
 		cJSON *mi;
 
@@ -1044,20 +1202,18 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 			char m[256];
 			enum provider_error e;
 
-			for (i = 0; i < count && strcmp(names[i], name); i++)
+			for (i = 0; i < n_names && strcmp(names[i], name); i++)
 				;
-			if (i == count)
-				continue;
-			if (g.regional && url_zone(str(mi, "instance"), zone, sizeof(zone)) == 0 && on_instance &&
-			    !reported[i]) {
-				struct provider_instance pi;
-
+			if (i == n_names) {
+				/* a resize's new instance: the first launch to claim it */
+				if (!resized || n_names == count || !ok_name(name) || listed(before, name) ||
+				    !provider_claim(gp->turns, g.name, name))
+					continue;
+				snprintf(names[n_names++], sizeof(names[0]), "%s", name);
+			}
+			if (!reported[i] && url_zone(str(mi, "instance"), zone, sizeof(zone)) == 0 && on_instance) {
 				/* a regional MIG picks the zone: report once it did */
-				memset(&pi, 0, sizeof(pi));
-				snprintf(pi.id, sizeof(pi.id), "%s", names[i]);
-				snprintf(pi.group, sizeof(pi.group), "%s", g.name);
-				provider_id(gp, zone, names[i], pi.provider_id, sizeof(pi.provider_id));
-				on_instance(ctx, &pi);
+				tell(gp, &g, names[i], zone, INSTANCE_PENDING, on_instance, ctx);
 				reported[i] = true;
 			}
 			e = attempt_error(mi, m, sizeof(m));
@@ -1065,15 +1221,14 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 				failed++;
 				if (fail == PROVIDER_OK) {
 					fail = e;
-					snprintf(why, sizeof(why), "%s", m);
+					snprintf(fwhy, sizeof(fwhy), "%s", m);
 				}
 			} else if (mi_state(mi) == INSTANCE_RUNNING) {
 				ok++;
 			}
 		}
 		if (failed) {
-			cJSON *del = cJSON_CreateObject(), *urls = del ? cJSON_AddArrayToObject(del, "instances") : NULL;
-			cJSON *dop = NULL;
+			cJSON *urls = cJSON_CreateArray();
 			struct provider_status ds;
 
 			/* give back what cannot be made, so the MIG stops retrying,
@@ -1082,58 +1237,58 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 				const char *name = last_seg(str(mi, "instance"));
 				char m[8];
 
-				if (attempt_error(mi, m, sizeof(m)) == PROVIDER_OK)
+				for (i = 0; i < n_names && strcmp(names[i], name); i++)
+					;
+				if (i == n_names || attempt_error(mi, m, sizeof(m)) == PROVIDER_OK)
 					continue;
 				if (urls)
 					cJSON_AddItemToArray(urls, cJSON_CreateString(str(mi, "instance")));
-				for (i = 0; i < count && strcmp(names[i], name); i++)
-					;
-				if (i < count && reported[i] && on_instance) {
-					struct provider_instance pi;
-
-					memset(&pi, 0, sizeof(pi));
-					snprintf(pi.id, sizeof(pi.id), "%s", names[i]);
-					snprintf(pi.group, sizeof(pi.group), "%s", g.name);
-					pi.state = INSTANCE_GONE;
-					on_instance(ctx, &pi);
+				if (reported[i]) {
+					tell(gp, &g, names[i], NULL, INSTANCE_GONE, on_instance, ctx);
 					reported[i] = false;
 				}
 			}
-			if (urls)
-				cJSON_AddBoolToObject(del, "skipInstancesOnValidationError", 1);
-			snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/deleteInstances",
-				 gp->project, g.scope, g.mig);
-			if (urls && call(p, true, "POST", path, del, &dop, &ds) == 0)
+			provider_turn_take(gp->turns, g.name);
+			if (urls && delete_instances(p, &g, urls, &ds) == 0)
 				log_at(gp->log, LOG_WARN, clock_wall(gp->clock),
 				       "gce: group %s: %d instance(s) cannot be created (%s); deleted from MIG %s",
-				       g.name, failed, why, g.mig);
-			cJSON_Delete(dop);
-			cJSON_Delete(del);
-			made = count - failed;
-			status(&st, fail, "%s", why);
+				       g.name, failed, fwhy, g.mig);
+			provider_turn_give(gp->turns, g.name);
+			made = n_names - failed;
+			status(&st, fail, "%s", fwhy);
 			goto out;
 		}
-		if (ok + failed >= count) {
+		if (n_names == count && ok >= count) {
 			made = count;
 			break;
 		}
 		if (wait_ns(gp, gp->poll_ns) < 0) {
 			status(&st, PROVIDER_CANCELLED, "stopped following the launch: luascale is stopping");
-			made = count;
+			made = n_names;
 			goto out;
 		}
+	}
+	if (n_names < count) {
+		made = n_names;
+		status(&st, PROVIDER_TRANSIENT,
+		       "%d of %d instances not listed by MIG %s after %llds; its targetSize still counts them",
+		       count - n_names, count, g.mig, (long long)(gp->launch_wait_ns / CLOCK_NS_PER_S));
+		goto out;
 	}
 	made = count;
 	for (i = 0; i < count; i++)
 		log_at(gp->log, LOG_INFO, clock_wall(gp->clock), "gce: launched %s in group %s (MIG %s, %s)", names[i],
 		       g.name, g.mig, g.scope);
 out:
+	if (turn)
+		provider_turn_give(gp->turns, g.name);
 	free(names);
 	free(reported);
 	cJSON_Delete(mig);
 	cJSON_Delete(body);
 	cJSON_Delete(op);
 	cJSON_Delete(items);
+	cJSON_Delete(before);
 	on_done(ctx, made, &st);
 }
 
@@ -1145,8 +1300,7 @@ static void gce_terminate(struct provider *p, const char *group, const char *con
 	struct gce_prov *gp = GP(p);
 	struct provider_status st;
 	struct gce_group g;
-	char path[1024];
-	cJSON *body = NULL, *urls, *op = NULL, *items = NULL, *mi;
+	cJSON *urls, *items = NULL, *mi;
 	size_t i;
 	int done = 0;
 
@@ -1161,8 +1315,7 @@ static void gce_terminate(struct provider *p, const char *group, const char *con
 		on_done(ctx, 0, &st);
 		return;
 	}
-	body = cJSON_CreateObject();
-	urls = body ? cJSON_AddArrayToObject(body, "instances") : NULL;
+	urls = cJSON_CreateArray();
 	for (i = 0; urls && i < n; i++) {
 		bool found = false;
 
@@ -1180,20 +1333,22 @@ static void gce_terminate(struct provider *p, const char *group, const char *con
 	}
 	if (urls && cJSON_GetArraySize(urls) > 0) {
 		struct provider_status cs;
+		int k = cJSON_GetArraySize(urls);
 
-		cJSON_AddBoolToObject(body, "skipInstancesOnValidationError", 1);
-		snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/deleteInstances", gp->project,
-			 g.scope, g.mig);
-		if (call(p, true, "POST", path, body, &op, &cs) == 0) {
-			done += cJSON_GetArraySize(urls);
+		/* it lowers targetSize: in the group's turn, so a resize never
+		 * writes a size read before it */
+		provider_turn_take(gp->turns, g.name);
+		if (delete_instances(p, &g, urls, &cs) == 0) {
+			done += k;
 			log_at(gp->log, LOG_INFO, clock_wall(gp->clock), "gce: group %s: deleting %d instance(s) from MIG %s",
-			       g.name, cJSON_GetArraySize(urls), g.mig);
+			       g.name, k, g.mig);
 		} else {
 			st = cs;
 		}
+		provider_turn_give(gp->turns, g.name);
+	} else {
+		cJSON_Delete(urls);
 	}
-	cJSON_Delete(body);
-	cJSON_Delete(op);
 	cJSON_Delete(items);
 	on_done(ctx, done, &st);
 }
@@ -1239,6 +1394,8 @@ static void gce_free(struct provider *p)
 		free(gp->seen);
 		free(gp->mts);
 		free(gp->tpls);
+		free(gp->created);
+		provider_turns_free(gp->turns);
 		pthread_mutex_destroy(&gp->mu);
 		free(gp);
 	}
@@ -1285,6 +1442,11 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 	gp->rng = (uint64_t)clock_wall(gp->clock) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)gp;
 	if (!gp->rng)
 		gp->rng = 1;
+	gp->turns = provider_turns_new();
+	if (!gp->turns) {
+		errbuf_set(err, "gce: out of memory");
+		goto fail;
+	}
 	provider_limits_from(&lim, c);
 	p->mutating = ratelimit_new(gp->clock, lim.mutating_qps, lim.mutating_burst);
 	p->reads = ratelimit_new(gp->clock, lim.read_qps, lim.read_burst);

@@ -680,6 +680,8 @@ void sim_gce_start(struct sim_gce *g)
 
 /* ---- operations ---- */
 
+#define REQUEST_ID_WINDOW_NS (60 * 60 * CLOCK_NS_PER_S)
+
 void sim_gce_op_new(struct sim_gce *g, size_t i, const char *kind, const char *request_id,
 		    struct sim_gce_op *out, bool *dup)
 {
@@ -689,7 +691,9 @@ void sim_gce_op_new(struct sim_gce *g, size_t i, const char *kind, const char *r
 
 	*dup = false;
 	for (k = 0; request_id && request_id[0] && k < g->n_ops; k++) {
-		if (g->ops[k].group == i && strcmp(g->ops[k].request_id, request_id) == 0) {
+		/* GCE keeps a requestId for at least 60 minutes */
+		if (g->ops[k].group == i && strcmp(g->ops[k].request_id, request_id) == 0 &&
+		    sim_cloud_now(g->c) - g->ops[k].start_ns < REQUEST_ID_WINDOW_NS) {
 			*out = g->ops[k];
 			*dup = true;
 			return;

@@ -53,6 +53,8 @@ struct greq {
 	const char *content_type;
 	bool metadata;       /* answer with Metadata-Flavor: Google */
 	bool www_auth;
+	bool drop;           /* a lost_answer fault: close without answering */
+	int retry_after_s;   /* > 0: a Retry-After header */
 };
 
 /* ---- small pieces ---- */
@@ -698,6 +700,47 @@ static bool admit(struct greq *r, const char *group)
 	return false;
 }
 
+/* A terminate_error fault for a deleteInstances of 'group': true when one
+ * fired and the answer is GCE's refusal. */
+static bool delete_refused(struct greq *r, const char *group, const char *zone, const char *name)
+{
+	enum provider_error e;
+	int64_t ra = 0;
+
+	if (!sim_cloud_terminate_fault(r->f->cloud, group, &e, &ra))
+		return false;
+	switch (e) {
+	case PROVIDER_AUTH:
+		fail(r, 403, "forbidden", "global",
+		     "Required 'compute.instances.delete' permission for 'projects/%s/zones/%s/instances/%s'",
+		     r->f->conf->project, zone, name);
+		break;
+	case PROVIDER_THROTTLED:
+		if (ra > 0)
+			r->retry_after_s = (int)((ra + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S);
+		if (r->f->conf->throttle_status == 429)
+			fail(r, 429, "rateLimitExceeded", "usageLimits",
+			     "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'compute.googleapis.com' for consumer 'project_number:%s'.",
+			     r->f->conf->project_number);
+		else
+			fail(r, 403, "rateLimitExceeded", "usageLimits",
+			     "Rate Limit Exceeded: quota 'Write requests per minute' of project %s.",
+			     r->f->conf->project);
+		break;
+	case PROVIDER_NOT_FOUND:
+		fail(r, 404, "notFound", "global", "The resource 'projects/%s/zones/%s/instances/%s' was not found",
+		     r->f->conf->project, zone, name);
+		break;
+	case PROVIDER_INVALID:
+		fail(r, 400, "invalid", "global", "deleteInstances refused (a terminate_error fault)");
+		break;
+	default:
+		fail(r, 503, "backendError", "global", "Internal error. Please try again or contact Google Support.");
+		break;
+	}
+	return true;
+}
+
 /* Does 'name' match the aggregated list's filter (NULL: all)? GCE's
  * "name eq RE" (a full match), "name ne RE" and name = "x". */
 static int filter_compile(const char *filter, regex_t *re, bool *neg)
@@ -963,6 +1006,18 @@ static void mutate(struct greq *r, size_t gi, const char *action, const char *bo
 		     f->conf->groups[gi].mig);
 		goto out;
 	}
+	if (strcmp(action, "deleteInstances") == 0 &&
+	    delete_refused(r, group, sim_gce_group(f->gce, gi)->regional ? sim_gce_group(f->gce, gi)->region
+									  : sim_gce_group(f->gce, gi)->zones[0],
+			   names[0]))
+		goto out;
+	if (strcmp(action, "resize") == 0) {
+		/* a slow_resize fault: the new size lands (and is answered) only later */
+		int64_t d = sim_cloud_resize_delay(f->cloud, group);
+
+		if (d > 0)
+			face_http_sleep_ns(d);
+	}
 	snprintf(kind, sizeof(kind), "compute.instanceGroupManagers.%s", action);
 	sim_cloud_lock(f->cloud);
 	sim_gce_op_new(f->gce, gi, kind, rid, &op, &dup);
@@ -993,9 +1048,46 @@ static void mutate(struct greq *r, size_t gi, const char *action, const char *bo
 		goto out;
 	}
 	reply_json(r, 200, op_json(f, &op));
+	r->drop = sim_cloud_lose_answer(f->cloud, group);
 out:
 	free(names);
 	cJSON_Delete(j);
+}
+
+static void not_found(struct greq *r, const char *path);
+
+/* GET zones/Z/instances/NAME: the Instance of a MIG (name, id, zone,
+ * machineType, status, creationTimestamp, selfLink). */
+static void get_instance(struct greq *r, const char *zone, const char *name, const char *path)
+{
+	struct gce_face *f = r->f;
+	const struct sim_instance *in;
+	char ts[48];
+	cJSON *o;
+
+	if (!admit(r, NULL))
+		return;
+	sim_cloud_lock(f->cloud);
+	in = sim_cloud_find_instance(f->cloud, name);
+	if (!in || in->state == INSTANCE_GONE || strcmp(in->zone, zone) != 0) {
+		sim_cloud_unlock(f->cloud);
+		not_found(r, path);
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "kind", "compute#instance");
+	add_id(o, in->provider_id);
+	iso(in->created_wall, ts, sizeof(ts));
+	cJSON_AddStringToObject(o, "creationTimestamp", ts);
+	cJSON_AddStringToObject(o, "name", in->id);
+	add_link(o, "machineType", f, "zones/%s/machineTypes/%s", in->zone,
+		 in->instance_type[0] ? in->instance_type : "e2-standard-4");
+	cJSON_AddStringToObject(o, "status", in->state == INSTANCE_RUNNING ? "RUNNING" :
+					     in->state == INSTANCE_STOPPING ? "STOPPING" : "PROVISIONING");
+	add_link(o, "zone", f, "zones/%s%s", in->zone, "");
+	add_link(o, "selfLink", f, "zones/%s/instances/%s", in->zone, in->id);
+	sim_cloud_unlock(f->cloud);
+	reply_json(r, 200, o);
 }
 
 static void get_op(struct greq *r, const char *scope, const char *where, const char *name,
@@ -1099,6 +1191,10 @@ static void handle_compute(struct greq *r, const char *method, char **seg, size_
 			not_found(r, path);
 		else
 			reply_json(r, 200, mtype_json(f, mt, seg[1]));
+		return;
+	}
+	if (n == 4 && strcmp(seg[2], "instances") == 0 && strcmp(seg[0], "zones") == 0 && get) {
+		get_instance(r, seg[1], seg[3], path);
 		return;
 	}
 	if ((n == 4 || n == 5) && strcmp(seg[2], "operations") == 0) {
@@ -1220,6 +1316,12 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 		fail(&r, 404, "notFound", "global", "The requested URL %s was not found", url);
 	if (!r.code)
 		fail(&r, 500, "internalError", "global", "no answer");
+	if (r.drop) {
+		/* a lost_answer fault: the call took effect, its answer never comes */
+		log_at(f->o.log, LOG_INFO, real_wall(), "sim gce: %s %s -> %d, answer lost (fault)", method, url, r.code);
+		buf_free(&r.body);
+		return MHD_NO;
+	}
 	log_at(f->o.log, LOG_DEBUG, real_wall(), "sim gce: %s %s -> %d", method, url, r.code);
 	len = r.body.len;
 	data = buf_take(&r.body);
@@ -1240,6 +1342,12 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 		MHD_add_response_header(resp, "Metadata-Flavor", "Google");
 	if (r.www_auth)
 		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"https://accounts.google.com/\"");
+	if (r.retry_after_s > 0) {
+		char ra[24];
+
+		snprintf(ra, sizeof(ra), "%d", r.retry_after_s);
+		MHD_add_response_header(resp, "Retry-After", ra);
+	}
 	rc = MHD_queue_response(conn, (unsigned int)r.code, resp);
 	MHD_destroy_response(resp);
 	return rc;
