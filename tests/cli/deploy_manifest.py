@@ -2,7 +2,9 @@
 # deploy_manifest.py: the manifests operators apply are the ones tested.
 # Renders deploy/base with `kubectl kustomize` (fails without kubectl or
 # python3-yaml), checks the Deployment's security, probes, annotations,
-# priority, RBAC, PDB and Service, then runs THE DEPLOYMENT'S OWN command,
+# priority, RBAC (no create in kube-system: the Lease and the status
+# ConfigMap are in the manifests), PDB, Service and the NetworkPolicy of
+# the metrics port, then runs THE DEPLOYMENT'S OWN command,
 # arguments, environment (POD_NAME from the downward API resolved to a fake
 # pod name) and mounted files (the rendered ConfigMap written out in the
 # kubelet's `..data` layout) against `luascale sim`. What the test changes,
@@ -19,6 +21,8 @@
 #   * the listen address: the config's :8080 (checked to be the container
 #     port the probes name) becomes a free loopback port, since tests run
 #     side by side.
+# The simulator gets the manifests' Lease and status ConfigMap first, and
+# refuses every create of a Lease or a ConfigMap, as the Role would.
 # Then: it leads (the Lease kube-system/luascale holds the pod name),
 # /readyz is 200 and /metrics served, logs are JSON, the status ConfigMap
 # appears, a pending pod brings a scale-up; every metric the Grafana
@@ -91,8 +95,9 @@ if not ok(docs is not None, "kubectl kustomize deploy/base renders: %s" % why[:3
     H.finish()
 kinds = sorted(d["kind"] for d in docs)
 ok(kinds == sorted(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-                    "ConfigMap", "Deployment", "PodDisruptionBudget", "Service"]),
-   "the base holds SA, RBAC, ConfigMap, Deployment, PDB, Service: %s" % kinds)
+                    "ConfigMap", "ConfigMap", "Lease", "Deployment", "PodDisruptionBudget", "Service",
+                    "NetworkPolicy"]),
+   "the base holds SA, RBAC, Lease, two ConfigMaps, Deployment, PDB, Service, NetworkPolicy: %s" % kinds)
 ok(all(d["metadata"].get("namespace") == "kube-system" for d in docs
        if d["kind"] not in ("ClusterRole", "ClusterRoleBinding")), "namespaced objects are in kube-system")
 
@@ -171,8 +176,11 @@ docker = open(os.path.join(SRC, "Dockerfile")).read()
 m = re.search(r'^ENTRYPOINT \["([^"]+)"\]', docker, re.M)
 ok(m and ctr.get("command") == [m.group(1)], "the container's command is the image's ENTRYPOINT")
 ok(re.search(r"^USER 65532(:65532)?$", docker, re.M) and
-   len(re.findall(r"^FROM debian:bookworm-slim", docker, re.M)) == 2,
-   "the Dockerfile is two bookworm-slim stages and runs as 65532")
+   len(re.findall(r"^FROM debian:bookworm-slim\$\{BOOKWORM_SLIM_DIGEST:\+@\$\{BOOKWORM_SLIM_DIGEST\}\}( |$)",
+                  docker, re.M)) == 2 and
+   re.search(r"^ARG BOOKWORM_SLIM_DIGEST=", docker, re.M) and
+   len(re.findall(r"^FROM ", docker, re.M)) == 2,
+   "the Dockerfile is two bookworm-slim stages, pinned by the BOOKWORM_SLIM_DIGEST argument, and runs as 65532")
 
 cr = one(docs, "ClusterRole", "luascale")
 rules = sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(sorted(r["verbs"]))) for r in cr["rules"])
@@ -187,10 +195,15 @@ ok(rules == sorted([(("",), ("nodes",), ("delete", "get", "list", "patch", "watc
                     (("",), ("events",), ("create", "patch"))]),
    "the ClusterRole grants exactly what luascale does: %s" % rules)
 role = one(docs, "Role", "luascale")
-rr = sorted((r["resources"][0], tuple(r.get("resourceNames", [])), tuple(sorted(r["verbs"]))) for r in role["rules"])
-ok(rr == sorted([("leases", (), ("create",)), ("leases", ("luascale",), ("get", "update")),
-                 ("configmaps", (), ("create",)), ("configmaps", ("luascale-status",), ("get", "update"))]),
-   "the kube-system Role: its Lease and status ConfigMap only: %s" % rr)
+rr = sorted((tuple(r["apiGroups"]), tuple(r["resources"]), tuple(r.get("resourceNames", [])),
+             tuple(sorted(r["verbs"]))) for r in role["rules"])
+ok(rr == sorted([(("coordination.k8s.io",), ("leases",), ("luascale",), ("get", "update")),
+                 (("",), ("configmaps",), ("luascale-status",), ("get", "update"))]),
+   "the kube-system Role: get and update of its Lease and status ConfigMap by name, no create: %s" % rr)
+creates = [(d["kind"], r["resources"]) for d in docs if d["kind"] in ("Role", "ClusterRole")
+           for r in d["rules"] if set(r["resources"]) & {"leases", "configmaps", "*"}
+           and set(r["verbs"]) & {"create", "*"}]
+ok(not creates, "no Role or ClusterRole may create Leases or ConfigMaps: %s" % creates)
 for kind, ref in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
     b = one(docs, kind, "luascale")
     ok(b["roleRef"]["kind"] == ref and b["subjects"] == [{"kind": "ServiceAccount", "name": "luascale",
@@ -205,6 +218,35 @@ ok(svc["spec"]["selector"] == sel and sp["port"] == 8080 and ports.get(sp["targe
    svc["metadata"].get("annotations", {}).get("prometheus.io/scrape") == "true",
    "the metrics Service: port 8080 to the container's, with the scrape annotation")
 
+# the objects the Role may not create are in the manifests, named as the
+# config names them, with nothing for luascale to lose on a re-apply
+le_cfg, st_cfg = cfg.get("leader_election", {}), cfg.get("status", {})
+lease_doc = one(docs, "Lease", le_cfg.get("name", "luascale"))
+status_doc = one(docs, "ConfigMap", st_cfg.get("name", "luascale-status"))
+ok(lease_doc is not None and lease_doc["apiVersion"] == "coordination.k8s.io/v1" and
+   lease_doc["metadata"]["namespace"] == le_cfg.get("namespace", "kube-system") and "spec" not in lease_doc and
+   ("luascale",) == tuple(next(r for r in role["rules"] if r["resources"] == ["leases"])["resourceNames"]) and
+   lease_doc["metadata"]["name"] == "luascale",
+   "the Lease %s/%s is in the manifests, without a spec, the one the Role names: %s" %
+   (le_cfg.get("namespace"), le_cfg.get("name"), lease_doc))
+ok(status_doc is not None and status_doc["metadata"]["namespace"] == st_cfg.get("namespace", "kube-system") and
+   "data" not in status_doc and status_doc["metadata"]["name"] == "luascale-status",
+   "the status ConfigMap %s/%s is in the manifests, without data: %s" %
+   (st_cfg.get("namespace"), st_cfg.get("name"), status_doc))
+
+# the metrics port: only the scrapers' namespaces (a label) reach it
+npol = one(docs, "NetworkPolicy", "luascale")
+ing = (npol or {}).get("spec", {}).get("ingress", [])
+peers = [p for rule in ing for p in rule.get("from", [])]
+ok(npol is not None and npol["spec"]["podSelector"].get("matchLabels") == sel and
+   "Ingress" in npol["spec"].get("policyTypes", []) and len(ing) >= 1 and
+   all(rule.get("from") for rule in ing) and
+   all(set(p) == {"namespaceSelector"} and
+       p["namespaceSelector"] == {"matchLabels": {"luascale.io/metrics-scraper": "true"}} for p in peers) and
+   all(ports.get(pp["port"], pp["port"]) == 8080 for rule in ing for pp in rule.get("ports", [{"port": 0}])),
+   "the NetworkPolicy admits to port 8080 of luascale's pods only namespaces labelled "
+   "luascale.io/metrics-scraper=true: %s" % npol)
+
 # ---- the overlays ----
 
 for cloud, ann in (("aws", "eks.amazonaws.com/role-arn"), ("gce", "iam.gke.io/gcp-service-account"),
@@ -213,9 +255,9 @@ for cloud, ann in (("aws", "eks.amazonaws.com/role-arn"), ("gce", "iam.gke.io/gc
     if not ok(od is not None, "kubectl kustomize deploy/overlays/%s renders: %s" % (cloud, why[:300])):
         continue
     sa = one(od, "ServiceAccount", "luascale")
-    ocm = one(od, "ConfigMap")
-    ocfg = yaml.safe_load(ocm["data"]["config.yaml"])
     odep = one(od, "Deployment", "luascale")
+    ocm = one(od, "ConfigMap", odep["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"])
+    ocfg = yaml.safe_load(ocm["data"]["config.yaml"])
     ok(sa["metadata"].get("annotations", {}).get(ann) and ocfg["provider"]["kind"] == cloud and
        ocfg["cluster"]["in_cluster"] is True and ocm["data"]["default.lua"] == policy and
        odep["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"] == ocm["metadata"]["name"],
@@ -238,6 +280,26 @@ GROUP = ("  - {name: workers, min: 1, max: 10, "
          "template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}, labels: {pool: workers}}}\n")
 scen = H.scenario("deploy", "node_groups:\n" + GROUP + "workloads:\n" + pod("web", "8s", 2, "workers"))
 SIM = H.start_sim("deploy", scen, [], [])
+
+
+def post(path, body):
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (SIM["kube"], path), data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+# what `kubectl apply -k` makes before the pods start; then a create of
+# either kind is refused, as the Role does
+ok(post("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases", lease_doc) == 201 and
+   post("/api/v1/namespaces/kube-system/configmaps", status_doc) == 201,
+   "the manifests' Lease and status ConfigMap are made in the simulator")
+ok(post("/apis/sim.luascale.io/v1/faults",
+        {"faults": ["error=1.0:create:leases:503", "error=1.0:create:configmaps:503"]}) == 200,
+   "the simulator refuses every create of a Lease or a ConfigMap from now on")
 
 # the kubelet's layout: a timestamped directory, ..data pointing at it,
 # each key a symlink through ..data
@@ -283,7 +345,8 @@ def status_cm():
         return None
 
 
-ok(until(30, status_cm), "the status ConfigMap kube-system/luascale-status appears", log)
+ok(until(30, lambda: (status_cm() or {}).get("data")),
+   "the status ConfigMap kube-system/luascale-status is written (the manifests' one: no create)", log)
 ok(until(45, lambda: pods_running(SIM, "web-")), "the pending pods bring a scale-up and run", log)
 ok(until(20, lambda: log_has(log, r'^\{"time":"[^"]+","level":"info","msg":"[^"]*leading on kube-system/luascale')), "the log is JSON (--log-format json)", log)
 lines = [ln for ln in open(log).read().splitlines() if ln.strip()]
