@@ -2879,6 +2879,17 @@ static const char *dir_of(struct arena *a, const char *source)
 	return arena_strndup(a, source, (size_t)(slash - source));
 }
 
+/* FNV-1a of the text: whether a file read again says the same. */
+static uint64_t text_hash(const char *text, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL;
+	size_t i;
+
+	for (i = 0; text && i < len; i++)
+		h = (h ^ (unsigned char)text[i]) * 1099511628211ULL;
+	return h;
+}
+
 struct config *config_parse_opts(const char *yaml, size_t len, const char *source,
 				 const struct config_opts *opts, struct errbuf *err)
 {
@@ -2901,6 +2912,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	}
 	c->arena = a;
 	c->source = arena_strdup(a, source);
+	c->text_hash = text_hash(yaml, len);
 	c->base_dir = dir_of(a, source);
 	c->kubeconfig = "";
 	c->context = "";

@@ -151,6 +151,8 @@ struct config_optout {
 struct config {
 	struct arena *arena;     /* owns everything below */
 	const char *source;      /* file name the config came from */
+	uint64_t text_hash;      /* of the text parsed (FNV-1a): a file read again with
+				  * the same hash says the same */
 	const char *base_dir;    /* directory of the config file: relative paths resolve here */
 
 	/* cluster: kubeconfig + context are required unless in_cluster */

@@ -1,7 +1,7 @@
 /*
  * config_reload: the settings of a reread config that need a restart,
  * found by comparing field by field, reported by their YAML keys and put
- * back to the running values.
+ * back to the running values; and the safety values it loosens.
  */
 #include "config_reload.h"
 
@@ -178,4 +178,133 @@ size_t config_keep_restart_only(const struct config *running, struct config *nex
 	}
 	buf_free(&r.b);
 	return r.n;
+}
+
+/* The loosened values found so far: the first 'max' written, all counted. */
+struct loosening {
+	struct config_loosened *out;
+	size_t max, n;
+};
+
+static struct config_loosened *loosen(struct loosening *l, const char *key, bool restart)
+{
+	struct config_loosened *e = l->n < l->max ? &l->out[l->n] : NULL;
+
+	l->n++;
+	if (e) {
+		memset(e, 0, sizeof(*e));
+		snprintf(e->key, sizeof(e->key), "%s", key);
+		e->restart = restart;
+	}
+	return e;
+}
+
+/* A count that is more when higher: the key, its two values. */
+static void loosen_count(struct loosening *l, const char *key, int64_t from, int64_t to,
+			 bool restart)
+{
+	struct config_loosened *e;
+
+	if (to <= from || !(e = loosen(l, key, restart)))
+		return;
+	snprintf(e->from, sizeof(e->from), "%lld", (long long)from);
+	snprintf(e->to, sizeof(e->to), "%lld", (long long)to);
+}
+
+/* A duration as the config writes it ("30s", "5m", "1h30m", "250ms"). */
+static void fmt_duration(int64_t ms, char *out, size_t len)
+{
+	int64_t h = ms / 3600000, m = ms % 3600000 / 60000, sec = ms % 60000 / 1000, rest = ms % 1000;
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (h)
+		n += (size_t)snprintf(out + n, len - n, "%lldh", (long long)h);
+	if (m && n < len)
+		n += (size_t)snprintf(out + n, len - n, "%lldm", (long long)m);
+	if (sec && n < len)
+		n += (size_t)snprintf(out + n, len - n, "%llds", (long long)sec);
+	if ((rest || !ms) && n < len)
+		snprintf(out + n, len - n, "%lldms", (long long)rest);
+}
+
+static bool optout_in(const struct config_optout *o, const struct config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_optouts; i++)
+		if (c->optouts[i].pod == o->pod && !strcmp(c->optouts[i].key, o->key) &&
+		    !strcmp(c->optouts[i].value, o->value))
+			return true;
+	return false;
+}
+
+/* "[node: a, pod: b=yes]": the list as a person reads it (truncated "..."). */
+static void fmt_optouts(const struct config *c, char *out, size_t len)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	buf_puts(&b, "[");
+	for (i = 0; i < c->n_optouts; i++) {
+		const struct config_optout *o = &c->optouts[i];
+
+		buf_printf(&b, "%s%s: %s", i ? ", " : "", o->pod ? "pod" : "node", o->key);
+		if (strcmp(o->value, "true") != 0)
+			buf_printf(&b, "=%s", o->value);
+	}
+	buf_puts(&b, "]");
+	if (b.oom || !b.data)
+		snprintf(out, len, "(out of memory)");
+	else if (b.len >= len && len > 4)
+		snprintf(out, len, "%.*s...", (int)(len - 4), b.data);
+	else
+		snprintf(out, len, "%s", b.data);
+	buf_free(&b);
+}
+
+size_t config_safety_loosened(const struct config *running, const struct config *next,
+			      struct config_loosened *out, size_t max)
+{
+	struct loosening l = {out, max, 0};
+	struct config_loosened *e;
+	size_t i;
+
+	if (running->max_nodes_total > 0 &&
+	    (next->max_nodes_total == 0 || next->max_nodes_total > running->max_nodes_total) &&
+	    (e = loosen(&l, "safety.max_nodes_total", false))) {
+		snprintf(e->from, sizeof(e->from), "%lld", (long long)running->max_nodes_total);
+		if (next->max_nodes_total == 0)
+			snprintf(e->to, sizeof(e->to), "0 (no cap)");
+		else
+			snprintf(e->to, sizeof(e->to), "%lld", (long long)next->max_nodes_total);
+	}
+	loosen_count(&l, "safety.max_scale_down_per_round", running->max_scale_down_per_round,
+		     next->max_scale_down_per_round, false);
+	loosen_count(&l, "safety.max_actions_per_round", running->max_actions_per_round,
+		     next->max_actions_per_round, false);
+	loosen_count(&l, "safety.max_concurrent_drains", running->max_concurrent_drains,
+		     next->max_concurrent_drains, true);
+	if ((running->protected_pod_selector ? *running->protected_pod_selector : 0) &&
+	    str_differs(running->protected_pod_selector, next->protected_pod_selector) &&
+	    (e = loosen(&l, "safety.protected_pod_selector", true))) {
+		snprintf(e->from, sizeof(e->from), "\"%s\"", running->protected_pod_selector);
+		if (next->protected_pod_selector && *next->protected_pod_selector)
+			snprintf(e->to, sizeof(e->to), "\"%s\"", next->protected_pod_selector);
+		else
+			snprintf(e->to, sizeof(e->to), "\"\" (none)");
+	}
+	if (next->max_cache_staleness_ms > running->max_cache_staleness_ms &&
+	    (e = loosen(&l, "safety.max_cache_staleness", false))) {
+		fmt_duration(running->max_cache_staleness_ms, e->from, sizeof(e->from));
+		fmt_duration(next->max_cache_staleness_ms, e->to, sizeof(e->to));
+	}
+	for (i = 0; i < running->n_optouts; i++)
+		if (!optout_in(&running->optouts[i], next))
+			break;
+	if (i < running->n_optouts && (e = loosen(&l, "safety.do_not_disrupt_annotations", false))) {
+		fmt_optouts(running, e->from, sizeof(e->from));
+		fmt_optouts(next, e->to, sizeof(e->to));
+	}
+	return l.n;
 }

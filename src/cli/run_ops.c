@@ -1,14 +1,13 @@
 /*
- * cli/run_ops: file watches that reload the policy or the config, the config
- * read again at a round boundary (every config read stays alive to the end:
- * what was built at start borrows from it), and the reporting threads' feed.
+ * cli/run_ops: file watches that ask the reconciler for a reload (the one
+ * path SIGHUP takes too: the reconciler reads the config again, keeps it
+ * and reports the outcome with the round), and the reporting threads' feed.
  */
 #include "cli/run_ops.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_reload.h"
 #include "engine/podevents.h"
 #include "engine/status.h"
 #include "kube/recorder.h"
@@ -22,22 +21,14 @@ enum { WATCH_CONFIG = 0, WATCH_POLICY = 1 };
  * bound the writes further). */
 #define EVENTS_PODS_MAX 500
 
-/* A config read again, kept to the end (see the file comment). */
-struct kept {
-	struct config *c;
-	struct kept *next;
-};
-
 struct run_ops {
 	const char *config_path;
 	const struct config *first;
 	const struct config *cur;
 	const struct logger *log;
-	struct kept *kept;
 	struct filewatch *fw;
 	struct reconciler *rec;   /* set by run_ops_watch */
 	struct batcher *batch;
-	atomic_bool config_pending;
 	/* reporting */
 	struct status_board *board;
 	struct statuswriter *status;
@@ -55,7 +46,6 @@ struct run_ops *run_ops_new(const char *config_path, const struct config *cfg,
 	o->config_path = config_path;
 	o->first = o->cur = cfg;
 	o->log = log;
-	atomic_init(&o->config_pending, false);
 	atomic_init(&o->active, true);
 	return o;
 }
@@ -68,13 +58,6 @@ void run_ops_free(struct run_ops *o)
 	statuswriter_free(o->status);
 	recorder_free(o->events);
 	status_board_free(o->board);
-	while (o->kept) {
-		struct kept *k = o->kept;
-
-		o->kept = k->next;
-		config_free(k->c);
-		free(k);
-	}
 	free(o);
 }
 
@@ -93,30 +76,28 @@ const struct config *run_ops_config(const struct run_ops *o)
 
 void run_ops_request_config(struct run_ops *o)
 {
-	atomic_store(&o->config_pending, true);
+	if (o->rec)
+		reconciler_request_reload(o->rec);
 	if (o->batch)
 		batcher_request(o->batch);
 }
 
-/* From the watcher's thread. */
+/* From the watcher's thread: the same reload as SIGHUP's. */
 static void on_files(void *ctx, uint32_t changed)
 {
 	struct run_ops *o = ctx;
 	int64_t now = clock_wall(clock_real());
 
-	if (changed & (1u << WATCH_CONFIG)) {
+	if (changed & (1u << WATCH_CONFIG))
 		log_at(o->log, LOG_INFO, now,
 		       "the config %s changed: it will be read again before the next round",
 		       o->config_path);
-		/* the config's reload loads the policy too */
-		run_ops_request_config(o);
-	} else if (changed & (1u << WATCH_POLICY)) {
+	else if (changed & (1u << WATCH_POLICY))
 		log_at(o->log, LOG_INFO, now,
 		       "the policy %s changed: it will be reloaded before the next round",
 		       filewatch_path(o->fw, WATCH_POLICY));
-		reconciler_request_reload(o->rec);
-		batcher_request(o->batch);
-	}
+	if (changed & ((1u << WATCH_CONFIG) | (1u << WATCH_POLICY)))
+		run_ops_request_config(o);
 }
 
 int run_ops_watch(struct run_ops *o, struct reconciler *rec, struct batcher *batch,
@@ -124,6 +105,9 @@ int run_ops_watch(struct run_ops *o, struct reconciler *rec, struct batcher *bat
 {
 	o->rec = rec;
 	o->batch = batch;
+	/* every reload, SIGHUP's too, reads the config file again */
+	if (reconciler_follow_config(rec, o->config_path, err) < 0)
+		return -1;
 	if (!o->first->reload_watch)
 		return 0;
 	o->fw = filewatch_new(o->first->reload_debounce_ms * CLOCK_NS_PER_MS, err);
@@ -145,44 +129,15 @@ int run_ops_watch(struct run_ops *o, struct reconciler *rec, struct batcher *bat
 int run_ops_apply_config(struct run_ops *o, struct reconciler *rec, const struct snapshot *s,
 			 int64_t now)
 {
-	char restart[512], dropped[ERRBUF_MAX / 2] = "";
-	struct errbuf err;
-	struct config *nc;
-	struct kept *k;
+	const char *watched = o->fw ? filewatch_path(o->fw, WATCH_POLICY) : NULL;
+	int changed = reconciler_reload_pending(rec, s);
 
-	if (!atomic_exchange(&o->config_pending, false))
-		return 0;
-	nc = config_load(o->config_path, &err);
-	if (!nc) {
-		log_at(o->log, LOG_ERROR, now, "config reload failed, the config in use stays: %s",
-		       err.msg);
-		return 0;
-	}
-	if (config_keep_restart_only(o->cur, nc, restart, sizeof(restart)))
-		log_at(o->log, LOG_WARN, now,
-		       "config reload: these settings changed but need a restart, and keep "
-		       "their running values: %s", restart);
-	if (strcmp(nc->policy_path, reconciler_policy_path(rec)) != 0 && o->fw)
+	o->cur = reconciler_config(rec);
+	if (changed && watched && strcmp(o->cur->policy_path, watched) != 0)
 		log_at(o->log, LOG_WARN, now,
 		       "config reload: the new policy file %s is loaded, but only a restart "
-		       "watches it for changes (SIGHUP reloads it)", nc->policy_path);
-	k = calloc(1, sizeof(*k));
-	if (!k || reconciler_apply_config(rec, nc, s, dropped, sizeof(dropped), &err) < 0) {
-		log_at(o->log, LOG_ERROR, now,
-		       "config reload failed, the config and policy in use stay: %s",
-		       k ? err.msg : "out of memory");
-		free(k);
-		config_free(nc);
-		return 0;
-	}
-	k->c = nc;
-	k->next = o->kept;
-	o->kept = k;
-	o->cur = nc;
-	log_at(o->log, LOG_INFO, now, "config reloaded from %s; policy %s%s%s", o->config_path,
-	       nc->policy_path, dropped[0] ? "; store entries that are not data were not carried over: " : "",
-	       dropped);
-	return 1;
+		       "watches it for changes (SIGHUP reloads it)", o->cur->policy_path);
+	return changed;
 }
 
 int run_ops_report(struct run_ops *o, struct kube_client *client, struct errbuf *err)

@@ -1,7 +1,8 @@
 /*
  * cli/run_ops: the daemon's operations parts beside its loop — reloads on
- * file changes, the config put in place between two rounds, the status
- * ConfigMap and the Events on pods, written by the process that acts.
+ * file changes (the reconciler's one reload path, SIGHUP's too), done
+ * between two rounds, the status ConfigMap and the Events on pods, written
+ * by the process that acts.
  */
 #ifndef LUASCALE_RUN_OPS_H
 #define LUASCALE_RUN_OPS_H
@@ -27,16 +28,16 @@ struct run_ops;
 struct run_ops *run_ops_new(const char *config_path, const struct config *cfg,
 			    const struct logger *log);
 
-/* Frees it, and every config it read (free it after the reconciler that
- * reads the config in place). Stops the watcher first. NULL is a no-op. */
+/* Frees it. Stops the watcher first. NULL is a no-op. */
 void run_ops_free(struct run_ops *o);
 
 /*
- * Starts following the config file and the policy file (reload.watch;
- * a no-op when off): a changed policy asks 'rec' for a reload (as SIGHUP
- * does) and 'batch' for a round; a changed config is read again before
- * the next round (run_ops_apply_config). Returns 0, or -1 with why (the
- * daemon then logs it and runs on without watching).
+ * Makes every reload of 'rec' read the config file again
+ * (reconciler_follow_config), SIGHUP's too, and starts following the
+ * config file and the policy file (reload.watch; not when off): a change
+ * of either asks 'rec' for a reload (as SIGHUP does) and 'batch' for a
+ * round. Returns 0, or -1 with why (the daemon then logs it and runs on
+ * without watching).
  */
 int run_ops_watch(struct run_ops *o, struct reconciler *rec, struct batcher *batch,
 		  struct errbuf *err);
@@ -45,18 +46,18 @@ int run_ops_watch(struct run_ops *o, struct reconciler *rec, struct batcher *bat
  * freed). Safe to call twice, and without a watcher. */
 void run_ops_stop(struct run_ops *o);
 
-/* Asks for the config to be read again before the next round (tests, and
- * a config change seen by the watcher). Any thread. */
+/* Asks for a reload (the config read again when run_ops_watch has been
+ * called, and the policy) before the next round, and for that round.
+ * Any thread. */
 void run_ops_request_config(struct run_ops *o);
 
 /*
- * At a round boundary: when a config change is pending, reads the config
- * file again and validates it (an error is logged and the config in use
- * stays), keeps the settings that need a restart as they run (logged as
- * such), and puts the rest in place through reconciler_apply_config (the
- * policy tried on 's', may be NULL; on failure everything stays as it
- * was). Returns 1 when a new config is in place (run_ops_config() then
- * returns it), 0 when nothing changed.
+ * At a round boundary: the reload pending, if any, whatever asked for it
+ * (reconciler_reload_pending: the config read again and validated,
+ * settings that need a restart kept as they run, the policy tried on 's';
+ * on failure everything stays as it was). The round that follows logs,
+ * counts and shows its outcome. Returns 1 when a config that says
+ * something new is in place (run_ops_config() then returns it), 0 else.
  */
 int run_ops_apply_config(struct run_ops *o, struct reconciler *rec, const struct snapshot *s,
 			 int64_t now);

@@ -34,7 +34,7 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->last_success = ok(&bad, metrics_gauge(m, "luascale_last_successful_reconcile_timestamp_seconds", "Unix time of the last round whose policy call succeeded.", NULL));
 	ins->policy_seconds = ok(&bad, metrics_histogram(m, "luascale_policy_call_duration_seconds", "Time in the policy per round: building its view, reconcile(), reading the plan back.", NULL, sb, sn));
 	ins->policy_instructions = ok(&bad, metrics_histogram(m, "luascale_policy_instructions", "Lua instructions one policy call used.", NULL, instruction_buckets, sizeof(instruction_buckets) / sizeof(instruction_buckets[0])));
-	ins->policy_reloads = ok(&bad, metrics_counter(m, "luascale_policy_reloads_total", "Policy reloads, by outcome (ok, failed: the previous policy stays).", "outcome"));
+	ins->policy_reloads = ok(&bad, metrics_counter(m, "luascale_policy_reloads_total", "Reloads of the config and policy, by SIGHUP or a file change, by outcome (ok; loosened: in place, and a safety value loosened; failed: the previous config and policy stay).", "outcome"));
 	ins->planned = ok(&bad, metrics_counter(m, "luascale_actions_planned_total", "Actions the safety checks accepted, by type.", "type"));
 	ins->executed = ok(&bad, metrics_counter(m, "luascale_actions_executed_total", "Actions carried out, by type.", "type"));
 	ins->failed = ok(&bad, metrics_counter(m, "luascale_actions_failed_total", "Actions that failed or were abandoned, by type.", "type"));

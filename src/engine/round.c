@@ -101,19 +101,14 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 		return -1;
 	if (rr.attempted) {
 		st->reloaded = rr.ok;
-		if (rr.ok)
-			log_at(log, LOG_INFO, s->now, "policy reloaded from %s%s%s",
-			       reconciler_policy_path(r), rr.message[0] ? "; " : "", rr.message);
-		else
-			log_at(log, LOG_ERROR, s->now, "policy reload failed, %s stays in place: %s",
-			       reconciler_policy_path(r), rr.message);
+		reload_result_log(&rr, reconciler_policy_path(r), log, s->now);
 	}
 	st->policy_ms = d.stats.view_ms + d.stats.call_ms + d.stats.decode_ms;
 	if (o && o->ins) {
 		metric_observe0(o->ins->policy_seconds, st->policy_ms / 1000.0);
 		metric_observe0(o->ins->policy_instructions, (double)d.stats.instructions);
 		if (rr.attempted)
-			metric_inc1(o->ins->policy_reloads, rr.ok ? "ok" : "failed");
+			metric_inc1(o->ins->policy_reloads, reload_result_outcome(&rr));
 	}
 	if (!d.ok) {
 		st->policy_failed = true;

@@ -82,7 +82,10 @@ void status_board_round(struct status_board *b, const struct snapshot *s,
 	}
 	if (v->reload && !v->reload->ok) {
 		b->error_at = s->now;
-		snprintf(b->error, sizeof(b->error), "reload failed, the policy in place stays: %s",
+		snprintf(b->error, sizeof(b->error), "%s: %s",
+			 v->reload->config_failed ? "config reload failed, the config in use stays"
+			 : v->reload->config_changed ? "reload failed, the config and policy in use stay"
+			 : "reload failed, the policy in place stays",
 			 v->reload->message);
 	}
 }

@@ -95,6 +95,97 @@ static void test_cloud_groups_need_restart(void **state)
 	config_free(run);
 }
 
+/* The loosened entry for 'key', or NULL. */
+static const struct config_loosened *loosened(const struct config_loosened *l, size_t n,
+					      const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(l[i].key, key) == 0)
+			return &l[i];
+	return NULL;
+}
+
+static void expect_loosened(const struct config_loosened *l, size_t n, const char *key,
+			    const char *from, const char *to, bool restart)
+{
+	const struct config_loosened *e = loosened(l, n, key);
+
+	if (!e)
+		fail_msg("%s is not reported as loosened", key);
+	assert_string_equal(e->from, from);
+	assert_string_equal(e->to, to);
+	assert_int_equal(e->restart, restart);
+}
+
+static void test_safety_loosened(void **state)
+{
+	struct config *run = parse("safety: {max_nodes_total: 10, max_scale_down_per_round: 1,\n"
+				   "  max_actions_per_round: 100, max_concurrent_drains: 1,\n"
+				   "  protected_pod_selector: \"app=hub\", max_cache_staleness: 30s,\n"
+				   "  do_not_disrupt_annotations: [{node: a}, {pod: b}]}\n");
+	struct config *loose = parse("safety: {max_nodes_total: 0, max_scale_down_per_round: 3,\n"
+				     "  max_actions_per_round: 500, max_concurrent_drains: 4,\n"
+				     "  max_cache_staleness: 5m,\n"
+				     "  do_not_disrupt_annotations: [{pod: b}]}\n");
+	struct config *tight = parse("safety: {max_nodes_total: 8, max_scale_down_per_round: 0,\n"
+				     "  max_actions_per_round: 50, max_concurrent_drains: 1,\n"
+				     "  protected_pod_selector: \"app=hub\", max_cache_staleness: 10s,\n"
+				     "  do_not_disrupt_annotations: [{node: a}, {pod: b}, {pod: c}]}\n");
+	struct config *capped = parse("safety: {max_nodes_total: 20}\n");
+	struct config_loosened l[CONFIG_LOOSENED_MAX];
+	size_t n;
+
+	(void)state;
+	n = config_safety_loosened(run, loose, l, CONFIG_LOOSENED_MAX);
+	assert_int_equal(n, 7);
+	expect_loosened(l, n, "safety.max_nodes_total", "10", "0 (no cap)", false);
+	expect_loosened(l, n, "safety.max_scale_down_per_round", "1", "3", false);
+	expect_loosened(l, n, "safety.max_actions_per_round", "100", "500", false);
+	expect_loosened(l, n, "safety.max_concurrent_drains", "1", "4", true);
+	expect_loosened(l, n, "safety.protected_pod_selector", "\"app=hub\"", "\"\" (none)", true);
+	expect_loosened(l, n, "safety.max_cache_staleness", "30s", "5m", false);
+	expect_loosened(l, n, "safety.do_not_disrupt_annotations", "[node: a, pod: b]", "[pod: b]", false);
+	/* only the first 'max' are written, all are counted */
+	assert_int_equal(config_safety_loosened(run, loose, l, 2), 7);
+	/* tighter everywhere, or the same: nothing */
+	assert_int_equal(config_safety_loosened(run, tight, l, CONFIG_LOOSENED_MAX), 0);
+	assert_int_equal(config_safety_loosened(run, run, l, CONFIG_LOOSENED_MAX), 0);
+	/* a higher cap loosens; from no cap to a cap does not */
+	n = config_safety_loosened(run, capped, l, CONFIG_LOOSENED_MAX);
+	expect_loosened(l, n, "safety.max_nodes_total", "10", "20", false);
+	assert_null(loosened(l, n, "safety.max_scale_down_per_round"));
+	n = config_safety_loosened(loose, capped, l, CONFIG_LOOSENED_MAX);
+	assert_null(loosened(l, n, "safety.max_nodes_total"));
+	/* another selector may protect other pods: it loosens too */
+	{
+		struct config *other = parse("safety: {protected_pod_selector: \"tier=db\"}\n");
+
+		n = config_safety_loosened(run, other, l, CONFIG_LOOSENED_MAX);
+		expect_loosened(l, n, "safety.protected_pod_selector", "\"app=hub\"", "\"tier=db\"", true);
+		config_free(other);
+	}
+	/* the defaults, then the opt-outs turned off */
+	{
+		struct config *def = parse("");
+		struct config *none = parse("safety: {do_not_disrupt_annotations: []}\n");
+
+		n = config_safety_loosened(def, none, l, CONFIG_LOOSENED_MAX);
+		assert_int_equal(n, 1);
+		expect_loosened(l, n, "safety.do_not_disrupt_annotations",
+				"[node: cluster-autoscaler.kubernetes.io/scale-down-disabled, "
+				"node: karpenter.sh/do-not-disrupt, pod: karpenter.sh/do-not-disrupt]",
+				"[]", false);
+		config_free(none);
+		config_free(def);
+	}
+	config_free(capped);
+	config_free(tight);
+	config_free(loose);
+	config_free(run);
+}
+
 static struct config *with_policy(const char *policy_path, const char *params)
 {
 	char yaml[512];
@@ -223,6 +314,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_restart_only_settings_kept),
 		cmocka_unit_test(test_cloud_groups_need_restart),
+		cmocka_unit_test(test_safety_loosened),
 		cmocka_unit_test(test_apply_config),
 		cmocka_unit_test(test_operations_keys),
 	};
