@@ -222,8 +222,8 @@ struct cloud_view {
 	bool known;
 };
 
-static void cloud_view_refresh(struct cloud_view *v, struct provider *prov, int64_t now,
-			       const struct logger *log)
+static void cloud_view_refresh(struct cloud_view *v, struct provider *prov, struct actuator *act,
+			       int64_t now, const struct logger *log)
 {
 	struct provider_group *groups;
 	struct provider_status st;
@@ -243,6 +243,9 @@ static void cloud_view_refresh(struct cloud_view *v, struct provider *prov, int6
 	v->groups = groups;
 	v->n = n;
 	v->known = true;
+	/* the instances without nodes the actuator sweeps (only from a fresh list) */
+	if (act)
+		actuator_cloud_instances(act, groups, n);
 }
 
 /*
@@ -638,7 +641,7 @@ int cli_run(int argc, char **argv)
 		round_start = clock_now(clock);
 		ro.ins = serve_instruments(sv);
 		ro.binder = binder;
-		cloud_view_refresh(&cloud, prov, clock_wall(clock), &log);
+		cloud_view_refresh(&cloud, prov, act, clock_wall(clock), &log);
 		cur = run_ops_config(ops);
 		s = round_snapshot(infs, cur, &cloud, clock_wall(clock), &log, &err);
 		if (s && run_ops_apply_config(ops, rec, s, clock_wall(clock))) {

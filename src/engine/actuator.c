@@ -23,7 +23,14 @@ struct flight {
 	char pods[256];    /* the pods it was launched for (as the plan saw them) */
 	int64_t launched;  /* wall seconds */
 	uint64_t launch_seq; /* the launch request that made it */
+	struct actuator *a;  /* on the doomed list: its actuator */
 	bool terminating;  /* given up: being terminated, no longer capacity */
+	/* on the doomed list (an instance to terminate that has no node) */
+	int attempts;      /* terminate calls that failed */
+	int64_t next_try_ns; /* no call before this (backoff, Retry-After) */
+	bool in_call;      /* a terminate call is out */
+	bool orphan;       /* found by the sweep, not launched by this process */
+	char why[420];     /* why it is terminated */
 	struct flight *next;
 };
 
@@ -78,7 +85,28 @@ struct node_job {
 	int64_t hold_until_ns; /* no eviction before this (a 429's retryAfterSeconds) */
 	uint64_t evicted;
 	int64_t step_start_ns;
+	bool terminating;      /* its delete asked the cloud to terminate the instance */
+	int term_attempts;     /* terminate calls that failed */
+	char term_id[128];     /* the instance being terminated */
 };
+
+/* An instance as the cloud last listed it. */
+struct cloud_inst {
+	char group[64];
+	char id[128];
+	int64_t launched_wall;
+	enum instance_state state;
+};
+
+/* A failed terminate is tried again after 10 s, doubling up to 5 min (or
+ * when the cloud's Retry-After says). */
+#define TERM_RETRY_INITIAL_NS (10 * CLOCK_NS_PER_S)
+#define TERM_RETRY_MAX_NS (5 * 60 * CLOCK_NS_PER_S)
+
+/* The sweep never terminates more than this share of a group's listed
+ * instances at once (above 2): that many nodes missing at once looks like
+ * a cache or mapping fault, not orphans. */
+#define SWEEP_MAX_SHARE 0.5
 
 /* A node with a job running (its actions of an earlier plan). */
 struct busy_node {
@@ -111,6 +139,12 @@ struct actuator {
 	struct actuator_config cfg;
 	const struct logger *log;
 	struct flight *flights;
+	struct flight *doomed;      /* instances without a node to terminate, retried until gone */
+	struct flight *gone;        /* terminated: not swept again while the cloud still lists them */
+	struct cloud_inst *cloud;   /* the instances the cloud last listed (the orphan sweep) */
+	size_t n_cloud;
+	bool cloud_known;
+	int64_t cloud_hold_ns;      /* the cloud said Retry-After: no write to it before this */
 	struct gstate *groups;
 	uint64_t launch_seq;        /* launch requests made (their numbers) */
 	struct memo *memos;
@@ -213,6 +247,18 @@ void actuator_free(struct actuator *a)
 		    f->terminating ? ", being terminated" : "");
 		free(f);
 	}
+	for (f = a->doomed; f; f = fn) {
+		fn = f->next;
+		LOG(a, LOG_WARN, "at shutdown instance %s of group %s was still to be terminated (%d "
+		    "failed attempt(s); %s); the next process's sweep finds it", f->id, f->group,
+		    f->attempts, f->why);
+		free(f);
+	}
+	for (f = a->gone; f; f = fn) {
+		fn = f->next;
+		free(f);
+	}
+	free(a->cloud);
 	for (g = a->groups; g; g = gn) {
 		gn = g->next;
 		free(g);
@@ -356,6 +402,9 @@ static void on_launch_done(void *ctx, int count, const struct provider_status *s
 	}
 	if (st->code != PROVIDER_OK) {
 		a->st.launch_failures++;
+		if (st->retry_after_s > 0 &&
+		    clock_now(a->clock) + st->retry_after_s * CLOCK_NS_PER_S > a->cloud_hold_ns)
+			a->cloud_hold_ns = clock_now(a->clock) + st->retry_after_s * CLOCK_NS_PER_S;
 		if (g && launch_failure_backs_off(st->code) && g->backed_off_seq != l->seq) {
 			delay = back_off(a, g, st->message[0] ? st->message : provider_error_str(st->code));
 			g->backed_off_seq = l->seq;
@@ -426,6 +475,18 @@ static void launch_task(void *arg, bool cancelled)
 		}
 		on_launch_done(l, 0, &st);
 		return;
+	}
+	{
+		int64_t now = clock_now(a->clock), hold;
+
+		pthread_mutex_lock(&a->mu);
+		hold = a->cloud_hold_ns;
+		pthread_mutex_unlock(&a->mu);
+		if (now < hold && executor_after(a->ex, hold - now, launch_task, l) == 0) {
+			LOG(a, LOG_INFO, "scale_up %s +%d: the cloud asked to wait (Retry-After): asking in %.0fs",
+			    l->group, l->count, (double)(hold - now) / CLOCK_NS_PER_S);
+			return;
+		}
 	}
 	{
 		char cnt[16];
@@ -919,32 +980,47 @@ static int drain_pass(struct node_job *j)
 	return 0;
 }
 
-static void terminate_done(void *ctx, int count_, const struct provider_status *st)
+/* When a failed terminate is tried again: 10 s doubling up to 5 min after
+ * 'attempts' failures, or later when the cloud said Retry-After (which
+ * then holds every write to the cloud). Lock held. */
+static int64_t term_retry_at(struct actuator *a, int attempts, const struct provider_status *st,
+			     int64_t now)
 {
-	struct node_job *j = ctx;
-	struct actuator *a = j->a;
+	int64_t d = TERM_RETRY_INITIAL_NS;
+	int i;
 
-	(void)count_;
-	if (a->cfg.ins)
-		metric_inc2(a->cfg.ins->terminations, j->group,
-			    st->code == PROVIDER_OK ? "ok" : provider_error_str(st->code));
-	if (st->code == PROVIDER_OK)
-		LOG(a, LOG_INFO, "instance of node %s terminated", j->node);
-	else
-		LOG(a, LOG_WARN, "terminating the instance of node %s failed: %s: %s", j->node,
-		    provider_error_str(st->code), st->message);
-	job_finish(j);
+	for (i = 1; i < attempts && d < TERM_RETRY_MAX_NS; i++)
+		d *= 2;
+	if (d > TERM_RETRY_MAX_NS)
+		d = TERM_RETRY_MAX_NS;
+	if (st->retry_after_s > 0) {
+		int64_t ra = st->retry_after_s * CLOCK_NS_PER_S;
+
+		if (now + ra > a->cloud_hold_ns)
+			a->cloud_hold_ns = now + ra;
+		if (ra > d)
+			d = ra;
+	}
+	return now + d;
 }
 
-/* Deletes the node object, then terminates its instance (asynchronously;
- * the job ends when the cloud answered). Either way the node is
- * remembered as removed until the cache shows it gone. Returns true when
- * the job was handed to the provider. */
-static bool delete_node(struct node_job *j, const struct action *act)
+/* A terminate call ended: counted by group and outcome. */
+static void count_termination(struct actuator *a, const char *group, const struct provider_status *st)
+{
+	if (a->cfg.ins)
+		metric_inc2(a->cfg.ins->terminations, group,
+			    st->code == PROVIDER_OK ? "ok" : provider_error_str(st->code));
+	if (st->code != PROVIDER_OK && st->code != PROVIDER_NOT_FOUND)
+		count(a, &a->st.terminate_failures);
+}
+
+/* Deletes the node object (its instance is gone, or there is none to
+ * terminate); the node is remembered as removed until the cache shows it
+ * gone. Returns false when the delete failed (logged). */
+static bool delete_node_object(struct node_job *j, const struct action *act, bool terminated)
 {
 	struct actuator *a = j->a;
 	struct kube_status st = {KUBE_OK, "", 0};
-	char group[64], id[128];
 
 	a->kube->ops->delete_node(a->kube->ctx, j->node, &st);
 	if (st.code != KUBE_OK && st.code != KUBE_NOT_FOUND) {
@@ -954,9 +1030,17 @@ static bool delete_node(struct node_job *j, const struct action *act)
 			{"reason", act->reason}, {"where", act->where}, {"error", st.message},
 		};
 
-		LOGF(a, LOG_WARN, f, "delete %s failed: %s (asked: %s)", j->node, st.message, act->reason);
-		give_back(j, "its delete failed");
-		return false;
+		if (!terminated) {
+			LOGF(a, LOG_WARN, f, "delete %s failed: %s (asked: %s)", j->node, st.message,
+			     act->reason);
+			give_back(j, "its delete failed");
+			return false;
+		}
+		/* the machine is gone: the node object is an empty shell the
+		 * cloud's node controller removes; nothing to give back */
+		LOGF(a, LOG_WARN, f, "delete %s: its instance is terminated, but deleting the node "
+		     "object failed: %s (the cloud's node lifecycle controller removes it)",
+		     j->node, st.message);
 	}
 	j->deleted = true;
 	j->ours = false;
@@ -972,19 +1056,80 @@ static bool delete_node(struct node_job *j, const struct action *act)
 
 		LOGF(a, LOG_INFO, f, "delete %s done: %s", j->node, act->reason);
 	}
-	if (!a->prov || !j->provider_id[0] ||
-	    a->prov->ops->map_node(a->prov, j->provider_id, group, sizeof(group), id, sizeof(id)) < 0) {
-		LOG(a, LOG_WARN, "delete %s: no cloud instance found for providerID \"%s\"; only the node object was removed",
-		    j->node, j->provider_id);
-		return false;
+	return true;
+}
+
+static void terminate_done(void *ctx, int count_, const struct provider_status *st)
+{
+	struct node_job *j = ctx;
+	struct actuator *a = j->a;
+	const struct action *act = &j->actions[j->next];
+	int64_t now = clock_now(a->clock), at;
+	char msg[800];
+
+	(void)count_;
+	count_termination(a, j->group, st);
+	if (st->code == PROVIDER_OK || st->code == PROVIDER_NOT_FOUND) {
+		LOG(a, LOG_INFO, "instance %s of node %s terminated%s", j->term_id, j->node,
+		    st->code == PROVIDER_NOT_FOUND ? " (the cloud no longer had it)" : "");
+		delete_node_object(j, act, true);
+		job_finish(j);
+		return;
+	}
+	pthread_mutex_lock(&a->mu);
+	j->term_attempts++;
+	at = term_retry_at(a, j->term_attempts, st, now);
+	pthread_mutex_unlock(&a->mu);
+	snprintf(msg, sizeof(msg), "terminating instance %s failed (attempt %d): %s: %s; the node stays "
+		 "cordoned and drained, and is deleted once its instance is gone; retrying in %.0fs",
+		 j->term_id, j->term_attempts, provider_error_str(st->code), st->message,
+		 (double)(at - now) / CLOCK_NS_PER_S);
+	LOG(a, LOG_WARN, "delete %s: %s", j->node, msg);
+	note_event(j, "Warning", "LuascaleTerminateFailed", msg);
+	if (a->cfg.ins)
+		metric_inc1(a->cfg.ins->failed, "terminate");
+	job_continue(j, at - now);
+}
+
+/* Terminates the node's instance first and deletes the node object once
+ * the cloud says it is gone (as Karpenter's finalizer does), so a failed
+ * terminate never leaves a billed machine without a node: it is retried
+ * (terminate_done). Returns true when the job waits for the cloud. */
+static bool delete_node(struct node_job *j, const struct action *act)
+{
+	struct actuator *a = j->a;
+	int64_t now = clock_now(a->clock), hold;
+	char group[64], id[128];
+
+	if (!j->terminating) {
+		if (!a->prov || !j->provider_id[0] ||
+		    a->prov->ops->map_node(a->prov, j->provider_id, group, sizeof(group), id,
+					   sizeof(id)) < 0) {
+			LOG(a, LOG_WARN, "delete %s: no cloud instance found for providerID \"%s\"; only the node object is removed",
+			    j->node, j->provider_id);
+			delete_node_object(j, act, false);
+			return false;
+		}
+		snprintf(j->group, sizeof(j->group), "%s", group);
+		snprintf(j->term_id, sizeof(j->term_id), "%s", id);
+		j->terminating = true;
+		LOG(a, LOG_INFO, "delete %s: terminating its instance %s of group %s first", j->node, id,
+		    group);
+	}
+	pthread_mutex_lock(&a->mu);
+	hold = a->cloud_hold_ns;
+	pthread_mutex_unlock(&a->mu);
+	if (now < hold) {
+		LOG(a, LOG_INFO, "delete %s: the cloud asked to wait (Retry-After): terminating in %.0fs",
+		    j->node, (double)(hold - now) / CLOCK_NS_PER_S);
+		job_continue(j, hold - now);
+		return true;
 	}
 	{
-		const char *ids[1] = {id};
+		const char *ids[1] = {j->term_id};
 
-		snprintf(j->group, sizeof(j->group), "%s", group);
 		/* the job stays alive until the provider calls back */
-		j->next = j->n;
-		a->prov->ops->terminate(a->prov, group, ids, 1, terminate_done, j);
+		a->prov->ops->terminate(a->prov, j->group, ids, 1, terminate_done, j);
 	}
 	return true;
 }
@@ -1108,9 +1253,10 @@ static void node_step(void *arg, bool cancelled)
 			continue;
 		}
 		if (act->type == ACTION_DELETE) {
-			note_event(j, "Normal", "LuascaleDelete", act->reason);
+			if (!j->terminating)
+				note_event(j, "Normal", "LuascaleDelete", act->reason);
 			if (delete_node(j, act))
-				return; /* terminate_done ends the job */
+				return; /* terminate_done ends the job, or retries */
 			j->next++;
 			continue;
 		}
@@ -1319,13 +1465,241 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 
 /* ---- between reconciles ---- */
 
-static void timeout_terminated(void *ctx, int count_, const struct provider_status *st)
+/* A terminate of a doomed instance ended: gone (dropped from the list),
+ * or tried again later. */
+static void doomed_done(void *ctx, int count_, const struct provider_status *st)
 {
 	struct flight *f = ctx;
+	struct actuator *a = f->a;
+	int64_t now = clock_now(a->clock);
 
 	(void)count_;
-	(void)st;
-	free(f);
+	count_termination(a, f->group, st);
+	pthread_mutex_lock(&a->mu);
+	f->in_call = false;
+	if (st->code == PROVIDER_OK || st->code == PROVIDER_NOT_FOUND) {
+		struct flight **pp;
+
+		for (pp = &a->doomed; *pp; pp = &(*pp)->next)
+			if (*pp == f) {
+				*pp = f->next;
+				break;
+			}
+		/* remembered until a list of the cloud no longer shows it */
+		f->next = a->gone;
+		a->gone = f;
+		pthread_mutex_unlock(&a->mu);
+		LOG(a, LOG_INFO, "instance %s of group %s terminated%s (%s)", f->id, f->group,
+		    st->code == PROVIDER_NOT_FOUND ? ": the cloud no longer had it" : "", f->why);
+		return;
+	}
+	f->attempts++;
+	f->next_try_ns = term_retry_at(a, f->attempts, st, now);
+	pthread_mutex_unlock(&a->mu);
+	LOG(a, LOG_WARN, "terminating instance %s of group %s failed (attempt %d): %s: %s; retrying in %.0fs (%s)",
+	    f->id, f->group, f->attempts, provider_error_str(st->code), st->message,
+	    (double)(f->next_try_ns - now) / CLOCK_NS_PER_S, f->why);
+	if (a->cfg.ins)
+		metric_inc1(a->cfg.ins->failed, "terminate");
+}
+
+/* Adds an instance without a node to the doomed list. Lock held. */
+static void doom(struct actuator *a, struct flight *f, const char *why, int64_t now_ns)
+{
+	f->a = a;
+	f->terminating = true;
+	f->in_call = false;
+	f->next_try_ns = now_ns;
+	snprintf(f->why, sizeof(f->why), "%s", why);
+	f->next = a->doomed;
+	a->doomed = f;
+}
+
+/* Whether the instance (group, id) is known here: in flight, or doomed. Lock held. */
+static bool known_instance(struct actuator *a, const char *group, const char *id)
+{
+	struct flight *f;
+
+	for (f = a->flights; f; f = f->next)
+		if (strcmp(f->id, id) == 0 && strcmp(f->group, group) == 0)
+			return true;
+	for (f = a->doomed; f; f = f->next)
+		if (strcmp(f->id, id) == 0 && strcmp(f->group, group) == 0)
+			return true;
+	for (f = a->gone; f; f = f->next)
+		if (strcmp(f->id, id) == 0 && strcmp(f->group, group) == 0)
+			return true;
+	return false;
+}
+
+void actuator_cloud_instances(struct actuator *a, const struct provider_group *groups, size_t n)
+{
+	struct cloud_inst *v;
+	size_t i, k, total = 0, m = 0;
+
+	for (i = 0; i < n; i++)
+		total += groups[i].n_instances;
+	v = calloc(total ? total : 1, sizeof(*v));
+	if (!v)
+		return; /* the next list tries again; nothing is swept meanwhile */
+	for (i = 0; i < n; i++)
+		for (k = 0; k < groups[i].n_instances; k++) {
+			const struct provider_instance *in = &groups[i].instances[k];
+
+			snprintf(v[m].group, sizeof(v[m].group), "%s", groups[i].name);
+			snprintf(v[m].id, sizeof(v[m].id), "%s", in->id);
+			v[m].launched_wall = in->launched_wall;
+			v[m].state = in->state;
+			m++;
+		}
+	pthread_mutex_lock(&a->mu);
+	free(a->cloud);
+	a->cloud = v;
+	a->n_cloud = m;
+	a->cloud_known = true;
+	/* terminated instances the cloud no longer lists are forgotten */
+	{
+		struct flight **pp = &a->gone, *f;
+
+		while ((f = *pp)) {
+			bool listed = false;
+
+			for (i = 0; i < m && !listed; i++)
+				listed = strcmp(v[i].id, f->id) == 0 && strcmp(v[i].group, f->group) == 0;
+			if (listed) {
+				pp = &f->next;
+				continue;
+			}
+			*pp = f->next;
+			free(f);
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+}
+
+/* The instance ids the snapshot's nodes map to, by the provider (so a
+ * providerID written in another form still matches). Caller frees. */
+static char (*node_instances(struct actuator *a, const struct snapshot *s, size_t *n))[128]
+{
+	char (*ids)[128] = calloc(s->n_nodes ? s->n_nodes : 1, sizeof(*ids));
+	char group[64];
+	size_t i;
+
+	*n = 0;
+	for (i = 0; ids && i < s->n_nodes; i++)
+		if (s->nodes[i].provider_id[0] &&
+		    a->prov->ops->map_node(a->prov, s->nodes[i].provider_id, group, sizeof(group),
+					   ids[*n], sizeof(ids[0])) == 0)
+			(*n)++;
+	return ids;
+}
+
+/*
+ * The sweep (see actuator_cloud_instances): dooms the cloud's instances of
+ * managed groups that have no node past max_provision_s by the cloud's
+ * launch time. Lock held; 'ids' are the node-mapped instance ids.
+ */
+static void sweep(struct actuator *a, struct snapshot *s, char (*ids)[128], size_t n_ids,
+		  int64_t now, int64_t now_ns)
+{
+	size_t gi, i, k;
+
+	for (gi = 0; gi < s->n_groups; gi++) {
+		const char *gname = s->groups[gi].name;
+		size_t listed = 0, found = 0;
+		struct gstate *g;
+		char why[420];
+
+		for (i = 0; i < a->n_cloud; i++) {
+			struct cloud_inst *c = &a->cloud[i];
+			bool has_node = false;
+
+			if (strcmp(c->group, gname) != 0 ||
+			    (c->state != INSTANCE_PENDING && c->state != INSTANCE_RUNNING))
+				continue;
+			listed++;
+			for (k = 0; k < n_ids && !has_node; k++)
+				has_node = strcmp(ids[k], c->id) == 0;
+			if (!has_node && c->launched_wall > 0 &&
+			    now - c->launched_wall >= a->cfg.max_provision_s &&
+			    !known_instance(a, gname, c->id))
+				found++;
+		}
+		if (!found)
+			continue;
+		if (found > 2 && (double)found > SWEEP_MAX_SHARE * (double)listed) {
+			LOG(a, LOG_ERROR, "group %s: %zu of its %zu instances have no node %llds after their "
+			    "launch; not terminating them: so many at once looks like a cache or "
+			    "providerID fault (check that the nodes' spec.providerID name these instances)",
+			    gname, found, listed, (long long)a->cfg.max_provision_s);
+			continue;
+		}
+		g = group_state(a, gname);
+		for (i = 0; i < a->n_cloud; i++) {
+			struct cloud_inst *c = &a->cloud[i];
+			bool has_node = false;
+			struct flight *f;
+
+			if (strcmp(c->group, gname) != 0 ||
+			    (c->state != INSTANCE_PENDING && c->state != INSTANCE_RUNNING) ||
+			    c->launched_wall <= 0 || now - c->launched_wall < a->cfg.max_provision_s ||
+			    known_instance(a, gname, c->id))
+				continue;
+			for (k = 0; k < n_ids && !has_node; k++)
+				has_node = strcmp(ids[k], c->id) == 0;
+			if (has_node || !(f = calloc(1, sizeof(*f))))
+				continue;
+			snprintf(f->group, sizeof(f->group), "%s", gname);
+			snprintf(f->id, sizeof(f->id), "%s", c->id);
+			f->launched = c->launched_wall;
+			f->orphan = true;
+			snprintf(why, sizeof(why), "instance %s of group %s has no node %llds after its launch "
+				 "(by the cloud's launch time)", c->id, gname,
+				 (long long)(now - c->launched_wall));
+			doom(a, f, why, now_ns);
+			a->st.orphans_found++;
+			LOG(a, LOG_WARN, "%s: terminating it", why);
+		}
+		/* once for what this sweep found, not per instance */
+		if (g && g->backoff_until <= now) {
+			int64_t delay;
+
+			snprintf(why, sizeof(why), "%zu instance(s) never became nodes", found);
+			delay = back_off(a, g, why);
+			LOG(a, LOG_WARN, "group %s backed off for %llds: %s", gname, (long long)delay, why);
+		}
+	}
+}
+
+/* Calls terminate for every doomed instance that is due (not while the
+ * cloud's Retry-After holds). Without the lock. */
+static void pump_doomed(struct actuator *a, int64_t now_ns)
+{
+	struct flight **due = NULL, *f;
+	size_t n = 0, i;
+
+	if (!a->prov)
+		return;
+	pthread_mutex_lock(&a->mu);
+	if (now_ns >= a->cloud_hold_ns) {
+		for (f = a->doomed; f; f = f->next)
+			if (!f->in_call && f->next_try_ns <= now_ns)
+				n++;
+		due = n ? calloc(n, sizeof(*due)) : NULL;
+		n = 0;
+		for (f = a->doomed; due && f; f = f->next)
+			if (!f->in_call && f->next_try_ns <= now_ns) {
+				f->in_call = true;
+				due[n++] = f;
+			}
+	}
+	pthread_mutex_unlock(&a->mu);
+	for (i = 0; i < n; i++) {
+		const char *ids[1] = {due[i]->id};
+
+		a->prov->ops->terminate(a->prov, due[i]->group, ids, 1, doomed_done, due[i]);
+	}
+	free(due);
 }
 
 /* Does the node carry luascale's cordon mark? */
@@ -1338,11 +1712,13 @@ static bool is_marked(const struct node *nd)
 
 void actuator_observe(struct actuator *a, struct snapshot *s)
 {
-	int64_t now = clock_wall(a->clock);
+	int64_t now = clock_wall(a->clock), now_ns = clock_now(a->clock);
 	struct flight **pp, *f;
-	struct flight *expired = NULL;
-	size_t i, n, n_release = 0, *release = NULL;
+	size_t i, n, n_release = 0, *release = NULL, n_node_ids = 0;
+	char (*node_ids)[128] = NULL;
 
+	if (a->cloud_known && a->prov && !a->cfg.dry_run)
+		node_ids = node_instances(a, s, &n_node_ids); /* provider calls: before the lock */
 	pthread_mutex_lock(&a->mu);
 	pp = &a->flights;
 	while ((f = *pp)) {
@@ -1377,9 +1753,7 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 			}
 			a->st.instances_timed_out++;
 			*pp = f->next;
-			f->terminating = true;
-			f->next = expired;
-			expired = f;
+			doom(a, f, reason, now_ns);
 			log_at(a->log, LOG_WARN, now, "%s: terminating it; group %s backed off for %llds",
 			       reason, f->group, (long long)delay);
 			continue;
@@ -1433,17 +1807,28 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 			    !memo_find(a, s->nodes[i].name) && is_marked(&s->nodes[i]))
 				release[n_release++] = i;
 	}
-	/* groups: target = registered + in flight; backoff */
+	/* instances without nodes the cloud lists: the orphan sweep */
+	if (node_ids)
+		sweep(a, s, node_ids, n_node_ids, now, now_ns);
+	/* groups: target = registered + in flight, less what is being
+	 * terminated (the cloud's size may still count it); backoff */
 	for (i = 0; i < s->n_groups; i++) {
 		struct node_group *grp = &s->groups[i];
 		struct gstate *g = group_state(a, grp->name);
+		int doomed = 0;
 
 		n = 0;
 		for (f = a->flights; f; f = f->next)
 			if (!f->terminating && strcmp(f->group, grp->name) == 0)
 				n++;
+		for (f = a->doomed; f; f = f->next)
+			doomed += strcmp(f->group, grp->name) == 0;
 		if (g)
 			n += (size_t)g->requested;
+		if (doomed && grp->target - doomed >= grp->current + (int)n)
+			grp->target -= doomed;
+		else if (doomed && grp->target > grp->current + (int)n)
+			grp->target = grp->current + (int)n;
 		if (grp->target < grp->current + (int)n)
 			grp->target = grp->current + (int)n;
 		if (g && g->backoff_until > now) {
@@ -1466,18 +1851,10 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 	}
 	free(release);
 
-	/* terminate the expired ones outside the lock */
-	while (expired) {
-		const char *ids[1];
-
-		f = expired;
-		expired = f->next;
-		ids[0] = f->id;
-		if (a->prov)
-			a->prov->ops->terminate(a->prov, f->group, ids, 1, timeout_terminated, f);
-		else
-			free(f);
-	}
+	free(node_ids);
+	/* terminations due (timed out, swept, or failed before), outside the lock */
+	if (!a->cfg.dry_run)
+		pump_doomed(a, now_ns);
 }
 
 void actuator_stop(struct actuator *a)
@@ -1501,6 +1878,9 @@ void actuator_get_stats(struct actuator *a, struct actuator_stats *out)
 	out->in_flight_requested = 0;
 	for (g = a->groups; g; g = g->next)
 		out->in_flight_requested += (size_t)g->requested;
+	out->terminating = 0;
+	for (f = a->doomed; f; f = f->next)
+		out->terminating++;
 	pthread_mutex_unlock(&a->mu);
 }
 

@@ -107,6 +107,10 @@ struct actuator_stats {
 	uint64_t launch_failures;     /* launch calls that ended with an error */
 	uint64_t instances_registered;/* became Ready nodes */
 	uint64_t instances_timed_out; /* terminated after max_provision_s */
+	uint64_t orphans_found;       /* instances of a managed group without a node past
+				       * max_provision_s by the cloud's launch time */
+	uint64_t terminate_failures;  /* terminate calls that failed (each is retried) */
+	size_t terminating;           /* instances without a node being terminated (retried until gone) */
 	uint64_t node_actions;        /* cordon, uncordon, label, annotate, taint done */
 	uint64_t evictions;           /* pods evicted */
 	uint64_t evictions_refused;   /* 429s from PodDisruptionBudgets */
@@ -138,8 +142,12 @@ void actuator_free(struct actuator *a);
 /*
  * Before a reconcile: matches in-flight instances to the snapshot's nodes
  * (by providerID: a Ready node ends the instance's flight), terminates and
- * backs off those older than max_provision_s, and writes each group's
- * target (registered + in flight) and backoff into 's'. Nodes being
+ * backs off those older than max_provision_s (once per launch request),
+ * sweeps the cloud's instances without nodes (actuator_cloud_instances),
+ * tries again the terminations that failed (10 s doubling to 5 min, or
+ * the cloud's Retry-After, which holds every launch and terminate), and
+ * writes each group's target (registered + in flight, less the instances
+ * being terminated) and backoff into 's'. Nodes being
  * removed, and nodes this actuator deleted that the cache still shows, are
  * marked removing. A node that carries luascale's cordon mark but has no
  * removal running here (left by a failed uncordon or an earlier process)
@@ -177,6 +185,19 @@ void actuator_get_stats(struct actuator *a, struct actuator_stats *out);
  * Returns how many calls and drains it named.
  */
 size_t actuator_log_in_flight(struct actuator *a, const char *why);
+
+/*
+ * What the cloud lists now ('groups' from list_groups, copied), for the
+ * next actuator_observe()'s sweep: an instance of a managed group (one in
+ * the snapshot's groups) that no node maps to, launched longer than
+ * max_provision_s ago by the cloud's own launch time (launched_wall), is
+ * terminated — whoever launched it, this process before a restart
+ * included — and no longer counts as upcoming; its group is backed off
+ * once. At most half of a group's listed instances (above 2) are taken at
+ * once: more looks like a cache or providerID fault and is only logged.
+ * Call after every successful list_groups.
+ */
+void actuator_cloud_instances(struct actuator *a, const struct provider_group *groups, size_t n);
 
 /* Calls fn for every instance in flight (created, not yet a node). */
 void actuator_each_in_flight(struct actuator *a,

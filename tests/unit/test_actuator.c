@@ -49,6 +49,14 @@ struct fake_cloud {
 	char ids[64][128];
 	int terminated;
 	char terminated_ids[64][128];
+	int terminate_fails;            /* the next terminates fail ... */
+	enum provider_error terminate_code; /* ... with this */
+	int64_t terminate_retry_after;  /* ... saying Retry-After (s) */
+	int terminate_calls;
+	int deleted_at_terminate;       /* kube deletes seen when the first terminate succeeded */
+	int *kube_deleted;              /* the fake API's delete count */
+	struct provider_group *groups;  /* what list_groups would say (the sweep) */
+	size_t n_groups;
 	int launches_running, max_parallel;
 };
 
@@ -146,6 +154,17 @@ static void fake_terminate(struct provider *p, const char *group, const char *co
 	size_t i;
 
 	(void)group;
+	c->terminate_calls++;
+	if (c->terminate_fails > 0) {
+		c->terminate_fails--;
+		st.code = c->terminate_code;
+		st.retry_after_s = c->terminate_retry_after;
+		snprintf(st.message, sizeof(st.message), "TerminateInstances: 403 AccessDenied");
+		on_done(ctx, 0, &st);
+		return;
+	}
+	if (c->terminated == 0 && c->kube_deleted)
+		c->deleted_at_terminate = *c->kube_deleted;
 	for (i = 0; i < n; i++)
 		snprintf(c->terminated_ids[c->terminated++ % 64], sizeof(c->terminated_ids[0]), "%s", ids[i]);
 	on_done(ctx, (int)n, &st);
@@ -409,6 +428,7 @@ static struct world *world_new_cfg(const struct actuator_config *given)
 	pthread_mutex_init(&w->cloud.mu, NULL);
 	w->kops.ops = &fake_kube_ops;
 	w->kops.ctx = &w->kube;
+	w->cloud.kube_deleted = &w->kube.deleted;
 	w->log.write = capture;
 	w->log.ctx = w;
 	w->log.min_level = LOG_DEBUG;
@@ -756,6 +776,201 @@ static void test_drain_evicts_retries_pdb_then_deletes(void **state)
 	world_free(w);
 }
 
+/* The instance goes first, the node object after (as Karpenter's
+ * finalizer does); a terminate the cloud refuses (403) is retried with
+ * backoff, an Event and a metric say so, and the node is deleted only
+ * once its instance is gone: never a billed machine without a node. */
+static void test_delete_terminates_first_and_retries(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	struct actuator_stats st;
+	struct plan p;
+
+	(void)state;
+	w->cloud.terminate_fails = 3;
+	w->cloud.terminate_code = PROVIDER_AUTH;
+	plan_init(&p);
+	add_action(&p, ACTION_DRAIN, "n0", 0);
+	add_action(&p, ACTION_DELETE, "n0", 0);
+	actuator_execute(w->act, &p, s);
+	run_for(w, 5);
+	assert_int_equal(w->cloud.terminate_calls, 1);
+	assert_int_equal(w->kube.deleted, 0); /* the node stays while its instance does */
+	assert_string_equal(w->kube.last_event_reason, "LuascaleTerminateFailed");
+	assert_non_null(strstr(w->all_log, "terminating instance i-7 failed (attempt 1)"));
+	run_for(w, 10); /* 10 s after the first failure */
+	assert_int_equal(w->cloud.terminate_calls, 2);
+	run_for(w, 20); /* then 20 s */
+	assert_int_equal(w->cloud.terminate_calls, 3);
+	assert_int_equal(w->kube.deleted, 0);
+	run_for(w, 40); /* then 40 s: it goes through */
+	assert_int_equal(w->cloud.terminate_calls, 4);
+	assert_int_equal(w->cloud.terminated, 1);
+	assert_int_equal(w->cloud.deleted_at_terminate, 0); /* terminated before the delete */
+	assert_int_equal(w->kube.deleted, 1);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.terminate_failures, 3);
+	assert_int_equal(st.nodes_deleted, 1);
+	assert_int_equal(st.busy, 0);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+/* A Retry-After on a failed terminate holds every write to the cloud: the
+ * retry and a launch both wait for it. */
+static void test_retry_after_holds_the_cloud(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	struct plan p, up;
+
+	(void)state;
+	w->cloud.terminate_fails = 1;
+	w->cloud.terminate_code = PROVIDER_THROTTLED;
+	w->cloud.terminate_retry_after = 120;
+	plan_init(&p);
+	add_action(&p, ACTION_DELETE, "n0", 0);
+	actuator_execute(w->act, &p, s);
+	run_for(w, 5);
+	assert_int_equal(w->cloud.terminate_calls, 1);
+	plan_init(&up);
+	add_action(&up, ACTION_SCALE_UP, "g1", 1);
+	actuator_execute(w->act, &up, s);
+	run_for(w, 100);
+	assert_int_equal(w->cloud.terminate_calls, 1);
+	assert_int_equal(w->cloud.created, 0); /* the launch waits too */
+	run_for(w, 30);
+	assert_int_equal(w->cloud.terminate_calls, 2);
+	assert_int_equal(w->kube.deleted, 1);
+	assert_true(w->cloud.created >= 1);
+	plan_free(&p);
+	plan_free(&up);
+	snapshot_free(s);
+	world_free(w);
+}
+
+/* A timed-out instance whose terminate fails is not forgotten: it is
+ * retried until it is gone, and is never upcoming capacity meanwhile. */
+static void test_timed_out_terminate_is_retried(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, "");
+	struct actuator_stats st;
+	struct plan p;
+
+	(void)state;
+	plan_init(&p);
+	add_action(&p, ACTION_SCALE_UP, "g1", 1);
+	actuator_execute(w->act, &p, s);
+	snapshot_free(s);
+	run_for(w, 10);
+	w->cloud.terminate_fails = 2;
+	w->cloud.terminate_code = PROVIDER_AUTH;
+	run_for(w, 15 * 60);
+	s = snap(w, ""); /* the timeout: the first terminate fails */
+	assert_int_equal(w->cloud.terminate_calls, 1);
+	assert_int_equal(s->groups[0].target, 0);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.terminating, 1);
+	snapshot_free(s);
+	run_for(w, 11);
+	s = snap(w, "");
+	assert_int_equal(w->cloud.terminate_calls, 2);
+	assert_int_equal(s->groups[0].target, 0);
+	snapshot_free(s);
+	run_for(w, 21);
+	s = snap(w, "");
+	assert_int_equal(w->cloud.terminate_calls, 3);
+	assert_int_equal(w->cloud.terminated, 1);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.terminating, 0);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+/* The sweep: an instance the cloud lists for a managed group with no node
+ * past max_provision_s by the cloud's launch time — launched before a
+ * restart, so this process never knew it — is terminated, stops counting
+ * as upcoming, and backs its group off once. One whose node exists, a
+ * young one, and one whose launch time is unknown stay. */
+static void test_sweep_terminates_instances_without_nodes(void **state)
+{
+	struct world *w = world_new(false);
+	struct provider_group g;
+	struct provider_instance inst[4];
+	struct snapshot *s;
+	struct actuator_stats st;
+	int64_t now = WALL0;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	memset(inst, 0, sizeof(inst));
+	snprintf(g.name, sizeof(g.name), "g1");
+	g.instances = inst;
+	g.n_instances = 4;
+	snprintf(inst[0].id, sizeof(inst[0].id), "i-old"); /* no node, 20 min old */
+	inst[0].state = INSTANCE_RUNNING;
+	inst[0].launched_wall = now - 20 * 60;
+	snprintf(inst[1].id, sizeof(inst[1].id), "i-7"); /* n0's, old */
+	inst[1].state = INSTANCE_RUNNING;
+	inst[1].launched_wall = now - 60 * 60;
+	snprintf(inst[2].id, sizeof(inst[2].id), "i-young"); /* no node yet, 5 min */
+	inst[2].state = INSTANCE_PENDING;
+	inst[2].launched_wall = now - 5 * 60;
+	snprintf(inst[3].id, sizeof(inst[3].id), "i-unknown"); /* no launch time */
+	inst[3].state = INSTANCE_RUNNING;
+	actuator_cloud_instances(w->act, &g, 1);
+	s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	run_for(w, 1);
+	assert_int_equal(w->cloud.terminated, 1);
+	assert_string_equal(w->cloud.terminated_ids[0], "i-old");
+	assert_true(s->groups[0].backoff_until > now);
+	assert_non_null(strstr(w->all_log, "instance i-old of group g1 has no node"));
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.orphans_found, 1);
+	snapshot_free(s);
+	/* listed again (the cloud is slow to drop it): not terminated twice */
+	actuator_cloud_instances(w->act, &g, 1);
+	s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	run_for(w, 1);
+	assert_int_equal(w->cloud.terminated, 1);
+	snapshot_free(s);
+	world_free(w);
+}
+
+/* A cache or providerID fault (most of a group's instances without nodes
+ * at once) terminates nothing and says why. */
+static void test_sweep_refuses_a_mass_termination(void **state)
+{
+	struct world *w = world_new(false);
+	struct provider_group g;
+	struct provider_instance inst[4];
+	struct snapshot *s;
+	int k;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	memset(inst, 0, sizeof(inst));
+	snprintf(g.name, sizeof(g.name), "g1");
+	g.instances = inst;
+	g.n_instances = 4;
+	for (k = 0; k < 4; k++) {
+		snprintf(inst[k].id, sizeof(inst[k].id), "i-%d", k + 100);
+		inst[k].state = INSTANCE_RUNNING;
+		inst[k].launched_wall = WALL0 - 3600;
+	}
+	actuator_cloud_instances(w->act, &g, 1);
+	s = snap(w, "");
+	run_for(w, 1);
+	assert_int_equal(w->cloud.terminate_calls, 0);
+	assert_non_null(strstr(w->all_log, "not terminating them"));
+	snapshot_free(s);
+	world_free(w);
+}
+
 static void test_delete_waits_for_drain_and_gives_up(void **state)
 {
 	struct world *w = world_new(false);
@@ -1000,13 +1215,15 @@ static void test_deleted_node_is_never_acted_on_again(void **state)
 static void test_cordon_given_back_when_removal_does_not_finish(void **state)
 {
 	struct world *w = world_new(false);
-	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "other://g1/i-7"));
 	struct actuator_stats st;
 	struct plan p;
 	int refused;
 
 	(void)state;
-	/* the delete fails */
+	/* the delete of a node with no instance of this cloud fails (a node
+	 * with one is deleted after its instance is gone: nothing to give
+	 * back then) */
 	w->kube.delete_fails = 1;
 	plan_removal(&p, "n0");
 	actuator_execute(w->act, &p, s);
@@ -1018,7 +1235,7 @@ static void test_cordon_given_back_when_removal_does_not_finish(void **state)
 	snapshot_free(s);
 
 	/* someone else's cordon stays, whatever happens */
-	s = snap(w, CORDONED_JSON("n0", "g1", "fake://g1/i-7", "{}"));
+	s = snap(w, CORDONED_JSON("n0", "g1", "other://g1/i-7", "{}"));
 	w->kube.cordoned = true;
 	w->kube.delete_fails = 1;
 	actuator_execute(w->act, &p, s);
@@ -1484,6 +1701,11 @@ int main(void)
 		cmocka_unit_test(test_failed_launch_backs_off_doubling),
 		cmocka_unit_test(test_drain_evicts_retries_pdb_then_deletes),
 		cmocka_unit_test(test_delete_waits_for_drain_and_gives_up),
+		cmocka_unit_test(test_delete_terminates_first_and_retries),
+		cmocka_unit_test(test_retry_after_holds_the_cloud),
+		cmocka_unit_test(test_timed_out_terminate_is_retried),
+		cmocka_unit_test(test_sweep_terminates_instances_without_nodes),
+		cmocka_unit_test(test_sweep_refuses_a_mass_termination),
 		cmocka_unit_test(test_dry_run_does_nothing),
 		cmocka_unit_test(test_shutdown_mid_launch_accounts_for_everything),
 		cmocka_unit_test(test_real_pool),
