@@ -361,6 +361,7 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 	req.prepare = prepare;
 	req.classify = classify;
 	req.ctx = &c;
+	req.fresh_connect = if_match != NULL; /* a conditional write: know when it was sent twice */
 	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
 		if (c.refused[0])
 			azure_status(st, st->code, "%s: %s", c.what, c.refused);
@@ -375,6 +376,7 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 		goto out;
 	}
 	r->status = resp.status;
+	r->attempts = resp.attempts;
 	r->retry_after_ms = resp.retry_after_ms;
 	if ((h = cloudhttp_headers_get(&resp.headers, "ETag")))
 		snprintf(r->etag, sizeof(r->etag), "%s", h);
@@ -663,6 +665,7 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 		azure_format_provider_id(ap->sub, g->rg, g->vmss, vm.instance_id, o->provider_id,
 					 sizeof(o->provider_id));
 		o->state = vm.state;
+		o->launched_wall = vm.created_wall;
 		pg->n_instances++;
 		if (vm.failed) {
 			if (!failing++)

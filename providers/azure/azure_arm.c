@@ -6,6 +6,8 @@
  */
 #include "providers/azure/azure_arm.h"
 
+#include "kube/client.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +167,8 @@ int azure_vm_parse(const cJSON *vm, struct azure_vm *out)
 			ps = code + 18;
 		}
 	}
+	if (kube_parse_time(jstr(props, "timeCreated"), &out->created_wall) < 0 || out->created_wall < 0)
+		out->created_wall = 0;
 	running = !strcmp(power, "running");
 	if (!strcasecmp(ps, "Deleting") || !strcmp(power, "stopping") || !strcmp(power, "stopped") ||
 	    !strcmp(power, "deallocating") || !strcmp(power, "deallocated"))

@@ -62,6 +62,7 @@ struct azure_vm {
 	char name[96];            /* "pool_3" */
 	enum instance_state state;
 	bool failed;              /* provisioningState Failed and not running: a failed launch */
+	int64_t created_wall;     /* properties.timeCreated (unix seconds), 0 when absent */
 	struct azure_error why;   /* for a failed one: the instance view's code
 				   * (ProvisioningState/failed/<code>) and message */
 };

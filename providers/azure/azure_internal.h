@@ -72,6 +72,8 @@ struct arm_resp {
 	char async[1024];       /* Azure-AsyncOperation */
 	char location[1024];    /* Location */
 	int64_t retry_after_ms; /* -1: none */
+	int attempts;           /* sendings of the call (a conditional write's are all
+				 * counted: > 1 says an earlier one may have taken effect) */
 	struct azure_error err; /* when not 2xx */
 };
 

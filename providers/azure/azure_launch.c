@@ -183,6 +183,19 @@ static int write_capacity(struct provider *p, const struct az_group *g, const st
 	return rc;
 }
 
+/* Is the scale set's capacity 'target' now (a write of it took effect)? */
+static bool written_before(struct provider *p, const struct az_group *g, int target)
+{
+	struct vmss_read again;
+	struct provider_status st;
+	bool yes;
+
+	memset(&again, 0, sizeof(again));
+	yes = read_vmss(p, g, &again, &st) == 0 && again.capacity == target;
+	cJSON_Delete(again.before);
+	return yes;
+}
+
 struct tracked {
 	char id[32];
 	bool reported, failed;
@@ -241,6 +254,18 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 		}
 		if (write_capacity(p, &g, &v, target, &r, &st) == 0)
 			break;
+		if (r.status == 412 && r.attempts > 1 && written_before(p, &g, target)) {
+			/* an earlier sending of this PUT took effect and its answer was
+			 * lost (the retry meets the new etag): the capacity is the one
+			 * this launch wrote. Follow it (no operation to poll) rather than
+			 * raise it again. */
+			log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
+			       "azure: group %s: scale set %s is at %d already: an earlier attempt of the write took effect",
+			       g.name, g.vmss, target);
+			azure_resp_free(&r);
+			memset(&st, 0, sizeof(st));
+			break;
+		}
 		if (r.status != 412 || tries > 0) {
 			if (r.status == 412)
 				azure_status(&st, PROVIDER_TRANSIENT, "scale set %s changed again while it was being resized "

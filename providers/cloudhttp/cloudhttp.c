@@ -1095,6 +1095,8 @@ static enum attempt_result attempt(struct cloudhttp *h, const struct cloudhttp_r
 	}
 	timeout = req->timeout_ms > 0 ? req->timeout_ms : h->request_ms;
 	curl_easy_setopt(c, CURLOPT_URL, req->url);
+	if (req->fresh_connect)
+		curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
 	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, sl);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, h->user_agent);

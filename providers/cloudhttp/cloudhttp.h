@@ -124,6 +124,11 @@ struct cloudhttp_request {
 	 * an oversized body and prepare failures never are.
 	 */
 	enum cloudhttp_verdict (*classify)(void *ctx, const struct cloudhttp_response *r);
+	bool fresh_connect;         /* each attempt on a new connection: libcurl retries
+				     * a request on a reused connection that died on
+				     * its own, unseen; on a fresh one every sending
+				     * is an attempt, so resp->attempts > 1 says an
+				     * earlier sending may have taken effect */
 };
 
 struct cloudhttp_response {

@@ -67,6 +67,7 @@ struct areq {
 	char hvalue[MAX_HEADERS][400];
 	size_t n_headers;
 	const char *api_version;
+	bool drop;           /* a lost_answer fault: close without answering */
 };
 
 /* ---- small pieces ---- */
@@ -710,6 +711,11 @@ static cJSON *vm_json(struct azure_face *f, size_t gi, const struct sim_azure_vm
 	cJSON_AddStringToObject(ni, "id", nid);
 	cJSON_AddItemToArray(nis, ni);
 	cJSON_AddStringToObject(p, "provisioningState", vm_state_name(vm->state));
+	if (vm->in) {
+		/* when the machine was made (a VM still waiting for one has no time yet) */
+		iso(vm->in->created_wall, ts, sizeof(ts));
+		cJSON_AddStringToObject(p, "timeCreated", ts);
+	}
 	iso(real_wall(), ts, sizeof(ts));
 	if (instance_view) {
 		cJSON *iv = cJSON_AddObjectToObject(p, "instanceView"), *sts;
@@ -1101,6 +1107,13 @@ static void write_vmss(struct areq *r, int gi, bool put, const char *body)
 	sim_cloud_unlock(f->cloud);
 	if (rc < 0 || !admit(r, gi))
 		goto out;
+	if (cap) {
+		/* a slow_resize fault: the new capacity lands (and is answered) only later */
+		int64_t d = sim_cloud_resize_delay(f->cloud, sim_cloud_group(f->cloud, (size_t)gi)->name);
+
+		if (d > 0)
+			face_http_sleep_ns(d);
+	}
 	sim_cloud_lock(f->cloud);
 	capacity = cap ? (int)cap->valuedouble : sim_azure_capacity(f->az, (size_t)gi);
 	rc = preconditions(r, gi) ? 0 : -2; /* again: another writer may have come between */
@@ -1120,8 +1133,50 @@ static void write_vmss(struct areq *r, int gi, bool put, const char *body)
 	log_at(f->o.log, LOG_DEBUG, real_wall(), "sim azure: scale set %s capacity -> %d (operation %s)",
 	       g->vmss, capacity, op.id);
 	reply_json(r, 200, o);
+	r->drop = sim_cloud_lose_answer(f->cloud, sim_cloud_group(f->cloud, (size_t)gi)->name);
 out:
 	cJSON_Delete(j);
+}
+
+/* A terminate_error fault for a delete of scale set gi: true when one
+ * fired and the answer is ARM's refusal (429 with Retry-After: the fault's
+ * delay, else the scenario's retry_after). */
+static bool delete_refused(struct areq *r, int gi)
+{
+	struct azure_face *f = r->f;
+	const struct sim_azure_group *g = sim_azure_group(f->az, (size_t)gi);
+	enum provider_error e;
+	int64_t ra = 0;
+
+	if (!sim_cloud_terminate_fault(f->cloud, sim_cloud_group(f->cloud, (size_t)gi)->name, &e, &ra))
+		return false;
+	switch (e) {
+	case PROVIDER_THROTTLED: {
+		long long secs = ra > 0 ? (ra + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S : (long long)f->conf->retry_after_s;
+
+		add_header(r, "Retry-After", "%lld", secs);
+		add_header(r, "x-ms-ratelimit-remaining-subscription-deletes", "0");
+		arm_fail(r, 429, "TooManyRequests", NULL,
+			 "The request is being throttled as the limit has been reached for operation group %s. Please retry after %lld seconds.",
+			 "Microsoft.Compute/DeleteVMScaleSetVMs3Min", secs);
+		break;
+	}
+	case PROVIDER_AUTH:
+		arm_fail(r, 403, "AuthorizationFailed", NULL,
+			 "The client 'luascale-sim' with object id 'luascale-sim' does not have authorization to perform action 'Microsoft.Compute/virtualMachineScaleSets/delete/action' over scope '/subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/virtualMachineScaleSets/%s' or the scope is invalid.",
+			 f->conf->subscription, f->conf->resource_group, g->vmss);
+		break;
+	case PROVIDER_NOT_FOUND:
+		arm_fail(r, 404, "NotFound", NULL, "The entity was not found in this Azure location.");
+		break;
+	case PROVIDER_INVALID:
+		arm_fail(r, 409, "OperationNotAllowed", NULL, "The delete was refused (a terminate_error fault).");
+		break;
+	default:
+		arm_fail(r, 500, "InternalServerError", NULL, "An unexpected error occured while processing the request.");
+		break;
+	}
+	return true;
 }
 
 static void delete_instances(struct areq *r, int gi, const char *body)
@@ -1181,6 +1236,8 @@ static void delete_instances(struct areq *r, int gi, const char *body)
 	}
 	if (!admit(r, gi))
 		goto out;
+	if (delete_refused(r, gi))
+		goto out;
 	sim_cloud_lock(f->cloud);
 	rc = sim_azure_delete(f->az, (size_t)gi, v, n, &op, &err);
 	sim_cloud_unlock(f->cloud);
@@ -1190,6 +1247,7 @@ static void delete_instances(struct areq *r, int gi, const char *body)
 	}
 	async_headers(r, &op, false);
 	reply_empty(r, 202);
+	r->drop = sim_cloud_lose_answer(f->cloud, sim_cloud_group(f->cloud, (size_t)gi)->name);
 out:
 	free(v);
 	cJSON_Delete(j);
@@ -1470,6 +1528,12 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 	}
 	if (!r.code)
 		arm_fail(&r, 500, "InternalServerError", NULL, "no answer");
+	if (r.drop) {
+		/* a lost_answer fault: the call took effect, its answer never comes */
+		log_at(f->o.log, LOG_INFO, real_wall(), "sim azure: %s %s -> %d, answer lost (fault)", method, url, r.code);
+		buf_free(&r.body);
+		return MHD_NO;
+	}
 	/* the path and the status only: queries and bodies may carry secrets */
 	log_at(f->o.log, LOG_DEBUG, real_wall(), "sim azure: %s %s -> %d", method, url, r.code);
 	len = r.body.len;
