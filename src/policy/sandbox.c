@@ -42,6 +42,37 @@ enum exhausted {
 	EXHAUSTED_CANCELLED,
 };
 
+#define LOC_MAX (PATH_MAX + 24) /* "file:line" */
+
+/* How an error was raised, as seen on the stack where it was raised. */
+enum raise_kind {
+	RAISED_BY_LUA,     /* a runtime error of Lua itself (attempt to index ...) */
+	RAISED_BY_CFUNC,   /* a library function or a cluster helper */
+	RAISED_BY_ERROR,   /* the policy's error(value [, level]) */
+	RAISED_BY_ASSERT,  /* the policy's assert(v [, message]) */
+	RAISED_BY_LIBRARY, /* error() in luascale's own Lua library: its diagnostic */
+};
+
+/*
+ * The policy's failure, recorded by the message handler while the stack
+ * is still there: the location comes from the stack, never from the
+ * error's text, which is only shown as the message. 'type' and 'ptr'
+ * identify the error value the record is about.
+ */
+struct raise_rec {
+	bool valid;
+	int type;
+	const void *ptr;
+	enum raise_kind kind;
+	bool has_message;        /* assert: a message was given */
+	size_t strip;            /* leading bytes of a string value that are Lua's own "file:line: " */
+	size_t value_len;        /* length of a string value */
+	char where[LOC_MAX];     /* where it was raised */
+	char from[LOC_MAX];      /* the policy file's line that led there, when elsewhere */
+	char resumed[LOC_MAX];   /* where the failed coroutine was resumed */
+	char fname[96];          /* the C function that raised it */
+};
+
 struct sandbox {
 	lua_State *L;
 	size_t mem_used;
@@ -61,9 +92,14 @@ struct sandbox {
 	bool raising;         /* building a limit message: the heap cap lets it through */
 	enum exhausted exhausted;
 	size_t refused;       /* the allocation CAP_OBJECT refused, bytes */
+	double refused_work;  /* the charge that spent the budget, instructions */
+	int64_t refused_left; /* what was left of the budget before it */
 	int64_t now;
 	char lib_dir[PATH_MAX];
 	char policy_dir[PATH_MAX];
+	char main_src[PATH_MAX + 2]; /* "@file" of the function sandbox_call runs, or "" */
+	struct raise_rec rec;        /* where the error of the running call was raised */
+	struct raise_rec co_rec;     /* the same for the last coroutine that failed */
 };
 
 static const char LOADED_KEY[] = "luascale.sandbox.loaded";
@@ -102,6 +138,8 @@ static const char LOADED_KEY[] = "luascale.sandbox.loaded";
  * them at once). */
 #define CHARGES_PER_CLOCK 64
 #define CHARGE_READS_CLOCK 10000
+/* A charge this large that spends the budget is named in the message. */
+#define CHARGE_NAMED 1000
 
 static void sandbox_hook(lua_State *L, lua_Debug *ar);
 
@@ -128,6 +166,7 @@ static void begin_limits(struct sandbox *sb)
 	sb->used = 0;
 	sb->exhausted = EXHAUSTED_NONE;
 	sb->refused = 0;
+	sb->refused_work = 0;
 	sb->raising = false;
 	sb->charges = 0;
 	sb->step = HOOK_STEP;
@@ -180,14 +219,22 @@ static void check_clocks(struct sandbox *sb, int count)
 /* Adds 'work' instructions to the running call; marks the budget spent. */
 static void charge(struct sandbox *sb, double work)
 {
+	int64_t left;
+
 	if (!sb->in_call || !(work > 0))
 		return;
+	left = sb->budget - sb->used;
 	if (work > (double)(CHARGE_MAX - sb->used))
 		sb->used = CHARGE_MAX;
 	else
 		sb->used += (int64_t)work;
-	if (sb->used > sb->budget)
+	if (sb->used > sb->budget && sb->exhausted == EXHAUSTED_NONE) {
 		set_exhausted(sb, EXHAUSTED_INSTRUCTIONS);
+		if (work >= CHARGE_NAMED) { /* one call's work, not the last of many */
+			sb->refused_work = work;
+			sb->refused_left = left > 0 ? left : 0;
+		}
+	}
 }
 
 static void *sandbox_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
@@ -257,8 +304,13 @@ static void limit_message(const struct sandbox *sb, char *out, size_t len)
 		snprintf(out, len, "policy abandoned: shutting down");
 		break;
 	default:
-		snprintf(out, len, "policy exceeded its instruction budget (%lld instructions)",
-			 (long long)sb->budget);
+		if (sb->refused_work > 0)
+			snprintf(out, len, "policy exceeded its instruction budget (%lld instructions): "
+				 "this call needs about %.0f of them, %lld were left",
+				 (long long)sb->budget, sb->refused_work, (long long)sb->refused_left);
+		else
+			snprintf(out, len, "policy exceeded its instruction budget (%lld instructions)",
+				 (long long)sb->budget);
 		break;
 	}
 }
@@ -288,25 +340,28 @@ static bool hooks_lost(lua_State *co)
 	       st != LUA_OK && st != LUA_YIELD;
 }
 
+static void cfunc_name(lua_State *L, lua_Debug *ar, char *out, size_t len);
+static int lua_frame_where(lua_State *T, int level, char *out, size_t len);
+
 /* Raises the limit error, located at the Lua function 'level' up (0 in a
  * hook, which has no frame of its own; 1 in a C function). From then on
  * every instruction of this thread raises too. */
 static int raise_exhausted(lua_State *L, struct sandbox *sb, int level)
 {
-	char where[PATH_MAX + 32] = "", msg[PATH_MAX + 300];
+	char where[LOC_MAX] = "", fname[96] = "", limit[300], msg[LOC_MAX + 400];
 	lua_Debug ar;
 
 	if (level == 0)
 		mark_hooks_lost(L, sb);
 	lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, 1);
-	for (; lua_getstack(L, level, &ar); level++) {
-		if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
-			snprintf(where, sizeof(where), "%s:%d: ", ar.short_src, ar.currentline);
-			break;
-		}
+	if (level == 1 && lua_getstack(L, 0, &ar) && lua_getinfo(L, "nf", &ar)) {
+		cfunc_name(L, &ar, fname, sizeof(fname)); /* the library call that stopped */
+		lua_pop(L, 1);
 	}
-	limit_message(sb, msg + strlen(where), sizeof(msg) - strlen(where));
-	memcpy(msg, where, strlen(where));
+	lua_frame_where(L, level, where, sizeof(where));
+	limit_message(sb, limit, sizeof(limit));
+	snprintf(msg, sizeof(msg), "%s%s%s%s%s", where, where[0] ? ": " : "",
+		 fname, fname[0] ? ": " : "", limit);
 	sb->raising = true;
 	lua_pushstring(L, msg);
 	sb->raising = false;
@@ -356,6 +411,10 @@ static void charge_call(lua_State *L, double work)
 void sandbox_charge(lua_State *L, double work)
 {
 	charge_call(L, work);
+	/* the helper's work comes after this: the next instruction (once it
+	 * returned) reads the clocks again */
+	if (work >= CHARGE_READS_CLOCK && sandbox_of(L)->in_call)
+		lua_sethook(L, sandbox_hook, LUA_MASKCOUNT, 1);
 }
 
 const char *sandbox_lib_dir(const struct sandbox *sb)
@@ -387,6 +446,10 @@ static int sb_load(lua_State *L)
 		return luaL_error(L, "load: only strings can be loaded in the policy sandbox");
 	s = lua_tolstring(L, 1, &len);
 	name = luaL_optstring(L, 2, s);
+	/* "@file" and "=text" would print as given: a loaded chunk could
+	 * claim to be another file in its errors. Always a [string "..."]. */
+	while (*name == '@' || *name == '=')
+		name++;
 	if (!lua_isnoneornil(L, 3) && strcmp(luaL_checkstring(L, 3), "t") != 0 &&
 	    strcmp(lua_tostring(L, 3), "bt") != 0)
 		return luaL_error(L, "load: only text chunks are allowed");
@@ -431,17 +494,119 @@ static int sb_xpcall(lua_State *L)
 }
 
 static double number_work(lua_State *L, int i);
+static int call_original(lua_State *L);
 
-/* Calls the original function (upvalue 1) with the same arguments. */
+/*
+ * error(value [, level]) as Lua's, with the stack laid out for the message
+ * handler (see record_raise): 1 the value as the policy gave it, 2 the
+ * level, 3 what is raised (a string located at 'level', as Lua does).
+ */
+static int sb_error(lua_State *L)
+{
+	int level = (int)luaL_optinteger(L, 2, 1);
+
+	lua_settop(L, 1);
+	lua_pushinteger(L, level);
+	if (lua_type(L, 1) == LUA_TSTRING && level > 0) {
+		luaL_where(L, level);
+		lua_pushvalue(L, 1);
+		lua_concat(L, 2);
+	} else {
+		lua_pushvalue(L, 1);
+	}
+	return lua_error(L);
+}
+
+/* assert(v [, message, ...]) as Lua's; on failure the stack holds 1 the
+ * message, 2 whether one was given, 3 what is raised. */
+static int sb_assert(lua_State *L)
+{
+	bool given;
+
+	if (lua_toboolean(L, 1))
+		return lua_gettop(L);
+	luaL_checkany(L, 1);
+	lua_remove(L, 1);
+	given = !lua_isnone(L, 1);
+	lua_pushliteral(L, "assertion failed!");
+	lua_settop(L, 1);
+	lua_pushboolean(L, given);
+	if (lua_type(L, 1) == LUA_TSTRING) {
+		luaL_where(L, 1);
+		lua_pushvalue(L, 1);
+		lua_concat(L, 2);
+	} else {
+		lua_pushvalue(L, 1);
+	}
+	return lua_error(L);
+}
+
+/* rawequal(a, b) compares two long strings of one length byte by byte. */
+#define COMPARE_BYTES_PER_INSTRUCTION 128
+static int sb_rawequal(lua_State *L)
+{
+	if (lua_type(L, 1) == LUA_TSTRING && lua_type(L, 2) == LUA_TSTRING &&
+	    lua_rawlen(L, 1) == lua_rawlen(L, 2))
+		charge_call(L, (double)lua_rawlen(L, 1) / COMPARE_BYTES_PER_INSTRUCTION);
+	return call_original(L);
+}
+
+/* string.upper, lower, reverse: a byte an instruction, as they convert it. */
+static int sb_bytewise(lua_State *L)
+{
+	size_t len = 0;
+
+	if (lua_type(L, 1) == LUA_TSTRING)
+		lua_tolstring(L, 1, &len);
+	charge_call(L, (double)len);
+	return call_original(L);
+}
+
+/* After a library call returned: reads the clocks, and raises at the
+ * calling line when the call ran past the deadline (or spent a limit). */
+static void after_call(lua_State *L)
+{
+	struct sandbox *sb = sandbox_of(L);
+
+	if (!sb->in_call)
+		return;
+	if (sb->exhausted == EXHAUSTED_NONE)
+		check_clocks(sb, 0);
+	if (sb->exhausted != EXHAUSTED_NONE)
+		raise_exhausted(L, sb, 1);
+}
+
+/*
+ * Runs the original library function (upvalue 1, a light C function,
+ * checked when wrapped) in this very frame, with the same arguments: its
+ * errors then name it as the policy called it ("bad argument #2 to
+ * 'find'") and are located at the policy's line. Then the deadline is
+ * checked, so a call that overran fails at once, with its line.
+ */
 static int call_original(lua_State *L)
 {
-	int n = lua_gettop(L);
+	lua_CFunction f = lua_tocfunction(L, lua_upvalueindex(1));
+	int n = f(L);
 
-	lua_pushvalue(L, lua_upvalueindex(1));
-	lua_insert(L, 1);
-	lua_call(L, n, LUA_MULTRET);
-	return lua_gettop(L);
+	after_call(L);
+	return n;
 }
+
+/* Is the value at 'i' a light C function (one without upvalues), which
+ * call_original can run in the wrapper's frame? */
+static bool is_light(lua_State *L, int i)
+{
+	if (!lua_tocfunction(L, i))
+		return false;
+	if (lua_getupvalue(L, i, 1)) {
+		lua_pop(L, 1);
+		return false;
+	}
+	return true;
+}
+
+static void record_raise(struct sandbox *sb, lua_State *T, int level, int value,
+			 struct raise_rec *r);
 
 /* ---- coroutines ---- */
 
@@ -522,6 +687,8 @@ static int sb_co_wrapped(lua_State *L)
 		return nres;
 	}
 	status = lua_status(co);
+	/* its stack is still there: where the error was raised */
+	record_raise(sandbox_of(L), co, 0, lua_gettop(co), &sandbox_of(L)->co_rec);
 	if (status != LUA_OK && status != LUA_YIELD && !hooks_lost(co))
 		lua_resetthread(co); /* runs its __close handlers, under the hook */
 	lua_xmove(co, L, 1);
@@ -557,10 +724,7 @@ static int sb_setmetatable(lua_State *L)
 			return luaL_error(L, "__gc metamethods are not allowed in policies");
 		lua_pop(L, 1);
 	}
-	lua_pushvalue(L, lua_upvalueindex(1));
-	lua_insert(L, 1);
-	lua_call(L, lua_gettop(L) - 1, 1);
-	return 1;
+	return call_original(L);
 }
 
 static int sb_print(lua_State *L)
@@ -636,10 +800,7 @@ static int sb_os_time(lua_State *L)
 		return 1;
 	}
 	/* with a date table: the standard os.time, kept as an upvalue */
-	lua_pushvalue(L, lua_upvalueindex(1));
-	lua_insert(L, 1);
-	lua_call(L, lua_gettop(L) - 1, 1);
-	return 1;
+	return call_original(L);
 }
 
 /* os.date: without a time, the cluster's clock (not the machine's), so a
@@ -659,10 +820,7 @@ static int sb_os_date(lua_State *L)
 		lua_settop(L, 1);
 		lua_pushinteger(L, (lua_Integer)sb->now);
 	}
-	lua_pushvalue(L, lua_upvalueindex(1));
-	lua_insert(L, 1);
-	lua_call(L, lua_gettop(L) - 1, 1);
-	return 1;
+	return call_original(L);
 }
 
 /* Is 'name' a module name we accept: [A-Za-z0-9_-] segments split by dots. */
@@ -733,6 +891,13 @@ static int sb_require(lua_State *L)
 	if (!found)
 		return luaL_error(L, "module \"%s\" not found in %s or %s", name,
 				  sb->lib_dir, sb->policy_dir[0] ? sb->policy_dir : "(none)");
+	{
+		struct stat st;
+
+		/* parsing: a byte an instruction, like load() */
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			charge_call(L, (double)st.st_size / PARSE_BYTES_PER_INSTRUCTION);
+	}
 	if (sandbox_loadfile(sb, path, &err) < 0)
 		return luaL_error(L, "%s", err.msg);
 	lua_pushstring(L, name);
@@ -752,14 +917,38 @@ static int sb_require(lua_State *L)
 
 /* ---- size caps for C functions the instruction hook cannot interrupt ---- */
 
+/*
+ * The work of a library call is counted in steps of about a nanosecond of
+ * this machine's time at worst (measured on hostile inputs: a pattern's
+ * set scanned at every position, backtracking, a sort of long strings).
+ * A call whose worst case is over CAP_CALL_STEPS is refused before it
+ * runs, so no single call outlasts the deadline by more than that (a
+ * quarter to half a second); below it, STEPS_PER_INSTRUCTION steps are
+ * charged as one instruction, about what an instruction of Lua costs.
+ */
 #define CAP_STRING (64LL * 1024 * 1024) /* bytes built by one string.rep / table.concat */
-#define CAP_PATTERN_WORK 1e8            /* worst-case steps of one pattern call */
-#define CAP_PLAIN_WORK 4e9              /* bytes compared by one plain find */
-#define CAP_SORT (1 << 20)              /* elements sorted by one table.sort */
-/* Worst-case pattern steps (or plain-find byte comparisons) charged as one
- * instruction: a call near CAP_PATTERN_WORK costs a million. */
-#define PATTERN_STEPS_PER_INSTRUCTION 100
+#define CAP_CALL_STEPS 4e8
+#define STEPS_PER_INSTRUCTION 10
+#define CAP_CONCAT (1 << 24)            /* elements joined by one table.concat */
+/* a plain find: a memchr and a memcmp call per position, then 32 bytes a step */
+#define PLAIN_STEPS_PER_POSITION 5
+#define PLAIN_BYTES_PER_STEP 32
+/* table.sort: steps per comparison, and per byte of the longest string compared */
+#define SORT_STEPS_PER_COMPARISON 30
+#define SORT_BYTES_PER_STEP 16
+/* gsub: a replacement string is scanned at every match, each %1 is a value added */
+#define REPL_STEPS_PER_CAPTURE 16
 
+/* Refuses a call of library function 'fname' whose worst case is 'steps'. */
+static int refuse_call(lua_State *L, const char *fname, const char *what, double steps,
+		       const char *hint)
+{
+	char msg[600];
+
+	snprintf(msg, sizeof(msg), "%s: %s could take about %.1e steps, over the policy sandbox's limit of %.0e for one call%s",
+		 fname, what, steps, CAP_CALL_STEPS, hint);
+	return luaL_error(L, "%s", msg);
+}
 
 static int sb_rep(lua_State *L)
 {
@@ -774,93 +963,284 @@ static int sb_rep(lua_State *L)
 		return luaL_error(L, "string.rep: a result of %f MiB is over the policy sandbox's limit of %d MiB",
 				  ((double)l + (double)lsep) * (double)n / 1048576.0,
 				  (int)(CAP_STRING >> 20));
-	/* the bytes are charged as allocated; each piece is a copy of its own */
+	/* the bytes are charged as allocated; each piece is a copy of its own
+	 * (an empty one too: rep("", 2^60) loops that often) */
 	charge_call(L, (double)n / 4);
 	return call_original(L);
 }
 
-/* Does the pattern have magic characters (else Lua searches it plainly)? */
+/* Does the pattern have magic characters (else find searches it plainly)? */
 static bool has_specials(const char *p, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		if (strchr("^$*+?.([%-", p[i]))
+		if (strchr("^$*+?.([%-", p[i]) && p[i] != '\0')
 			return true;
 	return false;
 }
 
 /*
- * Worst-case work of matching pattern 'p' against 'n' bytes with Lua's
- * backtracking matcher: start positions (1 when anchored) times n for every
- * repetition that has more pattern after it, times 2 for every '?', times
- * n for every %b. Repetitions at the very end cannot backtrack.
+ * Worst-case work of Lua's pattern matcher, in steps of about a
+ * nanosecond. A pattern is read as a list of items; what one attempt of
+ * the items from i on can cost is a state of three numbers: F, the most a
+ * failing attempt costs; K + L * m, the most a successful one costs, m
+ * being the length it matches (gsub and gmatch add that up over matches
+ * that do not overlap); and two flags: whether it can fail at all, and
+ * whether it matches the empty string at the subject's end (then '.*' and
+ * '.-' before it cannot fail). Each item maps the state after it to the
+ * state before it, linearly for given flags, so the items are folded from
+ * the left as four linear maps, one per pair of flags after them.
  */
-static double pattern_work(const char *p, size_t len, size_t n)
+#define PAT_INF 1e300
+#define PAT_CALL 8   /* a recursive call of the matcher */
+#define PAT_VISIT 4  /* reaching an item */
+#define PAT_START 10 /* one more start position */
+#define PAT_FOUND 20 /* a match of gmatch or gsub: captures pushed, result added */
+
+enum { PF, PK, PL }; /* the state's numbers */
+
+struct pat_map {
+	double k[3], m[3][3]; /* out = k + m * in */
+	bool can_fail, empty_at_end;
+};
+
+enum pat_kind { PAT_CAPTURE, PAT_END, PAT_FIXED, PAT_CLASS, PAT_BROKEN };
+
+struct pat_item {
+	enum pat_kind kind;
+	double visit; /* steps to reach the item (and test its class once) */
+	double fail;  /* PAT_FIXED: the most a failed test scans */
+	double span;  /* PAT_FIXED: steps per byte it matches */
+	double test;  /* PAT_CLASS: one more test of the class */
+	bool any;     /* PAT_CLASS: the class is '.' */
+	char suffix;  /* PAT_CLASS: '*', '+', '-', '?' or 0 */
+};
+
+static double pat_sat(double v)
 {
-	double work, nn = (double)n + 1;
-	size_t i = 0;
-	bool anchored = len > 0 && p[0] == '^';
+	return v < PAT_INF ? v : PAT_INF; /* NaN too */
+}
 
-	work = anchored ? 1 : nn;
-	if (anchored)
-		i = 1;
-	while (i < len && work < 1e300) {
-		size_t next;
+/* out = a after b (b maps the state after the item, a what is before it) */
+static void pat_compose(struct pat_map *out, const struct pat_map *a, const struct pat_map *b)
+{
+	int i, j, x;
 
-		if (p[i] == '(' || p[i] == ')') {
-			i++;
-			continue;
-		}
-		if (p[i] == '%' && i + 1 < len && p[i + 1] == 'b') {
-			work *= nn; /* a balanced scan from each position */
-			i += 4;
-			continue;
-		}
-		if (p[i] == '%' && i + 1 < len && p[i + 1] == 'f') {
-			i += 2;
-			if (i < len && p[i] == '[') {
-				for (i++; i < len && p[i] != ']'; i++)
-					if (p[i] == '%')
-						i++;
-				i++;
-			}
-			continue;
-		}
-		/* one single-character class */
-		if (p[i] == '%') {
-			next = i + 2;
-		} else if (p[i] == '[') {
-			next = i + 1;
-			if (next < len && p[next] == '^')
-				next++;
-			if (next < len && p[next] == ']')
-				next++;
-			while (next < len && p[next] != ']') {
-				if (p[next] == '%')
-					next++;
-				next++;
-			}
-			next++;
-		} else {
-			next = i + 1;
-		}
-		if (next < len && (p[next] == '*' || p[next] == '+' || p[next] == '-')) {
-			size_t rest = next + 1;
+	for (i = 0; i < 3; i++) {
+		double k = a->k[i];
 
-			/* only what follows can make it backtrack */
-			while (rest < len && p[rest] == ')')
-				rest++;
-			if (!(rest == len || (rest + 1 == len && p[rest] == '$')))
-				work *= nn;
-			next++;
-		} else if (next < len && p[next] == '?') {
-			work *= 2;
-			next++;
+		for (x = 0; x < 3; x++)
+			k += a->m[i][x] * b->k[x];
+		out->k[i] = pat_sat(k);
+		for (j = 0; j < 3; j++) {
+			double m = 0;
+
+			for (x = 0; x < 3; x++)
+				m += a->m[i][x] * b->m[x][j];
+			out->m[i][j] = pat_sat(m);
 		}
-		i = next;
 	}
-	return work;
+	out->can_fail = a->can_fail;
+	out->empty_at_end = a->empty_at_end;
+}
+
+/* What 'it' makes of the state after it, whose flags are (cf, ne), on a
+ * subject of n bytes. */
+static void pat_item_map(const struct pat_item *it, bool cf, bool ne, double n, struct pat_map *o)
+{
+	double nn = n + 1, fc = cf ? 1 : 0; /* what cannot fail costs no failures */
+
+	memset(o, 0, sizeof(*o));
+	o->m[PK][PK] = 1;
+	o->m[PL][PL] = 1;
+	o->can_fail = true;
+	switch (it->kind) {
+	case PAT_CAPTURE:
+		o->k[PF] = o->k[PK] = PAT_CALL + 2;
+		o->m[PF][PF] = 1;
+		o->can_fail = cf;
+		o->empty_at_end = ne;
+		return;
+	case PAT_END:
+	case PAT_BROKEN: /* the end of the pattern, or where the matcher raises */
+		memset(o->m, 0, sizeof(o->m));
+		o->k[PF] = o->k[PK] = PAT_VISIT;
+		o->empty_at_end = it->kind == PAT_END;
+		return;
+	case PAT_FIXED:
+		o->k[PF] = pat_sat(it->visit + it->fail);
+		o->k[PK] = it->visit;
+		o->k[PL] = it->span;
+		o->m[PF][PF] = fc;
+		return;
+	case PAT_CLASS:
+		break;
+	}
+	switch (it->suffix) {
+	case '?': /* the rest after the item, else the rest without it */
+		o->k[PF] = o->k[PK] = it->visit + PAT_CALL;
+		o->m[PF][PF] = 2 * fc;
+		o->m[PK][PF] = fc;
+		o->can_fail = cf;
+		o->empty_at_end = ne;
+		return;
+	case '*':
+	case '+': /* tests as far as it goes, then the rest from there back */
+		if (!cf || (it->any && ne)) { /* the rest takes the first try */
+			o->k[PF] = it->visit;
+			o->k[PK] = it->visit + it->test + PAT_CALL;
+			o->k[PL] = it->test;
+			o->can_fail = it->suffix == '+';
+		} else {
+			o->k[PF] = pat_sat(it->visit + nn * (it->test + PAT_CALL));
+			o->k[PK] = o->k[PF];
+			o->m[PF][PF] = nn;
+			o->m[PK][PF] = n;
+		}
+		o->empty_at_end = it->suffix == '*' && ne;
+		return;
+	case '-': /* the rest, else one more test, as far as it goes */
+		o->k[PF] = o->k[PK] = it->visit + PAT_CALL;
+		if (cf) {
+			o->k[PF] = pat_sat(o->k[PF] + nn * (PAT_CALL + it->test));
+			o->m[PF][PF] = nn;
+			/* each byte matched may have cost a failed try of the rest */
+			o->k[PL] = PAT_CALL + it->test;
+			o->m[PL][PF] = 1;
+		}
+		o->can_fail = cf && !(it->any && ne);
+		o->empty_at_end = ne;
+		return;
+	default:
+		o->k[PF] = o->k[PK] = it->visit;
+		o->m[PF][PF] = fc;
+		return;
+	}
+}
+
+/* Length of the class at p[0..len) as Lua's matcher reads it; 0 when malformed. */
+static size_t pat_class_len(const char *p, size_t len)
+{
+	size_t i;
+
+	if (p[0] == '%')
+		return len >= 2 ? 2 : 0;
+	if (p[0] != '[')
+		return 1;
+	i = 1;
+	if (i < len && p[i] == '^')
+		i++;
+	do { /* the first character is in the set, even a ']' */
+		if (i >= len)
+			return 0;
+		if (p[i++] == '%' && i < len)
+			i++;
+	} while (i >= len || p[i] != ']');
+	return i + 1;
+}
+
+/* Reads the item at p[0..len) (len > 0) into 'it'; returns its length. */
+static size_t pat_read_item(const char *p, size_t len, double n, struct pat_item *it)
+{
+	size_t cl;
+
+	memset(it, 0, sizeof(*it));
+	if (p[0] == '(' || p[0] == ')') {
+		it->kind = PAT_CAPTURE;
+		return p[0] == '(' && len > 1 && p[1] == ')' ? 2 : 1;
+	}
+	if (p[0] == '$' && len == 1) {
+		it->kind = PAT_END;
+		return 1;
+	}
+	if (p[0] == '%' && len > 1 && p[1] == 'b') {
+		if (len < 4) {
+			it->kind = PAT_BROKEN;
+			return len;
+		}
+		it->kind = PAT_FIXED; /* scans on to the balancing character */
+		it->visit = PAT_VISIT;
+		it->fail = n;
+		it->span = 1;
+		return 4;
+	}
+	if (p[0] == '%' && len > 1 && p[1] == 'f') {
+		cl = len > 2 && p[2] == '[' ? pat_class_len(p + 2, len - 2) : 0;
+		if (cl == 0) {
+			it->kind = PAT_BROKEN;
+			return len;
+		}
+		it->kind = PAT_FIXED; /* the set's end, then two tests */
+		it->visit = PAT_VISIT + 5 * (double)cl;
+		return 2 + cl;
+	}
+	if (p[0] == '%' && len > 1 && p[1] >= '0' && p[1] <= '9') {
+		it->kind = PAT_FIXED; /* compares a capture */
+		it->visit = PAT_VISIT;
+		it->fail = n / 8;
+		it->span = 1.0 / 8;
+		return 2;
+	}
+	cl = pat_class_len(p, len);
+	if (cl == 0) {
+		it->kind = PAT_BROKEN;
+		return len;
+	}
+	it->kind = PAT_CLASS;
+	it->any = p[0] == '.';
+	/* a set is read byte by byte at every test, and once more to find its end */
+	it->test = p[0] == '[' ? 3 * (double)cl : 1;
+	it->visit = PAT_VISIT + it->test + (p[0] == '[' ? (double)cl : 0);
+	if (cl < len && strchr("*+-?", p[cl])) {
+		it->suffix = p[cl];
+		return cl + 1;
+	}
+	return cl;
+}
+
+enum pat_call { PAT_FIND, PAT_GMATCH, PAT_GSUB };
+
+/* Worst-case steps of one call matching p[0..len) against n bytes.
+ * 'repl': bytes of gsub's replacement string. */
+static double pattern_steps(const char *p, size_t len, double n, enum pat_call call, double repl)
+{
+	struct pat_map acc[4], next[4], im;
+	bool anchored = call != PAT_GMATCH && len > 0 && p[0] == '^';
+	size_t i = anchored ? 1 : 0;
+	double f, k, l, attempt, total;
+	int c;
+
+	for (c = 0; c < 4; c++) { /* nothing read yet: the identity */
+		memset(&acc[c], 0, sizeof(acc[c]));
+		acc[c].m[PF][PF] = acc[c].m[PK][PK] = acc[c].m[PL][PL] = 1;
+		acc[c].can_fail = c & 1;
+		acc[c].empty_at_end = c & 2;
+	}
+	while (i < len) {
+		struct pat_item it;
+
+		i += pat_read_item(p + i, len - i, n, &it);
+		for (c = 0; c < 4; c++) {
+			pat_item_map(&it, c & 1, c & 2, n, &im);
+			pat_compose(&next[c], &acc[(im.can_fail ? 1 : 0) | (im.empty_at_end ? 2 : 0)], &im);
+		}
+		memcpy(acc, next, sizeof(acc));
+	}
+	/* after the last item: success in a step, no failure */
+	f = acc[2].can_fail ? pat_sat(acc[2].k[PF] + acc[2].m[PF][PK]) : 0;
+	k = pat_sat(acc[2].k[PK] + acc[2].m[PK][PK]);
+	l = pat_sat(acc[2].k[PL] + acc[2].m[PL][PK]);
+	if (call == PAT_FIND) {
+		total = PAT_START + k + l * n;
+		if (f > 0)
+			total += (anchored ? 1 : n + 1) * (PAT_START + f);
+		return pat_sat(total);
+	}
+	/* gsub, gmatch: every start position once, and once more after an
+	 * empty match; the matches do not overlap */
+	attempt = PAT_START + PAT_FOUND + repl + (f > k ? f : k);
+	return pat_sat((anchored ? 1 : 2 * (n + 1)) * attempt + l * n);
 }
 
 /*
@@ -886,9 +1266,8 @@ static double number_work(lua_State *L, int i)
 }
 
 /* The conversions of the numeric arguments of the running wrapper. */
-static double numbers_work(lua_State *L)
+static double numbers_work_of(lua_State *L, unsigned nums)
 {
-	unsigned nums = (unsigned)lua_tointeger(L, lua_upvalueindex(2));
 	int i, n = lua_gettop(L);
 	double work = 0;
 
@@ -896,6 +1275,32 @@ static double numbers_work(lua_State *L)
 		if (nums & ARG(i))
 			work += number_work(L, i);
 	return work;
+}
+
+static double numbers_work(lua_State *L)
+{
+	return numbers_work_of(L, (unsigned)lua_tointeger(L, lua_upvalueindex(2)));
+}
+
+/*
+ * The wrapper of a library function that has upvalues of its own
+ * (math.random's state): it holds them first, at the same places, then
+ * the original and the numeric argument positions, so the original runs
+ * in the wrapper's frame too. The last two are found by looking.
+ */
+static int sb_numbers_upvalues(lua_State *L)
+{
+	int last = 2;
+	lua_CFunction f;
+	int n;
+
+	while (lua_type(L, lua_upvalueindex(last + 1)) != LUA_TNONE)
+		last++;
+	charge_call(L, numbers_work_of(L, (unsigned)lua_tointeger(L, lua_upvalueindex(last))));
+	f = lua_tocfunction(L, lua_upvalueindex(last - 1));
+	n = f(L);
+	after_call(L);
+	return n;
 }
 
 /* An integer argument as the library reads it (an integral float or a
@@ -919,39 +1324,69 @@ static double table_len(lua_State *L, int i)
 	return lua_type(L, i) == LUA_TTABLE ? (double)luaL_len(L, i) : 0;
 }
 
-/* Checks and returns the cost of a pattern call; 'plain' for find's fourth argument. */
-static double pattern_cost(lua_State *L, const char *fname, bool may_be_plain)
+/* Where a pattern call starts in its subject of 'len' bytes (argument
+ * 'arg', Lua's rule for string positions): the bytes from there on, or -1
+ * when it starts past the end (the call finds nothing at once). */
+static double subject_from(lua_State *L, int arg, double len)
 {
-	size_t n, plen;
+	double init = arg ? arg_int(L, arg, 1) : 1;
+
+	if (init < 0)
+		init = init < -len ? 1 : len + init + 1;
+	if (init < 1)
+		init = 1;
+	return init > len + 1 ? -1 : len - init + 1;
+}
+
+/*
+ * Checks a pattern call before it runs and returns its charge in
+ * instructions: the worst case of the matcher (pattern_steps) on the
+ * subject from its start position, or of the plain search; raises, naming
+ * 'fname', when that is over CAP_CALL_STEPS.
+ */
+static double pattern_cost(lua_State *L, const char *fname, enum pat_call call, bool may_be_plain)
+{
+	size_t len, plen, rlen = 0;
 	const char *p;
-	double work;
+	double n, steps, repl = 0;
 
 	if (lua_type(L, 1) != LUA_TSTRING && lua_type(L, 1) != LUA_TNUMBER)
 		return 0; /* the original reports the bad argument */
 	if (lua_type(L, 2) != LUA_TSTRING && lua_type(L, 2) != LUA_TNUMBER)
 		return 0;
-	lua_tolstring(L, 1, &n);
+	lua_tolstring(L, 1, &len);
 	p = lua_tolstring(L, 2, &plen);
-	if ((may_be_plain && lua_toboolean(L, 4)) || !has_specials(p, plen)) {
-		if ((double)n * (double)plen > CAP_PLAIN_WORK)
-			luaL_error(L, "%s: searching %I bytes for a %I-byte string is over the policy sandbox's limit",
-				   fname, (lua_Integer)n, (lua_Integer)plen);
-		/* at least a scan of the subject */
-		return ((double)n * (double)plen + (double)n) / PATTERN_STEPS_PER_INSTRUCTION;
+	n = subject_from(L, call == PAT_GSUB ? 0 : 3, (double)len);
+	if (n < 0)
+		return 0;
+	if (may_be_plain && (lua_toboolean(L, 4) || !has_specials(p, plen))) {
+		steps = (n + 1) * PLAIN_STEPS_PER_POSITION + n * (double)plen / PLAIN_BYTES_PER_STEP;
+		if (steps > CAP_CALL_STEPS) {
+			char what[100];
+
+			snprintf(what, sizeof(what), "searching %zu bytes for a %zu-byte string", len, plen);
+			return refuse_call(L, fname, what, steps, "");
+		}
+		return steps / STEPS_PER_INSTRUCTION;
 	}
-	work = pattern_work(p, plen, n);
-	if (work > CAP_PATTERN_WORK) {
+	if (call == PAT_GSUB && lua_type(L, 3) == LUA_TSTRING) {
+		const char *r = lua_tolstring(L, 3, &rlen);
+		size_t i;
+
+		repl = (double)rlen;
+		for (i = 0; i < rlen; i++)
+			if (r[i] == '%')
+				repl += REPL_STEPS_PER_CAPTURE;
+	}
+	steps = pattern_steps(p, plen, n, call, repl);
+	if (steps > CAP_CALL_STEPS) {
 		char msg[400];
 
-		snprintf(msg, sizeof(msg),
-			 "%s: pattern \"%.60s\" on a %zu-byte string could take about %.0e steps, "
-			 "over the policy sandbox's limit of %.0e (anchor it with ^, or shorten the string)",
-			 fname, p, n, work, CAP_PATTERN_WORK);
-		luaL_error(L, "%s", msg);
+		snprintf(msg, sizeof(msg), "pattern \"%.60s%s\" on a %.0f-byte string",
+			 p, plen > 60 ? "..." : "", n);
+		return refuse_call(L, fname, msg, steps, " (anchor it with ^, or shorten the string)");
 	}
-	/* the worst case, scaled down: everyday patterns cost next to nothing,
-	 * a loop of near-limit ones runs out of budget */
-	return work / PATTERN_STEPS_PER_INSTRUCTION;
+	return steps / STEPS_PER_INSTRUCTION;
 }
 
 /* Functions charged for their numeric arguments only. */
@@ -963,25 +1398,26 @@ static int sb_numbers(lua_State *L)
 
 static int sb_find(lua_State *L)
 {
-	charge_call(L, numbers_work(L) + pattern_cost(L, "string.find", true));
+	charge_call(L, numbers_work(L) + pattern_cost(L, "string.find", PAT_FIND, true));
 	return call_original(L);
 }
 
 static int sb_match(lua_State *L)
 {
-	charge_call(L, numbers_work(L) + pattern_cost(L, "string.match", false));
+	charge_call(L, numbers_work(L) + pattern_cost(L, "string.match", PAT_FIND, false));
 	return call_original(L);
 }
 
+/* The iterator is charged here for every match it will find. */
 static int sb_gmatch(lua_State *L)
 {
-	charge_call(L, numbers_work(L) + pattern_cost(L, "string.gmatch", false));
+	charge_call(L, numbers_work(L) + pattern_cost(L, "string.gmatch", PAT_GMATCH, false));
 	return call_original(L);
 }
 
 static int sb_gsub(lua_State *L)
 {
-	charge_call(L, numbers_work(L) + pattern_cost(L, "string.gsub", false));
+	charge_call(L, numbers_work(L) + pattern_cost(L, "string.gsub", PAT_GSUB, false));
 	return call_original(L);
 }
 
@@ -999,7 +1435,7 @@ static int sb_concat(lua_State *L)
 	if (i > last)
 		return call_original(L);
 	count = last - i; /* may overflow for absurd ranges: checked as double */
-	if ((double)last - (double)i + 1 > (double)CAP_SORT * 16 || count < 0)
+	if ((double)last - (double)i + 1 > (double)CAP_CONCAT || count < 0)
 		return luaL_error(L, "table.concat: %f elements is over the policy sandbox's limit",
 				  (double)last - (double)i + 1);
 	for (; i <= last; i++) {
@@ -1017,18 +1453,53 @@ static int sb_concat(lua_State *L)
 	return call_original(L);
 }
 
+/* The longest string among t[1..n] (which the caller bounds), as the
+ * default comparison reads them; CAP_OBJECT when an element is not in the
+ * table itself (its __index gives it). */
+static double longest_element(lua_State *L, lua_Integer n)
+{
+	double longest = 0;
+	bool has_index = luaL_getmetafield(L, 1, "__index") != LUA_TNIL;
+	lua_Integer i;
+
+	if (has_index)
+		lua_pop(L, 1);
+	for (i = 1; i <= n; i++) {
+		int t = lua_rawgeti(L, 1, i);
+
+		if (t == LUA_TSTRING && (double)lua_rawlen(L, -1) > longest)
+			longest = (double)lua_rawlen(L, -1);
+		else if (t == LUA_TNIL && has_index)
+			longest = (double)CAP_OBJECT;
+		lua_pop(L, 1);
+	}
+	return longest;
+}
+
+/* table.sort: n log2 n comparisons; without a comparator, strings are
+ * compared byte by byte (a Lua comparator's own instructions count too). */
 static int sb_sort(lua_State *L)
 {
 	lua_Integer n;
+	double cmp, steps;
 
 	luaL_checktype(L, 1, LUA_TTABLE);
 	n = luaL_len(L, 1);
-	if (n > CAP_SORT)
-		return luaL_error(L, "table.sort: %I elements is over the policy sandbox's limit of %d",
-				  n, CAP_SORT);
-	/* n log n comparisons; a Lua comparator's own instructions count too */
-	if (n > 1)
-		charge_call(L, (double)n * log2((double)n));
+	if (n > 1) {
+		cmp = (double)n * log2((double)n);
+		steps = cmp * SORT_STEPS_PER_COMPARISON;
+		if (steps <= CAP_CALL_STEPS && lua_isnoneornil(L, 2)) {
+			charge_call(L, (double)n / 4); /* the scan below */
+			steps += cmp * longest_element(L, n) / SORT_BYTES_PER_STEP;
+		}
+		if (steps > CAP_CALL_STEPS) {
+			char what[100];
+
+			snprintf(what, sizeof(what), "sorting %lld elements", (long long)n);
+			return refuse_call(L, "table.sort", what, steps, "");
+		}
+		charge_call(L, steps / STEPS_PER_INSTRUCTION);
+	}
 	return call_original(L);
 }
 
@@ -1147,10 +1618,7 @@ static int sb_codes_step(lua_State *L)
 	int top;
 
 	charge_call(L, number_work(L, 2));
-	lua_pushvalue(L, lua_upvalueindex(1));
-	lua_insert(L, 1);
-	lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-	top = lua_gettop(L);
+	top = call_original(L);
 	if (top > 0 && lua_isinteger(L, 1))
 		charge_call(L, fabs((double)lua_tointeger(L, 1) - from));
 	else
@@ -1164,7 +1632,7 @@ static int sb_utf8_codes(lua_State *L)
 
 	charge_call(L, 0);
 	top = call_original(L);
-	if (top >= 1 && lua_iscfunction(L, 1)) {
+	if (top >= 1 && is_light(L, 1)) {
 		lua_pushvalue(L, 1);
 		lua_pushcclosure(L, sb_codes_step, 1);
 		lua_replace(L, 1);
@@ -1237,6 +1705,20 @@ static void wrap_nums(lua_State *L, const char *name, lua_CFunction wrapper, uns
 		lua_pop(L, 1);
 		return;
 	}
+	if (!is_light(L, -1)) {
+		int n = 0;
+
+		if (!lua_iscfunction(L, -1) || wrapper != sb_numbers)
+			luaL_error(L, "cannot wrap %s: not a light C function", name);
+		while (lua_getupvalue(L, -1 - n, n + 1)) /* its upvalues, in order */
+			n++;
+		lua_pushvalue(L, -1 - n);
+		lua_pushinteger(L, (lua_Integer)nums);
+		lua_pushcclosure(L, sb_numbers_upvalues, n + 2);
+		lua_setfield(L, -3, name);
+		lua_pop(L, 1);
+		return;
+	}
 	lua_pushinteger(L, (lua_Integer)nums);
 	lua_pushcclosure(L, wrapper, 2);
 	lua_setfield(L, -2, name);
@@ -1251,8 +1733,8 @@ static void wrap(lua_State *L, const char *name, lua_CFunction wrapper)
  * What each library function is charged, beyond the bytes it allocates
  * (ALLOC_BYTES_PER_INSTRUCTION) and the instructions of the policy code
  * it calls back (counted by the hook). Functions not listed do constant
- * work, or work the allocation charge already covers (string.sub, upper,
- * lower, reverse, char, table.pack, tostring).
+ * work, or work the allocation charge already covers (string.sub, char,
+ * table.pack, tostring), or have a wrapper of their own below.
  */
 struct charged_fn {
 	const char *lib;        /* library table; NULL for the base library */
@@ -1288,6 +1770,11 @@ static const struct charged_fn charged[] = {
 	{"table", "remove", sb_remove, ARG(2)},
 	{"table", "move", sb_move, ARG(2) | ARG(3) | ARG(4)},
 	{"table", "unpack", sb_unpack, ARG(2) | ARG(3)},
+	/* a byte an instruction converted; long strings compared */
+	{"string", "upper", sb_bytewise, 0},
+	{"string", "lower", sb_bytewise, 0},
+	{"string", "reverse", sb_bytewise, 0},
+	{NULL, "rawequal", sb_rawequal, 0},
 	/* numbers given as long strings are converted byte by byte */
 	{"string", "sub", sb_numbers, ARG(2) | ARG(3)},
 	{"string", "char", sb_numbers, ARGS_FROM(1)},
@@ -1384,6 +1871,43 @@ static int sb_rawset(lua_State *L)
 	return call_original(L);
 }
 
+static const char NAMES_KEY[] = "luascale.sandbox.names"; /* function -> "string.find" */
+
+/* Records the names of the C functions of table 'lib' as prefix..key. */
+static void name_library(lua_State *L, int names, int lib, const char *prefix)
+{
+	lua_pushnil(L);
+	while (lua_next(L, lib)) {
+		if (lua_type(L, -2) == LUA_TSTRING && lua_iscfunction(L, -1)) {
+			lua_pushvalue(L, -1);
+			lua_pushfstring(L, "%s%s", prefix, lua_tostring(L, -3));
+			lua_rawset(L, names);
+		}
+		lua_pop(L, 1);
+	}
+}
+
+/* The names of the library functions a policy sees, by function, for the
+ * messages of the errors they raise. 'g': the globals' index. */
+static void name_functions(lua_State *L, int g)
+{
+	static const char *const libs[] = {"string", "table", "math", "utf8", "coroutine", "os", NULL};
+	int names, i;
+
+	lua_newtable(L);
+	names = lua_gettop(L);
+	name_library(L, names, g, "");
+	for (i = 0; libs[i]; i++) {
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "%s.", libs[i]);
+		lua_getfield(L, g, libs[i]);
+		name_library(L, names, lua_gettop(L), prefix);
+		lua_pop(L, 1);
+	}
+	lua_setfield(L, LUA_REGISTRYINDEX, NAMES_KEY);
+}
+
 static void open_lib(lua_State *L, const char *name, lua_CFunction open)
 {
 	luaL_requiref(L, name, open, 1);
@@ -1423,6 +1947,10 @@ static int sandbox_open(lua_State *L)
 	lua_setfield(L, -2, "require");
 	lua_pushcfunction(L, sb_xpcall);
 	lua_setfield(L, -2, "xpcall");
+	lua_pushcfunction(L, sb_error);
+	lua_setfield(L, -2, "error");
+	lua_pushcfunction(L, sb_assert);
+	lua_setfield(L, -2, "assert");
 	lua_getfield(L, -1, "setmetatable");
 	lua_pushcclosure(L, sb_setmetatable, 1);
 	lua_setfield(L, -2, "setmetatable");
@@ -1477,6 +2005,8 @@ static int sandbox_open(lua_State *L)
 	lua_pushinteger(L, 42);
 	lua_call(L, 1, 0);
 	lua_pop(L, 1);
+
+	name_functions(L, lua_gettop(L));
 
 	/* the libraries are read-only; so is the string metatable */
 	{
@@ -1637,19 +2167,232 @@ static int err_tostring(lua_State *L)
 	return 1;
 }
 
-/* Turns the error value at the top of the stack into a message. A
- * __tostring metamethod is policy code: it runs under a fresh budget. */
-static void describe_error(struct sandbox *sb, struct errbuf *err)
+/* ---- where a failure was raised ---- */
+
+/* "file:line" of a frame read with "Sl": the file's full name, not Lua's
+ * shortened one; a loaded string as Lua shows it ([string "..."]). */
+static void frame_where(const lua_Debug *ar, char *out, size_t len)
+{
+	snprintf(out, len, "%s:%d", ar->source[0] == '@' ? ar->source + 1 : ar->short_src,
+		 ar->currentline);
+}
+
+/* "file:line" of the first frame from 'level' up that runs Lua code with
+ * a line; returns that level, or -1 ('out' then empty). */
+static int lua_frame_where(lua_State *T, int level, char *out, size_t len)
+{
+	lua_Debug ar;
+
+	out[0] = '\0';
+	for (; lua_getstack(T, level, &ar); level++) {
+		if (lua_getinfo(T, "Sl", &ar) && ar.currentline > 0) {
+			frame_where(&ar, out, len);
+			return level;
+		}
+	}
+	return -1;
+}
+
+/* The name of the C function of frame 'ar' (read with "nf": the function
+ * is at the top of the stack): its library name ("string.find"), else
+ * the name it was called by; "" for a metamethod or an unnamed call. */
+static void cfunc_name(lua_State *L, lua_Debug *ar, char *out, size_t len)
+{
+	out[0] = '\0';
+	lua_getfield(L, LUA_REGISTRYINDEX, NAMES_KEY);
+	if (lua_istable(L, -1)) {
+		lua_pushvalue(L, -2);
+		if (lua_rawget(L, -2) == LUA_TSTRING)
+			snprintf(out, len, "%s", lua_tostring(L, -1));
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	if (!out[0] && ar->name && strcmp(ar->namewhat, "metamethod") != 0 &&
+	    strcmp(ar->namewhat, "for iterator") != 0)
+		snprintf(out, len, "%s", ar->name);
+}
+
+/* The prefix luaL_where(level) gave a message raised from frame 'level'
+ * (Lua's shortened file name), or "" when that frame has no line. */
+static void lua_where_prefix(lua_State *T, int level, char *out, size_t len)
+{
+	lua_Debug ar;
+
+	out[0] = '\0';
+	if (lua_getstack(T, level, &ar) && lua_getinfo(T, "Sl", &ar) && ar.currentline > 0)
+		snprintf(out, len, "%s:%d: ", ar.short_src, ar.currentline);
+}
+
+/* Bytes of the string at 'i' that are 'prefix'; 0 when it does not start so. */
+static size_t prefix_len(lua_State *T, int i, const char *prefix)
+{
+	size_t n = strlen(prefix), len;
+	const char *s;
+
+	if (!n || lua_type(T, i) != LUA_TSTRING)
+		return 0;
+	s = lua_tolstring(T, i, &len);
+	return len >= n && memcmp(s, prefix, n) == 0 ? n : 0;
+}
+
+/* Is chunk 'source' a file of luascale's Lua library? */
+static bool in_lib(const struct sandbox *sb, const char *source)
+{
+	size_t n = strlen(sb->lib_dir);
+
+	return n && source[0] == '@' && strncmp(source + 1, sb->lib_dir, n) == 0 &&
+	       source[1 + n] == '/';
+}
+
+/*
+ * Records in 'r' how the error value at index 'value' of thread T was
+ * raised, from T's stack as it was then: 'level' is the frame that raised
+ * it (1 in a message handler, 0 on a coroutine that died of it). Uses no
+ * more than a few stack slots and allocates nothing but the names looked
+ * up, so it works in a message handler after a stack overflow too.
+ */
+static void record_raise(struct sandbox *sb, lua_State *T, int level, int value,
+			 struct raise_rec *r)
+{
+	char prefix[LOC_MAX + 8];
+	lua_Debug ar;
+	int at = -1, top;
+
+	value = lua_absindex(T, value);
+	top = lua_gettop(T);
+	if (lua_checkstack(T, 4) && lua_getstack(T, level, &ar) && lua_getinfo(T, "Slnf", &ar) &&
+	    lua_tocfunction(T, -1) == sb_co_wrapped && sb->co_rec.valid) {
+		/* re-raised from a coroutine: where it was raised in there (the
+		 * record of a coroutine inside it may be the one being made) */
+		int type = lua_type(T, value);
+		size_t len = type == LUA_TSTRING ? lua_rawlen(T, value) : 0;
+		size_t added = type == LUA_TSTRING && sb->co_rec.type == LUA_TSTRING &&
+			       len >= sb->co_rec.value_len ? len - sb->co_rec.value_len : 0;
+
+		if (r != &sb->co_rec)
+			*r = sb->co_rec;
+		r->type = type;
+		r->ptr = lua_topointer(T, value);
+		r->value_len = len;
+		r->strip += added;
+		lua_frame_where(T, level + 1, r->resumed, sizeof(r->resumed));
+		lua_settop(T, top);
+		return;
+	}
+	lua_settop(T, top);
+	memset(r, 0, sizeof(*r));
+	r->valid = true;
+	r->type = lua_type(T, value);
+	r->ptr = lua_topointer(T, value);
+	r->value_len = r->type == LUA_TSTRING ? lua_rawlen(T, value) : 0;
+	r->kind = RAISED_BY_LUA;
+	if (!lua_checkstack(T, 4) || !lua_getstack(T, level, &ar) || !lua_getinfo(T, "Slnf", &ar))
+		goto from;
+	if (ar.what[0] != 'C') { /* Lua's own error, in this function */
+		at = lua_frame_where(T, level, r->where, sizeof(r->where));
+		lua_where_prefix(T, level, prefix, sizeof(prefix));
+		r->strip = prefix_len(T, value, prefix);
+		goto from;
+	}
+	if (lua_tocfunction(T, -1) == sb_error || lua_tocfunction(T, -1) == sb_assert) {
+		bool is_error = lua_tocfunction(T, -1) == sb_error;
+		int lv = 1;
+
+		r->kind = is_error ? RAISED_BY_ERROR : RAISED_BY_ASSERT;
+		/* slot 1: the value as given; slot 2: the level, or whether
+		 * assert had a message (see sb_error, sb_assert) */
+		if (lua_getlocal(T, &ar, 1)) {
+			if (lua_type(T, -1) == LUA_TSTRING && r->type == LUA_TSTRING &&
+			    r->value_len >= lua_rawlen(T, -1))
+				r->strip = r->value_len - lua_rawlen(T, -1);
+			lua_pop(T, 1);
+		}
+		if (lua_getlocal(T, &ar, 2)) {
+			if (is_error)
+				lv = (int)lua_tointeger(T, -1);
+			else
+				r->has_message = lua_toboolean(T, -1);
+			lua_pop(T, 1);
+		}
+		/* the frame error() was told to blame, as Lua located it */
+		if (lv > 0 && lv < INT_MAX - level) {
+			lua_Debug blamed;
+
+			if (lua_getstack(T, level + lv, &blamed) && lua_getinfo(T, "Sl", &blamed) &&
+			    blamed.currentline > 0) {
+				frame_where(&blamed, r->where, sizeof(r->where));
+				at = level + lv;
+			}
+		}
+		if (at < 0)
+			at = lua_frame_where(T, level + 1, r->where, sizeof(r->where));
+		/* luascale's library checking its arguments, not the policy */
+		if (lua_getstack(T, level + 1, &ar) && lua_getinfo(T, "S", &ar) && in_lib(sb, ar.source) &&
+		    r->type == LUA_TSTRING)
+			r->kind = RAISED_BY_LIBRARY;
+		goto from;
+	}
+	r->kind = RAISED_BY_CFUNC;
+	cfunc_name(T, &ar, r->fname, sizeof(r->fname));
+	at = lua_frame_where(T, level + 1, r->where, sizeof(r->where));
+	lua_where_prefix(T, level + 1, prefix, sizeof(prefix));
+	r->strip = prefix_len(T, value, prefix);
+from:
+	/* raised outside the policy's file (a module, a loaded chunk): the
+	 * policy's line that led there */
+	if (at >= 0 && sb->main_src[0] && lua_getstack(T, at, &ar) && lua_getinfo(T, "S", &ar) &&
+	    strcmp(ar.source, sb->main_src) != 0) {
+		for (at++; lua_getstack(T, at, &ar); at++) {
+			if (lua_getinfo(T, "Sl", &ar) && ar.currentline > 0 &&
+			    strcmp(ar.source, sb->main_src) == 0) {
+				frame_where(&ar, r->from, sizeof(r->from));
+				break;
+			}
+		}
+	}
+	lua_settop(T, top);
+}
+
+/* Message handler: records where the error was raised (the stack is
+ * still there) and passes the error value on unchanged. */
+static int on_error(lua_State *L)
+{
+	record_raise(sandbox_of(L), L, 1, 1, &sandbox_of(L)->rec);
+	lua_settop(L, 1);
+	return 1;
+}
+
+/* Appends to 'out' how the policy's error value at the top of the stack
+ * reads ('strip' bytes of a string are Lua's location). A __tostring
+ * metamethod is policy code: it runs under a fresh budget. */
+static void describe_value(struct sandbox *sb, size_t strip, char *out, size_t len)
 {
 	lua_State *L = sb->L;
 	int t = lua_type(L, -1);
+	size_t used = strlen(out);
 
-	if (t == LUA_TSTRING) {
-		errbuf_set(err, "%s", lua_tostring(L, -1));
+	switch (t) {
+	case LUA_TSTRING: {
+		size_t n;
+		const char *s = lua_tolstring(L, -1, &n);
+
+		if (strip > n)
+			strip = 0;
+		snprintf(out + used, len - used, "\"%.*s\"", (int)(n - strip), s + strip);
 		return;
 	}
-	errbuf_set(err, "error with a %s value (not a string)", luaL_typename(L, -1));
-	if (t == LUA_TNIL || luaL_getmetafield(L, -1, "__tostring") == LUA_TNIL)
+	case LUA_TNUMBER:
+	case LUA_TBOOLEAN:
+	case LUA_TNIL:
+		lua_pushvalue(L, -1);
+		snprintf(out + used, len - used, "%s", luaL_tolstring(L, -1, NULL));
+		lua_pop(L, 2);
+		return;
+	default:
+		break;
+	}
+	snprintf(out + used, len - used, "a %s value (not a string)", luaL_typename(L, -1));
+	if (luaL_getmetafield(L, -1, "__tostring") == LUA_TNIL)
 		return;
 	lua_pop(L, 1);
 	lua_pushcfunction(L, err_tostring);
@@ -1658,44 +2401,91 @@ static void describe_error(struct sandbox *sb, struct errbuf *err)
 	sb->in_call = true;
 	if (lua_pcall(L, 1, 1, 0) == LUA_OK && sb->exhausted == EXHAUSTED_NONE &&
 	    lua_type(L, -1) == LUA_TSTRING)
-		errbuf_set(err, "%s", lua_tostring(L, -1));
+		snprintf(out + used, len - used, "\"%s\" (from a %s's __tostring)",
+			 lua_tostring(L, -1), luaL_typename(L, -2));
 	sb->in_call = false;
 	sb->exhausted = EXHAUSTED_NONE;
 	reset_hooks(L);
 	lua_pop(L, 1);
 }
 
-/* Message handler: adds the location of the failing Lua code when the
- * error is not already a located string. */
-static int add_where(lua_State *L)
+/* Does 'text' start with 'name' followed by ':' (or the part of 'name'
+ * after its last '.')? Then the message names its function already. */
+static bool names_itself(const char *text, const char *name)
 {
-	int t = lua_type(L, 1);
+	const char *dot = strrchr(name, '.');
+	size_t n = strlen(name);
 
-	if (t == LUA_TTABLE && luaL_getmetafield(L, 1, "__tostring") != LUA_TNIL) {
-		lua_settop(L, 1); /* describe_error() will call it under a budget */
-		return 1;
+	if (strncmp(text, name, n) == 0 && text[n] == ':')
+		return true;
+	if (dot) {
+		n = strlen(dot + 1);
+		return strncmp(text, dot + 1, n) == 0 && text[n] == ':';
 	}
-	if (t == LUA_TTABLE || t == LUA_TNIL || t == LUA_TBOOLEAN || t == LUA_TNUMBER) {
-		lua_Debug ar;
-		int level;
+	return false;
+}
 
-		for (level = 1; lua_getstack(L, level, &ar); level++) {
-			lua_getinfo(L, "Sl", &ar);
-			if (ar.currentline > 0) {
-				lua_pushfstring(L, "%s:%d: error with a %s value (not a string)",
-						ar.short_src, ar.currentline, luaL_typename(L, 1));
-				return 1;
-			}
-		}
+/*
+ * Turns the error value at the top of the stack into the failure's
+ * message: "file:line: message", the location being where it was raised
+ * (from the record the message handler made), never the value's text.
+ * See docs/policy-api.md, Errors.
+ */
+static void describe_error(struct sandbox *sb, struct errbuf *err)
+{
+	lua_State *L = sb->L;
+	const struct raise_rec *r = &sb->rec;
+	char text[ERRBUF_MAX] = "";
+	const char *where = "";
+	bool known = r->valid && r->type == lua_type(L, -1) && r->ptr == lua_topointer(L, -1);
+
+	if (known && r->where[0])
+		where = r->where;
+	else if (sb->main_src[0] == '@')
+		where = sb->main_src + 1; /* no line known: the file */
+	if (!known) {
+		if (lua_type(L, -1) == LUA_TSTRING)
+			snprintf(text, sizeof(text), "%s", lua_tostring(L, -1));
+		else
+			describe_value(sb, 0, text, sizeof(text));
+	} else if (r->kind == RAISED_BY_ERROR) {
+		snprintf(text, sizeof(text), "error raised: ");
+		describe_value(sb, r->strip, text, sizeof(text));
+	} else if (r->kind == RAISED_BY_ASSERT) {
+		snprintf(text, sizeof(text), "assertion failed%s", r->has_message ? ": " : "!");
+		if (r->has_message)
+			describe_value(sb, r->strip, text, sizeof(text));
+	} else if (lua_type(L, -1) == LUA_TSTRING) {
+		const char *s = lua_tostring(L, -1) + (r->strip <= r->value_len ? r->strip : 0);
+
+		if (r->kind == RAISED_BY_CFUNC && r->fname[0] && !names_itself(s, r->fname))
+			snprintf(text, sizeof(text), "%s: %s", r->fname, s);
+		else
+			snprintf(text, sizeof(text), "%s", s);
+	} else {
+		snprintf(text, sizeof(text), "%s%serror with ", r->fname, r->fname[0] ? ": " : "");
+		describe_value(sb, 0, text, sizeof(text));
 	}
-	return 1;
+	{
+		bool resumed = known && r->resumed[0];
+		bool from = known && r->from[0] && strcmp(r->from, r->resumed) != 0;
+
+		errbuf_set(err, "%s%s%s%s%s%s%s%s%s", where, where[0] ? ": " : "", text,
+			   resumed ? " (in a coroutine resumed at " : "", resumed ? r->resumed : "",
+			   resumed ? ")" : "", from ? " (called from " : "", from ? r->from : "",
+			   from ? ")" : "");
+	}
 }
 
 static int finish_call(struct sandbox *sb, int status, int base, struct errbuf *err)
 {
 	lua_State *L = sb->L;
-	char limit[200];
+	char limit[300];
 
+	/* a call may have finished past the deadline (a last library call
+	 * that overran, a last long comparison): it failed all the same */
+	if (status == LUA_OK && sb->exhausted == EXHAUSTED_NONE && !sb->uncounted)
+		check_clocks(sb, 0);
 	sb->in_call = false;
 	sb->raising = false;
 	reset_hooks(L);
@@ -1704,19 +2494,23 @@ static int finish_call(struct sandbox *sb, int status, int base, struct errbuf *
 	if (sb->exhausted != EXHAUSTED_NONE) {
 		/* Over a limit: the call failed, whatever the policy did with the
 		 * error (caught it, replaced it, failed in its handler). Keep a
-		 * located message we raised ourselves; otherwise say it plainly
-		 * (a failed allocation has no location: the caller names the file). */
+		 * located message we raised ourselves; otherwise say it plainly,
+		 * naming the file (a failed allocation has no line). */
 		const char *msg = status == LUA_OK || status == LUA_ERRMEM ? NULL : lua_tostring(L, -1);
 
 		limit_message(sb, limit, sizeof(limit));
-		if (!msg || !strstr(msg, limit)) {
-			lua_settop(L, base - 1);
-			lua_pushstring(L, limit);
-		}
+		if (msg && strstr(msg, limit))
+			errbuf_set(err, "%s", msg);
+		else if (sb->main_src[0] == '@')
+			errbuf_set(err, "%s: %s", sb->main_src + 1, limit);
+		else
+			errbuf_set(err, "%s", limit);
 		status = LUA_ERRRUN;
-	}
-	if (status != LUA_OK) {
+	} else if (status != LUA_OK) {
 		describe_error(sb, err);
+	}
+	sb->rec.valid = sb->co_rec.valid = false;
+	if (status != LUA_OK) {
 		lua_settop(L, base - 1);
 		sb->exhausted = EXHAUSTED_NONE;
 		lua_gc(L, LUA_GCCOLLECT, 0);
@@ -1732,8 +2526,15 @@ int sandbox_call(struct sandbox *sb, int nargs, int nresults, struct errbuf *err
 	lua_State *L = sb->L;
 	int base = lua_gettop(L) - nargs; /* index of the function */
 	int status;
+	lua_Debug ar;
 
-	lua_pushcfunction(L, add_where);
+	/* the policy's own file, which every failure names */
+	sb->main_src[0] = '\0';
+	lua_pushvalue(L, base);
+	if (lua_getinfo(L, ">S", &ar) && ar.source[0] == '@')
+		snprintf(sb->main_src, sizeof(sb->main_src), "%s", ar.source);
+	sb->rec.valid = sb->co_rec.valid = false;
+	lua_pushcfunction(L, on_error);
 	lua_insert(L, base);
 	begin_limits(sb);
 	sb->in_call = true;
@@ -1753,7 +2554,9 @@ int sandbox_cpcall(struct sandbox *sb, int (*fn)(lua_State *), void *ud,
 	lua_State *L = sb->L;
 	int base, status;
 
-	lua_pushcfunction(L, add_where);
+	sb->main_src[0] = '\0';
+	sb->rec.valid = false;
+	lua_pushcfunction(L, on_error);
 	base = lua_gettop(L);
 	lua_pushcfunction(L, fn);
 	lua_pushlightuserdata(L, ud);

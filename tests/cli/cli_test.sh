@@ -86,6 +86,11 @@ printf 'local P = {}\nfunction P.reconcile() while true do end end\nreturn P\n' 
 if LUASCALE_POLICY_INSTRUCTIONS=5000000 run "$t" 3 "$BIN" decide --config $CFG --state $STATE --policy "$TMP/loop.lua" &&
    has err "instruction budget"; then ok "$t"; else not_ok "$t"; fi
 
+t="one string.find that would run far past the deadline fails at its line with exit 3 and no plan"
+printf 'local P = {}\nfunction P.reconcile()\n  local r = string.rep("a", 2^17):find("[" .. string.rep("b", 2^17) .. "]")\n  return {}\nend\nreturn P\n' > "$TMP/find.lua"
+if run "$t" 3 "$BIN" decide --config $CFG --state $STATE --policy "$TMP/find.lua" --output json &&
+   has err "find.lua:3: string.find: pattern" && json_check "#r.actions == 0 and r.error:find('find.lua:3: string.find', 1, true)"; then ok "$t"; else not_ok "$t"; fi
+
 t="a policy that does not load is refused by check"
 printf 'local P = {\n' > "$TMP/syntax.lua"
 if run "$t" 3 "$BIN" check --config $CFG --policy "$TMP/syntax.lua" && has err "syntax.lua"; then ok "$t"; else not_ok "$t"; fi

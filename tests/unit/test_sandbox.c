@@ -218,9 +218,9 @@ static void test_library_work_is_charged(void **state)
 	expect_call_error(WRAP("local t = {} for i = 1, 100000 do t[i] = {} end\n"
 			       "for j = 1, 100 do collectgarbage() end"),
 			  "instruction budget");
-	/* a pattern call is charged its worst case (here 10^8 steps, though
-	 * this subject matches at once), scaled down */
-	expect_call_error(WRAP("local s = string.rep('b', 460) for i = 1, 100 do s:match('a*a*b') end"),
+	/* a pattern call is charged its worst case (here about 10^8 steps,
+	 * though this subject matches at once), scaled down */
+	expect_call_error(WRAP("local s = string.rep('b', 200) for i = 1, 100 do s:match('a*a*b') end"),
 			  "instruction budget");
 	expect_call_error(WRAP("local s, p = string.rep('a', 1000000), string.rep('a', 3000) .. 'b'\n"
 			       "for i = 1, 100 do s:find(p, 1, true) end"),
@@ -302,10 +302,10 @@ static void test_no_io_no_os(void **state)
 static void test_non_string_errors(void **state)
 {
 	(void)state;
-	expect_call_error(WRAP("error({code = 1})"), "table value");
+	expect_call_error(WRAP("error({code = 1})"), ".lua:3: error raised: a table value");
 	expect_call_error(WRAP("error(setmetatable({}, {__tostring = function() return 'custom' end}))"),
 			  "custom");
-	expect_call_error(WRAP("error()"), "nil value");
+	expect_call_error(WRAP("error()"), ".lua:3: error raised: nil");
 	/* a __tostring that loops is policy code too: it gets a budget */
 	expect_call_error(WRAP("error(setmetatable({}, {__tostring = function() while true do end end}))"),
 			  "table value");
