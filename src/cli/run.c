@@ -614,11 +614,13 @@ int cli_run(int argc, char **argv)
 	log_at(&log, LOG_INFO, clock_wall(clock), serve_electing(sv)
 	       ? "cluster state read; reconciling whenever this process leads"
 	       : "cluster state read; reconciling");
-	if (dry_run)
+	if (dry_run) {
 		log_at(&log, LOG_INFO, clock_wall(clock),
 		       "dry run: no Events, no status ConfigMap, no Lease, no node mark and no cloud "
-		       "call are written; the plans are logged");
-	else if (run_ops_report(ops, client, &err) < 0)
+		       "call are written; the plans and the status are logged");
+		if (run_ops_report_dry(ops, &err) < 0)
+			log_at(&log, LOG_WARN, clock_wall(clock), "no status: %s", err.msg);
+	} else if (run_ops_report(ops, client, &err) < 0)
 		log_at(&log, LOG_WARN, clock_wall(clock), "no status ConfigMap nor Events: %s", err.msg);
 
 	while (!atomic_load(&sc.stop)) {

@@ -34,6 +34,8 @@ struct run_ops {
 	struct statuswriter *status;
 	struct recorder *events;
 	atomic_bool active;
+	bool dry_run;             /* the status goes to the log, nothing is written */
+	char *last_logged;        /* the status text last logged (dry run) */
 };
 
 struct run_ops *run_ops_new(const char *config_path, const struct config *cfg,
@@ -58,6 +60,7 @@ void run_ops_free(struct run_ops *o)
 	statuswriter_free(o->status);
 	recorder_free(o->events);
 	status_board_free(o->board);
+	free(o->last_logged);
 	free(o);
 }
 
@@ -140,6 +143,37 @@ int run_ops_apply_config(struct run_ops *o, struct reconciler *rec, const struct
 	return changed;
 }
 
+int run_ops_report_dry(struct run_ops *o, struct errbuf *err)
+{
+	o->dry_run = true;
+	if (o->first->status_enabled && !(o->board = status_board_new()))
+		return errbuf_set(err, "out of memory");
+	return 0;
+}
+
+/* A dry run's status: logged when it changed since it was last logged. */
+static void log_status(struct run_ops *o, const char *text)
+{
+	if (!text || (o->last_logged && strcmp(o->last_logged, text) == 0))
+		return;
+	char *one = strdup(text), *p;
+	size_t n;
+
+	free(o->last_logged);
+	o->last_logged = strdup(text);
+	if (!one)
+		return;
+	/* one log line: the text's lines joined */
+	for (p = one; *p; p++)
+		if (*p == '\n')
+			*p = p[1] ? ';' : '\0';
+	n = strlen(one);
+	log_at(o->log, LOG_INFO, clock_wall(clock_real()),
+	       "dry run: the status ConfigMap %s/%s would say: %.*s", o->first->status_namespace,
+	       o->first->status_name, (int)(n > 3000 ? 3000 : n), one);
+	free(one);
+}
+
 int run_ops_report(struct run_ops *o, struct kube_client *client, struct errbuf *err)
 {
 	const struct config *c = o->first;
@@ -193,12 +227,16 @@ static void observe(void *ctx, const struct snapshot *s, const struct round_view
 {
 	struct run_ops *o = ctx;
 
-	if (o->board && o->status) {
+	if (o->board && (o->status || o->dry_run)) {
 		struct buf text = BUF_INIT, json = BUF_INIT;
 
 		status_board_round(o->board, s, v);
-		if (status_board_render(o->board, s, &text, &json) == 0)
-			statuswriter_submit(o->status, text.data, json.data);
+		if (status_board_render(o->board, s, &text, &json) == 0) {
+			if (o->dry_run)
+				log_status(o, text.data);
+			else
+				statuswriter_submit(o->status, text.data, json.data);
+		}
 		buf_free(&text);
 		buf_free(&json);
 	}

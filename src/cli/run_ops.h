@@ -71,6 +71,11 @@ int run_ops_apply_config(struct run_ops *o, struct reconciler *rec, const struct
  */
 int run_ops_report(struct run_ops *o, struct kube_client *client, struct errbuf *err);
 
+/* A dry run's reporting: no status ConfigMap and no Events are written;
+ * the status text is logged each time it changes. Returns 0, or -1 with
+ * why. */
+int run_ops_report_dry(struct run_ops *o, struct errbuf *err);
+
 /* Whether this process acts (the leader): a standby reports nothing.
  * Any thread. */
 void run_ops_set_active(struct run_ops *o, bool active);

@@ -103,6 +103,7 @@ static void collect(void *ctx)
 		metric_set0(ins->leader_transitions, (double)leader_transitions(sv->leader));
 	if (sv->fence)
 		metric_set0(ins->fenced_writes, (double)fence_refused(sv->fence));
+	metric_set0(ins->log_dropped, (double)log_dropped_lines());
 	metric_set0(ins->series_dropped, (double)metrics_dropped(sv->m));
 }
 

@@ -72,6 +72,7 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->cache_unavailable = ok(&bad, metrics_gauge(m, "luascale_cache_unavailable", "1 while the API server refuses (403) or does not serve (404) an optional resource: luascale runs without it.", "resource"));
 	ins->leader = ok(&bad, metrics_gauge(m, "luascale_leader", "1 while this process leads (may act), 0 on standby.", NULL));
 	ins->leader_transitions = ok(&bad, metrics_counter(m, "luascale_leader_transitions_total", "Times this process started or stopped leading.", NULL));
+	ins->log_dropped = ok(&bad, metrics_counter(m, "luascale_log_lines_dropped_total", "Log lines dropped because the log sink (stderr) did not take them in time.", NULL));
 	ins->fenced_writes = ok(&bad, metrics_counter(m, "luascale_fenced_writes_total", "Writes to the cluster or a cloud not sent because this process did not hold a valid leader Lease at that moment.", NULL));
 	ins->series_dropped = ok(&bad, metrics_counter(m, "luascale_metrics_series_dropped_total", "Samples dropped because a metric had too many label sets.", NULL));
 	ins->bindings = ok(&bad, metrics_counter(m, "luascale_pod_bindings_total", "Pods of a packing bound by luascale to the node launched for them (provisioning.bind_pods), by outcome (bound; conflict: bound by the scheduler first; skipped: no longer pending or fitting, or the node not ready in time; error).", "outcome"));

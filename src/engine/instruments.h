@@ -27,7 +27,7 @@ struct instruments {
 	struct metric *api_requests, *watch_restarts, *relists, *lists, *watch_errors, *cache_synced;
 	struct metric *cache_unavailable;
 	struct metric *leader, *leader_transitions, *series_dropped;
-	struct metric *fenced_writes;
+	struct metric *fenced_writes, *log_dropped;
 	struct metric *bindings;
 };
 

@@ -237,6 +237,8 @@ workloads:
             ok(False, "no %s exists" % what)
         except Exception:
             ok(True, "no %s exists" % what)
+    ok(re.search(r"dry run: the status ConfigMap kube-system/luascale-status would say: .*ScaleUp",
+                 open(a["log"]).read()), "the status it would write is in its log", a["log"])
     ok(re.search(r"--dry-run takes no part in leader election", open(a["log"]).read()),
        "the dry run says it takes no part in leader election", a["log"])
 H.finish()

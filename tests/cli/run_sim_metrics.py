@@ -52,7 +52,7 @@ FAMILIES = [
     "luascale_kube_writes_waiting", "luascale_kube_api_requests_total", "luascale_watch_restarts_total",
     "luascale_relists_total", "luascale_cache_lists_total", "luascale_watch_errors_total", "luascale_cache_synced",
     "luascale_cache_unavailable",
-    "luascale_leader", "luascale_leader_transitions_total", "luascale_fenced_writes_total",
+    "luascale_leader", "luascale_leader_transitions_total", "luascale_fenced_writes_total", "luascale_log_lines_dropped_total",
     "luascale_metrics_series_dropped_total",
     "luascale_work_queue_workers", "luascale_work_queue_busy_workers", "luascale_work_queue_waiting_tasks",
     "luascale_work_queue_max_workers",
