@@ -1901,6 +1901,24 @@ static uint32_t *starting_nodes(const struct snapshot *s, size_t group, size_t m
 	return v;
 }
 
+int32_t sched_upcoming_node(const struct snapshot *s, size_t group, int32_t bin)
+{
+	size_t i;
+	int32_t k = 0;
+
+	if (bin < 0)
+		return -1;
+	for (i = 0; i < s->n_nodes; i++) {
+		const struct node *nd = &s->nodes[i];
+
+		if (nd->group != (int32_t)group || nd->removing || !node_starting(s, nd))
+			continue;
+		if (k++ == bin)
+			return (int32_t)i;
+	}
+	return -1;
+}
+
 /* The slot of a placement's planned node in the prior sites' table
  * (grown as needed): its own, or the empty one to fill. */
 static struct prior_site *prior_slot(struct relations *r, const struct pack_prior *a, bool up)

@@ -150,6 +150,12 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 			size_t group, int max_new, int upcoming_nodes,
 			struct pack_result *out, struct errbuf *err);
 
+/* The node behind upcoming bin 'bin' of a packing onto 'group': the
+ * group's starting nodes (registered, not Ready yet) are its first
+ * upcoming bins, in snapshot order. Their snapshot index, or -1 when the
+ * bin is an instance that is no node yet (or not an upcoming bin). */
+int32_t sched_upcoming_node(const struct snapshot *s, size_t group, int32_t bin);
+
 /*
  * What the packings of one snapshot share, for callers that pack the same
  * pods many times (luascale.packing.cheapest() packs what is left onto

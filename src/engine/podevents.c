@@ -7,6 +7,7 @@
 #include "engine/podevents.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
@@ -62,6 +63,97 @@ static void held_back(const struct snapshot *s, const struct node_group *g, stru
 	} else {
 		buf_printf(m, "%s: fits, but the policy planned no scale-up for it", g->name);
 	}
+}
+
+/* Where the unschedulable pods wait for capacity already on its way: per
+ * pod, the group whose upcoming nodes the packing puts it on (-1: none)
+ * and the starting node it lands on (-1: an instance not yet a node). */
+struct waiting {
+	int32_t *group;
+	int32_t *node;
+};
+
+static int on_the_way(const struct snapshot *s, const uint32_t *pods, size_t n,
+		      struct waiting *w)
+{
+	size_t gi, k;
+
+	w->group = malloc((n ? n : 1) * sizeof(*w->group));
+	w->node = malloc((n ? n : 1) * sizeof(*w->node));
+	if (!w->group || !w->node)
+		return -1;
+	for (k = 0; k < n; k++)
+		w->group[k] = w->node[k] = -1;
+	for (gi = 0; gi < s->n_groups; gi++) {
+		const struct node_group *g = &s->groups[gi];
+		struct pack_result r;
+		struct errbuf err;
+		uint32_t *left;
+		size_t *where, m = 0;
+
+		if (g->target <= g->current)
+			continue;
+		if (!n)
+			break;
+		left = malloc(n * sizeof(*left));
+		where = malloc(n * sizeof(*where));
+		for (k = 0; left && where && k < n; k++)
+			if (w->group[k] < 0) {
+				where[m] = k;
+				left[m++] = pods[k];
+			}
+		if (!left || !where || !m ||
+		    sched_pack(s, left, m, gi, 0, &r, &err) < 0) {
+			free(left);
+			free(where);
+			continue;
+		}
+		for (k = 0; k < m; k++)
+			if (r.placement[k] >= 0 && r.placement[k] < r.upcoming) {
+				w->group[where[k]] = (int32_t)gi;
+				w->node[where[k]] = sched_upcoming_node(s, gi, r.placement[k]);
+			}
+		pack_result_free(&r);
+		free(left);
+		free(where);
+	}
+	return 0;
+}
+
+/* Whether an accepted scale-up is for a group whose template fits 'p'. */
+static bool triggered(const struct snapshot *s, const struct plan *accepted, const struct pod *p)
+{
+	size_t i;
+
+	for (i = 0; accepted && i < accepted->n_actions; i++) {
+		const struct action *a = &accepted->actions[i];
+		int g = a->type == ACTION_SCALE_UP ? group_index(s, a->group) : -1;
+
+		if (g >= 0 && sched_fits_template(p, &s->groups[g], NULL, 0) == SCHED_FITS)
+			return true;
+	}
+	return false;
+}
+
+/* A pod that waits for a node on its way: no NotTriggerScaleUp, the node
+ * (or the group's instances) it waits for. */
+static void explain_waiting(const struct snapshot *s, const struct pod *p, int32_t g,
+			    int32_t node, podevents_fn fn, void *ctx)
+{
+	struct buf m = BUF_INIT;
+	const struct node_group *grp = &s->groups[g];
+
+	if (node >= 0)
+		buf_printf(&m, "pod waits for node %s of group %s, starting (not Ready yet)",
+			   s->nodes[node].name, grp->name);
+	else
+		buf_printf(&m, "pod waits for a node on its way: group %s has %d launched and not "
+			   "registered yet (%d starting; %d->%d)", grp->name,
+			   grp->target - grp->current - grp->starting, grp->starting, grp->current,
+			   grp->target);
+	if (!m.oom && m.data)
+		fn(ctx, p, "Normal", PODEVENT_WAITING, m.data);
+	buf_free(&m);
 }
 
 static void explain_one(const struct snapshot *s, const struct plan *accepted,
@@ -138,15 +230,29 @@ static void explain_one(const struct snapshot *s, const struct plan *accepted,
 size_t podevents_explain(const struct snapshot *s, const struct plan *accepted, size_t max_pods,
 			 podevents_fn fn, void *ctx)
 {
-	size_t i, told = 0;
+	size_t i, n = 0, told = 0;
+	uint32_t *pods = malloc((s->n_pending ? s->n_pending : 1) * sizeof(*pods));
+	struct waiting w = {NULL, NULL};
+	bool known;
 
-	for (i = 0; i < s->n_pending && (!max_pods || told < max_pods); i++) {
-		const struct pod *p = &s->pods[s->pending[i]];
+	for (i = 0; pods && i < s->n_pending; i++)
+		if (s->pods[s->pending[i]].flags & POD_UNSCHEDULABLE)
+			pods[n++] = s->pending[i];
+	/* capacity on its way takes the pods it fits first, as the policy's
+	 * packing does: those pods wait for it and are told so */
+	known = pods && n && on_the_way(s, pods, n, &w) == 0;
+	for (i = 0; pods && i < n && (!max_pods || told < max_pods); i++) {
+		const struct pod *p = &s->pods[pods[i]];
 
-		if (!(p->flags & POD_UNSCHEDULABLE))
-			continue;
-		explain_one(s, accepted, p, fn, ctx);
+		/* a scale-up made for it this round says more than the wait */
+		if (known && w.group[i] >= 0 && !triggered(s, accepted, p))
+			explain_waiting(s, p, w.group[i], w.node[i], fn, ctx);
+		else
+			explain_one(s, accepted, p, fn, ctx);
 		told++;
 	}
+	free(w.group);
+	free(w.node);
+	free(pods);
 	return told;
 }

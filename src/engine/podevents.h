@@ -14,6 +14,9 @@
 
 #define PODEVENT_TRIGGERED "TriggeredScaleUp"
 #define PODEVENT_NOT_TRIGGERED "NotTriggerScaleUp"
+/* the pod waits for capacity already on its way (a node starting, an
+ * instance launched): no NotTriggerScaleUp for it */
+#define PODEVENT_WAITING "WaitingForNode"
 
 /* Called once per unschedulable pod: 'type' "Normal", 'reason' one of the
  * two above, 'message' for people. All borrowed for the call. */

@@ -278,9 +278,11 @@ static void test_pod_events(void **state)
 	i = find(&t, "huge");
 	assert_string_equal(t.reasons[i], PODEVENT_NOT_TRIGGERED);
 	assert_non_null(strstr(t.msgs[i], "fits no group: needs cpu (workers: insufficient cpu: needs 16, free 4; big: insufficient cpu: needs 16, free 8)"));
-	/* fits only "big", which is at its max */
+	/* fits only "big", which is at its max with its two nodes on their
+	 * way: it waits for them, and is not told it triggered nothing */
 	i = find(&t, "medium");
-	assert_string_equal(t.msgs[i], "pod didn't trigger scale-up: big: at its max size (2)");
+	assert_string_equal(t.reasons[i], PODEVENT_WAITING);
+	assert_string_equal(t.msgs[i], "pod waits for a node on its way: group big has 2 launched and not registered yet (0 starting; 0->2)");
 
 	/* no scale-up at all: the group that fits was not chosen by the policy */
 	memset(&t, 0, sizeof(t));
@@ -288,7 +290,48 @@ static void test_pod_events(void **state)
 	plan_init(&p);
 	assert_int_equal(podevents_explain(s, &p, 1, tell, &t), 1);
 	assert_string_equal(t.names[0], "small");
-	assert_string_equal(t.msgs[0], "pod didn't trigger scale-up: workers: fits, but the policy planned no scale-up for it; big: at its max size (2)");
+	/* no scale-up for it, but big's two nodes on their way take it */
+	assert_string_equal(t.reasons[0], PODEVENT_WAITING);
+	assert_non_null(strstr(t.msgs[0], "group big has 2 launched"));
+	plan_free(&p);
+	cluster_free(&c);
+}
+
+/* Pods that the capacity on its way takes wait for it: the node starting
+ * is named; the pods it cannot take are told as before. */
+static void test_pod_events_waiting_for_a_node(void **state)
+{
+	struct cluster c;
+	struct told t;
+	struct plan p;
+	struct snapshot *s;
+	size_t i;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	memset(&t, 0, sizeof(t));
+	node(&c, "w1", "workers", true);
+	/* w2 registered 2 minutes ago, not Ready yet */
+	item(&c, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"w2\",\"labels\":{\"" LABEL "\":\"workers\"},"
+		 "\"creationTimestamp\":\"2025-11-30T09:58:00Z\"},\"spec\":{},"
+		 "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"},"
+		 "\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
+	pending(&c, "a", "\"cpu\":\"3\"", true);
+	pending(&c, "b", "\"cpu\":\"3\"", true);
+	pending(&c, "c", "\"cpu\":\"3\"", true);
+	group(&c, 0, "workers", 4, 1, 6, 3); /* w1, w2 starting, one instance launched */
+	s = finish(&c, 1);
+	plan_init(&p);
+	assert_int_equal(podevents_explain(s, &p, 0, tell, &t), 3);
+	/* a on w2, b on the launched instance, c on nothing */
+	i = find(&t, "a");
+	assert_string_equal(t.reasons[i], PODEVENT_WAITING);
+	assert_string_equal(t.msgs[i], "pod waits for node w2 of group workers, starting (not Ready yet)");
+	i = find(&t, "b");
+	assert_string_equal(t.reasons[i], PODEVENT_WAITING);
+	assert_string_equal(t.msgs[i], "pod waits for a node on its way: group workers has 1 launched and not registered yet (1 starting; 1->3)");
+	i = find(&t, "c");
+	assert_string_equal(t.reasons[i], PODEVENT_NOT_TRIGGERED);
 	plan_free(&p);
 	cluster_free(&c);
 }
@@ -410,6 +453,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status_board),
 		cmocka_unit_test(test_pod_events),
+		cmocka_unit_test(test_pod_events_waiting_for_a_node),
 		cmocka_unit_test(test_configmap_put),
 	};
 
