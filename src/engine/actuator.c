@@ -108,6 +108,14 @@ struct cloud_inst {
  * a cache or mapping fault, not orphans. */
 #define SWEEP_MAX_SHARE 0.5
 
+/* A removal not started for want of a drain slot: logged once when it
+ * starts waiting, not every round. */
+struct deferred {
+	char name[256];
+	bool seen;               /* deferred again in this round */
+	struct deferred *next;
+};
+
 /* A node with a job running (its actions of an earlier plan). */
 struct busy_node {
 	char name[256];
@@ -146,6 +154,7 @@ struct actuator {
 	bool cloud_known;
 	int64_t cloud_hold_ns;      /* the cloud said Retry-After: no write to it before this */
 	struct gstate *groups;
+	struct deferred *deferred;  /* removals waiting for a drain slot (logged once) */
 	uint64_t launch_seq;        /* launch requests made (their numbers) */
 	struct memo *memos;
 	int64_t drains;            /* jobs holding a drain slot */
@@ -257,6 +266,12 @@ void actuator_free(struct actuator *a)
 	for (f = a->gone; f; f = fn) {
 		fn = f->next;
 		free(f);
+	}
+	while (a->deferred) {
+		struct deferred *d = a->deferred;
+
+		a->deferred = d->next;
+		free(d);
 	}
 	free(a->cloud);
 	for (g = a->groups; g; g = gn) {
@@ -1276,6 +1291,40 @@ static void node_step(void *arg, bool cancelled)
 	job_finish(j);
 }
 
+/* Forgets a deferred removal (it started). Lock held. */
+static void deferred_drop(struct actuator *a, const char *node)
+{
+	struct deferred **pp, *d;
+
+	for (pp = &a->deferred; (d = *pp); pp = &d->next)
+		if (strcmp(d->name, node) == 0) {
+			*pp = d->next;
+			free(d);
+			return;
+		}
+}
+
+/* A round begins (mark) or ends (sweep): removals no plan deferred again
+ * this round are forgotten, so a node deferred later is said again. */
+static void deferred_round(struct actuator *a, bool begin)
+{
+	struct deferred **pp, *d;
+
+	pthread_mutex_lock(&a->mu);
+	for (pp = &a->deferred; (d = *pp);) {
+		if (begin) {
+			d->seen = false;
+			pp = &d->next;
+		} else if (!d->seen) {
+			*pp = d->next;
+			free(d);
+		} else {
+			pp = &d->next;
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+}
+
 /* Adds 'node' to the busy list. Lock held. */
 static void busy_add(struct actuator *a, const char *node, bool removing)
 {
@@ -1350,14 +1399,29 @@ static int start_node_job(struct actuator *a, const struct plan *p, const struct
 	if (j->removal) {
 		if (a->drains >= a->cfg.max_concurrent_drains) {
 			int64_t running = a->drains;
+			struct deferred *d;
+			bool first = false;
 
 			a->st.drains_deferred++;
+			for (d = a->deferred; d && strcmp(d->name, node) != 0; d = d->next)
+				;
+			if (!d && (d = calloc(1, sizeof(*d)))) {
+				snprintf(d->name, sizeof(d->name), "%s", node);
+				d->next = a->deferred;
+				a->deferred = d;
+				first = true;
+			}
+			if (d)
+				d->seen = true;
 			pthread_mutex_unlock(&a->mu);
-			LOG(a, LOG_INFO, "node %s: removal not started this round: max_concurrent_drains (%lld) reached, %lld drain(s) running; its %zu action(s) are left for a later round",
-			    node, (long long)a->cfg.max_concurrent_drains, (long long)running, j->n);
+			/* said once when it starts waiting; each round after at debug level */
+			LOG(a, first ? LOG_INFO : LOG_DEBUG, "node %s: removal not started%s: max_concurrent_drains (%lld) reached, %lld drain(s) running; its %zu action(s) are left for a later round",
+			    node, first ? "" : " again", (long long)a->cfg.max_concurrent_drains,
+			    (long long)running, j->n);
 			job_free(j);
 			return 0;
 		}
+		deferred_drop(a, node);
 		a->drains++;
 		j->holds_slot = true;
 	}
@@ -1449,6 +1513,7 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 		    start_launch(a, &p->actions[i], pods, oldest, s) < 0)
 			failed++;
 	/* one job per node, in the order nodes first appear in the plan */
+	deferred_round(a, true);
 	for (i = 0; i < p->n_actions; i++) {
 		const char *node = p->actions[i].node;
 		bool seen = false;
@@ -1460,6 +1525,7 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 		if (!seen && start_node_job(a, p, s, node) < 0)
 			failed++;
 	}
+	deferred_round(a, false);
 	return failed && (size_t)failed == p->n_actions ? -1 : 0;
 }
 

@@ -34,6 +34,8 @@ struct status_board {
 	struct last_down down;
 	int64_t error_at;
 	char error[1024];
+	bool error_reload;     /* the error is a refused reload (else a failed round) */
+	int64_t resolved_at;   /* when it was over (a clean round, a reload that took), 0: not yet */
 	int64_t round_at;
 };
 
@@ -76,12 +78,22 @@ void status_board_round(struct status_board *b, const struct snapshot *s,
 			copy(b->down.where, sizeof(b->down.where), a->where);
 		}
 	}
+	/* an error stays shown after it is over, stamped with when it ended:
+	 * a failed round ends with a clean one, a refused reload with one
+	 * that took */
+	if (b->error_at && !b->resolved_at && !v->policy_error &&
+	    (b->error_reload ? v->reload && v->reload->ok : v->accepted != NULL))
+		b->resolved_at = s->now;
 	if (v->policy_error) {
 		b->error_at = s->now;
+		b->error_reload = false;
+		b->resolved_at = 0;
 		copy(b->error, sizeof(b->error), v->policy_error);
 	}
 	if (v->reload && !v->reload->ok) {
 		b->error_at = s->now;
+		b->error_reload = true;
+		b->resolved_at = 0;
 		snprintf(b->error, sizeof(b->error), "%s: %s",
 			 v->reload->config_failed ? "config reload failed, the config in use stays"
 			 : v->reload->config_changed ? "reload failed, the config and policy in use stay"
@@ -139,7 +151,13 @@ static void text_last(const struct status_board *b, struct buf *t)
 	}
 	if (b->error_at) {
 		time_str(b->error_at, ts, sizeof(ts));
-		buf_printf(t, "  PolicyError:  %s: %s\n", ts, b->error);
+		buf_printf(t, "  PolicyError:  %s: %s", ts, b->error);
+		if (b->resolved_at) {
+			time_str(b->resolved_at, ts, sizeof(ts));
+			buf_printf(t, " (over since %s: %s)", ts,
+				   b->error_reload ? "a reload took" : "the policy ran cleanly");
+		}
+		buf_puts(t, "\n");
 	} else {
 		buf_puts(t, "  PolicyError:  none\n");
 	}
@@ -183,6 +201,11 @@ static void json_last(const struct status_board *b, struct buf *j)
 		json_time_or_null(j, b->error_at);
 		buf_puts(j, ",\"message\":");
 		buf_json_string(j, b->error);
+		buf_puts(j, ",\"resolvedAt\":");
+		if (b->resolved_at)
+			json_time_or_null(j, b->resolved_at);
+		else
+			buf_puts(j, "null");
 		buf_puts(j, "}");
 	} else {
 		buf_puts(j, "null");

@@ -202,7 +202,43 @@ static void test_status_board(void **state)
 	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "lastScaleUp"), "count")->valueint, 2);
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "lastScaleDown"), "node")->valuestring, "g3");
 	assert_non_null(strstr(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "lastPolicyError"), "message")->valuestring, "syntax error"));
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "lastPolicyError"), "resolvedAt")));
 	cJSON_Delete(j);
+	buf_free(&text);
+	buf_free(&json);
+
+	/* clean rounds do not end a refused reload; a reload that takes does */
+	memset(&v, 0, sizeof(v));
+	v.accepted = &p;
+	status_board_round(b, s, &v);
+	assert_int_equal(status_board_render(b, s, &text, &json), 0);
+	assert_null(strstr(text.data, "over since"));
+	buf_free(&text);
+	buf_free(&json);
+	memset(&rr, 0, sizeof(rr));
+	rr.attempted = true;
+	rr.ok = true;
+	v.reload = &rr;
+	status_board_round(b, s, &v);
+	assert_int_equal(status_board_render(b, s, &text, &json), 0);
+	assert_non_null(strstr(text.data, "syntax error (over since 2025-11-30T10:00:00Z: a reload took)"));
+	j = cJSON_Parse(json.data);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "lastPolicyError"), "resolvedAt")->valuestring, "2025-11-30T10:00:00Z");
+	cJSON_Delete(j);
+	buf_free(&text);
+	buf_free(&json);
+	/* a failed round is over with the next clean one */
+	v.reload = NULL;
+	v.policy_error = "policy.lua:9: attempt to index a nil value";
+	status_board_round(b, s, &v);
+	assert_int_equal(status_board_render(b, s, &text, &json), 0);
+	assert_non_null(strstr(text.data, "policy.lua:9: attempt to index a nil value\n"));
+	buf_free(&text);
+	buf_free(&json);
+	v.policy_error = NULL;
+	status_board_round(b, s, &v);
+	assert_int_equal(status_board_render(b, s, &text, &json), 0);
+	assert_non_null(strstr(text.data, "nil value (over since 2025-11-30T10:00:00Z: the policy ran cleanly)"));
 	buf_free(&text);
 	buf_free(&json);
 	plan_free(&p);
