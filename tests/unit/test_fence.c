@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <time.h>
 
@@ -105,14 +106,14 @@ static void test_listeners_hear_the_close(void **state)
 struct acquirer {
 	struct ratelimit *rl;
 	int rc;
-	volatile int started;
+	atomic_int started;
 };
 
 static void *acquire_thread(void *p)
 {
 	struct acquirer *a = p;
 
-	a->started = 1;
+	atomic_store(&a->started, 1);
 	a->rc = ratelimit_acquire(a->rl, INT64_MAX);
 	return NULL;
 }
@@ -143,7 +144,7 @@ static void test_token_wait_ends_when_the_fence_closes(void **state)
 	struct clock *c = vclock_new(WALL0);
 	struct fence *f = fence_new(c);
 	struct ratelimit *rl = ratelimit_new(c, 0.1, 1); /* a token every 10 s */
-	struct acquirer a = {rl, 99, 0};
+	struct acquirer a = {.rl = rl, .rc = 99};
 	pthread_t t;
 
 	(void)state;
@@ -151,7 +152,7 @@ static void test_token_wait_ends_when_the_fence_closes(void **state)
 	fence_open_until(f, 60 * S);
 	assert_int_equal(ratelimit_acquire(rl, INT64_MAX), 0); /* the saved token */
 	assert_int_equal(pthread_create(&t, NULL, acquire_thread, &a), 0);
-	while (!a.started)
+	while (!atomic_load(&a.started))
 		sched_yield();
 	fence_close(f); /* the virtual clock never reaches the token's time */
 	join_or_fail(t, "the token wait after the fence closed");
@@ -167,7 +168,7 @@ static void test_token_wait_ends_when_the_fence_lapses(void **state)
 	struct clock *c = vclock_new(WALL0);
 	struct fence *f = fence_new(c);
 	struct ratelimit *rl = ratelimit_new(c, 0.1, 1);
-	struct acquirer a = {rl, 99, 0};
+	struct acquirer a = {.rl = rl, .rc = 99};
 	pthread_t t;
 
 	(void)state;
@@ -175,7 +176,7 @@ static void test_token_wait_ends_when_the_fence_lapses(void **state)
 	fence_open_until(f, 5 * S);
 	assert_int_equal(ratelimit_acquire(rl, INT64_MAX), 0);
 	assert_int_equal(pthread_create(&t, NULL, acquire_thread, &a), 0);
-	while (!a.started)
+	while (!atomic_load(&a.started))
 		sched_yield();
 	vclock_set(c, 6 * S); /* past the hold, before the token at 10 s */
 	join_or_fail(t, "the token wait after the hold lapsed");
@@ -191,7 +192,7 @@ static void test_token_wait_goes_on_while_renewed(void **state)
 	struct clock *c = vclock_new(WALL0);
 	struct fence *f = fence_new(c);
 	struct ratelimit *rl = ratelimit_new(c, 0.1, 1);
-	struct acquirer a = {rl, 99, 0};
+	struct acquirer a = {.rl = rl, .rc = 99};
 	pthread_t t;
 
 	(void)state;
@@ -199,7 +200,7 @@ static void test_token_wait_goes_on_while_renewed(void **state)
 	fence_open_until(f, 5 * S);
 	assert_int_equal(ratelimit_acquire(rl, INT64_MAX), 0);
 	assert_int_equal(pthread_create(&t, NULL, acquire_thread, &a), 0);
-	while (!a.started)
+	while (!atomic_load(&a.started))
 		sched_yield();
 	vclock_set(c, 4 * S);
 	fence_open_until(f, 14 * S);
@@ -311,7 +312,7 @@ static void test_client_sends_no_write_without_the_fence(void **state)
 struct writer {
 	struct client_fx *x;
 	int rc;
-	volatile int started;
+	atomic_int started;
 	struct errbuf err;
 };
 
@@ -320,7 +321,7 @@ static void *write_thread(void *p)
 	struct writer *w = p;
 	struct kube_response r;
 
-	w->started = 1;
+	atomic_store(&w->started, 1);
 	w->rc = kube_request(w->x->client, "POST", "/api/v1/namespaces/default/pods/p/eviction",
 			     KUBE_CT_JSON, "{}", 2, &r, &w->err);
 	kube_response_free(&r);
@@ -344,7 +345,7 @@ static void test_client_write_waiting_for_a_token_ends_on_close(void **state)
 				      KUBE_CT_JSON, "{}", 2, &r, &w.err), 0);
 	kube_response_free(&r);
 	assert_int_equal(pthread_create(&t, NULL, write_thread, &w), 0);
-	while (!w.started || kube_client_writes_waiting(x->client) == 0)
+	while (!atomic_load(&w.started) || kube_client_writes_waiting(x->client) == 0)
 		sched_yield();
 	fence_close(x->f);
 	join_or_fail(t, "the write waiting for a token after the fence closed");
