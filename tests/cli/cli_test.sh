@@ -45,8 +45,35 @@ t="an environment variable overrides the config (max_nodes_total) and the C chec
 if LUASCALE_SAFETY_MAX_NODES_TOTAL=6 run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now $NOW &&
    has out "max_nodes_total is 6" && has out "plan: 0 actions"; then ok "$t"; else not_ok "$t"; fi
 
-t="check validates the example config and policy"
-if run "$t" 0 "$BIN" check --config $CFG && has out "ok"; then ok "$t"; else not_ok "$t"; fi
+t="check validates the example config, its cluster settings and policy"
+# a home whose ~/.kube/config has the example's context (classroom-prod)
+mkdir -p "$TMP/home/.kube"
+printf 'tok\n' >"$TMP/home/.kube/token"
+printf 'clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]\nusers: [{name: u, user: {tokenFile: token}}]\ncontexts: [{name: classroom-prod, context: {cluster: c, user: u}}]\n' >"$TMP/home/.kube/config"
+if HOME=$TMP/home run "$t" 0 "$BIN" check --config $CFG && has out 'cluster: context "classroom-prod"' &&
+   has out "policy policies/default.lua: ok"; then ok "$t"; else not_ok "$t"; fi
+
+t="check fails when the config's kubeconfig is not there"
+if HOME=$TMP/nohome run "$t" 2 "$BIN" check --config $CFG && has err "nohome/.kube/config"; then ok "$t"; else not_ok "$t"; fi
+
+# The README's "--policy FILE tries another policy", with every bundled
+# policy: the example config's params are default.lua's and are dropped
+# with one note when another policy replaces it.
+for p in default binpack batch jupyterhub; do
+  t="decide --policy policies/$p.lua with the example config computes a plan"
+  if run "$t" 0 "$BIN" decide --config $CFG --state $STATE --now $NOW --policy policies/$p.lua &&
+     has out "plan:"; then
+    if [ $p = default ]; then
+      # the config's own policy: its params apply, no note
+      if ! has err "note"; then ok "$t (the config's params kept)"; else not_ok "$t"; fi
+    elif [ "$(grep -c "note: --policy policies/$p.lua replaces" "$TMP/err")" = 1 ] &&
+         has err "scale_down_utilization, unneeded_for) are not applied"; then ok "$t"; else not_ok "$t"; fi
+  else not_ok "$t"; fi
+done
+
+t="check --policy with another policy drops the config's params too"
+if HOME=$TMP/home run "$t" 0 "$BIN" check --config $CFG --policy policies/binpack.lua &&
+   has err "are not applied" && has out "policy policies/binpack.lua: ok"; then ok "$t"; else not_ok "$t"; fi
 
 t="missing --state is a usage error"
 if run "$t" 1 "$BIN" decide --config $CFG && has err "--state FILE"; then ok "$t"; else not_ok "$t"; fi
