@@ -30,6 +30,7 @@ PACKAGES=(
   prometheus                         # promtool checks /metrics; a real Prometheus scrapes luascale run
   python3-kubernetes                 # the official Python client drives luascale sim (typed models, watches)
   python3-yaml                       # the deploy test parses the rendered manifests (under /usr/bin/python3)
+  mmdebstrap                         # the image test builds the Dockerfile's runtime stage from Debian's archive
 )
 
 # kubectl, to test luascale sim with the real client: Debian's
