@@ -274,10 +274,28 @@ static struct snapshot *round_snapshot(struct informer_set *infs, const struct c
 	return s;
 }
 
+/* Writes this process's id and a newline to 'path' (replacing it), for
+ * `kill -HUP "$(cat path)"`. 0, or -1 with why. */
+static int write_pid_file(const char *path, struct errbuf *err)
+{
+	FILE *f = fopen(path, "w");
+	int bad;
+
+	if (!f)
+		return errbuf_set(err, "cannot write %s: %s", path, strerror(errno));
+	bad = fprintf(f, "%d\n", (int)getpid()) < 0;
+	bad |= fclose(f) != 0;
+	if (bad) {
+		unlink(path);
+		return errbuf_set(err, "cannot write %s: %s", path, strerror(errno));
+	}
+	return 0;
+}
+
 static void run_usage(FILE *f)
 {
 	fputs("usage: luascale run --config FILE [--dry-run] [--once] [--context NAME] [--no-server]\n"
-	      "                    [--log-format text|json]\n"
+	      "                    [--log-format text|json] [--pid-file FILE]\n"
 	      "\n"
 	      "The autoscaler: watches the cluster named in the config, runs the\n"
 	      "policy on every change (batched) and periodically, and carries out\n"
@@ -288,6 +306,8 @@ static void run_usage(FILE *f)
 	      "  --context NAME  the kubeconfig context (overrides cluster.context)\n"
 	      "  --log-format F  text (default) or json: one object a line (log.format)\n"
 	      "  --no-server     no HTTP endpoint (/metrics, /healthz, /readyz; server.listen)\n"
+	      "  --pid-file FILE write the process id to FILE (removed at exit), for\n"
+	      "                  kill -HUP \"$(cat FILE)\"\n"
 	      "\n"
 	      "signals: SIGHUP reloads the policy (the running one stays if the new one\n"
 	      "fails); SIGTERM and SIGINT stop within a second, giving writes in flight 20s.\n"
@@ -365,10 +385,12 @@ int cli_run(int argc, char **argv)
 		{"context", required_argument, NULL, 'x'},
 		{"log-format", required_argument, NULL, 'L'},
 		{"no-server", no_argument, NULL, 'S'},
+		{"pid-file", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *config_path = getenv("LUASCALE_CONFIG"), *context = NULL;
+	const char *config_path = getenv("LUASCALE_CONFIG"), *context = NULL, *pid_file = NULL;
+	bool pid_written = false;
 	bool dry_run = false, once = false, log_format_set = false, no_server = false;
 	enum log_format log_format = LOG_FORMAT_TEXT;
 	struct run_ops *ops = NULL;
@@ -418,6 +440,7 @@ int cli_run(int argc, char **argv)
 			log_format_set = true;
 			break;
 		case 'S': no_server = true; break;
+		case 'P': pid_file = optarg; break;
 		case 'h': run_usage(stdout); return EXIT_OK;
 		default: run_usage(stderr); return EXIT_USAGE;
 		}
@@ -456,6 +479,15 @@ int cli_run(int argc, char **argv)
 		config_free(c);
 		pthread_mutex_destroy(&sc.mu);
 		return EXIT_INPUT;
+	}
+	log_at(&log, LOG_INFO, clock_wall(clock), "luascale %s starting: pid %d%s%s", LUASCALE_VERSION,
+	       (int)getpid(), pid_file ? ", pid file " : "", pid_file ? pid_file : "");
+	if (pid_file) {
+		if (write_pid_file(pid_file, &err) < 0) {
+			fprintf(stderr, "luascale: --pid-file: %s\n", err.msg);
+			goto out;
+		}
+		pid_written = true;
 	}
 	/* from here on a SIGTERM is taken at once, while the rest is made (a
 	 * policy whose top level runs long is cancelled): after each step the
@@ -715,6 +747,9 @@ out:
 		pthread_kill(sc.thread, SIGHUP);
 		pthread_join(sc.thread, NULL);
 	}
+	if (pid_written && unlink(pid_file) < 0 && errno != ENOENT)
+		log_at(&log, LOG_WARN, clock_wall(clock), "cannot remove the pid file %s: %s", pid_file,
+		       strerror(errno));
 	run_ops_stop(ops);
 	if (sv)
 		serve_attach_executor(sv, NULL);

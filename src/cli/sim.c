@@ -1,7 +1,8 @@
 /*
  * cli/sim: `luascale sim` — a scenario's simulated world run in real time
  * and served as a Kubernetes API on 127.0.0.1 (sim/apiserver.h), with a
- * kubeconfig written for kubectl. Runs until SIGINT or SIGTERM.
+ * kubeconfig written for kubectl. Runs until SIGINT or SIGTERM; SIGHUP is
+ * logged and ignored.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,7 +37,7 @@ static void sim_usage(FILE *f)
 {
 	fputs("usage: luascale sim --listen 127.0.0.1:PORT --scenario FILE\n"
 	      "                    [--kubeconfig-out FILE] [--fault SPEC]... [--log-level LEVEL]\n"
-	      "                    [--watch-timeout DUR]\n"
+	      "                    [--watch-timeout DUR] [--default-requests cpu=Q,memory=Q|none]\n"
 	      "                    [--aws-port PORT [--aws-env-out FILE]]\n"
 	      "                    [--gce-port PORT [--gce-env-out FILE] [--gce-key-out FILE]]\n"
 	      "                    [--azure-port PORT [--azure-env-out FILE] [--azure-token-out FILE]\n"
@@ -46,7 +47,8 @@ static void sim_usage(FILE *f)
 	      "Kubernetes API (nodes, pods, evictions, PDBs, events, leases, configmaps)\n"
 	      "on 127.0.0.1 only, for kubectl and `luascale run`. PORT 0 picks a free one.\n"
 	      "Writes a kubeconfig (default " DEFAULT_KUBECONFIG ", context\n"
-	      "\"luascale-sim\") and runs until SIGINT or SIGTERM.\n"
+	      "\"luascale-sim\") and runs until SIGINT or SIGTERM. SIGHUP is logged and\n"
+	      "ignored (a `kill -HUP` meant for `luascale run` does not stop it).\n"
 	      "\n"
 	      "faults (repeat --fault; also at run time: POST /apis/sim.luascale.io/v1/faults):\n"
 	      "  drop-watches=DUR            cut every open watch every DUR\n"
@@ -62,10 +64,10 @@ static void sim_usage(FILE *f)
 	      "\n"
 	      "  --log-level debug|info|warn|error   (default info; debug logs every request)\n"
 	      "  --watch-timeout DUR                 a watch without timeoutSeconds ends after DUR\n"
+	      "                                      (default 30m)\n"
 	      "  --default-requests cpu=Q,memory=Q   the LimitRange \"defaults\" of namespace default:\n"
 	      "                                      requests of containers that name none\n"
 	      "                                      (default cpu=500m,memory=512Mi; \"none\": no LimitRange)\n"
-	      "                                      (default 30m)\n"
 	      "\n"
 	      "AWS (a scenario with an aws: section): --aws-port PORT (0: a free one) also\n"
 	      "serves the EC2, Auto Scaling and STS APIs, IMDSv2 and container credentials\n"
@@ -293,6 +295,7 @@ int cli_sim(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP); /* taken and ignored: see the loop below */
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -404,7 +407,7 @@ int cli_sim(int argc, char **argv)
 	       "kubeconfig written to %s (context \"luascale-sim\"); try:\n"
 	       "  kubectl --kubeconfig %s get nodes,pods -A\n"
 	       "  kubectl --kubeconfig %s get nodes -w\n"
-	       "SIGINT (Ctrl-C) or SIGTERM stops it.\n",
+	       "SIGINT (Ctrl-C) or SIGTERM stops it; SIGHUP is ignored.\n",
 	       scenario, apiserver_port(srv), kubeconfig, kubeconfig, kubeconfig);
 	if (face)
 		printf("luascale sim: AWS face (EC2, Auto Scaling, STS, IMDS) at http://127.0.0.1:%d\n"
@@ -422,8 +425,15 @@ int cli_sim(int argc, char **argv)
 		       azure_face_port(zface), azure_face_tls_port(zface), az_ca, az_env, az_token);
 	fflush(stdout);
 
-	while (sigwait(&sigs, &sig) != 0)
-		;
+	/* a SIGHUP (`kill -HUP` meant for `luascale run`) does not stop it */
+	for (;;) {
+		if (sigwait(&sigs, &sig) != 0)
+			continue;
+		if (sig != SIGHUP)
+			break;
+		log_at(&log, LOG_INFO, clock_wall(clock_real()),
+		       "SIGHUP: ignored (the simulator has nothing to reload; SIGINT or SIGTERM stops it)");
+	}
 	log_at(&log, LOG_INFO, clock_wall(clock_real()), "%s: stopping",
 	       sig == SIGINT ? "SIGINT" : "SIGTERM");
 	rc = EXIT_OK;
