@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "sim/apiserver_internal.h"
+#include "sim/apiserver_patch.h"
 #include "sim/apiserver_proto.h"
 #include "sim/apiserver_store.h"
 
@@ -161,29 +162,18 @@ static const struct note notes[] = {
 	{"k8s.io.apimachinery.pkg.util.intstr.IntOrString", "IntOrString is a type that can hold an int32 or a string.", false},
 };
 
-/* Lists a strategic merge patch merges rather than replaces, as the
- * server's patch code does (apiserver_patch.c): the patch strategy and
- * merge key kubectl reads from the schema to compute its patches. */
-static const struct {
-	const char *name, *strategy, *key;
-} patch_meta[] = {
-	{META "ObjectMeta.finalizers", "merge", NULL},
-	{META "ObjectMeta.ownerReferences", "merge", "uid"},
-};
-
+/* The patch strategy and merge key kubectl reads from the schema to
+ * compute its patches: the same the server's patch code merges by
+ * (apiserver_patch.c). */
 static void add_patch_meta(cJSON *p, const char *msg, const char *field)
 {
-	size_t i, n = strlen(msg);
+	const char *strategy, *key;
 
-	for (i = 0; i < sizeof(patch_meta) / sizeof(patch_meta[0]); i++) {
-		const char *nm = patch_meta[i].name;
-
-		if (strncmp(nm, msg, n) != 0 || nm[n] != '.' || strcmp(nm + n + 1, field) != 0)
-			continue;
-		if (patch_meta[i].key)
-			cJSON_AddStringToObject(p, "x-kubernetes-patch-merge-key", patch_meta[i].key);
-		cJSON_AddStringToObject(p, "x-kubernetes-patch-strategy", patch_meta[i].strategy);
-	}
+	if (!apiserver_patch_meta(msg, field, &strategy, &key))
+		return;
+	if (key)
+		cJSON_AddStringToObject(p, "x-kubernetes-patch-merge-key", key);
+	cJSON_AddStringToObject(p, "x-kubernetes-patch-strategy", strategy);
 }
 
 static const struct note *note_of(const char *msg, const char *field)

@@ -7,6 +7,7 @@
 #ifndef LUASCALE_SIM_APISERVER_PATCH_H
 #define LUASCALE_SIM_APISERVER_PATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "errbuf.h"
@@ -34,16 +35,37 @@ enum apiserver_patch_type apiserver_patch_type(const char *content_type);
  */
 int apiserver_json_patch(struct cJSON **doc, const struct cJSON *ops, struct errbuf *err);
 
+/* What apiserver_strategic_merge returns when the patch does not apply,
+ * and the status the real server answers with. */
+#define APISERVER_SMP_BAD (-1)     /* a malformed directive: 400 BadRequest */
+#define APISERVER_SMP_INVALID (-2) /* lists of lists: 422 */
+#define APISERVER_SMP_FAILED (-3)  /* an element without its merge key, ...: 500 */
+
 /*
- * Applies a strategic merge patch to 'target' in place and returns it (a
- * new root when 'patch' is not an object). Like a merge patch, plus the
- * directives: "$patch": "delete" / "replace" on a map, "$retainKeys",
- * "$setElementOrder/..." (ignored), metadata.finalizers merged as a set
- * with "$deleteFromPrimitiveList/finalizers", metadata.ownerReferences
- * merged by uid. Every other list is replaced, as the served kinds
- * declare them. NULL when out of memory.
+ * Applies strategic merge patch 'patch' to object 'target' in place, as
+ * the Kubernetes API server does for the kind 'kind' of 'api_version'
+ * ("v1", "apps/v1"; either NULL: a kind not described, whose metadata is
+ * still an ObjectMeta): maps merge, null removes, and a list merges by the
+ * patch strategy and merge key the Kubernetes types declare for it
+ * (containers by name, env by name, ports by containerPort, volumeMounts
+ * by mountPath, conditions by type, ...; finalizers as a set) or, without
+ * one, is replaced whole (tolerations, taints). The directives: "$patch"
+ * delete / replace on a map or a list element, "$retainKeys",
+ * "$setElementOrder/<list>" and "$deleteFromPrimitiveList/<list>", with the
+ * server's order of merged lists. Returns 0, or one of APISERVER_SMP_*
+ * with the server's message; 'target' may then be partly changed.
  */
-struct cJSON *apiserver_strategic_merge(struct cJSON *target, const struct cJSON *patch);
+int apiserver_strategic_merge(struct cJSON *target, const struct cJSON *patch, const char *api_version,
+			      const char *kind, struct errbuf *err);
+
+/*
+ * The patch strategy ("merge", "merge,retainKeys", "retainKeys",
+ * "replace") and merge key (NULL: none) the Kubernetes types declare for
+ * field 'field' of message 'type' ("k8s.io.api.core.v1.PodSpec"), as the
+ * OpenAPI's x-kubernetes-patch-strategy and -merge-key say; false when
+ * they declare none.
+ */
+bool apiserver_patch_meta(const char *type, const char *field, const char **strategy, const char **key);
 
 /*
  * Parses a server-side apply body: JSON, or one YAML document (its

@@ -85,7 +85,9 @@ void apiserver_unsupported_media(struct reply *out)
  * The object 'cur' (taken; NULL: none yet, for an apply) with the
  * request's patch applied, by its content type: a new tree, or NULL with
  * the answer (415 unknown type before the body is read, 400 a malformed
- * patch, 422 one that does not apply or an apply without fieldManager).
+ * patch, 422 one that does not apply or an apply without fieldManager,
+ * 500 a strategic merge list element without its merge key, as the real
+ * server answers).
  */
 cJSON *apiserver_patched(const struct resreq *rq, cJSON *cur, struct reply *out)
 {
@@ -161,7 +163,23 @@ cJSON *apiserver_patched(const struct resreq *rq, cJSON *cur, struct reply *out)
 	default:
 		if (!cJSON_IsObject(patch))
 			goto not_object;
-		cur = apiserver_strategic_merge(cur, patch);
+		/* a scale subresource's object is a Scale, whose lists are none */
+		rc = rq->sub && strcmp(rq->sub, "scale") == 0 ?
+			apiserver_strategic_merge(cur, patch, NULL, NULL, &err) :
+			apiserver_strategic_merge(cur, patch, apiserver_api_version(rq->res),
+						  apiserver_resources[rq->res].kind, &err);
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg), "%.500s", err.msg);
+			cJSON_Delete(cur);
+			cJSON_Delete(patch);
+			if (rc == APISERVER_SMP_BAD)
+				apiserver_reply_status(out, 400, "BadRequest", msg, NULL, NULL);
+			else if (rc == APISERVER_SMP_INVALID)
+				apiserver_reply_status(out, 422, "Invalid", msg, NULL, NULL);
+			else
+				apiserver_reply_status(out, 500, "", msg, NULL, NULL);
+			return NULL;
+		}
 		break;
 	}
 	cJSON_Delete(patch);
