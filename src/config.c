@@ -532,6 +532,7 @@ static const struct int_range r_backoff = { SECOND, 7 * DAY };
 static const struct int_range r_drain = { SECOND, 7 * DAY };
 static const struct int_range r_timeout = { 1, DAY };        /* CPU time of a policy call */
 static const struct int_range r_staleness = { SECOND, DAY };
+static const struct int_range r_sync = { SECOND, DAY };      /* cluster.sync_timeout */
 
 static int dec_int(struct ctx *x, const struct val *v, void *out, const void *arg)
 {
@@ -748,7 +749,7 @@ static const char *resolve_path(struct ctx *x, const char *p, bool from_file,
 static int parse_cluster(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "kubeconfig", "context", "in_cluster", "write_qps",
-					    "write_burst", NULL };
+					    "write_burst", "sync_timeout", NULL };
 	struct config *c = x->c;
 	const char *kc = NULL;
 
@@ -759,7 +760,8 @@ static int parse_cluster(struct ctx *x, const struct ytree_node *m)
 	    field(x, m, "context", dec_string, &c->context, NULL, &x->context) ||
 	    field(x, m, "in_cluster", dec_bool, &c->in_cluster, NULL, &x->in_cluster) ||
 	    field(x, m, "write_qps", dec_write_rate, &c->write_qps, NULL, NULL) ||
-	    field(x, m, "write_burst", dec_int, &c->write_burst, &r_burst, NULL))
+	    field(x, m, "write_burst", dec_int, &c->write_burst, &r_burst, NULL) ||
+	    field(x, m, "sync_timeout", dec_duration, &c->sync_timeout_ms, &r_sync, NULL))
 		return -1;
 	if (kc) {
 		c->kubeconfig = resolve_path(x, kc, true, &x->kubeconfig);
@@ -2315,6 +2317,7 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_CLUSTER_IN_CLUSTER", dec_bool, &c->in_cluster, NULL, &x->in_cluster) ||
 	    env_field(x, "LUASCALE_CLUSTER_WRITE_QPS", dec_write_rate, &c->write_qps, NULL, NULL) ||
 	    env_field(x, "LUASCALE_CLUSTER_WRITE_BURST", dec_int, &c->write_burst, &r_burst, NULL) ||
+	    env_field(x, "LUASCALE_CLUSTER_SYNC_TIMEOUT", dec_duration, &c->sync_timeout_ms, &r_sync, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_CACHE_STALENESS", dec_duration, &c->max_cache_staleness_ms, &r_staleness, NULL) ||
 	    env_field(x, "LUASCALE_POLICY_PATH", dec_string, &pp, NULL, &x->policy_path) ||
 	    env_field(x, "LUASCALE_POLICY_INSTRUCTIONS", dec_int, &c->policy_instructions, &r_instructions, NULL) ||
@@ -2927,6 +2930,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->max_cache_staleness_ms = 30 * 1000;
 	c->write_qps = 10;
 	c->write_burst = 20;
+	c->sync_timeout_ms = 30 * 1000;
 	c->protected_pod_selector = "";
 	c->optouts = default_optouts;
 	c->n_optouts = sizeof(default_optouts) / sizeof(default_optouts[0]);

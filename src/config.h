@@ -161,6 +161,8 @@ struct config {
 	bool in_cluster;
 	double write_qps;        /* Kubernetes API writes a second, default 10 */
 	int64_t write_burst;     /* writes saved up, default 20 */
+	int64_t sync_timeout_ms; /* run --once gives up reading the cluster after
+				  * this, default 30 s, 1 s to 24 h */
 
 	struct node_group *groups; /* selector defaults to {luascale.io/node-group: NAME} */
 	size_t n_groups;

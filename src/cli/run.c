@@ -47,11 +47,44 @@
 #include "runtime/clock.h"
 #include "runtime/executor.h"
 
-#define SYNC_TIMEOUT_S 120
 /* In-flight writes get this long after SIGTERM, then every request is cut:
  * the whole shutdown stays inside Kubernetes' default 30 s grace period. */
 #define SHUTDOWN_GRACE_S 20
 #define ONCE_TIMEOUT_S 600
+
+/*
+ * Reading the cluster at the start: the first failed list is said at once,
+ * with where the server's address came from; --once gives up after
+ * cluster.sync_timeout, the daemon retries for as long as it takes.
+ */
+struct sync_report {
+	const struct logger *log;
+	const char *server;     /* the client's URL, redacted */
+	char origin[1200];      /* context "x" of kubeconfig FILE, or in-cluster */
+	bool once;
+	int64_t timeout_ms;
+	atomic_int state;       /* 0 reading, 1 a failure said, 2 read */
+};
+
+/* informer_opts.on_list_failed: says the first failure before the cluster
+ * was read, once. */
+static void sync_list_failed(void *ctx, enum informer_kind kind, const char *what)
+{
+	struct sync_report *r = ctx;
+	int reading = 0;
+	char next[96];
+
+	if (!atomic_compare_exchange_strong(&r->state, &reading, 1))
+		return;
+	if (r->once)
+		snprintf(next, sizeof(next), "retrying for %g s at most (cluster.sync_timeout)",
+			 (double)r->timeout_ms / 1000);
+	else
+		snprintf(next, sizeof(next), "retrying until it answers");
+	log_at(r->log, LOG_WARN, clock_wall(clock_real()),
+	       "cannot read the cluster from the API server %s (%s): %s: %s; %s", r->server,
+	       r->origin, informer_kind_str(kind), what, next);
+}
 
 /*
  * The signal thread's view of the daemon. The thread starts before the
@@ -417,6 +450,7 @@ int cli_run(int argc, char **argv)
 	struct reconciler *rec = NULL;
 	struct informer_set *infs = NULL;
 	struct informer_opts iopts;
+	struct sync_report sr;
 	struct batcher *batch = NULL;
 	struct batcher_policy bp;
 	struct sigctx sc;
@@ -607,11 +641,24 @@ int cli_run(int argc, char **argv)
 	bp.new_pod_ns = c->batch_new_pod_ms > 0 ? c->batch_new_pod_ms * CLOCK_NS_PER_MS : 1;
 	bp.interval_ns = c->reconcile_interval_ms * CLOCK_NS_PER_MS;
 	batch = batcher_new(&bp, &err);
+	memset(&sr, 0, sizeof(sr));
+	sr.log = &log;
+	sr.server = kube_client_server(client);
+	if (c->in_cluster)
+		snprintf(sr.origin, sizeof(sr.origin), "in-cluster, the pod's service account");
+	else
+		snprintf(sr.origin, sizeof(sr.origin), "context \"%s\" of kubeconfig %s", kc->context,
+			 kc->source ? kc->source : c->kubeconfig);
+	sr.once = once;
+	sr.timeout_ms = c->sync_timeout_ms;
+	atomic_init(&sr.state, 0);
 	memset(&iopts, 0, sizeof(iopts));
 	iopts.client = client;
 	iopts.log = &log;
 	iopts.on_change = on_change;
 	iopts.on_change_ctx = batch;
+	iopts.on_list_failed = sync_list_failed;
+	iopts.on_list_failed_ctx = &sr;
 	infs = batch ? informer_set_new(&iopts, &err) : NULL;
 	if (!kh || !ex || !binder || !act || !batch || !infs) {
 		fprintf(stderr, "luascale: cannot start: %s\n", err.msg);
@@ -628,17 +675,31 @@ int cli_run(int argc, char **argv)
 	log_at(&log, LOG_INFO, clock_wall(clock), "luascale %s: cluster %s (context %s), policy %s%s",
 	       LUASCALE_VERSION, kube_client_server(client), c->in_cluster ? "in-cluster" : (context ? context : c->context),
 	       reconciler_policy_path(rec), dry_run ? ", dry run: nothing will be executed" : "");
-	if (informer_set_start(infs, &err) < 0 ||
-	    informer_set_wait_synced(infs, clock_now(clock) + SYNC_TIMEOUT_S * CLOCK_NS_PER_S, &err) < 0) {
+	if (informer_set_start(infs, &err) < 0) {
+		log_at(&log, LOG_ERROR, clock_wall(clock), "cannot read the cluster: %s", err.msg);
+		goto stop;
+	}
+	/* --once gives up after cluster.sync_timeout; the daemon waits for as
+	 * long as it takes (a SIGTERM ends the wait) */
+	if (informer_set_wait_synced(infs, once ? clock_now(clock) + c->sync_timeout_ms * CLOCK_NS_PER_MS
+					       : INT64_MAX, &err) < 0) {
 		if (atomic_load(&sc.stop)) {
 			log_at(&log, LOG_INFO, clock_wall(clock),
 			       "stopped before the cluster state was read");
 			rc = EXIT_OK;
+		} else if (once) {
+			log_at(&log, LOG_ERROR, clock_wall(clock),
+			       "cannot read the cluster within %g s (cluster.sync_timeout) from the API "
+			       "server %s (%s): %s", (double)c->sync_timeout_ms / 1000, sr.server,
+			       sr.origin, err.msg);
 		} else {
-			log_at(&log, LOG_ERROR, clock_wall(clock), "cannot read the cluster: %s", err.msg);
+			log_at(&log, LOG_ERROR, clock_wall(clock),
+			       "cannot read the cluster from the API server %s (%s): %s", sr.server,
+			       sr.origin, err.msg);
 		}
 		goto stop;
 	}
+	atomic_store(&sr.state, 2);
 	if (serve_synced(sv, &err) < 0) {
 		log_at(&log, LOG_ERROR, clock_wall(clock), "cannot start: %s", err.msg);
 		goto stop;

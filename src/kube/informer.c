@@ -242,6 +242,7 @@ struct informer {
 	struct cache cache;
 	char rv[RV_MAX];
 	struct informer_stats st;
+	char last_error[ERRBUF_MAX + RV_MAX + 128]; /* the latest failure, "" when none */
 
 	/* the informer's thread only */
 	struct snapshot *scratch; /* decoding area, renewed now and then */
@@ -551,6 +552,7 @@ static bool backoff_wait(struct informer *inf, const char *what)
 	     informer_kind_str(inf->kind), what, (double)delay / CLOCK_NS_PER_S,
 	     inf->retry.failures);
 	pthread_mutex_lock(&inf->mu);
+	snprintf(inf->last_error, sizeof(inf->last_error), "%s", what);
 	inf->st.errors++;
 	changed_locked(inf);
 	pthread_mutex_unlock(&inf->mu);
@@ -845,6 +847,8 @@ static enum step list_all(struct informer *inf)
 	step = STEP_OK;
 	goto out;
 fail:
+	if (inf->o.on_list_failed)
+		inf->o.on_list_failed(inf->o.on_list_failed_ctx, inf->kind, what);
 	step = backoff_wait(inf, what) ? STEP_STOP : STEP_FAIL;
 out:
 	free(cont);
@@ -1463,6 +1467,7 @@ int informer_set_wait_synced(struct informer_set *set, int64_t deadline_ns,
 {
 	struct buf b = BUF_INIT;
 	int k, missing = 0;
+	char last[sizeof(set->inf[0]->last_error) + 64] = "";
 
 	for (k = 0; k < INFORMER_KINDS; k++) {
 		struct informer_stats st;
@@ -1473,10 +1478,20 @@ int informer_set_wait_synced(struct informer_set *set, int64_t deadline_ns,
 		buf_printf(&b, "%s%s (%llu failed attempts%s)", missing++ ? ", " : "",
 			   informer_kind_str((enum informer_kind)k),
 			   (unsigned long long)st.errors, st.running ? "" : ", stopped");
+		if (!last[0]) {
+			pthread_mutex_lock(&set->inf[k]->mu);
+			if (set->inf[k]->last_error[0])
+				snprintf(last, sizeof(last), "%s: %s",
+					 informer_kind_str((enum informer_kind)k),
+					 set->inf[k]->last_error);
+			pthread_mutex_unlock(&set->inf[k]->mu);
+		}
 	}
-	if (missing)
-		errbuf_set(err, "not synced with the API server: %s",
-			   b.data ? b.data : "out of memory");
+	/* the cause first: a long URL must not push it out of the message */
+	if (missing && last[0])
+		errbuf_set(err, "%s; not synced: %s", last, b.data ? b.data : "out of memory");
+	else if (missing)
+		errbuf_set(err, "not synced with the API server: %s", b.data ? b.data : "out of memory");
 	buf_free(&b);
 	return missing ? -1 : 0;
 }

@@ -128,6 +128,13 @@ struct informer_opts {
 	 * into the informer. May be NULL. */
 	void (*on_change)(void *ctx, enum informer_kind kind, enum informer_change change);
 	void *on_change_ctx;
+	/* Called on the informer's thread when a list fails, before its
+	 * backoff, with what failed ("list: GET <url, redacted>: <why>", or
+	 * the server's answer): for a caller that says at once, and where the
+	 * server came from, that the cluster cannot be read. Not called for an
+	 * optional kind refused (403, 404). May be NULL. */
+	void (*on_list_failed)(void *ctx, enum informer_kind kind, const char *what);
+	void *on_list_failed_ctx;
 };
 
 /* Counters, for metrics and tests. */
@@ -285,10 +292,11 @@ struct informer *informer_set_get(struct informer_set *set, enum informer_kind k
 bool informer_set_synced(struct informer_set *set);
 
 /*
- * Waits until informer_set_synced() holds. Returns 0, or -1 when
- * 'deadline_ns' passed, an informer ended first or the set was cancelled
- * (informer_set_cancel), with a message naming those not synced and their
- * last error count.
+ * Waits until informer_set_synced() holds ('deadline_ns' INT64_MAX: for as
+ * long as it takes). Returns 0, or -1 when 'deadline_ns' passed, an
+ * informer ended first or the set was cancelled (informer_set_cancel),
+ * with a message: the last error of the first not synced, then those not
+ * synced and their failed attempts.
  */
 int informer_set_wait_synced(struct informer_set *set, int64_t deadline_ns,
 			     struct errbuf *err);

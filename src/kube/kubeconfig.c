@@ -101,6 +101,7 @@ void kube_config_free(struct kube_config *c)
 	if (!c)
 		return;
 	free(c->context);
+	free(c->source);
 	free(c->cluster_name);
 	free(c->user_name);
 	free(c->namespace);
@@ -781,6 +782,10 @@ static int resolve(struct kload *L, const char *context, struct kube_config **ou
 	}
 	if (read_cluster(L, &cl, cluster, c))
 		goto fail;
+	if (!(c->source = xstrdup(cl.doc->source))) {
+		errbuf_set(L->err, "out of memory");
+		goto fail;
+	}
 	if (user && user[0]) {
 		r = find_entry(L, "users", "user", user, &us);
 		if (r < 0)

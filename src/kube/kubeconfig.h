@@ -43,6 +43,8 @@ struct kube_exec {
  */
 struct kube_config {
 	char *context;           /* the context's name ("in-cluster" for in-cluster) */
+	char *source;            /* the kubeconfig file whose cluster gave 'server'
+				  * (NULL in-cluster), for messages */
 	char *cluster_name;
 	char *user_name;
 	char *namespace;         /* the context's namespace, or NULL */
