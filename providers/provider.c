@@ -264,3 +264,25 @@ bool provider_claim(struct provider_turns *t, const char *group, const char *id)
 	pthread_mutex_unlock(&t->mu);
 	return ok;
 }
+
+int provider_take_token(struct ratelimit *rl, int64_t deadline_ns, struct clock *c,
+			struct provider_status *st)
+{
+	int64_t start = clock_now(c);
+	int rc = ratelimit_acquire(rl, deadline_ns);
+
+	if (rc == 0)
+		return 0;
+	st->retry_after_s = 0;
+	if (rc == RATELIMIT_FENCED) {
+		st->code = PROVIDER_CANCELLED;
+		snprintf(st->message, sizeof(st->message),
+			 "not sent: this process does not hold the leader Lease");
+	} else {
+		st->code = PROVIDER_THROTTLED;
+		snprintf(st->message, sizeof(st->message),
+			 "no token of the provider's rate limit within %.0fs",
+			 (double)(deadline_ns - start) / CLOCK_NS_PER_S);
+	}
+	return -1;
+}

@@ -185,6 +185,17 @@ struct provider_limits {
 	int read_burst;
 };
 
+/*
+ * Takes a token of 'rl' before a call (ratelimit_acquire, waiting at most
+ * until 'deadline_ns'). Returns 0, or -1 with 'st' saying why:
+ * PROVIDER_CANCELLED "not sent: this process does not hold the leader
+ * Lease" when the bucket's write fence refused it (nothing goes out, and
+ * nothing is to be backed off), else PROVIDER_THROTTLED "no token of the
+ * provider's rate limit within N s".
+ */
+int provider_take_token(struct ratelimit *rl, int64_t deadline_ns, struct clock *c,
+			struct provider_status *st);
+
 struct config;
 
 /* The token-bucket settings of the config's provider section. */

@@ -83,9 +83,9 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 	char path[2048];
 	int rc = -1;
 
-	if (c->bucket && ratelimit_acquire(c->bucket, clock_now(c->api->clock) + TOKEN_WAIT_NS) < 0) {
-		c->st->code = PROVIDER_THROTTLED;
-		errbuf_set(err, "no token of the provider's rate limit within 60s");
+	if (c->bucket && provider_take_token(c->bucket, clock_now(c->api->clock) + TOKEN_WAIT_NS,
+					     c->api->clock, c->st) < 0) {
+		errbuf_set(err, "%s", c->st->message);
 		return -1;
 	}
 	if (aws_credchain_get(c->api->creds, &cr, &e) < 0) {

@@ -195,9 +195,9 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 		errbuf_set(err, "ARM throttles this subscription's %s for %lld s more",
 			   c->writes ? "writes" : "reads",
 			   (long long)((until - now + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S));
-	} else if (c->bucket && !c->no_token && ratelimit_acquire(c->bucket, now + AZURE_TOKEN_WAIT_NS) < 0) {
-		c->st->code = PROVIDER_THROTTLED;
-		errbuf_set(err, "no token of the provider's rate limit within 60s");
+	} else if (c->bucket && !c->no_token &&
+		   provider_take_token(c->bucket, now + AZURE_TOKEN_WAIT_NS, ap->clock, c->st) < 0) {
+		errbuf_set(err, "%s", c->st->message);
 	} else if (azure_auth_prepare(ap->auth, req, extra, err) < 0) {
 		c->st->code = PROVIDER_AUTH;
 		errbuf_prefix(err, "no access token");

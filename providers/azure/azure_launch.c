@@ -239,10 +239,9 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 	pthread_mutex_lock(wl);
 	locked = true;
 	for (tries = 0;; tries++) {
-		if (ratelimit_acquire(p->mutating, clock_now(ap->clock) + AZURE_TOKEN_WAIT_NS) < 0) {
-			azure_status(&st, PROVIDER_THROTTLED, "no token of the provider's rate limit within 60s");
+		if (provider_take_token(p->mutating, clock_now(ap->clock) + AZURE_TOKEN_WAIT_NS, ap->clock,
+					&st) < 0)
 			goto out;
-		}
 		if (read_vmss(p, &g, &v, &st) < 0)
 			goto out;
 		max = v.tag_max >= 0 ? (g.max >= 0 && g.max < v.tag_max ? g.max : v.tag_max) : g.max;

@@ -150,9 +150,9 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 	int rc;
 
 	(void)req;
-	if (c->bucket && ratelimit_acquire(c->bucket, clock_now(c->gp->clock) + TOKEN_WAIT_NS) < 0) {
-		c->st->code = PROVIDER_THROTTLED;
-		errbuf_set(err, "no token of the provider's rate limit within 60s");
+	if (c->bucket && provider_take_token(c->bucket, clock_now(c->gp->clock) + TOKEN_WAIT_NS,
+					     c->gp->clock, c->st) < 0) {
+		errbuf_set(err, "%s", c->st->message);
 		return -1;
 	}
 	if (gce_auth_token(c->gp->auth, token, sizeof(token), NULL, &e) < 0) {

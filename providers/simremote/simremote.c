@@ -63,11 +63,7 @@ static int take_token(struct ratelimit *rl, struct provider_status *st)
 {
 	if (!rl)
 		return 0;
-	if (ratelimit_acquire(rl, clock_now(clock_real()) + TOKEN_WAIT_NS) < 0) {
-		set_status(st, PROVIDER_THROTTLED, "no token of the provider's rate limit within 60s");
-		return -1;
-	}
-	return 0;
+	return provider_take_token(rl, clock_now(clock_real()) + TOKEN_WAIT_NS, clock_real(), st);
 }
 
 /* POSTs 'body' to BASE 'what'; on success returns the parsed answer. */

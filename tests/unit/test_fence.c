@@ -23,6 +23,7 @@
 
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "providers/provider.h"
 #include "runtime/clock.h"
 #include "runtime/fence.h"
 #include "runtime/ratelimit.h"
@@ -212,6 +213,31 @@ static void test_token_wait_goes_on_while_renewed(void **state)
 	vclock_free(c);
 }
 
+/* A cloud call refused by the fence is "not sent" and cancelled (nothing
+ * to back off), not a throttled call. */
+static void test_provider_token_refused_by_the_fence(void **state)
+{
+	struct clock *c = vclock_new(WALL0);
+	struct fence *f = fence_new(c);
+	struct ratelimit *rl = ratelimit_new(c, 1, 1);
+	struct provider_status st;
+
+	(void)state;
+	ratelimit_set_fence(rl, f);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(provider_take_token(rl, 60 * S, c, &st), -1);
+	assert_int_equal(st.code, PROVIDER_CANCELLED);
+	assert_string_equal(st.message, "not sent: this process does not hold the leader Lease");
+	fence_open_until(f, 10 * S);
+	assert_int_equal(provider_take_token(rl, 60 * S, c, &st), 0);
+	/* the next token is 1 s away, the deadline now: throttled */
+	assert_int_equal(provider_take_token(rl, 0, c, &st), -1);
+	assert_int_equal(st.code, PROVIDER_THROTTLED);
+	ratelimit_free(rl);
+	fence_free(f);
+	vclock_free(c);
+}
+
 /* ---- the API client's writes ---- */
 
 static void h_ok(void *ud, size_t index, const struct ts_req *rq, struct ts_resp *rs)
@@ -364,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_token_wait_ends_when_the_fence_closes),
 		cmocka_unit_test(test_token_wait_ends_when_the_fence_lapses),
 		cmocka_unit_test(test_token_wait_goes_on_while_renewed),
+		cmocka_unit_test(test_provider_token_refused_by_the_fence),
 		cmocka_unit_test(test_client_sends_no_write_without_the_fence),
 		cmocka_unit_test(test_client_write_waiting_for_a_token_ends_on_close),
 	};
