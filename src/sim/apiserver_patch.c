@@ -502,13 +502,12 @@ static void clean_in(cJSON *v)
 	}
 }
 
-/* Sets member 'key' of 'o' to 'v' (taken), in its place when it is there. */
+/* Sets member 'key' of 'o' to 'v' (taken; its own name is not 'key'),
+ * in its place when it is there. */
 static void set_member(cJSON *o, const char *key, cJSON *v)
 {
-	cJSON *have = member(o, key);
-
-	if (have)
-		cJSON_ReplaceItemViaPointer(o, have, v);
+	if (member(o, key))
+		cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
 	else
 		cJSON_AddItemToObject(o, key, v);
 }

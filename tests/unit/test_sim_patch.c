@@ -205,6 +205,10 @@ static void test_strategic_merge(void **state)
 	expect_smp("{\"metadata\":{\"ownerReferences\":[{\"uid\":\"1\",\"name\":\"x\"},{\"uid\":\"2\",\"name\":\"y\"}]}}",
 		   "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"1\",\"name\":\"z\"},{\"uid\":\"2\",\"$patch\":\"delete\"}]}}",
 		   "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"1\",\"name\":\"z\"}]}}");
+	/* a scalar under $deleteFromPrimitiveList takes its list's name */
+	expect_smp("{\"metadata\":{\"finalizers\":\"a\"}}",
+		   "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":\"b\"}}",
+		   "{\"metadata\":{\"finalizers\":\"b\"}}");
 	/* a kind not described: its lists are replaced, its metadata is still an ObjectMeta */
 	expect_smp("{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"x\"}]}}",
 		   "{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"y\"}]}}",
