@@ -83,7 +83,8 @@ static void write_file(const char *dir, const char *name, const char *text)
 	char path[PATH_MAX];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		fail_msg("path too long: %s/%s", dir, name);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(text, f);
