@@ -79,7 +79,12 @@ local function why_unplaced(cluster, pods)
     local pod, reasons = pods[i], {}
     for _, g in ipairs(cluster.group_list) do
       local ok, why = cluster:fits(pod, g)
-      reasons[#reasons + 1] = g.name .. ": " .. (ok and "at its max" or why)
+      if ok and (g.backed_off_until or 0) > cluster.now then
+        why = "backed off: " .. (g.backoff_reason or "a launch failed")
+      elseif ok then
+        why = "at its max"
+      end
+      reasons[#reasons + 1] = g.name .. ": " .. why
     end
     if #reasons == 0 then reasons[1] = "no node groups configured" end
     parts[#parts + 1] = string.format("%s/%s (%s)", pod.namespace, pod.name,

@@ -138,7 +138,7 @@ struct call {
 	struct ratelimit *bucket;
 	struct provider_status *st;
 	bool auth_retry;
-	char what[64];
+	char what[192];
 };
 
 static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,

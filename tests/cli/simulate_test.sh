@@ -72,7 +72,7 @@ if [ "$(grep -c 'error \[later\] policy failed' "$TMP/err")" -eq 5 ] && has err 
 t="a policy failing in every round from the start is given up, with its error"
 printf 'local P = {}\nfunction P.reconcile() error("always") end\nreturn P\n' >"$TMP/always.lua"
 if run "$t" 2 "$BIN" simulate --scenario $SMOKE --policy "$TMP/always.lua" &&
-   has err "failed in each of the first 30 rounds" && has err "always.lua:2: always"; then
+   has err "failed in each of the first 30 rounds" && has err 'always.lua:2: error raised: "always"'; then
   ok "$t"; else not_ok "$t"; fi
 
 t="a report directory that cannot be made is an error naming it"

@@ -142,6 +142,18 @@ describe("default policy", function()
       assert.matches("default/p", r.log[1])
     end)
 
+    it("says a group that fits is backed off, not at its max", function()
+      local cluster = t.cluster{
+        pods = { t.pod{ name = "p", cpu = "3", memory = "1Gi", pending = true } },
+        backoff = { workers = { ["for"] = "5m", reason = "instance i-1 never became a node" } },
+      }
+      local r = engine():decide(cluster, NOW)
+      assert.is_false(t.scales_up(r, "workers"))
+      local all = table.concat(r.log, "\n")
+      assert.matches("workers: backed off: instance i%-1 never became a node", all)
+      assert.is_nil(all:find("at its max", 1, true))
+    end)
+
     it("buys nothing for pods that fit a node that registered since the scheduler tried", function()
       local cluster = t.cluster{
         nodes = { t.node{ name = "w-1", group = "workers" }, t.node{ name = "w-2", group = "workers", age = 5 } },
