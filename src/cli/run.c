@@ -178,13 +178,13 @@ static void on_hup(struct sigctx *sc)
 	pthread_mutex_lock(&sc->mu);
 	if (sc->rec) {
 		log_at(sc->log, LOG_INFO, clock_wall(clock_real()),
-		       "SIGHUP: the policy will be reloaded before the next round");
+		       "SIGHUP: the config and its policy will be reloaded before the next round");
 		reconciler_request_reload(sc->rec);
 		if (sc->batch)
 			batcher_request(sc->batch);
 	} else {
 		log_at(sc->log, LOG_INFO, clock_wall(clock_real()),
-		       "SIGHUP while starting: the policy will be reloaded before the first round");
+		       "SIGHUP while starting: the config and its policy will be reloaded before the first round");
 		sc->reload_pending = true;
 	}
 	pthread_mutex_unlock(&sc->mu);
@@ -342,8 +342,9 @@ static void run_usage(FILE *f)
 	      "  --pid-file FILE write the process id to FILE (removed at exit), for\n"
 	      "                  kill -HUP \"$(cat FILE)\"\n"
 	      "\n"
-	      "signals: SIGHUP reloads the policy (the running one stays if the new one\n"
-	      "fails); SIGTERM and SIGINT stop within a second, giving writes in flight 20s.\n"
+	      "signals: SIGHUP reloads the config and its policy (the running ones stay if\n"
+	      "the new ones fail); SIGTERM and SIGINT stop within a second, giving writes in\n"
+	      "flight 20s.\n"
 	      "A change to the config or policy file reloads it too (reload.watch).\n",
 	      f);
 }

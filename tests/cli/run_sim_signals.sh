@@ -129,7 +129,7 @@ if start_sim slowload && write_config slowload "$TMP/slowload.lua" &&
    start_run slowload LUASCALE_POLICY_INSTRUCTIONS=100000000000 LUASCALE_POLICY_TIMEOUT=1h &&
    until_true 20 grep -qs "loading the policy" "$TMP/slowload-run.log" &&
    kill -HUP "$RUN_PID" &&
-   until_true 20 grep -qs "SIGHUP while starting: the policy will be reloaded" "$TMP/slowload-run.log" &&
+   until_true 20 grep -qs "SIGHUP while starting: the config and its policy will be reloaded" "$TMP/slowload-run.log" &&
    kill -TERM "$RUN_PID" && until_true "$EXIT_BOUND" gone "$RUN_PID"; then
   wait "$RUN_PID" 2>/dev/null
   st=$?
