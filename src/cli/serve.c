@@ -49,6 +49,9 @@ struct serve {
 	struct health health;
 };
 
+/* /readyz says the cache is stale once an informer has been out of sync this long */
+#define READY_STALE_NS (10 * CLOCK_NS_PER_S)
+
 static const char *const limiter_names[] = {"provider_mutating", "provider_read"};
 
 static void collect(void *ctx)
@@ -122,8 +125,9 @@ static int page_healthz(void *ctx, struct buf *body)
 static int page_readyz(void *ctx, struct buf *body)
 {
 	struct serve *sv = ctx;
-	struct health_election e = {false, false, false, ""};
+	struct health_election e = {false, false, false, "", NULL};
 	char holder[LEADER_IDENTITY_MAX] = "";
+	char stale[256] = "";
 
 	if (sv->leader) {
 		e.on = true;
@@ -132,6 +136,11 @@ static int page_readyz(void *ctx, struct buf *body)
 		leader_holder(sv->leader, holder, sizeof(holder));
 		e.holder = holder;
 	}
+	pthread_mutex_lock(&sv->mu);
+	if (sv->infs && informer_set_stale(sv->infs, clock_now(clock_real()), READY_STALE_NS, stale,
+					   sizeof(stale)))
+		e.stale = stale;
+	pthread_mutex_unlock(&sv->mu);
 	return health_ready(&sv->health, &e, body);
 }
 

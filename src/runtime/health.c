@@ -59,6 +59,13 @@ int health_ready(struct health *h, const struct health_election *e, struct buf *
 		buf_puts(body, "not ready: the cluster caches are not synced yet\n");
 		return 503;
 	}
+	if (e && e->stale && e->stale[0]) {
+		/* still ready (the cache is there, a restart would not help),
+		 * but not in sync: say how stale */
+		buf_printf(body, "ok: %s, but the cache is stale: %s\n",
+			   !e->on ? "no leader election" : e->leading ? "leading" : "standby", e->stale);
+		return e->on && !e->observed ? 503 : 200;
+	}
 	if (!e || !e->on) {
 		buf_puts(body, "ok: synced (no leader election)\n");
 		return 200;

@@ -48,6 +48,7 @@ struct health_election {
 	bool observed;    /* the Lease has been read at least once */
 	bool leading;
 	const char *holder; /* "" unknown */
+	const char *stale;  /* the cache out of sync now (the informers' own words), or NULL/"" */
 };
 
 /*

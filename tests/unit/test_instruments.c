@@ -110,7 +110,7 @@ static void test_health(void **state)
 {
 	struct clock *c = vclock_new(1700000000);
 	struct health h;
-	struct health_election e = {true, false, false, ""};
+	struct health_election e = {true, false, false, "", NULL};
 	struct buf b = BUF_INIT;
 	int64_t limit = health_limit_ns(10000, 10000);
 
@@ -146,6 +146,12 @@ static void test_health(void **state)
 	b.len = 0;
 	assert_int_equal(health_ready(&h, &e, &b), 200);
 	assert_non_null(strstr(b.data, "leading"));
+	/* an API outage: still ready, but it says how stale the cache is */
+	e.stale = "pods: not in sync for 47 s (watch failing, 12 errors so far)";
+	b.len = 0;
+	assert_int_equal(health_ready(&h, &e, &b), 200);
+	assert_non_null(strstr(b.data, "ok: leading, but the cache is stale: pods: not in sync for 47 s"));
+	assert_null(strstr(b.data, "synced"));
 	buf_free(&b);
 	vclock_free(c);
 }
