@@ -100,7 +100,17 @@ static void collect(void *ctx)
 		metric_set0(ins->work_queue_waiting, (double)es.queued);
 		metric_set0(ins->work_queue_max, es.max);
 	}
+	if (sv->act) {
+		struct actuator_stats as;
+
+		actuator_get_stats(sv->act, &as);
+		metric_set1(ins->evictions, "ok", (double)as.evictions);
+		metric_set1(ins->evictions, "pdb_blocked", (double)as.evictions_refused);
+		metric_set1(ins->evictions, "throttled", (double)as.evictions_throttled);
+	}
 	pthread_mutex_unlock(&sv->mu);
+	metric_set0(ins->max_nodes_total, (double)sv->c->max_nodes_total);
+	instruments_process(ins, "/proc");
 	metric_set0(ins->leader, serve_may_act(sv));
 	if (sv->leader)
 		metric_set0(ins->leader_transitions, (double)leader_transitions(sv->leader));

@@ -4,10 +4,16 @@
  */
 #include "engine/instruments.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model.h"
+#include "policy/plan.h"
 
 static const double instruction_buckets[] = {1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
 static const double latency_buckets[] = {1, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600};
@@ -18,6 +24,46 @@ static struct metric *ok(bool *bad, struct metric *f)
 	if (!f)
 		*bad = true;
 	return f;
+}
+
+static const char *const round_outcomes[] = {"ok", "policy_error", "error"};
+static const char *const reload_outcomes[] = {"ok", "loosened", "failed"};
+static const char *const binding_outcomes[] = {"bound", "conflict", "skipped", "error"};
+static const char *const eviction_results[] = {"ok", "pdb_blocked", "throttled"};
+static const char *const invariant_labels[] = {
+	"max_size", "max_nodes_total", "min_size", "backoff", "drain_blocked", "do_not_disrupt", "pdb",
+	"max_scale_down_per_round", "unmanaged_node", "unknown_target", "conflict", "invalid_action", "other",
+};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Adds 0 to each of 'n' series of a one-label family: they exist, at 0. */
+static void zero1(struct metric *f, const char *const *values, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		metric_add(f, &values[i], 0);
+}
+
+static void zero_known_labels(struct instruments *ins)
+{
+	int t;
+
+	zero1(ins->reconciles, round_outcomes, N(round_outcomes));
+	zero1(ins->policy_reloads, reload_outcomes, N(reload_outcomes));
+	zero1(ins->bindings, binding_outcomes, N(binding_outcomes));
+	zero1(ins->evictions, eviction_results, N(eviction_results));
+	zero1(ins->rejections, invariant_labels, N(invariant_labels));
+	for (t = 0; t < ACTION_TYPE_COUNT; t++) {
+		const char *v[1] = {action_type_str((enum action_type)t)};
+
+		metric_add(ins->planned, v, 0);
+		metric_add(ins->executed, v, 0);
+		metric_add(ins->failed, v, 0);
+	}
+	/* a termination that failed after its node's delete */
+	metric_add(ins->failed, (const char *const[]){"terminate"}, 0);
 }
 
 int instruments_init(struct instruments *ins, struct metrics *m, const char *version)
@@ -76,7 +122,18 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->fenced_writes = ok(&bad, metrics_counter(m, "luascale_fenced_writes_total", "Writes to the cluster or a cloud not sent because this process did not hold a valid leader Lease at that moment.", NULL));
 	ins->series_dropped = ok(&bad, metrics_counter(m, "luascale_metrics_series_dropped_total", "Samples dropped because a metric had too many label sets.", NULL));
 	ins->bindings = ok(&bad, metrics_counter(m, "luascale_pod_bindings_total", "Pods of a packing bound by luascale to the node launched for them (provisioning.bind_pods), by outcome (bound; conflict: bound by the scheduler first; skipped: no longer pending or fitting, or the node not ready in time; error).", "outcome"));
+	ins->unneeded_nodes = ok(&bad, metrics_gauge(m, "luascale_unneeded_nodes", "Nodes of a node group being removed: a drain or delete of them accepted and not finished.", "group"));
+	ins->evictions = ok(&bad, metrics_counter(m, "luascale_evictions_total", "Pod evictions asked for by drains, by result (ok; pdb_blocked: refused by a PodDisruptionBudget; throttled: refused by the API server's own limits).", "result"));
+	ins->max_nodes_total = ok(&bad, metrics_gauge(m, "luascale_max_nodes", "The safety cap on nodes in managed groups (safety.max_nodes_total) luascale started with, 0 for none.", NULL));
+	ins->cluster_cpu = ok(&bad, metrics_gauge(m, "luascale_cluster_cpu_cores", "CPU of every node, by kind (capacity: allocatable; requested: by the pods bound there).", "kind"));
+	ins->cluster_memory = ok(&bad, metrics_gauge(m, "luascale_cluster_memory_bytes", "Memory of every node, by kind (capacity: allocatable; requested: by the pods bound there).", "kind"));
+	ins->process_cpu = ok(&bad, metrics_counter(m, "process_cpu_seconds_total", "User and system CPU time the process used.", NULL));
+	ins->process_rss = ok(&bad, metrics_gauge(m, "process_resident_memory_bytes", "Resident memory of the process.", NULL));
+	ins->process_fds = ok(&bad, metrics_gauge(m, "process_open_fds", "File descriptors the process has open.", NULL));
+	ins->process_max_fds = ok(&bad, metrics_gauge(m, "process_max_fds", "The process's limit on open file descriptors (soft).", NULL));
+	ins->process_start = ok(&bad, metrics_gauge(m, "process_start_time_seconds", "Unix time the process started.", NULL));
 	metric_set1(ins->build_info, version, 1);
+	zero_known_labels(ins);
 	return bad ? -1 : 0;
 }
 
@@ -123,9 +180,20 @@ const char *instruments_invariant(const char *why)
 	return "other";
 }
 
+/* Nodes of group 'g' a drain or delete of which is in progress. */
+static size_t removing_in(const struct snapshot *s, int32_t g)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < s->n_nodes; k++)
+		n += s->nodes[k].group == g && s->nodes[k].removing;
+	return n;
+}
+
 void instruments_snapshot(const struct instruments *ins, const struct snapshot *s)
 {
 	size_t i, unsched = 0;
+	double cpu_cap = 0, cpu_req = 0, mem_cap = 0, mem_req = 0;
 
 	if (!ins)
 		return;
@@ -144,9 +212,112 @@ void instruments_snapshot(const struct instruments *ins, const struct snapshot *
 		metric_set1(ins->group_upcoming, g->name, upcoming);
 		metric_set1(ins->group_backoff, g->name, backoff);
 		metric_set1(ins->group_backoff_until, g->name, backoff ? (double)g->backoff_until : 0);
+		metric_set1(ins->unneeded_nodes, g->name, (double)removing_in(s, (int32_t)i));
+		metric_add(ins->launched, (const char *const[]){g->name}, 0);
+		metric_add(ins->launches, (const char *const[]){g->name, "ok"}, 0);
+		metric_add(ins->terminations, (const char *const[]){g->name, "ok"}, 0);
 	}
+	for (i = 0; i < s->n_nodes; i++) {
+		cpu_cap += (double)s->nodes[i].allocatable.cpu_m;
+		cpu_req += (double)s->nodes[i].requested.cpu_m;
+		mem_cap += (double)s->nodes[i].allocatable.memory;
+		mem_req += (double)s->nodes[i].requested.memory;
+	}
+	metric_set1(ins->cluster_cpu, "capacity", cpu_cap / 1000);
+	metric_set1(ins->cluster_cpu, "requested", cpu_req / 1000);
+	metric_set1(ins->cluster_memory, "capacity", mem_cap);
+	metric_set1(ins->cluster_memory, "requested", mem_req);
 	for (i = 0; i < s->n_pending; i++)
 		unsched += (s->pods[s->pending[i]].flags & POD_UNSCHEDULABLE) != 0;
 	metric_set0(ins->pending_pods, (double)s->n_pending);
 	metric_set0(ins->unschedulable_pods, (double)unsched);
+}
+
+/* Reads 'proc'/'name' into 'buf' (NUL-terminated, cut at 'size' - 1).
+ * Returns the length, or -1. */
+static ssize_t read_proc(const char *proc, const char *name, char *buf, size_t size)
+{
+	char path[512];
+	ssize_t n, got = 0;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", proc, name) >= (int)sizeof(path))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while ((size_t)got < size - 1 && (n = read(fd, buf + got, size - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+/* The boot time (unix seconds) from 'proc'/stat, or -1. */
+static double boot_time(const char *proc)
+{
+	char buf[8192];
+	const char *p;
+
+	if (read_proc(proc, "stat", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "\nbtime ");
+	return p ? strtod(p + 7, NULL) : -1;
+}
+
+void instruments_process(const struct instruments *ins, const char *proc)
+{
+	char buf[4096], path[512];
+	long ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	const char *p;
+	DIR *d;
+
+	if (!ins)
+		return;
+	/* after the command's closing parenthesis: state is field 3, utime
+	 * 14, stime 15, starttime 22 */
+	if (read_proc(proc, "self/stat", buf, sizeof(buf)) > 0 && (p = strrchr(buf, ')')) && ticks > 0) {
+		double f[20];
+		char *end;
+		int i;
+
+		p += 2; /* ") " */
+		p = strchr(p, ' '); /* past the state */
+		for (i = 0; p && i < 20; i++) {
+			f[i] = strtod(p, &end);
+			if (end == p)
+				break;
+			p = end;
+		}
+		if (i == 20) {
+			double bt = boot_time(proc);
+
+			metric_set0(ins->process_cpu, (f[10] + f[11]) / (double)ticks);
+			if (bt >= 0)
+				metric_set0(ins->process_start, bt + f[18] / (double)ticks);
+		}
+	}
+	if (read_proc(proc, "self/statm", buf, sizeof(buf)) > 0 && page > 0) {
+		char *end;
+
+		strtod(buf, &end); /* size */
+		if (end != buf)
+			metric_set0(ins->process_rss, strtod(end, NULL) * (double)page);
+	}
+	if (snprintf(path, sizeof(path), "%s/self/fd", proc) < (int)sizeof(path) && (d = opendir(path))) {
+		struct dirent *e;
+		size_t n = 0;
+
+		while ((e = readdir(d)))
+			n += e->d_name[0] != '.';
+		closedir(d);
+		metric_set0(ins->process_fds, (double)n);
+	}
+	if (read_proc(proc, "self/limits", buf, sizeof(buf)) > 0 && (p = strstr(buf, "Max open files"))) {
+		char *end;
+		double soft = strtod(p + 14, &end);
+
+		if (end != p + 14)
+			metric_set0(ins->process_max_fds, soft);
+	}
 }

@@ -29,12 +29,18 @@ struct instruments {
 	struct metric *leader, *leader_transitions, *series_dropped;
 	struct metric *fenced_writes, *log_dropped;
 	struct metric *bindings;
+	struct metric *unneeded_nodes, *evictions, *max_nodes_total;
+	struct metric *cluster_cpu, *cluster_memory;
+	struct metric *process_cpu, *process_rss, *process_fds, *process_max_fds, *process_start;
 };
 
 /*
- * Registers every family in 'm' (borrowed, must outlive 'ins') and sets
- * build info for 'version'. Returns 0, or -1 (out of memory: the families
- * that failed stay NULL and record nothing).
+ * Registers every family in 'm' (borrowed, must outlive 'ins'), sets build
+ * info for 'version', and makes every series of a counter whose labels are
+ * known in advance (outcomes, action types, invariants, eviction results)
+ * at 0, so that an alert can compare with 0 instead of testing for absence.
+ * Returns 0, or -1 (out of memory: the families that failed stay NULL and
+ * record nothing).
  */
 int instruments_init(struct instruments *ins, struct metrics *m, const char *version);
 
@@ -46,8 +52,20 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
  */
 const char *instruments_invariant(const char *why);
 
-/* Per-group sizes and backoff, pending and unschedulable pods, from a
- * snapshot the actuator has observed. 'ins' may be NULL. */
+/* Per-group sizes, backoff and nodes being removed (the launch and
+ * termination counters of each group made at 0 with outcome "ok"), pending
+ * and unschedulable pods, the cluster's CPU and memory (allocatable and
+ * requested, over every node), from a snapshot the actuator has observed.
+ * 'ins' may be NULL. */
 void instruments_snapshot(const struct instruments *ins, const struct snapshot *s);
+
+/*
+ * The process_* families read from 'proc' (a procfs mount, "/proc" but in
+ * tests): CPU time and start time from self/stat (start time by the boot
+ * time in stat), resident memory from self/statm, open descriptors by
+ * counting self/fd, the descriptor limit from self/limits. What cannot be
+ * read is left as it was. 'ins' may be NULL.
+ */
+void instruments_process(const struct instruments *ins, const char *proc);
 
 #endif

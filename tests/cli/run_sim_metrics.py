@@ -17,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -57,6 +58,10 @@ FAMILIES = [
     "luascale_work_queue_workers", "luascale_work_queue_busy_workers", "luascale_work_queue_waiting_tasks",
     "luascale_work_queue_max_workers",
     "luascale_pod_bindings_total",
+    "luascale_unneeded_nodes", "luascale_evictions_total", "luascale_max_nodes",
+    "luascale_cluster_cpu_cores", "luascale_cluster_memory_bytes",
+    "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds",
+    "process_start_time_seconds",
 ]
 
 
@@ -86,6 +91,7 @@ def free_port():
 
 scen = H.scenario("metrics", "node_groups:\n" + GROUP + "workloads:\n" + pod("web", "2s", 2, "workers"))
 SIM = H.start_sim("metrics", scen, [], [])
+STARTED = time.time()
 run = H.start_run(SIM, "run", "node_groups:\n" + GROUP + "provider: {kind: sim}\n", {})
 m = until(20, lambda: log_has(run["log"], r"serving /metrics.* \(port (\d+)\)"))
 ok(m, "luascale run says where it serves", run["log"])
@@ -117,6 +123,21 @@ if which == "promtool":
        (sample(text, "luascale_provider_calls_total", '{operation="launch",outcome="ok"}') or 0) == 1,
        "API requests by verb and code, provider calls by operation and outcome")
     ok(sample(text, "luascale_leader") == 1, "without leader election the process may act")
+    ok(sample(text, "luascale_cluster_cpu_cores", '{kind="capacity"}') == 8 and
+       sample(text, "luascale_cluster_memory_bytes", '{kind="capacity"}') == 2 * 16 * 2**30 and
+       sample(text, "luascale_unneeded_nodes", '{group="workers"}') == 0 and
+       sample(text, "luascale_max_nodes") == 0,
+       "the cluster's capacity (two nodes of 4 CPU, 16Gi), no node being removed, no cap")
+    ok(sample(text, "luascale_reconciles_total", '{outcome="error"}') == 0 and
+       sample(text, "luascale_evictions_total", '{result="pdb_blocked"}') == 0 and
+       sample(text, "luascale_actions_failed_total", '{type="drain"}') == 0,
+       "counters with known labels are there at 0")
+    start = sample(text, "process_start_time_seconds") or 0
+    ok((sample(text, "process_resident_memory_bytes") or 0) > 0 and
+       (sample(text, "process_open_fds") or 0) > 0 and
+       (sample(text, "process_max_fds") or 0) >= (sample(text, "process_open_fds") or 0) and
+       STARTED - 2 <= start <= time.time() + 2,
+       "process_* from /proc/self (start %s)" % start)
     # the provider's bucket (qps 5, burst 10) sizes the pool: 8 + 10 + 5 x 30 s
     ok(sample(text, "luascale_work_queue_max_workers") == 168 and
        (sample(text, "luascale_work_queue_workers") or 0) >= 8 and

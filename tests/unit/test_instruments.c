@@ -2,7 +2,10 @@
  * Tests for engine/instruments and runtime/health: every family registers
  * under a valid name; real safety rejections map to their invariant label
  * (the messages come from safety_check, so a changed message that the map
- * no longer knows fails here); a snapshot's group gauges; the liveness
+ * no longer knows fails here); a snapshot's group gauges, nodes being
+ * removed and the cluster's CPU and memory; counters with known labels
+ * present at 0; process_* from a procfs laid out in a temporary directory;
+ * the liveness
  * limit and readiness rules on a virtual clock.
  */
 #include <setjmp.h>
@@ -14,6 +17,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "buf.h"
@@ -156,6 +161,147 @@ static void test_health(void **state)
 	vclock_free(c);
 }
 
+static void test_known_labels_start_at_zero(void **state)
+{
+	struct metrics *m = metrics_new();
+	struct instruments ins;
+	struct buf b = BUF_INIT;
+	static const char *const want[] = {
+		"luascale_reconciles_total{outcome=\"error\"} 0",
+		"luascale_reconciles_total{outcome=\"policy_error\"} 0",
+		"luascale_policy_reloads_total{outcome=\"loosened\"} 0",
+		"luascale_policy_reloads_total{outcome=\"failed\"} 0",
+		"luascale_actions_failed_total{type=\"drain\"} 0",
+		"luascale_actions_failed_total{type=\"terminate\"} 0",
+		"luascale_actions_executed_total{type=\"scale_up\"} 0",
+		"luascale_actions_planned_total{type=\"annotate\"} 0",
+		"luascale_rejections_total{invariant=\"pdb\"} 0",
+		"luascale_rejections_total{invariant=\"other\"} 0",
+		"luascale_pod_bindings_total{outcome=\"error\"} 0",
+		"luascale_evictions_total{result=\"ok\"} 0",
+		"luascale_evictions_total{result=\"pdb_blocked\"} 0",
+		"luascale_evictions_total{result=\"throttled\"} 0",
+	};
+	size_t i;
+
+	assert_int_equal(instruments_init(&ins, m, "1"), 0);
+	assert_int_equal(metrics_render(m, &b), 0);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		char line[160];
+
+		snprintf(line, sizeof(line), "\n%s\n", want[i]);
+		if (!strstr(b.data, line))
+			fail_msg("missing: %s", want[i]);
+	}
+	buf_free(&b);
+	metrics_free(m);
+	(void)state;
+}
+
+static void test_removing_and_cluster_resources(void **state)
+{
+	struct fixture *f = *state;
+	struct metrics *m = metrics_new();
+	struct instruments ins;
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < f->s->n_nodes; i++)
+		if (!strcmp(f->s->nodes[i].name, "w-2") || !strcmp(f->s->nodes[i].name, "w-4"))
+			f->s->nodes[i].removing = true;
+	assert_int_equal(instruments_init(&ins, m, "1"), 0);
+	instruments_snapshot(&ins, f->s);
+	assert_int_equal(metrics_render(m, &b), 0);
+	assert_non_null(strstr(b.data, "\nluascale_unneeded_nodes{group=\"workers\"} 2\n"));
+	assert_non_null(strstr(b.data, "\nluascale_unneeded_nodes{group=\"gpu\"} 0\n"));
+	/* five nodes of 4 CPU and 16Gi, one of 2 and 4Gi; three pods of 1 and 1Gi */
+	assert_non_null(strstr(b.data, "\nluascale_cluster_cpu_cores{kind=\"capacity\"} 22\n"));
+	assert_non_null(strstr(b.data, "\nluascale_cluster_cpu_cores{kind=\"requested\"} 3\n"));
+	assert_non_null(strstr(b.data, "\nluascale_cluster_memory_bytes{kind=\"capacity\"} 90194313216\n"));
+	assert_non_null(strstr(b.data, "\nluascale_cluster_memory_bytes{kind=\"requested\"} 3221225472\n"));
+	/* each group's launch and termination counters exist */
+	assert_non_null(strstr(b.data, "\nluascale_launches_total{group=\"gpu\",outcome=\"ok\"} 0\n"));
+	assert_non_null(strstr(b.data, "\nluascale_terminations_total{group=\"workers\",outcome=\"ok\"} 0\n"));
+	assert_non_null(strstr(b.data, "\nluascale_launched_instances_total{group=\"gpu\"} 0\n"));
+	buf_free(&b);
+	metrics_free(m);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void test_process_metrics(void **state)
+{
+	char dir[] = "/tmp/test_instruments.XXXXXX", path[512], want[160];
+	struct metrics *m = metrics_new();
+	struct instruments ins;
+	struct buf b = BUF_INIT;
+	long ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	int i;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/self", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/self/fd", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	put(dir, "self/fd/0", "");
+	put(dir, "self/fd/1", "");
+	put(dir, "self/fd/7", "");
+	put(dir, "stat", "cpu  1 2 3\nbtime 1700000000\nprocesses 9\n");
+	/* a command with ") " in it: fields count from the last ')' */
+	snprintf(want, sizeof(want), "42 (a) b) S 1 42 42 0 -1 4194560 10 0 0 0 %ld %ld 0 0 20 0 1 0 %ld 1000 ",
+		 3 * ticks, 2 * ticks, 100 * ticks);
+	put(dir, "self/stat", want);
+	put(dir, "self/statm", "5000 300 10 1 0 200 0\n");
+	put(dir, "self/limits", "Limit                     Soft Limit           Hard Limit           Units\n"
+				 "Max processes             63432                63432                processes\n"
+				 "Max open files            1024                 524288               files\n");
+	assert_int_equal(instruments_init(&ins, m, "1"), 0);
+	instruments_process(&ins, dir);
+	instruments_process(NULL, dir);
+	assert_int_equal(metrics_render(m, &b), 0);
+	assert_non_null(strstr(b.data, "\nprocess_cpu_seconds_total 5\n"));
+	assert_non_null(strstr(b.data, "\nprocess_start_time_seconds 1700000100\n"));
+	snprintf(want, sizeof(want), "\nprocess_resident_memory_bytes %ld\n", 300 * page);
+	assert_non_null(strstr(b.data, want));
+	assert_non_null(strstr(b.data, "\nprocess_open_fds 3\n"));
+	assert_non_null(strstr(b.data, "\nprocess_max_fds 1024\n"));
+	buf_free(&b);
+	/* what cannot be read leaves the value as it was */
+	instruments_process(&ins, "/nonexistent");
+	assert_int_equal(metrics_render(m, &b), 0);
+	assert_non_null(strstr(b.data, "\nprocess_open_fds 3\n"));
+	buf_free(&b);
+	metrics_free(m);
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/self/fd/%c", dir, "017"[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/self/fd", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/self/stat", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/self/statm", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/self/limits", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/self", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	unlink(path);
+	rmdir(dir);
+	(void)state;
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -164,6 +310,9 @@ int main(void)
 		T(test_rejections_map_to_invariants),
 		T(test_min_size_and_conflicts),
 		T(test_families_and_snapshot_gauges),
+		cmocka_unit_test(test_known_labels_start_at_zero),
+		T(test_removing_and_cluster_resources),
+		cmocka_unit_test(test_process_metrics),
 		cmocka_unit_test(test_health),
 	};
 
