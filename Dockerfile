@@ -35,7 +35,7 @@ FROM debian:bookworm-slim${BOOKWORM_SLIM_DIGEST:+@${BOOKWORM_SLIM_DIGEST}}
 RUN apt-get update -q \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
       ca-certificates liblua5.4-0 libcjson1 libyaml-0-2 libcurl4 \
-      libmicrohttpd12 libprotobuf-c1 libexpat1 libssl3 \
+      libmicrohttpd12 libprotobuf-c1 libexpat1 libssl3 tzdata \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/luascale /usr/local/bin/luascale
 COPY lua/ /usr/share/luascale/lua/

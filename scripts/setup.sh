@@ -22,6 +22,7 @@ PACKAGES=(
   libssl-dev                         # libcrypto: SHA-256 and HMAC for AWS SigV4
   lua-cjson lua-busted               # policy specs
   libcmocka-dev                      # C unit tests
+  tzdata                             # named time zones (ls.local_time) and their tests
   curl                               # the daemon's end-to-end tests read the simulated API
   awscli python3-boto3               # AWS's own clients check the simulator's AWS face
   python3-botocore                   # the SigV4 test's independent signer (under /usr/bin/python3)

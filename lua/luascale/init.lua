@@ -27,6 +27,13 @@ M.duration = native.duration   -- "1m30s" -> 90 (seconds); numbers pass through
 M.format_cpu = native.format_cpu     -- 0.5 -> "500m"
 M.format_bytes = native.format_bytes -- 1610612736 -> "1536Mi"
 
+-- The wall-clock time at unix time t in a named zone of the system's
+-- zoneinfo, daylight saving included: ls.local_time(cluster.now,
+-- "Europe/Berlin") -> { year, month, day, hour, min, sec, wday = 1 (Monday)
+-- .. 7, yday, day_name, offset = seconds east of UTC, abbr = "CEST",
+-- isdst, zone }. An unknown or malformed name raises an error.
+M.local_time = native.local_time
+
 -- "12m", "1h5m", "40s": a duration in seconds, for reasons and logs.
 function M.format_duration(seconds)
   seconds = math.floor(seconds + 0.5)

@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "policy/sandbox.h"
+#include "policy/tz.h"
 #include "quantity.h"
 
 static const char VIEW_KEY = 0; /* its address keys the struct view userdata in the registry */
@@ -2244,6 +2245,7 @@ void view_register_native(struct sandbox *sb)
 		{"format_bytes", n_format_bytes},
 		{"explaining", n_explaining},
 		{"utilization", n_utilization},
+		{"local_time", tz_lua_local_time},
 		{NULL, NULL},
 	};
 	lua_State *L = sandbox_state(sb);
