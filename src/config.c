@@ -20,6 +20,7 @@
 #include "arena.h"
 #include "buf.h"
 #include "k8sname.h"
+#include "log.h"
 #include "runtime/httpserver.h"
 #include "policy/plan.h"
 #include "quantity.h"
@@ -2125,13 +2126,32 @@ static int dec_k8s_name(struct ctx *x, const struct val *v, void *out, const voi
 	return 0;
 }
 
+/* log.level: debug, info, warn or error into an enum log_level (as int). */
+static int dec_log_level(struct ctx *x, const struct val *v, void *out, const void *arg)
+{
+	static const char *const names[] = { "debug", "info", "warn", "error" };
+	const char *f = NULL;
+	size_t i;
+
+	(void)arg;
+	if (val_string(x, v, &f))
+		return -1;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(f, names[i]) == 0) {
+			*(int *)out = (int)i;
+			return 0;
+		}
+	return bad(x, v, "a log level, \"debug\", \"info\", \"warn\" or \"error\"");
+}
+
 static int parse_log(struct ctx *x, const struct ytree_node *m)
 {
-	static const char *const keys[] = { "format", NULL };
+	static const char *const keys[] = { "format", "level", NULL };
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "format", dec_log_format, &x->c->log_json, NULL, NULL);
+	return field(x, m, "format", dec_log_format, &x->c->log_json, NULL, NULL) ||
+	       field(x, m, "level", dec_log_level, &x->c->log_level, NULL, NULL) ? -1 : 0;
 }
 
 static int parse_status(struct ctx *x, const struct ytree_node *m)
@@ -2172,6 +2192,7 @@ static int env_operations(struct ctx *x)
 	struct config *c = x->c;
 
 	return env_field(x, "LUASCALE_LOG_FORMAT", dec_log_format, &c->log_json, NULL, NULL) ||
+	       env_field(x, "LUASCALE_LOG_LEVEL", dec_log_level, &c->log_level, NULL, NULL) ||
 	       env_field(x, "LUASCALE_STATUS_ENABLED", dec_bool, &c->status_enabled, NULL, NULL) ||
 	       env_field(x, "LUASCALE_STATUS_NAMESPACE", dec_k8s_name, &c->status_namespace, "label", NULL) ||
 	       env_field(x, "LUASCALE_STATUS_NAME", dec_k8s_name, &c->status_name, NULL, NULL) ||
@@ -2948,6 +2969,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->backoff_max_ms = 30 * 60 * 1000;
 	c->drain_timeout_ms = 10 * 60 * 1000;
 	c->status_enabled = true;
+	c->log_level = LOG_INFO;
 	c->status_namespace = "kube-system";
 	c->status_name = "luascale-status";
 	c->status_interval_ms = 10 * 1000;

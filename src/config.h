@@ -215,6 +215,7 @@ struct config {
 
 	/* operations: log format, status ConfigMap, Events, reload on change */
 	bool log_json;                  /* log.format: json (else text) */
+	int log_level;                  /* log.level: an enum log_level (default info) */
 	bool status_enabled;            /* status.enabled, default true */
 	const char *status_namespace;   /* status.namespace, default "kube-system" */
 	const char *status_name;        /* status.name, default "luascale-status" */

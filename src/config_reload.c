@@ -152,6 +152,7 @@ size_t config_keep_restart_only(const struct config *running, struct config *nex
 	KEEP_VAL("intervals.batch_max", batch_max_ms);
 	KEEP_VAL("intervals.batch_new_pod", batch_new_pod_ms);
 	KEEP_VAL("log.format", log_json);
+	KEEP_VAL("log.level", log_level);
 	KEEP_VAL("status.enabled", status_enabled);
 	KEEP_STR("status.namespace", status_namespace);
 	KEEP_STR("status.name", status_name);

@@ -328,7 +328,7 @@ static int write_pid_file(const char *path, struct errbuf *err)
 static void run_usage(FILE *f)
 {
 	fputs("usage: luascale run --config FILE [--dry-run] [--once] [--context NAME] [--no-server]\n"
-	      "                    [--log-format text|json] [--pid-file FILE]\n"
+	      "                    [--log-format text|json] [--log-level LEVEL] [--pid-file FILE]\n"
 	      "\n"
 	      "The autoscaler: watches the cluster named in the config, runs the\n"
 	      "policy on every change (batched) and periodically, and carries out\n"
@@ -338,6 +338,8 @@ static void run_usage(FILE *f)
 	      "  --once          one reconcile, wait for its actions, exit (for cron)\n"
 	      "  --context NAME  the kubeconfig context (overrides cluster.context)\n"
 	      "  --log-format F  text (default) or json: one object a line (log.format)\n"
+	      "  --log-level L   debug, info (default), warn or error (log.level; debug adds\n"
+	      "                  the watches' and the actuator's detail)\n"
 	      "  --no-server     no HTTP endpoint (/metrics, /healthz, /readyz; server.listen)\n"
 	      "  --pid-file FILE write the process id to FILE (removed at exit), for\n"
 	      "                  kill -HUP \"$(cat FILE)\"\n"
@@ -418,6 +420,7 @@ int cli_run(int argc, char **argv)
 		{"once", no_argument, NULL, '1'},
 		{"context", required_argument, NULL, 'x'},
 		{"log-format", required_argument, NULL, 'L'},
+		{"log-level", required_argument, NULL, 'V'},
 		{"no-server", no_argument, NULL, 'S'},
 		{"pid-file", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
@@ -426,6 +429,7 @@ int cli_run(int argc, char **argv)
 	const char *config_path = getenv("LUASCALE_CONFIG"), *context = NULL, *pid_file = NULL;
 	bool pid_written = false;
 	bool dry_run = false, once = false, log_format_set = false, no_server = false;
+	int log_level = -1; /* --log-level; -1: the config's log.level */
 	enum log_format log_format = LOG_FORMAT_TEXT;
 	struct run_ops *ops = NULL;
 	const struct config *cur;
@@ -474,6 +478,20 @@ int cli_run(int argc, char **argv)
 			}
 			log_format_set = true;
 			break;
+		case 'V': {
+			static const char *const levels[] = { "debug", "info", "warn", "error" };
+			static const enum log_level values[] = { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
+			size_t k;
+
+			for (k = 0; k < 4 && strcmp(optarg, levels[k]) != 0; k++)
+				;
+			if (k == 4) {
+				fprintf(stderr, "luascale run: --log-level: expected debug, info, warn or error, got \"%s\"\n", optarg);
+				return EXIT_USAGE;
+			}
+			log_level = (int)values[k];
+			break;
+		}
 		case 'S': no_server = true; break;
 		case 'P': pid_file = optarg; break;
 		case 'h': run_usage(stdout); return EXIT_OK;
@@ -507,7 +525,8 @@ int cli_run(int argc, char **argv)
 	}
 	if (!log_format_set)
 		log_format = c->log_json ? LOG_FORMAT_JSON : LOG_FORMAT_TEXT;
-	log = log_for_format(log_format, LOG_INFO);
+	log = log_for_format(log_format,
+			     (enum log_level)(log_level >= 0 ? log_level : c->log_level));
 	ops = run_ops_new(config_path, c, &log);
 	if (!ops) {
 		fprintf(stderr, "luascale: cannot start: out of memory\n");

@@ -1182,8 +1182,11 @@ static void node_step(void *arg, bool cancelled)
 	}
 	while (j->next < j->n) {
 		act = &j->actions[j->next];
-		if (!j->draining)
+		if (!j->draining) {
 			j->step_start_ns = clock_now(a->clock);
+			LOG(a, LOG_DEBUG, "node %s: step %zu of %zu: %s", j->node, j->next + 1, j->n,
+			    action_type_str(act->type));
+		}
 		if (!a->kube) {
 			LOG(a, LOG_WARN, "%s %s skipped: no Kubernetes client", action_type_str(act->type), j->node);
 			count(a, &a->st.actions_failed);
@@ -1918,6 +1921,19 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 	free(release);
 
 	free(node_ids);
+	if (a->log && a->log->min_level <= LOG_DEBUG) {
+		size_t n_flight = 0, n_doomed = 0, busy;
+
+		pthread_mutex_lock(&a->mu);
+		for (f = a->flights; f; f = f->next)
+			n_flight++;
+		for (f = a->doomed; f; f = f->next)
+			n_doomed++;
+		busy = a->st.busy;
+		pthread_mutex_unlock(&a->mu);
+		log_at(a->log, LOG_DEBUG, now, "actuator: %zu instance(s) in flight, %zu to terminate, "
+		       "%zu node job(s) and launch(es) running", n_flight, n_doomed, busy);
+	}
 	/* terminations due (timed out, swept, or failed before), outside the lock */
 	if (!a->cfg.dry_run)
 		pump_doomed(a, now_ns);

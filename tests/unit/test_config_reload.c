@@ -43,20 +43,20 @@ static void test_restart_only_settings_kept(void **state)
 				   "provider: {kind: sim, qps: 5, burst: 10}\n"
 				   "node_groups: [{name: a, min: 0, max: 3, " T "}]\n"
 				   "safety: {max_nodes_total: 10, protected_pod_selector: \"app=hub\"}\n"
-				   "log: {format: text}\n");
+				   "log: {format: text, level: info}\n");
 	struct config *next = parse("cluster: {kubeconfig: /other, context: staging}\n"
 				    "provider: {kind: aws, qps: 7, burst: 10}\n"
 				    "node_groups: [{name: a, min: 0, max: 5, " T "}, {name: b, min: 0, max: 2, " T "}]\n"
 				    "safety: {max_nodes_total: 20, protected_pod_selector: \"app=x\"}\n"
-				    "log: {format: json}\n");
+				    "log: {format: json, level: debug}\n");
 	char report[512];
 	size_t n;
 
 	(void)state;
 	n = config_keep_restart_only(run, next, report, sizeof(report));
-	assert_int_equal(n, 6);
+	assert_int_equal(n, 7);
 	assert_string_equal(report, "cluster.kubeconfig, cluster.context, provider.kind, provider.qps, "
-				    "safety.protected_pod_selector, log.format");
+				    "safety.protected_pod_selector, log.format, log.level");
 	/* kept as they run */
 	assert_string_equal(next->kubeconfig, "/k");
 	assert_string_equal(next->context, "prod");
@@ -64,6 +64,7 @@ static void test_restart_only_settings_kept(void **state)
 	assert_true(next->provider_qps == 5);
 	assert_string_equal(next->protected_pod_selector, "app=hub");
 	assert_false(next->log_json);
+	assert_int_equal(next->log_level, LOG_INFO);
 	/* applied: groups (the sim provider reads them each round), safety */
 	assert_int_equal(next->n_groups, 2);
 	assert_int_equal(next->groups[0].max, 5);
