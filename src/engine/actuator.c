@@ -1063,6 +1063,8 @@ static bool delete_node_object(struct node_job *j, const struct action *act, boo
 	count(a, &a->st.nodes_deleted);
 	if (a->cfg.ins)
 		metric_inc1(a->cfg.ins->executed, "delete");
+	instruments_removed(a->cfg.ins, j->group, act->reason, j->drained ?
+			    (double)(clock_now(a->clock) - j->drain_start_ns) / CLOCK_NS_PER_S : -1);
 	{
 		struct log_field f[] = {
 			{"action", "delete"}, {"node", j->node}, {"outcome", "done"},

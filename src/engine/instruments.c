@@ -30,6 +30,7 @@ static const char *const round_outcomes[] = {"ok", "policy_error", "error"};
 static const char *const reload_outcomes[] = {"ok", "loosened", "failed"};
 static const char *const binding_outcomes[] = {"bound", "conflict", "skipped", "error"};
 static const char *const eviction_results[] = {"ok", "pdb_blocked", "throttled"};
+static const char *const removal_reasons[] = {"empty", "underutilized", "drifted", "policy"};
 static const char *const invariant_labels[] = {
 	"max_size", "max_nodes_total", "min_size", "backoff", "drain_blocked", "do_not_disrupt", "pdb",
 	"max_scale_down_per_round", "unmanaged_node", "unknown_target", "conflict", "invalid_action", "other",
@@ -132,6 +133,8 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->process_fds = ok(&bad, metrics_gauge(m, "process_open_fds", "File descriptors the process has open.", NULL));
 	ins->process_max_fds = ok(&bad, metrics_gauge(m, "process_max_fds", "The process's limit on open file descriptors (soft).", NULL));
 	ins->process_start = ok(&bad, metrics_gauge(m, "process_start_time_seconds", "Unix time the process started.", NULL));
+	ins->nodes_removed = ok(&bad, metrics_counter(m, "luascale_nodes_removed_total", "Nodes removed (their Node deleted), by group and reason class (empty, underutilized, drifted, policy).", "group,reason"));
+	ins->removal_seconds = ok(&bad, metrics_histogram(m, "luascale_node_removal_duration_seconds", "From the start of a node's drain to its Node deleted (its instance terminated first).", NULL, latency_buckets, sizeof(latency_buckets) / sizeof(latency_buckets[0])));
 	metric_set1(ins->build_info, version, 1);
 	zero_known_labels(ins);
 	return bad ? -1 : 0;
@@ -216,6 +219,8 @@ void instruments_snapshot(const struct instruments *ins, const struct snapshot *
 		metric_add(ins->launched, (const char *const[]){g->name}, 0);
 		metric_add(ins->launches, (const char *const[]){g->name, "ok"}, 0);
 		metric_add(ins->terminations, (const char *const[]){g->name, "ok"}, 0);
+		for (k = 0; k < N(removal_reasons); k++)
+			metric_add(ins->nodes_removed, (const char *const[]){g->name, removal_reasons[k]}, 0);
 	}
 	for (i = 0; i < s->n_nodes; i++) {
 		cpu_cap += (double)s->nodes[i].allocatable.cpu_m;
@@ -231,6 +236,30 @@ void instruments_snapshot(const struct instruments *ins, const struct snapshot *
 		unsched += (s->pods[s->pending[i]].flags & POD_UNSCHEDULABLE) != 0;
 	metric_set0(ins->pending_pods, (double)s->n_pending);
 	metric_set0(ins->unschedulable_pods, (double)unsched);
+}
+
+const char *instruments_removal_reason(const char *reason)
+{
+	if (!reason)
+		return "policy";
+	if (strstr(reason, "empty") || strstr(reason, "no pods"))
+		return "empty";
+	if (strstr(reason, "utilization") || strstr(reason, "underutilized"))
+		return "underutilized";
+	if (strstr(reason, "drift"))
+		return "drifted";
+	return "policy";
+}
+
+void instruments_removed(const struct instruments *ins, const char *group, const char *reason,
+			 double seconds)
+{
+	if (!ins)
+		return;
+	metric_inc2(ins->nodes_removed, group && group[0] ? group : "unknown",
+		    instruments_removal_reason(reason));
+	if (seconds >= 0)
+		metric_observe0(ins->removal_seconds, seconds);
 }
 
 /* Reads 'proc'/'name' into 'buf' (NUL-terminated, cut at 'size' - 1).

@@ -32,6 +32,7 @@ struct instruments {
 	struct metric *unneeded_nodes, *evictions, *max_nodes_total;
 	struct metric *cluster_cpu, *cluster_memory;
 	struct metric *process_cpu, *process_rss, *process_fds, *process_max_fds, *process_start;
+	struct metric *nodes_removed, *removal_seconds;
 };
 
 /*
@@ -58,6 +59,22 @@ const char *instruments_invariant(const char *why);
  * requested, over every node), from a snapshot the actuator has observed.
  * 'ins' may be NULL. */
 void instruments_snapshot(const struct instruments *ins, const struct snapshot *s);
+
+/*
+ * The reason class of a removal from the reason the policy gave: empty
+ * ("empty", "no pods"), underutilized ("utilization", "underutilized"),
+ * drifted ("drift"), or policy (anything else).
+ */
+const char *instruments_removal_reason(const char *reason);
+
+/*
+ * A node of 'group' ("" or NULL: unknown) removed (its Node deleted) for
+ * 'reason' (the policy's text, classed by instruments_removal_reason),
+ * 'seconds' after its drain started (negative: not observed). 'ins' may
+ * be NULL. Any thread.
+ */
+void instruments_removed(const struct instruments *ins, const char *group, const char *reason,
+			 double seconds);
 
 /*
  * The process_* families read from 'proc' (a procfs mount, "/proc" but in

@@ -3,6 +3,8 @@
 # sim`, read by Prometheus's own tools (Debian's prometheus package):
 #   promtool  `promtool check metrics` passes on /metrics of a live run that
 #             scaled up, and every family the operations guide lists is there;
+#             a second run that scales down counts the removal by group and
+#             reason and observes its drain-to-delete time;
 #   scrape    a real Prometheus (loopback, its storage in the test's temporary
 #             directory, scrape_interval 1s, a config the test writes)
 #             scrapes luascale; its HTTP API (/api/v1/query) shows the
@@ -60,6 +62,7 @@ FAMILIES = [
     "luascale_pod_bindings_total",
     "luascale_unneeded_nodes", "luascale_evictions_total", "luascale_max_nodes",
     "luascale_cluster_cpu_cores", "luascale_cluster_memory_bytes",
+    "luascale_nodes_removed_total", "luascale_node_removal_duration_seconds",
     "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds",
     "process_start_time_seconds",
 ]
@@ -157,6 +160,22 @@ if which == "promtool":
     p = subprocess.run([H.luascale, "run", "--config", cfg, "--once"], env=e, capture_output=True, timeout=60)
     ok(p.returncode != 0 and b"cannot listen" in p.stderr,
        "a port in use stops the start with a clear message: %s" % p.stderr.decode()[-200:])
+    # a scale-down: short pods, then the emptied node goes (unneeded for 3s)
+    scen = H.scenario("down", "node_groups:\n" + GROUP + "workloads:\n" + pod("job", "1s", 2, "workers", "5s"))
+    SIM2 = H.start_sim("down", scen, [], [])
+    run2 = H.start_run(SIM2, "down", "node_groups:\n" + GROUP + "provider: {kind: sim}\n", {},
+                       "{unneeded_for: 3s, scale_down_delay_after_add: 0s}")
+    m = until(20, lambda: log_has(run2["log"], r"serving /metrics.* \(port (\d+)\)"))
+    PORT2 = int(m.group(1)) if m else 0
+    removed = until(60, lambda: (lambda t: t if sample(t, "luascale_nodes_removed_total",
+                                                         '{group="workers",reason="underutilized"}') == 1
+                                 else None)(get(PORT2, "/metrics")[2]))
+    ok(removed, "the node removed once its pods ended counts as removed, by group and reason", run2["log"])
+    removed = removed or ""
+    ok(sample(removed, "luascale_node_removal_duration_seconds_count") == 1 and
+       sample(removed, "luascale_nodes_removed_total", '{group="workers",reason="policy"}') == 0 and
+       sample(removed, "luascale_actions_executed_total", '{type="delete"}') == 1,
+       "its drain-to-delete time is observed once; no removal of another reason")
 else:
     prom_port = free_port()
     cfg = H.path("prometheus.yml")

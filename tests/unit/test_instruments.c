@@ -227,6 +227,38 @@ static void test_removing_and_cluster_resources(void **state)
 	metrics_free(m);
 }
 
+static void test_removals_by_reason(void **state)
+{
+	struct fixture *f = *state;
+	struct metrics *m = metrics_new();
+	struct instruments ins;
+	struct buf b = BUF_INIT;
+
+	assert_string_equal(instruments_removal_reason("utilization 0.12 below 0.50 for 10m0s; drained"),
+			    "underutilized");
+	assert_string_equal(instruments_removal_reason("empty for 5m"), "empty");
+	assert_string_equal(instruments_removal_reason("node has no pods"), "empty");
+	assert_string_equal(instruments_removal_reason("template drifted: image changed"), "drifted");
+	assert_string_equal(instruments_removal_reason("spot rebalance"), "policy");
+	assert_string_equal(instruments_removal_reason(NULL), "policy");
+	assert_int_equal(instruments_init(&ins, m, "1"), 0);
+	instruments_snapshot(&ins, f->s);
+	instruments_removed(&ins, "workers", "utilization 0.10 below 0.50 for 10m0s; drained", 42);
+	instruments_removed(&ins, "workers", "utilization 0.20 below 0.50 for 10m0s; drained", 700);
+	instruments_removed(&ins, "", "drift", -1); /* no drain seen: no latency */
+	instruments_removed(NULL, "workers", "x", 1);
+	assert_int_equal(metrics_render(m, &b), 0);
+	assert_non_null(strstr(b.data, "\nluascale_nodes_removed_total{group=\"workers\",reason=\"underutilized\"} 2\n"));
+	assert_non_null(strstr(b.data, "\nluascale_nodes_removed_total{group=\"gpu\",reason=\"empty\"} 0\n"));
+	assert_non_null(strstr(b.data, "\nluascale_nodes_removed_total{group=\"unknown\",reason=\"drifted\"} 1\n"));
+	assert_non_null(strstr(b.data, "\nluascale_node_removal_duration_seconds_count 2\n"));
+	assert_non_null(strstr(b.data, "\nluascale_node_removal_duration_seconds_sum 742\n"));
+	assert_non_null(strstr(b.data, "\nluascale_node_removal_duration_seconds_bucket{le=\"60\"} 1\n"));
+	assert_non_null(strstr(b.data, "\nluascale_node_removal_duration_seconds_bucket{le=\"900\"} 2\n"));
+	buf_free(&b);
+	metrics_free(m);
+}
+
 static void put(const char *dir, const char *name, const char *text)
 {
 	char path[512];
@@ -312,6 +344,7 @@ int main(void)
 		T(test_families_and_snapshot_gauges),
 		cmocka_unit_test(test_known_labels_start_at_zero),
 		T(test_removing_and_cluster_resources),
+		T(test_removals_by_reason),
 		cmocka_unit_test(test_process_metrics),
 		cmocka_unit_test(test_health),
 	};
