@@ -107,6 +107,7 @@ static void collect(void *ctx)
 		metric_set1(ins->evictions, "ok", (double)as.evictions);
 		metric_set1(ins->evictions, "pdb_blocked", (double)as.evictions_refused);
 		metric_set1(ins->evictions, "throttled", (double)as.evictions_throttled);
+		metric_set1(ins->evictions, "failed", (double)as.evictions_failed);
 	}
 	pthread_mutex_unlock(&sv->mu);
 	metric_set0(ins->max_nodes_total, (double)sv->c->max_nodes_total);

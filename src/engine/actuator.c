@@ -976,6 +976,7 @@ static int drain_pass(struct node_job *j)
 			    (long long)wait_s);
 			break;
 		default:
+			count(a, &a->st.evictions_failed);
 			LOG(a, LOG_WARN, "drain %s: evicting %s/%s failed: %s", j->node, pods[i].ns,
 			    pods[i].name, es.message);
 		}

@@ -115,6 +115,7 @@ struct actuator_stats {
 	uint64_t evictions;           /* pods evicted */
 	uint64_t evictions_refused;   /* 429s from PodDisruptionBudgets */
 	uint64_t evictions_throttled; /* 429s from the API server's own limits */
+	uint64_t evictions_failed;    /* other errors (tried again on the next pass) */
 	uint64_t drains_done, drains_failed;
 	uint64_t drains_deferred;     /* removals not started: max_concurrent_drains reached */
 	uint64_t uncordoned;          /* cordons luascale made, given back (removal not finished) */

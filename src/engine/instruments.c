@@ -29,7 +29,7 @@ static struct metric *ok(bool *bad, struct metric *f)
 static const char *const round_outcomes[] = {"ok", "policy_error", "error"};
 static const char *const reload_outcomes[] = {"ok", "loosened", "failed"};
 static const char *const binding_outcomes[] = {"bound", "conflict", "skipped", "error"};
-static const char *const eviction_results[] = {"ok", "pdb_blocked", "throttled"};
+static const char *const eviction_results[] = {"ok", "pdb_blocked", "throttled", "failed"};
 static const char *const removal_reasons[] = {"empty", "underutilized", "drifted", "policy"};
 static const char *const invariant_labels[] = {
 	"max_size", "max_nodes_total", "min_size", "backoff", "drain_blocked", "do_not_disrupt", "pdb",
@@ -124,7 +124,7 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->series_dropped = ok(&bad, metrics_counter(m, "luascale_metrics_series_dropped_total", "Samples dropped because a metric had too many label sets.", NULL));
 	ins->bindings = ok(&bad, metrics_counter(m, "luascale_pod_bindings_total", "Pods of a packing bound by luascale to the node launched for them (provisioning.bind_pods), by outcome (bound; conflict: bound by the scheduler first; skipped: no longer pending or fitting, or the node not ready in time; error).", "outcome"));
 	ins->unneeded_nodes = ok(&bad, metrics_gauge(m, "luascale_unneeded_nodes", "Nodes of a node group being removed: a drain or delete of them accepted and not finished.", "group"));
-	ins->evictions = ok(&bad, metrics_counter(m, "luascale_evictions_total", "Pod evictions asked for by drains, by result (ok; pdb_blocked: refused by a PodDisruptionBudget; throttled: refused by the API server's own limits).", "result"));
+	ins->evictions = ok(&bad, metrics_counter(m, "luascale_evictions_total", "Pod evictions asked for by drains, by result (ok; pdb_blocked: refused by a PodDisruptionBudget; throttled: refused by the API server's own limits; failed: any other error), each tried again later.", "result"));
 	ins->max_nodes_total = ok(&bad, metrics_gauge(m, "luascale_max_nodes", "The safety cap on nodes in managed groups (safety.max_nodes_total) luascale started with, 0 for none.", NULL));
 	ins->cluster_cpu = ok(&bad, metrics_gauge(m, "luascale_cluster_cpu_cores", "CPU of every node, by kind (capacity: allocatable; requested: by the pods bound there).", "kind"));
 	ins->cluster_memory = ok(&bad, metrics_gauge(m, "luascale_cluster_memory_bytes", "Memory of every node, by kind (capacity: allocatable; requested: by the pods bound there).", "kind"));

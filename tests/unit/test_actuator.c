@@ -212,6 +212,7 @@ struct fake_kube {
 	int cordon_fails;      /* the next cordons fail with a 500 */
 	int delete_fails;      /* the next deletes fail with a 500 */
 	bool throttle;         /* refusals are the API server's 429s, not a PDB's */
+	int evict_fails;       /* the next evictions fail with a 500 */
 	int cordons, uncordons;
 	int evictions, refused, deleted, labels, events;
 	char last_event_reason[64];
@@ -275,6 +276,12 @@ static int fk_evict(void *ctx, const char *ns, const char *pod, int64_t grace, s
 		if (!k->pods[i].present || strcmp(k->pods[i].name, pod) != 0)
 			continue;
 		assert_false(k->pods[i].daemonset); /* never evict a DaemonSet pod */
+		if (k->evict_fails > 0) {
+			k->evict_fails--;
+			st->code = KUBE_ERROR;
+			snprintf(st->message, sizeof(st->message), "500 Internal Server Error");
+			return 0;
+		}
 		if (k->pods[i].refusals > 0) {
 			k->pods[i].refusals--;
 			k->refused++;
@@ -771,6 +778,36 @@ static void test_drain_evicts_retries_pdb_then_deletes(void **state)
 	assert_int_equal(st.drains_done, 1);
 	assert_int_equal(st.nodes_deleted, 1);
 	assert_int_equal(st.busy, 0);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+/* An eviction the API server answers with another error (a 500) is
+ * counted as failed and tried again; the drain then finishes. */
+static void test_failed_eviction_counted_and_retried(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, NODE_JSON("n0", "g1", "fake://g1/i-7"));
+	struct actuator_stats st;
+	struct plan p;
+
+	(void)state;
+	w->kube.n_pods = 1;
+	snprintf(w->kube.pods[0].name, 32, "web-1");
+	w->kube.pods[0].present = true;
+	w->kube.evict_fails = 2;
+	plan_init(&p);
+	add_action(&p, ACTION_DRAIN, "n0", 0);
+	add_action(&p, ACTION_DELETE, "n0", 0);
+	actuator_execute(w->act, &p, s);
+	run_for(w, 60);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.evictions_failed, 2);
+	assert_int_equal(st.evictions_refused, 0);
+	assert_int_equal(st.evictions, 1);
+	assert_int_equal(st.drains_done, 1);
+	assert_int_equal(w->kube.deleted, 1);
 	plan_free(&p);
 	snapshot_free(s);
 	world_free(w);
@@ -1706,6 +1743,7 @@ int main(void)
 		cmocka_unit_test(test_given_back_instances_are_not_upcoming),
 		cmocka_unit_test(test_failed_launch_backs_off_doubling),
 		cmocka_unit_test(test_drain_evicts_retries_pdb_then_deletes),
+		cmocka_unit_test(test_failed_eviction_counted_and_retried),
 		cmocka_unit_test(test_delete_waits_for_drain_and_gives_up),
 		cmocka_unit_test(test_delete_terminates_first_and_retries),
 		cmocka_unit_test(test_retry_after_holds_the_cloud),

@@ -181,6 +181,7 @@ static void test_known_labels_start_at_zero(void **state)
 		"luascale_evictions_total{result=\"ok\"} 0",
 		"luascale_evictions_total{result=\"pdb_blocked\"} 0",
 		"luascale_evictions_total{result=\"throttled\"} 0",
+		"luascale_evictions_total{result=\"failed\"} 0",
 	};
 	size_t i;
 
