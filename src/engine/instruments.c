@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/safety.h"
 #include "model.h"
 #include "policy/plan.h"
 
@@ -56,6 +57,7 @@ static void zero_known_labels(struct instruments *ins)
 	zero1(ins->bindings, binding_outcomes, N(binding_outcomes));
 	zero1(ins->evictions, eviction_results, N(eviction_results));
 	zero1(ins->rejections, invariant_labels, N(invariant_labels));
+	zero1(ins->unremovable_nodes, invariant_labels, N(invariant_labels));
 	for (t = 0; t < ACTION_TYPE_COUNT; t++) {
 		const char *v[1] = {action_type_str((enum action_type)t)};
 
@@ -135,6 +137,7 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->process_start = ok(&bad, metrics_gauge(m, "process_start_time_seconds", "Unix time the process started.", NULL));
 	ins->nodes_removed = ok(&bad, metrics_counter(m, "luascale_nodes_removed_total", "Nodes removed (their Node deleted), by group and reason class (empty, underutilized, drifted, policy).", "group,reason"));
 	ins->removal_seconds = ok(&bad, metrics_histogram(m, "luascale_node_removal_duration_seconds", "From the start of a node's drain to its Node deleted (its instance terminated first).", NULL, latency_buckets, sizeof(latency_buckets) / sizeof(latency_buckets[0])));
+	ins->unremovable_nodes = ok(&bad, metrics_gauge(m, "luascale_unremovable_nodes", "Nodes whose drain or delete the safety checks refused in the last round, by the invariant it would break.", "reason"));
 	metric_set1(ins->build_info, version, 1);
 	zero_known_labels(ins);
 	return bad ? -1 : 0;
@@ -236,6 +239,45 @@ void instruments_snapshot(const struct instruments *ins, const struct snapshot *
 		unsched += (s->pods[s->pending[i]].flags & POD_UNSCHEDULABLE) != 0;
 	metric_set0(ins->pending_pods, (double)s->n_pending);
 	metric_set0(ins->unschedulable_pods, (double)unsched);
+}
+
+/* Whether rejection 'i' refuses a node's removal that no earlier one did. */
+static bool first_removal_refused(const struct verdict *v, size_t i)
+{
+	const struct action *a = &v->rejected[i].action;
+	size_t k;
+
+	if ((a->type != ACTION_DRAIN && a->type != ACTION_DELETE) || !a->node)
+		return false;
+	for (k = 0; k < i; k++) {
+		const struct action *b = &v->rejected[k].action;
+
+		if ((b->type == ACTION_DRAIN || b->type == ACTION_DELETE) && b->node &&
+		    strcmp(a->node, b->node) == 0)
+			return false;
+	}
+	return true;
+}
+
+void instruments_verdict(const struct instruments *ins, const struct verdict *v)
+{
+	double n[N(invariant_labels)] = {0};
+	size_t i, k;
+
+	if (!ins)
+		return;
+	for (i = 0; i < v->n_rejected; i++) {
+		const char *inv;
+
+		if (!first_removal_refused(v, i))
+			continue;
+		inv = instruments_invariant(v->rejected[i].why);
+		for (k = 0; k < N(invariant_labels); k++)
+			if (strcmp(inv, invariant_labels[k]) == 0)
+				n[k]++;
+	}
+	for (k = 0; k < N(invariant_labels); k++)
+		metric_set1(ins->unremovable_nodes, invariant_labels[k], n[k]);
 }
 
 const char *instruments_removal_reason(const char *reason)

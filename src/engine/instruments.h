@@ -9,6 +9,7 @@
 #include "runtime/metrics.h"
 
 struct snapshot;
+struct verdict;
 
 struct instruments {
 	struct metrics *m;
@@ -32,7 +33,7 @@ struct instruments {
 	struct metric *unneeded_nodes, *evictions, *max_nodes_total;
 	struct metric *cluster_cpu, *cluster_memory;
 	struct metric *process_cpu, *process_rss, *process_fds, *process_max_fds, *process_start;
-	struct metric *nodes_removed, *removal_seconds;
+	struct metric *nodes_removed, *removal_seconds, *unremovable_nodes;
 };
 
 /*
@@ -59,6 +60,13 @@ const char *instruments_invariant(const char *why);
  * requested, over every node), from a snapshot the actuator has observed.
  * 'ins' may be NULL. */
 void instruments_snapshot(const struct instruments *ins, const struct snapshot *s);
+
+/*
+ * From a round's verdict: the nodes whose drain or delete the safety checks
+ * refused, each once (under its first refusal's invariant), by invariant
+ * (every invariant's series set, 0 when none). 'ins' may be NULL.
+ */
+void instruments_verdict(const struct instruments *ins, const struct verdict *v);
 
 /*
  * The reason class of a removal from the reason the policy gave: empty

@@ -171,6 +171,7 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 			metric_inc1(o->ins->planned, action_type_str(p->actions[i].type));
 		for (i = 0; i < d.verdict.n_rejected; i++)
 			metric_inc1(o->ins->rejections, instruments_invariant(d.verdict.rejected[i].why));
+		instruments_verdict(o->ins, &d.verdict);
 	}
 	if (p->n_actions)
 		actuator_execute(a, p, s);

@@ -62,7 +62,7 @@ FAMILIES = [
     "luascale_pod_bindings_total",
     "luascale_unneeded_nodes", "luascale_evictions_total", "luascale_max_nodes",
     "luascale_cluster_cpu_cores", "luascale_cluster_memory_bytes",
-    "luascale_nodes_removed_total", "luascale_node_removal_duration_seconds",
+    "luascale_nodes_removed_total", "luascale_node_removal_duration_seconds", "luascale_unremovable_nodes",
     "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds",
     "process_start_time_seconds",
 ]

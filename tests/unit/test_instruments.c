@@ -71,6 +71,40 @@ static void test_rejections_map_to_invariants(void **state)
 	assert_string_equal(instruments_invariant(NULL), "other");
 }
 
+/* The nodes whose removal was refused, once each, by invariant. */
+static void test_unremovable_nodes(void **state)
+{
+	struct fixture *f = *state;
+	struct metrics *m = metrics_new();
+	struct instruments ins;
+	struct buf b = BUF_INIT;
+
+	add(f, ACTION_DRAIN, "w-1", 0);  /* the protected hub */
+	add(f, ACTION_DELETE, "w-1", 0); /* the same node: counted once */
+	add(f, ACTION_DRAIN, "w-2", 0);  /* a PDB allowing 0 */
+	add(f, ACTION_DRAIN, "cp-1", 0); /* not in a group */
+	add(f, ACTION_DELETE, "w-4", 0); /* empty: allowed */
+	add(f, ACTION_SCALE_UP, "nope", 1); /* refused, but no removal */
+	check(f);
+	assert_int_equal(instruments_init(&ins, m, "1"), 0);
+	instruments_verdict(&ins, &f->v);
+	instruments_verdict(NULL, &f->v);
+	assert_int_equal(metrics_render(m, &b), 0);
+	assert_non_null(strstr(b.data, "\nluascale_unremovable_nodes{reason=\"drain_blocked\"} 1\n"));
+	assert_non_null(strstr(b.data, "\nluascale_unremovable_nodes{reason=\"pdb\"} 1\n"));
+	assert_non_null(strstr(b.data, "\nluascale_unremovable_nodes{reason=\"unmanaged_node\"} 1\n"));
+	assert_non_null(strstr(b.data, "\nluascale_unremovable_nodes{reason=\"unknown_target\"} 0\n"));
+	buf_free(&b);
+	/* the next round without refusals sets them back to 0 */
+	verdict_free(&f->v);
+	verdict_init(&f->v);
+	instruments_verdict(&ins, &f->v);
+	assert_int_equal(metrics_render(m, &b), 0);
+	assert_non_null(strstr(b.data, "\nluascale_unremovable_nodes{reason=\"pdb\"} 0\n"));
+	buf_free(&b);
+	metrics_free(m);
+}
+
 static void test_min_size_and_conflicts(void **state)
 {
 	struct fixture *f = *state;
@@ -342,6 +376,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_rejections_map_to_invariants),
 		T(test_min_size_and_conflicts),
+		T(test_unremovable_nodes),
 		T(test_families_and_snapshot_gauges),
 		cmocka_unit_test(test_known_labels_start_at_zero),
 		T(test_removing_and_cluster_resources),
