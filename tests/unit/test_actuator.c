@@ -399,7 +399,7 @@ struct world {
 	struct kubeops kops;
 	struct actuator *act;
 	struct logger log;
-	int log_lines;
+	int log_lines;       /* at info and above */
 	char last_log[1024];
 	char all_log[32768]; /* every line, newline-separated (the first 32 KiB) */
 };
@@ -408,9 +408,9 @@ static void capture(void *ctx, enum log_level level, int64_t wall, const char *m
 {
 	struct world *w = ctx;
 
-	(void)level;
 	(void)wall;
-	w->log_lines++;
+	if (level >= LOG_INFO)
+		w->log_lines++;
 	snprintf(w->last_log, sizeof(w->last_log), "%s", msg);
 	{
 		size_t used = strlen(w->all_log);
