@@ -76,6 +76,8 @@ def metrics():
 text = until(10, lambda: (lambda t: t if 'luascale_pod_bindings_total{outcome="bound"}' in t else None)(metrics()))
 mm = re.search(r'^luascale_pod_bindings_total\{outcome="bound"\} (\S+)$', text or "", re.M)
 ok(mm and float(mm.group(1)) == 2, "luascale_pod_bindings_total{outcome=\"bound\"} is 2 (%s)" % (mm and mm.group(1)))
-ok(not re.search(r'^luascale_pod_bindings_total\{outcome="(conflict|error)"\}', text or "", re.M),
-   "no conflict and no error")
+bad = [(o, float(v)) for o, v in re.findall(
+    r'^luascale_pod_bindings_total\{outcome="(conflict|error)"\} (\S+)$', text or "", re.M)]
+ok(len(bad) == 2 and all(v == 0 for _, v in bad),
+   "no conflict and no error: both series at 0 (%s)" % bad)
 H.finish()
