@@ -1743,6 +1743,23 @@ static void sweep(struct actuator *a, struct snapshot *s, char (*ids)[128], size
 	}
 }
 
+/* One doomed instance's terminate call, on the work queue. Cancelled at
+ * shutdown: not made (the next process's sweep finds the instance). */
+static void doomed_task(void *arg, bool cancelled)
+{
+	struct flight *f = arg;
+	struct actuator *a = f->a;
+	const char *ids[1] = {f->id};
+
+	if (cancelled) {
+		pthread_mutex_lock(&a->mu);
+		f->in_call = false;
+		pthread_mutex_unlock(&a->mu);
+		return;
+	}
+	a->prov->ops->terminate(a->prov, f->group, ids, 1, doomed_done, f);
+}
+
 /* Calls terminate for every doomed instance that is due (not while the
  * cloud's Retry-After holds). Without the lock. */
 static void pump_doomed(struct actuator *a, int64_t now_ns)
@@ -1766,11 +1783,11 @@ static void pump_doomed(struct actuator *a, int64_t now_ns)
 			}
 	}
 	pthread_mutex_unlock(&a->mu);
-	for (i = 0; i < n; i++) {
-		const char *ids[1] = {due[i]->id};
-
-		a->prov->ops->terminate(a->prov, due[i]->group, ids, 1, doomed_done, due[i]);
-	}
+	/* on the work queue, as launches: a terminate that blocks (a slow
+	 * cloud, a lost answer waiting for its timeout) never holds the loop */
+	for (i = 0; i < n; i++)
+		if (!a->ex || executor_submit(a->ex, doomed_task, due[i]) != 0)
+			doomed_task(due[i], false);
 	free(due);
 }
 

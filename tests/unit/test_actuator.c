@@ -606,6 +606,7 @@ static void test_instance_never_ready_is_terminated_and_group_backed_off(void **
 	snapshot_free(s);
 	run_for(w, 60 + 3);
 	s = snap(w, "");
+	run_for(w, 1); /* the terminate call runs on the work queue */
 	assert_int_equal(w->cloud.terminated, 1);
 	assert_string_equal(w->cloud.terminated_ids[0], "i-0");
 	assert_int_equal(s->groups[0].target, 0); /* no longer counted as capacity */
@@ -907,6 +908,7 @@ static void test_timed_out_terminate_is_retried(void **state)
 	w->cloud.terminate_code = PROVIDER_AUTH;
 	run_for(w, 15 * 60);
 	s = snap(w, ""); /* the timeout: the first terminate fails */
+	run_for(w, 1);   /* (the call runs on the work queue) */
 	assert_int_equal(w->cloud.terminate_calls, 1);
 	assert_int_equal(s->groups[0].target, 0);
 	actuator_get_stats(w->act, &st);
@@ -914,11 +916,13 @@ static void test_timed_out_terminate_is_retried(void **state)
 	snapshot_free(s);
 	run_for(w, 11);
 	s = snap(w, "");
+	run_for(w, 1);
 	assert_int_equal(w->cloud.terminate_calls, 2);
 	assert_int_equal(s->groups[0].target, 0);
 	snapshot_free(s);
 	run_for(w, 21);
 	s = snap(w, "");
+	run_for(w, 1);
 	assert_int_equal(w->cloud.terminate_calls, 3);
 	assert_int_equal(w->cloud.terminated, 1);
 	actuator_get_stats(w->act, &st);
