@@ -834,12 +834,13 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 			snprintf(seen[n_seen].group, sizeof(seen[n_seen].group), "%s", out[i].name);
 			n_seen++;
 		}
-	qsort(seen, n_seen, sizeof(*seen), cmp_seen);
+	if (n_seen) /* qsort() wants a real array, even of nothing */
+		qsort(seen, n_seen, sizeof(*seen), cmp_seen);
 	pthread_mutex_lock(&ap->mu);
 	free(ap->seen);
 	ap->seen = seen;
 	ap->n_seen = n_seen;
-	if (n_gs != ap->n_groups || memcmp(gs, ap->groups, n_gs * sizeof(*gs))) {
+	if (n_gs != ap->n_groups || (n_gs && memcmp(gs, ap->groups, n_gs * sizeof(*gs)))) {
 		free(ap->groups);
 		ap->groups = gs;
 		ap->n_groups = n_gs;
