@@ -1666,6 +1666,25 @@ static char (*node_instances(struct actuator *a, const struct snapshot *s, size_
 	return ids;
 }
 
+/* Is cloud instance 'c' of group 'gname' an orphan at 'now': live, no
+ * node maps to it, launched past max_provision_s by the cloud's clock, and
+ * not known here (in flight, doomed or gone)? Lock held. */
+static bool orphan_of(struct actuator *a, const struct cloud_inst *c, const char *gname,
+		      char (*ids)[128], size_t n_ids, int64_t now)
+{
+	size_t k;
+
+	if (strcmp(c->group, gname) != 0 ||
+	    (c->state != INSTANCE_PENDING && c->state != INSTANCE_RUNNING) ||
+	    c->launched_wall <= 0 || now - c->launched_wall < a->cfg.max_provision_s ||
+	    known_instance(a, gname, c->id))
+		return false;
+	for (k = 0; k < n_ids; k++)
+		if (strcmp(ids[k], c->id) == 0)
+			return false;
+	return true;
+}
+
 /*
  * The sweep (see actuator_cloud_instances): dooms the cloud's instances of
  * managed groups that have no node past max_provision_s by the cloud's
@@ -1674,52 +1693,39 @@ static char (*node_instances(struct actuator *a, const struct snapshot *s, size_
 static void sweep(struct actuator *a, struct snapshot *s, char (*ids)[128], size_t n_ids,
 		  int64_t now, int64_t now_ns)
 {
-	size_t gi, i, k;
+	size_t gi, i, *found = a->n_cloud ? malloc(a->n_cloud * sizeof(*found)) : NULL;
 
-	for (gi = 0; gi < s->n_groups; gi++) {
+	for (gi = 0; found && gi < s->n_groups; gi++) {
 		const char *gname = s->groups[gi].name;
-		size_t listed = 0, found = 0;
+		size_t listed = 0, n_found = 0;
 		struct gstate *g;
 		char why[420];
 
 		for (i = 0; i < a->n_cloud; i++) {
-			struct cloud_inst *c = &a->cloud[i];
-			bool has_node = false;
+			const struct cloud_inst *c = &a->cloud[i];
 
 			if (strcmp(c->group, gname) != 0 ||
 			    (c->state != INSTANCE_PENDING && c->state != INSTANCE_RUNNING))
 				continue;
 			listed++;
-			for (k = 0; k < n_ids && !has_node; k++)
-				has_node = strcmp(ids[k], c->id) == 0;
-			if (!has_node && c->launched_wall > 0 &&
-			    now - c->launched_wall >= a->cfg.max_provision_s &&
-			    !known_instance(a, gname, c->id))
-				found++;
+			if (orphan_of(a, c, gname, ids, n_ids, now))
+				found[n_found++] = i;
 		}
-		if (!found)
+		if (!n_found)
 			continue;
-		if (found > 2 && (double)found > SWEEP_MAX_SHARE * (double)listed) {
+		if (n_found > 2 && (double)n_found > SWEEP_MAX_SHARE * (double)listed) {
 			LOG(a, LOG_ERROR, "group %s: %zu of its %zu instances have no node %llds after their "
 			    "launch; not terminating them: so many at once looks like a cache or "
 			    "providerID fault (check that the nodes' spec.providerID name these instances)",
-			    gname, found, listed, (long long)a->cfg.max_provision_s);
+			    gname, n_found, listed, (long long)a->cfg.max_provision_s);
 			continue;
 		}
 		g = group_state(a, gname);
-		for (i = 0; i < a->n_cloud; i++) {
-			struct cloud_inst *c = &a->cloud[i];
-			bool has_node = false;
-			struct flight *f;
+		for (i = 0; i < n_found; i++) {
+			const struct cloud_inst *c = &a->cloud[found[i]];
+			struct flight *f = calloc(1, sizeof(*f));
 
-			if (strcmp(c->group, gname) != 0 ||
-			    (c->state != INSTANCE_PENDING && c->state != INSTANCE_RUNNING) ||
-			    c->launched_wall <= 0 || now - c->launched_wall < a->cfg.max_provision_s ||
-			    known_instance(a, gname, c->id))
-				continue;
-			for (k = 0; k < n_ids && !has_node; k++)
-				has_node = strcmp(ids[k], c->id) == 0;
-			if (has_node || !(f = calloc(1, sizeof(*f))))
+			if (!f)
 				continue;
 			snprintf(f->group, sizeof(f->group), "%s", gname);
 			snprintf(f->id, sizeof(f->id), "%s", c->id);
@@ -1736,11 +1742,12 @@ static void sweep(struct actuator *a, struct snapshot *s, char (*ids)[128], size
 		if (g && g->backoff_until <= now) {
 			int64_t delay;
 
-			snprintf(why, sizeof(why), "%zu instance(s) never became nodes", found);
+			snprintf(why, sizeof(why), "%zu instance(s) never became nodes", n_found);
 			delay = back_off(a, g, why);
 			LOG(a, LOG_WARN, "group %s backed off for %llds: %s", gname, (long long)delay, why);
 		}
 	}
+	free(found);
 }
 
 /* One doomed instance's terminate call, on the work queue. Cancelled at
