@@ -138,79 +138,76 @@ static void test_bucket_grants_nothing_without_the_fence(void **state)
 	vclock_free(c);
 }
 
+/* A bucket of a token every 10 s behind a fence held until 'hold_s', its
+ * saved token taken, and a second acquire waiting in its own thread. */
+struct waiter {
+	struct clock *c;
+	struct fence *f;
+	struct ratelimit *rl;
+	struct acquirer a;
+	pthread_t t;
+};
+
+static void waiter_start(struct waiter *w, int64_t hold_s)
+{
+	w->c = vclock_new(WALL0);
+	w->f = fence_new(w->c);
+	w->rl = ratelimit_new(w->c, 0.1, 1);
+	w->a.rl = w->rl;
+	w->a.rc = 99;
+	atomic_init(&w->a.started, 0);
+	ratelimit_set_fence(w->rl, w->f);
+	fence_open_until(w->f, hold_s * S);
+	assert_int_equal(ratelimit_acquire(w->rl, INT64_MAX), 0); /* the saved token */
+	assert_int_equal(pthread_create(&w->t, NULL, acquire_thread, &w->a), 0);
+	while (!atomic_load(&w->a.started))
+		sched_yield();
+}
+
+/* Joins the waiter ('what' names it if it hangs); its acquire's answer. */
+static int waiter_end(struct waiter *w, const char *what)
+{
+	join_or_fail(w->t, what);
+	ratelimit_free(w->rl);
+	fence_free(w->f);
+	vclock_free(w->c);
+	return w->a.rc;
+}
+
 /* A write waiting for its token when the process steps down ends at once
  * with FENCED, not when the token comes. */
 static void test_token_wait_ends_when_the_fence_closes(void **state)
 {
-	struct clock *c = vclock_new(WALL0);
-	struct fence *f = fence_new(c);
-	struct ratelimit *rl = ratelimit_new(c, 0.1, 1); /* a token every 10 s */
-	struct acquirer a = {.rl = rl, .rc = 99};
-	pthread_t t;
+	struct waiter w;
 
 	(void)state;
-	ratelimit_set_fence(rl, f);
-	fence_open_until(f, 60 * S);
-	assert_int_equal(ratelimit_acquire(rl, INT64_MAX), 0); /* the saved token */
-	assert_int_equal(pthread_create(&t, NULL, acquire_thread, &a), 0);
-	while (!atomic_load(&a.started))
-		sched_yield();
-	fence_close(f); /* the virtual clock never reaches the token's time */
-	join_or_fail(t, "the token wait after the fence closed");
-	assert_int_equal(a.rc, RATELIMIT_FENCED);
-	ratelimit_free(rl);
-	fence_free(f);
-	vclock_free(c);
+	waiter_start(&w, 60);
+	fence_close(w.f); /* the virtual clock never reaches the token's time */
+	assert_int_equal(waiter_end(&w, "the token wait after the fence closed"), RATELIMIT_FENCED);
 }
 
 /* The same when the hold lapses by the clock before the token's time. */
 static void test_token_wait_ends_when_the_fence_lapses(void **state)
 {
-	struct clock *c = vclock_new(WALL0);
-	struct fence *f = fence_new(c);
-	struct ratelimit *rl = ratelimit_new(c, 0.1, 1);
-	struct acquirer a = {.rl = rl, .rc = 99};
-	pthread_t t;
+	struct waiter w;
 
 	(void)state;
-	ratelimit_set_fence(rl, f);
-	fence_open_until(f, 5 * S);
-	assert_int_equal(ratelimit_acquire(rl, INT64_MAX), 0);
-	assert_int_equal(pthread_create(&t, NULL, acquire_thread, &a), 0);
-	while (!atomic_load(&a.started))
-		sched_yield();
-	vclock_set(c, 6 * S); /* past the hold, before the token at 10 s */
-	join_or_fail(t, "the token wait after the hold lapsed");
-	assert_int_equal(a.rc, RATELIMIT_FENCED);
-	ratelimit_free(rl);
-	fence_free(f);
-	vclock_free(c);
+	waiter_start(&w, 5);
+	vclock_set(w.c, 6 * S); /* past the hold, before the token at 10 s */
+	assert_int_equal(waiter_end(&w, "the token wait after the hold lapsed"), RATELIMIT_FENCED);
 }
 
 /* Renewals while a write waits keep it waiting, and it goes at its time. */
 static void test_token_wait_goes_on_while_renewed(void **state)
 {
-	struct clock *c = vclock_new(WALL0);
-	struct fence *f = fence_new(c);
-	struct ratelimit *rl = ratelimit_new(c, 0.1, 1);
-	struct acquirer a = {.rl = rl, .rc = 99};
-	pthread_t t;
+	struct waiter w;
 
 	(void)state;
-	ratelimit_set_fence(rl, f);
-	fence_open_until(f, 5 * S);
-	assert_int_equal(ratelimit_acquire(rl, INT64_MAX), 0);
-	assert_int_equal(pthread_create(&t, NULL, acquire_thread, &a), 0);
-	while (!atomic_load(&a.started))
-		sched_yield();
-	vclock_set(c, 4 * S);
-	fence_open_until(f, 14 * S);
-	vclock_set(c, 10 * S);
-	join_or_fail(t, "the token wait at the token's time");
-	assert_int_equal(a.rc, 0);
-	ratelimit_free(rl);
-	fence_free(f);
-	vclock_free(c);
+	waiter_start(&w, 5);
+	vclock_set(w.c, 4 * S);
+	fence_open_until(w.f, 14 * S);
+	vclock_set(w.c, 10 * S);
+	assert_int_equal(waiter_end(&w, "the token wait at the token's time"), 0);
 }
 
 /* A cloud call refused by the fence is "not sent" and cancelled (nothing
