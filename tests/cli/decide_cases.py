@@ -40,6 +40,7 @@ tried), and spec (merged over the generated pod spec).
 
 Usage: decide_cases.py LUASCALE SOURCE_DIR CASES.json [CASES.json ...]
 """
+import concurrent.futures
 import copy
 import json
 import os
@@ -227,6 +228,7 @@ def main():
         return 2
     luascale, src, files = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3:]
     n_cases = n_failed = n_gaps = n_fixed = 0
+    cases = []
     for path in files:
         with open(path) as f:
             doc = json.load(f)
@@ -239,9 +241,18 @@ def main():
                 print("MALFORMED %s: two cases named %r" % (path, case["name"]))
                 return 1
             names.add(case["name"])
+            cases.append(case)
+
+    def one(case):
+        with tempfile.TemporaryDirectory() as tmp:
+            return run_case(luascale, src, case, tmp)
+
+    # each case is its own `luascale decide` processes: one case per core at
+    # a time, the verdicts printed in the files' order
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        results = pool.map(one, cases)
+        for case, (fails, did, broken) in zip(cases, results):
             n_cases += 1
-            with tempfile.TemporaryDirectory() as tmp:
-                fails, did, broken = run_case(luascale, src, case, tmp)
             gap = case.get("known_gap")
             if broken:  # a known gap is about the plan, not a run that breaks
                 for msg in broken + fails:

@@ -322,10 +322,7 @@ def phase_restart_fleet():
 
 
 try:
-    phase_scale_up_and_down()
-    phase_faults()
-    phase_throttle()
-    phase_restart()
-    phase_restart_fleet()
+    # independent phases, each with its own simulator: at the same time
+    H.phases([phase_scale_up_and_down, phase_faults, phase_throttle, phase_restart, phase_restart_fleet], limit=330)
 finally:
     H.finish()

@@ -243,10 +243,7 @@ def phase_restart():
 
 
 try:
-    phase_up_and_down()
-    phase_allocation_failed()
-    phase_storm()
-    phase_throttled_restart()
-    phase_restart()
+    # independent phases, each with its own simulator: at the same time
+    H.phases([phase_up_and_down, phase_allocation_failed, phase_storm, phase_throttled_restart, phase_restart], limit=330)
 finally:
     H.finish()

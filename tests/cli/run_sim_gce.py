@@ -243,9 +243,7 @@ def phase_regional():
 
 
 try:
-    phase_up_and_down()
-    phase_faults()
-    phase_restart()
-    phase_regional()
+    # independent phases, each with its own simulator: at the same time
+    H.phases([phase_up_and_down, phase_faults, phase_restart, phase_regional], limit=330)
 finally:
     H.finish()

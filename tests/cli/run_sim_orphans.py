@@ -15,7 +15,9 @@
 #     instance exists; a new luascale with max_provision_time 20s sweeps
 #     the instance by the cloud's own launch time, terminates it, launches
 #     again, and the pod runs; no orphan at the end.
-# Usage: run_sim_orphans.py LUASCALE SOURCE_DIR sim|aws|gce|azure terminate|throttled|stuck
+# Usage: run_sim_orphans.py LUASCALE SOURCE_DIR sim|aws|gce|azure PART[,PART...]
+# with PART terminate, throttled or stuck; several parts run at the same
+# time, each with its own simulator.
 # KEEP_TMP=1 keeps the logs.
 import os
 import re
@@ -27,10 +29,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from simharness import Harness, kube, log_has, nodes, read_env_file, stop, until  # noqa: E402
 
 if len(sys.argv) != 5 or sys.argv[3] not in ("sim", "aws", "gce", "azure") or \
-        sys.argv[4] not in ("terminate", "throttled", "stuck"):
-    print("usage: run_sim_orphans.py LUASCALE SOURCE_DIR sim|aws|gce|azure terminate|throttled|stuck")
+        not set(sys.argv[4].split(",")) <= {"terminate", "throttled", "stuck"}:
+    print("usage: run_sim_orphans.py LUASCALE SOURCE_DIR sim|aws|gce|azure terminate|throttled|stuck[,...]")
     sys.exit(2)
-CLOUD, PART = sys.argv[3], sys.argv[4]
+CLOUD, PARTS = sys.argv[3], sys.argv[4].split(",")
 H = Harness(sys.argv[1], sys.argv[2], "run_sim_orphans.")
 ok = H.ok
 
@@ -183,7 +185,7 @@ try:
 except ImportError as e:  # a missing client is a failure, never a skip
     print("not ok - the %s client is not importable under %s: %s" % (CLOUD, sys.executable, e))
     sys.exit(1)
-MIN = 1 if PART != "stuck" else 0
+MIN = 1  # the group's minimum: 0 for the stuck part, which starts empty
 
 
 def scenario(name, initial, workloads, faults):
@@ -256,10 +258,11 @@ def part_terminate(error):
     else:
         fault = ("  - {kind: terminate_error, group: workers, until: %ds, error: throttled, delay: 15s}\n"
                  % FAULT_END)
-    sim = start_sim("down", scenario("down", 2, "  - {name: busy, at: 0s, count: 1, requests: "
+    name = "down-" + error
+    sim = start_sim(name, scenario(name, 2, "  - {name: busy, at: 0s, count: 1, requests: "
                                                 "{cpu: 3, memory: 1Gi}, node_selector: {pool: workers}}\n",
                                      fault))
-    run = start_run(sim, "down", "{unneeded_for: 3s, scale_down_delay_after_add: 0s}")
+    run = start_run(sim, name, "{unneeded_for: 3s, scale_down_delay_after_add: 0s}")
     logs = (run["log"], sim["log"])
     text = lambda: open(run["log"]).read()  # noqa: E731
     before = live_ids(sim)
@@ -349,6 +352,8 @@ def retry_throttled(sim, run, fail_re):
 # ---- part 2: killed after launching an instance that never boots ----
 
 def part_stuck():
+    global MIN
+    MIN = 0
     sim = start_sim("stuck", scenario("stuck", 0, "  - {name: job, at: 2s, count: 1, requests: "
                                                   "{cpu: 3, memory: 1Gi}, node_selector: {pool: workers}}\n",
                                       "  - {kind: stuck_boot, group: workers, count: 1}\n"))
@@ -399,12 +404,16 @@ def part_stuck():
     stop(sim["proc"])
 
 
+def part_terminate_auth():
+    part_terminate("auth")
+
+
+def part_terminate_throttled():
+    part_terminate("throttled")
+
+
 try:
-    if PART == "terminate":
-        part_terminate("auth")
-    elif PART == "throttled":
-        part_terminate("throttled")
-    else:
-        part_stuck()
+    H.phases([{"terminate": part_terminate_auth, "throttled": part_terminate_throttled,
+               "stuck": part_stuck}[p] for p in PARTS], limit=240)
 finally:
     H.finish()

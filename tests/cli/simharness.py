@@ -25,6 +25,7 @@ class Harness:
         self.procs = []
         self.fails = 0
         self.count = 0
+        self.child = False
 
     # ---- TAP ----
 
@@ -50,6 +51,84 @@ class Harness:
         self.cleanup()
         print("1..%d" % self.count)
         sys.exit(1 if self.fails else 0)
+
+    def phases(self, fns, limit=600):
+        """Runs independent phases (each starts its own simulator and daemons,
+        with file names of its own) at the same time, each in a forked child,
+        and prints their TAP lines phase by phase, renumbered. A phase that
+        is still running after 'limit' seconds is killed, with what it
+        printed so far and a failure saying so. Most of a phase's time is
+        spent waiting on simulated boots and retries, so they overlap well;
+        LUASCALE_TEST_PHASES=serial runs them one after the other instead."""
+        if os.environ.get("LUASCALE_TEST_PHASES") == "serial":
+            for fn in fns:
+                fn()
+            return
+        sys.stdout.flush()
+        kids = []
+        for i, fn in enumerate(fns):
+            out = self.path("phase-%d-%s.tap" % (i, fn.__name__))
+            pid = os.fork()
+            if pid == 0:  # the child: its TAP lines go to its own file
+                code = 1
+                try:
+                    os.setpgid(0, 0)  # its simulators and daemons with it
+                    self.child = True
+                    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                    os.dup2(fd, 1)
+                    os.dup2(fd, 2)
+                    self.procs, self.fails, self.count = [], 0, 0
+                    try:
+                        fn()
+                    except BaseException as e:  # noqa: B902 (a crash of the phase is its failure)
+                        self.ok(False, "phase %s raised %r" % (fn.__name__, e))
+                    for p in self.procs:
+                        stop(p)
+                    code = 1 if self.fails else 0
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(code)
+            kids.append((pid, fn.__name__, out))
+        end = time.monotonic() + limit
+        status = {}
+        while len(status) < len(kids):
+            for pid, name, _ in kids:
+                if pid in status:
+                    continue
+                done, st = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    status[pid] = st
+                elif time.monotonic() > end:
+                    try:
+                        os.killpg(pid, signal.SIGKILL)
+                    except OSError:
+                        os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    status[pid] = None
+            time.sleep(0.2)
+        for pid, name, out in kids:
+            print("# phase %s" % name)
+            try:
+                lines = open(out).read().splitlines()
+            except OSError:
+                lines = []
+            for line in lines:
+                m = re.match(r"^(not ok|ok)(?: \d+)?( - .*)?$", line)
+                if m:
+                    self.count += 1
+                    if m.group(1) == "not ok":
+                        self.fails += 1
+                    print("%s %d%s" % (m.group(1), self.count, m.group(2) or ""))
+                else:
+                    print(line)
+            st = status[pid]
+            if st is None:
+                self.ok(False, "phase %s still ran after %d s: killed (its lines so far are above)" % (name, limit))
+            elif not (os.WIFEXITED(st) and os.WEXITSTATUS(st) in (0, 1)):
+                self.ok(False, "phase %s ended abnormally (wait status %d)" % (name, st))
+            elif os.WEXITSTATUS(st) == 1 and not any(line.startswith("not ok") for line in lines):
+                self.ok(False, "phase %s failed without a failing check (see its lines above)" % name)
 
     # ---- files and processes ----
 
@@ -122,6 +201,8 @@ class Harness:
     def cleanup(self):
         for p in self.procs:
             stop(p)
+        if self.child:  # a phase's child: the directory is the parent's
+            return
         if os.environ.get("KEEP_TMP"):
             print("# kept %s (KEEP_TMP)" % self.tmp)
         else:
