@@ -46,6 +46,28 @@ const char *policy_path(const struct policy *p)
 	return p->path;
 }
 
+struct lua_State *policy_push_params(struct policy *p)
+{
+	lua_State *L = sandbox_state(p->sb);
+
+	/* the module's "params" found by walking it: nothing allocated, so
+	 * nothing can raise an error outside a protected call */
+	lua_rawgeti(L, LUA_REGISTRYINDEX, p->params_ref);
+	lua_pushnil(L);
+	lua_rawgeti(L, LUA_REGISTRYINDEX, p->module_ref);
+	lua_pushnil(L);
+	while (lua_next(L, -2)) { /* merged, found, module, key, value */
+		if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "params") == 0) {
+			lua_replace(L, -4);
+			lua_pop(L, 1);
+			break;
+		}
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	return L;
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;

@@ -53,6 +53,15 @@ void policy_set_notes(struct policy *p, bool wanted);
 const char *policy_path(const struct policy *p);
 
 /*
+ * Pushes onto the policy's Lua state two values: the table reconcile()
+ * gets as params (its defaults merged with the config's), then the
+ * policy's own params table (nil when it declares none). Returns that
+ * state; the caller reads them with raw access only (no policy code runs)
+ * and pops both.
+ */
+struct lua_State *policy_push_params(struct policy *p);
+
+/*
  * Runs reconcile(cluster, params, store) on snapshot 's'. On success fills
  * 'out' (initialised here; free with plan_free) and returns 0. On any
  * failure (error, budget, memory, malformed plan) 'out' is empty and -1 is
