@@ -85,6 +85,64 @@ static void run_log_write(void *ctx, enum log_level level, int64_t wall, const c
 			rl->f ? "; the log file has them all" : "; --log FILE keeps them all");
 }
 
+/*
+ * The policy file and params of each run: "key=value", one run a
+ * paragraph, lines wrapped at PARAMS_WIDTH; a param the config set shows
+ * the policy's default after it ("unneeded_for=5m (default 10m)").
+ */
+#define PARAMS_WIDTH 100
+
+static void print_params(const struct sim_result *res, size_t n)
+{
+	char label[64];
+	size_t i, j;
+
+	printf("\nparams:\n");
+	for (i = 0; i < n; i++) {
+		const struct sim_result *r = &res[i];
+		int col;
+
+		sim_report_label(res, i, label, sizeof(label));
+		printf("%s: %s", label, r->policy);
+		if (r->params_from[0])
+			printf(", policy.params from %s\n", r->params_from);
+		else
+			printf(", the policy's defaults\n");
+		if (!r->n_params) {
+			printf("  (none)\n");
+			continue;
+		}
+		col = 0;
+		for (j = 0; j < r->n_params; j++) {
+			const struct sim_param *p = &r->params[j];
+			char item[PARAMS_WIDTH * 4];
+			int len;
+
+			if (p->from_config)
+				len = snprintf(item, sizeof(item), "%s=%s (default %s)", p->key, p->value,
+					       p->dflt ? p->dflt : "none");
+			else
+				len = snprintf(item, sizeof(item), "%s=%s", p->key, p->value);
+			if (len < 0)
+				continue;
+			if (col > 0 && col + 2 + len > PARAMS_WIDTH) {
+				printf(",\n");
+				col = 0;
+			} else if (col > 0) {
+				printf(", ");
+				col += 2;
+			}
+			if (col == 0) {
+				printf("  ");
+				col = 2;
+			}
+			printf("%s", item);
+			col += len;
+		}
+		printf("\n");
+	}
+}
+
 static void print_table(const struct sim_result *res, size_t n)
 {
 	char label[64];
@@ -96,9 +154,9 @@ static void print_table(const struct sim_result *res, size_t n)
 		if ((int)strlen(label) > w)
 			w = (int)strlen(label);
 	}
-	printf("\n%-*s %10s %9s %8s %8s %8s %5s %8s %6s %7s %9s %6s %5s %9s\n", w, "policy",
+	printf("\n%-*s %10s %9s %8s %8s %8s %5s %8s %6s %7s %9s %6s %5s %9s %8s\n", w, "policy",
 	       "node-hours", "cost", "wait p50", "wait p95", "wait max", "peak", "launches",
-	       "unused", "removed", "evictions", "killed", "lost", "protected");
+	       "unused", "removed", "evictions", "killed", "lost", "protected", "rejected");
 	for (i = 0; i < n; i++) {
 		const struct sim_result *r = &res[i];
 		char p50[48], p95[48], mx[48];
@@ -107,12 +165,13 @@ static void print_table(const struct sim_result *res, size_t n)
 		sim_report_format_wait(p50, sizeof(p50), r->wait_p50);
 		sim_report_format_wait(p95, sizeof(p95), r->wait_p95);
 		sim_report_format_wait(mx, sizeof(mx), r->wait_max);
-		printf("%-*s %10.1f %9.2f %8s %8s %8s %5d %8llu %6llu %7llu %9llu %6llu %5llu %9llu\n",
+		printf("%-*s %10.1f %9.2f %8s %8s %8s %5d %8llu %6llu %7llu %9llu %6llu %5llu %9llu %8llu\n",
 		       w, label, r->node_hours, r->cost, p50, p95, mx, r->peak_nodes,
 		       (unsigned long long)r->launches, (unsigned long long)r->unused,
 		       (unsigned long long)r->removed,
 		       (unsigned long long)r->evictions, (unsigned long long)r->killed,
-		       (unsigned long long)r->lost, (unsigned long long)r->protected_killed);
+		       (unsigned long long)r->lost, (unsigned long long)r->protected_killed,
+		       (unsigned long long)r->rejected);
 	}
 	printf("\n");
 	for (i = 0; i < n; i++) {
@@ -131,7 +190,9 @@ static void print_table(const struct sim_result *res, size_t n)
 	       "wait: how long pods waited for a node (still waiting at the end: so far).\n"
 	       "unused: launched nodes removed without having run a pod (bought for nothing).\n"
 	       "killed: pods that died without an eviction; lost: evicted or killed pods that\n"
-	       "nothing recreates (a user's session); protected: protected pods disrupted.\n");
+	       "nothing recreates (a user's session); protected: protected pods disrupted.\n"
+	       "rejected: actions of the policy's plans that the safety checks refused.\n");
+	print_params(res, n);
 }
 
 /*

@@ -20,6 +20,8 @@
 #include "engine/reconciler.h"
 #include "engine/round.h"
 #include "log.h"
+#include "policy/host.h"
+#include "policy/param_text.h"
 #include "providers/sim/sim.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
@@ -46,6 +48,8 @@ struct run {
 	struct sim_result *out;
 	int *registered;         /* per group: registered nodes at the last check */
 	int *size;               /* per group: instances at the last check */
+	uint64_t *launched_seen; /* per group: instances created at the last sample */
+	int *removed_since;      /* per group: nodes gone since the last sample */
 };
 
 static void violation(struct run *r, uint64_t *counter, int64_t t_ns, const char *fmt, ...)
@@ -143,25 +147,34 @@ static int series_grow(struct sim_series *s)
 	GROW(util_cpu, 1);
 	GROW(util_mem, 1);
 	GROW(cost, 1);
+	GROW(launched, g);
+	GROW(removed, g);
 #undef GROW
 	s->cap = cap;
 	return 0;
 }
 
-/* Cost and node-hours so far, from the cloud's billable instance time. */
-static void cost_now(struct run *r, double *cost, double *hours)
+/* Cost and node-hours so far, from the cloud's billable instance time;
+ * each group's share in 'per' when not NULL (n_groups of them), summed in
+ * the same order so the shares add up to the totals exactly. */
+static void cost_now(struct run *r, double *cost, double *hours, struct sim_group_cost *per)
 {
 	size_t g;
 
 	*cost = *hours = 0;
 	for (g = 0; g < r->sc->n_groups; g++) {
 		struct sim_group_stats gs;
-		double h;
+		double h, c;
 
 		sim_cloud_group_stats(r->w->cloud, g, &gs);
 		h = (double)gs.instance_ns / 3600e9;
+		c = h * r->sc->groups[g].price_per_hour;
 		*hours += h;
-		*cost += h * r->sc->groups[g].price_per_hour;
+		*cost += c;
+		if (per) {
+			per[g].node_hours = h;
+			per[g].cost = c;
+		}
 	}
 }
 
@@ -180,13 +193,21 @@ static int sample(struct run *r, int64_t t_ns, const struct sim_counts *c)
 		int reg = sim_cluster_group_nodes(r->w->cluster, g, &ns);
 		int target = sim_cloud_target(r->w->cloud, g);
 
+		struct sim_group_stats gs;
+
 		s->nodes[i * s->n_groups + g] = reg;
 		s->booting[i * s->n_groups + g] = target > reg ? target - reg : 0;
+		sim_cloud_group_stats(r->w->cloud, g, &gs);
+		s->launched[i * s->n_groups + g] =
+			gs.launched > r->launched_seen[g] ? (int)(gs.launched - r->launched_seen[g]) : 0;
+		r->launched_seen[g] = gs.launched;
+		s->removed[i * s->n_groups + g] = r->removed_since[g];
+		r->removed_since[g] = 0;
 	}
 	s->pending[i] = c->pods_pending;
 	s->util_cpu[i] = c->cpu_alloc_m > 0 ? (double)c->cpu_req_m / (double)c->cpu_alloc_m : 0;
 	s->util_mem[i] = c->mem_alloc > 0 ? (double)c->mem_req / (double)c->mem_alloc : 0;
-	cost_now(r, &s->cost[i], &hours);
+	cost_now(r, &s->cost[i], &hours, NULL);
 	return 0;
 }
 
@@ -234,6 +255,36 @@ static double percentile(const int64_t *v, size_t n, double p)
 	if (n == 0)
 		return 0;
 	return (double)v[(size_t)(p * (double)(n - 1) + 0.5)] / (double)CLOCK_NS_PER_S;
+}
+
+/*
+ * The points of the waits' distribution from the sorted 'v' (n > 0): at
+ * most SIM_CDF_POINTS, each at the last of equal waits so its share is
+ * exact, the longest wait last.
+ */
+static int wait_cdf(struct sim_wait_cdf *cdf, const int64_t *v, size_t n)
+{
+	size_t j, idx, last = SIZE_MAX, k = n < SIM_CDF_POINTS ? n : SIM_CDF_POINTS;
+
+	cdf->pods = n;
+	if (n == 0)
+		return 0;
+	cdf->wait_s = malloc(k * sizeof(*cdf->wait_s));
+	cdf->frac = malloc(k * sizeof(*cdf->frac));
+	if (!cdf->wait_s || !cdf->frac)
+		return -1;
+	for (j = 1; j <= k; j++) {
+		idx = (j * n + k - 1) / k - 1; /* ceil(j n / k) - 1 */
+		while (idx + 1 < n && v[idx + 1] == v[idx])
+			idx++;
+		if (last != SIZE_MAX && idx <= last)
+			continue;
+		cdf->wait_s[cdf->n] = (double)v[idx] / (double)CLOCK_NS_PER_S;
+		cdf->frac[cdf->n] = (double)(idx + 1) / (double)n;
+		cdf->n++;
+		last = idx;
+	}
+	return 0;
 }
 
 /* Does any group with room left take pod 'p' on an empty node? */
@@ -317,6 +368,7 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 	char longest[512] = "";
 	size_t n = 0, i, g;
 	uint64_t created = 0, pending_over = 0;
+	int cdf_rc;
 
 	if (sim_cluster_snapshot(r->w->cluster, false, &s, err) < 0)
 		return -1;
@@ -357,11 +409,20 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 	check_waits(r, &ss, longest, longest_ns, pending_over, t_ns);
 	qsort(waits, n, sizeof(*waits), cmp_i64);
 	out->wait_p50 = percentile(waits, n, 0.50);
+	out->wait_p90 = percentile(waits, n, 0.90);
 	out->wait_p95 = percentile(waits, n, 0.95);
+	out->wait_p99 = percentile(waits, n, 0.99);
+	cdf_rc = wait_cdf(&out->waits, waits, n);
 	free(waits);
 	snapshot_free(s);
+	if (cdf_rc < 0)
+		return errbuf_set(err, "out of memory");
 
-	cost_now(r, &out->cost, &out->node_hours);
+	out->group_cost = calloc(r->sc->n_groups + 1, sizeof(*out->group_cost));
+	if (!out->group_cost)
+		return errbuf_set(err, "out of memory");
+	out->n_group_cost = r->sc->n_groups;
+	cost_now(r, &out->cost, &out->node_hours, out->group_cost);
 	out->evictions = ss.evictions;
 	out->killed = ss.pods_killed;
 	out->lost = ss.bare_pods_lost;
@@ -380,6 +441,69 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 			  (unsigned long long)created, (unsigned long long)out->launches);
 	actuator_get_stats(r->act, &ast);
 	out->removed = ast.nodes_deleted;
+	return 0;
+}
+
+/* The cluster's changes: counts the nodes of each group that leave it. */
+static void on_change(void *ud, const struct sim_change *ch)
+{
+	struct run *r = ud;
+	size_t g;
+
+	if (ch->kind != SIM_OBJ_NODE || !ch->gone || !ch->group)
+		return;
+	for (g = 0; g < r->sc->n_groups; g++)
+		if (r->sc->groups[g].name && strcmp(r->sc->groups[g].name, ch->group) == 0) {
+			r->removed_since[g]++;
+			return;
+		}
+}
+
+/*
+ * The params the run's policy gets, as text for the report: the policy
+ * loaded once more with the run's config (the reconciler's own copy is
+ * not reachable from here), read and freed.
+ */
+static int run_params(struct run *r, struct errbuf *err)
+{
+	struct sim_result *out = r->out;
+	const struct param *cp = &r->cfg->params;
+	struct sandbox_limits lim;
+	struct param_text *pt = NULL;
+	struct policy *p;
+	ssize_t n;
+	size_t i, j;
+
+	memset(&lim, 0, sizeof(lim));
+	lim.instructions = r->cfg->policy_instructions;
+	lim.memory = r->cfg->policy_memory;
+	lim.cpu_ms = r->cfg->policy_timeout_ms;
+	p = policy_load(r->o->policy_path, NULL, &lim, cp, err);
+	if (!p)
+		return -1;
+	n = param_text_list(p, &pt);
+	policy_free(p);
+	if (n < 0)
+		return errbuf_set(err, "out of memory");
+	out->params = calloc((size_t)n + 1, sizeof(*out->params));
+	if (!out->params) {
+		param_text_free(pt, (size_t)n);
+		return errbuf_set(err, "out of memory");
+	}
+	for (i = 0; i < (size_t)n; i++) {
+		struct sim_param *sp = &out->params[i];
+
+		sp->key = pt[i].key;
+		sp->value = pt[i].value;
+		sp->dflt = pt[i].dflt;
+		for (j = 0; j < cp->n_items; j++)
+			if (cp->items[j].key && strcmp(cp->items[j].key, sp->key) == 0)
+				sp->from_config = true;
+	}
+	out->n_params = (size_t)n;
+	free(pt); /* the strings are out->params' now */
+	if (cp->n_items && r->cfg->source)
+		snprintf(out->params_from, sizeof(out->params_from), "%s", r->cfg->source);
 	return 0;
 }
 
@@ -455,6 +579,7 @@ int sim_replay(const struct sim_replay_opts *o, struct sim_result *out, struct e
 	struct actuator_config acfg;
 	struct kubeops kops;
 	struct run r;
+	size_t g;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -466,14 +591,16 @@ int sim_replay(const struct sim_replay_opts *o, struct sim_result *out, struct e
 	r.out = out;
 	r.registered = calloc(sc->n_groups + 1, sizeof(*r.registered));
 	r.size = calloc(sc->n_groups + 1, sizeof(*r.size));
-	if (!r.registered || !r.size) {
+	r.launched_seen = calloc(sc->n_groups + 1, sizeof(*r.launched_seen));
+	r.removed_since = calloc(sc->n_groups + 1, sizeof(*r.removed_since));
+	if (!r.registered || !r.size || !r.launched_seen || !r.removed_since) {
 		errbuf_set(err, "out of memory");
 		goto out;
 	}
 	if (run_config(&r, err) < 0)
 		goto out;
 	r.rec = reconciler_new(r.cfg, o->policy_path, err);
-	if (!r.rec)
+	if (!r.rec || run_params(&r, err) < 0)
 		goto out;
 	r.clock = vclock_new(sc->start_wall);
 	r.ex = r.clock ? executor_new_virtual(r.clock) : NULL;
@@ -484,6 +611,14 @@ int sim_replay(const struct sim_replay_opts *o, struct sim_result *out, struct e
 	r.w = sim_world_new(sc, r.ex, err);
 	if (!r.w)
 		goto out;
+	/* what the world starts with is neither a scale-up nor a removal */
+	for (g = 0; g < sc->n_groups; g++) {
+		struct sim_group_stats gs;
+
+		sim_cloud_group_stats(r.w->cloud, g, &gs);
+		r.launched_seen[g] = gs.launched;
+	}
+	sim_cluster_set_watch(r.w->cluster, on_change, &r);
 	provider_limits_from(&lim, r.cfg);
 	r.prov = sim_provider_new(r.w->cloud, &lim, err);
 	if (!r.prov)
@@ -502,6 +637,8 @@ out:
 		executor_shutdown(r.ex, clock_now(r.clock));
 	actuator_free(r.act);
 	provider_free(r.prov);
+	if (r.w)
+		sim_cluster_set_watch(r.w->cluster, NULL, NULL);
 	sim_world_free(r.w);
 	reconciler_free(r.rec);
 	config_free(r.own_cfg);
@@ -509,6 +646,8 @@ out:
 		vclock_free(r.clock);
 	free(r.registered);
 	free(r.size);
+	free(r.launched_seen);
+	free(r.removed_since);
 	if (rc < 0)
 		sim_result_free(out);
 	return rc;
@@ -517,6 +656,22 @@ out:
 void sim_result_free(struct sim_result *r)
 {
 	struct sim_series *s = &r->series;
+	size_t i;
+
+	for (i = 0; r->params && i < r->n_params; i++) {
+		free(r->params[i].key);
+		free(r->params[i].value);
+		free(r->params[i].dflt);
+	}
+	free(r->params);
+	r->params = NULL;
+	r->n_params = 0;
+	free(r->group_cost);
+	r->group_cost = NULL;
+	r->n_group_cost = 0;
+	free(r->waits.wait_s);
+	free(r->waits.frac);
+	memset(&r->waits, 0, sizeof(r->waits));
 
 	free(s->t_ns);
 	free(s->nodes);
@@ -525,5 +680,7 @@ void sim_result_free(struct sim_result *r)
 	free(s->util_cpu);
 	free(s->util_mem);
 	free(s->cost);
+	free(s->launched);
+	free(s->removed);
 	memset(s, 0, sizeof(*s));
 }

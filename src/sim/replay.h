@@ -8,6 +8,7 @@
 #ifndef LUASCALE_SIM_REPLAY_H
 #define LUASCALE_SIM_REPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,39 @@ struct sim_series {
 	double *util_cpu;  /* requested / allocatable cpu over Ready nodes, 0 when none */
 	double *util_mem;  /* the same for memory */
 	double *cost;      /* cumulative cost so far (instance time x group price) */
+	int *launched;     /* [i * n_groups + g]: instances group g's cloud created since
+			    * the previous sample (the group grew) */
+	int *removed;      /* [i * n_groups + g]: nodes of group g that left the cluster
+			    * since the previous sample */
+};
+
+/* At most this many points on a run's wait curve. */
+#define SIM_CDF_POINTS 512
+
+/*
+ * How long pods waited, as a cumulative distribution: every bound pod's
+ * wait and every pod still pending at the end (with its wait so far). The
+ * points lie on the exact curve (at most 1/SIM_CDF_POINTS of the pods
+ * between two); the percentiles in sim_result are exact.
+ */
+struct sim_wait_cdf {
+	size_t pods;       /* waits counted */
+	size_t n;          /* points */
+	double *wait_s;    /* ascending, seconds */
+	double *frac;      /* share of the pods that waited at most wait_s[i]; the last is 1 */
+};
+
+/* A node group's share of a run's instance time and cost. */
+struct sim_group_cost {
+	double node_hours, cost;
+};
+
+/* A param the policy ran with, as text (see policy/param_text.h). */
+struct sim_param {
+	char *key;
+	char *value;        /* what reconcile() got */
+	char *dflt;         /* the policy's own default, NULL when it declares none */
+	bool from_config;   /* set by the config's policy.params */
 };
 
 /* What went against an invariant; each counts occurrences. */
@@ -48,6 +82,7 @@ struct sim_result {
 	char policy[256];          /* the policy path */
 	double node_hours, cost;   /* instance time (launch to gone), and x price */
 	double wait_p50, wait_p95, wait_max; /* seconds a pod waited to be bound */
+	double wait_p90, wait_p99;
 	int peak_nodes;            /* most registered nodes at once */
 	uint64_t launches;         /* instances asked for */
 	uint64_t unused;           /* launched nodes removed without having run a pod
@@ -64,6 +99,12 @@ struct sim_result {
 				    * for benchmarks, not reproducible */
 	struct sim_violations v;
 	struct sim_series series;
+	struct sim_wait_cdf waits;
+	struct sim_group_cost *group_cost; /* per scenario group; they add up to cost */
+	size_t n_group_cost;
+	struct sim_param *params;  /* sorted by key */
+	size_t n_params;
+	char params_from[256];     /* the config whose policy.params applied, "" none */
 };
 
 /* Called after each round: 'frac' of the run done, the cluster now. */

@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,6 +24,9 @@
 #include "runtime/clock.h"
 
 #define LABEL_MAX 280
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define SIM_CDF_POINTS_TEXT STR(SIM_CDF_POINTS)
 
 /* Chart geometry, in viewBox units: the plot is inside the margins. */
 enum {
@@ -327,6 +331,16 @@ static const char style_css[] =
 	".chart .line{fill:none;stroke-width:1.5;stroke-linejoin:round}\n"
 	".chart .area{stroke:none;fill-opacity:0.35}\n"
 	".chart .total{fill:none;stroke:" COLOR_TOTAL ";stroke-width:1.2;stroke-dasharray:4 3}\n"
+	".chart .mark path{stroke:#fff;stroke-width:0.8}\n"
+	".chart .mark text{font-size:7px;text-anchor:middle;fill:#1f2328;paint-order:stroke;"
+	"stroke:#fff;stroke-width:2px}\n"
+	".wbox{display:flex;flex-wrap:wrap;gap:12px 28px;align-items:flex-start}\n"
+	".wbox figure{flex:1 1 420px;max-width:720px}\n"
+	".wbox table{width:auto}\n"
+	".cmp td.policy{text-align:left;white-space:normal;overflow-wrap:anywhere}\n"
+	".cmp td.set{font-weight:600}\n"
+	".cmp tr.total td,.cmp tr.total th{font-weight:600;border-top:2px solid #d0d7de}\n"
+	"code{font-size:12px;overflow-wrap:anywhere}\n"
 	"footer{margin-top:28px;color:#8c959f;font-size:12px}\n"
 	"@page{size:A4 landscape;margin:12mm}\n"
 	"@media print{body{max-width:none;padding:0;font-size:10pt}"
@@ -394,30 +408,35 @@ static void put_header(struct report *r)
 
 enum col_kind { COL_HOURS, COL_COST, COL_WAIT, COL_INT, COL_U64 };
 
+/* Which way a column is better: lower, or neither (a volume that follows
+ * the demand, such as scale actions: fewer is not better in itself). */
+enum col_rank { LOWER_BETTER, NO_BEST };
+
 struct column {
 	const char *head, *tip;
 	enum col_kind kind;
 	size_t off;
+	enum col_rank rank;
 };
 
 #define RES_OFF(field) offsetof(struct sim_result, field)
 
 static const struct column columns[] = {
-	{"node-hours", "instance time from launch until gone, in hours", COL_HOURS, RES_OFF(node_hours)},
-	{"cost", "instance time x the group's price per hour", COL_COST, RES_OFF(cost)},
-	{"wait p50", "median time a pod waited to be bound", COL_WAIT, RES_OFF(wait_p50)},
-	{"wait p95", "95th percentile of the time a pod waited to be bound", COL_WAIT, RES_OFF(wait_p95)},
-	{"wait max", "longest time a pod waited to be bound", COL_WAIT, RES_OFF(wait_max)},
-	{"peak nodes", "most registered nodes at once", COL_INT, RES_OFF(peak_nodes)},
-	{"launches", "instances asked for", COL_U64, RES_OFF(launches)},
-	{"unused", "launched nodes removed without having run a pod (DaemonSet pods aside)", COL_U64, RES_OFF(unused)},
-	{"removed", "nodes deleted", COL_U64, RES_OFF(removed)},
-	{"evictions", "evictions accepted by the Eviction API", COL_U64, RES_OFF(evictions)},
-	{"killed", "unfinished pods that died without an eviction", COL_U64, RES_OFF(killed)},
-	{"lost", "evicted or killed pods that no controller recreates", COL_U64, RES_OFF(lost)},
-	{"protected", "protected pods evicted or killed", COL_U64, RES_OFF(protected_killed)},
-	{"policy failures", "rounds where the policy failed", COL_U64, RES_OFF(policy_failures)},
-	{"rejected", "actions the safety checks refused", COL_U64, RES_OFF(rejected)},
+	{"node-hours", "instance time from launch until gone, in hours", COL_HOURS, RES_OFF(node_hours), LOWER_BETTER},
+	{"cost", "instance time x the group's price per hour", COL_COST, RES_OFF(cost), LOWER_BETTER},
+	{"wait p50", "median time a pod waited to be bound", COL_WAIT, RES_OFF(wait_p50), LOWER_BETTER},
+	{"wait p95", "95th percentile of the time a pod waited to be bound", COL_WAIT, RES_OFF(wait_p95), LOWER_BETTER},
+	{"wait max", "longest time a pod waited to be bound", COL_WAIT, RES_OFF(wait_max), LOWER_BETTER},
+	{"peak nodes", "most registered nodes at once (follows the demand: no best)", COL_INT, RES_OFF(peak_nodes), NO_BEST},
+	{"launches", "instances asked for (follows the demand: no best)", COL_U64, RES_OFF(launches), NO_BEST},
+	{"unused", "launched nodes removed without having run a pod (DaemonSet pods aside)", COL_U64, RES_OFF(unused), LOWER_BETTER},
+	{"removed", "nodes deleted (follows the demand: no best)", COL_U64, RES_OFF(removed), NO_BEST},
+	{"evictions", "evictions accepted by the Eviction API", COL_U64, RES_OFF(evictions), LOWER_BETTER},
+	{"killed", "unfinished pods that died without an eviction", COL_U64, RES_OFF(killed), LOWER_BETTER},
+	{"lost", "evicted or killed pods that no controller recreates", COL_U64, RES_OFF(lost), LOWER_BETTER},
+	{"protected", "protected pods evicted or killed", COL_U64, RES_OFF(protected_killed), LOWER_BETTER},
+	{"policy failures", "rounds where the policy failed", COL_U64, RES_OFF(policy_failures), LOWER_BETTER},
+	{"rejected", "actions the safety checks refused", COL_U64, RES_OFF(rejected), LOWER_BETTER},
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 
@@ -475,7 +494,7 @@ static void put_table(struct report *r)
 				at = i;
 		best[c][0] = '\0';
 		differ[c] = false;
-		if (!r->n)
+		if (!r->n || columns[c].rank == NO_BEST)
 			continue;
 		col_format(best[c], sizeof(best[c]), &r->runs[at], &columns[c]);
 		for (i = 0; i < r->n; i++) {
@@ -524,9 +543,10 @@ static void put_table(struct report *r)
 		}
 		buf_puts(b, "</tr>\n");
 	}
-	buf_puts(b, "</tbody>\n</table>\n<p class=\"note\">Lower is better in every column; "
-		    "the best value of a column is highlighted when the policies differ.</p>\n"
-		    "</section>\n");
+	buf_puts(b, "</tbody>\n</table>\n<p class=\"note\">Lower is better in every column but "
+		    "peak nodes, launches and removed, which follow the demand (fewer is not better in "
+		    "itself); the best value of the other columns is highlighted when the policies "
+		    "differ.</p>\n</section>\n");
 }
 
 /* ---- charts ---- */
@@ -775,6 +795,129 @@ static void figure_open(struct report *r, size_t k)
 	buf_puts(r->b, "</figcaption>\n");
 }
 
+/* ---- scale-up and removal markers on the nodes chart ---- */
+
+#define MARK_W 8.0 /* the plot's width in viewBox units taken by one marker's time bucket */
+#define COLOR_UP "#116329"
+#define COLOR_DOWN "#a40e26"
+
+static int s_event(const int *a, const struct sim_series *s, size_t i, size_t g)
+{
+	int v;
+
+	if (!a || g >= s->n_groups)
+		return 0;
+	v = a[i * s->n_groups + g];
+	return v > 0 ? v : 0;
+}
+
+/* "09:10-09:18" (with the date on a run longer than a day): when a bucket is. */
+static void fmt_bucket(const struct report *r, char *out, size_t sz, int64_t t0, int64_t t1)
+{
+	const char *f = r->span_ns > 86400 * CLOCK_NS_PER_S ? "%m-%d %H:%M" : "%H:%M";
+	char a[32], b[32];
+
+	fmt_wall(a, sizeof(a), r->sc->start_wall + t0 / CLOCK_NS_PER_S, f);
+	fmt_wall(b, sizeof(b), r->sc->start_wall + t1 / CLOCK_NS_PER_S, f);
+	snprintf(out, sz, "%s-%s", a, b);
+}
+
+/*
+ * One marker for a bucket: a triangle pointing up at the top of the plot
+ * (the groups grew) or down at its bottom (nodes left), the count beside
+ * it, and in its tooltip when and how many per group.
+ */
+static void put_mark(struct report *r, bool up, size_t bkt, const int *per_group, int total,
+		     int64_t t0, int64_t t1)
+{
+	struct buf *b = r->b;
+	double x = CH_L + ((double)bkt + 0.5) * MARK_W;
+	char when[80], tmp[32];
+	bool first = true;
+	size_t g;
+
+	if (x > CH_L + PLOT_W - 3.5)
+		x = CH_L + PLOT_W - 3.5;
+	fmt_bucket(r, when, sizeof(when), t0, t1);
+	buf_printf(b, "<g class=\"mark %s\" data-t0=\"%lld\" data-t1=\"%lld\" data-count=\"%d\"><title>%s: %d %s (",
+		   up ? "up" : "down", (long long)(t0 / CLOCK_NS_PER_S),
+		   (long long)(t1 / CLOCK_NS_PER_S), total, when, total,
+		   up ? (total == 1 ? "instance launched" : "instances launched")
+		      : (total == 1 ? "node removed" : "nodes removed"));
+	for (g = 0; g < r->n_groups; g++) {
+		if (!per_group[g])
+			continue;
+		if (!first)
+			buf_puts(b, ", ");
+		first = false;
+		put_esc(b, group_name(r, g, tmp, sizeof(tmp)));
+		buf_printf(b, " %d", per_group[g]);
+	}
+	if (up)
+		buf_printf(b, ")</title><path fill=\"%s\" d=\"M%.1f,%.1fl3.5,6h-7z\"/>"
+			      "<text x=\"%.1f\" y=\"%d\">%d</text></g>\n",
+			   COLOR_UP, x, CH_T + 1.5, x, CH_T - 2, total);
+	else
+		buf_printf(b, ")</title><path fill=\"%s\" d=\"M%.1f,%.1fl3.5,-6h-7z\"/>"
+			      "<text x=\"%.1f\" y=\"%.1f\">%d</text></g>\n",
+			   COLOR_DOWN, x, PLOT_BOTTOM - 1.5, x, PLOT_BOTTOM - 9.5, total);
+}
+
+/*
+ * The markers of run k: the samples' scale-ups and removals summed per
+ * bucket of MARK_W units of the plot, so however many events there are
+ * the chart has at most two markers per bucket.
+ */
+static void put_marks(struct report *r, const struct sim_series *s)
+{
+	size_t nb = (size_t)ceil(PLOT_W / MARK_W), ng = r->n_groups ? r->n_groups : 1;
+	int *up, *down, *tot_up, *tot_down;
+	size_t i, g, k;
+
+	if (!s->n || (!s->launched && !s->removed))
+		return;
+	up = calloc(nb * ng, sizeof(*up));
+	down = calloc(nb * ng, sizeof(*down));
+	tot_up = calloc(nb, sizeof(*tot_up));
+	tot_down = calloc(nb, sizeof(*tot_down));
+	if (!up || !down || !tot_up || !tot_down) {
+		r->b->oom = 1;
+		goto out;
+	}
+	for (i = 0; i < s->n; i++) {
+		double f = (xpos(r, s_t(s, i)) - CH_L) / MARK_W;
+
+		k = f > 0 ? (size_t)f : 0;
+		if (k >= nb)
+			k = nb - 1;
+		for (g = 0; g < r->n_groups && g < s->n_groups; g++) {
+			int u = s_event(s->launched, s, i, g), d = s_event(s->removed, s, i, g);
+
+			/* saturating: a count never wraps, whatever the input */
+			up[k * ng + g] = u > INT_MAX - up[k * ng + g] ? INT_MAX : up[k * ng + g] + u;
+			down[k * ng + g] = d > INT_MAX - down[k * ng + g] ? INT_MAX : down[k * ng + g] + d;
+			tot_up[k] = u > INT_MAX - tot_up[k] ? INT_MAX : tot_up[k] + u;
+			tot_down[k] = d > INT_MAX - tot_down[k] ? INT_MAX : tot_down[k] + d;
+		}
+	}
+	buf_puts(r->b, "<g class=\"marks\">\n");
+	for (k = 0; k < nb; k++) {
+		int64_t t0 = (int64_t)((double)r->span_ns * (double)k * MARK_W / PLOT_W);
+		int64_t t1 = (int64_t)((double)r->span_ns * fmin(1.0, (double)(k + 1) * MARK_W / PLOT_W));
+
+		if (tot_up[k])
+			put_mark(r, true, k, &up[k * ng], tot_up[k], t0, t1);
+		if (tot_down[k])
+			put_mark(r, false, k, &down[k * ng], tot_down[k], t0, t1);
+	}
+	buf_puts(r->b, "</g>\n");
+out:
+	free(up);
+	free(down);
+	free(tot_up);
+	free(tot_down);
+}
+
 static void put_charts(struct report *r)
 {
 	struct buf *b = r->b;
@@ -795,7 +938,10 @@ static void put_charts(struct report *r)
 	for (g = 0; g < r->n_groups; g++)
 		put_swatch(b, group_colors[g % N_COLORS], group_name(r, g, tmp, sizeof(tmp)), false);
 	put_swatch(b, NULL, "all instances, booting included", true);
-	buf_puts(b, "</p>\n");
+	buf_puts(b, "<span><b style=\"color:" COLOR_UP "\">\u25b2</b>instances launched "
+		    "(the groups grew; how many above)</span>"
+		    "<span><b style=\"color:" COLOR_DOWN "\">\u25bc</b>nodes removed "
+		    "(how many above)</span></p>\n");
 	grid_open(r);
 	for (k = 0; k < r->n; k++) {
 		const struct sim_series *s = &r->runs[k].series;
@@ -807,6 +953,7 @@ static void put_charts(struct report *r)
 		for (g = 0; g < r->n_groups; g++)
 			put_line(r, s, &ax, f_stack, g, "line", group_colors[g % N_COLORS]);
 		put_line(r, s, &ax, f_total, 0, "total", NULL);
+		put_marks(r, s);
 		svg_close(r, k);
 		buf_puts(b, "</figure>\n");
 	}
@@ -865,11 +1012,278 @@ static void put_charts(struct report *r)
 	buf_puts(b, "</div>\n</div>\n</section>\n");
 }
 
+/* ---- pod waits: the distribution of every run in one chart ---- */
+
+/* The wait axis's ticks, in seconds: a log scale from the first to the last used. */
+static const double wait_ticks[] = {0.1, 1, 10, 60, 600, 3600, 21600, 86400, 604800};
+static const char *const wait_tick_labels[] = {"0.1s", "1s", "10s", "1m", "10m", "1h", "6h", "1d", "7d"};
+#define N_WAIT_TICKS (sizeof(wait_ticks) / sizeof(wait_ticks[0]))
+
+struct log_axis {
+	double lo, hi; /* seconds at the plot's left and right edges */
+	size_t first, last; /* the ticks shown */
+};
+
+static double wxpos(const struct log_axis *ax, double w)
+{
+	double f;
+
+	w = fin(w);
+	if (w <= ax->lo)
+		return CH_L;
+	if (w >= ax->hi)
+		return CH_L + PLOT_W;
+	f = log(w / ax->lo) / log(ax->hi / ax->lo);
+	return CH_L + f * PLOT_W;
+}
+
+static double fypos(double frac)
+{
+	frac = fin(frac);
+	if (frac < 0)
+		frac = 0;
+	if (frac > 1)
+		frac = 1;
+	return PLOT_BOTTOM - frac * PLOT_H;
+}
+
+/* From the shortest wait's tick (0.1 s at least) to the tick above the longest. */
+static struct log_axis wait_axis(const struct report *r)
+{
+	double lo = INFINITY, hi = 0;
+	struct log_axis ax;
+	size_t k;
+
+	for (k = 0; k < r->n; k++) {
+		const struct sim_wait_cdf *c = &r->runs[k].waits;
+
+		if (!c->n || !c->wait_s)
+			continue;
+		if (fin(c->wait_s[0]) < lo)
+			lo = fin(c->wait_s[0]);
+		if (fin(c->wait_s[c->n - 1]) > hi)
+			hi = fin(c->wait_s[c->n - 1]);
+	}
+	ax.first = 0;
+	while (ax.first + 2 < N_WAIT_TICKS && wait_ticks[ax.first + 1] <= lo)
+		ax.first++;
+	ax.last = ax.first + 1;
+	while (ax.last + 1 < N_WAIT_TICKS && wait_ticks[ax.last] < hi)
+		ax.last++;
+	ax.lo = wait_ticks[ax.first];
+	ax.hi = wait_ticks[ax.last];
+	return ax;
+}
+
+/* The run's distribution as steps: flat until a wait, then up to its share. */
+static void put_cdf_line(struct report *r, size_t k, const struct log_axis *ax)
+{
+	const struct sim_wait_cdf *c = &r->runs[k].waits;
+	struct buf *b = r->b;
+	double prev = 0;
+	size_t i;
+
+	if (!c->n || !c->wait_s || !c->frac)
+		return;
+	buf_printf(b, "<polyline class=\"line cdf\" stroke=\"%s\" data-policy=\"",
+		   group_colors[k % N_COLORS]);
+	put_esc(b, r->labels[k]);
+	buf_printf(b, "\" data-points=\"%zu\" points=\"%.1f,%.1f", c->n, (double)CH_L, fypos(0));
+	for (i = 0; i < c->n; i++) {
+		double x = wxpos(ax, c->wait_s[i]);
+
+		buf_printf(b, " %.1f,%.1f %.1f,%.1f", x, fypos(prev), x, fypos(c->frac[i]));
+		prev = c->frac[i];
+	}
+	buf_printf(b, " %.1f,%.1f\"/>\n", CH_L + PLOT_W, fypos(prev));
+}
+
+static void put_waits(struct report *r)
+{
+	struct buf *b = r->b;
+	struct log_axis ax = wait_axis(r);
+	char p50[48], p90[48], p99[48], mx[48];
+	size_t k, t;
+	bool any = false;
+
+	buf_puts(b, "<section>\n<h2>Pod waits</h2>\n");
+	for (k = 0; k < r->n; k++)
+		any = any || r->runs[k].waits.n;
+	if (!any) {
+		buf_puts(b, "<p class=\"note\">No pods in any run.</p>\n</section>\n");
+		return;
+	}
+	buf_puts(b, "<div class=\"wbox\">\n<figure>\n");
+	buf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart cdf\" data-metric=\"waits\" "
+		      "data-plot=\"%d %d %.0f %.0f\" data-wait-lo=\"%g\" data-wait-hi=\"%g\" "
+		      "viewBox=\"0 0 %d %d\" role=\"img\">\n"
+		      "<title>Share of pods that waited at most so long to be bound</title>\n",
+		   CH_L, CH_T, PLOT_W, PLOT_H, ax.lo, ax.hi, CH_W, CH_H);
+	buf_puts(b, "<g class=\"grid\">");
+	for (t = 0; t <= 4; t++)
+		buf_printf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>", CH_L,
+			   fypos(t / 4.0), CH_W - CH_R, fypos(t / 4.0));
+	for (t = ax.first; t <= ax.last; t++)
+		buf_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\"/>",
+			   wxpos(&ax, wait_ticks[t]), CH_T, wxpos(&ax, wait_ticks[t]), PLOT_BOTTOM);
+	buf_puts(b, "</g>\n<g text-anchor=\"end\">");
+	for (t = 0; t <= 4; t++)
+		buf_printf(b, "<text x=\"%d\" y=\"%.1f\">%zu%%</text>", CH_L - 5, fypos(t / 4.0) + 3.5,
+			   t * 25);
+	buf_puts(b, "</g>\n<g text-anchor=\"middle\">");
+	for (t = ax.first; t <= ax.last; t++)
+		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>", wxpos(&ax, wait_ticks[t]),
+			   PLOT_BOTTOM + 14, wait_tick_labels[t]);
+	buf_puts(b, "</g>\n");
+	buf_printf(b, "<text class=\"atitle\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">"
+		      "wait until bound (log scale; shorter at the left edge)</text>\n",
+		   CH_L + PLOT_W / 2, CH_H - 4);
+	buf_printf(b, "<text class=\"atitle\" transform=\"translate(12,%.1f) rotate(-90)\" "
+		      "text-anchor=\"middle\">pods</text>\n", CH_T + PLOT_H / 2);
+	for (k = 0; k < r->n; k++)
+		put_cdf_line(r, k, &ax);
+	buf_printf(b, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%.1f\"/>\n"
+		      "</svg>\n</figure>\n", CH_L, CH_T, PLOT_W, PLOT_H);
+
+	buf_puts(b, "<table class=\"cmp pct\">\n<thead>\n<tr><th class=\"policy\">policy</th>"
+		    "<th title=\"bound pods, and pods still pending at the end\">pods</th>"
+		    "<th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>\n</thead>\n<tbody>\n");
+	for (k = 0; k < r->n; k++) {
+		const struct sim_result *res = &r->runs[k];
+
+		sim_report_format_wait(p50, sizeof(p50), res->wait_p50);
+		sim_report_format_wait(p90, sizeof(p90), res->wait_p90);
+		sim_report_format_wait(p99, sizeof(p99), res->wait_p99);
+		sim_report_format_wait(mx, sizeof(mx), res->wait_max);
+		buf_puts(b, "<tr class=\"waits\" data-policy=\"");
+		put_esc(b, r->labels[k]);
+		buf_printf(b, "\" data-pods=\"%zu\" data-p50=\"%.3f\" data-p90=\"%.3f\" data-p99=\"%.3f\" "
+			      "data-max=\"%.3f\"><th class=\"policy\" scope=\"row\">",
+			   res->waits.pods, fin(res->wait_p50), fin(res->wait_p90),
+			   fin(res->wait_p99), fin(res->wait_max));
+		put_swatch(b, group_colors[k % N_COLORS], r->labels[k], false);
+		buf_printf(b, "</th><td>%zu</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+			   res->waits.pods, p50, p90, p99, mx);
+	}
+	buf_puts(b, "</tbody>\n</table>\n</div>\n<p class=\"note\">The share of pods (bound, and "
+		    "those still pending at the end with their wait so far) that waited at most so "
+		    "long; the percentiles are exact, the curve passes through at most "
+		    SIM_CDF_POINTS_TEXT " points of the exact distribution.</p>\n</section>\n");
+}
+
+/* ---- cost by group, per run ---- */
+
+static void put_costs(struct report *r)
+{
+	struct buf *b = r->b;
+	char tmp[32];
+	size_t k, g;
+
+	buf_puts(b, "<section>\n<h2>Cost by group</h2>\n");
+	if (!r->n) {
+		buf_puts(b, "<p class=\"note\">No runs.</p>\n</section>\n");
+		return;
+	}
+	grid_open(r);
+	for (k = 0; k < r->n; k++) {
+		const struct sim_result *res = &r->runs[k];
+
+		figure_open(r, k);
+		if (!res->group_cost) {
+			buf_puts(b, "<p class=\"note\">Not recorded.</p>\n</figure>\n");
+			continue;
+		}
+		buf_puts(b, "<table class=\"cmp gcost\" data-policy=\"");
+		put_esc(b, r->labels[k]);
+		buf_printf(b, "\" data-cost=\"%.17g\">\n<thead>\n<tr><th class=\"policy\">group</th>"
+			      "<th>node-hours</th><th>cost</th><th>share</th></tr>\n</thead>\n<tbody>\n",
+			   fin(res->cost));
+		for (g = 0; g < res->n_group_cost; g++) {
+			const struct sim_group_cost *gc = &res->group_cost[g];
+			double share = fin(res->cost) > 0 ? fin(gc->cost) / fin(res->cost) * 100 : 0;
+
+			buf_puts(b, "<tr data-group=\"");
+			put_esc(b, group_name(r, g, tmp, sizeof(tmp)));
+			buf_printf(b, "\" data-node-hours=\"%.17g\" data-cost=\"%.17g\"><th class=\"policy\">",
+				   fin(gc->node_hours), fin(gc->cost));
+			put_esc(b, group_name(r, g, tmp, sizeof(tmp)));
+			buf_printf(b, "</th><td>%.1f</td><td>%.2f</td><td>%.0f%%</td></tr>\n",
+				   fin(gc->node_hours), fin(gc->cost), share);
+		}
+		buf_printf(b, "<tr class=\"total\"><th class=\"policy\">all</th><td>%.1f</td><td>%.2f</td>"
+			      "<td></td></tr>\n</tbody>\n</table>\n</figure>\n",
+			   fin(res->node_hours), fin(res->cost));
+	}
+	buf_puts(b, "</div>\n<p class=\"note\">Instance time from launch until gone per group, "
+		    "times its price; the groups add up to the run's cost.</p>\n</section>\n");
+}
+
+/* ---- the policies and the params each run used ---- */
+
+static void put_params(struct report *r)
+{
+	struct buf *b = r->b;
+	size_t k, i;
+
+	buf_puts(b, "<section>\n<h2>Policies and params</h2>\n");
+	if (!r->n) {
+		buf_puts(b, "<p class=\"note\">No runs.</p>\n</section>\n");
+		return;
+	}
+	grid_open(r);
+	for (k = 0; k < r->n; k++) {
+		const struct sim_result *res = &r->runs[k];
+
+		figure_open(r, k);
+		buf_puts(b, "<div class=\"params\" data-policy=\"");
+		put_esc(b, r->labels[k]);
+		buf_puts(b, "\">\n<p class=\"note\">file <code>");
+		put_esc(b, res->policy);
+		buf_puts(b, "</code>; ");
+		if (res->params_from[0]) {
+			buf_puts(b, "params set by <code>");
+			put_esc(b, res->params_from);
+			buf_puts(b, "</code> (policy.params), the others the policy's defaults</p>\n");
+		} else {
+			buf_puts(b, "the policy's defaults</p>\n");
+		}
+		if (!res->n_params) {
+			buf_puts(b, "<p class=\"note\">No params.</p>\n</div>\n</figure>\n");
+			continue;
+		}
+		buf_puts(b, "<table class=\"cmp prm\">\n<thead>\n<tr><th class=\"policy\">param</th>"
+			    "<th class=\"policy\">value</th><th class=\"policy\">the policy's default</th>"
+			    "</tr>\n</thead>\n<tbody>\n");
+		for (i = 0; i < res->n_params; i++) {
+			const struct sim_param *p = &res->params[i];
+
+			buf_puts(b, "<tr data-param=\"");
+			put_esc(b, p->key);
+			buf_puts(b, "\" data-value=\"");
+			put_esc(b, p->value);
+			buf_printf(b, "\" data-from=\"%s\"><th class=\"policy\">",
+				   p->from_config ? "config" : "default");
+			put_esc(b, p->key);
+			buf_printf(b, "</th><td class=\"policy%s\">", p->from_config ? " set" : "");
+			put_esc(b, p->value);
+			buf_puts(b, "</td><td class=\"policy\">");
+			if (p->from_config)
+				put_esc(b, p->dflt ? p->dflt : "(none)");
+			buf_puts(b, "</td></tr>\n");
+		}
+		buf_puts(b, "</tbody>\n</table>\n</div>\n</figure>\n");
+	}
+	buf_puts(b, "</div>\n</section>\n");
+}
+
 static void put_html(struct report *r)
 {
 	put_header(r);
 	put_table(r);
+	put_params(r);
+	put_waits(r);
 	put_charts(r);
+	put_costs(r);
 	buf_printf(r->b, "<footer>luascale simulate: %zu polic%s, one report file, nothing fetched.</footer>\n"
 			 "</body>\n</html>\n", r->n, r->n == 1 ? "y" : "ies");
 }

@@ -72,6 +72,62 @@ static void series_fill(struct sim_series *s, size_t n, size_t ng, double scale)
 	}
 }
 
+/* What a run records besides the levels, scaled by 'scale': scale-ups in
+ * sample 1 (workers 2, gpu 1) and a removal in sample 2 (workers) when
+ * there are samples, a wait curve, the groups' costs and two params. */
+static void record_fill(struct sim_result *r, double scale)
+{
+	static const double w[] = {0.05, 0.6, 75, 380, 537};
+	static const double fr[] = {0.3, 0.31, 0.6, 0.9, 1.0};
+	struct sim_series *s = &r->series;
+	size_t i, ng = s->n_groups;
+
+	if (s->n >= 3 && ng >= 2) {
+		s->launched = calloc(s->n * ng, sizeof(int));
+		s->removed = calloc(s->n * ng, sizeof(int));
+		assert_true(s->launched && s->removed);
+		s->launched[1 * ng + 0] = 2;
+		s->launched[1 * ng + 1] = 1;
+		s->removed[2 * ng + 0] = 1;
+	}
+	r->waits.pods = 51;
+	r->waits.n = 5;
+	r->waits.wait_s = malloc(sizeof(w));
+	r->waits.frac = malloc(sizeof(fr));
+	assert_true(r->waits.wait_s && r->waits.frac);
+	for (i = 0; i < 5; i++) {
+		r->waits.wait_s[i] = w[i] * scale;
+		r->waits.frac[i] = fr[i];
+	}
+	r->wait_p50 = 60 * scale;
+	r->wait_p90 = 380 * scale;
+	r->wait_p95 = 400 * scale;
+	r->wait_p99 = 537 * scale;
+	r->wait_max = 537 * scale;
+	r->group_cost = calloc(2, sizeof(*r->group_cost));
+	assert_non_null(r->group_cost);
+	r->n_group_cost = 2;
+	r->group_cost[0].node_hours = 2.5 * scale;
+	r->group_cost[0].cost = 2.5 * scale * 0.192;
+	r->group_cost[1].node_hours = 1 * scale;
+	r->group_cost[1].cost = 1 * scale * 2.5;
+	r->node_hours = r->group_cost[0].node_hours + r->group_cost[1].node_hours;
+	r->cost = r->group_cost[0].cost + r->group_cost[1].cost;
+	r->params = calloc(2, sizeof(*r->params));
+	assert_non_null(r->params);
+	r->n_params = 2;
+	r->params[0].key = strdup("ratio");
+	r->params[0].value = strdup("0.5");
+	r->params[0].dflt = strdup("0.5");
+	r->params[1].key = strdup("unneeded_for");
+	r->params[1].value = strdup("3m");
+	r->params[1].dflt = strdup("10m");
+	r->params[1].from_config = true;
+	snprintf(r->params_from, sizeof(r->params_from), "/cfg/config.yaml");
+	for (i = 0; i < 2; i++)
+		assert_true(r->params[i].key && r->params[i].value && r->params[i].dflt);
+}
+
 static void series_drop(struct sim_series *s)
 {
 	struct sim_result r;
@@ -105,6 +161,8 @@ static int setup(void **state)
 	snprintf(f->runs[1].policy, sizeof(f->runs[1].policy), "policies/beta.lua");
 	series_fill(&f->runs[0].series, 3, 2, 1);
 	series_fill(&f->runs[1].series, 3, 2, 1);
+	record_fill(&f->runs[0], 1);
+	record_fill(&f->runs[1], 2);
 	*state = f;
 	return 0;
 }
@@ -132,8 +190,8 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	series_drop(&f->runs[0].series);
-	series_drop(&f->runs[1].series);
+	sim_result_free(&f->runs[0]);
+	sim_result_free(&f->runs[1]);
 	remove_tree(f->dir);
 	free(f);
 	return 0;
@@ -436,7 +494,7 @@ static void test_escaping(void **state)
 	f->groups[1].name = "a,\"b\"<c>";
 	html = write_and_read(f, 2);
 
-	assert_int_equal(count(html, "data-policy=\"we&lt;b&gt;&amp;&quot;ird&#39;\""), 4 + 1);
+	assert_int_equal(count(html, "data-policy=\"we&lt;b&gt;&amp;&quot;ird&#39;\""), 4 + 5);
 	assert_null(strstr(html, "<b>"));
 	assert_non_null(strstr(html, "<h1>Tom &amp; &lt;Jerry&gt;</h1>"));
 	assert_non_null(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
@@ -579,6 +637,352 @@ static void test_table(void **state)
 	free(html);
 }
 
+
+/* ---- the parts beyond the charts over time ---- */
+
+/* The text from 'start' (which must be in 'html') to 'end', as a new string. */
+static char *between(const char *html, const char *start, const char *end)
+{
+	const char *a = strstr(html, start), *b;
+	char *out;
+
+	if (!a)
+		fail_msg("no %s", start);
+	b = strstr(a, end);
+	assert_non_null(b);
+	out = strndup(a, (size_t)(b - a));
+	assert_non_null(out);
+	return out;
+}
+
+static double attr_num(const char *elem, const char *name)
+{
+	char v[64];
+
+	attr(elem, name, v, sizeof(v));
+	return strtod(v, NULL);
+}
+
+/* The polyline of a run's wait curve, mapped back from the chart's
+ * coordinates to (seconds, share) with the chart's stated plot box and
+ * log axis: fills w and f, returns how many vertices. */
+static size_t cdf_vertices(const char *html, const char *policy, double *w, double *f, size_t max)
+{
+	char key[128], plot[64];
+	const char *pl, *pts;
+	char *svg = between(html, "data-metric=\"waits\"", "</svg>");
+	double px, py, pw, ph, lo = attr_num(svg, "data-wait-lo"), hi = attr_num(svg, "data-wait-hi");
+	double x, y;
+	size_t n = 0;
+	int used;
+
+	attr(svg, "data-plot", plot, sizeof(plot));
+	assert_int_equal(sscanf(plot, "%lf %lf %lf %lf", &px, &py, &pw, &ph), 4);
+	snprintf(key, sizeof(key), "<polyline class=\"line cdf\"");
+	pl = svg;
+	for (;;) {
+		pl = strstr(pl, key);
+		if (!pl)
+			fail_msg("no curve for %s", policy);
+		snprintf(plot, sizeof(plot), "data-policy=\"%s\"", policy);
+		if (strstr(pl, plot) && strstr(pl, plot) < strchr(pl, '>'))
+			break;
+		pl++;
+	}
+	pts = strstr(pl, " points=\"") + 9;
+	while (n < max && sscanf(pts, "%lf,%lf%n", &x, &y, &used) == 2) {
+		w[n] = lo * pow(hi / lo, (x - px) / pw);
+		f[n] = (py + ph - y) / ph;
+		n++;
+		pts += used;
+	}
+	free(svg);
+	return n;
+}
+
+static void assert_near(double got, double want, double rel, double abs_tol)
+{
+	if (fabs(got - want) > abs_tol + rel * fabs(want))
+		fail_msg("%g is not %g", got, want);
+}
+
+static void test_wait_curves(void **state)
+{
+	struct fixture *f = *state;
+	char *html = write_and_read(f, 2), *svg, *row;
+	double w[64], fr[64];
+	size_t n, i, k;
+
+	/* one chart for all runs, a curve each */
+	assert_int_equal(count(html, "data-metric=\"waits\""), 1);
+	svg = between(html, "data-metric=\"waits\"", "</svg>");
+	assert_int_equal(count(svg, "<polyline class=\"line cdf\""), 2);
+	assert_non_null(strstr(svg, ">pods</text>"));
+	assert_non_null(strstr(svg, "wait until bound"));
+	assert_non_null(strstr(svg, ">0.1s</text>"));
+	assert_non_null(strstr(svg, ">10m</text>")); /* beta's longest, 1074 s, is within 1h */
+	assert_non_null(strstr(svg, ">1h</text>"));
+	assert_null(strstr(svg, ">6h</text>"));
+	free(svg);
+	/* the vertices are the runs' points as steps: from 0 at the left,
+	 * along to each wait, up to its share, along to the right edge */
+	for (k = 0; k < 2; k++) {
+		const struct sim_wait_cdf *c = &f->runs[k].waits;
+
+		n = cdf_vertices(html, k ? "beta" : "alpha", w, fr, 64);
+		assert_int_equal(n, 2 + 2 * c->n);
+		assert_near(fr[0], 0, 0, 0.003);
+		for (i = 0; i < c->n; i++) {
+			double want = c->wait_s[i] < 0.1 ? 0.1 : c->wait_s[i];
+
+			assert_near(w[1 + 2 * i], want, 0.01, 0);
+			assert_near(w[2 + 2 * i], want, 0.01, 0);
+			assert_near(fr[1 + 2 * i], i ? c->frac[i - 1] : 0, 0, 0.003);
+			assert_near(fr[2 + 2 * i], c->frac[i], 0, 0.003);
+		}
+		assert_near(fr[n - 1], 1, 0, 0.003);
+	}
+	/* the percentiles, exact, beside it */
+	row = between(html, "<tr class=\"waits\" data-policy=\"alpha\" data-pods=", "</tr>");
+	assert_non_null(strstr(row, "data-pods=\"51\""));
+	assert_non_null(strstr(row, "data-p50=\"60.000\" data-p90=\"380.000\" data-p99=\"537.000\" data-max=\"537.000\""));
+	assert_non_null(strstr(row, "<td>51</td><td>1m00s</td><td>6m20s</td><td>8m57s</td><td>8m57s</td>"));
+	free(row);
+	row = between(html, "<tr class=\"waits\" data-policy=\"beta\" data-pods=", "</tr>");
+	assert_non_null(strstr(row, "<td>2m00s</td><td>12m40s</td><td>17m54s</td><td>17m54s</td>"));
+	free(row);
+	assert_markup_ok(html);
+	assert_self_contained(html);
+	free(html);
+}
+
+static void test_wait_curves_absent(void **state)
+{
+	struct fixture *f = *state;
+	char *html;
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		free(f->runs[k].waits.wait_s);
+		free(f->runs[k].waits.frac);
+		memset(&f->runs[k].waits, 0, sizeof(f->runs[k].waits));
+	}
+	html = write_and_read(f, 2);
+	assert_int_equal(count(html, "data-metric=\"waits\""), 0);
+	assert_non_null(strstr(html, "No pods in any run."));
+	assert_markup_ok(html);
+	free(html);
+}
+
+static long sum_counts(const char *svg, const char *cls, size_t *marks)
+{
+	char key[64];
+	const char *p = svg;
+	long sum = 0;
+
+	snprintf(key, sizeof(key), "<g class=\"mark %s\"", cls);
+	*marks = 0;
+	while ((p = strstr(p, key))) {
+		char *end = strndup(p, (size_t)(strchr(p, '>') - p));
+
+		sum += (long)attr_num(end, "data-count");
+		free(end);
+		(*marks)++;
+		p++;
+	}
+	return sum;
+}
+
+static void test_event_marks(void **state)
+{
+	struct fixture *f = *state;
+	char *html = write_and_read(f, 2), *svg, *mark;
+	size_t marks;
+
+	svg = chart(html, "nodes", "alpha");
+	/* the scale-ups of sample 1 (60 s) and the removal of sample 2
+	 * (120 s) fall in the first two buckets of 3600 s / 51 */
+	mark = between(svg, "<g class=\"mark up\"", "</g>");
+	assert_non_null(strstr(mark, "data-t0=\"0\""));
+	assert_non_null(strstr(mark, "data-count=\"3\""));
+	assert_non_null(strstr(mark, "<title>08:00-08:01: 3 instances launched (workers 2, gpu 1)</title>"));
+	assert_non_null(strstr(mark, ">3</text>"));
+	free(mark);
+	mark = between(svg, "<g class=\"mark down\"", "</g>");
+	assert_non_null(strstr(mark, "data-t0=\"70\""));
+	assert_non_null(strstr(mark, "data-count=\"1\""));
+	assert_non_null(strstr(mark, "1 node removed (workers 1)</title>"));
+	free(mark);
+	assert_int_equal(sum_counts(svg, "up", &marks), 3);
+	assert_int_equal(marks, 1);
+	assert_int_equal(sum_counts(svg, "down", &marks), 1);
+	assert_int_equal(marks, 1);
+	free(svg);
+	/* the legend tells them apart */
+	assert_non_null(strstr(html, "instances launched (the groups grew"));
+	assert_non_null(strstr(html, "nodes removed (how many above)"));
+	/* only the nodes chart has them */
+	svg = chart(html, "pending", "alpha");
+	assert_null(strstr(svg, "class=\"mark"));
+	free(svg);
+	assert_markup_ok(html);
+	free(html);
+}
+
+static void test_many_events_stay_small(void **state)
+{
+	struct fixture *f = *state;
+	struct sim_series *s = &f->runs[0].series;
+	char *html, *svg;
+	size_t i, marks, n = 1441;
+
+	/* a day sampled every minute, each sample with events in both groups */
+	f->sc.duration_ns = 24 * 3600 * S;
+	series_drop(s);
+	series_fill(s, n, 2, 1);
+	s->launched = calloc(n * 2, sizeof(int));
+	s->removed = calloc(n * 2, sizeof(int));
+	assert_true(s->launched && s->removed);
+	for (i = 0; i < n * 2; i++) {
+		s->launched[i] = 1;
+		s->removed[i] = 2;
+	}
+	html = write_and_read(f, 2);
+	svg = chart(html, "nodes", "alpha");
+	assert_int_equal(sum_counts(svg, "up", &marks), (long)n * 2);
+	assert_true(marks <= 51);
+	assert_int_equal(sum_counts(svg, "down", &marks), (long)n * 4);
+	assert_true(marks <= 51);
+	free(svg);
+	svg = between(html, "<g class=\"marks\">", "</svg>");
+	assert_true(strlen(svg) < 24 * 1024);
+	free(svg);
+	assert_markup_ok(html);
+	free(html);
+}
+
+static void test_cost_by_group(void **state)
+{
+	struct fixture *f = *state;
+	char *html, *table, *row, cell[64];
+	const char *p;
+	double sum = 0;
+	size_t rows = 0;
+
+	f->groups[1].name = "g<p>u&\"";
+	html = write_and_read(f, 2);
+	table = between(html, "<table class=\"cmp gcost\" data-policy=\"beta\"", "</table>");
+	for (p = table; (p = strstr(p, "<tr data-group=\"")); p++) {
+		char *tr = strndup(p, (size_t)(strchr(p, '>') - p));
+
+		sum += attr_num(tr, "data-cost");
+		free(tr);
+		rows++;
+	}
+	assert_int_equal(rows, 2);
+	/* the groups add up to the run's total, shown in the table and the comparison */
+	assert_near(sum, f->runs[1].cost, 1e-12, 0);
+	assert_near(attr_num(table, "data-cost"), f->runs[1].cost, 1e-12, 0);
+	snprintf(cell, sizeof(cell), "<td>%.2f</td>", f->runs[1].cost);
+	assert_non_null(strstr(between(table, "<tr class=\"total\">", "</tr>"), cell));
+	row = table_row(html, "beta");
+	assert_non_null(strstr(row, cell));
+	free(row);
+	assert_non_null(strstr(table, "<tr data-group=\"g&lt;p&gt;u&amp;&quot;\""));
+	assert_non_null(strstr(table, ">g&lt;p&gt;u&amp;&quot;</th><td>2.0</td><td>5.00</td><td>84%</td>"));
+	free(table);
+	assert_null(strstr(html, "<p>u"));
+	assert_markup_ok(html);
+	free(html);
+}
+
+static void test_params_shown(void **state)
+{
+	struct fixture *f = *state;
+	struct sim_param *hostile = &f->runs[0].params[0];
+	char *html, *div;
+
+	free(hostile->key);
+	free(hostile->value);
+	hostile->key = strdup("we<ird\"&'key");
+	hostile->value = strdup("</td><script>x()</script>");
+	assert_true(hostile->key && hostile->value);
+	snprintf(f->runs[0].params_from, sizeof(f->runs[0].params_from), "/c/<cfg>.yaml");
+	html = write_and_read(f, 2);
+	div = between(html, "<div class=\"params\" data-policy=\"alpha\"", "</div>");
+	assert_non_null(strstr(div, "file <code>/policies/alpha.lua</code>"));
+	assert_non_null(strstr(div, "params set by <code>/c/&lt;cfg&gt;.yaml</code>"));
+	assert_non_null(strstr(div, "<tr data-param=\"we&lt;ird&quot;&amp;&#39;key\" "
+				    "data-value=\"&lt;/td&gt;&lt;script&gt;x()&lt;/script&gt;\" data-from=\"default\">"));
+	/* a param the config set shows the policy's default beside it */
+	assert_non_null(strstr(div, "<tr data-param=\"unneeded_for\" data-value=\"3m\" data-from=\"config\">"
+				    "<th class=\"policy\">unneeded_for</th><td class=\"policy set\">3m</td>"
+				    "<td class=\"policy\">10m</td></tr>"));
+	free(div);
+	div = between(html, "<div class=\"params\" data-policy=\"beta\"", "</div>");
+	assert_non_null(strstr(div, "data-value=\"0.5\" data-from=\"default\">"));
+	free(div);
+	assert_null(strstr(html, "<script"));
+	assert_markup_ok(html);
+	free(html);
+}
+
+/* The n-th cell (0: the first column after the policy) of a table row. */
+static void nth_cell(const char *row, size_t n, char *out, size_t sz)
+{
+	const char *p = row, *end;
+	size_t i;
+
+	for (i = 0; i <= n; i++) {
+		p = strstr(p, "<td");
+		assert_non_null(p);
+		if (i < n)
+			p++;
+	}
+	end = strstr(p, "</td>");
+	assert_non_null(end);
+	snprintf(out, sz, "%.*s", (int)(end - p), p);
+}
+
+static void test_no_best_for_volumes(void **state)
+{
+	struct fixture *f = *state;
+	struct sim_result *a = &f->runs[0], *b = &f->runs[1];
+	char *html, *row, cell[128];
+
+	a->cost = b->cost = 1;
+	a->node_hours = b->node_hours = 1;
+	a->wait_p50 = b->wait_p50 = 1;
+	a->wait_p95 = b->wait_p95 = 1;
+	a->wait_max = b->wait_max = 1;
+	a->peak_nodes = 3;
+	b->peak_nodes = 9;
+	a->launches = 2;
+	b->launches = 12;
+	a->removed = 1;
+	b->removed = 5;
+	a->evictions = 4;
+	b->evictions = 6;
+	a->rejected = 0;
+	b->rejected = 7;
+	html = write_and_read(f, 2);
+	row = table_row(html, "alpha");
+	nth_cell(row, 5, cell, sizeof(cell)); /* peak nodes */
+	assert_string_equal(cell, "<td>3");
+	nth_cell(row, 6, cell, sizeof(cell)); /* launches */
+	assert_string_equal(cell, "<td>2");
+	nth_cell(row, 8, cell, sizeof(cell)); /* removed */
+	assert_string_equal(cell, "<td>1");
+	nth_cell(row, 9, cell, sizeof(cell)); /* evictions: lower is better */
+	assert_string_equal(cell, "<td class=\"best\">4");
+	nth_cell(row, 14, cell, sizeof(cell)); /* rejected */
+	assert_string_equal(cell, "<td class=\"best\">0");
+	assert_int_equal(count(row, "class=\"best\""), 2);
+	free(row);
+	assert_non_null(strstr(html, "but peak nodes, launches and removed"));
+	free(html);
+}
+
 static void test_time_axis(void **state)
 {
 	struct fixture *f = *state;
@@ -611,8 +1015,10 @@ static void test_same_policy_names(void **state)
 	snprintf(f->runs[0].policy, sizeof(f->runs[0].policy), "a/p.lua");
 	snprintf(f->runs[1].policy, sizeof(f->runs[1].policy), "b/p.lua");
 	html = write_and_read(f, 2);
-	assert_int_equal(count(html, "data-policy=\"p\""), 5);
-	assert_int_equal(count(html, "data-policy=\"p (2)\""), 5);
+	/* four charts, the rows of the comparison and of the waits, the wait
+	 * curve, the params and the cost tables */
+	assert_int_equal(count(html, "data-policy=\"p\""), 4 + 5);
+	assert_int_equal(count(html, "data-policy=\"p (2)\""), 4 + 5);
 	free(html);
 }
 
@@ -722,6 +1128,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rerun_overwrites, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_disk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_smoke_scenario, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_curves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_curves_absent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_marks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_events_stay_small, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cost_by_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_params_shown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_best_for_volumes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
