@@ -528,6 +528,7 @@ static const struct int_range r_memory = { MIN_MEMORY, MAX_MEMORY };
 static const struct int_range r_any_duration = { 0, 7 * DAY };  /* dec_duration's default */
 static const struct int_range r_reconcile = { 100, DAY };
 static const struct int_range r_batch = { 0, DAY };
+static const struct int_range r_explain = { 0, DAY };      /* 0: no node explanations */
 static const struct int_range r_provision = { SECOND, 7 * DAY };
 static const struct int_range r_backoff = { SECOND, 7 * DAY };
 static const struct int_range r_drain = { SECOND, 7 * DAY };
@@ -2080,7 +2081,7 @@ static int parse_provisioning(struct ctx *x, const struct ytree_node *m)
 static int parse_intervals(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "reconcile", "batch_idle", "batch_max", "batch_new_pod",
-					    NULL };
+					    "explain", NULL };
 	struct config *c = x->c;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
@@ -2089,7 +2090,8 @@ static int parse_intervals(struct ctx *x, const struct ytree_node *m)
 	       field(x, m, "batch_idle", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
 	       field(x, m, "batch_max", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
 	       field(x, m, "batch_new_pod", dec_duration, &c->batch_new_pod_ms, &r_batch,
-		     &x->batch_new_pod) ? -1 : 0;
+		     &x->batch_new_pod) ||
+	       field(x, m, "explain", dec_duration, &c->explain_interval_ms, &r_explain, NULL) ? -1 : 0;
 }
 
 /* ---- operations: log, status, events, reload ---- */
@@ -2354,6 +2356,7 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_NEW_POD", dec_duration, &c->batch_new_pod_ms, &r_batch,
 		      &x->batch_new_pod) ||
+	    env_field(x, "LUASCALE_INTERVALS_EXPLAIN", dec_duration, &c->explain_interval_ms, &r_explain, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_KIND", dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
 	    env_field(x, "LUASCALE_PROVIDER_QPS", dec_rate, &c->provider_qps, NULL, &x->provider_qps) ||
 	    env_field(x, "LUASCALE_PROVIDER_BURST", dec_int, &c->provider_burst, &r_burst, &x->provider_burst) ||
@@ -2959,6 +2962,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->batch_idle_ms = 1000;
 	c->batch_max_ms = 10000;
 	c->batch_new_pod_ms = 100;
+	c->explain_interval_ms = 60 * SECOND;
 	c->provider_kind = "";
 	c->provider_qps = 5;
 	c->provider_burst = 10;

@@ -212,6 +212,8 @@ struct config {
 	int64_t batch_idle_ms;          /* default 1s */
 	int64_t batch_max_ms;           /* default 10s */
 	int64_t batch_new_pod_ms;       /* a pod became Unschedulable: a reconcile within, default 100ms */
+	int64_t explain_interval_ms;    /* intervals.explain: every node explained at most once per
+					 * (/debug/nodes, the status summary), default 1m; 0: never */
 
 	/* operations: log format, status ConfigMap, Events, reload on change */
 	bool log_json;                  /* log.format: json (else text) */

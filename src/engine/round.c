@@ -97,7 +97,7 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 	actuator_observe(a, s);
 	if (o && o->binder)
 		binder_observe(o->binder, s);
-	if (reconciler_run(r, s, false, &d, &rr, err) < 0)
+	if (reconciler_run(r, s, o && o->explain, &d, &rr, err) < 0)
 		return -1;
 	if (rr.attempted) {
 		st->reloaded = rr.ok;
@@ -162,7 +162,8 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 	st->rejected = d.verdict.n_rejected;
 	if (o && o->observe) {
 		struct round_view v = {p, &d.verdict, d.ok ? NULL : d.error,
-				       rr.attempted ? &rr : NULL};
+				       rr.attempted ? &rr : NULL, d.nodes, d.n_nodes,
+				       st->held ? o->stale : NULL};
 
 		o->observe(o->observe_ctx, s, &v);
 	}

@@ -48,6 +48,12 @@ struct round_view {
 	const struct verdict *verdict;    /* its rejections */
 	const char *policy_error;         /* the policy failed: why; else NULL */
 	const struct reload_result *reload; /* a reload tried at this round, or NULL */
+	/* round_opts.explain: a word on every node of the snapshot, in its
+	 * order (engine_decide's node reports, made before a stale hold);
+	 * else NULL and 0 */
+	const struct node_report *nodes;
+	size_t n_nodes;
+	const char *held;                 /* removals were held back: why (stale); else NULL */
 };
 
 /* What a live front end knows about a round beyond its snapshot. */
@@ -70,6 +76,11 @@ struct round_opts {
 	 * (provisioning.bind_pods); observes the snapshot right after the
 	 * actuator. NULL: none. Borrowed. */
 	struct binder *binder;
+	/* Explain every node this round: the policy's per-node notes are read
+	 * (plan:explain) and the round_view carries a node report each (it
+	 * costs a drain simulation per node: ask now and then, not every
+	 * round). */
+	bool explain;
 };
 
 /* round_run() with 'o' (may be NULL: as round_run). */

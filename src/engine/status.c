@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+
 #define UNREADY_OK_COUNT 3
 #define UNREADY_OK_PERCENT 45
 
@@ -37,6 +39,8 @@ struct status_board {
 	bool error_reload;     /* the error is a refused reload (else a failed round) */
 	int64_t resolved_at;   /* when it was over (a clean round, a reload that took), 0: not yet */
 	int64_t round_at;
+	bool has_nodes;        /* 'nodes' was given */
+	struct explain_summary nodes;
 };
 
 struct status_board *status_board_new(void)
@@ -102,6 +106,12 @@ void status_board_round(struct status_board *b, const struct snapshot *s,
 	}
 }
 
+void status_board_nodes(struct status_board *b, const struct explain_summary *sum)
+{
+	b->nodes = *sum;
+	b->has_nodes = true;
+}
+
 struct counts {
 	int registered, ready;
 };
@@ -161,6 +171,78 @@ static void text_last(const struct status_board *b, struct buf *t)
 	} else {
 		buf_puts(t, "  PolicyError:  none\n");
 	}
+}
+
+/* An interval in whole seconds as a person writes it: "1m", "90s", "2h". */
+static void interval_str(int64_t ms, char *out, size_t len)
+{
+	int64_t sec = ms / 1000;
+
+	if (ms % 1000)
+		snprintf(out, len, "%lldms", (long long)ms);
+	else if (sec % 3600 == 0)
+		snprintf(out, len, "%lldh", (long long)(sec / 3600));
+	else if (sec % 60 == 0)
+		snprintf(out, len, "%lldm", (long long)(sec / 60));
+	else
+		snprintf(out, len, "%llds", (long long)sec);
+}
+
+/* The text's "Nodes:" lines. Reasons and names come from the policy and
+ * the cluster: escaped as the log escapes them, one line each. */
+static void text_nodes(const struct explain_summary *n, struct buf *t)
+{
+	char ts[32], every[32];
+	size_t k;
+
+	interval_str(n->interval_ms, every, sizeof(every));
+	if (!n->interval_ms) {
+		buf_puts(t, "  Nodes:        not explained (intervals.explain is 0)\n");
+		return;
+	}
+	if (!n->built_at) {
+		buf_printf(t, "  Nodes:        not explained yet (every %s)\n", every);
+		return;
+	}
+	time_str(n->built_at, ts, sizeof(ts));
+	buf_printf(t, "  Nodes:        %zu explained at %s (every %s): kept=%zu candidate=%zu "
+		   "removing=%zu\n", n->nodes, ts, every, n->by_state[EXPLAIN_KEPT],
+		   n->by_state[EXPLAIN_CANDIDATE], n->by_state[EXPLAIN_REMOVING]);
+	for (k = 0; k < n->n_top; k++) {
+		const struct explain_reason *r = &n->top[k];
+
+		buf_printf(t, "    %zu %s: ", r->count, explain_state_str(r->state));
+		log_buf_escaped(t, r->reason, strlen(r->reason));
+		buf_puts(t, " (e.g. ");
+		log_buf_escaped(t, r->example, strlen(r->example));
+		buf_puts(t, ")\n");
+	}
+	if (n->more_reasons)
+		buf_printf(t, "    (%zu more reasons: every node at /debug/nodes)\n", n->more_reasons);
+}
+
+static void json_nodes(const struct explain_summary *n, struct buf *j)
+{
+	size_t k;
+
+	buf_printf(j, ",\"nodes\":{\"intervalSeconds\":%lld,\"time\":",
+		   (long long)(n->interval_ms / 1000));
+	json_time_or_null(j, n->built_at);
+	buf_printf(j, ",\"total\":%zu", n->nodes);
+	for (k = 0; k < EXPLAIN_STATES; k++)
+		buf_printf(j, ",\"%s\":%zu", explain_state_str((enum explain_state)k), n->by_state[k]);
+	buf_puts(j, ",\"reasons\":[");
+	for (k = 0; k < n->n_top; k++) {
+		const struct explain_reason *r = &n->top[k];
+
+		buf_printf(j, "%s{\"state\":\"%s\",\"count\":%zu,\"reason\":", k ? "," : "",
+			   explain_state_str(r->state), r->count);
+		buf_json_string(j, r->reason);
+		buf_puts(j, ",\"example\":");
+		buf_json_string(j, r->example);
+		buf_puts(j, "}");
+	}
+	buf_printf(j, "],\"moreReasons\":%zu}", n->more_reasons);
 }
 
 static void json_last(const struct status_board *b, struct buf *j)
@@ -241,6 +323,8 @@ int status_board_render(const struct status_board *b, const struct snapshot *s,
 		   all.registered);
 	buf_printf(text, "  Pending:      %zu pod(s), %zu unschedulable\n", s->n_pending, unschedulable);
 	text_last(b, text);
+	if (b->has_nodes)
+		text_nodes(&b->nodes, text);
 	buf_puts(text, "\nNodeGroups:\n");
 
 	buf_puts(json, "{\"time\":");
@@ -250,6 +334,8 @@ int status_board_render(const struct status_board *b, const struct snapshot *s,
 		   unhealthy(&all) ? "Unhealthy" : "Healthy", all.registered, all.ready,
 		   all.registered - all.ready, s->n_pending, unschedulable);
 	json_last(b, json);
+	if (b->has_nodes)
+		json_nodes(&b->nodes, json);
 	buf_puts(json, ",\"groups\":[");
 	for (i = 0; i < s->n_groups; i++) {
 		const struct node_group *g = &s->groups[i];

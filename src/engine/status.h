@@ -1,7 +1,8 @@
 /*
  * status: what the status ConfigMap says — cluster and group health, sizes,
- * backoff, the last scale-up and scale-down, the last policy error — kept
- * from round to round, rendered as text and JSON. Pure: no I/O.
+ * backoff, the last scale-up and scale-down, the last policy error, the
+ * node explanations' summary — kept from round to round, rendered as text
+ * and JSON. Pure: no I/O.
  */
 #ifndef LUASCALE_STATUS_H
 #define LUASCALE_STATUS_H
@@ -9,6 +10,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "engine/explain.h"
 #include "engine/round.h"
 #include "model.h"
 
@@ -27,6 +29,14 @@ void status_board_free(struct status_board *b);
  * failed reload as the last policy error. */
 void status_board_round(struct status_board *b, const struct snapshot *s,
 			const struct round_view *v);
+
+/*
+ * The node explanations' summary (copied; explainer_summary), shown from
+ * now on: the text's "Nodes:" lines and the JSON's "nodes" object, with
+ * the counts by state and the most common reasons. Before it is first
+ * given, neither is rendered.
+ */
+void status_board_nodes(struct status_board *b, const struct explain_summary *sum);
 
 /*
  * Renders the status for snapshot 's' (its groups, nodes and pending pods)
