@@ -29,6 +29,7 @@
 #include "engine/binder.h"
 #include "engine/cloudgroups.h"
 #include "engine/batcher.h"
+#include "engine/explain.h"
 #include "engine/reconciler.h"
 #include "engine/round.h"
 #include "kube/client.h"
@@ -340,7 +341,8 @@ static void run_usage(FILE *f)
 	      "  --log-format F  text (default) or json: one object a line (log.format)\n"
 	      "  --log-level L   debug, info (default), warn or error (log.level; debug adds\n"
 	      "                  the watches' and the actuator's detail)\n"
-	      "  --no-server     no HTTP endpoint (/metrics, /healthz, /readyz; server.listen)\n"
+	      "  --no-server     no HTTP endpoint (/metrics, /healthz, /readyz, /debug/nodes;\n"
+	      "                  server.listen)\n"
 	      "  --pid-file FILE write the process id to FILE (removed at exit), for\n"
 	      "                  kill -HUP \"$(cat FILE)\"\n"
 	      "\n"
@@ -434,6 +436,7 @@ int cli_run(int argc, char **argv)
 	struct run_ops *ops = NULL;
 	const struct config *cur;
 	struct serve *sv = NULL;
+	struct explainer *explain = NULL;
 	int64_t round_start;
 	int round_rc;
 	struct logger log = log_stderr(LOG_INFO);
@@ -578,6 +581,14 @@ int cli_run(int argc, char **argv)
 		fprintf(stderr, "luascale: %s\n", err.msg);
 		goto out;
 	}
+	/* why each node stays: /debug/nodes and the status, every intervals.explain */
+	explain = explainer_new(c->explain_interval_ms * CLOCK_NS_PER_MS);
+	if (!explain) {
+		fprintf(stderr, "luascale: out of memory\n");
+		goto out;
+	}
+	serve_attach_explainer(sv, explain);
+	run_ops_explain(ops, explain, clock);
 	memset(&copts, 0, sizeof(copts));
 	copts.log = &log;
 	copts.on_response = serve_on_response;
@@ -846,6 +857,7 @@ out:
 	kubeops_http_free(kh);
 	reconciler_free(rec);
 	run_ops_free(ops);
+	explainer_free(explain); /* after the server and the reporting that read it */
 	kube_client_free(client);
 	fence_free(fence);
 	kube_config_free(kc);

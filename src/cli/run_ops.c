@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/explain.h"
 #include "engine/podevents.h"
 #include "engine/status.h"
 #include "kube/recorder.h"
@@ -36,6 +37,8 @@ struct run_ops {
 	atomic_bool active;
 	bool dry_run;             /* the status goes to the log, nothing is written */
 	char *last_logged;        /* the status text last logged (dry run) */
+	struct explainer *explain; /* the node explanations; NULL: none */
+	struct clock *clock;       /* what explanations are due by */
 };
 
 struct run_ops *run_ops_new(const char *config_path, const struct config *cfg,
@@ -223,14 +226,39 @@ static void pod_event(void *ctx, const struct pod *p, const char *type, const ch
 	recorder_pod_event(o->events, p->ns, p->name, p->uid, type, reason, message);
 }
 
+/* A round that explained every node: its pass taken in. */
+static void explained(struct run_ops *o, const struct snapshot *s, const struct round_view *v)
+{
+	struct explain_summary sum;
+
+	if (explainer_record(o->explain, s, v, clock_now(o->clock)) < 0) {
+		log_at(o->log, LOG_WARN, s->now,
+		       "out of memory while keeping the node explanations: the last ones stay");
+		return;
+	}
+	explainer_summary(o->explain, &sum);
+	log_at(o->log, LOG_DEBUG, s->now, "explained %zu node(s)%s: kept=%zu candidate=%zu removing=%zu",
+	       sum.nodes, v->policy_error ? " (the policy failed: the last ones stay)" : "",
+	       sum.by_state[EXPLAIN_KEPT], sum.by_state[EXPLAIN_CANDIDATE],
+	       sum.by_state[EXPLAIN_REMOVING]);
+}
+
 static void observe(void *ctx, const struct snapshot *s, const struct round_view *v)
 {
 	struct run_ops *o = ctx;
 
+	if (o->explain && v->nodes)
+		explained(o, s, v);
 	if (o->board && (o->status || o->dry_run)) {
 		struct buf text = BUF_INIT, json = BUF_INIT;
 
 		status_board_round(o->board, s, v);
+		if (o->explain) {
+			struct explain_summary sum;
+
+			explainer_summary(o->explain, &sum);
+			status_board_nodes(o->board, &sum);
+		}
 		if (status_board_render(o->board, s, &text, &json) == 0) {
 			if (o->dry_run)
 				log_status(o, text.data);
@@ -245,8 +273,19 @@ static void observe(void *ctx, const struct snapshot *s, const struct round_view
 		podevents_explain(s, v->accepted, EVENTS_PODS_MAX, pod_event, o);
 }
 
+void run_ops_explain(struct run_ops *o, struct explainer *e, struct clock *clock)
+{
+	o->explain = e;
+	o->clock = clock;
+}
+
 void run_ops_round_opts(struct run_ops *o, struct round_opts *ro)
 {
 	ro->observe = observe;
 	ro->observe_ctx = o;
+	if (o->explain) {
+		/* a reload may have changed the interval */
+		explainer_set_interval(o->explain, o->cur->explain_interval_ms * CLOCK_NS_PER_MS);
+		ro->explain = explainer_due(o->explain, clock_now(o->clock));
+	}
 }

@@ -80,7 +80,20 @@ int run_ops_report_dry(struct run_ops *o, struct errbuf *err);
  * Any thread. */
 void run_ops_set_active(struct run_ops *o, bool active);
 
-/* Sets 'ro''s observer to the reporting's (status, Events). */
+struct clock;
+struct explainer;
+
+/*
+ * Explains every node now and then (intervals.explain of the config in
+ * use, by 'clock''s monotonic time): the rounds run_ops_round_opts()
+ * prepares ask for it when 'e' says it is due, and each such round's
+ * pass goes to 'e' (/debug/nodes) and its summary to the status. Both
+ * borrowed; 'e' must outlive this.
+ */
+void run_ops_explain(struct run_ops *o, struct explainer *e, struct clock *clock);
+
+/* Sets 'ro''s observer to the reporting's (status, Events, the node
+ * explanations) and whether this round explains every node. */
 void run_ops_round_opts(struct run_ops *o, struct round_opts *ro);
 
 /* The config in use: the first one, or the last one put in place. */

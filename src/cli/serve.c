@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "engine/actuator.h"
 #include "engine/batcher.h"
+#include "engine/explain.h"
 #include "engine/round.h"
 #include "kube/client.h"
 #include "kube/informer.h"
@@ -45,6 +46,7 @@ struct serve {
 	struct kube_client *client;
 	struct batcher *batch;
 	struct executor *ex;
+	struct explainer *explain;
 
 	struct health health;
 };
@@ -155,6 +157,22 @@ static int page_readyz(void *ctx, struct buf *body)
 	return health_ready(&sv->health, &e, body);
 }
 
+/* /debug/nodes: the last node explanations (explainer_json). */
+static int page_nodes(void *ctx, struct buf *body)
+{
+	struct serve *sv = ctx;
+	struct explainer *e;
+
+	pthread_mutex_lock(&sv->mu);
+	e = sv->explain;
+	pthread_mutex_unlock(&sv->mu);
+	if (!e) {
+		buf_puts(body, "{\"error\":\"luascale is starting: no node explanations yet\"}\n");
+		return 503;
+	}
+	return explainer_json(e, body);
+}
+
 /* leader_opts.may_renew: a process whose loop is stuck (/healthz would
  * answer 503) does not keep the Lease. On the elector's thread. */
 static bool loop_healthy(void *ctx)
@@ -255,15 +273,17 @@ struct serve *serve_new(const struct config *c, bool server, const char *no_elec
 			{"/metrics", "text/plain; version=0.0.4; charset=utf-8", page_metrics, sv},
 			{"/healthz", "text/plain; charset=utf-8", page_healthz, sv},
 			{"/readyz", "text/plain; charset=utf-8", page_readyz, sv},
+			{"/debug/nodes", "application/json", page_nodes, sv},
 		};
 
-		sv->http = httpserver_start(c->server_listen, r, 3, err);
+		sv->http = httpserver_start(c->server_listen, r, sizeof(r) / sizeof(r[0]), err);
 		if (!sv->http) {
 			errbuf_prefix(err, "server.listen");
 			goto fail;
 		}
 		log_at(log, LOG_INFO, clock_wall(clock_real()),
-		       "serving /metrics, /healthz and /readyz on %s (port %d)", c->server_listen,
+		       "serving /metrics, /healthz, /readyz and /debug/nodes on %s (port %d)",
+		       c->server_listen,
 		       httpserver_port(sv->http));
 	}
 	return sv;
@@ -334,6 +354,13 @@ void serve_attach_executor(struct serve *sv, struct executor *ex)
 {
 	pthread_mutex_lock(&sv->mu);
 	sv->ex = ex;
+	pthread_mutex_unlock(&sv->mu);
+}
+
+void serve_attach_explainer(struct serve *sv, struct explainer *e)
+{
+	pthread_mutex_lock(&sv->mu);
+	sv->explain = e;
 	pthread_mutex_unlock(&sv->mu);
 }
 

@@ -64,6 +64,12 @@ struct executor;
  * detaches it, which must be done before it is shut down. */
 void serve_attach_executor(struct serve *sv, struct executor *ex);
 
+struct explainer;
+
+/* The node explanations /debug/nodes shows (NULL: none yet, a 503);
+ * borrowed until serve_free. */
+void serve_attach_explainer(struct serve *sv, struct explainer *e);
+
 /* Whether this process may act: no election, or it leads now. For
  * actuator_config.may_act (ctx: the serve). Any thread. */
 bool serve_may_act(void *sv);
