@@ -397,13 +397,13 @@ int explainer_json(struct explainer *e, struct buf *b)
 			  "(see policyError); the next try comes an interval after it"
 			: "no node explanations yet: the first pass comes with the first round after "
 			  "the cluster is read, while this process leads");
-		buf_printf(b, ",\"intervalSeconds\":%.3g", (double)e->interval_ns / CLOCK_NS_PER_S);
+		buf_printf(b, ",\"intervalSeconds\":%.15g", (double)e->interval_ns / CLOCK_NS_PER_S);
 		code = 503;
 		goto policy_error;
 	}
 	buf_puts(b, "{\"time\":");
 	json_time(b, e->built_at);
-	buf_printf(b, ",\"intervalSeconds\":%.3g,\"passes\":%llu,\"counts\":{",
+	buf_printf(b, ",\"intervalSeconds\":%.15g,\"passes\":%llu,\"counts\":{",
 		   (double)e->interval_ns / CLOCK_NS_PER_S, (unsigned long long)e->passes);
 	for (k = 0; k < EXPLAIN_STATES; k++)
 		buf_printf(b, "%s\"%s\":%zu", k ? "," : "", state_names[k], e->summary.by_state[k]);

@@ -225,8 +225,8 @@ static void json_nodes(const struct explain_summary *n, struct buf *j)
 {
 	size_t k;
 
-	buf_printf(j, ",\"nodes\":{\"intervalSeconds\":%lld,\"time\":",
-		   (long long)(n->interval_ms / 1000));
+	buf_printf(j, ",\"nodes\":{\"intervalSeconds\":%.15g,\"time\":",
+		   (double)n->interval_ms / 1000);
 	json_time_or_null(j, n->built_at);
 	buf_printf(j, ",\"total\":%zu", n->nodes);
 	for (k = 0; k < EXPLAIN_STATES; k++)

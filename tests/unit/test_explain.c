@@ -747,6 +747,41 @@ static void test_summary_bounded(void **state)
 	explainer_free(e);
 }
 
+/* The interval as people write numbers, whatever its length: an hour is
+ * 3600 (not 3.6e+03), half a second 0.5 (not 0), in the page and in the
+ * status. */
+static void test_interval_numbers(void **state)
+{
+	static const char *const names[] = {"n1", NULL};
+	struct explainer *e = explainer_new(3600 * CLOCK_NS_PER_S);
+	struct status_board *b = status_board_new();
+	struct buf body = BUF_INIT, text = BUF_INIT, json = BUF_INIT;
+	struct explain_summary sum;
+	struct arena *ar = arena_new();
+	struct snapshot *s = cluster(ar, T0, names);
+
+	(void)state;
+	assert_int_equal(explainer_json(e, &body), 503);
+	assert_non_null(strstr(body.data, "\"intervalSeconds\":3600}"));
+	buf_free(&body);
+	pass(e, 0, names, (const char *const[]){"x"}, NULL);
+	assert_int_equal(explainer_json(e, &body), 200);
+	assert_non_null(strstr(body.data, "\"intervalSeconds\":3600,"));
+	explainer_set_interval(e, 500 * CLOCK_NS_PER_MS);
+	explainer_summary(e, &sum);
+	status_board_nodes(b, &sum);
+	assert_int_equal(status_board_render(b, s, &text, &json), 0);
+	assert_non_null(strstr(json.data, "\"nodes\":{\"intervalSeconds\":0.5,"));
+	assert_non_null(strstr(text.data, "(every 500ms)"));
+	buf_free(&body);
+	buf_free(&text);
+	buf_free(&json);
+	snapshot_free(s);
+	arena_free(ar);
+	status_board_free(b);
+	explainer_free(e);
+}
+
 /* intervals.explain: 1m by default, 0 turns it off, a day at most. */
 static void test_config_key(void **state)
 {
@@ -786,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_before_first_pass_and_off),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_summary_bounded),
+		cmocka_unit_test(test_interval_numbers),
 		cmocka_unit_test(test_config_key),
 	};
 
