@@ -332,8 +332,9 @@ static const char style_css[] =
 	".chart .area{stroke:none;fill-opacity:0.35}\n"
 	".chart .total{fill:none;stroke:" COLOR_TOTAL ";stroke-width:1.2;stroke-dasharray:4 3}\n"
 	".chart .mark path{stroke:#fff;stroke-width:0.8}\n"
-	".chart .mark text{font-size:7px;text-anchor:middle;fill:#1f2328;paint-order:stroke;"
-	"stroke:#fff;stroke-width:2px}\n"
+	".chart .mark text{font-size:6px;text-anchor:middle;fill:#1f2328;paint-order:stroke;"
+	"stroke:#fff;stroke-width:1.5px}\n"
+	".chart .mark text.s{font-size:5px}\n"
 	".wbox{display:flex;flex-wrap:wrap;gap:12px 28px;align-items:flex-start}\n"
 	".wbox figure{flex:1 1 420px;max-width:720px}\n"
 	".wbox table{width:auto}\n"
@@ -832,10 +833,23 @@ static void put_mark(struct report *r, bool up, size_t bkt, const int *per_group
 {
 	struct buf *b = r->b;
 	double x = CH_L + ((double)bkt + 0.5) * MARK_W;
-	char when[80], tmp[32];
+	char when[80], tmp[32], label[16];
+	const char *size = "";
+	double stagger = 0;
 	bool first = true;
 	size_t g;
 
+	/* the count fits its column: in thousands from four digits; three
+	 * characters are smaller, and in every other column a line further in
+	 * so that two side by side do not touch */
+	if (total >= 1000)
+		snprintf(label, sizeof(label), "%dk", total / 1000 > 99 ? 99 : total / 1000);
+	else
+		snprintf(label, sizeof(label), "%d", total);
+	if (strlen(label) >= 3) {
+		size = " class=\"s\"";
+		stagger = bkt % 2 ? 7.0 : 0.0;
+	}
 	if (x > CH_L + PLOT_W - 3.5)
 		x = CH_L + PLOT_W - 3.5;
 	fmt_bucket(r, when, sizeof(when), t0, t1);
@@ -855,12 +869,13 @@ static void put_mark(struct report *r, bool up, size_t bkt, const int *per_group
 	}
 	if (up)
 		buf_printf(b, ")</title><path fill=\"%s\" d=\"M%.1f,%.1fl3.5,6h-7z\"/>"
-			      "<text x=\"%.1f\" y=\"%d\">%d</text></g>\n",
-			   COLOR_UP, x, CH_T + 1.5, x, CH_T - 2, total);
+			      "<text%s x=\"%.1f\" y=\"%.1f\">%s</text></g>\n",
+			   COLOR_UP, x, CH_T + 1.5, size, x,
+			   stagger > 0 ? CH_T + 7.5 + stagger : CH_T - 2.0, label);
 	else
 		buf_printf(b, ")</title><path fill=\"%s\" d=\"M%.1f,%.1fl3.5,-6h-7z\"/>"
-			      "<text x=\"%.1f\" y=\"%.1f\">%d</text></g>\n",
-			   COLOR_DOWN, x, PLOT_BOTTOM - 1.5, x, PLOT_BOTTOM - 9.5, total);
+			      "<text%s x=\"%.1f\" y=\"%.1f\">%s</text></g>\n",
+			   COLOR_DOWN, x, PLOT_BOTTOM - 1.5, size, x, PLOT_BOTTOM - 9.5 - stagger, label);
 }
 
 /*

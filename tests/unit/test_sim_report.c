@@ -844,15 +844,19 @@ static void test_many_events_stay_small(void **state)
 	s->removed = calloc(n * 2, sizeof(int));
 	assert_true(s->launched && s->removed);
 	for (i = 0; i < n * 2; i++) {
-		s->launched[i] = 1;
-		s->removed[i] = 2;
+		s->launched[i] = 2;
+		s->removed[i] = 40;
 	}
 	html = write_and_read(f, 2);
 	svg = chart(html, "nodes", "alpha");
-	assert_int_equal(sum_counts(svg, "up", &marks), (long)n * 2);
+	assert_int_equal(sum_counts(svg, "up", &marks), (long)n * 4);
 	assert_true(marks <= 51);
-	assert_int_equal(sum_counts(svg, "down", &marks), (long)n * 4);
+	assert_int_equal(sum_counts(svg, "down", &marks), (long)n * 80);
 	assert_true(marks <= 51);
+	/* a column holds 28 or 29 samples: three digits go smaller, thousands as k */
+	assert_non_null(strstr(svg, "<text class=\"s\" x=\""));
+	assert_non_null(strstr(svg, "\">112</text>"));
+	assert_non_null(strstr(svg, "\">2k</text>"));
 	free(svg);
 	svg = between(html, "<g class=\"marks\">", "</svg>");
 	assert_true(strlen(svg) < 24 * 1024);
