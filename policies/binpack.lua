@@ -6,8 +6,11 @@
 -- lowest price per placed pod wins (price_per_hour * new nodes / pods
 -- placed; ties go to more pods placed, then less waste, then the name).
 -- The pods it cannot take are packed again onto the other groups, so a GPU
--- pod and some CPU pods grow two different groups in the same round. Pods
--- that fit no group are logged with the reason, not chased.
+-- pod and some CPU pods grow two different groups in the same round. When
+-- pods with relations are left, every group packed together replaces those
+-- new nodes if it places more (a spread over capacity types: each group
+-- alone stops at the skew). Pods that fit no group are logged with the
+-- reason, not chased.
 --
 -- Scale down (consolidation): a managed, Ready, schedulable node older
 -- than `min_node_age` whose larger of cpu and memory request utilization

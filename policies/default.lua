@@ -1,7 +1,7 @@
 -- default: a plain, cautious autoscaler.
 --
 -- Scale up: when pods are unschedulable, first place them on nodes already
--- on their way in any group (launched, not Ready yet), then pack the rest
+-- on their way (launched, not Ready yet; every group's in one packing), then pack the rest
 -- onto each node group's template (first-fit decreasing) and grow the group
 -- that fits the most pods and wastes the least capacity; what it cannot
 -- take (another zone of a spread, a GPU pod) is packed again onto the
@@ -9,8 +9,11 @@
 -- alike but for their zone are also packed together, a new node in each in
 -- turn (`balance_similar_groups`: "always", "never", or "auto": when a
 -- pending pod has spread, affinity, host ports or volumes), so a zone spread gets
--- a node per zone and the zones grow evenly. Pods that fit no group are
--- reported, not chased.
+-- a node per zone and the zones grow evenly. A group grows once a round, so
+-- a spread whose domains are groups (capacity types, a label they differ
+-- in) stops each one at its skew: when pods with relations are left, every
+-- group packed together, cheapest first, replaces the round's new nodes if
+-- it places more. Pods that fit no group are reported, not chased.
 --
 -- Scale down: a node whose larger of cpu and memory request utilization has
 -- stayed below `scale_down_utilization` for `unneeded_for`, and whose pods
@@ -100,6 +103,7 @@ local function scale_up(cluster, plan, store, pods, params)
   if #rest == 0 then return end
   local done, used, grown = {}, {}, false
   for i, s in ipairs(steps) do done[i] = s.result end
+  local ways = { table.unpack(done) }
   pods = rest
   local sets = {}
   local mode, balance = params.balance_similar_groups, false
@@ -113,23 +117,43 @@ local function scale_up(cluster, plan, store, pods, params)
     error(string.format('balance_similar_groups must be "always", "never" or "auto", not %q', tostring(mode)))
   end
   if balance then sets = packing.similar(cluster) end
+  local chosen, placed = {}, 0
   while #pods > 0 do
     local g, r = best_group(cluster, pods, used, done, sets)
     if not g then break end
     used[g.name], done[#done + 1] = true, r
-    for _, h in ipairs(r.set or { g }) do
-      used[h.name] = true
-      local count = r.set and r.new_nodes_by_group[h.name] or r.new_nodes
+    for _, h in ipairs(r.set or { g }) do used[h.name] = true end
+    chosen[#chosen + 1] = { group = g, result = r, set = r.set, pending = #pods }
+    pods, grown, placed = r.unplaced, true, placed + r.placed
+  end
+  -- a spread whose domains are groups that differ in its key (capacity
+  -- types, a custom label) stops each group, packed alone, at its skew:
+  -- every group packed together, cheapest first, when that places more
+  for _, pod in ipairs(pods) do
+    if pod.constrained then
+      local r, list = packing.together(cluster, rest, ways)
+      if r and r.placed > placed then
+        chosen = { { group = list[1], result = r, set = list, together = true, pending = #rest } }
+        pods, grown = r.unplaced, true
+      end
+      break
+    end
+  end
+  for _, c in ipairs(chosen) do
+    local r = c.result
+    for _, h in ipairs(c.set or { c.group }) do
+      local count = c.set and r.new_nodes_by_group[h.name] or r.new_nodes
       if count > 0 then
         plan:scale_up(h.name, count, string.format(
           "%d pending pod(s): %d fit %d new %s node(s)%s (waste cpu %.0f%%, memory %.0f%%)",
-          #pods, r.placed, count, h.name,
-          r.set and string.format(", of %d balanced over %d similar groups", r.new_nodes, #r.set) or "",
+          c.pending, r.placed, count, h.name,
+          c.together and string.format(", of %d in groups packed together", r.new_nodes)
+            or c.set and string.format(", of %d balanced over %d similar groups", r.new_nodes, #c.set)
+            or "",
           r.waste.cpu * 100, r.waste.memory * 100))
         store.last_scale_up = cluster.now
       end
     end
-    pods, grown = r.unplaced, true
   end
   if #pods > 0 and not grown then
     plan:log("%d pending pod(s) fit no node group: %s", #pods, why_unplaced(cluster, pods))

@@ -1812,6 +1812,21 @@ static void bin_of_node(const struct snapshot *s, size_t node, struct packing *k
 	}
 }
 
+/* Bin 'bin' gets the room 'r' of an empty node of its group, extended
+ * resources by the template's names (0 for those 'r' lacks). */
+static void bin_of_group(struct packing *k, size_t bin, const struct resources *r)
+{
+	struct bin *b = &k->bins[bin];
+	size_t i, ne = k->tmpl->n_ext;
+
+	b->cpu_m = r->cpu_m;
+	b->memory = r->memory;
+	b->ephemeral = r->ephemeral;
+	b->pods = r->pods;
+	for (i = 0; i < ne; i++)
+		k->ext[bin * ne + i] = resources_ext(r, k->tmpl->ext[i].name);
+}
+
 /*
  * A planned node of group 'g' as a site: the template's labels with
  * kubernetes.io/hostname set to its name "<group>-<what>-<bin>" (the
@@ -2076,6 +2091,11 @@ int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
 	return sched_pack_upcoming(s, pods, n, group, max_new, -1, out, err);
 }
 
+/* pack() flags: new nodes open in the first group of the list that takes
+ * the pod, not in turn, and the groups may differ in room (TOGETHER);
+ * every group's nodes on their way are bins, not only the first's (EACH_UPCOMING) */
+enum { PACK_TOGETHER = 1, PACK_EACH_UPCOMING = 2 };
+
 /*
  * The packing: onto group 'group' alone (n_mates 0), or onto new nodes of
  * 'group' and its 'mates' (groups whose templates have the same
@@ -2083,11 +2103,13 @@ int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
  * template and relations take the pod: a balanced scale-up, and a spread
  * over the groups' zones in one packing. 'max_new' caps each group's new
  * nodes (-1: none; per group in 'max_each' when there are mates).
+ * PACK_TOGETHER: a new node opens in the first group of the list that
+ * takes the pod, and the groups' rooms may differ.
  */
 static int pack(const struct snapshot *s, struct sched_cache *cache, const uint32_t *pods,
 		size_t n, size_t group, int max_new, int upcoming_nodes,
 		const struct pack_prior *prior, size_t n_prior, const uint32_t *mates,
-		size_t n_mates, const int *max_each, struct pack_result *out,
+		size_t n_mates, const int *max_each, unsigned flags, struct pack_result *out,
 		struct errbuf *err)
 {
 	uint32_t gl[64];        /* the groups: 'group', then the mates */
@@ -2097,6 +2119,10 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	bool any_related = false;
 	int *opened = NULL;     /* per group of gl: new nodes opened */
 	struct resources room;  /* a new node's, DaemonSets' requests taken */
+	struct resources rooms[64]; /* each group's, with mates */
+	struct res_ext *uext = NULL; /* with mates: every group's extended resources */
+	bool multi = n_mates > 0 || flags != 0; /* bins of several groups, out->bin_group */
+	size_t gi_up, n_up_groups;
 	struct topo *t = NULL;  /* the relations index, when they matter */
 	size_t mark = 0;
 	struct planned pl = {0};
@@ -2118,7 +2144,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	bool walk = false;      /* the items are a subset of 'order' */
 	bool twice = false;     /* some pod is listed twice */
 	uint32_t stamp = 0;     /* of this list's marks; 0 none */
-	size_t i, n_items = 0, upcoming, n_scratch = 0;
+	size_t i, n_items = 0, upcoming, n_up = 0, n_scratch = 0;
 	long *ext_ix = NULL;
 	int64_t *ext_val = NULL;
 	int rc = -1;
@@ -2145,10 +2171,11 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			goto out;
 		}
 		gl[1 + i] = mates[i];
-		if (memcmp(&s->groups[mates[i]].tmpl.allocatable, &s->groups[group].tmpl.allocatable,
-			   offsetof(struct resources, ext)) != 0 ||
-		    memcmp(&s->groups[mates[i]].daemonset_requests, &s->groups[group].daemonset_requests,
-			   offsetof(struct resources, ext)) != 0) {
+		if (!(flags & PACK_TOGETHER) &&
+		    (memcmp(&s->groups[mates[i]].tmpl.allocatable, &s->groups[group].tmpl.allocatable,
+			    offsetof(struct resources, ext)) != 0 ||
+		     memcmp(&s->groups[mates[i]].daemonset_requests, &s->groups[group].daemonset_requests,
+			    offsetof(struct resources, ext)) != 0)) {
 			errbuf_set(err, "pack: groups %s and %s differ in a new node's room: not packed together",
 				   s->groups[group].name, s->groups[mates[i]].name);
 			goto out;
@@ -2160,13 +2187,38 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	}
 	g = &s->groups[group];
 	room = group_room(g);
+	for (i = 0; i < n_gl; i++)
+		rooms[i] = group_room(&s->groups[gl[i]]);
+	if (n_mates) {
+		/* the template's extended resources: every group's names, the
+		 * first group's amounts (a bin gets its own group's) */
+		size_t total = 0, j, e;
+
+		for (i = 0; i < n_gl; i++)
+			total += rooms[i].n_ext;
+		if (total && !(uext = malloc(total * sizeof(*uext)))) {
+			errbuf_set(err, "pack: out of memory");
+			goto out;
+		}
+		room.n_ext = 0;
+		for (i = 0; i < n_gl; i++)
+			for (e = 0; e < rooms[i].n_ext; e++) {
+				const char *name = rooms[i].ext[e].name;
+
+				for (j = 0; j < room.n_ext && strcmp(uext[j].name, name) != 0; j++)
+					;
+				if (j == room.n_ext)
+					uext[room.n_ext++] = (struct res_ext){name, i == 0 ? rooms[i].ext[e].value : 0};
+			}
+		room.ext = uext;
+	}
 	k.tmpl = &room;
 	k.cpu_scale = share_scale(k.tmpl->cpu_m);
 	k.mem_scale = share_scale(k.tmpl->memory);
 	upcoming = g->target > g->current ? (size_t)(g->target - g->current) : 0;
 	if (upcoming_nodes >= 0)
 		upcoming = (size_t)upcoming_nodes;
-	if (n_mates)
+	if (n_mates && !(flags & PACK_EACH_UPCOMING))
 		upcoming = 0; /* new nodes only: the ones on their way are each group's */
 
 	out->n_pods = n;
@@ -2262,15 +2314,6 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 
 	k.ext0 = storage ? DIM_EPH + 1 : DIM_EPH;
 	k.dims = k.ext0 + k.tmpl->n_ext;
-	{
-		bool oom_start;
-
-		start = upcoming ? starting_nodes(s, group, upcoming, &n_start, &oom_start) : NULL;
-		if (upcoming && oom_start) {
-			errbuf_set(err, "pack: out of memory for %zu upcoming nodes", upcoming);
-			goto out;
-		}
-	}
 	/* the relations index, when a pod has relations, a counted pod has
 	 * anti-affinity, or earlier packings placed pods */
 	{
@@ -2287,20 +2330,43 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			topo_set_planning(t, true);
 		}
 	}
-	for (i = 0; i < upcoming; i++) {
-		if (packing_open(&k, true) < 0 || bin_gi_set(&bin_gi, &cap_gi, i, 0) < 0 ||
-		    (t && bin_site_set(&bin_site, &cap_sites, i,
-				       i < n_start ? (long)start[i] :
-				       planned_site(s, t, &pl, g, "upcoming", i)) < 0)) {
-			errbuf_set(err, "pack: out of memory for %zu upcoming nodes",
-				   upcoming);
+	/* the nodes on their way: the group's, or each group's in turn */
+	n_up_groups = flags & PACK_EACH_UPCOMING ? n_gl : 1;
+	if (!(flags & PACK_EACH_UPCOMING))
+		n_up = upcoming;
+	upcoming = 0;
+	for (gi_up = 0; gi_up < n_up_groups; gi_up++) {
+		const struct node_group *ug = &s->groups[gl[gi_up]];
+		size_t u = flags & PACK_EACH_UPCOMING ?
+			(ug->target > ug->current ? (size_t)(ug->target - ug->current) : 0) : n_up;
+		bool oom_start;
+
+		free(start);
+		start = u ? starting_nodes(s, gl[gi_up], u, &n_start, &oom_start) : NULL;
+		if (u && oom_start) {
+			errbuf_set(err, "pack: out of memory for %zu upcoming nodes", u);
 			goto out;
 		}
-		/* a node that registered already: its bound pods claimed room */
-		if (i < n_start) {
-			bin_of_node(s, start[i], &k, i);
-			seg_update(&k, i);
+		for (i = 0; i < u; i++) {
+			size_t b = upcoming + i;
+
+			if (packing_open(&k, true) < 0 || bin_gi_set(&bin_gi, &cap_gi, b, gi_up) < 0 ||
+			    (t && bin_site_set(&bin_site, &cap_sites, b,
+					       i < n_start ? (long)start[i] :
+					       planned_site(s, t, &pl, ug, "upcoming", i)) < 0)) {
+				errbuf_set(err, "pack: out of memory for %zu upcoming nodes", u);
+				goto out;
+			}
+			/* a node that registered already: its bound pods claimed room */
+			if (i < n_start) {
+				bin_of_node(s, start[i], &k, b);
+				seg_update(&k, b);
+			} else if (n_mates) {
+				bin_of_group(&k, b, &rooms[gi_up]);
+				seg_update(&k, b);
+			}
 		}
+		upcoming += u;
 	}
 	out->upcoming = (int)upcoming;
 
@@ -2414,9 +2480,10 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 				bool found = false;
 
 				for (tries = 0; tries < n_gl && !found; tries++) {
-					int cap = n_mates ? max_each[(rr + tries) % n_gl] : max_new;
+					size_t at = flags & PACK_TOGETHER ? tries : (rr + tries) % n_gl;
+					int cap = n_mates ? max_each[at] : max_new;
 
-					gi = (rr + tries) % n_gl;
+					gi = at;
 					if (!(ok & ((uint64_t)1 << gi)) ||
 					    (cap >= 0 && opened[gi] >= cap))
 						continue;
@@ -2454,6 +2521,8 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 						   k.n_bins);
 					goto out;
 				}
+				if (n_mates)
+					bin_of_group(&k, k.n_bins - 1, &rooms[gi]);
 				opened[gi]++;
 				rr = (gi + 1) % n_gl;
 				/* fits: it passed sched_fits_template() */
@@ -2474,18 +2543,20 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			out->upcoming_used++;
 	out->new_nodes = (int)(k.n_bins - upcoming);
 	if (out->new_nodes > 0) {
-		double free_cpu = 0, free_mem = 0;
+		double free_cpu = 0, free_mem = 0, all_cpu = 0, all_mem = 0;
 
 		for (i = upcoming; i < k.n_bins; i++) {
+			const struct resources *r = n_mates ? &rooms[bin_gi[i]] : k.tmpl;
+
 			free_cpu += k.bins[i].cpu_m > 0 ? (double)k.bins[i].cpu_m : 0;
 			free_mem += k.bins[i].memory > 0 ? (double)k.bins[i].memory : 0;
+			all_cpu += r->cpu_m > 0 ? (double)r->cpu_m : 0;
+			all_mem += r->memory > 0 ? (double)r->memory : 0;
 		}
-		if (k.tmpl->cpu_m > 0)
-			out->waste_cpu = free_cpu /
-				((double)k.tmpl->cpu_m * out->new_nodes);
-		if (k.tmpl->memory > 0)
-			out->waste_memory = free_mem /
-				((double)k.tmpl->memory * out->new_nodes);
+		if (all_cpu > 0)
+			out->waste_cpu = free_cpu / all_cpu;
+		if (all_mem > 0)
+			out->waste_memory = free_mem / all_mem;
 	}
 	rc = 0;
 out:
@@ -2498,7 +2569,7 @@ out:
 	}
 	planned_free(&pl);
 	free(bin_site);
-	if (rc == 0 && n_mates) {
+	if (rc == 0 && multi) {
 		out->bin_group = malloc((k.n_bins ? k.n_bins : 1) * sizeof(*out->bin_group));
 		if (!out->bin_group) {
 			errbuf_set(err, "pack: out of memory");
@@ -2509,6 +2580,7 @@ out:
 		out->n_bins = k.n_bins;
 	}
 	free(bin_gi);
+	free(uext);
 	free(opened);
 	free(fitmask);
 	free(related);
@@ -2650,21 +2722,23 @@ int sched_pack_upcoming(const struct snapshot *s, const uint32_t *pods, size_t n
 			size_t group, int max_new, int upcoming_nodes,
 			struct pack_result *out, struct errbuf *err)
 {
-	return pack(s, NULL, pods, n, group, max_new, upcoming_nodes, NULL, 0, NULL, 0, NULL, out, err);
+	return pack(s, NULL, pods, n, group, max_new, upcoming_nodes, NULL, 0, NULL, 0, NULL, 0, out,
+		    err);
 }
 
 int sched_pack_cached(struct sched_cache *c, const uint32_t *pods, size_t n, size_t group,
 		      int max_new, int upcoming_nodes, struct pack_result *out,
 		      struct errbuf *err)
 {
-	return pack(c->s, c, pods, n, group, max_new, upcoming_nodes, NULL, 0, NULL, 0, NULL, out, err);
+	return pack(c->s, c, pods, n, group, max_new, upcoming_nodes, NULL, 0, NULL, 0, NULL, 0, out,
+		    err);
 }
 
 int sched_pack_after(struct sched_cache *c, const uint32_t *pods, size_t n, size_t group,
 		     int max_new, int upcoming_nodes, const struct pack_prior *prior,
 		     size_t n_prior, struct pack_result *out, struct errbuf *err)
 {
-	return pack(c->s, c, pods, n, group, max_new, upcoming_nodes, prior, n_prior, NULL, 0, NULL,
+	return pack(c->s, c, pods, n, group, max_new, upcoming_nodes, prior, n_prior, NULL, 0, NULL, 0,
 		    out, err);
 }
 
@@ -2678,7 +2752,21 @@ int sched_pack_groups(struct sched_cache *c, const uint32_t *pods, size_t n,
 		return errbuf_set(err, "pack: no node groups given");
 	}
 	return pack(c->s, c, pods, n, groups[0], max_new[0], 0, prior, n_prior, groups + 1,
-		    n_groups - 1, max_new, out, err);
+		    n_groups - 1, max_new, 0, out, err);
+}
+
+int sched_pack_together(struct sched_cache *c, const uint32_t *pods, size_t n,
+			const uint32_t *groups, size_t n_groups, const int *max_new, bool upcoming,
+			const struct pack_prior *prior, size_t n_prior, struct pack_result *out,
+			struct errbuf *err)
+{
+	if (n_groups == 0) {
+		memset(out, 0, sizeof(*out));
+		return errbuf_set(err, "pack: no node groups given");
+	}
+	return pack(c->s, c, pods, n, groups[0], max_new[0], upcoming ? -1 : 0, prior, n_prior,
+		    groups + 1, n_groups - 1, max_new,
+		    PACK_TOGETHER | (upcoming ? PACK_EACH_UPCOMING : 0), out, err);
 }
 
 void pack_result_free(struct pack_result *r)

@@ -212,6 +212,23 @@ int sched_pack_groups(struct sched_cache *c, const uint32_t *pods, size_t n,
 		      const struct pack_prior *prior, size_t n_prior, struct pack_result *out,
 		      struct errbuf *err);
 
+/*
+ * First-fit decreasing onto several groups at once, in the order given,
+ * whose new nodes may differ in room: with 'upcoming', each group's nodes
+ * on their way first (group after group, as sched_pack_upcoming() counts
+ * a group's), then new nodes, each opened in the first group of the list
+ * whose template and relations take the pod and whose 'max_new' (-1: no
+ * cap) allows one more. One packing over every node on its way, or a
+ * spread whose domains are the groups themselves (capacity types, a
+ * custom label): a group the spread refuses now takes pods again once the
+ * others have some. out->bin_group names each bin's group; the first
+ * out->upcoming bins are the nodes on their way.
+ */
+int sched_pack_together(struct sched_cache *c, const uint32_t *pods, size_t n,
+			const uint32_t *groups, size_t n_groups, const int *max_new, bool upcoming,
+			const struct pack_prior *prior, size_t n_prior, struct pack_result *out,
+			struct errbuf *err);
+
 void pack_result_free(struct pack_result *r);
 
 /*

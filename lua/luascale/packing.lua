@@ -40,30 +40,103 @@ local function results(steps)
   return done
 end
 
--- Packs 'pods' onto the nodes already on their way (a group's upcoming
--- nodes: launched, not yet Ready), group by group, before anything is
--- bought: capacity in flight is never bought twice. Returns one step per
--- group that took pods (as cheapest() does, new_nodes = 0, cost = 0) and
--- the pods still left.
+-- Packs 'pods' onto the nodes already on their way (the groups' upcoming
+-- nodes: launched, not yet Ready) before anything is bought, every group's
+-- in one packing (cluster:pack_together): capacity in flight is never
+-- bought twice, and a spread over zones fills the nodes on their way in
+-- every zone before any is bought. Returns one step per group that took
+-- pods (as cheapest() does, new_nodes = 0, cost = 0; its result counts
+-- where they went for cluster:pack's 'after') and the pods still left.
 function M.on_the_way(cluster, pods)
-  local steps, left = {}, pods
+  local groups = {}
   for _, g in ipairs(cluster.group_list) do
-    if #left == 0 then break end
-    if g.upcoming > 0 then
-      local r = cluster:pack(left, g, 0, { after = results(steps) })
-      if r.placed > 0 then
-        local s = { group = g, result = r, new_nodes = 0, upcoming_used = r.upcoming_used,
-                    placed = r.placed, cost = 0, waste = math.max(r.waste.cpu, r.waste.memory),
-                    pods = {} }
-        for i, bin in ipairs(r.placement) do
-          if bin then s.pods[#s.pods + 1] = left[i] end
-        end
-        steps[#steps + 1] = s
-        left = r.unplaced
+    if g.upcoming > 0 and #groups < 64 then groups[#groups + 1] = g end
+  end
+  if #groups == 0 or #pods == 0 then return {}, pods end
+  local r = cluster:pack_together(pods, groups, 0, { upcoming = true })
+  if r.placed == 0 then return {}, pods end
+  -- the bins on their way come group after group: a group's first bin
+  -- and how many it has turn a bin into that group's own bin
+  local first, count, by = {}, {}, {}
+  local bin_groups = r.bin_groups
+  for b = 1, r.upcoming do
+    local name = bin_groups[b]
+    first[name] = first[name] or b
+    count[name] = (count[name] or 0) + 1
+  end
+  for i, bin in ipairs(r.placement) do
+    if bin then
+      local name = bin_groups[bin]
+      local s = by[name]
+      if not s then
+        s = { pods = {}, placement = {}, bins = {}, used = 0 }
+        by[name] = s
       end
+      local n = #s.pods + 1
+      s.pods[n], s.placement[n] = pods[i], bin - first[name] + 1
+      if not s.bins[bin] then s.bins[bin], s.used = true, s.used + 1 end
     end
   end
-  return steps, left
+  local steps = {}
+  for _, g in ipairs(groups) do
+    local s = by[g.name]
+    if s then
+      local result = { group = g.name, upcoming = count[g.name], pods = s.pods,
+                       placement = s.placement, placed = #s.pods, new_nodes = 0,
+                       upcoming_used = s.used, unplaced = {}, waste = { cpu = 0, memory = 0 } }
+      steps[#steps + 1] = { group = g, result = result, new_nodes = 0, upcoming_used = s.used,
+                            placed = #s.pods, cost = 0, waste = 0, pods = s.pods }
+    end
+  end
+  return steps, r.unplaced
+end
+
+-- Packs 'pods' onto new nodes of every group with room (M.room) at once,
+-- cheapest first (cluster:pack_together): each new node opens in the
+-- cheapest group whose template and the pod's relations take it. A spread
+-- whose domains are the groups themselves (capacity types, a label the
+-- groups differ in) stops each group, packed alone, at its skew; packed
+-- together, a group takes pods again once the others have some. 'after'
+-- as for cluster:pack. Returns the result and the groups, or nil when no
+-- group has room.
+function M.together(cluster, pods, after)
+  local list, room = {}, {}
+  for _, g in ipairs(cluster.group_list) do
+    local n = M.room(g)
+    if n > 0 then list[#list + 1], room[g.name] = g, n end
+  end
+  if #list == 0 then return nil end
+  table.sort(list, function(a, b)
+    if a.price_per_hour ~= b.price_per_hour then return a.price_per_hour < b.price_per_hour end
+    return a.name < b.name
+  end)
+  for i = #list, 65, -1 do list[i] = nil end -- a packing takes at most 64
+  return cluster:pack_together(pods, list, room, { after = after }), list
+end
+
+-- The steps after the first 'n_ways' (those on nodes on their way) and
+-- the pods they left, or every group packed together (M.together) onto
+-- what the nodes on their way left, when that places more pods.
+local function or_together(cluster, steps, left, n_ways)
+  local placed, rest, ways = 0, {}, {}
+  for i = n_ways + 1, #steps do
+    for _, pod in ipairs(steps[i].pods) do rest[#rest + 1] = pod end
+    placed = placed + steps[i].placed
+  end
+  for _, pod in ipairs(left) do rest[#rest + 1] = pod end
+  for i = 1, n_ways do ways[i] = steps[i] end
+  local r, list = M.together(cluster, rest, results(ways))
+  if not r or r.placed <= placed then return steps, left end
+  local price = 0
+  for _, g in ipairs(list) do price = price + g.price_per_hour * r.new_nodes_by_group[g.name] end
+  local s = { group = list[1], set = list, together = true, result = r, new_nodes = r.new_nodes,
+              upcoming_used = 0, placed = r.placed, cost = price / r.placed,
+              waste = math.max(r.waste.cpu, r.waste.memory), pods = {} }
+  for i, bin in ipairs(r.placement) do
+    if bin then s.pods[#s.pods + 1] = rest[i] end
+  end
+  ways[#ways + 1] = s
+  return ways, r.unplaced
 end
 
 -- Places 'pods' on nodes on their way first (on_the_way), then packs the
@@ -76,14 +149,20 @@ end
 -- zone. When a pod has relations (pod.constrained), each set of similar
 -- groups (M.similar: alike but for their zone) is a candidate too, packed
 -- together with a new node in each in turn (M.balanced): a zone spread is
--- met in one step and the zones grow evenly. Returns the steps in order, each
+-- met in one step and the zones grow evenly. When pods with relations are
+-- left at the end, every group packed together (M.together) replaces the
+-- steps that bought nodes if it places more: a spread over groups that
+-- differ in its key stops each group early when packed alone. Returns the
+-- steps in order, each
 --   { group = <group>, new_nodes, upcoming_used, placed, pods = {placed pods},
 --     cost (per pod per hour), waste (larger of cpu and memory, 0..1), result = <pack result>,
---     set = <the similar groups> for a balanced step (its new nodes per group
---     in result.new_nodes_by_group) }
+--     set = <the similar groups> for a balanced step, or the groups packed
+--     together (then together = true); its new nodes per group in
+--     result.new_nodes_by_group }
 -- and the list of pods no group took.
 function M.cheapest(cluster, pods)
   local steps, left = M.on_the_way(cluster, pods)
+  local n_ways = #steps
   local used = {}
   local sets = {}
   for _, pod in ipairs(left) do
@@ -128,6 +207,14 @@ function M.cheapest(cluster, pods)
     steps[#steps + 1] = best
     for _, g in ipairs(best.set or { best.group }) do used[g.name] = true end
     left = best.result.unplaced
+  end
+  if #left > 0 then
+    for _, pod in ipairs(left) do
+      if pod.constrained then
+        steps, left = or_together(cluster, steps, left, n_ways)
+        break
+      end
+    end
   end
   return steps, left
 end
@@ -209,7 +296,9 @@ end
 function M.describe(step, group, count)
   local r = step.result
   local balanced = ""
-  if step.set then
+  if step.together then
+    balanced = string.format(", of %d in groups packed together", step.new_nodes)
+  elseif step.set then
     balanced = string.format(", of %d balanced over %d similar groups", step.new_nodes, #step.set)
   end
   return string.format("%d pending pod(s) fit %d new %s node(s)%s at %.3g/h per pod (waste cpu %.0f%%, memory %.0f%%)",

@@ -1340,8 +1340,11 @@ static int l_pack(lua_State *L)
  * a number for each group, or a table of numbers by group name (absent:
  * no cap). The result is cluster:pack's, with 'new_nodes_by_group'
  * {name = n}, 'groups' {names} and 'bin_groups' (the group of each bin).
+ * With 'together' (cluster:pack_together), sched_pack_together(): the
+ * groups in the order given, their rooms may differ, and the option
+ * 'upcoming = true' puts each group's nodes on their way first.
  */
-static int l_pack_balanced(lua_State *L)
+static int pack_groups(lua_State *L, bool together)
 {
 	struct view *v = get_view(L);
 	const struct snapshot *s = v->snap;
@@ -1354,7 +1357,8 @@ static int l_pack_balanced(lua_State *L)
 	size_t n_prior = 0, n_bins, n_placed, n_unplaced, k;
 	struct pack_prior *prior = NULL;
 	double waste_cpu, waste_memory;
-	int new_nodes;
+	int new_nodes, upcoming_used, r_upcoming;
+	bool upcoming = false;
 
 	check_list(L, 2);
 	check_list(L, 3);
@@ -1389,6 +1393,11 @@ static int l_pack_balanced(lua_State *L)
 	}
 	if (!lua_isnoneornil(L, 5)) {
 		luaL_checktype(L, 5, LUA_TTABLE);
+		if (together) {
+			lua_getfield(L, 5, "upcoming");
+			upcoming = lua_toboolean(L, -1);
+			lua_pop(L, 1);
+		}
 		if (lua_getfield(L, 5, "after") != LUA_TNIL) {
 			prior = check_prior(L, s, lua_gettop(L), &n_prior);
 			lua_remove(L, -2);
@@ -1408,12 +1417,14 @@ static int l_pack_balanced(lua_State *L)
 		lua_pop(L, 1);
 	}
 	for (i = 0; i < ng; i++)
-		sandbox_charge(L, pack_work(s, idx, (size_t)n, gl[i], max_new[i], 0));
+		sandbox_charge(L, pack_work(s, idx, (size_t)n, gl[i], max_new[i], upcoming ? -1 : 0));
 	if (!v->pack_cache && !(v->pack_cache = sched_cache_new(s)))
 		return luaL_error(L, "pack: out of memory");
-	if (sched_pack_groups(v->pack_cache, idx, (size_t)n, gl, (size_t)ng, max_new, prior,
-			      n_prior, &r, &err) < 0)
-		return luaL_error(L, "pack_balanced: %s", err.msg);
+	if ((together ? sched_pack_together(v->pack_cache, idx, (size_t)n, gl, (size_t)ng, max_new,
+					    upcoming, prior, n_prior, &r, &err)
+		      : sched_pack_groups(v->pack_cache, idx, (size_t)n, gl, (size_t)ng, max_new,
+					  prior, n_prior, &r, &err)) < 0)
+		return luaL_error(L, "%s: %s", together ? "pack_together" : "pack_balanced", err.msg);
 	n_bins = r.n_bins;
 	bin_group = lua_newuserdatauv(L, (n_bins ? n_bins : 1) * sizeof(*bin_group), 0);
 	if (n)
@@ -1421,20 +1432,22 @@ static int l_pack_balanced(lua_State *L)
 	if (n_bins)
 		memcpy(bin_group, r.bin_group, n_bins * sizeof(*bin_group));
 	new_nodes = r.new_nodes;
+	upcoming_used = r.upcoming_used;
+	r_upcoming = r.upcoming;
 	n_placed = r.n_placed;
 	n_unplaced = r.n_unplaced;
 	waste_cpu = r.waste_cpu;
 	waste_memory = r.waste_memory;
 	pack_result_free(&r);
 
-	push_pack_result(L, s->groups[gl[0]].name, n, placement, new_nodes, 0, 0, n_placed,
-			 n_unplaced, waste_cpu, waste_memory);
+	push_pack_result(L, s->groups[gl[0]].name, n, placement, new_nodes, upcoming_used,
+			 r_upcoming, n_placed, n_unplaced, waste_cpu, waste_memory);
 	lua_createtable(L, (int)ng, 0);
 	lua_createtable(L, 0, (int)ng);
 	for (i = 0; i < ng; i++) {
 		lua_Integer cnt = 0;
 
-		for (k = 0; k < n_bins; k++)
+		for (k = (size_t)r_upcoming; k < n_bins; k++)
 			cnt += bin_group[k] == (int32_t)gl[i];
 		lua_pushstring(L, s->groups[gl[i]].name);
 		lua_rawseti(L, -3, i + 1);
@@ -1450,6 +1463,17 @@ static int l_pack_balanced(lua_State *L)
 	}
 	lua_setfield(L, -2, "bin_groups");
 	return 1;
+}
+
+static int l_pack_balanced(lua_State *L)
+{
+	return pack_groups(L, false);
+}
+
+/* cluster:pack_together(pods, groups [, max_new [, {after = {results}, upcoming = bool}]]) */
+static int l_pack_together(lua_State *L)
+{
+	return pack_groups(L, true);
 }
 
 /*
@@ -1897,6 +1921,7 @@ static const luaL_Reg cluster_methods[] = {
 	{"fits", l_fits},
 	{"pack", l_pack},
 	{"pack_balanced", l_pack_balanced},
+	{"pack_together", l_pack_together},
 	{"drainable", l_drainable},
 	{"place", l_place},
 	{"node", l_node},
