@@ -2441,6 +2441,36 @@ static void seed_limit_range(struct apiserver *s, int64_t now)
 	put_static(s, APISERVER_LIMITRANGES, lr);
 }
 
+/* The world's claims, their bound volumes and their classes (a store
+ * write only when one changed: put_static keeps an equal object). Store
+ * lock held. */
+static void put_claims(struct apiserver *s, const struct sim_claim_view *claims, size_t n,
+		       int64_t now)
+{
+	const struct apiserver_ver *cur;
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		const struct sim_claim_view *c = &claims[i];
+
+		cur = apiserver_store_get(s->store, APISERVER_PVCS, c->ns, c->name);
+		put_static(s, APISERVER_PVCS, apiserver_render_pvc(c, cur ? cur->created : now));
+		if (c->pv) {
+			cur = apiserver_store_get(s->store, APISERVER_PVS, NULL, c->pv);
+			put_static(s, APISERVER_PVS, apiserver_render_pv(c, cur ? cur->created : now));
+		}
+		for (j = 0; j < i && strcmp(claims[j].storage_class, c->storage_class) != 0; j++)
+			;
+		if (j == i) {
+			cur = apiserver_store_get(s->store, APISERVER_STORAGE_CLASSES, NULL,
+						  c->storage_class);
+			put_static(s, APISERVER_STORAGE_CLASSES,
+				   apiserver_render_storage_class(c->storage_class,
+								  cur ? cur->created : now));
+		}
+	}
+}
+
 void apiserver_sync_static(struct apiserver *s, bool first)
 {
 	size_t n = sim_cluster_n_pdbs(s->cluster), i, n_specs = 0;
@@ -2448,6 +2478,8 @@ void apiserver_sync_static(struct apiserver *s, bool first)
 	struct sim_pdb_status *st = calloc(n ? n : 1, sizeof(*st));
 	const struct sim_pod_spec **specs = NULL;
 	struct sim_spec_counts *counts = NULL;
+	struct sim_claim_view *claims = NULL;
+	size_t n_claims = 0;
 	int64_t now = apiserver_now_wall();
 	int got;
 
@@ -2467,7 +2499,23 @@ void apiserver_sync_static(struct apiserver *s, bool first)
 		if (specs[i] && specs[i]->controller == SIM_CTRL_DAEMONSET)
 			sim_cluster_spec_counts(s->cluster, i, &counts[i]);
 	}
+	/* the claims (made as StatefulSet replicas appear, never removed) */
+	for (;;) {
+		size_t have = sim_cluster_claims(s->cluster, claims, n_claims);
+		struct sim_claim_view *more;
+
+		if (have <= n_claims) {
+			n_claims = have;
+			break;
+		}
+		more = realloc(claims, have * sizeof(*claims));
+		if (!more)
+			goto out;
+		claims = more;
+		n_claims = have;
+	}
 	apiserver_store_lock(s->store);
+	put_claims(s, claims, n_claims, now);
 	for (i = 0; i < (size_t)got; i++) {
 		const struct apiserver_ver *cur = apiserver_store_get(s->store, APISERVER_PDBS,
 								      pdbs[i].ns, pdbs[i].name);
@@ -2509,6 +2557,7 @@ void apiserver_sync_static(struct apiserver *s, bool first)
 	if (s->wl)
 		sim_workloads_reconcile(s->wl, now);
 out:
+	free(claims);
 	free(counts);
 	free(specs);
 	free(pdbs);

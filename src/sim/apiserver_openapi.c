@@ -289,6 +289,53 @@ static void add_gvks(cJSON *schema, const ProtobufCMessageDescriptor *m)
 }
 
 /* Adds the schema of 'm' (and of every message it holds) once. */
+/* The property of field 'fd' of message 'm' in 'props'; an inline field
+ * (a volume's source) adds its own message's fields instead, as JSON has
+ * them. A required one is added to '*req'. */
+static void add_property(struct doc *d, const ProtobufCMessageDescriptor *m,
+			 const ProtobufCFieldDescriptor *fd, cJSON *props, cJSON **req)
+{
+	const struct note *fn = note_of(m->name, fd->name);
+	cJSON *p;
+
+	if (apiserver_proto_is_inline(m, fd)) {
+		const ProtobufCMessageDescriptor *in = fd->descriptor;
+		unsigned i;
+
+		for (i = 0; i < in->n_fields; i++)
+			add_property(d, in, &in->fields[i], props, req);
+		return;
+	}
+	if (is_map(fd)) {
+		p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "type", "object");
+		cJSON_AddItemToObject(p, "additionalProperties",
+				      value_schema(d, &((const ProtobufCMessageDescriptor *)fd->descriptor)->fields[1]));
+	} else if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+		p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "type", "array");
+		cJSON_AddItemToObject(p, "items", value_schema(d, fd));
+	} else if (fd->type == PROTOBUF_C_TYPE_MESSAGE && d->v3 && fn) {
+		/* a reference with a description of its own, as v3 writes it */
+		cJSON *all;
+
+		p = cJSON_CreateObject();
+		all = cJSON_AddArrayToObject(p, "allOf");
+		cJSON_AddItemToArray(all, value_schema(d, fd));
+	} else {
+		p = value_schema(d, fd);
+	}
+	if (fn && !cJSON_GetObjectItemCaseSensitive(p, "$ref"))
+		cJSON_AddStringToObject(p, "description", fn->text);
+	add_patch_meta(p, m->name, fd->name);
+	cJSON_AddItemToObject(props, fd->name, p);
+	if (fn && fn->required) {
+		if (!*req)
+			*req = cJSON_CreateArray();
+		cJSON_AddItemToArray(*req, cJSON_CreateString(fd->name));
+	}
+}
+
 static void add_definition(struct doc *d, const ProtobufCMessageDescriptor *m)
 {
 	char name[200];
@@ -352,40 +399,8 @@ static void add_definition(struct doc *d, const ProtobufCMessageDescriptor *m)
 					"Kind is a string value representing the REST resource this object represents.");
 		cJSON_AddStringToObject(kd, "type", "string");
 	}
-	for (i = 0; i < m->n_fields; i++) {
-		const ProtobufCFieldDescriptor *fd = &m->fields[i];
-		const struct note *fn = note_of(m->name, fd->name);
-		cJSON *p;
-
-		if (is_map(fd)) {
-			p = cJSON_CreateObject();
-			cJSON_AddStringToObject(p, "type", "object");
-			cJSON_AddItemToObject(p, "additionalProperties",
-					      value_schema(d, &((const ProtobufCMessageDescriptor *)fd->descriptor)->fields[1]));
-		} else if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
-			p = cJSON_CreateObject();
-			cJSON_AddStringToObject(p, "type", "array");
-			cJSON_AddItemToObject(p, "items", value_schema(d, fd));
-		} else if (fd->type == PROTOBUF_C_TYPE_MESSAGE && d->v3 && fn) {
-			/* a reference with a description of its own, as v3 writes it */
-			cJSON *all;
-
-			p = cJSON_CreateObject();
-			all = cJSON_AddArrayToObject(p, "allOf");
-			cJSON_AddItemToArray(all, value_schema(d, fd));
-		} else {
-			p = value_schema(d, fd);
-		}
-		if (fn && !cJSON_GetObjectItemCaseSensitive(p, "$ref"))
-			cJSON_AddStringToObject(p, "description", fn->text);
-		add_patch_meta(p, m->name, fd->name);
-		cJSON_AddItemToObject(props, fd->name, p);
-		if (fn && fn->required) {
-			if (!req)
-				req = cJSON_CreateArray();
-			cJSON_AddItemToArray(req, cJSON_CreateString(fd->name));
-		}
-	}
+	for (i = 0; i < m->n_fields; i++)
+		add_property(d, m, &m->fields[i], props, &req);
 	if (req)
 		cJSON_AddItemToObject(s, "required", req);
 	add_gvks(s, m);

@@ -222,6 +222,43 @@ static bool is_map(const ProtobufCFieldDescriptor *fd)
 	       e->fields[1].id == 2 && strcmp(e->fields[1].name, "value") == 0;
 }
 
+/*
+ * Fields whose members JSON writes inline, in the object that holds the
+ * field (Go's `json:",inline"`): a pod Volume's source ({"name": "data",
+ * "persistentVolumeClaim": {...}}) and a PersistentVolume's. Protobuf
+ * writes them as a message field of their own.
+ */
+static const char *const inline_fields[] = {
+	"k8s.io.api.core.v1.Volume.volumeSource",
+	"k8s.io.api.core.v1.PersistentVolumeSpec.persistentVolumeSource",
+};
+
+bool apiserver_proto_is_inline(const ProtobufCMessageDescriptor *desc, const ProtobufCFieldDescriptor *fd)
+{
+	size_t i, n = strlen(desc->name);
+
+	if (fd->type != PROTOBUF_C_TYPE_MESSAGE || fd->label == PROTOBUF_C_LABEL_REPEATED)
+		return false;
+	for (i = 0; i < sizeof(inline_fields) / sizeof(inline_fields[0]); i++)
+		if (strncmp(inline_fields[i], desc->name, n) == 0 && inline_fields[i][n] == '.' &&
+		    strcmp(inline_fields[i] + n + 1, fd->name) == 0)
+			return true;
+	return false;
+}
+
+/* The message's inline field whose own message has a field 'name', or NULL. */
+static const ProtobufCFieldDescriptor *inline_owner(const ProtobufCMessageDescriptor *desc,
+						    const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < desc->n_fields; i++)
+		if (apiserver_proto_is_inline(desc, &desc->fields[i]) &&
+		    protobuf_c_message_descriptor_get_field_by_name(desc->fields[i].descriptor, name))
+			return &desc->fields[i];
+	return NULL;
+}
+
 /* ---- base64 (bytes travel in JSON as standard base64) ---- */
 
 static int b64_encode(struct buf *b, const uint8_t *p, size_t n)
@@ -714,6 +751,18 @@ static int decode_message(struct rd *r, const ProtobufCMessageDescriptor *desc, 
 		v = field_value(r, fd, &s, wt, sub, depth);
 		if (!v)
 			return -1;
+		if (apiserver_proto_is_inline(desc, fd) && cJSON_IsObject(v)) {
+			/* its members are the holder's in JSON: the last one wins */
+			cJSON *m;
+
+			while ((m = v->child)) {
+				cJSON_DetachItemViaPointer(v, m);
+				cJSON_DeleteItemFromObjectCaseSensitive(obj, m->string);
+				cJSON_AddItemToObject(obj, m->string, m);
+			}
+			cJSON_Delete(v);
+			continue;
+		}
 		if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
 			arr = cJSON_GetObjectItemCaseSensitive(obj, fd->name);
 			if (!arr && !(arr = cJSON_AddArrayToObject(obj, fd->name))) {
@@ -1005,6 +1054,37 @@ static int encode_value(const ProtobufCFieldDescriptor *fd, const cJSON *j, stru
 	}
 }
 
+/* An inline field (apiserver_proto_is_inline): the members of 'obj' its message describes,
+ * written as that message. Always written, as Go writes a struct that is
+ * not a pointer. */
+static int encode_inline(const ProtobufCMessageDescriptor *desc, const ProtobufCFieldDescriptor *fd,
+			 const cJSON *obj, struct buf *out, const char *path, int depth,
+			 struct errbuf *err)
+{
+	const ProtobufCMessageDescriptor *in = fd->descriptor;
+	cJSON *view = cJSON_CreateObject();
+	const cJSON *m;
+	struct buf sub = BUF_INIT;
+	int rc = 0;
+
+	(void)desc;
+	if (!view)
+		return errbuf_set(err, "out of memory");
+	cJSON_ArrayForEach(m, obj)
+		if (m->string && protobuf_c_message_descriptor_get_field_by_name(in, m->string) &&
+		    !cJSON_AddItemReferenceToObject(view, m->string, (cJSON *)m))
+			rc = errbuf_set(err, "out of memory");
+	if (rc == 0)
+		rc = encode_message(in, view, &sub, path, depth + 1, false, err);
+	if (rc == 0)
+		put_bytes(out, fd->id, sub.data ? sub.data : "", sub.len);
+	if (rc == 0 && sub.oom)
+		rc = errbuf_set(err, "out of memory");
+	buf_free(&sub);
+	cJSON_Delete(view);
+	return rc;
+}
+
 static int encode_message(const ProtobufCMessageDescriptor *desc, const cJSON *obj, struct buf *out,
 			  const char *path, int depth, bool top, struct errbuf *err)
 {
@@ -1024,7 +1104,8 @@ static int encode_message(const ProtobufCMessageDescriptor *desc, const cJSON *o
 			continue;
 		if (cJSON_IsNull(m))
 			continue;
-		if (!protobuf_c_message_descriptor_get_field_by_name(desc, m->string))
+		if (!protobuf_c_message_descriptor_get_field_by_name(desc, m->string) &&
+		    !inline_owner(desc, m->string))
 			return errbuf_set(err, "%s%s%s: not in the protobuf description of io.k8s.%s", path,
 					  path[0] ? "." : "", m->string, desc->name + 7);
 	}
@@ -1034,6 +1115,11 @@ static int encode_message(const ProtobufCMessageDescriptor *desc, const cJSON *o
 		const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, fd->name), *e;
 		char sub[PATH_MAX_LEN];
 
+		if (apiserver_proto_is_inline(desc, fd)) {
+			if (encode_inline(desc, fd, obj, out, path, depth, err) < 0)
+				return -1;
+			continue;
+		}
 		if (!j || cJSON_IsNull(j))
 			continue;
 		path_join(sub, sizeof(sub), path, fd->name);

@@ -37,6 +37,12 @@ extern const size_t apiserver_proto_n_kinds;
  * or NULL. DeleteOptions is found under any apiVersion. */
 const ProtobufCMessageDescriptor *apiserver_proto_find(const char *api_version, const char *kind);
 
+/* Is field 'fd' of message 'desc' inline in JSON: its message's members
+ * written in the holder's object (a pod Volume's source, a
+ * PersistentVolume's)? */
+bool apiserver_proto_is_inline(const ProtobufCMessageDescriptor *desc,
+			       const ProtobufCFieldDescriptor *fd);
+
 /* Does the field 'fd' of message 'desc' keep a zero value (a field the
  * Kubernetes types hold as a pointer, so 0, "" or false is a value)? */
 bool apiserver_proto_keeps_zero(const ProtobufCMessageDescriptor *desc,

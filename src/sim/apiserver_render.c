@@ -543,6 +543,44 @@ static void pod_relations(cJSON *spec, const struct pod *p)
 	}
 }
 
+/* A scenario pod's volumes: its local one (an emptyDir) and its claims,
+ * each named as its StatefulSet's claim template ("<template>-<pod>"). */
+static void pod_volumes(cJSON *spec, const struct pod *p)
+{
+	bool local = p->local_volume && p->local_volume[0];
+	cJSON *vols, *v, *src;
+	size_t i, n, len = strlen(p->name);
+
+	if (!local && !p->n_claims)
+		return;
+	vols = add_arr(spec, "volumes");
+	if (!vols)
+		return;
+	if (local && (v = cJSON_CreateObject())) {
+		cJSON_AddStringToObject(v, "name", p->local_volume);
+		add_obj(v, "emptyDir");
+		cJSON_AddItemToArray(vols, v);
+	}
+	for (i = 0; i < p->n_claims; i++) {
+		const char *c = p->claims[i];
+		char name[128];
+
+		n = strlen(c);
+		if (n > len + 1 && strcmp(c + n - len, p->name) == 0 && c[n - len - 1] == '-')
+			snprintf(name, sizeof(name), "%.*s", (int)(n - len - 1), c);
+		else
+			snprintf(name, sizeof(name), "claim-%zu", i);
+		v = cJSON_CreateObject();
+		if (!v)
+			return;
+		cJSON_AddStringToObject(v, "name", name);
+		src = add_obj(v, "persistentVolumeClaim");
+		if (src)
+			cJSON_AddStringToObject(src, "claimName", c);
+		cJSON_AddItemToArray(vols, v);
+	}
+}
+
 /* The hostPorts of a scenario pod, on its one container. */
 static void container_ports(cJSON *ctr, const struct pod *p)
 {
@@ -681,17 +719,7 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 				add_resources(res, "requests", &req, false);
 		}
 	}
-	if (p->local_volume && p->local_volume[0]) {
-		cJSON *vols = add_arr(spec, "volumes"), *v = cJSON_CreateObject();
-
-		if (vols && v) {
-			cJSON_AddStringToObject(v, "name", p->local_volume);
-			add_obj(v, "emptyDir");
-			cJSON_AddItemToArray(vols, v);
-		} else {
-			cJSON_Delete(v);
-		}
-	}
+	pod_volumes(spec, p);
 	add_kvs(spec, "nodeSelector", &p->node_selector);
 	pod_affinity(spec, p);
 	/* a scenario's pod shows its relations as its manifest would; a
@@ -907,6 +935,133 @@ cJSON *apiserver_render_namespace(const char *name, int64_t created)
 	return o;
 }
 
+/* ---- volumes ---- */
+
+/* The simulated CSI driver that "provisions" the world's volumes, and the
+ * size every claim asks for and gets. */
+#define SIM_CSI_DRIVER "csi.sim.luascale.io"
+#define SIM_VOLUME_SIZE "1Gi"
+
+static void add_strings(cJSON *parent, const char *key, const char *one)
+{
+	cJSON *a = add_arr(parent, key);
+
+	if (a)
+		cJSON_AddItemToArray(a, cJSON_CreateString(one));
+}
+
+static void add_storage(cJSON *parent, const char *key)
+{
+	cJSON *o = add_obj(parent, key);
+
+	if (o)
+		cJSON_AddStringToObject(o, "storage", SIM_VOLUME_SIZE);
+}
+
+cJSON *apiserver_render_pvc(const struct sim_claim_view *c, int64_t created)
+{
+	cJSON *meta, *o = object_new("v1", "PersistentVolumeClaim", &meta), *spec, *status, *res;
+
+	if (!o || !meta) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	cJSON_AddStringToObject(meta, "name", c->name);
+	cJSON_AddStringToObject(meta, "namespace", c->ns);
+	add_time(meta, "creationTimestamp", created);
+	spec = add_obj(o, "spec");
+	status = add_obj(o, "status");
+	if (!spec || !status) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	add_strings(spec, "accessModes", "ReadWriteOnce");
+	res = add_obj(spec, "resources");
+	if (res)
+		add_storage(res, "requests");
+	cJSON_AddStringToObject(spec, "storageClassName", c->storage_class);
+	cJSON_AddStringToObject(spec, "volumeMode", "Filesystem");
+	if (c->pv)
+		cJSON_AddStringToObject(spec, "volumeName", c->pv);
+	cJSON_AddStringToObject(status, "phase", c->pv ? "Bound" : "Pending");
+	if (c->pv) {
+		add_strings(status, "accessModes", "ReadWriteOnce");
+		add_storage(status, "capacity");
+	}
+	return o;
+}
+
+cJSON *apiserver_render_pv(const struct sim_claim_view *c, int64_t created)
+{
+	cJSON *meta, *o = object_new("v1", "PersistentVolume", &meta), *spec, *csi, *ref, *aff, *req,
+	      *terms, *term, *exprs, *e;
+
+	if (!o || !meta || !c->pv || !c->place_key || !c->place) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	cJSON_AddStringToObject(meta, "name", c->pv);
+	add_time(meta, "creationTimestamp", created);
+	spec = add_obj(o, "spec");
+	if (!spec) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	add_storage(spec, "capacity");
+	csi = add_obj(spec, "csi"); /* inline: the volume's source */
+	if (csi) {
+		cJSON_AddStringToObject(csi, "driver", SIM_CSI_DRIVER);
+		cJSON_AddStringToObject(csi, "volumeHandle", c->pv);
+	}
+	add_strings(spec, "accessModes", "ReadWriteOnce");
+	ref = add_obj(spec, "claimRef");
+	if (ref) {
+		cJSON_AddStringToObject(ref, "kind", "PersistentVolumeClaim");
+		cJSON_AddStringToObject(ref, "namespace", c->ns);
+		cJSON_AddStringToObject(ref, "name", c->name);
+		cJSON_AddStringToObject(ref, "apiVersion", "v1");
+	}
+	cJSON_AddStringToObject(spec, "persistentVolumeReclaimPolicy", "Delete");
+	cJSON_AddStringToObject(spec, "storageClassName", c->storage_class);
+	cJSON_AddStringToObject(spec, "volumeMode", "Filesystem");
+	aff = add_obj(spec, "nodeAffinity");
+	req = aff ? add_obj(aff, "required") : NULL;
+	terms = req ? add_arr(req, "nodeSelectorTerms") : NULL;
+	term = terms ? cJSON_CreateObject() : NULL;
+	exprs = term ? add_arr(term, "matchExpressions") : NULL;
+	e = exprs ? cJSON_CreateObject() : NULL;
+	if (!e) {
+		cJSON_Delete(term);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	cJSON_AddItemToArray(terms, term);
+	cJSON_AddStringToObject(e, "key", c->place_key);
+	cJSON_AddStringToObject(e, "operator", "In");
+	add_strings(e, "values", c->place);
+	cJSON_AddItemToArray(exprs, e);
+	meta = add_obj(o, "status");
+	if (meta)
+		cJSON_AddStringToObject(meta, "phase", "Bound");
+	return o;
+}
+
+cJSON *apiserver_render_storage_class(const char *name, int64_t created)
+{
+	cJSON *meta, *o = object_new("storage.k8s.io/v1", "StorageClass", &meta);
+
+	if (!o || !meta) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	cJSON_AddStringToObject(meta, "name", name);
+	add_time(meta, "creationTimestamp", created);
+	cJSON_AddStringToObject(o, "provisioner", SIM_CSI_DRIVER);
+	cJSON_AddStringToObject(o, "reclaimPolicy", "Delete");
+	cJSON_AddStringToObject(o, "volumeBindingMode", "WaitForFirstConsumer");
+	return o;
+}
+
 /* ---- Status ---- */
 
 int apiserver_render_status(struct buf *b, int code, const char *reason, const char *message,
@@ -1053,6 +1208,39 @@ static const struct column job_cols[] = {
 	{NULL, NULL, 0, NULL},
 };
 
+static const struct column pv_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Capacity", "string", 0, "A description of the persistent volume's resources and capacity."},
+	{"Access Modes", "string", 0, "AccessModes contains all ways the volume can be mounted."},
+	{"Reclaim Policy", "string", 0, "What happens to a persistent volume when released from its claim."},
+	{"Status", "string", 0, "Phase indicates if a volume is available, bound to a claim, or released by a claim."},
+	{"Claim", "string", 0, "ClaimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim."},
+	{"StorageClass", "string", 0, "StorageClassName is the name of StorageClass to which this persistent volume belongs."},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct column pvc_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Status", "string", 0, "Phase represents the current phase of PersistentVolumeClaim."},
+	{"Volume", "string", 0, "VolumeName is the binding reference to the PersistentVolume backing this claim."},
+	{"Capacity", "string", 0, "Capacity represents the actual resources of the underlying volume."},
+	{"Access Modes", "string", 0, "AccessModes contains the actual access modes the volume backing the PVC has."},
+	{"StorageClass", "string", 0, "StorageClassName is the name of the StorageClass required by the claim."},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{NULL, NULL, 0, NULL},
+};
+
+static const struct column sc_cols[] = {
+	{"Name", "string", 0, "Name must be unique within a namespace."},
+	{"Provisioner", "string", 0, "Provisioner indicates the type of the provisioner."},
+	{"ReclaimPolicy", "string", 0, "ReclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class."},
+	{"VolumeBindingMode", "string", 0, "VolumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound."},
+	{"AllowVolumeExpansion", "string", 0, "AllowVolumeExpansion shows whether the storage class allow volume expand."},
+	{"Age", "string", 0, "CreationTimestamp of the object."},
+	{NULL, NULL, 0, NULL},
+};
+
 static const struct column default_cols[] = {
 	{"Name", "string", 0, "Name must be unique within a namespace."},
 	{"Age", "string", 0, "CreationTimestamp of the object."},
@@ -1071,6 +1259,9 @@ static const struct column *columns(enum apiserver_resource r)
 	case APISERVER_DEPLOYMENTS: return deploy_cols;
 	case APISERVER_REPLICASETS: return rs_cols;
 	case APISERVER_JOBS: return job_cols;
+	case APISERVER_PVS: return pv_cols;
+	case APISERVER_PVCS: return pvc_cols;
+	case APISERVER_STORAGE_CLASSES: return sc_cols;
 	default: return default_cols;
 	}
 }
@@ -1322,6 +1513,63 @@ static void event_cells(struct buf *b, bool *first, const cJSON *o, int64_t now)
 	cell_str(b, first, str_at(o, "message", NULL, NULL));
 }
 
+/* "RWO,ROX" as kubectl abbreviates access modes. */
+static void access_modes(const cJSON *arr, char *out, size_t len)
+{
+	const cJSON *m;
+	size_t n = 0;
+
+	out[0] = '\0';
+	cJSON_ArrayForEach(m, arr) {
+		const char *v = cJSON_GetStringValue(m), *a;
+
+		if (!v)
+			continue;
+		a = strcmp(v, "ReadWriteOnce") == 0 ? "RWO" : strcmp(v, "ReadOnlyMany") == 0 ? "ROX" :
+		    strcmp(v, "ReadWriteMany") == 0 ? "RWX" : strcmp(v, "ReadWriteOncePod") == 0 ? "RWOP" : v;
+		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? "," : "", a);
+		if (n >= len)
+			return;
+	}
+}
+
+static void volume_cells(struct buf *b, bool *first, enum apiserver_resource r, const cJSON *o,
+			 const char *age)
+{
+	char modes[64], claim[300];
+
+	if (r == APISERVER_STORAGE_CLASSES) {
+		const cJSON *ex = cJSON_GetObjectItemCaseSensitive(o, "allowVolumeExpansion");
+
+		cell_str(b, first, str_at(o, "provisioner", NULL, NULL));
+		cell_str(b, first, str_at(o, "reclaimPolicy", NULL, NULL));
+		cell_str(b, first, str_at(o, "volumeBindingMode", NULL, NULL));
+		cell_str(b, first, cJSON_IsTrue(ex) ? "true" : "false");
+	} else if (r == APISERVER_PVS) {
+		const char *ns = str_at(o, "spec", "claimRef", "namespace");
+		const char *name = str_at(o, "spec", "claimRef", "name");
+
+		access_modes(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "spec"),
+							      "accessModes"), modes, sizeof(modes));
+		snprintf(claim, sizeof(claim), "%s%s%s", name ? ns : "", name ? "/" : "", name ? name : "");
+		cell_str(b, first, str_at(o, "spec", "capacity", "storage"));
+		cell_str(b, first, modes);
+		cell_str(b, first, str_at(o, "spec", "persistentVolumeReclaimPolicy", NULL));
+		cell_str(b, first, str_at(o, "status", "phase", NULL));
+		cell_str(b, first, claim);
+		cell_str(b, first, str_at(o, "spec", "storageClassName", NULL));
+	} else {
+		access_modes(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "status"),
+							      "accessModes"), modes, sizeof(modes));
+		cell_str(b, first, str_at(o, "status", "phase", NULL));
+		cell_str(b, first, str_at(o, "spec", "volumeName", NULL));
+		cell_str(b, first, str_at(o, "status", "capacity", "storage"));
+		cell_str(b, first, modes);
+		cell_str(b, first, str_at(o, "spec", "storageClassName", NULL));
+	}
+	cell_str(b, first, age);
+}
+
 int apiserver_table_row(struct buf *b, enum apiserver_resource r, const struct apiserver_ver *v,
 			int64_t now)
 {
@@ -1360,6 +1608,11 @@ int apiserver_table_row(struct buf *b, enum apiserver_resource r, const struct a
 	case APISERVER_REPLICASETS:
 	case APISERVER_JOBS:
 		workload_cells(b, &first, r, o, age);
+		break;
+	case APISERVER_PVS:
+	case APISERVER_PVCS:
+	case APISERVER_STORAGE_CLASSES:
+		volume_cells(b, &first, r, o, age);
 		break;
 	default:
 		cell_str(b, &first, age);

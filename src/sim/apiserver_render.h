@@ -1,7 +1,7 @@
 /*
  * sim/apiserver_render: the simulated world as Kubernetes JSON — Nodes,
- * Pods, PodDisruptionBudgets, DaemonSets and Namespaces built from the C
- * structs, Status bodies, server-side Tables for kubectl, and the JSON
+ * Pods, PodDisruptionBudgets, DaemonSets, Namespaces and the claims,
+ * volumes and classes of its StatefulSets built from the C structs, Status bodies, server-side Tables for kubectl, and the JSON
  * merge patch (RFC 7386). No I/O and no locking: callers hold what they read.
  */
 #ifndef LUASCALE_SIM_APISERVER_RENDER_H
@@ -30,6 +30,11 @@ struct cJSON *apiserver_render_pdb(const struct pdb *b, const struct sim_pdb_sta
 struct cJSON *apiserver_render_daemonset(const struct sim_pod_spec *spec,
 					 const struct sim_spec_counts *counts, int64_t created);
 struct cJSON *apiserver_render_namespace(const char *name, int64_t created);
+/* A world's claim, its bound volume (NULL while it is unbound) and a
+ * class (WaitForFirstConsumer, the simulated CSI driver's). */
+struct cJSON *apiserver_render_pvc(const struct sim_claim_view *c, int64_t created);
+struct cJSON *apiserver_render_pv(const struct sim_claim_view *c, int64_t created);
+struct cJSON *apiserver_render_storage_class(const char *name, int64_t created);
 
 /* A node's InternalIP and a pod's IP: stable, made from their names
  * (out: at least 16 bytes). */

@@ -72,7 +72,7 @@ const struct apiserver_resdef apiserver_resources[APISERVER_N_RESOURCES] = {
 				   F(FL(NULL))},
 	[APISERVER_JOBS] = {"jobs", "batch", "v1", "Job", "job", NULL, true, true,
 			    "create delete get list patch update watch", F(FL("status.successful"))},
-	/* volumes: the simulated world has none, but luascale run watches them */
+	/* volumes: the world's StatefulSet claims, their volumes and classes (read only) */
 	[APISERVER_PVCS] = {"persistentvolumeclaims", "", "v1", "PersistentVolumeClaim",
 			    "persistentvolumeclaim", "pvc", true, false, "get list watch", F(FL(NULL))},
 	[APISERVER_PVS] = {"persistentvolumes", "", "v1", "PersistentVolume", "persistentvolume", "pv",

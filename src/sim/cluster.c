@@ -2542,6 +2542,18 @@ size_t sim_cluster_n_pdbs(struct sim_cluster *c)
 	return n;
 }
 
+size_t sim_cluster_claims(struct sim_cluster *c, struct sim_claim_view *out, size_t cap)
+{
+	size_t n, i;
+
+	sim_cloud_lock(c->cloud);
+	n = sim_volumes_count(c->vols);
+	for (i = 0; i < n && i < cap; i++)
+		sim_volumes_view(c->vols, i, &out[i]);
+	sim_cloud_unlock(c->cloud);
+	return n;
+}
+
 int sim_cluster_pdbs(struct sim_cluster *c, struct pdb *pdbs, struct sim_pdb_status *status_out,
 		     size_t cap)
 {

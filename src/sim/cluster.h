@@ -280,6 +280,14 @@ struct sim_pdb_status {
 	int64_t expected_pods, current_healthy, desired_healthy;
 };
 
+/*
+ * The world's PersistentVolumeClaims (with their volumes and classes):
+ * copies up to 'cap' into 'out' (strings borrowed from the cluster, valid
+ * while it lives). Returns how many it has in all, which may be more than
+ * 'cap'.
+ */
+size_t sim_cluster_claims(struct sim_cluster *c, struct sim_claim_view *out, size_t cap);
+
 size_t sim_cluster_n_pdbs(struct sim_cluster *c);
 
 /*

@@ -143,6 +143,24 @@ int sim_volumes_bind(struct sim_volumes *v, long claim, const char *node,
 	return bind_to(v, c, c->zone_key, zone);
 }
 
+size_t sim_volumes_count(const struct sim_volumes *v)
+{
+	return v->n;
+}
+
+void sim_volumes_view(const struct sim_volumes *v, size_t i, struct sim_claim_view *out)
+{
+	const struct svclaim *c = v->claims[i];
+
+	out->ns = c->ns;
+	out->name = c->name;
+	out->storage_class = c->storage_class;
+	out->pv = c->pv;
+	/* bind_to() makes one term of one requirement with one value */
+	out->place_key = c->aff ? c->aff->terms[0].exprs[0].key : NULL;
+	out->place = c->aff ? c->aff->terms[0].exprs[0].values[0] : NULL;
+}
+
 int sim_volumes_snapshot(const struct sim_volumes *v, struct snapshot *s, struct errbuf *err)
 {
 	const char **classes = NULL;

@@ -60,6 +60,22 @@ struct node_affinity *sim_volumes_affinity(const struct sim_volumes *v, long cla
 int sim_volumes_bind(struct sim_volumes *v, long claim, const char *node,
 		     const struct kvlist *labels);
 
+/* What the API server shows of one claim (strings borrowed from the set). */
+struct sim_claim_view {
+	const char *ns;
+	const char *name;
+	const char *storage_class;
+	const char *pv;              /* its volume's name, NULL while unbound */
+	const char *place_key;       /* the volume's node affinity "place_key In (place)": */
+	const char *place;           /* a zone, or a node's hostname; NULL while unbound */
+};
+
+/* How many claims the set has. */
+size_t sim_volumes_count(const struct sim_volumes *v);
+
+/* Claim number 'i' (< sim_volumes_count()) as the API server shows it. */
+void sim_volumes_view(const struct sim_volumes *v, size_t i, struct sim_claim_view *out);
+
 /*
  * Adds every claim, bound volume and class to 's' (not finished; it
  * borrows the strings and arrays, so free it before the set) and marks

@@ -301,6 +301,96 @@ static void test_against_libprotobuf_c(void **state)
 	cJSON_Delete(o);
 }
 
+/* A pod's scheduling constraints and volumes, and a PersistentVolume:
+ * the codec writes them, libprotobuf-c reads them back field by field
+ * (a volume's source, inline in JSON, is a message of its own in
+ * protobuf), and the codec's own decode gives the same JSON. */
+static void test_scheduling_and_volumes(void **state)
+{
+	const char *pod_json =
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"db-0\",\"namespace\":\"p\"},"
+		"\"spec\":{\"volumes\":[{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"data-db-0\"}},"
+		"{\"name\":\"tmp\",\"emptyDir\":{\"sizeLimit\":\"1Gi\"}},"
+		"{\"name\":\"host\",\"hostPath\":{\"path\":\"/var/log\",\"type\":\"Directory\"}}],"
+		"\"containers\":[{\"name\":\"c\",\"volumeMounts\":[{\"name\":\"data\",\"mountPath\":\"/d\"}]}],"
+		"\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+		"{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\","
+		"\"values\":[\"a\",\"b\"]}]}]},\"preferredDuringSchedulingIgnoredDuringExecution\":"
+		"[{\"weight\":3,\"preference\":{\"matchExpressions\":[{\"key\":\"ssd\",\"operator\":\"Exists\"}]}}]},"
+		"\"podAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{\"labelSelector\":"
+		"{\"matchLabels\":{\"app\":\"cache\"}},\"topologyKey\":\"zone\",\"namespaces\":[\"p\",\"q\"],"
+		"\"namespaceSelector\":{},\"matchLabelKeys\":[\"rev\"],\"mismatchLabelKeys\":[\"team\"]}]},"
+		"\"podAntiAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":100,"
+		"\"podAffinityTerm\":{\"labelSelector\":{\"matchExpressions\":[{\"key\":\"app\",\"operator\":"
+		"\"In\",\"values\":[\"db\"]}]},\"topologyKey\":\"kubernetes.io/hostname\"}}]}},"
+		"\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"zone\",\"whenUnsatisfiable\":"
+		"\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}},\"minDomains\":3,"
+		"\"nodeAffinityPolicy\":\"Ignore\",\"nodeTaintsPolicy\":\"Honor\",\"matchLabelKeys\":"
+		"[\"pod-template-hash\"]}]}}";
+	const char *pv_json =
+		"{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"pv-1\"},"
+		"\"spec\":{\"capacity\":{\"storage\":\"1Gi\"},\"csi\":{\"driver\":\"d\",\"volumeHandle\":\"h\"},"
+		"\"accessModes\":[\"ReadWriteOnce\"],\"storageClassName\":\"zonal\",\"nodeAffinity\":{\"required\":"
+		"{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"zone\",\"operator\":\"In\","
+		"\"values\":[\"b\"]}]}]}}},\"status\":{\"phase\":\"Bound\"}}";
+	K8s__Io__Apimachinery__Pkg__Runtime__Unknown *ub;
+	K8s__Io__Api__Core__V1__Pod *pod;
+	K8s__Io__Api__Core__V1__PersistentVolume *pv;
+	K8s__Io__Api__Core__V1__PodSpec *sp;
+	cJSON *o = cJSON_Parse(pod_json);
+	struct buf b = BUF_INIT;
+	struct errbuf err;
+
+	(void)state;
+	assert_non_null(o);
+	if (apiserver_proto_encode(o, &b, &err) < 0)
+		fail_msg("encode: %s", err.msg);
+	ub = k8s__io__apimachinery__pkg__runtime__unknown__unpack(NULL, b.len - 4, (uint8_t *)b.data + 4);
+	assert_non_null(ub);
+	pod = k8s__io__api__core__v1__pod__unpack(NULL, ub->raw.len, ub->raw.data);
+	assert_non_null(pod);
+	sp = pod->spec;
+	assert_int_equal(sp->n_volumes, 3);
+	assert_string_equal(sp->volumes[0]->name, "data");
+	assert_string_equal(sp->volumes[0]->volumesource->persistentvolumeclaim->claimname, "data-db-0");
+	assert_string_equal(sp->volumes[1]->volumesource->emptydir->sizelimit->string, "1Gi");
+	assert_string_equal(sp->volumes[2]->volumesource->hostpath->path, "/var/log");
+	assert_string_equal(sp->containers[0]->volumemounts[0]->mountpath, "/d");
+	assert_string_equal(sp->affinity->nodeaffinity->requiredduringschedulingignoredduringexecution
+				    ->nodeselectorterms[0]->matchexpressions[0]->values[1], "b");
+	assert_int_equal(sp->affinity->nodeaffinity->preferredduringschedulingignoredduringexecution[0]->weight, 3);
+	assert_string_equal(sp->affinity->podaffinity->requiredduringschedulingignoredduringexecution[0]
+				    ->mismatchlabelkeys[0], "team");
+	assert_int_equal(sp->affinity->podantiaffinity->preferredduringschedulingignoredduringexecution[0]->weight,
+			 100);
+	assert_int_equal(sp->n_topologyspreadconstraints, 1);
+	assert_int_equal(sp->topologyspreadconstraints[0]->maxskew, 1);
+	assert_int_equal(sp->topologyspreadconstraints[0]->mindomains, 3);
+	assert_string_equal(sp->topologyspreadconstraints[0]->nodetaintspolicy, "Honor");
+	k8s__io__api__core__v1__pod__free_unpacked(pod, NULL);
+	k8s__io__apimachinery__pkg__runtime__unknown__free_unpacked(ub, NULL);
+	expect_decode((const uint8_t *)b.data, b.len, pod_json);
+	buf_free(&b);
+	cJSON_Delete(o);
+
+	o = cJSON_Parse(pv_json);
+	assert_non_null(o);
+	if (apiserver_proto_encode(o, &b, &err) < 0)
+		fail_msg("encode: %s", err.msg);
+	ub = k8s__io__apimachinery__pkg__runtime__unknown__unpack(NULL, b.len - 4, (uint8_t *)b.data + 4);
+	assert_non_null(ub);
+	pv = k8s__io__api__core__v1__persistent_volume__unpack(NULL, ub->raw.len, ub->raw.data);
+	assert_non_null(pv);
+	assert_string_equal(pv->spec->persistentvolumesource->csi->driver, "d");
+	assert_string_equal(pv->spec->nodeaffinity->required->nodeselectorterms[0]->matchexpressions[0]->values[0],
+			    "b");
+	k8s__io__api__core__v1__persistent_volume__free_unpacked(pv, NULL);
+	k8s__io__apimachinery__pkg__runtime__unknown__free_unpacked(ub, NULL);
+	expect_decode((const uint8_t *)b.data, b.len, pv_json);
+	buf_free(&b);
+	cJSON_Delete(o);
+}
+
 /* Reads a file of tests/data/proto/. */
 static size_t read_capture(const char *name, uint8_t *out, size_t cap)
 {
@@ -368,10 +458,14 @@ static void test_malformed(void **state)
 	/* gzip content encoding */
 	expect_error(V('k', '8', 's', 0, 0x0a, 0x09, 0x0a, 0x02, 'v', '1', 0x12, 0x03, 'P', 'o', 'd',
 		       0x1a, 0x04, 'g', 'z', 'i', 'p'), 21, 415, "content encoding");
-	/* a field the description lacks: Pod.spec field 1 (volumes) */
+	/* a field the description lacks: Pod.spec field 14 (securityContext) */
 	expect_error(V('k', '8', 's', 0, 0x0a, 0x09, 0x0a, 0x02, 'v', '1', 0x12, 0x03, 'P', 'o', 'd',
-		       0x12, 0x04, 0x12, 0x02, 0x0a, 0x00), 21, 400,
-		     "spec: field 1 of io.k8s.api.core.v1.PodSpec (wire type 2) at byte 19");
+		       0x12, 0x04, 0x12, 0x02, 0x72, 0x00), 21, 400,
+		     "spec: field 14 of io.k8s.api.core.v1.PodSpec (wire type 2) at byte 19");
+	/* a volume source the description lacks (nfs, field 7), inside the inline source */
+	expect_error(V('k', '8', 's', 0, 0x0a, 0x09, 0x0a, 0x02, 'v', '1', 0x12, 0x03, 'P', 'o', 'd',
+		       0x12, 0x08, 0x12, 0x06, 0x0a, 0x04, 0x12, 0x02, 0x3a, 0x00), 25, 400,
+		     "field 7 of io.k8s.api.core.v1.VolumeSource");
 	/* a wire type that does not fit: spec as a varint */
 	expect_error(V('k', '8', 's', 0, 0x0a, 0x09, 0x0a, 0x02, 'v', '1', 0x12, 0x03, 'P', 'o', 'd',
 		       0x12, 0x02, 0x10, 0x01), 19, 400, "wire type 0 where spec needs 2");
@@ -401,7 +495,10 @@ static void test_encode_refuses(void **state)
 {
 	static const char *const bad[] = {
 		"{\"apiVersion\":\"v1\",\"kind\":\"Widget\"}",
-		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"spec\":{\"volumes\":[]}}",
+		/* a volume source that is not described (inline, as every source) */
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"spec\":{\"volumes\":[{\"name\":\"v\","
+		"\"nfs\":{\"server\":\"s\"}}]}}",
+		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"spec\":{\"affinity\":{\"nodeAffinity\":{\"soon\":1}}}}",
 		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"spec\":{\"priority\":1.5}}",
 		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"spec\":{\"nodeName\":7}}",
 		"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"creationTimestamp\":\"yesterday\"}}",
@@ -513,6 +610,14 @@ static void test_openapi(void **state)
 	assert_string_equal(cJSON_GetStringValue(path_get(p, "properties", "priority", "format")), "int32");
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(
 		cJSON_GetObjectItemCaseSensitive(p, "required"), 0)), "containers");
+	assert_non_null(path_get(p, "properties", "affinity", NULL));
+	assert_string_equal(cJSON_GetStringValue(path_get(p, "properties", "topologySpreadConstraints", "type")),
+			    "array");
+	/* a volume's source is inline: its members are the Volume's properties */
+	p = path_get(d, "components", "schemas", "io.k8s.api.core.v1.Volume");
+	assert_non_null(path_get(p, "properties", "persistentVolumeClaim", NULL));
+	assert_non_null(path_get(p, "properties", "name", NULL));
+	assert_null(path_get(p, "properties", "volumeSource", NULL));
 	p = path_get(d, "components", "schemas", "io.k8s.api.core.v1.Container");
 	assert_string_equal(cJSON_GetStringValue(path_get(p, "properties", "resources", "allOf") ?
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(path_get(p, "properties", "resources", "allOf"), 0), "$ref") :
@@ -558,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_zeros_and_repeats),
 		cmocka_unit_test(test_deployment_round_trip),
 		cmocka_unit_test(test_against_libprotobuf_c),
+		cmocka_unit_test(test_scheduling_and_volumes),
 		cmocka_unit_test(test_kubectl_bodies),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_encode_refuses),
