@@ -888,7 +888,9 @@ static void test_cost_by_group(void **state)
 	assert_near(sum, f->runs[1].cost, 1e-12, 0);
 	assert_near(attr_num(table, "data-cost"), f->runs[1].cost, 1e-12, 0);
 	snprintf(cell, sizeof(cell), "<td>%.2f</td>", f->runs[1].cost);
-	assert_non_null(strstr(between(table, "<tr class=\"total\">", "</tr>"), cell));
+	row = between(table, "<tr class=\"total\">", "</tr>");
+	assert_non_null(strstr(row, cell));
+	free(row);
 	row = table_row(html, "beta");
 	assert_non_null(strstr(row, cell));
 	free(row);
