@@ -299,7 +299,8 @@ static int summarize(const struct entry *v, size_t n, struct explain_summary *su
 		memset(&g, 0, sizeof(g));
 		g.state = keys[i].state;
 		g.count = j - i;
-		snprintf(g.reason, sizeof(g.reason), "%s", keys[i].reason);
+		/* masked into EXPLAIN_SUMMARY_REASON + 1 bytes: it fits */
+		memcpy(g.reason, keys[i].reason, strlen(keys[i].reason) + 1);
 		copy_cut(g.example, sizeof(g.example), keys[i].example, false);
 		top_offer(sum, &g);
 	}
