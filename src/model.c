@@ -1473,10 +1473,46 @@ out:
 
 /* ---- DaemonSet overhead of a new node ---- */
 
+/* The taints the DaemonSet controller tolerates on every pod it makes,
+ * whatever its template says (pods stay through node problems and go onto
+ * cordoned nodes); network-unavailable only for hostNetwork pods. */
+static const struct {
+	const char *key;
+	enum taint_effect effect;
+	bool host_network_only;
+} daemon_default_tolerations[] = {
+	{"node.kubernetes.io/not-ready", TAINT_NO_EXECUTE, false},
+	{"node.kubernetes.io/unreachable", TAINT_NO_EXECUTE, false},
+	{"node.kubernetes.io/disk-pressure", TAINT_NO_SCHEDULE, false},
+	{"node.kubernetes.io/memory-pressure", TAINT_NO_SCHEDULE, false},
+	{"node.kubernetes.io/pid-pressure", TAINT_NO_SCHEDULE, false},
+	{"node.kubernetes.io/unschedulable", TAINT_NO_SCHEDULE, false},
+	{"node.kubernetes.io/network-unavailable", TAINT_NO_SCHEDULE, true},
+};
+
+/* Does the pod the controller makes from 'p' tolerate 't': by one of its
+ * own tolerations, or by one the controller adds (operator Exists, the
+ * taint's key and effect)? */
+static bool daemon_tolerates(const struct pod *p, const struct taint *t)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(daemon_default_tolerations) / sizeof(daemon_default_tolerations[0]); i++) {
+		if (t->effect != daemon_default_tolerations[i].effect || !t->key ||
+		    strcmp(t->key, daemon_default_tolerations[i].key) != 0)
+			continue;
+		if (!daemon_default_tolerations[i].host_network_only || (p->flags & POD_HOST_NETWORK))
+			return true;
+	}
+	return pod_tolerates(p, t);
+}
+
 /* Would a DaemonSet whose pods look like 'p' run on a new node with the
  * template's labels and taints? Its node selector, the expressions of its
  * required node affinity (a DaemonSet pod's matchFields name the node it
- * was made for: not a constraint of the DaemonSet) and its tolerations. */
+ * was made for: not a constraint of the DaemonSet) and its tolerations,
+ * with the controller's own (daemon_tolerates()), against the NoSchedule
+ * and NoExecute taints, as the controller decides where its pods go. */
 static bool daemon_runs_on(const struct pod *p, const struct node_template *tm)
 {
 	size_t i, j;
@@ -1498,7 +1534,13 @@ static bool daemon_runs_on(const struct pod *p, const struct node_template *tm)
 				break;
 		any = j == t->n_exprs;
 	}
-	return any && pod_tolerates_all(p, tm->taints, tm->n_taints);
+	if (!any)
+		return false;
+	for (i = 0; i < tm->n_taints; i++)
+		if (tm->taints[i].effect != TAINT_PREFER_NO_SCHEDULE &&
+		    !daemon_tolerates(p, &tm->taints[i]))
+			return false;
+	return true;
 }
 
 /* dst += src, extended resources merged by name into a new arena array. */
@@ -1533,94 +1575,228 @@ static int res_add(struct arena *a, struct resources *dst, const struct resource
 	return 0;
 }
 
-static int ds_pod_cmp(const void *a, const void *b, void *ctx)
-{
-	const struct snapshot *s = ctx;
-	const struct pod *x = &s->pods[*(const uint32_t *)a], *y = &s->pods[*(const uint32_t *)b];
-	int c = strcmp(x->ns, y->ns);
+/* A DaemonSet as a new node's overhead: the pod that stands for it and
+ * what one of its pods takes there. */
+struct ds_rep {
+	const char *ns, *name;   /* the DaemonSet */
+	uint64_t hash;
+	const struct pod *spec;  /* its template, or its first running pod */
+	struct resources req;
+	bool seen;               /* a running pod gave 'req' */
+	bool ext_owned;          /* req.ext is an arena array of its own */
+};
 
-	if (c == 0)
-		c = strcmp(x->controller_name, y->controller_name);
-	if (c == 0)
-		c = *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-	return c;
+/*
+ * dst = the larger of dst and src, resource by resource (pods stays 1).
+ * dst's extended resources are copied into the arena the first time one
+ * of them grows or a name is added ('owned' says they are dst's own).
+ */
+static int res_max(struct arena *a, struct resources *dst, bool *owned, const struct resources *src)
+{
+	size_t i, j, n_new = 0;
+	bool grow = false;
+	struct res_ext *e;
+
+	if (src->cpu_m > dst->cpu_m)
+		dst->cpu_m = src->cpu_m;
+	if (src->memory > dst->memory)
+		dst->memory = src->memory;
+	if (src->ephemeral > dst->ephemeral)
+		dst->ephemeral = src->ephemeral;
+	for (i = 0; i < src->n_ext; i++) {
+		if (!src->ext[i].name)
+			continue;
+		for (j = 0; j < dst->n_ext; j++)
+			if (strcmp(dst->ext[j].name, src->ext[i].name) == 0)
+				break;
+		if (j == dst->n_ext)
+			n_new++;
+		else if (src->ext[i].value > dst->ext[j].value)
+			grow = true;
+	}
+	if (!grow && !n_new)
+		return 0;
+	if (!*owned || n_new) {
+		if (!(e = arena_calloc(a, dst->n_ext + n_new, sizeof(*e))))
+			return -1;
+		if (dst->n_ext)
+			memcpy(e, dst->ext, dst->n_ext * sizeof(*e));
+		dst->ext = e;
+		*owned = true;
+	}
+	for (i = 0; i < src->n_ext; i++) {
+		if (!src->ext[i].name)
+			continue;
+		for (j = 0; j < dst->n_ext; j++)
+			if (strcmp(dst->ext[j].name, src->ext[i].name) == 0)
+				break;
+		if (j == dst->n_ext)
+			dst->ext[dst->n_ext++] = src->ext[i];
+		else if (src->ext[i].value > dst->ext[j].value)
+			dst->ext[j].value = src->ext[i].value;
+	}
+	return 0;
+}
+
+static uint64_t ds_hash(const char *ns, const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	const char *c;
+
+	for (c = ns; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+	h = (h ^ 0xff) * 0x100000001b3ULL;
+	for (c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+	return h ^ (h >> 31);
+}
+
+/* The DaemonSets by (namespace, name): an open-addressing table of
+ * indices + 1 into 'v'. */
+struct ds_table {
+	struct ds_rep *v;
+	size_t n, cap;
+	uint32_t *slots;
+	size_t mask;
+};
+
+/* The entry of (ns, name), added (spec NULL) when 'add' and absent; NULL
+ * when absent and not added, or out of memory (*oom set). */
+static struct ds_rep *ds_lookup(struct ds_table *t, const char *ns, const char *name, bool add,
+				bool *oom)
+{
+	uint64_t h = ds_hash(ns, name);
+	size_t i;
+
+	if (t->slots) {
+		for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
+			struct ds_rep *r = &t->v[t->slots[i] - 1];
+
+			if (r->hash == h && (r->ns == ns || strcmp(r->ns, ns) == 0) &&
+			    (r->name == name || strcmp(r->name, name) == 0))
+				return r;
+		}
+	}
+	if (!add)
+		return NULL;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		struct ds_rep *nv = realloc(t->v, cap * sizeof(*nv));
+
+		if (!nv)
+			goto oom;
+		t->v = nv;
+		t->cap = cap;
+	}
+	if (!t->slots || (t->n + 1) * 2 > t->mask + 1) {
+		size_t n_slots = t->slots ? (t->mask + 1) * 2 : 32, j;
+		uint32_t *slots = calloc(n_slots, sizeof(*slots));
+
+		if (!slots)
+			goto oom;
+		for (j = 0; j < t->n; j++) {
+			for (i = t->v[j].hash & (n_slots - 1); slots[i]; i = (i + 1) & (n_slots - 1))
+				;
+			slots[i] = (uint32_t)(j + 1);
+		}
+		free(t->slots);
+		t->slots = slots;
+		t->mask = n_slots - 1;
+	}
+	for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask)
+		;
+	t->v[t->n] = (struct ds_rep){.ns = ns, .name = name, .hash = h};
+	t->slots[i] = (uint32_t)(++t->n);
+	return &t->v[t->n - 1];
+oom:
+	*oom = true;
+	return NULL;
 }
 
 /*
- * The pods that stand for the DaemonSets: the snapshot's DaemonSets when
- * it lists them, else the first running pod of each DaemonSet (by
- * namespace and owner). *reps is malloc'ed (NULL when none).
+ * The DaemonSets that can put a pod on a new node, each with what its pod
+ * would take: the snapshot's DaemonSets when it lists them (their
+ * templates say where they run and which host ports they hold), else one
+ * per DaemonSet that has pods, its first pod standing for it. What a pod
+ * takes is what its DaemonSet's running pods request, the most any of
+ * them does resource by resource (their requests are the template's after
+ * admission: LimitRange defaults, a VPA's recommendation), and the
+ * template's only while no pod of it exists. Unfinished pods that are not
+ * terminating count; one pass over the pods. t->v is malloc'ed.
  */
-static int daemonset_reps(struct snapshot *s, const struct pod ***reps, size_t *n)
+static int daemonset_reps(struct snapshot *s, struct ds_table *t)
 {
-	uint32_t *ix = NULL;
-	size_t i, m = 0;
+	bool known = s->n_daemonsets || s->daemonsets_known, oom = false;
+	size_t i;
 
-	*reps = NULL;
-	*n = 0;
-	if (s->n_daemonsets || s->daemonsets_known) {
-		if (!s->n_daemonsets)
-			return 0;
-		if (!(*reps = malloc(s->n_daemonsets * sizeof(**reps))))
+	for (i = 0; i < s->n_daemonsets; i++) {
+		const struct daemonset *ds = &s->daemonsets[i];
+		struct ds_rep *r = ds_lookup(t, ds->ns, ds->name, true, &oom);
+
+		if (!r)
 			return -1;
-		for (i = 0; i < s->n_daemonsets; i++)
-			(*reps)[i] = &s->daemonsets[i].tmpl;
-		*n = s->n_daemonsets;
-		return 0;
+		if (r->spec)
+			continue; /* listed twice: the first stands */
+		r->spec = &ds->tmpl;
+		r->req = ds->tmpl.requests;
 	}
 	for (i = 0; i < s->n_pods; i++) {
 		const struct pod *p = &s->pods[i];
+		struct ds_rep *r;
 
-		if (!(p->flags & POD_DAEMONSET) || pod_finished(p) || !p->controller_name[0])
+		if (!(p->flags & POD_DAEMONSET) || (p->flags & POD_TERMINATING) || pod_finished(p) ||
+		    !p->controller_name || !p->controller_name[0])
 			continue;
-		if (!ix && !(ix = malloc(s->n_pods * sizeof(*ix))))
+		if (!(r = ds_lookup(t, p->ns, p->controller_name, !known, &oom))) {
+			if (oom)
+				return -1;
+			continue; /* a DaemonSet not listed: gone */
+		}
+		if (!r->spec)
+			r->spec = p;
+		if (!r->seen) {
+			r->req = p->requests;
+			r->seen = true;
+			r->ext_owned = false;
+		} else if (res_max(s->arena, &r->req, &r->ext_owned, &p->requests) < 0) {
 			return -1;
-		ix[m++] = (uint32_t)i;
+		}
 	}
-	if (m == 0)
-		return 0;
-	qsort_r(ix, m, sizeof(*ix), ds_pod_cmp, s);
-	if (!(*reps = malloc(m * sizeof(**reps)))) {
-		free(ix);
-		return -1;
-	}
-	for (i = 0; i < m; i++) {
-		const struct pod *p = &s->pods[ix[i]];
-
-		if (*n && strcmp((*reps)[*n - 1]->ns, p->ns) == 0 &&
-		    strcmp((*reps)[*n - 1]->controller_name, p->controller_name) == 0)
-			continue;
-		(*reps)[(*n)++] = p;
-	}
-	free(ix);
 	return 0;
 }
 
-/* Each group's DaemonSet overhead (daemonset_reps()) and room. */
+/* Each group's DaemonSets (daemonset_reps()): their pods and requests. */
 static int daemonset_overhead(struct snapshot *s, struct errbuf *err)
 {
-	const struct pod **reps;
-	size_t n_reps, g, i;
+	struct ds_table t = {0};
+	size_t g, i;
 
-	if (daemonset_reps(s, &reps, &n_reps) < 0)
+	if (daemonset_reps(s, &t) < 0)
 		goto oom;
 	for (g = 0; g < s->n_groups; g++) {
 		struct node_group *ng = &s->groups[g];
+		const struct pod **pods = NULL;
 
 		memset(&ng->daemonset_requests, 0, sizeof(ng->daemonset_requests));
 		ng->n_daemonsets = 0;
-		for (i = 0; i < n_reps; i++) {
-			if (!daemon_runs_on(reps[i], &ng->tmpl))
+		ng->daemonset_pods = NULL;
+		for (i = 0; i < t.n; i++) {
+			if (!daemon_runs_on(t.v[i].spec, &ng->tmpl))
 				continue;
-			if (res_add(s->arena, &ng->daemonset_requests, &reps[i]->requests) < 0)
+			if (!pods && !(pods = arena_calloc(s->arena, t.n, sizeof(*pods))))
 				goto oom;
-			ng->n_daemonsets++;
+			if (res_add(s->arena, &ng->daemonset_requests, &t.v[i].req) < 0)
+				goto oom;
+			pods[ng->n_daemonsets++] = t.v[i].spec;
 		}
+		ng->daemonset_pods = pods;
 	}
-	free(reps);
+	free(t.v);
+	free(t.slots);
 	return 0;
 oom:
-	free(reps);
+	free(t.v);
+	free(t.slots);
 	return errbuf_set(err, "out of memory counting DaemonSet overhead");
 }
 

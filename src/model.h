@@ -247,6 +247,7 @@ enum pod_flag {
 					  * other than default-scheduler, pod (anti-)affinity,
 					  * topologySpreadConstraints, a PersistentVolumeClaim or
 					  * ephemeral volume, resourceClaims (never bound by luascale) */
+	POD_HOST_NETWORK = 1u << 8,      /* spec.hostNetwork: true */
 };
 
 struct pod {
@@ -399,6 +400,10 @@ struct node_group {
 	 * pods is the template's allocatable less that */
 	struct resources daemonset_requests;
 	int n_daemonsets;
+	/* those DaemonSets, one pod each standing for the pod the controller
+	 * would make there (its host ports; ns and controller_name name the
+	 * DaemonSet), in the snapshot's arena; NULL when none */
+	const struct pod *const *daemonset_pods;
 
 	/* set by the actuator after snapshot_finish(): launches refused until then */
 	int removing;               /* registered nodes being drained or deleted */

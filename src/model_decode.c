@@ -1538,6 +1538,12 @@ static int decode_pod(struct dec *d, const cJSON *obj)
 		return -1;
 	{
 		const cJSON *sn = child(spec, "schedulerName"), *aff;
+		bool host_network;
+
+		if (get_bool(d, spec, "hostNetwork", "spec", &host_network) < 0)
+			return -1;
+		if (host_network)
+			p.flags |= POD_HOST_NETWORK;
 		const cJSON *tsc = child(spec, "topologySpreadConstraints");
 		const cJSON *rc = child(spec, "resourceClaims");
 

@@ -1830,7 +1830,8 @@ static void bin_of_group(struct packing *k, size_t bin, const struct resources *
 /*
  * A planned node of group 'g' as a site: the template's labels with
  * kubernetes.io/hostname set to its name "<group>-<what>-<bin>" (the
- * scheduler's hostname domain is the node). -1 when out of memory.
+ * scheduler's hostname domain is the node), the host ports of the group's
+ * DaemonSets taken. -1 when out of memory.
  */
 static long planned_site(const struct snapshot *s, struct topo *t, struct planned *pl,
 			 const struct node_group *g, const char *what, size_t bin)
@@ -1871,6 +1872,9 @@ static long planned_site(const struct snapshot *s, struct topo *t, struct planne
 		free(blk);
 		return -1;
 	}
+	/* its DaemonSets' pods will hold their host ports */
+	if (g->n_daemonsets > 0)
+		topo_hold_ports(t, (size_t)site, g->daemonset_pods, (size_t)g->n_daemonsets);
 	pl->blocks[pl->n++] = blk;
 	return site;
 }

@@ -160,6 +160,10 @@ struct site {
 	const struct pod **pods; /* counted here, in no order */
 	size_t n_pods, cap_pods;
 	size_t n_ports;        /* host ports of those pods, counted */
+	/* DaemonSet pods a planned node will run (topo_hold_ports()), not
+	 * counted: only their host ports are taken */
+	const struct pod *const *held;
+	size_t n_held, n_held_ports;
 	bool disabled;         /* going away (a drain): no domain, takes no pod */
 	long twin;             /* a planned node's template site, -1 none */
 };
@@ -1166,6 +1170,21 @@ long topo_add_planned(struct topo *t, const char *name, const struct kvlist *lab
 	return add_site(t, TOPO_PLANNED, name, labels, taints, n_taints, twin);
 }
 
+void topo_hold_ports(struct topo *t, size_t site, const struct pod *const *pods, size_t n)
+{
+	struct site *st;
+	size_t i;
+
+	assert(site < t->n_sites);
+	st = &t->sites[site];
+	assert(st->kind == TOPO_PLANNED && !st->n_held);
+	st->held = pods;
+	st->n_held = n;
+	st->n_held_ports = 0;
+	for (i = 0; i < n; i++)
+		st->n_held_ports += pods[i]->n_host_ports;
+}
+
 size_t topo_sites(const struct topo *t)
 {
 	return t->n_sites;
@@ -1858,19 +1877,21 @@ static enum sched_fit check(struct topo *t, const struct pod *p, struct pplan *p
 {
 	size_t i, j;
 
-	/* NodePorts */
-	if (p->n_host_ports && st->n_ports) {
-		for (j = 0; j < st->n_pods; j++) {
-			const struct pod *q = st->pods[j];
+	/* NodePorts: the pods counted there, then the DaemonSet pods a
+	 * planned node will run */
+	if (p->n_host_ports && (st->n_ports || st->n_held_ports)) {
+		for (j = 0; j < st->n_pods + st->n_held; j++) {
+			bool held = j >= st->n_pods;
+			const struct pod *q = held ? st->held[j - st->n_pods] : st->pods[j];
 			size_t a, b;
 
 			for (a = 0; a < p->n_host_ports; a++)
 				for (b = 0; b < q->n_host_ports; b++)
 					if (ports_conflict(&p->host_ports[a], &q->host_ports[b])) {
-						textf(&dp, &dl, "host port %s/%d in use by %s/%s on node %s",
+						textf(&dp, &dl, "host port %s/%d in use by %s%s/%s on node %s",
 						      proto_str(p->host_ports[a].protocol),
-						      (int)p->host_ports[a].port, q->ns, q->name,
-						      st->name);
+						      (int)p->host_ports[a].port, held ? "DaemonSet " : "",
+						      q->ns, held ? q->controller_name : q->name, st->name);
 						return SCHED_HOST_PORTS;
 					}
 		}

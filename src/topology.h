@@ -60,6 +60,16 @@ long topo_add_site(struct topo *t, enum topo_site_kind kind, const char *name,
 long topo_add_planned(struct topo *t, const char *name, const struct kvlist *labels,
 		      const struct taint *taints, size_t n_taints, long twin);
 
+/*
+ * Planned site 'site' will run 'pods' (n of them, borrowed: the DaemonSet
+ * pods of its group's new nodes, ns and controller_name naming each
+ * DaemonSet): their host ports are taken there, and a pod asking for one
+ * is refused ("host port TCP/80 in use by DaemonSet ns/name on node x").
+ * They are not counted for anything else. Set once, right after
+ * topo_add_planned(); it goes with the site when a rollback drops it.
+ */
+void topo_hold_ports(struct topo *t, size_t site, const struct pod *const *pods, size_t n);
+
 size_t topo_sites(const struct topo *t);
 
 /*

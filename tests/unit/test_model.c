@@ -226,7 +226,7 @@ static void check_cluster_small(struct snapshot *s)
 
 	/* pods */
 	p = find_pod(s, "kube-system", "etcd-cp-1");
-	assert_int_equal(p->flags, POD_MIRROR | POD_STATIC | POD_LOCAL_STORAGE);
+	assert_int_equal(p->flags, POD_MIRROR | POD_STATIC | POD_LOCAL_STORAGE | POD_HOST_NETWORK);
 	assert_string_equal(p->local_volume, "etcd-certs");
 	assert_string_equal(p->controller_kind, "Node");
 	assert_string_equal(p->controller_name, "cp-1");
@@ -734,7 +734,8 @@ static void test_pod_details(void **state)
 				  "\"status\":{\"phase\":\"Unknown\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
 				  "\"reason\":\"SchedulerError\",\"message\":\"boom\"}]}}", &err), 0);
 	p = &s->pods[0];
-	assert_int_equal(p->flags, POD_TERMINATING | POD_LOCAL_STORAGE | POD_SCHEDULER_ONLY); /* the claim */
+	assert_int_equal(p->flags, POD_TERMINATING | POD_LOCAL_STORAGE | POD_SCHEDULER_ONLY |
+				   POD_HOST_NETWORK); /* the claim */
 	assert_string_equal(p->local_volume, "hp");
 	assert_string_equal(p->controller_kind, "Job");
 	assert_string_equal(p->controller_name, "j");
