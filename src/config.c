@@ -1747,7 +1747,7 @@ static int parse_safety(struct ctx *x, const struct ytree_node *m)
 	static const char *const keys[] = { "max_nodes_total", "max_scale_down_per_round",
 					    "max_actions_per_round", "max_concurrent_drains",
 					    "protected_pod_selector", "max_cache_staleness",
-					    "do_not_disrupt_annotations", NULL };
+					    "do_not_disrupt_annotations", "evicted_pods_must_fit", NULL };
 	static const struct int_range actions = { 1, PLAN_MAX_ACTIONS };
 	static const struct int_range drains = { 1, 1000000 };
 	struct config *c = x->c;
@@ -1766,7 +1766,9 @@ static int parse_safety(struct ctx *x, const struct ytree_node *m)
 	       field(x, m, "protected_pod_selector", dec_string,
 		     &c->protected_pod_selector, NULL, &x->protected_sel) ||
 	       field(x, m, "max_cache_staleness", dec_duration,
-		     &c->max_cache_staleness_ms, &r_staleness, NULL) ? -1 : 0;
+		     &c->max_cache_staleness_ms, &r_staleness, NULL) ||
+	       field(x, m, "evicted_pods_must_fit", dec_bool, &c->evicted_pods_must_fit, NULL,
+		     NULL) ? -1 : 0;
 }
 
 /* An endpoint override: http(s)://host[:port][/path], no user, query or fragment. */
@@ -2351,6 +2353,7 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND", dec_int, &c->max_actions_per_round, &actions, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS", dec_int, &c->max_concurrent_drains, &drains, NULL) ||
 	    env_field(x, "LUASCALE_SAFETY_PROTECTED_POD_SELECTOR", dec_string, &c->protected_pod_selector, NULL, &x->protected_sel) ||
+	    env_field(x, "LUASCALE_SAFETY_EVICTED_PODS_MUST_FIT", dec_bool, &c->evicted_pods_must_fit, NULL, NULL) ||
 	    env_field(x, "LUASCALE_INTERVALS_RECONCILE", dec_duration, &c->reconcile_interval_ms, &r_reconcile, &x->reconcile) ||
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_IDLE", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
 	    env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
@@ -2951,6 +2954,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->max_scale_down_per_round = 1;
 	c->max_actions_per_round = 1000;
 	c->max_concurrent_drains = 1;
+	c->evicted_pods_must_fit = true;
 	c->max_cache_staleness_ms = 30 * 1000;
 	c->write_qps = 10;
 	c->write_burst = 20;

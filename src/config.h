@@ -180,6 +180,8 @@ struct config {
 	int64_t max_scale_down_per_round; /* default 1 */
 	int64_t max_actions_per_round;  /* default 1000, 1..PLAN_MAX_ACTIONS: a plan over it is refused */
 	int64_t max_concurrent_drains;  /* drains running at once, >= 1, default 1 */
+	bool evicted_pods_must_fit;     /* a removal is refused when a pod it evicts would
+					 * find no room on the nodes that stay (default true) */
 	const char *protected_pod_selector; /* kubectl selector string, "" for none */
 	struct label_selector protected_pods;
 	int64_t max_cache_staleness_ms; /* no scale-down on a cache out of sync

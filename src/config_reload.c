@@ -286,6 +286,11 @@ size_t config_safety_loosened(const struct config *running, const struct config 
 		     next->max_actions_per_round, false);
 	loosen_count(&l, "safety.max_concurrent_drains", running->max_concurrent_drains,
 		     next->max_concurrent_drains, true);
+	if (running->evicted_pods_must_fit && !next->evicted_pods_must_fit &&
+	    (e = loosen(&l, "safety.evicted_pods_must_fit", false))) {
+		snprintf(e->from, sizeof(e->from), "true");
+		snprintf(e->to, sizeof(e->to), "false");
+	}
 	if ((running->protected_pod_selector ? *running->protected_pod_selector : 0) &&
 	    str_differs(running->protected_pod_selector, next->protected_pod_selector) &&
 	    (e = loosen(&l, "safety.protected_pod_selector", true))) {

@@ -94,6 +94,7 @@ void decide_limits(const struct config *c, struct safety_limits *lim,
 	lim->protected_pods = c->protected_pods.n ? &c->protected_pods : NULL;
 	lim->optouts = c->optouts;
 	lim->n_optouts = c->n_optouts;
+	lim->evicted_pods_must_fit = c->evicted_pods_must_fit;
 	drain_opts_default(d);
 	d->protected_pods = lim->protected_pods;
 }

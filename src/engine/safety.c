@@ -77,6 +77,7 @@ struct round {
 	int64_t *grow;          /* per group: nodes added */
 	int64_t *shrink;        /* per group: nodes being removed */
 	uint8_t *removing;      /* per node: REMOVAL_* flags this round */
+	uint8_t *evicting;      /* per node: 1 when a removal this round evicts its pods */
 	uint8_t *cordon_state;  /* per node: 0 none, 1 cordon, 2 uncordon */
 	int64_t *pdb_used;      /* per PDB: disruptions the round's removals cause */
 	int64_t *pdb_node;      /* per PDB: scratch, disruptions of the node being checked */
@@ -243,6 +244,28 @@ bool safety_node_opted_out(const struct snapshot *s, const struct safety_limits 
 }
 
 /*
+ * Would every pod that removing node 'n' evicts land somewhere, together
+ * with the pods of the round's earlier evicting removals, on the nodes
+ * that stay (Ready, schedulable, not removed), under every scheduling
+ * rule sched_drainable() knows (resources, selectors, affinity, taints,
+ * pod relations, host ports, volumes)? The rules of 'o' that block a
+ * drain outright were checked before; 'why' says which pod has no room.
+ */
+static bool evicted_pods_fit(const struct snapshot *s, struct round *r, size_t n,
+			     const struct drain_opts *o, char *why, size_t why_len)
+{
+	struct drain_opts all = *o;
+	bool ok;
+
+	r->evicting[n] = 1;
+	all.excluded = r->evicting;
+	all.move_excluded = true;
+	ok = sched_drainable(s, n, &all, why, why_len);
+	r->evicting[n] = 0;
+	return ok;
+}
+
+/*
  * A drain, delete or NoExecute taint of node 'n': opt-out annotations, protected pods,
  * safe-to-evict, then the PDBs over all of the round's removals together,
  * the per-round cap and (drain and delete) the group's min. Returns 1 when
@@ -300,6 +323,9 @@ static int check_removal(const struct snapshot *s, const struct safety_limits *l
 			return reject(v, a, "max_scale_down_per_round (%lld) reached: %lld node(s) already being removed this round (drains, deletes and NoExecute taints count)",
 				      (long long)lim->max_scale_down_per_round,
 				      (long long)r->removed_nodes) < 0 ? -1 : 0;
+		if (lim->evicted_pods_must_fit && !evicted_pods_fit(s, r, n, &o, why, sizeof(why)))
+			return reject(v, a, "%sits pods would not all find room on the nodes that stay (with the pods of this plan's earlier removals): %s (safety.evicted_pods_must_fit)",
+				      what, why) < 0 ? -1 : 0;
 	}
 	if (shrinks) {
 		int64_t size = (int64_t)(g->target > g->current ? g->target : g->current) +
@@ -314,6 +340,7 @@ static int check_removal(const struct snapshot *s, const struct safety_limits *l
 			r->pdb_used[j] += r->pdb_node[j];
 		r->removed_nodes++;
 		r->removing[n] |= REMOVAL_EVICTS;
+		r->evicting[n] = 1;
 	}
 	if (shrinks) {
 		r->shrink[node->group]++;
@@ -428,10 +455,12 @@ int safety_check(const struct snapshot *s, const struct safety_limits *lim,
 	r.grow = calloc(s->n_groups + 1, sizeof(*r.grow));
 	r.shrink = calloc(s->n_groups + 1, sizeof(*r.shrink));
 	r.removing = calloc(s->n_nodes + 1, 1);
+	r.evicting = calloc(s->n_nodes + 1, 1);
 	r.cordon_state = calloc(s->n_nodes + 1, 1);
 	r.pdb_used = calloc(s->n_pdbs + 1, sizeof(*r.pdb_used));
 	r.pdb_node = calloc(s->n_pdbs + 1, sizeof(*r.pdb_node));
-	if (!r.grow || !r.shrink || !r.removing || !r.cordon_state || !r.pdb_used || !r.pdb_node)
+	if (!r.grow || !r.shrink || !r.removing || !r.evicting || !r.cordon_state || !r.pdb_used ||
+	    !r.pdb_node)
 		goto oom;
 	for (i = 0; i < in->n_actions; i++) {
 		const struct action *a = &in->actions[i];
@@ -458,6 +487,7 @@ out:
 	free(r.grow);
 	free(r.shrink);
 	free(r.removing);
+	free(r.evicting);
 	free(r.cordon_state);
 	free(r.pdb_used);
 	free(r.pdb_node);

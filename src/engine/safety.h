@@ -29,6 +29,10 @@ struct safety_limits {
 	/* safety.do_not_disrupt_annotations (borrowed); none when 0 */
 	const struct config_optout *optouts;
 	size_t n_optouts;
+	/* safety.evicted_pods_must_fit: a drain, delete or NoExecute taint
+	 * is refused when a pod it evicts, with those of the plan's earlier
+	 * removals, would find no room on the nodes that stay */
+	bool evicted_pods_must_fit;
 };
 
 struct rejection {

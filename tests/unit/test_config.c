@@ -579,7 +579,7 @@ static void test_error_keys(void **state)
 	expect_error(HEAD "safety:\n  color: blue\n",
 		     "config.yaml:7:3: safety: unknown key \"color\" (known keys: "
 		     "max_nodes_total, max_scale_down_per_round, max_actions_per_round, "
-		     "max_concurrent_drains, protected_pod_selector, max_cache_staleness, do_not_disrupt_annotations)");
+		     "max_concurrent_drains, protected_pod_selector, max_cache_staleness, do_not_disrupt_annotations, evicted_pods_must_fit)");
 	expect_error(HEAD "safety:\n  max_nodes_total: 3\n  max_nodes_total: 4\n",
 		     "config.yaml:8:3: safety: duplicate key \"max_nodes_total\" (first at line 7)");
 	/* duplicates are found in every mapping, params included */
@@ -1084,6 +1084,34 @@ static void test_max_concurrent_drains(void **state)
 	expect_error_prefix(HEAD "safety:\n  max_concurrent_drains: 0\n",
 			    "config.yaml:7:26: safety.max_concurrent_drains: ");
 	expect_env_error(HEAD, zero, "LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS: expected a positive integer, got \"0\"");
+}
+
+/* safety.evicted_pods_must_fit: on by default, off from the file or the
+ * environment, a non-boolean refused. */
+static void test_evicted_pods_must_fit(void **state)
+{
+	static const char *const env[] = { "LUASCALE_SAFETY_EVICTED_PODS_MUST_FIT=false", NULL };
+	struct errbuf err = { "" };
+	struct config *c;
+
+	(void)state;
+	c = parse(HEAD, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_true(c->evicted_pods_must_fit);
+	config_free(c);
+	c = parse(HEAD "safety: {evicted_pods_must_fit: false}\n", &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_false(c->evicted_pods_must_fit);
+	config_free(c);
+	c = parse_envp(HEAD, env, &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_false(c->evicted_pods_must_fit);
+	config_free(c);
+	expect_error_prefix(HEAD "safety: {evicted_pods_must_fit: sometimes}\n",
+			    "config.yaml:6:33: safety.evicted_pods_must_fit: ");
 }
 
 /* cluster.write_qps / write_burst and safety.max_cache_staleness: defaults,
@@ -1673,6 +1701,7 @@ int main(void)
 		cmocka_unit_test(test_max_actions_per_round),
 		cmocka_unit_test(test_max_concurrent_drains),
 		cmocka_unit_test(test_write_limit_and_staleness),
+		cmocka_unit_test(test_evicted_pods_must_fit),
 		cmocka_unit_test(test_env_unknown_variable),
 		cmocka_unit_test(test_numeric_ranges),
 		cmocka_unit_test(test_policy_timeout),

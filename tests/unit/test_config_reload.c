@@ -128,7 +128,7 @@ static void test_safety_loosened(void **state)
 				   "  do_not_disrupt_annotations: [{node: a}, {pod: b}]}\n");
 	struct config *loose = parse("safety: {max_nodes_total: 0, max_scale_down_per_round: 3,\n"
 				     "  max_actions_per_round: 500, max_concurrent_drains: 4,\n"
-				     "  max_cache_staleness: 5m,\n"
+				     "  max_cache_staleness: 5m, evicted_pods_must_fit: false,\n"
 				     "  do_not_disrupt_annotations: [{pod: b}]}\n");
 	struct config *tight = parse("safety: {max_nodes_total: 8, max_scale_down_per_round: 0,\n"
 				     "  max_actions_per_round: 50, max_concurrent_drains: 1,\n"
@@ -140,7 +140,7 @@ static void test_safety_loosened(void **state)
 
 	(void)state;
 	n = config_safety_loosened(run, loose, l, CONFIG_LOOSENED_MAX);
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 8);
 	expect_loosened(l, n, "safety.max_nodes_total", "10", "0 (no cap)", false);
 	expect_loosened(l, n, "safety.max_scale_down_per_round", "1", "3", false);
 	expect_loosened(l, n, "safety.max_actions_per_round", "100", "500", false);
@@ -148,8 +148,9 @@ static void test_safety_loosened(void **state)
 	expect_loosened(l, n, "safety.protected_pod_selector", "\"app=hub\"", "\"\" (none)", true);
 	expect_loosened(l, n, "safety.max_cache_staleness", "30s", "5m", false);
 	expect_loosened(l, n, "safety.do_not_disrupt_annotations", "[node: a, pod: b]", "[pod: b]", false);
+	expect_loosened(l, n, "safety.evicted_pods_must_fit", "true", "false", false);
 	/* only the first 'max' are written, all are counted */
-	assert_int_equal(config_safety_loosened(run, loose, l, 2), 7);
+	assert_int_equal(config_safety_loosened(run, loose, l, 2), 8);
 	/* tighter everywhere, or the same: nothing */
 	assert_int_equal(config_safety_loosened(run, tight, l, CONFIG_LOOSENED_MAX), 0);
 	assert_int_equal(config_safety_loosened(run, run, l, CONFIG_LOOSENED_MAX), 0);
