@@ -2101,12 +2101,35 @@ int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
 enum { PACK_TOGETHER = 1, PACK_EACH_UPCOMING = 2 };
 
 /*
+ * Of the 'n' groups of a balanced packing not in 'tried', the one with the
+ * fewest nodes (its size and the new nodes opened in it), ties by name
+ * ('rank'): as the Cluster Autoscaler's BalanceScaleUpBetweenGroups adds
+ * each node to the smallest group, the groups grow towards even sizes
+ * whatever their order.
+ */
+static size_t smallest_group(const int64_t *size, const int *opened, const uint8_t *rank,
+			     size_t n, uint64_t tried)
+{
+	size_t j, best = n;
+
+	for (j = 0; j < n; j++) {
+		if (tried >> j & 1)
+			continue;
+		if (best == n || size[j] + opened[j] < size[best] + opened[best] ||
+		    (size[j] + opened[j] == size[best] + opened[best] && rank[j] < rank[best]))
+			best = j;
+	}
+	return best;
+}
+
+/*
  * The packing: onto group 'group' alone (n_mates 0), or onto new nodes of
- * 'group' and its 'mates' (groups whose templates have the same
- * allocatable), each new node opened in the next of them, in turn, whose
- * template and relations take the pod: a balanced scale-up, and a spread
- * over the groups' zones in one packing. 'max_new' caps each group's new
- * nodes (-1: none; per group in 'max_each' when there are mates).
+ * 'group' and its 'mates' (similar groups, each bin with its own group's
+ * room), each new node opened in the smallest of them (smallest_group():
+ * its nodes and those opened so far) whose template and relations take
+ * the pod: a balanced scale-up, and a spread over the groups' zones in one
+ * packing. 'max_new' caps each group's new nodes (-1: none; per group in
+ * 'max_each' when there are mates).
  * PACK_TOGETHER: a new node opens in the first group of the list that
  * takes the pod, and the groups' rooms may differ.
  */
@@ -2117,7 +2140,9 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 		struct errbuf *err)
 {
 	uint32_t gl[64];        /* the groups: 'group', then the mates */
-	size_t n_gl = 1 + n_mates, rr = 0;
+	size_t n_gl = 1 + n_mates;
+	int64_t size[64];       /* balanced: each group's nodes, the larger of target and current */
+	uint8_t rank[64];       /* balanced: each group's place by name */
 	uint64_t *fitmask = NULL; /* per input pod: the groups whose template takes it */
 	uint8_t *related = NULL;  /* per input pod: it has relations of its own */
 	bool any_related = false;
@@ -2175,14 +2200,17 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			goto out;
 		}
 		gl[1 + i] = mates[i];
-		if (!(flags & PACK_TOGETHER) &&
-		    (memcmp(&s->groups[mates[i]].tmpl.allocatable, &s->groups[group].tmpl.allocatable,
-			    offsetof(struct resources, ext)) != 0 ||
-		     memcmp(&s->groups[mates[i]].daemonset_requests, &s->groups[group].daemonset_requests,
-			    offsetof(struct resources, ext)) != 0)) {
-			errbuf_set(err, "pack: groups %s and %s differ in a new node's room: not packed together",
-				   s->groups[group].name, s->groups[mates[i]].name);
-			goto out;
+	}
+	for (i = 0; n_mates && !(flags & PACK_TOGETHER) && i < n_gl; i++) {
+		const struct node_group *ng = &s->groups[gl[i]];
+		size_t j;
+
+		size[i] = ng->target > ng->current ? ng->target : ng->current;
+		rank[i] = 0;
+		for (j = 0; j < n_gl; j++) {
+			int c = strcmp(s->groups[gl[j]].name, ng->name);
+
+			rank[i] += c < 0 || (c == 0 && j < i);
 		}
 	}
 	if (!(opened = calloc(n_gl, sizeof(*opened)))) {
@@ -2479,15 +2507,18 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			}
 			b = f < 0 ? k.n_bins : (size_t)f;
 			if (b == k.n_bins) {
-				/* a new node: of the next group, in turn, that takes it */
+				/* a new node: of the smallest group that takes it */
 				size_t tries, gi = 0;
+				uint64_t tried = 0;
 				bool found = false;
 
 				for (tries = 0; tries < n_gl && !found; tries++) {
-					size_t at = flags & PACK_TOGETHER ? tries : (rr + tries) % n_gl;
+					size_t at = !n_mates || flags & PACK_TOGETHER ? tries :
+						smallest_group(size, opened, rank, n_gl, tried);
 					int cap = n_mates ? max_each[at] : max_new;
 
 					gi = at;
+					tried |= (uint64_t)1 << at;
 					if (!(ok & ((uint64_t)1 << gi)) ||
 					    (cap >= 0 && opened[gi] >= cap))
 						continue;
@@ -2528,7 +2559,6 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 				if (n_mates)
 					bin_of_group(&k, k.n_bins - 1, &rooms[gi]);
 				opened[gi]++;
-				rr = (gi + 1) % n_gl;
 				/* fits: it passed sched_fits_template() */
 			}
 		}

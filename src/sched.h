@@ -196,16 +196,17 @@ int sched_pack_after(struct sched_cache *c, const uint32_t *pods, size_t n, size
 		     size_t n_prior, struct pack_result *out, struct errbuf *err);
 
 /*
- * First-fit decreasing onto new nodes of several groups at once: groups
- * whose templates give a new node the same room (allocatable less
- * DaemonSets) and differ in labels or taints, one zone each in the usual
- * setup. Each new node opens in the next group, in turn, whose template
+ * First-fit decreasing onto new nodes of several groups at once: similar
+ * groups (luascale.packing.similar), one zone each in the usual setup,
+ * each new node with its own group's room (allocatable less DaemonSets).
+ * Each new node opens in the smallest group (the larger of its target and
+ * current, plus the new nodes opened in it; ties by name) whose template
  * (and the pod's relations: spread, anti-affinity) takes the pod, so the
- * new nodes are balanced over the groups (the Cluster Autoscaler's
- * --balance-similar-node-groups) and a zone spread is met in one packing.
- * 'max_new' per group (-1: no cap). No upcoming nodes. out->bin_group
- * names each bin's group. -1 with a message when the groups differ in
- * room, as for the others.
+ * groups grow towards even sizes whatever their order (the Cluster
+ * Autoscaler's --balance-similar-node-groups) and a zone spread is met in
+ * one packing. 'max_new' per group (-1: no cap). No upcoming nodes.
+ * out->bin_group names each bin's group. -1 with a message on a bad
+ * group, as for the others.
  */
 int sched_pack_groups(struct sched_cache *c, const uint32_t *pods, size_t n,
 		      const uint32_t *groups, size_t n_groups, const int *max_new,

@@ -220,48 +220,141 @@ function M.cheapest(cluster, pods)
 end
 
 -- Labels that tell similar groups apart without making their nodes
--- different to a pod that does not ask for them: zone, region, hostname
--- and the group's own selector label (the Cluster Autoscaler's
--- --balance-similar-node-groups ignores the same).
-local IGNORED_LABELS = {
+-- different to a pod that does not ask for them. The Cluster Autoscaler's
+-- --balance-similar-node-groups ignores the same: its BasicIgnoredLabels
+-- (hostname, zone, region, fluentd-ds-ready, kops' instance group), and
+-- the labels its AWS, GCE and Azure comparators add (node group names,
+-- CSI zone keys, image versions); luascale ignores all of them whatever the
+-- cloud, and its own group label. The one list; docs/scheduling.md shows it.
+M.ignored_labels = {
+  -- every cloud
+  ["kubernetes.io/hostname"] = true,
   ["topology.kubernetes.io/zone"] = true, ["topology.kubernetes.io/region"] = true,
   ["failure-domain.beta.kubernetes.io/zone"] = true,
   ["failure-domain.beta.kubernetes.io/region"] = true,
-  ["kubernetes.io/hostname"] = true, ["luascale.io/node-group"] = true,
-  ["topology.gke.io/zone"] = true, ["topology.ebs.csi.aws.com/zone"] = true,
+  ["beta.kubernetes.io/fluentd-ds-ready"] = true, ["kops.k8s.io/instancegroup"] = true,
+  ["luascale.io/node-group"] = true,
+  -- AWS
+  ["alpha.eksctl.io/instance-id"] = true, ["alpha.eksctl.io/nodegroup-name"] = true,
+  ["eks.amazonaws.com/nodegroup"] = true, ["k8s.amazonaws.com/eniConfig"] = true,
+  ["lifecycle"] = true, ["topology.ebs.csi.aws.com/zone"] = true,
+  ["topology.k8s.aws/zone-id"] = true,
+  -- GCE
+  ["topology.gke.io/zone"] = true,
+  -- Azure
+  ["agentpool"] = true, ["kubernetes.azure.com/agentpool"] = true,
+  ["topology.disk.csi.azure.com/zone"] = true, ["aksEngineVersion"] = true,
+  ["creationSource"] = true, ["poolName"] = true, ["resourceNameSuffix"] = true,
+  ["kubernetes.azure.com/node-image-version"] = true,
+  ["kubernetes.azure.com/consolidated-additional-properties"] = true,
 }
 
-local function same_resources(a, b)
-  for k, v in pairs(a) do if b[k] ~= v then return false end end
-  for k, v in pairs(b) do if a[k] ~= v then return false end end
+-- How far two similar groups' new nodes may differ, as a share of the
+-- larger (the Cluster Autoscaler's defaults): allocatable cpu and
+-- ephemeral storage, and the room DaemonSets leave, 5 %; memory 1.5 % (its
+-- capacity rule: a template's memory is the nearest luascale has to a
+-- node's capacity); pods and extended resources, which no kubelet
+-- reserves, not at all.
+M.similar_ratio = { allocatable = 0.05, free = 0.05, memory = 0.015 }
+
+-- 'a' and 'b' (cpu in cores, as the view gives it) within 'ratio' of the
+-- larger; cpu compared in millicores.
+local function within(a, b, ratio, cpu)
+  if cpu then a, b = math.floor(a * 1000 + 0.5), math.floor(b * 1000 + 0.5) end
+  local larger, smaller = math.max(a, b), math.min(a, b)
+  return larger - smaller <= larger * ratio
+end
+
+local PLAIN = { cpu = true, memory = true, ["ephemeral-storage"] = true, pods = true }
+
+local function resources_alike(a, b, da, db)
+  for k in pairs(b) do
+    if a[k] == nil then return false, "extended resource " .. k .. " on one only" end
+  end
+  for k, v in pairs(a) do
+    local w = b[k]
+    if w == nil then return false, "extended resource " .. k .. " on one only" end
+    if k == "memory" then
+      if not within(v, w, M.similar_ratio.memory) then return false, "memory differs" end
+    elseif k == "cpu" or k == "ephemeral-storage" then
+      if not within(v, w, M.similar_ratio.allocatable, k == "cpu") then
+        return false, k .. " differs"
+      end
+    elseif v ~= w then
+      return false, k .. " differs"
+    end
+    -- what DaemonSets leave of it
+    if k ~= "pods" and PLAIN[k] and not within(v - ((da or {})[k] or 0), w - ((db or {})[k] or 0),
+                                            M.similar_ratio.free, k == "cpu") then
+      return false, k .. " left by DaemonSets differs"
+    end
+  end
   return true
 end
 
-local function signature(g)
-  local t = g.template
+local function taints_key(g)
   local parts = {}
-  for k, v in pairs(t.labels) do
-    if not IGNORED_LABELS[k] then parts[#parts + 1] = k .. "=" .. v end
-  end
-  for _, x in ipairs(t.taints) do
-    parts[#parts + 1] = "taint:" .. x.key .. "=" .. (x.value or "") .. ":" .. x.effect
+  for _, x in ipairs(g.template.taints or {}) do
+    parts[#parts + 1] = x.key .. "=" .. (x.value or "") .. ":" .. x.effect
   end
   table.sort(parts)
   return table.concat(parts, "\0")
 end
 
--- Groups whose new nodes are alike but for their zone (and name): the
--- same allocatable, DaemonSet overhead, taints and labels but for the
--- zone, region and hostname labels and the group selector. Returns a list
--- of sets (lists of groups, in cluster.group_list order) of two or more.
-function M.similar(cluster)
+local function ignored_of(opts)
+  local extra = opts and opts.ignore_labels
+  if not extra or #extra == 0 then return M.ignored_labels end
+  local ig = {}
+  for k in pairs(M.ignored_labels) do ig[k] = true end
+  for _, k in ipairs(extra) do ig[k] = true end
+  return ig
+end
+
+-- The labels and taints that must match, as one string.
+local function signature(g, ignored)
+  local parts = {}
+  for k, v in pairs(g.template.labels or {}) do
+    if not ignored[k] then parts[#parts + 1] = k .. "=" .. v end
+  end
+  table.sort(parts)
+  return table.concat(parts, "\0") .. "\1" .. taints_key(g)
+end
+
+-- Are the new nodes of groups 'a' and 'b' alike but for their zone? The
+-- same labels but those in M.ignored_labels (and opts.ignore_labels, as
+-- the Cluster Autoscaler's --balancing-ignore-label), the same taints, the
+-- same resources within M.similar_ratio, allocatable and less their
+-- DaemonSets' requests. true, or false and what differs.
+function M.alike(a, b, opts)
+  local ignored = ignored_of(opts)
+  if signature(a, ignored) ~= signature(b, ignored) then
+    local la, lb = a.template.labels or {}, b.template.labels or {}
+    for k, v in pairs(la) do
+      if not ignored[k] and lb[k] ~= v then return false, "label " .. k .. " differs" end
+    end
+    for k in pairs(lb) do
+      if not ignored[k] and la[k] == nil then return false, "label " .. k .. " differs" end
+    end
+    return false, "taints differ"
+  end
+  return resources_alike(a.template.allocatable, b.template.allocatable,
+                         a.daemonset_requests, b.daemonset_requests)
+end
+
+-- Groups whose new nodes are alike but for their zone (M.alike): each
+-- group joins the first set whose first group it is alike, so every group
+-- of a set is within the tolerances of that one. Returns a list of sets
+-- (lists of groups, in cluster.group_list order) of two or more. 'opts':
+-- { ignore_labels = {"example.com/ready", ...} } ignores more labels.
+function M.similar(cluster, opts)
+  local ignored = ignored_of(opts)
   local sets, by_sig = {}, {}
   for _, g in ipairs(cluster.group_list) do
-    local sig, placed = signature(g), false
+    local sig, placed = signature(g, ignored), false
     for _, set in ipairs(by_sig[sig] or {}) do
       local h = set[1]
-      if same_resources(g.template.allocatable, h.template.allocatable)
-        and same_resources(g.daemonset_requests, h.daemonset_requests) then
+      if resources_alike(h.template.allocatable, g.template.allocatable,
+                         h.daemonset_requests, g.daemonset_requests) then
         set[#set + 1] = g
         placed = true
         break
@@ -282,8 +375,9 @@ function M.similar(cluster)
 end
 
 -- Packs 'pods' onto new nodes of a set of similar groups (M.similar), each
--- new node in the next group in turn (cluster:pack_balanced), each group
--- within its room (M.room). 'after' as for cluster:pack. Returns the result.
+-- new node in the smallest group that takes the pod, each with its own
+-- group's room (cluster:pack_balanced), each group within its room
+-- (M.room). 'after' as for cluster:pack. Returns the result.
 function M.balanced(cluster, pods, set, after)
   local room = {}
   for _, g in ipairs(set) do room[g.name] = M.room(g) end

@@ -1335,8 +1335,8 @@ static int l_pack(lua_State *L)
 
 /*
  * cluster:pack_balanced(pods, groups [, max_new [, {after = {results}}]]) -> result:
- * first-fit decreasing onto new nodes of several groups whose new nodes
- * have the same room, opened in turn (sched_pack_groups()). 'max_new' is
+ * first-fit decreasing onto new nodes of several similar groups, each
+ * opened in the smallest group (sched_pack_groups()). 'max_new' is
  * a number for each group, or a table of numbers by group name (absent:
  * no cap). The result is cluster:pack's, with 'new_nodes_by_group'
  * {name = n}, 'groups' {names} and 'bin_groups' (the group of each bin).
