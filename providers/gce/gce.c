@@ -76,6 +76,20 @@ struct gce_prov {
 		int64_t wall;
 	} *created;
 	size_t n_created;
+	struct gce_poll *polls; /* the groups launches are following now (under mu) */
+	pthread_cond_t poll_cv; /* a shared list came back */
+};
+
+/* The managed instances of one group, listed once per poll interval for
+ * every launch of the group that follows its instances. */
+struct gce_poll {
+	struct gce_poll *next;
+	char group[64];
+	int users;              /* launches following the group */
+	bool busy;              /* one of them is listing now */
+	uint64_t gen;           /* lists made so far: the answer's number */
+	cJSON *items;           /* the last answer, NULL before the first */
+	int64_t at_ns;          /* when that list was asked for */
 };
 
 #define GP(p) ((struct gce_prov *)(p)->impl)
@@ -544,6 +558,103 @@ static int managed_instances(struct provider *p, const struct gce_group *g, cJSO
 	} while (token[0]);
 	*items = all;
 	return 0;
+}
+
+/* ---- one list per group per interval for the launches following it ---- */
+
+/* The group's shared poll, joined (users + 1); NULL when out of memory. */
+static struct gce_poll *poll_join(struct gce_prov *gp, const char *group)
+{
+	struct gce_poll *e;
+
+	pthread_mutex_lock(&gp->mu);
+	for (e = gp->polls; e && strcmp(e->group, group); e = e->next)
+		;
+	if (!e && (e = calloc(1, sizeof(*e)))) {
+		snprintf(e->group, sizeof(e->group), "%s", group);
+		e->next = gp->polls;
+		gp->polls = e;
+	}
+	if (e)
+		e->users++;
+	pthread_mutex_unlock(&gp->mu);
+	return e;
+}
+
+/* Leaves the group's shared poll; the last launch to leave frees it. */
+static void poll_leave(struct gce_prov *gp, struct gce_poll *e)
+{
+	struct gce_poll **pp;
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&gp->mu);
+	if (--e->users == 0) {
+		for (pp = &gp->polls; *pp != e; pp = &(*pp)->next)
+			;
+		*pp = e->next;
+		cJSON_Delete(e->items);
+		free(e);
+	}
+	pthread_mutex_unlock(&gp->mu);
+}
+
+/*
+ * The managed instances of 'g' for a launch following them ('e' joined):
+ * a list newer than the one numbered '*gen' the caller saw last (0: none)
+ * and asked for less than a poll interval ago, the same list for every
+ * launch of the group. The first launch to find none lists the MIG; the
+ * others wait for its answer. Fills *items (the caller's copy), *gen and
+ * *at_ns (when the list was asked for: the next is due a poll interval
+ * later). 0, or -1 with 'st' when this caller's own list failed.
+ */
+static int poll_shared(struct provider *p, struct gce_poll *e, const struct gce_group *g, cJSON **items,
+		       uint64_t *gen, int64_t *at_ns, struct provider_status *st)
+{
+	struct gce_prov *gp = GP(p);
+	cJSON *got = NULL;
+	int64_t start;
+	int rc;
+
+	*items = NULL;
+	pthread_mutex_lock(&gp->mu);
+	for (;;) {
+		if (e->items && e->gen > *gen && clock_now(gp->clock) - e->at_ns < gp->poll_ns) {
+			*items = cJSON_Duplicate(e->items, 1);
+			*gen = e->gen;
+			*at_ns = e->at_ns;
+			pthread_mutex_unlock(&gp->mu);
+			if (!*items) {
+				status(st, PROVIDER_TRANSIENT, "out of memory");
+				return -1;
+			}
+			return 0;
+		}
+		if (!e->busy)
+			break;
+		pthread_cond_wait(&gp->poll_cv, &gp->mu); /* its answer is newer than any seen */
+	}
+	e->busy = true;
+	start = clock_now(gp->clock);
+	pthread_mutex_unlock(&gp->mu);
+	rc = managed_instances(p, g, &got, st);
+	pthread_mutex_lock(&gp->mu);
+	e->busy = false;
+	if (rc == 0) {
+		cJSON_Delete(e->items);
+		e->items = got;
+		e->at_ns = start;
+		*gen = ++e->gen;
+		*at_ns = start;
+		*items = cJSON_Duplicate(got, 1);
+	}
+	pthread_cond_broadcast(&gp->poll_cv);
+	pthread_mutex_unlock(&gp->mu);
+	if (rc == 0 && !*items) {
+		status(st, PROVIDER_TRANSIENT, "out of memory");
+		return -1;
+	}
+	return rc;
 }
 
 static void provider_id(const struct gce_prov *gp, const char *zone, const char *name, char *out, size_t len)
@@ -1070,7 +1181,9 @@ static int delete_instances(struct provider *p, const struct gce_group *g, cJSON
  * requestId, the same on each retry of the call: a retry after a lost
  * answer is the same operation. An alreadyExists answer to our own new
  * names means an earlier attempt made them: they are ours. A resize's
- * instances are claimed as they appear, each by one launch.
+ * instances are claimed as they appear, each by one launch. Launches of
+ * one group follow their instances on one shared listManagedInstances a
+ * poll interval (poll_shared), however many they are.
  */
 static void gce_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,
 		       provider_done_cb on_done, void *ctx)
@@ -1081,6 +1194,9 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 	char path[1024], (*names)[64] = NULL, base[64], zone[64], rid[40], why[64];
 	bool *reported = NULL, resized = false, turn = false;
 	cJSON *mig = NULL, *body = NULL, *arr, *op = NULL, *items = NULL, *before = NULL;
+	struct gce_poll *poll = NULL;
+	uint64_t poll_gen = 0;
+	int64_t poll_at = 0;
 	int i, made = 0, target, n_names = 0;
 	int64_t deadline = clock_now(gp->clock) + gp->launch_wait_ns;
 	const cJSON *ts;
@@ -1186,16 +1302,24 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 	if (op && !resized && wait_operation(p, op, deadline, &st) < 0 && st.code != PROVIDER_TRANSIENT)
 		goto out;
 	memset(&st, 0, sizeof(st));
-	/* stockouts and quota show on each managed instance's lastAttempt */
+	/* stockouts and quota show on each managed instance's lastAttempt; the
+	 * group's list is shared by every launch following it */
+	poll = poll_join(gp, g.name);
+	if (!poll) {
+		status(&st, PROVIDER_TRANSIENT, "out of memory");
+		made = n_names;
+		goto out;
+	}
 	while (clock_now(gp->clock) < deadline) {
 		int ok = 0, failed = 0;
 		char fwhy[256] = "";
 		enum provider_error fail = PROVIDER_OK;
+		int64_t next;
 		cJSON *mi;
 
 		cJSON_Delete(items);
 		items = NULL;
-		if (managed_instances(p, &g, &items, &st) < 0)
+		if (poll_shared(p, poll, &g, &items, &poll_gen, &poll_at, &st) < 0)
 			break;
 		cJSON_ArrayForEach(mi, items) {
 			const char *name = last_seg(str(mi, "instance"));
@@ -1262,7 +1386,11 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 			made = count;
 			break;
 		}
-		if (wait_ns(gp, gp->poll_ns) < 0) {
+		/* the next list is due a poll interval after this one was asked
+		 * for (every launch of the group wakes for the same one), and
+		 * never sooner than half an interval from now */
+		next = poll_at + gp->poll_ns - clock_now(gp->clock);
+		if (wait_ns(gp, next > gp->poll_ns / 2 ? next : gp->poll_ns / 2) < 0) {
 			status(&st, PROVIDER_CANCELLED, "stopped following the launch: luascale is stopping");
 			made = n_names;
 			goto out;
@@ -1282,6 +1410,7 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 out:
 	if (turn)
 		provider_turn_give(gp->turns, g.name);
+	poll_leave(gp, poll);
 	free(names);
 	free(reported);
 	cJSON_Delete(mig);
@@ -1396,6 +1525,7 @@ static void gce_free(struct provider *p)
 		free(gp->tpls);
 		free(gp->created);
 		provider_turns_free(gp->turns);
+		pthread_cond_destroy(&gp->poll_cv);
 		pthread_mutex_destroy(&gp->mu);
 		free(gp);
 	}
@@ -1433,6 +1563,7 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 	p->ops = &gce_ops;
 	p->impl = gp;
 	pthread_mutex_init(&gp->mu, NULL);
+	pthread_cond_init(&gp->poll_cv, NULL);
 	gp->clock = o->clock ? o->clock : clock_real();
 	gp->log = o->log;
 	gp->cancel = o->cancel;
