@@ -2789,6 +2789,13 @@ static int check_provider(struct ctx *x)
 			gm->awsg.asg = c->groups[i].name; /* an ASG of the group's name */
 			gm->awsg.launch_template_version = "$Default";
 		}
+		if (aws && gm->awsg.fleet && !c->aws.cluster_name)
+			return fail_loc(x, &gm->aws,
+					"node group \"%s\" is a fleet group (mode: fleet): set provider.aws.cluster_name "
+					"(or LUASCALE_PROVIDER_AWS_CLUSTER_NAME); its instances are tagged luascale.io/cluster=<cluster_name> "
+					"and only those are its own, so a cluster with a group of the same name in this account and region "
+					"is not counted",
+					c->groups[i].name);
 		for (j = 0; aws && !gm->awsg.fleet && j < i; j++)
 			if (!x->gm[j].awsg.fleet && !strcmp(x->gm[j].awsg.asg, gm->awsg.asg))
 				return fail_loc(x, gm->aws_set ? &gm->aws : &gm->node,

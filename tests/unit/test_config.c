@@ -1393,8 +1393,24 @@ static void test_provider_aws(void **state)
 	assert_true(c->provider_qps == 4 && c->provider_burst == 1); /* written: kept */
 	config_free(c);
 
+	/* a fleet group's instances are the cluster's by its tag: the name is required */
+	expect_error(HEAD "node_groups:\n  - name: f\n    max: 3\n    aws: {mode: fleet, launch_template: t, instance_types: [m5.large], placements: [{zone: us-east-1a}]}\nprovider: {kind: aws}\n",
+		     "config.yaml:9:10: node_groups[0].aws: node group \"f\" is a fleet group (mode: fleet): set provider.aws.cluster_name "
+		     "(or LUASCALE_PROVIDER_AWS_CLUSTER_NAME); its instances are tagged luascale.io/cluster=<cluster_name> "
+		     "and only those are its own, so a cluster with a group of the same name in this account and region "
+		     "is not counted");
+	{
+		static const char *const cenv[] = { "LUASCALE_PROVIDER_AWS_CLUSTER_NAME=blue", NULL };
+
+		c = parse_envp(HEAD "node_groups:\n  - name: f\n    max: 3\n    aws: {mode: fleet, launch_template: t, instance_types: [m5.large], placements: [{zone: us-east-1a}]}\nprovider: {kind: aws}\n",
+			       cenv, &err);
+		if (!c)
+			fail_msg("%s", err.msg);
+		assert_string_equal(c->aws.cluster_name, "blue");
+		config_free(c);
+	}
 	/* fleet groups say their own size and launch settings */
-	expect_error(HEAD "node_groups:\n  - name: f\n    aws: {mode: fleet, launch_template: t, instance_types: [m5.large], placements: [{zone: us-east-1a}]}\nprovider: {kind: aws}\n",
+	expect_error(HEAD "node_groups:\n  - name: f\n    aws: {mode: fleet, launch_template: t, instance_types: [m5.large], placements: [{zone: us-east-1a}]}\nprovider: {kind: aws, aws: {cluster_name: t}}\n",
 		     "config.yaml:7:5: node_groups[0]: max is required (the largest number of nodes of group \"f\")");
 	expect_error(HEAD "node_groups:\n  - name: f\n    max: 3\n    aws: {mode: fleet, instance_types: [m5.large], placements: [{zone: us-east-1a}]}\nprovider: {kind: aws}\n",
 		     "config.yaml:9:10: node_groups[0].aws: launch_template is required for a fleet group (mode: fleet)");
