@@ -76,7 +76,9 @@ def start_run(sim, name, config_body, policy, args=()):
                 "cluster: {kubeconfig: %s, context: luascale-sim, write_qps: 0.5, write_burst: 1}\n"
                 "policy: {path: %s}\n"
                 "intervals: {reconcile: 1s, batch_idle: 200ms, batch_max: 1s}\n"
-                "safety: {max_scale_down_per_round: 5}\n"
+                # the drained pods select the drained group: they are
+                # evicted into Pending on purpose
+                "safety: {max_scale_down_per_round: 5, evicted_pods_must_fit: false}\n"
                 "leader_election: {enabled: true, lease_duration: 6s, renew_deadline: 4s, retry_period: 1s}\n"
                 % (sim["kubeconfig"], policy) + config_body)
     log = H.path(name + "-run.log")
