@@ -1,13 +1,17 @@
 /*
- * provider: what all providers share — error names, the group array, and
- * the turns and claims that keep launches of one group from racing.
+ * provider: what all providers share — error names, the messages of a
+ * cloud's errors and their likely causes, the group array, and the turns
+ * and claims that keep launches of one group from racing.
  */
 #include "providers/provider.h"
 
+#include <ctype.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 
@@ -31,6 +35,274 @@ bool provider_error_backs_off_group(enum provider_error e)
 {
 	return e == PROVIDER_NO_CAPACITY || e == PROVIDER_QUOTA || e == PROVIDER_INVALID ||
 	       e == PROVIDER_AUTH;
+}
+
+/* ---- a cloud's error: its likely cause and its message ---- */
+
+/*
+ * The codes below are the ones the clouds and their SDKs document; none is
+ * guessed from a message alone.
+ *
+ * AWS. Clock skew: the SDKs' "definite" clock-skew codes RequestTimeTooSkewed,
+ * RequestExpired, RequestInTheFuture, and their "possible" ones
+ * InvalidSignatureException, SignatureDoesNotMatch, AuthFailure (aws-sdk-java-v2
+ * SdkDefaultRetrySetting, aws-sdk-net's retry policy, @smithy/service-error-
+ * classification constants.ts), a possible one counting as skew only when its
+ * message says so ("Signature expired: 20191029T154623Z is now earlier than
+ * ...", "Signature not yet current", "too skewed") and as a wrong key else
+ * (EC2's AuthFailure: "The provided credentials could not be validated").
+ * Wrong key: InvalidClientTokenId ("The X.509 certificate or AWS access key ID
+ * provided does not exist in our records"), InvalidAccessKeyId,
+ * UnrecognizedClientException. Missing permission: UnauthorizedOperation,
+ * AccessDenied, AccessDeniedException, NotAuthorized (docs.aws.amazon.com:
+ * AWSEC2/latest/APIReference/errors-overview.html, CommonErrors).
+ *
+ * Entra ID (learn.microsoft.com entra/identity-platform/reference-error-codes,
+ * "AADSTSnnn: ..." at the start of error_description). Clock: AADSTS700024
+ * (client assertion not within its valid time range), AADSTS500133 (assertion
+ * not within its valid time range). Wrong key: AADSTS7000215 (invalid client
+ * secret), AADSTS7000222 (the client secret keys are expired), AADSTS70002
+ * (client_secret does not match), AADSTS700016 (application not found in the
+ * tenant: a wrong client id), AADSTS70021 (no federated identity record
+ * matches the assertion), AADSTS700027 (client assertion failed signature
+ * validation), and the OAuth error invalid_client (RFC 6749 section 5.2).
+ * Azure Resource Manager: AuthorizationFailed, LinkedAuthorizationFailed (no
+ * role assignment allows the action).
+ *
+ * Google. The token endpoint's invalid_grant with "Invalid JWT: Token must be
+ * a short-lived token (60 minutes) and in a reasonable timeframe. Check your
+ * iat and exp values ..." (clock) or "Invalid JWT Signature." (a wrong or
+ * deleted key; also "account not found"), invalid_client; APIs: the
+ * google.rpc.Code PERMISSION_DENIED (HTTP 403), compute's error reasons
+ * forbidden and insufficientPermissions, ACCESS_TOKEN_SCOPE_INSUFFICIENT
+ * (the instance's access scopes leave the call out).
+ */
+
+/* Case-insensitive substring test; NULL holds nothing. */
+static bool says(const char *haystack, const char *needle)
+{
+	size_t n = strlen(needle);
+	const char *p;
+
+	if (!haystack)
+		return false;
+	for (p = haystack; *p; p++)
+		if (strncasecmp(p, needle, n) == 0)
+			return true;
+	return false;
+}
+
+static bool one_of(const char *code, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(code, *list) == 0)
+			return true;
+	return false;
+}
+
+/* The message says a signature or token is out of its time. */
+static bool says_time(const char *m)
+{
+	return says(m, "Signature expired") || says(m, "not yet current") ||
+	       says(m, "too skewed") || says(m, "not yet valid") || says(m, "clock skew") ||
+	       says(m, "reasonable timeframe") || says(m, "short-lived token") ||
+	       says(m, "iat and exp");
+}
+
+/* "AADSTS7000215" from a message "AADSTS7000215: ..." into 'out'; false if none. */
+static bool aadsts_of(const char *m, char *out, size_t len)
+{
+	size_t n = 6;
+
+	if (!m || strncmp(m, "AADSTS", 6) != 0)
+		return false;
+	while (isdigit((unsigned char)m[n]))
+		n++;
+	if (n == 6 || n >= len)
+		return false;
+	memcpy(out, m, n);
+	out[n] = '\0';
+	return true;
+}
+
+enum provider_cause provider_error_cause(const char *code, const char *message)
+{
+	static const char *const aws_definite_skew[] = {
+		"RequestTimeTooSkewed", "RequestExpired", "RequestInTheFuture", NULL };
+	static const char *const possible_skew[] = {
+		"InvalidSignatureException", "SignatureDoesNotMatch", "AuthFailure", NULL };
+	static const char *const entra_skew[] = { "AADSTS700024", "AADSTS500133", NULL };
+	static const char *const wrong_key[] = {
+		"InvalidClientTokenId", "InvalidAccessKeyId", "UnrecognizedClientException",
+		"AADSTS7000215", "AADSTS7000222", "AADSTS70002", "AADSTS700016", "AADSTS70021",
+		"AADSTS700027", "invalid_client", NULL };
+	static const char *const no_role[] = {
+		"UnauthorizedOperation", "AccessDenied", "AccessDeniedException", "NotAuthorized",
+		"AuthorizationFailed", "LinkedAuthorizationFailed", "PERMISSION_DENIED", "forbidden",
+		"insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT", NULL };
+	char aad[24];
+	const char *c = code && *code ? code : "";
+
+	/* "Client.UnauthorizedOperation": EC2's older spelling */
+	if (!strncmp(c, "Client.", 7))
+		c += 7;
+	/* an Entra error names its AADSTS code at the head of the description */
+	if (aadsts_of(message, aad, sizeof(aad)) && strncmp(c, "AADSTS", 6) != 0)
+		c = aad;
+	if (!*c)
+		return PROVIDER_CAUSE_NONE;
+	if (one_of(c, aws_definite_skew) || one_of(c, entra_skew))
+		return PROVIDER_CAUSE_CLOCK;
+	if (one_of(c, possible_skew))
+		return says_time(message) ? PROVIDER_CAUSE_CLOCK : PROVIDER_CAUSE_KEY;
+	if (!strcmp(c, "invalid_grant")) {
+		if (says_time(message))
+			return PROVIDER_CAUSE_CLOCK;
+		if (says(message, "Invalid JWT Signature") || says(message, "account not found"))
+			return PROVIDER_CAUSE_KEY;
+		return PROVIDER_CAUSE_NONE;
+	}
+	if (one_of(c, wrong_key))
+		return PROVIDER_CAUSE_KEY;
+	if (one_of(c, no_role))
+		return PROVIDER_CAUSE_ROLE;
+	return PROVIDER_CAUSE_NONE;
+}
+
+const char *provider_cause_hint(enum provider_cause c)
+{
+	switch (c) {
+	case PROVIDER_CAUSE_CLOCK:
+		return "clock skew: this machine's clock differs from the cloud's; check its time "
+		       "sync with chrony or NTP, or whether a signed token was used outside its "
+		       "valid time";
+	case PROVIDER_CAUSE_KEY:
+		return "wrong key or secret: the key, secret or client id is not one the cloud "
+		       "knows; it may be mistyped, rotated, deleted or expired";
+	case PROVIDER_CAUSE_ROLE:
+		return "missing role or permission: the identity is known but not allowed this "
+		       "call; grant it an IAM policy or role assignment that allows it";
+	case PROVIDER_CAUSE_NONE:
+		break;
+	}
+	return "";
+}
+
+/* The context kept when the message must be cut for it (bytes). */
+#define CONTEXT_KEEP 400
+/* The longest code kept (the clouds' are a few dozen bytes). */
+#define CODE_MAX 128
+
+/*
+ * Copies 's' into 'out' (at most 'cap' bytes, no NUL) as one line: control
+ * characters become spaces, runs of blanks one space, leading and trailing
+ * blanks go. Returns the bytes written; '*cut' tells whether 's' was longer.
+ */
+static size_t clean(char *out, size_t cap, const char *s, bool *cut)
+{
+	size_t n = 0;
+	bool blank = true; /* drops leading blanks */
+
+	*cut = false;
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < 0x20 || ch == 0x7f || ch == ' ') {
+			blank = true;
+			continue;
+		}
+		if (blank && n > 0) {
+			if (n + 1 >= cap) {
+				*cut = true;
+				break;
+			}
+			out[n++] = ' ';
+		}
+		blank = false;
+		if (n >= cap) {
+			*cut = true;
+			break;
+		}
+		out[n++] = (char)ch;
+	}
+	return n;
+}
+
+/* Steps back over UTF-8 continuation bytes so a cut at 'n' splits no character. */
+static size_t utf8_cut(const char *s, size_t n)
+{
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+size_t provider_cloud_message(char *out, size_t len, const char *code, const char *message,
+			      const char *context)
+{
+	char c[CODE_MAX + 1], m[PROVIDER_MESSAGE_MAX], x[PROVIDER_MESSAGE_MAX], hint[300];
+	size_t nc, nm, nx, nh, room, keep, n = 0;
+	enum provider_cause why = provider_error_cause(code, message);
+	bool cut_c, cut_m, cut_x;
+
+	if (!out || len == 0)
+		return 0;
+	nc = clean(c, CODE_MAX, code, &cut_c);
+	c[nc] = '\0';
+	/* "AADSTS7000215: Invalid ..." under code AADSTS7000215: the code once */
+	if (nc && message && !strncmp(message, c, nc) && message[nc] == ':')
+		message += nc + 1;
+	nm = clean(m, sizeof(m) - 1, message, &cut_m);
+	nx = clean(x, sizeof(x) - 1, context, &cut_x);
+	nh = why ? (size_t)snprintf(hint, sizeof(hint), " (likely cause: %s)",
+				    provider_cause_hint(why)) : 0;
+	if (nh >= sizeof(hint))
+		nh = sizeof(hint) - 1;
+	hint[nh] = '\0';
+	/* what the message may take: all but the code, the hint and some context */
+	room = len - 1;
+	/* the context's head is kept too: CONTEXT_KEEP bytes, a fifth of a small buffer */
+	keep = nx ? 2 + nx : 0;
+	if (keep > CONTEXT_KEEP)
+		keep = CONTEXT_KEEP;
+	if (keep > room / 5)
+		keep = room / 5;
+	keep += nc + (nc && nm ? 2 : 0) + nh;
+	room = room > keep ? room - keep : 0;
+	if (nm > room || cut_m) {
+		nm = room > 3 ? utf8_cut(m, room - 3) : 0;
+		while (nm > 0 && m[nm - 1] == ' ')
+			nm--;
+		if (room >= 3) {
+			memcpy(m + nm, "...", 3);
+			nm += 3;
+		}
+	}
+	m[nm] = '\0';
+	x[nx] = '\0';
+	n = (size_t)snprintf(out, len, "%s%s%s%s%s%s", c, nc && nm ? ": " : "", m, hint,
+			     nx && (nc || nm || nh) ? "; " : "", x);
+	if (n >= len) {
+		/* only the context overflowed: end on a whole character */
+		n = utf8_cut(out, len - 1);
+		out[n] = '\0';
+	}
+	return n;
+}
+
+void provider_status_cloud(struct provider_status *st, enum provider_error cls, const char *code,
+			   const char *message, const char *fmt, ...)
+{
+	char ctx[PROVIDER_MESSAGE_MAX];
+	va_list ap;
+
+	ctx[0] = '\0';
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(ctx, sizeof(ctx), fmt, ap);
+		va_end(ap);
+	}
+	st->code = cls;
+	provider_cloud_message(st->message, sizeof(st->message), code, message, ctx);
 }
 
 /* Grows '*arr' (of 'size' bytes each) by one; returns the new slot or NULL. */

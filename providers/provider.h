@@ -33,12 +33,59 @@ const char *provider_error_str(enum provider_error e);
 /* Should the group be backed off after this error? */
 bool provider_error_backs_off_group(enum provider_error e);
 
+/* The longest status message, NUL included: a cloud's error code and its
+ * whole message, the likely cause and where it happened. */
+#define PROVIDER_MESSAGE_MAX 2048
+
 struct provider_status {
 	enum provider_error code;
-	char message[256]; /* what the cloud said, for logs; never a secret */
+	char message[PROVIDER_MESSAGE_MAX]; /* what the cloud said, for logs and
+					     * Events (never for metric labels);
+					     * never a secret */
 	int64_t retry_after_s; /* the cloud's Retry-After in seconds (Azure's 429 header,
 				* GCE's or AWS's where given); 0 when it said none */
 };
+
+/* What most likely made a cloud refuse a call, from its error code and message. */
+enum provider_cause {
+	PROVIDER_CAUSE_NONE = 0,  /* nothing the code or message says for sure */
+	PROVIDER_CAUSE_CLOCK,     /* this machine's clock is off (clock skew) */
+	PROVIDER_CAUSE_KEY,       /* a wrong, rotated or expired key or secret */
+	PROVIDER_CAUSE_ROLE,      /* authenticated, but a role or permission is missing */
+};
+
+/*
+ * The likely cause of a cloud's error: 'code' as the cloud spells it (an
+ * AWS <Code>, an OAuth "error" or an Entra "AADSTSnnn", a Google status or
+ * reason, an ARM error code; NULL or "" when none) and its 'message' (may
+ * be NULL). Only codes the clouds document are read (see provider.c).
+ */
+enum provider_cause provider_error_cause(const char *code, const char *message);
+
+/* One line saying what to check for 'c' ("" for PROVIDER_CAUSE_NONE). Static. */
+const char *provider_cause_hint(enum provider_cause c);
+
+/*
+ * Writes a cloud's error into 'out' ('len' bytes, NUL included; at least
+ * 256): "CODE: MESSAGE (likely cause: HINT); CONTEXT", the cloud's code
+ * first, then its message, the hint when provider_error_cause() finds one,
+ * then 'context' (which call, which file or endpoint; may be NULL). When it
+ * does not fit, the tail goes first: the context is cut, then the message
+ * (ending in "..."); the code and the hint are never cut. Control
+ * characters of the cloud's text become spaces, so a message is one line;
+ * 'message' may be 'out' itself (it is read before anything is written).
+ * 'code' may be NULL or "" (the message then comes first). Pass only the
+ * fields of the cloud's error answer: never a token, key or signature.
+ * Returns the length written.
+ */
+size_t provider_cloud_message(char *out, size_t len, const char *code, const char *message,
+			      const char *context);
+
+/* provider_cloud_message() into st->message, with st->code = 'cls' and the
+ * context formatted from 'fmt' (NULL: none). */
+void provider_status_cloud(struct provider_status *st, enum provider_error cls, const char *code,
+			   const char *message, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 enum instance_state {
 	INSTANCE_PENDING,  /* requested, not running yet */
@@ -116,6 +163,9 @@ struct provider_group {
 	bool members_by_id;     /* its nodes are the instances' providerIDs below (the
 				 * engine then needs no label to place a node in it) */
 	int target;             /* the size the cloud is converging to */
+	int64_t stale_since;    /* 0: read by this listing; else the cloud described the
+				 * group badly this time and this is its last good view,
+				 * read at stale_since (unix seconds) */
 	struct provider_template tmpl;
 	struct provider_instance *instances; /* owned by the array holder */
 	size_t n_instances;

@@ -90,15 +90,8 @@ int aws_do(struct provider *p, enum aws_service svc, bool mutating, struct aws_q
 		*doc = NULL;
 		return -1;
 	}
-	if (aws_call(&ap->api, svc, mutating ? p->mutating : p->reads, f, doc, st) < 0) {
-		char msg[sizeof(st->message)];
-
-		snprintf(msg, sizeof(msg), "%s", st->message);
-		snprintf(st->message, sizeof(st->message), "%s: %.*s", action,
-			 (int)(sizeof(st->message) - sizeof(action) - 3), msg);
-		return -1;
-	}
-	return 0;
+	/* aws_call names the action in its messages (after the cloud's code) */
+	return aws_call(&ap->api, svc, mutating ? p->mutating : p->reads, f, doc, st) < 0 ? -1 : 0;
 }
 
 int aws_wait(struct aws_prov *ap, int64_t ns)
@@ -304,9 +297,21 @@ oom:
 	return -1;
 }
 
-/* Appends the members of one answer page to *out. */
+/* An ASG a listing skipped: the answer described it badly. */
+struct bad_asg {
+	char name[256];          /* "" when the answer gave it no name */
+	char why[512];
+};
+
+struct bad_asgs {
+	struct bad_asg *v;
+	size_t n;
+};
+
+/* Appends the members of one answer page to *out; with 'bad', a member
+ * parse_asg refuses is noted there and skipped, else it fails the page. */
 static int take_page(const struct awsxml_doc *d, struct aws_asg **out, size_t *n, size_t *cap,
-		     char *next, size_t next_len, struct provider_status *st)
+		     char *next, size_t next_len, struct bad_asgs *bad, struct provider_status *st)
 {
 	const struct awsxml_node *res = awsxml_find(awsxml_root(d), "DescribeAutoScalingGroupsResult");
 	const struct awsxml_node *it;
@@ -328,8 +333,22 @@ static int take_page(const struct awsxml_doc *d, struct aws_asg **out, size_t *n
 			*cap = nc;
 		}
 		if (parse_asg(it, &(*out)[*n], st) < 0) {
+			struct bad_asg *nb;
+
 			asg_clear(&(*out)[*n]);
-			return -1;
+			if (!bad)
+				return -1;
+			nb = realloc(bad->v, (bad->n + 1) * sizeof(*nb));
+			if (!nb) {
+				aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+				return -1;
+			}
+			bad->v = nb;
+			snprintf(nb[bad->n].name, sizeof(nb[0].name), "%s", (*out)[*n].name);
+			snprintf(nb[bad->n].why, sizeof(nb[0].why), "%.*s", (int)sizeof(nb[0].why) - 1, st->message);
+			bad->n++;
+			memset(st, 0, sizeof(*st));
+			continue;
 		}
 		(*n)++;
 	}
@@ -338,8 +357,11 @@ static int take_page(const struct awsxml_doc *d, struct aws_asg **out, size_t *n
 	return 0;
 }
 
-int aws_describe_asgs(struct provider *p, const char *const *names, size_t n_names,
-		      struct aws_asg **out, size_t *n_out, struct provider_status *st)
+/* aws_describe_asgs, with the members the answer describes badly noted
+ * in 'bad' and skipped (NULL: they fail the call). */
+static int describe_asgs(struct provider *p, const char *const *names, size_t n_names,
+			 struct aws_asg **out, size_t *n_out, struct bad_asgs *bad,
+			 struct provider_status *st)
 {
 	struct aws_prov *ap = AWS_PROV(p);
 	struct aws_asg *all = NULL;
@@ -377,7 +399,7 @@ int aws_describe_asgs(struct provider *p, const char *const *names, size_t n_nam
 			rc = aws_do(p, AWS_SERVICE_AUTOSCALING, false, &f, &d, st);
 			aws_query_free(&f);
 			if (rc == 0)
-				rc = take_page(d, &all, &n, &cap, next, sizeof(next), st);
+				rc = take_page(d, &all, &n, &cap, next, sizeof(next), bad, st);
 			awsxml_free(d);
 			if (rc < 0) {
 				aws_asgs_free(all, n);
@@ -395,6 +417,12 @@ int aws_describe_asgs(struct provider *p, const char *const *names, size_t n_nam
 	*out = all;
 	*n_out = n;
 	return 0;
+}
+
+int aws_describe_asgs(struct provider *p, const char *const *names, size_t n_names,
+		      struct aws_asg **out, size_t *n_out, struct provider_status *st)
+{
+	return describe_asgs(p, names, n_names, out, n_out, NULL, st);
 }
 
 /* ---- the failure of a launch the ASG is still working on ---- */
@@ -715,6 +743,31 @@ static int asg_group(struct provider *p, const struct aws_group *g, const struct
 	return 0;
 }
 
+/* Keeps a group read well as its last good view (and says once that a
+ * group skipped before is read again). */
+static void keep_view(struct aws_prov *ap, const struct provider_group *pg, int64_t now)
+{
+	if (provider_lastgood_keep(ap->lastgood, pg, now) == 1)
+		log_at(ap->log, LOG_INFO, now, "aws: node group %s: its Auto Scaling group is read well again",
+		       pg->name);
+}
+
+/* Group 'g', whose ASG the answer described badly ('why'): its last good
+ * view, stale, into 'pg' (0), or nothing (-1); logged once per reason. */
+static int stale_view(struct aws_prov *ap, const struct aws_group *g, const char *why,
+		      struct provider_group *pg, int64_t now)
+{
+	bool changed;
+	int rc = provider_lastgood_recall(ap->lastgood, g->name, why, pg, &changed);
+
+	if (changed)
+		log_at(ap->log, LOG_WARN, now,
+		       "aws: node group %s: its Auto Scaling group %.128s is skipped: %s; %s", g->name, g->asg, why,
+		       rc == 0 ? "it keeps the last view read well, marked stale, until the ASG reads well again"
+			       : "no earlier view of it: it is not listed until the ASG reads well");
+	return rc;
+}
+
 static int aws_list_groups(struct provider *p, struct provider_group **groups, size_t *n,
 			   struct provider_status *st)
 {
@@ -726,7 +779,8 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 	struct aws_seen *seen = NULL;
 	size_t n_seen = 0;
 	struct aws_group *gs = NULL;
-	size_t n_gs;
+	struct bad_asgs bad = {NULL, 0};
+	size_t n_gs, n_bad_named;
 	int64_t now = clock_wall(ap->clock);
 
 	*groups = NULL;
@@ -738,37 +792,55 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 	for (i = 0; i < ap->n_config_groups; i++)
 		if (!ap->groups[i].fleet)
 			names[n_names++] = ap->groups[i].asg;
-	if (n_names && aws_describe_asgs(p, names, n_names, &named, &n_named, st) < 0)
+	/* an ASG the answer describes badly is skipped, not the whole list */
+	if (n_names && describe_asgs(p, names, n_names, &named, &n_named, &bad, st) < 0)
 		goto fail;
-	if (ap->discovery && aws_describe_asgs(p, NULL, 0, &found, &n_found, st) < 0)
+	n_bad_named = bad.n;
+	if (ap->discovery && describe_asgs(p, NULL, 0, &found, &n_found, &bad, st) < 0)
 		goto fail;
+	for (i = 0; i < bad.n; i++) {
+		struct provider_group none;
+		bool changed;
+
+		if (bad.v[i].name[0])
+			continue;
+		/* nameless: no group to keep a view for; said once */
+		provider_lastgood_recall(ap->lastgood, "", bad.v[i].why, &none, &changed);
+		if (changed)
+			log_at(ap->log, LOG_WARN, now, "aws: an Auto Scaling group of the answer is skipped: %s",
+			       bad.v[i].why);
+	}
 	/* when each instance was launched: the ASG does not say, EC2 does */
 	aws_fill_launch_times(p, named, n_named, found, n_found);
 
 	/* the groups: the config's, then every tagged ASG the config does not name */
 	n_gs = ap->n_config_groups;
-	gs = calloc(n_gs + n_found + 1, sizeof(*gs));
+	gs = calloc(n_gs + n_found + bad.n + 1, sizeof(*gs));
 	if (!gs)
 		goto oom;
 	memcpy(gs, ap->groups, n_gs * sizeof(*gs));
-	for (i = 0; i < n_found; i++) {
+	/* the tagged ASGs, and the tagged ones described badly (their groups keep their views) */
+	for (i = 0; i < n_found + bad.n - n_bad_named; i++) {
 		struct aws_group *g = &gs[n_gs];
+		const char *asg = i < n_found ? found[i].name : bad.v[n_bad_named + i - n_found].name;
 
-		for (j = 0; j < n_gs && (gs[j].fleet || strcmp(gs[j].asg, found[i].name)); j++)
+		if (!asg[0])
+			continue;
+		for (j = 0; j < n_gs && (gs[j].fleet || strcmp(gs[j].asg, asg)); j++)
 			;
 		if (j < n_gs)
 			continue; /* named in the config (or found twice) */
 		memset(g, 0, sizeof(*g));
-		discovered_name(found[i].name, g->name, sizeof(g->name));
+		discovered_name(asg, g->name, sizeof(g->name));
 		for (j = 0; j < n_gs && strcmp(gs[j].name, g->name); j++)
 			;
 		if (!g->name[0] || !k8sname_valid_dns_subdomain(g->name) || j < n_gs) {
 			log_at(ap->log, LOG_WARN, now,
 			       "aws: the tagged ASG %.128s is not managed: no node group name can be made of its name that is unique and valid",
-			       found[i].name);
+			       asg);
 			continue;
 		}
-		snprintf(g->asg, sizeof(g->asg), "%s", found[i].name);
+		snprintf(g->asg, sizeof(g->asg), "%s", asg);
 		g->discovered = true;
 		g->wants_template = true;
 		n_gs++;
@@ -796,12 +868,22 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 					pg->target++;
 			if (g->wants_template)
 				aws_describe_template(p, g, NULL, &pg->tmpl);
+			keep_view(ap, pg, now);
 			k++;
 			continue;
 		}
 		{
 			const struct aws_asg *a = NULL;
+			const struct bad_asg *b = NULL;
 
+			for (j = 0; j < bad.n && !b; j++)
+				if (!strcmp(bad.v[j].name, g->asg))
+					b = &bad.v[j];
+			if (b) {
+				if (stale_view(ap, g, b->why, pg, now) == 0)
+					k++;
+				continue;
+			}
 			for (j = 0; j < n_named && !a; j++)
 				if (!strcmp(named[j].name, g->asg))
 					a = &named[j];
@@ -818,6 +900,7 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 				k++;
 				goto fail;
 			}
+			keep_view(ap, pg, now);
 			k++;
 		}
 	}
@@ -849,6 +932,7 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 	pthread_mutex_unlock(&ap->mu);
 	free(gs);
 	free(names);
+	free(bad.v);
 	aws_asgs_free(named, n_named);
 	aws_asgs_free(found, n_found);
 	*groups = out;
@@ -860,6 +944,7 @@ fail:
 	provider_groups_free(out, k);
 	free(gs);
 	free(names);
+	free(bad.v);
 	aws_asgs_free(named, n_named);
 	aws_asgs_free(found, n_found);
 	return -1;
@@ -909,6 +994,7 @@ static void aws_free(struct provider *p)
 		free(ap->itypes);
 		free(ap->lts);
 		free(ap->launched);
+		provider_lastgood_free(ap->lastgood);
 		provider_turns_free(ap->turns);
 		pthread_mutex_destroy(&ap->mu);
 		free(ap);
@@ -953,7 +1039,8 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	p->impl = ap;
 	pthread_mutex_init(&ap->mu, NULL);
 	ap->turns = provider_turns_new();
-	if (!ap->turns) {
+	ap->lastgood = provider_lastgood_new();
+	if (!ap->turns || !ap->lastgood) {
 		errbuf_set(err, "aws: out of memory");
 		goto fail;
 	}

@@ -16,6 +16,7 @@
 #include "providers/aws/aws.h"
 #include "providers/aws/awsapi.h"
 #include "providers/aws/credentials.h"
+#include "providers/lastgood.h"
 #include "providers/provider.h"
 
 #define AWS_TAG_ENABLED "k8s.io/cluster-autoscaler/enabled"
@@ -117,6 +118,7 @@ struct aws_prov {
 		char action[48];
 		uint64_t n;
 	} counts[32];
+	struct provider_lastgood *lastgood; /* each group's last good view, for an ASG described badly */
 };
 
 #define AWS_PROV(p) ((struct aws_prov *)(p)->impl)

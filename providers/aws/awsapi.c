@@ -91,6 +91,8 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 	if (aws_credchain_get(c->api->creds, &cr, &e) < 0) {
 		c->st->code = PROVIDER_AUTH;
 		errbuf_set(err, "no AWS credentials: %s", e.msg);
+		/* the credential source's error whole, its code first */
+		aws_credchain_last_error(c->api->creds, c->st->message, sizeof(c->st->message));
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%.*s", c->url.path ? (int)c->url.path_len : 1,
@@ -204,7 +206,7 @@ int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket
 	struct cloudhttp_request req;
 	struct errbuf err;
 	struct call c;
-	char code[128], msg[512], rid[128];
+	char code[128], msg[PROVIDER_MESSAGE_MAX], rid[128];
 	struct awsxml_doc *d;
 	int rc = -1;
 
@@ -223,15 +225,15 @@ int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket
 	c.bucket = bucket;
 	c.st = st;
 	if (f->oom) {
-		set_st(st, PROVIDER_TRANSIENT, "out of memory");
+		set_st(st, PROVIDER_TRANSIENT, "%s: out of memory", c.action);
 		return -1;
 	}
 	if (cloudhttp_url_parse(api->url[svc], &c.url, &err) < 0) {
-		set_st(st, PROVIDER_INVALID, "%s endpoint: %s", aws_service_name(svc), err.msg);
+		set_st(st, PROVIDER_INVALID, "%s: %s endpoint: %s", c.action, aws_service_name(svc), err.msg);
 		return -1;
 	}
 	if (cloudhttp_headers_add(&hs, "Content-Type", CONTENT_TYPE) < 0) {
-		set_st(st, PROVIDER_TRANSIENT, "out of memory");
+		set_st(st, PROVIDER_TRANSIENT, "%s: out of memory", c.action);
 		return -1;
 	}
 	memset(&req, 0, sizeof(req));
@@ -245,14 +247,18 @@ int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket
 	req.ctx = &c;
 	if (cloudhttp_call(api->http, &req, &resp, &err) < 0) {
 		/* prepare set the class when it gave up; else no answer */
-		set_st(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s", err.msg);
+		if (st->code == PROVIDER_AUTH && st->message[0]) /* the credentials' error, whole */
+			provider_status_cloud(st, PROVIDER_AUTH, NULL, st->message, "%s not sent", c.action);
+		else
+			set_st(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s",
+			       c.action, err.msg);
 		goto out;
 	}
 	if (resp.status >= 200 && resp.status < 300) {
 		d = awsxml_parse(resp.body, resp.body_len, &err);
 		if (!d) {
-			set_st(st, PROVIDER_TRANSIENT, "%s answered %ld with malformed XML: %s",
-			       aws_service_name(svc), resp.status, err.msg);
+			set_st(st, PROVIDER_TRANSIENT, "%s: %s answered %ld with malformed XML: %s",
+			       c.action, aws_service_name(svc), resp.status, err.msg);
 			goto out;
 		}
 		*doc = d;
@@ -265,11 +271,13 @@ int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket
 		awsxml_request_id(d, rid, sizeof(rid));
 	awsxml_free(d);
 	if (code[0])
-		set_st(st, aws_error_class_msg(code, resp.status, msg), "%s: %s%s%s%s", code, msg,
-		       rid[0] ? " (request " : "", rid, rid[0] ? ")" : "");
+		/* the code first: "AuthFailure: ... (likely cause: ...); DescribeInstances (request R)" */
+		provider_status_cloud(st, aws_error_class_msg(code, resp.status, msg), code, msg,
+				      "%s%s%s%s", c.action, rid[0] ? " (request " : "", rid,
+				      rid[0] ? ")" : "");
 	else
-		set_st(st, aws_error_class(NULL, resp.status), "%s answered HTTP %ld%s",
-		       aws_service_name(svc), resp.status,
+		set_st(st, aws_error_class(NULL, resp.status), "%s: %s answered HTTP %ld%s",
+		       c.action, aws_service_name(svc), resp.status,
 		       resp.attempts > 1 ? " after retries" : "");
 	if (resp.throttled)
 		st->code = PROVIDER_THROTTLED;

@@ -56,8 +56,10 @@ void aws_query_free(struct aws_query *f);
  * expired or unknown token drops the cached credentials and is tried once
  * more. On success returns 0 with the answer in '*doc' (awsxml_free it).
  * Else -1 with 'st': the class of the AWS error code (awserr.h) and
- * "Code: message (request id)" as the cloud said it, or TRANSIENT for no
- * answer, AUTH for no credentials. Never puts a secret in 'st' or the log.
+ * "Code: message (likely cause: ...); Action (request id)" as the cloud
+ * said it (provider_cloud_message()), or "Action: ..." with TRANSIENT for
+ * no answer, AUTH for no credentials (the credential source's error
+ * whole). Never puts a secret in 'st' or the log.
  */
 int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket,
 	     struct aws_query *f, struct awsxml_doc **doc, struct provider_status *st);

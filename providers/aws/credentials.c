@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "providers/aws/profile.h"
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/credcache.h"
+#include "providers/provider.h"
 
 #define TOKEN_FILE_MAX (64 * 1024)
 #define DEFAULT_IMDS "http://169.254.169.254"
@@ -73,6 +75,8 @@ struct aws_credchain {
 	char auth_token[8192];       /* AWS_CONTAINER_AUTHORIZATION_TOKEN */
 	/* instance metadata */
 	struct imds imds;
+	pthread_mutex_t mu;           /* guards 'last_error' */
+	char last_error[PROVIDER_MESSAGE_MAX]; /* the last failed fetch, whole; "" after a success */
 };
 
 /* ---- small helpers ---- */
@@ -460,7 +464,8 @@ static enum cloudhttp_verdict sts_classify(void *ctx, const struct cloudhttp_res
 	return v;
 }
 
-static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, struct errbuf *err)
+static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, char *full,
+		       size_t full_len, struct errbuf *err)
 {
 	struct buf tok = BUF_INIT, body = BUF_INIT, url = BUF_INIT;
 	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
@@ -468,7 +473,7 @@ static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, str
 	struct cloudhttp_request rq;
 	struct awsxml_doc *d = NULL;
 	const struct awsxml_node *cr;
-	char where[1200], code[128], msg[300], exp[64];
+	char where[1200], code[128], msg[PROVIDER_MESSAGE_MAX], exp[64], ctx[1300];
 	int rc = -1;
 
 	snprintf(where, sizeof(where), "web identity: STS AssumeRoleWithWebIdentity at %s",
@@ -504,10 +509,14 @@ static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, str
 	}
 	d = awsxml_parse(r.body, r.body_len, NULL);
 	if (r.status != 200) {
+		/* STS's code first: "AccessDenied: Not authorized to perform
+		 * sts:AssumeRoleWithWebIdentity (likely cause: ...); web identity: ..." */
+		snprintf(ctx, sizeof(ctx), "%s: HTTP %ld", where, r.status);
 		if (d && awsxml_error(d, code, sizeof(code), msg, sizeof(msg)) == 0)
-			errbuf_set(err, "%s: HTTP %ld %s: %s", where, r.status, code, msg);
+			provider_cloud_message(full, full_len, code, msg, ctx);
 		else
-			errbuf_set(err, "%s: HTTP %ld", where, r.status);
+			provider_cloud_message(full, full_len, NULL, NULL, ctx);
+		errbuf_set(err, "%s", full);
 		goto out;
 	}
 	if (!d) {
@@ -572,7 +581,8 @@ static int allowed_container_host(const char *host)
 	return 0;
 }
 
-static int fetch_container(struct aws_credchain *c, struct aws_credentials *out, struct errbuf *err)
+static int fetch_container(struct aws_credchain *c, struct aws_credentials *out, char *full,
+			   size_t full_len, struct errbuf *err)
 {
 	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response r = { 0 };
@@ -605,13 +615,20 @@ static int fetch_container(struct aws_credchain *c, struct aws_credentials *out,
 		goto out;
 	}
 	if (r.status != 200) {
+		/* the agent's {"code","message"} (or Code, Message), its code first */
 		cJSON *j = cJSON_Parse(r.body);
 		const cJSON *m = j ? cJSON_GetObjectItemCaseSensitive(j, "message") : NULL;
+		const cJSON *k = j ? cJSON_GetObjectItemCaseSensitive(j, "code") : NULL;
+		char ctx[2300];
 
 		if (!m && j)
 			m = cJSON_GetObjectItemCaseSensitive(j, "Message");
-		errbuf_set(err, "%s: HTTP %ld%s%.200s", where, r.status, m && cJSON_IsString(m) ? ": " : "",
-			   m && cJSON_IsString(m) ? m->valuestring : "");
+		if (!k && j)
+			k = cJSON_GetObjectItemCaseSensitive(j, "Code");
+		snprintf(ctx, sizeof(ctx), "%s: HTTP %ld", where, r.status);
+		provider_cloud_message(full, full_len, cJSON_IsString(k) ? k->valuestring : NULL,
+				       cJSON_IsString(m) ? m->valuestring : NULL, ctx);
+		errbuf_set(err, "%s", full);
 		cJSON_Delete(j);
 		goto out;
 	}
@@ -631,7 +648,7 @@ static int fetch(void *ud, void *value, int64_t *expires_s, struct errbuf *err)
 {
 	struct aws_credchain *c = ud;
 	struct aws_credentials *out = value;
-	char ts[40];
+	char ts[40], full[PROVIDER_MESSAGE_MAX] = "";
 	int rc;
 
 	switch (c->kind) {
@@ -642,10 +659,10 @@ static int fetch(void *ud, void *value, int64_t *expires_s, struct errbuf *err)
 		rc = 0;
 		break;
 	case SRC_WEBID:
-		rc = fetch_webid(c, out, err);
+		rc = fetch_webid(c, out, full, sizeof(full), err);
 		break;
 	case SRC_CONTAINER:
-		rc = fetch_container(c, out, err);
+		rc = fetch_container(c, out, full, sizeof(full), err);
 		break;
 	default:
 		rc = fetch_imds(&c->imds, out, err);
@@ -653,6 +670,9 @@ static int fetch(void *ud, void *value, int64_t *expires_s, struct errbuf *err)
 			errbuf_prefix(err, "imds");
 		break;
 	}
+	pthread_mutex_lock(&c->mu);
+	snprintf(c->last_error, sizeof(c->last_error), "%s", rc < 0 ? (full[0] ? full : err->msg) : "");
+	pthread_mutex_unlock(&c->mu);
 	if (rc < 0) {
 		aws_credentials_wipe(out);
 		return -1;
@@ -878,6 +898,8 @@ struct aws_credchain *aws_credchain_new(const struct aws_credchain_opts *o, stru
 	}
 	c = calloc(1, sizeof(*c));
 	p = calloc(1, sizeof(*p));
+	if (c)
+		pthread_mutex_init(&c->mu, NULL);
 	if (!c || !p) {
 		errbuf_set(err, "aws credentials: out of memory");
 		goto fail;
@@ -961,7 +983,15 @@ void aws_credchain_free(struct aws_credchain *c)
 	credcache_free(c->cache);
 	aws_credentials_wipe(&c->fixed);
 	credcache_wipe(c->auth_token, sizeof(c->auth_token));
+	pthread_mutex_destroy(&c->mu);
 	free(c);
+}
+
+void aws_credchain_last_error(struct aws_credchain *c, char *out, size_t len)
+{
+	pthread_mutex_lock(&c->mu);
+	snprintf(out, len, "%s", c->last_error);
+	pthread_mutex_unlock(&c->mu);
 }
 
 /* ---- region ---- */

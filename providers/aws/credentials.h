@@ -87,6 +87,14 @@ const char *aws_credchain_source(const struct aws_credchain *c);
  * cloud answered ExpiredToken or InvalidClientTokenId). */
 void aws_credchain_invalidate(struct aws_credchain *c);
 
+/* Copies the whole message of the last failed fetch into 'out' ('len'
+ * bytes; PROVIDER_MESSAGE_MAX holds it): the service's code first
+ * ("AccessDenied: Not authorized to perform sts:AssumeRoleWithWebIdentity
+ * (likely cause: ...); web identity: STS AssumeRoleWithWebIdentity at URL:
+ * HTTP 403"), where aws_credchain_get()'s errbuf may hold only its head.
+ * "" when the last fetch succeeded or none failed. Thread-safe. */
+void aws_credchain_last_error(struct aws_credchain *c, char *out, size_t len);
+
 /* Wipes and frees the chain. NULL is a no-op. */
 void aws_credchain_free(struct aws_credchain *c);
 

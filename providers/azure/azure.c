@@ -201,6 +201,8 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 	} else if (azure_auth_prepare(ap->auth, req, extra, err) < 0) {
 		c->st->code = PROVIDER_AUTH;
 		errbuf_prefix(err, "no access token");
+		/* the token endpoint's error whole, its code first */
+		azure_auth_last_error(ap->auth, c->st->message, sizeof(c->st->message));
 	} else {
 		return 0;
 	}
@@ -363,6 +365,10 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 	req.ctx = &c;
 	req.fresh_connect = if_match != NULL; /* a conditional write: know when it was sent twice */
 	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
+		if (st->code == PROVIDER_AUTH && st->message[0]) {
+			provider_status_cloud(st, PROVIDER_AUTH, NULL, st->message, "%s not sent", c.what);
+			goto out;
+		}
 		if (c.refused[0])
 			azure_status(st, st->code, "%s: %s", c.what, c.refused);
 		if (c.refused[0] && st->code == PROVIDER_THROTTLED) {
@@ -402,9 +408,10 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 		/* retries ran out on throttling: pause for what ARM asked (5 s when it did not say) */
 		set_window(ap, writes, clock_now(ap->clock) +
 			   (resp.retry_after_ms > 0 ? resp.retry_after_ms : 5000) * CLOCK_NS_PER_MS);
-	azure_status(st, resp.throttled || c.windowed ? PROVIDER_THROTTLED : azure_error_class(&r->err),
-		     "%s: HTTP %ld%s%s: %s", c.what, resp.status, r->err.code[0] ? " " : "", r->err.code,
-		     r->err.message[0] ? r->err.message : "no message");
+	/* the code first (AuthorizationFailed), then the message */
+	provider_status_cloud(st, resp.throttled || c.windowed ? PROVIDER_THROTTLED : azure_error_class(&r->err),
+			      r->err.code, r->err.message[0] ? r->err.message : "no message", "%s: HTTP %ld",
+			      c.what, resp.status);
 	if (resp.retry_after_ms > 0)
 		st->retry_after_s = (resp.retry_after_ms + 999) / 1000;
 	if (st->code == PROVIDER_THROTTLED) {
@@ -604,7 +611,12 @@ static void describe_template(struct az_prov *ap, const struct az_group *g, cons
 		       g->name, n_bad, bad);
 }
 
-/* One group from its scale set (already read) and its VMs into 'pg'. */
+/* fill_group's answer for a scale set described badly: the group is
+ * skipped (its last good view kept), not the whole list. */
+#define LIST_MALFORMED (-2)
+
+/* One group from its scale set (already read) and its VMs into 'pg': 0,
+ * LIST_MALFORMED, or -1 with 'st'. */
 static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss, struct provider_group *pg,
 		      struct provider_status *st)
 {
@@ -622,8 +634,10 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 		return -1;
 	}
 	if (azure_capacity_of(vmss, &cap) < 0) {
-		azure_status(st, PROVIDER_TRANSIENT, "scale set %s has no sku.capacity", g->vmss);
-		return -1;
+		/* never a size made up (an unknown size once deleted 197 nodes) */
+		azure_status(st, PROVIDER_TRANSIENT, "scale set %s has no sku.capacity (a count from 0 to %d)",
+			     g->vmss, MAX_CAPACITY);
+		return LIST_MALFORMED;
 	}
 	if (azure_list_vms(p, g, &items, st) < 0)
 		return -1;
@@ -885,6 +899,23 @@ static int azure_list_groups(struct provider *p, struct provider_group **groups,
 		int rc = body_of[i] >= 0 ? fill_group(p, &gs[i], cJSON_GetArrayItem(bodies, body_of[i]), &out[k], st)
 					 : list_one(p, &gs[i], &out[k], st);
 
+		if (rc == LIST_MALFORMED) {
+			bool changed;
+			int kept;
+
+			provider_template_clear(&out[k].tmpl);
+			free(out[k].instances);
+			kept = provider_lastgood_recall(ap->lastgood, gs[i].name, st->message, &out[k], &changed);
+			if (changed)
+				log_at(ap->log, LOG_WARN, clock_wall(ap->clock), "azure: node group %s is skipped: %s; %s",
+				       gs[i].name, st->message,
+				       kept == 0 ? "it keeps the last view read well, marked stale, until the scale set reads well again"
+						 : "no earlier view of it: it is not listed until the scale set reads well");
+			memset(st, 0, sizeof(*st));
+			if (kept == 0)
+				k++;
+			continue;
+		}
 		if (rc < 0) {
 			if (st->code == PROVIDER_NOT_FOUND) {
 				log_at(ap->log, LOG_WARN, clock_wall(ap->clock), "azure: node group %s: %s", gs[i].name,
@@ -901,6 +932,9 @@ static int azure_list_groups(struct provider *p, struct provider_group **groups,
 			cJSON_Delete(bodies);
 			return -1;
 		}
+		if (provider_lastgood_keep(ap->lastgood, &out[k], clock_wall(ap->clock)) == 1)
+			log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "azure: node group %s: its scale set is read well again",
+			       gs[i].name);
 		k++;
 	}
 	pthread_mutex_lock(&ap->mu);
@@ -1016,6 +1050,7 @@ static void azure_free(struct provider *p)
 		cloudhttp_free(ap->http);
 		free(ap->groups);
 		free(ap->claimed);
+		provider_lastgood_free(ap->lastgood);
 		for (i = 0; i < AZURE_N_WRITE_LOCKS; i++)
 			pthread_mutex_destroy(&ap->write_locks[i]);
 		pthread_mutex_destroy(&ap->mu);
@@ -1103,6 +1138,7 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	for (i = 0; i < AZURE_N_WRITE_LOCKS; i++)
 		pthread_mutex_init(&ap->write_locks[i], NULL);
 	ap->claimed = calloc(AZURE_N_CLAIMED, sizeof(*ap->claimed));
+	ap->lastgood = provider_lastgood_new();
 	ap->clock = o->clock ? o->clock : clock_real();
 	ap->log = o->log;
 	ap->cancel = o->cancel;
@@ -1112,6 +1148,10 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	if (!cd) {
 		errbuf_set(err, "azure: cloud \"%.32s\" (%s) is not public, china or usgov", cloud,
 			   az->cloud ? "provider.azure.cloud" : "ARM_CLOUD");
+		goto fail;
+	}
+	if (!ap->lastgood) {
+		errbuf_set(err, "azure: out of memory");
 		goto fail;
 	}
 	provider_limits_from(&lim, c);

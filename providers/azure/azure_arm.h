@@ -26,7 +26,7 @@ struct azure_error {
 	long status;              /* HTTP status */
 	char code[64];            /* error.code: "AllocationFailed", "OperationNotAllowed" */
 	char detail_code[64];     /* the first details[].code: "TooManyRequests" */
-	char message[200];        /* error.message, cut */
+	char message[1024];       /* error.message, cut at 1 KiB */
 	int64_t window_end_s;     /* a throttling detail's endTime (unix s), 0 when none */
 };
 

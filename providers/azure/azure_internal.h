@@ -19,6 +19,7 @@
 #include "log.h"
 #include "providers/azure/azure_arm.h"
 #include "providers/azure/azureauth.h"
+#include "providers/lastgood.h"
 #include "providers/provider.h"
 #include "runtime/clock.h"
 
@@ -60,6 +61,7 @@ struct az_prov {
 	struct { char group[64]; char id[32]; } *claimed; /* a ring: VMSS instance ids never repeat */
 	size_t n_claimed, claimed_head;
 	struct { char what[24]; uint64_t n; } counts[12];
+	struct provider_lastgood *lastgood; /* each group's last good view, for a scale set read badly */
 };
 
 #define AP(p) ((struct az_prov *)(p)->impl)

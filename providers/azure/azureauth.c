@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "model.h"
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/credcache.h"
+#include "providers/provider.h"
 
 #define SECRET_MAX 1024
 #define ASSERTION_FILE_MAX (64 * 1024)
@@ -50,6 +52,8 @@ struct azure_auth {
 	const struct logger *log;
 	long imds_timeout_ms;
 	struct credcache *cache;
+	pthread_mutex_t mu;            /* guards 'last_error' */
+	char last_error[PROVIDER_MESSAGE_MAX]; /* the last failed fetch, whole; "" after a success */
 };
 
 /* ---- small helpers ---- */
@@ -283,21 +287,47 @@ out:
 	return rc;
 }
 
-/* "HTTP 401 invalid_client: AADSTS7000215: Invalid client secret ..." */
-static void oauth_error(const struct cloudhttp_response *r, const char *where, struct errbuf *err)
+/*
+ * A token endpoint's error, Entra's code first: "AADSTS7000215: Invalid
+ * client secret provided. ... (likely cause: ...); WHERE: HTTP 401
+ * invalid_client[; NOTE]" into 'full' ('len' bytes, provider_cloud_message())
+ * and, cut to its size, into 'err'. Only the answer's error fields are
+ * quoted: never the secret or the assertion sent.
+ */
+static void oauth_error(const struct cloudhttp_response *r, const char *where, const char *note,
+			char *full, size_t len, struct errbuf *err)
 {
 	cJSON *j = r->body ? cJSON_Parse(r->body) : NULL;
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "error_description");
+	const char *code = NULL, *msg = NULL, *oauth = "";
+	char ctx[1800], aad[24];
 
-	if (cJSON_IsString(e))
-		errbuf_set(err, "%s: HTTP %ld %.64s%s%.200s", where, r->status, e->valuestring,
-			   cJSON_IsString(d) ? ": " : "", cJSON_IsString(d) ? d->valuestring : "");
-	else if (cJSON_IsObject(e) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "message")))
-		errbuf_set(err, "%s: HTTP %ld: %.200s", where, r->status,
-			   cJSON_GetObjectItemCaseSensitive(e, "message")->valuestring);
-	else
-		errbuf_set(err, "%s: HTTP %ld", where, r->status);
+	if (cJSON_IsString(e)) {
+		size_t n = 6;
+
+		code = oauth = e->valuestring;
+		msg = cJSON_IsString(d) ? d->valuestring : NULL;
+		/* "AADSTS7000215: Invalid client secret ...": that code leads */
+		if (msg && !strncmp(msg, "AADSTS", 6)) {
+			while (isdigit((unsigned char)msg[n]))
+				n++;
+			if (n > 6 && n < sizeof(aad) && msg[n] == ':') {
+				snprintf(aad, sizeof(aad), "%.*s", (int)n, msg);
+				code = aad;
+			}
+		}
+	} else if (cJSON_IsObject(e)) {
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "code");
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
+
+		code = cJSON_IsString(c) ? c->valuestring : NULL;
+		msg = cJSON_IsString(m) ? m->valuestring : NULL;
+	}
+	snprintf(ctx, sizeof(ctx), "%.1600s: HTTP %ld%s%.64s%s%.100s", where, r->status,
+		 code == aad ? " " : "", code == aad ? oauth : "", note ? "; " : "", note ? note : "");
+	provider_cloud_message(full, len, code, msg, ctx);
+	errbuf_set(err, "%s", full);
 	delete_json(j);
 }
 
@@ -327,7 +357,7 @@ static int read_secret(const char *path, const char *what, struct buf *out, stru
 }
 
 static int fetch_entra(struct azure_auth *a, struct azure_token *out, int64_t *expires_s,
-		       struct errbuf *err)
+		       char *full, size_t full_len, struct errbuf *err)
 {
 	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response r = { 0 };
@@ -378,7 +408,7 @@ static int fetch_entra(struct azure_auth *a, struct azure_token *out, int64_t *e
 		goto out;
 	}
 	if (r.status != 200) {
-		oauth_error(&r, where, err);
+		oauth_error(&r, where, NULL, full, full_len, err);
 		goto out;
 	}
 	if (parse_token(r.body, where, now, NULL, NULL, out, expires_s, err) < 0)
@@ -404,7 +434,7 @@ static enum cloudhttp_verdict imds_classify(void *ctx, const struct cloudhttp_re
 }
 
 static int fetch_imds(struct azure_auth *a, struct azure_token *out, int64_t *expires_s,
-		      struct errbuf *err)
+		      char *full, size_t full_len, struct errbuf *err)
 {
 	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response r = { 0 };
@@ -432,11 +462,10 @@ static int fetch_imds(struct azure_auth *a, struct azure_token *out, int64_t *ex
 		goto out;
 	}
 	if (r.status != 200) {
-		oauth_error(&r, where, err);
-		if (r.status == 400 || r.status == 404)
-			errbuf_prefix(err, "%s", a->identity_id[0] ?
-				      "is this user-assigned identity attached to the VM?" :
-				      "has the VM a system-assigned identity?");
+		oauth_error(&r, where, r.status != 400 && r.status != 404 ? NULL :
+			    a->identity_id[0] ? "is this user-assigned identity attached to the VM?" :
+						"has the VM a system-assigned identity?",
+			    full, full_len, err);
 		goto out;
 	}
 	/* the metadata service answers JSON; a proxy or captive portal does not */
@@ -459,11 +488,14 @@ static int refresh(void *ud, void *value, int64_t *expires_s, struct errbuf *err
 {
 	struct azure_auth *a = ud;
 	struct azure_token *out = value;
-	char ts[40];
+	char ts[40], full[PROVIDER_MESSAGE_MAX] = "";
 	int rc;
 
-	rc = a->kind == AZURE_AUTH_MANAGED_IDENTITY ? fetch_imds(a, out, expires_s, err)
-						    : fetch_entra(a, out, expires_s, err);
+	rc = a->kind == AZURE_AUTH_MANAGED_IDENTITY ? fetch_imds(a, out, expires_s, full, sizeof(full), err)
+						    : fetch_entra(a, out, expires_s, full, sizeof(full), err);
+	pthread_mutex_lock(&a->mu);
+	snprintf(a->last_error, sizeof(a->last_error), "%s", rc < 0 ? (full[0] ? full : err->msg) : "");
+	pthread_mutex_unlock(&a->mu);
 	if (rc < 0) {
 		credcache_wipe(out, sizeof(*out));
 		return -1;
@@ -611,6 +643,7 @@ struct azure_auth *azure_auth_new(const struct azure_auth_opts *o, struct errbuf
 		errbuf_set(err, "azure auth: out of memory");
 		return NULL;
 	}
+	pthread_mutex_init(&a->mu, NULL);
 	a->http = o->http;
 	a->clock = o->clock ? o->clock : clock_real();
 	a->log = o->log;
@@ -695,6 +728,13 @@ const char *azure_auth_source(const struct azure_auth *a)
 	return src_names[a->kind];
 }
 
+void azure_auth_last_error(struct azure_auth *a, char *out, size_t len)
+{
+	pthread_mutex_lock(&a->mu);
+	snprintf(out, len, "%s", a->last_error);
+	pthread_mutex_unlock(&a->mu);
+}
+
 void azure_auth_invalidate(struct azure_auth *a)
 {
 	credcache_invalidate(a->cache);
@@ -705,6 +745,7 @@ void azure_auth_free(struct azure_auth *a)
 	if (!a)
 		return;
 	credcache_free(a->cache);
+	pthread_mutex_destroy(&a->mu);
 	credcache_wipe(a, sizeof(*a));
 	free(a);
 }

@@ -109,6 +109,14 @@ enum azure_auth_kind azure_auth_kind(const struct azure_auth *a);
 /* Its name: "client-secret", "workload-identity" or "managed-identity". Static. */
 const char *azure_auth_source(const struct azure_auth *a);
 
+/* Copies the whole message of the last failed token fetch into 'out'
+ * ('len' bytes; PROVIDER_MESSAGE_MAX holds it): Entra's code first
+ * ("AADSTS7000215: Invalid client secret provided. ... (likely cause: ...);
+ * client-secret: token endpoint URL: HTTP 401 invalid_client"), where
+ * azure_auth_token()'s errbuf may hold only its head. "" when the last
+ * fetch succeeded or none failed. Thread-safe. */
+void azure_auth_last_error(struct azure_auth *a, char *out, size_t len);
+
 /* Drops the cached token so the next azure_auth_token() fetches anew
  * (after ARM answered 401). */
 void azure_auth_invalidate(struct azure_auth *a);

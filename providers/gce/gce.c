@@ -20,6 +20,7 @@
 #include "buf.h"
 #include "kube/client.h"
 #include "providers/cloudhttp/cloudhttp.h"
+#include "providers/lastgood.h"
 
 #define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)
 #define MAX_PAGES 10000
@@ -77,6 +78,7 @@ struct gce_prov {
 	} *created;
 	size_t n_created;
 	struct gce_poll *polls; /* the groups launches are following now (under mu) */
+	struct provider_lastgood *lastgood; /* each group's last good view, for a MIG read badly */
 	pthread_cond_t poll_cv; /* a shared list came back */
 };
 
@@ -172,6 +174,8 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 	if (gce_auth_token(c->gp->auth, token, sizeof(token), NULL, &e) < 0) {
 		c->st->code = PROVIDER_AUTH;
 		errbuf_set(err, "no access token: %s", e.msg);
+		/* the token endpoint's error whole, its code first */
+		gce_auth_last_error(c->gp->auth, c->st->message, sizeof(c->st->message));
 		return -1;
 	}
 	snprintf(bearer, sizeof(bearer), "Bearer %s", token);
@@ -185,13 +189,20 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 	return 0;
 }
 
-/* The first error reason of a Google error answer ("" when none). */
-static void error_of(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen)
+/* The first error reason of a Google error answer ("" when none), its
+ * message and its status (PERMISSION_DENIED; 'status' may be NULL). */
+static void error_of(const char *body, size_t len, char *reason, size_t rlen, char *msg, size_t mlen,
+		     char *status, size_t slen)
 {
 	cJSON *doc = cJSON_ParseWithLength(body ? body : "", len);
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(doc, "error"), *errs, *r, *m;
 
 	reason[0] = msg[0] = '\0';
+	if (status) {
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(e, "status");
+
+		snprintf(status, slen, "%s", cJSON_IsString(s) ? s->valuestring : "");
+	}
 	errs = cJSON_GetObjectItemCaseSensitive(e, "errors");
 	r = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(errs, 0), "reason");
 	m = cJSON_GetObjectItemCaseSensitive(e, "message");
@@ -218,7 +229,7 @@ static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_respons
 			ratelimit_succeeded(c->bucket);
 		return CLOUDHTTP_DONE;
 	}
-	error_of(r->body, r->body_len, reason, sizeof(reason), msg, sizeof(msg));
+	error_of(r->body, r->body_len, reason, sizeof(reason), msg, sizeof(msg), NULL, 0);
 	if (r->status == 429 || (r->status == 403 && throttle_reason(reason))) {
 		if (c->bucket)
 			ratelimit_throttled(c->bucket);
@@ -264,7 +275,7 @@ static int call_ex(struct provider *p, bool mutating, const char *method, const 
 	struct cloudhttp_request req;
 	struct errbuf err;
 	struct call c;
-	char url[2048], reason[64], msg[200];
+	char url[2048], reason[64], msg[PROVIDER_MESSAGE_MAX], gstatus[64];
 	char *text = NULL;
 	int rc = -1;
 
@@ -317,7 +328,10 @@ static int call_ex(struct provider *p, bool mutating, const char *method, const 
 	req.classify = classify;
 	req.ctx = &c;
 	if (cloudhttp_call(gp->http, &req, &resp, &err) < 0) {
-		status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
+		if (st->code == PROVIDER_AUTH && st->message[0]) /* the token's error, whole */
+			provider_status_cloud(st, PROVIDER_AUTH, NULL, st->message, "%s not sent", c.what);
+		else
+			status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
 		goto out;
 	}
 	if (resp.status >= 200 && resp.status < 300) {
@@ -329,9 +343,11 @@ static int call_ex(struct provider *p, bool mutating, const char *method, const 
 		rc = 0;
 		goto out;
 	}
-	error_of(resp.body, resp.body_len, reason, sizeof(reason), msg, sizeof(msg));
-	status(st, resp.throttled ? PROVIDER_THROTTLED : class_of(resp.status, reason), "%s: HTTP %ld%s%s: %s",
-	       c.what, resp.status, reason[0] ? " " : "", reason, msg[0] ? msg : "no message");
+	error_of(resp.body, resp.body_len, reason, sizeof(reason), msg, sizeof(msg), gstatus, sizeof(gstatus));
+	/* the code first (PERMISSION_DENIED, else the reason), then the message */
+	provider_status_cloud(st, resp.throttled ? PROVIDER_THROTTLED : class_of(resp.status, reason),
+			      gstatus[0] ? gstatus : reason, msg[0] ? msg : "no message", "%s: HTTP %ld%s%s",
+			      c.what, resp.status, reason[0] ? " " : "", reason);
 	if (resp.retry_after_ms > 0)
 		st->retry_after_s = (resp.retry_after_ms + 999) / 1000;
 	if (why)
@@ -870,7 +886,12 @@ static int cmp_seen(const void *a, const void *b)
 	return strcmp(((const struct gce_seen *)a)->name, ((const struct gce_seen *)b)->name);
 }
 
-/* One group's MIG and instances into pg ('budget': instances.get calls left). */
+/* list_one's answer for a MIG described badly: the group is skipped (its
+ * last good view kept), not the whole list. */
+#define LIST_MALFORMED (-2)
+
+/* One group's MIG and instances into pg ('budget': instances.get calls
+ * left): 0, LIST_MALFORMED or -1 with 'st'. */
 static int list_one(struct provider *p, const struct gce_group *g, struct provider_group *pg, int *budget,
 		    struct provider_status *st)
 {
@@ -885,6 +906,14 @@ static int list_one(struct provider *p, const struct gce_group *g, struct provid
 	snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s", gp->project, g->scope, g->mig);
 	if (call(p, false, "GET", path, NULL, &mig, st) < 0)
 		return -1;
+	ts = cJSON_GetObjectItemCaseSensitive(mig, "targetSize");
+	if (!cJSON_IsNumber(ts) || ts->valuedouble < 0 || ts->valuedouble >= 1e6 ||
+	    ts->valuedouble != (double)(int)ts->valuedouble) {
+		/* never a size made up */
+		status(st, PROVIDER_TRANSIENT, "MIG %s has no targetSize (a count from 0 to 999999)", g->mig);
+		cJSON_Delete(mig);
+		return LIST_MALFORMED;
+	}
 	if (managed_instances(p, g, &items, st) < 0) {
 		cJSON_Delete(mig);
 		return -1;
@@ -893,8 +922,7 @@ static int list_one(struct provider *p, const struct gce_group *g, struct provid
 	pg->min = g->min;
 	pg->max = g->max;
 	pg->members_by_id = true;
-	ts = cJSON_GetObjectItemCaseSensitive(mig, "targetSize");
-	pg->target = cJSON_IsNumber(ts) && ts->valuedouble >= 0 && ts->valuedouble < 1e6 ? (int)ts->valuedouble : 0;
+	pg->target = (int)ts->valuedouble;
 	pg->instances = calloc((size_t)cJSON_GetArraySize(items) + 1, sizeof(*pg->instances));
 	if (!pg->instances) {
 		cJSON_Delete(mig);
@@ -1052,7 +1080,28 @@ static int gce_list_groups(struct provider *p, struct provider_group **groups, s
 	}
 	free(found);
 	for (i = 0; i < n_gs; i++) {
-		if (list_one(p, &gs[i], &out[k], &budget, st) < 0) {
+		int rc = list_one(p, &gs[i], &out[k], &budget, st);
+
+		if (rc == LIST_MALFORMED) {
+			bool changed;
+			int kept;
+
+			provider_template_clear(&out[k].tmpl);
+			free(out[k].instances);
+			kept = provider_lastgood_recall(gp->lastgood, gs[i].name, st->message, &out[k], &changed);
+			if (changed)
+				log_at(gp->log, LOG_WARN, clock_wall(gp->clock), "gce: node group %s is skipped: %s; %s",
+				       gs[i].name, st->message,
+				       kept == 0 ? "it keeps the last view read well, marked stale, until the MIG reads well again"
+						 : "no earlier view of it: it is not listed until the MIG reads well");
+			memset(st, 0, sizeof(*st));
+			if (kept == 0) {
+				n_seen += out[k].n_instances;
+				k++;
+			}
+			continue;
+		}
+		if (rc < 0) {
 			if (st->code == PROVIDER_NOT_FOUND) {
 				log_at(gp->log, LOG_WARN, clock_wall(gp->clock), "gce: node group %s: %s", gs[i].name,
 				       st->message);
@@ -1066,6 +1115,9 @@ static int gce_list_groups(struct provider *p, struct provider_group **groups, s
 			free(gs);
 			return -1;
 		}
+		if (provider_lastgood_keep(gp->lastgood, &out[k], clock_wall(gp->clock)) == 1)
+			log_at(gp->log, LOG_INFO, clock_wall(gp->clock), "gce: node group %s: its MIG is read well again",
+			       gs[i].name);
 		n_seen += out[k].n_instances;
 		k++;
 	}
@@ -1525,6 +1577,7 @@ static void gce_free(struct provider *p)
 		free(gp->tpls);
 		free(gp->created);
 		provider_turns_free(gp->turns);
+		provider_lastgood_free(gp->lastgood);
 		pthread_cond_destroy(&gp->poll_cv);
 		pthread_mutex_destroy(&gp->mu);
 		free(gp);
@@ -1574,7 +1627,8 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 	if (!gp->rng)
 		gp->rng = 1;
 	gp->turns = provider_turns_new();
-	if (!gp->turns) {
+	gp->lastgood = provider_lastgood_new();
+	if (!gp->turns || !gp->lastgood) {
 		errbuf_set(err, "gce: out of memory");
 		goto fail;
 	}

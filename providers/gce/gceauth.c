@@ -23,6 +23,7 @@
 
 #include "model.h"
 #include "providers/cloudhttp/cloudhttp.h"
+#include "providers/provider.h"
 #include "providers/cloudhttp/credcache.h"
 
 #define KEY_FILE_MAX (64 * 1024)
@@ -67,8 +68,9 @@ struct gce_auth {
 	struct clock *clock;
 	const struct logger *log;
 	struct credcache *cache;
-	pthread_mutex_t mu;        /* guards 'account' */
+	pthread_mutex_t mu;        /* guards 'account' and 'last_error' */
 	char account[320];
+	char last_error[PROVIDER_MESSAGE_MAX]; /* the last failed fetch, whole; "" after a success */
 };
 
 /* ---- small helpers ---- */
@@ -370,21 +372,35 @@ out:
 	return rc;
 }
 
-/* "HTTP 400 invalid_grant: Invalid JWT Signature." from an OAuth error. */
-static void oauth_error(const struct cloudhttp_response *r, const char *where, struct errbuf *err)
+/*
+ * An OAuth error answer, the endpoint's code first: "invalid_grant: Invalid
+ * JWT Signature. (likely cause: ...); WHERE: HTTP 400" into 'full' ('len'
+ * bytes, provider_cloud_message()) and, cut to its size, into 'err'. Only
+ * the answer's error fields are quoted (never the assertion sent).
+ */
+static void oauth_error(const struct cloudhttp_response *r, const char *where, char *full,
+			size_t len, struct errbuf *err)
 {
 	cJSON *j = r->body ? cJSON_Parse(r->body) : NULL;
 	const cJSON *e = j ? cJSON_GetObjectItemCaseSensitive(j, "error") : NULL;
 	const cJSON *d = j ? cJSON_GetObjectItemCaseSensitive(j, "error_description") : NULL;
+	const char *code = NULL, *msg = NULL;
+	char ctx[1400];
 
-	if (cJSON_IsString(e))
-		errbuf_set(err, "%s: HTTP %ld %.64s%s%.200s", where, r->status, e->valuestring,
-			   cJSON_IsString(d) ? ": " : "", cJSON_IsString(d) ? d->valuestring : "");
-	else if (cJSON_IsObject(e) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "message")))
-		errbuf_set(err, "%s: HTTP %ld: %.200s", where, r->status,
-			   cJSON_GetObjectItemCaseSensitive(e, "message")->valuestring);
-	else
-		errbuf_set(err, "%s: HTTP %ld", where, r->status);
+	snprintf(ctx, sizeof(ctx), "%.1300s: HTTP %ld", where, r->status);
+	if (cJSON_IsString(e)) {
+		code = e->valuestring;
+		msg = cJSON_IsString(d) ? d->valuestring : NULL;
+	} else if (cJSON_IsObject(e)) {
+		/* a Google API error: {"error":{"code":403,"message":..,"status":"PERMISSION_DENIED"}} */
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "status");
+
+		code = cJSON_IsString(st) ? st->valuestring : NULL;
+		msg = cJSON_IsString(m) ? m->valuestring : NULL;
+	}
+	provider_cloud_message(full, len, code, msg, ctx);
+	errbuf_set(err, "%s", full);
 	cJSON_Delete(j);
 }
 
@@ -621,7 +637,7 @@ out:
 /* ---- fetching ---- */
 
 static int fetch_key(struct gce_auth *a, struct gce_token *out, int64_t *expires_s,
-		     struct errbuf *err)
+		     char *full, size_t full_len, struct errbuf *err)
 {
 	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response r = { 0 };
@@ -657,7 +673,7 @@ static int fetch_key(struct gce_auth *a, struct gce_token *out, int64_t *expires
 		goto out;
 	}
 	if (r.status != 200) {
-		oauth_error(&r, where, err);
+		oauth_error(&r, where, full, full_len, err);
 		goto out;
 	}
 	if (parse_token(r.body, where, now, out, expires_s, err) < 0)
@@ -714,11 +730,14 @@ static int refresh(void *ud, void *value, int64_t *expires_s, struct errbuf *err
 {
 	struct gce_auth *a = ud;
 	struct gce_token *out = value;
-	char ts[40], account[320];
+	char ts[40], account[320], full[PROVIDER_MESSAGE_MAX] = "";
 	int rc;
 
-	rc = a->kind == SRC_KEY ? fetch_key(a, out, expires_s, err)
+	rc = a->kind == SRC_KEY ? fetch_key(a, out, expires_s, full, sizeof(full), err)
 				: fetch_metadata(a, out, expires_s, err);
+	pthread_mutex_lock(&a->mu);
+	snprintf(a->last_error, sizeof(a->last_error), "%s", rc < 0 ? (full[0] ? full : err->msg) : "");
+	pthread_mutex_unlock(&a->mu);
 	if (rc < 0) {
 		credcache_wipe(out, sizeof(*out));
 		return -1;
@@ -858,6 +877,13 @@ void gce_auth_account(struct gce_auth *a, char *out, size_t len)
 {
 	pthread_mutex_lock(&a->mu);
 	snprintf(out, len, "%s", a->account);
+	pthread_mutex_unlock(&a->mu);
+}
+
+void gce_auth_last_error(struct gce_auth *a, char *out, size_t len)
+{
+	pthread_mutex_lock(&a->mu);
+	snprintf(out, len, "%s", a->last_error);
 	pthread_mutex_unlock(&a->mu);
 }
 

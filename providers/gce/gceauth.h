@@ -72,8 +72,9 @@ struct gce_auth *gce_auth_new(const struct gce_auth_opts *o, struct errbuf *err)
  * its expiry (unix seconds) into '*expires_s' (may be NULL), fetching first
  * when there is none or it is inside a refresh window. A failed refresh
  * keeps the current token until it expires. Returns 0, or -1 with a
- * message naming the source ("service account key FILE: token endpoint
- * URL: HTTP 400 invalid_grant: ...") that never holds a secret.
+ * message that never holds a secret, the endpoint's code first
+ * ("invalid_grant: ...; service account key FILE: token endpoint URL: HTTP
+ * 400"); gce_auth_last_error() has it whole.
  * Thread-safe.
  */
 int gce_auth_token(struct gce_auth *a, char *out, size_t len, int64_t *expires_s,
@@ -97,6 +98,14 @@ const char *gce_auth_source(const struct gce_auth *a);
  * metadata server's default account once a token was fetched ("default"
  * before). Thread-safe. */
 void gce_auth_account(struct gce_auth *a, char *out, size_t len);
+
+/* Copies the whole message of the last failed token fetch into 'out'
+ * ('len' bytes; PROVIDER_MESSAGE_MAX holds it): the token endpoint's OAuth
+ * code first ("invalid_grant: Invalid JWT Signature. (likely cause: ...);
+ * service account key FILE: token endpoint URL: HTTP 400"), where
+ * gce_auth_token()'s errbuf may hold only its head. "" when the last fetch
+ * succeeded or none failed. Thread-safe. */
+void gce_auth_last_error(struct gce_auth *a, char *out, size_t len);
 
 /* Drops the cached token so the next gce_auth_token() fetches anew (after
  * the cloud answered 401). */

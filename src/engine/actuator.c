@@ -1083,7 +1083,7 @@ static void terminate_done(void *ctx, int count_, const struct provider_status *
 	struct actuator *a = j->a;
 	const struct action *act = &j->actions[j->next];
 	int64_t now = clock_now(a->clock), at;
-	char msg[800];
+	char msg[PROVIDER_MESSAGE_MAX + 400];
 
 	(void)count_;
 	count_termination(a, j->group, st);

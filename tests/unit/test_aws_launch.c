@@ -35,6 +35,9 @@
 #define ACCESS_KEY "AKIATESTSIMULATED001"
 #define SECRET_KEY "dGVzdC1zZWNyZXQta2V5LWZvci10aGUtc2ltdWxhdG9y"
 
+/* The secret the provider is given, when not SECRET_KEY (a wrong one). */
+static const char *given_secret;
+
 /* ---- the world, the face and the provider ---- */
 
 struct rig {
@@ -90,7 +93,7 @@ static const char *env_get(void *ud, const char *name)
 	if (!strcmp(name, "AWS_ACCESS_KEY_ID"))
 		return ACCESS_KEY;
 	if (!strcmp(name, "AWS_SECRET_ACCESS_KEY"))
-		return SECRET_KEY;
+		return given_secret ? given_secret : SECRET_KEY;
 	if (!strcmp(name, "AWS_EC2_METADATA_DISABLED"))
 		return "true";
 	return NULL;
@@ -432,12 +435,38 @@ static void test_lost_fleet_answer(void **state)
 	rig_free(r);
 }
 
+/* A wrong secret: the face answers SignatureDoesNotMatch; the status
+ * starts with that code and its message, says the likely cause, names the
+ * action, and holds no secret. */
+static void test_wrong_secret_names_the_code(void **state)
+{
+	struct provider_group *gs = NULL;
+	struct provider_status st;
+	struct rig *r;
+	size_t n = 0;
+
+	(void)state;
+	given_secret = "d3JvbmctYnV0LXdlbGwtZm9ybWVkLXNlY3JldC1rZXkxMjM0";
+	r = rig_new(NULL);
+	assert_int_equal(r->p->ops->list_groups(r->p, &gs, &n, &st), -1);
+	given_secret = NULL;
+	assert_int_equal(st.code, PROVIDER_AUTH);
+	if (strncmp(st.message, "SignatureDoesNotMatch: The request signature we calculated", 58))
+		fail_msg("message: %s", st.message);
+	assert_non_null(strstr(st.message, "(likely cause: wrong key or secret"));
+	assert_non_null(strstr(st.message, "; DescribeAutoScalingGroups (request "));
+	assert_null(strstr(st.message, "d3JvbmctYnV0"));
+	assert_null(strstr(st.message, SECRET_KEY));
+	rig_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overlapping_launches_add_up),
 		cmocka_unit_test(test_terminate_refused_then_works),
 		cmocka_unit_test(test_lost_fleet_answer),
+		cmocka_unit_test(test_wrong_secret_names_the_code),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

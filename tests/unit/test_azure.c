@@ -904,6 +904,53 @@ static void test_flexible_scale_set_left_out(void **state)
 	provider_groups_free(gs, n);
 }
 
+/* A scale set without sku.capacity is skipped, not the whole list: its
+ * group keeps its last good view, marked stale, with one warning naming
+ * it (not one a round); read well again, it is current and said once. */
+static void test_scale_set_without_capacity_kept_stale(void **state)
+{
+	struct fx *f = *state;
+	struct provider_group *gs = NULL;
+	struct provider_status st;
+	size_t n = 0;
+	int round;
+
+	f->fk.capacity = 2;
+	add_vms(&f->fk, 2);
+	settle(&f->fk);
+	make(f, NULL);
+	if (f->p->ops->list_groups(f->p, &gs, &n, &st) < 0)
+		fail_msg("list_groups: %s", st.message);
+	assert_int_equal(n, 1);
+	assert_int_equal(gs[0].stale_since, 0);
+	provider_groups_free(gs, n);
+	f->fk.no_capacity = true;
+	for (round = 0; round < 2; round++) {
+		if (f->p->ops->list_groups(f->p, &gs, &n, &st) < 0)
+			fail_msg("list_groups round %d: %s", round, st.message);
+		assert_int_equal(n, 1);
+		assert_string_equal(gs[0].name, "workers");
+		assert_int_equal(gs[0].target, 2);
+		assert_int_equal(gs[0].n_instances, 2);
+		assert_int_equal(gs[0].stale_since, T0);
+		provider_groups_free(gs, n);
+	}
+	{
+		const char *w = strstr(f->log, "azure: node group workers is skipped: scale set pool1 has no sku.capacity");
+
+		assert_non_null(w);
+		assert_null(strstr(w + 1, "azure: node group workers is skipped"));
+	}
+	f->fk.no_capacity = false;
+	f->fk.capacity = 3;
+	if (f->p->ops->list_groups(f->p, &gs, &n, &st) < 0)
+		fail_msg("list_groups: %s", st.message);
+	assert_int_equal(gs[0].target, 3);
+	assert_int_equal(gs[0].stale_since, 0);
+	provider_groups_free(gs, n);
+	assert_non_null(strstr(f->log, "azure: node group workers: its scale set is read well again"));
+}
+
 /* A 401 drops the token and fetches another once; a second 401 is an auth error. */
 static void test_401_fetches_a_new_token_once(void **state)
 {
@@ -921,7 +968,9 @@ static void test_401_fetches_a_new_token_once(void **state)
 	f->fk.unauth = 2;
 	assert_int_equal(f->p->ops->list_groups(f->p, &gs, &n, &st), -1);
 	assert_int_equal(st.code, PROVIDER_AUTH);
-	assert_non_null(strstr(st.message, "HTTP 401 InvalidAuthenticationToken"));
+	/* ARM's code first, then its message, then the call */
+	assert_int_equal(strncmp(st.message, "InvalidAuthenticationToken: ", 28), 0);
+	assert_non_null(strstr(st.message, ": HTTP 401"));
 	assert_int_equal(f->fk.imds_calls, 3);
 }
 
@@ -1099,6 +1148,7 @@ int main(void)
 		T(test_quota_error_is_quota),
 		T(test_throttling_windows),
 		T(test_flexible_scale_set_left_out),
+		T(test_scale_set_without_capacity_kept_stale),
 		T(test_401_fetches_a_new_token_once),
 		T(test_settings_named_at_start),
 		T(test_terminate),

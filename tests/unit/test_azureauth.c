@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "providers/azure/azureauth.h"
+#include "providers/provider.h"
 #include "providers/cloudhttp/cloudhttp.h"
 #include "test_azure_clock.h"
 #include "test_cloud_server.h"
@@ -132,8 +133,15 @@ static void handler(void *ud, size_t index, const struct cs_req *rq, struct cs_r
 		}
 		if (f->reject[0] || f->token_status) {
 			rs->status = f->reject[0] ? 400 : f->token_status;
+			/* Entra's shape: the description with its trace ids on lines of their own */
 			snprintf(rs->body, sizeof(rs->body), "{\"error\":\"invalid_client\","
-				 "\"error_description\":\"AADSTS7000215: Invalid client secret provided.\"}");
+				 "\"error_description\":\"AADSTS7000215: Invalid client secret provided. "
+				 "Ensure the secret being sent in the request is the client secret value, "
+				 "not the client secret ID, for a secret added to app '%s'.\\r\\n"
+				 "Trace ID: 0000aaaa-11bb-cccc-dd33-eeeeee333333\\r\\nCorrelation ID: "
+				 "aaaa0000-bb11-2222-33cc-444444dddddd\\r\\nTimestamp: 2026-01-09 "
+				 "02:02:12Z\",\"error_codes\":[7000215],\"trace_id\":"
+				 "\"0000aaaa-11bb-cccc-dd33-eeeeee333333\"}", CLIENT);
 			return;
 		}
 		f->serial++;
@@ -424,8 +432,26 @@ static void test_client_secret(void **state)
 		char tok[AZURE_AUTH_TOKEN_MAX];
 
 		assert_int_equal(azure_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
-		assert_non_null(strstr(e.msg, "HTTP 401 invalid_client: AADSTS7000215"));
+		/* Entra's code first (the errbuf holds the head of it) */
+		assert_non_null(strstr(e.msg, "azure access token: AADSTS7000215: "));
 		assert_null(strstr(e.msg, "S3KR1T"));
+	}
+	{
+		/* whole: the code once, the description to its timestamp, the cause,
+		 * where; one line, no secret */
+		char full[PROVIDER_MESSAGE_MAX];
+
+		azure_auth_last_error(a, full, sizeof(full));
+		assert_int_equal(strncmp(full, "AADSTS7000215: Invalid client secret provided. Ensure "
+				 "the secret being sent", 67), 0);
+		assert_null(strstr(full + 1, "AADSTS7000215"));
+		assert_non_null(strstr(full, "Trace ID: 0000aaaa-11bb-cccc-dd33-eeeeee333333 "
+				       "Correlation ID: aaaa0000-bb11-2222-33cc-444444dddddd "
+				       "Timestamp: 2026-01-09 02:02:12Z (likely cause: wrong key or secret"));
+		assert_non_null(strstr(full, "); client-secret: token endpoint http"));
+		assert_non_null(strstr(full, "/oauth2/v2.0/token: HTTP 401 invalid_client"));
+		assert_null(strchr(full, '\n'));
+		assert_null(strstr(full, "S3KR1T"));
 	}
 	azure_auth_free(a);
 }
@@ -508,8 +534,14 @@ static void test_failed_refresh_keeps_the_valid_token(void **state)
 	/* expired: the endpoint's error, named */
 	sc_set_wall(f->clk, T0, T0 + 3600);
 	assert_int_equal(azure_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
-	assert_non_null(strstr(e.msg, "workload-identity: token endpoint"));
-	assert_non_null(strstr(e.msg, "HTTP 400 invalid_client"));
+	assert_non_null(strstr(e.msg, "azure access token: AADSTS7000215: "));
+	{
+		char full[PROVIDER_MESSAGE_MAX];
+
+		azure_auth_last_error(a, full, sizeof(full));
+		assert_non_null(strstr(full, "; workload-identity: token endpoint"));
+		assert_non_null(strstr(full, "HTTP 400 invalid_client"));
+	}
 	/* an empty token file is named, not sent */
 	write_file(f, "token", "\n", path, sizeof(path));
 	f->fk.token_status = 0;

@@ -23,6 +23,7 @@
 
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/gce/gceauth.h"
+#include "providers/provider.h"
 #include "test_cloud_server.h"
 
 #define T0 1800000000LL
@@ -49,6 +50,7 @@ struct fake {
 	char want_aud[256];
 	char want_scope[256];
 	char reject[256];     /* why the token endpoint refused the last assertion */
+	char token_body[1024]; /* with token_status: the error answer instead of the default */
 	char last_assertion[4096];
 };
 
@@ -215,7 +217,8 @@ static void handler(void *ud, size_t index, const struct cs_req *rq, struct cs_r
 		}
 		if (f->token_status) {
 			rs->status = f->token_status;
-			snprintf(rs->body, sizeof(rs->body), "{\"error\":\"invalid_grant\","
+			snprintf(rs->body, sizeof(rs->body), "%s", f->token_body[0] ? f->token_body :
+				 "{\"error\":\"invalid_grant\","
 				 "\"error_description\":\"Invalid grant: account not found\"}");
 			return;
 		}
@@ -636,7 +639,9 @@ static void test_wrong_key_is_refused_by_the_endpoint(void **state)
 	assert_non_null(a);
 	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
 	assert_string_equal(f->fk.reject, "Invalid JWT Signature.");
-	assert_non_null(strstr(e.msg, "HTTP 400 invalid_grant: Invalid JWT Signature."));
+	assert_non_null(strstr(e.msg, "gce access token: invalid_grant: Invalid JWT Signature. "
+				   "(likely cause: wrong key or secret"));
+	assert_non_null(strstr(e.msg, "HTTP 400"));
 	assert_non_null(strstr(e.msg, path));
 	gce_auth_free(a);
 }
@@ -702,13 +707,60 @@ static void test_failed_refresh_keeps_old_token(void **state)
 	/* once it expired, the error is the endpoint's, named */
 	advance_to(f, T0 + 3600);
 	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), &exp, &e), -1);
-	assert_non_null(strstr(e.msg, "HTTP 400 invalid_grant: Invalid grant: account not found"));
+	assert_non_null(strstr(e.msg, "invalid_grant: Invalid grant: account not found"));
+	assert_non_null(strstr(e.msg, "HTTP 400"));
 	assert_non_null(strstr(e.msg, f->token_url));
 	/* and the endpoint recovering ends it */
 	f->fk.token_status = 0;
 	advance_to(f, T0 + 3600 + 31);
 	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), &exp, &e), 0);
 	assert_string_equal(tok, "ya29.SAS3KR1T-2");
+	gce_auth_free(a);
+}
+
+/* A key deep in folders (its path about 1 KiB long) and the token endpoint
+ * saying the JWT is out of its time: the message keeps the code, the whole
+ * description and the likely cause (clock skew) before the path, and all of
+ * it in gce_auth_last_error(); the errbuf holds at least the code. */
+static void test_clock_skew_refusal_is_said_whole(void **state)
+{
+	struct fx *f = *state;
+	struct errbuf e = { "" };
+	struct gce_auth *a;
+	char dir[900], path[1100], cmd[1000], full[PROVIDER_MESSAGE_MAX], tok[GCE_AUTH_TOKEN_MAX];
+	size_t n;
+
+	n = (size_t)snprintf(dir, sizeof(dir), "%s", f->dir);
+	while (n + 30 < sizeof(dir) - 40)
+		n += (size_t)snprintf(dir + n, sizeof(dir) - n, "/a-rather-long-folder-name");
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/sa.json", dir + strlen(f->dir) + 1);
+	write_key(f, cmd, "service_account", test_pem, f->token_url, path, sizeof(path));
+	assert_true(strlen(path) > 800);
+	f->o.credentials_file = path;
+	a = gce_auth_new(&f->o, &e);
+	if (!a)
+		fail_msg("%s", e.msg);
+	f->fk.token_status = 400;
+	snprintf(f->fk.token_body, sizeof(f->fk.token_body),
+		 "{\n  \"error\": \"invalid_grant\",\n  \"error_description\": \"Invalid JWT: Token "
+		 "must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your "
+		 "iat and exp values in the JWT claim.\"\n}");
+	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_int_equal(strncmp(e.msg, "gce access token: invalid_grant: Invalid JWT: Token must "
+				 "be a short-lived token", 71), 0);
+	gce_auth_last_error(a, full, sizeof(full));
+	assert_int_equal(strncmp(full, "invalid_grant: Invalid JWT: Token must be a short-lived "
+				 "token (60 minutes) and in a reasonable timeframe. Check your iat "
+				 "and exp values in the JWT claim. (likely cause: clock skew", 168), 0);
+	assert_non_null(strstr(full, path));
+	assert_non_null(strstr(full, ": HTTP 400"));
+	/* a success clears it */
+	f->fk.token_status = 0;
+	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), 0);
+	gce_auth_last_error(a, full, sizeof(full));
+	assert_string_equal(full, "");
 	gce_auth_free(a);
 }
 
@@ -893,6 +945,7 @@ int main(void)
 		T(test_wrong_key_is_refused_by_the_endpoint),
 		T(test_refresh_windows),
 		T(test_failed_refresh_keeps_old_token),
+		T(test_clock_skew_refusal_is_said_whole),
 		T(test_concurrent_callers_share_one_fetch),
 		T(test_bad_keys),
 		T(test_jwt_assertion_shape),
