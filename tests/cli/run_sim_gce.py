@@ -150,8 +150,12 @@ def phase_up_and_down():
     gone = until(90, lambda: (lambda m: m if m and m.get("targetSize") == 0 else None)(
         mig(sim, "zones/us-central1-a", "workers")))
     ok(gone, "scale-down: every node goes and the MIG's targetSize is 0", *logs)
+    # the MIG shrinks when an instance is terminated; its Node's delete
+    # (and the log line saying so) comes after
+    done = until(20, lambda: sorted(re.findall(r"delete (workers-[a-z0-9]{4}) done",
+                                               open(run["log"]).read())) == before)
     deleted = re.findall(r"delete (workers-[a-z0-9]{4}) done", open(run["log"]).read())
-    ok(sorted(deleted) == before and not live_names(sim, "zones/us-central1-a", "workers"),
+    ok(done and sorted(deleted) == before and not live_names(sim, "zones/us-central1-a", "workers"),
        "scale-down: exactly the removed nodes' instances were deleted (%s)" % ", ".join(sorted(deleted)), *logs)
     stop(run["proc"])
     stop(sim["proc"])
