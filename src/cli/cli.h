@@ -1,7 +1,8 @@
 /*
  * cli: the luascale subcommands. Each takes the arguments after its name
  * and returns the process exit status: 0 ok, 1 usage, 2 bad input (config,
- * state), 3 policy failure, 4 a simulated run broke a safety invariant.
+ * state), 3 policy failure, 4 a simulated run broke a safety invariant,
+ * 5 `run --once` could not read the cloud.
  */
 #ifndef LUASCALE_CLI_H
 #define LUASCALE_CLI_H
@@ -18,6 +19,7 @@ enum cli_exit {
 	EXIT_INPUT = 2,
 	EXIT_POLICY = 3,
 	EXIT_INVARIANT = 4,
+	EXIT_CLOUD = 5,
 };
 
 int cli_check(int argc, char **argv);

@@ -254,6 +254,8 @@ struct cloud_view {
 	struct provider_group *groups;
 	size_t n;
 	bool known;
+	char failed[PROVIDER_MESSAGE_MAX + 32]; /* why the last ask failed ("kind: message"),
+						 * "" when it did not */
 };
 
 static void cloud_view_refresh(struct cloud_view *v, struct provider *prov, struct actuator *act,
@@ -265,7 +267,9 @@ static void cloud_view_refresh(struct cloud_view *v, struct provider *prov, stru
 
 	if (!prov || !prov->ops->list_groups)
 		return;
+	v->failed[0] = '\0';
 	if (prov->ops->list_groups(prov, &groups, &n, &st) < 0) {
+		snprintf(v->failed, sizeof(v->failed), "%s: %s", provider_error_str(st.code), st.message);
 		log_at(log, LOG_WARN, now, "cannot read the node groups from the cloud (%s: %s); %s",
 		       provider_error_str(st.code), st.message,
 		       v->known ? "using what it said last time, and counting only what this "
@@ -349,7 +353,12 @@ static void run_usage(FILE *f)
 	      "signals: SIGHUP reloads the config and its policy (the running ones stay if\n"
 	      "the new ones fail); SIGTERM and SIGINT stop within a second, giving writes in\n"
 	      "flight 20s.\n"
-	      "A change to the config or policy file reloads it too (reload.watch).\n",
+	      "A change to the config or policy file reloads it too (reload.watch).\n"
+	      "\n"
+	      "exit status: 0 stopped (or --once done), 1 usage, 2 bad config, or the cluster\n"
+	      "or the provider cannot be reached at start, 3 the policy cannot be loaded,\n"
+	      "5 --once: the cloud's node groups cannot be read (credentials refused or\n"
+	      "missing, metadata endpoint down); nothing is decided.\n",
 	      f);
 }
 
@@ -462,7 +471,7 @@ int cli_run(int argc, char **argv)
 	struct batcher *batch = NULL;
 	struct batcher_policy bp;
 	struct sigctx sc;
-	struct cloud_view cloud = { NULL, 0, false };
+	struct cloud_view cloud = { NULL, 0, false, "" };
 	struct errbuf err;
 	int opt, rc = EXIT_INPUT;
 	int64_t stop_at;
@@ -769,6 +778,16 @@ int cli_run(int argc, char **argv)
 		ro.binder = binder;
 		cloud_view_refresh(&cloud, prov, act, clock_wall(clock), &log);
 		cur = run_ops_config(ops);
+		if (once && cloud.failed[0]) {
+			/* no earlier answer to fall back on, and a cron job must see it:
+			 * nothing is decided without the cloud's groups */
+			log_at(&log, LOG_ERROR, clock_wall(clock),
+			       "cannot read the node groups from the %s provider (%s); --once decides "
+			       "nothing without them (exit status %d)", c->provider_kind, cloud.failed,
+			       EXIT_CLOUD);
+			rc = EXIT_CLOUD;
+			goto stop;
+		}
 		s = round_snapshot(infs, cur, &cloud, clock_wall(clock), &log, &err);
 		if (s && run_ops_apply_config(ops, rec, s, clock_wall(clock))) {
 			/* a config put in place: this round sees its groups */
