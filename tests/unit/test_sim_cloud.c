@@ -43,7 +43,7 @@ struct world {
 	/* what the callbacks saw */
 	int created, done, done_count;
 	enum provider_error done_code;
-	char done_msg[256];
+	char done_msg[PROVIDER_MESSAGE_MAX];
 	int64_t created_at[64], done_at;
 	char log[64][96];
 	int n_log;
