@@ -74,8 +74,11 @@ local function best_group(cluster, pods, used, done, sets)
   return best, best_result
 end
 
--- "ns/a (workers: insufficient cpu ...; gpu: taint ...), ns/b (...)" for
--- the first few pods that no group could take.
+-- "ns/a (workers: insufficient cpu ...; gpu: backed off until
+-- 2026-11-30T10:05:00Z (InsufficientInstanceCapacity: ...); spot: at its max
+-- of 10), ns/b (...)" for the first few pods that no group could take: a
+-- group the pod fits is backed off (after a failed launch), at its max, or
+-- was left out by this round's packing.
 local function why_unplaced(cluster, pods)
   local parts = {}
   for i = 1, math.min(3, #pods) do
@@ -83,9 +86,13 @@ local function why_unplaced(cluster, pods)
     for _, g in ipairs(cluster.group_list) do
       local ok, why = cluster:fits(pod, g)
       if ok and (g.backed_off_until or 0) > cluster.now then
-        why = "backed off: " .. (g.backoff_reason or "a launch failed")
+        why = string.format("backed off until %s (%s)", os.date("!%Y-%m-%dT%H:%M:%SZ", g.backed_off_until),
+          g.backoff_reason or "a launch failed")
+      elseif ok and packing.room(g) == 0 then
+        why = string.format("at its max of %d", g.max)
       elseif ok then
-        why = "at its max"
+        why = string.format("room for %d more node(s), but this round's packing left the pod out",
+          packing.room(g))
       end
       reasons[#reasons + 1] = g.name .. ": " .. why
     end

@@ -150,7 +150,7 @@ describe("default policy", function()
       local r = engine():decide(cluster, NOW)
       assert.is_false(t.scales_up(r, "workers"))
       local all = table.concat(r.log, "\n")
-      assert.matches("workers: backed off: instance i%-1 never became a node", all)
+      assert.matches("workers: backed off until 2026%-11%-30T10:05:00Z %(instance i%-1 never became a node%)", all)
       assert.is_nil(all:find("at its max", 1, true))
     end)
 
