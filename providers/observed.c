@@ -109,6 +109,21 @@ static int o_map(struct provider *p, const char *provider_id, char *group, size_
 				       instance_len);
 }
 
+static void o_prices(struct provider *p, struct provider_group *groups, size_t n,
+		     struct executor *ex)
+{
+	struct observed *o = p->impl;
+
+	o->inner->ops->prices(o->inner, groups, n, ex);
+}
+
+static uint64_t o_price_failures(struct provider *p)
+{
+	struct observed *o = p->impl;
+
+	return o->inner->ops->price_failures(o->inner);
+}
+
 static void o_free(struct provider *p)
 {
 	struct observed *o = p->impl;
@@ -144,6 +159,10 @@ struct provider *provider_observed_new(struct provider *inner, struct clock *clo
 		o->ops.terminate = o_terminate;
 	if (o->ops.map_node)
 		o->ops.map_node = o_map;
+	if (o->ops.prices)
+		o->ops.prices = o_prices;
+	if (o->ops.price_failures)
+		o->ops.price_failures = o_price_failures;
 	o->ops.free = o_free;
 	o->base.ops = &o->ops;
 	return &o->base;

@@ -217,6 +217,20 @@ struct provider_ops {
 	int (*map_node)(struct provider *p, const char *provider_id, char *group, size_t group_len,
 			char *instance, size_t instance_len);
 
+	/*
+	 * Optional: the cloud's prices. Sets tmpl.price_per_hour of each of
+	 * 'groups' (as list_groups made them) to the cloud's price of one new
+	 * instance an hour, from the provider's price cache (providers/pricing.h);
+	 * a group whose price is not known keeps what it has. Never waits for
+	 * the cloud: a price missing or older than its TTL is fetched by a task
+	 * on 'ex' (NULL: nothing is fetched) and shows in a later call.
+	 */
+	void (*prices)(struct provider *p, struct provider_group *groups, size_t n,
+		       struct executor *ex);
+
+	/* Optional, with prices: the price refreshes that failed so far. */
+	uint64_t (*price_failures)(struct provider *p);
+
 	void (*free)(struct provider *p);
 };
 

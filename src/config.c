@@ -2017,10 +2017,24 @@ static int parse_provider_azure(struct ctx *x, const struct ytree_node *m)
 	return 0;
 }
 
+/* provider.pricing: the cloud's prices and how long they are kept. */
+static int parse_pricing(struct ctx *x, const struct ytree_node *m)
+{
+	static const char *const keys[] = { "enabled", "on_demand_ttl", "spot_ttl", NULL };
+	static const struct int_range r_ttl = { 60 * SECOND, 7 * DAY };
+	struct config *c = x->c;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	return field(x, m, "enabled", dec_bool, &c->pricing_enabled, NULL, NULL) ||
+	       field(x, m, "on_demand_ttl", dec_duration, &c->pricing_on_demand_ttl_ms, &r_ttl, NULL) ||
+	       field(x, m, "spot_ttl", dec_duration, &c->pricing_spot_ttl_ms, &r_ttl, NULL) ? -1 : 0;
+}
+
 static int parse_provider(struct ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "kind", "qps", "burst", "read_qps", "read_burst", "aws",
-					    "gce", "azure", NULL };
+					    "gce", "azure", "pricing", NULL };
 	struct config *c = x->c;
 	const struct ytree_node *aws = map_get(m, "aws"), *gce = map_get(m, "gce");
 	const struct ytree_node *azure = map_get(m, "azure");
@@ -2057,7 +2071,8 @@ static int parse_provider(struct ctx *x, const struct ytree_node *m)
 		if (rc)
 			return -1;
 	}
-	return field(x, m, "kind", dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
+	return section(x, m, "pricing", parse_pricing) ||
+	       field(x, m, "kind", dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
 	       field(x, m, "qps", dec_rate, &c->provider_qps, NULL, &x->provider_qps) ||
 	       field(x, m, "burst", dec_int, &c->provider_burst, &r_burst, &x->provider_burst) ||
 	       field(x, m, "read_qps", dec_rate, &c->provider_read_qps, NULL, NULL) ||
@@ -2979,6 +2994,9 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->provider_burst = 10;
 	c->provider_read_qps = 20;
 	c->provider_read_burst = 40;
+	c->pricing_enabled = true;
+	c->pricing_on_demand_ttl_ms = 12 * HOUR;
+	c->pricing_spot_ttl_ms = HOUR;
 	c->max_provision_ms = 15 * 60 * 1000;
 	c->backoff_initial_ms = 5 * 60 * 1000;
 	c->backoff_max_ms = 30 * 60 * 1000;

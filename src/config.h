@@ -200,6 +200,10 @@ struct config {
 	struct config_aws aws;          /* provider.aws (kind aws) */
 	struct config_gce gce;          /* provider.gce (kind gce) */
 	struct config_azure azure;      /* provider.azure (kind azure) */
+	bool pricing_enabled;           /* provider.pricing.enabled: ask the cloud for the groups'
+					 * prices (the config's price_per_hour still wins), default true */
+	int64_t pricing_on_demand_ttl_ms; /* provider.pricing.on_demand_ttl, default 12h */
+	int64_t pricing_spot_ttl_ms;    /* provider.pricing.spot_ttl, default 1h */
 
 	/* provisioning, in milliseconds */
 	int64_t max_provision_ms;       /* an instance must be a Ready node by then, default 15m */

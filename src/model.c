@@ -970,6 +970,7 @@ static int copy_group(struct arena *a, const struct node_group *src,
 	dst->min = src->min;
 	dst->max = src->max;
 	dst->price_per_hour = src->price_per_hour;
+	dst->price_from_cloud = src->price_from_cloud;
 	dst->target = src->target;
 	dst->backoff_until = src->backoff_until;
 	memcpy(dst->backoff_reason, src->backoff_reason, sizeof(dst->backoff_reason));

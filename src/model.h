@@ -380,6 +380,7 @@ struct node_group {
 	int min;
 	int max;
 	double price_per_hour;
+	bool price_from_cloud;    /* price_per_hour is the cloud's (the config gave none) */
 	struct kvlist selector;   /* node labels that place a node in this group */
 	struct node_template tmpl;
 	/* The cloud's instances of the group, as Node spec.providerID: a node

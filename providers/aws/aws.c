@@ -15,9 +15,11 @@
 #include "kube/client.h"
 #include "k8sname.h"
 #include "providers/aws/aws_internal.h"
+#include "providers/aws/aws_pricing.h"
 #include "providers/aws/awserr.h"
 #include "providers/aws/profile.h"
 #include "providers/cloudhttp/cloudhttp.h"
+#include "providers/pricing.h"
 
 #define NAMES_PER_CALL 100
 #define MAX_PAGES 10000
@@ -740,6 +742,8 @@ static int asg_group(struct provider *p, const struct aws_group *g, const struct
 	}
 	if (g->wants_template)
 		aws_describe_template(p, g, a, &pg->tmpl);
+	else
+		aws_template_type(p, g, a, &pg->tmpl);
 	return 0;
 }
 
@@ -868,6 +872,8 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 					pg->target++;
 			if (g->wants_template)
 				aws_describe_template(p, g, NULL, &pg->tmpl);
+			else
+				aws_template_type(p, g, NULL, &pg->tmpl);
 			keep_view(ap, pg, now);
 			k++;
 			continue;
@@ -987,6 +993,7 @@ static void aws_free(struct provider *p)
 		return;
 	ap = p->impl;
 	if (ap) {
+		pricing_free(ap->pricing); /* after a refresh in flight */
 		aws_credchain_free(ap->creds);
 		cloudhttp_free(ap->http);
 		free(ap->groups);
@@ -1010,6 +1017,8 @@ static const struct provider_ops aws_ops = {
 	.launch = aws_launch,
 	.terminate = aws_terminate,
 	.map_node = aws_map_node,
+	.prices = aws_prices,
+	.price_failures = aws_price_failures,
 	.free = aws_free,
 };
 
@@ -1119,6 +1128,10 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	ap->api.creds = ap->creds;
 	ap->api.clock = ap->clock;
 	ap->api.log = o->log;
+	if (aws_pricing_init(p, o->env, &e) < 0) {
+		errbuf_set(err, "aws: pricing endpoint: %s", e.msg);
+		goto fail;
+	}
 
 	ap->groups = calloc(c->n_groups + 1, sizeof(*ap->groups));
 	if (!ap->groups) {

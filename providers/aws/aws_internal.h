@@ -90,6 +90,9 @@ struct aws_prov {
 	const atomic_bool *cancel;
 	const struct config *config;
 	int64_t launch_wait_ns, poll_ns;
+	struct pricing *pricing;  /* the cloud's prices (aws_pricing.c); NULL when off */
+	char pricing_url[1024];   /* the Price List API */
+	char pricing_region[32];  /* its signing region */
 
 	struct aws_group *groups; /* the config's, then discovered ones (under mu) */
 	size_t n_groups, n_config_groups;
@@ -162,6 +165,12 @@ void aws_provider_id(const char *zone, const char *id, char *out, size_t len);
  * the cloud does not say stays 0, and a failed describe is logged. */
 void aws_describe_template(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
 			   struct provider_template *t);
+
+/* Only the instance type of a new node of group 'g' into t->instance_type
+ * (what aws_describe_template finds, without describing the type), for a
+ * group whose config writes its template: its price needs the type. */
+void aws_template_type(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
+		       struct provider_template *t);
 
 /* The private DNS names of 'ids' (DescribeInstances), for the launch log:
  * dns[i] gets "" when unknown. */

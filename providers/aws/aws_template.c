@@ -208,29 +208,48 @@ static void template_tags(struct aws_prov *ap, const struct aws_asg *a, struct p
 	}
 }
 
+/* The instance type of a new instance of group 'g' (ASG 'a' or a fleet
+ * group) into 'type' ("" when none is known), and its one zone into *zone. */
+static void group_type(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
+		       char *type, size_t len, const char **zone)
+{
+	size_t i;
+
+	type[0] = '\0';
+	*zone = NULL;
+	if (g->fleet && g->cfg && g->cfg->n_instance_types) {
+		snprintf(type, len, "%s", g->cfg->instance_types[0]);
+		if (g->cfg->n_placements == 1)
+			*zone = g->cfg->zones[0];
+	} else if (a) {
+		if (a->override_type[0])
+			snprintf(type, len, "%s", a->override_type);
+		else if (a->lt_id[0] || a->lt_name[0])
+			lt_type(p, a->lt_id, a->lt_name, a->lt_version, type, len);
+		for (i = 0; !type[0] && i < a->n_inst; i++)
+			snprintf(type, len, "%s", a->inst[i].type);
+		if (a->n_zones == 1)
+			*zone = a->zones[0];
+	}
+}
+
+void aws_template_type(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
+		       struct provider_template *t)
+{
+	const char *zone;
+
+	group_type(p, g, a, t->instance_type, sizeof(t->instance_type), &zone);
+}
+
 void aws_describe_template(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
 			   struct provider_template *t)
 {
 	struct aws_prov *ap = AWS_PROV(p);
-	char type[64] = "";
-	const char *zone = NULL;
+	char type[64];
+	const char *zone;
 	struct aws_itype it;
-	size_t i;
 
-	if (g->fleet && g->cfg && g->cfg->n_instance_types) {
-		snprintf(type, sizeof(type), "%s", g->cfg->instance_types[0]);
-		if (g->cfg->n_placements == 1)
-			zone = g->cfg->zones[0];
-	} else if (a) {
-		if (a->override_type[0])
-			snprintf(type, sizeof(type), "%s", a->override_type);
-		else if (a->lt_id[0] || a->lt_name[0])
-			lt_type(p, a->lt_id, a->lt_name, a->lt_version, type, sizeof(type));
-		for (i = 0; !type[0] && i < a->n_inst; i++)
-			snprintf(type, sizeof(type), "%s", a->inst[i].type);
-		if (a->n_zones == 1)
-			zone = a->zones[0];
-	}
+	group_type(p, g, a, type, sizeof(type), &zone);
 	if (type[0] && itype(p, type, &it) == 0) {
 		int64_t pods = max_pods(&it);
 		int64_t mem = it.memory_mib * MIB - (255 + 11 * pods) * MIB - 100 * MIB;

@@ -259,7 +259,7 @@ struct cloud_view {
 };
 
 static void cloud_view_refresh(struct cloud_view *v, struct provider *prov, struct actuator *act,
-			       int64_t now, const struct logger *log)
+			       struct executor *ex, int64_t now, const struct logger *log)
 {
 	struct provider_group *groups;
 	struct provider_status st;
@@ -277,6 +277,9 @@ static void cloud_view_refresh(struct cloud_view *v, struct provider *prov, stru
 				: "groups whose size only the cloud knows cannot grow this round");
 		return;
 	}
+	/* the cloud's prices, from the provider's cache (refreshed on the work queue) */
+	if (prov->ops->prices)
+		prov->ops->prices(prov, groups, n, ex);
 	provider_groups_free(v->groups, v->n);
 	v->groups = groups;
 	v->n = n;
@@ -776,7 +779,7 @@ int cli_run(int argc, char **argv)
 		round_start = clock_now(clock);
 		ro.ins = serve_instruments(sv);
 		ro.binder = binder;
-		cloud_view_refresh(&cloud, prov, act, clock_wall(clock), &log);
+		cloud_view_refresh(&cloud, prov, act, ex, clock_wall(clock), &log);
 		cur = run_ops_config(ops);
 		if (once && cloud.failed[0]) {
 			/* no earlier answer to fall back on, and a cron job must see it:

@@ -90,6 +90,9 @@ static void collect(void *ctx)
 				    (double)ratelimit_waited_ns(rl[k]) / CLOCK_NS_PER_S);
 			metric_set1(ins->ratelimit_rate, limiter_names[k], ratelimit_rate(rl[k]));
 		}
+		if (sv->prov->ops->price_failures)
+			metric_set1(ins->price_failures, sv->prov->ops->kind,
+				    (double)sv->prov->ops->price_failures(sv->prov));
 	}
 	if (sv->client)
 		metric_set0(ins->kube_writes_waiting, kube_client_writes_waiting(sv->client));

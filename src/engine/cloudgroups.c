@@ -158,8 +158,10 @@ static int complete(struct arena *a, struct node_group *g, const struct config_g
 		return -1;
 	if (!g->tmpl.n_taints && cloud_taints(a, &cg->tmpl, &g->tmpl) < 0)
 		return -1;
-	if (g->price_per_hour <= 0)
+	if (g->price_per_hour <= 0 && cg->tmpl.price_per_hour > 0) {
 		g->price_per_hour = cg->tmpl.price_per_hour;
+		g->price_from_cloud = true;
+	}
 	return set_members(a, g, cg);
 }
 
@@ -174,6 +176,7 @@ static int discovered(struct arena *a, struct node_group *g, const struct provid
 	g->max = cg->max;
 	g->target = cg->target;
 	g->price_per_hour = cg->tmpl.price_per_hour;
+	g->price_from_cloud = cg->tmpl.price_per_hour > 0;
 	if (cloud_allocatable(a, &cg->tmpl, &g->tmpl.allocatable) < 0 ||
 	    (cg->tmpl.n_labels && merge_labels(a, &cg->tmpl, &none, &g->tmpl.labels) < 0) ||
 	    cloud_taints(a, &cg->tmpl, &g->tmpl) < 0)

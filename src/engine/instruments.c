@@ -138,6 +138,7 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->process_start = ok(&bad, metrics_gauge(m, "process_start_time_seconds", "Unix time the process started.", NULL));
 	ins->nodes_removed = ok(&bad, metrics_counter(m, "luascale_nodes_removed_total", "Nodes removed (their Node deleted), by group and reason class (empty, underutilized, drifted, policy).", "group,reason"));
 	ins->removal_seconds = ok(&bad, metrics_histogram(m, "luascale_node_removal_duration_seconds", "From the start of a node's drain to its Node deleted (its instance terminated first).", NULL, latency_buckets, sizeof(latency_buckets) / sizeof(latency_buckets[0])));
+	ins->price_failures = ok(&bad, metrics_counter(m, "luascale_price_refresh_failures_total", "Refreshes of the cloud's prices that failed (the last prices stay in use), by provider.", "provider"));
 	ins->unremovable_nodes = ok(&bad, metrics_gauge(m, "luascale_unremovable_nodes", "Nodes whose drain or delete the safety checks refused in the last round, by the invariant it would break.", "reason"));
 	metric_set1(ins->build_info, version, 1);
 	zero_known_labels(ins);

@@ -975,6 +975,7 @@ static void push_group(lua_State *L, const struct snapshot *s, const struct node
 	set_int(L, "upcoming", g->target > g->current ? g->target - g->current : 0);
 	set_int(L, "removing", g->removing);
 	set_num(L, "price_per_hour", g->price_per_hour);
+	set_str(L, "price_source", g->price_from_cloud ? "cloud" : g->price_per_hour > 0 ? "config" : "none");
 	push_resources(L, &g->daemonset_requests);
 	lua_setfield(L, -2, "daemonset_requests");
 	set_int(L, "daemonsets", g->n_daemonsets);

@@ -25,6 +25,7 @@
 #include "providers/aws/sigv4.h"
 #include "runtime/backoff.h"
 #include "runtime/clock.h"
+#include "sim/aws_pricing_face.h"
 #include "sim/face_http.h"
 #include "textparse.h"
 
@@ -1581,6 +1582,103 @@ static void describe_lt_versions(struct areq *r)
 	ok_end(r, true);
 }
 
+/* ---- spot prices ---- */
+
+/* DescribeSpotPriceHistory: the latest Linux price of each type (asked, or
+ * every priced one) in each zone that launches it, at SIM_AWS_SPOT_FACTOR
+ * of its on-demand price (sim/aws_pricing_face.h). */
+static void describe_spot_price_history(struct areq *r)
+{
+	struct aws_face *f = r->f;
+	const char *names[100], *descs[8], *zones[32];
+	const char *az = aws_form_get(&r->form, "AvailabilityZone");
+	size_t n = 0, nd = 0, i, d, k, nz, nt, item = 0, offset, shown = 0, next = 0;
+	long long max = 1000;
+	struct filter fl[MAX_FILTERS];
+	size_t nf;
+
+	for (i = 1;; i++) {
+		const char *v = form_getf(&r->form, "InstanceType.%zu", i);
+
+		if (!v)
+			break;
+		if (n == 100) {
+			fail(r, 400, "InvalidParameterValue",
+			     "The maximum number of instance types in a request is 100");
+			return;
+		}
+		if (!sim_aws_find_type(f->aws, v)) {
+			bad_param(r, "InstanceType", v, "unknown instance type");
+			return;
+		}
+		names[n++] = v;
+	}
+	for (i = 1; nd < 8; i++) {
+		const char *v = form_getf(&r->form, "ProductDescription.%zu", i);
+
+		if (!v)
+			break;
+		descs[nd++] = v;
+	}
+	if (read_filters(r, fl, &nf) < 0 || param_int(r, "MaxResults", 5, 1000, &max, false) < 0 ||
+	    param_token(r, &offset) < 0)
+		return;
+	if (nf) {
+		fail(r, 400, "InvalidParameterValue",
+		     "The simulator's DescribeSpotPriceHistory takes InstanceType.N and ProductDescription.N, not filters ('%s')",
+		     fl[0].name);
+		return;
+	}
+	if (!nd)
+		descs[nd++] = "Linux/UNIX";
+	if (!admit(r, NULL))
+		return;
+	if (!n) {
+		sim_aws_type_at(f->aws, 0, &nt);
+		for (i = 0; i < nt && n < 100; i++)
+			names[n++] = sim_aws_type_at(f->aws, i, &nt)->name;
+	}
+	ok_begin(r);
+	buf_puts(&r->body, "<spotPriceHistorySet>");
+	for (i = 0; i < n; i++) {
+		double price = sim_aws_price(f->aws, names[i]) * SIM_AWS_SPOT_FACTOR;
+
+		if (price <= 0)
+			continue;
+		nz = sim_aws_price_zones(f->aws, names[i], zones, 32);
+		for (d = 0; d < nd; d++) {
+			if (strcmp(descs[d], "Linux/UNIX") && strcmp(descs[d], "Linux/UNIX (Amazon VPC)"))
+				continue;
+			for (k = 0; k < nz; k++, item++) {
+				char p[32];
+
+				if ((az && strcmp(az, zones[k])) || item < offset)
+					continue;
+				if (shown == (size_t)max) {
+					next = item;
+					goto full;
+				}
+				snprintf(p, sizeof(p), "%.6f", price);
+				buf_puts(&r->body, "<item>");
+				x_tag(&r->body, "instanceType", names[i]);
+				x_tag(&r->body, "productDescription", descs[d]);
+				x_tag(&r->body, "spotPrice", p);
+				x_time(&r->body, "timestamp", sim_wall(f));
+				x_tag(&r->body, "availabilityZone", zones[k]);
+				buf_puts(&r->body, "</item>");
+				shown++;
+			}
+		}
+	}
+full:
+	buf_puts(&r->body, "</spotPriceHistorySet>");
+	if (next)
+		x_token(&r->body, "nextToken", next);
+	else
+		buf_puts(&r->body, "<nextToken/>");
+	ok_end(r, true);
+}
+
 /* ---- CreateFleet ---- */
 
 #define MAX_POOLS 300
@@ -2338,6 +2436,7 @@ static void dispatch(struct areq *r, const char *raw_body)
 		{"ec2", "TerminateInstances", terminate_instances},
 		{"ec2", "DescribeInstanceTypes", describe_instance_types},
 		{"ec2", "DescribeLaunchTemplateVersions", describe_lt_versions},
+		{"ec2", "DescribeSpotPriceHistory", describe_spot_price_history},
 		{"ec2", "CreateFleet", NULL},
 		{"sts", "GetCallerIdentity", get_caller_identity},
 		{"sts", "AssumeRoleWithWebIdentity", assume_role_web_identity},
@@ -2456,6 +2555,49 @@ static void handle_api(struct aws_face *f, struct MHD_Connection *conn, const ch
 	r->session = f->conf->session_token && f->conf->session_token[0];
 	sigv4_scope_free(&scope);
 	dispatch(r, body);
+}
+
+/* POST / with X-Amz-Target AWSPriceListService.*: the Price List Query
+ * API (JSON 1.1), signed for service "pricing" in us-east-1. */
+static void handle_pricing(struct aws_face *f, struct MHD_Connection *conn, const char *url,
+			   const char *target, const char *body, size_t len, struct areq *r)
+{
+	struct hdrs h;
+	struct sigv4_input in;
+	struct errbuf msg;
+	enum sigv4_verdict v;
+
+	r->service = "pricing";
+	r->action = strchr(target, '.') + 1;
+	r->content_type = "application/x-amz-json-1.1";
+	memset(&h, 0, sizeof(h));
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, &h);
+	memset(&in, 0, sizeof(in));
+	in.method = "POST";
+	in.path = url;
+	in.query = "";
+	in.headers = h.h;
+	in.n_headers = h.n;
+	in.body = body;
+	in.body_len = len;
+	in.region = "us-east-1"; /* where the Price List API answers */
+	in.service = "pricing";
+	msg.msg[0] = '\0';
+	v = h.overflow ? SIGV4_MISSING : sigv4_verify(&in, real_wall(), secret_for, (void *)f->conf, NULL, &msg);
+	if (v != SIGV4_OK) {
+		r->code = sigv4_verdict_http_status(v);
+		buf_printf(&r->body, "{\"__type\":\"%s\",\"message\":\"signature refused\"}",
+			   sigv4_verdict_code(v, "pricing"));
+		log_at(f->o.log, LOG_INFO, real_wall(), "sim aws: pricing %s refused: %s", r->action,
+		       msg.msg[0] ? msg.msg : sigv4_verdict_code(v, "pricing"));
+		return;
+	}
+	if (!sim_cloud_admit(f->cloud, NULL)) {
+		r->code = 400;
+		buf_puts(&r->body, "{\"__type\":\"ThrottlingException\",\"message\":\"Rate exceeded\"}");
+		return;
+	}
+	r->code = sim_aws_pricing_answer(f->aws, target, body, len, &r->body);
 }
 
 /* ---- IMDS and container credentials ---- */
@@ -2623,6 +2765,14 @@ struct conn_state {
 	bool too_big;
 };
 
+/* The X-Amz-Target of a Price List call, or NULL. */
+static const char *pricing_target(struct MHD_Connection *conn)
+{
+	const char *t = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target");
+
+	return t && !strncmp(t, "AWSPriceListService.", 20) ? t : NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
@@ -2667,6 +2817,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		handle_imds(f, conn, method, url, &r, &ttl_header);
 	} else if (strncmp(url, "/v1/credentials", 15) == 0) {
 		handle_container(f, conn, method, &r);
+	} else if (strcmp(url, "/") == 0 && strcmp(method, "POST") == 0 && pricing_target(conn) &&
+		   !cs->too_big && !cs->body.oom) {
+		handle_pricing(f, conn, url, pricing_target(conn), cs->body.data ? cs->body.data : "",
+			       cs->body.len, &r);
 	} else if (strcmp(url, "/") == 0 && strcmp(method, "POST") == 0) {
 		if (cs->too_big || cs->body.oom)
 			fail(&r, 413, "RequestEntityTooLarge", "The request body is larger than 1 MiB");

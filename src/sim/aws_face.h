@@ -14,6 +14,9 @@
  *     ec2          DescribeInstances CreateFleet (Type=instant) TerminateInstances
  *                  DescribeInstanceTypes DescribeLaunchTemplateVersions
  *     sts          GetCallerIdentity, AssumeRoleWithWebIdentity (unsigned)
+ *     ec2          DescribeSpotPriceHistory (sim/aws_pricing_face.h's prices)
+ *   POST /                    X-Amz-Target: AWSPriceListService.GetProducts
+ *                             (JSON 1.1, signed for pricing in us-east-1)
  *   PUT  /latest/api/token    IMDSv2 session token
  *   GET  /latest/meta-data/iam/security-credentials/[ROLE]
  *   GET  /latest/meta-data/placement/availability-zone | /placement/region

@@ -120,6 +120,7 @@ static void test_cloud_completes_config(void **state)
 	assert_int_equal(g->tmpl.n_taints, 1);
 	assert_int_equal(g->tmpl.taints[0].effect, TAINT_NO_SCHEDULE);
 	assert_true(g->price_per_hour == 0.5);
+	assert_true(g->price_from_cloud);
 	assert_int_equal(g->n_provider_ids, 2); /* the gone one is not a member */
 
 	/* the config narrows the limits, and its template and labels win */
@@ -129,11 +130,13 @@ static void test_cloud_completes_config(void **state)
 	assert_int_equal(g->tmpl.allocatable.cpu_m, 4000);
 	assert_string_equal(kvlist_get(&g->tmpl.labels, "team"), "ml");
 	assert_string_equal(kvlist_get(&g->tmpl.labels, "node.kubernetes.io/instance-type"), "g4dn.xlarge");
-	assert_true(g->price_per_hour == 0.9);
+	assert_true(g->price_per_hour == 0.9); /* the config's price overrides the cloud's */
+	assert_false(g->price_from_cloud);
 
 	/* a group only the cloud knows */
 	g = find(gs, n, "found-by-tags");
 	assert_non_null(g);
+	assert_true(g->price_per_hour == 0.5 && g->price_from_cloud);
 	assert_int_equal(g->max, 3);
 	assert_int_equal(g->selector.n, 0);
 	assert_int_equal(g->n_provider_ids, 2);

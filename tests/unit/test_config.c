@@ -925,6 +925,34 @@ static void test_provider_and_provisioning(void **state)
 			    "config.yaml:6:36: provisioning.max_provision_time: ");
 }
 
+static void test_pricing(void **state)
+{
+	struct errbuf err;
+	struct config *c;
+
+	(void)state;
+	c = parse(HEAD, &err);
+	assert_non_null(c);
+	assert_true(c->pricing_enabled);
+	assert_int_equal(c->pricing_on_demand_ttl_ms, 12 * 3600 * 1000);
+	assert_int_equal(c->pricing_spot_ttl_ms, 3600 * 1000);
+	config_free(c);
+
+	c = parse(HEAD "provider: {kind: aws, pricing: {enabled: false, on_demand_ttl: 6h, spot_ttl: 10m}}\n",
+		  &err);
+	if (!c)
+		fail_msg("%s", err.msg);
+	assert_false(c->pricing_enabled);
+	assert_int_equal(c->pricing_on_demand_ttl_ms, 6 * 3600 * 1000);
+	assert_int_equal(c->pricing_spot_ttl_ms, 10 * 60 * 1000);
+	config_free(c);
+
+	expect_error_prefix(HEAD "provider: {pricing: {spot_ttl: 10s}}\n",
+			    "config.yaml:6:32: provider.pricing.spot_ttl: ");
+	expect_error(HEAD "provider: {pricing: {ttl: 1h}}\n",
+		     "config.yaml:6:22: provider.pricing: unknown key \"ttl\" (known keys: enabled, on_demand_ttl, spot_ttl)");
+}
+
 static void test_duration(void **state)
 {
 	static const struct {
@@ -1711,6 +1739,7 @@ int main(void)
 		cmocka_unit_test(test_env_errors),
 		cmocka_unit_test(test_ambiguous_group_env),
 		cmocka_unit_test(test_provider_and_provisioning),
+		cmocka_unit_test(test_pricing),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_example),

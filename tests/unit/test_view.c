@@ -44,8 +44,9 @@ static const char CLUSTER[] =
 
 static struct snapshot *make_snapshot(void)
 {
-	struct node_group g[2];
+	struct node_group g[3];
 	struct kv sw = {"luascale.io/node-group", "workers"}, sg = {"luascale.io/node-group", "gpu"};
+	struct kv sf = {"luascale.io/node-group", "free"};
 	struct snapshot *s = snapshot_new();
 	struct errbuf err;
 
@@ -63,8 +64,15 @@ static struct snapshot *make_snapshot(void)
 	g[1].name = "gpu";
 	g[1].selector.items = &sg;
 	g[1].target = -1;
+	g[1].price_per_hour = 0.526;
+	g[1].price_from_cloud = true;
+	g[2] = g[1];
+	g[2].name = "free";
+	g[2].selector.items = &sf;
+	g[2].price_per_hour = 0;
+	g[2].price_from_cloud = false;
 	if (snapshot_add_json(s, CLUSTER, sizeof(CLUSTER) - 1, "cluster", &err) < 0 ||
-	    snapshot_set_groups(s, g, 2, &err) < 0 || snapshot_finish(s, 1700003600, &err) < 0)
+	    snapshot_set_groups(s, g, 3, &err) < 0 || snapshot_finish(s, 1700003600, &err) < 0)
 		fail_msg("fixture: %s", err.msg);
 	return s;
 }
@@ -98,6 +106,9 @@ static const char POLICY[] =
 	"  assert(grp.current == 1 and grp.target == 2 and grp.upcoming == 1 and grp.max == 5, 'group')\n"
 	"  assert(grp.template.allocatable.cpu == 4 and grp.price_per_hour == 0.25, 'template')\n"
 	"  assert(cluster.group_list[1] == grp and cluster.group_list[2].name == 'gpu', 'group_list')\n"
+	"  assert(grp.price_source == 'config', 'price from the config')\n"
+	"  assert(cluster.groups.gpu.price_per_hour == 0.526 and cluster.groups.gpu.price_source == 'cloud', 'price from the cloud')\n"
+	"  assert(cluster.groups.free.price_per_hour == 0 and cluster.groups.free.price_source == 'none', 'no price')\n"
 	"  local ok, why = cluster:fits(p, w)\n"
 	"  assert(not ok and why:find('insufficient cpu'), 'fits node: ' .. tostring(why))\n"
 	"  ok, why = cluster:fits(p, g)\n"

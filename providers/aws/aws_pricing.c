@@ -1,0 +1,469 @@
+/*
+ * providers/aws: EC2 prices for the price cache (providers/pricing.h).
+ * On-demand prices come from the Price List Query API (GetProducts, JSON
+ * 1.1, api.pricing.us-east-1.amazonaws.com), spot prices from EC2's
+ * DescribeSpotPriceHistory (the latest price of each zone; the region's is
+ * the highest of its zones). It does not choose which groups are priced.
+ */
+#include "providers/aws/aws_pricing.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "providers/aws/awserr.h"
+#include "providers/aws/sigv4.h"
+#include "providers/cloudhttp/cloudhttp.h"
+#include "providers/pricing.h"
+
+#define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)
+#define JSON_TYPE "application/x-amz-json-1.1"
+#define TARGET "AWSPriceListService.GetProducts"
+#define MAX_PAGES 20
+
+/* The Price List API's region and endpoint for EC2 region 'region'. */
+static void pricing_home(const char *region, char *sign_region, size_t srlen, char *url, size_t len)
+{
+	bool cn = !strncmp(region, "cn-", 3);
+
+	snprintf(sign_region, srlen, "%s", cn ? "cn-northwest-1" : "us-east-1");
+	snprintf(url, len, "https://api.pricing.%s.amazonaws.com%s", sign_region, cn ? ".cn" : "");
+}
+
+int aws_pricing_endpoint(const struct aws_env *env, const char *region, char *url, size_t len,
+			 char *sign_region, size_t srlen, struct errbuf *err)
+{
+	const char *v = NULL;
+
+	pricing_home(region, sign_region, srlen, url, len);
+	if (!aws_env_true(env, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) {
+		v = aws_env_get(env, "AWS_ENDPOINT_URL_PRICING");
+		if (!v)
+			v = aws_env_get(env, "AWS_ENDPOINT_URL");
+	}
+	if (v) {
+		if (aws_endpoint_validate(v, err) < 0)
+			return -1;
+		snprintf(url, len, "%s", v);
+	}
+	return 0;
+}
+
+/* ---- GetProducts ---- */
+
+struct jcall {
+	struct aws_prov *ap;
+	struct ratelimit *bucket;
+	struct cloudhttp_url url;
+	struct provider_status *st;
+};
+
+static int jprepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,
+		    struct errbuf *err)
+{
+	struct jcall *c = ctx;
+	struct aws_credentials cr;
+	struct sigv4_header hs[3];
+	struct sigv4_input in;
+	struct sigv4_output out;
+	struct errbuf e;
+	char path[1024];
+	int rc = -1;
+
+	if (c->bucket && provider_take_token(c->bucket, clock_now(c->ap->clock) + TOKEN_WAIT_NS,
+					     c->ap->clock, c->st) < 0) {
+		errbuf_set(err, "%s", c->st->message);
+		return -1;
+	}
+	if (aws_credchain_get(c->ap->creds, &cr, &e) < 0) {
+		c->st->code = PROVIDER_AUTH;
+		errbuf_set(err, "no AWS credentials: %s", e.msg);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%.*s", c->url.path ? (int)c->url.path_len : 1,
+		 c->url.path ? c->url.path : "/");
+	hs[0].name = "host";
+	hs[0].value = c->url.authority;
+	hs[1].name = "content-type";
+	hs[1].value = JSON_TYPE;
+	hs[2].name = "x-amz-target";
+	hs[2].value = TARGET;
+	memset(&in, 0, sizeof(in));
+	in.method = "POST";
+	in.path = path;
+	in.headers = hs;
+	in.n_headers = 3;
+	in.body = req->body;
+	in.body_len = req->body_len;
+	in.region = c->ap->pricing_region;
+	in.service = "pricing";
+	in.time_s = clock_wall(c->ap->clock);
+	memset(&out, 0, sizeof(out));
+	if (sigv4_sign(&in, &cr, &out, &e) < 0) {
+		c->st->code = PROVIDER_INVALID;
+		errbuf_set(err, "cannot sign the request: %s", e.msg);
+		goto out;
+	}
+	if (cloudhttp_headers_add(extra, "X-Amz-Date", out.amz_date) < 0 ||
+	    (cr.session_token[0] &&
+	     cloudhttp_headers_add(extra, "X-Amz-Security-Token", cr.session_token) < 0) ||
+	    cloudhttp_headers_add(extra, "Authorization", out.authorization) < 0) {
+		c->st->code = PROVIDER_TRANSIENT;
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	sigv4_output_free(&out);
+	aws_credentials_wipe(&cr);
+	return rc;
+}
+
+/* A JSON 1.1 error's code: "__type" without its namespace ("...#Code"). */
+static const char *json_error_code(const cJSON *doc)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(doc, "__type");
+	const char *s, *h;
+
+	if (!cJSON_IsString(t))
+		return NULL;
+	s = t->valuestring;
+	h = strrchr(s, '#');
+	return h ? h + 1 : s;
+}
+
+static enum cloudhttp_verdict jclassify(void *ctx, const struct cloudhttp_response *r)
+{
+	struct jcall *c = ctx;
+	cJSON *doc;
+	const char *code;
+	bool throttle;
+
+	if (r->status >= 200 && r->status < 300)
+		return CLOUDHTTP_DONE;
+	doc = r->body_len ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+	code = doc ? json_error_code(doc) : NULL;
+	throttle = r->status == 429 || aws_error_is_throttle(code);
+	cJSON_Delete(doc);
+	if (throttle) {
+		if (c->bucket)
+			ratelimit_throttled(c->bucket);
+		return CLOUDHTTP_RETRY_THROTTLED;
+	}
+	return r->status >= 500 ? CLOUDHTTP_RETRY : CLOUDHTTP_DONE;
+}
+
+/* One GetProducts page: 'body' sent, the answer's document in *out. */
+static int get_products(struct provider *p, const char *body, cJSON **out,
+			struct provider_status *st)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
+	struct cloudhttp_response resp;
+	struct cloudhttp_request req;
+	struct errbuf err;
+	struct jcall c;
+	cJSON *doc = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	memset(&resp, 0, sizeof(resp));
+	memset(&c, 0, sizeof(c));
+	c.ap = ap;
+	c.bucket = p->reads;
+	c.st = st;
+	if (cloudhttp_url_parse(ap->pricing_url, &c.url, &err) < 0) {
+		aws_status(st, PROVIDER_INVALID, "pricing endpoint: %s", err.msg);
+		return -1;
+	}
+	if (cloudhttp_headers_add(&hs, "Content-Type", JSON_TYPE) < 0 ||
+	    cloudhttp_headers_add(&hs, "X-Amz-Target", TARGET) < 0) {
+		aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+		goto out;
+	}
+	memset(&req, 0, sizeof(req));
+	req.method = "POST";
+	req.url = ap->pricing_url;
+	req.headers = &hs;
+	req.body = body;
+	req.body_len = strlen(body);
+	req.prepare = jprepare;
+	req.classify = jclassify;
+	req.ctx = &c;
+	aws_count_call(ap, "GetProducts");
+	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
+		aws_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "GetProducts: %s",
+			   err.msg);
+		goto out;
+	}
+	doc = cJSON_ParseWithLength(resp.body, resp.body_len);
+	if (resp.status < 200 || resp.status >= 300) {
+		const char *code = doc ? json_error_code(doc) : NULL;
+		const cJSON *m = doc ? cJSON_GetObjectItemCaseSensitive(doc, "message") : NULL;
+
+		if (!m && doc)
+			m = cJSON_GetObjectItemCaseSensitive(doc, "Message");
+		aws_status(st, resp.throttled ? PROVIDER_THROTTLED : aws_error_class(code, resp.status),
+			   "GetProducts: %s: %s (HTTP %ld)", code ? code : "no code",
+			   cJSON_IsString(m) ? m->valuestring : "no message", resp.status);
+		goto out;
+	}
+	if (!cJSON_IsObject(doc)) {
+		aws_status(st, PROVIDER_TRANSIENT, "GetProducts answered %ld with malformed JSON",
+			   resp.status);
+		goto out;
+	}
+	*out = doc;
+	doc = NULL;
+	rc = 0;
+out:
+	cJSON_Delete(doc);
+	cloudhttp_response_free(&resp);
+	cloudhttp_headers_free(&hs);
+	return rc;
+}
+
+static cJSON *filter(cJSON *arr, const char *field, const char *value)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	if (f) {
+		cJSON_AddStringToObject(f, "Type", "TERM_MATCH");
+		cJSON_AddStringToObject(f, "Field", field);
+		cJSON_AddStringToObject(f, "Value", value);
+		cJSON_AddItemToArray(arr, f);
+	}
+	return f;
+}
+
+double aws_pricing_on_demand_item(const char *item, size_t len, const char *type,
+				  const char *currency)
+{
+	cJSON *doc = cJSON_ParseWithLength(item, len);
+	const cJSON *attrs, *t, *term, *dim;
+	double price = 0;
+
+	if (!doc)
+		return 0;
+	attrs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "product"),
+						 "attributes");
+	t = cJSON_GetObjectItemCaseSensitive(attrs, "instanceType");
+	if (!cJSON_IsString(t) || strcmp(t->valuestring, type))
+		goto out;
+	term = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "terms"),
+						"OnDemand");
+	cJSON_ArrayForEach(t, term) {
+		cJSON_ArrayForEach(dim, cJSON_GetObjectItemCaseSensitive(t, "priceDimensions")) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(dim, "pricePerUnit"), currency);
+			char *end;
+			double d;
+
+			if (!cJSON_IsString(v))
+				continue;
+			d = strtod(v->valuestring, &end);
+			if (end != v->valuestring && !*end && d > 0 && d < 1e6)
+				price = d;
+		}
+	}
+out:
+	cJSON_Delete(doc);
+	return price;
+}
+
+/* The on-demand price of 'type' in 'region' (0 when the price list has none). */
+static int on_demand(struct provider *p, const char *type, const char *region, double *price,
+		     struct provider_status *st)
+{
+	const char *currency = !strncmp(region, "cn-", 3) ? "CNY" : "USD";
+	cJSON *req = cJSON_CreateObject(), *fs, *doc = NULL, *tok = NULL;
+	char *body = NULL;
+	int page, rc = -1;
+
+	*price = 0;
+	fs = req ? cJSON_AddArrayToObject(req, "Filters") : NULL;
+	if (!fs || !cJSON_AddStringToObject(req, "ServiceCode", "AmazonEC2") ||
+	    !cJSON_AddStringToObject(req, "FormatVersion", "aws_v1") ||
+	    !cJSON_AddNumberToObject(req, "MaxResults", 100) ||
+	    !filter(fs, "instanceType", type) || !filter(fs, "regionCode", region) ||
+	    !filter(fs, "operatingSystem", "Linux") || !filter(fs, "tenancy", "Shared") ||
+	    !filter(fs, "preInstalledSw", "NA") || !filter(fs, "capacitystatus", "Used") ||
+	    !filter(fs, "marketoption", "OnDemand")) {
+		aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+		goto out;
+	}
+	for (page = 0; page < MAX_PAGES; page++) {
+		const cJSON *list, *it, *next;
+
+		cJSON_free(body);
+		body = cJSON_PrintUnformatted(req);
+		if (!body) {
+			aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+			goto out;
+		}
+		cJSON_Delete(doc);
+		if (get_products(p, body, &doc, st) < 0)
+			goto out;
+		list = cJSON_GetObjectItemCaseSensitive(doc, "PriceList");
+		if (list && !cJSON_IsArray(list)) {
+			aws_status(st, PROVIDER_TRANSIENT, "GetProducts: PriceList is not a list");
+			goto out;
+		}
+		cJSON_ArrayForEach(it, list) {
+			double d;
+
+			if (!cJSON_IsString(it))
+				continue;
+			d = aws_pricing_on_demand_item(it->valuestring, strlen(it->valuestring), type,
+						       currency);
+			if (d > 0)
+				*price = d;
+		}
+		next = cJSON_GetObjectItemCaseSensitive(doc, "NextToken");
+		if (*price > 0 || !cJSON_IsString(next) || !next->valuestring[0])
+			break;
+		cJSON_DeleteItemFromObjectCaseSensitive(req, "NextToken");
+		tok = cJSON_CreateString(next->valuestring);
+		if (!tok) {
+			aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+			goto out;
+		}
+		cJSON_AddItemToObject(req, "NextToken", tok);
+	}
+	rc = 0;
+out:
+	cJSON_free(body);
+	cJSON_Delete(doc);
+	cJSON_Delete(req);
+	return rc;
+}
+
+/* ---- DescribeSpotPriceHistory ---- */
+
+/* The latest Linux spot price of each type in keys (the spot ones), the
+ * highest over the region's zones, into prices. */
+static int spot(struct provider *p, const struct pricing_key *keys, size_t n, double *prices,
+		struct provider_status *st)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	char next[1024] = "", when[17], iso[32];
+	size_t i, k;
+	int page;
+
+	if (sigv4_format_time(clock_wall(ap->clock), when) < 0)
+		snprintf(when, sizeof(when), "19700101T000000Z");
+	/* YYYYMMDDTHHMMSSZ as ISO 8601 */
+	snprintf(iso, sizeof(iso), "%.4s-%.2s-%.2sT%.2s:%.2s:%.2sZ", when, when + 4, when + 6,
+		 when + 9, when + 11, when + 13);
+	for (page = 0; page < MAX_PAGES; page++) {
+		const struct awsxml_node *it;
+		struct awsxml_doc *d = NULL;
+		struct aws_query f;
+
+		aws_query_init(&f, AWS_SERVICE_EC2, "DescribeSpotPriceHistory");
+		for (i = k = 0; i < n; i++)
+			if (keys[i].capacity == PRICING_SPOT)
+				aws_query_addf(&f, keys[i].type, "InstanceType.%zu", ++k);
+		aws_query_add(&f, "ProductDescription.1", "Linux/UNIX");
+		aws_query_add(&f, "ProductDescription.2", "Linux/UNIX (Amazon VPC)");
+		aws_query_add(&f, "StartTime", iso);
+		aws_query_add_int(&f, "MaxResults", 1000);
+		if (next[0])
+			aws_query_add(&f, "NextToken", next);
+		if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, st) < 0) {
+			aws_query_free(&f);
+			return -1;
+		}
+		aws_query_free(&f);
+		for (it = awsxml_first(awsxml_find(awsxml_root(d), "spotPriceHistorySet"), "item"); it;
+		     it = awsxml_next(it)) {
+			const char *type = awsxml_text(it, "instanceType"), *v = awsxml_text(it, "spotPrice");
+			char *end;
+			double price = strtod(v, &end);
+
+			if (end == v || *end || !(price > 0) || price >= 1e6)
+				continue;
+			for (i = 0; i < n; i++)
+				if (keys[i].capacity == PRICING_SPOT && !strcmp(keys[i].type, type) &&
+				    price > prices[i])
+					prices[i] = price;
+		}
+		awsxml_copy(awsxml_root(d), "nextToken", next, sizeof(next));
+		awsxml_free(d);
+		if (!next[0])
+			break;
+	}
+	return 0;
+}
+
+/* pricing_fetch_fn */
+static int fetch(void *ctx, const struct pricing_key *keys, size_t n, double *prices,
+		 struct provider_status *st)
+{
+	struct provider *p = ctx;
+	bool any_spot = false;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (keys[i].capacity == PRICING_SPOT) {
+			any_spot = true;
+			continue;
+		}
+		if (on_demand(p, keys[i].type, keys[i].location, &prices[i], st) < 0)
+			return -1;
+	}
+	return any_spot ? spot(p, keys, n, prices, st) : 0;
+}
+
+int aws_pricing_init(struct provider *p, const struct aws_env *env, struct errbuf *err)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	const struct config *c = ap->config;
+	struct pricing_opts o;
+
+	if (c && !c->pricing_enabled)
+		return 0;
+	if (aws_pricing_endpoint(env, ap->api.region, ap->pricing_url, sizeof(ap->pricing_url),
+				 ap->pricing_region, sizeof(ap->pricing_region), err) < 0)
+		return -1;
+	memset(&o, 0, sizeof(o));
+	o.provider = "aws";
+	o.fetch = fetch;
+	o.ctx = p;
+	o.clock = ap->clock;
+	o.log = ap->log;
+	o.on_demand_ttl_ns = c ? c->pricing_on_demand_ttl_ms * CLOCK_NS_PER_MS : 0;
+	o.spot_ttl_ns = c ? c->pricing_spot_ttl_ms * CLOCK_NS_PER_MS : 0;
+	ap->pricing = pricing_new(&o);
+	if (!ap->pricing) {
+		errbuf_set(err, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+void aws_prices(struct provider *p, struct provider_group *groups, size_t n, struct executor *ex)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	bool *spot_of = calloc(n + 1, sizeof(*spot_of));
+	struct aws_group g;
+	size_t i;
+
+	if (!ap->pricing)
+		goto out;
+	for (i = 0; spot_of && i < n; i++)
+		spot_of[i] = (aws_group_get(ap, groups[i].name, &g) == 0 && g.fleet && g.cfg)
+				     ? g.cfg->spot
+				     : pricing_capacity_of(&groups[i].tmpl) == PRICING_SPOT;
+	pricing_price_groups(ap->pricing, ap->api.region, groups, n, spot_of, ex);
+out:
+	free(spot_of);
+}
+
+uint64_t aws_price_failures(struct provider *p)
+{
+	return pricing_failures(AWS_PROV(p)->pricing);
+}
