@@ -6,10 +6,10 @@
 -- that fits the most pods and wastes the least capacity; what it cannot
 -- take (another zone of a spread, a GPU pod) is packed again onto the
 -- other groups, each packing counting the nodes planned before it. Groups
--- alike but for their zone are also packed together, a new node in each in
--- turn (`balance_similar_groups`: "always", "never", or "auto": when a
--- pending pod has spread, affinity, host ports or volumes), so a zone spread gets
--- a node per zone and the zones grow evenly. A group grows once a round, so
+-- alike but for their zone are also packed together, each new node in the
+-- smallest of them (`balance_similar_groups`: "always", "never", or "auto":
+-- when a pending pod has spread, affinity, host ports or volumes), so a zone
+-- spread gets a node per zone and the zones grow towards even sizes. A group grows once a round, so
 -- a spread whose domains are groups (capacity types, a label they differ
 -- in) stops each one at its skew: when pods with relations are left, every
 -- group packed together, cheapest first, replaces the round's new nodes if

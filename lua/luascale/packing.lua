@@ -148,7 +148,7 @@ end
 -- (cluster:pack's 'after'), so pods spread over zones take a group per
 -- zone. When a pod has relations (pod.constrained), each set of similar
 -- groups (M.similar: alike but for their zone) is a candidate too, packed
--- together with a new node in each in turn (M.balanced): a zone spread is
+-- together, each new node in the smallest (M.balanced): a zone spread is
 -- met in one step and the zones grow evenly. When pods with relations are
 -- left at the end, every group packed together (M.together) replaces the
 -- steps that bought nodes if it places more: a spread over groups that
