@@ -410,16 +410,27 @@ function M.fits_no_group(cluster, pod)
   return true
 end
 
+-- Why group 'g' takes no new node for 'pod': cluster:fits' answer against
+-- the group's template when an empty node would not take it; else what
+-- holds the group back: "backed off until <time> (<reason>)" after a
+-- failed launch, or "no room left within its max of N" (the round's
+-- other scale-ups may have taken the room it had).
+function M.why_not_group(cluster, pod, g)
+  local ok, why = cluster:fits(pod, g)
+  if not ok then return why end
+  if (g.backed_off_until or 0) > cluster.now then
+    return string.format("backed off until %s (%s)", os.date("!%Y-%m-%dT%H:%M:%SZ", g.backed_off_until),
+      g.backoff_reason or "a launch failed")
+  end
+  return string.format("no room left within its max of %d", g.max)
+end
+
 -- "pending pod ns/p fits no node group: workers: insufficient cpu ...; gpu: ..."
--- The per-group reason is cluster:fits' answer against the group's
--- template, or "no room left within its max" when an empty node would take
--- the pod but the group cannot grow that far.
+-- with M.why_not_group's reason for each group.
 function M.why_nowhere(cluster, pod)
   local reasons = {}
   for _, g in ipairs(cluster.group_list) do
-    local ok, why = cluster:fits(pod, g)
-    if ok then why = string.format("no room left within its max of %d", g.max) end
-    reasons[#reasons + 1] = g.name .. ": " .. why
+    reasons[#reasons + 1] = g.name .. ": " .. M.why_not_group(cluster, pod, g)
   end
   if #reasons == 0 then reasons[1] = "no node groups configured" end
   return string.format("pending pod %s/%s fits no node group: %s", pod.namespace, pod.name,

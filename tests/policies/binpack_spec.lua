@@ -137,6 +137,21 @@ describe("binpack policy", function()
       assert.matches("default/p3", messages(r))
     end)
 
+    it("says a backed-off group is backed off until when, and why, not at its max", function()
+      local cluster = t.cluster{
+        nodes = { t.node{ name = "w-1", group = "workers" } },
+        pods = { t.pod{ name = "busy", node = "w-1", cpu = "3500m" },
+                 t.pod{ name = "p", cpu = "3", memory = "512Mi", pending = true } },
+        backoff = { workers = { ["for"] = "5m", reason = "InsufficientInstanceCapacity: none left" } },
+      }
+      local r = engine():decide(cluster, NOW)
+      assert.no_error(r)
+      assert.is_not.scales_up(r, "workers")
+      assert.matches("default/p fits no node group: workers: backed off until 2026%-11%-30T10:05:00Z "
+                     .. "%(InsufficientInstanceCapacity: none left%)", messages(r))
+      assert.is_nil(messages(r):find("within its max", 1, true))
+    end)
+
     it("adds nothing to a group already above its max", function()
       -- the max was lowered to 1 while 2 nodes run: no room, not unlimited room
       local g = workers{ max = 1 }
