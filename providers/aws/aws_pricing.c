@@ -19,7 +19,6 @@
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/pricing.h"
 
-#define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)
 #define JSON_TYPE "application/x-amz-json-1.1"
 #define TARGET "AWSPriceListService.GetProducts"
 #define MAX_PAGES 20
@@ -65,61 +64,9 @@ static int jprepare(void *ctx, const struct cloudhttp_request *req, struct cloud
 		    struct errbuf *err)
 {
 	struct jcall *c = ctx;
-	struct aws_credentials cr;
-	struct sigv4_header hs[3];
-	struct sigv4_input in;
-	struct sigv4_output out;
-	struct errbuf e;
-	char path[1024];
-	int rc = -1;
 
-	if (c->bucket && provider_take_token(c->bucket, clock_now(c->ap->clock) + TOKEN_WAIT_NS,
-					     c->ap->clock, c->st) < 0) {
-		errbuf_set(err, "%s", c->st->message);
-		return -1;
-	}
-	if (aws_credchain_get(c->ap->creds, &cr, &e) < 0) {
-		c->st->code = PROVIDER_AUTH;
-		errbuf_set(err, "no AWS credentials: %s", e.msg);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%.*s", c->url.path ? (int)c->url.path_len : 1,
-		 c->url.path ? c->url.path : "/");
-	hs[0].name = "host";
-	hs[0].value = c->url.authority;
-	hs[1].name = "content-type";
-	hs[1].value = JSON_TYPE;
-	hs[2].name = "x-amz-target";
-	hs[2].value = TARGET;
-	memset(&in, 0, sizeof(in));
-	in.method = "POST";
-	in.path = path;
-	in.headers = hs;
-	in.n_headers = 3;
-	in.body = req->body;
-	in.body_len = req->body_len;
-	in.region = c->ap->pricing_region;
-	in.service = "pricing";
-	in.time_s = clock_wall(c->ap->clock);
-	memset(&out, 0, sizeof(out));
-	if (sigv4_sign(&in, &cr, &out, &e) < 0) {
-		c->st->code = PROVIDER_INVALID;
-		errbuf_set(err, "cannot sign the request: %s", e.msg);
-		goto out;
-	}
-	if (cloudhttp_headers_add(extra, "X-Amz-Date", out.amz_date) < 0 ||
-	    (cr.session_token[0] &&
-	     cloudhttp_headers_add(extra, "X-Amz-Security-Token", cr.session_token) < 0) ||
-	    cloudhttp_headers_add(extra, "Authorization", out.authorization) < 0) {
-		c->st->code = PROVIDER_TRANSIENT;
-		errbuf_set(err, "out of memory");
-		goto out;
-	}
-	rc = 0;
-out:
-	sigv4_output_free(&out);
-	aws_credentials_wipe(&cr);
-	return rc;
+	return aws_sign_post(&c->ap->api, c->bucket, &c->url, c->ap->pricing_region, "pricing", JSON_TYPE,
+			     TARGET, req, extra, c->st, err);
 }
 
 /* A JSON 1.1 error's code: "__type" without its namespace ("...#Code"). */

@@ -71,50 +71,53 @@ struct call {
 	struct provider_status *st; /* set by prepare when it gives up */
 };
 
-static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,
-		   struct errbuf *err)
+int aws_sign_post(const struct aws_api *api, struct ratelimit *bucket, const struct cloudhttp_url *url,
+		  const char *region, const char *service, const char *content_type,
+		  const char *target, const struct cloudhttp_request *req,
+		  struct cloudhttp_headers *extra, struct provider_status *st, struct errbuf *err)
 {
-	struct call *c = ctx;
 	struct aws_credentials cr;
-	struct sigv4_header hs[2];
+	struct sigv4_header hs[3];
 	struct sigv4_input in;
 	struct sigv4_output out;
 	struct errbuf e;
 	char path[2048];
 	int rc = -1;
 
-	if (c->bucket && provider_take_token(c->bucket, clock_now(c->api->clock) + TOKEN_WAIT_NS,
-					     c->api->clock, c->st) < 0) {
-		errbuf_set(err, "%s", c->st->message);
+	if (bucket && provider_take_token(bucket, clock_now(api->clock) + TOKEN_WAIT_NS,
+					  api->clock, st) < 0) {
+		errbuf_set(err, "%s", st->message);
 		return -1;
 	}
-	if (aws_credchain_get(c->api->creds, &cr, &e) < 0) {
-		c->st->code = PROVIDER_AUTH;
+	if (aws_credchain_get(api->creds, &cr, &e) < 0) {
+		st->code = PROVIDER_AUTH;
 		errbuf_set(err, "no AWS credentials: %s", e.msg);
 		/* the credential source's error whole, its code first */
-		aws_credchain_last_error(c->api->creds, c->st->message, sizeof(c->st->message));
+		aws_credchain_last_error(api->creds, st->message, sizeof(st->message));
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%.*s", c->url.path ? (int)c->url.path_len : 1,
-		 c->url.path ? c->url.path : "/");
+	snprintf(path, sizeof(path), "%.*s", url->path ? (int)url->path_len : 1,
+		 url->path ? url->path : "/");
 	hs[0].name = "host";
-	hs[0].value = c->url.authority;
+	hs[0].value = url->authority;
 	hs[1].name = "content-type";
-	hs[1].value = CONTENT_TYPE;
+	hs[1].value = content_type;
+	hs[2].name = "x-amz-target";
+	hs[2].value = target;
 	memset(&in, 0, sizeof(in));
 	in.method = "POST";
 	in.path = path;
 	in.query = NULL;
 	in.headers = hs;
-	in.n_headers = 2;
+	in.n_headers = target ? 3 : 2;
 	in.body = req->body;
 	in.body_len = req->body_len;
-	in.region = c->api->region;
-	in.service = aws_service_name(c->svc);
-	in.time_s = clock_wall(c->api->clock);
+	in.region = region;
+	in.service = service;
+	in.time_s = clock_wall(api->clock);
 	memset(&out, 0, sizeof(out));
 	if (sigv4_sign(&in, &cr, &out, &e) < 0) {
-		c->st->code = PROVIDER_INVALID;
+		st->code = PROVIDER_INVALID;
 		errbuf_set(err, "cannot sign the request: %s", e.msg);
 		goto out;
 	}
@@ -122,7 +125,7 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 	    (cr.session_token[0] &&
 	     cloudhttp_headers_add(extra, "X-Amz-Security-Token", cr.session_token) < 0) ||
 	    cloudhttp_headers_add(extra, "Authorization", out.authorization) < 0) {
-		c->st->code = PROVIDER_TRANSIENT;
+		st->code = PROVIDER_TRANSIENT;
 		errbuf_set(err, "out of memory");
 		goto out;
 	}
@@ -131,6 +134,15 @@ out:
 	sigv4_output_free(&out);
 	aws_credentials_wipe(&cr);
 	return rc;
+}
+
+static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,
+		   struct errbuf *err)
+{
+	struct call *c = ctx;
+
+	return aws_sign_post(c->api, c->bucket, &c->url, c->api->region, aws_service_name(c->svc),
+			     CONTENT_TYPE, NULL, req, extra, c->st, err);
 }
 
 /* The error code of an answer (NULL when it is not an AWS error). */

@@ -15,6 +15,7 @@
 #include "providers/aws/awsxml.h"
 #include "providers/aws/credentials.h"
 #include "providers/aws/endpoints.h"
+#include "providers/cloudhttp/cloudhttp.h"
 #include "providers/provider.h"
 #include "runtime/clock.h"
 #include "runtime/ratelimit.h"
@@ -63,5 +64,18 @@ void aws_query_free(struct aws_query *f);
  */
 int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket,
 	     struct aws_query *f, struct awsxml_doc **doc, struct provider_status *st);
+
+/*
+ * The cloudhttp prepare step of a signed POST to 'url' ('service' in
+ * 'region', SigV4): a token from 'bucket' first (may be NULL; a fenced or
+ * cancelled wait fails with 'st' set), then the credentials, then
+ * X-Amz-Date, the session token and Authorization added to 'extra'. The
+ * signed headers are host, content-type and, when not NULL, x-amz-target
+ * (JSON protocols). 0, or -1 with 'st' and 'err' saying why.
+ */
+int aws_sign_post(const struct aws_api *api, struct ratelimit *bucket, const struct cloudhttp_url *url,
+		  const char *region, const char *service, const char *content_type,
+		  const char *target, const struct cloudhttp_request *req,
+		  struct cloudhttp_headers *extra, struct provider_status *st, struct errbuf *err);
 
 #endif
