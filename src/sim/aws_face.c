@@ -1446,6 +1446,26 @@ static void x_type(struct buf *b, const struct sim_aws_type *t)
 	buf_puts(b, "</item>");
 }
 
+/* InstanceType.1..N into 'names' (room for 100, EC2's limit). */
+static int read_type_names(struct areq *r, const char *names[100], size_t *n)
+{
+	size_t i;
+
+	*n = 0;
+	for (i = 1;; i++) {
+		const char *v = form_getf(&r->form, "InstanceType.%zu", i);
+
+		if (!v)
+			return 0;
+		if (*n == 100) {
+			fail(r, 400, "InvalidParameterValue",
+			     "The maximum number of instance types in a request is 100");
+			return -1;
+		}
+		names[(*n)++] = v;
+	}
+}
+
 static void describe_instance_types(struct areq *r)
 {
 	struct aws_face *f = r->f;
@@ -1455,18 +1475,8 @@ static void describe_instance_types(struct areq *r)
 	struct filter fl[MAX_FILTERS];
 	size_t nf;
 
-	for (i = 1;; i++) {
-		const char *v = form_getf(&r->form, "InstanceType.%zu", i);
-
-		if (!v)
-			break;
-		if (n == 100) {
-			fail(r, 400, "InvalidParameterValue",
-			     "The maximum number of instance types in a request is 100");
-			return;
-		}
-		names[n++] = v;
-	}
+	if (read_type_names(r, names, &n) < 0)
+		return;
 	if (read_filters(r, fl, &nf) < 0 || param_int(r, "MaxResults", 5, 100, &max, false) < 0 ||
 	    param_token(r, &offset) < 0)
 		return;
@@ -1597,21 +1607,13 @@ static void describe_spot_price_history(struct areq *r)
 	struct filter fl[MAX_FILTERS];
 	size_t nf;
 
-	for (i = 1;; i++) {
-		const char *v = form_getf(&r->form, "InstanceType.%zu", i);
-
-		if (!v)
-			break;
-		if (n == 100) {
-			fail(r, 400, "InvalidParameterValue",
-			     "The maximum number of instance types in a request is 100");
+	if (read_type_names(r, names, &n) < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		if (!sim_aws_find_type(f->aws, names[i])) {
+			bad_param(r, "InstanceType", names[i], "unknown instance type");
 			return;
 		}
-		if (!sim_aws_find_type(f->aws, v)) {
-			bad_param(r, "InstanceType", v, "unknown instance type");
-			return;
-		}
-		names[n++] = v;
 	}
 	for (i = 1; nd < 8; i++) {
 		const char *v = form_getf(&r->form, "ProductDescription.%zu", i);
