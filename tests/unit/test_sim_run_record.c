@@ -21,30 +21,11 @@
 #include "runtime/clock.h"
 #include "sim/replay.h"
 #include "sim/scenario.h"
+#include "test_scenario.h"
 
 #define SMOKE SOURCE_DIR "/examples/scenarios/smoke.yaml"
 #define DEFAULT_POLICY SOURCE_DIR "/policies/default.lua"
 #define BINPACK_POLICY SOURCE_DIR "/policies/binpack.lua"
-
-static struct sim_scenario *load(const char *path)
-{
-	struct errbuf err;
-	struct sim_scenario *sc = sim_scenario_load(path, &err);
-
-	if (!sc)
-		fail_msg("%s", err.msg);
-	return sc;
-}
-
-static struct sim_scenario *parse(const char *text)
-{
-	struct errbuf err;
-	struct sim_scenario *sc = sim_scenario_parse(text, strlen(text), "test.yaml", &err);
-
-	if (!sc)
-		fail_msg("%s", err.msg);
-	return sc;
-}
 
 static void run(const struct sim_scenario *sc, const char *policy, struct sim_result *out)
 {
