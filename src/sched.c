@@ -2146,6 +2146,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	uint64_t *fitmask = NULL; /* per input pod: the groups whose template takes it */
 	uint8_t *related = NULL;  /* per input pod: it has relations of its own */
 	bool any_related = false;
+	bool any_affinity = false; /* some input pod has required pod affinity */
 	int *opened = NULL;     /* per group of gl: new nodes opened */
 	struct resources room;  /* a new node's, DaemonSets' requests taken */
 	struct resources rooms[64]; /* each group's, with mates */
@@ -2327,6 +2328,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 		}
 		all_ranked = all_ranked && items[n_items].rank != UINT32_MAX;
 		any_related = any_related || related[i];
+		any_affinity = any_affinity || s->pods[pods[i]].n_affinity_terms > 0;
 		storage = storage || items[n_items].ephemeral > 0;
 		n_items++;
 	}
@@ -2361,6 +2363,21 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 			mark = topo_mark(t);
 			topo_set_planning(t, true);
 		}
+	}
+	/* a pod with required pod affinity is not the first of its kind while
+	 * a pod of this list that its terms match has yet to land: those land
+	 * first (the others keep their order) */
+	if (t && any_affinity) {
+		size_t m = 0, a = 0;
+
+		for (i = 0; i < n_items; i++) {
+			if (s->pods[pods[items[i].idx]].n_affinity_terms)
+				items[n + a++] = items[i];
+			else
+				items[m++] = items[i];
+		}
+		memcpy(items + m, items + n, a * sizeof(*items));
+		topo_set_waiting(t, s->pods, pods, n);
 	}
 	/* the nodes on their way: the group's, or each group's in turn */
 	n_up_groups = flags & PACK_EACH_UPCOMING ? n_gl : 1;
@@ -2595,6 +2612,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	rc = 0;
 out:
 	if (t) {
+		topo_set_waiting(t, NULL, NULL, 0);
 		topo_set_planning(t, false);
 		if (topo_rollback(t, mark) < 0 && rc == 0) {
 			errbuf_set(err, "pack: out of memory");

@@ -240,6 +240,10 @@ struct counter {
 	uint32_t *member_site;
 	size_t n_members, cap_members;
 	bool lazy;
+	/* C_AFFINITY: a waiting pod that matches all its terms (waited_for()),
+	 * worked out once per wait_epoch */
+	unsigned wait_epoch;
+	const struct pod *waits_for;
 };
 
 /* What a pod brings, worked out once: its class and owner groups when it
@@ -311,6 +315,11 @@ struct topo {
 	size_t n_with_ports;    /* counted pods with host ports */
 	const char *refusal_key;
 	bool oom;
+	/* topo_set_waiting(): the pods a packing has yet to place */
+	const struct pod *wait_base;
+	const uint32_t *wait_ix;
+	size_t n_wait;
+	unsigned wait_epoch;    /* bumped by each topo_set_waiting() */
 };
 
 /*
@@ -1871,6 +1880,39 @@ static bool anti_refuses(struct topo *t, struct counter *c, struct site *st, con
 	return true;
 }
 
+void topo_set_waiting(struct topo *t, const struct pod *base, const uint32_t *ix, size_t n)
+{
+	t->wait_base = base;
+	t->wait_ix = ix;
+	t->n_wait = base && ix ? n : 0;
+	t->wait_epoch++;
+}
+
+/* A waiting pod (topo_set_waiting()) without required affinity of its own
+ * that matches every term of affinity counter 'c', or NULL. One pass over
+ * the waiting pods per counter and topo_set_waiting(). */
+static const struct pod *waited_for(struct topo *t, struct counter *c)
+{
+	size_t i, j;
+
+	if (!t->n_wait)
+		return NULL;
+	if (c->wait_epoch == t->wait_epoch)
+		return c->waits_for;
+	c->wait_epoch = t->wait_epoch;
+	c->waits_for = NULL;
+	for (i = 0; i < t->n_wait && !c->waits_for; i++) {
+		const struct pod *w = &t->wait_base[t->wait_ix[i]];
+		bool all = w->n_affinity_terms == 0;
+
+		for (j = 0; all && j < c->n_terms; j++)
+			all = term_matches(t, &c->terms[j], w->ns, &w->labels);
+		if (all)
+			c->waits_for = w;
+	}
+	return c->waits_for;
+}
+
 static enum sched_fit check(struct topo *t, const struct pod *p, struct pplan *pl,
 			    const struct u32vec *groups, struct site *st, char *dp, size_t dl,
 			    bool detail)
@@ -1927,6 +1969,7 @@ static enum sched_fit check(struct topo *t, const struct pod *p, struct pplan *p
 	/* InterPodAffinity: the pod's affinity terms */
 	if (pl->affinity != NONE) {
 		struct counter *c = &t->counters[pl->affinity];
+		const struct pod *w;
 		bool exist = true;
 
 		for (i = 0; i < c->n_terms; i++) {
@@ -1941,7 +1984,14 @@ static enum sched_fit check(struct topo *t, const struct pod *p, struct pplan *p
 			if (count_at(t, c, (uint32_t)i, v) <= 0)
 				exist = false;
 		}
-		/* the first of a series with affinity to itself may go anywhere */
+		/* the first of a series with affinity to itself may go anywhere,
+		 * but not before a waiting pod that its terms match has landed */
+		if (!exist && c->n_nonzero == 0 && pl->self_all && (w = waited_for(t, c))) {
+			t->refusal_key = c->terms[0].term->topology_key;
+			textf(&dp, &dl, "pod affinity: waits for pending pod %s/%s, which matches its required affinity terms",
+			      w->ns, w->name);
+			return SCHED_POD_AFFINITY;
+		}
 		if (!exist && !(c->n_nonzero == 0 && pl->self_all)) {
 			const char *key = c->terms[0].term->topology_key;
 

@@ -123,6 +123,18 @@ size_t topo_owner_groups(const struct topo *t);
 void topo_set_planning(struct topo *t, bool on);
 
 /*
+ * The pods a packing has yet to place: base[ix[i]] for i < n, borrowed
+ * until the next call; n 0 (or NULL) clears it. A pod whose required
+ * affinity terms no counted pod matches may go anywhere as the first of
+ * its kind when it matches them itself (the scheduler's rule), but not
+ * while one of these pods, without required affinity of its own, matches
+ * them all: the scheduler may well place that one first, so the pod is
+ * refused everywhere until it lands ("pod affinity: waits for pending pod
+ * ns/name, ..."). The packing places such pods after the others.
+ */
+void topo_set_waiting(struct topo *t, const struct pod *base, const uint32_t *ix, size_t n);
+
+/*
  * A mark of the index's state, and a return to it: pods added since are
  * removed, pods removed since are added back, sites added since are
  * dropped. Marks nest (a rollback to an earlier mark undoes the later).

@@ -4,7 +4,8 @@
  * when a constraint first matches them, rollbacks that restore every
  * answer, template sites as spread domains while planning, planned nodes
  * that count through their template twin, a pod not judged against
- * itself, and host port conflicts.
+ * itself, host port conflicts, and a first of its kind that waits for the
+ * pod its affinity names.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,6 +73,70 @@ static void pod_spread(struct fixture_pod *f, const char *key)
 	f->sc = (struct spread_constraint){1, 1, key, {&f->req, 1}, false, true, false};
 	f->p.spread = &f->sc;
 	f->p.n_spread = 1;
+}
+
+/* Required affinity to its own app on 'key' (so it may be the first). */
+static void pod_affinity(struct fixture_pod *f, const char *key)
+{
+	f->term.selector = (struct label_selector){&f->req, 1};
+	f->term.topology_key = key;
+	f->p.affinity_terms = &f->term;
+	f->p.n_affinity_terms = 1;
+}
+
+/* A pod with affinity to its own kind may be the first of it anywhere,
+ * but not while a waiting pod its terms match, one without affinity of its
+ * own, has yet to land; once it lands, only its domain takes the pod. */
+static void test_first_of_kind_waits(void **state)
+{
+	struct fixture_node a, b;
+	struct fixture_pod anchor, dep, dep2, other;
+	struct pod base[4];
+	uint32_t both[] = {0, 1}, deps[] = {1, 2}, others[] = {3, 1};
+	struct topo *t = topo_new_empty(NULL, 0);
+	char why[200];
+	long sa, sb;
+
+	(void)state;
+	node_labels(&a, "a-1", "a");
+	node_labels(&b, "b-1", "b");
+	pod_init(&anchor, "anchor-0", "s2");
+	pod_init(&dep, "dep-0", "s2");
+	pod_affinity(&dep, ZONE);
+	pod_init(&dep2, "dep-1", "s2");
+	pod_affinity(&dep2, ZONE);
+	base[0] = anchor.p;
+	base[1] = dep.p;
+	pod_init(&other, "other-0", "other");
+	base[2] = dep2.p;
+	base[3] = other.p;
+	assert_non_null(t);
+	sa = topo_add_site(t, TOPO_NODE, "a-1", &a.labels, NULL, 0);
+	sb = topo_add_site(t, TOPO_NODE, "b-1", &b.labels, NULL, 0);
+	/* nothing waits: the first of its kind goes anywhere */
+	assert_int_equal(topo_check(t, &base[1], (size_t)sa, NULL, 0), SCHED_FITS);
+	/* pods that all have the affinity wait for none of them */
+	topo_set_waiting(t, base, deps, 2);
+	assert_int_equal(topo_check(t, &base[1], (size_t)sa, NULL, 0), SCHED_FITS);
+	/* the anchor waits: refused everywhere, naming it */
+	topo_set_waiting(t, base, both, 2);
+	assert_int_equal(topo_check(t, &base[1], (size_t)sa, why, sizeof(why)),
+			 SCHED_POD_AFFINITY);
+	assert_non_null(strstr(why, "waits for pending pod prod/anchor-0"));
+	assert_string_equal(topo_refusal_key(t), ZONE);
+	assert_int_equal(topo_check(t, &base[1], (size_t)sb, NULL, 0), SCHED_POD_AFFINITY);
+	/* it lands in b: b takes the pod, a does not */
+	assert_int_equal(topo_add_pod(t, (size_t)sb, &base[0]), 0);
+	assert_int_equal(topo_check(t, &base[1], (size_t)sb, NULL, 0), SCHED_FITS);
+	assert_int_equal(topo_check(t, &base[1], (size_t)sa, NULL, 0), SCHED_POD_AFFINITY);
+	/* a waiting pod of another app is not waited for */
+	assert_int_equal(topo_remove_pod(t, (size_t)sb, &base[0]), 0);
+	topo_set_waiting(t, base, others, 2);
+	assert_int_equal(topo_check(t, &base[1], (size_t)sa, NULL, 0), SCHED_FITS);
+	/* cleared: no wait */
+	topo_set_waiting(t, NULL, NULL, 0);
+	assert_int_equal(topo_check(t, &base[1], (size_t)sa, NULL, 0), SCHED_FITS);
+	topo_free(t);
 }
 
 static void pod_port(struct fixture_pod *f, const char *ip, int port, enum port_protocol proto)
@@ -260,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_planning_twins_rollback),
 		cmocka_unit_test(test_disabled_site),
 		cmocka_unit_test(test_host_ports),
+		cmocka_unit_test(test_first_of_kind_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
