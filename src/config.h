@@ -47,9 +47,7 @@ struct config_aws_group {
 	const char *const *subnets;      /* ... and its subnet id, or "" (the template's) */
 	size_t n_placements;
 	bool prioritized;                /* allocation_strategy: prioritized (else lowest-price) */
-	bool spot;                       /* capacity_type: spot first (else on-demand) */
-	bool on_demand_fallback;         /* capacity_type: [spot, on-demand]: on-demand for
-					  * what spot cannot give */
+	bool spot;                       /* capacity_type: spot (else on-demand) */
 };
 
 /* A node group's settings for the GCE provider (the group's "gce:" section). */
@@ -122,6 +120,7 @@ struct config_azure {
 	const char *endpoint_resource_manager; /* sovereign, private or simulated clouds */
 	const char *endpoint_authority;
 	const char *endpoint_imds;
+	const char *endpoint_prices;     /* the Retail Prices API; NULL: https://prices.azure.com/ */
 	const struct config_azure_discovery *discovery;
 	size_t n_discovery;
 };

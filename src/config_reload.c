@@ -67,7 +67,6 @@ static bool cloud_groups_differ(const struct config *a, const struct config *b)
 		    str_differs(x->aws.launch_template, y->aws.launch_template) ||
 		    x->aws.n_instance_types != y->aws.n_instance_types ||
 		    x->aws.n_placements != y->aws.n_placements || x->aws.spot != y->aws.spot ||
-		    x->aws.on_demand_fallback != y->aws.on_demand_fallback ||
 		    str_differs(x->gce.mig, y->gce.mig) || str_differs(x->gce.zone, y->gce.zone) ||
 		    str_differs(x->gce.region, y->gce.region))
 			return true;
@@ -122,6 +121,7 @@ size_t config_keep_restart_only(const struct config *running, struct config *nex
 	    str_differs(running->azure.endpoint_resource_manager, next->azure.endpoint_resource_manager) ||
 	    str_differs(running->azure.endpoint_authority, next->azure.endpoint_authority) ||
 	    str_differs(running->azure.endpoint_imds, next->azure.endpoint_imds) ||
+	    str_differs(running->azure.endpoint_prices, next->azure.endpoint_prices) ||
 	    running->azure.n_discovery != next->azure.n_discovery) {
 		note(&r, "provider.azure");
 		next->azure = running->azure;

@@ -24,6 +24,7 @@
 #include "k8sname.h"
 #include "model.h"
 #include "providers/azure/azure_arm.h"
+#include "providers/azure/azure_pricing.h"
 #include "providers/azure/azure_sizes.h"
 #include "providers/cloudhttp/cloudhttp.h"
 
@@ -69,6 +70,11 @@ static void count(struct az_prov *ap, const char *what)
 		}
 	}
 	pthread_mutex_unlock(&ap->mu);
+}
+
+void azure_count_call(struct az_prov *ap, const char *what)
+{
+	count(ap, what);
 }
 
 /* The lock that orders the capacity writes of one group. */
@@ -649,6 +655,12 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 	}
 	g->cloud_min = tmin;
 	g->cloud_max = tmax;
+	/* what its price needs: the region, the size and the priority */
+	snprintf(g->location, sizeof(g->location), "%s", azure_jstr(vmss, "location"));
+	g->spot = !strcasecmp(azure_jstr(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+					      vmss, "properties"), "virtualMachineProfile"), "priority"), "Spot");
+	snprintf(pg->tmpl.instance_type, sizeof(pg->tmpl.instance_type), "%s",
+		 azure_jstr(cJSON_GetObjectItemCaseSensitive(vmss, "sku"), "name"));
 	snprintf(pg->name, sizeof(pg->name), "%s", g->name);
 	pg->members_by_id = true;
 	pg->target = cap;
@@ -1046,6 +1058,7 @@ static void azure_free(struct provider *p)
 		return;
 	ap = p->impl;
 	if (ap) {
+		pricing_free(ap->pricing); /* after a refresh in flight, which uses the client */
 		azure_auth_free(ap->auth);
 		cloudhttp_free(ap->http);
 		free(ap->groups);
@@ -1067,6 +1080,8 @@ static const struct provider_ops azure_ops = {
 	.launch = azure_launch,
 	.terminate = azure_terminate,
 	.map_node = azure_map_node,
+	.prices = azure_prices,
+	.price_failures = azure_price_failures,
 	.free = azure_free,
 };
 
@@ -1211,6 +1226,10 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	ao.log = o->log;
 	if (!(ap->auth = azure_auth_new(&ao, &e))) {
 		errbuf_set(err, "azure: %s", e.msg);
+		goto fail;
+	}
+	if (azure_pricing_init(p, o, &e) < 0) {
+		errbuf_set(err, "azure: prices: %s", e.msg);
 		goto fail;
 	}
 	ap->groups = calloc(c->n_groups + 1, sizeof(*ap->groups));

@@ -28,6 +28,7 @@
 #define AZURE_N_CLAIMED 4096     /* new VMs already reported by some launch */
 
 struct cloudhttp;
+struct pricing;
 
 /* A node group and its scale set. */
 struct az_group {
@@ -38,6 +39,8 @@ struct az_group {
 	bool discovered;
 	int min, max;           /* the config's or the discovery entry's (-1: unset) */
 	int cloud_min, cloud_max; /* the scale set's tags as last read (-1: none) */
+	char location[64];      /* the scale set's, as last read ("" before): its prices' region */
+	bool spot;              /* its virtualMachineProfile.priority is Spot */
 };
 
 /* The provider's state (struct provider's impl). */
@@ -62,6 +65,8 @@ struct az_prov {
 	size_t n_claimed, claimed_head;
 	struct { char what[24]; uint64_t n; } counts[12];
 	struct provider_lastgood *lastgood; /* each group's last good view, for a scale set read badly */
+	struct pricing *pricing; /* the Retail Prices API's prices (azure_pricing.c); NULL when off */
+	char prices[512];       /* its root, "https://prices.azure.com" (no trailing '/') */
 };
 
 #define AP(p) ((struct az_prov *)(p)->impl)
@@ -79,6 +84,9 @@ struct arm_resp {
 	struct azure_error err; /* when not 2xx */
 };
 
+
+/* Counts one call of kind 'what' (azure_provider_calls). */
+void azure_count_call(struct az_prov *ap, const char *what);
 
 /* Fills 'st' (the message cut to fit). */
 void azure_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)

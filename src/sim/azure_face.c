@@ -23,6 +23,7 @@
 
 #include "buf.h"
 #include "runtime/clock.h"
+#include "sim/azure_pricing_face.h"
 #include "sim/face_http.h"
 
 #define MAX_SEGS 12
@@ -595,6 +596,11 @@ static cJSON *vmss_json(struct azure_face *f, size_t i)
 	up = cJSON_AddObjectToObject(p, "upgradePolicy");
 	cJSON_AddStringToObject(up, "mode", "Manual");
 	vp = cJSON_AddObjectToObject(p, "virtualMachineProfile");
+	if (g->priority && strcmp(g->priority, "Regular")) {
+		cJSON_AddStringToObject(vp, "priority", g->priority);
+		cJSON_AddStringToObject(vp, "evictionPolicy", "Delete");
+		cJSON_AddNumberToObject(cJSON_AddObjectToObject(vp, "billingProfile"), "maxPrice", -1);
+	}
 	os = cJSON_AddObjectToObject(vp, "osProfile");
 	cJSON_AddStringToObject(os, "computerNamePrefix", g->computer_prefix);
 	cJSON_AddStringToObject(os, "adminUsername", "azureuser");
@@ -1460,6 +1466,26 @@ static void route_arm(struct areq *r, const char *method, char **seg, size_t n, 
 	arm_fail(r, 404, "NotFound", NULL, "The requested resource %.200s was not found.", url);
 }
 
+/* ---- the Retail Prices API ---- */
+
+/* GET /api/retail/prices: no token (the API is public), charged to the
+ * cloud's API limit as every call is. */
+static void handle_prices(struct areq *r, const char *method)
+{
+	char self[64];
+
+	if (strcmp(method, "GET") != 0) {
+		arm_fail(r, 405, "MethodNotAllowed", NULL, "The Retail Prices API answers GET only.");
+		return;
+	}
+	if (!admit(r, -1))
+		return;
+	snprintf(self, sizeof(self), "http://127.0.0.1:%d", r->f->port);
+	r->code = sim_azure_prices_answer(r->f->az, query(r, "$filter"), query(r, "$skip"),
+					  query(r, "api-version"), self, &r->body);
+	r->content_type = "application/json; charset=utf-8";
+}
+
 /* ---- the HTTP side ---- */
 
 static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const char *url,
@@ -1521,6 +1547,9 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 	} else if (n == 4 && strcmp(seg[1], "v2.0") == 0 && strcmp(seg[2], ".well-known") == 0 &&
 		   strcmp(seg[3], "openid-configuration") == 0 && strcmp(method, "GET") == 0) {
 		openid_config(&r, seg[0]);
+	} else if (!l->tls && n == 3 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "retail") == 0 &&
+		   strcmp(seg[2], "prices") == 0) {
+		handle_prices(&r, method);
 	} else if (!l->tls && n >= 1 && ieq(seg[0], "subscriptions")) {
 		route_arm(&r, method, seg, n, url, body);
 	} else {

@@ -17,6 +17,7 @@
  *   GET   /metadata/identity/oauth2/token, /metadata/instance     (IMDS, Metadata: true)
  *   POST  /TENANT/oauth2/v2.0/token     client_credentials: client_secret or client_assertion
  *   GET   /TENANT/v2.0/.well-known/openid-configuration
+ *   GET   /api/retail/prices   the Retail Prices API (no token; sim/azure_pricing_face.h)
  * The AAD endpoints are also served over TLS on a second port (a
  * self-signed certificate for 127.0.0.1), as Azure's libraries refuse an
  * authority that is not https. Every ARM call is charged to the cloud's

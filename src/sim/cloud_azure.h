@@ -34,6 +34,7 @@ struct sim_azure_group {
 	const char *vmss;             /* the scale set's name, default "<group>" */
 	const char *computer_prefix;  /* computerNamePrefix, default "<vmss>" */
 	const char *vm_size;          /* sku.name, default "Standard_D4s_v3" */
+	const char *priority;         /* virtualMachineProfile.priority: NULL (Regular), "Spot", "Low" */
 	const char **zones;           /* "1", "2", "3"; none: a regional scale set */
 	size_t n_zones;
 	struct sim_azure_tag *tags;   /* the scale set's tags (CA's, node templates) */

@@ -1285,8 +1285,8 @@ static int parse_error_name(const char *s, enum provider_error *out)
 static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_fault *f)
 {
 	static const char *const keys[] = {"kind", "group", "from", "until", "rate", "count",
-					   "error", "delay", "instance_type", "zone", "capacity_type", NULL};
-	const char *kind = NULL, *error = NULL, *capacity = NULL;
+					   "error", "delay", NULL};
+	const char *kind = NULL, *error = NULL;
 	int64_t count = 0;
 	size_t old;
 
@@ -1295,9 +1295,6 @@ static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_faul
 	    get_time(x, m, "from", &f->from_ns) || get_time(x, m, "until", &f->until_ns) ||
 	    get_num(x, m, "rate", 0, 1, &f->rate) || get_int(x, m, "count", 0, INT_MAX, &count) ||
 	    get_str(x, m, "error", false, &error) || get_duration(x, m, "delay", &f->delay_ns) ||
-	    get_str(x, m, "instance_type", false, &f->instance_type) ||
-	    get_str(x, m, "zone", false, &f->zone) ||
-	    get_str(x, m, "capacity_type", false, &capacity) ||
 	    check_group_ref(x, m, "group", f->group))
 		return -1;
 	f->count = (int)count;
@@ -1309,21 +1306,6 @@ static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_faul
 		     kind);
 		ytree_path_pop(&x->path, old);
 		return -1;
-	}
-	if ((f->instance_type || f->zone || capacity) && f->kind != SIM_FAULT_LAUNCH_ERROR)
-		return fail(x, m, "instance_type, zone and capacity_type are for launch_error faults only");
-	if (capacity) {
-		if (strcmp(capacity, "spot") == 0) {
-			f->capacity = SIM_CAPACITY_SPOT;
-		} else if (strcmp(capacity, "on-demand") == 0) {
-			f->capacity = SIM_CAPACITY_ON_DEMAND;
-		} else {
-			old = ytree_path_push_key(&x->path, "capacity_type");
-			fail(x, ytree_map_find(m, "capacity_type"),
-			     "expected spot or on-demand, got \"%s\"", capacity);
-			ytree_path_pop(&x->path, old);
-			return -1;
-		}
 	}
 	if (error && f->kind != SIM_FAULT_LAUNCH_ERROR && f->kind != SIM_FAULT_TERMINATE_ERROR)
 		return fail(x, m, "error is for launch_error and terminate_error faults only");
@@ -1771,7 +1753,7 @@ static int parse_azure_group(struct px *x, const struct ytree_node *m, struct si
 			     size_t gi)
 {
 	static const char *const keys[] = {"vmss", "computer_name_prefix", "vm_size", "zones",
-					   "tags", NULL};
+					   "tags", "priority", NULL};
 	struct sim_azure_group *g = &c->groups[gi];
 	struct kvlist tags = {NULL, 0};
 	size_t i;
@@ -1780,6 +1762,7 @@ static int parse_azure_group(struct px *x, const struct ytree_node *m, struct si
 		  get_str(x, m, "vmss", false, &g->vmss) ||
 		  get_str(x, m, "computer_name_prefix", false, &g->computer_prefix) ||
 		  get_str(x, m, "vm_size", false, &g->vm_size) ||
+		  get_str(x, m, "priority", false, &g->priority) ||
 		  get_strlist(x, m, "zones", &g->zones, &g->n_zones) ||
 		  get_kv(x, m, "tags", false, &tags)))
 		return -1;
@@ -1810,6 +1793,9 @@ static int parse_azure_group(struct px *x, const struct ytree_node *m, struct si
 		g->vm_size = "Standard_D4s_v3";
 	if (!sim_azure_find_vmsize(g->vm_size))
 		return fail(x, m, "unknown VM size \"%s\"", g->vm_size);
+	if (g->priority && strcmp(g->priority, "Regular") && strcmp(g->priority, "Spot") &&
+	    strcmp(g->priority, "Low"))
+		return fail(x, m, "priority \"%s\": Regular, Spot or Low", g->priority);
 	for (i = 0; i < g->n_zones; i++)
 		if (strcmp(g->zones[i], "1") != 0 && strcmp(g->zones[i], "2") != 0 &&
 		    strcmp(g->zones[i], "3") != 0)
