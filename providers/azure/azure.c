@@ -2,8 +2,8 @@
  * providers/azure: virtual machine scale sets over Azure Resource Manager —
  * one ARM call (retries, throttling windows, the bearer token), listing
  * (VMSS get + the VM list with its instance view, every nextLink),
- * discovery by tags, templates from the VM size table and the
- * node-template tags, deleting instances, providerID mapping and the
+ * discovery by tags, templates from the VM size table, AKS's labels and
+ * taints and the node-template tags, deleting instances, providerID mapping and the
  * provider's life. Launches are azure_launch.c's; auth azureauth's, HTTP
  * cloudhttp's, parsing azure_arm's.
  */
@@ -602,13 +602,9 @@ static void describe_template(struct az_prov *ap, const struct az_group *g, cons
 			provider_template_label(t, "topology.kubernetes.io/zone", zone);
 		}
 	}
-	pool = azure_jstr(tags, "aks-managed-poolName");
-	if (!pool[0])
-		pool = azure_jstr(tags, "poolName");
-	if (pool[0]) {
-		provider_template_label(t, "kubernetes.azure.com/agentpool", pool);
-		provider_template_label(t, "agentpool", pool);
-	}
+	/* an AKS node pool: what AKS puts on its nodes */
+	if ((pool = azure_aks_pool(vmss)))
+		azure_aks_template(vmss, pool, g->rg, sz ? sz->gpus : 0, t);
 	n_bad = azure_template_tags(tags, t, bad, sizeof(bad));
 	if (n_bad)
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),

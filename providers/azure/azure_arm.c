@@ -275,6 +275,66 @@ static void note_bad(int *n, char *bad, size_t blen, const char *name)
 		copy_clean(bad, blen, name);
 }
 
+const char *azure_aks_pool(const cJSON *vmss)
+{
+	const cJSON *tags = cJSON_GetObjectItemCaseSensitive(vmss, "tags");
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(tags, "aks-managed-poolName");
+
+	if (!cJSON_IsString(p) || !p->valuestring[0])
+		p = cJSON_GetObjectItemCaseSensitive(tags, "poolName");
+	return cJSON_IsString(p) && p->valuestring[0] ? p->valuestring : NULL;
+}
+
+static const cJSON *child(const cJSON *o, const char *path)
+{
+	char key[64];
+
+	while (o && *path) {
+		size_t n = strcspn(path, ".");
+
+		snprintf(key, sizeof(key), "%.*s", (int)n, path);
+		o = cJSON_GetObjectItemCaseSensitive(o, key);
+		path += n + (path[n] == '.');
+	}
+	return o;
+}
+
+void azure_aks_template(const cJSON *vmss, const char *pool, const char *rg, int gpus,
+			struct provider_template *t)
+{
+	const cJSON *vp = child(vmss, "properties.virtualMachineProfile");
+	const cJSON *disk = child(vp, "storageProfile.osDisk");
+	const cJSON *diff = child(disk, "diffDiskSettings.option");
+	const cJSON *tier = child(disk, "managedDisk.storageAccountType");
+	const cJSON *prio = cJSON_GetObjectItemCaseSensitive(vp, "priority");
+
+	provider_template_label(t, "kubernetes.azure.com/agentpool", pool);
+	provider_template_label(t, "agentpool", pool);
+	provider_template_label(t, "kubernetes.azure.com/mode", "user");
+	provider_template_label(t, "kubernetes.azure.com/role", "agent");
+	if (rg && rg[0])
+		provider_template_label(t, "kubernetes.azure.com/cluster", rg);
+	if (disk) {
+		const char *profile = cJSON_IsString(diff) && !strcasecmp(diff->valuestring, "Local") ? "ephemeral"
+												 : "managed";
+
+		provider_template_label(t, "kubernetes.azure.com/storageprofile", profile);
+		provider_template_label(t, "storageprofile", profile);
+		if (cJSON_IsString(tier) && tier->valuestring[0]) {
+			provider_template_label(t, "kubernetes.azure.com/storagetier", tier->valuestring);
+			provider_template_label(t, "storagetier", tier->valuestring);
+		}
+	}
+	if (gpus > 0) {
+		provider_template_label(t, "accelerator", "nvidia");
+		provider_template_label(t, "kubernetes.azure.com/accelerator", "nvidia");
+	}
+	if (cJSON_IsString(prio) && !strcasecmp(prio->valuestring, "Spot")) {
+		provider_template_label(t, "kubernetes.azure.com/scalesetpriority", "spot");
+		provider_template_taint(t, "kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule");
+	}
+}
+
 int azure_template_tags(const cJSON *tags, struct provider_template *t, char *bad, size_t blen)
 {
 	const cJSON *tag;

@@ -101,6 +101,29 @@ void azure_format_provider_id(const char *sub, const char *rg, const char *vmss,
  */
 int azure_template_tags(const cJSON *tags, struct provider_template *t, char *bad, size_t blen);
 
+/* The AKS node pool a scale set is (its tag aks-managed-poolName, else the
+ * legacy poolName), borrowed from 'vmss'; NULL when it is none. */
+const char *azure_aks_pool(const cJSON *vmss);
+
+/*
+ * Adds to 't' what AKS puts on a new node of the node pool 'pool' (see
+ * azure_aks_pool) whose scale set is 'vmss' in resource group 'rg' (the
+ * node resource group, MC_...), as the Cluster Autoscaler predicts it:
+ * kubernetes.azure.com/agentpool and agentpool (the pool),
+ * kubernetes.azure.com/mode (user: a scale set does not say it is a system
+ * pool; a node-template label tag does), kubernetes.azure.com/role=agent,
+ * kubernetes.azure.com/cluster (rg), kubernetes.azure.com/storageprofile
+ * and storageprofile (ephemeral for a local OS disk, else managed),
+ * kubernetes.azure.com/storagetier and storagetier (the OS disk's account
+ * type), accelerator and kubernetes.azure.com/accelerator=nvidia when
+ * 'gpus' > 0, and for a Spot scale set (virtualMachineProfile.priority)
+ * kubernetes.azure.com/scalesetpriority=spot with the taint
+ * kubernetes.azure.com/scalesetpriority=spot:NoSchedule. The scale set's
+ * node-template tags (azure_template_tags) come after and win.
+ */
+void azure_aks_template(const cJSON *vmss, const char *pool, const char *rg, int gpus,
+			struct provider_template *t);
+
 /* The integer tag 'name' (the "min" and "max" tags): 0 with it in *out,
  * 1 when absent, -1 when not a number from 0 to 1000000. */
 int azure_tag_int(const cJSON *tags, const char *name, int *out);
