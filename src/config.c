@@ -1824,13 +1824,14 @@ static const struct str_rule rule_hostport = { ok_hostport, 255, "a host[:port] 
 
 static int parse_gce_endpoints(struct ctx *x, const struct ytree_node *m)
 {
-	static const char *const keys[] = { "compute", "token", "metadata", NULL };
+	static const char *const keys[] = { "compute", "token", "metadata", "billing", NULL };
 	struct config_gce *g = &x->c->gce;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	return field(x, m, "compute", dec_checked, &g->endpoint_compute, &rule_endpoint, NULL) ||
 	       field(x, m, "token", dec_checked, &g->endpoint_token, &rule_endpoint, NULL) ||
+	       field(x, m, "billing", dec_checked, &g->endpoint_billing, &rule_endpoint, NULL) ||
 	       field(x, m, "metadata", dec_checked, &g->metadata_host, &rule_hostport, NULL) ? -1 : 0;
 }
 

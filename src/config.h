@@ -97,6 +97,8 @@ struct config_gce {
 					  * then the metadata server */
 	const char *endpoint_compute;    /* "https://compute.googleapis.com/compute/v1/" by default */
 	const char *endpoint_token;      /* the token URL (else the key file's token_uri) */
+	const char *endpoint_billing;    /* the Cloud Billing Catalog API's root,
+					  * "https://cloudbilling.googleapis.com/" by default */
 	const char *metadata_host;       /* host[:port] (else GCE_METADATA_HOST, metadata.google.internal) */
 	const struct config_gce_discovery *discovery;
 	size_t n_discovery;

@@ -104,6 +104,7 @@ size_t config_keep_restart_only(const struct config *running, struct config *nex
 	    str_differs(running->gce.credentials_file, next->gce.credentials_file) ||
 	    str_differs(running->gce.endpoint_compute, next->gce.endpoint_compute) ||
 	    str_differs(running->gce.endpoint_token, next->gce.endpoint_token) ||
+	    str_differs(running->gce.endpoint_billing, next->gce.endpoint_billing) ||
 	    str_differs(running->gce.metadata_host, next->gce.metadata_host) ||
 	    running->gce.n_discovery != next->gce.n_discovery) {
 		note(&r, "provider.gce");

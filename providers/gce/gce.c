@@ -20,6 +20,8 @@
 #include "buf.h"
 #include "kube/client.h"
 #include "providers/cloudhttp/cloudhttp.h"
+#include "providers/gce/gce_kube_env.h"
+#include "providers/gce/gce_pricing.h"
 #include "providers/lastgood.h"
 
 #define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)
@@ -67,6 +69,8 @@ struct gce_prov {
 		char url[512];
 		char machine_type[64];
 		int gpus;
+		bool spot;      /* scheduling: provisioningModel SPOT, or preemptible */
+		struct gce_kube_env kenv; /* GKE's labels, taints, reserve (empty: none) */
 	} *tpls;
 	size_t n_tpls;
 	uint64_t rng;
@@ -80,6 +84,13 @@ struct gce_prov {
 	struct gce_poll *polls; /* the groups launches are following now (under mu) */
 	struct provider_lastgood *lastgood; /* each group's last good view, for a MIG read badly */
 	pthread_cond_t poll_cv; /* a shared list came back */
+	struct gce_pricing *pricing; /* the cloud's prices (gce_pricing.c); NULL when off */
+	struct gce_pfact {      /* what pricing needs of each group listed (under mu) */
+		char group[64];
+		char region[64];
+		bool spot;
+	} *pfacts;
+	size_t n_pfacts;
 };
 
 /* The managed instances of one group, listed once per poll interval for
@@ -697,10 +708,58 @@ static int64_t reserved_memory(int64_t mem)
 	return r + 100 * MIB;
 }
 
+/* A deep copy of 'src' into 'dst' (empty). 0, or -1 when out of memory. */
+static int kube_env_copy(struct gce_kube_env *dst, const struct gce_kube_env *src)
+{
+	size_t i;
+
+	*dst = *src;
+	memset(&dst->t, 0, sizeof(dst->t));
+	for (i = 0; i < src->t.n_labels; i++)
+		if (provider_template_label(&dst->t, src->t.labels[i].key, src->t.labels[i].value) < 0)
+			return -1;
+	for (i = 0; i < src->t.n_taints; i++)
+		if (provider_template_taint(&dst->t, src->t.taints[i].key, src->t.taints[i].value,
+					    src->t.taints[i].effect) < 0)
+			return -1;
+	return 0;
+}
+
+static bool has_label(const struct provider_template *t, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_labels; i++)
+		if (!strcmp(t->labels[i].key, key))
+			return true;
+	return false;
+}
+
+/* GKE's kube-env of instance template 'url' ('props' its properties) into
+ * 'out' (empty when it has none, or when it is malformed: then a warning
+ * names the template and the bad part, and the template is described
+ * without it). */
+static void read_kube_env(struct gce_prov *gp, const struct gce_group *g, const char *url, const cJSON *props,
+			  struct gce_kube_env *out)
+{
+	const char *text = NULL;
+	struct errbuf e;
+
+	if (gce_kube_env_of(props, &text, &e) < 0 ||
+	    (text && gce_kube_env_parse(text, strlen(text), out, &e) < 0)) {
+		log_at(gp->log, LOG_WARN, clock_wall(gp->clock),
+		       "gce: group %s: instance template %s: kube-env: %s; its labels, taints and reserve are not used",
+		       g->name, last_seg(url), e.msg);
+		gce_kube_env_clear(out);
+	}
+}
+
 /* The new-node template of a MIG: its instance template's machine type and
- * accelerators, the machine type's CPUs and memory. Best effort. */
+ * accelerators, the machine type's CPUs and memory. Best effort. Only the
+ * machine type (for its price) when not 'fill'; *spot says whether the
+ * instance template makes spot (or preemptible) VMs. */
 static void describe_template(struct provider *p, const struct gce_group *g, const cJSON *mig,
-			      struct provider_template *t)
+			      struct provider_template *t, bool fill, bool *spot)
 {
 	struct gce_prov *gp = GP(p);
 	struct provider_status st;
@@ -713,7 +772,10 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 	size_t i;
 
 	char mtbuf[64] = "";
+	struct gce_kube_env ke;
 
+	*spot = false;
+	memset(&ke, 0, sizeof(ke));
 	if (!tmpl[0])
 		return;
 	/* an instance template never changes (a MIG moves to a new one):
@@ -723,6 +785,9 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 		if (!strcmp(gp->tpls[i].url, tmpl)) {
 			snprintf(mtbuf, sizeof(mtbuf), "%s", gp->tpls[i].machine_type);
 			gpus = gp->tpls[i].gpus;
+			*spot = gp->tpls[i].spot;
+			if (fill && kube_env_copy(&ke, &gp->tpls[i].kenv) < 0)
+				gce_kube_env_clear(&ke);
 		}
 	pthread_mutex_unlock(&gp->mu);
 	if (!mtbuf[0]) {
@@ -743,6 +808,14 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 			if (cJSON_IsNumber(n) && n->valuedouble > 0 && n->valuedouble < 64)
 				gpus += (int)n->valuedouble;
 		}
+		{
+			const cJSON *sch = cJSON_GetObjectItemCaseSensitive(
+				cJSON_GetObjectItemCaseSensitive(it, "properties"), "scheduling");
+
+			*spot = !strcmp(str(sch, "provisioningModel"), "SPOT") ||
+				cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sch, "preemptible"));
+		}
+		read_kube_env(gp, g, tmpl, cJSON_GetObjectItemCaseSensitive(it, "properties"), &ke);
 		pthread_mutex_lock(&gp->mu);
 		if (mtbuf[0] && strlen(tmpl) < sizeof(nt->url) &&
 		    (nt = realloc(gp->tpls, (gp->n_tpls + 1) * sizeof(*nt)))) {
@@ -750,6 +823,10 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 			snprintf(nt[gp->n_tpls].url, sizeof(nt->url), "%s", tmpl);
 			snprintf(nt[gp->n_tpls].machine_type, sizeof(nt->machine_type), "%s", mtbuf);
 			nt[gp->n_tpls].gpus = gpus;
+			nt[gp->n_tpls].spot = *spot;
+			memset(&nt[gp->n_tpls].kenv, 0, sizeof(nt[gp->n_tpls].kenv));
+			if (kube_env_copy(&nt[gp->n_tpls].kenv, &ke) < 0)
+				gce_kube_env_clear(&nt[gp->n_tpls].kenv);
 			gp->n_tpls++;
 		}
 		pthread_mutex_unlock(&gp->mu);
@@ -801,19 +878,40 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 			       g->name, mt, st.message);
 		}
 	}
-	if (cpus) {
-		int64_t mem = mem_mb * MIB;
-
+	if (cpus)
+		gce_pricing_machine_type(gp->pricing, mt, cpus, mem_mb, gpus > 0);
+	if (cpus && !fill) {
 		snprintf(t->instance_type, sizeof(t->instance_type), "%s", mt);
-		t->cpu_m = (int64_t)cpus * 1000 - provider_reserved_cpu_m(cpus);
-		t->memory = mem - reserved_memory(mem) > 0 ? mem - reserved_memory(mem) : 0;
+	} else if (cpus) {
+		int64_t mem = mem_mb * MIB, reserved = reserved_memory(mem);
+		int64_t cpu_reserved = provider_reserved_cpu_m(cpus);
+
+		if (ke.reserved) {
+			/* GKE's own numbers: kube_reserved, and the eviction threshold */
+			cpu_reserved = ke.reserved_cpu_m;
+			reserved = ke.reserved_memory + (ke.eviction ? ke.eviction_memory : 100 * MIB);
+		}
+		snprintf(t->instance_type, sizeof(t->instance_type), "%s", mt);
+		t->cpu_m = (int64_t)cpus * 1000 - cpu_reserved > 0 ? (int64_t)cpus * 1000 - cpu_reserved : 0;
+		t->memory = mem - reserved > 0 ? mem - reserved : 0;
 		t->pods = 110;
 		t->gpus = gpus;
 		provider_template_label(t, "node.kubernetes.io/instance-type", mt);
 	}
-	provider_template_label(t, "kubernetes.io/os", "linux");
-	if (!g->regional)
-		provider_template_label(t, "topology.kubernetes.io/zone", g->scope + 6);
+	if (fill) {
+		size_t k;
+
+		/* GKE's labels and taints; the well-known labels below win */
+		for (k = 0; k < ke.t.n_labels; k++)
+			if (!has_label(t, ke.t.labels[k].key))
+				provider_template_label(t, ke.t.labels[k].key, ke.t.labels[k].value);
+		for (k = 0; k < ke.t.n_taints; k++)
+			provider_template_taint(t, ke.t.taints[k].key, ke.t.taints[k].value, ke.t.taints[k].effect);
+		provider_template_label(t, "kubernetes.io/os", "linux");
+		if (!g->regional)
+			provider_template_label(t, "topology.kubernetes.io/zone", g->scope + 6);
+	}
+	gce_kube_env_clear(&ke);
 	cJSON_Delete(it);
 }
 
@@ -884,6 +982,43 @@ static void keep_created(struct gce_prov *gp, const struct provider_group *out, 
 static int cmp_seen(const void *a, const void *b)
 {
 	return strcmp(((const struct gce_seen *)a)->name, ((const struct gce_seen *)b)->name);
+}
+
+/* The region of a group's scope ("zones/us-central1-a" -> "us-central1"). */
+static void scope_region(const struct gce_group *g, char *out, size_t len)
+{
+	const char *loc = strchr(g->scope, '/') ? strchr(g->scope, '/') + 1 : g->scope;
+	const char *dash = strrchr(loc, '-');
+
+	if (!g->regional && dash)
+		snprintf(out, len, "%.*s", (int)(dash - loc), loc);
+	else
+		snprintf(out, len, "%.63s", loc);
+}
+
+/* Remembers what pricing needs of group 'g': its region, whether it is spot. */
+static void keep_pfact(struct gce_prov *gp, const struct gce_group *g, bool spot)
+{
+	size_t i;
+
+	pthread_mutex_lock(&gp->mu);
+	for (i = 0; i < gp->n_pfacts && strcmp(gp->pfacts[i].group, g->name); i++)
+		;
+	if (i == gp->n_pfacts) {
+		struct gce_pfact *n = realloc(gp->pfacts, (gp->n_pfacts + 1) * sizeof(*n));
+
+		if (!n) {
+			pthread_mutex_unlock(&gp->mu);
+			return;
+		}
+		gp->pfacts = n;
+		memset(&n[i], 0, sizeof(n[i]));
+		snprintf(n[i].group, sizeof(n[i].group), "%s", g->name);
+		gp->n_pfacts++;
+	}
+	scope_region(g, gp->pfacts[i].region, sizeof(gp->pfacts[i].region));
+	gp->pfacts[i].spot = spot;
+	pthread_mutex_unlock(&gp->mu);
 }
 
 /* list_one's answer for a MIG described badly: the group is skipped (its
@@ -964,8 +1099,13 @@ static int list_one(struct provider *p, const struct gce_group *g, struct provid
 		       g->name, g->mig, failing, provider_error_str(fail), why, live);
 		pg->target = live;
 	}
-	if (g->wants_template)
-		describe_template(p, g, mig, &pg->tmpl);
+	/* a group whose config writes its template is read for its price */
+	if (g->wants_template || gp->pricing) {
+		bool spot;
+
+		describe_template(p, g, mig, &pg->tmpl, g->wants_template, &spot);
+		keep_pfact(gp, g, spot);
+	}
 	cJSON_Delete(mig);
 	cJSON_Delete(items);
 	return 0;
@@ -1559,23 +1699,72 @@ static int gce_map_node(struct provider *p, const char *provider_id, char *group
 	return rc;
 }
 
+/* ---- prices ---- */
+
+/* provider_ops.prices: each group at its region's price, spot when its
+ * instance template makes spot VMs or its labels say so. */
+static void gce_prices(struct provider *p, struct provider_group *groups, size_t n, struct executor *ex)
+{
+	struct gce_prov *gp = GP(p);
+	char (*regions)[64] = calloc(n + 1, sizeof(*regions));
+	const char **rp = calloc(n + 1, sizeof(*rp));
+	bool *spot = calloc(n + 1, sizeof(*spot));
+	size_t i, j;
+
+	if (!gp->pricing || !regions || !rp || !spot)
+		goto out;
+	pthread_mutex_lock(&gp->mu);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < gp->n_pfacts && strcmp(gp->pfacts[j].group, groups[i].name); j++)
+			;
+		if (j < gp->n_pfacts) {
+			snprintf(regions[i], sizeof(regions[i]), "%s", gp->pfacts[j].region);
+			spot[i] = gp->pfacts[j].spot;
+		}
+		spot[i] = spot[i] || pricing_capacity_of(&groups[i].tmpl) == PRICING_SPOT;
+		rp[i] = regions[i];
+	}
+	pthread_mutex_unlock(&gp->mu);
+	gce_pricing_groups(gp->pricing, groups, n, rp, spot, ex);
+out:
+	free(regions);
+	free(rp);
+	free(spot);
+}
+
+static uint64_t gce_price_failures(struct provider *p)
+{
+	return gce_pricing_failures(GP(p)->pricing);
+}
+
+/* gce_pricing_get_fn: a catalog read through the read bucket and the token. */
+static int billing_get(void *ctx, const char *url, cJSON **out, struct provider_status *st)
+{
+	return call(ctx, false, "GET", url, NULL, out, st);
+}
+
 /* ---- life cycle ---- */
 
 static void gce_free(struct provider *p)
 {
 	struct gce_prov *gp;
+	size_t i;
 
 	if (!p)
 		return;
 	gp = p->impl;
 	if (gp) {
+		gce_pricing_free(gp->pricing); /* after a refresh in flight */
 		gce_auth_free(gp->auth);
 		cloudhttp_free(gp->http);
 		free(gp->groups);
 		free(gp->seen);
 		free(gp->mts);
+		for (i = 0; i < gp->n_tpls; i++)
+			gce_kube_env_clear(&gp->tpls[i].kenv);
 		free(gp->tpls);
 		free(gp->created);
+		free(gp->pfacts);
 		provider_turns_free(gp->turns);
 		provider_lastgood_free(gp->lastgood);
 		pthread_cond_destroy(&gp->poll_cv);
@@ -1593,6 +1782,8 @@ static const struct provider_ops gce_ops = {
 	.launch = gce_launch,
 	.terminate = gce_terminate,
 	.map_node = gce_map_node,
+	.prices = gce_prices,
+	.price_failures = gce_price_failures,
 	.free = gce_free,
 };
 
@@ -1655,6 +1846,8 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 	ao.credentials_file = c->gce.credentials_file;
 	ao.token_url = c->gce.endpoint_token;
 	ao.metadata_host = c->gce.metadata_host;
+	/* the catalog asks for a billing scope (or cloud-platform) */
+	ao.scope = c->pricing_enabled ? GCE_AUTH_DEFAULT_SCOPE " " GCE_BILLING_SCOPE : NULL;
 	ao.http = gp->http;
 	ao.clock = gp->clock;
 	ao.log = o->log;
@@ -1674,6 +1867,21 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 	}
 	snprintf(gp->base, sizeof(gp->base), "%s%s", c->gce.endpoint_compute ? c->gce.endpoint_compute : GCE_DEFAULT_COMPUTE,
 		 c->gce.endpoint_compute && c->gce.endpoint_compute[strlen(c->gce.endpoint_compute) - 1] != '/' ? "/" : "");
+	if (c->pricing_enabled) {
+		struct gce_pricing_opts po;
+
+		memset(&po, 0, sizeof(po));
+		po.billing = c->gce.endpoint_billing;
+		po.get = billing_get;
+		po.ctx = p;
+		po.clock = gp->clock;
+		po.log = o->log;
+		po.config = c;
+		if (!(gp->pricing = gce_pricing_new(&po, &e))) {
+			errbuf_set(err, "gce: %s", e.msg);
+			goto fail;
+		}
+	}
 	gp->groups = calloc(c->n_groups + 1, sizeof(*gp->groups));
 	if (!gp->groups) {
 		errbuf_set(err, "gce: out of memory");

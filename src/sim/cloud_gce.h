@@ -43,6 +43,8 @@ struct sim_gce_group {
 	size_t n_labels;
 	bool refuse_create;           /* createInstances answers 400 (a MIG that takes no named
 				       * instances); resize still works */
+	bool spot;                    /* the template's scheduling.provisioningModel is SPOT */
+	const char *kube_env;         /* the template's metadata item kube-env (GKE's), or NULL */
 };
 
 /* The scenario's `gce:` section. Strings are borrowed (the scenario's arena). */

@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "sim/face_http.h"
+#include "sim/gce_pricing_face.h"
 #include "runtime/backoff.h"
 #include "runtime/clock.h"
 
@@ -634,6 +635,25 @@ static cJSON *template_json(struct gce_face *f, size_t i, const char *region)
 		sch = cJSON_AddObjectToObject(p, "scheduling");
 		cJSON_AddStringToObject(sch, "onHostMaintenance", "TERMINATE");
 	}
+	if (g->spot) {
+		sch = cJSON_GetObjectItemCaseSensitive(p, "scheduling");
+		if (!sch)
+			sch = cJSON_AddObjectToObject(p, "scheduling");
+		cJSON_AddStringToObject(sch, "provisioningModel", "SPOT");
+		cJSON_AddBoolToObject(sch, "preemptible", false);
+		cJSON_AddStringToObject(sch, "instanceTerminationAction", "STOP");
+		cJSON_AddBoolToObject(sch, "automaticRestart", false);
+	}
+	if (g->kube_env) {
+		cJSON *md = cJSON_AddObjectToObject(p, "metadata"), *items, *it;
+
+		cJSON_AddStringToObject(md, "kind", "compute#metadata");
+		items = cJSON_AddArrayToObject(md, "items");
+		it = cJSON_CreateObject();
+		cJSON_AddStringToObject(it, "key", "kube-env");
+		cJSON_AddStringToObject(it, "value", g->kube_env);
+		cJSON_AddItemToArray(items, it);
+	}
 	labels = cJSON_AddObjectToObject(p, "labels");
 	for (k = 0; k < g->n_labels; k++)
 		cJSON_AddStringToObject(labels, g->labels[k].key, g->labels[k].value);
@@ -1240,6 +1260,36 @@ static void handle_compute(struct greq *r, const char *method, char **seg, size_
 	not_found(r, path);
 }
 
+/* GET /v1/services/S/skus: the Cloud Billing Catalog (sim/gce_pricing_face.c),
+ * behind the same Bearer tokens as compute. */
+static void handle_catalog(struct greq *r, const char *url)
+{
+	const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+	const char *svc = url + strlen("/v1/services/"), *slash = strchr(svc, '/');
+	char service[64], msg[200];
+	cJSON *page;
+	int code = 0;
+
+	if (!token_ok(r->f, auth)) {
+		r->www_auth = true;
+		fail(r, 401, "required", "global",
+		     "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.");
+		return;
+	}
+	if (!slash || slash == svc || (size_t)(slash - svc) >= sizeof(service) || strcmp(slash, "/skus")) {
+		fail(r, 404, "notFound", "global", "The requested URL %s was not found", url);
+		return;
+	}
+	snprintf(service, sizeof(service), "%.*s", (int)(slash - svc), svc);
+	page = gce_pricing_face_skus(r->f->gce, service, query(r, "pageToken"), query(r, "pageSize"),
+				     query(r, "currencyCode"), &code, msg, sizeof(msg));
+	if (page)
+		reply_json(r, 200, page);
+	else
+		fail(r, code, code == 404 ? "notFound" : code == 400 ? "badRequest" : "internalError",
+		     "global", "%s", msg);
+}
+
 static void route_compute(struct greq *r, const char *method, const char *url, const char *body)
 {
 	struct gce_face *f = r->f;
@@ -1312,6 +1362,8 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 		handle_token(&r, body);
 	else if (strncmp(url, "/compute/v1/projects/", 21) == 0)
 		route_compute(&r, method, url, body);
+	else if (strncmp(url, "/v1/services/", 13) == 0 && strcmp(method, "GET") == 0)
+		handle_catalog(&r, url);
 	else
 		fail(&r, 404, "notFound", "global", "The requested URL %s was not found", url);
 	if (!r.code)
@@ -1477,6 +1529,8 @@ int gce_face_write_env(const struct gce_face *f, const char *path, const char *k
 	snprintf(v, sizeof(v), "http://127.0.0.1:%d/compute/v1/", f->port);
 	face_env_line(out, "LUASCALE_SIM_GCE_ENDPOINT", v);
 	face_env_line(out, "LUASCALE_SIM_GCE_TOKEN_URI", f->token_uri);
+	snprintf(v, sizeof(v), "http://127.0.0.1:%d/", f->port);
+	face_env_line(out, "LUASCALE_SIM_GCE_BILLING_ENDPOINT", v);
 	snprintf(v, sizeof(v), "127.0.0.1:%d", f->port);
 	face_env_line(out, "GCE_METADATA_HOST", v);
 	if (key_path)

@@ -15,6 +15,7 @@
  *   GET  /compute/v1/projects/P/L/operations/OP, POST .../OP/wait
  *   GET  /compute/v1/projects/P/global/instanceTemplates/T, regions/R/instanceTemplates/T
  *   GET  /compute/v1/projects/P/zones/Z/machineTypes/MT
+ *   GET  /v1/services/S/skus      the Cloud Billing Catalog (sim/gce_pricing_face.c)
  *   POST /token                   grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer
  *   GET  /computeMetadata/v1/...  token, email, project-id, zone (Metadata-Flavor: Google)
  * Every compute call is charged to the cloud's API limit and throttle
@@ -61,7 +62,8 @@ int gce_face_write_key(const struct gce_face *f, const char *path, struct errbuf
 /*
  * Writes KEY='value' lines to 'path' (mode 0600): GOOGLE_CLOUD_PROJECT,
  * LUASCALE_SIM_GCE_ENDPOINT (the compute root, .../compute/v1/),
- * LUASCALE_SIM_GCE_TOKEN_URI, GCE_METADATA_HOST (127.0.0.1:PORT) and
+ * LUASCALE_SIM_GCE_TOKEN_URI, LUASCALE_SIM_GCE_BILLING_ENDPOINT (the
+ * catalog's root, .../), GCE_METADATA_HOST (127.0.0.1:PORT) and
  * GOOGLE_APPLICATION_CREDENTIALS ('key_path'). 0, or -1 with a message.
  */
 int gce_face_write_env(const struct gce_face *f, const char *path, const char *key_path,

@@ -1586,7 +1586,8 @@ static int parse_gce_group(struct px *x, const struct ytree_node *m, struct sim_
 			   size_t gi)
 {
 	static const char *const keys[] = {"zone", "region", "zones", "mig", "base_instance_name",
-					   "template", "machine_type", "labels", "refuse_create", NULL};
+					   "template", "machine_type", "labels", "refuse_create", "spot",
+					   "kube_env", NULL};
 	struct sim_gce_group *g = &c->groups[gi];
 	const char *zone = NULL, *region = NULL;
 	struct kvlist labels = {NULL, 0};
@@ -1600,7 +1601,9 @@ static int parse_gce_group(struct px *x, const struct ytree_node *m, struct sim_
 		  get_str(x, m, "template", false, &g->template_name) ||
 		  get_str(x, m, "machine_type", false, &g->machine_type) ||
 		  get_kv(x, m, "labels", false, &labels) ||
-		  get_bool(x, m, "refuse_create", &g->refuse_create)))
+		  get_bool(x, m, "refuse_create", &g->refuse_create) ||
+		  get_bool(x, m, "spot", &g->spot) ||
+		  get_str(x, m, "kube_env", false, &g->kube_env)))
 		return -1;
 	if (zone && (region || g->n_zones))
 		return fail(x, m, "a zonal MIG names a zone; a regional one a region and its zones");

@@ -547,10 +547,17 @@ def main():
     t = r.json()
     shape(schemas, "InstanceTemplate", t,
           ["name", "properties.machineType", "properties.guestAccelerators.0.acceleratorType",
-           "properties.guestAccelerators.0.acceleratorCount", "properties.labels"], "instance template")
+           "properties.guestAccelerators.0.acceleratorCount", "properties.labels",
+           "properties.scheduling.provisioningModel", "properties.scheduling.preemptible"], "instance template")
+    ok(t["properties"]["scheduling"]["provisioningModel"] == "SPOT",
+       "a spot MIG's template says provisioningModel SPOT", t)
     r = s.get(base + "regions/us-central1/instanceTemplates/workers-tpl")
     t = r.json()
-    shape(schemas, "InstanceTemplate", t, ["properties.machineType", "region"], "regional template")
+    shape(schemas, "InstanceTemplate", t, ["properties.machineType", "region", "properties.metadata.items.0.key",
+                                           "properties.metadata.items.0.value"], "regional template")
+    ok(t["properties"]["metadata"]["items"] == [
+        {"key": "kube-env", "value": "AUTOSCALER_ENV_VARS: node_labels=pool=workers;node_taints=;os=linux\n"}],
+       "a GKE template carries its kube-env as a metadata item", t)
     ok(t["properties"]["machineType"] == "e2-standard-4" and t["properties"]["labels"] == {"pool": "workers"},
        "the template carries the machine type and labels", t)
     r = s.get(base + "zones/us-central1-b/machineTypes/a2-highgpu-1g")

@@ -1515,7 +1515,8 @@ static void test_provider_gce(void **state)
 		  "  gce:\n"
 		  "    project: my-proj\n"
 		  "    credentials_file: /etc/luascale/key.json\n"
-		  "    endpoints: {compute: \"http://127.0.0.1:9/compute/v1/\", metadata: \"127.0.0.1:8\"}\n"
+		  "    endpoints: {compute: \"http://127.0.0.1:9/compute/v1/\", metadata: \"127.0.0.1:8\",\n"
+		  "                billing: \"http://127.0.0.1:7/\"}\n"
 		  "    discovery: [{prefix: gke-prod-, min: 1, max: 20}]\n",
 		  &err);
 	if (!c)
@@ -1523,6 +1524,7 @@ static void test_provider_gce(void **state)
 	assert_string_equal(c->gce.project, "my-proj");
 	assert_string_equal(c->gce.credentials_file, "/etc/luascale/key.json");
 	assert_string_equal(c->gce.endpoint_compute, "http://127.0.0.1:9/compute/v1/");
+	assert_string_equal(c->gce.endpoint_billing, "http://127.0.0.1:7/");
 	assert_string_equal(c->gce.metadata_host, "127.0.0.1:8");
 	assert_int_equal(c->gce.n_discovery, 1);
 	assert_string_equal(c->gce.discovery[0].prefix, "gke-prod-");
