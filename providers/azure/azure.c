@@ -26,6 +26,7 @@
 #include "providers/azure/azure_arm.h"
 #include "providers/azure/azure_pricing.h"
 #include "providers/azure/azure_sizes.h"
+#include "providers/azure/azure_skus.h"
 #include "providers/cloudhttp/cloudhttp.h"
 
 #define SHORT_THROTTLE_MS 20000     /* waited inside one call; longer ones pause the provider */
@@ -540,7 +541,7 @@ static int64_t reserved_memory(int64_t mem)
 }
 
 /* Warns once per size the table lacks. */
-static void warn_size(struct az_prov *ap, const struct az_group *g, const char *sku)
+static void warn_size(struct az_prov *ap, const struct az_group *g, const char *sku, const char *listed_in)
 {
 	size_t i;
 	bool seen = false;
@@ -559,38 +560,45 @@ static void warn_size(struct az_prov *ap, const struct az_group *g, const char *
 	pthread_mutex_unlock(&ap->mu);
 	if (!seen)
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
-		       "azure: group %s: VM size %.60s is not in the provider's table: write a template for "
+		       "azure: group %s: VM size %.60s is %s%s%s: write a template for "
 		       "the group, or tag the scale set with k8s.io_cluster-autoscaler_node-template_resources_cpu "
-		       "and _memory", g->name, sku);
+		       "and _memory", g->name, sku, listed_in ? "not among the Resource SKUs API's sizes in " : "not in the provider's table",
+		       listed_in ? listed_in : "", listed_in ? " nor in the provider's table" : "");
 }
 
-/* The new-node template of a scale set: its VM size's resources, its
- * region, zone, OS and pool, then the node-template tags. */
+/* The new-node template of a scale set: its VM size's resources (the
+ * Resource SKUs API's, else the static table's), its region, zone, OS and
+ * pool, then the node-template tags. 'sku' is what azure_skus_lookup said. */
 static void describe_template(struct az_prov *ap, const struct az_group *g, const cJSON *vmss,
-			      struct provider_template *t)
+			      int have_sku, const struct azure_sku *sku, struct provider_template *t)
 {
-	const cJSON *sku = cJSON_GetObjectItemCaseSensitive(vmss, "sku");
+	const cJSON *sk = cJSON_GetObjectItemCaseSensitive(vmss, "sku");
 	const cJSON *tags = cJSON_GetObjectItemCaseSensitive(vmss, "tags");
 	const cJSON *zones = cJSON_GetObjectItemCaseSensitive(vmss, "zones");
 	const cJSON *os = cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
 			cJSON_GetObjectItemCaseSensitive(vmss, "properties"), "virtualMachineProfile"),
 			"osProfile"), "windowsConfiguration");
-	const char *name = azure_jstr(sku, "name"), *loc = azure_jstr(vmss, "location"), *pool;
-	const struct azure_vm_size *sz = azure_vm_size_find(name);
+	const char *name = azure_jstr(sk, "name"), *loc = azure_jstr(vmss, "location"), *pool;
+	const struct azure_vm_size *st = have_sku == 1 ? NULL : azure_vm_size_find(name);
+	struct azure_vm_size sz;
 	char bad[128], zone[96];
 	int n_bad;
 
-	if (sz) {
-		int64_t mem = sz->memory_mib * MIB, res = reserved_memory(mem);
+	if (have_sku == 1)
+		sz = (struct azure_vm_size){ sku->name, sku->vcpus, sku->memory_mib, sku->gpus };
+	else if (st)
+		sz = *st;
+	if (have_sku == 1 || st) {
+		int64_t mem = sz.memory_mib * MIB, res = reserved_memory(mem);
 
-		snprintf(t->instance_type, sizeof(t->instance_type), "%s", sz->name);
-		t->cpu_m = (int64_t)sz->vcpus * 1000 - provider_reserved_cpu_m(sz->vcpus);
+		snprintf(t->instance_type, sizeof(t->instance_type), "%s", sz.name);
+		t->cpu_m = (int64_t)sz.vcpus * 1000 - provider_reserved_cpu_m(sz.vcpus);
 		t->memory = mem > res ? mem - res : 0;
 		t->pods = 110;
-		t->gpus = sz->gpus;
+		t->gpus = sz.gpus;
 	} else if (name[0]) {
-		warn_size(ap, g, name);
+		warn_size(ap, g, name, have_sku == 0 ? loc : NULL);
 	}
 	if (name[0])
 		provider_template_label(t, "node.kubernetes.io/instance-type", name);
@@ -604,13 +612,49 @@ static void describe_template(struct az_prov *ap, const struct az_group *g, cons
 	}
 	/* an AKS node pool: what AKS puts on its nodes */
 	if ((pool = azure_aks_pool(vmss)))
-		azure_aks_template(vmss, pool, g->rg, sz ? sz->gpus : 0, t);
+		azure_aks_template(vmss, pool, g->rg, t->gpus, t);
 	n_bad = azure_template_tags(tags, t, bad, sizeof(bad));
 	if (n_bad)
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
 		       "azure: group %s: %d node-template tag(s) ignored, the first %s (labels take a value, "
 		       "taints \"value:NoSchedule|PreferNoSchedule|NoExecute\", resources a quantity)",
 		       g->name, n_bad, bad);
+}
+
+/* A size the subscription may not use in the scale set's region (or in
+ * every zone of it): the group does not grow, said once. */
+static void restricted(struct az_prov *ap, const struct az_group *g, const struct azure_sku *sku, const cJSON *vmss,
+		       struct provider_group *pg)
+{
+	const cJSON *zones = cJSON_GetObjectItemCaseSensitive(vmss, "zones"), *z;
+	bool all = cJSON_GetArraySize(zones) > 0, seen = false;
+	size_t i;
+
+	cJSON_ArrayForEach(z, zones)
+		if (!cJSON_IsString(z) || strlen(z->valuestring) != 1 || !strchr(sku->zones_unavailable, z->valuestring[0]))
+			all = false;
+	if (!sku->unavailable && !all)
+		return;
+	if (pg->max > pg->target)
+		pg->max = pg->target > pg->min ? pg->target : pg->min;
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < sizeof(ap->warned_unavailable) / sizeof(ap->warned_unavailable[0]); i++) {
+		if (!strcmp(ap->warned_unavailable[i], g->name)) {
+			seen = true;
+			break;
+		}
+		if (!ap->warned_unavailable[i][0]) {
+			snprintf(ap->warned_unavailable[i], sizeof(ap->warned_unavailable[i]), "%s", g->name);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ap->mu);
+	if (!seen)
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "azure: group %s: VM size %s is not available to this subscription in %s%s%s "
+		       "(Resource SKUs API: NotAvailableForSubscription); the group does not grow",
+		       g->name, sku->name, g->location, sku->unavailable ? "" : ", zones ",
+		       sku->unavailable ? "" : sku->zones_unavailable);
 }
 
 /* fill_group's answer for a scale set described badly: the group is
@@ -704,8 +748,15 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 		if (pg->target > live)
 			pg->target = live;
 	}
-	if (g->wants_template)
-		describe_template(ap, g, vmss, &pg->tmpl);
+	if (g->wants_template || g->location[0]) {
+		struct azure_sku sku;
+		int have = azure_skus_lookup(p, g->location, pg->tmpl.instance_type, &sku);
+
+		if (have == 1)
+			restricted(ap, g, &sku, vmss, pg);
+		if (g->wants_template)
+			describe_template(ap, g, vmss, have, &sku, &pg->tmpl);
+	}
 	cJSON_Delete(items);
 	return 0;
 }
@@ -1055,6 +1106,7 @@ static void azure_free(struct provider *p)
 	ap = p->impl;
 	if (ap) {
 		pricing_free(ap->pricing); /* after a refresh in flight, which uses the client */
+		azure_skus_free(ap);
 		azure_auth_free(ap->auth);
 		cloudhttp_free(ap->http);
 		free(ap->groups);

@@ -29,6 +29,7 @@
 
 struct cloudhttp;
 struct pricing;
+struct azure_sku_region;
 
 /* A node group and its scale set. */
 struct az_group {
@@ -67,6 +68,9 @@ struct az_prov {
 	struct provider_lastgood *lastgood; /* each group's last good view, for a scale set read badly */
 	struct pricing *pricing; /* the Retail Prices API's prices (azure_pricing.c); NULL when off */
 	char prices[512];       /* its root, "https://prices.azure.com" (no trailing '/') */
+	struct azure_sku_region *sku_regions; /* the Resource SKUs API's sizes (azure_skus.c; under mu) */
+	size_t n_sku_regions;
+	char warned_unavailable[16][64]; /* groups already reported with a size not available */
 };
 
 #define AP(p) ((struct az_prov *)(p)->impl)

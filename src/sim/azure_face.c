@@ -1319,6 +1319,134 @@ static void get_operation(struct areq *r, const char *loc, const char *id)
 	reply_json(r, 200, o);
 }
 
+/* ---- the Resource SKUs API ---- */
+
+static void capability(cJSON *caps, const char *name, const char *value)
+{
+	cJSON *c = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(c, "name", name);
+	cJSON_AddStringToObject(c, "value", value);
+	cJSON_AddItemToArray(caps, c);
+}
+
+static void capability_n(cJSON *caps, const char *name, double v)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%g", v);
+	capability(caps, name, text);
+}
+
+/* One SKU of the list in 'loc': a built-in VM size, or (vs NULL) a disk
+ * SKU, which a client must leave out. */
+static cJSON *sku_item(const struct sim_azure_vmsize *vs, const char *loc)
+{
+	cJSON *o = cJSON_CreateObject(), *li, *l, *caps, *restr, *z;
+
+	cJSON_AddStringToObject(o, "resourceType", vs ? "virtualMachines" : "disks");
+	cJSON_AddStringToObject(o, "name", vs ? vs->name : "Premium_LRS");
+	cJSON_AddStringToObject(o, "tier", vs ? "Standard" : "Premium");
+	if (vs) {
+		cJSON_AddStringToObject(o, "size", vs->name + (strncmp(vs->name, "Standard_", 9) ? 0 : 9));
+		cJSON_AddStringToObject(o, "family", vs->family);
+	}
+	cJSON_AddItemToObject(o, "locations", cJSON_CreateStringArray(&loc, 1));
+	li = cJSON_AddArrayToObject(o, "locationInfo");
+	l = cJSON_CreateObject();
+	cJSON_AddStringToObject(l, "location", loc);
+	z = cJSON_AddArrayToObject(l, "zones");
+	cJSON_AddItemToArray(z, cJSON_CreateString("1"));
+	cJSON_AddItemToArray(z, cJSON_CreateString("2"));
+	cJSON_AddItemToArray(z, cJSON_CreateString("3"));
+	cJSON_AddItemToObject(l, "zoneDetails", cJSON_CreateArray());
+	cJSON_AddItemToArray(li, l);
+	caps = cJSON_AddArrayToObject(o, "capabilities");
+	restr = cJSON_AddArrayToObject(o, "restrictions");
+	if (!vs) {
+		capability(caps, "MaxSizeGiB", "4");
+		return o;
+	}
+	if (vs->resource_disk_mb)
+		capability_n(caps, "MaxResourceVolumeMB", (double)vs->resource_disk_mb);
+	capability(caps, "OSVhdSizeMB", "1047552");
+	capability_n(caps, "vCPUs", vs->cpus);
+	capability(caps, "MemoryPreservingMaintenanceSupported", "True");
+	capability(caps, "HyperVGenerations", "V1,V2");
+	capability_n(caps, "MemoryGB", (double)vs->memory_mb / 1024);
+	capability_n(caps, "MaxDataDiskCount", vs->cpus * 2);
+	if (vs->gpus)
+		capability_n(caps, "GPUs", vs->gpus);
+	capability_n(caps, "vCPUsAvailable", vs->cpus);
+	if (vs->not_available) {
+		cJSON *r = cJSON_CreateObject(), *info;
+
+		cJSON_AddStringToObject(r, "type", "Location");
+		cJSON_AddItemToObject(r, "values", cJSON_CreateStringArray(&loc, 1));
+		info = cJSON_AddObjectToObject(r, "restrictionInfo");
+		cJSON_AddItemToObject(info, "locations", cJSON_CreateStringArray(&loc, 1));
+		cJSON_AddStringToObject(r, "reasonCode", "NotAvailableForSubscription");
+		cJSON_AddItemToArray(restr, r);
+	}
+	return o;
+}
+
+/* GET /subscriptions/S/providers/Microsoft.Compute/skus: the built-in VM
+ * sizes and a disk SKU in the scenario's location; $filter "location eq
+ * '<l>'" only (another location: an empty list); pages of page_size linked
+ * by nextLink ($skiptoken). */
+static void list_skus(struct areq *r, const char *av)
+{
+	static const char *const allowed[] = {"$filter", "$skiptoken", "includeExtendedLocations", NULL};
+	struct azure_face *f = r->f;
+	const char *flt = query(r, "$filter"), *skip = query(r, "$skiptoken"), *loc = f->conf->location;
+	long size = f->conf->page_size > 0 ? f->conf->page_size : 50, from = 0, i, n = 0;
+	char want[64] = "";
+	cJSON *o, *arr;
+
+	if (!params_ok(r, allowed))
+		return;
+	if (flt && (sscanf(flt, "location eq '%63[^']'", want) != 1 || strlen(flt) != strlen(want) + 14)) {
+		arm_fail(r, 400, "InvalidParameter", "$filter",
+			 "The filter '%.100s' is not supported: only location eq '<location>' is.", flt);
+		return;
+	}
+	if (skip) {
+		char *end;
+
+		from = strtol(skip, &end, 10);
+		if (end == skip || *end || from < 0) {
+			arm_fail(r, 400, "InvalidParameter", "$skiptoken", "The skip token '%.40s' is invalid.", skip);
+			return;
+		}
+	}
+	if (!admit(r, -1))
+		return;
+	while (sim_azure_vmsize_at((size_t)n))
+		n++;
+	n++; /* the disk SKU */
+	if (want[0] && strcasecmp(want, loc))
+		n = 0;
+	o = cJSON_CreateObject();
+	arr = cJSON_AddArrayToObject(o, "value");
+	for (i = from; i < n && i < from + size; i++)
+		cJSON_AddItemToArray(arr, sku_item(sim_azure_vmsize_at((size_t)i), loc));
+	if (i < n) {
+		struct buf link = BUF_INIT;
+
+		buf_printf(&link, "http://127.0.0.1:%d/subscriptions/%s/providers/Microsoft.Compute/skus?api-version=%s",
+			   f->port, f->conf->subscription, av);
+		if (flt) {
+			buf_puts(&link, "&$filter=");
+			buf_percent_encode(&link, flt);
+		}
+		buf_printf(&link, "&$skiptoken=%ld", i);
+		cJSON_AddStringToObject(o, "nextLink", link.data ? link.data : "");
+		buf_free(&link);
+	}
+	reply_json(r, 200, o);
+}
+
 static bool ieq(const char *a, const char *b)
 {
 	return strcasecmp(a, b) == 0;
@@ -1357,6 +1485,20 @@ static void route_arm(struct areq *r, const char *method, char **seg, size_t n, 
 	if (!av || !*av) {
 		arm_fail(r, 400, "MissingApiVersionParameter", NULL,
 			 "The api-version query parameter (?api-version=) is required for all requests.");
+		return;
+	}
+	if (n == 5 && ieq(seg[2], "providers") && ieq(seg[3], "Microsoft.Compute") && ieq(seg[4], "skus") &&
+	    ieq(seg[1], f->conf->subscription)) {
+		/* the Resource SKUs API has versions of its own */
+		if (!get)
+			arm_fail(r, 405, "MethodNotAllowed", NULL, "The requested resource does not support http method '%s'.",
+				 method);
+		else if (strcmp(av, "2021-07-01") && strcmp(av, "2019-04-01"))
+			arm_fail(r, 400, "NoRegisteredProviderFound", NULL,
+				 "No registered resource provider found for API version '%.20s' and type 'skus'. The supported api-versions are '2019-04-01, 2021-07-01'.",
+				 av);
+		else
+			list_skus(r, av);
 		return;
 	}
 	if (!azure_api_version_ok(av)) {

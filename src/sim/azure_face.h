@@ -18,6 +18,8 @@
  *   POST  /TENANT/oauth2/v2.0/token     client_credentials: client_secret or client_assertion
  *   GET   /TENANT/v2.0/.well-known/openid-configuration
  *   GET   /api/retail/prices   the Retail Prices API (no token; sim/azure_pricing_face.h)
+ *   GET   /subscriptions/S/providers/Microsoft.Compute/skus   the Resource SKUs API
+ *         (api-version 2021-07-01 or 2019-04-01; $filter=location eq 'L'; nextLink)
  * The AAD endpoints are also served over TLS on a second port (a
  * self-signed certificate for 127.0.0.1), as Azure's libraries refuse an
  * authority that is not https. Every ARM call is charged to the cloud's

@@ -18,13 +18,16 @@
 #define MAX_CAPACITY 1000
 
 static const struct sim_azure_vmsize builtin_sizes[] = {
-	{"Standard_D2s_v3", "standardDSv3Family", 2, 8192, 0},
-	{"Standard_D4s_v3", "standardDSv3Family", 4, 16384, 0},
-	{"Standard_D8s_v3", "standardDSv3Family", 8, 32768, 0},
-	{"Standard_D4s_v5", "standardDSv5Family", 4, 16384, 0},
-	{"Standard_E4s_v3", "standardESv3Family", 4, 32768, 0},
-	{"Standard_F4s_v2", "standardFSv2Family", 4, 8192, 0},
-	{"Standard_NC6s_v3", "standardNCSv3Family", 6, 114688, 1},
+	{"Standard_D2s_v3", "standardDSv3Family", 2, 8192, 0, 16384, false},
+	{"Standard_D4s_v3", "standardDSv3Family", 4, 16384, 0, 32768, false},
+	{"Standard_D8s_v3", "standardDSv3Family", 8, 32768, 0, 65536, false},
+	{"Standard_D4s_v5", "standardDSv5Family", 4, 16384, 0, 0, false},
+	{"Standard_E4s_v3", "standardESv3Family", 4, 32768, 0, 65536, false},
+	{"Standard_F4s_v2", "standardFSv2Family", 4, 8192, 0, 32768, false},
+	{"Standard_NC6s_v3", "standardNCSv3Family", 6, 114688, 1, 344064, false},
+	/* newer than the provider's static table: their resources come from /skus */
+	{"Standard_D4ls_v6", "standardDLSv6Family", 4, 8192, 0, 0, false},
+	{"Standard_D8ls_v6", "standardDLSv6Family", 8, 16384, 0, 0, true},
 };
 #define N_SIZES (sizeof(builtin_sizes) / sizeof(builtin_sizes[0]))
 

@@ -22,6 +22,9 @@ struct sim_azure_vmsize {
 	int cpus;                     /* vCPUs */
 	int64_t memory_mb;            /* MemoryGB * 1024 */
 	int gpus;                     /* 0: none */
+	int64_t resource_disk_mb;     /* MaxResourceVolumeMB (0: no temporary disk) */
+	bool not_available;           /* restricted for the subscription in every location
+				       * (NotAvailableForSubscription) */
 };
 
 struct sim_azure_tag {

@@ -163,6 +163,12 @@ static void handler(void *ud, size_t index, const struct cs_req *rq, struct cs_r
 			 "\"resource\":\"https://management.azure.com/\",\"token_type\":\"Bearer\"}");
 		return;
 	}
+	if (strstr(t, "/providers/Microsoft.Compute/skus?")) {
+		/* no Resource SKUs API here: the provider's table serves the sizes */
+		rs->status = 404;
+		snprintf(rs->body, sizeof(rs->body), "{\"error\":{\"code\":\"NotFound\",\"message\":\"no skus\"}}");
+		return;
+	}
 	if (strcmp(cs_header(rq, "Authorization") ? cs_header(rq, "Authorization") : "", "Bearer eyJ.ARM-S3KR1T") ||
 	    !strstr(t, API) || (f->unauth > 0 && f->unauth--)) {
 		rs->status = 401;
@@ -553,7 +559,10 @@ static void test_list_groups_nextlink_and_template(void **state)
 	assert_non_null(strstr(f->fk.cs.reqs[req_at(f, "GET", SS_PATH "/virtualMachines?", 1)].target, "$skiptoken=2"));
 	assert_int_equal(azure_provider_calls(f->p, "vms.list"), 2);
 	assert_int_equal(azure_provider_calls(f->p, "vmss.get"), 1);
-	/* the template: Standard_D4s_v5 (4 vCPU, 16 GiB) less what AKS keeps */
+	/* the template: Standard_D4s_v5 (4 vCPU, 16 GiB) less what AKS keeps, from
+	 * the provider's table while the Resource SKUs API cannot be read */
+	assert_non_null(strstr(f->log, "VM sizes in westeurope: the Resource SKUs API cannot be read ("));
+	assert_non_null(strstr(f->log, "using the provider's table of sizes"));
 	t = &gs[0].tmpl;
 	assert_string_equal(t->instance_type, "Standard_D4s_v5");
 	assert_int_equal(t->cpu_m, 4000 - 80);
