@@ -264,6 +264,7 @@ static bool primary(struct fx *x, bool *v)
 	}
 	value[n] = '\0';
 	x->s++;
+	*v = false; /* only the syntax is checked without an item */
 	if (x->item) {
 		const cJSON *f = cJSON_GetObjectItemCaseSensitive(x->item, member);
 
@@ -274,7 +275,7 @@ static bool primary(struct fx *x, bool *v)
 
 static bool and_expr(struct fx *x, bool *v)
 {
-	bool r;
+	bool r = false;
 
 	if (!primary(x, v))
 		return false;
@@ -288,7 +289,7 @@ static bool and_expr(struct fx *x, bool *v)
 
 static bool or_expr(struct fx *x, bool *v)
 {
-	bool r;
+	bool r = false;
 
 	if (!and_expr(x, v))
 		return false;

@@ -115,5 +115,7 @@ def main():
 
 try:
     main()
+except Exception as e:  # noqa: B902 (a test that raises has failed, never passed)
+    ok(False, "the test raised %r" % e)
 finally:
     H.finish()
