@@ -11,6 +11,13 @@
  *
  * Exits 1 when a run went wrong (instances missing, a call failed) or the
  * launch ratio is above 1.1. Takes about 35 s with the defaults.
+ *
+ * A stockout run (in "all", or alone: "stockout") launches fleet group
+ * STOCKOUT (8 instance types over 3 zones, prioritized) while its first
+ * type in its first zone is out of capacity: the first scale-up must
+ * complete with the other offerings in at most two CreateFleet calls, and
+ * the next must not ask for the offering out of capacity (one call, no
+ * instance failed). Exits 1 otherwise.
  */
 #include <math.h>
 #include <pthread.h>
@@ -38,6 +45,9 @@
 #define MAX_ASGS 2000
 #define MAX_REPS 100
 #define FLEET "burst"
+#define STOCKOUT "mixed"
+#define STOCKOUT_TYPES "[m5.large, m5.xlarge, m5.2xlarge, c5.xlarge, c5.2xlarge, r5.large, r5.xlarge, t3.medium]"
+#define STOCKOUT_FIRST 24 /* instances of the first scale-up */
 
 #define ACCESS_KEY "AKIABENCHSIMULATED01"
 #define SECRET_KEY "YmVuY2gtc2VjcmV0LWtleS1mb3ItdGhlLXNpbXVsYXRvcg"
@@ -146,6 +156,8 @@ static char *scenario_text(const struct params *pr)
 		       "  - name: " FLEET "\n    min: 0\n    max: %d\n"
 		       "    template: {allocatable: {cpu: 2, memory: 8Gi, pods: 110}}\n",
 		   pr->launches * 2 + 10);
+	buf_puts(&b, "  - name: " STOCKOUT "\n    min: 0\n    max: 200\n"
+		     "    template: {allocatable: {cpu: 2, memory: 8Gi, pods: 110}}\n");
 	for (i = 0; i < pr->asgs; i++)
 		buf_printf(&b, "  - name: asg-%04d\n    min: 0\n    max: %d\n"
 			       "    template: {allocatable: {cpu: 4, memory: 16Gi, pods: 110}}\n",
@@ -154,6 +166,9 @@ static char *scenario_text(const struct params *pr)
 	buf_printf(&b, "cloud: {launch_latency: %lldms, boot_delay: 2h, boot_jitter: 0s, "
 		       "terminate_latency: 1s, shutdown_delay: 1s}\n",
 		   (long long)llround(pr->latency_s * 1000));
+	/* the stockout run's group: its first offering is out of capacity */
+	buf_puts(&b, "faults:\n  - {kind: launch_error, group: " STOCKOUT ", error: no_capacity, "
+		     "instance_type: m5.large, zone: us-east-1a}\n");
 	if (pr->asgs && pr->per_asg) {
 		buf_puts(&b, "initial_nodes:\n");
 		for (i = 0; i < pr->asgs; i++)
@@ -162,7 +177,9 @@ static char *scenario_text(const struct params *pr)
 	buf_puts(&b, "aws:\n  region: " REGION "\n  cluster: bench\n  credentials:\n"
 		     "    access_key_id: " ACCESS_KEY "\n    secret_access_key: " SECRET_KEY "\n"
 		     "  groups:\n    " FLEET ": {mode: fleet, zones: [us-east-1a, us-east-1b], "
-		     "instance_types: [m5.large]}\n");
+		     "instance_types: [m5.large]}\n"
+		     "    " STOCKOUT ": {mode: fleet, zones: [us-east-1a, us-east-1b, us-east-1c], "
+		     "instance_types: " STOCKOUT_TYPES "}\n");
 	for (i = 0; i < pr->asgs; i++)
 		buf_printf(&b, "    asg-%04d: {zones: [us-east-1a, us-east-1b, us-east-1c], "
 			       "instance_types: [m5.xlarge]}\n",
@@ -335,6 +352,118 @@ out:
 	return rc;
 }
 
+/* ---- the stockout run ---- */
+
+struct stockout_result {
+	double first_s, second_s;   /* each scale-up, call to on_done */
+	int first_made, second_made;
+	uint64_t first_calls, second_calls; /* CreateFleet calls of each */
+	uint64_t failed_first, failed_second; /* instances the cloud failed in each */
+	bool ok;
+};
+
+struct one_launch {
+	int seen, made;
+	struct provider_status st;
+};
+
+static void one_instance(void *ctx, const struct provider_instance *pi)
+{
+	struct one_launch *l = ctx;
+
+	if (pi->state != INSTANCE_GONE)
+		l->seen++;
+}
+
+static void one_done(void *ctx, int count, const struct provider_status *st)
+{
+	struct one_launch *l = ctx;
+
+	l->made = count;
+	l->st = *st;
+}
+
+/* One launch of 'count' on this thread: the instances reported, its time. */
+static int stockout_launch(struct provider *p, int count, int *made, double *secs)
+{
+	struct one_launch l;
+	double t0 = bench_now();
+
+	memset(&l, 0, sizeof(l));
+	p->ops->launch(p, STOCKOUT, count, one_instance, one_done, &l);
+	*secs = bench_now() - t0;
+	*made = l.seen;
+	if (l.made != count || l.st.code != PROVIDER_OK) {
+		fprintf(stderr, "bench_aws stockout: launch of %d made %d: %s: %s\n", count, l.made,
+			provider_error_str(l.st.code), l.st.message);
+		return -1;
+	}
+	return 0;
+}
+
+static int run_stockout(struct world *wd, struct stockout_result *r)
+{
+	struct config *c;
+	struct provider *p;
+	struct provider_group *gs = NULL;
+	struct provider_status st;
+	struct sim_group_stats s0, s1, s2;
+	size_t n_gs = 0, gi = (size_t)sim_cloud_find_group(wd->w->cloud, STOCKOUT);
+	uint64_t c0, c1;
+	int rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	c = bench_parse_config("node_groups:\n"
+			       "  - name: " STOCKOUT "\n    min: 0\n    max: 200\n"
+			       "    template: {allocatable: {cpu: 2, memory: 8Gi, pods: 110}}\n"
+			       "    aws:\n      mode: fleet\n      launch_template: " STOCKOUT "\n"
+			       "      instance_types: " STOCKOUT_TYPES "\n"
+			       "      placements: [{zone: us-east-1a}, {zone: us-east-1b}, {zone: us-east-1c}]\n"
+			       "      allocation_strategy: prioritized\n"
+			       "provider:\n  kind: aws\n  qps: 100\n  burst: 100\n  read_qps: 100\n  read_burst: 100\n"
+			       "  aws: {cluster_name: bench}\n",
+			       "bench_aws stockout config");
+	if (!c)
+		return -1;
+	p = provider(wd, c);
+	if (!p) {
+		config_free(c);
+		return -1;
+	}
+	if (p->ops->list_groups(p, &gs, &n_gs, &st) < 0) {
+		fprintf(stderr, "bench_aws stockout: list_groups: %s\n", st.message);
+		rc = -1;
+		goto out;
+	}
+	provider_groups_free(gs, n_gs);
+	sim_cloud_lock(wd->w->cloud);
+	sim_cloud_group_stats(wd->w->cloud, gi, &s0);
+	sim_cloud_unlock(wd->w->cloud);
+	c0 = aws_provider_calls(p, "CreateFleet");
+	if (stockout_launch(p, STOCKOUT_FIRST, &r->first_made, &r->first_s) < 0)
+		rc = -1;
+	c1 = aws_provider_calls(p, "CreateFleet");
+	sim_cloud_lock(wd->w->cloud);
+	sim_cloud_group_stats(wd->w->cloud, gi, &s1);
+	sim_cloud_unlock(wd->w->cloud);
+	if (stockout_launch(p, STOCKOUT_FIRST / 3, &r->second_made, &r->second_s) < 0)
+		rc = -1;
+	sim_cloud_lock(wd->w->cloud);
+	sim_cloud_group_stats(wd->w->cloud, gi, &s2);
+	sim_cloud_unlock(wd->w->cloud);
+	r->first_calls = c1 - c0;
+	r->second_calls = aws_provider_calls(p, "CreateFleet") - c1;
+	r->failed_first = s1.launch_failed - s0.launch_failed;
+	r->failed_second = s2.launch_failed - s1.launch_failed;
+	r->ok = rc == 0 && r->first_made == STOCKOUT_FIRST && r->second_made == STOCKOUT_FIRST / 3 &&
+		r->first_calls >= 1 && r->first_calls <= 2 && r->failed_first > 0 &&
+		r->second_calls == 1 && r->failed_second == 0;
+out:
+	provider_free(p);
+	config_free(c);
+	return rc;
+}
+
 /* ---- the list run ---- */
 
 static const char *const list_actions[] = {
@@ -458,6 +587,8 @@ int main(int argc, char **argv)
 	};
 	bool do_launch = !strcmp(what, "launch") || !strcmp(what, "all");
 	bool do_list = !strcmp(what, "list") || !strcmp(what, "all");
+	bool do_stockout = !strcmp(what, "stockout") || !strcmp(what, "all");
+	struct stockout_result sr;
 	int bad = 0, m;
 	size_t a;
 
@@ -469,10 +600,10 @@ int main(int argc, char **argv)
 	pr.per_asg = (int)arg_num(argc, argv, 7, 10);
 	pr.reps = (int)arg_num(argc, argv, 8, 5);
 	pr.read_qps = arg_num(argc, argv, 9, 1000);
-	if ((!do_launch && !do_list) || pr.launches < 1 || pr.launches > MAX_LAUNCHES || pr.qps <= 0 ||
+	if ((!do_launch && !do_list && !do_stockout) || pr.launches < 1 || pr.launches > MAX_LAUNCHES || pr.qps <= 0 ||
 	    pr.burst < 1 || pr.latency_s < 0 || pr.asgs < 1 || pr.asgs > MAX_ASGS || pr.per_asg < 0 ||
 	    pr.per_asg > 100 || pr.reps < 1 || pr.reps > MAX_REPS || pr.read_qps < 1) {
-		fprintf(stderr, "usage: bench_aws [launch|list|all] [launches<=%d qps>0 burst>=1 latency_s "
+		fprintf(stderr, "usage: bench_aws [launch|list|stockout|all] [launches<=%d qps>0 burst>=1 latency_s "
 				"asgs<=%d per_asg<=100 reps<=%d read_qps>=1]\n",
 			MAX_LAUNCHES, MAX_ASGS, MAX_REPS);
 		return 2;
@@ -515,6 +646,21 @@ int main(int argc, char **argv)
 				bad = 1;
 		}
 	}
+	if (do_stockout) {
+		if (run_stockout(&wd, &sr) < 0 || !sr.ok)
+			bad = 1;
+		printf("\nstockout: fleet group " STOCKOUT ", 8 instance types over 3 zones, m5.large in us-east-1a out of capacity\n");
+		printf("  %-44s %10d in %llu CreateFleet call%s (%llu instance%s failed), %.3fs\n",
+		       "first scale-up: instances made", sr.first_made, (unsigned long long)sr.first_calls,
+		       sr.first_calls == 1 ? "" : "s", (unsigned long long)sr.failed_first,
+		       sr.failed_first == 1 ? "" : "s", sr.first_s);
+		printf("  %-44s %10d in %llu CreateFleet call%s (%llu instance%s failed), %.3fs\n",
+		       "next scale-up: instances made", sr.second_made, (unsigned long long)sr.second_calls,
+		       sr.second_calls == 1 ? "" : "s", (unsigned long long)sr.failed_second,
+		       sr.failed_second == 1 ? "" : "s", sr.second_s);
+		printf("  %-44s %10s\n", "(must be: all made, <= 2 calls, then 1 call, 0 failed)",
+		       sr.ok ? "ok" : "NOT MET");
+	}
 	if (do_list) {
 		printf("\nlist: %d ASGs holding %d instances, read qps %g (burst %d), %d repetitions\n",
 		       pr.asgs, pr.asgs * pr.per_asg, pr.read_qps, (int)pr.read_qps, pr.reps);
@@ -555,6 +701,14 @@ int main(int argc, char **argv)
 		printf("aws_launch_instances_reported %d\n", lr.reported);
 		printf("aws_launch_createfleet_face_calls %llu\n", (unsigned long long)lr.face_fleet);
 		printf("aws_launch_createfleet_provider_calls %llu\n", (unsigned long long)lr.prov_fleet);
+	}
+	if (do_stockout) {
+		printf("aws_stockout_first_instances %d\n", sr.first_made);
+		printf("aws_stockout_first_createfleet_calls %llu\n", (unsigned long long)sr.first_calls);
+		printf("aws_stockout_first_seconds %.3f\n", sr.first_s);
+		printf("aws_stockout_next_instances %d\n", sr.second_made);
+		printf("aws_stockout_next_createfleet_calls %llu\n", (unsigned long long)sr.second_calls);
+		printf("aws_stockout_next_failed_instances %llu\n", (unsigned long long)sr.failed_second);
 	}
 	if (do_list) {
 		static const char *const tag[3] = {"named", "named_described", "discovered"};

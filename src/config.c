@@ -1226,6 +1226,43 @@ static int parse_placements(struct ctx *x, const struct ytree_node *m, struct co
 	return rc;
 }
 
+/* capacity_type: on-demand, spot, or [spot, on-demand] (spot first, on-demand
+ * for what spot cannot give). */
+static int parse_capacity_type(struct ctx *x, const struct ytree_node *m, struct config_aws_group *a)
+{
+	static const char *const capacity[] = { "on-demand", "spot", NULL };
+	const struct ytree_node *l = map_get(m, "capacity_type"), *c;
+	int cap[2] = { 0, 0 };
+	size_t old, i = 0;
+	int rc = 0;
+
+	if (!l || l->kind != YTREE_SEQ) {
+		rc = field(x, m, "capacity_type", dec_choice, &cap[0], capacity, NULL);
+		a->spot = cap[0] == 1;
+		return rc;
+	}
+	old = ytree_path_push_key(&x->path, "capacity_type");
+	if (l->n < 1 || l->n > 2)
+		rc = fail_node(x, l, "capacity_type lists 1 or 2 capacity types (spot, on-demand), got %zu",
+			       (size_t)l->n);
+	for (c = l->first; c && !rc; c = c->next, i++) {
+		size_t o2 = ytree_path_push_index(&x->path, i);
+		struct val v = val_of_node(x, c);
+
+		rc = dec_choice(x, &v, &cap[i], capacity);
+		if (!rc && i == 1 && cap[1] == cap[0])
+			rc = fail_node(x, c, "\"%s\" is listed twice", capacity[cap[1]]);
+		if (!rc && i == 1 && cap[0] == 0)
+			rc = fail_node(x, c,
+				       "[on-demand, spot] is not supported: on-demand never falls back to spot; write [spot, on-demand] for spot with on-demand for what spot cannot give");
+		ytree_path_pop(&x->path, o2);
+	}
+	ytree_path_pop(&x->path, old);
+	a->spot = cap[0] == 1;
+	a->on_demand_fallback = !rc && i == 2;
+	return rc;
+}
+
 static int parse_aws_group(struct ctx *x, const struct ytree_node *m, const struct node_group *g,
 			   struct config_aws_group *a)
 {
@@ -1234,8 +1271,7 @@ static int parse_aws_group(struct ctx *x, const struct ytree_node *m, const stru
 					    "capacity_type", NULL };
 	static const char *const modes[] = { "asg", "fleet", NULL };
 	static const char *const strategies[] = { "lowest-price", "prioritized", NULL };
-	static const char *const capacity[] = { "on-demand", "spot", NULL };
-	int mode = 0, strategy = 0, cap = 0;
+	int mode = 0, strategy = 0;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
@@ -1247,14 +1283,13 @@ static int parse_aws_group(struct ctx *x, const struct ytree_node *m, const stru
 	    field(x, m, "launch_template_version", dec_checked, &a->launch_template_version,
 		  &rule_template_version, NULL) ||
 	    field(x, m, "allocation_strategy", dec_choice, &strategy, strategies, NULL) ||
-	    field(x, m, "capacity_type", dec_choice, &cap, capacity, NULL) ||
+	    parse_capacity_type(x, m, a) ||
 	    parse_checked_list(x, m, "instance_types", &rule_itype, &a->instance_types,
 			       &a->n_instance_types) ||
 	    parse_placements(x, m, a))
 		return -1;
 	a->fleet = mode == 1;
 	a->prioritized = strategy == 1;
-	a->spot = cap == 1;
 	if (a->fleet) {
 		if (map_get(m, "asg"))
 			return fail_node(x, map_get(m, "asg"),

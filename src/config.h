@@ -47,7 +47,9 @@ struct config_aws_group {
 	const char *const *subnets;      /* ... and its subnet id, or "" (the template's) */
 	size_t n_placements;
 	bool prioritized;                /* allocation_strategy: prioritized (else lowest-price) */
-	bool spot;                       /* capacity_type: spot (else on-demand) */
+	bool spot;                       /* capacity_type: spot first (else on-demand) */
+	bool on_demand_fallback;         /* capacity_type: [spot, on-demand]: on-demand for
+					  * what spot cannot give */
 };
 
 /* A node group's settings for the GCE provider (the group's "gce:" section). */

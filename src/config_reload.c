@@ -67,6 +67,7 @@ static bool cloud_groups_differ(const struct config *a, const struct config *b)
 		    str_differs(x->aws.launch_template, y->aws.launch_template) ||
 		    x->aws.n_instance_types != y->aws.n_instance_types ||
 		    x->aws.n_placements != y->aws.n_placements || x->aws.spot != y->aws.spot ||
+		    x->aws.on_demand_fallback != y->aws.on_demand_fallback ||
 		    str_differs(x->gce.mig, y->gce.mig) || str_differs(x->gce.zone, y->gce.zone) ||
 		    str_differs(x->gce.region, y->gce.region))
 			return true;

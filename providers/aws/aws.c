@@ -1001,6 +1001,7 @@ static void aws_free(struct provider *p)
 		free(ap->itypes);
 		free(ap->lts);
 		free(ap->launched);
+		free(ap->unavailable);
 		provider_lastgood_free(ap->lastgood);
 		provider_turns_free(ap->turns);
 		pthread_mutex_destroy(&ap->mu);

@@ -17,6 +17,10 @@
 #include "providers/provider.h"
 #include "runtime/clock.h"
 
+/* How long a fleet group leaves out an offering (instance type, zone,
+ * capacity type) that answered a launch with a capacity error. */
+#define AWS_UNAVAILABLE_TTL_NS (3 * 60 * CLOCK_NS_PER_S)
+
 struct aws_provider_opts {
 	const struct config *config;  /* groups, provider.aws, token buckets; borrowed,
 				       * must outlive the provider */

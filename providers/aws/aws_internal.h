@@ -122,6 +122,13 @@ struct aws_prov {
 		uint64_t n;
 	} counts[32];
 	struct provider_lastgood *lastgood; /* each group's last good view, for an ASG described badly */
+	struct aws_offering_out { /* offerings out of capacity a moment ago (aws_launch.c; under mu) */
+		char type[64];
+		char zone[64];
+		bool spot;
+		int64_t until_ns; /* on the provider's clock */
+	} *unavailable;
+	size_t n_unavailable;
 };
 
 #define AWS_PROV(p) ((struct aws_prov *)(p)->impl)

@@ -3,8 +3,10 @@
  * SetDesiredCapacity computed from the size it reports in the group's
  * turn (its size writes never interleave), its new instances claimed and
  * reported as they appear (a Failed scaling activity ends the launch early
- * and gives back the capacity not made); a fleet group launches with one
- * CreateFleet Type=instant and a ClientToken.
+ * and gives back the capacity not made); a fleet group launches with
+ * CreateFleet Type=instant and a ClientToken a call, leaving out for a few
+ * minutes each offering (instance type, zone, capacity type) that just
+ * answered with a capacity error.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #define TERMINATE_BATCH 1000
 #define MAX_OVERRIDES 300
+#define MAX_UNAVAILABLE 4096 /* offerings left out at once, at most */
 
 /* Logs one launched instance with what an operator looks for. */
 static void log_launched(struct aws_prov *ap, const char *group, const char *id, const char *type,
@@ -248,35 +251,118 @@ static void client_token(struct aws_prov *ap, const char *group, char *out, size
 		 (unsigned long long)seq);
 }
 
-static void launch_fleet(struct provider *p, const struct aws_group *g, int count,
-			 provider_instance_cb on_instance, provider_done_cb on_done, void *ctx)
+/* ---- fleet launches and the offerings out of capacity ---- */
+
+/* Is (type, zone, spot) out of capacity a moment ago? Drops expired entries. */
+static bool offering_out(struct aws_prov *ap, const char *type, const char *zone, bool spot)
+{
+	int64_t now = clock_now(ap->clock);
+	bool out = false;
+	size_t i, k = 0;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_unavailable; i++) {
+		struct aws_offering_out *o = &ap->unavailable[i];
+
+		if (o->until_ns <= now)
+			continue;
+		if (!strcmp(o->type, type) && !strcmp(o->zone, zone) && o->spot == spot)
+			out = true;
+		ap->unavailable[k++] = *o;
+	}
+	ap->n_unavailable = k;
+	pthread_mutex_unlock(&ap->mu);
+	return out;
+}
+
+/* Leaves (type, zone, spot) out of fleet launches for AWS_UNAVAILABLE_TTL_NS.
+ * Returns true when it was not out already. */
+static bool offering_mark_out(struct aws_prov *ap, const char *group, const char *type,
+			      const char *zone, bool spot, const char *code)
+{
+	int64_t until = clock_now(ap->clock) + AWS_UNAVAILABLE_TTL_NS;
+	struct aws_offering_out *o = NULL;
+	bool fresh = false;
+	size_t i;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_unavailable && !o; i++)
+		if (!strcmp(ap->unavailable[i].type, type) && !strcmp(ap->unavailable[i].zone, zone) &&
+		    ap->unavailable[i].spot == spot)
+			o = &ap->unavailable[i];
+	if (!o && ap->n_unavailable < MAX_UNAVAILABLE) {
+		struct aws_offering_out *n = realloc(ap->unavailable,
+						     (ap->n_unavailable + 1) * sizeof(*n));
+
+		if (n) {
+			ap->unavailable = n;
+			o = &n[ap->n_unavailable++];
+			snprintf(o->type, sizeof(o->type), "%s", type);
+			snprintf(o->zone, sizeof(o->zone), "%s", zone);
+			o->spot = spot;
+			o->until_ns = 0;
+		}
+	}
+	if (o) {
+		fresh = o->until_ns <= clock_now(ap->clock);
+		o->until_ns = until;
+	}
+	pthread_mutex_unlock(&ap->mu);
+	if (fresh)
+		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+		       "aws: group %s: %s in %s (%s) is out of capacity (%s): left out of launches for %llds",
+		       group, type, zone, spot ? "spot" : "on-demand", code,
+		       (long long)(AWS_UNAVAILABLE_TTL_NS / CLOCK_NS_PER_S));
+	return fresh;
+}
+
+/* What one CreateFleet call gave. */
+struct fleet_call {
+	struct aws_asg_instance *made; /* grows over the calls of a launch */
+	size_t n_made, cap;
+	int n_errors;
+	bool all_capacity;             /* every error was a capacity error */
+	int n_marked;                  /* offerings newly left out */
+	char first_code[128], first_msg[200];
+};
+
+/* The zone of a placement's subnet, from the config (NULL when unknown). */
+static const char *subnet_zone(const struct config_aws_group *c, const char *subnet)
+{
+	size_t i;
+
+	for (i = 0; subnet && *subnet && i < c->n_placements; i++)
+		if (!strcmp(c->subnets[i], subnet))
+			return c->zones[i];
+	return NULL;
+}
+
+/*
+ * One CreateFleet Type=instant for 'count' instances of capacity type
+ * 'spot' over every override (instance type x placement) not out of
+ * capacity, with a ClientToken of its own. The instances it made are added
+ * to fc->made; each capacity error that names its offering leaves that
+ * offering out. Returns the overrides sent (0: every offering is out, no
+ * call made), or -1 with 'st' when the call failed whole.
+ */
+static int create_fleet(struct provider *p, const struct aws_group *g, bool spot, int count,
+			struct fleet_call *fc, struct provider_status *st)
 {
 	struct aws_prov *ap = AWS_PROV(p);
 	const struct config_aws_group *c = g->cfg;
-	struct provider_status st;
 	struct aws_query f;
 	struct awsxml_doc *d = NULL;
 	const struct awsxml_node *it, *id;
-	struct aws_asg_instance *made = NULL, **ptrs = NULL;
-	size_t n_made = 0, cap = 0, ti, pi, k = 0, i;
-	char token[80], first_code[128] = "", first_msg[200] = "";
-	bool all_capacity = true;
-	int n_errors = 0;
 	const char *lt = c->launch_template;
+	char token[80];
+	size_t ti, pi, k = 0, before = fc->n_made;
 
-	memset(&st, 0, sizeof(st));
-	client_token(ap, g->name, token, sizeof(token));
 	aws_query_init(&f, AWS_SERVICE_EC2, "CreateFleet");
-	aws_query_add(&f, "Type", "instant");
-	aws_query_add(&f, "ClientToken", token);
-	aws_query_add(&f, !strncmp(lt, "lt-", 3) ? "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateId"
-						 : "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName",
-		     lt);
-	aws_query_add(&f, "LaunchTemplateConfigs.1.LaunchTemplateSpecification.Version",
-		     c->launch_template_version);
 	/* every override names its zone, so each instance's zone is known */
 	for (ti = 0; ti < c->n_instance_types; ti++)
 		for (pi = 0; pi < c->n_placements && k < MAX_OVERRIDES; pi++) {
+			if (offering_out(ap, c->instance_types[ti], c->zones[pi], spot))
+				continue;
 			k++;
 			aws_query_addf(&f, c->instance_types[ti], "LaunchTemplateConfigs.1.Overrides.%zu.InstanceType", k);
 			aws_query_addf(&f, c->zones[pi], "LaunchTemplateConfigs.1.Overrides.%zu.AvailabilityZone", k);
@@ -289,9 +375,21 @@ static void launch_fleet(struct provider *p, const struct aws_group *g, int coun
 				aws_query_addf(&f, prio, "LaunchTemplateConfigs.1.Overrides.%zu.Priority", k);
 			}
 		}
+	if (!k) {
+		aws_query_free(&f);
+		return 0;
+	}
+	client_token(ap, g->name, token, sizeof(token));
+	aws_query_add(&f, "Type", "instant");
+	aws_query_add(&f, "ClientToken", token);
+	aws_query_add(&f, !strncmp(lt, "lt-", 3) ? "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateId"
+						 : "LaunchTemplateConfigs.1.LaunchTemplateSpecification.LaunchTemplateName",
+		     lt);
+	aws_query_add(&f, "LaunchTemplateConfigs.1.LaunchTemplateSpecification.Version",
+		     c->launch_template_version);
 	aws_query_add_int(&f, "TargetCapacitySpecification.TotalTargetCapacity", count);
-	aws_query_add(&f, "TargetCapacitySpecification.DefaultTargetCapacityType", c->spot ? "spot" : "on-demand");
-	if (c->spot)
+	aws_query_add(&f, "TargetCapacitySpecification.DefaultTargetCapacityType", spot ? "spot" : "on-demand");
+	if (spot)
 		aws_query_add(&f, "SpotOptions.AllocationStrategy",
 			     c->prioritized ? "capacity-optimized-prioritized" : "price-capacity-optimized");
 	else
@@ -303,10 +401,9 @@ static void launch_fleet(struct provider *p, const struct aws_group *g, int coun
 		aws_query_add(&f, "TagSpecification.1.Tag.2.Key", AWS_TAG_CLUSTER);
 		aws_query_add(&f, "TagSpecification.1.Tag.2.Value", ap->cluster);
 	}
-	if (aws_do(p, AWS_SERVICE_EC2, true, &f, &d, &st) < 0) {
+	if (aws_do(p, AWS_SERVICE_EC2, true, &f, &d, st) < 0) {
 		aws_query_free(&f);
-		on_done(ctx, 0, &st);
-		return;
+		return -1;
 	}
 	aws_query_free(&f);
 	for (it = awsxml_first(awsxml_find(awsxml_root(d), "fleetInstanceSet"), "item"); it; it = awsxml_next(it)) {
@@ -315,16 +412,18 @@ static void launch_fleet(struct provider *p, const struct aws_group *g, int coun
 		for (id = awsxml_first(awsxml_find(it, "instanceIds"), "item"); id; id = awsxml_next(id)) {
 			struct aws_asg_instance *in;
 
-			if (n_made == cap) {
-				size_t nc = cap ? cap * 2 : 16;
-				struct aws_asg_instance *nm = realloc(made, nc * sizeof(*nm));
+			if (fc->n_made - before >= (size_t)count)
+				break; /* never more than asked are reported */
+			if (fc->n_made == fc->cap) {
+				size_t nc = fc->cap ? fc->cap * 2 : 16;
+				struct aws_asg_instance *nm = realloc(fc->made, nc * sizeof(*nm));
 
 				if (!nm)
 					break;
-				made = nm;
-				cap = nc;
+				fc->made = nm;
+				fc->cap = nc;
 			}
-			in = &made[n_made];
+			in = &fc->made[fc->n_made];
 			memset(in, 0, sizeof(*in));
 			if (awsxml_copy(id, NULL, in->id, sizeof(in->id)) < 0 || strncmp(in->id, "i-", 2) ||
 			    awsxml_copy(ov, "availabilityZone", in->zone, sizeof(in->zone)) < 0 || !in->zone[0])
@@ -332,43 +431,117 @@ static void launch_fleet(struct provider *p, const struct aws_group *g, int coun
 			if (awsxml_copy(it, "instanceType", in->type, sizeof(in->type)) < 0)
 				awsxml_copy(ov, "instanceType", in->type, sizeof(in->type));
 			in->st = INSTANCE_PENDING;
-			n_made++;
+			fc->n_made++;
 		}
 	}
 	for (it = awsxml_first(awsxml_find(awsxml_root(d), "errorSet"), "item"); it; it = awsxml_next(it)) {
+		const struct awsxml_node *ov = awsxml_find(it, "launchTemplateAndOverrides/overrides");
 		const char *code = awsxml_text(it, "errorCode");
+		const char *type = awsxml_text(ov, "instanceType");
+		const char *zone = awsxml_text(ov, "availabilityZone");
+		bool capacity = aws_error_is_capacity(code);
 
-		n_errors++;
-		if (!aws_error_is_capacity(code))
-			all_capacity = false;
-		if (!first_code[0] || (all_capacity == false && aws_error_is_capacity(first_code))) {
-			snprintf(first_code, sizeof(first_code), "%s", code);
-			snprintf(first_msg, sizeof(first_msg), "%s", awsxml_text(it, "errorMessage"));
+		if (!*zone)
+			zone = subnet_zone(c, awsxml_text(ov, "subnetId"));
+		fc->n_errors++;
+		if (!capacity)
+			fc->all_capacity = false;
+		else if (*type && zone && *zone && offering_mark_out(ap, g->name, type, zone, spot, code))
+			fc->n_marked++;
+		if (!fc->first_code[0] || (!capacity && aws_error_is_capacity(fc->first_code))) {
+			snprintf(fc->first_code, sizeof(fc->first_code), "%s", code);
+			snprintf(fc->first_msg, sizeof(fc->first_msg), "%s", awsxml_text(it, "errorMessage"));
 		}
 	}
 	awsxml_free(d);
-	if ((int)n_made > count)
-		n_made = (size_t)count;
-	ptrs = calloc(n_made + 1, sizeof(*ptrs));
-	for (i = 0; ptrs && i < n_made; i++)
-		ptrs[i] = &made[i];
-	if (ptrs)
-		report(p, g->name, ptrs, n_made, on_instance, ctx);
-	if ((int)n_made < count) {
-		enum provider_error cls = !n_errors || all_capacity ? PROVIDER_NO_CAPACITY
-								    : aws_error_class(first_code, 400);
+	return (int)k;
+}
+
+/*
+ * A fleet launch: CreateFleet for the capacity type the group asks first,
+ * over the offerings not out of capacity; when capacity errors leave some
+ * short and left offerings out, once more over the rest; then, for a group
+ * with capacity_type [spot, on-demand], the same on-demand for what spot
+ * did not give. Each instance is reported when its call answers.
+ */
+static void launch_fleet(struct provider *p, const struct aws_group *g, int count,
+			 provider_instance_cb on_instance, provider_done_cb on_done, void *ctx)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	const struct config_aws_group *c = g->cfg;
+	struct provider_status st;
+	struct fleet_call fc;
+	bool caps[2];
+	size_t n_caps = 0, ci, reported = 0, i;
+	int n_calls = 0;
+
+	memset(&st, 0, sizeof(st));
+	memset(&fc, 0, sizeof(fc));
+	fc.all_capacity = true;
+	caps[n_caps++] = c->spot;
+	if (c->spot && c->on_demand_fallback)
+		caps[n_caps++] = false;
+	for (ci = 0; ci < n_caps && (int)fc.n_made < count; ci++) {
+		int attempt;
+
+		for (attempt = 0; attempt < 2 && (int)fc.n_made < count; attempt++) {
+			int marked = fc.n_marked, sent;
+
+			sent = create_fleet(p, g, caps[ci], count - (int)fc.n_made, &fc, &st);
+			if (sent > 0)
+				n_calls++;
+			if (fc.n_made > reported) {
+				struct aws_asg_instance **ptrs = calloc(fc.n_made - reported, sizeof(*ptrs));
+
+				for (i = 0; ptrs && i < fc.n_made - reported; i++)
+					ptrs[i] = &fc.made[reported + i];
+				if (ptrs)
+					report(p, g->name, ptrs, fc.n_made - reported, on_instance, ctx);
+				free(ptrs);
+				reported = fc.n_made;
+			}
+			if (sent < 0)
+				goto done; /* the call failed whole: 'st' says why */
+			if (sent == 0) {
+				log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
+				       "aws: group %s: every %s offering is out of capacity (left out for up to %llds)%s",
+				       g->name, caps[ci] ? "spot" : "on-demand",
+				       (long long)(AWS_UNAVAILABLE_TTL_NS / CLOCK_NS_PER_S),
+				       ci + 1 < n_caps ? ": on-demand instead" : "");
+				break;
+			}
+			/* once more only when capacity errors left offerings out */
+			if (!fc.all_capacity || fc.n_marked == marked)
+				break;
+		}
+		if (!fc.all_capacity)
+			break; /* not a capacity problem: another capacity type would not help */
+		if ((int)fc.n_made < count && ci + 1 < n_caps)
+			log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
+			       "aws: group %s: spot gave %zu of %d: on-demand for the rest", g->name,
+			       fc.n_made, count);
+	}
+	if ((int)fc.n_made < count) {
+		enum provider_error cls = !fc.n_errors || fc.all_capacity ? PROVIDER_NO_CAPACITY
+									   : aws_error_class(fc.first_code, 400);
 
 		if (cls == PROVIDER_OK)
 			cls = PROVIDER_NO_CAPACITY;
 		if (cls == PROVIDER_NOT_FOUND)
 			cls = PROVIDER_INVALID; /* a launch template or subnet that is not there: fix the config */
-		aws_status(&st, cls, "CreateFleet made %zu of %d (%d error%s%s%s%s%s)", n_made, count,
-			   n_errors, n_errors == 1 ? "" : "s", first_code[0] ? ", " : "", first_code,
-			   first_msg[0] ? ": " : "", first_msg);
+		if (!n_calls)
+			aws_status(&st, PROVIDER_NO_CAPACITY,
+				   "every offering of the group is out of capacity (each left out for %llds after a capacity error)",
+				   (long long)(AWS_UNAVAILABLE_TTL_NS / CLOCK_NS_PER_S));
+		else
+			aws_status(&st, cls, "CreateFleet made %zu of %d in %d call%s (%d error%s%s%s%s%s)",
+				   fc.n_made, count, n_calls, n_calls == 1 ? "" : "s", fc.n_errors,
+				   fc.n_errors == 1 ? "" : "s", fc.first_code[0] ? ", " : "", fc.first_code,
+				   fc.first_msg[0] ? ": " : "", fc.first_msg);
 	}
-	free(ptrs);
-	free(made);
-	on_done(ctx, (int)n_made, &st);
+done:
+	free(fc.made);
+	on_done(ctx, (int)fc.n_made, &st);
 }
 
 void aws_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,

@@ -1798,6 +1798,7 @@ static struct fcall *fleet_launch(struct aws_face *f, size_t gi, const struct po
 	memset(&spec, 0, sizeof(spec));
 	spec.zone = p->zone;
 	spec.instance_type = p->type;
+	spec.spot = l->spot;
 	spec.admitted = true;
 	spec.arg = l;
 	if (sim_cloud_launch_spec(f->cloud, sim_cloud_group(f->cloud, gi)->name, count, &spec,
@@ -2179,6 +2180,7 @@ static void create_fleet(struct areq *r, const char *raw_body)
 	l.fleet_id = fleet_id;
 	l.tags = tags;
 	l.n_tags = n_tags;
+	l.spot = spot;
 	remaining = (int)total;
 	for (i = 0; i < n_pools && remaining > 0; i++) {
 		struct fcall *c = fleet_launch(f, (size_t)gi, &pools[i], i, remaining, &l);

@@ -475,8 +475,23 @@ static bool fault_active(const struct fault *f, enum sim_fault_kind kind, int gr
 	return f->f.count <= 0 || f->fired < f->f.count;
 }
 
-/* Does a fault of 'kind' fire now for 'group'? Draws for each active one. */
-static struct fault *fault_fires(struct sim_cloud *c, enum sim_fault_kind kind, int group)
+/* Does a launch of 'type' into 'zone' (NULL: not said), spot or not, meet
+ * the fault's instance_type, zone and capacity_type? */
+static bool fault_matches_spec(const struct fault *f, const char *type, const char *zone,
+			       bool spot)
+{
+	if (f->f.instance_type && (!type || strcmp(f->f.instance_type, type) != 0))
+		return false;
+	if (f->f.capacity != SIM_CAPACITY_ANY &&
+	    (f->f.capacity == SIM_CAPACITY_SPOT) != spot)
+		return false;
+	return !f->f.zone || (zone && strcmp(f->f.zone, zone) == 0);
+}
+
+/* Does a fault of 'kind' fire now for 'group' (a launch of 'type' into
+ * 'zone', NULL when not said)? Draws for each active one. */
+static struct fault *fault_fires_at(struct sim_cloud *c, enum sim_fault_kind kind, int group,
+				    const char *type, const char *zone, bool spot)
 {
 	int64_t now = clock_now(c->clock);
 	size_t i;
@@ -484,7 +499,7 @@ static struct fault *fault_fires(struct sim_cloud *c, enum sim_fault_kind kind, 
 	for (i = 0; i < c->n_faults; i++) {
 		struct fault *f = &c->faults[i];
 
-		if (!fault_active(f, kind, group, now))
+		if (!fault_active(f, kind, group, now) || !fault_matches_spec(f, type, zone, spot))
 			continue;
 		if (f->f.rate >= 1 || sim_cloud_rand(c) < f->f.rate) {
 			f->fired++;
@@ -492,6 +507,11 @@ static struct fault *fault_fires(struct sim_cloud *c, enum sim_fault_kind kind, 
 		}
 	}
 	return NULL;
+}
+
+static struct fault *fault_fires(struct sim_cloud *c, enum sim_fault_kind kind, int group)
+{
+	return fault_fires_at(c, kind, group, NULL, NULL, false);
 }
 
 static int64_t fault_delay(struct sim_cloud *c, enum sim_fault_kind kind, int group)
@@ -1045,6 +1065,7 @@ int sim_cloud_launch_spec(struct sim_cloud *c, const char *group, int count,
 	if (spec) {
 		k->has_spec = true;
 		k->spec.admitted = spec->admitted;
+		k->spec.spot = spec->spot;
 		k->spec.arg = spec->arg;
 		if (spec->zone) {
 			snprintf(k->zone, sizeof(k->zone), "%s", spec->zone);
@@ -1085,7 +1106,8 @@ int sim_cloud_launch_spec(struct sim_cloud *c, const char *group, int count,
 	slow = fault_delay(c, SIM_FAULT_SLOW_CALL, k->group);
 	k->latency = slow >= 0 ? slow : c->o.launch_latency_ns;
 	for (i = 0; i < count; i++) {
-		struct fault *f = fault_fires(c, SIM_FAULT_LAUNCH_ERROR, k->group);
+		struct fault *f = fault_fires_at(c, SIM_FAULT_LAUNCH_ERROR, k->group,
+						  k->spec.instance_type, k->spec.zone, k->spec.spot);
 
 		if (f) {
 			k->fail[i] = f->f.error;

@@ -52,6 +52,13 @@ enum sim_fault_kind {
 int sim_fault_kind_parse(const char *s, enum sim_fault_kind *out);
 const char *sim_fault_kind_str(enum sim_fault_kind k);
 
+/* A launch's capacity type, as a fault names it. */
+enum sim_capacity {
+	SIM_CAPACITY_ANY,
+	SIM_CAPACITY_ON_DEMAND,
+	SIM_CAPACITY_SPOT,
+};
+
 struct sim_fault {
 	enum sim_fault_kind kind;
 	const char *group;    /* NULL or "": every group */
@@ -63,6 +70,9 @@ struct sim_fault {
 				    * TERMINATE_ERROR: AUTH (default when OK), THROTTLED, ... */
 	int64_t delay_ns;     /* SLOW_BOOT, SLOW_CALL, SLOW_RESIZE; TERMINATE_ERROR: the
 			       * Retry-After of a THROTTLED answer (0: the face's own) */
+	const char *instance_type; /* LAUNCH_ERROR: only launches of this type (NULL: any) */
+	const char *zone;     /* LAUNCH_ERROR: only launches into this zone (NULL: any) */
+	enum sim_capacity capacity; /* LAUNCH_ERROR: only launches of this capacity type */
 };
 
 /* One instance. Owned by the cloud; the pointer stays valid until sim_cloud_free(). */
@@ -129,6 +139,7 @@ int sim_cloud_add_fault(struct sim_cloud *c, const struct sim_fault *f, struct e
 struct sim_launch_spec {
 	const char *zone;
 	const char *instance_type;
+	bool spot;            /* a spot launch (a fault may name its capacity type) */
 	bool admitted;
 	const void *arg;      /* for the namer; borrowed until the launch's on_done */
 };

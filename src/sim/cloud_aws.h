@@ -163,6 +163,7 @@ struct sim_aws_launch {
 	const char *fleet_id;          /* "fleet-..." */
 	const struct sim_aws_tag *tags;/* TagSpecification tags for instances */
 	size_t n_tags;
+	bool spot;                     /* DefaultTargetCapacityType spot */
 };
 
 /* A new "fleet-" id (UUID-like) into 'out'. */

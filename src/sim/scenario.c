@@ -1285,8 +1285,8 @@ static int parse_error_name(const char *s, enum provider_error *out)
 static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_fault *f)
 {
 	static const char *const keys[] = {"kind", "group", "from", "until", "rate", "count",
-					   "error", "delay", NULL};
-	const char *kind = NULL, *error = NULL;
+					   "error", "delay", "instance_type", "zone", "capacity_type", NULL};
+	const char *kind = NULL, *error = NULL, *capacity = NULL;
 	int64_t count = 0;
 	size_t old;
 
@@ -1295,6 +1295,9 @@ static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_faul
 	    get_time(x, m, "from", &f->from_ns) || get_time(x, m, "until", &f->until_ns) ||
 	    get_num(x, m, "rate", 0, 1, &f->rate) || get_int(x, m, "count", 0, INT_MAX, &count) ||
 	    get_str(x, m, "error", false, &error) || get_duration(x, m, "delay", &f->delay_ns) ||
+	    get_str(x, m, "instance_type", false, &f->instance_type) ||
+	    get_str(x, m, "zone", false, &f->zone) ||
+	    get_str(x, m, "capacity_type", false, &capacity) ||
 	    check_group_ref(x, m, "group", f->group))
 		return -1;
 	f->count = (int)count;
@@ -1306,6 +1309,21 @@ static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_faul
 		     kind);
 		ytree_path_pop(&x->path, old);
 		return -1;
+	}
+	if ((f->instance_type || f->zone || capacity) && f->kind != SIM_FAULT_LAUNCH_ERROR)
+		return fail(x, m, "instance_type, zone and capacity_type are for launch_error faults only");
+	if (capacity) {
+		if (strcmp(capacity, "spot") == 0) {
+			f->capacity = SIM_CAPACITY_SPOT;
+		} else if (strcmp(capacity, "on-demand") == 0) {
+			f->capacity = SIM_CAPACITY_ON_DEMAND;
+		} else {
+			old = ytree_path_push_key(&x->path, "capacity_type");
+			fail(x, ytree_map_find(m, "capacity_type"),
+			     "expected spot or on-demand, got \"%s\"", capacity);
+			ytree_path_pop(&x->path, old);
+			return -1;
+		}
 	}
 	if (error && f->kind != SIM_FAULT_LAUNCH_ERROR && f->kind != SIM_FAULT_TERMINATE_ERROR)
 		return fail(x, m, "error is for launch_error and terminate_error faults only");

@@ -7,8 +7,10 @@
  * terminate refused with AccessDenied / UnauthorizedOperation (a
  * terminate_error fault) reports PROVIDER_AUTH and works once the fault
  * is over; a CreateFleet whose answer is lost (a lost_answer fault) is
- * retried with its ClientToken and launches nothing twice. Waits are
- * joins of the launching threads, never sleeps.
+ * retried with its ClientToken and launches nothing twice; a fleet
+ * offering out of capacity is left out of launches for a while, and spot
+ * falls back to on-demand. Waits are joins of the launching threads,
+ * never sleeps.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -38,6 +40,40 @@
 /* The secret the provider is given, when not SECRET_KEY (a wrong one). */
 static const char *given_secret;
 
+/* The fleet group "burst": the simulated cloud's and the config's, when not
+ * the defaults (one type, one zone). */
+static const char *burst_sim, *burst_cfg;
+
+/* ---- a clock that runs 'skip' ahead of the real one ---- */
+
+struct skew_clock {
+	struct clock base;
+	_Atomic int64_t skip_ns;
+};
+
+static int64_t skew_now(const struct clock *c)
+{
+	const struct skew_clock *k = (const struct skew_clock *)c;
+
+	return clock_now(clock_real()) + k->skip_ns;
+}
+
+static int64_t skew_wall(const struct clock *c)
+{
+	const struct skew_clock *k = (const struct skew_clock *)c;
+
+	return clock_wall(clock_real()) + k->skip_ns / CLOCK_NS_PER_S;
+}
+
+static int skew_sleep(struct clock *c, int64_t t)
+{
+	struct skew_clock *k = (struct skew_clock *)c;
+
+	return clock_real()->ops->sleep_until(clock_real(), t - k->skip_ns);
+}
+
+static const struct clock_ops skew_ops = {skew_now, skew_wall, skew_sleep};
+
 /* ---- the world, the face and the provider ---- */
 
 struct rig {
@@ -50,6 +86,7 @@ struct rig {
 	char url[64];
 	struct logger flog, plog;
 	struct aws_env env;     /* what the provider reads instead of the process's */
+	struct skew_clock clock; /* the provider's: a test moves it ahead */
 	pthread_mutex_t mu;
 	int sizes[64];          /* each SetDesiredCapacity value of "workers", in order */
 	int n_sizes;
@@ -122,8 +159,9 @@ static struct rig *rig_new(const char *faults)
 		 "    access_key_id: " ACCESS_KEY "\n    secret_access_key: " SECRET_KEY "\n"
 		 "  groups:\n"
 		 "    workers: {zones: [us-east-1a, us-east-1b], instance_types: [m5.large]}\n"
-		 "    burst: {mode: fleet, zones: [us-east-1a], instance_types: [m5.large]}\n",
-		 faults ? faults : "");
+		 "    burst: %s\n",
+		 faults ? faults : "",
+		 burst_sim ? burst_sim : "{mode: fleet, zones: [us-east-1a], instance_types: [m5.large]}");
 	r->sc = sim_scenario_parse(text, strlen(text), "t.yaml", &err);
 	if (!r->sc)
 		fail_msg("scenario: %s", err.msg);
@@ -144,9 +182,11 @@ static struct rig *rig_new(const char *faults)
 		 "node_groups:\n"
 		 "  - {name: workers, min: 0, max: 10, aws: {asg: workers}}\n"
 		 "  - name: burst\n    min: 0\n    max: 10\n"
-		 "    aws: {mode: fleet, launch_template: burst, instance_types: [m5.large], placements: [{zone: us-east-1a}]}\n"
+		 "    aws: %s\n"
 		 "provider:\n  kind: aws\n  qps: 100\n  burst: 100\n  read_qps: 100\n  read_burst: 100\n"
-		 "  aws: {cluster_name: t}\n");
+		 "  aws: {cluster_name: t}\n",
+		 burst_cfg ? burst_cfg :
+		 "{mode: fleet, launch_template: burst, instance_types: [m5.large], placements: [{zone: us-east-1a}]}");
 	r->cfg = config_parse_opts(text, strlen(text), "aws.yaml", &co, &err);
 	if (!r->cfg)
 		fail_msg("config: %s", err.msg);
@@ -157,6 +197,8 @@ static struct rig *rig_new(const char *faults)
 	po.log = &r->plog;
 	po.env = &r->env;
 	po.home = "/nonexistent";
+	r->clock.base.ops = &skew_ops;
+	po.clock = &r->clock.base;
 	po.poll_ms = 50;
 	po.launch_wait_ms = 60000;
 	r->p = aws_provider_new(&po, &err);
@@ -435,6 +477,114 @@ static void test_lost_fleet_answer(void **state)
 	rig_free(r);
 }
 
+#define FLEET_SIM "{mode: fleet, zones: [us-east-1a, us-east-1b], instance_types: [m5.large, m5.xlarge]}"
+#define FLEET_CFG(cap) "{mode: fleet, launch_template: burst, instance_types: [m5.large, m5.xlarge], " \
+	"placements: [{zone: us-east-1a}, {zone: us-east-1b}], allocation_strategy: prioritized, capacity_type: " cap "}"
+
+/* Launches 'count' of "burst" on this thread; fails the test unless it made them all. */
+static void launch_burst(struct rig *r, int count)
+{
+	struct launch l;
+
+	launch_init(&l, r, "burst", count, NULL);
+	launch_thread(&l);
+	if (l.st.code != PROVIDER_OK)
+		fail_msg("launch of %d: %s", count, l.st.message);
+	assert_int_equal(l.made, count);
+	assert_int_equal(l.n_seen, count);
+	pthread_mutex_destroy(&l.mu);
+}
+
+/* m5.large in us-east-1a is out of capacity: the first launch gets its
+ * instances elsewhere in one call and leaves that offering out; the next
+ * launch does not ask for it (it fails no more instances); three minutes
+ * later (the provider's clock) it is asked for again. */
+static void test_fleet_offering_left_out(void **state)
+{
+	struct provider_group *gs = NULL;
+	struct sim_group_stats gst;
+	struct rig *r;
+	size_t n = 0;
+
+	(void)state;
+	burst_sim = FLEET_SIM;
+	burst_cfg = FLEET_CFG("on-demand");
+	r = rig_new("faults: [{kind: launch_error, group: burst, error: no_capacity, instance_type: m5.large, zone: us-east-1a}]\n");
+	list(r, &gs, &n);
+	provider_groups_free(gs, n);
+	launch_burst(r, 2);
+	assert_int_equal(aws_provider_calls(r->p, "CreateFleet"), 1);
+	sim_cloud_group_stats(r->w->cloud, 1, &gst);
+	assert_int_equal(gst.launched, 2);
+	assert_true(gst.launch_failed > 0);
+	{
+		uint64_t failed = gst.launch_failed;
+
+		launch_burst(r, 1);
+		sim_cloud_group_stats(r->w->cloud, 1, &gst);
+		assert_int_equal(gst.launch_failed, failed); /* not asked for */
+		assert_int_equal(aws_provider_calls(r->p, "CreateFleet"), 2);
+		r->clock.skip_ns = AWS_UNAVAILABLE_TTL_NS + CLOCK_NS_PER_S;
+		launch_burst(r, 1);
+		sim_cloud_group_stats(r->w->cloud, 1, &gst);
+		assert_true(gst.launch_failed > failed); /* asked for again */
+	}
+	assert_int_equal(gst.launched, 4);
+	rig_free(r);
+	burst_sim = burst_cfg = NULL;
+}
+
+/* capacity_type [spot, on-demand] with no spot capacity anywhere: the spot
+ * call fails every offering, leaves them out, and on-demand gives the
+ * instances in one call more. With capacity_type spot alone the launch
+ * fails as out of capacity, and the next one makes no call at all. */
+static void test_fleet_spot_falls_back(void **state)
+{
+	struct provider_group *gs = NULL;
+	struct sim_group_stats gst;
+	struct launch l;
+	struct rig *r;
+	size_t n = 0;
+
+	(void)state;
+	burst_sim = FLEET_SIM;
+	burst_cfg = FLEET_CFG("[spot, on-demand]");
+	r = rig_new("faults: [{kind: launch_error, group: burst, error: no_capacity, capacity_type: spot}]\n");
+	list(r, &gs, &n);
+	provider_groups_free(gs, n);
+	launch_burst(r, 3);
+	assert_int_equal(aws_provider_calls(r->p, "CreateFleet"), 2);
+	sim_cloud_group_stats(r->w->cloud, 1, &gst);
+	assert_int_equal(gst.launched, 3);
+	/* spot is still out: straight to on-demand, one call */
+	launch_burst(r, 1);
+	assert_int_equal(aws_provider_calls(r->p, "CreateFleet"), 3);
+	rig_free(r);
+
+	burst_cfg = FLEET_CFG("spot");
+	r = rig_new("faults: [{kind: launch_error, group: burst, error: no_capacity, capacity_type: spot}]\n");
+	list(r, &gs, &n);
+	provider_groups_free(gs, n);
+	launch_init(&l, r, "burst", 2, NULL);
+	launch_thread(&l);
+	assert_int_equal(l.made, 0);
+	assert_int_equal(l.st.code, PROVIDER_NO_CAPACITY);
+	if (!strstr(l.st.message, "InsufficientInstanceCapacity"))
+		fail_msg("status: %s", l.st.message);
+	pthread_mutex_destroy(&l.mu);
+	assert_int_equal(aws_provider_calls(r->p, "CreateFleet"), 1);
+	launch_init(&l, r, "burst", 1, NULL);
+	launch_thread(&l);
+	assert_int_equal(l.made, 0);
+	assert_int_equal(l.st.code, PROVIDER_NO_CAPACITY);
+	if (!strstr(l.st.message, "every offering of the group is out of capacity"))
+		fail_msg("status: %s", l.st.message);
+	pthread_mutex_destroy(&l.mu);
+	assert_int_equal(aws_provider_calls(r->p, "CreateFleet"), 1); /* none asked */
+	rig_free(r);
+	burst_sim = burst_cfg = NULL;
+}
+
 /* A wrong secret: the face answers SignatureDoesNotMatch; the status
  * starts with that code and its message, says the likely cause, names the
  * action, and holds no secret. */
@@ -467,6 +617,8 @@ int main(void)
 		cmocka_unit_test(test_terminate_refused_then_works),
 		cmocka_unit_test(test_lost_fleet_answer),
 		cmocka_unit_test(test_wrong_secret_names_the_code),
+		cmocka_unit_test(test_fleet_offering_left_out),
+		cmocka_unit_test(test_fleet_spot_falls_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1450,6 +1450,34 @@ static void test_provider_aws(void **state)
 		     "config.yaml:9:61: node_groups[0].aws.instance_types[0]: \"m5large\" is not an EC2 instance type (like \"m5.large\")");
 	expect_error(HEAD "node_groups:\n  - name: a\n  - name: b\n    aws: {asg: a}\nprovider: {kind: aws}\n",
 		     "config.yaml:9:10: node_groups[1].aws: node groups \"a\" and \"b\" are the same Auto Scaling group \"a\"");
+	/* capacity_type: one, or spot then on-demand for what spot cannot give */
+	{
+#define FLEET_CAP(v) HEAD "node_groups:\n  - name: f\n    max: 3\n    aws: {mode: fleet, launch_template: t, instance_types: [m5.large], placements: [{zone: us-east-1a}], capacity_type: " v "}\nprovider: {kind: aws, aws: {cluster_name: t}}\n"
+		c = parse(FLEET_CAP("[spot, on-demand]"), &err);
+		if (!c)
+			fail_msg("%s", err.msg);
+		assert_true(c->group_extra[0].aws.spot && c->group_extra[0].aws.on_demand_fallback);
+		config_free(c);
+		c = parse(FLEET_CAP("[spot]"), &err);
+		if (!c)
+			fail_msg("%s", err.msg);
+		assert_true(c->group_extra[0].aws.spot && !c->group_extra[0].aws.on_demand_fallback);
+		config_free(c);
+		c = parse(FLEET_CAP("on-demand"), &err);
+		if (!c)
+			fail_msg("%s", err.msg);
+		assert_true(!c->group_extra[0].aws.spot && !c->group_extra[0].aws.on_demand_fallback);
+		config_free(c);
+		expect_error(FLEET_CAP("[on-demand, spot]"),
+			     "config.yaml:9:133: node_groups[0].aws.capacity_type[1]: [on-demand, spot] is not supported: on-demand never falls back to spot; write [spot, on-demand] for spot with on-demand for what spot cannot give");
+		expect_error(FLEET_CAP("[spot, spot]"),
+			     "config.yaml:9:128: node_groups[0].aws.capacity_type[1]: \"spot\" is listed twice");
+		expect_error(FLEET_CAP("[spot, reserved]"),
+			     "config.yaml:9:128: node_groups[0].aws.capacity_type[1]: \"reserved\" is not one of \"on-demand\", \"spot\"");
+		expect_error(FLEET_CAP("[]"),
+			     "config.yaml:9:121: node_groups[0].aws.capacity_type: capacity_type lists 1 or 2 capacity types (spot, on-demand), got 0");
+#undef FLEET_CAP
+	}
 	expect_error(HEAD "node_groups:\n  - name: a\n    aws: {mode: spot}\nprovider: {kind: aws}\n",
 		     "config.yaml:8:17: node_groups[0].aws.mode: \"spot\" is not one of \"asg\", \"fleet\"");
 	/* without the aws provider, a template and max are required, and aws sections refused */
