@@ -96,7 +96,8 @@ int azure_pricing_page(const char *body, size_t len, const struct pricing_key *k
 		snprintf(next, next_len, "%s", link->valuestring);
 	}
 	cJSON_ArrayForEach(it, items) {
-		const char *sku, *region, *meter, *product, *type, *unit, *currency;
+		const char *sku = NULL, *region = NULL, *meter = NULL, *product = NULL, *type = NULL,
+			   *unit = NULL, *currency = NULL;
 		const cJSON *price, *primary;
 		enum pricing_capacity cap;
 		size_t k;
