@@ -420,6 +420,7 @@ static void copy_node(struct blk *b, const void *src, void *dst)
 	*d = *s;
 	d->name = blk_str(b, s->name);
 	d->provider_id = blk_str(b, s->provider_id);
+	d->internal_ip = blk_str(b, s->internal_ip);
 	blk_kvlist(b, &s->labels, &d->labels);
 	blk_kvlist(b, &s->annotations, &d->annotations);
 	d->taints = blk_taints(b, s->taints, s->n_taints);

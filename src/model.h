@@ -159,6 +159,7 @@ bool node_affinity_matches(const struct node_affinity *a, const char *name,
 struct node {
 	const char *name;
 	const char *provider_id; /* "" when absent */
+	const char *internal_ip; /* status.addresses InternalIP; NULL or "" when unknown */
 	struct kvlist labels;
 	struct kvlist annotations;
 	struct taint *taints;

@@ -329,7 +329,10 @@ cJSON *apiserver_render_node(const struct sim_change *ch)
 	addr = add_arr(status, "addresses");
 	if (!addr)
 		goto fail;
-	apiserver_node_ip(n->name, ip, sizeof(ip));
+	if (n->internal_ip && n->internal_ip[0])
+		snprintf(ip, sizeof(ip), "%s", n->internal_ip);
+	else
+		apiserver_node_ip(n->name, ip, sizeof(ip));
 	a = cJSON_CreateObject();
 	if (!a)
 		goto fail;
@@ -751,7 +754,11 @@ cJSON *apiserver_render_pod(const struct sim_change *ch)
 		cJSON_AddItemToArray(conds, condition("Ready", ready, done ? "PodCompleted" : NULL,
 						      NULL, t_bound));
 		add_time(status, "startTime", t_bound);
-		add_ips(status, "hostIP", "hostIPs", ip_of(p->node_name, NULL, ip, sizeof(ip)));
+		if (ch->host_ip && ch->host_ip[0])
+			snprintf(ip, sizeof(ip), "%s", ch->host_ip);
+		else
+			ip_of(p->node_name, NULL, ip, sizeof(ip));
+		add_ips(status, "hostIP", "hostIPs", ip);
 		if (p->phase != POD_PENDING)
 			add_ips(status, "podIP", "podIPs", ip_of(p->name, p->ns, ip, sizeof(ip)));
 		cs = add_arr(status, "containerStatuses");

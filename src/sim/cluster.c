@@ -219,6 +219,7 @@ static void notify_pod(struct sim_cluster *c, const struct spod *p, bool gone)
 	ch.deleted_wall = p->deleted_wall;
 	ch.grace_s = p->grace_ns / CLOCK_NS_PER_S;
 	ch.spec = c->specs[p->spec].spec;
+	ch.host_ip = p->node ? p->node->n.internal_ip : NULL;
 	c->watch(c->watch_ud, &ch);
 }
 
@@ -1270,6 +1271,8 @@ static int register_node(struct sim_cluster *c, struct sim_instance *in)
 	n->inst = in;
 	n->n.name = keep(c, in->node_name[0] ? in->node_name : in->id);
 	n->n.provider_id = keep(c, in->provider_id);
+	/* a cloud's instance: its node's InternalIP is its private address */
+	n->n.internal_ip = in->private_ip[0] ? keep(c, in->private_ip) : NULL;
 	labels = arena_calloc(c->arena, g->tmpl.labels.n + 3, sizeof(*labels));
 	if (!n->n.name || !n->n.provider_id || !labels)
 		goto fail;

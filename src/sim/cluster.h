@@ -239,6 +239,8 @@ struct sim_change {
 	int64_t transition_wall;   /* NODE: Ready last changed (unix s), 0: at creation */
 	int64_t heartbeat_wall;    /* NODE: the kubelet last reported (unix s), 0: at creation */
 	const struct sim_pod_spec *spec; /* POD: its workload's spec */
+	const char *host_ip;       /* POD, bound: its node's InternalIP when the node has
+				    * one (a cloud's instance); else NULL */
 };
 
 /*

@@ -532,7 +532,11 @@ static int parse_group(struct px *x, const struct ytree_node *m, struct node_gro
 	g->min = (int)min;
 	g->max = (int)max;
 	g->target = -1;
-	if (!g->selector.n) {
+	/* a group of the plain simulator is its nodes' luascale.io/node-group
+	 * label; a cloud's nodes (aws:, gce:, azure:) carry no such label
+	 * unless the template sets one, as real clouds set none: their nodes
+	 * are found by providerID */
+	if (!g->selector.n && !x->flavoured) {
 		g->selector.items = arena_calloc(x->a, 1, sizeof(*g->selector.items));
 		if (!g->selector.items)
 			return oom(x);
@@ -568,7 +572,7 @@ static int parse_group(struct px *x, const struct ytree_node *m, struct node_gro
 	if (rc)
 		return -1;
 	/* a new node carries its group's selector labels */
-	{
+	if (g->selector.n) {
 		struct kvlist *l = &g->tmpl.labels;
 		struct kv *items = arena_calloc(x->a, l->n + g->selector.n, sizeof(*items));
 		size_t k = l->n;

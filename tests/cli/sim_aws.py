@@ -255,6 +255,14 @@ def main():
                by_id[i]["metadata"]["labels"].get("topology.kubernetes.io/zone") == dns[i][1] for i in ids),
            "nodes are named by private DNS, with providerID aws:///zone/i-... and the zone label",
            [(n["metadata"]["name"], n["spec"]["providerID"]) for n in by_id.values()])
+        ips = {i["InstanceId"]: i["PrivateIpAddress"] for i in insts}
+        ok(all([a["address"] for a in by_id[i]["status"]["addresses"] if a["type"] == "InternalIP"] ==
+               [ips[i]] for i in ids),
+           "each node's InternalIP is its instance's private IP address",
+           [(i, ips[i], by_id[i]["status"]["addresses"]) for i in ids])
+        ok(not any("luascale.io/node-group" in n["metadata"]["labels"] for n in by_id.values()),
+           "the nodes carry no luascale.io/node-group label, as EC2's do not",
+           [n["metadata"]["labels"] for n in by_id.values()])
     pages = list(ec2.get_paginator("describe_instances").paginate(PaginationConfig={"PageSize": 5}))
     ok(len(pages) >= 1 and sum(len(p["Reservations"]) for p in pages) == 4 and
        len(pages[0]["Reservations"]) <= 5, "DescribeInstances paginates with MaxResults", pages)

@@ -462,6 +462,9 @@ def main():
                   for w in want),
        "the created instances are nodes named as asked, with gce:// providerIDs",
        by and {w: by[w]["spec"].get("providerID") for w in want if w in by})
+    ok(by and not any("luascale.io/node-group" in by[w]["metadata"]["labels"] for w in want),
+       "the nodes carry no luascale.io/node-group label, as GCE's do not",
+       by and [by[w]["metadata"]["labels"] for w in want if w in by])
 
     def listed():
         r = s.post(base + "zones/us-central1-a/instanceGroupManagers/workers-mig/listManagedInstances")
