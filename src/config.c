@@ -237,6 +237,9 @@ struct group_meta {
 	struct loc azure;   /* its azure: section, when written */
 	bool azure_set;
 	struct config_azure_group azg;
+	bool budgets_set;   /* its disruption.budgets, when written */
+	const struct disruption_budget *budgets;
+	size_t n_budgets;
 };
 
 struct env {
@@ -769,6 +772,167 @@ static int parse_cluster(struct ctx *x, const struct ytree_node *m)
 		c->kubeconfig = resolve_path(x, kc, true, &x->kubeconfig);
 		if (!c->kubeconfig)
 			return -1;
+	}
+	return 0;
+}
+
+/* ---- disruption budgets (the top level's and a node group's) ---- */
+
+typedef int (*budget_text_fn)(const char *text, struct disruption_budget *b, struct errbuf *err);
+
+/* Field 'key' of budget mapping 'm', a scalar, read by 'fn' into 'b';
+ * 0 when absent. A message from budget.c is given at the field. */
+static int budget_text_field(struct ctx *x, const struct ytree_node *m, const char *key,
+			     budget_text_fn fn, struct disruption_budget *b)
+{
+	const struct ytree_node *n = map_get(m, key);
+	size_t old;
+	struct errbuf be;
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	old = ytree_path_push_key(&x->path, key);
+	if (n->kind != YTREE_SCALAR) {
+		struct val v = val_of_node(x, n);
+
+		rc = bad(x, &v, "a string");
+	} else if (fn(n->text, b, &be) < 0) {
+		rc = fail_node(x, n, "%s", be.msg);
+	}
+	ytree_path_pop(&x->path, old);
+	return rc;
+}
+
+/* One budget: {nodes, reasons, schedule, duration}; nodes required,
+ * schedule and duration both or neither, reasons a non-empty list. */
+static int parse_budget(struct ctx *x, const struct ytree_node *m, struct disruption_budget *b)
+{
+	static const char *const keys[] = { "nodes", "reasons", "schedule", "duration", NULL };
+	const struct ytree_node *l, *c;
+	bool sched, dur;
+	size_t old, i = 0;
+
+	memset(b, 0, sizeof(*b));
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	if (!map_get(m, "nodes"))
+		return fail_node(x, m, "nodes is required: a count such as 5 or a percentage such as \"10%%\"");
+	sched = map_get(m, "schedule") != NULL;
+	dur = map_get(m, "duration") != NULL;
+	if (sched && !dur)
+		return fail_node(x, m, "schedule is set, so duration is required: how long the budget is active after each time the schedule fires (\"8h\", \"30m\")");
+	if (dur && !sched)
+		return fail_node(x, m, "duration is set, so schedule is required: when the budget becomes active (a cron schedule such as \"0 9 * * mon-fri\")");
+	if (budget_text_field(x, m, "nodes", budget_parse_nodes, b) ||
+	    budget_text_field(x, m, "schedule", budget_parse_schedule, b) ||
+	    budget_text_field(x, m, "duration", budget_parse_duration, b))
+		return -1;
+	l = map_get(m, "reasons");
+	if (!l)
+		return 0;
+	old = ytree_path_push_key(&x->path, "reasons");
+	if (expect_kind(x, l, YTREE_SEQ)) {
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	if (!l->n) {
+		fail_node(x, l, "an empty list: leave reasons out for a budget of every reason");
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	for (c = l->first; c; c = c->next, i++) {
+		size_t old_i = ytree_path_push_index(&x->path, i);
+		struct errbuf be;
+		int rc = 0;
+
+		if (c->kind != YTREE_SCALAR) {
+			struct val v = val_of_node(x, c);
+
+			rc = bad(x, &v, "a reason: empty, underutilized, drifted, expired or any");
+		} else if (budget_parse_reason(c->text, b, &be) < 0) {
+			rc = fail_node(x, c, "%s", be.msg);
+		}
+		ytree_path_pop(&x->path, old_i);
+		if (rc) {
+			ytree_path_pop(&x->path, old);
+			return -1;
+		}
+	}
+	ytree_path_pop(&x->path, old);
+	return 0;
+}
+
+/* A disruption: section, {budgets: [...]}. Sets *out and *n and *set when
+ * budgets is written (null is not: it leaves the list in force); [] is a
+ * list of none. */
+static int parse_disruption_budgets(struct ctx *x, const struct ytree_node *m,
+				    const struct disruption_budget **out, size_t *n, bool *set)
+{
+	static const char *const keys[] = { "budgets", NULL };
+	const struct ytree_node *l, *c;
+	struct disruption_budget *b;
+	size_t old, i = 0;
+	int rc = 0;
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+		return -1;
+	l = map_get(m, "budgets");
+	if (!l)
+		return 0;
+	old = ytree_path_push_key(&x->path, "budgets");
+	if (expect_kind(x, l, YTREE_SEQ)) {
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	if (l->n > BUDGET_MAX_PER_LIST) {
+		fail_node(x, l, "%zu budgets: at most %d", l->n, BUDGET_MAX_PER_LIST);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	b = arena_calloc(x->a, l->n ? l->n : 1, sizeof(*b));
+	if (!b) {
+		ytree_path_pop(&x->path, old);
+		return oom(x);
+	}
+	for (c = l->first; c && !rc; c = c->next, i++) {
+		size_t old_i = ytree_path_push_index(&x->path, i);
+
+		rc = parse_budget(x, c, &b[i]);
+		ytree_path_pop(&x->path, old_i);
+	}
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
+	*out = b;
+	*n = l->n;
+	*set = true;
+	return 0;
+}
+
+/* The top-level disruption: section. */
+static int parse_disruption(struct ctx *x, const struct ytree_node *m)
+{
+	struct config *c = x->c;
+
+	return parse_disruption_budgets(x, m, &c->disruption_budgets, &c->n_disruption_budgets,
+					&c->disruption_budgets_set);
+}
+
+/* Each group's budgets in force: its own, else the top level's (or the
+ * default). After check_provider() has made group_extra. */
+static int resolve_budgets(struct ctx *x)
+{
+	struct config *c = x->c;
+	size_t i;
+
+	for (i = 0; c->group_extra && i < c->n_groups; i++) {
+		struct config_group_extra *e = &c->group_extra[i];
+		const struct group_meta *gm = &x->gm[i];
+
+		e->budgets_set = gm->budgets_set;
+		e->budgets = gm->budgets_set ? gm->budgets : c->disruption_budgets;
+		e->n_budgets = gm->budgets_set ? gm->n_budgets : c->n_disruption_budgets;
 	}
 	return 0;
 }
@@ -1453,7 +1617,8 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 		       struct group_meta *gm)
 {
 	static const char *const keys[] = { "name", "min", "max", "price_per_hour",
-					    "selector", "target", "template", "aws", "gce", "azure", NULL };
+					    "selector", "target", "template", "aws", "gce", "azure",
+					    "disruption", NULL };
 	const struct ytree_node *n;
 	int64_t min = 0, max = -1, tgt = -1;
 	size_t old;
@@ -1546,6 +1711,17 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 		gm->azure = node_loc(x, n);
 		gm->azure_set = true;
 		rc = parse_azure_group(x, n, g, &gm->azg);
+		ytree_path_pop(&x->path, old);
+		if (rc)
+			return -1;
+	}
+
+	n = map_get(m, "disruption");
+	if (n) {
+		int rc;
+
+		old = ytree_path_push_key(&x->path, "disruption");
+		rc = parse_disruption_budgets(x, n, &gm->budgets, &gm->n_budgets, &gm->budgets_set);
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
@@ -2356,7 +2532,7 @@ static int section(struct ctx *x, const struct ytree_node *root, const char *key
 static int parse_root(struct ctx *x, const struct ytree_node *root)
 {
 	static const char *const keys[] = { "cluster", "node_groups", "policy", "safety",
-					    "intervals", "provider", "provisioning",
+					    "disruption", "intervals", "provider", "provisioning",
 					    "log", "status", "events", "reload",
 					    "leader_election", "server", NULL };
 
@@ -2370,6 +2546,7 @@ static int parse_root(struct ctx *x, const struct ytree_node *root)
 	       section(x, root, "node_groups", parse_groups) ||
 	       section(x, root, "policy", parse_policy) ||
 	       section(x, root, "safety", parse_safety) ||
+	       section(x, root, "disruption", parse_disruption) ||
 	       section(x, root, "intervals", parse_intervals) ||
 	       section(x, root, "provider", parse_provider) ||
 	       section(x, root, "provisioning", parse_provisioning) ||
@@ -3021,6 +3198,8 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	c->protected_pod_selector = "";
 	c->optouts = default_optouts;
 	c->n_optouts = sizeof(default_optouts) / sizeof(default_optouts[0]);
+	c->disruption_budgets = &budget_default;
+	c->n_disruption_budgets = 1;
 	c->reconcile_interval_ms = 10000;
 	c->batch_idle_ms = 1000;
 	c->batch_max_ms = 10000;
@@ -3078,7 +3257,8 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 		goto out;
 	}
 	if (ytree_parse(yaml ? yaml : "", len, c->source, tmp, &root, err) ||
-	    parse_root(&x, root) || apply_env(&x) || check_all(&x) || check_incluster(&x))
+	    parse_root(&x, root) || apply_env(&x) || check_all(&x) || check_incluster(&x) ||
+	    resolve_budgets(&x))
 		goto out;
 	rc = 0;
 out:

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/budget.h"
 #include "errbuf.h"
 #include "model.h"
 
@@ -90,6 +91,14 @@ struct config_group_extra {
 	struct config_gce_group gce;
 	bool azure_set;                  /* an azure: section was written */
 	struct config_azure_group azure; /* filled for every group when the kind is azure */
+	/* The group's disruption budgets (docs/configuration.md "Disruption
+	 * budgets"): its own disruption.budgets when written (budgets_set),
+	 * else the top-level disruption.budgets, else budget_default (nodes:
+	 * 10%). n_budgets is 0 when the list in force was written empty: no
+	 * budget limits the group then. For budget_allowed(). */
+	bool budgets_set;
+	const struct disruption_budget *budgets;
+	size_t n_budgets;
 };
 
 /* The provider.gce section. NULL strings when unset. */
@@ -195,6 +204,13 @@ struct config {
 					      * nodes scale-down-disabled and do-not-disrupt,
 					      * pods do-not-disrupt */
 	size_t n_optouts;
+
+	/* disruption: the top-level disruption.budgets, every group's unless
+	 * the group writes its own (group_extra[i].budgets is the list in
+	 * force); budget_default alone when not written */
+	const struct disruption_budget *disruption_budgets;
+	size_t n_disruption_budgets;
+	bool disruption_budgets_set;    /* the top-level list was written */
 
 	/* provider: which cloud, and its token buckets */
 	const char *provider_kind;      /* "" (none), "sim", ... */

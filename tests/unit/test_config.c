@@ -709,7 +709,7 @@ static void test_error_groups(void **state)
 		     "1000000)");
 	expect_error(HEAD GROUP_W "    colour: red\n",
 		     "config.yaml:11:5: node_groups[0]: unknown key \"colour\" (known keys: name, "
-		     "min, max, price_per_hour, selector, target, template, aws, gce, azure)");
+		     "min, max, price_per_hour, selector, target, template, aws, gce, azure, disruption)");
 	expect_error(HEAD GROUP_W "    min: 2\nsafety: {max_nodes_total: 1}\n",
 		     "config.yaml:12:27: safety.max_nodes_total: the node groups' minimums add up "
 		     "to 2, more than max_nodes_total (1)");
