@@ -1594,10 +1594,46 @@ static const struct str_rule rule_vmss = { ok_vmss, 64, "a scale set name (lette
 static const struct str_rule rule_azure_cloud = { ok_azure_cloud, 32, "an Azure cloud: public, china or usgov" };
 static const struct str_rule rule_azure_auth = { ok_azure_auth, 32, "an Azure credential: auto, client_secret, workload_identity or managed_identity" };
 
+/* AKS names: a managed cluster 1-63 of letters, digits, '-' and '_', not
+ * starting or ending with '-' or '_'; an agent pool 1-12 lowercase letters
+ * and digits, starting with a letter. */
+static bool ok_aks_cluster(const char *s)
+{
+	size_t n = strlen(s);
+
+	return chars_ok(s, "-_", false) && s[0] != '-' && s[0] != '_' && s[n - 1] != '-' && s[n - 1] != '_';
+}
+
+static bool ok_aks_pool(const char *s)
+{
+	return chars_ok(s, "", true) && s[0] >= 'a' && s[0] <= 'z';
+}
+
+static const struct str_rule rule_aks_cluster = { ok_aks_cluster, 63, "an AKS cluster name (letters, digits, '-' and '_', up to 63, starting and ending with a letter or digit)" };
+static const struct str_rule rule_aks_pool = { ok_aks_pool, 12, "an AKS agent pool name (lowercase letters and digits, up to 12, starting with a letter)" };
+
+/* azure.aks: {cluster, resource_group, pool}, every key required. */
+static int parse_azure_aks(struct ctx *x, const struct ytree_node *m, struct config_azure_group *c)
+{
+	static const char *const keys[] = { "cluster", "resource_group", "pool", NULL };
+
+	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
+	    field(x, m, "cluster", dec_checked, &c->aks_cluster, &rule_aks_cluster, NULL) ||
+	    field(x, m, "resource_group", dec_checked, &c->aks_resource_group, &rule_resource_group, NULL) ||
+	    field(x, m, "pool", dec_checked, &c->aks_pool, &rule_aks_pool, NULL))
+		return -1;
+	if (!c->aks_cluster || !c->aks_resource_group || !c->aks_pool)
+		return fail_node(x, m, "an AKS agent pool needs cluster (the managed cluster's name), resource_group "
+				 "(the cluster's own, not its MC_ node resource group) and pool: %s is missing",
+				 !c->aks_cluster ? "cluster" : !c->aks_resource_group ? "resource_group" : "pool");
+	return 0;
+}
+
 static int parse_azure_group(struct ctx *x, const struct ytree_node *m, const struct node_group *g,
 			     struct config_azure_group *c)
 {
-	static const char *const keys[] = { "vmss", "resource_group", NULL };
+	static const char *const keys[] = { "vmss", "resource_group", "aks", NULL };
+	const struct ytree_node *aks;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
@@ -1605,6 +1641,18 @@ static int parse_azure_group(struct ctx *x, const struct ytree_node *m, const st
 	if (field(x, m, "vmss", dec_checked, &c->vmss, &rule_vmss, NULL) ||
 	    field(x, m, "resource_group", dec_checked, &c->resource_group, &rule_resource_group, NULL))
 		return -1;
+	if ((aks = map_get(m, "aks"))) {
+		size_t old;
+		int rc;
+
+		if (c->vmss || c->resource_group)
+			return fail_node(x, m, "node group \"%s\" is either a scale set (vmss, resource_group) or an AKS "
+					 "agent pool (aks), not both: the pool's scale set is found from the pool", g->name);
+		old = ytree_path_push_key(&x->path, "aks");
+		rc = parse_azure_aks(x, aks, c);
+		ytree_path_pop(&x->path, old);
+		return rc;
+	}
 	if (!c->vmss) {
 		if (strlen(g->name) > 64 || !ok_vmss(g->name))
 			return fail_node(x, m, "the group's name \"%s\" is not a scale set name: give vmss", g->name);
@@ -2995,11 +3043,17 @@ static int check_provider(struct ctx *x)
 			return fail_loc(x, &gm->azure, "an azure: section needs provider.kind: azure");
 		if (azure && !gm->azure_set)
 			gm->azg.vmss = c->groups[i].name; /* a scale set of the group's name */
-		if (azure && (strlen(gm->azg.vmss) > 64 || !ok_vmss(gm->azg.vmss)))
+		if (azure && !gm->azg.aks_pool && (strlen(gm->azg.vmss) > 64 || !ok_vmss(gm->azg.vmss)))
 			return fail_loc(x, &gm->node, "node group \"%s\" is not a scale set name: give azure: {vmss: NAME}",
 					c->groups[i].name);
-		for (j = 0; azure && j < i; j++)
-			if (!strcasecmp(x->gm[j].azg.vmss, gm->azg.vmss) &&
+		for (j = 0; azure && gm->azg.aks_pool && j < i; j++)
+			if (x->gm[j].azg.aks_pool && !strcmp(x->gm[j].azg.aks_pool, gm->azg.aks_pool) &&
+			    !strcasecmp(x->gm[j].azg.aks_cluster, gm->azg.aks_cluster) &&
+			    !strcasecmp(x->gm[j].azg.aks_resource_group, gm->azg.aks_resource_group))
+				return fail_loc(x, &gm->azure, "node groups \"%s\" and \"%s\" are the same AKS agent pool \"%s\"",
+						c->groups[j].name, c->groups[i].name, gm->azg.aks_pool);
+		for (j = 0; azure && !gm->azg.aks_pool && j < i; j++)
+			if (!x->gm[j].azg.aks_pool && !strcasecmp(x->gm[j].azg.vmss, gm->azg.vmss) &&
 			    !strcasecmp(x->gm[j].azg.resource_group ? x->gm[j].azg.resource_group : "",
 					gm->azg.resource_group ? gm->azg.resource_group : ""))
 				return fail_loc(x, gm->azure_set ? &gm->azure : &gm->node,

@@ -68,8 +68,13 @@ struct config_gce_discovery {
 
 /* A node group's settings for the Azure provider (the group's "azure:" section). */
 struct config_azure_group {
-	const char *vmss;                /* the scale set's name, default the group's */
+	const char *vmss;                /* the scale set's name, default the group's; NULL for an AKS pool */
 	const char *resource_group;      /* NULL: provider.azure.resource_group, else ARM_RESOURCE_GROUP */
+	/* azure.aks: the group is an AKS agent pool, scaled through the
+	 * agentPools API (NULL when it is a scale set of its own) */
+	const char *aks_cluster;         /* the managed cluster's name */
+	const char *aks_resource_group;  /* the managed cluster's resource group (not MC_...) */
+	const char *aks_pool;            /* the agent pool's name */
 };
 
 /* Scale sets found by their tags (one entry of provider.azure.discovery). */

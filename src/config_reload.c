@@ -69,7 +69,12 @@ static bool cloud_groups_differ(const struct config *a, const struct config *b)
 		    x->aws.n_placements != y->aws.n_placements || x->aws.spot != y->aws.spot ||
 		    x->aws.on_demand_fallback != y->aws.on_demand_fallback ||
 		    str_differs(x->gce.mig, y->gce.mig) || str_differs(x->gce.zone, y->gce.zone) ||
-		    str_differs(x->gce.region, y->gce.region))
+		    str_differs(x->gce.region, y->gce.region) ||
+		    str_differs(x->azure.vmss, y->azure.vmss) ||
+		    str_differs(x->azure.resource_group, y->azure.resource_group) ||
+		    str_differs(x->azure.aks_cluster, y->azure.aks_cluster) ||
+		    str_differs(x->azure.aks_resource_group, y->azure.aks_resource_group) ||
+		    str_differs(x->azure.aks_pool, y->azure.aks_pool))
 			return true;
 	}
 	return false;

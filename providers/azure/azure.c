@@ -761,20 +761,52 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 	return 0;
 }
 
+/* An AKS pool whose AKS cluster autoscaler is on: listed at its size,
+ * never grown or shrunk by luascale (said once per change). */
+static void aks_hold(struct az_prov *ap, struct az_group *g, const struct aks_pool *a, struct provider_group *pg)
+{
+	if (a->autoscaling) {
+		pg->min = pg->max = pg->target;
+		pg->cloud_sized = true;
+	}
+	if (a->autoscaling != g->aks_autoscaling)
+		log_at(ap->log, a->autoscaling ? LOG_WARN : LOG_INFO, clock_wall(ap->clock),
+		       a->autoscaling ? "azure: node group %s: AKS pool %s of cluster %s has AKS's cluster autoscaler on "
+					"(enableAutoScaling: true): luascale holds it at its size %d and writes nothing to it "
+					"(az aks nodepool update --disable-cluster-autoscaler hands it over)"
+				      : "azure: node group %s: AKS pool %s of cluster %s has AKS's cluster autoscaler off: "
+					"luascale scales it (size %d)",
+		       g->name, g->aks_pool, g->aks_cluster, pg->target);
+	g->aks_autoscaling = a->autoscaling;
+}
+
 static int list_one(struct provider *p, struct az_group *g, struct provider_group *pg,
 		    struct provider_status *st)
 {
 	struct az_prov *ap = AP(p);
+	struct aks_pool pool;
 	struct arm_resp r;
 	char path[1024];
 	int rc;
 
+	memset(&pool, 0, sizeof(pool));
+	if (g->aks && (azure_aks_resolve(p, g, st) < 0 || azure_aks_read(p, g, &pool, st) < 0))
+		return -1;
 	azure_vmss_path(ap, g, "", path, sizeof(path));
 	if (azure_call(p, false, "vmss.get", "GET", path, NULL, NULL, &r, st) < 0) {
+		if (g->aks && st->code == PROVIDER_NOT_FOUND) {
+			/* the pool's scale set is another now (recreated): found again next round */
+			g->vmss[0] = '\0';
+			g->rg[0] = '\0';
+		}
+		aks_pool_free(&pool);
 		azure_resp_free(&r);
 		return -1;
 	}
 	rc = fill_group(p, g, r.json, pg, st);
+	if (rc == 0 && g->aks)
+		aks_hold(ap, g, &pool, pg);
+	aks_pool_free(&pool);
 	azure_resp_free(&r);
 	return rc;
 }
@@ -1019,6 +1051,11 @@ int azure_delete_vms(struct provider *p, const struct az_group *g, const char *c
 	size_t i;
 	int rc;
 
+	if (g->aks) {
+		/* an AKS pool's machines go through AKS, never the scale set */
+		cJSON_Delete(body);
+		return azure_aks_delete_machines(p, g, ids, n, st);
+	}
 	arr = body ? cJSON_AddArrayToObject(body, "instanceIds") : NULL;
 	for (i = 0; arr && i < n; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString(ids[i]));
@@ -1061,12 +1098,17 @@ static void azure_terminate(struct provider *p, const char *group, const char *c
 			return;
 		}
 	}
-	if (n == 0 || azure_delete_vms(p, &g, ids, n, &st) < 0) {
+	if (n == 0 || (g.aks && azure_aks_resolve(p, &g, &st) < 0) || azure_delete_vms(p, &g, ids, n, &st) < 0) {
 		on_done(ctx, 0, &st);
 		return;
 	}
-	log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "azure: group %s: deleting %zu VM(s) from scale set %s",
-	       g.name, n, g.vmss);
+	if (g.aks)
+		log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
+		       "azure: group %s: deleting %zu machine(s) of AKS pool %s (cluster %s) through deleteMachines",
+		       g.name, n, g.aks_pool, g.aks_cluster);
+	else
+		log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "azure: group %s: deleting %zu VM(s) from scale set %s",
+		       g.name, n, g.vmss);
 	on_done(ctx, (int)n, &st);
 }
 
@@ -1290,6 +1332,19 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 		struct az_group *g = &ap->groups[i];
 		const char *rg = x && x->azure.resource_group ? x->azure.resource_group : ap->default_rg;
 
+		if (x && x->azure.aks_pool) {
+			/* an AKS agent pool: its scale set is found from the pool */
+			snprintf(g->name, sizeof(g->name), "%s", c->groups[i].name);
+			g->aks = true;
+			snprintf(g->aks_cluster, sizeof(g->aks_cluster), "%s", x->azure.aks_cluster);
+			snprintf(g->aks_rg, sizeof(g->aks_rg), "%s", x->azure.aks_resource_group);
+			snprintf(g->aks_pool, sizeof(g->aks_pool), "%s", x->azure.aks_pool);
+			g->wants_template = !x->template_set;
+			g->min = c->groups[i].min;
+			g->max = x->max_set ? c->groups[i].max : -1;
+			g->cloud_min = g->cloud_max = -1;
+			continue;
+		}
 		if (!rg[0]) {
 			errbuf_set(err, "azure: node group %s has no resource group: set its azure.resource_group, "
 				   "provider.azure.resource_group or ARM_RESOURCE_GROUP", c->groups[i].name);

@@ -42,6 +42,12 @@ struct az_group {
 	int cloud_min, cloud_max; /* the scale set's tags as last read (-1: none) */
 	char location[64];      /* the scale set's, as last read ("" before): its prices' region */
 	bool spot;              /* its virtualMachineProfile.priority is Spot */
+	/* an AKS agent pool (azure.aks): writes go through the agentPools API;
+	 * rg and vmss are the pool's scale set in the node resource group,
+	 * "" until found (azure_aks.c) */
+	bool aks;
+	char aks_cluster[64], aks_rg[96], aks_pool[16];
+	bool aks_autoscaling;   /* the pool's enableAutoScaling, as last read */
 };
 
 /* The provider's state (struct provider's impl). */
@@ -150,6 +156,61 @@ pthread_mutex_t *azure_write_lock(struct az_prov *ap, const char *group);
 
 /* Claims a new VM for the launch that saw it first: true when no launch had. */
 bool azure_claim(struct az_prov *ap, const char *group, const char *id);
+
+/* ---- AKS agent pools (azure_aks.c) ---- */
+
+#define AZURE_AKS_API_VERSION "2024-05-01"
+
+/* An agent pool as read (GET .../agentPools/<pool>). */
+struct aks_pool {
+	int count;              /* properties.count (-1: absent) */
+	char state[32];         /* properties.provisioningState */
+	bool autoscaling;       /* properties.enableAutoScaling */
+	char etag[160];
+	cJSON *props;           /* properties, owned (NULL after aks_pool_free) */
+};
+
+void aks_pool_free(struct aks_pool *a);
+
+/* The path of the group's agent pool, then 'tail' ("", "/deleteMachines"),
+ * with the agentPools api-version. */
+void azure_aks_path(const struct az_prov *ap, const struct az_group *g, const char *tail, char *out, size_t len);
+
+/*
+ * Finds the scale set of an AKS group when it is not known yet: the
+ * managed cluster's properties.nodeResourceGroup, and there the scale set
+ * tagged aks-managed-poolName (or poolName) = the pool. Fills g->rg and
+ * g->vmss. 0, or -1 with 'st' (NOT_FOUND when no scale set is the pool's).
+ */
+int azure_aks_resolve(struct provider *p, struct az_group *g, struct provider_status *st);
+
+/* GET of the group's agent pool into *out (aks_pool_free it). 0, or -1 with 'st'. */
+int azure_aks_read(struct provider *p, const struct az_group *g, struct aks_pool *out, struct provider_status *st);
+
+/* Is an operation running on the pool (a provisioningState other than
+ * Succeeded, Failed or Canceled)? */
+bool azure_aks_busy(const struct aks_pool *a);
+
+/* The refusal of a write to a pool whose AKS cluster autoscaler is on: 'st' filled, -1. */
+int azure_aks_refuse_autoscaling(const struct az_group *g, const char *what, struct provider_status *st);
+
+/*
+ * PUT of the pool as read ('a': its properties without the read-only
+ * ones) with properties.count 'count', If-Match its etag when it has one;
+ * the write token already taken. 0 with ARM's answer in *r (free it), or
+ * -1 with 'st' and the refused answer in *r.
+ */
+int azure_aks_write_count(struct provider *p, const struct az_group *g, const struct aks_pool *a, int count,
+			  struct arm_resp *r, struct provider_status *st);
+
+/*
+ * POST .../agentPools/<pool>/deleteMachines with the machine names (the
+ * VMs' computer names, read from the scale set's VM list) of instance ids
+ * 'ids'. Refused, nothing sent, while AKS's autoscaler is on or an
+ * operation runs on the pool. 0 when AKS took it, -1 with 'st'.
+ */
+int azure_aks_delete_machines(struct provider *p, const struct az_group *g, const char *const *ids, size_t n,
+			      struct provider_status *st);
 
 /* provider_ops.launch (azure_launch.c). */
 void azure_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,

@@ -196,6 +196,96 @@ static bool written_before(struct provider *p, const struct az_group *g, int tar
 	return yes;
 }
 
+#define AKS_BUSY_LOOKS 3  /* looks at a pool that is busy before a launch gives up for this round */
+
+/*
+ * The write of an AKS pool's launch, in the group's turn with the write
+ * token taken: GET the pool (its count, provisioningState,
+ * enableAutoScaling), wait while an operation runs on it (a few looks,
+ * poll_ns apart: never a second operation on top), read the scale set
+ * (its VMs before), then PUT the pool with count + 'count'. 0 when
+ * written (ARM's answer in *r, the count before in v->capacity), 1 for a
+ * 412 on the first try (read again), -1 with 'st'.
+ */
+static int aks_write(struct provider *p, struct az_group *g, int count, int tries, struct vmss_read *v, int *target,
+		     struct arm_resp *r, struct provider_status *st)
+{
+	struct az_prov *ap = AP(p);
+	struct aks_pool a;
+	int looks, max, rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	*target = -1;
+	for (looks = 1;; looks++) {
+		if (azure_aks_read(p, g, &a, st) < 0)
+			return -1;
+		if (a.autoscaling) {
+			azure_aks_refuse_autoscaling(g, "scale", st);
+			goto out;
+		}
+		if (!azure_aks_busy(&a))
+			break;
+		if (looks >= AKS_BUSY_LOOKS) {
+			azure_status(st, PROVIDER_TRANSIENT, "AKS pool %s of cluster %s is still %s (an operation in progress) "
+				     "after %d looks: nothing written; the next round asks again", g->aks_pool, g->aks_cluster,
+				     a.state, looks);
+			goto out;
+		}
+		log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
+		       "azure: group %s: AKS pool %s is %s (an operation in progress): waiting for it before writing",
+		       g->name, g->aks_pool, a.state);
+		aks_pool_free(&a);
+		if (azure_wait_until(ap, clock_now(ap->clock) + ap->poll_ns) < 0) {
+			azure_status(st, PROVIDER_CANCELLED, "stopped waiting for AKS pool %s: luascale is stopping", g->aks_pool);
+			return -1;
+		}
+	}
+	if (read_vmss(p, g, v, st) < 0)
+		goto out;
+	v->capacity = a.count;
+	max = v->tag_max >= 0 ? (g->max >= 0 && g->max < v->tag_max ? g->max : v->tag_max) : g->max;
+	*target = a.count + count;
+	if (max >= 0 && *target > max) {
+		azure_status(st, PROVIDER_INVALID, "AKS pool %s would go to %d, above the group's max %d", g->aks_pool,
+			     *target, max);
+		goto out;
+	}
+	if (azure_aks_write_count(p, g, &a, *target, r, st) == 0) {
+		rc = 0;
+		goto out;
+	}
+	if (r->status == 412 && r->attempts > 1) {
+		struct aks_pool again;
+		struct provider_status rst;
+
+		/* an earlier sending took effect and its answer was lost */
+		if (azure_aks_read(p, g, &again, &rst) == 0 && again.count == *target) {
+			log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
+			       "azure: group %s: AKS pool %s is at %d already: an earlier attempt of the write took effect",
+			       g->name, g->aks_pool, *target);
+			azure_resp_free(r);
+			memset(st, 0, sizeof(*st));
+			rc = 0;
+		}
+		aks_pool_free(&again);
+		if (rc == 0)
+			goto out;
+	}
+	if (r->status == 412 && tries == 0) {
+		log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
+		       "azure: group %s: AKS pool %s changed since it was read (HTTP 412): reading it again", g->name,
+		       g->aks_pool);
+		azure_resp_free(r);
+		rc = 1;
+	} else if (r->status == 412) {
+		azure_status(st, PROVIDER_TRANSIENT, "AKS pool %s changed again while it was being resized (HTTP 412 twice): "
+			     "nothing more written", g->aks_pool);
+	}
+out:
+	aks_pool_free(&a);
+	return rc;
+}
+
 struct tracked {
 	char id[32];
 	bool reported, failed;
@@ -235,6 +325,8 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 	 * set changed between the read and the write) read again, once. One
 	 * write at a time per group, its token taken before the read, so the
 	 * size read is the one the write raises. */
+	if (g.aks && azure_aks_resolve(p, &g, &st) < 0)
+		goto out;
 	wl = azure_write_lock(ap, g.name);
 	pthread_mutex_lock(wl);
 	locked = true;
@@ -242,6 +334,16 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 		if (provider_take_token(p->mutating, clock_now(ap->clock) + AZURE_TOKEN_WAIT_NS, ap->clock,
 					&st) < 0)
 			goto out;
+		if (g.aks) {
+			/* an AKS pool: its count, through the agentPools API */
+			int rc = aks_write(p, &g, count, tries, &v, &target, &r, &st);
+
+			if (rc == 0)
+				break;
+			if (rc == 1)
+				continue;
+			goto out;
+		}
 		if (read_vmss(p, &g, &v, &st) < 0)
 			goto out;
 		max = v.tag_max >= 0 ? (g.max >= 0 && g.max < v.tag_max ? g.max : v.tag_max) : g.max;
@@ -278,8 +380,12 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 	}
 	pthread_mutex_unlock(wl);
 	locked = false;
-	log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "azure: group %s: scale set %s capacity %d -> %d", g.name,
-	       g.vmss, v.capacity, target);
+	if (g.aks)
+		log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "azure: group %s: AKS pool %s (cluster %s) count %d -> %d",
+		       g.name, g.aks_pool, g.aks_cluster, v.capacity, target);
+	else
+		log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "azure: group %s: scale set %s capacity %d -> %d", g.name,
+		       g.vmss, v.capacity, target);
 	tr = calloc((size_t)count, sizeof(*tr));
 	if (!tr) {
 		azure_status(&st, PROVIDER_TRANSIENT, "out of memory");
