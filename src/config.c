@@ -937,6 +937,20 @@ static int resolve_budgets(struct ctx *x)
 	return 0;
 }
 
+const struct disruption_budget *config_group_budgets(const struct config *c, const char *group,
+						     size_t *n)
+{
+	size_t i;
+
+	for (i = 0; c->group_extra && group && i < c->n_groups; i++)
+		if (!strcmp(c->groups[i].name, group)) {
+			*n = c->group_extra[i].n_budgets;
+			return c->group_extra[i].budgets;
+		}
+	*n = c->n_disruption_budgets;
+	return c->disruption_budgets;
+}
+
 /* ---- node groups ---- */
 
 static int parse_string_map(struct ctx *x, const struct ytree_node *m, struct kvlist *out,

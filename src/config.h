@@ -354,4 +354,14 @@ int config_parse_duration(const char *text, int64_t *out_ms);
 /* Returns the param of map 'm' named 'key' or NULL. */
 const struct param *param_get(const struct param *m, const char *key);
 
+/*
+ * The disruption budgets in force for the node group named 'group': its
+ * config.group_extra entry's (its own list, or the top level's), or, for
+ * a group the config does not list (found by a provider's discovery), the
+ * top level's disruption_budgets. Sets *n (0: no budget limits the group).
+ * Borrowed from 'c'; NULL only when *n is 0.
+ */
+const struct disruption_budget *config_group_budgets(const struct config *c, const char *group,
+						     size_t *n);
+
 #endif

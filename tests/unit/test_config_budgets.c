@@ -163,12 +163,39 @@ static void test_group_list_replaces(void **state)
 	assert_int_equal(e->n_budgets, 0);
 	assert_true(budget_allowed(e->budgets, e->n_budgets, DISRUPTION_EMPTY, 10, tue_noon) ==
 		    BUDGET_UNLIMITED);
+	/* by name, and for a group the config does not list: the top level's */
+	{
+		const struct disruption_budget *b;
+		size_t n = 99;
+
+		b = config_group_budgets(c, "batch", &n);
+		assert_int_equal(n, 2);
+		assert_ptr_equal(b, c->group_extra[1].budgets);
+		b = config_group_budgets(c, "free", &n);
+		assert_int_equal(n, 0);
+		b = config_group_budgets(c, "discovered-asg", &n);
+		assert_int_equal(n, 1);
+		assert_ptr_equal(b, c->disruption_budgets);
+		assert_int_equal(b[0].nodes, 0);
+		assert_false(b[0].percent);
+	}
 	config_free(c);
 	/* [] at the top level: none for the groups without their own */
 	c = parse_ok("disruption: {budgets: []}\nnode_groups:\n" GROUP("a", ""));
 	assert_true(c->disruption_budgets_set);
 	assert_int_equal(c->n_disruption_budgets, 0);
 	assert_int_equal(c->group_extra[0].n_budgets, 0);
+	config_free(c);
+	/* no groups at all: the default for any name */
+	c = parse_ok("");
+	{
+		size_t n = 0;
+		const struct disruption_budget *b = config_group_budgets(c, "x", &n);
+
+		assert_int_equal(n, 1);
+		assert_int_equal(b[0].nodes, 10);
+		assert_true(b[0].percent);
+	}
 	config_free(c);
 }
 
