@@ -613,6 +613,57 @@ static void test_parse_errors(void **state)
 	assert_string_equal(b.schedule, "  0\t9 *  * mon-fri ");
 }
 
+/* Karpenter's validation cases for budgets (pkg/apis/v1/
+ * nodepool_validation_cel_test.go), as data. Durations appear as Go
+ * prints them ("20m0s") and as written. One difference: "expired" is a
+ * reason here (issue 27), which Karpenter's v1 enum refuses. */
+static void test_karpenter_validation(void **state)
+{
+	static const struct {
+		const char *nodes, *schedule, *duration, *reason;
+		bool ok;
+	} cases[] = {
+		{ "10", "*", "20m", NULL, false },              /* an invalid cron */
+		{ "10", "* * * * ", "20m", NULL, false },       /* fewer than 5 entries */
+		{ "10", "* * * * *", "-20m", NULL, false },     /* a negative duration */
+		{ "10", "* * * * *", "30s", NULL, false },      /* a duration in seconds */
+		{ "-10", NULL, NULL, NULL, false },             /* a negative count */
+		{ "-10%", NULL, NULL, NULL, false },            /* a negative percentage */
+		{ "1000%", NULL, NULL, NULL, false },           /* a percentage over 100 */
+		{ "10", "* * * * *", NULL, NULL, false },       /* a cron, no duration */
+		{ "10", NULL, "20m", NULL, false },             /* a duration, no cron */
+		{ "10", "* * * * *", "20m", "invalid", false },
+		{ "10", "* * * * *", "20m", "", false },
+		{ "10", "* * * * *", "20m", NULL, true },
+		{ "10", "* * * * *", "20m0s", NULL, true },
+		{ "10", "* * * * *", "2h20m", NULL, true },
+		{ "10", "* * * * *", "2h20m0s", NULL, true },
+		{ "10", NULL, NULL, NULL, true },
+		{ "10", "@annually", "20m", NULL, true },
+		{ "10", "* * * * *", "20m", "Drifted", true },
+		{ "10", "* * * * *", "20m", "Underutilized", true },
+		{ "10", "* * * * *", "20m", "Empty", true },
+		{ "10", "* * * * *", "20m", "expired", true },  /* luascale's, not Karpenter's */
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *names[1] = { cases[i].reason };
+		struct budget_spec spec = { cases[i].nodes, cases[i].reason ? names : NULL,
+					    cases[i].reason ? 1 : 0, cases[i].schedule, cases[i].duration };
+		struct disruption_budget b;
+		struct errbuf err;
+		int rc = budget_parse(&spec, &b, &err);
+
+		if ((rc == 0) != cases[i].ok)
+			fail_msg("case %zu (nodes %s schedule %s duration %s reason %s): %s", i,
+				 cases[i].nodes, cases[i].schedule ? cases[i].schedule : "-",
+				 cases[i].duration ? cases[i].duration : "-",
+				 cases[i].reason ? cases[i].reason : "-", rc ? err.msg : "accepted");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -630,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_reasons_and_interruptions),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_karpenter_validation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
