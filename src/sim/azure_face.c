@@ -68,6 +68,7 @@ struct areq {
 	char hvalue[MAX_HEADERS][400];
 	size_t n_headers;
 	const char *api_version;
+	const char *ns;      /* the resource provider its operations are under (Microsoft.Compute) */
 	bool drop;           /* a lost_answer fault: close without answering */
 };
 
@@ -547,6 +548,9 @@ static cJSON *tags_json(const struct sim_azure_group *g)
 
 	for (k = 0; k < g->n_tags; k++)
 		cJSON_AddStringToObject(t, g->tags[k].key, g->tags[k].value);
+	/* an AKS pool's scale set says which pool it is, as AKS tags it */
+	if (g->agent_pool && !cJSON_GetObjectItemCaseSensitive(t, "aks-managed-poolName"))
+		cJSON_AddStringToObject(t, "aks-managed-poolName", g->agent_pool);
 	return t;
 }
 
@@ -855,8 +859,8 @@ static void async_headers(struct areq *r, const struct sim_azure_op *op, bool lo
 	char base[400];
 
 	snprintf(base, sizeof(base),
-		 "http://127.0.0.1:%d/subscriptions/%s/providers/Microsoft.Compute/locations/%s/operations/%s",
-		 f->port, f->conf->subscription, f->conf->location, op->id);
+		 "http://127.0.0.1:%d/subscriptions/%s/providers/%s/locations/%s/operations/%s",
+		 f->port, f->conf->subscription, r->ns, f->conf->location, op->id);
 	if (!location_only)
 		add_header(r, "Azure-AsyncOperation", "%s?p=%s&api-version=%s", base, op->id,
 			   r->api_version);
@@ -1452,6 +1456,398 @@ static bool ieq(const char *a, const char *b)
 	return strcasecmp(a, b) == 0;
 }
 
+/* ---- AKS: the managed cluster and its agent pools ---- */
+
+static const char *const aks_api_versions[] = {
+	"2022-11-01", "2023-08-01", "2024-01-01", "2024-05-01", "2024-07-01", "2024-09-01", "2025-01-01",
+};
+#define N_AKS_API_VERSIONS (sizeof(aks_api_versions) / sizeof(aks_api_versions[0]))
+#define AKS_K8S_VERSION "1.29.7"
+
+static bool aks_api_version_ok(const char *v)
+{
+	size_t i;
+
+	for (i = 0; v && i < N_AKS_API_VERSIONS; i++)
+		if (strcmp(v, aks_api_versions[i]) == 0)
+			return true;
+	return false;
+}
+
+static void cluster_id(const struct azure_face *f, char *out, size_t size)
+{
+	snprintf(out, size, "/subscriptions/%s/resourcegroups/%s/providers/Microsoft.ContainerService/managedClusters/%s",
+		 f->conf->subscription, f->conf->aks_resource_group, f->conf->aks_cluster);
+}
+
+/* An agent pool (under the cloud's lock): its count is its scale set's capacity. */
+static cJSON *pool_json(struct azure_face *f, size_t gi)
+{
+	const struct sim_azure_group *g = sim_azure_group(f->az, gi);
+	const struct node_group *ng = sim_cloud_group(f->cloud, gi);
+	cJSON *o = cJSON_CreateObject(), *p, *ps;
+	char id[400], etag[32];
+
+	cluster_id(f, id, sizeof(id));
+	snprintf(id + strlen(id), sizeof(id) - strlen(id), "/agentPools/%s", g->agent_pool);
+	sim_azure_etag(f->az, gi, etag, sizeof(etag));
+	cJSON_AddStringToObject(o, "id", id);
+	cJSON_AddStringToObject(o, "name", g->agent_pool);
+	cJSON_AddStringToObject(o, "type", "Microsoft.ContainerService/managedClusters/agentPools");
+	p = cJSON_AddObjectToObject(o, "properties");
+	cJSON_AddNumberToObject(p, "count", sim_azure_capacity(f->az, gi));
+	cJSON_AddStringToObject(p, "vmSize", g->vm_size);
+	cJSON_AddNumberToObject(p, "osDiskSizeGB", 128);
+	cJSON_AddStringToObject(p, "osDiskType", "Managed");
+	cJSON_AddNumberToObject(p, "maxPods", 110);
+	cJSON_AddStringToObject(p, "osType", "Linux");
+	cJSON_AddStringToObject(p, "osSKU", "Ubuntu");
+	cJSON_AddStringToObject(p, "type", "VirtualMachineScaleSets");
+	cJSON_AddStringToObject(p, "mode", g->system_mode ? "System" : "User");
+	cJSON_AddBoolToObject(p, "enableAutoScaling", g->enable_auto_scaling);
+	if (g->enable_auto_scaling) {
+		cJSON_AddNumberToObject(p, "minCount", ng->min);
+		cJSON_AddNumberToObject(p, "maxCount", ng->max);
+	}
+	if (g->priority && strcmp(g->priority, "Regular")) {
+		cJSON_AddStringToObject(p, "scaleSetPriority", g->priority);
+		cJSON_AddStringToObject(p, "scaleSetEvictionPolicy", "Delete");
+	}
+	if (g->n_zones)
+		cJSON_AddItemToObject(p, "availabilityZones", zones_json(g));
+	cJSON_AddStringToObject(p, "orchestratorVersion", AKS_K8S_VERSION);
+	cJSON_AddStringToObject(p, "currentOrchestratorVersion", AKS_K8S_VERSION);
+	cJSON_AddStringToObject(p, "nodeImageVersion", "AKSUbuntu-2204gen2containerd-202410.15.0");
+	cJSON_AddStringToObject(p, "provisioningState", sim_azure_updating(f->az, gi) ? "Scaling" : "Succeeded");
+	ps = cJSON_AddObjectToObject(p, "powerState");
+	cJSON_AddStringToObject(ps, "code", "Running");
+	/* the scale set's etag, without its quotes */
+	etag[strlen(etag) - 1] = '\0';
+	cJSON_AddStringToObject(p, "eTag", etag + 1);
+	return o;
+}
+
+static cJSON *cluster_json(struct azure_face *f)
+{
+	cJSON *o = cJSON_CreateObject(), *p, *profiles, *ps;
+	char id[400], fqdn[200];
+	size_t i;
+
+	cluster_id(f, id, sizeof(id));
+	cJSON_AddStringToObject(o, "id", id);
+	cJSON_AddStringToObject(o, "name", f->conf->aks_cluster);
+	cJSON_AddStringToObject(o, "type", "Microsoft.ContainerService/ManagedClusters");
+	cJSON_AddStringToObject(o, "location", f->conf->location);
+	p = cJSON_AddObjectToObject(o, "properties");
+	cJSON_AddStringToObject(p, "provisioningState", "Succeeded");
+	ps = cJSON_AddObjectToObject(p, "powerState");
+	cJSON_AddStringToObject(ps, "code", "Running");
+	cJSON_AddStringToObject(p, "kubernetesVersion", AKS_K8S_VERSION);
+	cJSON_AddStringToObject(p, "currentKubernetesVersion", AKS_K8S_VERSION);
+	cJSON_AddStringToObject(p, "dnsPrefix", f->conf->aks_cluster);
+	snprintf(fqdn, sizeof(fqdn), "%.60s-00000000.hcp.%s.azmk8s.io", f->conf->aks_cluster, f->conf->location);
+	cJSON_AddStringToObject(p, "fqdn", fqdn);
+	cJSON_AddStringToObject(p, "nodeResourceGroup", f->conf->resource_group);
+	cJSON_AddBoolToObject(p, "enableRBAC", true);
+	cJSON_AddNumberToObject(p, "maxAgentPools", 100);
+	profiles = cJSON_AddArrayToObject(p, "agentPoolProfiles");
+	sim_cloud_lock(f->cloud);
+	for (i = 0; i < f->conf->n_groups; i++) {
+		cJSON *pool, *props, *prof;
+
+		if (!sim_azure_group(f->az, i)->agent_pool)
+			continue;
+		/* a profile is the pool's properties with its name */
+		pool = pool_json(f, i);
+		props = cJSON_DetachItemFromObjectCaseSensitive(pool, "properties");
+		prof = cJSON_CreateObject();
+		cJSON_AddStringToObject(prof, "name", sim_azure_group(f->az, i)->agent_pool);
+		while (props && props->child) {
+			cJSON *it = props->child;
+
+			cJSON_DetachItemViaPointer(props, it);
+			cJSON_AddItemToObject(prof, it->string, it);
+		}
+		cJSON_Delete(props);
+		cJSON_Delete(pool);
+		cJSON_AddItemToArray(profiles, prof);
+	}
+	sim_cloud_unlock(f->cloud);
+	return o;
+}
+
+static void aks_not_found(struct areq *r, const char *type, const char *name)
+{
+	arm_fail(r, 404, "NotFound", NULL,
+		 "The Resource 'Microsoft.ContainerService/%s/%.64s' under resource group '%.90s' was not found.", type,
+		 name, r->f->conf->aks_resource_group);
+}
+
+/* PUT of an agent pool: only properties.count changes (the rest must be
+ * what the pool has, or absent). */
+static void put_pool(struct areq *r, int gi, const char *body)
+{
+	struct azure_face *f = r->f;
+	const struct sim_azure_group *g = sim_azure_group(f->az, (size_t)gi);
+	cJSON *j = cJSON_Parse(body), *o = NULL;
+	const cJSON *props, *count, *vm, *as;
+	const char *im = header(r, "If-Match");
+	struct sim_azure_op op;
+	struct errbuf err;
+	char code[48], etag[32];
+	int rc;
+
+	if (!params_ok(r, NULL))
+		goto out;
+	props = cJSON_GetObjectItemCaseSensitive(j, "properties");
+	if (!cJSON_IsObject(j) || !cJSON_IsObject(props)) {
+		arm_fail(r, 400, "InvalidRequestContent", NULL,
+			 "The request content was invalid and could not be deserialized: an agent pool needs properties.");
+		goto out;
+	}
+	count = cJSON_GetObjectItemCaseSensitive(props, "count");
+	vm = cJSON_GetObjectItemCaseSensitive(props, "vmSize");
+	as = cJSON_GetObjectItemCaseSensitive(props, "enableAutoScaling");
+	if (!cJSON_IsNumber(count) || count->valuedouble != (double)(int)count->valuedouble || count->valuedouble < 0 ||
+	    count->valuedouble > 1000 || (g->system_mode && count->valuedouble < 1)) {
+		arm_fail(r, 400, "InvalidParameter", "properties.count",
+			 "The value of parameter agentPoolProfile.count is invalid. Please see https://aka.ms/aks-naming-rules "
+			 "for more details: %s pools take 0 to 1000 nodes (a System pool at least 1).",
+			 g->system_mode ? "System" : "User");
+		goto out;
+	}
+	if (vm && (!cJSON_IsString(vm) || strcasecmp(vm->valuestring, g->vm_size) != 0)) {
+		arm_fail(r, 400, "InvalidParameter", "properties.vmSize",
+			 "Changing property 'vmSize' is not allowed: luascale sim keeps pool %s at %s.", g->agent_pool,
+			 g->vm_size);
+		goto out;
+	}
+	if (as && cJSON_IsTrue(as) != g->enable_auto_scaling) {
+		arm_fail(r, 400, "InvalidParameter", "properties.enableAutoScaling",
+			 "luascale sim: the enableAutoScaling of pool %s comes from the scenario and cannot be changed.",
+			 g->agent_pool);
+		goto out;
+	}
+	if (!admit(r, gi))
+		goto out;
+	sim_cloud_lock(f->cloud);
+	sim_azure_etag(f->az, (size_t)gi, etag, sizeof(etag));
+	if (!azure_if_match_ok(im, etag)) {
+		rc = -2;
+		arm_fail(r, 412, "PreconditionFailed", NULL,
+			 "Operation is not allowed because the resource's etag does not match If-Match '%.40s'.", im);
+	} else if (g->enable_auto_scaling && (int)count->valuedouble != sim_azure_capacity(f->az, (size_t)gi)) {
+		rc = -2;
+		arm_fail(r, 400, "InvalidParameter", "properties.count",
+			 "Cannot change the node count of agent pool %s while its cluster autoscaler is enabled.",
+			 g->agent_pool);
+	} else if (sim_azure_updating(f->az, (size_t)gi)) {
+		rc = -2;
+		arm_fail(r, 409, "OperationNotAllowed", NULL,
+			 "Operation is not allowed because there's an in progress scale operation on agent pool %s of managed "
+			 "cluster %s. Please wait for it to finish before starting a new operation.", g->agent_pool,
+			 f->conf->aks_cluster);
+	} else {
+		rc = sim_azure_set_capacity(f->az, (size_t)gi, (int)count->valuedouble, &op, code, sizeof(code), &err);
+		if (rc == 0)
+			o = pool_json(f, (size_t)gi);
+	}
+	sim_cloud_unlock(f->cloud);
+	if (rc == -2)
+		goto out;
+	if (rc < 0) {
+		arm_fail(r, strcmp(code, "InvalidParameter") == 0 ? 400 : 409, code,
+			 strcmp(code, "InvalidParameter") == 0 ? "properties.count" : NULL, "%s", err.msg);
+		goto out;
+	}
+	r->ns = "Microsoft.ContainerService";
+	async_headers(r, &op, false);
+	log_at(f->o.log, LOG_DEBUG, real_wall(), "sim azure: agent pool %s count -> %d (operation %s)", g->agent_pool,
+	       (int)count->valuedouble, op.id);
+	reply_json(r, 200, o);
+	o = NULL;
+out:
+	cJSON_Delete(o);
+	cJSON_Delete(j);
+}
+
+/* POST .../deleteMachines {"machineNames":[...]}: the machine names are the
+ * VMs' computer names; all or nothing. */
+static void delete_machines(struct areq *r, int gi, const char *body)
+{
+	struct azure_face *f = r->f;
+	const struct sim_azure_group *g = sim_azure_group(f->az, (size_t)gi);
+	cJSON *j = cJSON_Parse(body);
+	const cJSON *names, *it;
+	char (*ids)[16] = NULL;
+	const char **v = NULL;
+	struct sim_azure_op op;
+	struct errbuf err;
+	size_t n = 0, k;
+	int rc = 0;
+
+	if (!params_ok(r, NULL))
+		goto out;
+	if (strcmp(r->api_version, "2022-11-01") == 0) {
+		arm_fail(r, 404, "NotFound", NULL, "The API version '2022-11-01' has no deleteMachines operation.");
+		goto out;
+	}
+	names = cJSON_GetObjectItemCaseSensitive(j, "machineNames");
+	if (!cJSON_IsArray(names) || cJSON_GetArraySize(names) < 1 || cJSON_GetArraySize(names) > 1000) {
+		arm_fail(r, 400, "InvalidParameter", "machineNames",
+			 "Required parameter 'machineNames' is missing or empty: 1-1000 machine names.");
+		goto out;
+	}
+	n = (size_t)cJSON_GetArraySize(names);
+	ids = calloc(n, sizeof(*ids));
+	v = calloc(n, sizeof(*v));
+	if (!ids || !v) {
+		arm_fail(r, 500, "InternalServerError", NULL, "out of memory");
+		goto out;
+	}
+	if (!admit(r, gi))
+		goto out;
+	sim_cloud_lock(f->cloud);
+	if (sim_azure_updating(f->az, (size_t)gi)) {
+		rc = -2;
+		arm_fail(r, 409, "OperationNotAllowed", NULL,
+			 "Operation is not allowed because there's an in progress scale operation on agent pool %s of managed "
+			 "cluster %s. Please wait for it to finish before starting a new operation.", g->agent_pool,
+			 f->conf->aks_cluster);
+	}
+	k = 0;
+	cJSON_ArrayForEach(it, names) {
+		int id = cJSON_IsString(it) ? sim_azure_find_computer(f->az, (size_t)gi, it->valuestring) : -1;
+
+		if (rc)
+			break;
+		if (id < 0) {
+			rc = -2;
+			arm_fail(r, 400, "InvalidParameter", "machineNames",
+				 "Machine '%.80s' is not a machine of agent pool %s.", cJSON_IsString(it) ? it->valuestring : "",
+				 g->agent_pool);
+			break;
+		}
+		snprintf(ids[k], sizeof(ids[k]), "%d", id);
+		v[k] = ids[k];
+		k++;
+	}
+	if (!rc)
+		rc = sim_azure_delete(f->az, (size_t)gi, v, n, &op, &err);
+	sim_cloud_unlock(f->cloud);
+	if (rc == -2)
+		goto out;
+	if (rc < 0) {
+		arm_fail(r, 400, "InvalidParameter", "machineNames", "%s", err.msg);
+		goto out;
+	}
+	r->ns = "Microsoft.ContainerService";
+	async_headers(r, &op, false);
+	reply_empty(r, 202);
+	r->drop = sim_cloud_lose_answer(f->cloud, sim_cloud_group(f->cloud, (size_t)gi)->name);
+out:
+	free(ids);
+	free(v);
+	cJSON_Delete(j);
+}
+
+/* /subscriptions/S/resourceGroups/<the cluster's>/providers/Microsoft.ContainerService/
+ * managedClusters/C[/agentPools[/P[/deleteMachines]]]; seg[5] is the namespace. */
+static void route_aks(struct areq *r, const char *method, char **seg, size_t n, const char *url, const char *body)
+{
+	struct azure_face *f = r->f;
+	bool get = strcmp(method, "GET") == 0;
+	int gi;
+
+	if (n < 8 || !ieq(seg[6], "managedClusters")) {
+		arm_fail(r, 404, "NotFound", NULL, "The requested resource %.200s was not found.", url);
+		return;
+	}
+	if (!ieq(seg[7], f->conf->aks_cluster)) {
+		aks_not_found(r, "managedClusters", seg[7]);
+		return;
+	}
+	if (n == 8) {
+		if (!get)
+			arm_fail(r, 405, "MethodNotAllowed", NULL, "luascale sim serves GET only on a managed cluster.");
+		else if (params_ok(r, NULL) && admit(r, -1))
+			reply_json(r, 200, cluster_json(f));
+		return;
+	}
+	if (!ieq(seg[8], "agentPools")) {
+		arm_fail(r, 404, "NotFound", NULL, "The requested resource %.200s was not found.", url);
+		return;
+	}
+	if (n == 9) {
+		cJSON *o, *arr;
+		size_t i;
+
+		if (!get) {
+			arm_fail(r, 405, "MethodNotAllowed", NULL, "The requested resource does not support http method '%s'.",
+				 method);
+			return;
+		}
+		if (!params_ok(r, NULL) || !admit(r, -1))
+			return;
+		o = cJSON_CreateObject();
+		arr = cJSON_AddArrayToObject(o, "value");
+		sim_cloud_lock(f->cloud);
+		for (i = 0; i < f->conf->n_groups; i++)
+			if (sim_azure_group(f->az, i)->agent_pool)
+				cJSON_AddItemToArray(arr, pool_json(f, i));
+		sim_cloud_unlock(f->cloud);
+		reply_json(r, 200, o);
+		return;
+	}
+	sim_cloud_lock(f->cloud);
+	gi = sim_azure_find_pool(f->az, seg[9]);
+	sim_cloud_unlock(f->cloud);
+	if (gi < 0) {
+		if (n == 10 && strcmp(method, "PUT") == 0)
+			arm_fail(r, 400, "InvalidParameter", "name",
+				 "luascale sim: agent pools come from the scenario; '%.12s' cannot be created.", seg[9]);
+		else
+			aks_not_found(r, "managedClusters/agentPools", seg[9]);
+		return;
+	}
+	if (!get && body[0]) {
+		const char *ct = header(r, "Content-Type");
+
+		if (!ct || strncasecmp(ct, "application/json", 16) != 0) {
+			arm_fail(r, 415, "UnsupportedMediaType", NULL,
+				 "The content media type '%.60s' is not supported. Only 'application/json' is supported.",
+				 ct ? ct : "");
+			return;
+		}
+	}
+	if (n == 10) {
+		if (get) {
+			cJSON *o;
+
+			if (!params_ok(r, NULL) || !admit(r, gi))
+				return;
+			sim_cloud_lock(f->cloud);
+			o = pool_json(f, (size_t)gi);
+			sim_cloud_unlock(f->cloud);
+			reply_json(r, 200, o);
+		} else if (strcmp(method, "PUT") == 0) {
+			put_pool(r, gi, body);
+		} else {
+			arm_fail(r, 405, "MethodNotAllowed", NULL, "luascale sim does not serve %s on an agent pool.", method);
+		}
+		return;
+	}
+	if (n == 11 && ieq(seg[10], "deleteMachines")) {
+		if (strcmp(method, "POST") == 0)
+			delete_machines(r, gi, body);
+		else
+			arm_fail(r, 405, "MethodNotAllowed", NULL, "The requested resource does not support http method '%s'.",
+				 method);
+		return;
+	}
+	arm_fail(r, 404, "NotFound", NULL, "The requested resource %.200s was not found.", url);
+}
+
 /* Routes /subscriptions/S/...; seg[0] is "subscriptions". */
 static void route_arm(struct areq *r, const char *method, char **seg, size_t n, const char *url,
 		      const char *body)
@@ -1499,6 +1895,32 @@ static void route_arm(struct areq *r, const char *method, char **seg, size_t n, 
 				 av);
 		else
 			list_skus(r, av);
+		return;
+	}
+	if (f->conf->aks_cluster && n >= 2 && ieq(seg[1], f->conf->subscription) &&
+	    ((n >= 6 && ieq(seg[2], "resourceGroups") && ieq(seg[4], "providers") &&
+	      ieq(seg[5], "Microsoft.ContainerService")) ||
+	     (n == 8 && ieq(seg[2], "providers") && ieq(seg[3], "Microsoft.ContainerService") &&
+	      ieq(seg[4], "locations") && ieq(seg[6], "operations")))) {
+		/* AKS: api-versions of its own */
+		if (!aks_api_version_ok(av)) {
+			arm_fail(r, 400, "NoRegisteredProviderFound", NULL,
+				 "No registered resource provider found for location '%s' and API version '%.20s' for type 'managedClusters'. The supported api-versions are '2022-11-01, 2023-08-01, 2024-01-01, 2024-05-01, 2024-07-01, 2024-09-01, 2025-01-01'.",
+				 f->conf->location, av);
+			return;
+		}
+		r->api_version = av;
+		r->ns = "Microsoft.ContainerService";
+		if (ieq(seg[2], "providers")) {
+			if (get)
+				get_operation(r, seg[5], seg[7]);
+			else
+				arm_fail(r, 405, "MethodNotAllowed", NULL, "An operation answers GET only.");
+		} else if (!ieq(seg[3], f->conf->aks_resource_group)) {
+			arm_fail(r, 404, "ResourceGroupNotFound", NULL, "Resource group '%.90s' could not be found.", seg[3]);
+		} else {
+			route_aks(r, method, seg, n, url, body);
+		}
 		return;
 	}
 	if (!azure_api_version_ok(av)) {
@@ -1651,6 +2073,7 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 	r.conn = conn;
 	r.tls = l->tls;
 	r.api_version = "2024-11-01";
+	r.ns = "Microsoft.Compute";
 	if (strlen(url) >= sizeof(copy)) {
 		bad_path = true;
 	} else {

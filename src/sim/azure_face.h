@@ -20,6 +20,16 @@
  *   GET   /api/retail/prices   the Retail Prices API (no token; sim/azure_pricing_face.h)
  *   GET   /subscriptions/S/providers/Microsoft.Compute/skus   the Resource SKUs API
  *         (api-version 2021-07-01 or 2019-04-01; $filter=location eq 'L'; nextLink)
+ * With an AKS cluster in the scenario (CG its resource group, C its name;
+ * G is then its node resource group), Microsoft.ContainerService at its own
+ * api-versions (2022-11-01 to 2025-01-01):
+ *   GET   /subscriptions/S/resourceGroups/CG/providers/Microsoft.ContainerService/managedClusters/C
+ *         (properties.nodeResourceGroup, agentPoolProfiles)
+ *   GET   .../managedClusters/C/agentPools[/P]   a pool's count is its scale set's capacity
+ *   PUT   .../agentPools/P            properties.count (If-Match honoured; 409 while an
+ *         operation runs, 400 while enableAutoScaling), Azure-AsyncOperation
+ *   POST  .../agentPools/P/deleteMachines   {"machineNames":[computer names]}, 202
+ *   GET   /subscriptions/S/providers/Microsoft.ContainerService/locations/L/operations/OP
  * The AAD endpoints are also served over TLS on a second port (a
  * self-signed certificate for 127.0.0.1), as Azure's libraries refuse an
  * authority that is not https. Every ARM call is charged to the cloud's

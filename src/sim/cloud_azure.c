@@ -266,6 +266,8 @@ static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_laun
 	return 0;
 }
 
+static void refresh(struct sim_azure *g, size_t gi);
+
 /* ---- construction ---- */
 
 static bool valid_vmss_name(const char *s)
@@ -368,6 +370,27 @@ int sim_azure_find_vmss(const struct sim_azure *g, const char *name)
 	for (i = 0; name && i < g->n_groups; i++)
 		if (strcasecmp(g->conf->groups[i].vmss, name) == 0)
 			return (int)i;
+	return -1;
+}
+
+int sim_azure_find_pool(const struct sim_azure *g, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && g->conf->aks_cluster && i < g->n_groups; i++)
+		if (g->conf->groups[i].agent_pool && strcmp(g->conf->groups[i].agent_pool, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int sim_azure_find_computer(struct sim_azure *g, size_t i, const char *computer)
+{
+	size_t k;
+
+	refresh(g, i);
+	for (k = 0; computer && k < g->s[i].n; k++)
+		if (g->s[i].vm[k].state != SIM_AZURE_DELETING && strcmp(g->s[i].vm[k].computer, computer) == 0)
+			return g->s[i].vm[k].instance_id;
 	return -1;
 }
 

@@ -42,6 +42,10 @@ struct sim_azure_group {
 	size_t n_zones;
 	struct sim_azure_tag *tags;   /* the scale set's tags (CA's, node templates) */
 	size_t n_tags;
+	const char *agent_pool;       /* the AKS agent pool it is (conf->aks_cluster's), NULL: none;
+				       * the scale set then carries aks-managed-poolName */
+	bool enable_auto_scaling;     /* the pool's enableAutoScaling (AKS's autoscaler on) */
+	bool system_mode;             /* the pool's mode: System, else User */
 };
 
 enum sim_azure_throttle {
@@ -64,6 +68,10 @@ struct sim_azure_conf {
 	int page_size;                /* VMs per list page (a $top may lower it), default 50 */
 	struct sim_azure_group *groups; /* one per node group, in order */
 	size_t n_groups;
+	const char *aks_cluster;      /* an AKS managed cluster whose node resource group is
+				       * resource_group (NULL: none); its agent pools are the
+				       * groups with an agent_pool */
+	const char *aks_resource_group; /* the cluster's own resource group */
 };
 
 enum sim_azure_vm_state {
@@ -139,6 +147,14 @@ void sim_azure_failure(enum provider_error e, const char *vm_size, bool zonal, c
 const struct sim_azure_group *sim_azure_group(const struct sim_azure *g, size_t i);
 /* The group whose scale set is 'name' (case-insensitive, as ARM), or -1. */
 int sim_azure_find_vmss(const struct sim_azure *g, const char *name);
+
+/* The group whose scale set is AKS agent pool 'name' (case-sensitive, as
+ * AKS), or -1. */
+int sim_azure_find_pool(const struct sim_azure *g, const char *name);
+
+/* The instance id of scale set i's VM whose computer name (AKS's machine
+ * name) is 'computer', Deleting ones left out; -1 when none. */
+int sim_azure_find_computer(struct sim_azure *g, size_t i, const char *computer);
 
 /* Scale set i's sku.capacity. */
 int sim_azure_capacity(const struct sim_azure *g, size_t i);

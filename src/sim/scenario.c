@@ -1778,11 +1778,26 @@ static int parse_azure_group(struct px *x, const struct ytree_node *m, struct si
 			     size_t gi)
 {
 	static const char *const keys[] = {"vmss", "computer_name_prefix", "vm_size", "zones",
-					   "tags", "priority", NULL};
+					   "tags", "priority", "agent_pool", "enable_auto_scaling", "mode", NULL};
 	struct sim_azure_group *g = &c->groups[gi];
 	struct kvlist tags = {NULL, 0};
+	const char *mode = NULL;
 	size_t i;
 
+	if (m && (expect(x, m, YTREE_MAP) || get_str(x, m, "agent_pool", false, &g->agent_pool) ||
+		  get_bool(x, m, "enable_auto_scaling", &g->enable_auto_scaling) ||
+		  get_str(x, m, "mode", false, &mode)))
+		return -1;
+	if (g->agent_pool && (!c->aks_cluster || !g->agent_pool[0] || strlen(g->agent_pool) > 12 ||
+			      g->agent_pool[0] < 'a' || g->agent_pool[0] > 'z' ||
+			      strspn(g->agent_pool, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(g->agent_pool)))
+		return fail(x, m, "agent_pool \"%s\": 1-12 of [a-z0-9] starting with a letter, with an aks: {cluster} in azure:",
+			    g->agent_pool);
+	if ((mode || g->enable_auto_scaling) && !g->agent_pool)
+		return fail(x, m, "mode and enable_auto_scaling are an agent_pool's");
+	if (mode && strcmp(mode, "System") && strcmp(mode, "User"))
+		return fail(x, m, "mode \"%s\": System or User", mode);
+	g->system_mode = mode && !strcmp(mode, "System");
 	if (m && (expect(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
 		  get_str(x, m, "vmss", false, &g->vmss) ||
 		  get_str(x, m, "computer_name_prefix", false, &g->computer_prefix) ||
@@ -1842,7 +1857,7 @@ static int parse_azure(struct px *x, const struct ytree_node *m)
 	static const char *const keys[] = {"subscription_id", "resource_group", "location",
 					   "tenant_id", "client_id", "client_secret", "token_ttl",
 					   "operation_time", "retry_after", "throttle", "page_size",
-					   "groups", NULL};
+					   "groups", "aks", NULL};
 	struct sim_azure_conf *c = arena_calloc(x->a, 1, sizeof(*c));
 	const struct ytree_node *n, *gm;
 	int64_t ttl_ns = 3600 * CLOCK_NS_PER_S, retry_ns = CLOCK_NS_PER_S, page = 50;
@@ -1903,6 +1918,26 @@ static int parse_azure(struct px *x, const struct ytree_node *m)
 	else
 		return fail(x, m, "throttle: too_many_requests or operation_not_allowed");
 	c->page_size = (int)page;
+	n = field(x, m, "aks", &old);
+	if (n) {
+		static const char *const aks_keys[] = {"cluster", "resource_group", NULL};
+
+		/* an AKS cluster whose node resource group is resource_group */
+		rc = expect(x, n, YTREE_MAP) || check_keys(x, n, aks_keys) ||
+		     get_str(x, n, "cluster", true, &c->aks_cluster) ||
+		     get_str(x, n, "resource_group", false, &c->aks_resource_group) ? -1 : 0;
+		if (!rc && !c->aks_resource_group)
+			c->aks_resource_group = "sim-rg";
+		if (!rc && (!c->aks_cluster[0] || strlen(c->aks_cluster) > 63 ||
+			    strspn(c->aks_cluster, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
+				    strlen(c->aks_cluster)))
+			rc = fail(x, n, "cluster \"%s\": 1-63 of [A-Za-z0-9_-]", c->aks_cluster);
+		if (!rc && strcasecmp(c->aks_resource_group, c->resource_group) == 0)
+			rc = fail(x, n, "resource_group is the cluster's own, not resource_group (its node resource group)");
+	}
+	ytree_path_pop(&x->path, old);
+	if (rc)
+		return -1;
 	c->n_groups = x->sc->n_groups;
 	c->groups = c->n_groups ? arena_calloc(x->a, c->n_groups, sizeof(*c->groups)) : NULL;
 	if (c->n_groups && !c->groups)
@@ -1926,6 +1961,11 @@ static int parse_azure(struct px *x, const struct ytree_node *m)
 		size_t o2 = ytree_path_push_key(&x->path, x->sc->groups[i].name);
 
 		rc = parse_azure_group(x, g && !ytree_is_null(g) ? g : NULL, c, i);
+		for (size_t j = 0; !rc && j < i; j++)
+			if (c->groups[i].agent_pool && c->groups[j].agent_pool &&
+			    strcmp(c->groups[j].agent_pool, c->groups[i].agent_pool) == 0)
+				rc = fail(x, g ? g : n, "node groups %s and %s name one agent pool \"%s\"",
+					  x->sc->groups[j].name, x->sc->groups[i].name, c->groups[i].agent_pool);
 		for (size_t j = 0; !rc && j < i; j++)
 			if (strcasecmp(c->groups[j].vmss, c->groups[i].vmss) == 0)
 				rc = fail(x, g ? g : n, "node groups %s and %s name one scale set \"%s\"",
