@@ -1,9 +1,11 @@
 /*
- * budget: disruption budgets as Karpenter defines them (a NodePool's
- * spec.disruption.budgets): the parsing of nodes, reasons, cron schedules
- * and durations, whether a budget is active at a time (UTC), and how many
- * nodes a list of budgets allows for a reason. Pure: no clock, no I/O.
- *
+ * budget: disruption budgets as Karpenter defines them: parsing nodes,
+ * reasons, cron schedules and durations; whether a budget is active at a
+ * UTC time; how many nodes a list allows for a reason. Pure: no clock, no
+ * I/O, no counting of the nodes being disrupted (the safety check's).
+ */
+
+/*
  * The semantics follow kubernetes-sigs/karpenter, pkg/apis/v1/nodepool.go
  * (read, not copied): GetAllowedDisruptionsByReason takes the minimum over
  * the budgets whose Reasons are unset or contain the reason, an inactive
@@ -14,7 +16,12 @@
  * when the schedule's next fire after now - duration is not after now.
  * The CRD allows nodes "^((100|[0-9]{1,2})%|[0-9]+)$", durations of hours
  * and minutes only, at most 50 budgets, and defaults the list to
- * [{nodes: "10%"}] when it is left out.
+ * [{nodes: "10%"}] when it is left out. Where this file differs, on
+ * purpose: a schedule that never fires is refused (robfig's Next gives up
+ * and returns the zero time, which IsActive reads as active), and so are
+ * a zero duration, one over a leap year, an empty reasons list (Karpenter
+ * reads it as no reason at all) and the reason interrupted (never
+ * budgeted); expired is a reason here, which Karpenter v1 does not budget.
  */
 #include "engine/budget.h"
 
