@@ -974,8 +974,15 @@ static int azure_list_groups(struct provider *p, struct provider_group **groups,
 	memcpy(gs, ap->groups, ap->n_config_groups * sizeof(*gs));
 	pthread_mutex_unlock(&ap->mu);
 	n_gs = ap->n_config_groups;
-	for (i = 0; i < n_gs; i++)
+	for (i = 0; i < n_gs; i++) {
+		struct provider_status rst;
+
 		body_of[i] = -1;
+		/* an AKS pool's scale set, known before discovery's are matched to
+		 * the groups (a failure is list_one's to report) */
+		if (n_found && gs[i].aks && !gs[i].vmss[0])
+			(void)azure_aks_resolve(p, &gs[i], &rst);
+	}
 	for (i = 0; i < n_found; i++) {
 		for (j = 0; j < n_gs && (strcasecmp(gs[j].vmss, found[i].vmss) || strcasecmp(gs[j].rg, found[i].rg)) &&
 			    strcmp(gs[j].name, found[i].name); j++)

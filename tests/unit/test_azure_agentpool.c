@@ -121,7 +121,8 @@ static void handler(void *ud, size_t index, const struct cs_req *rq, struct cs_r
 			 "{\"provisioningState\":\"Succeeded\",\"nodeResourceGroup\":\"" NRG "\"}}");
 		return;
 	}
-	if (path_is(t, SS_LIST) && !strcmp(rq->method, "GET")) {
+	if ((path_is(t, SS_LIST) || path_is(t, "/subscriptions/" SUB "/providers/Microsoft.Compute/virtualMachineScaleSets")) &&
+	    !strcmp(rq->method, "GET")) {
 		vmss_json(f, one, sizeof(one));
 		snprintf(rs->body, sizeof(rs->body), "{\"value\":[{\"name\":\"aks-system-12345678-vmss\",\"tags\":"
 			 "{\"aks-managed-poolName\":\"system\"},\"sku\":{\"capacity\":1}},%s]}", one);
@@ -239,30 +240,20 @@ static void capture(void *ctx, enum log_level level, int64_t wall, const char *m
 	snprintf(f->log + n, sizeof(f->log) - n, "%s\n", msg);
 }
 
-static int fx_setup(void **state)
+#define AKS_GROUP \
+	"node_groups:\n  - name: user1\n    max: 6\n" \
+	"    azure: {aks: {cluster: prod, resource_group: " CRG ", pool: user1}}\n" \
+	"provider:\n  kind: azure\n  read_qps: 1000\n  read_burst: 1000\n  qps: 1000\n  burst: 1000\n"
+
+/* (Re)makes the provider from 'yaml'. */
+static void make(struct fx *f, const char *yaml)
 {
-	struct fx *f = calloc(1, sizeof(*f));
 	struct errbuf e = { "" };
 	struct azure_provider_opts o;
 	struct config_opts co = { .flags = CONFIG_OFFLINE };
-	static const char yaml[] =
-		"node_groups:\n  - name: user1\n    max: 6\n"
-		"    azure: {aks: {cluster: prod, resource_group: " CRG ", pool: user1}}\n"
-		"provider:\n  kind: azure\n  read_qps: 1000\n  read_burst: 1000\n  qps: 1000\n  burst: 1000\n";
 
-	assert_non_null(f);
-	f->clk = sc_new(T0);
-	f->fk.clk = f->clk;
-	f->fk.count = 2;
-	f->fk.vm_ids[0] = 0;
-	f->fk.vm_ids[1] = 1;
-	f->fk.n_vms = f->fk.next_id = 2;
-	f->fk.op_polls = 1;
-	assert_int_equal(cs_start(&f->fk.cs, handler, &f->fk, NULL, NULL), 0);
-	snprintf(f->env[0], sizeof(f->env[0]), "ARM_SUBSCRIPTION_ID=%s", SUB);
-	snprintf(f->env[1], sizeof(f->env[1]), "LUASCALE_SIM_AZURE_ARM_ENDPOINT=%s/", f->fk.cs.url);
-	snprintf(f->env[2], sizeof(f->env[2]), "AZURE_POD_IDENTITY_AUTHORITY_HOST=%s", f->fk.cs.url);
-	f->logger = (struct logger){ capture, f, LOG_DEBUG, NULL };
+	provider_free(f->p);
+	config_free(f->cfg);
 	f->cfg = config_parse_opts(yaml, strlen(yaml), "azure.yaml", &co, &e);
 	if (!f->cfg)
 		fail_msg("config: %s", e.msg);
@@ -278,6 +269,26 @@ static int fx_setup(void **state)
 	f->p = azure_provider_new(&o, &e);
 	if (!f->p)
 		fail_msg("azure_provider_new (no ARM_RESOURCE_GROUP: an AKS group needs none): %s", e.msg);
+}
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->clk = sc_new(T0);
+	f->fk.clk = f->clk;
+	f->fk.count = 2;
+	f->fk.vm_ids[0] = 0;
+	f->fk.vm_ids[1] = 1;
+	f->fk.n_vms = f->fk.next_id = 2;
+	f->fk.op_polls = 1;
+	assert_int_equal(cs_start(&f->fk.cs, handler, &f->fk, NULL, NULL), 0);
+	snprintf(f->env[0], sizeof(f->env[0]), "ARM_SUBSCRIPTION_ID=%s", SUB);
+	snprintf(f->env[1], sizeof(f->env[1]), "LUASCALE_SIM_AZURE_ARM_ENDPOINT=%s/", f->fk.cs.url);
+	snprintf(f->env[2], sizeof(f->env[2]), "AZURE_POD_IDENTITY_AUTHORITY_HOST=%s", f->fk.cs.url);
+	f->logger = (struct logger){ capture, f, LOG_DEBUG, NULL };
+	make(f, AKS_GROUP);
 	*state = f;
 	return 0;
 }
@@ -570,6 +581,21 @@ static void test_autoscaling_pool_never_written(void **state)
 	assert_non_null(strstr(f->log, "has AKS's cluster autoscaler off: luascale scales it"));
 }
 
+/* Discovery by tags finds the pool's scale set too: it stays the pool's
+ * group (written through AKS), never a second group of its own. */
+static void test_discovery_does_not_double_the_pool(void **state)
+{
+	struct fx *f = *state;
+	struct provider_group *gs;
+	size_t n;
+
+	make(f, AKS_GROUP "  azure:\n    discovery:\n      - {tags: {aks-managed-poolName: \"\"}, max: 5}\n");
+	list(f, &gs, &n);
+	assert_string_equal(gs[0].name, "user1");
+	assert_int_equal(gs[0].max, 6);
+	provider_groups_free(gs, n);
+}
+
 /* The config's checks of azure.aks name the group and the key. */
 static void test_config_checks(void **state)
 {
@@ -617,6 +643,7 @@ int main(void)
 		T(test_operation_in_progress_waited_for),
 		T(test_arm_error_kept_whole),
 		T(test_autoscaling_pool_never_written),
+		T(test_discovery_does_not_double_the_pool),
 		cmocka_unit_test(test_config_checks),
 	};
 
