@@ -56,7 +56,7 @@ local function best_group(cluster, pods, used, done, sets)
       r.set = c.set
     elseif not used[g.name] then
       -- within its max; none while a failed launch (no capacity, quota) backs it off
-      r = cluster:pack(pods, g, packing.room(g), opts)
+      r = packing.pack_group(cluster, pods, g, packing.room(g), opts)
     end
     if r and r.placed > 0 then
       local waste = math.max(r.waste.cpu, r.waste.memory)
@@ -64,7 +64,8 @@ local function best_group(cluster, pods, used, done, sets)
         or r.placed > best_result.placed
         or (r.placed == best_result.placed and waste < best_result.waste_max - 1e-9)
         or (r.placed == best_result.placed and math.abs(waste - best_result.waste_max) <= 1e-9
-            and g.price_per_hour < best.price_per_hour)
+            and (r.price_per_hour or g.price_per_hour)
+              < (best_result.price_per_hour or best.price_per_hour))
       if better then
         best, best_result = g, r
         best_result.waste_max = waste
@@ -152,12 +153,14 @@ local function scale_up(cluster, plan, store, pods, params)
       local count = c.set and r.new_nodes_by_group[h.name] or r.new_nodes
       if count > 0 then
         plan:scale_up(h.name, count, string.format(
-          "%d pending pod(s): %d fit %d new %s node(s)%s (waste cpu %.0f%%, memory %.0f%%)",
+          "%d pending pod(s): %d fit %d new %s node(s)%s%s (waste cpu %.0f%%, memory %.0f%%)",
           c.pending, r.placed, count, h.name,
+          r.instance_type and string.format(" (packed as %s)", r.instance_type) or "",
           c.together and string.format(", of %d in groups packed together", r.new_nodes)
             or c.set and string.format(", of %d balanced over %d similar groups", r.new_nodes, #c.set)
             or "",
-          r.waste.cpu * 100, r.waste.memory * 100))
+          r.waste.cpu * 100, r.waste.memory * 100),
+          not c.set and packing.launch_opts(r, h) or nil)
         store.last_scale_up = cluster.now
       end
     end

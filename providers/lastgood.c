@@ -34,7 +34,12 @@ struct provider_lastgood *provider_lastgood_new(void)
 
 static void group_clear(struct provider_group *g)
 {
+	size_t i;
+
 	provider_template_clear(&g->tmpl);
+	for (i = 0; i < g->n_types; i++)
+		provider_template_clear(&g->types[i]);
+	free(g->types);
 	free(g->instances);
 	memset(g, 0, sizeof(*g));
 }
@@ -58,18 +63,16 @@ void provider_lastgood_free(struct provider_lastgood *k)
 /* A deep copy of 'src' into 'dst' (zeroed on failure). 0, or -1 out of memory. */
 static int group_copy(struct provider_group *dst, const struct provider_group *src)
 {
-	const struct provider_template *t = &src->tmpl;
 	size_t i;
 
 	*dst = *src;
 	dst->instances = NULL;
 	dst->n_instances = 0;
-	dst->tmpl.labels = NULL;
-	dst->tmpl.n_labels = 0;
-	dst->tmpl.taints = NULL;
-	dst->tmpl.n_taints = 0;
-	dst->tmpl.resources = NULL;
-	dst->tmpl.n_resources = 0;
+	dst->types = NULL;
+	dst->n_types = 0;
+	memset(&dst->tmpl, 0, sizeof(dst->tmpl));
+	if (provider_template_copy(&dst->tmpl, &src->tmpl) < 0)
+		goto oom;
 	if (src->n_instances) {
 		dst->instances = malloc(src->n_instances * sizeof(*dst->instances));
 		if (!dst->instances)
@@ -77,16 +80,16 @@ static int group_copy(struct provider_group *dst, const struct provider_group *s
 		memcpy(dst->instances, src->instances, src->n_instances * sizeof(*dst->instances));
 		dst->n_instances = src->n_instances;
 	}
-	for (i = 0; i < t->n_labels; i++)
-		if (provider_template_label(&dst->tmpl, t->labels[i].key, t->labels[i].value) < 0)
+	if (src->n_types) {
+		dst->types = calloc(src->n_types, sizeof(*dst->types));
+		if (!dst->types)
 			goto oom;
-	for (i = 0; i < t->n_taints; i++)
-		if (provider_template_taint(&dst->tmpl, t->taints[i].key, t->taints[i].value,
-					    t->taints[i].effect) < 0)
-			goto oom;
-	for (i = 0; i < t->n_resources; i++)
-		if (provider_template_resource(&dst->tmpl, t->resources[i].name, t->resources[i].value) < 0)
-			goto oom;
+		for (i = 0; i < src->n_types; i++, dst->n_types++)
+			if (provider_template_copy(&dst->types[i], &src->types[i]) < 0) {
+				provider_template_clear(&dst->types[i]);
+				goto oom;
+			}
+	}
 	return 0;
 oom:
 	group_clear(dst);

@@ -87,6 +87,21 @@ static void o_launch(struct provider *p, const char *group, int count,
 	o->inner->ops->launch(o->inner, group, count, c_instance, c_done, c);
 }
 
+static void o_launch_types(struct provider *p, const char *group, int count,
+			   const char *const *types, size_t n_types, provider_instance_cb on_instance,
+			   provider_done_cb on_done, void *ctx)
+{
+	struct observed *o = p->impl;
+	struct call *c = call_new(o, "launch", on_instance, on_done, ctx);
+
+	if (!c) {
+		o->inner->ops->launch_types(o->inner, group, count, types, n_types, on_instance,
+					    on_done, ctx);
+		return;
+	}
+	o->inner->ops->launch_types(o->inner, group, count, types, n_types, c_instance, c_done, c);
+}
+
 static void o_terminate(struct provider *p, const char *group, const char *const *ids, size_t n,
 			provider_done_cb on_done, void *ctx)
 {
@@ -155,6 +170,8 @@ struct provider *provider_observed_new(struct provider *inner, struct clock *clo
 		o->ops.list_groups = o_list;
 	if (o->ops.launch)
 		o->ops.launch = o_launch;
+	if (o->ops.launch_types)
+		o->ops.launch_types = o_launch_types;
 	if (o->ops.terminate)
 		o->ops.terminate = o_terminate;
 	if (o->ops.map_node)

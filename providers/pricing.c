@@ -315,17 +315,23 @@ void pricing_price_groups(struct pricing *pr, const char *location, struct provi
 	if (!pr)
 		return;
 	for (i = 0; i < n; i++) {
-		struct provider_template *t = &groups[i].tmpl;
+		size_t j;
 
-		if (!t->instance_type[0])
-			continue;
-		memset(&k, 0, sizeof(k));
-		snprintf(k.type, sizeof(k.type), "%s", t->instance_type);
-		snprintf(k.location, sizeof(k.location), "%s", location ? location : "");
-		k.capacity = spot ? (spot[i] ? PRICING_SPOT : PRICING_ON_DEMAND) : pricing_capacity_of(t);
-		price = pricing_get(pr, &k);
-		if (price > 0)
-			t->price_per_hour = price;
+		/* the group's template, then each of its types' */
+		for (j = 0; j <= groups[i].n_types; j++) {
+			struct provider_template *t = j ? &groups[i].types[j - 1] : &groups[i].tmpl;
+
+			if (!t->instance_type[0])
+				continue;
+			memset(&k, 0, sizeof(k));
+			snprintf(k.type, sizeof(k.type), "%s", t->instance_type);
+			snprintf(k.location, sizeof(k.location), "%s", location ? location : "");
+			k.capacity = spot ? (spot[i] ? PRICING_SPOT : PRICING_ON_DEMAND)
+					  : pricing_capacity_of(&groups[i].tmpl);
+			price = pricing_get(pr, &k);
+			if (price > 0)
+				t->price_per_hour = price;
+		}
 	}
 	pricing_schedule(pr, ex);
 }

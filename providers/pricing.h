@@ -103,8 +103,9 @@ enum pricing_capacity pricing_capacity_of(const struct provider_template *t);
 /*
  * Sets tmpl.price_per_hour of each group with an instance type from 'pr'
  * (key: its instance type, 'location', and spot[i] when given, else
- * pricing_capacity_of), then schedules a refresh on 'ex' when one is due.
- * A group without an instance type keeps its price.
+ * pricing_capacity_of), and each of its types' (provider_group.types)
+ * the same way, then schedules a refresh on 'ex' when one is due. A
+ * template without an instance type keeps its price.
  */
 void pricing_price_groups(struct pricing *pr, const char *location, struct provider_group *groups,
 			  size_t n, const bool *spot, struct executor *ex);

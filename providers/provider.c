@@ -413,6 +413,28 @@ int64_t provider_reserved_cpu_m(int cpus)
 	return r / 10;
 }
 
+int provider_template_copy(struct provider_template *dst, const struct provider_template *src)
+{
+	size_t i;
+
+	*dst = *src;
+	dst->labels = NULL;
+	dst->taints = NULL;
+	dst->resources = NULL;
+	dst->n_labels = dst->n_taints = dst->n_resources = 0;
+	for (i = 0; i < src->n_labels; i++)
+		if (provider_template_label(dst, src->labels[i].key, src->labels[i].value) < 0)
+			return -1;
+	for (i = 0; i < src->n_taints; i++)
+		if (provider_template_taint(dst, src->taints[i].key, src->taints[i].value,
+					    src->taints[i].effect) < 0)
+			return -1;
+	for (i = 0; i < src->n_resources; i++)
+		if (provider_template_resource(dst, src->resources[i].name, src->resources[i].value) < 0)
+			return -1;
+	return 0;
+}
+
 void provider_template_clear(struct provider_template *t)
 {
 	size_t i;
@@ -438,11 +460,14 @@ void provider_template_clear(struct provider_template *t)
 
 void provider_groups_free(struct provider_group *groups, size_t n)
 {
-	size_t i;
+	size_t i, j;
 
 	for (i = 0; i < n; i++) {
 		free(groups[i].instances);
 		provider_template_clear(&groups[i].tmpl);
+		for (j = 0; j < groups[i].n_types; j++)
+			provider_template_clear(&groups[i].types[j]);
+		free(groups[i].types);
 	}
 	free(groups);
 }

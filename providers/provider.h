@@ -151,6 +151,10 @@ int provider_template_resource(struct provider_template *t, const char *name, in
  * second, 0.5% of the third and fourth, 0.25% of every other. */
 int64_t provider_reserved_cpu_m(int cpus);
 
+/* A deep copy of 'src' into 'dst' (zeroed first; on failure what was
+ * copied stays for provider_template_clear). 0, or -1 out of memory. */
+int provider_template_copy(struct provider_template *dst, const struct provider_template *src);
+
 /* Frees what a template owns and zeroes its lists. */
 void provider_template_clear(struct provider_template *t);
 
@@ -167,6 +171,11 @@ struct provider_group {
 				 * group badly this time and this is its last good view,
 				 * read at stale_since (unix seconds) */
 	struct provider_template tmpl;
+	/* A group that launches one of several instance types (an AWS fleet
+	 * group): a template per type, in the group's order, tmpl being the
+	 * first's; n_types 0 otherwise. Owned by the array holder. */
+	struct provider_template *types;
+	size_t n_types;
 	struct provider_instance *instances; /* owned by the array holder */
 	size_t n_instances;
 };
@@ -204,6 +213,16 @@ struct provider_ops {
 	 */
 	void (*launch)(struct provider *p, const char *group, int count,
 		       provider_instance_cb on_instance, provider_done_cb on_done, void *ctx);
+
+	/*
+	 * Optional: launch() limited to the instance types 'types' (n_types >
+	 * 0), each one of the group's types (provider_group.types). NULL: the
+	 * provider launches every type it would anyway, and a plan naming
+	 * types is refused for its groups.
+	 */
+	void (*launch_types)(struct provider *p, const char *group, int count,
+			     const char *const *types, size_t n_types,
+			     provider_instance_cb on_instance, provider_done_cb on_done, void *ctx);
 
 	/* Terminates instances (ids) of 'group'; on_done once with how many. */
 	void (*terminate)(struct provider *p, const char *group, const char *const *ids, size_t n,

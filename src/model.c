@@ -1020,6 +1020,21 @@ static int copy_group(struct arena *a, const struct node_group *src,
 		}
 		dt->n_taints = st->n_taints;
 	}
+	if (src->instance_type && !(dst->instance_type = dup_str(a, src->instance_type)))
+		return -1;
+	if (src->n_types) {
+		/* one level: a type's group has no types of its own */
+		dst->types = arena_calloc(a, src->n_types, sizeof(*dst->types));
+		if (!dst->types)
+			return -1;
+		for (i = 0; i < src->n_types; i++) {
+			if (copy_group(a, &src->types[i], &dst->types[i]) < 0)
+				return -1;
+			dst->types[i].types = NULL;
+			dst->types[i].n_types = 0;
+		}
+		dst->n_types = src->n_types;
+	}
 	return 0;
 }
 
@@ -1767,31 +1782,44 @@ static int daemonset_reps(struct snapshot *s, struct ds_table *t)
 	return 0;
 }
 
-/* Each group's DaemonSets (daemonset_reps()): their pods and requests. */
+/* Group 'ng''s DaemonSets of table 't': their pods and requests. 0 or -1 (OOM). */
+static int group_daemonsets(struct snapshot *s, const struct ds_table *t, struct node_group *ng)
+{
+	const struct pod **pods = NULL;
+	size_t i;
+
+	memset(&ng->daemonset_requests, 0, sizeof(ng->daemonset_requests));
+	ng->n_daemonsets = 0;
+	ng->daemonset_pods = NULL;
+	for (i = 0; i < t->n; i++) {
+		if (!daemon_runs_on(t->v[i].spec, &ng->tmpl))
+			continue;
+		if (!pods && !(pods = arena_calloc(s->arena, t->n, sizeof(*pods))))
+			return -1;
+		if (res_add(s->arena, &ng->daemonset_requests, &t->v[i].req) < 0)
+			return -1;
+		pods[ng->n_daemonsets++] = t->v[i].spec;
+	}
+	ng->daemonset_pods = pods;
+	return 0;
+}
+
+/* Each group's DaemonSets (daemonset_reps()), and each of its types'. */
 static int daemonset_overhead(struct snapshot *s, struct errbuf *err)
 {
 	struct ds_table t = {0};
-	size_t g, i;
+	size_t g, j;
 
 	if (daemonset_reps(s, &t) < 0)
 		goto oom;
 	for (g = 0; g < s->n_groups; g++) {
 		struct node_group *ng = &s->groups[g];
-		const struct pod **pods = NULL;
 
-		memset(&ng->daemonset_requests, 0, sizeof(ng->daemonset_requests));
-		ng->n_daemonsets = 0;
-		ng->daemonset_pods = NULL;
-		for (i = 0; i < t.n; i++) {
-			if (!daemon_runs_on(t.v[i].spec, &ng->tmpl))
-				continue;
-			if (!pods && !(pods = arena_calloc(s->arena, t.n, sizeof(*pods))))
+		if (group_daemonsets(s, &t, ng) < 0)
+			goto oom;
+		for (j = 0; j < ng->n_types; j++)
+			if (group_daemonsets(s, &t, &ng->types[j]) < 0)
 				goto oom;
-			if (res_add(s->arena, &ng->daemonset_requests, &t.v[i].req) < 0)
-				goto oom;
-			pods[ng->n_daemonsets++] = t.v[i].spec;
-		}
-		ng->daemonset_pods = pods;
 	}
 	free(t.v);
 	free(t.slots);

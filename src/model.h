@@ -407,6 +407,15 @@ struct node_group {
 	 * DaemonSet), in the snapshot's arena; NULL when none */
 	const struct pod *const *daemonset_pods;
 
+	/* The instance type of the template ("" or NULL: not known), and for
+	 * a group that launches one of several types (an AWS fleet group):
+	 * a group per type, each with that type's template, price and
+	 * DaemonSet overhead, its name the group's; n_types 0 otherwise.
+	 * The group's own template is its first type's. */
+	const char *instance_type;
+	struct node_group *types;
+	size_t n_types;
+
 	/* set by the actuator after snapshot_finish(): launches refused until then */
 	int removing;               /* registered nodes being drained or deleted */
 	int64_t backoff_until;      /* unix seconds, 0 when not backed off */

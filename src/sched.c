@@ -685,6 +685,64 @@ enum sched_fit sched_fits_template(const struct pod *p,
 			     a->n_ext, NULL, &p->requests, detail, detail_len);
 }
 
+struct binned {
+	int32_t bin;
+	uint32_t at; /* position in the packing's pod list */
+};
+
+static int cmp_binned(const void *a, const void *b)
+{
+	const struct binned *x = a, *y = b;
+
+	if (x->bin != y->bin)
+		return x->bin < y->bin ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+int sched_types_taking(const struct snapshot *s, size_t g, const uint32_t *pods, size_t n,
+		       const int32_t *placement, int32_t first_bin, bool *ok)
+{
+	const struct node_group *grp = &s->groups[g];
+	struct binned *order;
+	struct room room = {0};
+	size_t m = 0, i, j, t;
+
+	for (t = 0; t < grp->n_types; t++)
+		ok[t] = true;
+	order = malloc((n ? n : 1) * sizeof(*order));
+	if (!order)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (placement[i] >= first_bin)
+			order[m++] = (struct binned){placement[i], (uint32_t)i};
+	qsort(order, m, sizeof(*order), cmp_binned);
+	for (t = 0; t < grp->n_types; t++) {
+		const struct node_group *tg = &grp->types[t];
+
+		for (i = 0; i < m && ok[t]; i = j) {
+			room_free(&room);
+			if (room_of_template(tg, &room) < 0) {
+				free(order);
+				return -1;
+			}
+			for (j = i; j < m && order[j].bin == order[i].bin; j++) {
+				const struct pod *p = &s->pods[pods[order[j].at]];
+
+				if (sched_fits_labels(p, NULL, &tg->tmpl.labels, tg->tmpl.taints,
+						      tg->tmpl.n_taints, false, NULL, 0) != SCHED_FITS ||
+				    room_fits(&room, &p->requests, NULL, 0) != SCHED_FITS) {
+					ok[t] = false;
+					break;
+				}
+				room_take(&room, &p->requests);
+			}
+		}
+	}
+	room_free(&room);
+	free(order);
+	return 0;
+}
+
 /* ---- what the packings of one snapshot share ---- */
 
 /*

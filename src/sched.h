@@ -102,6 +102,16 @@ enum sched_fit sched_fits_template(const struct pod *p,
 				   size_t detail_len);
 
 /*
+ * Which of group 'g''s instance types (node_group.types) take a packing's
+ * new nodes: ok[t] is true when, for every bin from 'first_bin' on, the
+ * pods placed there (pods[i] with placement[i] == bin; -1: unplaced) pass
+ * type t's labels and taints and fit one empty node of it together,
+ * DaemonSets counted. 'ok' has n_types entries. 0, or -1 out of memory.
+ */
+int sched_types_taking(const struct snapshot *s, size_t g, const uint32_t *pods, size_t n,
+		       const int32_t *placement, int32_t first_bin, bool *ok);
+
+/*
  * sched_fits_template(), then the pod's relations on a new node of the
  * group as the cluster is (its zone's pods, the spread over the zones of
  * the groups that can grow): could a node bought for it take it?

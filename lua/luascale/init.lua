@@ -145,15 +145,43 @@ local function add(plan, action)
   return plan
 end
 
--- Add 'count' nodes to 'group' (a group table or its name).
-function Plan:scale_up(group, count, reason)
+-- Add 'count' nodes to 'group' (a group table or its name). opts (may be
+-- nil): { instance_types = { "m5.large", ... } }, the instance types the
+-- new nodes may be, each one of the group's (g.instance_types; a pack
+-- result's instance_types lists those that take its pods). Without it the
+-- group launches any of its types.
+function Plan:scale_up(group, count, reason, opts)
   if is_object(group) then group = group.name end
   check_string(group, "group", "scale_up")
   if math.type(count) ~= "integer" or count < 1 then
     error("plan:scale_up: count must be a positive integer, got " .. tostring(count), 2)
   end
   check_reason(reason, "scale_up")
-  return add(self, { type = "scale_up", group = group, count = count, reason = reason })
+  local a = { type = "scale_up", group = group, count = count, reason = reason }
+  if opts ~= nil then
+    if type(opts) ~= "table" then
+      error("plan:scale_up: opts must be a table or nil, got " .. type(opts), 2)
+    end
+    for k in pairs(opts) do
+      if k ~= "instance_types" then
+        error("plan:scale_up: unknown option " .. tostring(k) .. " (expected instance_types)", 2)
+      end
+    end
+    local types = opts.instance_types
+    if types ~= nil then
+      if type(types) ~= "table" or #types == 0 then
+        error("plan:scale_up: instance_types must be a non-empty list of names", 2)
+      end
+      local copy = {}
+      for i, t in ipairs(types) do
+        if type(t) == "table" then t = t.name end
+        check_string(t, "instance_types[" .. i .. "]", "scale_up")
+        copy[i] = t
+      end
+      a.instance_types = copy
+    end
+  end
+  return add(self, a)
 end
 
 local function node_action(type_)

@@ -32,6 +32,40 @@ local function better(a, b)
   return a.group.name < b.group.name
 end
 
+-- Is packing a, of one group as some instance type, better than b? More
+-- pods placed, then the lower price of its new nodes (when both prices
+-- are known; else fewer new nodes), then less waste.
+local function better_type(a, b)
+  if a.placed ~= b.placed then return a.placed > b.placed end
+  local ca, cb = a.price_per_hour * a.new_nodes, b.price_per_hour * b.new_nodes
+  if a.price_per_hour > 0 and b.price_per_hour > 0 and math.abs(ca - cb) > EPS * math.max(1, cb) then
+    return ca < cb
+  end
+  if a.new_nodes ~= b.new_nodes then return a.new_nodes < b.new_nodes end
+  return math.max(a.waste.cpu, a.waste.memory) < math.max(b.waste.cpu, b.waste.memory) - EPS
+end
+
+-- cluster:pack(pods, g, max_new, opts) at the group's best: a group that
+-- launches one of several instance types (g.instance_types: an AWS fleet
+-- group) is packed as each of them too, and the packing that places the
+-- most pods, then costs least, then wastes least wins; its instance_type
+-- names the type packed (nil: the group's template). Sets the result's
+-- price_per_hour: one of its new nodes'.
+function M.pack_group(cluster, pods, g, max_new, opts)
+  local best = cluster:pack(pods, g, max_new, opts)
+  best.price_per_hour = g.price_per_hour
+  for _, t in ipairs(g.instance_types or {}) do
+    if t.name ~= g.instance_type then -- the template is that type's already
+      local o = { instance_type = t.name }
+      for k, v in pairs(opts or {}) do o[k] = v end
+      local r = cluster:pack(pods, g, max_new, o)
+      r.price_per_hour = t.price_per_hour
+      if better_type(r, best) then best = r end
+    end
+  end
+  return best
+end
+
 -- The pack results of 'steps', for cluster:pack's 'after': what earlier
 -- steps placed counts where it was planned (topology spread, anti-affinity).
 local function results(steps)
@@ -190,10 +224,10 @@ function M.cheapest(cluster, pods)
     end
     for _, g in ipairs(cluster.group_list) do
       if not used[g.name] then
-        local r = cluster:pack(left, g, M.room(g), opts)
+        local r = M.pack_group(cluster, left, g, M.room(g), opts)
         if r.placed > 0 then
           local c = { group = g, result = r, new_nodes = r.new_nodes, upcoming_used = r.upcoming_used,
-                      placed = r.placed, cost = g.price_per_hour * r.new_nodes / r.placed,
+                      placed = r.placed, cost = r.price_per_hour * r.new_nodes / r.placed,
                       waste = math.max(r.waste.cpu, r.waste.memory) }
           if not best or better(c, best) then best = c end
         end
@@ -395,8 +429,9 @@ function M.describe(step, group, count)
   elseif step.set then
     balanced = string.format(", of %d balanced over %d similar groups", step.new_nodes, #step.set)
   end
-  return string.format("%d pending pod(s) fit %d new %s node(s)%s at %.3g/h per pod (waste cpu %.0f%%, memory %.0f%%)",
-    step.placed, count or step.new_nodes, (group or step.group).name, balanced, step.cost,
+  local as = r.instance_type and string.format(" (packed as %s)", r.instance_type) or ""
+  return string.format("%d pending pod(s) fit %d new %s node(s)%s%s at %.3g/h per pod (waste cpu %.0f%%, memory %.0f%%)",
+    step.placed, count or step.new_nodes, (group or step.group).name, as, balanced, step.cost,
     r.waste.cpu * 100, r.waste.memory * 100)
 end
 
@@ -440,13 +475,27 @@ end
 -- Adds to 'plan' the scale-ups packing.cheapest() chose for 'pods', and
 -- logs (at most ten of) the pods no group can take, with why. The actions
 -- point at the policy line that called this.
+-- plan:scale_up's options for the new nodes of a cluster:pack result of
+-- 'group': the instance types that take their pods, when the group
+-- launches several types (an AWS fleet group) and not every one does;
+-- nil otherwise (the group launches any of its types).
+function M.launch_opts(result, group)
+  local types = result and result.instance_types
+  if not types or #types == 0 or not group.instance_types
+    or #types >= #group.instance_types then
+    return nil
+  end
+  return { instance_types = types }
+end
+
 function M.scale_up(cluster, plan, pods)
   local steps, unplaced = M.cheapest(cluster, pods)
   for _, s in ipairs(steps) do
     for _, g in ipairs(s.set or { s.group }) do
       local count = s.set and s.result.new_nodes_by_group[g.name] or s.new_nodes
       if count > 0 then
-        plan:scale_up(g.name, count, M.describe(s, g, count))
+        plan:scale_up(g.name, count, M.describe(s, g, count),
+          not s.set and M.launch_opts(s.result, g) or nil)
       end
     end
   end

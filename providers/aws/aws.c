@@ -874,6 +874,10 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 				aws_describe_template(p, g, NULL, &pg->tmpl);
 			else
 				aws_template_type(p, g, NULL, &pg->tmpl);
+			if (aws_describe_types(p, g, pg) < 0) {
+				k++;
+				goto oom;
+			}
 			keep_view(ap, pg, now);
 			k++;
 			continue;
@@ -1016,6 +1020,7 @@ static const struct provider_ops aws_ops = {
 	.kind = "aws",
 	.list_groups = aws_list_groups,
 	.launch = aws_launch,
+	.launch_types = aws_launch_types,
 	.terminate = aws_terminate,
 	.map_node = aws_map_node,
 	.prices = aws_prices,

@@ -173,6 +173,12 @@ void aws_provider_id(const char *zone, const char *id, char *out, size_t len);
 void aws_describe_template(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
 			   struct provider_template *t);
 
+/* A fleet group of several instance types: a template for each into
+ * pg->types (DescribeInstanceTypes, cached), in the config's order;
+ * nothing for any other group. A type that cannot be described keeps only
+ * its name. 0, or -1 out of memory. */
+int aws_describe_types(struct provider *p, const struct aws_group *g, struct provider_group *pg);
+
 /* Only the instance type of a new node of group 'g' into t->instance_type
  * (what aws_describe_template finds, without describing the type), for a
  * group whose config writes its template: its price needs the type. */
@@ -186,6 +192,11 @@ void aws_instance_dns(struct provider *p, const char *const *ids, size_t n, char
 /* Launch and terminate (aws_launch.c). */
 void aws_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,
 		provider_done_cb on_done, void *ctx);
+/* aws_launch() on 'types' only (n_types 0: all): each must be one of the
+ * fleet group's instance_types; an ASG group takes none. */
+void aws_launch_types(struct provider *p, const char *group, int count, const char *const *types,
+		      size_t n_types, provider_instance_cb on_instance, provider_done_cb on_done,
+		      void *ctx);
 void aws_terminate(struct provider *p, const char *group, const char *const *ids, size_t n,
 		   provider_done_cb on_done, void *ctx);
 

@@ -324,7 +324,22 @@ struct fleet_call {
 	bool all_capacity;             /* every error was a capacity error */
 	int n_marked;                  /* offerings newly left out */
 	char first_code[128], first_msg[200];
+	const char *const *only;       /* the instance types the launch may use; NULL: all */
+	size_t n_only;
 };
+
+/* May a launch limited to fc->only use instance type 'type'? */
+static bool type_allowed(const struct fleet_call *fc, const char *type)
+{
+	size_t i;
+
+	if (!fc->only)
+		return true;
+	for (i = 0; i < fc->n_only; i++)
+		if (!strcmp(fc->only[i], type))
+			return true;
+	return false;
+}
 
 /* The zone of a placement's subnet, from the config (NULL when unknown). */
 static const char *subnet_zone(const struct config_aws_group *c, const char *subnet)
@@ -361,7 +376,8 @@ static int create_fleet(struct provider *p, const struct aws_group *g, bool spot
 	/* every override names its zone, so each instance's zone is known */
 	for (ti = 0; ti < c->n_instance_types; ti++)
 		for (pi = 0; pi < c->n_placements && k < MAX_OVERRIDES; pi++) {
-			if (offering_out(ap, c->instance_types[ti], c->zones[pi], spot))
+			if (!type_allowed(fc, c->instance_types[ti]) ||
+			    offering_out(ap, c->instance_types[ti], c->zones[pi], spot))
 				continue;
 			k++;
 			aws_query_addf(&f, c->instance_types[ti], "LaunchTemplateConfigs.1.Overrides.%zu.InstanceType", k);
@@ -465,6 +481,7 @@ static int create_fleet(struct provider *p, const struct aws_group *g, bool spot
  * did not give. Each instance is reported when its call answers.
  */
 static void launch_fleet(struct provider *p, const struct aws_group *g, int count,
+			 const char *const *types, size_t n_types,
 			 provider_instance_cb on_instance, provider_done_cb on_done, void *ctx)
 {
 	struct aws_prov *ap = AWS_PROV(p);
@@ -478,6 +495,8 @@ static void launch_fleet(struct provider *p, const struct aws_group *g, int coun
 	memset(&st, 0, sizeof(st));
 	memset(&fc, 0, sizeof(fc));
 	fc.all_capacity = true;
+	fc.only = n_types ? types : NULL;
+	fc.n_only = n_types;
 	caps[n_caps++] = c->spot;
 	if (c->spot && c->on_demand_fallback)
 		caps[n_caps++] = false;
@@ -504,8 +523,9 @@ static void launch_fleet(struct provider *p, const struct aws_group *g, int coun
 				goto done; /* the call failed whole: 'st' says why */
 			if (sent == 0) {
 				log_at(ap->log, LOG_INFO, clock_wall(ap->clock),
-				       "aws: group %s: every %s offering is out of capacity (left out for up to %llds)%s",
+				       "aws: group %s: every %s offering%s is out of capacity (left out for up to %llds)%s",
 				       g->name, caps[ci] ? "spot" : "on-demand",
+				       fc.only ? " of the plan's instance types" : "",
 				       (long long)(AWS_UNAVAILABLE_TTL_NS / CLOCK_NS_PER_S),
 				       ci + 1 < n_caps ? ": on-demand instead" : "");
 				break;
@@ -531,7 +551,8 @@ static void launch_fleet(struct provider *p, const struct aws_group *g, int coun
 			cls = PROVIDER_INVALID; /* a launch template or subnet that is not there: fix the config */
 		if (!n_calls)
 			aws_status(&st, PROVIDER_NO_CAPACITY,
-				   "every offering of the group is out of capacity (each left out for %llds after a capacity error)",
+				   "every offering of the group%s is out of capacity (each left out for %llds after a capacity error)",
+				   fc.only ? " of the plan's instance types" : "",
 				   (long long)(AWS_UNAVAILABLE_TTL_NS / CLOCK_NS_PER_S));
 		else
 			aws_status(&st, cls, "CreateFleet made %zu of %d in %d call%s (%d error%s%s%s%s%s)",
@@ -544,11 +565,13 @@ done:
 	on_done(ctx, (int)fc.n_made, &st);
 }
 
-void aws_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,
-		provider_done_cb on_done, void *ctx)
+void aws_launch_types(struct provider *p, const char *group, int count, const char *const *types,
+		      size_t n_types, provider_instance_cb on_instance, provider_done_cb on_done,
+		      void *ctx)
 {
 	struct aws_group g;
 	struct provider_status st;
+	size_t i, j;
 
 	if (count <= 0) {
 		aws_status(&st, PROVIDER_INVALID, "launch of %d instances", count);
@@ -560,10 +583,32 @@ void aws_launch(struct provider *p, const char *group, int count, provider_insta
 		on_done(ctx, 0, &st);
 		return;
 	}
+	if (n_types && !(g.fleet && g.cfg)) {
+		aws_status(&st, PROVIDER_INVALID,
+			   "group %s is an Auto Scaling group: a launch cannot choose its instance types", group);
+		on_done(ctx, 0, &st);
+		return;
+	}
+	for (i = 0; i < n_types; i++) {
+		for (j = 0; j < g.cfg->n_instance_types && strcmp(g.cfg->instance_types[j], types[i]); j++)
+			;
+		if (j == g.cfg->n_instance_types) {
+			aws_status(&st, PROVIDER_INVALID, "instance type %.64s is not one of group %s's instance_types",
+				   types[i], group);
+			on_done(ctx, 0, &st);
+			return;
+		}
+	}
 	if (g.fleet)
-		launch_fleet(p, &g, count, on_instance, on_done, ctx);
+		launch_fleet(p, &g, count, types, n_types, on_instance, on_done, ctx);
 	else
 		launch_asg(p, &g, count, on_instance, on_done, ctx);
+}
+
+void aws_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,
+		provider_done_cb on_done, void *ctx)
+{
+	aws_launch_types(p, group, count, NULL, 0, on_instance, on_done, ctx);
 }
 
 /* ---- terminate ---- */

@@ -241,37 +241,79 @@ void aws_template_type(struct provider *p, const struct aws_group *g, const stru
 	group_type(p, g, a, t->instance_type, sizeof(t->instance_type), &zone);
 }
 
+/* Type 'type''s resources and labels into 't' (nothing when it cannot be
+ * described). 0, or -1. */
+static int type_template(struct provider *p, const char *type, struct provider_template *t)
+{
+	struct aws_itype it;
+	int64_t pods, mem;
+
+	if (itype(p, type, &it) < 0)
+		return -1;
+	pods = max_pods(&it);
+	mem = it.memory_mib * MIB - (255 + 11 * pods) * MIB - 100 * MIB;
+	snprintf(t->instance_type, sizeof(t->instance_type), "%s", type);
+	t->cpu_m = (int64_t)it.vcpus * 1000 - provider_reserved_cpu_m(it.vcpus);
+	t->memory = mem > 0 ? mem : 0;
+	t->pods = pods;
+	t->gpus = it.gpus;
+	provider_template_label(t, "node.kubernetes.io/instance-type", type);
+	provider_template_label(t, "kubernetes.io/arch", it.arch);
+	return 0;
+}
+
+/* The labels every type of a group shares. */
+static void common_labels(struct aws_prov *ap, const char *zone, struct provider_template *t)
+{
+	provider_template_label(t, "kubernetes.io/os", "linux");
+	provider_template_label(t, "topology.kubernetes.io/region", ap->api.region);
+	if (zone)
+		provider_template_label(t, "topology.kubernetes.io/zone", zone);
+}
+
 void aws_describe_template(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
 			   struct provider_template *t)
 {
 	struct aws_prov *ap = AWS_PROV(p);
 	char type[64];
 	const char *zone;
-	struct aws_itype it;
 
 	group_type(p, g, a, type, sizeof(type), &zone);
-	if (type[0] && itype(p, type, &it) == 0) {
-		int64_t pods = max_pods(&it);
-		int64_t mem = it.memory_mib * MIB - (255 + 11 * pods) * MIB - 100 * MIB;
-
-		snprintf(t->instance_type, sizeof(t->instance_type), "%s", type);
-		t->cpu_m = (int64_t)it.vcpus * 1000 - provider_reserved_cpu_m(it.vcpus);
-		t->memory = mem > 0 ? mem : 0;
-		t->pods = pods;
-		t->gpus = it.gpus;
-		provider_template_label(t, "node.kubernetes.io/instance-type", type);
-		provider_template_label(t, "kubernetes.io/arch", it.arch);
-	} else if (!type[0]) {
+	if (!type[0])
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
 		       "aws: group %s: no instance type is known (no launch template, mixed instances policy or instance): write a template for it in the config",
 		       g->name);
-	}
-	provider_template_label(t, "kubernetes.io/os", "linux");
-	provider_template_label(t, "topology.kubernetes.io/region", ap->api.region);
-	if (zone)
-		provider_template_label(t, "topology.kubernetes.io/zone", zone);
+	else
+		type_template(p, type, t);
+	common_labels(ap, zone, t);
 	if (a)
 		template_tags(ap, a, t);
+}
+
+int aws_describe_types(struct provider *p, const struct aws_group *g, struct provider_group *pg)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	const char *zone;
+	size_t i, n;
+
+	if (!g->fleet || !g->cfg || g->cfg->n_instance_types < 2)
+		return 0;
+	n = g->cfg->n_instance_types;
+	zone = g->cfg->n_placements == 1 ? g->cfg->zones[0] : NULL;
+	pg->types = calloc(n, sizeof(*pg->types));
+	if (!pg->types)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct provider_template *t = &pg->types[pg->n_types++];
+
+		/* a type that cannot be described keeps its name: the engine
+		 * gives it the group's template */
+		if (type_template(p, g->cfg->instance_types[i], t) < 0)
+			snprintf(t->instance_type, sizeof(t->instance_type), "%s",
+				 g->cfg->instance_types[i]);
+		common_labels(ap, zone, t);
+	}
+	return 0;
 }
 
 void aws_instance_dns(struct provider *p, const char *const *ids, size_t n, char (*dns)[256])

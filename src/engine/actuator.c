@@ -60,7 +60,19 @@ struct launch {
 	int64_t call_start_ns;/* the cloud was asked, 0: not yet */
 	void *hook;           /* the launch hooks' token, NULL: none */
 	uint64_t seq;         /* this request's number (from 1) */
+	char **types;         /* the instance types the plan accepts; NULL: any */
+	size_t n_types;
 };
+
+static void launch_free(struct launch *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n_types; i++)
+		free(l->types[i]);
+	free(l->types);
+	free(l);
+}
 
 struct node_job {
 	struct actuator *a;
@@ -463,7 +475,7 @@ static void on_launch_done(void *ctx, int count, const struct provider_status *s
 	}
 	if (l->hook)
 		a->cfg.hooks->done(a->cfg.hooks->ctx, l->hook);
-	free(l);
+	launch_free(l);
 }
 
 static void launch_task(void *arg, bool cancelled)
@@ -504,22 +516,32 @@ static void launch_task(void *arg, bool cancelled)
 		}
 	}
 	{
-		char cnt[16];
+		char cnt[16], types[512] = "";
 		struct log_field f[] = {
 			{"action", "scale_up"}, {"group", l->group}, {"count", cnt},
-			{"outcome", "started"}, {"reason", l->reason},
+			{"outcome", "started"}, {"reason", l->reason}, {"instance_types", types},
 		};
+		size_t i, k = 0;
 
 		snprintf(cnt, sizeof(cnt), "%d", l->count);
-		LOGF(a, LOG_INFO, f, "scale_up %s +%d: asking the cloud (%s)", l->group, l->count,
-		     l->reason);
+		for (i = 0; i < l->n_types && k < sizeof(types); i++)
+			k += (size_t)snprintf(types + k, sizeof(types) - k, "%s%s", i ? "," : "", l->types[i]);
+		/* the instance_types field only when the plan named some */
+		log_fields(a->log, LOG_INFO, clock_wall(a->clock), f,
+			   sizeof(f) / sizeof(f[0]) - (l->n_types ? 0 : 1),
+			   "scale_up %s +%d%s%s: asking the cloud (%s)", l->group, l->count,
+			   l->n_types ? " of " : "", types, l->reason);
 	}
 	pthread_mutex_lock(&a->mu);
 	l->call_start_ns = clock_now(a->clock);
 	pthread_mutex_unlock(&a->mu);
 	if (a->cfg.ins && l->oldest_pod > 0 && clock_wall(a->clock) >= l->oldest_pod)
 		metric_observe0(a->cfg.ins->pending_to_launch, (double)(clock_wall(a->clock) - l->oldest_pod));
-	a->prov->ops->launch(a->prov, l->group, l->count, on_instance, on_launch_done, l);
+	if (l->n_types && a->prov->ops->launch_types)
+		a->prov->ops->launch_types(a->prov, l->group, l->count, (const char *const *)l->types,
+					   l->n_types, on_instance, on_launch_done, l);
+	else
+		a->prov->ops->launch(a->prov, l->group, l->count, on_instance, on_launch_done, l);
 }
 
 static int start_launch(struct actuator *a, const struct action *act, const char *pods,
@@ -530,6 +552,18 @@ static int start_launch(struct actuator *a, const struct action *act, const char
 
 	if (!l)
 		return -1;
+	if (act->n_instance_types) {
+		size_t i;
+
+		l->types = calloc(act->n_instance_types, sizeof(*l->types));
+		for (i = 0; l->types && i < act->n_instance_types; i++, l->n_types++)
+			if (!(l->types[i] = strdup(act->instance_types[i])))
+				break;
+		if (l->n_types < act->n_instance_types) {
+			launch_free(l);
+			return -1;
+		}
+	}
 	l->a = a;
 	pthread_mutex_lock(&a->mu);
 	l->seq = ++a->launch_seq;

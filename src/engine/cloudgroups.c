@@ -123,12 +123,80 @@ static int cloud_allocatable(struct arena *a, const struct provider_template *t,
 	return 0;
 }
 
+/*
+ * The groups of cg's instance types (node_group.types): each 'g' as it is
+ * completed, with its type's allocatable (when the cloud described the
+ * type), the type's labels overlaid by 'cfg_labels' (the config's), and
+ * its price (the cloud's for the type; else the group's for its first type).
+ * Unless the config writes the group's template, the group's own is then
+ * its largest type's (by CPU, then memory), and so is its price unless the
+ * config gives one.
+ */
+static int build_types(struct arena *a, struct node_group *g, const struct kvlist *cfg_labels,
+		       bool template_set, const struct provider_group *cg)
+{
+	struct node_group *ts;
+	size_t i;
+
+	if (cg->tmpl.instance_type[0])
+		g->instance_type = cg->tmpl.instance_type;
+	if (!cg->n_types)
+		return 0;
+	ts = arena_calloc(a, cg->n_types, sizeof(*ts));
+	if (!ts)
+		return -1;
+	for (i = 0; i < cg->n_types; i++) {
+		const struct provider_template *pt = &cg->types[i];
+		struct node_group *t = &ts[i];
+
+		*t = *g;
+		t->types = NULL;
+		t->n_types = 0;
+		t->provider_ids = NULL;
+		t->n_provider_ids = 0;
+		t->instance_type = pt->instance_type;
+		if (pt->cpu_m > 0 && cloud_allocatable(a, pt, &t->tmpl.allocatable) < 0)
+			return -1;
+		if (merge_labels(a, pt, cfg_labels, &t->tmpl.labels) < 0)
+			return -1;
+		t->price_from_cloud = pt->price_per_hour > 0;
+		if (t->price_from_cloud)
+			t->price_per_hour = pt->price_per_hour;
+		else if (!g->instance_type || strcmp(g->instance_type, pt->instance_type))
+			t->price_per_hour = 0;
+	}
+	g->types = ts;
+	g->n_types = cg->n_types;
+	if (!template_set) {
+		/* Which types the nodes on their way are is not known: they
+		 * stand as the largest, so that a round never buys again for
+		 * pods its last launch will take (a smaller node leaves some
+		 * pending, and the next round buys for them) */
+		const struct node_group *big = &ts[0];
+
+		for (i = 1; i < cg->n_types; i++)
+			if (ts[i].tmpl.allocatable.cpu_m > big->tmpl.allocatable.cpu_m ||
+			    (ts[i].tmpl.allocatable.cpu_m == big->tmpl.allocatable.cpu_m &&
+			     ts[i].tmpl.allocatable.memory > big->tmpl.allocatable.memory))
+				big = &ts[i];
+		g->tmpl.allocatable = big->tmpl.allocatable;
+		g->tmpl.labels = big->tmpl.labels;
+		g->instance_type = big->instance_type;
+		if (g->price_from_cloud || g->price_per_hour <= 0) { /* the config's price wins */
+			g->price_per_hour = big->price_per_hour;
+			g->price_from_cloud = big->price_from_cloud;
+		}
+	}
+	return 0;
+}
+
 /* Completes config group 'g' from the cloud's 'cg'. */
 static int complete(struct arena *a, struct node_group *g, const struct config_group_extra *e,
 		    const struct provider_group *cg, const struct logger *log, int64_t now)
 {
 	bool min_set = !e || e->min_set, max_set = !e || e->max_set;
 	bool template_set = !e || e->template_set;
+	const struct kvlist cfg_labels = g->tmpl.labels;
 
 	if (cg->target > g->target)
 		g->target = cg->target;
@@ -162,6 +230,8 @@ static int complete(struct arena *a, struct node_group *g, const struct config_g
 		g->price_per_hour = cg->tmpl.price_per_hour;
 		g->price_from_cloud = true;
 	}
+	if (build_types(a, g, &cfg_labels, template_set, cg) < 0)
+		return -1;
 	return set_members(a, g, cg);
 }
 
@@ -179,7 +249,7 @@ static int discovered(struct arena *a, struct node_group *g, const struct provid
 	g->price_from_cloud = cg->tmpl.price_per_hour > 0;
 	if (cloud_allocatable(a, &cg->tmpl, &g->tmpl.allocatable) < 0 ||
 	    (cg->tmpl.n_labels && merge_labels(a, &cg->tmpl, &none, &g->tmpl.labels) < 0) ||
-	    cloud_taints(a, &cg->tmpl, &g->tmpl) < 0)
+	    cloud_taints(a, &cg->tmpl, &g->tmpl) < 0 || build_types(a, g, &none, false, cg) < 0)
 		return -1;
 	return set_members(a, g, cg);
 }

@@ -172,6 +172,8 @@ static const struct {
 	{"invalid", "invalid_action"},
 	{"selects its nodes by that label key", "invalid_action"},
 	{"larger than", "invalid_action"},
+	{"is not one of group", "invalid_action"},
+	{"launches one type only", "invalid_action"},
 };
 
 const char *instruments_invariant(const char *why)

@@ -97,6 +97,17 @@ static int check_scale_up(const struct snapshot *s, const struct safety_limits *
 	if (g < 0)
 		return reject(v, a, "no node group named \"%s\"", a->group);
 	grp = &s->groups[g];
+	for (size_t t = 0; t < a->n_instance_types; t++) {
+		size_t k;
+
+		for (k = 0; k < grp->n_types &&
+			    (!grp->types[k].instance_type || strcmp(grp->types[k].instance_type, a->instance_types[t])); k++)
+			;
+		if (k == grp->n_types)
+			return reject(v, a, grp->n_types ? "instance type %s is not one of group %s's instance types"
+							 : "instance type %s named, but group %s launches one type only: name none",
+				      a->instance_types[t], grp->name);
+	}
 	if (grp->backoff_until > s->now)
 		return reject(v, a, "group %s is backed off for %llds more after a failed launch: %s",
 			      grp->name, (long long)(grp->backoff_until - s->now),

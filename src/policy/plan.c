@@ -46,12 +46,17 @@ void plan_init(struct plan *p)
 
 void action_free(struct action *a)
 {
+	size_t i;
+
 	free(a->group);
 	free(a->node);
 	free(a->key);
 	free(a->value);
 	free(a->reason);
 	free(a->where);
+	for (i = 0; i < a->n_instance_types; i++)
+		free(a->instance_types[i]);
+	free(a->instance_types);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -84,16 +89,29 @@ static int dup_str(char **dst, const char *src)
 
 int action_copy(struct action *dst, const struct action *src)
 {
+	size_t i;
+
 	*dst = *src;
 	dst->group = dst->node = dst->key = dst->value = dst->reason = dst->where = NULL;
+	dst->instance_types = NULL;
+	dst->n_instance_types = 0;
 	if (dup_str(&dst->group, src->group) || dup_str(&dst->node, src->node) ||
 	    dup_str(&dst->key, src->key) || dup_str(&dst->value, src->value) ||
 	    dup_str(&dst->reason, src->reason ? src->reason : "") ||
-	    dup_str(&dst->where, src->where ? src->where : "")) {
-		action_free(dst);
-		return -1;
+	    dup_str(&dst->where, src->where ? src->where : ""))
+		goto oom;
+	if (src->n_instance_types) {
+		dst->instance_types = calloc(src->n_instance_types, sizeof(*dst->instance_types));
+		if (!dst->instance_types)
+			goto oom;
+		for (i = 0; i < src->n_instance_types; i++, dst->n_instance_types++)
+			if (dup_str(&dst->instance_types[i], src->instance_types[i]))
+				goto oom;
 	}
 	return 0;
+oom:
+	action_free(dst);
+	return -1;
 }
 
 int plan_add(struct plan *p, const struct action *a)
@@ -248,7 +266,19 @@ void action_describe(const struct action *a, char *out, size_t len)
 
 	switch (a->type) {
 	case ACTION_SCALE_UP:
-		snprintf(out, len, "%s %s +%lld", t, a->group ? a->group : "?", (long long)a->count);
+		if (a->n_instance_types) {
+			size_t i, k;
+
+			k = (size_t)snprintf(out, len, "%s %s +%lld (", t, a->group ? a->group : "?",
+					     (long long)a->count);
+			for (i = 0; i < a->n_instance_types && k < len; i++)
+				k += (size_t)snprintf(out + k, len - k, "%s%s", i ? ", " : "",
+						      a->instance_types[i]);
+			if (k < len)
+				snprintf(out + k, len - k, ")");
+		} else {
+			snprintf(out, len, "%s %s +%lld", t, a->group ? a->group : "?", (long long)a->count);
+		}
 		break;
 	case ACTION_LABEL:
 	case ACTION_ANNOTATE:
@@ -279,6 +309,17 @@ void action_to_json(const struct action *a, struct buf *b)
 		buf_puts(b, ",\"group\":");
 		buf_json_string(b, a->group);
 		buf_printf(b, ",\"count\":%lld", (long long)a->count);
+		if (a->n_instance_types) {
+			size_t i;
+
+			buf_puts(b, ",\"instance_types\":[");
+			for (i = 0; i < a->n_instance_types; i++) {
+				if (i)
+					buf_puts(b, ",");
+				buf_json_string(b, a->instance_types[i]);
+			}
+			buf_puts(b, "]");
+		}
 	} else {
 		buf_puts(b, ",\"node\":");
 		buf_json_string(b, a->node);

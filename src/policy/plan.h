@@ -21,6 +21,8 @@ struct buf;
 #define PLAN_MAX_WHERE 4096              /* "file:line" */
 #define PLAN_MAX_ANNOTATION 65536        /* an annotation value */
 #define PLAN_MAX_GROUP 63                /* a node group name (a label value) */
+#define PLAN_MAX_INSTANCE_TYPES 64       /* a scale_up's instance_types */
+#define PLAN_MAX_INSTANCE_TYPE 63        /* one instance type's name */
 /* Messages (plan:log) are diagnostics: beyond these they are cut short or
  * dropped, with a word saying so, rather than failing the plan. */
 #define PLAN_MAX_MESSAGES 1000
@@ -50,6 +52,9 @@ struct action {
 	bool remove;   /* label, taint, annotate: remove the key */
 	char *reason;  /* never NULL */
 	char *where;   /* "policy.lua:42", "" when unknown */
+	char **instance_types;   /* scale_up: the instance types it accepts, each one of
+				  * the group's; NULL: any the group launches */
+	size_t n_instance_types;
 };
 
 /* A policy's word on a node: is it a scale-down candidate, and why. */

@@ -7,6 +7,7 @@
  */
 #include "policy/plan_decode.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -209,7 +210,7 @@ static void check_node_name(lua_State *L, const char *s, size_t n, const char *w
 static bool field_allowed(enum action_type t, const char *k)
 {
 	static const char *const common[] = {"type", "reason", "where", NULL};
-	static const char *const scale_up[] = {"group", "count", NULL};
+	static const char *const scale_up[] = {"group", "count", "instance_types", NULL};
 	static const char *const node[] = {"node", NULL};
 	static const char *const keyed[] = {"key", "value", "remove", NULL};
 	const char *const *lists[4] = {common, NULL, NULL, NULL};
@@ -292,6 +293,67 @@ static void decode_key_value(lua_State *L, struct decode_ctx *d, int t, struct a
 	}
 }
 
+/*
+ * A scale_up's "instance_types" (absent: none): a list of 1 to
+ * PLAN_MAX_INSTANCE_TYPES distinct names into a->instance_types, borrowed
+ * from the table through an array that is a userdata pushed on the stack
+ * (pop it after plan_add). Pushes nothing when absent. Raises on a
+ * malformed list.
+ */
+static bool decode_instance_types(lua_State *L, struct decode_ctx *d, int t, struct action *a,
+				  const char *what)
+{
+	char show[256];
+	lua_Integer n, i;
+	const char **v;
+	int list;
+
+	lua_pushliteral(L, "instance_types");
+	if (lua_rawget(L, t) == LUA_TNIL) {
+		lua_pop(L, 1);
+		return false;
+	}
+	if (!lua_istable(L, -1))
+		luaL_error(L, "%s: field \"instance_types\" must be a list of instance type names, got %s",
+			   what, luaL_typename(L, -1));
+	list = lua_gettop(L);
+	n = (lua_Integer)lua_rawlen(L, list);
+	if (n < 1 || n > PLAN_MAX_INSTANCE_TYPES)
+		luaL_error(L, "%s: field \"instance_types\" must list 1 to %d instance types, got %I", what,
+			   PLAN_MAX_INSTANCE_TYPES, n);
+	v = lua_newuserdatauv(L, (size_t)n * sizeof(*v), 0);
+	for (i = 1; i <= n; i++) {
+		const char *s;
+		size_t len, k;
+		lua_Integer j;
+
+		if (lua_rawgeti(L, list, i) != LUA_TSTRING)
+			luaL_error(L, "%s: instance_types[%I] must be a string, got %s", what, i,
+				   luaL_typename(L, -1));
+		s = lua_tolstring(L, -1, &len);
+		lua_pop(L, 1); /* the list keeps it alive */
+		if (!len || len > PLAN_MAX_INSTANCE_TYPE)
+			luaL_error(L, "%s: instance_types[%I] must be 1 to %d characters", what, i,
+				   PLAN_MAX_INSTANCE_TYPE);
+		for (k = 0; k < len; k++)
+			if (!isalnum((unsigned char)s[k]) && !strchr("-._", s[k]))
+				luaL_error(L, "%s: instance_types[%I] \"%s\" is not an instance type name (letters, digits, '-', '.' and '_')",
+					   what, i, shown(s, len, show, sizeof(show)));
+		for (j = 1; j < i; j++)
+			if (!strcmp(v[j - 1], s))
+				luaL_error(L, "%s: instance_types lists \"%s\" twice", what, s);
+		if (len > PLAN_MAX_BYTES - d->bytes)
+			luaL_error(L, "%s: the plan's strings add up to more than the limit of %I bytes",
+				   what, (lua_Integer)PLAN_MAX_BYTES);
+		d->bytes += len;
+		v[i - 1] = s;
+	}
+	lua_remove(L, list); /* the action table holds the list */
+	a->instance_types = (char **)v;
+	a->n_instance_types = (size_t)n;
+	return true;
+}
+
 /* Decodes the action table at absolute index 't' (actions[i]). */
 static void decode_action(lua_State *L, int t, lua_Integer i, struct decode_ctx *d)
 {
@@ -299,6 +361,7 @@ static void decode_action(lua_State *L, int t, lua_Integer i, struct decode_ctx 
 	char what[PLAN_MAX_WHERE + 64], show[256];
 	const char *type, *where;
 	size_t n, k;
+	bool pushed = false;
 
 	memset(&a, 0, sizeof(a));
 	snprintf(what, sizeof(what), "actions[%lld]", (long long)i);
@@ -341,6 +404,7 @@ static void decode_action(lua_State *L, int t, lua_Integer i, struct decode_ctx 
 								  : luaL_typename(L, -1));
 		lua_pop(L, 1);
 		a.count = c;
+		pushed = decode_instance_types(L, d, t, &a, what);
 	} else {
 		a.node = (char *)required_string(L, d, t, "node", MAX_NODE, what, &n);
 		check_node_name(L, a.node, n, what, "node");
@@ -358,6 +422,8 @@ static void decode_action(lua_State *L, int t, lua_Integer i, struct decode_ctx 
 	}
 	if (plan_add(d->plan, &a) < 0)
 		luaL_error(L, "out of memory");
+	if (pushed)
+		lua_pop(L, 1);
 }
 
 /*

@@ -52,7 +52,73 @@ struct view {
 	/* what this reconcile's cluster:pack calls share (C memory, made on
 	 * the first call, freed by view_end) */
 	struct sched_cache *pack_cache;
+	/* cluster:pack(..., {instance_type = T}): a cache each of the
+	 * snapshot seen with one group's template its type T's */
+	struct type_cache **type_caches;
+	size_t n_type_caches;
 };
+
+struct type_cache {
+	int32_t group;
+	size_t type;
+	struct snapshot snap;       /* the view's, shallow, but for 'groups' */
+	struct node_group *groups;  /* the view's, group 'group' replaced by its type */
+	struct sched_cache *cache;  /* of 'snap' (which must not move) */
+};
+
+static void free_type_caches(struct view *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n_type_caches; i++) {
+		sched_cache_free(v->type_caches[i]->cache);
+		free(v->type_caches[i]->groups);
+		free(v->type_caches[i]);
+	}
+	free(v->type_caches);
+	v->type_caches = NULL;
+	v->n_type_caches = 0;
+}
+
+/* The pack cache of the view's snapshot with group 'g' launching only
+ * its type 't' (made now: *made set); NULL when out of memory. */
+static struct sched_cache *type_cache(struct view *v, int32_t g, size_t t, bool *made)
+{
+	const struct snapshot *s = v->snap;
+	struct type_cache *c, **grown;
+	size_t i;
+
+	for (i = 0; i < v->n_type_caches; i++)
+		if (v->type_caches[i]->group == g && v->type_caches[i]->type == t)
+			return v->type_caches[i]->cache;
+	grown = realloc(v->type_caches, (v->n_type_caches + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	v->type_caches = grown;
+	if (!(c = calloc(1, sizeof(*c))))
+		return NULL;
+	c->group = g;
+	c->type = t;
+	c->groups = malloc(s->n_groups * sizeof(*c->groups));
+	if (!c->groups) {
+		free(c);
+		return NULL;
+	}
+	memcpy(c->groups, s->groups, s->n_groups * sizeof(*c->groups));
+	c->groups[g] = s->groups[g].types[t];
+	c->groups[g].types = NULL;
+	c->groups[g].n_types = 0;
+	c->snap = *s;
+	c->snap.groups = c->groups;
+	if (!(c->cache = sched_cache_new(&c->snap))) {
+		free(c->groups);
+		free(c);
+		return NULL;
+	}
+	v->type_caches[v->n_type_caches++] = c;
+	*made = true;
+	return c->cache;
+}
 
 /* A node or pod object: an index into the snapshot of reconcile 'gen'.
  * Its first user value caches the tables built for it, its second its
@@ -988,6 +1054,39 @@ static void push_group(lua_State *L, const struct snapshot *s, const struct node
 	lua_setfield(L, -2, "taints");
 	freeze(L);
 	lua_setfield(L, -2, "template");
+	if (g->instance_type && g->instance_type[0])
+		set_str(L, "instance_type", g->instance_type);
+	if (g->n_types) {
+		size_t i;
+
+		/* the group's types: { name, price_per_hour, price_source,
+		 * daemonset_requests, template }, in the group's order */
+		lua_createtable(L, (int)g->n_types, 0);
+		for (i = 0; i < g->n_types; i++) {
+			const struct node_group *t = &g->types[i];
+
+			lua_createtable(L, 0, 5);
+			set_str(L, "name", t->instance_type ? t->instance_type : "");
+			set_num(L, "price_per_hour", t->price_per_hour);
+			set_str(L, "price_source", t->price_from_cloud ? "cloud"
+						   : t->price_per_hour > 0 ? "config" : "none");
+			push_resources(L, &t->daemonset_requests);
+			lua_setfield(L, -2, "daemonset_requests");
+			lua_createtable(L, 0, 3);
+			push_resources(L, &t->tmpl.allocatable);
+			lua_setfield(L, -2, "allocatable");
+			push_kvlist(L, &t->tmpl.labels);
+			lua_setfield(L, -2, "labels");
+			push_taints(L, t->tmpl.taints, t->tmpl.n_taints);
+			lua_setfield(L, -2, "taints");
+			freeze(L);
+			lua_setfield(L, -2, "template");
+			freeze(L);
+			lua_rawseti(L, -2, (lua_Integer)i + 1);
+		}
+		freeze(L);
+		lua_setfield(L, -2, "instance_types");
+	}
 	freeze(L);
 }
 
@@ -1256,6 +1355,33 @@ static void push_pack_result(lua_State *L, const char *group, lua_Integer n,
 	lua_setfield(L, -2, "placement");
 }
 
+/*
+ * Sets the result's 'instance_types' (on top of the stack): the names of
+ * group g's types that take every new node of the packing (bins from
+ * 'first_bin' on), in the group's order (sched_types_taking()).
+ */
+static void push_types_taking(lua_State *L, const struct snapshot *s, size_t g,
+			      const uint32_t *idx, size_t n, const int32_t *placement, int first_bin)
+{
+	const struct node_group *grp = &s->groups[g];
+	bool *ok = lua_newuserdatauv(L, grp->n_types * sizeof(*ok), 0);
+	size_t t;
+	lua_Integer k = 0;
+
+	sandbox_charge(L, (double)n * (double)grp->n_types);
+	if (sched_types_taking(s, g, idx, n, placement, first_bin, ok) < 0)
+		luaL_error(L, "pack: out of memory");
+	lua_createtable(L, (int)grp->n_types, 0);
+	for (t = 0; t < grp->n_types; t++) {
+		if (!ok[t] || !grp->types[t].instance_type)
+			continue;
+		lua_pushstring(L, grp->types[t].instance_type);
+		lua_rawseti(L, -2, ++k);
+	}
+	lua_setfield(L, -3, "instance_types");
+	lua_pop(L, 1); /* ok */
+}
+
 /* cluster:pack(pods, group [, max_new [, {upcoming = N, after = {results}}]]) -> result table */
 static int l_pack(lua_State *L)
 {
@@ -1268,8 +1394,9 @@ static int l_pack(lua_State *L)
 	lua_Integer n, i;
 	int32_t g;
 	int max_new = -1, upcoming = -1, new_nodes, upcoming_used, r_upcoming;
-	size_t n_placed, n_unplaced, n_prior = 0;
+	size_t n_placed, n_unplaced, n_prior = 0, type = SIZE_MAX;
 	struct pack_prior *prior = NULL;
+	struct sched_cache *cache;
 	double waste_cpu, waste_memory;
 
 	check_list(L, 2);
@@ -1290,6 +1417,22 @@ static int l_pack(lua_State *L)
 			if (u0 < 0 || u0 > 1000000)
 				return luaL_argerror(L, 5, "upcoming must be 0..1000000");
 			upcoming = (int)u0;
+		}
+		lua_pop(L, 1);
+		if (lua_getfield(L, 5, "instance_type") != LUA_TNIL) {
+			const struct node_group *grp = &s->groups[g];
+			const char *name;
+
+			if (lua_type(L, -1) != LUA_TSTRING)
+				return luaL_argerror(L, 5, "instance_type must be a string");
+			name = lua_tostring(L, -1);
+			for (type = 0; type < grp->n_types && (!grp->types[type].instance_type ||
+							       strcmp(grp->types[type].instance_type, name));
+			     type++)
+				;
+			if (type == grp->n_types)
+				return luaL_error(L, "pack: instance type \"%s\" is not one of group %s's instance_types",
+						  name, grp->name);
 		}
 		lua_pop(L, 1);
 		if (lua_getfield(L, 5, "after") != LUA_TNIL) {
@@ -1313,9 +1456,19 @@ static int l_pack(lua_State *L)
 		lua_pop(L, 1);
 	}
 	sandbox_charge(L, pack_work(s, idx, (size_t)n, (size_t)g, max_new, upcoming));
-	if (!v->pack_cache && !(v->pack_cache = sched_cache_new(s)))
-		return luaL_error(L, "pack: out of memory");
-	if (sched_pack_after(v->pack_cache, idx, (size_t)n, (size_t)g, max_new, upcoming, prior,
+	if (type != SIZE_MAX) {
+		bool made = false;
+
+		if (!(cache = type_cache(v, g, type, &made)))
+			return luaL_error(L, "pack: out of memory");
+		if (made) /* a cache of its own: what building it read */
+			sandbox_charge(L, (double)s->n_nodes + (double)s->n_pods);
+	} else {
+		if (!v->pack_cache && !(v->pack_cache = sched_cache_new(s)))
+			return luaL_error(L, "pack: out of memory");
+		cache = v->pack_cache;
+	}
+	if (sched_pack_after(cache, idx, (size_t)n, (size_t)g, max_new, upcoming, prior,
 			     n_prior, &r, &err) < 0)
 		return luaL_error(L, "pack: %s", err.msg);
 	if (n)
@@ -1331,6 +1484,12 @@ static int l_pack(lua_State *L)
 
 	push_pack_result(L, s->groups[g].name, n, placement, new_nodes, upcoming_used, r_upcoming,
 			 n_placed, n_unplaced, waste_cpu, waste_memory);
+	if (type != SIZE_MAX) {
+		lua_pushstring(L, s->groups[g].types[type].instance_type);
+		lua_setfield(L, -2, "instance_type");
+	}
+	if (s->groups[g].n_types)
+		push_types_taking(L, s, (size_t)g, idx, (size_t)n, placement, r_upcoming);
 	return 1;
 }
 
@@ -2079,6 +2238,7 @@ int view_begin(struct sandbox *sb, const struct snapshot *s,
 	}
 	sched_cache_free(v->pack_cache); /* a cache is of one snapshot */
 	v->pack_cache = NULL;
+	free_type_caches(v);
 	v->snap = s;
 	v->dopts = dopts;
 	v->quiet = !notes;
@@ -2103,6 +2263,7 @@ void view_end(struct sandbox *sb)
 		v->quiet = false;
 		sched_cache_free(v->pack_cache);
 		v->pack_cache = NULL;
+		free_type_caches(v);
 	}
 	lua_pushnil(L);
 	lua_setfield(L, LUA_REGISTRYINDEX, CLUSTER_KEY);

@@ -83,6 +83,9 @@ struct sim_instance {
 	char zone[32];        /* "" unless a namer placed it */
 	char instance_type[32];
 	char private_ip[16];
+	int64_t cpu_m, memory; /* its node's allocatable CPU (millicores) and memory
+				* (bytes) when a namer sizes it by its type; 0: the
+				* group template's */
 	void *flavour;        /* the namer's own data about it (it frees it), or NULL */
 	size_t group;         /* index into the cloud's groups */
 	enum instance_state state;

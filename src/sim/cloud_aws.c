@@ -231,6 +231,15 @@ static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_laun
 	snprintf(in->zone, sizeof(in->zone), "%s", zone);
 	snprintf(in->instance_type, sizeof(in->instance_type), "%s", type);
 	snprintf(in->provider_id, sizeof(in->provider_id), "aws:///%s/%s", zone, in->id);
+	/* a group of several types makes nodes of each type's size (its
+	 * vCPUs and memory, all allocatable); a group of one type keeps
+	 * the scenario template's */
+	if (g->n_types > 1) {
+		const struct sim_aws_type *t = sim_aws_find_type(a, type);
+
+		in->cpu_m = (int64_t)t->vcpus * 1000;
+		in->memory = t->memory_mib * 1024 * 1024;
+	}
 	if (l) {
 		struct meta *m = calloc(1, sizeof(*m));
 

@@ -1300,6 +1300,10 @@ static int register_node(struct sim_cluster *c, struct sim_instance *in)
 	n->n.taints = g->tmpl.taints;
 	n->n.n_taints = g->tmpl.n_taints;
 	n->n.allocatable = g->tmpl.allocatable;
+	if (in->cpu_m > 0)
+		n->n.allocatable.cpu_m = in->cpu_m;
+	if (in->memory > 0)
+		n->n.allocatable.memory = in->memory;
 	if (n->n.allocatable.pods <= 0)
 		n->n.allocatable.pods = 110;
 	/* a kubelet registers its node NotReady and reports Ready once it is up */

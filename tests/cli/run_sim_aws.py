@@ -12,7 +12,10 @@
 #   4. throttling (RequestLimitExceeded / Throttling) slows the launches and
 #      loses none, in both modes;
 #   5. a restart in the middle of a scale-up launches nothing twice, in
-#      both modes.
+#      both modes;
+#   6. a fleet group of several instance types: pods that fit only larger
+#      types are packed as each type, and CreateFleet makes the type the
+#      plan names.
 # Usage: run_sim_aws.py LUASCALE SOURCE_DIR. Fails when boto3 is missing.
 import json
 import os
@@ -89,11 +92,11 @@ node_groups:
 """
 
 
-def start_run(sim, name, params="{}"):
+def start_run(sim, name, params="{}", groups=CONFIG_GROUPS):
     env = {"AWS_EC2_METADATA_DISABLED": "true"}
     for k in ("AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         env[k] = sim["env"][k]
-    return H.start_run(sim, name, CONFIG_GROUPS +
+    return H.start_run(sim, name, groups +
                        "provider:\n  kind: aws\n  qps: 20\n  burst: 20\n  aws: {cluster_name: sim}\n",
                        env, params)
 
@@ -321,8 +324,63 @@ def phase_restart_fleet():
     stop(sim["proc"])
 
 
+TYPES_GROUPS = ("  - {name: workers, min: 1, max: 1, template: {allocatable: {cpu: 1, memory: 2Gi, pods: 110}}}\n"
+                "  - {name: mixed, min: 0, max: 4, template: {allocatable: {cpu: 2, memory: 8Gi, pods: 110}}}\n")
+TYPES_AWS = """\
+    workers:
+      zones: [us-east-1a]
+      instance_types: [m5.large]
+    mixed:
+      mode: fleet
+      zones: [us-east-1a]
+      instance_types: [m5.large, m5.xlarge, m5.2xlarge]
+"""
+TYPES_CONFIG = """\
+node_groups:
+  - name: mixed
+    max: 4
+    aws:
+      mode: fleet
+      launch_template: mixed
+      instance_types: [m5.large, m5.xlarge, m5.2xlarge]
+      placements: [{zone: us-east-1a}]
+      allocation_strategy: prioritized
+"""
+
+
+def phase_fleet_types():
+    """A fleet group of three types, m5.large first in priority, and two
+    pending pods of 3 CPUs each: they fit no m5.large; the fewest new nodes
+    are one m5.2xlarge, and the plan names the one type that takes both
+    pods; CreateFleet makes that type, not its first, and only one: the
+    node on its way counts for the pods while it boots."""
+    wide = "  - {name: wide, at: 2s, count: 2, requests: {cpu: 3, memory: 1Gi}}\n"
+    sim = start_sim("types", scenario("types", TYPES_GROUPS, TYPES_AWS, wide))
+    run = start_run(sim, "types", groups=TYPES_CONFIG)
+    logs = (run["log"], sim["log"])
+    ran = until(60, lambda: pods_running(sim, "wide-"))
+    ok(ran, "instance types: the pods that fit no m5.large run", *logs)
+    ok(log_has(run["log"], r"plan: scale_up mixed \+1 \(m5\.2xlarge\): 2 pending pod\(s\): 2 fit 1 new mixed "
+               r"node\(s\)"),
+       "instance types: the plan names the one type that takes the pods of its new node", *logs)
+    insts = [i for r in sim["ec2"].describe_instances(Filters=[
+        {"Name": "tag:luascale.io/node-group", "Values": ["mixed"]},
+        {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"]
+        for i in r["Instances"]]
+    ok([i["InstanceType"] for i in insts] == ["m5.2xlarge"],
+       "instance types: EC2 shows one m5.2xlarge, no m5.large: %s" % [i["InstanceType"] for i in insts], *logs)
+    if ran and insts:
+        ns = nodes(sim)
+        on = {p["spec"]["nodeName"] for p in ran}
+        ok(len(on) == 1 and ns[on.pop()]["spec"]["providerID"].endswith("/" + insts[0]["InstanceId"]),
+           "instance types: both pods run on the m5.2xlarge's node", *logs)
+    stop(run["proc"])
+    stop(sim["proc"])
+
+
 try:
     # independent phases, each with its own simulator: at the same time
-    H.phases([phase_scale_up_and_down, phase_faults, phase_throttle, phase_restart, phase_restart_fleet], limit=330)
+    H.phases([phase_scale_up_and_down, phase_faults, phase_throttle, phase_restart, phase_restart_fleet,
+              phase_fleet_types], limit=330)
 finally:
     H.finish()

@@ -230,6 +230,8 @@ struct launch {
 	struct provider_instance seen[16];
 	int n_seen, made, n_done;
 	struct provider_status st;
+	const char *const *types; /* launch_types() on these, when n_types */
+	size_t n_types;
 };
 
 static void on_instance(void *ctx, const struct provider_instance *pi)
@@ -259,7 +261,11 @@ static void *launch_thread(void *arg)
 
 	if (l->go)
 		pthread_barrier_wait(l->go);
-	l->r->p->ops->launch(l->r->p, l->group, l->count, on_instance, on_done, l);
+	if (l->n_types)
+		l->r->p->ops->launch_types(l->r->p, l->group, l->count, l->types, l->n_types,
+					   on_instance, on_done, l);
+	else
+		l->r->p->ops->launch(l->r->p, l->group, l->count, on_instance, on_done, l);
 	return NULL;
 }
 
@@ -585,6 +591,97 @@ static void test_fleet_spot_falls_back(void **state)
 	burst_sim = burst_cfg = NULL;
 }
 
+/* The instance type the simulated cloud gave instance 'id'. */
+static void type_of(struct rig *r, const char *id, char *out, size_t len)
+{
+	struct sim_instance *in;
+
+	sim_cloud_lock(r->w->cloud);
+	in = sim_cloud_find_instance(r->w->cloud, id);
+	snprintf(out, len, "%s", in ? in->instance_type : "(no such instance)");
+	sim_cloud_unlock(r->w->cloud);
+}
+
+/* A fleet group of three instance types: list_groups gives a template for
+ * each (DescribeInstanceTypes: vCPUs, memory, the instance-type label);
+ * a launch limited to some types makes instances of those only, though
+ * the fleet's priorities put another first; a type the group does not
+ * list, or any type for an Auto Scaling group, is refused unasked. */
+static void test_fleet_launch_types(void **state)
+{
+	static const char *const big[] = {"m5.2xlarge"}, *const other[] = {"c5.xlarge"};
+	struct provider_group *gs = NULL;
+	const struct provider_group *g;
+	struct launch l;
+	struct rig *r;
+	size_t n = 0, i;
+	char type[32];
+
+	(void)state;
+	burst_sim = "{mode: fleet, zones: [us-east-1a, us-east-1b], instance_types: [m5.large, m5.xlarge, m5.2xlarge]}";
+	burst_cfg = "{mode: fleet, launch_template: burst, instance_types: [m5.large, m5.xlarge, m5.2xlarge], "
+		    "placements: [{zone: us-east-1a}, {zone: us-east-1b}], allocation_strategy: prioritized}";
+	r = rig_new(NULL);
+	list(r, &gs, &n);
+	g = group_of(gs, n, "burst");
+	assert_non_null(g);
+	assert_int_equal(g->n_types, 3);
+	assert_string_equal(g->tmpl.instance_type, "m5.large");
+	assert_string_equal(g->types[0].instance_type, "m5.large");
+	assert_string_equal(g->types[1].instance_type, "m5.xlarge");
+	assert_string_equal(g->types[2].instance_type, "m5.2xlarge");
+	/* 8 vCPUs less EKS's reserve (6% + 1% + 0.5% x 2 + 0.25% x 4 of a core) */
+	assert_int_equal(g->types[2].cpu_m, 8000 - 90);
+	assert_int_equal(g->types[0].cpu_m, 2000 - 70);
+	assert_true(g->types[2].memory > g->types[1].memory && g->types[1].memory > g->types[0].memory);
+	for (i = 0; i < g->types[2].n_labels; i++)
+		if (!strcmp(g->types[2].labels[i].key, "node.kubernetes.io/instance-type"))
+			assert_string_equal(g->types[2].labels[i].value, "m5.2xlarge");
+	assert_int_equal(group_of(gs, n, "workers")->n_types, 0);
+	provider_groups_free(gs, n);
+
+	launch_init(&l, r, "burst", 2, NULL);
+	l.types = big;
+	l.n_types = 1;
+	launch_thread(&l);
+	if (l.st.code != PROVIDER_OK)
+		fail_msg("launch: %s", l.st.message);
+	assert_int_equal(l.made, 2);
+	assert_int_equal(l.n_seen, 2);
+	for (i = 0; i < 2; i++) {
+		type_of(r, l.seen[i].id, type, sizeof(type));
+		assert_string_equal(type, "m5.2xlarge");
+	}
+	pthread_mutex_destroy(&l.mu);
+	/* without a limit the fleet's first priority wins */
+	launch_init(&l, r, "burst", 1, NULL);
+	launch_thread(&l);
+	assert_int_equal(l.made, 1);
+	type_of(r, l.seen[0].id, type, sizeof(type));
+	assert_string_equal(type, "m5.large");
+	pthread_mutex_destroy(&l.mu);
+	assert_int_equal(aws_provider_calls(r->p, "CreateFleet"), 2);
+
+	launch_init(&l, r, "burst", 1, NULL);
+	l.types = other;
+	l.n_types = 1;
+	launch_thread(&l);
+	assert_int_equal(l.made, 0);
+	assert_int_equal(l.st.code, PROVIDER_INVALID);
+	assert_non_null(strstr(l.st.message, "c5.xlarge is not one of group burst's instance_types"));
+	pthread_mutex_destroy(&l.mu);
+	launch_init(&l, r, "workers", 1, NULL);
+	l.types = big;
+	l.n_types = 1;
+	launch_thread(&l);
+	assert_int_equal(l.made, 0);
+	assert_int_equal(l.st.code, PROVIDER_INVALID);
+	pthread_mutex_destroy(&l.mu);
+	assert_int_equal(aws_provider_calls(r->p, "CreateFleet"), 2);
+	rig_free(r);
+	burst_sim = burst_cfg = NULL;
+}
+
 /* A wrong secret: the face answers SignatureDoesNotMatch; the status
  * starts with that code and its message, says the likely cause, names the
  * action, and holds no secret. */
@@ -619,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_secret_names_the_code),
 		cmocka_unit_test(test_fleet_offering_left_out),
 		cmocka_unit_test(test_fleet_spot_falls_back),
+		cmocka_unit_test(test_fleet_launch_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

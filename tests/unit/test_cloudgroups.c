@@ -243,6 +243,88 @@ static void test_membership_by_provider_id(void **state)
 	snapshot_free(s);
 }
 
+/* A fleet group of several instance types: a group per type, with the
+ * type's resources, its labels under the config's and its price; the
+ * group's own template is its largest type's, unless the config writes
+ * one. A snapshot keeps the types and counts each one's DaemonSets. */
+static void test_instance_types(void **state)
+{
+	static const char *const names[] = {"m5.large", "m5.2xlarge", "m5.xlarge"};
+	struct node_group cfg = cfg_group("fleet");
+	struct config_group_extra extra;
+	struct provider_group *cloud = calloc(1, sizeof(*cloud));
+	struct arena *a = arena_new();
+	struct node_group *gs;
+	struct snapshot *s;
+	struct errbuf err;
+	size_t n, i;
+
+	(void)state;
+	memset(&extra, 0, sizeof(extra));
+	cfg.tmpl.labels.items = &cfg_label;
+	cfg.tmpl.labels.n = 1;
+	snprintf(cloud->name, sizeof(cloud->name), "fleet");
+	cloud->max = 10;
+	cloud->members_by_id = true;
+	snprintf(cloud->tmpl.instance_type, sizeof(cloud->tmpl.instance_type), "m5.large");
+	cloud->types = calloc(3, sizeof(*cloud->types));
+	assert_non_null(cloud->types);
+	cloud->n_types = 3;
+	for (i = 0; i < 3; i++) {
+		struct provider_template *t = &cloud->types[i];
+		int64_t k = i == 0 ? 1 : i == 1 ? 4 : 2;
+
+		snprintf(t->instance_type, sizeof(t->instance_type), "%s", names[i]);
+		t->cpu_m = 1930 * k;
+		t->memory = (7ll << 30) * k;
+		t->pods = 29;
+		t->price_per_hour = 0.096 * (double)k;
+		assert_int_equal(provider_template_label(t, "node.kubernetes.io/instance-type", names[i]), 0);
+		assert_int_equal(provider_template_label(t, "team", "cloud"), 0);
+	}
+	cloud->tmpl.cpu_m = 1930;
+	cloud->tmpl.memory = 7ll << 30;
+	assert_int_equal(cloudgroups_build(a, &cfg, &extra, 1, cloud, 1, 1000, NULL, &gs, &n, &err), 0);
+	assert_int_equal(gs[0].n_types, 3);
+	for (i = 0; i < 3; i++) {
+		const struct node_group *t = &gs[0].types[i];
+
+		assert_string_equal(t->instance_type, names[i]);
+		assert_string_equal(t->name, "fleet");
+		assert_string_equal(kvlist_get(&t->tmpl.labels, "node.kubernetes.io/instance-type"), names[i]);
+		assert_string_equal(kvlist_get(&t->tmpl.labels, "team"), "ml"); /* the config's wins */
+		assert_int_equal(t->n_types, 0);
+		assert_true(t->price_from_cloud);
+	}
+	assert_int_equal(gs[0].types[1].tmpl.allocatable.cpu_m, 1930 * 4);
+	assert_true(gs[0].types[2].price_per_hour > 0.19 && gs[0].types[2].price_per_hour < 0.2);
+	/* the largest stands for the group */
+	assert_string_equal(gs[0].instance_type, "m5.2xlarge");
+	assert_int_equal(gs[0].tmpl.allocatable.cpu_m, 1930 * 4);
+	assert_string_equal(kvlist_get(&gs[0].tmpl.labels, "node.kubernetes.io/instance-type"), "m5.2xlarge");
+	assert_true(gs[0].price_per_hour > 0.38 && gs[0].price_per_hour < 0.39);
+
+	/* into a snapshot: copied whole, each type's DaemonSet overhead counted */
+	s = snapshot_new();
+	assert_non_null(s);
+	assert_int_equal(snapshot_set_groups(s, gs, n, &err), 0);
+	assert_int_equal(snapshot_finish(s, 1000, &err), 0);
+	assert_int_equal(s->groups[0].n_types, 3);
+	assert_string_equal(s->groups[0].types[2].instance_type, "m5.xlarge");
+	assert_int_equal(s->groups[0].types[2].tmpl.allocatable.cpu_m, 1930 * 2);
+	snapshot_free(s);
+
+	/* a template the config writes stays the group's */
+	extra.template_set = true;
+	cfg.tmpl.allocatable.cpu_m = 3000;
+	assert_int_equal(cloudgroups_build(a, &cfg, &extra, 1, cloud, 1, 1000, NULL, &gs, &n, &err), 0);
+	assert_int_equal(gs[0].tmpl.allocatable.cpu_m, 3000);
+	assert_string_equal(gs[0].instance_type, "m5.large");
+	assert_int_equal(gs[0].n_types, 3);
+	arena_free(a);
+	provider_groups_free(cloud, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_config_only_narrows),
 		cmocka_unit_test(test_unknown_size),
 		cmocka_unit_test(test_membership_by_provider_id),
+		cmocka_unit_test(test_instance_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

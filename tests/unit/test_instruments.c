@@ -67,6 +67,10 @@ static void test_rejections_map_to_invariants(void **state)
 	assert_string_equal(invariant_of(f, "cp-1"), "unmanaged_node");
 	assert_string_equal(invariant_of(f, "ghost"), "unknown_target");
 	assert_string_equal(invariant_of(f, "g-1"), "max_scale_down_per_round");
+	assert_string_equal(instruments_invariant("instance type p3.2xlarge is not one of group gpu's instance types"),
+			    "invalid_action");
+	assert_string_equal(instruments_invariant("instance type m5.large named, but group workers launches one type only: name none"),
+			    "invalid_action");
 	assert_string_equal(instruments_invariant("something new"), "other");
 	assert_string_equal(instruments_invariant(NULL), "other");
 }

@@ -265,6 +265,150 @@ static void test_builder_plans_decode(void **state)
 	plan_free(&plan);
 }
 
+/* ---- instance types ---- */
+
+/* A group "fleet" of three instance types (small: 2 CPUs at 0.1/h,
+ * medium: 4 at 0.2/h, large: 8 at 0.5/h), its template the large's, as
+ * engine/cloudgroups.c makes one from a fleet group. */
+static struct kv type_labels[3][2] = {
+	{{"node.kubernetes.io/instance-type", "small"}, {"pool", "fleet"}},
+	{{"node.kubernetes.io/instance-type", "medium"}, {"pool", "fleet"}},
+	{{"node.kubernetes.io/instance-type", "large"}, {"pool", "fleet"}},
+};
+
+static void fleet_group(struct node_group *g, struct node_group types[3])
+{
+	static const char *const names[] = {"small", "medium", "large"};
+	static const double prices[] = {0.1, 0.2, 0.5};
+	size_t i;
+
+	memset(g, 0, sizeof(*g));
+	g->name = "fleet";
+	g->max = 10;
+	for (i = 0; i < 3; i++) {
+		struct node_group *t = &types[i];
+
+		memset(t, 0, sizeof(*t));
+		t->name = "fleet";
+		t->max = 10;
+		t->instance_type = names[i];
+		t->price_per_hour = prices[i];
+		t->price_from_cloud = true;
+		t->tmpl.allocatable.cpu_m = 2000 << i;
+		t->tmpl.allocatable.memory = (8LL << 30) << i;
+		t->tmpl.allocatable.pods = 110;
+		t->tmpl.labels.items = type_labels[i];
+		t->tmpl.labels.n = 2;
+	}
+	g->tmpl = types[2].tmpl;
+	g->instance_type = "large";
+	g->price_per_hour = 0.5;
+	g->types = types;
+	g->n_types = 3;
+}
+
+#define PENDING(name, cpu) \
+	"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\"," \
+	"\"uid\":\"u-" name "\",\"creationTimestamp\":\"2023-11-14T22:00:00Z\"}," \
+	"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"" cpu "\",\"memory\":\"1Gi\"}}}]}," \
+	"\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\"," \
+	"\"reason\":\"Unschedulable\"}]}}"
+
+/* One reconcile of 'src' on the fleet group and pods 'json' (a List). */
+static int run_fleet(const char *src, const char *json, struct plan *plan, struct errbuf *err)
+{
+	const char *path = write_policy(src);
+	struct policy *p = policy_load(path, SOURCE_DIR "/lua", &limits, NULL, err);
+	struct snapshot *s = snapshot_new();
+	struct node_group g, types[3];
+	struct drain_opts o;
+	int rc;
+
+	unlink(path);
+	if (!p)
+		fail_msg("load failed: %s", err->msg);
+	fleet_group(&g, types);
+	if (snapshot_add_json(s, json, strlen(json), "state", err) < 0 ||
+	    snapshot_set_groups(s, &g, 1, err) < 0 || snapshot_finish(s, 1700000000, err) < 0)
+		fail_msg("snapshot: %s", err->msg);
+	drain_opts_default(&o);
+	rc = policy_reconcile(p, s, &o, plan, NULL, err);
+	policy_free(p);
+	snapshot_free(s);
+	return rc;
+}
+
+#define FLEET_POLICY(body) \
+	"local ls = require 'luascale'\nlocal packing = require 'luascale.packing'\nlocal P = {}\n" \
+	"function P.reconcile(cluster)\n  local plan, g = ls.plan(), cluster.groups.fleet\n" body \
+	"\n  return plan\nend\nreturn P\n"
+
+/* The view shows a group's types; packing.pack_group packs as each, and
+ * the cheapest packing that places most wins (two 1.5-CPU pods: one
+ * medium node at 0.2/h beats two small ones at 0.2/h by its node count
+ * and one large at 0.5/h by price); the result names the types that take
+ * its new node (medium and large, not small), and the scale_up carries
+ * them. cluster:pack refuses a type the group does not have. */
+static void test_instance_types(void **state)
+{
+	const char *two = "{\"kind\":\"List\",\"items\":[" PENDING("a", "1500m") "," PENDING("b", "1500m") "]}";
+	struct errbuf err;
+	struct plan plan;
+
+	(void)state;
+	if (run_fleet(FLEET_POLICY(
+		"  assert(g.instance_type == 'large' and #g.instance_types == 3)\n"
+		"  assert(g.instance_types[1].name == 'small' and g.instance_types[1].price_per_hour == 0.1)\n"
+		"  assert(g.instance_types[2].template.allocatable.cpu == 4)\n"
+		"  assert(g.instance_types[3].template.labels['node.kubernetes.io/instance-type'] == 'large')\n"
+		"  local r = packing.pack_group(cluster, cluster.pending, g, 10)\n"
+		"  assert(r.instance_type == 'medium', tostring(r.instance_type))\n"
+		"  assert(r.new_nodes == 1 and r.placed == 2 and r.price_per_hour == 0.2)\n"
+		"  assert(#r.instance_types == 2, #r.instance_types)\n"
+		"  local small = cluster:pack(cluster.pending, g, 10, {instance_type = 'small'})\n"
+		"  assert(small.new_nodes == 2 and small.instance_type == 'small')\n"
+		"  assert(#small.instance_types == 3)\n"
+		"  assert(packing.launch_opts(small, g) == nil)\n"
+		"  plan:scale_up(g, r.new_nodes, 'two pods', packing.launch_opts(r, g))"),
+		two, &plan, &err) != 0)
+		fail_msg("reconcile: %s", err.msg);
+	assert_int_equal(plan.n_actions, 1);
+	assert_int_equal(plan.actions[0].n_instance_types, 2);
+	assert_string_equal(plan.actions[0].instance_types[0], "medium");
+	assert_string_equal(plan.actions[0].instance_types[1], "large");
+	plan_free(&plan);
+	if (run_fleet(FLEET_POLICY("  cluster:pack(cluster.pending, g, 10, {instance_type = 'huge'})"),
+		      two, &plan, &err) != -1)
+		fail_msg("an unknown type was packed");
+	if (!strstr(err.msg, "instance type \"huge\" is not one of group fleet's instance_types"))
+		fail_msg("error: %s", err.msg);
+}
+
+/* instance_types of a scale_up: a list of 1 to 64 distinct names. */
+static void test_instance_types_decode(void **state)
+{
+	struct plan plan;
+
+	(void)state;
+	expect_plan(WRAP("return {actions = {{type = 'scale_up', group = 'g', count = 1, reason = 'r', "
+			 "instance_types = {'m5.large', 'Standard_D4s_v5'}}}}"), 1, &plan);
+	assert_int_equal(plan.actions[0].n_instance_types, 2);
+	assert_string_equal(plan.actions[0].instance_types[1], "Standard_D4s_v5");
+	plan_free(&plan);
+	expect_malformed(WRAP("return {actions = {{type = 'scale_up', group = 'g', count = 1, reason = 'r', "
+			      "instance_types = 'm5.large'}}}"), "must be a list of instance type names");
+	expect_malformed(WRAP("return {actions = {{type = 'scale_up', group = 'g', count = 1, reason = 'r', "
+			      "instance_types = {}}}}"), "must list 1 to 64 instance types");
+	expect_malformed(WRAP("return {actions = {{type = 'scale_up', group = 'g', count = 1, reason = 'r', "
+			      "instance_types = {'a', 'a'}}}}"), "lists \"a\" twice");
+	expect_malformed(WRAP("return {actions = {{type = 'scale_up', group = 'g', count = 1, reason = 'r', "
+			      "instance_types = {'m5 large'}}}}"), "is not an instance type name");
+	expect_malformed(WRAP("return {actions = {{type = 'scale_up', group = 'g', count = 1, reason = 'r', "
+			      "instance_types = {1}}}}"), "instance_types[1] must be a string");
+	expect_malformed(WRAP("return {actions = {{type = 'cordon', node = 'n', reason = 'r', "
+			      "instance_types = {'a'}}}}"), "instance_types");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +420,8 @@ int main(void)
 		cmocka_unit_test(test_where_names_the_line),
 		cmocka_unit_test(test_messages_cut_not_fatal),
 		cmocka_unit_test(test_builder_plans_decode),
+		cmocka_unit_test(test_instance_types),
+		cmocka_unit_test(test_instance_types_decode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

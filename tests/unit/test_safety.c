@@ -36,6 +36,41 @@ static void test_scale_up_trimmed_to_group_max(void **state)
 	expect_rejected(f, 0, "at its max of 6");
 }
 
+/* A scale_up may name instance types only among its group's: the types
+ * stay on the accepted action; an unknown type, or any type for a group
+ * of one type, refuses the whole action (the invariant invalid_action). */
+static void test_scale_up_instance_types(void **state)
+{
+	struct fixture *f = *state;
+	char *g5[] = {"g5.xlarge"}, *p3[] = {"g4dn.xlarge", "p3.2xlarge"}, *m5[] = {"m5.large"};
+	struct action a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = ACTION_SCALE_UP;
+	a.count = 1;
+	a.reason = "test";
+	a.where = "";
+	a.group = "gpu";
+	a.instance_types = g5;
+	a.n_instance_types = 1;
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+	a.instance_types = p3;
+	a.n_instance_types = 2;
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+	a.group = "workers";
+	a.instance_types = m5;
+	a.n_instance_types = 1;
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 1);
+	assert_int_equal(f->v.accepted.actions[0].n_instance_types, 1);
+	assert_string_equal(f->v.accepted.actions[0].instance_types[0], "g5.xlarge");
+	assert_int_equal(f->v.n_rejected, 2);
+	expect_rejected(f, 0, "instance type p3.2xlarge is not one of group gpu's instance types");
+	assert_int_equal(f->v.rejected[0].action.count, 1);
+	expect_rejected(f, 1, "instance type m5.large named, but group workers launches one type only");
+}
+
 static void test_scale_up_counts_earlier_actions(void **state)
 {
 	struct fixture *f = *state;
@@ -360,6 +395,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_scale_up_trimmed_to_group_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scale_up_counts_earlier_actions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scale_up_instance_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scale_up_global_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_group_and_node, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backed_off_group, setup, teardown),

@@ -66,6 +66,18 @@ static int setup(void **state)
 	groups[1].min = 0;
 	groups[1].max = 2;
 	groups[1].selector.items = &sel_g;
+	/* gpu launches one of two instance types */
+	{
+		static struct node_group gpu_types[2];
+
+		gpu_types[0] = groups[1];
+		gpu_types[0].instance_type = "g4dn.xlarge";
+		gpu_types[1] = groups[1];
+		gpu_types[1].instance_type = "g5.xlarge";
+		groups[1].instance_type = "g5.xlarge";
+		groups[1].types = gpu_types;
+		groups[1].n_types = 2;
+	}
 
 	f->s = snapshot_new();
 	if (snapshot_add_json(f->s, CLUSTER, sizeof(CLUSTER) - 1, "cluster", &err) < 0 ||
