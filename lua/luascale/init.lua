@@ -184,18 +184,48 @@ function Plan:scale_up(group, count, reason, opts)
   return add(self, a)
 end
 
-local function node_action(type_)
-  return function(self, node, reason)
+-- The disruption reasons the budgets count (docs/configuration.md
+-- "disruption"); nil: the safety check tells empty from underutilized.
+local disruptions = { empty = true, underutilized = true, drifted = true, expired = true,
+                      interrupted = true }
+
+-- opts of a disrupting action: nil, or { disruption = "drifted" }.
+local function disruption_of(opts, fn)
+  if opts == nil then return nil end
+  if type(opts) ~= "table" then
+    error("plan:" .. fn .. ": opts must be a table or nil, got " .. type(opts), 3)
+  end
+  for k in pairs(opts) do
+    if k ~= "disruption" then
+      error("plan:" .. fn .. ": unknown option " .. tostring(k) .. " (expected disruption)", 3)
+    end
+  end
+  local d = opts.disruption
+  if d ~= nil and not disruptions[d] then
+    error("plan:" .. fn .. ": disruption must be empty, underutilized, drifted, expired or interrupted, got "
+      .. tostring(d), 3)
+  end
+  return d
+end
+
+local function node_action(type_, disrupts)
+  return function(self, node, reason, opts)
     local name = node_name(node, type_)
     check_reason(reason, type_)
-    return add(self, { type = type_, node = name, reason = reason })
+    if not disrupts and opts ~= nil then
+      error("plan:" .. type_ .. ": takes no options", 2)
+    end
+    return add(self, { type = type_, node = name, reason = reason,
+                       disruption = disruption_of(opts, type_) })
   end
 end
 
-Plan.cordon = node_action("cordon")
+-- plan:cordon/drain/delete(node, reason [, {disruption = "drifted"}]):
+-- the disruption reason the budgets count it under.
+Plan.cordon = node_action("cordon", true)
 Plan.uncordon = node_action("uncordon")
-Plan.drain = node_action("drain")
-Plan.delete = node_action("delete")
+Plan.drain = node_action("drain", true)
+Plan.delete = node_action("delete", true)
 
 -- Set a label (value a string) or remove it (value nil).
 function Plan:label(node, key, value, reason)
@@ -224,7 +254,7 @@ end
 local effects = { NoSchedule = true, PreferNoSchedule = true, NoExecute = true }
 
 -- Add a taint key=value:effect.
-function Plan:taint(node, key, value, effect, reason)
+function Plan:taint(node, key, value, effect, reason, opts)
   local name = node_name(node, "taint")
   check_string(key, "key", "taint")
   if not effects[effect] then
@@ -232,7 +262,7 @@ function Plan:taint(node, key, value, effect, reason)
   end
   check_reason(reason, "taint")
   return add(self, { type = "taint", node = name, key = key, value = value or "",
-                     effect = effect, reason = reason })
+                     effect = effect, reason = reason, disruption = disruption_of(opts, "taint") })
 end
 
 -- Remove the taint key:effect.

@@ -95,6 +95,7 @@ void decide_limits(const struct config *c, struct safety_limits *lim,
 	lim->optouts = c->optouts;
 	lim->n_optouts = c->n_optouts;
 	lim->evicted_pods_must_fit = c->evicted_pods_must_fit;
+	lim->budgets = c;
 	drain_opts_default(d);
 	d->protected_pods = lim->protected_pods;
 }

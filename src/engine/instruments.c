@@ -35,7 +35,7 @@ static const char *const removal_reasons[] = {"empty", "underutilized", "drifted
 static const char *const invariant_labels[] = {
 	"max_size", "max_nodes_total", "min_size", "backoff", "drain_blocked", "do_not_disrupt", "pdb",
 	"max_scale_down_per_round", "no_room", "unmanaged_node", "unknown_target", "conflict", "invalid_action",
-	"other",
+	"disruption_budget", "other",
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -150,6 +150,7 @@ static const struct {
 } invariants[] = {
 	{"(safety.do_not_disrupt_annotations)", "do_not_disrupt"},
 	{"(safety.evicted_pods_must_fit)", "no_room"},
+	{"disruption budget of group", "disruption_budget"},
 	{"max_scale_down_per_round", "max_scale_down_per_round"},
 	{"max_nodes_total", "max_nodes_total"},
 	{"is at its max", "max_size"},

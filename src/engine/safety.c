@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/budget.h"
 #include "k8sname.h"
 #include "sched.h"
 
@@ -83,7 +84,79 @@ struct round {
 	int64_t *pdb_node;      /* per PDB: scratch, disruptions of the node being checked */
 	int64_t total_grow;
 	int64_t removed_nodes;
+	uint8_t *disrupted;     /* per node: counted against its group's budgets this round */
+	int64_t *disrupting;    /* per group: nodes this plan disrupts */
 };
+
+/* Does node 'n' run no pod but DaemonSets', mirror pods and finished or
+ * terminating ones? */
+static bool node_empty(const struct snapshot *s, size_t n)
+{
+	const struct node *node = &s->nodes[n];
+	size_t i;
+
+	for (i = 0; i < node->n_pods; i++) {
+		const struct pod *p = &s->pods[node->pods[i]];
+
+		if (!(p->flags & (POD_DAEMONSET | POD_MIRROR | POD_TERMINATING)) && !pod_finished(p))
+			return false;
+	}
+	return true;
+}
+
+/* Did the config write budgets for group 'name': its own or the top
+ * level's? Only written budgets are enforced: with none anywhere, removals
+ * are held by max_scale_down_per_round alone. */
+static bool budgets_written(const struct config *c, const char *name)
+{
+	size_t i;
+
+	if (c->disruption_budgets_set)
+		return true;
+	for (i = 0; c->group_extra && i < c->n_groups; i++)
+		if (!strcmp(c->groups[i].name, name))
+			return c->group_extra[i].budgets_set;
+	return false;
+}
+
+/*
+ * The disruption budgets of node 'n''s group (lim->budgets), for a
+ * cordon, drain, delete or NoExecute taint 'a': a node counts once a
+ * round, under the action's disruption reason (else empty or
+ * underutilized, by its pods). What a reason allows at s->now, less the
+ * group's nodes being drained or deleted and those this plan disrupted
+ * already (for any reason, as Karpenter counts them), must leave room.
+ * Returns 1 (counted), 0 (rejected), -1 on OOM.
+ */
+static int check_budget(const struct snapshot *s, const struct safety_limits *lim,
+			struct round *r, size_t n, const struct action *a, struct verdict *v)
+{
+	const struct node *node = &s->nodes[n];
+	const struct node_group *g = &s->groups[node->group];
+	const struct disruption_budget *list;
+	enum disruption_reason reason;
+	int64_t allowed, busy;
+	size_t nb, which;
+	char desc[256];
+
+	if (!lim->budgets || r->disrupted[n] || !budgets_written(lim->budgets, g->name))
+		return 1;
+	if (!a->disruption || disruption_reason_parse(a->disruption, &reason) < 0)
+		reason = node_empty(s, n) ? DISRUPTION_EMPTY : DISRUPTION_UNDERUTILIZED;
+	list = config_group_budgets(lim->budgets, g->name, &nb);
+	allowed = budget_allowed_which(list, nb, reason, g->current, s->now, &which);
+	busy = (int64_t)g->removing + r->disrupting[node->group];
+	if (allowed != BUDGET_UNLIMITED && busy >= allowed)
+		return reject(v, a, "disruption budget of group %s for %s: \"%s\" allows %lld of its %d node%s at once, and %lld %s being disrupted (%d drained or deleted, %lld by this plan)",
+			      g->name, disruption_reason_name(reason),
+			      budget_describe(&list[which], desc, sizeof(desc)), (long long)allowed,
+			      g->current, g->current == 1 ? "" : "s", (long long)busy,
+			      busy == 1 ? "is" : "are", g->removing,
+			      (long long)r->disrupting[node->group]) < 0 ? -1 : 0;
+	r->disrupted[n] = 1;
+	r->disrupting[node->group]++;
+	return 1;
+}
 
 static int check_scale_up(const struct snapshot *s, const struct safety_limits *lim,
 			  struct round *r, const struct action *a, struct verdict *v)
@@ -346,6 +419,12 @@ static int check_removal(const struct snapshot *s, const struct safety_limits *l
 			return reject(v, a, "group %s would go below its min of %d (size %lld)",
 				      g->name, g->min, (long long)size) < 0 ? -1 : 0;
 	}
+	{
+		int ok = check_budget(s, lim, r, n, a, v);
+
+		if (ok <= 0)
+			return ok;
+	}
 	if (evicts) {
 		for (j = 0; j < s->n_pdbs; j++)
 			r->pdb_used[j] += r->pdb_node[j];
@@ -393,6 +472,9 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 		/* a cordon is the first step of a removal */
 		if (a->type == ACTION_CORDON && safety_node_opted_out(s, lim, (size_t)n, why, sizeof(why)))
 			return reject(v, a, "%s", why);
+		if (a->type == ACTION_CORDON && !node->unschedulable &&
+		    (ok = check_budget(s, lim, r, (size_t)n, a, v)) <= 0)
+			return ok;
 		r->cordon_state[n] = want;
 		break;
 	}
@@ -470,8 +552,10 @@ int safety_check(const struct snapshot *s, const struct safety_limits *lim,
 	r.cordon_state = calloc(s->n_nodes + 1, 1);
 	r.pdb_used = calloc(s->n_pdbs + 1, sizeof(*r.pdb_used));
 	r.pdb_node = calloc(s->n_pdbs + 1, sizeof(*r.pdb_node));
+	r.disrupted = calloc(s->n_nodes + 1, 1);
+	r.disrupting = calloc(s->n_groups + 1, sizeof(*r.disrupting));
 	if (!r.grow || !r.shrink || !r.removing || !r.evicting || !r.cordon_state || !r.pdb_used ||
-	    !r.pdb_node)
+	    !r.pdb_node || !r.disrupted || !r.disrupting)
 		goto oom;
 	for (i = 0; i < in->n_actions; i++) {
 		const struct action *a = &in->actions[i];
@@ -502,5 +586,7 @@ out:
 	free(r.cordon_state);
 	free(r.pdb_used);
 	free(r.pdb_node);
+	free(r.disrupted);
+	free(r.disrupting);
 	return rc;
 }

@@ -33,6 +33,13 @@ struct safety_limits {
 	 * is refused when a pod it evicts, with those of the plan's earlier
 	 * removals, would find no room on the nodes that stay */
 	bool evicted_pods_must_fit;
+	/* the config whose disruption budgets (config_group_budgets) hold
+	 * every cordon, drain, delete and NoExecute taint, each node once,
+	 * under its reason (the action's, else empty or underutilized);
+	 * interruptions are never held. Only budgets the config writes (for
+	 * the group or at the top level) are enforced. NULL: no budget
+	 * (borrowed) */
+	const struct config *budgets;
 };
 
 struct rejection {

@@ -39,6 +39,18 @@ int action_type_parse(const char *s, enum action_type *out)
 	return -1;
 }
 
+bool plan_disruption_valid(const char *s)
+{
+	static const char *const names[] = {"empty", "underutilized", "drifted", "expired",
+					    "interrupted", NULL};
+	size_t i;
+
+	for (i = 0; s && names[i]; i++)
+		if (!strcmp(s, names[i]))
+			return true;
+	return false;
+}
+
 void plan_init(struct plan *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -54,6 +66,7 @@ void action_free(struct action *a)
 	free(a->value);
 	free(a->reason);
 	free(a->where);
+	free(a->disruption);
 	for (i = 0; i < a->n_instance_types; i++)
 		free(a->instance_types[i]);
 	free(a->instance_types);
@@ -95,7 +108,9 @@ int action_copy(struct action *dst, const struct action *src)
 	dst->group = dst->node = dst->key = dst->value = dst->reason = dst->where = NULL;
 	dst->instance_types = NULL;
 	dst->n_instance_types = 0;
+	dst->disruption = NULL;
 	if (dup_str(&dst->group, src->group) || dup_str(&dst->node, src->node) ||
+	    dup_str(&dst->disruption, src->disruption) ||
 	    dup_str(&dst->key, src->key) || dup_str(&dst->value, src->value) ||
 	    dup_str(&dst->reason, src->reason ? src->reason : "") ||
 	    dup_str(&dst->where, src->where ? src->where : ""))
@@ -337,6 +352,10 @@ void action_to_json(const struct action *a, struct buf *b)
 		}
 		if (a->remove)
 			buf_puts(b, ",\"remove\":true");
+	}
+	if (a->disruption) {
+		buf_puts(b, ",\"disruption\":");
+		buf_json_string(b, a->disruption);
 	}
 	buf_puts(b, ",\"reason\":");
 	buf_json_string(b, a->reason);

@@ -55,7 +55,15 @@ struct action {
 	char **instance_types;   /* scale_up: the instance types it accepts, each one of
 				  * the group's; NULL: any the group launches */
 	size_t n_instance_types;
+	char *disruption;        /* cordon, drain, delete, taint: why the node is disrupted,
+				  * as the disruption budgets count it ("empty",
+				  * "underutilized", "drifted", "expired", "interrupted");
+				  * NULL: not said (the safety check tells empty from
+				  * underutilized) */
 };
+
+/* Is 's' a disruption reason a plan may name? */
+bool plan_disruption_valid(const char *s);
 
 /* A policy's word on a node: is it a scale-down candidate, and why. */
 struct node_note {

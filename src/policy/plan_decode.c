@@ -225,6 +225,9 @@ static bool field_allowed(enum action_type t, const char *k)
 	}
 	if (t == ACTION_TAINT && strcmp(k, "effect") == 0)
 		return true;
+	if ((t == ACTION_CORDON || t == ACTION_DRAIN || t == ACTION_DELETE || t == ACTION_TAINT) &&
+	    strcmp(k, "disruption") == 0)
+		return true;
 	for (i = 0; i < 4 && lists[i]; i++)
 		for (j = 0; lists[i][j]; j++)
 			if (strcmp(k, lists[i][j]) == 0)
@@ -408,6 +411,13 @@ static void decode_action(lua_State *L, int t, lua_Integer i, struct decode_ctx 
 	} else {
 		a.node = (char *)required_string(L, d, t, "node", MAX_NODE, what, &n);
 		check_node_name(L, a.node, n, what, "node");
+	}
+	if (a.type == ACTION_CORDON || a.type == ACTION_DRAIN || a.type == ACTION_DELETE ||
+	    a.type == ACTION_TAINT) {
+		a.disruption = (char *)field_string(L, d, t, "disruption", MAX_SHORT, what, &n);
+		if (a.disruption && !plan_disruption_valid(a.disruption))
+			luaL_error(L, "%s: disruption must be empty, underutilized, drifted, expired or interrupted, got \"%s\"",
+				   what, shown(a.disruption, n, show, sizeof(show)));
 	}
 	if (a.type == ACTION_LABEL || a.type == ACTION_TAINT || a.type == ACTION_ANNOTATE)
 		decode_key_value(L, d, t, &a, what);

@@ -409,6 +409,41 @@ static void test_instance_types_decode(void **state)
 			      "instance_types = {'a'}}}}"), "instance_types");
 }
 
+/* A disrupting action may say why, for the disruption budgets. */
+static void test_disruption_reason(void **state)
+{
+	struct plan plan;
+
+	(void)state;
+	expect_plan("local ls = require 'luascale'\nlocal P = {}\nfunction P.reconcile()\n"
+		    "  local plan = ls.plan()\n"
+		    "  plan:cordon('w-1', 'old', {disruption = 'expired'})\n"
+		    "  plan:drain('w-1', 'old', {disruption = 'expired'})\n"
+		    "  plan:delete('w-2', 'idle')\n"
+		    "  plan:taint('w-3', 'k', 'v', 'NoExecute', 'spot', {disruption = 'interrupted'})\n"
+		    "  return plan\nend\nreturn P\n", 4, &plan);
+	assert_string_equal(plan.actions[0].disruption, "expired");
+	assert_string_equal(plan.actions[1].disruption, "expired");
+	assert_null(plan.actions[2].disruption);
+	assert_string_equal(plan.actions[3].disruption, "interrupted");
+	plan_free(&plan);
+	expect_malformed(WRAP("return {actions = {{type = 'drain', node = 'n', reason = 'r', disruption = 'bored'}}}"),
+			 "disruption must be empty, underutilized, drifted, expired or interrupted, got \"bored\"");
+	expect_malformed(WRAP("return {actions = {{type = 'uncordon', node = 'n', reason = 'r', disruption = 'empty'}}}"),
+			 "disruption");
+	expect_malformed(WRAP("return {actions = {{type = 'scale_up', group = 'g', count = 1, reason = 'r', disruption = 'empty'}}}"),
+			 "disruption");
+	{
+		struct errbuf err;
+
+		if (run("local ls = require 'luascale'\nlocal P = {}\nfunction P.reconcile()\n"
+			"  ls.plan():drain('w-1', 'x', {disruption = 'whim'})\nend\nreturn P\n", &plan, &err) != -1)
+			fail_msg("a bad disruption was taken");
+		if (!strstr(err.msg, "plan:drain: disruption must be empty, underutilized, drifted, expired or interrupted, got whim"))
+			fail_msg("error: %s", err.msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_builder_plans_decode),
 		cmocka_unit_test(test_instance_types),
 		cmocka_unit_test(test_instance_types_decode),
+		cmocka_unit_test(test_disruption_reason),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,6 +71,131 @@ static void test_scale_up_instance_types(void **state)
 	expect_rejected(f, 1, "instance type m5.large named, but group workers launches one type only");
 }
 
+/* ---- disruption budgets ---- */
+
+static struct config *budget_config(const char *disruption)
+{
+	char yaml[2048];
+	struct config_opts o = {0};
+	struct errbuf err;
+	struct config *c;
+
+	snprintf(yaml, sizeof(yaml),
+		 "node_groups:\n"
+		 "  - {name: workers, max: 6, template: {allocatable: {cpu: 4, memory: 16Gi}}}\n"
+		 "  - {name: gpu, max: 2, template: {allocatable: {cpu: 4, memory: 16Gi}}}\n%s",
+		 disruption);
+	o.flags = CONFIG_OFFLINE;
+	c = config_parse_opts(yaml, strlen(yaml), "config.yaml", &o, &err);
+	if (!c)
+		fail_msg("config: %s\n%s", err.msg, yaml);
+	return c;
+}
+
+static void add_disruption(struct fixture *f, enum action_type t, const char *node,
+			   const char *disruption)
+{
+	struct action a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = t;
+	a.node = (char *)node;
+	a.reason = "test";
+	a.where = "";
+	a.disruption = (char *)disruption;
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+}
+
+/* A budget of one node at once: the first cordon of workers goes, the
+ * second is cut, naming the group, the reason (w-4 runs no pod: empty)
+ * and the budget; a drain and delete of a node the plan counted already
+ * count no more; another group has its own allowance. */
+static void test_budget_cuts_the_second_disruption(void **state)
+{
+	struct fixture *f = *state;
+	struct config *c = budget_config("disruption:\n  budgets: [{nodes: \"1\"}]\n");
+
+	f->lim.budgets = c;
+	f->lim.max_scale_down_per_round = 10;
+	add(f, ACTION_CORDON, "w-3", 0);
+	add(f, ACTION_DRAIN, "w-3", 0);
+	add(f, ACTION_CORDON, "w-4", 0);
+	add(f, ACTION_CORDON, "g-1", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 3);
+	assert_string_equal(f->v.accepted.actions[2].node, "g-1");
+	assert_int_equal(f->v.n_rejected, 1);
+	assert_string_equal(f->v.rejected[0].action.node, "w-4");
+	expect_rejected(f, 0, "disruption budget of group workers for empty: \"nodes 1\" allows 1 of its 4 nodes at once, and 1 is being disrupted (0 drained or deleted, 1 by this plan)");
+	config_free(c);
+}
+
+/* Budgets by reason: drifted may disrupt none, the rest two; a node
+ * with pods counts as underutilized; interruptions are never held. */
+static void test_budget_reasons(void **state)
+{
+	struct fixture *f = *state;
+	struct config *c = budget_config(
+		"disruption:\n  budgets:\n    - {nodes: \"0\", reasons: [drifted]}\n    - {nodes: 50%}\n");
+
+	f->lim.budgets = c;
+	f->lim.max_scale_down_per_round = 10;
+	add_disruption(f, ACTION_CORDON, "w-4", "drifted");   /* 0 for drifted */
+	add_disruption(f, ACTION_CORDON, "w-3", NULL);        /* underutilized: 2 of 4 */
+	add_disruption(f, ACTION_CORDON, "w-2", "expired");   /* 2 of 4 */
+	add_disruption(f, ACTION_CORDON, "w-1", "empty");     /* a third: cut */
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 2);
+	assert_int_equal(f->v.n_rejected, 2);
+	expect_rejected(f, 0, "for drifted: \"nodes 0 for drifted\" allows 0");
+	expect_rejected(f, 1, "for empty: \"nodes 50%\" allows 2 of its 4 nodes at once, and 2 are being disrupted");
+	verdict_free(&f->v);
+	plan_free(&f->plan);
+	plan_init(&f->plan);
+	config_free(c);
+
+	c = budget_config("disruption:\n  budgets: [{nodes: \"0\"}]\n");
+	f->lim.budgets = c;
+	add_disruption(f, ACTION_DRAIN, "w-4", "interrupted");
+	add_disruption(f, ACTION_CORDON, "w-3", NULL);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 1);
+	assert_string_equal(f->v.accepted.actions[0].node, "w-4");
+	expect_rejected(f, 0, "allows 0 of its 4 nodes");
+	config_free(c);
+}
+
+/* A scheduled budget holds only in its window (the fixture's time is
+ * 2023-11-14 22:13 UTC); a group's own list replaces the top level's;
+ * nothing written anywhere holds nothing (max_scale_down_per_round does). */
+static void test_budget_windows_and_lists(void **state)
+{
+	struct fixture *f = *state;
+	struct config *c = budget_config(
+		"disruption:\n  budgets: [{nodes: \"0\", schedule: \"0 9 * * *\", duration: 8h}]\n");
+
+	f->lim.budgets = c;
+	f->lim.max_scale_down_per_round = 10;
+	add(f, ACTION_CORDON, "w-3", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 1); /* 09:00-17:00 is over */
+	config_free(c);
+	c = budget_config("disruption:\n  budgets: [{nodes: \"0\", schedule: \"0 20 * * *\", duration: 4h}]\n");
+	f->lim.budgets = c;
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 0);
+	expect_rejected(f, 0, "schedule");
+	config_free(c);
+
+	c = budget_config("");
+	f->lim.budgets = c;
+	add(f, ACTION_CORDON, "w-4", 0);
+	add(f, ACTION_CORDON, "g-1", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 3);
+	config_free(c);
+}
+
 static void test_scale_up_counts_earlier_actions(void **state)
 {
 	struct fixture *f = *state;
@@ -396,6 +521,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scale_up_trimmed_to_group_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scale_up_counts_earlier_actions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scale_up_instance_types, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_cuts_the_second_disruption, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_reasons, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_windows_and_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scale_up_global_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_group_and_node, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backed_off_group, setup, teardown),
