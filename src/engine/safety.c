@@ -147,7 +147,7 @@ static int check_budget(const struct snapshot *s, const struct safety_limits *li
 	allowed = budget_allowed_which(list, nb, reason, g->current, s->now, &which);
 	busy = (int64_t)g->removing + r->disrupting[node->group];
 	if (allowed != BUDGET_UNLIMITED && busy >= allowed)
-		return reject(v, a, "disruption budget of group %s for %s: \"%s\" allows %lld of its %d node%s at once, and %lld %s being disrupted (%d drained or deleted, %lld by this plan)",
+		return reject(v, a, "disruption budget of group %s for %s (%s) allows %lld of its %d node%s at once, and %lld %s being disrupted (%d drained or deleted, %lld by this plan)",
 			      g->name, disruption_reason_name(reason),
 			      budget_describe(&list[which], desc, sizeof(desc)), (long long)allowed,
 			      g->current, g->current == 1 ? "" : "s", (long long)busy,

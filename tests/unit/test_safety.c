@@ -126,7 +126,7 @@ static void test_budget_cuts_the_second_disruption(void **state)
 	assert_string_equal(f->v.accepted.actions[2].node, "g-1");
 	assert_int_equal(f->v.n_rejected, 1);
 	assert_string_equal(f->v.rejected[0].action.node, "w-4");
-	expect_rejected(f, 0, "disruption budget of group workers for empty: \"nodes 1\" allows 1 of its 4 nodes at once, and 1 is being disrupted (0 drained or deleted, 1 by this plan)");
+	expect_rejected(f, 0, "disruption budget of group workers for empty (nodes 1) allows 1 of its 4 nodes at once, and 1 is being disrupted (0 drained or deleted, 1 by this plan)");
 	config_free(c);
 }
 
@@ -147,8 +147,8 @@ static void test_budget_reasons(void **state)
 	check(f);
 	assert_int_equal(f->v.accepted.n_actions, 2);
 	assert_int_equal(f->v.n_rejected, 2);
-	expect_rejected(f, 0, "for drifted: \"nodes 0 for drifted\" allows 0");
-	expect_rejected(f, 1, "for empty: \"nodes 50%\" allows 2 of its 4 nodes at once, and 2 are being disrupted");
+	expect_rejected(f, 0, "for drifted (nodes 0 for drifted) allows 0");
+	expect_rejected(f, 1, "for empty (nodes 50%) allows 2 of its 4 nodes at once, and 2 are being disrupted");
 	verdict_free(&f->v);
 	plan_free(&f->plan);
 	plan_init(&f->plan);
