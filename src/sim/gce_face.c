@@ -1077,7 +1077,8 @@ out:
 static void not_found(struct greq *r, const char *path);
 
 /* GET zones/Z/instances/NAME: the Instance of a MIG (name, id, zone,
- * machineType, status, creationTimestamp, selfLink). */
+ * machineType, status, creationTimestamp, selfLink, networkInterfaces'
+ * networkIP). */
 static void get_instance(struct greq *r, const char *zone, const char *name, const char *path)
 {
 	struct gce_face *f = r->f;
@@ -1106,6 +1107,15 @@ static void get_instance(struct greq *r, const char *zone, const char *name, con
 					     in->state == INSTANCE_STOPPING ? "STOPPING" : "PROVISIONING");
 	add_link(o, "zone", f, "zones/%s%s", in->zone, "");
 	add_link(o, "selfLink", f, "zones/%s/instances/%s", in->zone, in->id);
+	if (in->private_ip[0]) {
+		/* the node's InternalIP is this address */
+		cJSON *nics = cJSON_AddArrayToObject(o, "networkInterfaces"), *nic = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(nic, "kind", "compute#networkInterface");
+		cJSON_AddStringToObject(nic, "name", "nic0");
+		cJSON_AddStringToObject(nic, "networkIP", in->private_ip);
+		cJSON_AddItemToArray(nics, nic);
+	}
 	sim_cloud_unlock(f->cloud);
 	reply_json(r, 200, o);
 }

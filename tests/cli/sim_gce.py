@@ -465,6 +465,14 @@ def main():
     ok(by and not any("luascale.io/node-group" in by[w]["metadata"]["labels"] for w in want),
        "the nodes carry no luascale.io/node-group label, as GCE's do not",
        by and [by[w]["metadata"]["labels"] for w in want if w in by])
+    ips = {w: [n.get("networkIP") for n in
+               s.get(base + "zones/us-central1-a/instances/" + w).json().get("networkInterfaces", [])]
+           for w in want}
+    ok(by and all(len(ips[w]) == 1 and ips[w] ==
+                  [a["address"] for a in by[w]["status"]["addresses"] if a["type"] == "InternalIP"]
+                  for w in want if w in by),
+       "each node's InternalIP is its instance's networkInterfaces[0].networkIP",
+       (ips, by and {w: by[w]["status"]["addresses"] for w in want if w in by}))
 
     def listed():
         r = s.post(base + "zones/us-central1-a/instanceGroupManagers/workers-mig/listManagedInstances")
