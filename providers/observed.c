@@ -139,6 +139,14 @@ static uint64_t o_price_failures(struct provider *p)
 	return o->inner->ops->price_failures(o->inner);
 }
 
+static int o_interruptions(struct provider *p, struct provider_interruption **out, size_t *n,
+			   struct provider_status *st)
+{
+	struct observed *o = p->impl;
+
+	return o->inner->ops->interruptions(o->inner, out, n, st);
+}
+
 static void o_free(struct provider *p)
 {
 	struct observed *o = p->impl;
@@ -180,6 +188,8 @@ struct provider *provider_observed_new(struct provider *inner, struct clock *clo
 		o->ops.prices = o_prices;
 	if (o->ops.price_failures)
 		o->ops.price_failures = o_price_failures;
+	if (o->ops.interruptions)
+		o->ops.interruptions = o_interruptions;
 	o->ops.free = o_free;
 	o->base.ops = &o->ops;
 	return &o->base;

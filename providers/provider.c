@@ -31,6 +31,18 @@ const char *provider_error_str(enum provider_error e)
 	return "unknown error";
 }
 
+const char *provider_interruption_kind_str(enum provider_interruption_kind k)
+{
+	switch (k) {
+	case PROVIDER_INTERRUPT_SPOT_INTERRUPTION: return "spot_interruption";
+	case PROVIDER_INTERRUPT_REBALANCE: return "rebalance";
+	case PROVIDER_INTERRUPT_SCHEDULED_CHANGE: return "scheduled_change";
+	case PROVIDER_INTERRUPT_STOPPING: return "stopping";
+	case PROVIDER_INTERRUPT_TERMINATED: return "terminated";
+	}
+	return "unknown";
+}
+
 bool provider_error_backs_off_group(enum provider_error e)
 {
 	return e == PROVIDER_NO_CAPACITY || e == PROVIDER_QUOTA || e == PROVIDER_INVALID ||

@@ -191,6 +191,30 @@ typedef void (*provider_instance_cb)(void *ctx, const struct provider_instance *
  * or removed (terminate), and the error for the rest (code OK when none). */
 typedef void (*provider_done_cb)(void *ctx, int count, const struct provider_status *st);
 
+/* What a cloud says is about to happen to an instance (an interruption
+ * notice: AWS's EventBridge events read from an SQS queue). */
+enum provider_interruption_kind {
+	PROVIDER_INTERRUPT_SPOT_INTERRUPTION, /* spot capacity reclaimed: the instance goes at the deadline */
+	PROVIDER_INTERRUPT_REBALANCE,         /* at elevated risk of a spot interruption (no deadline) */
+	PROVIDER_INTERRUPT_SCHEDULED_CHANGE,  /* scheduled maintenance or retirement (deadline: its start) */
+	PROVIDER_INTERRUPT_STOPPING,          /* the instance is stopping or stopped */
+	PROVIDER_INTERRUPT_TERMINATED,        /* the instance is shutting down or terminated */
+};
+
+/* "spot_interruption", "rebalance", "scheduled_change", "stopping",
+ * "terminated" (static; "unknown" for a value out of range). */
+const char *provider_interruption_kind_str(enum provider_interruption_kind k);
+
+struct provider_interruption {
+	char instance_id[128];   /* the cloud's instance id */
+	char provider_id[256];   /* as Node.spec.providerID says it, when known; else "" */
+	char group[64];          /* its node group, when known; else "" */
+	enum provider_interruption_kind kind;
+	int64_t deadline_wall;   /* unix seconds the instance goes; 0 unknown */
+	int64_t received_wall;   /* unix seconds the cloud sent the notice (its event time;
+				  * when it gives none, when the provider read it) */
+};
+
 struct provider;
 
 struct provider_ops {
@@ -249,6 +273,15 @@ struct provider_ops {
 
 	/* Optional, with prices: the price refreshes that failed so far. */
 	uint64_t (*price_failures)(struct provider *p);
+
+	/*
+	 * Optional: interruption notices the cloud sent since the last call
+	 * (each once; the provider acknowledges/deletes them only after it has
+	 * returned them). Returns 0 with *out (caller frees with free()) and *n,
+	 * or -1 with 'st'.
+	 */
+	int (*interruptions)(struct provider *p, struct provider_interruption **out, size_t *n,
+			     struct provider_status *st);
 
 	void (*free)(struct provider *p);
 };

@@ -2062,26 +2062,54 @@ static bool ok_endpoint(const char *s)
 
 static const struct str_rule rule_endpoint = { ok_endpoint, 512, "an endpoint URL: http:// or https://, a host, no user, query or fragment" };
 
+/* An SQS queue URL: an endpoint (ok_endpoint) whose path is
+ * /<12-digit account>/<queue name: 1-80 of letters, digits, '-', '_',
+ * a FIFO queue's ending in ".fifo">. */
+static bool ok_sqs_queue(const char *s)
+{
+	const char *host = !strncmp(s, "https://", 8) ? s + 8 : s + 7, *path, *name;
+	size_t n;
+
+	if (!ok_endpoint(s) || !(path = strchr(host, '/')))
+		return false;
+	if (strspn(path + 1, "0123456789") != 12 || path[13] != '/')
+		return false;
+	name = path + 14;
+	n = strlen(name);
+	if (n > 5 && !strcmp(name + n - 5, ".fifo"))
+		n -= 5;
+	return n >= 1 && n <= 80 &&
+	       strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == n &&
+	       strlen(name) <= 80;
+}
+
+static const struct str_rule rule_sqs_queue = { ok_sqs_queue, 512,
+	"an SQS queue URL: https://sqs.<region>.amazonaws.com/<12-digit account>/<queue name>" };
+
 static int parse_aws_endpoints(struct ctx *x, const struct ytree_node *m)
 {
-	static const char *const keys[] = { "ec2", "autoscaling", "sts", NULL };
+	static const char *const keys[] = { "ec2", "autoscaling", "sts", "sqs", NULL };
 	struct config_aws *a = &x->c->aws;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	return field(x, m, "ec2", dec_checked, &a->endpoint_ec2, &rule_endpoint, NULL) ||
 	       field(x, m, "autoscaling", dec_checked, &a->endpoint_autoscaling, &rule_endpoint, NULL) ||
-	       field(x, m, "sts", dec_checked, &a->endpoint_sts, &rule_endpoint, NULL) ? -1 : 0;
+	       field(x, m, "sts", dec_checked, &a->endpoint_sts, &rule_endpoint, NULL) ||
+	       field(x, m, "sqs", dec_checked, &a->endpoint_sqs, &rule_endpoint, NULL) ? -1 : 0;
 }
 
 static int parse_provider_aws(struct ctx *x, const struct ytree_node *m)
 {
-	static const char *const keys[] = { "region", "cluster_name", "auto_discovery", "endpoints", NULL };
+	static const char *const keys[] = { "region", "cluster_name", "auto_discovery", "endpoints",
+					    "interruption_queue", NULL };
 	struct config_aws *a = &x->c->aws;
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
 	return field(x, m, "region", dec_checked, &a->region, &rule_region, NULL) ||
+	       field(x, m, "interruption_queue", dec_checked, &a->interruption_queue, &rule_sqs_queue,
+		     NULL) ||
 	       field(x, m, "cluster_name", dec_checked, &a->cluster_name, &rule_cluster, NULL) ||
 	       field(x, m, "auto_discovery", dec_bool, &a->auto_discovery, NULL, &x->aws_discovery) ||
 	       section(x, m, "endpoints", parse_aws_endpoints) ? -1 : 0;
@@ -2659,6 +2687,8 @@ static int env_cluster_policy(struct ctx *x)
 	    env_field(x, "LUASCALE_PROVIDER_AWS_REGION", dec_checked, &c->aws.region, &rule_region, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_AWS_CLUSTER_NAME", dec_checked, &c->aws.cluster_name, &rule_cluster, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_AWS_AUTO_DISCOVERY", dec_bool, &c->aws.auto_discovery, NULL, &x->aws_discovery) ||
+	    env_field(x, "LUASCALE_PROVIDER_AWS_INTERRUPTION_QUEUE", dec_checked, &c->aws.interruption_queue,
+		      &rule_sqs_queue, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_GCE_PROJECT", dec_checked, &c->gce.project, &rule_gce_project, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_GCE_CREDENTIALS_FILE", dec_string, &c->gce.credentials_file, NULL, NULL) ||
 	    env_field(x, "LUASCALE_PROVIDER_AZURE_CLOUD", dec_checked, &c->azure.cloud, &rule_azure_cloud, NULL) ||

@@ -151,6 +151,9 @@ struct config_aws {
 	const char *endpoint_ec2;        /* endpoint overrides (VPC endpoints, FIPS, the simulator) */
 	const char *endpoint_autoscaling;
 	const char *endpoint_sts;
+	const char *endpoint_sqs;
+	const char *interruption_queue;  /* an SQS queue URL EventBridge feeds interruption
+					  * events into; NULL: none read */
 };
 
 /*

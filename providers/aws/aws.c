@@ -925,6 +925,8 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 		for (j = 0; j < out[i].n_instances; j++) {
 			snprintf(seen[n_seen].id, sizeof(seen[n_seen].id), "%.31s", out[i].instances[j].id);
 			snprintf(seen[n_seen].group, sizeof(seen[n_seen].group), "%s", out[i].name);
+			snprintf(seen[n_seen].provider_id, sizeof(seen[n_seen].provider_id), "%.111s",
+				 out[i].instances[j].provider_id);
 			n_seen++;
 		}
 	if (n_seen) /* qsort() wants a real array, even of nothing */
@@ -998,6 +1000,7 @@ static void aws_free(struct provider *p)
 	ap = p->impl;
 	if (ap) {
 		pricing_free(ap->pricing); /* after a refresh in flight */
+		aws_interrupt_free(ap);
 		aws_credchain_free(ap->creds);
 		cloudhttp_free(ap->http);
 		free(ap->groups);
@@ -1025,6 +1028,7 @@ static const struct provider_ops aws_ops = {
 	.map_node = aws_map_node,
 	.prices = aws_prices,
 	.price_failures = aws_price_failures,
+	.interruptions = aws_interruptions,
 	.free = aws_free,
 };
 
@@ -1094,6 +1098,7 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	ov.url[AWS_SERVICE_EC2] = c->aws.endpoint_ec2;
 	ov.url[AWS_SERVICE_AUTOSCALING] = c->aws.endpoint_autoscaling;
 	ov.url[AWS_SERVICE_STS] = c->aws.endpoint_sts;
+	ov.url[AWS_SERVICE_SQS] = c->aws.endpoint_sqs;
 	memset(&co, 0, sizeof(co));
 	co.env = o->env;
 	co.home = o->home;
@@ -1134,6 +1139,10 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	ap->api.creds = ap->creds;
 	ap->api.clock = ap->clock;
 	ap->api.log = o->log;
+	if (aws_interrupt_init(ap, c->aws.interruption_queue) < 0) {
+		errbuf_set(err, "aws: out of memory");
+		goto fail;
+	}
 	if (aws_pricing_init(p, o->env, &e) < 0) {
 		errbuf_set(err, "aws: pricing endpoint: %s", e.msg);
 		goto fail;

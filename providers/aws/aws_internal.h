@@ -79,6 +79,7 @@ struct aws_itype {
 struct aws_seen {
 	char id[32];
 	char group[64];
+	char provider_id[112];
 };
 
 struct aws_prov {
@@ -129,6 +130,7 @@ struct aws_prov {
 		int64_t until_ns; /* on the provider's clock */
 	} *unavailable;
 	size_t n_unavailable;
+	struct aws_sqs *sqs;      /* the interruption queue (aws_interrupt.c); NULL: none */
 };
 
 #define AWS_PROV(p) ((struct aws_prov *)(p)->impl)
@@ -205,6 +207,18 @@ int aws_group_get(struct aws_prov *ap, const char *name, struct aws_group *out);
 
 /* Waits 'ns' on the provider's clock; -1 when cancelled first. */
 int aws_wait(struct aws_prov *ap, int64_t ns);
+
+/* Interruption notices (aws_interrupt.c). aws_interrupt_init reads
+ * 'queue' (an SQS queue URL; NULL or "": none) into ap->sqs: 0, or -1 out
+ * of memory. aws_interruptions is the provider's interruptions op: the
+ * messages the last call returned are deleted first, then up to 50 are
+ * received (ReceiveMessage, no wait); those that are not interruptions
+ * are deleted at once with a log line, the rest returned (provider_id and
+ * group from the last listing) and deleted on the next call. */
+int aws_interrupt_init(struct aws_prov *ap, const char *queue);
+void aws_interrupt_free(struct aws_prov *ap);
+int aws_interruptions(struct provider *p, struct provider_interruption **out, size_t *n,
+		      struct provider_status *st);
 
 /* Fills 'st'. */
 void aws_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)

@@ -20,6 +20,7 @@ static const char *const api_version[AWS_SERVICE_COUNT] = {
 	[AWS_SERVICE_EC2] = "2016-11-15",
 	[AWS_SERVICE_AUTOSCALING] = "2011-01-01",
 	[AWS_SERVICE_STS] = "2011-06-15",
+	[AWS_SERVICE_SQS] = "2012-11-05",
 };
 
 void aws_query_init(struct aws_query *f, enum aws_service svc, const char *action)

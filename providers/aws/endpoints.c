@@ -29,9 +29,9 @@ int aws_env_true(const struct aws_env *e, const char *name)
 	return v && strcasecmp(v, "true") == 0;
 }
 
-static const char *const names[AWS_SERVICE_COUNT] = { "ec2", "autoscaling", "sts" };
-static const char *const env_ids[AWS_SERVICE_COUNT] = { "EC2", "AUTO_SCALING", "STS" };
-static const char *const config_ids[AWS_SERVICE_COUNT] = { "ec2", "auto_scaling", "sts" };
+static const char *const names[AWS_SERVICE_COUNT] = { "ec2", "autoscaling", "sts", "sqs" };
+static const char *const env_ids[AWS_SERVICE_COUNT] = { "EC2", "AUTO_SCALING", "STS", "SQS" };
+static const char *const config_ids[AWS_SERVICE_COUNT] = { "ec2", "auto_scaling", "sts", "sqs" };
 
 const char *aws_service_name(enum aws_service s)
 {
@@ -154,15 +154,17 @@ int aws_endpoint_resolve(enum aws_service svc, const char *region,
 {
 	static const char *const env_names[AWS_SERVICE_COUNT] = { "AWS_ENDPOINT_URL_EC2",
 							 "AWS_ENDPOINT_URL_AUTO_SCALING",
-							 "AWS_ENDPOINT_URL_STS" };
+							 "AWS_ENDPOINT_URL_STS",
+							 "AWS_ENDPOINT_URL_SQS" };
 	static const char *const prof_from[AWS_SERVICE_COUNT] = {
 		"the shared config's services section (ec2)",
 		"the shared config's services section (auto_scaling)",
 		"the shared config's services section (sts)",
+		"the shared config's services section (sqs)",
 	};
 	static const char *const ov_from[AWS_SERVICE_COUNT] = {
 		"provider.aws.endpoints.ec2", "provider.aws.endpoints.autoscaling",
-		"provider.aws.endpoints.sts",
+		"provider.aws.endpoints.sts", "provider.aws.endpoints.sqs",
 	};
 	const char *v, *ign;
 	int ignore;

@@ -1,5 +1,5 @@
 /*
- * endpoints: which URL each AWS service (EC2, Auto Scaling, STS) is called
+ * endpoints: which URL each AWS service (EC2, Auto Scaling, STS, SQS) is called
  * at: an override from the provider's config, the AWS_ENDPOINT_URL_*
  * variables and the shared config file as the AWS SDKs read them, or the
  * regional default. Also the environment lookup every AWS module shares.
@@ -30,14 +30,15 @@ enum aws_service {
 	AWS_SERVICE_EC2,
 	AWS_SERVICE_AUTOSCALING,
 	AWS_SERVICE_STS,
+	AWS_SERVICE_SQS,         /* interruption notices (provider.aws.interruption_queue) */
 	AWS_SERVICE_COUNT,
 };
 
-/* The service's endpoint prefix ("ec2", "autoscaling", "sts"). */
+/* The service's endpoint prefix ("ec2", "autoscaling", "sts", "sqs"). */
 const char *aws_service_name(enum aws_service s);
 
 /* The SDKs' service id as an environment suffix and a shared-config key:
- * "EC2" / "ec2", "AUTO_SCALING" / "auto_scaling", "STS" / "sts". */
+ * "EC2" / "ec2", "AUTO_SCALING" / "auto_scaling", "STS" / "sts", "SQS" / "sqs". */
 const char *aws_service_env_id(enum aws_service s);
 const char *aws_service_config_id(enum aws_service s);
 

@@ -21,12 +21,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "buf.h"
 #include "providers/aws/sigv4.h"
 #include "runtime/backoff.h"
 #include "runtime/clock.h"
 #include "sim/aws_pricing_face.h"
 #include "sim/face_http.h"
+#include "sim/sqs.h"
 #include "textparse.h"
 
 #define MAX_BODY (1u << 20)
@@ -38,6 +41,7 @@
 #define NS_EC2 "http://ec2.amazonaws.com/doc/2016-11-15/"
 #define NS_ASG "http://autoscaling.amazonaws.com/doc/2011-01-01/"
 #define NS_STS "https://sts.amazonaws.com/doc/2011-06-15/"
+#define NS_SQS "http://queue.amazonaws.com/doc/2012-11-05/"
 
 struct imds_token {
 	char token[48];
@@ -2408,6 +2412,8 @@ static const char *service_of_version(const char *v)
 		return "autoscaling";
 	if (v && strcmp(v, "2011-06-15") == 0)
 		return "sts";
+	if (v && strcmp(v, "2012-11-05") == 0)
+		return "sqs";
 	return NULL;
 }
 
@@ -2420,6 +2426,9 @@ static void set_service(struct areq *r, const char *service)
 	} else if (strcmp(service, "sts") == 0) {
 		r->proto = PROTO_QUERY;
 		r->ns = NS_STS;
+	} else if (strcmp(service, "sqs") == 0) {
+		r->proto = PROTO_QUERY;
+		r->ns = NS_SQS;
 	} else {
 		r->proto = PROTO_QUERY;
 		r->ns = NS_ASG;
@@ -2483,6 +2492,124 @@ static void dispatch(struct areq *r, const char *raw_body)
 		     version);
 }
 
+/* ---- SQS (sim/sqs.c answers; here the wire) ---- */
+
+static const char *form_param(void *ud, const char *name)
+{
+	return aws_form_get(ud, name);
+}
+
+/* SQS in the Query protocol (Version 2012-11-05), signed for "sqs". */
+static void sqs_query(struct aws_face *f, struct areq *r)
+{
+	struct sim_sqs_answer ans;
+	char base[64];
+
+	if (!aws_form_get(&r->form, "Version") || strcmp(aws_form_get(&r->form, "Version"), "2012-11-05")) {
+		fail(r, 400, "InvalidAction", "Could not find operation %s for version %s",
+		     r->action ? r->action : "", aws_form_get(&r->form, "Version") ? aws_form_get(&r->form, "Version") : "NO_VERSION_SPECIFIED");
+		return;
+	}
+	if (!sim_cloud_admit(f->cloud, NULL)) {
+		fail(r, 400, "RequestThrottled", "Rate exceeded");
+		return;
+	}
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d", f->port);
+	sim_sqs_answer(sim_aws_sqs(f->aws), false, r->action, form_param, &r->form, base, r->rid, &r->body,
+		       &ans);
+	r->code = ans.status;
+	r->content_type = ans.content_type;
+}
+
+/* A JSON request's parameters: its top-level strings and numbers, as text. */
+struct jparams {
+	cJSON *doc;
+	char num[8][32];
+	size_t n_num;
+};
+
+static const char *json_param(void *ud, const char *name)
+{
+	struct jparams *j = ud;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j->doc, name);
+
+	if (cJSON_IsString(v))
+		return v->valuestring;
+	if (cJSON_IsNumber(v) && j->n_num < 8) {
+		char *s = j->num[j->n_num++];
+
+		if (v->valuedouble != (double)(long long)v->valuedouble || v->valuedouble > 1e15 ||
+		    v->valuedouble < -1e15)
+			snprintf(s, 32, "%g", v->valuedouble);
+		else
+			snprintf(s, 32, "%lld", (long long)v->valuedouble);
+		return s;
+	}
+	return NULL;
+}
+
+/* POST / with X-Amz-Target AmazonSQS.*: SQS in the JSON 1.0 protocol,
+ * signed for "sqs" in the scenario's region. */
+static void handle_sqs_json(struct aws_face *f, struct MHD_Connection *conn, const char *url,
+			    const char *target, const char *body, size_t len, struct areq *r,
+			    char *query_error, size_t qe_len)
+{
+	struct sim_sqs_answer ans;
+	struct jparams jp;
+	struct hdrs h;
+	struct sigv4_input in;
+	struct errbuf msg;
+	enum sigv4_verdict v;
+	char base[64];
+
+	r->service = "sqs";
+	r->action = strchr(target, '.') + 1;
+	r->content_type = "application/x-amz-json-1.0";
+	memset(&h, 0, sizeof(h));
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, &h);
+	memset(&in, 0, sizeof(in));
+	in.method = "POST";
+	in.path = url;
+	in.query = "";
+	in.headers = h.h;
+	in.n_headers = h.n;
+	in.body = body;
+	in.body_len = len;
+	in.region = f->conf->region;
+	in.service = "sqs";
+	msg.msg[0] = '\0';
+	v = h.overflow ? SIGV4_MISSING : sigv4_verify(&in, real_wall(), secret_for, (void *)f->conf, NULL, &msg);
+	if (v != SIGV4_OK) {
+		r->code = sigv4_verdict_http_status(v);
+		buf_printf(&r->body, "{\"__type\":\"com.amazon.coral.service#%s\",\"message\":\"signature refused\"}",
+			   sigv4_verdict_code(v, "sqs"));
+		log_at(f->o.log, LOG_INFO, real_wall(), "sim aws: sqs %s refused: %s", r->action,
+		       msg.msg[0] ? msg.msg : sigv4_verdict_code(v, "sqs"));
+		return;
+	}
+	if (!sim_cloud_admit(f->cloud, NULL)) {
+		r->code = 400;
+		buf_puts(&r->body, "{\"__type\":\"com.amazonaws.sqs#RequestThrottled\",\"message\":\"Rate exceeded\"}");
+		snprintf(query_error, qe_len, "RequestThrottled;Sender");
+		return;
+	}
+	memset(&jp, 0, sizeof(jp));
+	jp.doc = len ? cJSON_ParseWithLength(body, len) : NULL;
+	if (!cJSON_IsObject(jp.doc)) {
+		cJSON_Delete(jp.doc);
+		r->code = 400;
+		buf_puts(&r->body, "{\"__type\":\"com.amazon.coral.service#SerializationException\",\"message\":\"the body is not a JSON object\"}");
+		return;
+	}
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d", f->port);
+	sim_sqs_answer(sim_aws_sqs(f->aws), true, r->action, json_param, &jp, base, r->rid, &r->body,
+		       &ans);
+	cJSON_Delete(jp.doc);
+	r->code = ans.status;
+	r->content_type = ans.content_type;
+	snprintf(query_error, qe_len, "%s", ans.query_error);
+}
+
 /* POST /: the APIs. */
 static void handle_api(struct aws_face *f, struct MHD_Connection *conn, const char *url,
 		       const char *body, size_t len, struct areq *r)
@@ -2537,7 +2664,7 @@ static void handle_api(struct aws_face *f, struct MHD_Connection *conn, const ch
 	v = sigv4_verify(&in, real_wall(), secret_for, (void *)f->conf, &scope, &msg);
 	if (scope.service[0] && (strcmp(scope.service, "ec2") == 0 ||
 				 strcmp(scope.service, "autoscaling") == 0 ||
-				 strcmp(scope.service, "sts") == 0))
+				 strcmp(scope.service, "sts") == 0 || strcmp(scope.service, "sqs") == 0))
 		set_service(r, scope.service);
 	if (v != SIGV4_OK) {
 		log_at(f->o.log, LOG_INFO, real_wall(), "sim aws: %s %s refused: %s (key %s)",
@@ -2550,14 +2677,18 @@ static void handle_api(struct aws_face *f, struct MHD_Connection *conn, const ch
 	}
 	if (!scope.service[0] || (strcmp(scope.service, "ec2") != 0 &&
 				  strcmp(scope.service, "autoscaling") != 0 &&
-				  strcmp(scope.service, "sts") != 0)) {
-		fail(r, 400, "InvalidAction", "The simulator serves ec2, autoscaling and sts, not \"%s\"",
+				  strcmp(scope.service, "sts") != 0 && strcmp(scope.service, "sqs") != 0)) {
+		fail(r, 400, "InvalidAction", "The simulator serves ec2, autoscaling, sts and sqs, not \"%s\"",
 		     scope.service);
 		sigv4_scope_free(&scope);
 		return;
 	}
 	r->session = f->conf->session_token && f->conf->session_token[0];
 	sigv4_scope_free(&scope);
+	if (!strcmp(r->service, "sqs")) {
+		sqs_query(f, r);
+		return;
+	}
 	dispatch(r, body);
 }
 
@@ -2769,6 +2900,14 @@ struct conn_state {
 	bool too_big;
 };
 
+/* The X-Amz-Target of an SQS JSON call, or NULL. */
+static const char *sqs_target(struct MHD_Connection *conn)
+{
+	const char *t = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Amz-Target");
+
+	return t && !strncmp(t, "AmazonSQS.", 10) && t[10] ? t : NULL;
+}
+
 /* The X-Amz-Target of a Price List call, or NULL. */
 static const char *pricing_target(struct MHD_Connection *conn)
 {
@@ -2786,6 +2925,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct MHD_Response *resp;
 	struct areq r;
 	const char *ttl_header = NULL;
+	char query_error[128] = "";
 	enum MHD_Result rc;
 	size_t len;
 	char *data;
@@ -2821,6 +2961,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		handle_imds(f, conn, method, url, &r, &ttl_header);
 	} else if (strncmp(url, "/v1/credentials", 15) == 0) {
 		handle_container(f, conn, method, &r);
+	} else if (strcmp(url, "/") == 0 && strcmp(method, "POST") == 0 && sqs_target(conn) &&
+		   !cs->too_big && !cs->body.oom) {
+		handle_sqs_json(f, conn, url, sqs_target(conn), cs->body.data ? cs->body.data : "",
+				cs->body.len, &r, query_error, sizeof(query_error));
 	} else if (strcmp(url, "/") == 0 && strcmp(method, "POST") == 0 && pricing_target(conn) &&
 		   !cs->too_big && !cs->body.oom) {
 		handle_pricing(f, conn, url, pricing_target(conn), cs->body.data ? cs->body.data : "",
@@ -2866,6 +3010,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		MHD_add_response_header(resp, "x-amzn-RequestId", r.rid);
 	if (ttl_header)
 		MHD_add_response_header(resp, "X-aws-ec2-metadata-token-ttl-seconds", ttl_header);
+	if (query_error[0])
+		MHD_add_response_header(resp, "x-amzn-query-error", query_error);
 	rc = MHD_queue_response(conn, (unsigned int)r.code, resp);
 	MHD_destroy_response(resp);
 	aws_form_free(&r.form);

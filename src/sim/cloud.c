@@ -134,6 +134,8 @@ struct sim_cloud {
 	void *trace_ud;
 	sim_cloud_namer_fn namer;
 	void *namer_ud;
+	sim_cloud_interrupt_fn interrupter;
+	void *interrupter_ud;
 };
 
 void sim_cloud_opts_default(struct sim_cloud_opts *o)
@@ -156,6 +158,7 @@ static const char *const fault_names[] = {
 	[SIM_FAULT_SLOW_RESIZE] = "slow_resize",
 	[SIM_FAULT_TERMINATE_ERROR] = "terminate_error",
 	[SIM_FAULT_LOST_ANSWER] = "lost_answer",
+	[SIM_FAULT_INTERRUPT] = "interrupt",
 };
 
 int sim_fault_kind_parse(const char *s, enum sim_fault_kind *out)
@@ -426,6 +429,86 @@ void sim_cloud_group_stats(struct sim_cloud *c, size_t i, struct sim_group_stats
 	sim_cloud_unlock(c);
 }
 
+static void stop_instance(struct sim_cloud *c, struct sim_instance *in);
+
+void sim_cloud_set_interrupter(struct sim_cloud *c, sim_cloud_interrupt_fn fn, void *ud)
+{
+	c->interrupter = fn;
+	c->interrupter_ud = ud;
+}
+
+/* An interrupted instance's warning is over: it is reclaimed. */
+static void interrupt_reclaim(void *owner, void *data, uint64_t id, bool alive)
+{
+	struct sim_cloud *c = owner;
+	struct sim_instance *in = data;
+
+	(void)id;
+	if (!alive)
+		return;
+	sim_cloud_lock(c);
+	if (in->state == INSTANCE_PENDING || in->state == INSTANCE_RUNNING) {
+		sim_cloud_tracef(c, "instance %s reclaimed (interrupt fault)", in->id);
+		if (!c->interrupter ||
+		    !c->interrupter(c->interrupter_ud, in, SIM_INTERRUPT_RECLAIM, 0))
+			stop_instance(c, in);
+	}
+	sim_cloud_unlock(c);
+}
+
+/* An interrupt fault's time: its instances chosen, told, reclaimed later. */
+static void interrupt_fire(void *owner, void *data, uint64_t id, bool alive)
+{
+	struct sim_cloud *c = owner;
+	struct sim_instance **pick = NULL;
+	struct fault *f;
+	size_t g, k, n = 0, want;
+
+	(void)data;
+	if (!alive)
+		return;
+	sim_cloud_lock(c);
+	if (id >= c->n_faults)
+		goto out;
+	f = &c->faults[id];
+	for (g = 0; g < c->n_groups; g++) /* the running instances, oldest first */
+		if (f->group < 0 || (size_t)f->group == g)
+			for (k = 0; k < c->groups[g].n_live; k++)
+				n += c->groups[g].live[k]->state == INSTANCE_RUNNING;
+	pick = n ? calloc(n, sizeof(*pick)) : NULL;
+	if (!pick)
+		goto out;
+	n = 0;
+	for (g = 0; g < c->n_groups; g++)
+		if (f->group < 0 || (size_t)f->group == g)
+			for (k = 0; k < c->groups[g].n_live; k++)
+				if (c->groups[g].live[k]->state == INSTANCE_RUNNING)
+					pick[n++] = c->groups[g].live[k];
+	want = f->f.count > 0 ? (size_t)f->f.count : (size_t)(f->f.rate * (double)n + 0.999999);
+	if (want > n)
+		want = n;
+	for (k = 0; k < want; k++) { /* a seeded partial shuffle: the first 'want' are chosen */
+		size_t j = k + (size_t)(sim_cloud_rand(c) * (double)(n - k));
+		struct sim_instance *t;
+
+		if (j >= n)
+			j = n - 1;
+		t = pick[k];
+		pick[k] = pick[j];
+		pick[j] = t;
+		sim_cloud_tracef(c, "instance %s interrupted: reclaimed in %.3fs (interrupt fault)",
+				 pick[k]->id, (double)f->f.delay_ns / CLOCK_NS_PER_S);
+		if (c->interrupter)
+			c->interrupter(c->interrupter_ud, pick[k], SIM_INTERRUPT_NOTICE, f->f.delay_ns);
+		if (sim_after(c->ex, c->life, f->f.delay_ns, interrupt_reclaim, pick[k], 0) < 0)
+			sim_cloud_tracef(c, "instance %s: executor refused its reclaim", pick[k]->id);
+	}
+	f->fired += (int)want;
+out:
+	free(pick);
+	sim_cloud_unlock(c);
+}
+
 int sim_cloud_add_fault(struct sim_cloud *c, const struct sim_fault *f, struct errbuf *err)
 {
 	struct fault *nf;
@@ -440,7 +523,7 @@ int sim_cloud_add_fault(struct sim_cloud *c, const struct sim_fault *f, struct e
 		return errbuf_set(err, "fault: rate must be between 0 and 1");
 	if (f->delay_ns < 0 || f->count < 0)
 		return errbuf_set(err, "fault: delay and count must not be negative");
-	if ((unsigned)f->kind > SIM_FAULT_LOST_ANSWER)
+	if ((unsigned)f->kind > SIM_FAULT_INTERRUPT)
 		return errbuf_set(err, "fault: unknown kind");
 	sim_cloud_lock(c);
 	nf = realloc(c->faults, (c->n_faults + 1) * sizeof(*nf));
@@ -460,6 +543,15 @@ int sim_cloud_add_fault(struct sim_cloud *c, const struct sim_fault *f, struct e
 	nf[c->n_faults].group = gi;
 	nf[c->n_faults].fired = 0;
 	c->n_faults++;
+	if (f->kind == SIM_FAULT_INTERRUPT) {
+		int64_t at = f->from_ns - clock_now(c->clock);
+
+		if (sim_after(c->ex, c->life, at > 0 ? at : 0, interrupt_fire, NULL, c->n_faults - 1) < 0) {
+			c->n_faults--;
+			sim_cloud_unlock(c);
+			return errbuf_set(err, "fault: the executor refused the interrupt");
+		}
+	}
 	sim_cloud_unlock(c);
 	return 0;
 }

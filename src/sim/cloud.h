@@ -45,10 +45,13 @@ enum sim_fault_kind {
 				 * unset); THROTTLED answers carry Retry-After 'delay_ns' */
 	SIM_FAULT_LOST_ANSWER,  /* a mutating call of a cloud face takes effect, then its
 				 * connection closes without an answer */
+	SIM_FAULT_INTERRUPT,    /* at from_ns, 'count' (or the fraction 'rate', rounded
+				 * up) of the group's running instances get a spot
+				 * interruption notice and are reclaimed 'delay_ns' later */
 };
 
 /* Parses "launch_error", "throttle", "stuck_boot", "slow_boot", "slow_call",
- * "slow_resize", "terminate_error", "lost_answer". 0 or -1. */
+ * "slow_resize", "terminate_error", "lost_answer", "interrupt". 0 or -1. */
 int sim_fault_kind_parse(const char *s, enum sim_fault_kind *out);
 const char *sim_fault_kind_str(enum sim_fault_kind k);
 
@@ -157,6 +160,25 @@ struct sim_launch_spec {
  */
 typedef int (*sim_cloud_namer_fn)(void *ud, struct sim_cloud *c, size_t group,
 				  const struct sim_launch_spec *spec, struct sim_instance *in);
+
+/* An interrupt fault's steps for one instance: the notice (the instance
+ * goes 'warning_ns' from now), then the reclaim. */
+enum sim_interrupt_step {
+	SIM_INTERRUPT_NOTICE,
+	SIM_INTERRUPT_RECLAIM,
+};
+
+/*
+ * Told of an interrupt fault's steps (a cloud flavour posts the cloud's
+ * notice, e.g. AWS's EventBridge events), under the cloud's lock. At
+ * SIM_INTERRUPT_RECLAIM it returns true when it terminated the instance
+ * itself (an ASG then replaces it); false: the cloud stops it.
+ */
+typedef bool (*sim_cloud_interrupt_fn)(void *ud, struct sim_instance *in,
+				       enum sim_interrupt_step step, int64_t warning_ns);
+
+/* The interrupt listener (one; NULL: none, instances are only reclaimed). */
+void sim_cloud_set_interrupter(struct sim_cloud *c, sim_cloud_interrupt_fn fn, void *ud);
 
 /* Is a flavour (a namer) set? A flavoured cloud is a real cloud's double:
  * deleting a node leaves its machine running, as EC2 does. */

@@ -64,6 +64,7 @@ struct sim_aws {
 	uint32_t ip_next;
 	struct meta **metas;
 	size_t n_metas, cap_metas;
+	struct sim_sqs *sqs;       /* the account's queues */
 };
 
 /* A launch of an ASG, for its callbacks. */
@@ -89,6 +90,7 @@ static void aws_put(struct sim_aws *a)
 		free(a->metas[i]);
 	}
 	free(a->metas);
+	sim_sqs_free(a->sqs);
 	for (i = 0; i < a->n_groups; i++)
 		free(a->g[i].acts);
 	free(a->g);
@@ -288,6 +290,61 @@ const char *sim_aws_instance_fleet(const struct sim_instance *in)
 	return m && m->fleet[0] ? m->fleet : NULL;
 }
 
+/* ---- interruptions: EventBridge events into the scenario's queue ---- */
+
+/* Posts one EC2 event about instance 'in' (detail: the instance id and
+ * 'detail_more', a JSON fragment starting with ','). Lock held. */
+static void post_event(struct sim_aws *a, const struct sim_instance *in, const char *type,
+		       const char *detail_more)
+{
+	const struct sim_aws_conf *c = a->conf;
+	char id[37], now[32], *body;
+	size_t len;
+
+	if (!c->interruption_queue)
+		return;
+	sim_aws_uuid(a, id);
+	iso_time(wall_now(a), now, sizeof(now));
+	len = strlen(type) + strlen(detail_more) + 4 * strlen(in->id) + 512;
+	body = malloc(len);
+	if (!body)
+		return;
+	snprintf(body, len,
+		 "{\"version\":\"0\",\"id\":\"%s\",\"detail-type\":\"%s\",\"source\":\"aws.ec2\","
+		 "\"account\":\"%s\",\"time\":\"%s\",\"region\":\"%s\","
+		 "\"resources\":[\"arn:aws:ec2:%s:%s:instance/%s\"],"
+		 "\"detail\":{\"instance-id\":\"%s\"%s}}",
+		 id, type, c->account, now, c->region, c->region, c->account, in->id, in->id, detail_more);
+	if (sim_sqs_send(a->sqs, c->interruption_queue, body, NULL) < 0)
+		sim_cloud_tracef(a->c, "aws: the event \"%s\" about %s did not fit the queue", type, in->id);
+	else
+		sim_cloud_tracef(a->c, "aws: \"%s\" about %s sent to queue %s", type, in->id,
+				 c->interruption_queue);
+	free(body);
+}
+
+static bool interrupter(void *ud, struct sim_instance *in, enum sim_interrupt_step step,
+			int64_t warning_ns)
+{
+	struct sim_aws *a = ud;
+
+	(void)warning_ns;
+	if (step == SIM_INTERRUPT_NOTICE) {
+		/* AWS says two minutes whatever the fault's warning is */
+		post_event(a, in, "EC2 Spot Instance Interruption Warning",
+			   ",\"instance-action\":\"terminate\"");
+		return false;
+	}
+	post_event(a, in, "EC2 Instance State-change Notification", ",\"state\":\"shutting-down\"");
+	/* reclaimed as TerminateInstances does it: an ASG launches a replacement */
+	return sim_aws_terminate(a, in);
+}
+
+struct sim_sqs *sim_aws_sqs(const struct sim_aws *a)
+{
+	return a->sqs;
+}
+
 /* ---- construction ---- */
 
 struct sim_aws *sim_aws_new(struct sim_cloud *cloud, const struct sim_aws_conf *conf,
@@ -356,8 +413,18 @@ struct sim_aws *sim_aws_new(struct sim_cloud *cloud, const struct sim_aws_conf *
 		snprintf(a->g[i].lt_id, sizeof(a->g[i].lt_id), "lt-0%016llx",
 			 (unsigned long long)next_rand(a));
 	}
+	a->sqs = sim_sqs_new(executor_clock(sim_cloud_executor(cloud)), conf->region, conf->account);
+	if (!a->sqs)
+		goto oom_fail;
+	if (conf->interruption_queue && sim_sqs_create(a->sqs, conf->interruption_queue) < 0) {
+		errbuf_set(err, "aws: interruption_queue \"%s\" is not a queue name", conf->interruption_queue);
+		goto fail;
+	}
 	sim_cloud_set_namer(cloud, namer, a);
+	sim_cloud_set_interrupter(cloud, interrupter, a);
 	return a;
+oom_fail:
+	errbuf_set(err, "out of memory");
 fail:
 	sim_life_end(a->life);
 	a->life = NULL;

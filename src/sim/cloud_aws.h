@@ -14,6 +14,7 @@
 
 #include "errbuf.h"
 #include "sim/cloud.h"
+#include "sim/sqs.h"
 
 enum sim_aws_mode {
 	SIM_AWS_ASG,   /* an Auto Scaling group: SetDesiredCapacity, scaling activities */
@@ -66,6 +67,8 @@ struct sim_aws_conf {
 	size_t n_types;
 	struct sim_aws_group *groups;  /* one per node group, in order */
 	size_t n_groups;
+	const char *interruption_queue;/* an SQS queue made at the start that gets the
+					* interrupt faults' EventBridge events; NULL: none */
 };
 
 /* One scaling activity of an ASG. */
@@ -98,6 +101,9 @@ void sim_aws_start(struct sim_aws *a);
 void sim_aws_free(struct sim_aws *a);
 
 const struct sim_aws_conf *sim_aws_conf(const struct sim_aws *a);
+
+/* The account's SQS queues (sim/sqs.h; the AWS face serves them). */
+struct sim_sqs *sim_aws_sqs(const struct sim_aws *a);
 struct sim_cloud *sim_aws_cloud(const struct sim_aws *a);
 
 /* ---- under the cloud's lock (sim_cloud_lock) ---- */

@@ -1286,10 +1286,35 @@ static int parse_error_name(const char *s, enum provider_error *out)
 	return -1;
 }
 
+/* An interrupt fault: at 'at', 'count' or a 'fraction' of a group's
+ * running instances are told, and reclaimed 'warning' (default 2m) later. */
+static int parse_interrupt(struct px *x, const struct ytree_node *m, struct sim_fault *f)
+{
+	if (ytree_map_find(m, "from") || ytree_map_find(m, "until") || ytree_map_find(m, "rate") ||
+	    ytree_map_find(m, "delay") || ytree_map_find(m, "error"))
+		return fail(x, m, "an interrupt fault takes at, count or fraction, and warning (not from, until, rate, delay or error)");
+	f->delay_ns = 2 * 60 * CLOCK_NS_PER_S;
+	if (get_time(x, m, "at", &f->from_ns) || get_num(x, m, "fraction", 0, 1, &f->rate) ||
+	    get_duration(x, m, "warning", &f->delay_ns))
+		return -1;
+	if (!ytree_map_find(m, "at"))
+		return missing(x, m, "at");
+	if (!!ytree_map_find(m, "count") == !!ytree_map_find(m, "fraction"))
+		return fail(x, m, "an interrupt fault takes one of count (instances) and fraction (of the running ones)");
+	if (ytree_map_find(m, "count") && f->count < 1)
+		return fail(x, m, "count must be at least 1");
+	if (ytree_map_find(m, "fraction") && !(f->rate > 0))
+		return fail(x, m, "fraction must be above 0");
+	if (f->delay_ns < 0)
+		return fail(x, m, "warning must not be negative");
+	return 0;
+}
+
 static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_fault *f)
 {
 	static const char *const keys[] = {"kind", "group", "from", "until", "rate", "count",
-					   "error", "delay", "instance_type", "zone", "capacity_type", NULL};
+					   "error", "delay", "instance_type", "zone", "capacity_type",
+					   "at", "fraction", "warning", NULL};
 	const char *kind = NULL, *error = NULL, *capacity = NULL;
 	int64_t count = 0;
 	size_t old;
@@ -1309,11 +1334,15 @@ static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_faul
 		old = ytree_path_push_key(&x->path, "kind");
 		fail(x, ytree_map_find(m, "kind"),
 		     "expected launch_error, throttle, stuck_boot, slow_boot, slow_call, slow_resize, "
-		     "terminate_error or lost_answer, got \"%s\"",
+		     "terminate_error, lost_answer or interrupt, got \"%s\"",
 		     kind);
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
+	if (f->kind == SIM_FAULT_INTERRUPT)
+		return parse_interrupt(x, m, f);
+	if (ytree_map_find(m, "at") || ytree_map_find(m, "fraction") || ytree_map_find(m, "warning"))
+		return fail(x, m, "at, fraction and warning are for interrupt faults only");
 	if ((f->instance_type || f->zone || capacity) && f->kind != SIM_FAULT_LAUNCH_ERROR)
 		return fail(x, m, "instance_type, zone and capacity_type are for launch_error faults only");
 	if (capacity) {
@@ -1504,7 +1533,7 @@ static int parse_aws(struct px *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = {"region", "account", "cluster", "credentials", "imds",
 					   "container_token", "credential_ttl", "asg_retry",
-					   "instance_types", "groups", NULL};
+					   "instance_types", "groups", "interruption_queue", NULL};
 	static const char *const ckeys[] = {"access_key_id", "secret_access_key", "session_token",
 					    NULL};
 	static const char *const ikeys[] = {"role", "v2_only", NULL};
@@ -1522,6 +1551,7 @@ static int parse_aws(struct px *x, const struct ytree_node *m)
 	    get_str(x, m, "account", false, &c->account) ||
 	    get_str(x, m, "cluster", false, &c->cluster) ||
 	    get_str(x, m, "container_token", false, &c->container_token) ||
+	    get_str(x, m, "interruption_queue", false, &c->interruption_queue) ||
 	    get_duration(x, m, "credential_ttl", &ttl_ns) ||
 	    get_duration(x, m, "asg_retry", &c->asg_retry_ns))
 		return -1;
@@ -1535,6 +1565,11 @@ static int parse_aws(struct px *x, const struct ytree_node *m)
 		return fail(x, m, "region \"%s\" is too long", c->region);
 	if (strlen(c->account) != 12 || strspn(c->account, "0123456789") != 12)
 		return fail(x, m, "account must be 12 digits");
+	if (c->interruption_queue &&
+	    (!c->interruption_queue[0] || strlen(c->interruption_queue) > 80 ||
+	     strspn(c->interruption_queue, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") !=
+		     strlen(c->interruption_queue)))
+		return fail(x, m, "interruption_queue: a queue name (1 to 80 letters, digits, '-' and '_')");
 	if (ttl_ns < 60 * CLOCK_NS_PER_S)
 		return fail(x, m, "credential_ttl must be at least 1m");
 	c->credential_ttl_s = ttl_ns / CLOCK_NS_PER_S;
