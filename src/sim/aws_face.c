@@ -2417,19 +2417,24 @@ static const char *service_of_version(const char *v)
 	return NULL;
 }
 
+/* 'service' may be a signature's scope, gone when the request is logged:
+ * r->service is always a static name. */
 static void set_service(struct areq *r, const char *service)
 {
-	r->service = service;
 	if (strcmp(service, "ec2") == 0) {
+		r->service = "ec2";
 		r->proto = PROTO_EC2;
 		r->ns = NS_EC2;
 	} else if (strcmp(service, "sts") == 0) {
+		r->service = "sts";
 		r->proto = PROTO_QUERY;
 		r->ns = NS_STS;
 	} else if (strcmp(service, "sqs") == 0) {
+		r->service = "sqs";
 		r->proto = PROTO_QUERY;
 		r->ns = NS_SQS;
 	} else {
+		r->service = "autoscaling";
 		r->proto = PROTO_QUERY;
 		r->ns = NS_ASG;
 	}

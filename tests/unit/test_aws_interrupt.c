@@ -389,6 +389,91 @@ static void test_parser_hostile(void **state)
 	assert_string_equal(provider_interruption_kind_str(PROVIDER_INTERRUPT_SCHEDULED_CHANGE), "scheduled_change");
 }
 
+/* ---- what the config and the scenario accept ---- */
+
+static void test_config_queue_url(void **state)
+{
+	static const char *const bad[] = {
+		"sqs.us-east-1.amazonaws.com/123456789012/q",          /* no scheme */
+		"https://sqs.us-east-1.amazonaws.com/q",               /* no account */
+		"https://sqs.us-east-1.amazonaws.com/12345/q",         /* not 12 digits */
+		"https://sqs.us-east-1.amazonaws.com/123456789012/",   /* no name */
+		"https://sqs.us-east-1.amazonaws.com/123456789012/a b",
+		"https://sqs.us-east-1.amazonaws.com/123456789012/q?x=1",
+		"https://user@sqs.us-east-1.amazonaws.com/123456789012/q",
+	};
+	struct config_opts co = {.flags = CONFIG_OFFLINE};
+	struct errbuf err;
+	struct config *c;
+	char text[1024];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "node_groups:\n  - {name: w, min: 0, max: 3}\n"
+			 "provider:\n  kind: aws\n  aws: {interruption_queue: \"%s\"}\n", bad[i]);
+		c = config_parse_opts(text, strlen(text), "c.yaml", &co, &err);
+		if (c)
+			fail_msg("accepted: %s", bad[i]);
+		if (!strstr(err.msg, "interruption_queue") || !strstr(err.msg, "SQS queue URL"))
+			fail_msg("unclear error for %s: %s", bad[i], err.msg);
+	}
+	snprintf(text, sizeof(text),
+		 "node_groups:\n  - {name: w, min: 0, max: 3}\n"
+		 "provider:\n  kind: aws\n  aws: {interruption_queue: "
+		 "\"https://sqs.eu-west-1.amazonaws.com/123456789012/karpenter-int_1.fifo\"}\n");
+	c = config_parse_opts(text, strlen(text), "c.yaml", &co, &err);
+	if (!c)
+		fail_msg("refused: %s", err.msg);
+	assert_string_equal(c->aws.interruption_queue,
+			    "https://sqs.eu-west-1.amazonaws.com/123456789012/karpenter-int_1.fifo");
+	config_free(c);
+}
+
+static void test_scenario_interrupt_fault(void **state)
+{
+	static const struct {
+		const char *fault, *says;
+	} bad[] = {
+		{"{kind: interrupt, group: w, count: 1}", "at"},
+		{"{kind: interrupt, group: w, at: 1m}", "one of count"},
+		{"{kind: interrupt, group: w, at: 1m, count: 1, fraction: 0.5}", "one of count"},
+		{"{kind: interrupt, group: w, at: 1m, fraction: 0}", "fraction"},
+		{"{kind: interrupt, group: w, at: 1m, count: 1, from: 2m}", "not from"},
+		{"{kind: interrupt, group: nope, at: 1m, count: 1}", "nope"},
+		{"{kind: launch_error, group: w, warning: 1m}", "interrupt faults only"},
+	};
+	struct sim_scenario *sc;
+	struct errbuf err;
+	char text[1024];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "duration: 1h\nnode_groups:\n  - {name: w, min: 0, max: 3, template: {allocatable: {cpu: 2, memory: 4Gi, pods: 10}}}\n"
+			 "faults:\n  - %s\n", bad[i].fault);
+		sc = sim_scenario_parse(text, strlen(text), "s.yaml", &err);
+		if (sc)
+			fail_msg("accepted: %s", bad[i].fault);
+		if (!strstr(err.msg, bad[i].says))
+			fail_msg("%s: the error does not say \"%s\": %s", bad[i].fault, bad[i].says, err.msg);
+	}
+	snprintf(text, sizeof(text),
+		 "duration: 1h\nnode_groups:\n  - {name: w, min: 0, max: 3, template: {allocatable: {cpu: 2, memory: 4Gi, pods: 10}}}\n"
+		 "faults:\n  - {kind: interrupt, group: w, at: 10m, fraction: 0.2}\n");
+	sc = sim_scenario_parse(text, strlen(text), "s.yaml", &err);
+	if (!sc)
+		fail_msg("refused: %s", err.msg);
+	assert_int_equal(sc->n_faults, 1);
+	assert_int_equal(sc->faults[0].kind, SIM_FAULT_INTERRUPT);
+	assert_int_equal(sc->faults[0].from_ns, 10 * 60 * CLOCK_NS_PER_S);
+	assert_int_equal(sc->faults[0].delay_ns, 2 * 60 * CLOCK_NS_PER_S);
+	assert_true(sc->faults[0].rate > 0.19 && sc->faults[0].rate < 0.21);
+	sim_scenario_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +482,8 @@ int main(void)
 		cmocka_unit_test(test_returned_once),
 		cmocka_unit_test(test_queue_error_whole),
 		cmocka_unit_test(test_parser_hostile),
+		cmocka_unit_test(test_config_queue_url),
+		cmocka_unit_test(test_scenario_interrupt_fault),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
