@@ -79,6 +79,7 @@ struct node_job {
 	char node[256];
 	char provider_id[256];
 	char group[64];        /* its instance's group, once a delete maps it */
+	char node_group[64];   /* its node's group in the plan's snapshot, "" when none */
 	struct action *actions;
 	size_t n, next;
 	bool removal;          /* it drains or deletes the node */
@@ -853,6 +854,19 @@ static int removal_cordon(struct node_job *j, struct kube_status *st)
 	return 0;
 }
 
+/* luascale_disruptions_total: a disrupting action of job 'j' done. */
+static void count_disruption(struct actuator *a, const struct node_job *j, const struct action *act)
+{
+	const char *v[3];
+
+	if (!a->cfg.ins || !act->disruption)
+		return;
+	v[0] = j->node_group[0] ? j->node_group : j->group[0] ? j->group : "unknown";
+	v[1] = act->disruption;
+	v[2] = action_type_str(act->type);
+	metric_add(a->cfg.ins->disruptions, v, 1);
+}
+
 /* cordon, uncordon, label, annotate, taint. */
 static void simple_action(struct node_job *j, const struct action *act)
 {
@@ -898,6 +912,9 @@ static void simple_action(struct node_job *j, const struct action *act)
 	if (a->cfg.ins)
 		metric_inc1(rc == 0 && st.code == KUBE_OK ? a->cfg.ins->executed : a->cfg.ins->failed,
 			    action_type_str(act->type));
+	if (rc == 0 && st.code == KUBE_OK &&
+	    ((act->type == ACTION_CORDON && !j->was_cordoned) || action_evicts(act)))
+		count_disruption(a, j, act);
 	{
 		struct log_field f[ACTION_LOG_FIELDS + 2];
 		char cnt[24];
@@ -1098,6 +1115,7 @@ static bool delete_node_object(struct node_job *j, const struct action *act, boo
 	count(a, &a->st.nodes_deleted);
 	if (a->cfg.ins)
 		metric_inc1(a->cfg.ins->executed, "delete");
+	count_disruption(a, j, act);
 	instruments_removed(a->cfg.ins, j->group, act->reason, j->drained ?
 			    (double)(clock_now(a->clock) - j->drain_start_ns) / CLOCK_NS_PER_S : -1);
 	{
@@ -1294,6 +1312,7 @@ static void node_step(void *arg, bool cancelled)
 			count(a, &a->st.drains_done);
 			if (a->cfg.ins)
 				metric_inc1(a->cfg.ins->executed, "drain");
+			count_disruption(a, j, act);
 			{
 				struct log_field f[] = {
 					{"action", "drain"}, {"node", j->node}, {"outcome", "done"},
@@ -1403,6 +1422,9 @@ static int start_node_job(struct actuator *a, const struct plan *p, const struct
 		const char *mark = kvlist_get(&s->nodes[idx].annotations, ACTUATOR_CORDON_MARK);
 
 		snprintf(j->provider_id, sizeof(j->provider_id), "%s", s->nodes[idx].provider_id);
+		if (s->nodes[idx].group >= 0)
+			snprintf(j->node_group, sizeof(j->node_group), "%s",
+				 s->groups[s->nodes[idx].group].name);
 		j->was_cordoned = s->nodes[idx].unschedulable;
 		j->marked = mark && strcmp(mark, ACTUATOR_CORDON_MARK_VALUE) == 0;
 	}

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,8 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->process_start = ok(&bad, metrics_gauge(m, "process_start_time_seconds", "Unix time the process started.", NULL));
 	ins->nodes_removed = ok(&bad, metrics_counter(m, "luascale_nodes_removed_total", "Nodes removed (their Node deleted), by group and reason class (empty, underutilized, drifted, policy).", "group,reason"));
 	ins->removal_seconds = ok(&bad, metrics_histogram(m, "luascale_node_removal_duration_seconds", "From the start of a node's drain to its Node deleted (its instance terminated first).", NULL, latency_buckets, sizeof(latency_buckets) / sizeof(latency_buckets[0])));
+	ins->disruptions = ok(&bad, metrics_counter(m, "luascale_disruptions_total", "Disruptions done: cordons of nodes not cordoned yet, drains, deletes and NoExecute taints, by group, disruption reason (empty, underutilized, drifted, expired, interrupted) and action.", "group,reason,action"));
+	ins->budget_remaining = ok(&bad, metrics_gauge(m, "luascale_disruption_budget_remaining", "Nodes of a group the disruption budgets let be disrupted now for a reason, less those being drained or deleted; a series only while a written budget limits the reason.", "group,reason"));
 	ins->price_failures = ok(&bad, metrics_counter(m, "luascale_price_refresh_failures_total", "Refreshes of the cloud's prices that failed (the last prices stay in use), by provider.", "provider"));
 	ins->unremovable_nodes = ok(&bad, metrics_gauge(m, "luascale_unremovable_nodes", "Nodes whose drain or delete the safety checks refused in the last round, by the invariant it would break.", "reason"));
 	metric_set1(ins->build_info, version, 1);
@@ -297,6 +300,31 @@ const char *instruments_removal_reason(const char *reason)
 	if (strstr(reason, "drift"))
 		return "drifted";
 	return "policy";
+}
+
+void instruments_budgets(const struct instruments *ins, const struct snapshot *s,
+			 const struct config *c)
+{
+	static const enum disruption_reason budgeted[] = {DISRUPTION_EMPTY, DISRUPTION_UNDERUTILIZED,
+							  DISRUPTION_DRIFTED, DISRUPTION_EXPIRED};
+	size_t i, k;
+
+	if (!ins)
+		return;
+	for (i = 0; c && i < s->n_groups; i++) {
+		size_t nb;
+
+		/* only the groups some written budget applies to */
+		config_group_budgets(c, s->groups[i].name, &nb);
+		if (!safety_budgets_written(c, s->groups[i].name) || !nb)
+			continue;
+		for (k = 0; k < N(budgeted); k++) {
+			const char *v[2] = {s->groups[i].name, disruption_reason_name(budgeted[k])};
+			int64_t left = safety_budget_left(s, c, i, budgeted[k]);
+
+			metric_set(ins->budget_remaining, v, left < 0 ? INFINITY : (double)left);
+		}
+	}
 }
 
 void instruments_removed(const struct instruments *ins, const char *group, const char *reason,

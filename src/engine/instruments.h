@@ -35,6 +35,7 @@ struct instruments {
 	struct metric *process_cpu, *process_rss, *process_fds, *process_max_fds, *process_start;
 	struct metric *nodes_removed, *removal_seconds, *unremovable_nodes;
 	struct metric *price_failures;
+	struct metric *disruptions, *budget_remaining;
 };
 
 /*
@@ -68,6 +69,17 @@ void instruments_snapshot(const struct instruments *ins, const struct snapshot *
  * (every invariant's series set, 0 when none). 'ins' may be NULL.
  */
 void instruments_verdict(const struct instruments *ins, const struct verdict *v);
+
+/*
+ * For every group of 's' that 'c' writes disruption budgets for, what they
+ * leave now for each budgeted reason (empty, underutilized, drifted,
+ * expired) into luascale_disruption_budget_remaining: +Inf while no active
+ * budget limits the reason. (luascale_disruptions_total is the actuator's:
+ * it counts what it did.) 'ins' may be NULL.
+ */
+struct config;
+void instruments_budgets(const struct instruments *ins, const struct snapshot *s,
+			 const struct config *c);
 
 /*
  * The reason class of a removal from the reason the policy gave: empty

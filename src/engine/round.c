@@ -173,6 +173,7 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 		for (i = 0; i < d.verdict.n_rejected; i++)
 			metric_inc1(o->ins->rejections, instruments_invariant(d.verdict.rejected[i].why));
 		instruments_verdict(o->ins, &d.verdict);
+		instruments_budgets(o->ins, s, reconciler_config(r));
 	}
 	if (p->n_actions)
 		actuator_execute(a, p, s);

@@ -107,7 +107,7 @@ static bool node_empty(const struct snapshot *s, size_t n)
 /* Did the config write budgets for group 'name': its own or the top
  * level's? Only written budgets are enforced: with none anywhere, removals
  * are held by max_scale_down_per_round alone. */
-static bool budgets_written(const struct config *c, const char *name)
+bool safety_budgets_written(const struct config *c, const char *name)
 {
 	size_t i;
 
@@ -128,6 +128,23 @@ static bool budgets_written(const struct config *c, const char *name)
  * already (for any reason, as Karpenter counts them), must leave room.
  * Returns 1 (counted), 0 (rejected), -1 on OOM.
  */
+int64_t safety_budget_left(const struct snapshot *s, const struct config *c, size_t group,
+			   enum disruption_reason reason)
+{
+	const struct node_group *g = &s->groups[group];
+	const struct disruption_budget *list;
+	int64_t allowed;
+	size_t nb;
+
+	if (!c || !safety_budgets_written(c, g->name))
+		return -1;
+	list = config_group_budgets(c, g->name, &nb);
+	allowed = budget_allowed(list, nb, reason, g->current, s->now);
+	if (allowed == BUDGET_UNLIMITED)
+		return -1;
+	return allowed > g->removing ? allowed - g->removing : 0;
+}
+
 static int check_budget(const struct snapshot *s, const struct safety_limits *lim,
 			struct round *r, size_t n, const struct action *a, struct verdict *v)
 {
@@ -139,7 +156,7 @@ static int check_budget(const struct snapshot *s, const struct safety_limits *li
 	size_t nb, which;
 	char desc[256];
 
-	if (!lim->budgets || r->disrupted[n] || !budgets_written(lim->budgets, g->name))
+	if (!lim->budgets || r->disrupted[n] || !safety_budgets_written(lim->budgets, g->name))
 		return 1;
 	if (!a->disruption || disruption_reason_parse(a->disruption, &reason) < 0)
 		reason = node_empty(s, n) ? DISRUPTION_EMPTY : DISRUPTION_UNDERUTILIZED;
@@ -523,7 +540,19 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 	case ACTION_SCALE_UP:
 		break;
 	}
-	return plan_add(&v->accepted, a);
+	if (plan_add(&v->accepted, a) < 0)
+		return -1;
+	/* a disruption says its reason downstream (the actuator, the
+	 * metrics): the policy's, else what the node's pods make it */
+	if (!a->disruption && (a->type == ACTION_CORDON || a->type == ACTION_DRAIN ||
+			       a->type == ACTION_DELETE || action_evicts(a))) {
+		struct action *got = &v->accepted.actions[v->accepted.n_actions - 1];
+
+		got->disruption = strdup(node_empty(s, (size_t)n) ? "empty" : "underutilized");
+		if (!got->disruption)
+			return -1;
+	}
+	return 0;
 }
 
 int safety_plan_size(const struct plan *p, const struct safety_limits *lim,

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "engine/budget.h"
 #include "errbuf.h"
 #include "model.h"
 #include "policy/plan.h"
@@ -53,6 +54,19 @@ struct verdict {
 	size_t n_rejected;
 	size_t cap_rejected;
 };
+
+/* Did config 'c' write disruption budgets that apply to group 'name' (its
+ * own, or the top level's)? Only written budgets are enforced. */
+bool safety_budgets_written(const struct config *c, const char *name);
+
+/*
+ * What the written disruption budgets of 'c' leave group 'group' of 's'
+ * for 'reason' now: the smallest active budget's allowance less the
+ * group's nodes being drained or deleted, never below 0; -1 when no
+ * written budget limits it (none written, none active, or interrupted).
+ */
+int64_t safety_budget_left(const struct snapshot *s, const struct config *c, size_t group,
+			   enum disruption_reason reason);
 
 void verdict_init(struct verdict *v);
 void verdict_free(struct verdict *v);

@@ -7,7 +7,8 @@
 # are cordoned or on their way out at once, the cut is logged naming the
 # budget and counted as luascale_rejections_total{invariant=
 # "disruption_budget"}, and the nodes still all go, two at a time, as
-# removals finish.
+# removals finish. luascale_disruptions_total counts each drain and delete
+# under its reason, and luascale_disruption_budget_remaining what is left.
 # Usage: run_sim_budgets.py LUASCALE SOURCE_DIR
 import os
 import re
@@ -70,7 +71,24 @@ def metrics():
         return ""
 
 
-mm = re.search(r'^luascale_rejections_total\{invariant="disruption_budget"\} (\S+)$', metrics(), re.M)
+text = metrics()
+mm = re.search(r'^luascale_rejections_total\{invariant="disruption_budget"\} (\S+)$', text, re.M)
 ok(mm and float(mm.group(1)) >= 1,
    "luascale_rejections_total{invariant=\"disruption_budget\"} counts the cuts (%s)" % (mm and mm.group(1)))
+counts = {a: float(v) for a, v in re.findall(
+    r'^luascale_disruptions_total\{group="workers",reason="empty",action="(drain|delete)"\} (\S+)$', text, re.M)}
+ok(counts == {"drain": 6, "delete": 6},
+   "luascale_disruptions_total counts each node's drain and delete once, as empty (%s)" % counts)
+
+
+def budget_left():
+    return re.findall(r'^luascale_disruption_budget_remaining\{group="workers",reason="(\w+)"\} (\S+)$',
+                      metrics(), re.M)
+
+
+# a round after the last removal ended: nothing is being disrupted
+left = until(10, lambda: (lambda v: v if v and all(x == "2" for _, x in v) else None)(budget_left())) or budget_left()
+ok(sorted(r for r, _ in left) == ["drifted", "empty", "expired", "underutilized"] and
+   all(v == "2" for _, v in left),
+   "luascale_disruption_budget_remaining shows the budget left for each reason, 2 once the group is empty (%s)" % left)
 H.finish()

@@ -124,6 +124,10 @@ static void test_budget_cuts_the_second_disruption(void **state)
 	check(f);
 	assert_int_equal(f->v.accepted.n_actions, 3);
 	assert_string_equal(f->v.accepted.actions[2].node, "g-1");
+	/* an accepted disruption carries its reason on: w-3 runs a pod, g-1 none */
+	assert_string_equal(f->v.accepted.actions[0].disruption, "underutilized");
+	assert_string_equal(f->v.accepted.actions[1].disruption, "underutilized");
+	assert_string_equal(f->v.accepted.actions[2].disruption, "empty");
 	assert_int_equal(f->v.n_rejected, 1);
 	assert_string_equal(f->v.rejected[0].action.node, "w-4");
 	expect_rejected(f, 0, "disruption budget of group workers for empty (nodes 1) allows 1 of its 4 nodes at once, and 1 is being disrupted (0 drained or deleted, 1 by this plan)");
@@ -161,6 +165,7 @@ static void test_budget_reasons(void **state)
 	check(f);
 	assert_int_equal(f->v.accepted.n_actions, 1);
 	assert_string_equal(f->v.accepted.actions[0].node, "w-4");
+	assert_string_equal(f->v.accepted.actions[0].disruption, "interrupted");
 	expect_rejected(f, 0, "allows 0 of its 4 nodes");
 	config_free(c);
 }
