@@ -1171,6 +1171,10 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	       ap->api.region, from ? from : "?", aws_credchain_source(ap->creds),
 	       ap->api.url[AWS_SERVICE_AUTOSCALING], ap->api.url[AWS_SERVICE_EC2],
 	       ap->discovery ? ", finding ASGs tagged for cluster " : "", ap->discovery ? ap->cluster : "");
+	if (c->aws.interruption_queue && c->aws.interruption_queue[0])
+		log_at(o->log, LOG_INFO, clock_wall(ap->clock),
+		       "aws: interruption notices from the SQS queue %s (SQS at %s)",
+		       c->aws.interruption_queue, ap->api.url[AWS_SERVICE_SQS]);
 	return p;
 fail:
 	aws_free(p);

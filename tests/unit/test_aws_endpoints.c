@@ -54,6 +54,18 @@ static void test_defaults(void **state)
 	assert_string_equal(out, "https://autoscaling.us-east-2.amazonaws.com");
 	assert_int_equal(resolve(AWS_SERVICE_STS, "ap-south-1", NULL, none, NULL, out, &from, &e), 0);
 	assert_string_equal(out, "https://sts.ap-south-1.amazonaws.com");
+	assert_int_equal(resolve(AWS_SERVICE_SQS, "eu-central-1", NULL, none, NULL, out, &from, &e), 0);
+	assert_string_equal(out, "https://sqs.eu-central-1.amazonaws.com");
+	{
+		struct kv sqs_env[] = { { "AWS_ENDPOINT_URL_SQS", "http://127.0.0.1:9324/" },
+					{ "AWS_ENDPOINT_URL", "http://127.0.0.1:1" }, { NULL, NULL } };
+
+		assert_int_equal(resolve(AWS_SERVICE_SQS, "eu-central-1", NULL, sqs_env, NULL, out, &from, &e), 0);
+		assert_string_equal(out, "http://127.0.0.1:9324");
+		assert_string_equal(from, "AWS_ENDPOINT_URL_SQS");
+		assert_string_equal(aws_service_env_id(AWS_SERVICE_SQS), "SQS");
+		assert_string_equal(aws_service_config_id(AWS_SERVICE_SQS), "sqs");
+	}
 	/* China partition */
 	assert_int_equal(resolve(AWS_SERVICE_EC2, "cn-north-1", NULL, none, NULL, out, &from, &e), 0);
 	assert_string_equal(out, "https://ec2.cn-north-1.amazonaws.com.cn");
