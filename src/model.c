@@ -1038,6 +1038,77 @@ static int copy_group(struct arena *a, const struct node_group *src,
 	return 0;
 }
 
+/* Do all of group g's types carry label key=value? */
+static bool types_share(const struct node_group *g, const char *key, const char *value)
+{
+	size_t i;
+
+	for (i = 0; i < g->n_types; i++) {
+		const char *v = kvlist_get(&g->types[i].tmpl.labels, key);
+
+		if (!v || strcmp(v, value))
+			return false;
+	}
+	return true;
+}
+
+bool snapshot_node_drift(const struct snapshot *s, size_t n, char *out, size_t len)
+{
+	const struct node *node = &s->nodes[n];
+	const struct node_group *g;
+	size_t i, j;
+
+	if (len)
+		out[0] = '\0';
+	if (node->group < 0)
+		return false;
+	g = &s->groups[node->group];
+	if (g->n_types) {
+		const char *type = kvlist_get(&node->labels, "node.kubernetes.io/instance-type");
+
+		for (i = 0; type && i < g->n_types; i++)
+			if (g->types[i].instance_type && !strcmp(g->types[i].instance_type, type))
+				break;
+		if (type && i == g->n_types) {
+			snprintf(out, len, "instance type %s is none of group %s's", type, g->name);
+			return true;
+		}
+	}
+	for (i = 0; i < g->tmpl.labels.n; i++) {
+		const struct kv *l = &g->tmpl.labels.items[i];
+		const char *v;
+
+		if (!l->key || !l->value || !strcmp(l->key, "kubernetes.io/hostname") ||
+		    (g->n_types && (!strcmp(l->key, "node.kubernetes.io/instance-type") ||
+				    !strcmp(l->key, "beta.kubernetes.io/instance-type") ||
+				    !types_share(g, l->key, l->value))))
+			continue;
+		v = kvlist_get(&node->labels, l->key);
+		if (!v || strcmp(v, l->value)) {
+			snprintf(out, len, "label %s is %s%s%s, the template's is %s", l->key, v ? "\"" : "",
+				 v ? v : "missing", v ? "\"" : "", l->value);
+			return true;
+		}
+	}
+	for (i = 0; i < g->tmpl.n_taints; i++) {
+		const struct taint *t = &g->tmpl.taints[i];
+
+		for (j = 0; j < node->n_taints; j++)
+			if (node->taints[j].effect == t->effect && node->taints[j].key && t->key &&
+			    !strcmp(node->taints[j].key, t->key) &&
+			    !strcmp(node->taints[j].value ? node->taints[j].value : "",
+				    t->value ? t->value : ""))
+				break;
+		if (j == node->n_taints) {
+			snprintf(out, len, "taint %s%s%s:%s of the template is missing", t->key ? t->key : "",
+				 t->value && t->value[0] ? "=" : "", t->value ? t->value : "",
+				 taint_effect_str(t->effect));
+			return true;
+		}
+	}
+	return false;
+}
+
 int snapshot_set_groups(struct snapshot *s, const struct node_group *groups,
 			size_t n, struct errbuf *err)
 {

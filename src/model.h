@@ -422,6 +422,18 @@ struct node_group {
 	char backoff_reason[160];
 };
 
+/*
+ * Why node 'n' of finished snapshot 's' is no longer what its group would
+ * launch now, written into 'out' ("" and false when it is not): a label of
+ * the group's template it lacks or has another value of (but the hostname,
+ * and for a group of several instance types the labels its types do not
+ * share), a taint of the template it lacks, or, for a group of several
+ * instance types, a node.kubernetes.io/instance-type none of them is.
+ * A node of no group never drifts. Returns whether it drifted.
+ */
+struct snapshot;
+bool snapshot_node_drift(const struct snapshot *s, size_t n, char *out, size_t len);
+
 /* ---- snapshot ---- */
 
 /*

@@ -527,14 +527,14 @@ enum node_field {
 	NF_NAME = 1, NF_GROUP, NF_LABELS, NF_ANNOTATIONS, NF_TAINTS, NF_ALLOCATABLE,
 	NF_REQUESTED, NF_FREE, NF_UTILIZATION, NF_UNSCHEDULABLE, NF_READY, NF_CREATED,
 	NF_AGE, NF_PROVIDER_ID, NF_POD_COUNT, NF_PODS, NF_REMOVING, NF_LIVE_REQUESTS,
-	NF_PROTECTED,
+	NF_PROTECTED, NF_DRIFTED, NF_DRIFT_REASON,
 };
 
 static const char *const node_fields[] = {
 	NULL, "name", "group", "labels", "annotations", "taints", "allocatable",
 	"requested", "free", "utilization", "unschedulable", "ready", "created",
 	"age", "provider_id", "pod_count", "pods", "removing", "live_requests",
-	"protected", NULL,
+	"protected", "drifted", "drift_reason", NULL,
 };
 
 enum pod_field {
@@ -740,6 +740,21 @@ static void push_node_field(lua_State *L, const struct view *v, size_t idx, int 
 	case NF_AGE: lua_pushinteger(L, (lua_Integer)(s->now - n->created)); return;
 	case NF_PROVIDER_ID: lua_pushstring(L, n->provider_id); return;
 	case NF_PROTECTED: lua_pushboolean(L, node_protected(L, view_of(L), n)); return;
+	case NF_DRIFTED:
+	case NF_DRIFT_REASON: {
+		char why[512];
+		bool drifted;
+
+		sandbox_charge(L, (double)(n->labels.n + n->n_taints) + 1);
+		drifted = snapshot_node_drift(s, idx, why, sizeof(why));
+		if (id == NF_DRIFTED)
+			lua_pushboolean(L, drifted);
+		else if (drifted)
+			lua_pushstring(L, why);
+		else
+			lua_pushnil(L);
+		return;
+	}
 	case NF_POD_COUNT:
 		sandbox_charge(L, (double)n->n_pods);
 		for (i = 0; i < n->n_pods; i++)

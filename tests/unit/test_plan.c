@@ -301,6 +301,8 @@ static void fleet_group(struct node_group *g, struct node_group types[3])
 		t->tmpl.labels.n = 2;
 	}
 	g->tmpl = types[2].tmpl;
+	g->selector.items = &type_labels[0][1]; /* pool=fleet */
+	g->selector.n = 1;
 	g->instance_type = "large";
 	g->price_per_hour = 0.5;
 	g->types = types;
@@ -384,6 +386,31 @@ static void test_instance_types(void **state)
 		fail_msg("error: %s", err.msg);
 }
 
+#define FLEET_NODE(name, type) \
+	"{\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\",\"labels\":{\"pool\":\"fleet\"," \
+	"\"node.kubernetes.io/instance-type\":\"" type "\"}},\"status\":{\"allocatable\":{\"cpu\":\"4\"," \
+	"\"memory\":\"16Gi\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}"
+
+/* A node of a group of several types drifts when its type is none of
+ * them, not for being another of them than the group's template. */
+static void test_instance_type_drift(void **state)
+{
+	const char *two = "{\"kind\":\"List\",\"items\":[" FLEET_NODE("m", "medium") "," FLEET_NODE("h", "huge") "]}";
+	struct errbuf err;
+	struct plan plan;
+
+	(void)state;
+	if (run_fleet(FLEET_POLICY(
+		"  local m, h = cluster:node('m'), cluster:node('h')\n"
+		"  assert(m.group == 'fleet' and h.group == 'fleet')\n"
+		"  assert(m.drifted == false and m.drift_reason == nil, tostring(m.drift_reason))\n"
+		"  assert(h.drifted == true)\n"
+		"  assert(h.drift_reason == \"instance type huge is none of group fleet's\", h.drift_reason)"),
+		two, &plan, &err) != 0)
+		fail_msg("reconcile: %s", err.msg);
+	plan_free(&plan);
+}
+
 /* instance_types of a scale_up: a list of 1 to 64 distinct names. */
 static void test_instance_types_decode(void **state)
 {
@@ -458,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_instance_types),
 		cmocka_unit_test(test_instance_types_decode),
 		cmocka_unit_test(test_disruption_reason),
+		cmocka_unit_test(test_instance_type_drift),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
