@@ -1005,6 +1005,57 @@ static void get_vm(struct areq *r, int gi, const char *id)
 	reply_json(r, 200, o);
 }
 
+/* GET .../virtualMachines/ID/networkInterfaces: the VM's one NIC and its
+ * private IP address (the address its node reports as InternalIP). */
+static void list_vm_nics(struct areq *r, int gi, const char *id)
+{
+	struct azure_face *f = r->f;
+	const struct sim_azure_group *g;
+	const struct sim_azure_vm *vm;
+	char vid[400], nid[500], cid[560];
+	cJSON *o = NULL;
+
+	if (!params_ok(r, NULL) || !admit(r, gi))
+		return;
+	sim_cloud_lock(f->cloud);
+	vm = sim_azure_find_vm(f->az, (size_t)gi, id);
+	if (vm) {
+		cJSON *arr, *nic, *p, *ips, *ip, *ipp;
+
+		g = sim_azure_group(f->az, (size_t)gi);
+		vmss_id(f, (size_t)gi, vid, sizeof(vid));
+		snprintf(vid + strlen(vid), sizeof(vid) - strlen(vid), "/virtualMachines/%d", vm->instance_id);
+		snprintf(nid, sizeof(nid), "%s/networkInterfaces/%s", vid, g->vmss);
+		snprintf(cid, sizeof(cid), "%s/ipConfigurations/ipconfig1", nid);
+		o = cJSON_CreateObject();
+		arr = cJSON_AddArrayToObject(o, "value");
+		nic = cJSON_CreateObject();
+		cJSON_AddStringToObject(nic, "name", g->vmss);
+		cJSON_AddStringToObject(nic, "id", nid);
+		p = cJSON_AddObjectToObject(nic, "properties");
+		cJSON_AddStringToObject(p, "provisioningState", "Succeeded");
+		cJSON_AddBoolToObject(p, "primary", true);
+		ips = cJSON_AddArrayToObject(p, "ipConfigurations");
+		ip = cJSON_CreateObject();
+		cJSON_AddStringToObject(ip, "name", "ipconfig1");
+		cJSON_AddStringToObject(ip, "id", cid);
+		ipp = cJSON_AddObjectToObject(ip, "properties");
+		if (vm->in && vm->in->private_ip[0])
+			cJSON_AddStringToObject(ipp, "privateIPAddress", vm->in->private_ip);
+		cJSON_AddStringToObject(ipp, "privateIPAllocationMethod", "Dynamic");
+		cJSON_AddStringToObject(ipp, "privateIPAddressVersion", "IPv4");
+		cJSON_AddBoolToObject(ipp, "primary", true);
+		cJSON_AddItemToArray(ips, ip);
+		cJSON_AddItemToArray(arr, nic);
+	}
+	sim_cloud_unlock(f->cloud);
+	if (!o) {
+		arm_fail(r, 404, "NotFound", NULL, "The entity was not found in this Azure location.");
+		return;
+	}
+	reply_json(r, 200, o);
+}
+
 /* Checks If-Match / If-None-Match against scale set gi: false when answered 412. */
 static bool preconditions(struct areq *r, int gi)
 {
@@ -1923,7 +1974,16 @@ static void route_arm(struct areq *r, const char *method, char **seg, size_t n, 
 		}
 		return;
 	}
-	if (!azure_api_version_ok(av)) {
+	/* a scale set VM's network interfaces are Microsoft.Network's view,
+	 * at its own versions */
+	if (n == 11 && ieq(seg[8], "virtualMachines") && ieq(seg[10], "networkInterfaces")) {
+		if (!av || (strcmp(av, "2018-10-01") && strcmp(av, "2017-03-30"))) {
+			arm_fail(r, 400, "NoRegisteredProviderFound", NULL,
+				 "No registered resource provider found for location '%s' and API version '%.20s' for type 'virtualMachineScaleSets/virtualMachines/networkInterfaces'. The supported api-versions are '2017-03-30, 2018-10-01'.",
+				 f->conf->location, av ? av : "");
+			return;
+		}
+	} else if (!azure_api_version_ok(av)) {
 		arm_fail(r, 400, "NoRegisteredProviderFound", NULL,
 			 "No registered resource provider found for location '%s' and API version '%.20s' for type 'virtualMachineScaleSets'. The supported api-versions are '2022-08-01, 2022-11-01, 2023-03-01, 2023-07-01, 2023-09-01, 2024-03-01, 2024-07-01, 2024-11-01, 2025-04-01'.",
 			 f->conf->location, av);
@@ -2015,6 +2075,14 @@ static void route_arm(struct areq *r, const char *method, char **seg, size_t n, 
 		else
 			arm_fail(r, 405, "MethodNotAllowed", NULL,
 				 "The requested resource does not support http method '%s'.", method);
+		return;
+	}
+	if (n == 11 && ieq(seg[8], "virtualMachines") && ieq(seg[10], "networkInterfaces")) {
+		if (!get)
+			arm_fail(r, 405, "MethodNotAllowed", NULL,
+				 "The requested resource does not support http method '%s'.", method);
+		else
+			list_vm_nics(r, gi, seg[9]);
 		return;
 	}
 	if ((n == 9 || n == 10) && ieq(seg[8], "virtualMachines")) {

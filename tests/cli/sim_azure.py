@@ -26,11 +26,12 @@ try:
     from azure.core.exceptions import ClientAuthenticationError, HttpResponseError
     from azure.identity import ClientSecretCredential, ManagedIdentityCredential
     from azure.mgmt.compute import ComputeManagementClient
+    from azure.mgmt.network import NetworkManagementClient
     from azure.mgmt.compute.models import (Sku, VirtualMachineScaleSet,
                                            VirtualMachineScaleSetUpdate,
                                            VirtualMachineScaleSetVMInstanceRequiredIDs)
 except ImportError as e:  # a missing client is a failure, never a skip
-    print("not ok - python3-azure (azure-mgmt-compute, azure-identity) not importable under %s: %s"
+    print("not ok - python3-azure (azure-mgmt-compute, azure-mgmt-network, azure-identity) not importable under %s: %s"
           % (sys.executable, e))
     sys.exit(1)
 
@@ -280,6 +281,19 @@ def check_arm(sim, cred, token):
             {n["spec"].get("providerID", ""): n["metadata"]["name"] for n in kube(sim, "/api/v1/nodes")["items"]}))
         ok(nodes and all(nodes[k] == want[k] for k in want),
            "every VM is a Node named by its computer name, with its azure:/// providerID")
+        net = NetworkManagementClient(cred, SUB, base_url=sim["arm"])
+        ips = {x.os_profile.computer_name: [ipc.private_ip_address for nic in
+                                            net.network_interfaces.list_virtual_machine_scale_set_vm_network_interfaces(
+                                                RG, WORKERS, x.instance_id, **HTTP)
+                                            for ipc in nic.ip_configurations] for x in vms}
+        kn = kube(sim, "/api/v1/nodes")["items"]
+        internal = {n["metadata"]["name"]: [a["address"] for a in n["status"]["addresses"] if a["type"] == "InternalIP"]
+                    for n in kn}
+        ok(not any("luascale.io/node-group" in n["metadata"].get("labels", {}) for n in kn),
+           "the nodes carry no luascale.io/node-group label, as AKS's do not")
+        ok(all(len(ips[k]) == 1 and ips[k] == internal.get(k) for k in ips),
+           "each node's InternalIP is its VM's NIC private IP, as azure-mgmt-network reads it: %s / %s"
+           % (ips, {k: internal.get(k) for k in ips}))
 
     # PATCH down by one: the newest goes
     res = ss.begin_update(RG, WORKERS, VirtualMachineScaleSetUpdate(sku=Sku(capacity=3)), **FAST).result()
