@@ -2553,23 +2553,21 @@ static const char *json_param(void *ud, const char *name)
 	return NULL;
 }
 
-/* POST / with X-Amz-Target AmazonSQS.*: SQS in the JSON 1.0 protocol,
- * signed for "sqs" in the scenario's region. */
-static void handle_sqs_json(struct aws_face *f, struct MHD_Connection *conn, const char *url,
-			    const char *target, const char *body, size_t len, struct areq *r,
-			    char *query_error, size_t qe_len)
+/*
+ * Checks the SigV4 signature of a JSON-protocol POST for r->service in
+ * 'region'. True when it holds; else answers r with the refusal (its
+ * "__type" the verdict's code after 'type_prefix'), logs it and returns
+ * false.
+ */
+static bool json_signed(struct aws_face *f, struct MHD_Connection *conn, const char *url,
+			const char *body, size_t len, const char *region, const char *type_prefix,
+			struct areq *r)
 {
-	struct sim_sqs_answer ans;
-	struct jparams jp;
 	struct hdrs h;
 	struct sigv4_input in;
 	struct errbuf msg;
 	enum sigv4_verdict v;
-	char base[64];
 
-	r->service = "sqs";
-	r->action = strchr(target, '.') + 1;
-	r->content_type = "application/x-amz-json-1.0";
 	memset(&h, 0, sizeof(h));
 	MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, &h);
 	memset(&in, 0, sizeof(in));
@@ -2580,18 +2578,35 @@ static void handle_sqs_json(struct aws_face *f, struct MHD_Connection *conn, con
 	in.n_headers = h.n;
 	in.body = body;
 	in.body_len = len;
-	in.region = f->conf->region;
-	in.service = "sqs";
+	in.region = region;
+	in.service = r->service;
 	msg.msg[0] = '\0';
 	v = h.overflow ? SIGV4_MISSING : sigv4_verify(&in, real_wall(), secret_for, (void *)f->conf, NULL, &msg);
-	if (v != SIGV4_OK) {
-		r->code = sigv4_verdict_http_status(v);
-		buf_printf(&r->body, "{\"__type\":\"com.amazon.coral.service#%s\",\"message\":\"signature refused\"}",
-			   sigv4_verdict_code(v, "sqs"));
-		log_at(f->o.log, LOG_INFO, real_wall(), "sim aws: sqs %s refused: %s", r->action,
-		       msg.msg[0] ? msg.msg : sigv4_verdict_code(v, "sqs"));
+	if (v == SIGV4_OK)
+		return true;
+	r->code = sigv4_verdict_http_status(v);
+	buf_printf(&r->body, "{\"__type\":\"%s%s\",\"message\":\"signature refused\"}", type_prefix,
+		   sigv4_verdict_code(v, r->service));
+	log_at(f->o.log, LOG_INFO, real_wall(), "sim aws: %s %s refused: %s", r->service, r->action,
+	       msg.msg[0] ? msg.msg : sigv4_verdict_code(v, r->service));
+	return false;
+}
+
+/* POST / with X-Amz-Target AmazonSQS.*: SQS in the JSON 1.0 protocol,
+ * signed for "sqs" in the scenario's region. */
+static void handle_sqs_json(struct aws_face *f, struct MHD_Connection *conn, const char *url,
+			    const char *target, const char *body, size_t len, struct areq *r,
+			    char *query_error, size_t qe_len)
+{
+	struct sim_sqs_answer ans;
+	struct jparams jp;
+	char base[64];
+
+	r->service = "sqs";
+	r->action = strchr(target, '.') + 1;
+	r->content_type = "application/x-amz-json-1.0";
+	if (!json_signed(f, conn, url, body, len, f->conf->region, "com.amazon.coral.service#", r))
 		return;
-	}
 	if (!sim_cloud_admit(f->cloud, NULL)) {
 		r->code = 400;
 		buf_puts(&r->body, "{\"__type\":\"com.amazonaws.sqs#RequestThrottled\",\"message\":\"Rate exceeded\"}");
@@ -2702,36 +2717,12 @@ static void handle_api(struct aws_face *f, struct MHD_Connection *conn, const ch
 static void handle_pricing(struct aws_face *f, struct MHD_Connection *conn, const char *url,
 			   const char *target, const char *body, size_t len, struct areq *r)
 {
-	struct hdrs h;
-	struct sigv4_input in;
-	struct errbuf msg;
-	enum sigv4_verdict v;
-
 	r->service = "pricing";
 	r->action = strchr(target, '.') + 1;
 	r->content_type = "application/x-amz-json-1.1";
-	memset(&h, 0, sizeof(h));
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, &h);
-	memset(&in, 0, sizeof(in));
-	in.method = "POST";
-	in.path = url;
-	in.query = "";
-	in.headers = h.h;
-	in.n_headers = h.n;
-	in.body = body;
-	in.body_len = len;
-	in.region = "us-east-1"; /* where the Price List API answers */
-	in.service = "pricing";
-	msg.msg[0] = '\0';
-	v = h.overflow ? SIGV4_MISSING : sigv4_verify(&in, real_wall(), secret_for, (void *)f->conf, NULL, &msg);
-	if (v != SIGV4_OK) {
-		r->code = sigv4_verdict_http_status(v);
-		buf_printf(&r->body, "{\"__type\":\"%s\",\"message\":\"signature refused\"}",
-			   sigv4_verdict_code(v, "pricing"));
-		log_at(f->o.log, LOG_INFO, real_wall(), "sim aws: pricing %s refused: %s", r->action,
-		       msg.msg[0] ? msg.msg : sigv4_verdict_code(v, "pricing"));
+	/* us-east-1: where the Price List API answers */
+	if (!json_signed(f, conn, url, body, len, "us-east-1", "", r))
 		return;
-	}
 	if (!sim_cloud_admit(f->cloud, NULL)) {
 		r->code = 400;
 		buf_puts(&r->body, "{\"__type\":\"ThrottlingException\",\"message\":\"Rate exceeded\"}");
