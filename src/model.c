@@ -428,6 +428,7 @@ static void copy_node(struct blk *b, const void *src, void *dst)
 		d->n_taints = 0;
 	blk_resources(b, &s->allocatable, &d->allocatable);
 	d->removing = false;
+	d->replacing = false;
 	d->group = -1;
 	memset(&d->requested, 0, sizeof(d->requested));
 	d->pods = NULL;

@@ -169,8 +169,22 @@ struct node {
 	bool ready;
 	int64_t created; /* unix seconds */
 
+	/* A notice that the cloud takes this node back soon: decoded from
+	 * the node's own conditions and taints (GKE, Azure), or set after
+	 * snapshot_finish() from the provider's interruption notices (AWS).
+	 * 'kind' is a string constant (NULL: no notice): the provider's
+	 * provider_interruption_kind_str() ("spot_interruption", "rebalance",
+	 * "scheduled_change", "stopping", "terminated"), or for a node's own
+	 * word "shutdown" (GKE graceful node shutdown) and "preempt",
+	 * "terminate", "reboot", "redeploy", "freeze" (Azure scheduled
+	 * events); 'deadline' is when, unix seconds (0: not known). */
+	const char *interruption_kind;
+	int64_t interruption_deadline;
+
 	/* set by the actuator after snapshot_finish() */
 	bool removing;               /* a drain or delete of it is in progress */
+	bool replacing;              /* a replace of it is under way: its new node is
+				      * launching or booting; the node itself is untouched */
 
 	/* filled by snapshot_finish() */
 	int32_t group;               /* index into snapshot groups, -1 when unmanaged */

@@ -527,14 +527,14 @@ enum node_field {
 	NF_NAME = 1, NF_GROUP, NF_LABELS, NF_ANNOTATIONS, NF_TAINTS, NF_ALLOCATABLE,
 	NF_REQUESTED, NF_FREE, NF_UTILIZATION, NF_UNSCHEDULABLE, NF_READY, NF_CREATED,
 	NF_AGE, NF_PROVIDER_ID, NF_POD_COUNT, NF_PODS, NF_REMOVING, NF_LIVE_REQUESTS,
-	NF_PROTECTED, NF_DRIFTED, NF_DRIFT_REASON,
+	NF_PROTECTED, NF_DRIFTED, NF_DRIFT_REASON, NF_REPLACING, NF_INTERRUPTION,
 };
 
 static const char *const node_fields[] = {
 	NULL, "name", "group", "labels", "annotations", "taints", "allocatable",
 	"requested", "free", "utilization", "unschedulable", "ready", "created",
 	"age", "provider_id", "pod_count", "pods", "removing", "live_requests",
-	"protected", "drifted", "drift_reason", NULL,
+	"protected", "drifted", "drift_reason", "replacing", "interruption", NULL,
 };
 
 enum pod_field {
@@ -736,6 +736,20 @@ static void push_node_field(lua_State *L, const struct view *v, size_t idx, int 
 	case NF_UNSCHEDULABLE: lua_pushboolean(L, n->unschedulable); return;
 	case NF_READY: lua_pushboolean(L, n->ready); return;
 	case NF_REMOVING: lua_pushboolean(L, n->removing); return;
+	case NF_REPLACING: lua_pushboolean(L, n->replacing); return;
+	case NF_INTERRUPTION:
+		if (!n->interruption_kind) {
+			lua_pushnil(L);
+			return;
+		}
+		lua_createtable(L, 0, 2);
+		lua_pushstring(L, n->interruption_kind);
+		lua_setfield(L, -2, "kind");
+		if (n->interruption_deadline > 0) {
+			lua_pushinteger(L, (lua_Integer)n->interruption_deadline);
+			lua_setfield(L, -2, "deadline");
+		}
+		return;
 	case NF_CREATED: lua_pushinteger(L, (lua_Integer)n->created); return;
 	case NF_AGE: lua_pushinteger(L, (lua_Integer)(s->now - n->created)); return;
 	case NF_PROVIDER_ID: lua_pushstring(L, n->provider_id); return;
