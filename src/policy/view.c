@@ -81,16 +81,21 @@ static void free_type_caches(struct view *v)
 }
 
 /* The pack cache of the view's snapshot with group 'g' launching only
- * its type 't' (made now: *made set); NULL when out of memory. */
-static struct sched_cache *type_cache(struct view *v, int32_t g, size_t t, bool *made)
+ * its type 't' (made now: *made set); NULL when out of memory. *snap_out
+ * (when not NULL) gets that snapshot, which lives as long as the view. */
+static struct sched_cache *type_cache(struct view *v, int32_t g, size_t t, bool *made,
+				      const struct snapshot **snap_out)
 {
 	const struct snapshot *s = v->snap;
 	struct type_cache *c, **grown;
 	size_t i;
 
 	for (i = 0; i < v->n_type_caches; i++)
-		if (v->type_caches[i]->group == g && v->type_caches[i]->type == t)
+		if (v->type_caches[i]->group == g && v->type_caches[i]->type == t) {
+			if (snap_out)
+				*snap_out = &v->type_caches[i]->snap;
 			return v->type_caches[i]->cache;
+		}
 	grown = realloc(v->type_caches, (v->n_type_caches + 1) * sizeof(*grown));
 	if (!grown)
 		return NULL;
@@ -117,6 +122,8 @@ static struct sched_cache *type_cache(struct view *v, int32_t g, size_t t, bool 
 	}
 	v->type_caches[v->n_type_caches++] = c;
 	*made = true;
+	if (snap_out)
+		*snap_out = &c->snap;
 	return c->cache;
 }
 
@@ -1488,7 +1495,7 @@ static int l_pack(lua_State *L)
 	if (type != SIZE_MAX) {
 		bool made = false;
 
-		if (!(cache = type_cache(v, g, type, &made)))
+		if (!(cache = type_cache(v, g, type, &made, NULL)))
 			return luaL_error(L, "pack: out of memory");
 		if (made) /* a cache of its own: what building it read */
 			sandbox_charge(L, (double)s->n_nodes + (double)s->n_pods);
@@ -1846,6 +1853,357 @@ static int l_drainable(lua_State *L)
 	return 2;
 }
 
+/* ---- consolidation: what a set of nodes costs, and what could replace it ---- */
+
+/* What node 'n' costs an hour: its instance type's price in a group of
+ * several types (its node.kubernetes.io/instance-type label, or the beta
+ * one), else its group's; 0 when not known or not managed. */
+static double node_price(const struct snapshot *s, size_t n)
+{
+	const struct node *nd = &s->nodes[n];
+	const struct node_group *g;
+	const char *type;
+	size_t t;
+
+	if (nd->group < 0)
+		return 0;
+	g = &s->groups[nd->group];
+	type = kvlist_get(&nd->labels, "node.kubernetes.io/instance-type");
+	if (!type)
+		type = kvlist_get(&nd->labels, "beta.kubernetes.io/instance-type");
+	for (t = 0; type && t < g->n_types; t++)
+		if (g->types[t].instance_type && strcmp(g->types[t].instance_type, type) == 0)
+			return g->types[t].price_per_hour;
+	return g->price_per_hour;
+}
+
+/* The best replacement found so far: group 'group' (-1: none yet), as
+ * its instance type 'type' (SIZE_MAX: its own template). */
+struct replacement {
+	int32_t group;
+	size_t type;
+	int new_nodes;
+	double price; /* of all its new nodes, an hour */
+	double waste; /* the larger of cpu and memory left on them, 0..1 */
+};
+
+/* Is a packing onto 'new_nodes' nodes costing 'price' in all, wasting
+ * 'waste', better than 'best'? Cheaper, then fewer nodes, then less
+ * waste; else the one found first (the groups' order) stays. */
+static bool replacement_better(const struct replacement *best, double price, int new_nodes,
+			       double waste)
+{
+	if (best->group < 0)
+		return true;
+	if (fabs(price - best->price) > 1e-9 * (best->price > 1 ? best->price : 1))
+		return price < best->price;
+	if (new_nodes != best->new_nodes)
+		return new_nodes < best->new_nodes;
+	return waste < best->waste - 1e-9;
+}
+
+/* Reads the nodes at 'arg' (a node, its name, or a list of them) into a
+ * new userdata of their indices, left on the stack; duplicates are
+ * dropped. Their count in *n. */
+static size_t *check_nodes(lua_State *L, const struct snapshot *s, int arg, size_t *n)
+{
+	size_t *nodes;
+	uint8_t *seen;
+	lua_Integer i, m;
+
+	if (lua_type(L, arg) == LUA_TSTRING || view_testudata(L, arg, NODE_MT)) {
+		nodes = lua_newuserdatauv(L, sizeof(*nodes), 0);
+		nodes[0] = check_node(L, s, arg);
+		*n = 1;
+		return nodes;
+	}
+	check_list(L, arg);
+	m = luaL_len(L, arg);
+	if (m < 1 || m > (lua_Integer)s->n_nodes)
+		luaL_argerror(L, arg, "expected a node or a list of 1 to all the cluster's nodes");
+	sandbox_charge(L, (double)m + (double)s->n_nodes / 64);
+	seen = lua_newuserdatauv(L, s->n_nodes, 0);
+	memset(seen, 0, s->n_nodes);
+	nodes = lua_newuserdatauv(L, (size_t)m * sizeof(*nodes), 0);
+	*n = 0;
+	for (i = 1; i <= m; i++) {
+		size_t k;
+
+		lua_geti(L, arg, i);
+		k = check_node(L, s, lua_gettop(L));
+		lua_pop(L, 1);
+		if (!seen[k]) {
+			seen[k] = 1;
+			nodes[(*n)++] = k;
+		}
+	}
+	lua_remove(L, -2); /* seen */
+	return nodes;
+}
+
+/* Packs pods 'idx' (n) onto new nodes of group 'g' as its type 'type'
+ * (SIZE_MAX: the group's template), at most 'cap' of them, priced
+ * 'price' each, and keeps it in *best when it places every pod and is
+ * better. Charged pack_work() first. */
+static void try_replacement(lua_State *L, struct view *v, const uint32_t *idx, size_t n,
+			    int32_t g, size_t type, double price, int cap,
+			    struct replacement *best)
+{
+	const struct snapshot *snap = v->snap;
+	struct sched_cache *cache;
+	struct pack_result r;
+	struct errbuf err;
+	double waste;
+	int new_nodes;
+	bool all;
+
+	if (type != SIZE_MAX) {
+		bool made = false;
+
+		if (!(cache = type_cache(v, g, type, &made, &snap)))
+			luaL_error(L, "replacement_for: out of memory");
+		if (made)
+			sandbox_charge(L, (double)v->snap->n_nodes + (double)v->snap->n_pods);
+	} else {
+		if (!v->pack_cache && !(v->pack_cache = sched_cache_new(v->snap)))
+			luaL_error(L, "replacement_for: out of memory");
+		cache = v->pack_cache;
+	}
+	sandbox_charge(L, pack_work(snap, idx, n, (size_t)g, cap, 0));
+	if (sched_pack_after(cache, idx, n, (size_t)g, cap, 0, NULL, 0, &r, &err) < 0)
+		luaL_error(L, "replacement_for: %s", err.msg);
+	all = r.n_placed == n;
+	new_nodes = r.new_nodes;
+	waste = r.waste_cpu > r.waste_memory ? r.waste_cpu : r.waste_memory;
+	pack_result_free(&r);
+	if (all && replacement_better(best, price * new_nodes, new_nodes, waste)) {
+		best->group = g;
+		best->type = type;
+		best->new_nodes = new_nodes;
+		best->price = price * new_nodes;
+		best->waste = waste;
+	}
+}
+
+/* Reads opts.groups (a list of groups or names) into 'use' (one flag a
+ * group); every group when absent. */
+static void check_group_list(lua_State *L, const struct snapshot *s, int opts, uint8_t *use)
+{
+	lua_Integer i, m;
+
+	if (lua_isnoneornil(L, opts) || lua_getfield(L, opts, "groups") == LUA_TNIL) {
+		if (!lua_isnoneornil(L, opts))
+			lua_pop(L, 1);
+		memset(use, 1, s->n_groups);
+		return;
+	}
+	check_list(L, lua_gettop(L));
+	memset(use, 0, s->n_groups);
+	m = luaL_len(L, -1);
+	sandbox_charge(L, (double)m);
+	for (i = 1; i <= m; i++) {
+		int32_t g;
+
+		lua_geti(L, -1, i);
+		g = to_group(L, s, lua_gettop(L));
+		if (g < 0)
+			luaL_error(L, "replacement_for: groups[%d] is no node group", (int)i);
+		use[g] = 1;
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
+/*
+ * cluster:replacement_for(nodes [, {max_new = N, elsewhere = bool,
+ *                                   exclude = {nodes}, groups = {groups}}])
+ * -> { nodes, pods, price_per_hour, price_known, blocked, fits_elsewhere,
+ *      why, group, instance_type, instance_types, new_nodes,
+ *      new_price_per_hour, savings, waste, no_replacement }
+ *
+ * What removing 'nodes' (a node, or a list) would take: the pods a drain
+ * would move (sched_pod_evictable()), what the nodes cost an hour
+ * (node_price()), whether a pod keeps one of them (sched_node_blockers():
+ * 'blocked' says which, and nothing more is computed), whether the pods
+ * fit on the other nodes as they are (sched_drainable() with the nodes
+ * and 'exclude' excluded; 'why' when not; skipped with elsewhere = false)
+ * and the cheapest group, or instance type of a group of several, whose
+ * new nodes take all of them together: first-fit decreasing (sched.c's
+ * packing, every fit rule) onto at most max_new (default: as many as the
+ * nodes) new nodes, within the group's room, never a group backed off or
+ * of unknown price ('no_replacement' says so when none does).
+ */
+static int l_replacement_for(lua_State *L)
+{
+	struct view *v = get_view(L);
+	const struct snapshot *s = v->snap;
+	struct drain_opts o = *v->dopts;
+	struct replacement best = {-1, SIZE_MAX, 0, 0, 0};
+	char why[512] = "";
+	size_t *nodes, n_nodes, i, j, n_pods = 0, cap_pods = 0;
+	uint32_t *idx;
+	uint8_t *use, *excluded;
+	double price = 0;
+	bool price_known = true, elsewhere = true, fits = false;
+	lua_Integer max_new;
+	int32_t g;
+
+	lua_settop(L, 3); /* what is pushed below stays above the options */
+	nodes = check_nodes(L, s, 2, &n_nodes);
+	max_new = (lua_Integer)n_nodes;
+	if (!lua_isnoneornil(L, 3)) {
+		luaL_checktype(L, 3, LUA_TTABLE);
+		if (lua_getfield(L, 3, "max_new") != LUA_TNIL) {
+			max_new = luaL_checkinteger(L, -1);
+			if (max_new < 0 || max_new > 1000000)
+				return luaL_argerror(L, 3, "max_new must be 0..1000000");
+		}
+		lua_pop(L, 1);
+		if (lua_getfield(L, 3, "elsewhere") != LUA_TNIL)
+			elsewhere = lua_toboolean(L, -1);
+		lua_pop(L, 1);
+	}
+	use = lua_newuserdatauv(L, s->n_groups ? s->n_groups : 1, 0);
+	check_group_list(L, s, 3, use);
+
+	/* a pod that keeps a node keeps the set */
+	for (i = 0; i < n_nodes; i++) {
+		double np = node_price(s, nodes[i]);
+
+		sandbox_charge(L, blockers_work(v, nodes[i], &o));
+		if (!sched_node_blockers(s, nodes[i], &o, why, sizeof(why))) {
+			lua_createtable(L, 0, 4);
+			set_int(L, "nodes", (int64_t)n_nodes);
+			set_str(L, "blocked", why);
+			set_str(L, "why", why);
+			lua_pushboolean(L, 0);
+			lua_setfield(L, -2, "fits_elsewhere");
+			return 1;
+		}
+		cap_pods += s->nodes[nodes[i]].n_pods;
+		price += np;
+		price_known = price_known && np > 0;
+	}
+
+	sandbox_charge(L, (double)cap_pods);
+	idx = lua_newuserdatauv(L, (cap_pods ? cap_pods : 1) * sizeof(*idx), 0);
+	for (i = 0; i < n_nodes; i++) {
+		const struct node *nd = &s->nodes[nodes[i]];
+
+		for (j = 0; j < nd->n_pods; j++)
+			if (sched_pod_evictable(&s->pods[nd->pods[j]]))
+				idx[n_pods++] = nd->pods[j];
+	}
+
+	if (elsewhere) {
+		double work = v->room_sum, moved = 0;
+
+		excluded = lua_newuserdatauv(L, s->n_nodes, 0);
+		memset(excluded, 0, s->n_nodes);
+		for (i = 0; i < n_nodes; i++)
+			excluded[nodes[i]] = 1;
+		if (lua_istable(L, 3)) {
+			if (lua_getfield(L, 3, "exclude") != LUA_TNIL) {
+				lua_Integer k, m;
+
+				check_list(L, lua_gettop(L));
+				m = luaL_len(L, -1);
+				sandbox_charge(L, (double)m);
+				for (k = 1; k <= m; k++) {
+					lua_geti(L, -1, k);
+					excluded[check_node(L, s, lua_gettop(L))] = 1;
+					lua_pop(L, 1);
+				}
+			}
+			lua_pop(L, 1);
+		}
+		/* every pod to move, the nodes' and the excluded ones' */
+		for (i = 0; i < s->n_nodes; i++) {
+			const struct node *nd = &s->nodes[i];
+
+			for (j = 0; excluded[i] && j < nd->n_pods; j++) {
+				const struct pod *p = &s->pods[nd->pods[j]];
+
+				if (!sched_pod_evictable(p))
+					continue;
+				work += match_all_work(v, p);
+				moved++;
+			}
+		}
+		sandbox_charge(L, (double)s->n_nodes + work + sort_work(moved) +
+				  blockers_work(v, nodes[0], &o));
+		o.excluded = excluded;
+		o.move_excluded = true;
+		fits = sched_drainable(s, nodes[0], &o, why, sizeof(why));
+	}
+
+	/* the cheapest new nodes that take every pod */
+	for (g = 0; n_pods && g < (int32_t)s->n_groups; g++) {
+		const struct node_group *grp = &s->groups[g];
+		int64_t size = grp->target > grp->current ? grp->target : grp->current;
+		int64_t room = grp->max - size;
+		int cap;
+		size_t t;
+
+		if (!use[g] || grp->backoff_until > s->now || room <= 0 || max_new == 0)
+			continue;
+		cap = (int)(room < max_new ? room : max_new);
+		if (!grp->n_types) {
+			/* a replacement is one node at least: a dearer one never wins */
+			if (grp->price_per_hour > 0 &&
+			    (best.group < 0 || grp->price_per_hour <= best.price))
+				try_replacement(L, v, idx, n_pods, g, SIZE_MAX, grp->price_per_hour,
+						cap, &best);
+			continue;
+		}
+		for (t = 0; t < grp->n_types; t++) {
+			double tp = grp->types[t].price_per_hour;
+
+			if (tp > 0 && grp->types[t].instance_type &&
+			    (best.group < 0 || tp <= best.price))
+				try_replacement(L, v, idx, n_pods, g, t, tp, cap, &best);
+		}
+	}
+
+	lua_createtable(L, 0, 16);
+	set_int(L, "nodes", (int64_t)n_nodes);
+	set_int(L, "pods", (int64_t)n_pods);
+	set_num(L, "price_per_hour", price);
+	lua_pushboolean(L, price_known);
+	lua_setfield(L, -2, "price_known");
+	if (elsewhere) {
+		lua_pushboolean(L, fits);
+		lua_setfield(L, -2, "fits_elsewhere");
+		if (!fits)
+			set_str(L, "why", why);
+	}
+	if (n_pods == 0) {
+		set_int(L, "new_nodes", 0);
+		set_num(L, "new_price_per_hour", 0);
+		set_num(L, "savings", price);
+	} else if (best.group >= 0) {
+		const struct node_group *grp = &s->groups[best.group];
+
+		set_str(L, "group", grp->name);
+		set_int(L, "new_nodes", best.new_nodes);
+		set_num(L, "new_price_per_hour", best.price);
+		set_num(L, "savings", price - best.price);
+		set_num(L, "waste", best.waste);
+		if (best.type != SIZE_MAX) {
+			set_str(L, "instance_type", grp->types[best.type].instance_type);
+			lua_createtable(L, 1, 0);
+			lua_pushstring(L, grp->types[best.type].instance_type);
+			lua_rawseti(L, -2, 1);
+			lua_setfield(L, -2, "instance_types");
+		}
+	} else {
+		snprintf(why, sizeof(why), "no node group with room and a known price takes its %zu pod(s) on %lld new node(s) or fewer",
+			 n_pods, (long long)max_new);
+		set_str(L, "no_replacement", why);
+	}
+	return 1;
+}
+
 /* cluster:node(name) -> node or nil */
 static int l_node(lua_State *L)
 {
@@ -2112,6 +2470,7 @@ static const luaL_Reg cluster_methods[] = {
 	{"pack_balanced", l_pack_balanced},
 	{"pack_together", l_pack_together},
 	{"drainable", l_drainable},
+	{"replacement_for", l_replacement_for},
 	{"place", l_place},
 	{"node", l_node},
 	{"pdbs", l_pdbs},
