@@ -171,13 +171,26 @@ struct node {
 
 	/* A notice that the cloud takes this node back soon: decoded from
 	 * the node's own conditions and taints (GKE, Azure), or set after
-	 * snapshot_finish() from the provider's interruption notices (AWS).
-	 * 'kind' is a string constant (NULL: no notice): the provider's
+	 * snapshot_finish() from the provider's interruption notices (AWS,
+	 * the simulator: engine/interruptions.c). 'kind' is a string
+	 * constant (NULL: no notice): the provider's
 	 * provider_interruption_kind_str() ("spot_interruption", "rebalance",
 	 * "scheduled_change", "stopping", "terminated"), or for a node's own
 	 * word "shutdown" (GKE graceful node shutdown) and "preempt",
 	 * "terminate", "reboot", "redeploy", "freeze" (Azure scheduled
-	 * events); 'deadline' is when, unix seconds (0: not known). */
+	 * events); 'deadline' is when, unix seconds (0: not known).
+	 * The node's own word, as model_decode.c reads it:
+	 * - the taint cloud.google.com/impending-node-termination: shutdown;
+	 * - condition Ready, status False, message with "node is shutting
+	 *   down" (the kubelet's graceful shutdown): shutdown, deadline its
+	 *   lastTransitionTime + 30 s;
+	 * - conditions PreemptScheduled, TerminateScheduled,
+	 *   RedeployScheduled, RebootScheduled, FreezeScheduled with status
+	 *   True, or VMEventScheduled True whose message starts with the event
+	 *   type (the AKS node-problem-detector): the type, deadline the
+	 *   message's RFC 1123 date ("Mon, 02 Mar 2026 10:00:30 GMT");
+	 * the strongest wins: preempt, terminate, shutdown, redeploy, reboot,
+	 * freeze. */
 	const char *interruption_kind;
 	int64_t interruption_deadline;
 

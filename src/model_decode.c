@@ -19,6 +19,7 @@
 #include "arena.h"
 #include "intern.h"
 #include "quantity.h"
+#include "textparse.h"
 
 #define FIELD_PATH 192
 #define INTERN_MAX 64 /* longer strings are rarely repeated: copy them */
@@ -1275,6 +1276,146 @@ static void format_who(const struct dec *d, char *who, size_t wholen)
 		snprintf(who, wholen, "%s %s", d->who_kind, d->who_name);
 }
 
+/* ---- interruption notices a node carries itself (GKE, Azure) ---- */
+
+/* GCE stops a spot or preemptible VM 30 s after its preemption notice;
+ * GKE's kubelet shuts down gracefully within that time. */
+#define GKE_SHUTDOWN_S 30
+
+/* An RFC 1123 date "Mon, 19 Sep 2016 18:29:47 GMT" at the start of 's'
+ * (what Azure's scheduled events write as NotBefore). 0 or -1. */
+static int parse_rfc1123(const char *s, int64_t *out)
+{
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	const char *m;
+	char mon[4], zone[4];
+	int day, year, hh, mm, ss, used = 0;
+
+	if (!isalpha((unsigned char)s[0]) || !isalpha((unsigned char)s[1]) ||
+	    !isalpha((unsigned char)s[2]) || s[3] != ',')
+		return -1;
+	if (sscanf(s + 4, " %2d %3[A-Za-z] %4d %2d:%2d:%2d %3[A-Z]%n", &day, mon, &year, &hh, &mm,
+		   &ss, zone, &used) != 7 || !used)
+		return -1;
+	m = strlen(mon) == 3 ? strstr(months, mon) : NULL;
+	if (!m || (m - months) % 3 || (strcmp(zone, "GMT") && strcmp(zone, "UTC")) || day < 1 ||
+	    day > 31 || year < 1970 || hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 60)
+		return -1;
+	*out = textparse_days_from_civil(year, (int)((m - months) / 3) + 1, day) * 86400 +
+	       hh * 3600 + mm * 60 + ss;
+	return 0;
+}
+
+/* The first RFC 1123 date in a condition's message, or 0. */
+static int64_t message_date(const char *msg)
+{
+	const char *p;
+	int64_t t;
+
+	for (p = msg; (p = strchr(p, ',')) != NULL; p++)
+		if (p - msg >= 3 && parse_rfc1123(p - 3, &t) == 0)
+			return t;
+	return 0;
+}
+
+/* The kinds a node's own word can say, strongest first (see model.h). */
+static const char *const node_interruption_kinds[] = {
+	"preempt", "terminate", "shutdown", "redeploy", "reboot", "freeze", NULL,
+};
+
+static int kind_rank(const char *kind)
+{
+	int i;
+
+	for (i = 0; node_interruption_kinds[i]; i++)
+		if (strcmp(kind, node_interruption_kinds[i]) == 0)
+			return i;
+	return 1000;
+}
+
+/* Keeps the stronger of the node's notice so far and 'kind' (a constant
+ * of node_interruption_kinds) with 'deadline'. */
+static void note_interruption(struct node *n, const char *kind, int64_t deadline)
+{
+	size_t i;
+
+	for (i = 0; node_interruption_kinds[i]; i++)
+		if (strcmp(kind, node_interruption_kinds[i]) == 0)
+			kind = node_interruption_kinds[i];
+	if (n->interruption_kind && kind_rank(n->interruption_kind) <= kind_rank(kind))
+		return;
+	n->interruption_kind = kind;
+	n->interruption_deadline = deadline;
+}
+
+/*
+ * A condition's word on an interruption:
+ * - Azure, the AKS node-problem-detector's scheduled events: a condition
+ *   FreezeScheduled, RebootScheduled, RedeployScheduled, PreemptScheduled
+ *   or TerminateScheduled with status True, or VMEventScheduled with status
+ *   True whose message starts with the event type ("Preempt Scheduled: Mon,
+ *   19 Sep 2016 18:29:47 GMT. DurationInSeconds: ..."); the deadline is the
+ *   message's NotBefore date (0 when none: the event is in progress);
+ * - GKE, the kubelet's graceful node shutdown: Ready with status False and
+ *   a message saying "node is shutting down"; the deadline is the
+ *   condition's lastTransitionTime and GKE_SHUTDOWN_S.
+ */
+static void condition_interruption(struct node *n, const cJSON *c, const char *type,
+				   const char *status)
+{
+	static const struct {
+		const char *type, *kind;
+	} azure[] = {
+		{"PreemptScheduled", "preempt"},     {"TerminateScheduled", "terminate"},
+		{"RedeployScheduled", "redeploy"},   {"RebootScheduled", "reboot"},
+		{"FreezeScheduled", "freeze"},
+	};
+	static const struct {
+		const char *word, *kind;
+	} vm_event[] = {
+		{"Preempt", "preempt"}, {"Terminate", "terminate"}, {"Redeploy", "redeploy"},
+		{"Reboot", "reboot"},   {"Freeze", "freeze"},
+	};
+	const cJSON *mj = cJSON_GetObjectItemCaseSensitive(c, "message");
+	const char *msg = cJSON_IsString(mj) ? mj->valuestring : "";
+	size_t i;
+
+	if (strcmp(type, "Ready") == 0) {
+		const cJSON *tj = cJSON_GetObjectItemCaseSensitive(c, "lastTransitionTime");
+		int64_t t = 0;
+
+		if (strcmp(status, "False") || !strstr(msg, "node is shutting down"))
+			return;
+		if (cJSON_IsString(tj) && model_parse_time(tj->valuestring, &t) == 0)
+			t += GKE_SHUTDOWN_S;
+		else
+			t = 0;
+		note_interruption(n, "shutdown", t);
+		return;
+	}
+	if (strcmp(status, "True"))
+		return;
+	for (i = 0; i < sizeof(azure) / sizeof(azure[0]); i++)
+		if (strcmp(type, azure[i].type) == 0) {
+			note_interruption(n, azure[i].kind, message_date(msg));
+			return;
+		}
+	if (strcmp(type, "VMEventScheduled"))
+		return;
+	for (i = 0; i < sizeof(vm_event) / sizeof(vm_event[0]); i++) {
+		size_t len = strlen(vm_event[i].word);
+
+		if (strncmp(msg, vm_event[i].word, len) == 0 && (msg[len] == ' ' || msg[len] == ':')) {
+			note_interruption(n, vm_event[i].kind, message_date(msg));
+			return;
+		}
+	}
+}
+
+/* GKE's taint for a node about to go (its node termination and
+ * maintenance handlers): "shutdown", no deadline. */
+#define GKE_TERMINATION_TAINT "cloud.google.com/impending-node-termination"
+
 static int decode_node(struct dec *d, const cJSON *obj)
 {
 	struct node n;
@@ -1326,7 +1467,15 @@ static int decode_node(struct dec *d, const cJSON *obj)
 				goto out;
 			if (strcmp(type, "Ready") == 0)
 				n.ready = strcmp(st, "True") == 0;
+			condition_interruption(&n, c, type, st);
 		}
+	}
+	{
+		size_t i;
+
+		for (i = 0; i < n.n_taints; i++)
+			if (strcmp(n.taints[i].key, GKE_TERMINATION_TAINT) == 0)
+				note_interruption(&n, "shutdown", 0);
 	}
 	rc = push_item(d, (void **)&d->s->nodes, &d->s->n_nodes, &d->s->cap_nodes,
 		       sizeof(n), &n);

@@ -278,6 +278,45 @@ static int sim_map_node(struct provider *p, const char *provider_id, char *group
 	return 0;
 }
 
+/* The interrupt faults' notices the cloud gave since the last call, as
+ * spot interruptions (the simulated cloud has no other kind). No token:
+ * nothing is consumed that another replica could need. */
+static int sim_interruptions(struct provider *p, struct provider_interruption **out, size_t *n,
+			     struct provider_status *st)
+{
+	struct sim_notice *v;
+	size_t nv, i;
+
+	*out = NULL;
+	*n = 0;
+	memset(st, 0, sizeof(*st));
+	sim_cloud_take_notices(cloud_of(p), &v, &nv);
+	if (!nv) {
+		free(v);
+		return 0;
+	}
+	*out = calloc(nv, sizeof(**out));
+	if (!*out) {
+		free(v);
+		st->code = PROVIDER_TRANSIENT;
+		snprintf(st->message, sizeof(st->message), "out of memory");
+		return -1;
+	}
+	for (i = 0; i < nv; i++) {
+		struct provider_interruption *pi = &(*out)[i];
+
+		snprintf(pi->instance_id, sizeof(pi->instance_id), "%s", v[i].id);
+		snprintf(pi->provider_id, sizeof(pi->provider_id), "%s", v[i].provider_id);
+		snprintf(pi->group, sizeof(pi->group), "%s", v[i].group);
+		pi->kind = PROVIDER_INTERRUPT_SPOT_INTERRUPTION;
+		pi->deadline_wall = v[i].deadline_wall;
+		pi->received_wall = v[i].at_wall;
+	}
+	*n = nv;
+	free(v);
+	return 0;
+}
+
 static void sim_free(struct provider *p)
 {
 	if (!p)
@@ -294,6 +333,7 @@ static const struct provider_ops sim_ops = {
 	.launch = sim_launch,
 	.terminate = sim_terminate,
 	.map_node = sim_map_node,
+	.interruptions = sim_interruptions,
 	.free = sim_free,
 };
 

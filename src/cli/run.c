@@ -28,6 +28,7 @@
 #include "engine/actuator.h"
 #include "engine/binder.h"
 #include "engine/cloudgroups.h"
+#include "engine/interruptions.h"
 #include "engine/batcher.h"
 #include "engine/explain.h"
 #include "engine/reconciler.h"
@@ -462,6 +463,7 @@ int cli_run(int argc, char **argv)
 	struct kubeops_http *kh = NULL;
 	struct kubeops kops;
 	struct provider *prov = NULL;
+	struct interruptions *intr = NULL;
 	struct executor *ex = NULL;
 	struct actuator *act = NULL;
 	struct actuator_config acfg;
@@ -703,7 +705,10 @@ int cli_run(int argc, char **argv)
 	iopts.on_list_failed = sync_list_failed;
 	iopts.on_list_failed_ctx = &sr;
 	infs = batch ? informer_set_new(&iopts, &err) : NULL;
-	if (!kh || !ex || !binder || !act || !batch || !infs) {
+	intr = interruptions_new();
+	if (!intr)
+		errbuf_set(&err, "out of memory");
+	if (!kh || !ex || !binder || !act || !batch || !infs || !intr) {
 		fprintf(stderr, "luascale: cannot start: %s\n", err.msg);
 		goto out;
 	}
@@ -780,6 +785,10 @@ int cli_run(int argc, char **argv)
 		ro.ins = serve_instruments(sv);
 		ro.binder = binder;
 		cloud_view_refresh(&cloud, prov, act, ex, clock_wall(clock), &log);
+		/* the cloud's interruption notices (reading them consumes the
+		 * queue: only the leader, and never in a dry run) */
+		if (!dry_run)
+			interruptions_poll(intr, prov, &log, clock_wall(clock));
 		cur = run_ops_config(ops);
 		if (once && cloud.failed[0]) {
 			/* no earlier answer to fall back on, and a cron job must see it:
@@ -802,6 +811,7 @@ int cli_run(int argc, char **argv)
 			log_at(&log, LOG_ERROR, clock_wall(clock), "snapshot failed: %s", err.msg);
 			continue;
 		}
+		interruptions_mark(intr, s, &log, serve_instruments(sv));
 		/* a cache that has not followed the server for too long may miss
 		 * pods that a removal would evict: no scale-down on it */
 		if (informer_set_stale(infs, clock_now(clock), cur->max_cache_staleness_ms * CLOCK_NS_PER_MS,
@@ -875,6 +885,7 @@ out:
 	informer_set_free(infs);
 	batcher_free(batch);
 	provider_groups_free(cloud.groups, cloud.n);
+	interruptions_free(intr);
 	provider_free(prov);
 	kubeops_http_free(kh);
 	reconciler_free(rec);

@@ -185,6 +185,11 @@ static void print_table(const struct sim_result *res, size_t n)
 		if (v)
 			printf("%s: %llu invariant violation(s); the first %s\n", r->policy,
 			       (unsigned long long)v, r->v.first);
+		if (r->interrupted || r->moved || r->died)
+			printf("%s: interruptions: %llu node(s) reclaimed after a notice; %llu pod(s) moved "
+			       "off them before they went, %llu died with them\n", r->policy,
+			       (unsigned long long)r->interrupted, (unsigned long long)r->moved,
+			       (unsigned long long)r->died);
 	}
 	printf("node-hours and cost: instances from launch until gone, times the group's price.\n"
 	       "wait: how long pods waited for a node (still waiting at the end: so far).\n"

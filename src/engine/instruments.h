@@ -35,6 +35,7 @@ struct instruments {
 	struct metric *process_cpu, *process_rss, *process_fds, *process_max_fds, *process_start;
 	struct metric *nodes_removed, *removal_seconds, *unremovable_nodes;
 	struct metric *price_failures;
+	struct metric *interruptions;
 	struct metric *disruptions, *budget_remaining;
 };
 

@@ -136,6 +136,8 @@ struct sim_cloud {
 	void *namer_ud;
 	sim_cloud_interrupt_fn interrupter;
 	void *interrupter_ud;
+	struct sim_notice *notices; /* given, not taken yet (sim_cloud_take_notices) */
+	size_t n_notices;
 };
 
 void sim_cloud_opts_default(struct sim_cloud_opts *o)
@@ -281,6 +283,7 @@ void sim_cloud_free(struct sim_cloud *c)
 	free(c->all);
 	free(c->index);
 	free(c->faults);
+	free(c->notices);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -437,6 +440,40 @@ void sim_cloud_set_interrupter(struct sim_cloud *c, sim_cloud_interrupt_fn fn, v
 	c->interrupter_ud = ud;
 }
 
+int sim_cloud_take_notices(struct sim_cloud *c, struct sim_notice **out, size_t *n)
+{
+	sim_cloud_lock(c);
+	*out = c->notices;
+	*n = c->n_notices;
+	c->notices = NULL;
+	c->n_notices = 0;
+	sim_cloud_unlock(c);
+	return 0;
+}
+
+/* Keeps the notice of instance 'in' for the in-process provider. Lock held. */
+static void keep_notice(struct sim_cloud *c, const struct sim_instance *in)
+{
+	struct sim_notice *nv, *nt;
+
+	if (c->n_notices >= SIM_NOTICES_MAX) {
+		sim_cloud_tracef(c, "instance %s: its notice is dropped (%d not taken)", in->id,
+				 SIM_NOTICES_MAX);
+		return;
+	}
+	nv = realloc(c->notices, (c->n_notices + 1) * sizeof(*nv));
+	if (!nv)
+		return;
+	c->notices = nv;
+	nt = &nv[c->n_notices++];
+	memset(nt, 0, sizeof(*nt));
+	snprintf(nt->id, sizeof(nt->id), "%s", in->id);
+	snprintf(nt->provider_id, sizeof(nt->provider_id), "%s", in->provider_id);
+	snprintf(nt->group, sizeof(nt->group), "%s", c->groups[in->group].def->name);
+	nt->deadline_wall = in->interrupted_wall;
+	nt->at_wall = clock_wall(c->clock);
+}
+
 /* An interrupted instance's warning is over: it is reclaimed. */
 static void interrupt_reclaim(void *owner, void *data, uint64_t id, bool alive)
 {
@@ -498,6 +535,9 @@ static void interrupt_fire(void *owner, void *data, uint64_t id, bool alive)
 		pick[j] = t;
 		sim_cloud_tracef(c, "instance %s interrupted: reclaimed in %.3fs (interrupt fault)",
 				 pick[k]->id, (double)f->f.delay_ns / CLOCK_NS_PER_S);
+		pick[k]->interrupted_wall = clock_wall(c->clock) +
+					    (f->f.delay_ns + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S;
+		keep_notice(c, pick[k]);
 		if (c->interrupter)
 			c->interrupter(c->interrupter_ud, pick[k], SIM_INTERRUPT_NOTICE, f->f.delay_ns);
 		if (sim_after(c->ex, c->life, f->f.delay_ns, interrupt_reclaim, pick[k], 0) < 0)

@@ -96,6 +96,8 @@ struct sim_instance {
 	bool preexisting;     /* there from the start (sim_cloud_add_running) */
 	int64_t created_ns, running_ns, stopping_ns, gone_ns; /* -1 until then */
 	int64_t created_wall; /* unix seconds on the executor's clock when it was made */
+	int64_t interrupted_wall; /* an interrupt fault's notice: when it goes (unix
+				   * seconds on the executor's clock); 0 none */
 	void *user;           /* for the observer (the cluster keeps its node here) */
 };
 
@@ -179,6 +181,26 @@ typedef bool (*sim_cloud_interrupt_fn)(void *ud, struct sim_instance *in,
 
 /* The interrupt listener (one; NULL: none, instances are only reclaimed). */
 void sim_cloud_set_interrupter(struct sim_cloud *c, sim_cloud_interrupt_fn fn, void *ud);
+
+/* An interrupt fault's notice, as the cloud itself keeps it for the
+ * in-process provider (providers/sim): whatever the cloud's flavour posts
+ * too (AWS's EventBridge events), the plain simulator's notices are these. */
+struct sim_notice {
+	char id[96];            /* the instance */
+	char provider_id[256];
+	char group[64];
+	int64_t deadline_wall;  /* when it is reclaimed, unix seconds */
+	int64_t at_wall;        /* when the notice was given */
+};
+
+/* At most this many notices wait to be taken; more are dropped (traced). */
+#define SIM_NOTICES_MAX 4096
+
+/*
+ * Takes the notices given since the last call: *out (caller frees with
+ * free(); NULL when none) and *n. Thread-safe. Returns 0.
+ */
+int sim_cloud_take_notices(struct sim_cloud *c, struct sim_notice **out, size_t *n);
 
 /* Is a flavour (a namer) set? A flavoured cloud is a real cloud's double:
  * deleting a node leaves its machine running, as EC2 does. */

@@ -828,6 +828,13 @@ static int bind(struct sim_cluster *c, struct spod *p, struct snode *n)
 	return 0;
 }
 
+/* Whether pod 'p' is bound to a node whose instance got an interrupt
+ * fault's notice. */
+static bool on_interrupted(const struct spod *p)
+{
+	return p->node && p->node->inst && p->node->inst->interrupted_wall > 0;
+}
+
 /* A pod dies without an eviction (its node went away): unlisted at once,
  * its controller replaces it. */
 static void kill_pod(struct sim_cluster *c, struct spod *p, const char *why)
@@ -837,6 +844,8 @@ static void kill_pod(struct sim_cluster *c, struct spod *p, const char *why)
 
 	if (p->st == SP_RUNNING && ctrl != SIM_CTRL_DAEMONSET) {
 		c->st.pods_killed++;
+		if (on_interrupted(p))
+			c->st.interrupted_killed++;
 		if (is_protected(c, p))
 			c->st.protected_disrupted++;
 		sim_cloud_tracef(c->cloud, "pod %s/%s killed: %s", p->p.ns, p->p.name, why);
@@ -1367,6 +1376,8 @@ static void remove_node(struct sim_cluster *c, struct snode *n, const char *why)
 	c->group_node_ns[n->group] += now_ns(c) - n->registered_ns;
 	c->rel_gen++; /* a spread domain may be gone with it */
 	c->st.nodes_removed++;
+	if (n->inst && n->inst->interrupted_wall > 0)
+		c->st.interrupted_nodes++;
 	if (!n->used && n->inst && !n->inst->preexisting)
 		c->st.nodes_unused++;
 	if (n->inst)
@@ -2043,6 +2054,8 @@ static int op_evict(void *ctx, const char *ns, const char *pod, int64_t grace_s,
 	grace = grace_s >= 0 ? grace_s * CLOCK_NS_PER_S : ss->spec->grace_ns;
 	if (p->st != SP_DONE) {
 		c->st.evictions++;
+		if (on_interrupted(p) && !(p->p.flags & POD_DAEMONSET))
+			c->st.interrupted_moved++;
 		if (is_protected(c, p))
 			c->st.protected_disrupted++;
 	}

@@ -158,6 +158,10 @@ struct sim_stats {
 				       * node deleted or gone, NoExecute taint */
 	uint64_t bare_pods_lost;      /* evicted or killed pods without a controller */
 	uint64_t protected_disrupted; /* evicted or killed pods the protected selector matches */
+	/* nodes whose instance got an interrupt fault's notice (sim_instance
+	 * interrupted_wall), once gone; of their pods (DaemonSets' aside), those
+	 * evicted before the node went (moved) and those that died with it */
+	uint64_t interrupted_nodes, interrupted_moved, interrupted_killed;
 	uint64_t nodes_registered, nodes_removed;
 	uint64_t nodes_unused;        /* launched during the run, then removed without
 				       * having run a pod (DaemonSet pods aside) */

@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "engine/actuator.h"
+#include "engine/interruptions.h"
 #include "engine/reconciler.h"
 #include "engine/round.h"
 #include "log.h"
@@ -45,6 +46,7 @@ struct run {
 	struct provider *prov;
 	struct reconciler *rec;
 	struct actuator *act;
+	struct interruptions *intr; /* the cloud's notices, as the daemon keeps them */
 	struct sim_result *out;
 	int *registered;         /* per group: registered nodes at the last check */
 	int *size;               /* per group: instances at the last check */
@@ -425,6 +427,9 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 	cost_now(r, &out->cost, &out->node_hours, out->group_cost);
 	out->evictions = ss.evictions;
 	out->killed = ss.pods_killed;
+	out->interrupted = ss.interrupted_nodes;
+	out->moved = ss.interrupted_moved;
+	out->died = ss.interrupted_killed;
 	out->lost = ss.bare_pods_lost;
 	out->unused = ss.nodes_unused;
 	out->protected_killed = ss.protected_disrupted;
@@ -533,6 +538,9 @@ static int run_rounds(struct run *r, struct errbuf *err)
 		check_groups(r, t - t0);
 		if (sim_cluster_snapshot(r->w->cluster, false, &s, err) < 0)
 			return -1;
+		/* the interrupt faults' notices reach the policy as the daemon's do */
+		interruptions_poll(r->intr, r->prov, log, s->now);
+		interruptions_mark(r->intr, s, log, NULL);
 		if (round_run(r->rec, r->act, s, log, &rs, err) < 0) {
 			snapshot_free(s);
 			return -1;
@@ -623,6 +631,11 @@ int sim_replay(const struct sim_replay_opts *o, struct sim_result *out, struct e
 	r.prov = sim_provider_new(r.w->cloud, &lim, err);
 	if (!r.prov)
 		goto out;
+	r.intr = interruptions_new();
+	if (!r.intr) {
+		errbuf_set(err, "out of memory");
+		goto out;
+	}
 	sim_cluster_kubeops(r.w->cluster, &kops);
 	actuator_config_from(&acfg, r.cfg);
 	acfg.seed = sc->seed;
@@ -636,6 +649,7 @@ out:
 	if (r.ex)
 		executor_shutdown(r.ex, clock_now(r.clock));
 	actuator_free(r.act);
+	interruptions_free(r.intr);
 	provider_free(r.prov);
 	if (r.w)
 		sim_cluster_set_watch(r.w->cluster, NULL, NULL);

@@ -92,6 +92,9 @@ struct sim_result {
 	uint64_t killed;           /* unfinished pods that died without an eviction */
 	uint64_t lost;             /* evicted or killed pods no controller recreates */
 	uint64_t protected_killed; /* evicted or killed protected pods */
+	uint64_t interrupted;      /* nodes gone whose instance an interrupt fault reclaimed */
+	uint64_t moved;            /* their pods evicted (a drain) before they went */
+	uint64_t died;             /* their pods that died with them (no eviction) */
 	uint64_t policy_failures;  /* rounds where the policy failed */
 	uint64_t rejected;         /* actions the safety checks refused */
 	uint64_t rounds;

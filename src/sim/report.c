@@ -438,6 +438,9 @@ static const struct column columns[] = {
 	{"protected", "protected pods evicted or killed", COL_U64, RES_OFF(protected_killed), LOWER_BETTER},
 	{"policy failures", "rounds where the policy failed", COL_U64, RES_OFF(policy_failures), LOWER_BETTER},
 	{"rejected", "actions the safety checks refused", COL_U64, RES_OFF(rejected), LOWER_BETTER},
+	{"interrupted", "nodes gone whose instance the cloud reclaimed after an interruption notice (follows the scenario: no best)", COL_U64, RES_OFF(interrupted), NO_BEST},
+	{"moved", "pods of interrupted nodes evicted before their node went (follows the scenario: no best)", COL_U64, RES_OFF(moved), NO_BEST},
+	{"died with node", "pods of interrupted nodes that died with their node (no eviction)", COL_U64, RES_OFF(died), LOWER_BETTER},
 };
 #define N_COLUMNS (sizeof(columns) / sizeof(columns[0]))
 
@@ -545,7 +548,8 @@ static void put_table(struct report *r)
 		buf_puts(b, "</tr>\n");
 	}
 	buf_puts(b, "</tbody>\n</table>\n<p class=\"note\">Lower is better in every column but "
-		    "peak nodes, launches and removed, which follow the demand (fewer is not better in "
+		    "peak nodes, launches and removed, which follow the demand, and interrupted and moved, "
+		    "which follow the scenario's interruptions (fewer is not better in "
 		    "itself); the best value of the other columns is highlighted when the policies "
 		    "differ.</p>\n</section>\n");
 }

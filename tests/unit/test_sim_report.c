@@ -985,7 +985,7 @@ static void test_no_best_for_volumes(void **state)
 	assert_string_equal(cell, "<td class=\"best\">0");
 	assert_int_equal(count(row, "class=\"best\""), 2);
 	free(row);
-	assert_non_null(strstr(html, "but peak nodes, launches and removed"));
+	assert_non_null(strstr(html, "but peak nodes, launches and removed, which follow the demand, and interrupted and moved"));
 	free(html);
 }
 
