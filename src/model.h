@@ -181,6 +181,9 @@ struct node {
 	 * events); 'deadline' is when, unix seconds (0: not known).
 	 * The node's own word, as model_decode.c reads it:
 	 * - the taint cloud.google.com/impending-node-termination: shutdown;
+	 *   the AWS Node Termination Handler's aws-node-termination-handler/
+	 *   spot-itn, scheduled-maintenance, rebalance-recommendation:
+	 *   spot_interruption, scheduled_change, rebalance;
 	 * - condition Ready, status False, message with "node is shutting
 	 *   down" (the kubelet's graceful shutdown): shutdown, deadline its
 	 *   lastTransitionTime + 30 s;
@@ -189,8 +192,8 @@ struct node {
 	 *   True, or VMEventScheduled True whose message starts with the event
 	 *   type (the AKS node-problem-detector): the type, deadline the
 	 *   message's RFC 1123 date ("Mon, 02 Mar 2026 10:00:30 GMT");
-	 * the strongest wins: preempt, terminate, shutdown, redeploy, reboot,
-	 * freeze. */
+	 * the strongest wins: preempt, terminate, spot_interruption, shutdown,
+	 * redeploy, scheduled_change, reboot, freeze, rebalance. */
 	const char *interruption_kind;
 	int64_t interruption_deadline;
 

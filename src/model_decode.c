@@ -1320,7 +1320,8 @@ static int64_t message_date(const char *msg)
 
 /* The kinds a node's own word can say, strongest first (see model.h). */
 static const char *const node_interruption_kinds[] = {
-	"preempt", "terminate", "shutdown", "redeploy", "reboot", "freeze", NULL,
+	"preempt", "terminate", "spot_interruption", "shutdown", "redeploy", "scheduled_change",
+	"reboot", "freeze", "rebalance", NULL,
 };
 
 static int kind_rank(const char *kind)
@@ -1412,9 +1413,18 @@ static void condition_interruption(struct node *n, const cJSON *c, const char *t
 	}
 }
 
-/* GKE's taint for a node about to go (its node termination and
- * maintenance handlers): "shutdown", no deadline. */
-#define GKE_TERMINATION_TAINT "cloud.google.com/impending-node-termination"
+/* Taints that say a node is about to go, and the kind each says (no
+ * deadline: their values are event ids): GKE's node termination and
+ * maintenance handlers', and the AWS Node Termination Handler's
+ * (TAINT_NODE=true, its IMDS or queue mode). */
+static const struct {
+	const char *key, *kind;
+} interruption_taints[] = {
+	{"cloud.google.com/impending-node-termination", "shutdown"},
+	{"aws-node-termination-handler/spot-itn", "spot_interruption"},
+	{"aws-node-termination-handler/scheduled-maintenance", "scheduled_change"},
+	{"aws-node-termination-handler/rebalance-recommendation", "rebalance"},
+};
 
 static int decode_node(struct dec *d, const cJSON *obj)
 {
@@ -1471,11 +1481,12 @@ static int decode_node(struct dec *d, const cJSON *obj)
 		}
 	}
 	{
-		size_t i;
+		size_t i, k;
 
 		for (i = 0; i < n.n_taints; i++)
-			if (strcmp(n.taints[i].key, GKE_TERMINATION_TAINT) == 0)
-				note_interruption(&n, "shutdown", 0);
+			for (k = 0; k < sizeof(interruption_taints) / sizeof(interruption_taints[0]); k++)
+				if (strcmp(n.taints[i].key, interruption_taints[k].key) == 0)
+					note_interruption(&n, interruption_taints[k].kind, 0);
 	}
 	rc = push_item(d, (void **)&d->s->nodes, &d->s->n_nodes, &d->s->cap_nodes,
 		       sizeof(n), &n);

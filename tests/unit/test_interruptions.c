@@ -88,6 +88,9 @@ static void test_decoded_from_the_node(void **state)
 	expect_kind(s, "aks-user-00000d", "terminate", 0);
 	expect_kind(s, "aks-user-00000e", "freeze", 0);
 	expect_kind(s, "ip-10-0-1-5.ec2.internal", NULL, 0);
+	/* the AWS Node Termination Handler's taints; the stronger of two wins */
+	expect_kind(s, "ip-10-0-2-7.ec2.internal", "spot_interruption", 0);
+	expect_kind(s, "ip-10-0-2-8.ec2.internal", "scheduled_change", 0);
 	snapshot_free(s);
 }
 
