@@ -240,6 +240,8 @@ struct group_meta {
 	bool budgets_set;   /* its disruption.budgets, when written */
 	const struct disruption_budget *budgets;
 	size_t n_budgets;
+	bool expire_set;    /* its disruption.expire_after, when written */
+	int64_t expire_ms;
 };
 
 struct env {
@@ -863,13 +865,39 @@ static int parse_budget(struct ctx *x, const struct ytree_node *m, struct disrup
 	return 0;
 }
 
-/* A disruption: section, {budgets: [...]}. Sets *out and *n and *set when
- * budgets is written (null is not: it leaves the list in force); [] is a
- * list of none. */
-static int parse_disruption_budgets(struct ctx *x, const struct ytree_node *m,
-				    const struct disruption_budget **out, size_t *n, bool *set)
+/* How long a node may live: a duration from 1m to 10 years ("720h", as
+ * Karpenter's expireAfter), or 0 or "Never" for no expiry. */
+static const struct int_range r_expire = { 60 * SECOND, 87600LL * 3600 * SECOND };
+
+static int dec_expire(struct ctx *x, const struct val *v, void *out, const void *arg)
 {
-	static const char *const keys[] = { "budgets", NULL };
+	char buf[64];
+	int64_t ms;
+
+	(void)arg;
+	if (v->kind == YTREE_SCALAR && (!strcmp(v->text, "Never") || !strcmp(v->text, "never") ||
+					!strcmp(v->text, "0"))) {
+		*(int64_t *)out = 0;
+		return 0;
+	}
+	if (val_duration(x, v, &ms))
+		return -1;
+	if (ms != 0 && (ms < r_expire.lo || ms > r_expire.hi))
+		return fail_loc(x, &v->loc, "must be 0 or \"Never\" (no expiry), or from 1m to 87600h, got %s",
+				quoted(v->text, buf, sizeof(buf)));
+	*(int64_t *)out = ms;
+	return 0;
+}
+
+/* A disruption: section, {budgets: [...], expire_after: D}. Sets *out and
+ * *n and *set when budgets is written (null is not: it leaves the list in
+ * force); [] is a list of none. Sets *expire_ms and *expire_set when
+ * expire_after is written. */
+static int parse_disruption_budgets(struct ctx *x, const struct ytree_node *m,
+				    const struct disruption_budget **out, size_t *n, bool *set,
+				    int64_t *expire_ms, bool *expire_set)
+{
+	static const char *const keys[] = { "budgets", "expire_after", NULL };
 	const struct ytree_node *l, *c;
 	struct disruption_budget *b;
 	size_t old, i = 0;
@@ -877,6 +905,11 @@ static int parse_disruption_budgets(struct ctx *x, const struct ytree_node *m,
 
 	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
 		return -1;
+	if (map_get(m, "expire_after")) {
+		if (field(x, m, "expire_after", dec_expire, expire_ms, NULL, NULL))
+			return -1;
+		*expire_set = true;
+	}
 	l = map_get(m, "budgets");
 	if (!l)
 		return 0;
@@ -914,9 +947,11 @@ static int parse_disruption_budgets(struct ctx *x, const struct ytree_node *m,
 static int parse_disruption(struct ctx *x, const struct ytree_node *m)
 {
 	struct config *c = x->c;
+	bool expire_set = false;
 
 	return parse_disruption_budgets(x, m, &c->disruption_budgets, &c->n_disruption_budgets,
-					&c->disruption_budgets_set);
+					&c->disruption_budgets_set, &c->disruption_expire_after_ms,
+					&expire_set);
 }
 
 /* Each group's budgets in force: its own, else the top level's (or the
@@ -933,6 +968,13 @@ static int resolve_budgets(struct ctx *x)
 		e->budgets_set = gm->budgets_set;
 		e->budgets = gm->budgets_set ? gm->budgets : c->disruption_budgets;
 		e->n_budgets = gm->budgets_set ? gm->n_budgets : c->n_disruption_budgets;
+	}
+	/* each group's expiry in force: its own, else the top level's */
+	for (i = 0; i < c->n_groups; i++) {
+		const struct group_meta *gm = x->gm ? &x->gm[i] : NULL;
+
+		c->groups[i].expire_after = (gm && gm->expire_set ? gm->expire_ms
+								   : c->disruption_expire_after_ms) / SECOND;
 	}
 	return 0;
 }
@@ -1783,7 +1825,8 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 		int rc;
 
 		old = ytree_path_push_key(&x->path, "disruption");
-		rc = parse_disruption_budgets(x, n, &gm->budgets, &gm->n_budgets, &gm->budgets_set);
+		rc = parse_disruption_budgets(x, n, &gm->budgets, &gm->n_budgets, &gm->budgets_set,
+					      &gm->expire_ms, &gm->expire_set);
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;

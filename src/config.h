@@ -219,6 +219,11 @@ struct config {
 	const struct disruption_budget *disruption_budgets;
 	size_t n_disruption_budgets;
 	bool disruption_budgets_set;    /* the top-level list was written */
+	/* disruption.expire_after: how long a node may live before a policy
+	 * replaces it, every group's unless the group writes its own
+	 * (node_groups[i].expire_after, in seconds, is the one in force);
+	 * 0: never (the default) */
+	int64_t disruption_expire_after_ms;
 
 	/* provider: which cloud, and its token buckets */
 	const char *provider_kind;      /* "" (none), "sim", ... */

@@ -973,6 +973,7 @@ static int copy_group(struct arena *a, const struct node_group *src,
 	dst->max = src->max;
 	dst->price_per_hour = src->price_per_hour;
 	dst->price_from_cloud = src->price_from_cloud;
+	dst->expire_after = src->expire_after;
 	dst->target = src->target;
 	dst->backoff_until = src->backoff_until;
 	memcpy(dst->backoff_reason, src->backoff_reason, sizeof(dst->backoff_reason));

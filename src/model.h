@@ -412,6 +412,8 @@ struct node_group {
 	int max;
 	double price_per_hour;
 	bool price_from_cloud;    /* price_per_hour is the cloud's (the config gave none) */
+	int64_t expire_after;     /* seconds a node of the group may live before a policy
+				   * replaces it (config disruption.expire_after); 0: never */
 	struct kvlist selector;   /* node labels that place a node in this group */
 	struct node_template tmpl;
 	/* The cloud's instances of the group, as Node spec.providerID: a node

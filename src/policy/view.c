@@ -1076,6 +1076,8 @@ static void push_group(lua_State *L, const struct snapshot *s, const struct node
 	set_int(L, "target", g->target);
 	set_int(L, "upcoming", g->target > g->current ? g->target - g->current : 0);
 	set_int(L, "removing", g->removing);
+	if (g->expire_after > 0)
+		set_int(L, "expire_after", g->expire_after);
 	set_num(L, "price_per_hour", g->price_per_hour);
 	set_str(L, "price_source", g->price_from_cloud ? "cloud" : g->price_per_hour > 0 ? "config" : "none");
 	push_resources(L, &g->daemonset_requests);
