@@ -21,6 +21,15 @@
 -- `max_scale_down` per round (the safety limit in the config caps this too).
 -- No scale-down while pods are pending or for `scale_down_delay_after_add`
 -- after a scale-up.
+--
+-- Interruptions: a node the cloud says it takes back soon (node.interruption:
+-- a spot interruption, a stop or termination, a scheduled change, GKE's
+-- shutdown, Azure's preempt or terminate) is cordoned, drained and deleted
+-- at once under the disruption reason "interrupted" (never held by the
+-- disruption budgets), and one node of its group is launched in its place,
+-- once per node. A rebalance recommendation (only a raised risk) does the
+-- same only with `drain_on_rebalance`; Azure's reboot, redeploy and freeze
+-- keep the node and are left alone.
 
 local ls = require "luascale"
 local packing = require "luascale.packing"
@@ -33,7 +42,59 @@ P.params = {
   scale_down_delay_after_add = "10m", -- quiet time after a scale-up
   max_scale_down = 1,                 -- nodes removed per round
   balance_similar_groups = "auto",    -- "always", "never", or "auto": when constrained pods pend
+  drain_on_rebalance = false,         -- treat a rebalance recommendation as an interruption
 }
+
+-- The interruption kinds that take the node away (see node.interruption).
+local GOING = {
+  spot_interruption = true, stopping = true, terminated = true, scheduled_change = true,
+  shutdown = true, preempt = true, terminate = true,
+}
+
+-- Nodes the cloud takes back soon: cordoned, drained and deleted now, and
+-- a node of the same group asked for in place of each, once per node
+-- (store.interrupted remembers which were replaced while they exist).
+-- Returns the set of their names, for scale-down to leave them out.
+local function answer_interruptions(cluster, plan, store, params)
+  local answered, seen = store.interrupted or {}, {}
+  store.interrupted = answered
+  local going = {}
+  for _, node in ipairs(cluster.nodes) do
+    local it = node.interruption
+    if it and node.group and (GOING[it.kind] or (it.kind == "rebalance" and params.drain_on_rebalance)) then
+      local name = node.name
+      seen[name], going[name] = true, true
+      local why = it.deadline
+        and string.format("interrupted: %s, the cloud takes it at %s", it.kind,
+          os.date("!%Y-%m-%dT%H:%M:%SZ", it.deadline))
+        or string.format("interrupted: %s", it.kind)
+      if not answered[name] then
+        -- the replacement first: the group keeps its size while the node goes
+        if packing.room(cluster.groups[node.group]) > 0 then
+          plan:scale_up(node.group, 1, string.format("in place of %s (%s)", name, why))
+          answered[name] = true
+        else
+          plan:log("%s: %s; no room in its group %s for a node in its place (at its max or backed off)",
+            name, why, node.group)
+        end
+      end
+      if node.removing then
+        plan:explain(node, true, "%s; being drained and deleted", why)
+      elseif node.protected then
+        plan:explain(node, false, "%s, but it runs a protected pod", why)
+      else
+        plan:explain(node, true, why)
+        if not node.unschedulable then plan:cordon(node, why, { disruption = "interrupted" }) end
+        plan:drain(node, why, { disruption = "interrupted" })
+        plan:delete(node, why .. "; drained", { disruption = "interrupted" })
+      end
+    end
+  end
+  for name in pairs(answered) do
+    if not seen[name] then answered[name] = nil end
+  end
+  return going
+end
 
 -- Picks the group to grow for pending pods that nodes on their way cannot
 -- take: most pods placed on new nodes, then least waste, then cheapest per
@@ -189,6 +250,7 @@ function P.reconcile(cluster, params, store)
     plan:log("%d unschedulable pod(s) fit the nodes as they are now: no new capacity for them",
       placed.placed)
   end
+  local interrupted = answer_interruptions(cluster, plan, store, params)
   if #pending > 0 then
     scale_up(cluster, plan, store, pending, params)
   end
@@ -212,6 +274,8 @@ function P.reconcile(cluster, params, store)
     -- the notes are built only when something reads them (decide, specs)
     if not group then
       if explaining then plan:explain(node, false, "not in a managed node group") end
+    elseif interrupted[name] then
+      -- answered above
     elseif node.removing then
       if explaining then plan:explain(node, true, "being drained and deleted") end
     elseif not since then
