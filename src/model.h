@@ -450,6 +450,7 @@ struct node_group {
 
 	/* set by the actuator after snapshot_finish(): launches refused until then */
 	int removing;               /* registered nodes being drained or deleted */
+	int replacing;              /* nodes of it being replaced (their new node on its way) */
 	int64_t backoff_until;      /* unix seconds, 0 when not backed off */
 	char backoff_reason[160];
 };

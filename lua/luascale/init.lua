@@ -145,6 +145,25 @@ local function add(plan, action)
   return plan
 end
 
+-- A list of instance types (names, or g.instance_types entries), copied;
+-- nil when 'types' is nil.
+local function instance_types_of(types, fn)
+  if types == nil then return nil end
+  if type(types) ~= "table" or #types == 0 then
+    error("plan:" .. fn .. ": instance_types must be a non-empty list of names", 3)
+  end
+  local copy = {}
+  for i, t in ipairs(types) do
+    if type(t) == "table" then t = t.name end
+    if type(t) ~= "string" or t == "" then
+      error(string.format("plan:%s: instance_types[%d] must be a non-empty string, got %s",
+        fn, i, type(t)), 3)
+    end
+    copy[i] = t
+  end
+  return copy
+end
+
 -- Add 'count' nodes to 'group' (a group table or its name). opts (may be
 -- nil): { instance_types = { "m5.large", ... } }, the instance types the
 -- new nodes may be, each one of the group's (g.instance_types; a pack
@@ -167,19 +186,7 @@ function Plan:scale_up(group, count, reason, opts)
         error("plan:scale_up: unknown option " .. tostring(k) .. " (expected instance_types)", 2)
       end
     end
-    local types = opts.instance_types
-    if types ~= nil then
-      if type(types) ~= "table" or #types == 0 then
-        error("plan:scale_up: instance_types must be a non-empty list of names", 2)
-      end
-      local copy = {}
-      for i, t in ipairs(types) do
-        if type(t) == "table" then t = t.name end
-        check_string(t, "instance_types[" .. i .. "]", "scale_up")
-        copy[i] = t
-      end
-      a.instance_types = copy
-    end
+    a.instance_types = instance_types_of(opts.instance_types, "scale_up")
   end
   return add(self, a)
 end
@@ -218,6 +225,38 @@ local function node_action(type_, disrupts)
     return add(self, { type = type_, node = name, reason = reason,
                        disruption = disruption_of(opts, type_) })
   end
+end
+
+-- Replace 'node' with a new node of 'group' (a group, its name, or nil:
+-- the node's own group). The new node is launched first; only once it is
+-- Ready is the old one cordoned, drained and deleted. When the new node
+-- fails to launch or to be Ready in max_provision_time, the old node is
+-- left as it was. opts (may be nil): { disruption = "drifted",
+-- instance_types = { ... } } (the types the new node may be).
+function Plan:replace(node, group, reason, opts)
+  local name = node_name(node, "replace")
+  if group == nil and is_object(node) then group = node.group end
+  if group == nil then
+    error("plan:replace: group must be given when the node is a name or has no group", 2)
+  end
+  if is_object(group) then group = group.name end
+  check_string(group, "group", "replace")
+  check_reason(reason, "replace")
+  local a = { type = "replace", node = name, group = group, reason = reason }
+  if opts ~= nil then
+    if type(opts) ~= "table" then
+      error("plan:replace: opts must be a table or nil, got " .. type(opts), 2)
+    end
+    for k in pairs(opts) do
+      if k ~= "instance_types" and k ~= "disruption" then
+        error("plan:replace: unknown option " .. tostring(k) ..
+          " (expected disruption or instance_types)", 2)
+      end
+    end
+    a.instance_types = instance_types_of(opts.instance_types, "replace")
+    a.disruption = disruption_of({ disruption = opts.disruption }, "replace")
+  end
+  return add(self, a)
 end
 
 -- plan:cordon/drain/delete(node, reason [, {disruption = "drifted"}]):

@@ -297,6 +297,14 @@ function T.uncordons(result, node) return #T.find(result, "uncordon", node) > 0 
 function T.drains(result, node) return #T.find(result, "drain", node) > 0 end
 function T.deletes(result, node) return #T.find(result, "delete", node) > 0 end
 
+-- Does the plan replace 'node' (with a node of 'group', when given)?
+function T.replaces(result, node, group)
+  for _, a in ipairs(T.find(result, "replace", node)) do
+    if a.node == node and (group == nil or a.group == group) then return true end
+  end
+  return false
+end
+
 -- Was an action of this type (and node/group) rejected? Returns the why.
 function T.rejected(result, type_, target)
   for _, r in ipairs(result.rejected) do
@@ -308,9 +316,10 @@ function T.rejected(result, type_, target)
   return nil
 end
 
--- Neither drained nor deleted.
+-- Neither drained, deleted nor replaced.
 function T.never_deletes(result, node)
   return not T.deletes(result, node) and not T.drains(result, node)
+    and #T.find(result, "replace", node) == 0
 end
 
 -- Does the plan set label key (= value, when given) on node?
@@ -358,7 +367,11 @@ function T.describe(result)
   local parts = {}
   for _, a in ipairs(result.actions) do
     local count = a.count and (math.tointeger(a.count) or a.count)
-    parts[#parts + 1] = a.type .. " " .. (a.group or a.node or "?") .. (count and (" +" .. count) or "")
+    if a.type == "replace" then
+      parts[#parts + 1] = "replace " .. tostring(a.node) .. " with a node of " .. tostring(a.group)
+    else
+      parts[#parts + 1] = a.type .. " " .. (a.group or a.node or "?") .. (count and (" +" .. count) or "")
+    end
   end
   local s = #parts > 0 and table.concat(parts, ", ") or "no actions"
   if result.error then s = s .. " (policy error: " .. result.error .. ")" end
@@ -374,6 +387,7 @@ end
 -- Paths are relative to the spec's folder (or absolute). The run has
 -- node_hours, cost, wait_p50/p95/max (seconds), peak_nodes, launches,
 -- removed, evictions, killed, lost, protected, policy_failures, rejected,
+-- replaces, replaced, replace_failed (plan:replace: started, done, failed),
 -- rounds, violations {total, over_max, over_total, under_min,
 -- over_removals, protected_hit, extra_instances, stuck_pending, first}
 -- and series {t, pending, util_cpu, util_mem, cost, nodes = {GROUP = {...}},
@@ -390,6 +404,7 @@ end
 -- luassert assertions, when running under busted:
 --   assert.scales_up(result, "workers", 2)   assert.is_not.scales_up(result, "gpu")
 --   assert.cordons(result, "node-3")          assert.uncordons / drains / deletes
+--   assert.replaces(result, "node-2", "small")
 --   assert.never_deletes(result, "node-1")   assert.no_actions(result)
 --   assert.rejected(result, "delete", "node-1")   assert.no_error(result)
 local ok_luassert, luassert = pcall(require, "luassert")
@@ -412,7 +427,8 @@ if ok_luassert and ok_say then
   register("uncordons", T.uncordons, "uncordon the node")
   register("drains", T.drains, "drain the node")
   register("deletes", T.deletes, "delete the node")
-  register("never_deletes", T.never_deletes, "leave the node in place (no drain, no delete)")
+  register("replaces", T.replaces, "replace the node (with a node of the given group)")
+  register("never_deletes", T.never_deletes, "leave the node in place (no drain, delete or replace)")
   register("labels", T.labels, "set the label on the node")
   register("taints", T.taints, "taint the node")
   register("untaints", T.untaints, "remove the taint from the node")

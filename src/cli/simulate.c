@@ -185,6 +185,11 @@ static void print_table(const struct sim_result *res, size_t n)
 		if (v)
 			printf("%s: %llu invariant violation(s); the first %s\n", r->policy,
 			       (unsigned long long)v, r->v.first);
+		if (r->replaces)
+			printf("%s: replaces: %llu started, %llu done (the old node removed once its new node was Ready), "
+			       "%llu failed (the old node left as it was)\n", r->policy,
+			       (unsigned long long)r->replaces, (unsigned long long)r->replaced,
+			       (unsigned long long)r->replace_failed);
 		if (r->interrupted || r->moved || r->died)
 			printf("%s: interruptions: %llu node(s) reclaimed after a notice; %llu pod(s) moved "
 			       "off them before they went, %llu died with them\n", r->policy,

@@ -31,6 +31,7 @@ struct flight {
 	bool in_call;      /* a terminate call is out */
 	bool orphan;       /* found by the sweep, not launched by this process */
 	char why[420];     /* why it is terminated */
+	char replace_of[256]; /* the node it replaces (a replace's new node), "" none */
 	struct flight *next;
 };
 
@@ -62,6 +63,7 @@ struct launch {
 	uint64_t seq;         /* this request's number (from 1) */
 	char **types;         /* the instance types the plan accepts; NULL: any */
 	size_t n_types;
+	char replace_of[256]; /* a replace's launch: the node it replaces; "" none */
 };
 
 static void launch_free(struct launch *l)
@@ -136,6 +138,34 @@ struct busy_node {
 	struct busy_node *next;
 };
 
+/*
+ * A replace under way. The new node is asked for (REP_ASKED), then its
+ * instance exists (REP_BOOTING); once it is a Ready node (REP_READY) the
+ * old node's removal (cordon, drain, delete) starts as a node job, and
+ * the replace is over. Until then the old node is untouched. A launch
+ * that fails or an instance not Ready in max_provision_s ends it
+ * (REP_FAILED); so does the old node going away (REP_GONE).
+ */
+enum rep_state { REP_ASKED, REP_BOOTING, REP_READY, REP_FAILED, REP_GONE };
+
+struct replacement {
+	char node[256];        /* the node replaced */
+	char node_group[64];   /* its group (the snapshot's) */
+	struct action act;     /* the plan's replace (owned) */
+	char inst[128];        /* the new instance, once it exists */
+	char new_node[256];    /* the new node, once Ready */
+	enum rep_state state;
+	char why[420];         /* REP_FAILED: why */
+	int64_t started;       /* wall seconds */
+	struct replacement *next;
+};
+
+static void rep_free(struct replacement *r)
+{
+	action_free(&r->act);
+	free(r);
+}
+
 /* What the cache may not show yet: a node deleted, or a cordon given back. */
 enum memo_kind {
 	MEMO_REMOVED,  /* deleted (and its instance terminated): never act on it again */
@@ -170,6 +200,7 @@ struct actuator {
 	struct deferred *deferred;  /* removals waiting for a drain slot (logged once) */
 	uint64_t launch_seq;        /* launch requests made (their numbers) */
 	struct memo *memos;
+	struct replacement *replacements; /* replaces under way */
 	int64_t drains;            /* jobs holding a drain slot */
 	bool stopping;             /* actuator_stop(): node jobs end at their next step */
 	struct drain_opts evict_opts; /* what every eviction is checked against */
@@ -303,6 +334,16 @@ void actuator_free(struct actuator *a)
 		a->memos = m->next;
 		free(m);
 	}
+	while (a->replacements) {
+		struct replacement *r = a->replacements;
+
+		a->replacements = r->next;
+		LOG(a, LOG_WARN, "at shutdown node %s was being replaced with a node of group %s (%s); it stays as it is",
+		    r->node, r->act.group, r->state == REP_ASKED ? "its new node asked for"
+					   : r->state == REP_BOOTING ? "its new node booting"
+								     : "its removal not started");
+		rep_free(r);
+	}
 	pthread_mutex_destroy(&a->mu);
 	free(a);
 }
@@ -322,6 +363,29 @@ static struct gstate *group_state(struct actuator *a, const char *name)
 	g->next = a->groups;
 	a->groups = g;
 	return g;
+}
+
+/* The replace of node 'node' under way, or NULL. Lock held. */
+static struct replacement *rep_find(struct actuator *a, const char *node)
+{
+	struct replacement *r;
+
+	for (r = a->replacements; r; r = r->next)
+		if (strcmp(r->node, node) == 0)
+			return r;
+	return NULL;
+}
+
+/* Ends the replace of 'node' while it waits for its new node (asked for
+ * or booting) with 'why'. Lock held. */
+static void rep_fail(struct actuator *a, const char *node, const char *why)
+{
+	struct replacement *r = rep_find(a, node);
+
+	if (r && (r->state == REP_ASKED || r->state == REP_BOOTING)) {
+		r->state = REP_FAILED;
+		snprintf(r->why, sizeof(r->why), "%s", why);
+	}
 }
 
 /* Whether a failed launch backs its group off: every failure but a
@@ -360,6 +424,12 @@ static void on_instance_gone(struct launch *l, const struct provider_instance *i
 	for (pp = &a->flights; (f = *pp); pp = &f->next)
 		if (!f->terminating && strcmp(f->group, l->group) == 0 && strcmp(f->id, inst->id) == 0) {
 			*pp = f->next;
+			if (f->replace_of[0]) {
+				char why[300];
+
+				snprintf(why, sizeof(why), "the cloud gave back its new instance %s", f->id);
+				rep_fail(a, f->replace_of, why);
+			}
 			free(f);
 			found = true;
 			break;
@@ -392,6 +462,15 @@ static void on_instance(void *ctx, const struct provider_instance *inst)
 		memcpy(f->pods, l->pods, sizeof(f->pods));
 		f->launched = clock_wall(a->clock);
 		f->launch_seq = l->seq;
+		if (l->replace_of[0]) {
+			struct replacement *r = rep_find(a, l->replace_of);
+
+			memcpy(f->replace_of, l->replace_of, sizeof(f->replace_of));
+			if (r && r->state == REP_ASKED) {
+				snprintf(r->inst, sizeof(r->inst), "%s", inst->id);
+				r->state = REP_BOOTING;
+			}
+		}
 		f->next = a->flights;
 		a->flights = f;
 	}
@@ -439,6 +518,14 @@ static void on_launch_done(void *ctx, int count, const struct provider_status *s
 		}
 	} else if (g && missing == 0 && l->given_back == 0) {
 		g->failures = 0;
+	}
+	if (l->replace_of[0] && kept <= 0) {
+		char why[420];
+
+		snprintf(why, sizeof(why), "its new node's launch in group %s failed: %.290s", l->group,
+			 st->code == PROVIDER_OK ? "the cloud made no instance"
+			 : st->message[0] ? st->message : provider_error_str(st->code));
+		rep_fail(a, l->replace_of, why);
 	}
 	a->st.busy--;
 	l->call_start_ns = 0;
@@ -546,7 +633,7 @@ static void launch_task(void *arg, bool cancelled)
 }
 
 static int start_launch(struct actuator *a, const struct action *act, const char *pods,
-			int64_t oldest_pod, const struct snapshot *s)
+			int64_t oldest_pod, const struct snapshot *s, const char *replace_of)
 {
 	struct launch *l = calloc(1, sizeof(*l));
 	struct gstate *g;
@@ -569,12 +656,18 @@ static int start_launch(struct actuator *a, const struct action *act, const char
 	pthread_mutex_lock(&a->mu);
 	l->seq = ++a->launch_seq;
 	pthread_mutex_unlock(&a->mu);
-	if (a->cfg.hooks && s)
+	/* a replace's new node is for the old node's pods, not for a packing */
+	if (a->cfg.hooks && s && !replace_of)
 		l->hook = a->cfg.hooks->planned(a->cfg.hooks->ctx, act->group, (int)act->count, s);
 	snprintf(l->group, sizeof(l->group), "%s", act->group);
-	l->count = (int)act->count;
+	l->count = replace_of ? 1 : (int)act->count;
 	l->start_ns = clock_now(a->clock);
-	snprintf(l->reason, sizeof(l->reason), "%s", act->reason);
+	if (replace_of) {
+		snprintf(l->replace_of, sizeof(l->replace_of), "%s", replace_of);
+		snprintf(l->reason, sizeof(l->reason), "to replace node %s: %s", replace_of, act->reason);
+	} else {
+		snprintf(l->reason, sizeof(l->reason), "%s", act->reason);
+	}
 	snprintf(l->pods, sizeof(l->pods), "%s", pods);
 	l->oldest_pod = oldest_pod;
 	pthread_mutex_lock(&a->mu);
@@ -748,6 +841,17 @@ static void note_event(struct node_job *j, const char *type, const char *reason,
 {
 	if (j->a->kube && j->a->kube->ops->event)
 		j->a->kube->ops->event(j->a->kube->ctx, j->node, type, reason, msg);
+}
+
+/* An Event's message for disrupting action 'act': its reason, then the
+ * disruption reason and the budget that held it, when known. */
+static const char *disruption_msg(const struct action *act, char *out, size_t len)
+{
+	if (!act->disruption)
+		return act->reason;
+	snprintf(out, len, "%s (disruption: %s; budget: %s)", act->reason, act->disruption,
+		 act->budget ? act->budget : "none limits it");
+	return out;
 }
 
 /*
@@ -927,7 +1031,11 @@ static void simple_action(struct node_job *j, const struct action *act)
 			count(a, &a->st.node_actions);
 			log_fields(a->log, LOG_INFO, clock_wall(a->clock), f, nf, "%s done in %.2fs: %s",
 				   desc, secs_since(a, j->step_start_ns), act->reason);
-			note_event(j, "Normal", "Luascale", act->reason);
+			{
+				char msg[PLAN_MAX_REASON + 400];
+
+				note_event(j, "Normal", "Luascale", disruption_msg(act, msg, sizeof(msg)));
+			}
 		} else {
 			count(a, &a->st.actions_failed);
 			log_fields(a->log, LOG_WARN, clock_wall(a->clock), f, nf,
@@ -1288,7 +1396,12 @@ static void node_step(void *arg, bool cancelled)
 
 					LOGF(a, LOG_INFO, f, "drain %s: started (%s)", j->node, act->reason);
 				}
-				note_event(j, "Normal", "LuascaleDrain", act->reason);
+				{
+					char msg[PLAN_MAX_REASON + 400];
+
+					note_event(j, "Normal", "LuascaleDrain",
+						   disruption_msg(act, msg, sizeof(msg)));
+				}
 			}
 			r = drain_pass(j);
 			if (r == 0) {
@@ -1327,8 +1440,11 @@ static void node_step(void *arg, bool cancelled)
 			continue;
 		}
 		if (act->type == ACTION_DELETE) {
-			if (!j->terminating)
-				note_event(j, "Normal", "LuascaleDelete", act->reason);
+			if (!j->terminating) {
+				char msg[PLAN_MAX_REASON + 400];
+
+				note_event(j, "Normal", "LuascaleDelete", disruption_msg(act, msg, sizeof(msg)));
+			}
 			if (delete_node(j, act))
 				return; /* terminate_done ends the job, or retries */
 			j->next++;
@@ -1397,6 +1513,9 @@ static void busy_add(struct actuator *a, const char *node, bool removing)
 	}
 }
 
+/* Starts the job of 'node''s actions in 'p'. Returns 1 when it runs, 0
+ * when it was not started (dropped, skipped or deferred: logged), -1 on
+ * failure (logged). */
 static int start_node_job(struct actuator *a, const struct plan *p, const struct snapshot *s,
 			  const char *node)
 {
@@ -1499,7 +1618,7 @@ static int start_node_job(struct actuator *a, const struct plan *p, const struct
 		job_finish(j);
 		return -1;
 	}
-	return 0;
+	return 1;
 }
 
 /* Starts a job that gives back the cordon luascale left on 'node'. */
@@ -1528,6 +1647,89 @@ static void start_release(struct actuator *a, const char *node, const char *prov
 	    node, since[0] ? " at " : "", since);
 	if (executor_submit(a->ex, node_step, j) < 0)
 		job_finish(j);
+}
+
+/* An Event on node 'node' (no job of it running, e.g. a replace's). */
+static void node_event(struct actuator *a, const char *node, const char *type, const char *reason,
+		       const char *msg)
+{
+	if (a->kube && a->kube->ops->event && (!a->cfg.may_act || a->cfg.may_act(a->cfg.may_act_ctx)))
+		a->kube->ops->event(a->kube->ctx, node, type, reason, msg);
+}
+
+/*
+ * A replace: asks for the new node and remembers the replace; the old
+ * node is left as it is until the new node is Ready (actuator_observe).
+ * Returns 0, or -1 when it could not start (logged).
+ */
+static int start_replace(struct actuator *a, const struct action *act, const struct snapshot *s)
+{
+	struct replacement *r = calloc(1, sizeof(*r));
+	int32_t idx = s ? snapshot_find_node(s, act->node) : -1;
+	struct memo *m;
+	const char *skip = NULL;
+
+	if (!r || action_copy(&r->act, act) < 0) {
+		free(r);
+		LOG(a, LOG_WARN, "replace %s not started: out of memory", act->node);
+		return -1;
+	}
+	snprintf(r->node, sizeof(r->node), "%s", act->node);
+	if (idx >= 0 && s->nodes[idx].group >= 0)
+		snprintf(r->node_group, sizeof(r->node_group), "%s", s->groups[s->nodes[idx].group].name);
+	r->started = clock_wall(a->clock);
+	pthread_mutex_lock(&a->mu);
+	m = memo_find(a, act->node);
+	if (m && m->kind == MEMO_REMOVED)
+		skip = "luascale deleted it already; the cluster cache does not show that yet";
+	else if (busy_find(a, act->node))
+		skip = "actions of an earlier round are still running on it";
+	else if (rep_find(a, act->node))
+		skip = "a replace of it is under way already";
+	if (!skip) {
+		r->next = a->replacements;
+		a->replacements = r;
+	} else {
+		a->st.actions_abandoned++;
+	}
+	pthread_mutex_unlock(&a->mu);
+	if (skip) {
+		LOG(a, LOG_WARN, "replace %s skipped: %s", act->node, skip);
+		rep_free(r);
+		return 0;
+	}
+	{
+		struct log_field f[ACTION_LOG_FIELDS + 1];
+		char cnt[24];
+		size_t nf = action_log_fields(act, f, cnt);
+
+		f[nf++] = (struct log_field){"outcome", "started"};
+		log_fields(a->log, LOG_INFO, clock_wall(a->clock), f, nf,
+			   "replace %s: asking for a node of group %s; %s stays as it is until that one is Ready (%s)",
+			   act->node, act->group, act->node, act->reason);
+	}
+	if (a->cfg.ins)
+		metric_inc2(a->cfg.ins->replacements, r->node_group[0] ? r->node_group : "unknown",
+			    "started");
+	pthread_mutex_lock(&a->mu);
+	a->st.replaces_started++;
+	pthread_mutex_unlock(&a->mu);
+	{
+		char msg[PLAN_MAX_REASON + 800];
+
+		snprintf(msg, sizeof(msg), "replacing it with a node of group %s; it stays as it is until that one is Ready (%s; disruption: %s; budget: %s)",
+			 act->group, act->reason, act->disruption ? act->disruption : "underutilized",
+			 act->budget ? act->budget : "none limits it");
+		node_event(a, act->node, "Normal", "LuascaleReplace", msg);
+	}
+	if (start_launch(a, act, "", 0, s, act->node) < 0) {
+		/* the next actuator_observe() says it failed */
+		pthread_mutex_lock(&a->mu);
+		rep_fail(a, act->node, "its new node's launch could not be queued (out of memory, or the work queue is full)");
+		pthread_mutex_unlock(&a->mu);
+		return -1;
+	}
+	return 0;
 }
 
 int actuator_execute(struct actuator *a, const struct plan *p, const struct snapshot *s)
@@ -1572,7 +1774,9 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 	}
 	for (i = 0; i < p->n_actions; i++)
 		if (p->actions[i].type == ACTION_SCALE_UP &&
-		    start_launch(a, &p->actions[i], pods, oldest, s) < 0)
+		    start_launch(a, &p->actions[i], pods, oldest, s, NULL) < 0)
+			failed++;
+		else if (p->actions[i].type == ACTION_REPLACE && start_replace(a, &p->actions[i], s) < 0)
 			failed++;
 	/* one job per node, in the order nodes first appear in the plan */
 	deferred_round(a, true);
@@ -1580,7 +1784,8 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 		const char *node = p->actions[i].node;
 		bool seen = false;
 
-		if (p->actions[i].type == ACTION_SCALE_UP || !node)
+		if (p->actions[i].type == ACTION_SCALE_UP || p->actions[i].type == ACTION_REPLACE ||
+		    !node)
 			continue;
 		for (k = 0; k < i && !seen; k++)
 			seen = p->actions[k].node && strcmp(p->actions[k].node, node) == 0;
@@ -1592,6 +1797,113 @@ int actuator_execute(struct actuator *a, const struct plan *p, const struct snap
 }
 
 /* ---- between reconciles ---- */
+
+/* The old node of a replace whose new node is Ready: its removal (cordon
+ * with luascale's mark, drain, delete) as a node job. Returns 1 started,
+ * 0 not now (a drain slot, a job on the node: tried again next time). */
+static int replace_remove(struct actuator *a, const struct replacement *r, const struct snapshot *s)
+{
+	struct plan p;
+	struct action d = r->act;
+	char reason[PLAN_MAX_REASON + 600];
+	int rc;
+
+	snprintf(reason, sizeof(reason), "replaced by node %s of group %s: %s", r->new_node,
+		 r->act.group, r->act.reason);
+	d.group = NULL;
+	d.instance_types = NULL;
+	d.n_instance_types = 0;
+	d.count = 0;
+	d.reason = reason;
+	plan_init(&p);
+	d.type = ACTION_DRAIN;
+	rc = plan_add(&p, &d);
+	d.type = ACTION_DELETE;
+	if (rc == 0)
+		rc = plan_add(&p, &d);
+	rc = rc == 0 ? start_node_job(a, &p, s, r->node) : 0;
+	plan_free(&p);
+	return rc > 0;
+}
+
+/*
+ * Replaces that came to an end since the last look: those whose new node
+ * is Ready start the old node's removal, those that failed leave the old
+ * node as it is (an Event says why), those whose node went away end.
+ * While this process does not lead, every replace is given up without a
+ * write. Runs outside the lock.
+ */
+static void replaces_settle(struct actuator *a, const struct snapshot *s, int64_t now)
+{
+	struct replacement *over = NULL, **pp, *r;
+	bool leading = !a->cfg.may_act || a->cfg.may_act(a->cfg.may_act_ctx);
+
+	pthread_mutex_lock(&a->mu);
+	for (pp = &a->replacements; (r = *pp);) {
+		if (!leading && (r->state == REP_ASKED || r->state == REP_BOOTING || r->state == REP_READY)) {
+			r->state = REP_FAILED;
+			snprintf(r->why, sizeof(r->why), "this process no longer leads");
+		}
+		if (r->state == REP_READY || r->state == REP_FAILED || r->state == REP_GONE) {
+			*pp = r->next;
+			r->next = over;
+			over = r;
+			continue;
+		}
+		pp = &r->next;
+	}
+	pthread_mutex_unlock(&a->mu);
+	while ((r = over)) {
+		const char *grp = r->node_group[0] ? r->node_group : "unknown";
+		char msg[PLAN_MAX_REASON + 800];
+
+		over = r->next;
+		r->next = NULL;
+		switch (r->state) {
+		case REP_READY:
+			if (!replace_remove(a, r, s)) {
+				pthread_mutex_lock(&a->mu);
+				r->next = a->replacements;
+				a->replacements = r;
+				pthread_mutex_unlock(&a->mu);
+				continue;
+			}
+			log_at(a->log, LOG_INFO, now, "replace %s: its new node %s (group %s) is Ready after %llds; removing %s (%s)",
+			       r->node, r->new_node, r->act.group, (long long)(now - r->started), r->node,
+			       r->act.reason);
+			snprintf(msg, sizeof(msg), "replaced by node %s of group %s, Ready after %llds: removing it (%s; disruption: %s; budget: %s)",
+				 r->new_node, r->act.group, (long long)(now - r->started), r->act.reason,
+				 r->act.disruption ? r->act.disruption : "underutilized",
+				 r->act.budget ? r->act.budget : "none limits it");
+			node_event(a, r->node, "Normal", "LuascaleReplaced", msg);
+			if (a->cfg.ins) {
+				const char *v[3] = {grp, r->act.disruption ? r->act.disruption : "underutilized",
+						    "replace"};
+
+				metric_inc2(a->cfg.ins->replacements, grp, "replaced");
+				metric_add(a->cfg.ins->disruptions, v, 1);
+			}
+			count(a, &a->st.replaces_done);
+			break;
+		case REP_FAILED:
+			log_at(a->log, LOG_WARN, now, "replace %s failed after %llds: %s; %s is left as it was (not cordoned)",
+			       r->node, (long long)(now - r->started), r->why, r->node);
+			snprintf(msg, sizeof(msg), "replace failed: %s; the node is left as it was", r->why);
+			node_event(a, r->node, "Warning", "LuascaleReplaceFailed", msg);
+			if (a->cfg.ins)
+				metric_inc2(a->cfg.ins->replacements, grp, "failed");
+			count(a, &a->st.replaces_failed);
+			break;
+		default:
+			log_at(a->log, LOG_INFO, now, "replace %s over: the node is gone or being removed before its new node was Ready%s%s",
+			       r->node, r->inst[0] ? "; its new instance stays: " : "", r->inst);
+			if (a->cfg.ins)
+				metric_inc2(a->cfg.ins->replacements, grp, "gone");
+			break;
+		}
+		rep_free(r);
+	}
+}
 
 /* A terminate of a doomed instance ended: gone (dropped from the list),
  * or tried again later. */
@@ -1881,6 +2193,18 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 				     strcmp(s->nodes[i].provider_id, f->provider_id) == 0;
 		if (registered && !f->terminating) {
 			*pp = f->next;
+			if (f->replace_of[0]) {
+				struct replacement *r = rep_find(a, f->replace_of);
+
+				if (r && (r->state == REP_ASKED || r->state == REP_BOOTING)) {
+					for (i = 0; i < s->n_nodes; i++)
+						if (strcmp(s->nodes[i].provider_id, f->provider_id) == 0)
+							break;
+					snprintf(r->new_node, sizeof(r->new_node), "%s",
+						 i < s->n_nodes ? s->nodes[i].name : f->id);
+					r->state = REP_READY;
+				}
+			}
 			a->st.instances_registered++;
 			if (a->cfg.ins && now >= f->launched)
 				metric_observe1(a->cfg.ins->launch_to_ready, f->group, (double)(now - f->launched));
@@ -1905,6 +2229,8 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 			}
 			a->st.instances_timed_out++;
 			*pp = f->next;
+			if (f->replace_of[0])
+				rep_fail(a, f->replace_of, reason);
 			doom(a, f, reason, now_ns);
 			log_at(a->log, LOG_WARN, now, "%s: terminating it; group %s backed off for %llds",
 			       reason, f->group, (long long)delay);
@@ -1951,6 +2277,25 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 			n_release++;
 		}
 	}
+	/* replaces: the old node stays as it is while its new node is on its
+	 * way; policies see it replacing, and the budgets count it */
+	{
+		struct replacement *r;
+
+		for (r = a->replacements; r; r = r->next) {
+			int32_t k = snapshot_find_node(s, r->node);
+
+			if (r->state == REP_FAILED || r->state == REP_GONE)
+				continue;
+			if (k < 0 || s->nodes[k].removing) {
+				r->state = REP_GONE;
+				continue;
+			}
+			s->nodes[k].replacing = true;
+			if (s->nodes[k].group >= 0)
+				s->groups[s->nodes[k].group].replacing++;
+		}
+	}
 	if (n_release) {
 		release = calloc(n_release, sizeof(*release));
 		n_release = 0;
@@ -1989,6 +2334,8 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 		}
 	}
 	pthread_mutex_unlock(&a->mu);
+
+	replaces_settle(a, s, now);
 
 	/* cordons luascale left behind (a failed uncordon, an earlier process) */
 	for (i = 0; i < n_release; i++) {
@@ -2046,6 +2393,9 @@ void actuator_get_stats(struct actuator *a, struct actuator_stats *out)
 	out->terminating = 0;
 	for (f = a->doomed; f; f = f->next)
 		out->terminating++;
+	out->replacing = 0;
+	for (struct replacement *r = a->replacements; r; r = r->next)
+		out->replacing++;
 	pthread_mutex_unlock(&a->mu);
 }
 

@@ -123,6 +123,10 @@ struct actuator_stats {
 	uint64_t nodes_deleted;
 	uint64_t actions_failed;
 	uint64_t actions_abandoned;   /* cancelled by shutdown */
+	uint64_t replaces_started;    /* replaces whose new node was asked for */
+	uint64_t replaces_done;       /* ... whose new node was Ready: the old node's removal started */
+	uint64_t replaces_failed;     /* ... whose new node failed (the old node left as it was) */
+	size_t replacing;             /* replaces under way */
 	size_t in_flight_instances;   /* created, not yet nodes */
 	size_t in_flight_requested;   /* asked for, not yet created or failed */
 	size_t busy;                  /* launches and node jobs still running */

@@ -139,7 +139,8 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->process_start = ok(&bad, metrics_gauge(m, "process_start_time_seconds", "Unix time the process started.", NULL));
 	ins->nodes_removed = ok(&bad, metrics_counter(m, "luascale_nodes_removed_total", "Nodes removed (their Node deleted), by group and reason class (empty, underutilized, drifted, policy).", "group,reason"));
 	ins->removal_seconds = ok(&bad, metrics_histogram(m, "luascale_node_removal_duration_seconds", "From the start of a node's drain to its Node deleted (its instance terminated first).", NULL, latency_buckets, sizeof(latency_buckets) / sizeof(latency_buckets[0])));
-	ins->disruptions = ok(&bad, metrics_counter(m, "luascale_disruptions_total", "Disruptions done: cordons of nodes not cordoned yet, drains, deletes and NoExecute taints, by group, disruption reason (empty, underutilized, drifted, expired, interrupted) and action.", "group,reason,action"));
+	ins->disruptions = ok(&bad, metrics_counter(m, "luascale_disruptions_total", "Disruptions done: cordons of nodes not cordoned yet, drains, deletes, NoExecute taints and replaces (counted when the old node's removal starts), by group, disruption reason (empty, underutilized, drifted, expired, interrupted) and action.", "group,reason,action"));
+	ins->replacements = ok(&bad, metrics_counter(m, "luascale_replacements_total", "Replaces (plan:replace) by the old node's group and outcome: started (the new node is asked for), replaced (the new node is Ready and the old one's removal started), failed (the new node did not launch or was not Ready in max_provision_time: the old node is left as it was), gone (the old node went away first).", "group,outcome"));
 	ins->budget_remaining = ok(&bad, metrics_gauge(m, "luascale_disruption_budget_remaining", "Nodes of a group the disruption budgets let be disrupted now for a reason, less those being drained or deleted; a series only while a written budget limits the reason.", "group,reason"));
 	ins->interruptions = ok(&bad, metrics_counter(m, "luascale_interruptions_total", "Interruption notices from the cloud (AWS's interruption queue, the simulator's), each counted once by its node group (empty when no managed group has the instance) and kind (spot_interruption, rebalance, scheduled_change, stopping, terminated; a stronger kind for the same instance counts again).", "group,kind"));
 	ins->price_failures = ok(&bad, metrics_counter(m, "luascale_price_refresh_failures_total", "Refreshes of the cloud's prices that failed (the last prices stay in use), by provider.", "provider"));
@@ -257,12 +258,14 @@ static bool first_removal_refused(const struct verdict *v, size_t i)
 	const struct action *a = &v->rejected[i].action;
 	size_t k;
 
-	if ((a->type != ACTION_DRAIN && a->type != ACTION_DELETE) || !a->node)
+	if ((a->type != ACTION_DRAIN && a->type != ACTION_DELETE && a->type != ACTION_REPLACE) ||
+	    !a->node)
 		return false;
 	for (k = 0; k < i; k++) {
 		const struct action *b = &v->rejected[k].action;
 
-		if ((b->type == ACTION_DRAIN || b->type == ACTION_DELETE) && b->node &&
+		if ((b->type == ACTION_DRAIN || b->type == ACTION_DELETE ||
+		     b->type == ACTION_REPLACE) && b->node &&
 		    strcmp(a->node, b->node) == 0)
 			return false;
 	}

@@ -37,6 +37,7 @@ struct instruments {
 	struct metric *price_failures;
 	struct metric *interruptions;
 	struct metric *disruptions, *budget_remaining;
+	struct metric *replacements; /* luascale_replacements_total{group,outcome} */
 };
 
 /*

@@ -154,9 +154,9 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 	for (i = 0; i < p->n_actions; i++) {
 		const struct action *ac = &p->actions[i];
 
-		if (ac->type == ACTION_SCALE_UP)
+		if (ac->type == ACTION_SCALE_UP || ac->type == ACTION_REPLACE)
 			st->instances += ac->count;
-		else if (action_evicts(ac))
+		if (ac->type != ACTION_SCALE_UP && action_evicts(ac))
 			st->removals += !removal_seen(p, i);
 	}
 	st->rejected = d.verdict.n_rejected;

@@ -22,7 +22,7 @@
 struct round_stats {
 	size_t actions;   /* accepted and handed to the actuator */
 	size_t rejected;  /* refused by the safety checks */
-	int64_t instances;/* instances the accepted scale-ups ask for */
+	int64_t instances;/* instances the accepted scale-ups and replaces ask for */
 	size_t removals;  /* nodes the accepted removals (action_evicts) take away */
 	bool policy_failed;
 	char error[256];  /* why the policy failed (truncated), "" otherwise */

@@ -72,6 +72,7 @@ static int reject(struct verdict *v, const struct action *a, const char *fmt, ..
 /* What a removal this round has counted a node against (round.removing). */
 #define REMOVAL_EVICTS 1 /* per-round cap and PDBs: drain, delete or NoExecute taint */
 #define REMOVAL_SHRINKS 2 /* the group's min: drain or delete */
+#define REMOVAL_REPLACED 4 /* a replace: nothing else may touch the node this round */
 
 /* Round state: what accepted actions so far have used up. */
 struct round {
@@ -142,7 +143,7 @@ int64_t safety_budget_left(const struct snapshot *s, const struct config *c, siz
 	allowed = budget_allowed(list, nb, reason, g->current, s->now);
 	if (allowed == BUDGET_UNLIMITED)
 		return -1;
-	return allowed > g->removing ? allowed - g->removing : 0;
+	return allowed > g->removing + g->replacing ? allowed - g->removing - g->replacing : 0;
 }
 
 static int check_budget(const struct snapshot *s, const struct safety_limits *lim,
@@ -162,53 +163,42 @@ static int check_budget(const struct snapshot *s, const struct safety_limits *li
 		reason = node_empty(s, n) ? DISRUPTION_EMPTY : DISRUPTION_UNDERUTILIZED;
 	list = config_group_budgets(lim->budgets, g->name, &nb);
 	allowed = budget_allowed_which(list, nb, reason, g->current, s->now, &which);
-	busy = (int64_t)g->removing + r->disrupting[node->group];
-	if (allowed != BUDGET_UNLIMITED && busy >= allowed)
-		return reject(v, a, "disruption budget of group %s for %s (%s) allows %lld of its %d node%s at once, and %lld %s being disrupted (%d drained or deleted, %lld by this plan)",
+	busy = (int64_t)g->removing + g->replacing + r->disrupting[node->group];
+	if (allowed != BUDGET_UNLIMITED && busy >= allowed) {
+		char repl[48] = "";
+
+		if (g->replacing)
+			snprintf(repl, sizeof(repl), ", %d being replaced", g->replacing);
+		return reject(v, a, "disruption budget of group %s for %s (%s) allows %lld of its %d node%s at once, and %lld %s being disrupted (%d drained or deleted%s, %lld by this plan)",
 			      g->name, disruption_reason_name(reason),
 			      budget_describe(&list[which], desc, sizeof(desc)), (long long)allowed,
 			      g->current, g->current == 1 ? "" : "s", (long long)busy,
-			      busy == 1 ? "is" : "are", g->removing,
+			      busy == 1 ? "is" : "are", g->removing, repl,
 			      (long long)r->disrupting[node->group]) < 0 ? -1 : 0;
+	}
 	r->disrupted[n] = 1;
 	r->disrupting[node->group]++;
 	return 1;
 }
 
-static int check_scale_up(const struct snapshot *s, const struct safety_limits *lim,
-			  struct round *r, const struct action *a, struct verdict *v)
+/*
+ * How many of 'want' new nodes group 'g' takes: its max less its nodes
+ * registered or coming and those this plan added, then the global cap.
+ * When fewer, 'why' says which limit.
+ */
+static int64_t group_room(const struct snapshot *s, const struct safety_limits *lim,
+			  const struct round *r, size_t g, int64_t want, char *why, size_t why_len)
 {
-	int32_t g = snapshot_find_group(s, a->group);
-	const struct node_group *grp;
+	const struct node_group *grp = &s->groups[g];
 	int64_t room, allowed, total;
-	struct action part;
-	char why[256] = "";
 
-	if (g < 0)
-		return reject(v, a, "no node group named \"%s\"", a->group);
-	grp = &s->groups[g];
-	for (size_t t = 0; t < a->n_instance_types; t++) {
-		size_t k;
-
-		for (k = 0; k < grp->n_types &&
-			    (!grp->types[k].instance_type || strcmp(grp->types[k].instance_type, a->instance_types[t])); k++)
-			;
-		if (k == grp->n_types)
-			return reject(v, a, grp->n_types ? "instance type %s is not one of group %s's instance types"
-							 : "instance type %s named, but group %s launches one type only: name none",
-				      a->instance_types[t], grp->name);
-	}
-	if (grp->backoff_until > s->now)
-		return reject(v, a, "group %s is backed off for %llds more after a failed launch: %s",
-			      grp->name, (long long)(grp->backoff_until - s->now),
-			      grp->backoff_reason[0] ? grp->backoff_reason : "no reason recorded");
 	room = (int64_t)grp->max - (grp->target > grp->current ? grp->target : grp->current) -
 	       r->grow[g];
 	if (room < 0)
 		room = 0;
-	allowed = a->count < room ? a->count : room;
-	if (allowed < a->count)
-		snprintf(why, sizeof(why), "group %s is at its max of %d (%d registered, %d coming, %lld added this round)",
+	allowed = want < room ? want : room;
+	if (allowed < want)
+		snprintf(why, why_len, "group %s is at its max of %d (%d registered, %d coming, %lld added this round)",
 			 grp->name, grp->max, grp->current,
 			 grp->target > grp->current ? grp->target - grp->current : 0,
 			 (long long)r->grow[g]);
@@ -223,10 +213,52 @@ static int check_scale_up(const struct snapshot *s, const struct safety_limits *
 			int64_t cap = lim->max_nodes_total - total;
 
 			allowed = cap < 0 ? 0 : cap;
-			snprintf(why, sizeof(why), "max_nodes_total is %lld and the cluster has %lld nodes registered or coming",
+			snprintf(why, why_len, "max_nodes_total is %lld and the cluster has %lld nodes registered or coming",
 				 (long long)lim->max_nodes_total, (long long)total);
 		}
 	}
+	return allowed;
+}
+
+/* Are the action's instance types all group 'grp''s? Rejects it when not:
+ * 1 yes, 0 rejected, -1 OOM. */
+static int check_instance_types(const struct node_group *grp, const struct action *a,
+				struct verdict *v)
+{
+	for (size_t t = 0; t < a->n_instance_types; t++) {
+		size_t k;
+
+		for (k = 0; k < grp->n_types &&
+			    (!grp->types[k].instance_type || strcmp(grp->types[k].instance_type, a->instance_types[t])); k++)
+			;
+		if (k == grp->n_types)
+			return reject(v, a, grp->n_types ? "instance type %s is not one of group %s's instance types"
+							 : "instance type %s named, but group %s launches one type only: name none",
+				      a->instance_types[t], grp->name) < 0 ? -1 : 0;
+	}
+	return 1;
+}
+
+static int check_scale_up(const struct snapshot *s, const struct safety_limits *lim,
+			  struct round *r, const struct action *a, struct verdict *v)
+{
+	int32_t g = snapshot_find_group(s, a->group);
+	const struct node_group *grp;
+	int64_t allowed;
+	struct action part;
+	char why[256] = "";
+	int ok;
+
+	if (g < 0)
+		return reject(v, a, "no node group named \"%s\"", a->group);
+	grp = &s->groups[g];
+	if ((ok = check_instance_types(grp, a, v)) <= 0)
+		return ok;
+	if (grp->backoff_until > s->now)
+		return reject(v, a, "group %s is backed off for %llds more after a failed launch: %s",
+			      grp->name, (long long)(grp->backoff_until - s->now),
+			      grp->backoff_reason[0] ? grp->backoff_reason : "no reason recorded");
+	allowed = group_room(s, lim, r, (size_t)g, a->count, why, sizeof(why));
 	if (allowed < a->count) {
 		part = *a;
 		part.count = a->count - allowed;
@@ -379,7 +411,10 @@ static int check_removal(const struct snapshot *s, const struct safety_limits *l
 	const struct node *node = &s->nodes[n];
 	const struct node_group *g = &s->groups[node->group];
 	bool evicts = !(r->removing[n] & REMOVAL_EVICTS);
-	bool shrinks = a->type != ACTION_TAINT && !(r->removing[n] & REMOVAL_SHRINKS);
+	/* a replace within the node's own group leaves its size as it is */
+	bool shrinks = a->type != ACTION_TAINT &&
+		       !(a->type == ACTION_REPLACE && !strcmp(a->group, g->name)) &&
+		       !(r->removing[n] & REMOVAL_SHRINKS);
 	const char *what = a->type == ACTION_TAINT ? "a NoExecute taint would evict pods: " : "";
 	struct drain_opts o;
 	char why[512];
@@ -424,7 +459,10 @@ static int check_removal(const struct snapshot *s, const struct safety_limits *l
 			return reject(v, a, "max_scale_down_per_round (%lld) reached: %lld node(s) already being removed this round (drains, deletes and NoExecute taints count)",
 				      (long long)lim->max_scale_down_per_round,
 				      (long long)r->removed_nodes) < 0 ? -1 : 0;
-		if (lim->evicted_pods_must_fit && !evicted_pods_fit(s, r, n, &o, why, sizeof(why)))
+		/* a replace's pods have its new node to go to, which the
+		 * nodes that stay do not show yet */
+		if (lim->evicted_pods_must_fit && a->type != ACTION_REPLACE &&
+		    !evicted_pods_fit(s, r, n, &o, why, sizeof(why)))
 			return reject(v, a, "%sits pods would not all find room on the nodes that stay (with the pods of this plan's earlier removals): %s (safety.evicted_pods_must_fit)",
 				      what, why) < 0 ? -1 : 0;
 	}
@@ -472,6 +510,14 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 		return reject(v, a, "node %s is not in a managed node group", a->node);
 	if (node->removing)
 		return reject(v, a, "node %s is already being drained or deleted", a->node);
+	if (node->replacing && a->type != ACTION_LABEL && a->type != ACTION_ANNOTATE &&
+	    !(a->type == ACTION_TAINT && !action_evicts(a)))
+		return reject(v, a, "node %s is being replaced: its new node is on its way, and it is removed once that one is Ready",
+			      a->node);
+	if ((r->removing[n] & REMOVAL_REPLACED) && a->type != ACTION_LABEL &&
+	    a->type != ACTION_ANNOTATE && !(a->type == ACTION_TAINT && !action_evicts(a)))
+		return reject(v, a, "node %s is replaced by an earlier action of this plan: it stays as it is until its new node is Ready",
+			      a->node);
 
 	switch (a->type) {
 	case ACTION_CORDON:
@@ -537,20 +583,71 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 		if (ok <= 0)
 			return ok;
 		break;
+	case ACTION_REPLACE: {
+		int32_t g = snapshot_find_group(s, a->group);
+
+		if (g < 0)
+			return reject(v, a, "no node group named \"%s\"", a->group);
+		if (r->cordon_state[n])
+			return reject(v, a, "node %s is %s in this plan; a replace leaves it as it is until its new node is Ready",
+				      a->node, r->cordon_state[n] == 1 ? "cordoned" : "uncordoned");
+		if (r->removing[n])
+			return reject(v, a, "node %s is removed by an earlier action of this plan", a->node);
+		if ((ok = check_instance_types(&s->groups[g], a, v)) <= 0)
+			return ok;
+		if (s->groups[g].backoff_until > s->now)
+			return reject(v, a, "group %s is backed off for %llds more after a failed launch: %s",
+				      s->groups[g].name, (long long)(s->groups[g].backoff_until - s->now),
+				      s->groups[g].backoff_reason[0] ? s->groups[g].backoff_reason
+								      : "no reason recorded");
+		if (group_room(s, lim, r, (size_t)g, 1, why, sizeof(why)) < 1)
+			return reject(v, a, "its new node does not fit: %s", why);
+		ok = check_removal(s, lim, r, (size_t)n, a, v);
+		if (ok <= 0)
+			return ok;
+		r->grow[g]++;
+		r->total_grow++;
+		r->removing[n] |= REMOVAL_REPLACED;
+		break;
+	}
 	case ACTION_SCALE_UP:
 		break;
 	}
 	if (plan_add(&v->accepted, a) < 0)
 		return -1;
 	/* a disruption says its reason downstream (the actuator, the
-	 * metrics): the policy's, else what the node's pods make it */
-	if (!a->disruption && (a->type == ACTION_CORDON || a->type == ACTION_DRAIN ||
-			       a->type == ACTION_DELETE || action_evicts(a))) {
+	 * metrics): the policy's, else what the node's pods make it; and
+	 * the budget that held it (the Events) */
+	if (a->type == ACTION_CORDON || a->type == ACTION_DRAIN || a->type == ACTION_DELETE ||
+	    action_evicts(a)) {
 		struct action *got = &v->accepted.actions[v->accepted.n_actions - 1];
+		enum disruption_reason reason;
 
-		got->disruption = strdup(node_empty(s, (size_t)n) ? "empty" : "underutilized");
-		if (!got->disruption)
-			return -1;
+		if (!a->disruption) {
+			got->disruption = strdup(node_empty(s, (size_t)n) ? "empty" : "underutilized");
+			if (!got->disruption)
+				return -1;
+		}
+		free(got->budget);
+		got->budget = NULL;
+		if (lim->budgets && disruption_reason_parse(got->disruption, &reason) == 0 &&
+		    safety_budgets_written(lim->budgets, s->groups[node->group].name)) {
+			const struct node_group *g = &s->groups[node->group];
+			const struct disruption_budget *list;
+			char desc[200], text[320];
+			int64_t allowed;
+			size_t nb, which;
+
+			list = config_group_budgets(lim->budgets, g->name, &nb);
+			allowed = budget_allowed_which(list, nb, reason, g->current, s->now, &which);
+			if (allowed != BUDGET_UNLIMITED) {
+				snprintf(text, sizeof(text), "%s: %lld of %d node%s at once",
+					 budget_describe(&list[which], desc, sizeof(desc)),
+					 (long long)allowed, g->current, g->current == 1 ? "" : "s");
+				if (!(got->budget = strdup(text)))
+					return -1;
+			}
+		}
 	}
 	return 0;
 }

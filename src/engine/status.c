@@ -74,7 +74,7 @@ void status_board_round(struct status_board *b, const struct snapshot *s,
 			copy(b->up.reason, sizeof(b->up.reason), a->reason);
 			copy(b->up.where, sizeof(b->up.where), a->where);
 		} else if (a->type == ACTION_DRAIN || a->type == ACTION_DELETE ||
-			   a->type == ACTION_CORDON) {
+			   a->type == ACTION_CORDON || a->type == ACTION_REPLACE) {
 			b->down.at = s->now;
 			copy(b->down.node, sizeof(b->down.node), a->node);
 			copy(b->down.action, sizeof(b->down.action), action_type_str(a->type));

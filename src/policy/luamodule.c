@@ -245,6 +245,9 @@ static void push_result(lua_State *L, const struct sim_scenario *sc, const struc
 	set_u64(L, "protected", r->protected_killed);
 	set_u64(L, "policy_failures", r->policy_failures);
 	set_u64(L, "rejected", r->rejected);
+	set_u64(L, "replaces", r->replaces);
+	set_u64(L, "replaced", r->replaced);
+	set_u64(L, "replace_failed", r->replace_failed);
 	set_u64(L, "rounds", r->rounds);
 
 	lua_newtable(L); /* violations */

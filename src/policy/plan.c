@@ -13,11 +13,12 @@
 
 static const char *const type_names[ACTION_TYPE_COUNT] = {
 	"scale_up", "cordon", "uncordon", "drain", "delete", "label", "taint", "annotate",
+	"replace",
 };
 
 bool action_evicts(const struct action *a)
 {
-	return a->type == ACTION_DRAIN || a->type == ACTION_DELETE ||
+	return a->type == ACTION_DRAIN || a->type == ACTION_DELETE || a->type == ACTION_REPLACE ||
 	       (a->type == ACTION_TAINT && !a->remove && a->effect == TAINT_NO_EXECUTE);
 }
 
@@ -67,6 +68,7 @@ void action_free(struct action *a)
 	free(a->reason);
 	free(a->where);
 	free(a->disruption);
+	free(a->budget);
 	for (i = 0; i < a->n_instance_types; i++)
 		free(a->instance_types[i]);
 	free(a->instance_types);
@@ -109,8 +111,9 @@ int action_copy(struct action *dst, const struct action *src)
 	dst->instance_types = NULL;
 	dst->n_instance_types = 0;
 	dst->disruption = NULL;
+	dst->budget = NULL;
 	if (dup_str(&dst->group, src->group) || dup_str(&dst->node, src->node) ||
-	    dup_str(&dst->disruption, src->disruption) ||
+	    dup_str(&dst->disruption, src->disruption) || dup_str(&dst->budget, src->budget) ||
 	    dup_str(&dst->key, src->key) || dup_str(&dst->value, src->value) ||
 	    dup_str(&dst->reason, src->reason ? src->reason : "") ||
 	    dup_str(&dst->where, src->where ? src->where : ""))
@@ -267,6 +270,8 @@ size_t action_log_fields(const struct action *a, struct log_field *f, char count
 		f[n++] = (struct log_field){"count", count};
 	} else {
 		f[n++] = (struct log_field){"node", a->node};
+		if (a->type == ACTION_REPLACE)
+			f[n++] = (struct log_field){"group", a->group};
 		if (a->key)
 			f[n++] = (struct log_field){"key", a->key};
 	}
@@ -311,6 +316,18 @@ void action_describe(const struct action *a, char *out, size_t len)
 				 a->value ? a->value : "",
 				 taint_effect_str((enum taint_effect)a->effect));
 		break;
+	case ACTION_REPLACE: {
+		size_t i, k;
+
+		k = (size_t)snprintf(out, len, "%s %s with a node of %s", t, a->node ? a->node : "?",
+				     a->group ? a->group : "?");
+		for (i = 0; i < a->n_instance_types && k < len; i++)
+			k += (size_t)snprintf(out + k, len - k, "%s%s", i ? ", " : " (",
+					      a->instance_types[i]);
+		if (a->n_instance_types && k < len)
+			snprintf(out + k, len - k, ")");
+		break;
+	}
 	default:
 		snprintf(out, len, "%s %s", t, a->node ? a->node : "?");
 	}
@@ -320,10 +337,15 @@ void action_to_json(const struct action *a, struct buf *b)
 {
 	buf_puts(b, "{\"type\":");
 	buf_json_string(b, action_type_str(a->type));
-	if (a->type == ACTION_SCALE_UP) {
+	if (a->type == ACTION_REPLACE) {
+		buf_puts(b, ",\"node\":");
+		buf_json_string(b, a->node);
+	}
+	if (a->type == ACTION_SCALE_UP || a->type == ACTION_REPLACE) {
 		buf_puts(b, ",\"group\":");
 		buf_json_string(b, a->group);
-		buf_printf(b, ",\"count\":%lld", (long long)a->count);
+		if (a->type == ACTION_SCALE_UP)
+			buf_printf(b, ",\"count\":%lld", (long long)a->count);
 		if (a->n_instance_types) {
 			size_t i;
 

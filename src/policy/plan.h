@@ -37,29 +37,33 @@ enum action_type {
 	ACTION_LABEL,
 	ACTION_TAINT,
 	ACTION_ANNOTATE,
+	ACTION_REPLACE,
 };
 
-#define ACTION_TYPE_COUNT 8
+#define ACTION_TYPE_COUNT 9
 
 struct action {
 	enum action_type type;
-	char *group;   /* scale_up */
-	char *node;    /* every other action */
-	int64_t count; /* scale_up */
+	char *group;   /* scale_up; replace: the group of the new node */
+	char *node;    /* every other action; replace: the node replaced */
+	int64_t count; /* scale_up (replace: 1) */
 	char *key;     /* label, taint, annotate */
 	char *value;   /* label, taint, annotate; NULL with remove */
 	int effect;    /* taint: enum taint_effect */
 	bool remove;   /* label, taint, annotate: remove the key */
 	char *reason;  /* never NULL */
 	char *where;   /* "policy.lua:42", "" when unknown */
-	char **instance_types;   /* scale_up: the instance types it accepts, each one of
+	char **instance_types;   /* scale_up, replace: the instance types it accepts, each one of
 				  * the group's; NULL: any the group launches */
 	size_t n_instance_types;
-	char *disruption;        /* cordon, drain, delete, taint: why the node is disrupted,
+	char *disruption;        /* cordon, drain, delete, taint, replace: why the node is disrupted,
 				  * as the disruption budgets count it ("empty",
 				  * "underutilized", "drifted", "expired", "interrupted");
 				  * NULL: not said (the safety check tells empty from
 				  * underutilized) */
+	char *budget;            /* an accepted disruption: the disruption budget it was
+				  * held to ("nodes 10% for underutilized: 3 of 30
+				  * nodes at once"), for the Events; NULL: none applies */
 };
 
 /* Is 's' a disruption reason a plan may name? */
@@ -105,9 +109,10 @@ const struct node_note *plan_find_note(const struct plan *p, const char *node);
 int action_copy(struct action *dst, const struct action *src);
 void action_free(struct action *a);
 
-/* Whether 'a' removes its node's pods: a drain, a delete, or setting a
- * NoExecute taint (taint-based eviction, outside the Eviction API). What
- * the per-round removal cap and the PDB checks count. */
+/* Whether 'a' removes its node's pods: a drain, a delete, a replace (once
+ * its new node is Ready), or setting a NoExecute taint (taint-based
+ * eviction, outside the Eviction API). What the per-round removal cap and
+ * the PDB checks count. */
 bool action_evicts(const struct action *a);
 
 const char *action_type_str(enum action_type t);

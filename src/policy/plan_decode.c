@@ -212,12 +212,15 @@ static bool field_allowed(enum action_type t, const char *k)
 	static const char *const common[] = {"type", "reason", "where", NULL};
 	static const char *const scale_up[] = {"group", "count", "instance_types", NULL};
 	static const char *const node[] = {"node", NULL};
+	static const char *const replace[] = {"node", "group", "instance_types", NULL};
 	static const char *const keyed[] = {"key", "value", "remove", NULL};
 	const char *const *lists[4] = {common, NULL, NULL, NULL};
 	size_t i, j;
 
 	if (t == ACTION_SCALE_UP) {
 		lists[1] = scale_up;
+	} else if (t == ACTION_REPLACE) {
+		lists[1] = replace;
 	} else {
 		lists[1] = node;
 		if (t == ACTION_LABEL || t == ACTION_ANNOTATE || t == ACTION_TAINT)
@@ -225,7 +228,8 @@ static bool field_allowed(enum action_type t, const char *k)
 	}
 	if (t == ACTION_TAINT && strcmp(k, "effect") == 0)
 		return true;
-	if ((t == ACTION_CORDON || t == ACTION_DRAIN || t == ACTION_DELETE || t == ACTION_TAINT) &&
+	if ((t == ACTION_CORDON || t == ACTION_DRAIN || t == ACTION_DELETE || t == ACTION_TAINT ||
+	     t == ACTION_REPLACE) &&
 	    strcmp(k, "disruption") == 0)
 		return true;
 	for (i = 0; i < 4 && lists[i]; i++)
@@ -382,7 +386,7 @@ static void decode_action(lua_State *L, int t, lua_Integer i, struct decode_ctx 
 		luaL_error(L, "%s needs a string field \"type\", got %s", what, luaL_typename(L, -1));
 	type = lua_tolstring(L, -1, &n);
 	if (n > MAX_SHORT || memchr(type, '\0', n) || action_type_parse(type, &a.type) < 0)
-		luaL_error(L, "%s: unknown action type \"%s\" (expected scale_up, cordon, uncordon, drain, delete, label, taint or annotate)",
+		luaL_error(L, "%s: unknown action type \"%s\" (expected scale_up, cordon, uncordon, drain, delete, label, taint, annotate or replace)",
 			   what, shown(type, n, show, sizeof(show)));
 	lua_pop(L, 1);
 	check_action_keys(L, d, t, a.type, what);
@@ -412,8 +416,16 @@ static void decode_action(lua_State *L, int t, lua_Integer i, struct decode_ctx 
 		a.node = (char *)required_string(L, d, t, "node", MAX_NODE, what, &n);
 		check_node_name(L, a.node, n, what, "node");
 	}
+	if (a.type == ACTION_REPLACE) {
+		a.group = (char *)required_string(L, d, t, "group", PLAN_MAX_GROUP, what, &n);
+		if (!k8sname_valid_dns_subdomain(a.group))
+			luaL_error(L, "%s: \"%s\" is not a valid node group name (at most 63 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)",
+				   what, shown(a.group, n, show, sizeof(show)));
+		a.count = 1;
+		pushed = decode_instance_types(L, d, t, &a, what);
+	}
 	if (a.type == ACTION_CORDON || a.type == ACTION_DRAIN || a.type == ACTION_DELETE ||
-	    a.type == ACTION_TAINT) {
+	    a.type == ACTION_TAINT || a.type == ACTION_REPLACE) {
 		a.disruption = (char *)field_string(L, d, t, "disruption", MAX_SHORT, what, &n);
 		if (a.disruption && !plan_disruption_valid(a.disruption))
 			luaL_error(L, "%s: disruption must be empty, underutilized, drifted, expired or interrupted, got \"%s\"",

@@ -446,6 +446,9 @@ static int finish(struct run *r, int64_t t_ns, struct errbuf *err)
 			  (unsigned long long)created, (unsigned long long)out->launches);
 	actuator_get_stats(r->act, &ast);
 	out->removed = ast.nodes_deleted;
+	out->replaces = ast.replaces_started;
+	out->replaced = ast.replaces_done;
+	out->replace_failed = ast.replaces_failed;
 	return 0;
 }
 

@@ -88,6 +88,9 @@ struct sim_result {
 	uint64_t unused;           /* launched nodes removed without having run a pod
 				    * (DaemonSet pods aside): bought for nothing */
 	uint64_t removed;          /* nodes deleted */
+	uint64_t replaces;         /* replaces started (plan:replace) ... */
+	uint64_t replaced;         /* ... whose new node was Ready: the old one's removal started */
+	uint64_t replace_failed;   /* ... whose new node failed: the old one left as it was */
 	uint64_t evictions;        /* accepted by the Eviction API */
 	uint64_t killed;           /* unfinished pods that died without an eviction */
 	uint64_t lost;             /* evicted or killed pods no controller recreates */

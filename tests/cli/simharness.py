@@ -172,14 +172,16 @@ class Harness:
             sys.exit(1)
         return {"name": name, "kube": ports[0], "ports": ports[1], "kubeconfig": kc, "log": out, "proc": p}
 
-    def start_run(self, sim, name, body, env, params="{}"):
-        """Starts `luascale run` on the simulator's cluster with the default
-        policy, quick intervals, and 'body' (node_groups and provider);
-        'env' is its whole environment besides PATH and HOME."""
+    def start_run(self, sim, name, body, env, params="{}", policy=None):
+        """Starts `luascale run` on the simulator's cluster with 'policy'
+        (default: policies/default.lua), quick intervals, and 'body'
+        (node_groups and provider); 'env' is its whole environment besides
+        PATH and HOME."""
         cfg = self.path(name + ".yaml")
         with open(cfg, "w") as f:
             f.write("cluster: {kubeconfig: %s, context: luascale-sim}\n" % sim["kubeconfig"])
-            f.write("policy: {path: %s, params: %s}\n" % (os.path.join(self.src, "policies/default.lua"), params))
+            f.write("policy: {path: %s, params: %s}\n"
+                    % (policy or os.path.join(self.src, "policies/default.lua"), params))
             f.write("intervals: {reconcile: 1s, batch_idle: 200ms, batch_max: 1s}\n")
             f.write("safety: {max_scale_down_per_round: 5}\n")
             f.write("provisioning: {backoff_initial: 1m}\n")

@@ -216,6 +216,7 @@ struct fake_kube {
 	int cordons, uncordons;
 	int evictions, refused, deleted, labels, events;
 	char last_event_reason[64];
+	char event_log[8192]; /* "node reason: message" lines */
 };
 
 static int fk_cordon(void *ctx, const char *node, bool on, struct kube_status *st)
@@ -370,11 +371,12 @@ static int fk_event(void *ctx, const char *node, const char *type, const char *r
 {
 	struct fake_kube *k = ctx;
 
-	(void)node;
+	size_t used = strlen(k->event_log);
+
 	(void)type;
-	(void)msg;
 	k->events++;
 	snprintf(k->last_event_reason, sizeof(k->last_event_reason), "%s", reason);
+	snprintf(k->event_log + used, sizeof(k->event_log) - used, "%s %s: %s\n", node, reason, msg);
 	return 0;
 }
 
@@ -1676,6 +1678,138 @@ static bool gate(void *ctx)
 	return gate_open;
 }
 
+static void add_replace(struct plan *p, const char *node, const char *group, const char *disruption)
+{
+	struct action a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = ACTION_REPLACE;
+	a.node = (char *)node;
+	a.group = (char *)group;
+	a.count = 1;
+	a.disruption = (char *)disruption;
+	a.reason = "cheaper";
+	a.where = "";
+	assert_int_equal(plan_add(p, &a), 0);
+}
+
+#define OLD_NODE NODE_JSON("old", "g1", "fake://g1/i-old")
+
+/* A replace asks for the new node first and leaves the old one alone
+ * (policies see it replacing, the budgets count it); once the new node
+ * is Ready the old one is cordoned, drained and deleted, with Events
+ * saying so. */
+static void test_replace_launches_first_then_removes(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, OLD_NODE);
+	struct actuator_stats st;
+	struct plan p;
+
+	(void)state;
+	w->kube.n_pods = 1;
+	snprintf(w->kube.pods[0].name, 32, "web-1");
+	w->kube.pods[0].present = true;
+	plan_init(&p);
+	add_replace(&p, "old", "g2", "drifted");
+	assert_int_equal(actuator_execute(w->act, &p, s), 0);
+	snapshot_free(s);
+	run_for(w, 5); /* the new instance exists; no node yet */
+	s = snap(w, OLD_NODE);
+	assert_true(s->nodes[0].replacing);
+	assert_false(s->nodes[0].removing);
+	assert_int_equal(s->groups[0].replacing, 1);
+	assert_int_equal(s->groups[1].target, 1); /* the new node counts as upcoming in g2 */
+	assert_int_equal(w->kube.cordons, 0);
+	assert_int_equal(w->kube.evictions, 0);
+	assert_non_null(strstr(w->kube.event_log, "old LuascaleReplace: replacing it with a node of group g2"));
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.replaces_started, 1);
+	assert_int_equal(st.replacing, 1);
+	snapshot_free(s);
+	/* booting, not Ready: still nothing done to the old node */
+	run_for(w, 60);
+	s = snap(w, OLD_NODE ",{\"kind\":\"Node\",\"metadata\":{\"name\":\"new\",\"labels\":{\"luascale.io/node-group\":\"g2\"}},"
+		    "\"spec\":{\"providerID\":\"fake://g2/i-0\"},\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
+	assert_true(s->nodes[0].replacing);
+	run_for(w, 30);
+	assert_int_equal(w->kube.cordons, 0);
+	snapshot_free(s);
+	/* Ready: the old node goes */
+	s = snap(w, OLD_NODE "," NODE_JSON("new", "g2", "fake://g2/i-0"));
+	run_for(w, 30);
+	assert_true(w->kube.cordons >= 1);
+	assert_int_equal(w->kube.evictions, 1);
+	assert_int_equal(w->kube.deleted, 1);
+	assert_int_equal(w->cloud.terminated, 1);
+	assert_string_equal(w->cloud.terminated_ids[0], "i-old");
+	assert_non_null(strstr(w->kube.event_log, "old LuascaleReplaced: replaced by node new of group g2"));
+	assert_non_null(strstr(w->kube.event_log, "disruption: drifted"));
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.replaces_done, 1);
+	assert_int_equal(st.replaces_failed, 0);
+	assert_int_equal(st.replacing, 0);
+	assert_int_equal(st.nodes_deleted, 1);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
+/* A replace whose new node cannot be launched, or is not a Ready node in
+ * max_provision_s, leaves the old node exactly as it was: never
+ * cordoned; an Event says why. */
+static void test_replace_that_fails_leaves_the_node(void **state)
+{
+	struct world *w = world_new(false);
+	struct snapshot *s = snap(w, OLD_NODE);
+	struct actuator_stats st;
+	struct plan p;
+
+	(void)state;
+	plan_init(&p);
+	/* the launch fails */
+	w->cloud.fail = PROVIDER_NO_CAPACITY;
+	add_replace(&p, "old", "g2", NULL);
+	actuator_execute(w->act, &p, s);
+	snapshot_free(s);
+	run_for(w, 5);
+	s = snap(w, OLD_NODE);
+	assert_false(s->nodes[0].replacing);
+	assert_int_equal(s->groups[0].replacing, 0);
+	assert_non_null(strstr(w->kube.event_log, "old LuascaleReplaceFailed: replace failed: its new node's launch in group g2 failed: InsufficientInstanceCapacity"));
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.replaces_failed, 1);
+	assert_int_equal(st.replacing, 0);
+	snapshot_free(s);
+
+	/* the new node never becomes Ready */
+	w->cloud.fail = PROVIDER_OK;
+	w->kube.event_log[0] = '\0';
+	s = snap(w, OLD_NODE);
+	actuator_execute(w->act, &p, s);
+	snapshot_free(s);
+	run_for(w, 14 * 60);
+	s = snap(w, OLD_NODE);
+	assert_true(s->nodes[0].replacing);
+	snapshot_free(s);
+	run_for(w, 2 * 60);
+	s = snap(w, OLD_NODE);
+	assert_false(s->nodes[0].replacing);
+	run_for(w, 2);
+	assert_int_equal(w->cloud.terminated, 1); /* the new instance, not the old one */
+	assert_string_equal(w->cloud.terminated_ids[0], "i-0");
+	assert_non_null(strstr(w->kube.event_log, "old LuascaleReplaceFailed: replace failed: instance i-0 did not become a Ready node in 900s"));
+	assert_int_equal(w->kube.cordons, 0);
+	assert_int_equal(w->kube.evictions, 0);
+	assert_int_equal(w->kube.deleted, 0);
+	actuator_get_stats(w->act, &st);
+	assert_int_equal(st.replaces_failed, 2);
+	assert_int_equal(st.replaces_done, 0);
+	plan_free(&p);
+	snapshot_free(s);
+	world_free(w);
+}
+
 static void test_lost_leadership_starts_nothing_new(void **state)
 {
 	struct actuator_config cfg;
@@ -1739,6 +1873,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lost_leadership_starts_nothing_new),
+		cmocka_unit_test(test_replace_launches_first_then_removes),
+		cmocka_unit_test(test_replace_that_fails_leaves_the_node),
 		cmocka_unit_test(test_launches_run_in_parallel_and_report_each_instance),
 		cmocka_unit_test(test_in_flight_counts_as_upcoming),
 		cmocka_unit_test(test_instance_never_ready_is_terminated_and_group_backed_off),

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "buf.h"
 #include "model.h"
 #include "policy/host.h"
 #include "sched.h"
@@ -471,6 +472,53 @@ static void test_disruption_reason(void **state)
 	}
 }
 
+/* plan:replace(node, group, reason, opts): the node's own group when
+ * none is given; the decoder holds its fields. */
+static void test_replace_decode(void **state)
+{
+	struct plan plan;
+	struct buf b = BUF_INIT;
+	char desc[256];
+
+	(void)state;
+	expect_plan("local ls = require 'luascale'\nlocal P = {}\nfunction P.reconcile()\n"
+		    "  local plan = ls.plan()\n"
+		    "  plan:replace({name = 'w-1', group = 'big'}, nil, 'one smaller node is enough')\n"
+		    "  plan:replace('w-2', {name = 'mixed'}, 'cheaper', {disruption = 'underutilized', instance_types = {'m5.large'}})\n"
+		    "  return plan\nend\nreturn P\n", 2, &plan);
+	assert_int_equal(plan.actions[0].type, ACTION_REPLACE);
+	assert_string_equal(plan.actions[0].node, "w-1");
+	assert_string_equal(plan.actions[0].group, "big");
+	assert_int_equal(plan.actions[0].count, 1);
+	assert_null(plan.actions[0].disruption);
+	assert_string_equal(plan.actions[1].group, "mixed");
+	assert_string_equal(plan.actions[1].disruption, "underutilized");
+	assert_int_equal(plan.actions[1].n_instance_types, 1);
+	action_describe(&plan.actions[1], desc, sizeof(desc));
+	assert_string_equal(desc, "replace w-2 with a node of mixed (m5.large)");
+	action_to_json(&plan.actions[1], &b);
+	assert_non_null(strstr(b.data, "\"type\":\"replace\",\"node\":\"w-2\",\"group\":\"mixed\",\"instance_types\":[\"m5.large\"],\"disruption\":\"underutilized\""));
+	buf_free(&b);
+	plan_free(&plan);
+	expect_malformed(WRAP("return {actions = {{type = 'replace', node = 'n', reason = 'r'}}}"),
+			 "group");
+	expect_malformed(WRAP("return {actions = {{type = 'replace', node = 'n', group = 'G!', reason = 'r'}}}"),
+			 "is not a valid node group name");
+	expect_malformed(WRAP("return {actions = {{type = 'replace', group = 'g', reason = 'r'}}}"),
+			 "node");
+	expect_malformed(WRAP("return {actions = {{type = 'replace', node = 'n', group = 'g', reason = 'r', count = 2}}}"),
+			 "replace has no field \"count\"");
+	{
+		struct errbuf err;
+
+		if (run("local ls = require 'luascale'\nlocal P = {}\nfunction P.reconcile()\n"
+			"  ls.plan():replace('w-1', nil, 'x')\nend\nreturn P\n", &plan, &err) != -1)
+			fail_msg("a replace without a group was taken");
+		if (!strstr(err.msg, "plan:replace: group must be given"))
+			fail_msg("error: %s", err.msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +533,7 @@ int main(void)
 		cmocka_unit_test(test_instance_types),
 		cmocka_unit_test(test_instance_types_decode),
 		cmocka_unit_test(test_disruption_reason),
+		cmocka_unit_test(test_replace_decode),
 		cmocka_unit_test(test_instance_type_drift),
 	};
 

@@ -213,6 +213,121 @@ static void test_scale_up_counts_earlier_actions(void **state)
 	assert_int_equal(f->v.n_rejected, 2);
 }
 
+static void add_replace(struct fixture *f, const char *node, const char *group)
+{
+	struct action a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = ACTION_REPLACE;
+	a.node = (char *)node;
+	a.group = (char *)group;
+	a.count = 1;
+	a.reason = "test";
+	a.where = "";
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+}
+
+static void reset_plan(struct fixture *f)
+{
+	verdict_free(&f->v);
+	plan_free(&f->plan);
+	plan_init(&f->plan);
+}
+
+/* A replace: its new node counts against the group's max, the old node is
+ * a removal (protected pods, PDBs, the per-round cap, the old group's
+ * min when the new node is in another group), and nothing else may touch
+ * the old node in the same plan. */
+static void test_replace(void **state)
+{
+	struct fixture *f = *state;
+	int32_t w3 = snapshot_find_node(f->s, "w-3");
+
+	f->lim.max_scale_down_per_round = 10;
+	add_replace(f, "w-1", "workers");  /* a protected pod */
+	add_replace(f, "w-2", "workers");  /* a PDB that allows nothing */
+	add_replace(f, "w-4", "workers");  /* 4 + 1 of 6 */
+	add_replace(f, "w-3", "workers");  /* 6 of 6 */
+	add_replace(f, "g-1", "workers");  /* a seventh: over the max */
+	add(f, ACTION_DRAIN, "w-4", 0);    /* replaced already in this plan */
+	add(f, ACTION_LABEL, "w-4", 0);    /* a label is no disruption */
+	f->plan.actions[f->plan.n_actions - 1].key = strdup("tier");
+	f->plan.actions[f->plan.n_actions - 1].value = strdup("old");
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 3);
+	assert_int_equal(f->v.accepted.actions[0].type, ACTION_REPLACE);
+	assert_string_equal(f->v.accepted.actions[0].node, "w-4");
+	assert_string_equal(f->v.accepted.actions[0].group, "workers");
+	assert_string_equal(f->v.accepted.actions[0].disruption, "empty");
+	assert_string_equal(f->v.accepted.actions[1].disruption, "underutilized");
+	assert_int_equal(f->v.accepted.actions[2].type, ACTION_LABEL);
+	assert_int_equal(f->v.n_rejected, 4);
+	expect_rejected(f, 0, "critical");
+	expect_rejected(f, 1, "PodDisruptionBudget db/db");
+	expect_rejected(f, 2, "its new node does not fit: group workers is at its max of 6");
+	expect_rejected(f, 3, "node w-4 is replaced by an earlier action of this plan");
+
+	/* a node being replaced (its new node on its way) takes no removal */
+	reset_plan(f);
+	f->s->nodes[w3].replacing = true;
+	add(f, ACTION_DRAIN, "w-3", 0);
+	add_replace(f, "w-3", "workers");
+	add(f, ACTION_CORDON, "w-3", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 0);
+	assert_int_equal(f->v.n_rejected, 3);
+	expect_rejected(f, 0, "node w-3 is being replaced");
+	f->s->nodes[w3].replacing = false;
+
+	/* into another group: the old group's min holds; a cordon first
+	 * makes no replace */
+	reset_plan(f);
+	f->s->groups[0].min = 4;
+	add_replace(f, "w-3", "gpu");
+	add_replace(f, "w-4", "workers");
+	add(f, ACTION_CORDON, "g-1", 0);
+	add_replace(f, "g-1", "gpu");
+	add_replace(f, "w-3", "nope");
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 2);
+	assert_string_equal(f->v.accepted.actions[0].node, "w-4");
+	assert_int_equal(f->v.accepted.actions[1].type, ACTION_CORDON);
+	assert_int_equal(f->v.n_rejected, 3);
+	expect_rejected(f, 0, "group workers would go below its min of 4");
+	expect_rejected(f, 1, "node g-1 is cordoned in this plan");
+	expect_rejected(f, 2, "no node group named \"nope\"");
+	f->s->groups[0].min = 2;
+}
+
+/* A replace counts against the disruption budgets, and so do the nodes
+ * being replaced from earlier rounds. */
+static void test_replace_budgets(void **state)
+{
+	struct fixture *f = *state;
+	struct config *c = budget_config("disruption:\n  budgets: [{nodes: \"1\"}]\n");
+
+	f->lim.budgets = c;
+	f->lim.max_scale_down_per_round = 10;
+	add_replace(f, "w-4", "workers");
+	add(f, ACTION_CORDON, "w-3", 0);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 1);
+	/* the budget that held it, for the Events */
+	assert_string_equal(f->v.accepted.actions[0].budget, "nodes 1: 1 of 4 nodes at once");
+	expect_rejected(f, 0, "allows 1 of its 4 nodes at once, and 1 is being disrupted (0 drained or deleted, 1 by this plan)");
+
+	reset_plan(f);
+	f->s->groups[0].replacing = 1;
+	add_replace(f, "w-4", "workers");
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 0);
+	expect_rejected(f, 0, "(0 drained or deleted, 1 being replaced, 0 by this plan)");
+	assert_int_equal(safety_budget_left(f->s, c, 0, DISRUPTION_EMPTY), 0);
+	f->s->groups[0].replacing = 0;
+	assert_int_equal(safety_budget_left(f->s, c, 0, DISRUPTION_EMPTY), 1);
+	config_free(c);
+}
+
 static void test_scale_up_global_cap(void **state)
 {
 	struct fixture *f = *state;
@@ -530,6 +645,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_budget_reasons, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_windows_and_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scale_up_global_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_budgets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_group_and_node, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backed_off_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_protected_pod_blocks_removal, setup, teardown),
