@@ -10,7 +10,11 @@
  * count less. With RELATED (0 or 1), a fifth of the workloads relate
  * their replicas: half with required hostname anti-affinity, half spread
  * over zones (maxSkew 1), as the scheduler left them. The process's peak
- * RSS is printed last. Run on demand:
+ * RSS is printed last. Then binpack.lua's steady round, its consolidation
+ * (cluster:replacement_for over its candidates) on and off: as it is (a
+ * light node is removed, so no replacement is looked for) and with
+ * max_removals_per_round 0, so every round looks for one, against the
+ * default instruction budget of 200 million. Run on demand:
  *   build/bench/bench_policy [NODES] [PODS_PER_NODE] [PENDING] [ROUNDS] [RELATED]
  */
 #include <sys/resource.h>
@@ -226,6 +230,18 @@ static const char CONFIG[] =
 	"  - {name: memory, min: 1, max: 30000, price_per_hour: 1.008, template: {allocatable: {cpu: 15890m, memory: 126000Mi, pods: 110}}}\n"
 	"safety: {max_nodes_total: 100000, max_scale_down_per_round: 10, protected_pod_selector: \"" CRITICAL "\"}\n";
 
+/* binpack.lua's params for the consolidation rows: as shipped, and with
+ * no removals, so that every round looks for a replacement */
+static const char *const BINPACK_PARAMS[4] = {
+	"",
+	"policy: {params: {consolidation: false}}\n",
+	"policy: {params: {max_removals_per_round: 0}}\n",
+	"policy: {params: {max_removals_per_round: 0, consolidation: false}}\n",
+};
+static const char *const BINPACK_NAMES[4] = {
+	"binpack", "binpack consolidation off", "binpack no removals", "binpack no removals, consolidation off",
+};
+
 /* ---- the runs ---- */
 
 enum variant { V_PLAIN, V_UNCOUNTED, V_NOTES, N_VARIANTS };
@@ -432,6 +448,30 @@ int main(int argc, char **argv)
 	for (i = 0; i < 2; i++)
 		for (v = 0; v < N_VARIANTS; v++)
 			policy_free(runs[i].pol[v]);
+	/* binpack's consolidation, steady (nothing pending) */
+	printf("steady, binpack.lua's consolidation:\n");
+	for (i = 0; i < 4; i++) {
+		char text[4096], label[160];
+		struct config *bc;
+		struct run br = {.name = BINPACK_NAMES[i]};
+
+		snprintf(text, sizeof(text), "%s%s", CONFIG, BINPACK_PARAMS[i]);
+		if (!(bc = bench_parse_config(text, "bench_policy")))
+			return 1;
+		br.pol[V_PLAIN] = load("binpack.lua", bc, false);
+		for (k = 0; k < rounds; k++)
+			decide_once(&br, V_PLAIN, s, &dopts, k);
+		snprintf(label, sizeof(label), "%s policy cpu ms (median)", br.name);
+		bench_row_f(label, median(br.total[V_PLAIN], rounds));
+		snprintf(label, sizeof(label), "%s instructions", br.name);
+		bench_row_n(label, br.instructions);
+		snprintf(label, sizeof(label), "%s Lua heap peak MB", br.name);
+		bench_row_f(label, br.peak_mb);
+		snprintf(label, sizeof(label), "%s actions", br.name);
+		bench_row_n(label, (long long)br.actions);
+		policy_free(br.pol[V_PLAIN]);
+		config_free(bc);
+	}
 	snapshot_free(s);
 	pool_free(&pl);
 	config_free(cfg);
