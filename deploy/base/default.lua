@@ -30,6 +30,15 @@
 -- once per node. A rebalance recommendation (only a raised risk) does the
 -- same only with `drain_on_rebalance`; Azure's reboot, redeploy and freeze
 -- keep the node and are left alone.
+--
+-- Expiry and drift, gently: a node older than its group's expire_after
+-- (the config's disruption.expire_after), or drifted from its group's
+-- template (node.drifted), is replaced — a new node of its group first, the
+-- old one drained and deleted once that one is Ready (plan:replace), under
+-- the disruption reason "expired" or "drifted", so the budgets for them
+-- apply. At most one expired and one drifted node per group and round,
+-- never a protected node, and only while no replace of the group is under
+-- way.
 
 local ls = require "luascale"
 local packing = require "luascale.packing"
@@ -166,6 +175,35 @@ local function why_unplaced(cluster, pods)
   return table.concat(parts, ", ")
 end
 
+-- Expired and drifted nodes replaced by a node of their group, one of each
+-- per group and round, while the group has no replace under way. 'skip':
+-- nodes answered already this round. Adds the nodes replaced to 'skip'.
+local function renew(cluster, plan, skip)
+  local busy, done = {}, {}
+  for _, node in ipairs(cluster.nodes) do
+    if node.replacing and node.group then busy[node.group] = true end
+  end
+  for _, node in ipairs(cluster.nodes) do
+    local name, gname = node.name, node.group
+    if gname and not busy[gname] and not skip[name] and not node.removing and not node.protected then
+      local g, d = cluster.groups[gname], done[gname] or {}
+      done[gname] = d
+      if g.expire_after and node.age >= g.expire_after and not d.expired then
+        local why = string.format("expired: %s old, the group's expire_after is %s",
+          ls.format_duration(node.age), ls.format_duration(g.expire_after))
+        plan:explain(node, true, why)
+        plan:replace(node, gname, why, { disruption = "expired" })
+        d.expired, skip[name] = true, true
+      elseif node.drifted and not d.drifted then
+        local why = "drifted: " .. (node.drift_reason or "not what its group launches now")
+        plan:explain(node, true, why)
+        plan:replace(node, gname, why, { disruption = "drifted" })
+        d.drifted, skip[name] = true, true
+      end
+    end
+  end
+end
+
 local function scale_up(cluster, plan, store, pods, params)
   -- pods that nodes already on their way will take need nothing new
   local steps, rest = packing.on_the_way(cluster, pods)
@@ -250,7 +288,8 @@ function P.reconcile(cluster, params, store)
     plan:log("%d unschedulable pod(s) fit the nodes as they are now: no new capacity for them",
       placed.placed)
   end
-  local interrupted = answer_interruptions(cluster, plan, store, params)
+  local answered = answer_interruptions(cluster, plan, store, params)
+  renew(cluster, plan, answered)
   if #pending > 0 then
     scale_up(cluster, plan, store, pending, params)
   end
@@ -274,8 +313,10 @@ function P.reconcile(cluster, params, store)
     -- the notes are built only when something reads them (decide, specs)
     if not group then
       if explaining then plan:explain(node, false, "not in a managed node group") end
-    elseif interrupted[name] then
-      -- answered above
+    elseif answered[name] then
+      -- answered above (interrupted, expired or drifted)
+    elseif node.replacing then
+      if explaining then plan:explain(node, true, "being replaced") end
     elseif node.removing then
       if explaining then plan:explain(node, true, "being drained and deleted") end
     elseif not since then
