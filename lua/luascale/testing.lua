@@ -211,6 +211,7 @@ function T.engine(o)
     config.policy.timeout = o.limits.timeout
   end
   if o.safety and next(o.safety) then config.safety = o.safety end
+  if o.disruption then config.disruption = o.disruption end
   local e, err = core.engine{ config = cjson.encode(config) }
   if not e then error(err, 2) end
   local now = o.now

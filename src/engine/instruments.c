@@ -141,7 +141,7 @@ int instruments_init(struct instruments *ins, struct metrics *m, const char *ver
 	ins->removal_seconds = ok(&bad, metrics_histogram(m, "luascale_node_removal_duration_seconds", "From the start of a node's drain to its Node deleted (its instance terminated first).", NULL, latency_buckets, sizeof(latency_buckets) / sizeof(latency_buckets[0])));
 	ins->disruptions = ok(&bad, metrics_counter(m, "luascale_disruptions_total", "Disruptions done: cordons of nodes not cordoned yet, drains, deletes, NoExecute taints and replaces (counted when the old node's removal starts), by group, disruption reason (empty, underutilized, drifted, expired, interrupted) and action.", "group,reason,action"));
 	ins->replacements = ok(&bad, metrics_counter(m, "luascale_replacements_total", "Replaces (plan:replace) by the old node's group and outcome: started (the new node is asked for), replaced (the new node is Ready and the old one's removal started), failed (the new node did not launch or was not Ready in max_provision_time: the old node is left as it was), gone (the old node went away first).", "group,outcome"));
-	ins->budget_remaining = ok(&bad, metrics_gauge(m, "luascale_disruption_budget_remaining", "Nodes of a group the disruption budgets let be disrupted now for a reason, less those being drained or deleted; a series only while a written budget limits the reason.", "group,reason"));
+	ins->budget_remaining = ok(&bad, metrics_gauge(m, "luascale_disruption_budget_remaining", "Nodes of a group the disruption budgets (the group's, the top level's, else the default of 10 %) let be disrupted now for a reason, less those being drained, deleted or replaced; +Inf while no active budget limits the reason.", "group,reason"));
 	ins->interruptions = ok(&bad, metrics_counter(m, "luascale_interruptions_total", "Interruption notices from the cloud (AWS's interruption queue, the simulator's), each counted once by its node group (empty when no managed group has the instance) and kind (spot_interruption, rebalance, scheduled_change, stopping, terminated; a stronger kind for the same instance counts again).", "group,kind"));
 	ins->price_failures = ok(&bad, metrics_counter(m, "luascale_price_refresh_failures_total", "Refreshes of the cloud's prices that failed (the last prices stay in use), by provider.", "provider"));
 	ins->unremovable_nodes = ok(&bad, metrics_gauge(m, "luascale_unremovable_nodes", "Nodes whose drain or delete the safety checks refused in the last round, by the invariant it would break.", "reason"));
@@ -318,9 +318,9 @@ void instruments_budgets(const struct instruments *ins, const struct snapshot *s
 	for (i = 0; c && i < s->n_groups; i++) {
 		size_t nb;
 
-		/* only the groups some written budget applies to */
+		/* every group: the budgets written for it, else the default */
 		config_group_budgets(c, s->groups[i].name, &nb);
-		if (!safety_budgets_written(c, s->groups[i].name) || !nb)
+		if (!nb)
 			continue;
 		for (k = 0; k < N(budgeted); k++) {
 			const char *v[2] = {s->groups[i].name, disruption_reason_name(budgeted[k])};

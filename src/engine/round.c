@@ -147,8 +147,10 @@ int round_run_opts(struct reconciler *r, struct actuator *a, struct snapshot *s,
 		f[nf++] = (struct log_field){"outcome", "rejected"};
 		f[nf++] = (struct log_field){"why", rj->why};
 		action_describe(&rj->action, desc, sizeof(desc));
-		log_fields(log, LOG_WARN, s->now, f, nf, "rejected: %s: %s (asked: %s)", desc,
-			   rj->why, rj->action.reason);
+		/* a disruption budget holding a removal back is the operator's
+		 * design working, not a fault: said at info */
+		log_fields(log, strcmp(instruments_invariant(rj->why), "disruption_budget") ? LOG_WARN : LOG_INFO,
+			   s->now, f, nf, "rejected: %s: %s (asked: %s)", desc, rj->why, rj->action.reason);
 	}
 	st->actions = p->n_actions;
 	for (i = 0; i < p->n_actions; i++) {

@@ -105,20 +105,6 @@ static bool node_empty(const struct snapshot *s, size_t n)
 	return true;
 }
 
-/* Did the config write budgets for group 'name': its own or the top
- * level's? Only written budgets are enforced: with none anywhere, removals
- * are held by max_scale_down_per_round alone. */
-bool safety_budgets_written(const struct config *c, const char *name)
-{
-	size_t i;
-
-	if (c->disruption_budgets_set)
-		return true;
-	for (i = 0; c->group_extra && i < c->n_groups; i++)
-		if (!strcmp(c->groups[i].name, name))
-			return c->group_extra[i].budgets_set;
-	return false;
-}
 
 /*
  * The disruption budgets of node 'n''s group (lim->budgets), for a
@@ -137,7 +123,7 @@ int64_t safety_budget_left(const struct snapshot *s, const struct config *c, siz
 	int64_t allowed;
 	size_t nb;
 
-	if (!c || !safety_budgets_written(c, g->name))
+	if (!c)
 		return -1;
 	list = config_group_budgets(c, g->name, &nb);
 	allowed = budget_allowed(list, nb, reason, g->current, s->now);
@@ -157,7 +143,7 @@ static int check_budget(const struct snapshot *s, const struct safety_limits *li
 	size_t nb, which;
 	char desc[256];
 
-	if (!lim->budgets || r->disrupted[n] || !safety_budgets_written(lim->budgets, g->name))
+	if (!lim->budgets || r->disrupted[n])
 		return 1;
 	if (!a->disruption || disruption_reason_parse(a->disruption, &reason) < 0)
 		reason = node_empty(s, n) ? DISRUPTION_EMPTY : DISRUPTION_UNDERUTILIZED;
@@ -376,6 +362,12 @@ bool safety_node_opted_out(const struct snapshot *s, const struct safety_limits 
 	return false;
 }
 
+/* Is 'a' the answer to an interruption notice (disruption "interrupted")? */
+static bool interrupted(const struct action *a)
+{
+	return a->disruption && strcmp(a->disruption, "interrupted") == 0;
+}
+
 /*
  * Would every pod that removing node 'n' evicts land somewhere, together
  * with the pods of the round's earlier evicting removals, on the nodes
@@ -420,7 +412,9 @@ static int check_removal(const struct snapshot *s, const struct safety_limits *l
 	char why[512];
 	size_t i, j;
 
-	if (safety_node_opted_out(s, lim, n, why, sizeof(why)))
+	/* the opt-outs keep a node from voluntary disruption; the cloud
+	 * takes an interrupted one anyway (as Karpenter reads them) */
+	if (!interrupted(a) && safety_node_opted_out(s, lim, n, why, sizeof(why)))
 		return reject(v, a, "%s%s", what, why) < 0 ? -1 : 0;
 	drain_opts_default(&o);
 	o.protected_pods = lim->protected_pods;
@@ -533,7 +527,8 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 		if (a->type == ACTION_UNCORDON && r->removing[n])
 			return reject(v, a, "node %s is being removed in this plan", a->node);
 		/* a cordon is the first step of a removal */
-		if (a->type == ACTION_CORDON && safety_node_opted_out(s, lim, (size_t)n, why, sizeof(why)))
+		if (a->type == ACTION_CORDON && !interrupted(a) &&
+		    safety_node_opted_out(s, lim, (size_t)n, why, sizeof(why)))
 			return reject(v, a, "%s", why);
 		if (a->type == ACTION_CORDON && !node->unschedulable &&
 		    (ok = check_budget(s, lim, r, (size_t)n, a, v)) <= 0)
@@ -630,8 +625,7 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 		}
 		free(got->budget);
 		got->budget = NULL;
-		if (lim->budgets && disruption_reason_parse(got->disruption, &reason) == 0 &&
-		    safety_budgets_written(lim->budgets, s->groups[node->group].name)) {
+		if (lim->budgets && disruption_reason_parse(got->disruption, &reason) == 0) {
 			const struct node_group *g = &s->groups[node->group];
 			const struct disruption_budget *list;
 			char desc[200], text[320];

@@ -35,11 +35,11 @@ struct safety_limits {
 	 * removals, would find no room on the nodes that stay */
 	bool evicted_pods_must_fit;
 	/* the config whose disruption budgets (config_group_budgets) hold
-	 * every cordon, drain, delete and NoExecute taint, each node once,
-	 * under its reason (the action's, else empty or underutilized);
-	 * interruptions are never held. Only budgets the config writes (for
-	 * the group or at the top level) are enforced. NULL: no budget
-	 * (borrowed) */
+	 * every cordon, drain, delete, NoExecute taint and replace, each
+	 * node once, under its reason (the action's, else empty or
+	 * underutilized); interruptions are never held. A group without
+	 * budgets of its own or at the top level has the default, nodes 10 %.
+	 * NULL: no budget (borrowed) */
 	const struct config *budgets;
 };
 
@@ -55,15 +55,12 @@ struct verdict {
 	size_t cap_rejected;
 };
 
-/* Did config 'c' write disruption budgets that apply to group 'name' (its
- * own, or the top level's)? Only written budgets are enforced. */
-bool safety_budgets_written(const struct config *c, const char *name);
-
 /*
- * What the written disruption budgets of 'c' leave group 'group' of 's'
- * for 'reason' now: the smallest active budget's allowance less the
- * group's nodes being drained or deleted, never below 0; -1 when no
- * written budget limits it (none written, none active, or interrupted).
+ * What the disruption budgets of 'c' (the group's own, else the top
+ * level's, else the default of 10 %) leave group 'group' of 's' for
+ * 'reason' now: the smallest active budget's allowance less the group's
+ * nodes being drained, deleted or replaced, never below 0; -1 when no
+ * budget limits it (none active, or interrupted).
  */
 int64_t safety_budget_left(const struct snapshot *s, const struct config *c, size_t group,
 			   enum disruption_reason reason);

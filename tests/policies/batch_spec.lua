@@ -11,7 +11,10 @@ local function engine(o)
   local groups = o.groups or {
     t.group{ name = "workers", min = o.min or 0, max = o.max or 10, cpu = "4", memory = "16Gi", price = 0.2 },
   }
-  return t.engine{ policy = POLICY, groups = groups, params = o.params, safety = o.safety, now = NOW }
+  -- the policy's own pace is under test: no disruption budget beyond it
+  -- (the default, 10 % of a group, is safety_spec's)
+  return t.engine{ policy = POLICY, groups = groups, params = o.params, safety = o.safety, now = NOW,
+                   disruption = { budgets = { { nodes = "100%" } } } }
 end
 
 -- A worker node; draining_since = unix seconds marks it tainted and annotated

@@ -12,8 +12,10 @@ end
 
 local function engine(o)
   o = o or {}
+  -- the policy's own pace is under test: no disruption budget beyond it
+  -- unless a spec gives one (the default, 10 % of a group, is safety_spec's)
   return t.engine{ policy = POLICY, groups = o.groups or { workers(o) }, params = o.params,
-                   safety = o.safety }
+                   safety = o.safety, disruption = o.disruption or { budgets = { { nodes = "100%" } } } }
 end
 
 -- n pending pods of 'cpu' each, named prefix1..prefixN

@@ -16,9 +16,12 @@ local function group(name, expire)
   return g
 end
 
-local function engine(groups, safety)
+-- the policy's own pace is under test: no disruption budget beyond it,
+-- unless 'disruption' gives one
+local function engine(groups, safety, disruption)
   return t.engine{ policy = POLICY, groups = groups,
-                   safety = safety or { max_scale_down_per_round = 5 } }
+                   safety = safety or { max_scale_down_per_round = 5 },
+                   disruption = disruption or { budgets = { { nodes = "100%" } } } }
 end
 
 -- a busy node (utilization above the scale-down threshold) of 'g'
@@ -70,6 +73,17 @@ describe("default policy: expiry and drift", function()
     assert.are.same({ ["web-1"] = "expired", ["web-3"] = "drifted", ["api-1"] = "expired" }, by)
     local drift = t.find(r, "replace", "web-3")[1]
     assert.matches("drifted: label pool is \"old-pool\", the template's is web", drift.reason, 1, true)
+  end)
+
+  it("is held by the disruption budgets: the default 10 % lets one node of four go at once", function()
+    local r = engine({ group("web", "720h") }, nil, {}):decide(busy{
+      node("web-1", "web", 40 * DAY), node("web-2", "web", DAY),
+      node("web-3", "web", DAY, { pool = "old-pool" }), node("web-4", "web", DAY) }, NOW)
+    assert.no_error(r)
+    assert.replaces(r, "web-1", "web")
+    assert.is_false(t.replaces(r, "web-3"))
+    assert.matches("disruption budget of group web for drifted (nodes 10%) allows 1 of its 4 nodes at once",
+      t.rejected(r, "replace", "web-3"), 1, true)
   end)
 
   it("never replaces a node that runs a protected pod", function()

@@ -17,6 +17,8 @@ local function engine(o)
                                     cpu = "4", memory = "16Gi" } },
     params = o.params,
     safety = o.safety or { max_scale_down_per_round = 5, protected_pod_selector = CRITICAL },
+    -- the policy's own pace is under test: no disruption budget beyond it
+    disruption = { budgets = { { nodes = "100%" } } },
   }
 end
 

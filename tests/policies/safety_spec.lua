@@ -76,6 +76,7 @@ describe("NoExecute taints are removals", function()
       policy = "fixtures/evicts_and_relabels.lua",
       groups = { t.group{ name = "workers", min = 0, max = 6 }, t.group{ name = "small", max = 1 } },
       safety = { max_scale_down_per_round = 5 },
+      disruption = { budgets = { { nodes = "100%" } } },
     }
     local r = engine:decide(shared_pdb(), NOW)
     assert.no_error(r)
@@ -98,6 +99,19 @@ describe("NoExecute taints are removals", function()
     assert.is_true(t.taints(r, "w-1", "evict", "NoExecute"))
     assert.is_false(t.taints(r, "w-2", "evict", "NoExecute"))
     assert.matches("max_scale_down_per_round %(1%) reached", t.rejected(r, "taint", "w-2"))
+  end)
+
+  it("are held by the default disruption budget, 10 % of a group (one node of three)", function()
+    local engine = t.engine{
+      policy = "fixtures/evicts_and_relabels.lua",
+      groups = { t.group{ name = "workers", min = 0, max = 6 }, t.group{ name = "small", max = 1 } },
+      safety = { max_scale_down_per_round = 5 },
+    }
+    local r = engine:decide(shared_pdb(), NOW)
+    assert.is_true(t.taints(r, "w-1", "evict", "NoExecute"))
+    assert.is_false(t.taints(r, "w-3", "evict", "NoExecute"))
+    assert.matches("disruption budget of group workers for empty %(nodes 10%%%) allows 1 of its 3 nodes at once",
+      t.rejected(r, "taint", "w-3"))
   end)
 
   it("never moves a node between groups by its labels", function()

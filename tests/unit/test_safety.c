@@ -172,7 +172,8 @@ static void test_budget_reasons(void **state)
 
 /* A scheduled budget holds only in its window (the fixture's time is
  * 2023-11-14 22:13 UTC); a group's own list replaces the top level's;
- * nothing written anywhere holds nothing (max_scale_down_per_round does). */
+ * with nothing written anywhere every group has the default, nodes 10 %
+ * (rounded up: one node of four, one of one). */
 static void test_budget_windows_and_lists(void **state)
 {
 	struct fixture *f = *state;
@@ -197,7 +198,11 @@ static void test_budget_windows_and_lists(void **state)
 	add(f, ACTION_CORDON, "w-4", 0);
 	add(f, ACTION_CORDON, "g-1", 0);
 	check(f);
-	assert_int_equal(f->v.accepted.n_actions, 3);
+	assert_int_equal(f->v.accepted.n_actions, 2);
+	assert_string_equal(f->v.accepted.actions[0].node, "w-3");
+	assert_string_equal(f->v.accepted.actions[0].budget, "nodes 10%: 1 of 4 nodes at once");
+	assert_string_equal(f->v.accepted.actions[1].node, "g-1");
+	expect_rejected(f, 0, "disruption budget of group workers for empty (nodes 10%) allows 1 of its 4 nodes at once");
 	config_free(c);
 }
 

@@ -217,6 +217,46 @@ static void test_node_annotations_refuse_removal(void **state)
 	assert_string_equal(instruments_invariant(why), "do_not_disrupt");
 }
 
+/* The opt-outs keep a node from every voluntary disruption, a replace
+ * and an expiry included, but not from the answer to an interruption
+ * notice: the cloud takes the node anyway (Karpenter's reading). */
+static void test_optouts_and_interruptions(void **state)
+{
+	struct fixture *f = *state;
+	struct action a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = ACTION_REPLACE;
+	a.node = "karp-off";
+	a.group = "workers";
+	a.count = 1;
+	a.reason = "cheaper";
+	a.where = "";
+	a.disruption = "underutilized";
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+	a.node = "pinned";
+	a.disruption = "expired";
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+	memset(&a, 0, sizeof(a));
+	a.reason = "spot interruption";
+	a.where = "";
+	a.disruption = "interrupted";
+	a.node = "ca-off";
+	a.type = ACTION_CORDON;
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+	a.type = ACTION_DRAIN;
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+	a.node = "karp-off";
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+	check(f);
+	expect_why(why_of(f, ACTION_REPLACE, "karp-off"), "karpenter.sh/do-not-disrupt: \"true\"");
+	expect_why(why_of(f, ACTION_REPLACE, "pinned"), "pod apps/job-0 on node pinned");
+	assert_true(accepted(f, ACTION_CORDON, "ca-off"));
+	assert_true(accepted(f, ACTION_DRAIN, "ca-off"));
+	assert_true(accepted(f, ACTION_DRAIN, "karp-off"));
+	assert_int_equal(f->v.n_rejected, 2);
+}
+
 static void test_pod_annotation_refuses_removal(void **state)
 {
 	struct fixture *f = *state;
@@ -352,6 +392,7 @@ int main(void)
 		T(test_safe_to_evict_false_as_before),
 		T(test_configured_list),
 		T(test_node_opted_out),
+		T(test_optouts_and_interruptions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
