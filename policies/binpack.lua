@@ -22,10 +22,11 @@
 -- not at all while unschedulable pods are pending (except pods that no
 -- group could run even on an empty node: they wait for a config change,
 -- not for capacity, and must not freeze consolidation forever). A node
--- annotated do-not-disrupt or scale-down-disabled, or running a pod
--- annotated do-not-disrupt, a node being replaced and one the cloud is
--- taking back are never removed. An empty node is removed under the
--- disruption reason "empty", another under "underutilized".
+-- being replaced and one the cloud is taking back are not candidates. An
+-- empty node is removed under the disruption reason "empty", another
+-- under "underutilized". A node annotated do-not-disrupt or
+-- scale-down-disabled, or running a pod annotated do-not-disrupt, is left
+-- to the safety checks, which refuse its removal (`decide` shows why).
 --
 -- Replacement (`consolidation`, on by default): in a round that removes
 -- nothing, with nothing pending and no node being replaced or removed,
@@ -42,9 +43,10 @@
 -- (plan:replace); the other nodes of a multi-node set are removed in the
 -- rounds after, once their pods fit elsewhere. Prices are the groups'
 -- (and instance types') price_per_hour: a node of unknown price is never
--- replaced. See luascale.consolidation. The safety limits in the config
--- (protected pods, PDBs, opt-out annotations, disruption budgets,
--- max_scale_down_per_round) apply on top of all of this and may cut it.
+-- replaced, nor an opted-out one. See luascale.consolidation. The safety
+-- limits in the config (protected pods, PDBs, opt-out annotations,
+-- disruption budgets, max_scale_down_per_round) apply on top of all of
+-- this and may cut it.
 
 local ls = require "luascale"
 local packing = require "luascale.packing"
@@ -132,10 +134,6 @@ function P.reconcile(cluster, params, store)
     else
       tried = tried + 1
       ok, why = cluster:drainable(node, { exclude = removed })
-      if ok then
-        local out = consolidation.opted_out(node)
-        if out then ok, why = false, out end
-      end
     end
     if c.first then under = "the rest of a consolidation" end
     if ok then
