@@ -39,9 +39,18 @@
 -- apply. At most one expired and one drifted node per group and round,
 -- never a protected node, and only while no replace of the group is under
 -- way.
+--
+-- Consolidation (param `consolidation`, off by default; binpack.lua has it
+-- on): in a quiet round that removed nothing, the nodes under
+-- `scale_down_utilization` for `unneeded_for` are offered to
+-- luascale.consolidation, which replaces one node with a cheaper one, or
+-- several with one, when that saves `consolidation_min_savings` of what
+-- they cost; the rest of a multi-node set is removed once its pods fit
+-- elsewhere.
 
 local ls = require "luascale"
 local packing = require "luascale.packing"
+local consolidation = require "luascale.consolidation"
 
 local P = {}
 
@@ -52,6 +61,8 @@ P.params = {
   max_scale_down = 1,                 -- nodes removed per round
   balance_similar_groups = "auto",    -- "always", "never", or "auto": when constrained pods pend
   drain_on_rebalance = false,         -- treat a rebalance recommendation as an interruption
+  consolidation = false,              -- replace underused nodes with fewer or cheaper ones
+  consolidation_min_savings = 0.1,    -- fraction of their price a replacement must save
 }
 
 -- The interruption kinds that take the node away (see node.interruption).
@@ -272,6 +283,43 @@ local function scale_up(cluster, plan, store, pods, params)
   end
 end
 
+-- Consolidation, in a quiet round: first the rest of an earlier
+-- multi-node replacement (drained and deleted once their pods fit
+-- elsewhere), then, when nothing was removed and no replace or removal is
+-- under way, one replacement of the candidates. Returns how many nodes
+-- the round removes.
+local function consolidate(cluster, plan, store, params, candidates, removed, excluded)
+  local followers = consolidation.followers(cluster, store) or {}
+  for name in pairs(followers) do
+    local node = cluster:node(name)
+    if node and not node.removing and not node.replacing and removed < params.max_scale_down
+        and cluster:drainable(node, { exclude = excluded }) then
+      local why = "the rest of a consolidation; its pods fit elsewhere"
+      plan:drain(node, why, { disruption = "underutilized" })
+      plan:delete(node, why .. "; drained", { disruption = "underutilized" })
+      removed = removed + 1
+      excluded[#excluded + 1] = node
+    end
+  end
+  if removed > 0 or #candidates == 0 then return removed end
+  local busy = consolidation.busy(cluster)
+  if busy then
+    plan:log("consolidation waits: node %s is being %s", busy.name,
+      busy.replacing and "replaced" or "removed")
+    return removed
+  end
+  local eligible = {}
+  for _, node in ipairs(candidates) do eligible[node.name] = true end
+  local mine = { min_node_age = params.unneeded_for, consolidation_candidates = 100,
+                 consolidation_min_savings = params.consolidation_min_savings }
+  local offered = {}
+  for _, node in ipairs(consolidation.candidates(cluster, mine)) do
+    if eligible[node.name] then offered[#offered + 1] = node end
+  end
+  consolidation.replace(cluster, plan, offered, mine, store)
+  return removed
+end
+
 function P.reconcile(cluster, params, store)
   local plan = ls.plan()
   local threshold = params.scale_down_utilization
@@ -371,6 +419,9 @@ function P.reconcile(cluster, params, store)
         plan:explain(node, false, unneeded .. ", but " .. why)
       end
     end
+  end
+  if params.consolidation and quiet then
+    removed = consolidate(cluster, plan, store, params, candidates, removed, excluded)
   end
   return plan
 end

@@ -203,7 +203,7 @@ static void test_params(void **state)
 	/* the config's own policy: its params over the policy's defaults */
 	run(sc, DEFAULT_POLICY, &a);
 	assert_string_equal(a.params_from, cfg);
-	assert_int_equal(a.n_params, 6);
+	assert_int_equal(a.n_params, 8);
 	for (i = 1; i < a.n_params; i++)
 		assert_true(strcmp(a.params[i - 1].key, a.params[i].key) < 0);
 	p = param(&a, "unneeded_for");
@@ -215,6 +215,9 @@ static void test_params(void **state)
 	assert_string_equal(p->dflt, "1");
 	assert_true(p->from_config);
 	p = param(&a, "drain_on_rebalance");
+	assert_string_equal(p->value, "false");
+	assert_false(p->from_config);
+	p = param(&a, "consolidation");
 	assert_string_equal(p->value, "false");
 	assert_false(p->from_config);
 	p = param(&a, "scale_down_utilization");
