@@ -32,13 +32,15 @@
 -- keep the node and are left alone.
 --
 -- Expiry and drift, gently: a node older than its group's expire_after
--- (the config's disruption.expire_after), or drifted from its group's
--- template (node.drifted), is replaced — a new node of its group first, the
+-- (the config's disruption.expire_after), or, with `replace_drifted`,
+-- drifted from its group's template (node.drifted), is replaced — a new node of its group first, the
 -- old one drained and deleted once that one is Ready (plan:replace), under
 -- the disruption reason "expired" or "drifted", so the budgets for them
 -- apply. At most one expired and one drifted node per group and round,
 -- never a protected node, and only while no replace of the group is under
--- way.
+-- way. Drift is off by default: in a group whose nodes are placed by their
+-- cloud (providerID) rather than by the template's labels, a node may lack
+-- a label the template has, and so would its replacement, again and again.
 --
 -- Consolidation (param `consolidation`, off by default; binpack.lua has it
 -- on): in a quiet round that removed nothing, the nodes under
@@ -61,6 +63,7 @@ P.params = {
   max_scale_down = 1,                 -- nodes removed per round
   balance_similar_groups = "auto",    -- "always", "never", or "auto": when constrained pods pend
   drain_on_rebalance = false,         -- treat a rebalance recommendation as an interruption
+  replace_drifted = false,            -- replace nodes drifted from their group's template
   consolidation = false,              -- replace underused nodes with fewer or cheaper ones
   consolidation_min_savings = 0.1,    -- fraction of their price a replacement must save
 }
@@ -189,7 +192,7 @@ end
 -- Expired and drifted nodes replaced by a node of their group, one of each
 -- per group and round, while the group has no replace under way. 'skip':
 -- nodes answered already this round. Adds the nodes replaced to 'skip'.
-local function renew(cluster, plan, skip)
+local function renew(cluster, plan, skip, params)
   local busy, done = {}, {}
   for _, node in ipairs(cluster.nodes) do
     if node.replacing and node.group then busy[node.group] = true end
@@ -205,7 +208,7 @@ local function renew(cluster, plan, skip)
         plan:explain(node, true, why)
         plan:replace(node, gname, why, { disruption = "expired" })
         d.expired, skip[name] = true, true
-      elseif node.drifted and not d.drifted then
+      elseif node.drifted and params.replace_drifted and not d.drifted then
         local why = "drifted: " .. (node.drift_reason or "not what its group launches now")
         plan:explain(node, true, why)
         plan:replace(node, gname, why, { disruption = "drifted" })
@@ -337,7 +340,7 @@ function P.reconcile(cluster, params, store)
       placed.placed)
   end
   local answered = answer_interruptions(cluster, plan, store, params)
-  renew(cluster, plan, answered)
+  renew(cluster, plan, answered, params)
   if #pending > 0 then
     scale_up(cluster, plan, store, pending, params)
   end

@@ -203,7 +203,7 @@ static void test_params(void **state)
 	/* the config's own policy: its params over the policy's defaults */
 	run(sc, DEFAULT_POLICY, &a);
 	assert_string_equal(a.params_from, cfg);
-	assert_int_equal(a.n_params, 8);
+	assert_int_equal(a.n_params, 9);
 	for (i = 1; i < a.n_params; i++)
 		assert_true(strcmp(a.params[i - 1].key, a.params[i].key) < 0);
 	p = param(&a, "unneeded_for");
