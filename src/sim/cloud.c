@@ -433,6 +433,7 @@ void sim_cloud_group_stats(struct sim_cloud *c, size_t i, struct sim_group_stats
 }
 
 static void stop_instance(struct sim_cloud *c, struct sim_instance *in);
+static void notify(struct sim_cloud *c, struct sim_instance *in, enum sim_instance_event ev);
 
 void sim_cloud_set_interrupter(struct sim_cloud *c, sim_cloud_interrupt_fn fn, void *ud)
 {
@@ -538,6 +539,7 @@ static void interrupt_fire(void *owner, void *data, uint64_t id, bool alive)
 		pick[k]->interrupted_wall = clock_wall(c->clock) +
 					    (f->f.delay_ns + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S;
 		keep_notice(c, pick[k]);
+		notify(c, pick[k], SIM_INSTANCE_INTERRUPTED);
 		if (c->interrupter)
 			c->interrupter(c->interrupter_ud, pick[k], SIM_INTERRUPT_NOTICE, f->f.delay_ns);
 		if (sim_after(c->ex, c->life, f->f.delay_ns, interrupt_reclaim, pick[k], 0) < 0)

@@ -105,6 +105,8 @@ enum sim_instance_event {
 	SIM_INSTANCE_RUNNING,  /* booted (or added running) */
 	SIM_INSTANCE_STOPPING, /* terminate accepted */
 	SIM_INSTANCE_GONE,     /* terminated: the machine is no more */
+	SIM_INSTANCE_INTERRUPTED, /* an interrupt fault's notice (interrupted_wall set):
+				   * reclaimed at the end of its warning */
 };
 
 /* Told of every instance state change, under the cloud's lock. */

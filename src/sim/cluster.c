@@ -1388,6 +1388,9 @@ static void remove_node(struct sim_cluster *c, struct snode *n, const char *why)
 	kick(c);
 }
 
+static int set_taint(struct sim_cluster *c, struct snode *n, const char *key, const char *value,
+		     enum taint_effect effect, bool remove);
+
 static void observe(void *ud, struct sim_instance *in, enum sim_instance_event ev)
 {
 	struct sim_cluster *c = ud;
@@ -1416,6 +1419,11 @@ static void observe(void *ud, struct sim_instance *in, enum sim_instance_event e
 	case SIM_INSTANCE_GONE:
 		if (n)
 			remove_node(c, n, "its instance is gone");
+		return;
+	case SIM_INSTANCE_INTERRUPTED:
+		if (n && c->o.interruption_taint &&
+		    set_taint(c, n, c->o.interruption_taint, "", TAINT_NO_SCHEDULE, false) < 0)
+			sim_cloud_tracef(c->cloud, "node %s: out of memory tainting it", n->n.name);
 		return;
 	}
 }
@@ -2097,13 +2105,48 @@ static void no_execute(struct sim_cluster *c, struct snode *n, const struct tain
 	}
 }
 
+/* Adds (or removes) taint key:effect on node 'n', as a taint write does.
+ * Lock held. 0, or -1 when out of memory. */
+static int set_taint(struct sim_cluster *c, struct snode *n, const char *key, const char *value,
+		     enum taint_effect effect, bool remove)
+{
+	struct taint *ts;
+	size_t i, k = 0;
+
+	ts = arena_calloc(c->arena, n->n.n_taints + 1, sizeof(*ts));
+	if (!ts)
+		return -1;
+	for (i = 0; i < n->n.n_taints; i++)
+		if (strcmp(n->n.taints[i].key, key) != 0 || n->n.taints[i].effect != effect)
+			ts[k++] = n->n.taints[i];
+	if (!remove) {
+		ts[k].key = keep(c, key);
+		ts[k].value = keep(c, value ? value : "");
+		ts[k].effect = effect;
+		if (!ts[k].key || !ts[k].value)
+			return -1;
+		k++;
+	}
+	n->n.taints = ts;
+	n->n.n_taints = k;
+	c->st.taints++;
+	sim_cloud_tracef(c->cloud, "node %s taint %s:%s %s", n->n.name, key,
+			 taint_effect_str(effect), remove ? "removed" : "added");
+	notify_node(c, n, false);
+	if (remove) {
+		c->cap_gen++;
+		kick(c);
+	} else if (effect == TAINT_NO_EXECUTE) {
+		no_execute(c, n, &ts[k - 1]);
+	}
+	return 0;
+}
+
 static int op_taint(void *ctx, const char *node, const char *key, const char *value,
 		    enum taint_effect effect, bool remove, struct kube_status *st)
 {
 	struct sim_cluster *c = ctx;
 	struct snode *n;
-	struct taint *ts;
-	size_t i, k = 0;
 
 	if (!key || !key[0]) {
 		status(st, KUBE_ERROR, "empty taint key");
@@ -2115,37 +2158,10 @@ static int op_taint(void *ctx, const char *node, const char *key, const char *va
 		sim_cloud_unlock(c->cloud);
 		return node_not_found(st, node);
 	}
-	ts = arena_calloc(c->arena, n->n.n_taints + 1, sizeof(*ts));
-	if (!ts) {
+	if (set_taint(c, n, key, value, effect, remove) < 0) {
 		sim_cloud_unlock(c->cloud);
 		status(st, KUBE_ERROR, "out of memory");
 		return -1;
-	}
-	for (i = 0; i < n->n.n_taints; i++)
-		if (strcmp(n->n.taints[i].key, key) != 0 || n->n.taints[i].effect != effect)
-			ts[k++] = n->n.taints[i];
-	if (!remove) {
-		ts[k].key = keep(c, key);
-		ts[k].value = keep(c, value ? value : "");
-		ts[k].effect = effect;
-		if (!ts[k].key || !ts[k].value) {
-			sim_cloud_unlock(c->cloud);
-			status(st, KUBE_ERROR, "out of memory");
-			return -1;
-		}
-		k++;
-	}
-	n->n.taints = ts;
-	n->n.n_taints = k;
-	c->st.taints++;
-	sim_cloud_tracef(c->cloud, "node %s taint %s:%s %s", node, key, taint_effect_str(effect),
-			 remove ? "removed" : "added");
-	notify_node(c, n, false);
-	if (remove) {
-		c->cap_gen++;
-		kick(c);
-	} else if (effect == TAINT_NO_EXECUTE) {
-		no_execute(c, n, &ts[k - 1]);
 	}
 	sim_cloud_unlock(c->cloud);
 	return ok(st);

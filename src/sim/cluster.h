@@ -85,6 +85,10 @@ struct sim_cluster_opts {
 	int64_t sched_interval_ns;  /* at most one scheduler pass per interval, default 1s */
 	enum sim_sched_mode sched;  /* default first fit */
 	int64_t finished_ttl_ns;    /* finished pods stay listed this long, default 5m */
+	/* The taint (NoSchedule) a node gets when its instance has an
+	 * interrupt fault's notice, as its cloud's node handlers write one
+	 * (GKE's "cloud.google.com/impending-node-termination"); NULL: none */
+	const char *interruption_taint;
 };
 
 void sim_cluster_opts_default(struct sim_cluster_opts *o);

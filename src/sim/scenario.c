@@ -2353,7 +2353,14 @@ struct sim_world *sim_world_new(const struct sim_scenario *sc, struct executor *
 			goto fail;
 	}
 	w->t0 = sim_cloud_now(w->cloud);
-	w->cluster = sim_cluster_new(w->cloud, &sc->cluster, err);
+	{
+		struct sim_cluster_opts copts = sc->cluster;
+
+		/* GKE's handlers taint a node GCE is about to preempt */
+		if (sc->gce)
+			copts.interruption_taint = "cloud.google.com/impending-node-termination";
+		w->cluster = sim_cluster_new(w->cloud, &copts, err);
+	}
 	w->life = sim_life_new(w);
 	w->spec_handles = calloc(sc->n_workloads ? sc->n_workloads : 1, sizeof(*w->spec_handles));
 	if (!w->cluster || !w->life || !w->spec_handles) {

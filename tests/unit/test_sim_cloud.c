@@ -80,6 +80,8 @@ static void observer(void *ud, struct sim_instance *in, enum sim_instance_event 
 	case SIM_INSTANCE_GONE:
 		w->gone++;
 		break;
+	case SIM_INSTANCE_INTERRUPTED:
+		break;
 	}
 }
 

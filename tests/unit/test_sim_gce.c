@@ -303,6 +303,44 @@ static void test_stockout_on_last_attempt(void **state)
 
 /* ---- JWT assertions ---- */
 
+/* The taint a node of the GCE face has, or NULL. */
+static const struct taint *taint_of(const struct snapshot *s, const char *key)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->n_nodes; i++)
+		for (k = 0; k < s->nodes[i].n_taints; k++)
+			if (strcmp(s->nodes[i].taints[k].key, key) == 0)
+				return &s->nodes[i].taints[k];
+	return NULL;
+}
+
+/* An interrupt fault's notice taints the node as GKE's handlers do, so
+ * `luascale run` against the GCE face sees node.interruption "shutdown". */
+static void test_interrupt_taints_the_node(void **state)
+{
+	const char *key = "cloud.google.com/impending-node-termination";
+	struct run r;
+	struct snapshot *s = NULL;
+	struct errbuf err;
+	const struct taint *t;
+
+	(void)state;
+	run_start(&r, "faults:\n  - {kind: interrupt, group: workers, at: 20s, count: 1, warning: 2m}\n");
+	executor_run_until(r.ex, 19 * S);
+	assert_int_equal(sim_cluster_snapshot(r.w->cluster, false, &s, &err), 0);
+	assert_int_equal(s->n_nodes, 1);
+	assert_null(taint_of(s, key));
+	snapshot_free(s);
+	executor_run_until(r.ex, 21 * S);
+	assert_int_equal(sim_cluster_snapshot(r.w->cluster, false, &s, &err), 0);
+	t = taint_of(s, key);
+	assert_non_null(t);
+	assert_int_equal(t->effect, TAINT_NO_SCHEDULE);
+	snapshot_free(s);
+	run_end(&r);
+}
+
 static void b64url(struct buf *out, const unsigned char *in, size_t len)
 {
 	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -418,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_mig_converges),
 		cmocka_unit_test(test_stockout_on_last_attempt),
+		cmocka_unit_test(test_interrupt_taints_the_node),
 		cmocka_unit_test(test_jwt),
 	};
 
