@@ -1054,6 +1054,23 @@ static bool types_share(const struct node_group *g, const char *key, const char 
 	return true;
 }
 
+/* A template label drift does not read: the hostname (each node's own),
+ * the zone (a group may span several), and a key of the group's selector
+ * (a node the provider maps to the group by its providerID may lack it:
+ * its membership is not in question). */
+static bool drift_ignores(const struct node_group *g, const char *key)
+{
+	size_t i;
+
+	if (!strcmp(key, "kubernetes.io/hostname") || !strcmp(key, "topology.kubernetes.io/zone") ||
+	    !strcmp(key, "failure-domain.beta.kubernetes.io/zone"))
+		return true;
+	for (i = 0; i < g->selector.n; i++)
+		if (g->selector.items[i].key && !strcmp(g->selector.items[i].key, key))
+			return true;
+	return false;
+}
+
 bool snapshot_node_drift(const struct snapshot *s, size_t n, char *out, size_t len)
 {
 	const struct node *node = &s->nodes[n];
@@ -1080,7 +1097,7 @@ bool snapshot_node_drift(const struct snapshot *s, size_t n, char *out, size_t l
 		const struct kv *l = &g->tmpl.labels.items[i];
 		const char *v;
 
-		if (!l->key || !l->value || !strcmp(l->key, "kubernetes.io/hostname") ||
+		if (!l->key || !l->value || drift_ignores(g, l->key) ||
 		    (g->n_types && (!strcmp(l->key, "node.kubernetes.io/instance-type") ||
 				    !strcmp(l->key, "beta.kubernetes.io/instance-type") ||
 				    !types_share(g, l->key, l->value))))

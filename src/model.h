@@ -459,8 +459,8 @@ struct node_group {
  * Why node 'n' of finished snapshot 's' is no longer what its group would
  * launch now, written into 'out' ("" and false when it is not): a label of
  * the group's template it lacks or has another value of (but the hostname,
- * and for a group of several instance types the labels its types do not
- * share), a taint of the template it lacks, or, for a group of several
+ * the zone, the keys of the group's selector, and for a group of several
+ * instance types the labels its types do not share), a taint of the template it lacks, or, for a group of several
  * instance types, a node.kubernetes.io/instance-type none of them is.
  * A node of no group never drifts. Returns whether it drifted.
  */

@@ -390,7 +390,7 @@ end
 -- removed, evictions, killed, lost, protected, policy_failures, rejected,
 -- replaces, replaced, replace_failed (plan:replace: started, done, failed),
 -- rounds, violations {total, over_max, over_total, under_min,
--- over_removals, protected_hit, extra_instances, stuck_pending, first}
+-- over_removals, over_budget, protected_hit, extra_instances, stuck_pending, first}
 -- and series {t, pending, util_cpu, util_mem, cost, nodes = {GROUP = {...}},
 -- booting = {GROUP = {...}}}. Raises when the scenario or policy cannot run.
 function T.simulate(o)

@@ -454,8 +454,9 @@ static int check_removal(const struct snapshot *s, const struct safety_limits *l
 				      (long long)lim->max_scale_down_per_round,
 				      (long long)r->removed_nodes) < 0 ? -1 : 0;
 		/* a replace's pods have its new node to go to, which the
-		 * nodes that stay do not show yet */
-		if (lim->evicted_pods_must_fit && a->type != ACTION_REPLACE &&
+		 * nodes that stay do not show yet; an interrupted node's
+		 * pods die with it at the deadline wherever they may go */
+		if (lim->evicted_pods_must_fit && a->type != ACTION_REPLACE && !interrupted(a) &&
 		    !evicted_pods_fit(s, r, n, &o, why, sizeof(why)))
 			return reject(v, a, "%sits pods would not all find room on the nodes that stay (with the pods of this plan's earlier removals): %s (safety.evicted_pods_must_fit)",
 				      what, why) < 0 ? -1 : 0;

@@ -256,6 +256,7 @@ static void push_result(lua_State *L, const struct sim_scenario *sc, const struc
 	set_u64(L, "over_total", v->over_total);
 	set_u64(L, "under_min", v->under_min);
 	set_u64(L, "over_removals", v->over_removals);
+	set_u64(L, "over_budget", v->over_budget);
 	set_u64(L, "protected_hit", v->protected_hit);
 	set_u64(L, "extra_instances", v->extra_instances);
 	set_u64(L, "stuck_pending", v->stuck_pending);

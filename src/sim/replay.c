@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "engine/actuator.h"
+#include "engine/budget.h"
 #include "engine/interruptions.h"
 #include "engine/reconciler.h"
 #include "engine/round.h"
@@ -52,6 +53,8 @@ struct run {
 	int *size;               /* per group: instances at the last check */
 	uint64_t *launched_seen; /* per group: instances created at the last sample */
 	int *removed_since;      /* per group: nodes gone since the last sample */
+	int *disrupting;         /* per snapshot group: nodes being disrupted at the last round */
+	size_t n_disrupting;
 };
 
 static void violation(struct run *r, uint64_t *counter, int64_t t_ns, const char *fmt, ...)
@@ -81,8 +84,59 @@ static void violation(struct run *r, uint64_t *counter, int64_t t_ns, const char
 
 uint64_t sim_violations_total(const struct sim_violations *v)
 {
-	return v->over_max + v->over_total + v->under_min + v->over_removals + v->protected_hit +
-	       v->extra_instances + v->stuck_pending + v->over_wait;
+	return v->over_max + v->over_total + v->under_min + v->over_removals + v->over_budget +
+	       v->protected_hit + v->extra_instances + v->stuck_pending + v->over_wait;
+}
+
+/*
+ * The disruption budgets, as they held in what happened: no group has
+ * more nodes being disrupted (drained, deleted or replaced, as the
+ * actuator marks them at a round's start; nodes under an interruption
+ * notice aside, which no budget holds) than the most any of its budgets
+ * allows now for a budgeted reason, once that count has grown since the
+ * last round (a window that closes over disruptions already running is
+ * no breach, as with Karpenter).
+ */
+static void check_budgets(struct run *r, const struct snapshot *s, int64_t at_ns)
+{
+	static const enum disruption_reason reasons[] = {DISRUPTION_EMPTY, DISRUPTION_UNDERUTILIZED,
+							 DISRUPTION_DRIFTED, DISRUPTION_EXPIRED};
+	size_t g, i;
+
+	if (r->n_disrupting < s->n_groups) {
+		int *n = realloc(r->disrupting, (s->n_groups + 1) * sizeof(*n));
+
+		if (!n)
+			return;
+		memset(n + r->n_disrupting, 0, (s->n_groups - r->n_disrupting) * sizeof(*n));
+		r->disrupting = n;
+		r->n_disrupting = s->n_groups;
+	}
+	for (g = 0; g < s->n_groups; g++) {
+		const struct node_group *grp = &s->groups[g];
+		const struct disruption_budget *list;
+		int64_t most = 0;
+		size_t nb, k;
+		int busy = 0, prev = r->disrupting[g];
+
+		for (i = 0; i < s->n_nodes; i++)
+			busy += s->nodes[i].group == (int32_t)g && !s->nodes[i].interruption_kind &&
+				(s->nodes[i].removing || s->nodes[i].replacing);
+		r->disrupting[g] = busy;
+		if (busy <= prev)
+			continue;
+		list = config_group_budgets(r->cfg, grp->name, &nb);
+		for (k = 0; k < sizeof(reasons) / sizeof(reasons[0]); k++) {
+			int64_t a = budget_allowed(list, nb, reasons[k], grp->current, s->now);
+
+			if (a > most)
+				most = a;
+		}
+		if (most != BUDGET_UNLIMITED && busy > most)
+			violation(r, &r->out->v.over_budget, at_ns,
+				  "group %s has %d node(s) being disrupted, its disruption budgets allow %lld of its %d now",
+				  grp->name, busy, (long long)most, grp->current);
+	}
 }
 
 /* The config the run uses: the scenario's (params only for its own
@@ -548,6 +602,7 @@ static int run_rounds(struct run *r, struct errbuf *err)
 			snapshot_free(s);
 			return -1;
 		}
+		check_budgets(r, s, t - t0);
 		snapshot_free(s);
 		out->rounds++;
 		out->policy_failures += rs.policy_failed;
@@ -665,6 +720,7 @@ out:
 	free(r.size);
 	free(r.launched_seen);
 	free(r.removed_since);
+	free(r.disrupting);
 	if (rc < 0)
 		sim_result_free(out);
 	return rc;

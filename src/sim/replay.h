@@ -69,6 +69,8 @@ struct sim_violations {
 	uint64_t over_total;       /* all instances above safety.max_nodes_total */
 	uint64_t under_min;        /* a removal took a group's size (instances) below its min */
 	uint64_t over_removals;    /* a round started more removals than max_scale_down_per_round */
+	uint64_t over_budget;      /* a group had more nodes being disrupted than its
+				    * disruption budgets allowed */
 	uint64_t protected_hit;    /* protected pods evicted or killed */
 	uint64_t extra_instances;  /* instances created beyond what accepted plans asked for */
 	uint64_t stuck_pending;    /* pods pending at the end, for longer than the settle

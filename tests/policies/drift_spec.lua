@@ -10,11 +10,14 @@ local taint = { key = "dedicated", value = "gpu", effect = "NoSchedule" }
 describe("drift", function()
   local engine = t.engine{
     policy = "fixtures/drift.lua",
-    groups = { t.group{ name = "gpu", max = 6, labels = { pool = "gpu", tier = "2" }, taints = { taint } } },
+    groups = { t.group{ name = "gpu", max = 6, taints = { taint },
+                        labels = { pool = "gpu", tier = "2", ["topology.kubernetes.io/zone"] = "zone-a" } } },
   }
   local r = engine:decide(t.cluster{
     nodes = {
-      t.node{ name = "same", group = "gpu", labels = { pool = "gpu", tier = "2", extra = "x" },
+      -- a group may span zones: another zone than the template's is no drift
+      t.node{ name = "same", group = "gpu", labels = { pool = "gpu", tier = "2", extra = "x",
+                                                      ["topology.kubernetes.io/zone"] = "zone-b" },
               taints = { taint, { key = "other", value = "", effect = "NoExecute" } }, unschedulable = true },
       t.node{ name = "old-tier", group = "gpu", labels = { pool = "gpu", tier = "1" }, taints = { taint } },
       t.node{ name = "no-tier", group = "gpu", labels = { pool = "gpu" }, taints = { taint } },

@@ -131,7 +131,7 @@ describe("default policy: interruptions", function()
   -- pods find no room on the nodes that stay; it should not count an
   -- "interrupted" disruption (src/engine/safety.c, as it already skips a
   -- replace). Until then the replacement is asked for and the drain waits.
-  pending("drains an interrupted node even when its pods find no room elsewhere yet", function()
+  it("drains an interrupted node even when its pods find no room elsewhere yet", function()
     local r = engine():decide(cluster{ node("a", "preempt") }, NOW)
     assert.no_error(r)
     assert.scales_up(r, "spot", 1)
