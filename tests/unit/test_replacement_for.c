@@ -283,8 +283,10 @@ static void test_relations_and_prices(void **state)
 		fail_msg("%s", err.msg);
 }
 
-/* The work is charged: a budget too small for the packings runs out in
- * replacement_for, and says so at the policy's line. */
+/* The work is charged: a budget that the loop alone never exhausts runs
+ * out when the loop calls replacement_for, and says so. (Whether the last
+ * instruction is counted inside the call or by the loop's own hook is not
+ * fixed: it differs between builds.) */
 static void test_charged(void **state)
 {
 	struct errbuf err;
@@ -298,11 +300,15 @@ static void test_charged(void **state)
 	for (i = 0; i < 100; i++)
 		off += (size_t)snprintf(big + off, sizeof(big) - off, "," POD("p%d", "l-1", "10m"), i);
 	snprintf(big + off, sizeof(big) - off, "]}");
+	if (run_with(POLICY(
+		"  local x = 0\n  for i = 1, 1000 do x = x + (n('l-1') and 1 or 0) end\n"),
+		big, 0.6, 1000000, &err) != 0)
+		fail_msg("the loop alone exhausted the budget: %s", err.msg);
 	assert_int_equal(run_with(POLICY(
 		"  for i = 1, 1000 do cluster:replacement_for(n('l-1')) end\n"),
 		big, 0.6, 1000000, &err), -1);
-	if (!strstr(err.msg, "replacement_for") || !strstr(err.msg, "instruction budget"))
-		fail_msg("expected the budget to run out in replacement_for: %s", err.msg);
+	if (!strstr(err.msg, "instruction budget"))
+		fail_msg("expected the budget to run out: %s", err.msg);
 }
 
 int main(void)
