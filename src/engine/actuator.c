@@ -2187,21 +2187,19 @@ void actuator_observe(struct actuator *a, struct snapshot *s)
 	pp = &a->flights;
 	while ((f = *pp)) {
 		bool registered = false;
+		size_t at = 0; /* the Ready node it became */
 
 		for (i = 0; i < s->n_nodes && !registered; i++)
-			registered = s->nodes[i].ready && s->nodes[i].provider_id[0] &&
-				     strcmp(s->nodes[i].provider_id, f->provider_id) == 0;
+			if ((registered = s->nodes[i].ready && s->nodes[i].provider_id[0] &&
+					  strcmp(s->nodes[i].provider_id, f->provider_id) == 0))
+				at = i;
 		if (registered && !f->terminating) {
 			*pp = f->next;
 			if (f->replace_of[0]) {
 				struct replacement *r = rep_find(a, f->replace_of);
 
 				if (r && (r->state == REP_ASKED || r->state == REP_BOOTING)) {
-					for (i = 0; i < s->n_nodes; i++)
-						if (strcmp(s->nodes[i].provider_id, f->provider_id) == 0)
-							break;
-					snprintf(r->new_node, sizeof(r->new_node), "%s",
-						 i < s->n_nodes ? s->nodes[i].name : f->id);
+					snprintf(r->new_node, sizeof(r->new_node), "%s", s->nodes[at].name);
 					r->state = REP_READY;
 				}
 			}
