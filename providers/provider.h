@@ -102,6 +102,10 @@ struct provider_instance {
 	int64_t launched_wall;  /* when the cloud says it launched the instance, unix
 				 * seconds (AWS LaunchTime, GCE creationTimestamp, Azure
 				 * timeCreated); 0 when the cloud does not say */
+	char outdated[192];     /* why the instance is no longer what its group launches
+				 * now, as its cloud says ("image ami-1 is not launch
+				 * template lt-1's ami-2"): a drift; "" when it is, or
+				 * when the cloud does not say. Never a secret */
 };
 
 /* A label, taint or extended resource of a new node, as the cloud describes

@@ -1241,6 +1241,7 @@ static int parse_template(struct ctx *x, const struct ytree_node *m, struct node
 	}
 	if (merge_selector_labels(x, g, labels))
 		return -1;
+	g->drift_labels = g->tmpl.labels; /* what a node must still carry: the operator's words */
 
 	taints = map_get(m, "taints");
 	if (!taints)
@@ -1263,6 +1264,8 @@ static int parse_template(struct ctx *x, const struct ytree_node *m, struct node
 	}
 	ytree_path_pop(&x->path, old);
 	g->tmpl.n_taints = i;
+	g->drift_taints = g->tmpl.taints;
+	g->n_drift_taints = i;
 	return rc;
 }
 

@@ -960,11 +960,39 @@ static int cmp_case(const void *a, const void *b)
 	return strcasecmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static int cmp_kv_case(const void *a, const void *b)
+{
+	return strcasecmp(((const struct kv *)a)->key, ((const struct kv *)b)->key);
+}
+
+static int copy_taints(struct arena *a, const struct taint *src, size_t n, struct taint **out)
+{
+	struct taint *d;
+	size_t i;
+
+	*out = NULL;
+	if (!n)
+		return 0;
+	d = arena_calloc(a, n, sizeof(*d));
+	if (!d)
+		return -1;
+	for (i = 0; i < n; i++) {
+		d[i].key = dup_str(a, src[i].key);
+		d[i].value = dup_str(a, src[i].value);
+		d[i].effect = src[i].effect;
+		if (!d[i].key || !d[i].value)
+			return -1;
+	}
+	*out = d;
+	return 0;
+}
+
 static int copy_group(struct arena *a, const struct node_group *src,
 		      struct node_group *dst)
 {
 	const struct node_template *st = &src->tmpl;
 	struct node_template *dt = &dst->tmpl;
+	struct taint *taints;
 	size_t i;
 
 	memset(dst, 0, sizeof(*dst));
@@ -992,6 +1020,21 @@ static int copy_group(struct arena *a, const struct node_group *src,
 		dst->provider_ids = ids;
 		dst->n_provider_ids = src->n_provider_ids;
 	}
+	if (src->n_outdated) {
+		struct kv *o = arena_calloc(a, src->n_outdated, sizeof(*o));
+
+		if (!o)
+			return -1;
+		for (i = 0; i < src->n_outdated; i++)
+			if (!(o[i].key = dup_str(a, src->outdated[i].key)) ||
+			    !(o[i].value = dup_str(a, src->outdated[i].value)))
+				return -1;
+		qsort(o, src->n_outdated, sizeof(*o), cmp_kv_case);
+		dst->outdated = o;
+		dst->n_outdated = src->n_outdated;
+	}
+	if (copy_kvlist(a, &src->drift_labels, &dst->drift_labels) < 0)
+		return -1;
 	dt->allocatable = st->allocatable;
 	dt->allocatable.ext = NULL;
 	dt->allocatable.n_ext = 0;
@@ -1009,19 +1052,13 @@ static int copy_group(struct arena *a, const struct node_group *src,
 		}
 		dt->allocatable.n_ext = st->allocatable.n_ext;
 	}
-	if (st->n_taints) {
-		dt->taints = arena_calloc(a, st->n_taints, sizeof(*dt->taints));
-		if (!dt->taints)
-			return -1;
-		for (i = 0; i < st->n_taints; i++) {
-			dt->taints[i].key = dup_str(a, st->taints[i].key);
-			dt->taints[i].value = dup_str(a, st->taints[i].value);
-			dt->taints[i].effect = st->taints[i].effect;
-			if (!dt->taints[i].key || !dt->taints[i].value)
-				return -1;
-		}
-		dt->n_taints = st->n_taints;
-	}
+	if (copy_taints(a, st->taints, st->n_taints, &dt->taints) < 0)
+		return -1;
+	dt->n_taints = st->n_taints;
+	if (copy_taints(a, src->drift_taints, src->n_drift_taints, &taints) < 0)
+		return -1;
+	dst->drift_taints = taints;
+	dst->n_drift_taints = src->n_drift_taints;
 	if (src->instance_type && !(dst->instance_type = dup_str(a, src->instance_type)))
 		return -1;
 	if (src->n_types) {
@@ -1093,8 +1130,17 @@ bool snapshot_node_drift(const struct snapshot *s, size_t n, char *out, size_t l
 			return true;
 		}
 	}
-	for (i = 0; i < g->tmpl.labels.n; i++) {
-		const struct kv *l = &g->tmpl.labels.items[i];
+	if (node->provider_id && node->provider_id[0] && g->n_outdated) {
+		const struct kv key = { node->provider_id, NULL };
+		const struct kv *o = bsearch(&key, g->outdated, g->n_outdated, sizeof(*o), cmp_kv_case);
+
+		if (o) {
+			snprintf(out, len, "%s", o->value);
+			return true;
+		}
+	}
+	for (i = 0; i < g->drift_labels.n; i++) {
+		const struct kv *l = &g->drift_labels.items[i];
 		const char *v;
 
 		if (!l->key || !l->value || drift_ignores(g, l->key) ||
@@ -1109,8 +1155,8 @@ bool snapshot_node_drift(const struct snapshot *s, size_t n, char *out, size_t l
 			return true;
 		}
 	}
-	for (i = 0; i < g->tmpl.n_taints; i++) {
-		const struct taint *t = &g->tmpl.taints[i];
+	for (i = 0; i < g->n_drift_taints; i++) {
+		const struct taint *t = &g->drift_taints[i];
 
 		for (j = 0; j < node->n_taints; j++)
 			if (node->taints[j].effect == t->effect && node->taints[j].key && t->key &&

@@ -421,6 +421,19 @@ struct node_group {
 	 * selector places the others). Sorted by strcasecmp, or none. */
 	const char *const *provider_ids;
 	size_t n_provider_ids;
+	/* Of those instances, the ones the cloud says are no longer what the
+	 * group launches now (an older image or launch template version):
+	 * key the providerID, value why. Sorted by key (strcasecmp), or none. */
+	const struct kv *outdated;
+	size_t n_outdated;
+	/* What the operator wrote in the group's template (the config's or a
+	 * scenario's labels and taints, the selector's labels aside): drift
+	 * compares a node with these alone, never with what the cloud's
+	 * description of the group added (derived labels such as the region
+	 * are its guess of what the kubelet will write, not a promise). */
+	struct kvlist drift_labels;
+	const struct taint *drift_taints;
+	size_t n_drift_taints;
 
 	/* filled by snapshot_finish() */
 	int current;  /* registered nodes of this group in the snapshot, less the starting ones */
@@ -457,11 +470,15 @@ struct node_group {
 
 /*
  * Why node 'n' of finished snapshot 's' is no longer what its group would
- * launch now, written into 'out' ("" and false when it is not): a label of
- * the group's template it lacks or has another value of (but the hostname,
- * the zone, the keys of the group's selector, and for a group of several
- * instance types the labels its types do not share), a taint of the template it lacks, or, for a group of several
- * instance types, a node.kubernetes.io/instance-type none of them is.
+ * launch now, written into 'out' ("" and false when it is not), the first
+ * of: for a group of several instance types, a node.kubernetes.io/instance-type
+ * none of them is; the cloud's word that its instance is outdated (the
+ * group's 'outdated': an older image or launch template version); a label
+ * the operator wrote in the group's template (drift_labels) it lacks or has
+ * another value of (but the hostname, the zone, the keys of the group's
+ * selector, and for a group of several instance types the labels its types
+ * do not share); a taint the operator wrote there (drift_taints) it lacks.
+ * Labels and taints the cloud's description added never count.
  * A node of no group never drifts. Returns whether it drifted.
  */
 struct snapshot;

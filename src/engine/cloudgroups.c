@@ -24,10 +24,12 @@ static const struct provider_group *find_cloud(const struct provider_group *clou
 	return NULL;
 }
 
-/* The instances' providerIDs (live ones with an id). */
+/* The instances' providerIDs (live ones with an id), and those the cloud
+ * says are outdated with why. */
 static int set_members(struct arena *a, struct node_group *g, const struct provider_group *cg)
 {
 	const char **ids;
+	struct kv *out;
 	size_t i, n = 0;
 
 	if (!cg->members_by_id || !cg->n_instances)
@@ -40,6 +42,22 @@ static int set_members(struct arena *a, struct node_group *g, const struct provi
 			ids[n++] = cg->instances[i].provider_id;
 	g->provider_ids = ids;
 	g->n_provider_ids = n;
+	for (i = n = 0; i < cg->n_instances; i++)
+		n += cg->instances[i].provider_id[0] && cg->instances[i].state != INSTANCE_GONE &&
+		     cg->instances[i].outdated[0];
+	if (!n)
+		return 0;
+	out = arena_calloc(a, n, sizeof(*out));
+	if (!out)
+		return -1;
+	for (i = n = 0; i < cg->n_instances; i++)
+		if (cg->instances[i].provider_id[0] && cg->instances[i].state != INSTANCE_GONE &&
+		    cg->instances[i].outdated[0]) {
+			out[n].key = cg->instances[i].provider_id;
+			out[n++].value = cg->instances[i].outdated;
+		}
+	g->outdated = out;
+	g->n_outdated = n;
 	return 0;
 }
 

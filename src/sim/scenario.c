@@ -594,6 +594,10 @@ static int parse_group(struct px *x, const struct ytree_node *m, struct node_gro
 		l->items = items;
 		l->n = k;
 	}
+	/* what a node of the group must still carry: the scenario's words */
+	g->drift_labels = g->tmpl.labels;
+	g->drift_taints = g->tmpl.taints;
+	g->n_drift_taints = g->tmpl.n_taints;
 	return 0;
 }
 

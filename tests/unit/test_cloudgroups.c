@@ -325,6 +325,81 @@ static void test_instance_types(void **state)
 	provider_groups_free(cloud, 1);
 }
 
+/* Drift reads what the operator wrote and what the cloud says of an
+ * instance: a node lacking a label or taint only the cloud's description
+ * of the group has (its guess of the kubelet's labels) has not drifted; a
+ * node lacking the config's label has, and so has a node whose instance
+ * the cloud says is outdated (an older image), with the cloud's words. */
+static void test_drift_reads_the_operators_template(void **state)
+{
+	static struct kv cfg_tier = { "tier", "2" };
+	static struct kv node_ok[] = { { "luascale.io/node-group", "workers" }, { "tier", "2" } };
+	static struct kv node_old[] = { { "luascale.io/node-group", "workers" }, { "tier", "1" } };
+	struct node_group cfg = cfg_group("workers");
+	struct config_group_extra extra;
+	struct provider_group *cloud = calloc(1, sizeof(*cloud));
+	struct arena *a = arena_new();
+	struct node_group *gs;
+	struct snapshot *s = snapshot_new();
+	struct node nodes[3];
+	struct errbuf err;
+	char why[256];
+	size_t n, i;
+
+	(void)state;
+	memset(&extra, 0, sizeof(extra));
+	cfg.tmpl.labels.items = &cfg_tier;
+	cfg.tmpl.labels.n = 1;
+	cfg.drift_labels = cfg.tmpl.labels;
+	assert_non_null(cloud);
+	cloud_group(cloud, "workers");
+	assert_int_equal(provider_template_label(&cloud->tmpl, "topology.kubernetes.io/region", "us-east-1"), 0);
+	snprintf(cloud->instances[1].outdated, sizeof(cloud->instances[1].outdated),
+		 "image ami-1 is not launch template lt-1's ami-2");
+	snprintf(cloud->instances[2].outdated, sizeof(cloud->instances[2].outdated), "gone: never read");
+	assert_int_equal(cloudgroups_build(a, &cfg, &extra, 1, cloud, 1, 1000, NULL, &gs, &n, &err), 0);
+	assert_int_equal(gs[0].n_outdated, 1);
+	/* the cloud's label and taint are the template's, for packing */
+	assert_string_equal(kvlist_get(&gs[0].tmpl.labels, "topology.kubernetes.io/region"), "us-east-1");
+	assert_int_equal(gs[0].tmpl.n_taints, 1);
+
+	memset(nodes, 0, sizeof(nodes));
+	nodes[0].name = "current";
+	nodes[0].provider_id = "aws:///us-east-1a/i-0aaa";
+	nodes[0].labels.items = node_ok;
+	nodes[0].labels.n = 2;
+	nodes[1].name = "old-image";
+	nodes[1].provider_id = "AWS:///us-east-1b/i-0BBB";
+	nodes[1].labels.items = node_ok;
+	nodes[1].labels.n = 2;
+	nodes[2].name = "old-tier";
+	nodes[2].labels.items = node_old;
+	nodes[2].labels.n = 2;
+	assert_non_null(s);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(snapshot_add_node(s, &nodes[i], &err), 0);
+	assert_int_equal(snapshot_set_groups(s, gs, n, &err), 0);
+	assert_int_equal(snapshot_finish(s, 1000, &err), 0);
+	for (i = 0; i < s->n_nodes; i++) {
+		bool drifted = snapshot_node_drift(s, i, why, sizeof(why));
+
+		assert_int_equal(s->nodes[i].group, 0);
+		if (!strcmp(s->nodes[i].name, "current")) {
+			assert_false(drifted); /* no region label, no gpu taint: the cloud's guesses */
+			assert_string_equal(why, "");
+		} else if (!strcmp(s->nodes[i].name, "old-image")) {
+			assert_true(drifted);
+			assert_string_equal(why, "image ami-1 is not launch template lt-1's ami-2");
+		} else {
+			assert_true(drifted);
+			assert_string_equal(why, "label tier is \"1\", the template's is 2");
+		}
+	}
+	snapshot_free(s);
+	arena_free(a);
+	provider_groups_free(cloud, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_size),
 		cmocka_unit_test(test_membership_by_provider_id),
 		cmocka_unit_test(test_instance_types),
+		cmocka_unit_test(test_drift_reads_the_operators_template),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
