@@ -32,15 +32,18 @@
 -- keep the node and are left alone.
 --
 -- Expiry and drift, gently: a node older than its group's expire_after
--- (the config's disruption.expire_after), or, with `replace_drifted`,
--- drifted from its group's template (node.drifted), is replaced — a new node of its group first, the
+-- (the config's disruption.expire_after), or, unless `replace_drifted` is
+-- false, drifted from its group's template (node.drifted: a label or taint
+-- the config's template has and the node lacks, another instance type, or
+-- an image the cloud says is older than the group's), is replaced — a new node of its group first, the
 -- old one drained and deleted once that one is Ready (plan:replace), under
 -- the disruption reason "expired" or "drifted", so the budgets for them
 -- apply. At most one expired and one drifted node per group and round,
 -- never a protected node, and only while no replace of the group is under
--- way. Drift is off by default: in a group whose nodes are placed by their
--- cloud (providerID) rather than by the template's labels, a node may lack
--- a label the template has, and so would its replacement, again and again.
+-- way. Drift reads only what the operator wrote and what the cloud says
+-- of the instance, never the labels the cloud's description guessed, the
+-- zone or the group's selector keys, so a replacement does not drift in
+-- turn; with `replace_drifted = false` drift is only shown (node.drifted).
 --
 -- Consolidation (param `consolidation`, off by default; binpack.lua has it
 -- on): in a quiet round that removed nothing, the nodes under
@@ -63,7 +66,7 @@ P.params = {
   max_scale_down = 1,                 -- nodes removed per round
   balance_similar_groups = "auto",    -- "always", "never", or "auto": when constrained pods pend
   drain_on_rebalance = false,         -- treat a rebalance recommendation as an interruption
-  replace_drifted = false,            -- replace nodes drifted from their group's template
+  replace_drifted = true,             -- replace nodes drifted from their group's template
   consolidation = false,              -- replace underused nodes with fewer or cheaper ones
   consolidation_min_savings = 0.1,    -- fraction of their price a replacement must save
 }

@@ -1,7 +1,6 @@
 -- Spec for policies/default.lua's expiry and drift: a node older than its
 -- group's expire_after (disruption.expire_after), or drifted from its
--- group's template (with the param replace_drifted, on in this spec but
--- for its own test), is replaced by a node of its group (plan:replace),
+-- group's template (unless the param replace_drifted is false), is replaced by a node of its group (plan:replace),
 -- under the disruption reason "expired" or "drifted"; at most one of each
 -- per group and round, never a protected node.
 local t = require "luascale.testing"
@@ -20,7 +19,7 @@ end
 -- the policy's own pace is under test: no disruption budget beyond it,
 -- unless 'disruption' gives one
 local function engine(groups, safety, disruption, params)
-  return t.engine{ policy = POLICY, groups = groups, params = params or { replace_drifted = true },
+  return t.engine{ policy = POLICY, groups = groups, params = params,
                    safety = safety or { max_scale_down_per_round = 5 },
                    disruption = disruption or { budgets = { { nodes = "100%" } } } }
 end
@@ -87,12 +86,12 @@ describe("default policy: expiry and drift", function()
       t.rejected(r, "replace", "web-3"), 1, true)
   end)
 
-  it("leaves drifted nodes alone unless replace_drifted", function()
+  it("replaces drifted nodes by default, and leaves them alone with replace_drifted = false", function()
     local c = busy{ node("web-3", "web", DAY, { pool = "old-pool" }) }
-    local r = engine({ group("web") }, nil, nil, {}):decide(c, NOW)
+    local r = engine({ group("web") }, nil, nil, { replace_drifted = false }):decide(c, NOW)
     assert.no_error(r)
     assert.no_actions(r)
-    r = engine{ group("web") }:decide(c, NOW)
+    r = engine({ group("web") }, nil, nil, {}):decide(c, NOW)
     assert.replaces(r, "web-3", "web")
   end)
 

@@ -220,6 +220,9 @@ static void test_params(void **state)
 	p = param(&a, "consolidation");
 	assert_string_equal(p->value, "false");
 	assert_false(p->from_config);
+	p = param(&a, "replace_drifted");
+	assert_string_equal(p->value, "true");
+	assert_false(p->from_config);
 	p = param(&a, "scale_down_utilization");
 	assert_string_equal(p->value, "0.5");
 	assert_string_equal(p->dflt, "0.5");
