@@ -335,13 +335,15 @@ static void test_drift_reads_the_operators_template(void **state)
 	static struct kv cfg_tier = { "tier", "2" };
 	static struct kv node_ok[] = { { "luascale.io/node-group", "workers" }, { "tier", "2" } };
 	static struct kv node_old[] = { { "luascale.io/node-group", "workers" }, { "tier", "1" } };
+	static struct kv node_type[] = { { "luascale.io/node-group", "workers" }, { "tier", "2" },
+					 { "node.kubernetes.io/instance-type", "g4dn.2xlarge" } };
 	struct node_group cfg = cfg_group("workers");
 	struct config_group_extra extra;
 	struct provider_group *cloud = calloc(1, sizeof(*cloud));
 	struct arena *a = arena_new();
 	struct node_group *gs;
 	struct snapshot *s = snapshot_new();
-	struct node nodes[3];
+	struct node nodes[4];
 	struct errbuf err;
 	char why[256];
 	size_t n, i;
@@ -354,6 +356,7 @@ static void test_drift_reads_the_operators_template(void **state)
 	assert_non_null(cloud);
 	cloud_group(cloud, "workers");
 	assert_int_equal(provider_template_label(&cloud->tmpl, "topology.kubernetes.io/region", "us-east-1"), 0);
+	snprintf(cloud->tmpl.instance_type, sizeof(cloud->tmpl.instance_type), "g4dn.xlarge");
 	snprintf(cloud->instances[1].outdated, sizeof(cloud->instances[1].outdated),
 		 "image ami-1 is not launch template lt-1's ami-2");
 	snprintf(cloud->instances[2].outdated, sizeof(cloud->instances[2].outdated), "gone: never read");
@@ -375,8 +378,11 @@ static void test_drift_reads_the_operators_template(void **state)
 	nodes[2].name = "old-tier";
 	nodes[2].labels.items = node_old;
 	nodes[2].labels.n = 2;
+	nodes[3].name = "old-type";
+	nodes[3].labels.items = node_type;
+	nodes[3].labels.n = 3;
 	assert_non_null(s);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		assert_int_equal(snapshot_add_node(s, &nodes[i], &err), 0);
 	assert_int_equal(snapshot_set_groups(s, gs, n, &err), 0);
 	assert_int_equal(snapshot_finish(s, 1000, &err), 0);
@@ -390,6 +396,9 @@ static void test_drift_reads_the_operators_template(void **state)
 		} else if (!strcmp(s->nodes[i].name, "old-image")) {
 			assert_true(drifted);
 			assert_string_equal(why, "image ami-1 is not launch template lt-1's ami-2");
+		} else if (!strcmp(s->nodes[i].name, "old-type")) {
+			assert_true(drifted); /* the launch template names another type now */
+			assert_string_equal(why, "instance type g4dn.2xlarge, group workers launches g4dn.xlarge now");
 		} else {
 			assert_true(drifted);
 			assert_string_equal(why, "label tier is \"1\", the template's is 2");
