@@ -78,6 +78,9 @@ static int check_open(const struct snapshot *s, struct errbuf *err)
 	return 0;
 }
 
+static int add_decoded(struct snapshot *s, const cJSON *obj, enum model_kind mk,
+		       struct intern *in, char *who, size_t wholen, struct errbuf *err);
+
 int snapshot_add_object(struct snapshot *s, const cJSON *obj, const char *kind,
 			struct errbuf *err)
 {
@@ -97,7 +100,7 @@ int snapshot_add_object(struct snapshot *s, const cJSON *obj, const char *kind,
 	mk = model_kind_of(kind, 0);
 	if (mk == MODEL_KIND_OTHER)
 		return 0;
-	if (model_decode_object(s, obj, mk, NULL, who, sizeof(who), err) < 0)
+	if (add_decoded(s, obj, mk, NULL, who, sizeof(who), err) < 0)
 		return errbuf_prefix(err, "%s", who);
 	return 0;
 }
@@ -224,6 +227,80 @@ int snapshot_add_daemonset(struct snapshot *s, const struct daemonset *ds, struc
 		     sizeof(*ds), ds, err) < 0)
 		return -1;
 	s->daemonsets[s->n_daemonsets - 1].tmpl.node = -1;
+	return 0;
+}
+
+/*
+ * Records that the source lists objects of 'kind', so that one not found
+ * is really absent: a PersistentVolumeClaim, PersistentVolume or
+ * StorageClass sets s->volumes_known, a Namespace s->namespaces_known, a
+ * DaemonSet s->daemonsets_known; other kinds change nothing.
+ */
+static void model_mark_known(struct snapshot *s, enum model_kind kind)
+{
+	switch (kind) {
+	case MODEL_KIND_PVC:
+	case MODEL_KIND_PV:
+	case MODEL_KIND_STORAGE_CLASS:
+		s->volumes_known = true;
+		break;
+	case MODEL_KIND_NAMESPACE:
+		s->namespaces_known = true;
+		break;
+	case MODEL_KIND_DAEMONSET:
+		s->daemonsets_known = true;
+		break;
+	case MODEL_KIND_OTHER:
+	case MODEL_KIND_NODE:
+	case MODEL_KIND_POD:
+	case MODEL_KIND_PDB:
+		break;
+	}
+}
+
+/* Decodes 'obj' as 'mk' into the snapshot's arena and appends it, marking
+ * its kind known. On an error 'who' names the object (model_decode_object). */
+static int add_decoded(struct snapshot *s, const cJSON *obj, enum model_kind mk,
+		       struct intern *in, char *who, size_t wholen, struct errbuf *err)
+{
+	struct model_object o;
+	int rc = 0;
+
+	if (model_decode_object(s->arena, in, obj, mk, &o, who, wholen, err) < 0)
+		return -1;
+	switch (mk) {
+	case MODEL_KIND_NODE:
+		rc = snapshot_add_node(s, &o.u.node, err);
+		break;
+	case MODEL_KIND_POD:
+		rc = snapshot_add_pod(s, &o.u.pod, err);
+		break;
+	case MODEL_KIND_PDB:
+		rc = snapshot_add_pdb(s, &o.u.pdb, err);
+		break;
+	case MODEL_KIND_NAMESPACE:
+		rc = snapshot_add_namespace(s, &o.u.ns, err);
+		break;
+	case MODEL_KIND_PVC:
+		rc = snapshot_add_pvc(s, &o.u.pvc, err);
+		break;
+	case MODEL_KIND_PV:
+		rc = snapshot_add_pv(s, &o.u.pv, err);
+		break;
+	case MODEL_KIND_STORAGE_CLASS:
+		rc = snapshot_add_storage_class(s, &o.u.sc, err);
+		break;
+	case MODEL_KIND_DAEMONSET:
+		rc = snapshot_add_daemonset(s, &o.u.ds, err);
+		break;
+	case MODEL_KIND_OTHER:
+		break;
+	}
+	if (rc < 0) {
+		snprintf(who, wholen, "%s", "snapshot");
+		return -1;
+	}
+	model_mark_known(s, mk);
 	return 0;
 }
 
@@ -654,7 +731,7 @@ static int decode_item(struct loader *L, const cJSON *obj, enum model_kind mk,
 {
 	char who[WHO_MAX];
 
-	if (model_decode_object(L->s, obj, mk, &L->in, who, sizeof(who), err) < 0)
+	if (add_decoded(L->s, obj, mk, &L->in, who, sizeof(who), err) < 0)
 		return errbuf_prefix(err, "%s: items[%zu] (%s)", L->source, index, who);
 	return 0;
 }
@@ -817,7 +894,7 @@ static int loader_end(struct loader *L, const char *whole, size_t whole_len,
 	obj = cJSON_ParseWithLength(whole, whole_len);
 	if (!obj) /* cannot happen after the scanner passed it, but be safe */
 		return errbuf_set(err, "%s: invalid JSON", L->source);
-	rc = model_decode_object(L->s, obj, mk, &L->in, who, sizeof(who), err);
+	rc = add_decoded(L->s, obj, mk, &L->in, who, sizeof(who), err);
 	cJSON_Delete(obj);
 	if (rc < 0)
 		return errbuf_prefix(err, "%s: %s", L->source, who);
@@ -1132,7 +1209,7 @@ bool snapshot_node_drift(const struct snapshot *s, size_t n, char *out, size_t l
 	} else if (g->instance_type && g->instance_type[0]) {
 		const char *type = kvlist_get(&node->labels, "node.kubernetes.io/instance-type");
 
-		if (type && strcmp(type, g->instance_type)) {
+		if (type && strcasecmp(type, g->instance_type)) { /* ARM names are case-blind */
 			snprintf(out, len, "instance type %s, group %s launches %s now", type, g->name,
 				 g->instance_type);
 			return true;
@@ -2137,79 +2214,4 @@ int32_t snapshot_find_group(const struct snapshot *s, const char *name)
 		if (s->groups[i].name && strcmp(s->groups[i].name, name) == 0)
 			return (int32_t)i;
 	return -1;
-}
-
-/* ---- time ---- */
-
-/* Reads exactly 'n' digits. */
-static bool digits(const char **p, int n, int *out)
-{
-	int v = 0;
-
-	while (n--) {
-		if (**p < '0' || **p > '9')
-			return false;
-		v = v * 10 + (*(*p)++ - '0');
-	}
-	*out = v;
-	return true;
-}
-
-static int days_in_month(int y, int m)
-{
-	static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-
-	return m == 2 && leap ? 29 : days[m - 1];
-}
-
-int model_parse_time(const char *text, int64_t *out)
-{
-	const char *p = text;
-	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
-
-	if (!p)
-		return -1;
-	if (!digits(&p, 4, &y) || *p++ != '-' || !digits(&p, 2, &mo) ||
-	    *p++ != '-' || !digits(&p, 2, &d) || (*p != 'T' && *p != 't'))
-		return -1;
-	p++;
-	if (!digits(&p, 2, &h) || *p++ != ':' || !digits(&p, 2, &mi) ||
-	    *p++ != ':' || !digits(&p, 2, &sec))
-		return -1;
-	if (*p == '.') {
-		p++;
-		if (*p < '0' || *p > '9')
-			return -1;
-		while (*p >= '0' && *p <= '9')
-			p++; /* sub-second precision is not kept */
-	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if (*p == '+' || *p == '-') {
-		sign = *p++ == '-' ? -1 : 1;
-		if (!digits(&p, 2, &oh) || *p++ != ':' || !digits(&p, 2, &om))
-			return -1;
-	} else {
-		return -1;
-	}
-	if (*p != '\0')
-		return -1;
-	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 ||
-	    mi > 59 || sec > 59 || oh > 23 || om > 59)
-		return -1;
-	*out = textparse_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
-	       sign * (oh * 3600 + om * 60);
-	return 0;
-}
-
-void model_format_time(int64_t unix_s, char *out, size_t len)
-{
-	time_t t = (time_t)unix_s;
-	struct tm tm;
-
-	if (!len)
-		return;
-	if (!gmtime_r(&t, &tm) || !strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		out[0] = '\0';
 }

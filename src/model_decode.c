@@ -1,9 +1,10 @@
 /*
  * model_decode: turns API-server JSON (Node, Pod, PodDisruptionBudget,
  * Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass,
- * DaemonSet) into model structs in a snapshot's arena. Every field is
- * type-checked; errors name the field path. Owns no state between calls;
- * knows nothing of Lists or files (model.c) nor of scheduling (sched.c).
+ * DaemonSet) into the structs of objects.h, strings in the caller's arena.
+ * Every field is type-checked; errors name the field path. Owns no state
+ * between calls; knows nothing of snapshots, Lists or files (model.c) nor
+ * of scheduling (sched.c).
  */
 #include "model_decode.h"
 
@@ -31,7 +32,7 @@ static const char *const skipped_annotations[] = {
 };
 
 struct dec {
-	struct snapshot *s;
+	struct model_object *out; /* where the decoded object goes */
 	struct arena *a;
 	struct intern *in;
 	struct errbuf *err;
@@ -1222,23 +1223,6 @@ static int get_host_ports(struct dec *d, const cJSON *spec, struct host_port **o
 
 /* ---- objects ---- */
 
-static int push_item(struct dec *d, void **arr, size_t *n, size_t *cap,
-		     size_t size, const void *item)
-{
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		void *na = realloc(*arr, ncap * size);
-
-		if (!na)
-			return oom(d);
-		*arr = na;
-		*cap = ncap;
-	}
-	memcpy((char *)*arr + *n * size, item, size);
-	(*n)++;
-	return 0;
-}
-
 static int get_metadata(struct dec *d, const cJSON *obj, bool namespaced,
 			const char *kind, const cJSON **meta, const char **ns,
 			const char **name)
@@ -1488,8 +1472,8 @@ static int decode_node(struct dec *d, const cJSON *obj)
 				if (strcmp(n.taints[i].key, interruption_taints[k].key) == 0)
 					note_interruption(&n, interruption_taints[k].kind, 0);
 	}
-	rc = push_item(d, (void **)&d->s->nodes, &d->s->n_nodes, &d->s->cap_nodes,
-		       sizeof(n), &n);
+	d->out->u.node = n;
+	rc = 0;
 out:
 	acc_free(&acc);
 	return rc;
@@ -1723,8 +1707,8 @@ static int decode_pod(struct dec *d, const cJSON *obj)
 		if (cJSON_GetArraySize(rc) > 0)
 			p.unmodelled = "spec.resourceClaims";
 	}
-	return push_item(d, (void **)&d->s->pods, &d->s->n_pods, &d->s->cap_pods,
-			 sizeof(p), &p);
+	d->out->u.pod = p;
+	return 0;
 }
 
 /* An int-or-string field (minAvailable) as text, "" when absent. */
@@ -1769,8 +1753,8 @@ static int decode_pdb(struct dec *d, const cJSON *obj)
 		return -1;
 	b.selects_none = null;
 	b.selects_all = !null && b.selector.n == 0;
-	return push_item(d, (void **)&d->s->pdbs, &d->s->n_pdbs, &d->s->cap_pdbs,
-			 sizeof(b), &b);
+	d->out->u.pdb = b;
+	return 0;
 }
 
 /* ---- namespaces, volumes, DaemonSets ---- */
@@ -1785,8 +1769,8 @@ static int decode_namespace(struct dec *d, const cJSON *obj)
 	if (get_metadata(d, obj, false, "Namespace", &meta, &ns, &n.name) < 0 ||
 	    get_kvlist(d, meta, "labels", "metadata", false, &n.labels) < 0)
 		return -1;
-	return push_item(d, (void **)&d->s->namespaces, &d->s->n_namespaces,
-			 &d->s->cap_namespaces, sizeof(n), &n);
+	d->out->u.ns = n;
+	return 0;
 }
 
 /* How claims named their class before spec.storageClassName existed. */
@@ -1810,8 +1794,8 @@ static int decode_pvc(struct dec *d, const cJSON *obj)
 	    get_string(d, annotations, LEGACY_CLASS_ANNOTATION, "metadata.annotations",
 		       OPTIONAL, true, &c.storage_class) < 0)
 		return -1;
-	return push_item(d, (void **)&d->s->pvcs, &d->s->n_pvcs, &d->s->cap_pvcs,
-			 sizeof(c), &c);
+	d->out->u.pvc = c;
+	return 0;
 }
 
 static int decode_pv(struct dec *d, const cJSON *obj)
@@ -1828,8 +1812,8 @@ static int decode_pv(struct dec *d, const cJSON *obj)
 	    get_object(d, na, "required", "spec.nodeAffinity", &req) < 0 ||
 	    get_node_terms(d, req, "spec.nodeAffinity.required", &v.node_affinity) < 0)
 		return -1;
-	return push_item(d, (void **)&d->s->pvs, &d->s->n_pvs, &d->s->cap_pvs,
-			 sizeof(v), &v);
+	d->out->u.pv = v;
+	return 0;
 }
 
 /*
@@ -1913,8 +1897,8 @@ static int decode_storage_class(struct dec *d, const cJSON *obj)
 	else if (mode[0] && strcmp(mode, "Immediate") != 0)
 		return ferr(d, "", "volumeBindingMode",
 			    "unknown mode \"%.32s\" (want Immediate or WaitForFirstConsumer)", mode);
-	return push_item(d, (void **)&d->s->storage_classes, &d->s->n_storage_classes,
-			 &d->s->cap_storage_classes, sizeof(c), &c);
+	d->out->u.sc = c;
+	return 0;
 }
 
 /* Adds a view of 'c' (NULL: nothing) to 'obj' as 'name' that shares its
@@ -1979,14 +1963,13 @@ static cJSON *template_pod(const char *ns, const char *name, const cJSON *tmpl)
 static int decode_daemonset(struct dec *d, const cJSON *obj)
 {
 	struct daemonset ds;
-	struct snapshot scratch;
+	struct model_object scratch;
 	struct dec pd;
 	const cJSON *meta, *spec, *tmpl, *tmeta, *tspec;
 	cJSON *pod = NULL;
 	int rc = -1;
 
 	memset(&ds, 0, sizeof(ds));
-	memset(&scratch, 0, sizeof(scratch));
 	if (get_metadata(d, obj, true, "DaemonSet", &meta, &ds.ns, &ds.name) < 0 ||
 	    get_object(d, obj, "spec", "", &spec) < 0 ||
 	    get_object(d, spec, "template", "spec", &tmpl) < 0 ||
@@ -1997,9 +1980,8 @@ static int decode_daemonset(struct dec *d, const cJSON *obj)
 		return ferr(d, "spec", "template", "missing");
 	if (!(pod = template_pod(ds.ns, ds.name, tmpl)))
 		return oom(d);
-	scratch.arena = d->a;
 	pd = *d;
-	pd.s = &scratch;
+	pd.out = &scratch;
 	if (decode_pod(&pd, pod) < 0) {
 		char msg[ERRBUF_MAX];
 
@@ -2009,47 +1991,25 @@ static int decode_daemonset(struct dec *d, const cJSON *obj)
 			errbuf_set(d->err, "spec.template.%s", msg);
 		goto out;
 	}
-	assert(scratch.n_pods == 1);
-	ds.tmpl = scratch.pods[0];
+	ds.tmpl = scratch.u.pod;
 	ds.tmpl.ns = ds.ns;
 	ds.tmpl.name = ds.name;
-	rc = push_item(d, (void **)&d->s->daemonsets, &d->s->n_daemonsets,
-		       &d->s->cap_daemonsets, sizeof(ds), &ds);
+	d->out->u.ds = ds;
+	rc = 0;
 out:
-	free(scratch.pods);
 	cJSON_Delete(pod);
 	return rc;
 }
 
-void model_mark_known(struct snapshot *s, enum model_kind kind)
-{
-	switch (kind) {
-	case MODEL_KIND_PVC:
-	case MODEL_KIND_PV:
-	case MODEL_KIND_STORAGE_CLASS:
-		s->volumes_known = true;
-		break;
-	case MODEL_KIND_NAMESPACE:
-		s->namespaces_known = true;
-		break;
-	case MODEL_KIND_DAEMONSET:
-		s->daemonsets_known = true;
-		break;
-	case MODEL_KIND_OTHER:
-	case MODEL_KIND_NODE:
-	case MODEL_KIND_POD:
-	case MODEL_KIND_PDB:
-		break;
-	}
-}
-
-int model_decode_object(struct snapshot *s, const cJSON *obj,
-			enum model_kind kind, struct intern *in, char *who,
+int model_decode_object(struct arena *a, struct intern *in, const cJSON *obj,
+			enum model_kind kind, struct model_object *out, char *who,
 			size_t wholen, struct errbuf *err)
 {
-	struct dec d = {.s = s, .a = s->arena, .in = in, .err = err};
+	struct dec d = {.out = out, .a = a, .in = in, .err = err};
 	int rc = 0;
 
+	memset(out, 0, sizeof(*out));
+	out->kind = kind;
 	if (!cJSON_IsObject(obj)) {
 		snprintf(who, wholen, "object");
 		return errbuf_set(err, "expected an object, got %s", jtype(obj));
@@ -2084,7 +2044,5 @@ int model_decode_object(struct snapshot *s, const cJSON *obj,
 	}
 	if (rc < 0)
 		format_who(&d, who, wholen);
-	else
-		model_mark_known(s, kind);
 	return rc;
 }

@@ -1,8 +1,9 @@
 /*
  * model_decode: Kubernetes JSON objects (Node, Pod, PodDisruptionBudget,
  * Namespace, PersistentVolumeClaim, PersistentVolume, StorageClass,
- * DaemonSet) decoded and validated into the structs of model.h. Private
+ * DaemonSet) decoded and validated into the structs of objects.h. Private
  * to model.c and its tests; other modules go through snapshot_add_object().
+ * It knows no snapshot: model.c appends what it decodes.
  */
 #ifndef LUASCALE_MODEL_DECODE_H
 #define LUASCALE_MODEL_DECODE_H
@@ -10,8 +11,9 @@
 #include <stddef.h>
 
 #include "errbuf.h"
-#include "model.h"
+#include "objects.h"
 
+struct arena;
 struct cJSON;
 struct intern;
 
@@ -34,24 +36,30 @@ enum model_kind {
  * is MODEL_KIND_OTHER. */
 enum model_kind model_kind_of(const char *kind, int list);
 
-/*
- * Records that the source lists objects of 'kind', so that one not found
- * is really absent: a PersistentVolumeClaim, PersistentVolume or
- * StorageClass sets s->volumes_known, a Namespace s->namespaces_known, a
- * DaemonSet s->daemonsets_known; other kinds change nothing. Never fails.
- */
-void model_mark_known(struct snapshot *s, enum model_kind kind);
+/* One decoded object: 'kind' says which member of 'u' holds it. */
+struct model_object {
+	enum model_kind kind;
+	union {
+		struct node node;
+		struct pod pod;
+		struct pdb pdb;
+		struct namespace_obj ns;
+		struct pvc pvc;
+		struct pv pv;
+		struct storage_class sc;
+		struct daemonset ds;
+	} u;
+};
 
 /*
- * Decodes 'obj' as 'kind' and appends it to the snapshot, marking the kind
- * known (model_mark_known) on success. Strings go to the snapshot's arena,
- * repeated ones through 'in' when it is not NULL.
+ * Decodes 'obj' as 'kind' into 'out'. Strings go to arena 'a', repeated
+ * ones through 'in' when it is not NULL. MODEL_KIND_OTHER decodes nothing.
  * On an error 'who' receives "Pod ns/name" (or as much as is known) for
  * the message; it is formatted only then and left alone on success.
  * Returns 0, or -1 with "field.path: problem" in 'err' (without 'who').
  */
-int model_decode_object(struct snapshot *s, const struct cJSON *obj,
-			enum model_kind kind, struct intern *in, char *who,
+int model_decode_object(struct arena *a, struct intern *in, const struct cJSON *obj,
+			enum model_kind kind, struct model_object *out, char *who,
 			size_t wholen, struct errbuf *err);
 
 #endif
