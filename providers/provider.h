@@ -14,37 +14,11 @@
 #include <stdint.h>
 
 #include "runtime/executor.h"
+#include "wire/outcome.h"
 #include "runtime/ratelimit.h"
-
-enum provider_error {
-	PROVIDER_OK = 0,
-	PROVIDER_THROTTLED,    /* RequestLimitExceeded, 429: slow down, retry later */
-	PROVIDER_NO_CAPACITY,  /* InsufficientInstanceCapacity, ZONE_RESOURCE_POOL_EXHAUSTED: back off the group */
-	PROVIDER_QUOTA,        /* a quota is exhausted: back off the group */
-	PROVIDER_NOT_FOUND,    /* no such group or instance */
-	PROVIDER_INVALID,      /* the request was wrong (config, parameters): do not retry as is */
-	PROVIDER_TRANSIENT,    /* 5xx, timeout, connection: retry with backoff */
-	PROVIDER_AUTH,         /* credentials refused */
-	PROVIDER_CANCELLED,    /* shutdown before the call was made */
-};
-
-const char *provider_error_str(enum provider_error e);
 
 /* Should the group be backed off after this error? */
 bool provider_error_backs_off_group(enum provider_error e);
-
-/* The longest status message, NUL included: a cloud's error code and its
- * whole message, the likely cause and where it happened. */
-#define PROVIDER_MESSAGE_MAX 2048
-
-struct provider_status {
-	enum provider_error code;
-	char message[PROVIDER_MESSAGE_MAX]; /* what the cloud said, for logs and
-					     * Events (never for metric labels);
-					     * never a secret */
-	int64_t retry_after_s; /* the cloud's Retry-After in seconds (Azure's 429 header,
-				* GCE's or AWS's where given); 0 when it said none */
-};
 
 /* What most likely made a cloud refuse a call, from its error code and message. */
 enum provider_cause {
@@ -87,12 +61,6 @@ void provider_status_cloud(struct provider_status *st, enum provider_error cls, 
 			   const char *message, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-enum instance_state {
-	INSTANCE_PENDING,  /* requested, not running yet */
-	INSTANCE_RUNNING,  /* running (its node may not be registered yet) */
-	INSTANCE_STOPPING, /* being terminated */
-	INSTANCE_GONE,
-};
 
 struct provider_instance {
 	char id[128];           /* the cloud's instance id, e.g. i-0abc */
