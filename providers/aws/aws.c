@@ -1,8 +1,9 @@
 /*
  * providers/aws: construction, the groups (config, tag discovery), the
  * Auto Scaling group and fleet listing, and providerID mapping. Launch and
- * terminate are aws_launch.c's; new-node templates aws_template.c's; the
- * wire awsapi.c's.
+ * terminate are aws_launch.c's; new-node templates aws_template.c's;
+ * whether an instance runs its template's image aws_image.c's; the wire
+ * awsapi.c's.
  */
 #include "providers/aws/aws.h"
 
@@ -290,8 +291,13 @@ static int parse_asg(const struct awsxml_node *m, struct aws_asg *a, struct prov
 		awsxml_copy(s, "Version", a->lt_version, sizeof(a->lt_version));
 	}
 	for (it = awsxml_first(awsxml_find(m, "MixedInstancesPolicy/LaunchTemplate/Overrides"), "member");
-	     it && !a->override_type[0]; it = awsxml_next(it))
-		awsxml_copy(it, "InstanceType", a->override_type, sizeof(a->override_type));
+	     it; it = awsxml_next(it)) {
+		if (!a->override_type[0])
+			awsxml_copy(it, "InstanceType", a->override_type, sizeof(a->override_type));
+		/* instances of this type launch from another template */
+		if (awsxml_find(it, "LaunchTemplateSpecification"))
+			a->override_lt = true;
+	}
 	awsxml_copy(m, "LaunchConfigurationName", a->launch_config, sizeof(a->launch_config));
 	return 0;
 oom:
@@ -482,8 +488,28 @@ static int cmp_launched(const void *a, const void *b)
 	return strcmp(((const struct aws_launched *)a)->id, ((const struct aws_launched *)b)->id);
 }
 
-/* DescribeInstances for ids[0..n): their launchTime into out[] (0 when unread). */
-static void describe_launch_times(struct provider *p, const char *const *ids, size_t n, int64_t *out)
+/* What DescribeInstances says of one instance that never changes. */
+struct launch_facts {
+	int64_t wall;     /* launchTime, 0 unread */
+	char image[64];   /* imageId, "" unread */
+};
+
+/* An instance's launchTime and imageId from a DescribeInstances item
+ * (what cannot be read stays 0 and ""). */
+static void read_facts(const struct awsxml_node *it, struct launch_facts *out)
+{
+	char when[64];
+	int64_t t;
+
+	if (awsxml_copy(it, "launchTime", when, sizeof(when)) == 0 && kube_parse_time(when, &t) == 0 && t > 0)
+		out->wall = t;
+	if (awsxml_copy(it, "imageId", out->image, sizeof(out->image)) < 0 || !aws_ami_id(out->image))
+		out->image[0] = '\0';
+}
+
+/* DescribeInstances for ids[0..n): their launch facts into out[] (0 and "" when unread). */
+static void describe_launch_facts(struct provider *p, const char *const *ids, size_t n,
+				  struct launch_facts *out)
 {
 	struct provider_status st;
 	struct aws_query f;
@@ -497,22 +523,17 @@ static void describe_launch_times(struct provider *p, const char *const *ids, si
 	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
 		aws_query_free(&f);
 		log_at(AWS_PROV(p)->log, LOG_WARN, clock_wall(AWS_PROV(p)->clock),
-		       "aws: cannot read the launch times of %zu instance(s): %s", n, st.message);
+		       "aws: cannot read the launch times and images of %zu instance(s): %s", n, st.message);
 		return;
 	}
 	aws_query_free(&f);
 	for (r = awsxml_first(awsxml_find(awsxml_root(d), "reservationSet"), "item"); r; r = awsxml_next(r))
 		for (it = awsxml_first(awsxml_find(r, "instancesSet"), "item"); it; it = awsxml_next(it)) {
 			const char *id = awsxml_text(it, "instanceId");
-			char when[64];
-			int64_t t;
 
-			if (awsxml_copy(it, "launchTime", when, sizeof(when)) < 0 || kube_parse_time(when, &t) < 0 ||
-			    t <= 0)
-				continue;
 			for (i = 0; i < n; i++)
 				if (!strcmp(ids[i], id))
-					out[i] = t;
+					read_facts(it, &out[i]);
 		}
 	awsxml_free(d);
 }
@@ -524,7 +545,7 @@ void aws_fill_launch_times(struct provider *p, struct aws_asg *a1, size_t n1, st
 	struct aws_asg_instance **all = NULL;
 	struct aws_launched *next = NULL, key, *hit;
 	const char **ask = NULL;
-	int64_t *got = NULL;
+	struct launch_facts *got = NULL;
 	size_t i, j, total = 0, k = 0, n_ask = 0;
 
 	for (i = 0; i < n1; i++)
@@ -545,26 +566,32 @@ void aws_fill_launch_times(struct provider *p, struct aws_asg *a1, size_t n1, st
 	for (i = 0; i < n2; i++)
 		for (j = 0; j < a2[i].n_inst; j++)
 			all[k++] = &a2[i].inst[j];
-	/* what the last list knew (a launch time never changes) */
+	/* what the last list knew (an instance's launch time and image never change) */
 	pthread_mutex_lock(&ap->mu);
 	for (i = 0; i < total; i++) {
 		snprintf(key.id, sizeof(key.id), "%s", all[i]->id);
 		hit = ap->n_launched ? bsearch(&key, ap->launched, ap->n_launched, sizeof(*hit), cmp_launched) : NULL;
-		if (hit)
+		if (hit) {
 			all[i]->launched_wall = hit->wall;
-		else
+			snprintf(all[i]->image, sizeof(all[i]->image), "%s", hit->image);
+		} else {
 			ask[n_ask++] = all[i]->id;
+		}
 	}
 	pthread_mutex_unlock(&ap->mu);
 	for (i = 0; i < n_ask; i += LAUNCH_IDS_PER_CALL)
-		describe_launch_times(p, ask + i, n_ask - i < LAUNCH_IDS_PER_CALL ? n_ask - i : LAUNCH_IDS_PER_CALL,
+		describe_launch_facts(p, ask + i, n_ask - i < LAUNCH_IDS_PER_CALL ? n_ask - i : LAUNCH_IDS_PER_CALL,
 				      got + i);
 	for (i = 0, j = 0, k = 0; i < total; i++) {
-		if (j < n_ask && ask[j] == all[i]->id)
-			all[i]->launched_wall = got[j++];
+		if (j < n_ask && ask[j] == all[i]->id) {
+			all[i]->launched_wall = got[j].wall;
+			snprintf(all[i]->image, sizeof(all[i]->image), "%s", got[j].image);
+			j++;
+		}
 		if (!all[i]->launched_wall)
-			continue;
+			continue; /* asked again next time */
 		snprintf(next[k].id, sizeof(next[k].id), "%s", all[i]->id);
+		snprintf(next[k].image, sizeof(next[k].image), "%s", all[i]->image);
 		next[k++].wall = all[i]->launched_wall;
 	}
 	qsort(next, k, sizeof(*next), cmp_launched);
@@ -584,89 +611,122 @@ out:
 
 /* ---- fleet groups: their instances by tag ---- */
 
+/* One page of DescribeInstances for fleet group g's instances (by its
+ * tags, live states), after 'next' ("" first). 0 with *d, or -1 with st. */
+static int fleet_page(struct provider *p, const struct aws_group *g, const char *next,
+		      struct awsxml_doc **d, struct provider_status *st)
+{
+	struct aws_prov *ap = AWS_PROV(p);
+	struct aws_query f;
+	int k = 1, rc;
+
+	aws_query_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
+	aws_query_addf(&f, "tag:" AWS_TAG_GROUP, "Filter.%d.Name", k);
+	aws_query_addf(&f, g->name, "Filter.%d.Value.1", k++);
+	if (ap->cluster[0]) {
+		aws_query_addf(&f, "tag:" AWS_TAG_CLUSTER, "Filter.%d.Name", k);
+		aws_query_addf(&f, ap->cluster, "Filter.%d.Value.1", k++);
+	}
+	aws_query_addf(&f, "instance-state-name", "Filter.%d.Name", k);
+	aws_query_addf(&f, "pending", "Filter.%d.Value.1", k);
+	aws_query_addf(&f, "running", "Filter.%d.Value.2", k);
+	aws_query_addf(&f, "stopping", "Filter.%d.Value.3", k);
+	aws_query_addf(&f, "shutting-down", "Filter.%d.Value.4", k);
+	aws_query_add_int(&f, "MaxResults", 1000);
+	if (next[0])
+		aws_query_add(&f, "NextToken", next);
+	rc = aws_do(p, AWS_SERVICE_EC2, false, &f, d, st);
+	aws_query_free(&f);
+	return rc;
+}
+
+/* The instances of a fleet group as they are read, with their AMIs. */
+struct fleet_list {
+	struct provider_group *pg;
+	char (*images)[64];       /* parallel to pg->instances */
+	size_t cap;
+};
+
+/* Appends DescribeInstances item 'it' (skipped when malformed). 0, or -1 out of memory. */
+static int fleet_instance(struct fleet_list *fl, const struct aws_group *g, const struct awsxml_node *it)
+{
+	struct provider_group *pg = fl->pg;
+	struct provider_instance *in;
+	struct launch_facts facts;
+	char id[32], zone[64], state[32];
+
+	if (awsxml_copy(it, "instanceId", id, sizeof(id)) < 0 || !ok_id(id, "i-") ||
+	    awsxml_copy(it, "placement/availabilityZone", zone, sizeof(zone)) < 0 || !ok_zone_text(zone) ||
+	    awsxml_copy(it, "instanceState/name", state, sizeof(state)) < 0)
+		return 0;
+	if (pg->n_instances == fl->cap) {
+		size_t nc = fl->cap ? fl->cap * 2 : 16;
+		struct provider_instance *ni = realloc(pg->instances, nc * sizeof(*ni));
+		char(*nimg)[64];
+
+		if (!ni)
+			return -1;
+		pg->instances = ni;
+		nimg = realloc(fl->images, nc * sizeof(*nimg));
+		if (!nimg)
+			return -1;
+		fl->images = nimg;
+		fl->cap = nc;
+	}
+	memset(&facts, 0, sizeof(facts));
+	read_facts(it, &facts);
+	snprintf(fl->images[pg->n_instances], sizeof(fl->images[0]), "%s", facts.image);
+	in = &pg->instances[pg->n_instances++];
+	memset(in, 0, sizeof(*in));
+	snprintf(in->id, sizeof(in->id), "%s", id);
+	snprintf(in->group, sizeof(in->group), "%s", g->name);
+	aws_provider_id(zone, id, in->provider_id, sizeof(in->provider_id));
+	in->state = !strcmp(state, "pending") ? INSTANCE_PENDING :
+		    !strcmp(state, "running") ? INSTANCE_RUNNING : INSTANCE_STOPPING;
+	in->launched_wall = facts.wall;
+	return 0;
+}
+
+/* A fleet group's instances (DescribeInstances by its tags) into pg, each
+ * judged against the launch template its CreateFleet calls name (the
+ * config's). 0, or -1 with st. */
 static int describe_fleet(struct provider *p, const struct aws_group *g, struct provider_group *pg,
 			  struct provider_status *st)
 {
-	struct aws_prov *ap = AWS_PROV(p);
+	struct fleet_list fl = {pg, NULL, 0};
+	const char *lt = g->cfg ? g->cfg->launch_template : NULL;
+	bool by_id = lt && !strncmp(lt, "lt-", 3);
 	char next[4096] = "";
-	size_t cap = 0;
-	int pages = 0;
+	int pages = 0, rc = -1;
 
 	do {
-		struct aws_query f;
 		struct awsxml_doc *d = NULL;
 		const struct awsxml_node *r, *it;
-		int k = 1;
 
-		aws_query_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
-		aws_query_addf(&f, "tag:" AWS_TAG_GROUP, "Filter.%d.Name", k);
-		aws_query_addf(&f, g->name, "Filter.%d.Value.1", k++);
-		if (ap->cluster[0]) {
-			aws_query_addf(&f, "tag:" AWS_TAG_CLUSTER, "Filter.%d.Name", k);
-			aws_query_addf(&f, ap->cluster, "Filter.%d.Value.1", k++);
-		}
-		aws_query_addf(&f, "instance-state-name", "Filter.%d.Name", k);
-		aws_query_addf(&f, "pending", "Filter.%d.Value.1", k);
-		aws_query_addf(&f, "running", "Filter.%d.Value.2", k);
-		aws_query_addf(&f, "stopping", "Filter.%d.Value.3", k);
-		aws_query_addf(&f, "shutting-down", "Filter.%d.Value.4", k);
-		aws_query_add_int(&f, "MaxResults", 1000);
-		if (next[0])
-			aws_query_add(&f, "NextToken", next);
-		if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, st) < 0) {
-			aws_query_free(&f);
-			return -1;
-		}
-		aws_query_free(&f);
-		for (r = awsxml_first(awsxml_find(awsxml_root(d), "reservationSet"), "item"); r;
-		     r = awsxml_next(r)) {
-			for (it = awsxml_first(awsxml_find(r, "instancesSet"), "item"); it; it = awsxml_next(it)) {
-				struct provider_instance *in;
-				char id[32], zone[64], state[32];
-
-				if (awsxml_copy(it, "instanceId", id, sizeof(id)) < 0 || !ok_id(id, "i-") ||
-				    awsxml_copy(it, "placement/availabilityZone", zone, sizeof(zone)) < 0 ||
-				    !ok_zone_text(zone) ||
-				    awsxml_copy(it, "instanceState/name", state, sizeof(state)) < 0)
-					continue;
-				if (pg->n_instances == cap) {
-					size_t nc = cap ? cap * 2 : 16;
-					struct provider_instance *ni = realloc(pg->instances, nc * sizeof(*ni));
-
-					if (!ni) {
-						awsxml_free(d);
-						aws_status(st, PROVIDER_TRANSIENT, "out of memory");
-						return -1;
-					}
-					pg->instances = ni;
-					cap = nc;
+		if (fleet_page(p, g, next, &d, st) < 0)
+			goto out;
+		for (r = awsxml_first(awsxml_find(awsxml_root(d), "reservationSet"), "item"); r; r = awsxml_next(r))
+			for (it = awsxml_first(awsxml_find(r, "instancesSet"), "item"); it; it = awsxml_next(it))
+				if (fleet_instance(&fl, g, it) < 0) {
+					awsxml_free(d);
+					aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+					goto out;
 				}
-				in = &pg->instances[pg->n_instances++];
-				memset(in, 0, sizeof(*in));
-				snprintf(in->id, sizeof(in->id), "%s", id);
-				snprintf(in->group, sizeof(in->group), "%s", g->name);
-				aws_provider_id(zone, id, in->provider_id, sizeof(in->provider_id));
-				in->state = !strcmp(state, "pending") ? INSTANCE_PENDING :
-					    !strcmp(state, "running") ? INSTANCE_RUNNING : INSTANCE_STOPPING;
-				{
-					char when[64];
-					int64_t t;
-
-					if (awsxml_copy(it, "launchTime", when, sizeof(when)) == 0 &&
-					    kube_parse_time(when, &t) == 0 && t > 0)
-						in->launched_wall = t;
-				}
-			}
-		}
 		if (awsxml_copy(awsxml_root(d), "nextToken", next, sizeof(next)) < 0)
 			next[0] = '\0';
 		awsxml_free(d);
 		if (++pages > MAX_PAGES) {
 			aws_status(st, PROVIDER_TRANSIENT, "DescribeInstances: the nextToken does not end");
-			return -1;
+			goto out;
 		}
 	} while (next[0]);
-	return 0;
+	aws_images_judge(p, by_id ? lt : NULL, by_id ? NULL : lt,
+			 g->cfg ? g->cfg->launch_template_version : NULL, pg->instances,
+			 (const char(*)[64])fl.images, pg->n_instances);
+	rc = 0;
+out:
+	free(fl.images);
+	return rc;
 }
 
 /* ---- list_groups ---- */
@@ -696,10 +756,12 @@ static int cmp_seen(const void *a, const void *b)
 	return strcmp(((const struct aws_seen *)a)->id, ((const struct aws_seen *)b)->id);
 }
 
-/* Fills pg from an ASG. */
+/* Fills pg from an ASG; an instance on another AMI than its launch template
+ * launches now is outdated. */
 static int asg_group(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
 		     struct provider_group *pg, int64_t now, struct provider_status *st)
 {
+	char(*images)[64];
 	size_t i, live = 0;
 
 	snprintf(pg->name, sizeof(pg->name), "%s", g->name);
@@ -709,7 +771,9 @@ static int asg_group(struct provider *p, const struct aws_group *g, const struct
 	pg->members_by_id = true;
 	pg->target = a->desired;
 	pg->instances = a->n_inst ? calloc(a->n_inst, sizeof(*pg->instances)) : NULL;
-	if (a->n_inst && !pg->instances) {
+	images = a->n_inst ? calloc(a->n_inst, sizeof(*images)) : NULL;
+	if (a->n_inst && (!pg->instances || !images)) {
+		free(images);
 		aws_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
@@ -725,9 +789,15 @@ static int asg_group(struct provider *p, const struct aws_group *g, const struct
 		aws_provider_id(in->zone, in->id, o->provider_id, sizeof(o->provider_id));
 		o->state = in->st;
 		o->launched_wall = in->launched_wall;
+		snprintf(images[pg->n_instances - 1], sizeof(images[0]), "%s", in->image);
 		if (in->st == INSTANCE_PENDING || in->st == INSTANCE_RUNNING)
 			live++;
 	}
+	/* a mixed policy whose overrides name other templates: no one image to compare with */
+	if (!a->override_lt)
+		aws_images_judge(p, a->lt_id, a->lt_name, a->lt_version, pg->instances,
+				 (const char(*)[64])images, pg->n_instances);
+	free(images);
 	if (a->desired > (int)live) {
 		struct provider_status as;
 
@@ -790,6 +860,9 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 	*groups = NULL;
 	*n = 0;
 	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&ap->mu);
+	ap->listing++; /* a launch template read failing is not asked again in this one */
+	pthread_mutex_unlock(&ap->mu);
 	names = calloc(ap->n_config_groups + 1, sizeof(*names));
 	if (!names)
 		goto oom;

@@ -48,6 +48,7 @@ struct aws_asg_instance {
 	enum instance_state st;
 	bool warm;               /* in a warm pool: not a node */
 	int64_t launched_wall;   /* EC2's LaunchTime (unix seconds), 0 unknown */
+	char image[64];          /* EC2's ImageId (an AMI id), "" unknown */
 };
 
 /* One DescribeAutoScalingGroups member. */
@@ -62,6 +63,7 @@ struct aws_asg {
 	size_t n_zones;
 	char lt_id[64], lt_name[128], lt_version[32]; /* LaunchTemplate or the mixed policy's */
 	char override_type[64];  /* the mixed instances policy's first instance type */
+	bool override_lt;        /* an override names a launch template of its own */
 	char launch_config[256]; /* a launch configuration name, when that is what it uses */
 };
 
@@ -107,15 +109,22 @@ struct aws_prov {
 	size_t n_itypes;
 	struct aws_lt_cache {
 		char key[256];    /* id or name, '@', version */
-		char type[64];
-		int64_t at_ns;
+		char type[64];    /* its instanceType, "" when it names none */
+		char image[64];   /* its imageId (ResolveAlias), "" when it names none */
+		int64_t at_ns;    /* read at, on the provider's clock */
+		int64_t read_wall;/* the same, unix seconds */
+		uint64_t listing; /* the listing that read it */
+		bool failed;      /* the read failed (kept for the rest of that listing) */
 	} *lts;
 	size_t n_lts;
+	uint64_t listing;         /* listings begun (aws_list_groups), under mu */
 	uint64_t seq;             /* ClientTokens */
 	struct provider_turns *turns; /* one size write of a group at a time; instance claims */
-	struct aws_launched {     /* ASG instances' LaunchTime, by id (sorted), from the last list */
+	struct aws_launched {     /* ASG instances' LaunchTime and ImageId, by id (sorted),
+				   * from the last list (neither ever changes) */
 		char id[32];
 		int64_t wall;
+		char image[64];
 	} *launched;
 	size_t n_launched;
 	struct aws_count {
@@ -158,10 +167,11 @@ const char *aws_asg_tag(const struct aws_asg *a, const char *key);
 void aws_failed_activity(struct provider *p, const char *asg, int64_t since,
 			 struct provider_status *st);
 
-/* EC2's launchTime of the instances of the ASGs a1[0..n1) and a2[0..n2)
- * (DescribeInstances for the ids not known from an earlier list; best
- * effort: what cannot be read stays 0), into each instance's
- * launched_wall; the cache then holds exactly these instances. */
+/* EC2's launchTime and imageId of the instances of the ASGs a1[0..n1)
+ * and a2[0..n2) (DescribeInstances for the ids not known from an earlier
+ * list; best effort: what cannot be read stays 0 and ""), into each
+ * instance's launched_wall and image; the cache then holds exactly these
+ * instances. */
 void aws_fill_launch_times(struct provider *p, struct aws_asg *a1, size_t n1, struct aws_asg *a2,
 			   size_t n2);
 
@@ -186,6 +196,33 @@ int aws_describe_types(struct provider *p, const struct aws_group *g, struct pro
  * group whose config writes its template: its price needs the type. */
 void aws_template_type(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
 		       struct provider_template *t);
+
+/* Launch template 'id' or 'name' (the other "" or NULL) at 'version'
+ * ("" or NULL: $Default), as DescribeLaunchTemplateVersions with
+ * ResolveAlias=true says it, into *out (type and image "" when it names
+ * none): from the cache when read less than 10 minutes ago; 'fresh' reads
+ * it again unless this listing did. 1 when the cloud was asked now, 0
+ * when the cache answered; a failed read is logged once, kept for the
+ * rest of the listing (so the type and the image ask once), and -1. */
+int aws_lt_read(struct provider *p, const char *id, const char *name, const char *version,
+		bool fresh, struct aws_lt_cache *out);
+
+/* Judges instances in[0..n) of a group launched from launch template
+ * 'lt_id' or 'lt_name' (either "" or NULL; both: nothing is judged) at
+ * 'version' ("" or NULL: $Default), whose AMIs are images[i] (EC2's
+ * imageId, "" unknown) and launch times in[i].launched_wall: each
+ * in[i].outdated gets why it is not what the template launches now
+ * ("image ami-1 is not launch template lt version $Default's ami-2"), or
+ * "" when it is the same AMI or either is unknown (a failed read, an
+ * unresolved SSM alias). The template is read (aws_lt_read) only when an
+ * instance's AMI is known, and again once when an instance on another AMI
+ * was launched after the cached read (the template may have changed). */
+void aws_images_judge(struct provider *p, const char *lt_id, const char *lt_name,
+		      const char *version, struct provider_instance *in, const char (*images)[64],
+		      size_t n);
+
+/* Is 's' an AMI id ("ami-" and hex digits)? */
+bool aws_ami_id(const char *s);
 
 /* The private DNS names of 'ids' (DescribeInstances), for the launch log:
  * dns[i] gets "" when unknown. */

@@ -3,7 +3,9 @@
  * the instance type (launch template, mixed instances policy, fleet
  * config), its resources (DescribeInstanceTypes) turned into allocatable
  * the way the EKS node bootstrap reserves them, and the Cluster
- * Autoscaler's node-template tags. Caches what it described.
+ * Autoscaler's node-template tags. Caches what it described, and reads
+ * launch template versions (their instance type and, for image drift in
+ * aws_image.c, their image) for both.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,71 +95,131 @@ static int itype(struct provider *p, const char *name, struct aws_itype *out)
 	return 0;
 }
 
-/* The instance type of a launch template version (cached for 10 minutes). */
-static int lt_type(struct provider *p, const char *id, const char *name, const char *version,
-		   char *out, size_t len)
+/* A cache entry for 'key' (under mu): its index, or a new one's; SIZE_MAX
+ * when out of memory. */
+static size_t lt_slot(struct aws_prov *ap, const char *key)
+{
+	struct aws_lt_cache *n;
+	size_t i;
+
+	for (i = 0; i < ap->n_lts; i++)
+		if (!strcmp(ap->lts[i].key, key))
+			return i;
+	n = realloc(ap->lts, (ap->n_lts + 1) * sizeof(*n));
+	if (!n)
+		return SIZE_MAX;
+	ap->lts = n;
+	memset(&n[i], 0, sizeof(n[i]));
+	snprintf(n[i].key, sizeof(n[i].key), "%s", key);
+	ap->n_lts++;
+	return i;
+}
+
+/* The cache's answer for 'key' into *out: 1 when it serves (a read of
+ * this listing, or a good one under 10 minutes old that need not be
+ * fresh), -1 when it is this listing's failure, 0 when the cloud must be
+ * asked. */
+static int lt_cached(struct aws_prov *ap, const char *key, bool fresh, int64_t now,
+		     struct aws_lt_cache *out)
+{
+	int rc = 0;
+	size_t i;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < ap->n_lts; i++) {
+		const struct aws_lt_cache *e = &ap->lts[i];
+
+		if (strcmp(e->key, key))
+			continue;
+		if (e->listing == ap->listing)
+			rc = e->failed ? -1 : 1;
+		else if (!e->failed && !fresh && now - e->at_ns < LT_TTL_NS)
+			rc = 1;
+		if (rc > 0)
+			*out = *e;
+		break;
+	}
+	pthread_mutex_unlock(&ap->mu);
+	return rc;
+}
+
+/* Keeps what the cloud said of 'key' (or that it failed, 'e' NULL). */
+static void lt_keep(struct aws_prov *ap, const char *key, const struct aws_lt_cache *e)
+{
+	size_t i;
+
+	pthread_mutex_lock(&ap->mu);
+	i = lt_slot(ap, key);
+	if (i != SIZE_MAX) {
+		if (e)
+			ap->lts[i] = *e;
+		ap->lts[i].failed = !e;
+		ap->lts[i].listing = ap->listing;
+	}
+	pthread_mutex_unlock(&ap->mu);
+}
+
+int aws_lt_read(struct provider *p, const char *id, const char *name, const char *version,
+		bool fresh, struct aws_lt_cache *out)
 {
 	struct aws_prov *ap = AWS_PROV(p);
 	struct provider_status st;
 	struct aws_query f;
 	struct awsxml_doc *d = NULL;
-	char key[256];
+	const struct awsxml_node *v;
 	int64_t now = clock_now(ap->clock);
-	size_t i;
-	int rc = -1;
+	int rc;
 
 	if (!version || !*version)
 		version = "$Default";
-	snprintf(key, sizeof(key), "%s@%s", id && *id ? id : name, version);
-	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < ap->n_lts; i++)
-		if (!strcmp(ap->lts[i].key, key) && now - ap->lts[i].at_ns < LT_TTL_NS) {
-			snprintf(out, len, "%s", ap->lts[i].type);
-			pthread_mutex_unlock(&ap->mu);
-			return 0;
-		}
-	pthread_mutex_unlock(&ap->mu);
+	memset(out, 0, sizeof(*out));
+	snprintf(out->key, sizeof(out->key), "%s@%s", id && *id ? id : name ? name : "", version);
+	rc = lt_cached(ap, out->key, fresh, now, out);
+	if (rc)
+		return rc > 0 ? 0 : -1;
 	aws_query_init(&f, AWS_SERVICE_EC2, "DescribeLaunchTemplateVersions");
 	if (id && *id)
 		aws_query_add(&f, "LaunchTemplateId", id);
 	else
-		aws_query_add(&f, "LaunchTemplateName", name);
+		aws_query_add(&f, "LaunchTemplateName", name ? name : "");
 	aws_query_add(&f, "LaunchTemplateVersion.1", version);
-	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
-		aws_query_free(&f);
-		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
-		       "aws: cannot read launch template %s version %s: %s", key, version, st.message);
-		return -1;
-	}
+	/* an SSM parameter as the image comes back as the AMI it names now */
+	aws_query_add(&f, "ResolveAlias", "true");
+	rc = aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st);
 	aws_query_free(&f);
-	if (awsxml_copy(awsxml_root(d), "launchTemplateVersionSet/item/launchTemplateData/instanceType",
-			out, len) == 0 && *out)
-		rc = 0;
-	awsxml_free(d);
 	if (rc < 0) {
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
-		       "aws: launch template %s names no instance type", key);
+		       "aws: cannot read launch template %s version %s: %s", out->key, version, st.message);
+		lt_keep(ap, out->key, NULL);
 		return -1;
 	}
-	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < ap->n_lts && strcmp(ap->lts[i].key, key); i++)
-		;
-	if (i == ap->n_lts) {
-		struct aws_lt_cache *n = realloc(ap->lts, (ap->n_lts + 1) * sizeof(*n));
+	v = awsxml_find(awsxml_root(d), "launchTemplateVersionSet/item/launchTemplateData");
+	awsxml_copy(v, "instanceType", out->type, sizeof(out->type));
+	awsxml_copy(v, "imageId", out->image, sizeof(out->image));
+	awsxml_free(d);
+	out->at_ns = now;
+	out->read_wall = clock_wall(ap->clock);
+	lt_keep(ap, out->key, out);
+	return 1;
+}
 
-		if (n) {
-			ap->lts = n;
-			ap->n_lts++;
-		} else {
-			i = SIZE_MAX;
-		}
+/* The instance type of a launch template version (cached for 10 minutes). */
+static int lt_type(struct provider *p, const char *id, const char *name, const char *version,
+		   char *out, size_t len)
+{
+	struct aws_lt_cache e;
+	int rc = aws_lt_read(p, id, name, version, false, &e);
+
+	out[0] = '\0';
+	if (rc < 0)
+		return -1;
+	if (!e.type[0]) {
+		if (rc > 0) /* said when read, not every round the answer is cached */
+			log_at(AWS_PROV(p)->log, LOG_WARN, clock_wall(AWS_PROV(p)->clock),
+			       "aws: launch template %s names no instance type", e.key);
+		return -1;
 	}
-	if (i != SIZE_MAX) {
-		snprintf(ap->lts[i].key, sizeof(ap->lts[i].key), "%s", key);
-		snprintf(ap->lts[i].type, sizeof(ap->lts[i].type), "%s", out);
-		ap->lts[i].at_ns = now;
-	}
-	pthread_mutex_unlock(&ap->mu);
+	snprintf(out, len, "%s", e.type);
 	return 0;
 }
 

@@ -229,6 +229,8 @@ static int sim_list_groups(struct provider *p, struct provider_group **groups, s
 			snprintf(pi->group, sizeof(pi->group), "%s", g->name);
 			pi->state = in[k]->state;
 			pi->launched_wall = in[k]->created_wall;
+			/* launched with another image than the group's now */
+			sim_cloud_instance_outdated(c, in[k], pi->outdated, sizeof(pi->outdated));
 		}
 		out[i].n_instances = m;
 	}

@@ -668,12 +668,15 @@ static int read_filters(struct areq *r, struct filter *fl, size_t *n)
 	return 0;
 }
 
-static void x_lt_spec(struct buf *b, const struct aws_face *f, size_t i, const char *wrap)
+/* Group i's launch template at 'version' (an ASG's "$Default", an
+ * instance's number). */
+static void x_lt_spec(struct buf *b, const struct aws_face *f, size_t i, const char *wrap,
+		      const char *version)
 {
 	buf_printf(b, "<%s>", wrap);
 	x_tag(b, "LaunchTemplateId", sim_aws_template_id(f->aws, i));
 	x_tag(b, "LaunchTemplateName", sim_aws_group(f->aws, i)->launch_template);
-	x_tag(b, "Version", "$Default");
+	x_tag(b, "Version", version);
 	buf_printf(b, "</%s>", wrap);
 }
 
@@ -686,7 +689,7 @@ static void x_asg(struct areq *r, size_t i)
 	struct sim_instance *const *inst;
 	struct sim_aws_tag tags[80];
 	size_t n, k, nt;
-	char arn[400], subnet[40];
+	char arn[400], subnet[40], version[24];
 
 	buf_puts(b, "<member>");
 	x_tag(b, "AutoScalingGroupName", ng->name);
@@ -695,10 +698,10 @@ static void x_asg(struct areq *r, size_t i)
 		 f->conf->region, f->conf->account, i, ng->name);
 	x_tag(b, "AutoScalingGroupARN", arn);
 	if (g->n_types == 1) {
-		x_lt_spec(b, f, i, "LaunchTemplate");
+		x_lt_spec(b, f, i, "LaunchTemplate", "$Default");
 	} else {
 		buf_puts(b, "<MixedInstancesPolicy><LaunchTemplate>");
-		x_lt_spec(b, f, i, "LaunchTemplateSpecification");
+		x_lt_spec(b, f, i, "LaunchTemplateSpecification", "$Default");
 		buf_puts(b, "<Overrides>");
 		for (k = 0; k < g->n_types; k++) {
 			buf_puts(b, "<member>");
@@ -733,7 +736,8 @@ static void x_asg(struct areq *r, size_t i)
 		x_tag(b, "AvailabilityZone", inst[k]->zone);
 		x_tag(b, "LifecycleState", lifecycle(inst[k]));
 		x_tag(b, "HealthStatus", "Healthy");
-		x_lt_spec(b, f, i, "LaunchTemplate");
+		snprintf(version, sizeof(version), "%zu", sim_aws_instance_version(inst[k]));
+		x_lt_spec(b, f, i, "LaunchTemplate", version);
 		x_bool(b, "ProtectedFromScaleIn", false);
 		buf_puts(b, "</member>");
 	}
@@ -1106,9 +1110,10 @@ static void state_of(const struct sim_instance *in, int *code, const char **name
 	*name = "pending";
 }
 
-/* Every tag of an instance: where it came from (ASG, fleet, template), then its own. */
+/* Every tag of an instance: where it came from (ASG, fleet, template), then
+ * its own. The launch template version's text is in 'version'. */
 static size_t instance_tags(const struct aws_face *f, const struct sim_instance *in,
-			    struct sim_aws_tag *out, size_t cap)
+			    struct sim_aws_tag *out, size_t cap, char version[24])
 {
 	const char *fleet = sim_aws_instance_fleet(in);
 	const struct sim_aws_tag *own;
@@ -1130,8 +1135,9 @@ static size_t instance_tags(const struct aws_face *f, const struct sim_instance 
 	if (n < cap)
 		out[n++] = (struct sim_aws_tag){"aws:ec2launchtemplate:id",
 						sim_aws_template_id(f->aws, in->group)};
+	snprintf(version, 24, "%zu", sim_aws_instance_version(in));
 	if (n < cap)
-		out[n++] = (struct sim_aws_tag){"aws:ec2launchtemplate:version", "1"};
+		out[n++] = (struct sim_aws_tag){"aws:ec2launchtemplate:version", version};
 	own = sim_aws_instance_tags(in, &no);
 	for (k = 0; k < no && n < cap; k++)
 		out[n++] = own[k];
@@ -1156,6 +1162,7 @@ static void x_instance(struct areq *r, const struct sim_instance *in)
 	struct buf *b = &r->body;
 	const struct sim_aws_type *t = sim_aws_find_type(f->aws, in->instance_type);
 	struct sim_aws_tag tags[96];
+	char version[24];
 	char subnet[40];
 	size_t k, nt;
 
@@ -1164,7 +1171,8 @@ static void x_instance(struct areq *r, const struct sim_instance *in)
 	x_tag(b, "ownerId", f->conf->account);
 	buf_puts(b, "<groupSet/><instancesSet><item>");
 	x_tag(b, "instanceId", in->id);
-	x_tag(b, "imageId", "ami-0123456789abcdef0");
+	if (in->image[0])
+		x_tag(b, "imageId", in->image);
 	x_state(b, "instanceState", in);
 	x_tag(b, "privateDnsName", in->state == INSTANCE_GONE ? "" : in->node_name);
 	buf_puts(b, "<dnsName/><reason/>");
@@ -1187,7 +1195,7 @@ static void x_instance(struct areq *r, const struct sim_instance *in)
 	x_tag(b, "architecture", t && t->arch ? t->arch : "x86_64");
 	buf_puts(b, "<rootDeviceType>ebs</rootDeviceType><rootDeviceName>/dev/xvda</rootDeviceName>"
 		    "<blockDeviceMapping/><virtualizationType>hvm</virtualizationType><tagSet>");
-	nt = instance_tags(f, in, tags, sizeof(tags) / sizeof(tags[0]));
+	nt = instance_tags(f, in, tags, sizeof(tags) / sizeof(tags[0]), version);
 	for (k = 0; k < nt; k++) {
 		buf_puts(b, "<item>");
 		x_tag(b, "key", tags[k].key);
@@ -1240,6 +1248,7 @@ static bool instance_matches(struct aws_face *f, const struct sim_instance *in,
 			     const struct filter *fl, size_t nf)
 {
 	struct sim_aws_tag tags[96];
+	char version[24];
 	size_t k, v, nt = 0;
 	bool have_tags = false;
 
@@ -1266,6 +1275,8 @@ static bool instance_matches(struct aws_face *f, const struct sim_instance *in,
 			field = in->instance_type;
 		} else if (strcmp(fl[k].name, "private-dns-name") == 0) {
 			field = in->node_name;
+		} else if (strcmp(fl[k].name, "image-id") == 0) {
+			field = in->image;
 		}
 		if (field) {
 			for (v = 0; v < fl[k].n; v++)
@@ -1276,7 +1287,7 @@ static bool instance_matches(struct aws_face *f, const struct sim_instance *in,
 			continue;
 		}
 		if (!have_tags) {
-			nt = instance_tags(f, in, tags, sizeof(tags) / sizeof(tags[0]));
+			nt = instance_tags(f, in, tags, sizeof(tags) / sizeof(tags[0]), version);
 			have_tags = true;
 		}
 		if (!tags_match(tags, nt, fl[k].name, fl[k].values, fl[k].n))
@@ -1289,7 +1300,7 @@ static bool known_instance_filter(const char *name)
 {
 	static const char *const names[] = {"instance-state-name", "instance-state-code",
 					    "instance-id", "availability-zone", "instance-type",
-					    "private-dns-name", "tag-key", "tag-value", NULL};
+					    "private-dns-name", "tag-key", "tag-value", "image-id", NULL};
 	size_t i;
 
 	if (strncmp(name, "tag:", 4) == 0 && name[4])
@@ -1515,85 +1526,326 @@ static void describe_instance_types(struct areq *r)
 	ok_end(r, true);
 }
 
-static void describe_lt_versions(struct areq *r)
+/* ---- launch templates: one a group, with versions ---- */
+
+/* DryRun=true: answered DryRunOperation (the checks passed); true when answered. */
+static bool dry_run(struct areq *r)
 {
-	struct aws_face *f = r->f;
+	bool dry = false;
+
+	if (param_bool(r, "DryRun", &dry, false) < 0)
+		return true;
+	if (dry)
+		fail(r, 412, "DryRunOperation", "Request would have succeeded, but DryRun flag is set.");
+	return dry;
+}
+
+/* The template a request names by LaunchTemplateName or LaunchTemplateId
+ * (one of them): its group, or -1 answered. */
+static int lt_param(struct areq *r)
+{
 	const char *name = aws_form_get(&r->form, "LaunchTemplateName");
 	const char *id = aws_form_get(&r->form, "LaunchTemplateId");
-	const struct sim_aws_group *g;
-	struct sim_aws_tag tags[80];
-	size_t i, k, nt;
-	char arn[200];
 	int gi;
-	bool any = false;
 
 	if (name && id) {
 		fail(r, 400, "InvalidParameterCombination",
 		     "Specify either LaunchTemplateName or LaunchTemplateId, not both");
-		return;
+		return -1;
 	}
 	if (!name && !id) {
 		fail(r, 400, "MissingParameter",
 		     "The request must contain the parameter LaunchTemplateName or LaunchTemplateId");
-		return;
+		return -1;
 	}
-	gi = sim_aws_find_template(f->aws, name, id);
-	if (gi < 0) {
-		if (name)
-			fail(r, 400, "InvalidLaunchTemplateName.NotFoundException",
-			     "At least one of the launch templates specified in the request does not exist.");
-		else
-			fail(r, 400, "InvalidLaunchTemplateId.NotFound",
-			     "The specified launch template, with template ID %s, does not exist.", id);
-		return;
+	if (name && (strlen(name) < 3 || strlen(name) > 128 ||
+		     strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789().-/_") !=
+			     strlen(name))) {
+		bad_param(r, "LaunchTemplateName", name, "3 to 128 of [a-zA-Z0-9().-/_]");
+		return -1;
 	}
+	sim_cloud_lock(r->f->cloud);
+	gi = sim_aws_find_template(r->f->aws, name, id);
+	sim_cloud_unlock(r->f->cloud);
+	if (gi >= 0)
+		return gi;
+	if (name)
+		fail(r, 400, "InvalidLaunchTemplateName.NotFoundException",
+		     "At least one of the launch templates specified in the request does not exist.");
+	else
+		fail(r, 400, "InvalidLaunchTemplateId.NotFound",
+		     "The specified launch template, with template ID %s, does not exist.", id);
+	return -1;
+}
+
+static void version_not_found(struct areq *r, const char *v)
+{
+	fail(r, 400, "InvalidLaunchTemplateId.VersionNotFound", "Could not find launch template version %s", v);
+}
+
+/* Version 'number' of group gi's template, as a launchTemplateVersion
+ * (wrap). Lock held. */
+static void x_lt_version(struct areq *r, size_t gi, size_t number, const char *wrap)
+{
+	struct aws_face *f = r->f;
+	struct buf *b = &r->body;
+	const struct sim_aws_group *g = sim_aws_group(f->aws, gi);
+	const struct sim_aws_lt_version *v;
+	size_t n, dflt, k;
+	char arn[200];
+
+	v = sim_aws_lt_versions(f->aws, gi, &n, &dflt) + number - 1;
+	buf_printf(b, "<%s>", wrap);
+	x_tag(b, "launchTemplateId", sim_aws_template_id(f->aws, gi));
+	x_tag(b, "launchTemplateName", g->launch_template);
+	x_int(b, "versionNumber", (long long)number);
+	if (v->description[0])
+		x_tag(b, "versionDescription", v->description);
+	x_time(b, "createTime", v->created_wall);
+	snprintf(arn, sizeof(arn), "arn:aws:iam::%s:root", f->conf->account);
+	x_tag(b, "createdBy", arn);
+	x_bool(b, "defaultVersion", number == dflt);
+	buf_puts(b, "<launchTemplateData>");
+	if (v->image[0])
+		x_tag(b, "imageId", v->image); /* an AMI id: nothing for ResolveAlias to resolve */
+	x_tag(b, "instanceType", g->types[0]);
+	buf_puts(b, "<tagSpecificationSet><item><resourceType>instance</resourceType><tagSet>");
+	for (k = 0; k < g->n_tags; k++) {
+		buf_puts(b, "<item>");
+		x_tag(b, "key", g->tags[k].key);
+		x_tag(b, "value", g->tags[k].value);
+		buf_puts(b, "</item>");
+	}
+	buf_puts(b, "</tagSet></item></tagSpecificationSet></launchTemplateData>");
+	buf_printf(b, "</%s>", wrap);
+}
+
+/* The versions LaunchTemplateVersion.N name, in order, once each: their
+ * count (0: none named), or -1 answered. Lock held. */
+static long asked_versions(struct areq *r, size_t gi, size_t *out, size_t cap)
+{
+	size_t i, k, n = 0;
+
 	for (i = 1;; i++) {
 		const char *v = form_getf(&r->form, "LaunchTemplateVersion.%zu", i);
+		size_t number;
 
 		if (!v)
 			break;
-		any = true;
-		if (strcmp(v, "$Default") != 0 && strcmp(v, "$Latest") != 0 && strcmp(v, "1") != 0) {
-			long long n;
+		number = sim_aws_lt_version_find(r->f->aws, gi, v);
+		if (!number || !v[0]) {
+			version_not_found(r, v);
+			return -1;
+		}
+		for (k = 0; k < n && out[k] != number; k++)
+			;
+		if (k == n && n < cap)
+			out[n++] = number;
+	}
+	return (long)n;
+}
 
-			if (aws_parse_int(v, 1, 1LL << 40, &n) < 0)
-				fail(r, 400, "InvalidLaunchTemplateId.VersionNotFound",
-				     "Could not find launch template version %s", v);
-			else
-				fail(r, 400, "InvalidLaunchTemplateId.VersionNotFound",
-				     "Could not find launch template version %lld", n);
-			return;
+/* DescribeLaunchTemplateVersions of one template: the versions asked
+ * ($Default, $Latest, numbers), or all of them (MaxResults, NextToken). */
+static void describe_lt_versions(struct areq *r)
+{
+	struct aws_face *f = r->f;
+	size_t asked[200], n, dflt, offset, i, shown = 0;
+	long long max = 200;
+	bool resolve = false;
+	long na;
+	int gi;
+
+	if ((gi = lt_param(r)) < 0 || param_bool(r, "ResolveAlias", &resolve, false) < 0 ||
+	    param_int(r, "MaxResults", 1, 200, &max, false) < 0 || param_token(r, &offset) < 0 ||
+	    dry_run(r))
+		return;
+	sim_cloud_lock(f->cloud);
+	na = asked_versions(r, (size_t)gi, asked, sizeof(asked) / sizeof(asked[0]));
+	sim_cloud_unlock(f->cloud);
+	if (na < 0 || !admit(r, NULL))
+		return;
+	sim_cloud_lock(f->cloud);
+	sim_aws_lt_versions(f->aws, (size_t)gi, &n, &dflt);
+	ok_begin(r);
+	buf_puts(&r->body, "<launchTemplateVersionSet>");
+	for (i = 0; i < (size_t)na; i++)
+		x_lt_version(r, (size_t)gi, asked[i], "item");
+	for (i = offset; !na && i < n && shown < (size_t)max; i++, shown++)
+		x_lt_version(r, (size_t)gi, i + 1, "item");
+	buf_puts(&r->body, "</launchTemplateVersionSet>");
+	if (!na && offset + shown < n)
+		x_token(&r->body, "nextToken", offset + shown);
+	sim_cloud_unlock(f->cloud);
+	ok_end(r, true);
+}
+
+/* LaunchTemplateData.ImageId: NULL when absent, "" answered when bad. */
+static const char *param_image(struct areq *r)
+{
+	const char *v = aws_form_get(&r->form, "LaunchTemplateData.ImageId");
+	size_t n;
+
+	if (!v)
+		return NULL;
+	if (!strncmp(v, "resolve:ssm:", 12)) {
+		fail(r, 400, "InvalidParameterValue",
+		     "The simulator has no Systems Manager parameter to resolve: '%s'", v);
+		return "";
+	}
+	n = strlen(v);
+	if (strncmp(v, "ami-", 4) || (n != 12 && n != 21) || strspn(v + 4, "0123456789abcdef") != n - 4) {
+		fail(r, 400, "InvalidAMIID.Malformed", "Invalid id: \"%s\" (expecting \"ami-...\")", v);
+		return "";
+	}
+	return v;
+}
+
+/* What CreateLaunchTemplateVersion may set: LaunchTemplateData.ImageId
+ * alone (the simulator's versions differ by image). false answered. */
+static bool only_image_data(struct areq *r)
+{
+	size_t i, seen = 0;
+
+	for (i = 0; i < r->form.n; i++) {
+		if (strncmp(r->form.keys[i], "LaunchTemplateData.", 19))
+			continue;
+		seen++;
+		if (strcmp(r->form.keys[i], "LaunchTemplateData.ImageId")) {
+			fail(r, 400, "InvalidParameterValue",
+			     "The simulator's launch template versions set ImageId only, not %s",
+			     r->form.keys[i]);
+			return false;
 		}
 	}
-	(void)any;
-	if (!admit(r, NULL))
+	if (!seen)
+		fail(r, 400, "MissingParameter", "The request must contain the parameter LaunchTemplateData");
+	return seen > 0;
+}
+
+/* A ClientToken (at most 128 ASCII characters): 0, or -1 answered. */
+static int param_client_token(struct areq *r, const char **out)
+{
+	const char *t = aws_form_get(&r->form, "ClientToken");
+	size_t i;
+
+	*out = t;
+	for (i = 0; t && t[i]; i++)
+		if ((unsigned char)t[i] < 0x20 || (unsigned char)t[i] > 0x7e)
+			break;
+	if (t && (!t[0] || t[i] || i > 128)) {
+		bad_param(r, "ClientToken", t, "at most 128 ASCII characters");
+		return -1;
+	}
+	return 0;
+}
+
+/* CreateLaunchTemplateVersion: a new version (SourceVersion's copy) with
+ * LaunchTemplateData.ImageId; answers it. */
+static void create_lt_version(struct areq *r)
+{
+	struct aws_face *f = r->f;
+	const char *src = aws_form_get(&r->form, "SourceVersion");
+	const char *desc = aws_form_get(&r->form, "VersionDescription");
+	const char *image, *token;
+	size_t source = 0, number, n, dflt;
+	bool resolve = false;
+	struct errbuf err;
+	int gi;
+
+	if ((gi = lt_param(r)) < 0 || !only_image_data(r))
 		return;
-	g = sim_aws_group(f->aws, (size_t)gi);
+	image = param_image(r);
+	if ((image && !image[0]) || param_bool(r, "ResolveAlias", &resolve, false) < 0 ||
+	    param_client_token(r, &token) < 0)
+		return;
+	if (desc && strlen(desc) > 255) {
+		bad_param(r, "VersionDescription", desc, "at most 255 characters");
+		return;
+	}
+	sim_cloud_lock(f->cloud);
+	if (src && (src[0] == '$' || !(source = sim_aws_lt_version_find(f->aws, (size_t)gi, src)))) {
+		sim_cloud_unlock(f->cloud);
+		version_not_found(r, src);
+		return;
+	}
+	sim_cloud_unlock(f->cloud);
+	if (dry_run(r) || !admit(r, NULL))
+		return;
+	sim_cloud_lock(f->cloud);
+	/* a ClientToken seen before answers the version it made */
+	number = sim_aws_lt_version_by_token(f->aws, (size_t)gi, token);
+	if (number && image &&
+	    strcmp(image, sim_aws_lt_versions(f->aws, (size_t)gi, &n, &dflt)[number - 1].image)) {
+		sim_cloud_unlock(f->cloud);
+		fail(r, 400, "IdempotentParameterMismatch",
+		     "Client token '%s' was used with other parameters", token);
+		return;
+	}
+	if (!number &&
+	    sim_aws_lt_version_create(f->aws, (size_t)gi, source, image, desc, token, &number, &err) < 0) {
+		sim_cloud_unlock(f->cloud);
+		fail(r, 400, "VersionLimitExceeded", "%s", err.msg);
+		return;
+	}
 	ok_begin(r);
-	buf_puts(&r->body, "<launchTemplateVersionSet><item>");
+	x_lt_version(r, (size_t)gi, number, "launchTemplateVersion");
+	sim_cloud_unlock(f->cloud);
+	ok_end(r, true);
+	log_at(f->o.log, LOG_INFO, real_wall(), "sim aws: CreateLaunchTemplateVersion %s: version %zu%s%s",
+	       sim_aws_group(f->aws, (size_t)gi)->launch_template, number, image ? ", image " : "",
+	       image ? image : "");
+	r->drop = sim_cloud_lose_answer(f->cloud, sim_cloud_group(f->cloud, (size_t)gi)->name);
+}
+
+/* ModifyLaunchTemplate: SetDefaultVersion (DefaultVersion too) makes a
+ * version the default, which its ASG launches from then on. */
+static void modify_lt(struct areq *r)
+{
+	struct aws_face *f = r->f;
+	const char *v = aws_form_get(&r->form, "SetDefaultVersion");
+	const char *token;
+	size_t number = 0, n, dflt;
+	char arn[200];
+	int gi;
+
+	if (!v)
+		v = aws_form_get(&r->form, "DefaultVersion");
+	if ((gi = lt_param(r)) < 0 || param_client_token(r, &token) < 0)
+		return;
+	if (v && (v[0] < '1' || v[0] > '9' || strspn(v, "0123456789") != strlen(v))) {
+		bad_param(r, "SetDefaultVersion", v, "a version number");
+		return;
+	}
+	sim_cloud_lock(f->cloud);
+	number = v ? sim_aws_lt_version_find(f->aws, (size_t)gi, v) : 0;
+	sim_cloud_unlock(f->cloud);
+	if (v && !number) {
+		version_not_found(r, v);
+		return;
+	}
+	if (dry_run(r) || !admit(r, NULL))
+		return;
+	sim_cloud_lock(f->cloud);
+	if (number)
+		sim_aws_lt_set_default(f->aws, (size_t)gi, number);
+	sim_aws_lt_versions(f->aws, (size_t)gi, &n, &dflt);
+	ok_begin(r);
+	buf_puts(&r->body, "<launchTemplate>");
 	x_tag(&r->body, "launchTemplateId", sim_aws_template_id(f->aws, (size_t)gi));
-	x_tag(&r->body, "launchTemplateName", g->launch_template);
-	x_int(&r->body, "versionNumber", 1);
-	x_time(&r->body, "createTime", sim_wall(f) - 86400);
+	x_tag(&r->body, "launchTemplateName", sim_aws_group(f->aws, (size_t)gi)->launch_template);
+	x_time(&r->body, "createTime", sim_aws_lt_versions(f->aws, (size_t)gi, &n, &dflt)[0].created_wall);
 	snprintf(arn, sizeof(arn), "arn:aws:iam::%s:root", f->conf->account);
 	x_tag(&r->body, "createdBy", arn);
-	x_bool(&r->body, "defaultVersion", true);
-	buf_puts(&r->body, "<launchTemplateData>");
-	x_tag(&r->body, "imageId", "ami-0123456789abcdef0");
-	x_tag(&r->body, "instanceType", g->types[0]);
-	buf_puts(&r->body, "<tagSpecificationSet><item><resourceType>instance</resourceType><tagSet>");
-	nt = 0;
-	for (k = 0; k < g->n_tags && nt < 80; k++)
-		tags[nt++] = g->tags[k];
-	for (k = 0; k < nt; k++) {
-		buf_puts(&r->body, "<item>");
-		x_tag(&r->body, "key", tags[k].key);
-		x_tag(&r->body, "value", tags[k].value);
-		buf_puts(&r->body, "</item>");
-	}
-	buf_puts(&r->body, "</tagSet></item></tagSpecificationSet></launchTemplateData>"
-			   "</item></launchTemplateVersionSet>");
+	x_int(&r->body, "defaultVersionNumber", (long long)dflt);
+	x_int(&r->body, "latestVersionNumber", (long long)n);
+	buf_puts(&r->body, "</launchTemplate>");
+	sim_cloud_unlock(f->cloud);
 	ok_end(r, true);
+	if (number)
+		log_at(f->o.log, LOG_INFO, real_wall(), "sim aws: ModifyLaunchTemplate %s: default version %zu",
+		       sim_aws_group(f->aws, (size_t)gi)->launch_template, number);
+	r->drop = sim_cloud_lose_answer(f->cloud, sim_cloud_group(f->cloud, (size_t)gi)->name);
 }
 
 /* ---- spot prices ---- */
@@ -1989,6 +2241,7 @@ static void create_fleet(struct areq *r, const char *raw_body)
 	char fleet_id[64], msg[600];
 	int gi = -1, remaining;
 
+	memset(&l, 0, sizeof(l));
 	if (!type || strcmp(type, "instant") != 0) {
 		fail(r, 400, "InvalidParameterValue",
 		     "The simulator's CreateFleet takes Type=instant only, got '%s'",
@@ -2058,10 +2311,11 @@ static void create_fleet(struct areq *r, const char *raw_body)
 			goto out;
 		}
 		gi = g;
-		if (ver && strcmp(ver, "$Default") != 0 && strcmp(ver, "$Latest") != 0 &&
-		    strcmp(ver, "1") != 0) {
-			fail(r, 400, "InvalidLaunchTemplateId.VersionNotFound",
-			     "Could not find launch template version %s", ver);
+		sim_cloud_lock(f->cloud);
+		l.version = sim_aws_lt_version_find(f->aws, (size_t)gi, ver);
+		sim_cloud_unlock(f->cloud);
+		if (!l.version || (ver && !ver[0])) {
+			version_not_found(r, ver ? ver : "$Default");
 			goto out;
 		}
 		for (k = 1;; k++) {
@@ -2181,7 +2435,7 @@ static void create_fleet(struct areq *r, const char *raw_body)
 	sim_cloud_lock(f->cloud);
 	sim_aws_new_fleet_id(f->aws, fleet_id, sizeof(fleet_id));
 	sim_cloud_unlock(f->cloud);
-	l.fleet_id = fleet_id;
+	l.fleet_id = fleet_id; /* l.version: the template's, above */
 	l.tags = tags;
 	l.n_tags = n_tags;
 	l.spot = spot;
@@ -2454,6 +2708,8 @@ static void dispatch(struct areq *r, const char *raw_body)
 		{"ec2", "TerminateInstances", terminate_instances},
 		{"ec2", "DescribeInstanceTypes", describe_instance_types},
 		{"ec2", "DescribeLaunchTemplateVersions", describe_lt_versions},
+		{"ec2", "CreateLaunchTemplateVersion", create_lt_version},
+		{"ec2", "ModifyLaunchTemplate", modify_lt},
 		{"ec2", "DescribeSpotPriceHistory", describe_spot_price_history},
 		{"ec2", "CreateFleet", NULL},
 		{"sts", "GetCallerIdentity", get_caller_identity},

@@ -90,13 +90,24 @@ int sim_after(struct executor *ex, struct sim_life *l, int64_t delay_ns, sim_eve
 /* ---- the cloud ---- */
 
 struct fault {
-	struct sim_fault f;
+	struct sim_fault f;        /* its image is image[] below */
 	int group; /* -1: every group */
 	int fired;
+	char image[SIM_IMAGE_MAX]; /* IMAGE */
+};
+
+/* Why an instance is outdated, as sim_cloud_group's 'outdated' says it. */
+struct why {
+	char text[192];
 };
 
 struct group {
 	const struct node_group *def;
+	struct node_group view;     /* *def, with 'outdated' below */
+	char image[SIM_IMAGE_MAX];  /* what it launches now */
+	struct kv *outdated;        /* live instances on another image: providerID, why */
+	struct why *why;
+	size_t n_outdated;
 	struct sim_instance **live; /* pending, running, stopping; oldest first */
 	size_t n_live, cap_live;
 	int pending_running;        /* live minus stopping */
@@ -136,6 +147,8 @@ struct sim_cloud {
 	void *namer_ud;
 	sim_cloud_interrupt_fn interrupter;
 	void *interrupter_ud;
+	sim_cloud_image_fn imager;
+	void *imager_ud;
 	struct sim_notice *notices; /* given, not taken yet (sim_cloud_take_notices) */
 	size_t n_notices;
 };
@@ -161,6 +174,7 @@ static const char *const fault_names[] = {
 	[SIM_FAULT_TERMINATE_ERROR] = "terminate_error",
 	[SIM_FAULT_LOST_ANSWER] = "lost_answer",
 	[SIM_FAULT_INTERRUPT] = "interrupt",
+	[SIM_FAULT_IMAGE] = "image",
 };
 
 int sim_fault_kind_parse(const char *s, enum sim_fault_kind *out)
@@ -260,6 +274,10 @@ struct sim_cloud *sim_cloud_new(struct executor *ex, const struct node_group *gr
 	c->n_groups = n;
 	for (i = 0; i < n; i++) {
 		c->groups[i].def = &groups[i];
+		c->groups[i].view = groups[i];
+		c->groups[i].view.outdated = NULL;
+		c->groups[i].view.n_outdated = 0;
+		snprintf(c->groups[i].image, sizeof(c->groups[i].image), "%s", SIM_IMAGE_DEFAULT);
 		c->groups[i].next_n = 1;
 	}
 	return c;
@@ -277,8 +295,11 @@ void sim_cloud_free(struct sim_cloud *c)
 	sim_life_end(c->life);
 	for (i = 0; i < c->n_all; i++)
 		free(c->all[i]);
-	for (i = 0; i < c->n_groups; i++)
+	for (i = 0; i < c->n_groups; i++) {
 		free(c->groups[i].live);
+		free(c->groups[i].outdated);
+		free(c->groups[i].why);
+	}
 	free(c->groups);
 	free(c->all);
 	free(c->index);
@@ -362,7 +383,7 @@ size_t sim_cloud_n_groups(const struct sim_cloud *c)
 const struct node_group *sim_cloud_group(const struct sim_cloud *c, size_t i)
 {
 	assert(i < c->n_groups);
-	return c->groups[i].def;
+	return &c->groups[i].view;
 }
 
 int sim_cloud_find_group(const struct sim_cloud *c, const char *name)
@@ -551,6 +572,130 @@ out:
 	sim_cloud_unlock(c);
 }
 
+/* ---- images ---- */
+
+void sim_cloud_set_imager(struct sim_cloud *c, sim_cloud_image_fn fn, void *ud)
+{
+	c->imager = fn;
+	c->imager_ud = ud;
+}
+
+const char *sim_cloud_group_image(const struct sim_cloud *c, size_t i)
+{
+	assert(i < c->n_groups);
+	return c->groups[i].image;
+}
+
+bool sim_cloud_instance_outdated(const struct sim_cloud *c, const struct sim_instance *in, char *out,
+				 size_t len)
+{
+	const struct group *g = &c->groups[in->group];
+
+	if (len)
+		out[0] = '\0';
+	if (!in->image[0] || !g->image[0] || !strcmp(in->image, g->image))
+		return false;
+	snprintf(out, len, "image %s is not group %s's %s", in->image, g->def->name, g->image);
+	return true;
+}
+
+/* Rebuilds group gi's 'outdated' from its live instances. Lock held. */
+static void outdated_refresh(struct sim_cloud *c, size_t gi)
+{
+	struct group *g = &c->groups[gi];
+	struct kv *kv = NULL;
+	struct why *why = NULL;
+	char text[sizeof(why->text)];
+	size_t k, n = 0;
+
+	for (k = 0; k < g->n_live; k++)
+		n += sim_cloud_instance_outdated(c, g->live[k], text, sizeof(text));
+	if (n) {
+		kv = calloc(n, sizeof(*kv));
+		why = calloc(n, sizeof(*why));
+		if (!kv || !why) {
+			free(kv);
+			free(why);
+			kv = NULL;
+			why = NULL;
+			n = 0;
+			sim_cloud_tracef(c, "group %s: out of memory listing its outdated instances",
+					 g->def->name);
+		}
+	}
+	for (k = 0, n = 0; kv && k < g->n_live; k++)
+		if (sim_cloud_instance_outdated(c, g->live[k], text, sizeof(text))) {
+			memcpy(why[n].text, text, sizeof(text));
+			kv[n].key = g->live[k]->provider_id;
+			kv[n].value = why[n].text;
+			n++;
+		}
+	free(g->outdated);
+	free(g->why);
+	g->outdated = kv;
+	g->why = why;
+	g->n_outdated = n;
+	g->view.outdated = kv;
+	g->view.n_outdated = n;
+}
+
+int sim_cloud_set_image(struct sim_cloud *c, size_t i, const char *image, struct errbuf *err)
+{
+	if (i >= c->n_groups)
+		return errbuf_set(err, "image: no node group %zu", i);
+	if (!image || !image[0] || strlen(image) >= SIM_IMAGE_MAX)
+		return errbuf_set(err, "image: expected 1 to %d characters", SIM_IMAGE_MAX - 1);
+	sim_cloud_lock(c);
+	if (strcmp(c->groups[i].image, image)) {
+		sim_cloud_tracef(c, "group %s launches image %s from now on (was %s)",
+				 c->groups[i].def->name, image, c->groups[i].image);
+		snprintf(c->groups[i].image, sizeof(c->groups[i].image), "%s", image);
+		outdated_refresh(c, i);
+	}
+	sim_cloud_unlock(c);
+	return 0;
+}
+
+/* An image fault's time: each of its groups launches the image from now on. */
+static void image_fire(void *owner, void *data, uint64_t id, bool alive)
+{
+	struct sim_cloud *c = owner;
+	struct errbuf err;
+	size_t g;
+
+	(void)data;
+	if (!alive)
+		return;
+	sim_cloud_lock(c);
+	for (g = 0; id < c->n_faults && g < c->n_groups; g++) {
+		const struct fault *f = &c->faults[id];
+
+		if (f->group >= 0 && (size_t)f->group != g)
+			continue;
+		sim_cloud_tracef(c, "group %s: image %s (image fault)", c->groups[g].def->name, f->image);
+		if (!c->imager || !c->imager(c->imager_ud, g, f->image))
+			if (sim_cloud_set_image(c, g, f->image, &err) < 0)
+				sim_cloud_tracef(c, "group %s: %s", c->groups[g].def->name, err.msg);
+	}
+	if (id < c->n_faults)
+		c->faults[id].fired++;
+	sim_cloud_unlock(c);
+}
+
+/* Schedules fault 'id' (the last added) when it fires at one time (an
+ * interrupt, an image): 0, or -1 when the executor refused it. Lock held. */
+static int fault_schedule(struct sim_cloud *c, size_t id)
+{
+	const struct fault *f = &c->faults[id];
+	int64_t at = f->f.from_ns - clock_now(c->clock);
+
+	if (f->f.kind == SIM_FAULT_INTERRUPT)
+		return sim_after(c->ex, c->life, at > 0 ? at : 0, interrupt_fire, NULL, id);
+	if (f->f.kind == SIM_FAULT_IMAGE)
+		return sim_after(c->ex, c->life, at > 0 ? at : 0, image_fire, NULL, id);
+	return 0;
+}
+
 int sim_cloud_add_fault(struct sim_cloud *c, const struct sim_fault *f, struct errbuf *err)
 {
 	struct fault *nf;
@@ -565,8 +710,11 @@ int sim_cloud_add_fault(struct sim_cloud *c, const struct sim_fault *f, struct e
 		return errbuf_set(err, "fault: rate must be between 0 and 1");
 	if (f->delay_ns < 0 || f->count < 0)
 		return errbuf_set(err, "fault: delay and count must not be negative");
-	if ((unsigned)f->kind > SIM_FAULT_INTERRUPT)
+	if ((unsigned)f->kind > SIM_FAULT_IMAGE)
 		return errbuf_set(err, "fault: unknown kind");
+	if (f->kind == SIM_FAULT_IMAGE && (!f->image || !f->image[0] || strlen(f->image) >= SIM_IMAGE_MAX))
+		return errbuf_set(err, "fault: an image fault names an image of 1 to %d characters",
+				  SIM_IMAGE_MAX - 1);
 	sim_cloud_lock(c);
 	nf = realloc(c->faults, (c->n_faults + 1) * sizeof(*nf));
 	if (!nf) {
@@ -584,15 +732,13 @@ int sim_cloud_add_fault(struct sim_cloud *c, const struct sim_fault *f, struct e
 		nf[c->n_faults].f.error = PROVIDER_AUTH;
 	nf[c->n_faults].group = gi;
 	nf[c->n_faults].fired = 0;
+	snprintf(nf[c->n_faults].image, sizeof(nf[0].image), "%s", f->image ? f->image : "");
+	nf[c->n_faults].f.image = NULL; /* not kept: image[] says it */
 	c->n_faults++;
-	if (f->kind == SIM_FAULT_INTERRUPT) {
-		int64_t at = f->from_ns - clock_now(c->clock);
-
-		if (sim_after(c->ex, c->life, at > 0 ? at : 0, interrupt_fire, NULL, c->n_faults - 1) < 0) {
-			c->n_faults--;
-			sim_cloud_unlock(c);
-			return errbuf_set(err, "fault: the executor refused the interrupt");
-		}
+	if (fault_schedule(c, c->n_faults - 1) < 0) {
+		c->n_faults--;
+		sim_cloud_unlock(c);
+		return errbuf_set(err, "fault: the executor refused the %s", sim_fault_kind_str(f->kind));
 	}
 	sim_cloud_unlock(c);
 	return 0;
@@ -800,6 +946,8 @@ static struct sim_instance *instance_new(struct sim_cloud *c, size_t gi,
 	snprintf(in->id, sizeof(in->id), "%s-%llu", g->def->name, (unsigned long long)g->next_n);
 	snprintf(in->provider_id, sizeof(in->provider_id), "sim://%s/%s", g->def->name, in->id);
 	snprintf(in->node_name, sizeof(in->node_name), "%s", in->id);
+	snprintf(in->image, sizeof(in->image), "%s", g->image);
+	in->group = gi;
 	if (c->namer && c->namer(c->namer_ud, c, gi, spec, in) < 0) {
 		free(in);
 		return NULL;
@@ -821,6 +969,8 @@ static struct sim_instance *instance_new(struct sim_cloud *c, size_t gi,
 	g->st.launched++;
 	if ((int)g->n_live > g->st.peak)
 		g->st.peak = (int)g->n_live;
+	if (strcmp(in->image, g->image))
+		outdated_refresh(c, gi);
 	return in;
 }
 
@@ -894,6 +1044,8 @@ static void instance_gone(void *owner, void *data, uint64_t id, bool alive)
 			break;
 		}
 	}
+	if (strcmp(in->image, g->image))
+		outdated_refresh(c, in->group);
 	sim_cloud_tracef(c, "instance %s gone", in->id);
 	notify(c, in, SIM_INSTANCE_GONE);
 	sim_cloud_unlock(c);

@@ -48,10 +48,12 @@ enum sim_fault_kind {
 	SIM_FAULT_INTERRUPT,    /* at from_ns, 'count' (or the fraction 'rate', rounded
 				 * up) of the group's running instances get a spot
 				 * interruption notice and are reclaimed 'delay_ns' later */
+	SIM_FAULT_IMAGE,        /* at from_ns, the group (every group when none) launches
+				 * 'image' from then on: the instances it has are outdated */
 };
 
 /* Parses "launch_error", "throttle", "stuck_boot", "slow_boot", "slow_call",
- * "slow_resize", "terminate_error", "lost_answer", "interrupt". 0 or -1. */
+ * "slow_resize", "terminate_error", "lost_answer", "interrupt", "image". 0 or -1. */
 int sim_fault_kind_parse(const char *s, enum sim_fault_kind *out);
 const char *sim_fault_kind_str(enum sim_fault_kind k);
 
@@ -76,7 +78,13 @@ struct sim_fault {
 	const char *instance_type; /* LAUNCH_ERROR: only launches of this type (NULL: any) */
 	const char *zone;     /* LAUNCH_ERROR: only launches into this zone (NULL: any) */
 	enum sim_capacity capacity; /* LAUNCH_ERROR: only launches of this capacity type */
+	const char *image;    /* IMAGE: the image launched from then on (copied) */
 };
+
+/* The image every group launches until told otherwise (the AWS face's AMI
+ * id; an image names at most SIM_IMAGE_MAX - 1 characters). */
+#define SIM_IMAGE_DEFAULT "ami-0123456789abcdef0"
+#define SIM_IMAGE_MAX 64
 
 /* One instance. Owned by the cloud; the pointer stays valid until sim_cloud_free(). */
 struct sim_instance {
@@ -86,6 +94,8 @@ struct sim_instance {
 	char zone[32];        /* "" unless a namer placed it */
 	char instance_type[32];
 	char private_ip[16];
+	char image[SIM_IMAGE_MAX]; /* the image it was launched with (its group's then,
+				    * or the namer's: an AWS launch template version's) */
 	int64_t cpu_m, memory; /* its node's allocatable CPU (millicores) and memory
 				* (bytes) when a namer sizes it by its type; 0: the
 				* group template's */
@@ -183,6 +193,36 @@ typedef bool (*sim_cloud_interrupt_fn)(void *ud, struct sim_instance *in,
 
 /* The interrupt listener (one; NULL: none, instances are only reclaimed). */
 void sim_cloud_set_interrupter(struct sim_cloud *c, sim_cloud_interrupt_fn fn, void *ud);
+
+/*
+ * Told when an image fault fires for group 'group' (a cloud flavour makes
+ * the image its own way, e.g. AWS's new default launch template version),
+ * under the cloud's lock: true when it took it (and set the group's image
+ * with sim_cloud_set_image); false: the cloud sets it.
+ */
+typedef bool (*sim_cloud_image_fn)(void *ud, size_t group, const char *image);
+
+/* The image listener (one; NULL: none). */
+void sim_cloud_set_imager(struct sim_cloud *c, sim_cloud_image_fn fn, void *ud);
+
+/* The image group 'i' launches now (SIM_IMAGE_DEFAULT until set). Lock held. */
+const char *sim_cloud_group_image(const struct sim_cloud *c, size_t i);
+
+/*
+ * Group 'i' launches 'image' from now on (new instances take it before the
+ * namer sees them); its instances on another image become outdated
+ * (sim_cloud_group's 'outdated'). 0, or -1 with a message (an empty or too
+ * long image, out of memory). Takes the lock.
+ */
+int sim_cloud_set_image(struct sim_cloud *c, size_t i, const char *image, struct errbuf *err);
+
+/*
+ * Why instance 'in' is not what its group launches now, into 'out' ("image
+ * ami-1 is not group web's ami-2"): true, or false with "" when it runs the
+ * group's image (or either is unknown). Lock held.
+ */
+bool sim_cloud_instance_outdated(const struct sim_cloud *c, const struct sim_instance *in, char *out,
+				 size_t len);
 
 /* An interrupt fault's notice, as the cloud itself keeps it for the
  * in-process provider (providers/sim): whatever the cloud's flavour posts
@@ -306,6 +346,9 @@ int sim_cloud_read_call(struct sim_cloud *c, const char *group, struct provider_
 /* ---- reading the state (take the lock when other threads may act) ---- */
 
 size_t sim_cloud_n_groups(const struct sim_cloud *c);
+/* Group i as it was given, but for 'outdated': its live instances on
+ * another image than the group's now (key the providerID, value why;
+ * borrowed until the group's instances or image change). */
 const struct node_group *sim_cloud_group(const struct sim_cloud *c, size_t i);
 /* Index of the group named 'name', or -1. */
 int sim_cloud_find_group(const struct sim_cloud *c, const char *name);

@@ -16,6 +16,7 @@
 #include "runtime/clock.h"
 
 #define DEFAULT_RETRY_NS (10 * CLOCK_NS_PER_S)
+#define MAX_LT_VERSIONS 10000 /* EC2's quota per launch template */
 
 /* The instance types every AWS scenario knows (vCPUs, MiB, GPUs as EC2 says). */
 static const struct sim_aws_type builtin_types[] = {
@@ -36,6 +37,7 @@ static const struct sim_aws_type builtin_types[] = {
 
 /* What the flavour keeps about one instance (sim_instance.flavour). */
 struct meta {
+	size_t version;           /* the launch template version it was launched from */
 	char fleet[64];
 	struct sim_aws_tag *tags; /* keys and values owned */
 	size_t n_tags;
@@ -46,6 +48,8 @@ struct asg {
 	int inflight;              /* instances asked for by launches not over yet */
 	bool retry_queued;
 	char lt_id[24];
+	struct sim_aws_lt_version *versions; /* version k is versions[k - 1] */
+	size_t n_versions, default_version;
 	struct sim_aws_activity *acts;
 	size_t n_acts, cap_acts;
 };
@@ -91,8 +95,10 @@ static void aws_put(struct sim_aws *a)
 	}
 	free(a->metas);
 	sim_sqs_free(a->sqs);
-	for (i = 0; i < a->n_groups; i++)
+	for (i = 0; i < a->n_groups; i++) {
 		free(a->g[i].acts);
+		free(a->g[i].versions);
+	}
 	free(a->g);
 	free(a->types);
 	free(a);
@@ -201,6 +207,60 @@ static const char *spread_zone(struct sim_aws *a, size_t gi)
 	return g->zones[best];
 }
 
+/* A new meta, kept for freeing with the flavour, or NULL. */
+static struct meta *meta_new(struct sim_aws *a)
+{
+	struct meta *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	if (a->n_metas == a->cap_metas) {
+		size_t cap = a->cap_metas ? a->cap_metas * 2 : 64;
+		struct meta **nm = realloc(a->metas, cap * sizeof(*nm));
+
+		if (!nm) {
+			free(m);
+			return NULL;
+		}
+		a->metas = nm;
+		a->cap_metas = cap;
+	}
+	a->metas[a->n_metas++] = m;
+	return m;
+}
+
+/* What instance 'in' of group gi keeps: the launch template version it
+ * comes from (the fleet request's, else the default) and that version's
+ * image, and a fleet launch's id and tags. 0, or -1. */
+static int instance_meta(struct sim_aws *a, size_t gi, const struct sim_aws_launch *l,
+			 struct sim_instance *in)
+{
+	const struct asg *s = &a->g[gi];
+	struct meta *m = meta_new(a);
+	size_t i;
+
+	if (!m)
+		return -1;
+	in->flavour = m;
+	m->version = l && l->version ? l->version : s->default_version;
+	if (m->version >= 1 && m->version <= s->n_versions)
+		snprintf(in->image, sizeof(in->image), "%s", s->versions[m->version - 1].image);
+	if (!l)
+		return 0;
+	snprintf(m->fleet, sizeof(m->fleet), "%s", l->fleet_id ? l->fleet_id : "");
+	m->tags = l->n_tags ? calloc(l->n_tags, sizeof(*m->tags)) : NULL;
+	if (l->n_tags && !m->tags)
+		return -1;
+	for (i = 0; i < l->n_tags; i++) {
+		m->tags[i].key = strdup(l->tags[i].key);
+		m->tags[i].value = strdup(l->tags[i].value ? l->tags[i].value : "");
+		m->n_tags = i + 1;
+		if (!m->tags[i].key || !m->tags[i].value)
+			return -1;
+	}
+	return 0;
+}
+
 static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_launch_spec *spec,
 		 struct sim_instance *in)
 {
@@ -242,37 +302,7 @@ static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_laun
 		in->cpu_m = (int64_t)t->vcpus * 1000;
 		in->memory = t->memory_mib * 1024 * 1024;
 	}
-	if (l) {
-		struct meta *m = calloc(1, sizeof(*m));
-
-		if (!m)
-			return -1;
-		if (a->n_metas == a->cap_metas) {
-			size_t cap = a->cap_metas ? a->cap_metas * 2 : 64;
-			struct meta **nm = realloc(a->metas, cap * sizeof(*nm));
-
-			if (!nm) {
-				free(m);
-				return -1;
-			}
-			a->metas = nm;
-			a->cap_metas = cap;
-		}
-		a->metas[a->n_metas++] = m;
-		snprintf(m->fleet, sizeof(m->fleet), "%s", l->fleet_id ? l->fleet_id : "");
-		m->tags = l->n_tags ? calloc(l->n_tags, sizeof(*m->tags)) : NULL;
-		if (l->n_tags && !m->tags)
-			return -1;
-		for (i = 0; i < l->n_tags; i++) {
-			m->tags[i].key = strdup(l->tags[i].key);
-			m->tags[i].value = strdup(l->tags[i].value ? l->tags[i].value : "");
-			m->n_tags = i + 1;
-			if (!m->tags[i].key || !m->tags[i].value)
-				return -1;
-		}
-		in->flavour = m;
-	}
-	return 0;
+	return instance_meta(a, gi, l, in);
 }
 
 const struct sim_aws_tag *sim_aws_instance_tags(const struct sim_instance *in, size_t *n)
@@ -288,6 +318,111 @@ const char *sim_aws_instance_fleet(const struct sim_instance *in)
 	const struct meta *m = in->flavour;
 
 	return m && m->fleet[0] ? m->fleet : NULL;
+}
+
+size_t sim_aws_instance_version(const struct sim_instance *in)
+{
+	const struct meta *m = in->flavour;
+
+	return m ? m->version : 0;
+}
+
+/* ---- launch template versions ---- */
+
+const struct sim_aws_lt_version *sim_aws_lt_versions(const struct sim_aws *a, size_t i, size_t *n,
+						     size_t *dflt)
+{
+	*n = a->g[i].n_versions;
+	*dflt = a->g[i].default_version;
+	return a->g[i].versions;
+}
+
+size_t sim_aws_lt_version_find(const struct sim_aws *a, size_t i, const char *version)
+{
+	const struct asg *s = &a->g[i];
+	char *end;
+	unsigned long long v;
+
+	if (!version || !*version || !strcmp(version, "$Default"))
+		return s->default_version;
+	if (!strcmp(version, "$Latest"))
+		return s->n_versions;
+	if (*version < '1' || *version > '9')
+		return 0;
+	v = strtoull(version, &end, 10);
+	return *end || v > s->n_versions ? 0 : (size_t)v;
+}
+
+size_t sim_aws_lt_version_by_token(const struct sim_aws *a, size_t i, const char *token)
+{
+	size_t k;
+
+	for (k = 0; token && *token && k < a->g[i].n_versions; k++)
+		if (!strcmp(a->g[i].versions[k].token, token))
+			return k + 1;
+	return 0;
+}
+
+int sim_aws_lt_version_create(struct sim_aws *a, size_t i, size_t source, const char *image,
+			      const char *description, const char *token, size_t *number,
+			      struct errbuf *err)
+{
+	struct asg *s = &a->g[i];
+	struct sim_aws_lt_version *nv, *v;
+
+	if (s->n_versions >= MAX_LT_VERSIONS)
+		return errbuf_set(err, "Launch template %s has %d versions, as many as it may hold.",
+				  s->lt_id, MAX_LT_VERSIONS);
+	nv = realloc(s->versions, (s->n_versions + 1) * sizeof(*nv));
+	if (!nv)
+		return errbuf_set(err, "out of memory");
+	s->versions = nv;
+	v = &nv[s->n_versions];
+	memset(v, 0, sizeof(*v));
+	if (source >= 1 && source <= s->n_versions)
+		*v = nv[source - 1];
+	if (image)
+		snprintf(v->image, sizeof(v->image), "%s", image);
+	snprintf(v->description, sizeof(v->description), "%s", description ? description : "");
+	snprintf(v->token, sizeof(v->token), "%s", token ? token : "");
+	v->created_wall = wall_now(a);
+	*number = ++s->n_versions;
+	sim_cloud_tracef(a->c, "aws: launch template %s: version %zu (image %s)", s->lt_id, *number,
+			 v->image[0] ? v->image : "none");
+	return 0;
+}
+
+void sim_aws_lt_set_default(struct sim_aws *a, size_t i, size_t number)
+{
+	struct asg *s = &a->g[i];
+	struct errbuf err;
+
+	if (number < 1 || number > s->n_versions)
+		return;
+	s->default_version = number;
+	sim_cloud_tracef(a->c, "aws: launch template %s: default version %zu", s->lt_id, number);
+	/* what the group launches now, for the cloud's outdated instances */
+	if (s->versions[number - 1].image[0] &&
+	    sim_cloud_set_image(a->c, i, s->versions[number - 1].image, &err) < 0)
+		sim_cloud_tracef(a->c, "aws: launch template %s: %s", s->lt_id, err.msg);
+}
+
+/* An image fault on group gi: a new version of its template with the
+ * image, made the default (what someone rolling an AMI does). */
+static bool imager(void *ud, size_t gi, const char *image)
+{
+	struct sim_aws *a = ud;
+	struct errbuf err;
+	size_t number;
+
+	if (sim_aws_lt_version_create(a, gi, a->g[gi].default_version, image, "image fault", NULL, &number,
+				      &err) < 0) {
+		sim_cloud_tracef(a->c, "aws: image fault on %s: %s", sim_cloud_group(a->c, gi)->name,
+				 err.msg);
+		return true;
+	}
+	sim_aws_lt_set_default(a, gi, number);
+	return true;
 }
 
 /* ---- interruptions: EventBridge events into the scenario's queue ---- */
@@ -346,6 +481,22 @@ struct sim_sqs *sim_aws_sqs(const struct sim_aws *a)
 }
 
 /* ---- construction ---- */
+
+/* Group i's launch template: version 1, the default, with the scenario's
+ * image, which the cloud's group launches. 0, or -1 with a message. */
+static int lt_start(struct sim_aws *a, size_t i, struct errbuf *err)
+{
+	const char *image = a->conf->groups[i].image ? a->conf->groups[i].image : SIM_IMAGE_DEFAULT;
+	size_t one;
+
+	/* the template is older than the clock's start, as the ASG is */
+	if (sim_aws_lt_version_create(a, i, 0, image, NULL, NULL, &one, err) < 0 ||
+	    sim_cloud_set_image(a->c, i, image, err) < 0)
+		return -1;
+	a->g[i].versions[0].created_wall = wall_now(a) - 86400;
+	a->g[i].default_version = one;
+	return 0;
+}
 
 struct sim_aws *sim_aws_new(struct sim_cloud *cloud, const struct sim_aws_conf *conf,
 			    uint64_t seed, struct errbuf *err)
@@ -412,6 +563,8 @@ struct sim_aws *sim_aws_new(struct sim_cloud *cloud, const struct sim_aws_conf *
 		a->g[i].desired = g->mode == SIM_AWS_ASG ? 0 : -1;
 		snprintf(a->g[i].lt_id, sizeof(a->g[i].lt_id), "lt-0%016llx",
 			 (unsigned long long)next_rand(a));
+		if (lt_start(a, i, err) < 0)
+			goto fail;
 	}
 	a->sqs = sim_sqs_new(executor_clock(sim_cloud_executor(cloud)), conf->region, conf->account);
 	if (!a->sqs)
@@ -422,6 +575,7 @@ struct sim_aws *sim_aws_new(struct sim_cloud *cloud, const struct sim_aws_conf *
 	}
 	sim_cloud_set_namer(cloud, namer, a);
 	sim_cloud_set_interrupter(cloud, interrupter, a);
+	sim_cloud_set_imager(cloud, imager, a);
 	return a;
 oom_fail:
 	errbuf_set(err, "out of memory");

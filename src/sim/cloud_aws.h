@@ -46,6 +46,7 @@ struct sim_aws_group {
 	const char **types;           /* instance types; default: the first known type */
 	size_t n_types;
 	const char *launch_template;  /* its name; default "<group>" */
+	const char *image;            /* its version 1's AMI id; default SIM_IMAGE_DEFAULT */
 	struct sim_aws_tag *tags;     /* extra ASG tags (e.g. node-template ones) */
 	size_t n_tags;
 };
@@ -122,6 +123,45 @@ const char *sim_aws_template_id(const struct sim_aws *a, size_t i);
  * may be NULL), or -1. */
 int sim_aws_find_template(const struct sim_aws *a, const char *name, const char *id);
 
+/* One version of a group's launch template. */
+struct sim_aws_lt_version {
+	char image[SIM_IMAGE_MAX];    /* its ImageId; "" when it names none */
+	char description[256];        /* its VersionDescription */
+	char token[129];              /* the ClientToken that made it, or "" */
+	int64_t created_wall;         /* unix seconds */
+};
+
+/* Group i's launch template versions: *n of them (version k is
+ * versions[k - 1]), the default's number in *dflt. Borrowed until the
+ * lock is released. */
+const struct sim_aws_lt_version *sim_aws_lt_versions(const struct sim_aws *a, size_t i, size_t *n,
+						     size_t *dflt);
+
+/* The version of group i's template that 'version' names ("$Default",
+ * "$Latest" or a number; NULL or "": $Default), or 0 when there is none. */
+size_t sim_aws_lt_version_find(const struct sim_aws *a, size_t i, const char *version);
+
+/*
+ * CreateLaunchTemplateVersion on group i's template: a new latest version
+ * (its number in *number), a copy of version 'source' (0: none) with
+ * 'image' (NULL: the source's), 'description' and ClientToken 'token'
+ * (NULL: none). -1 with AWS's message when the template has as many
+ * versions as it may hold.
+ */
+int sim_aws_lt_version_create(struct sim_aws *a, size_t i, size_t source, const char *image,
+			      const char *description, const char *token, size_t *number,
+			      struct errbuf *err);
+
+/* The version of group i's template ClientToken 'token' made, or 0. */
+size_t sim_aws_lt_version_by_token(const struct sim_aws *a, size_t i, const char *token);
+
+/* ModifyLaunchTemplate SetDefaultVersion: version 'number' (one that
+ * exists) is group i's default, and what its ASG launches from now on. */
+void sim_aws_lt_set_default(struct sim_aws *a, size_t i, size_t number);
+
+/* The launch template version instance 'in' was launched from (0: unknown). */
+size_t sim_aws_instance_version(const struct sim_instance *in);
+
 /* The subnet id of 'zone' ("subnet-" + 17 hex, the same for a zone always). */
 void sim_aws_subnet(const char *zone, char *out, size_t size);
 /* The zone of a subnet id among group i's zones, or NULL. */
@@ -170,6 +210,7 @@ struct sim_aws_launch {
 	const struct sim_aws_tag *tags;/* TagSpecification tags for instances */
 	size_t n_tags;
 	bool spot;                     /* DefaultTargetCapacityType spot */
+	size_t version;                /* the launch template version it names (0: $Default) */
 };
 
 /* A new "fleet-" id (UUID-like) into 'out'. */

@@ -1314,11 +1314,41 @@ static int parse_interrupt(struct px *x, const struct ytree_node *m, struct sim_
 	return 0;
 }
 
+/* An image fault: at 'at', the group (every group without one) launches
+ * 'image' from then on. */
+static int parse_image_fault(struct px *x, const struct ytree_node *m, struct sim_fault *f)
+{
+	static const char *const allowed[] = {"kind", "group", "at", "image", NULL};
+	const struct ytree_node *k;
+	size_t i;
+
+	for (k = m->first; k; k = k->next) {
+		for (i = 0; allowed[i] && strcmp(allowed[i], k->key->text); i++)
+			;
+		if (!allowed[i])
+			return fail(x, k->key, "an image fault takes group, at and image (not %s)", k->key->text);
+	}
+	if (get_time(x, m, "at", &f->from_ns) || get_str(x, m, "image", true, &f->image))
+		return -1;
+	if (!ytree_map_find(m, "at"))
+		return missing(x, m, "at");
+	if (!f->image[0] || strlen(f->image) >= SIM_IMAGE_MAX ||
+	    strcspn(f->image, " \t\r\n\"'") != strlen(f->image)) {
+		size_t old = ytree_path_push_key(&x->path, "image");
+
+		fail(x, ytree_map_find(m, "image"), "expected an image name (1 to %d characters, no blanks or quotes), got \"%s\"",
+		     SIM_IMAGE_MAX - 1, f->image);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_fault *f)
 {
 	static const char *const keys[] = {"kind", "group", "from", "until", "rate", "count",
 					   "error", "delay", "instance_type", "zone", "capacity_type",
-					   "at", "fraction", "warning", NULL};
+					   "at", "fraction", "warning", "image", NULL};
 	const char *kind = NULL, *error = NULL, *capacity = NULL;
 	int64_t count = 0;
 	size_t old;
@@ -1338,15 +1368,22 @@ static int parse_fault(struct px *x, const struct ytree_node *m, struct sim_faul
 		old = ytree_path_push_key(&x->path, "kind");
 		fail(x, ytree_map_find(m, "kind"),
 		     "expected launch_error, throttle, stuck_boot, slow_boot, slow_call, slow_resize, "
-		     "terminate_error, lost_answer or interrupt, got \"%s\"",
+		     "terminate_error, lost_answer, interrupt or image, got \"%s\"",
 		     kind);
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
-	if (f->kind == SIM_FAULT_INTERRUPT)
+	if (f->kind == SIM_FAULT_INTERRUPT) {
+		if (ytree_map_find(m, "image"))
+			return fail(x, m, "image is for image faults only");
 		return parse_interrupt(x, m, f);
+	}
+	if (f->kind == SIM_FAULT_IMAGE)
+		return parse_image_fault(x, m, f);
+	if (ytree_map_find(m, "image"))
+		return fail(x, m, "image is for image faults only");
 	if (ytree_map_find(m, "at") || ytree_map_find(m, "fraction") || ytree_map_find(m, "warning"))
-		return fail(x, m, "at, fraction and warning are for interrupt faults only");
+		return fail(x, m, "at is for interrupt and image faults, fraction and warning for interrupt faults only");
 	if ((f->instance_type || f->zone || capacity) && f->kind != SIM_FAULT_LAUNCH_ERROR)
 		return fail(x, m, "instance_type, zone and capacity_type are for launch_error faults only");
 	if (capacity) {
@@ -1466,12 +1503,20 @@ static int aws_type_item(struct px *x, const struct ytree_node *c, void *base, s
 	return 0;
 }
 
+/* Is 's' an AMI id as EC2 makes them ("ami-" and 8 or 17 hex digits)? */
+static bool ami_id(const char *s)
+{
+	size_t n = strlen(s);
+
+	return !strncmp(s, "ami-", 4) && (n == 12 || n == 21) && strspn(s + 4, "0123456789abcdef") == n - 4;
+}
+
 /* One group's entry under aws.groups (m NULL: the defaults). */
 static int parse_aws_group(struct px *x, const struct ytree_node *m, struct sim_aws_conf *c,
 			   size_t gi)
 {
 	static const char *const keys[] = {"mode", "zones", "instance_types", "launch_template",
-					   "tags", NULL};
+					   "tags", "image", NULL};
 	struct sim_aws_group *g = &c->groups[gi];
 	const char *mode = NULL;
 	struct kvlist tags = {NULL, 0};
@@ -1482,8 +1527,16 @@ static int parse_aws_group(struct px *x, const struct ytree_node *m, struct sim_
 		  get_strlist(x, m, "zones", &g->zones, &g->n_zones) ||
 		  get_strlist(x, m, "instance_types", &g->types, &g->n_types) ||
 		  get_str(x, m, "launch_template", false, &g->launch_template) ||
-		  get_kv(x, m, "tags", false, &tags)))
+		  get_kv(x, m, "tags", false, &tags) || get_str(x, m, "image", false, &g->image)))
 		return -1;
+	if (g->image && !ami_id(g->image)) {
+		size_t old = ytree_path_push_key(&x->path, "image");
+
+		fail(x, ytree_map_find(m, "image"), "expected an AMI id (ami- and 8 or 17 hex digits), got \"%s\"",
+		     g->image);
+		ytree_path_pop(&x->path, old);
+		return -1;
+	}
 	if (!mode || strcmp(mode, "asg") == 0) {
 		g->mode = SIM_AWS_ASG;
 	} else if (strcmp(mode, "fleet") == 0) {
@@ -1638,6 +1691,11 @@ static int parse_aws(struct px *x, const struct ytree_node *m)
 	ytree_path_pop(&x->path, old);
 	if (rc)
 		return -1;
+	/* an image fault rolls a launch template's AMI: it must be one */
+	for (i = 0; i < x->sc->n_faults; i++)
+		if (x->sc->faults[i].kind == SIM_FAULT_IMAGE && !ami_id(x->sc->faults[i].image))
+			return fail(x, m, "faults[%zu]: image \"%s\" is not an AMI id (ami- and 8 or 17 hex digits), "
+				    "as the images of a scenario with aws: are", i, x->sc->faults[i].image);
 	x->sc->aws = c;
 	return 0;
 }
