@@ -36,9 +36,9 @@
 #include "providers/provider.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/aws_face.h"
-#include "sim/cloud.h"
-#include "sim/scenario.h"
+#include "sim/clouds/aws_face.h"
+#include "sim/clouds/cloud.h"
+#include "sim/world/scenario.h"
 
 #define S CLOCK_NS_PER_S
 #define MAX_LAUNCHES BENCH_MAX_LAUNCHES

@@ -29,9 +29,9 @@
 #include "log.h"
 #include "providers/azure/azure.h"
 #include "providers/provider.h"
-#include "sim/azure_face.h"
-#include "sim/cloud.h"
-#include "sim/scenario.h"
+#include "sim/clouds/azure_face.h"
+#include "sim/clouds/cloud.h"
+#include "sim/world/scenario.h"
 
 #define MAX_SETS 1000
 #define MAX_REPS 100

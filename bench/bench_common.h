@@ -13,7 +13,7 @@
 #include "config.h"
 #include "providers/provider.h"
 #include "runtime/executor.h"
-#include "sim/scenario.h"
+#include "sim/world/scenario.h"
 
 #define BENCH_MAX_LAUNCHES 1000
 

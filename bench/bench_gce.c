@@ -28,9 +28,9 @@
 #include "log.h"
 #include "providers/gce/gce.h"
 #include "providers/provider.h"
-#include "sim/cloud.h"
-#include "sim/gce_face.h"
-#include "sim/scenario.h"
+#include "sim/clouds/cloud.h"
+#include "sim/clouds/gce_face.h"
+#include "sim/world/scenario.h"
 
 #define MAX_MIGS 2000
 #define MAX_REPS 100

@@ -30,9 +30,9 @@
 #include "providers/simremote/simremote.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/apiserver.h"
-#include "sim/cloud.h"
-#include "sim/scenario.h"
+#include "sim/apiserver/apiserver.h"
+#include "sim/clouds/cloud.h"
+#include "sim/world/scenario.h"
 
 #define S CLOCK_NS_PER_S
 

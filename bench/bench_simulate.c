@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include "runtime/memtune.h"
-#include "sim/replay.h"
-#include "sim/scenario.h"
+#include "sim/runs/replay.h"
+#include "sim/world/scenario.h"
 
 static double now_ms(void)
 {

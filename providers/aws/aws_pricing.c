@@ -15,7 +15,7 @@
 
 #include "buf.h"
 #include "providers/aws/awserr.h"
-#include "providers/aws/sigv4.h"
+#include "wire/sigv4.h"
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/pricing.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "providers/aws/awserr.h"
-#include "providers/aws/sigv4.h"
+#include "wire/sigv4.h"
 #include "providers/cloudhttp/cloudhttp.h"
 
 #define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)

@@ -13,7 +13,7 @@
 #include "errbuf.h"
 #include "log.h"
 #include "providers/aws/endpoints.h"
-#include "providers/aws/sigv4.h"
+#include "wire/sigv4.h"
 #include "runtime/clock.h"
 
 struct cloudhttp;

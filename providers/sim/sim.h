@@ -1,5 +1,5 @@
 /*
- * providers/sim: the provider interface on the simulated cloud (sim/cloud.h),
+ * providers/sim: the provider interface on the simulated cloud (sim/clouds/cloud.h),
  * with the same token buckets a real provider has, so a simulated provider
  * limited to q QPS with burst b behaves like a real one. It owns the buckets,
  * not the cloud.
@@ -9,7 +9,7 @@
 
 #include "errbuf.h"
 #include "providers/provider.h"
-#include "sim/cloud.h"
+#include "sim/clouds/cloud.h"
 
 /*
  * A provider of kind "sim" on 'cloud' (borrowed: it must outlive the

@@ -15,7 +15,7 @@
 
 #include "buf.h"
 #include "cli/cli.h"
-#include "providers/aws/sigv4.h"
+#include "wire/sigv4.h"
 
 #define AWSSIGN_MAX_REQUEST (16u << 20)
 #define AWSSIGN_MAX_HEADERS 256

@@ -1,6 +1,6 @@
 /*
  * cli/sim: `luascale sim` — a scenario's simulated world run in real time
- * and served as a Kubernetes API on 127.0.0.1 (sim/apiserver.h), with a
+ * and served as a Kubernetes API on 127.0.0.1 (sim/apiserver/apiserver.h), with a
  * kubeconfig written for kubectl. Runs until SIGINT or SIGTERM; SIGHUP is
  * logged and ignored.
  */
@@ -18,11 +18,11 @@
 #include "quantity.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/apiserver.h"
-#include "sim/aws_face.h"
-#include "sim/azure_face.h"
-#include "sim/gce_face.h"
-#include "sim/scenario.h"
+#include "sim/apiserver/apiserver.h"
+#include "sim/clouds/aws_face.h"
+#include "sim/clouds/azure_face.h"
+#include "sim/clouds/gce_face.h"
+#include "sim/world/scenario.h"
 
 #define DEFAULT_KUBECONFIG "./luascale-sim.kubeconfig"
 #define DEFAULT_AWS_ENV "./luascale-sim.aws.env"

@@ -16,9 +16,9 @@
 #include "cli/cli.h"
 #include "log.h"
 #include "model.h"
-#include "sim/replay.h"
-#include "sim/report.h"
-#include "sim/scenario.h"
+#include "sim/runs/replay.h"
+#include "sim/runs/report.h"
+#include "sim/world/scenario.h"
 
 #define MAX_POLICIES 8
 #define DEMO_REPORT_DIR "luascale-report"

@@ -20,8 +20,8 @@
 #include "engine/reconciler.h"
 #include "model.h"
 #include "policy/host.h"
-#include "sim/replay.h"
-#include "sim/scenario.h"
+#include "sim/runs/replay.h"
+#include "sim/world/scenario.h"
 
 #define ENGINE_MT "luascale.core.engine"
 

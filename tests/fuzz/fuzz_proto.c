@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "fuzz.h"
-#include "sim/apiserver_proto.h"
+#include "sim/apiserver/apiserver_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,7 +10,7 @@
 #include "fuzz.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/scenario.h"
+#include "sim/world/scenario.h"
 
 static int contains(const uint8_t *data, size_t size, const char *word)
 {

@@ -30,9 +30,9 @@
 #include "providers/provider.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/aws_face.h"
-#include "sim/cloud.h"
-#include "sim/scenario.h"
+#include "sim/clouds/aws_face.h"
+#include "sim/clouds/cloud.h"
+#include "sim/world/scenario.h"
 
 #define ACCESS_KEY "AKIATESTSIMULATED001"
 #define SECRET_KEY "dGVzdC1zZWNyZXQta2V5LWZvci10aGUtc2ltdWxhdG9y"

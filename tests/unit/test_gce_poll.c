@@ -28,9 +28,9 @@
 #include "providers/provider.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/cloud.h"
-#include "sim/gce_face.h"
-#include "sim/scenario.h"
+#include "sim/clouds/cloud.h"
+#include "sim/clouds/gce_face.h"
+#include "sim/world/scenario.h"
 
 #define PROJECT "test-project"
 #define ZONE "us-central1-a"

@@ -20,7 +20,7 @@
 #include "providers/sim/sim.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/cloud.h"
+#include "sim/clouds/cloud.h"
 
 #define S CLOCK_NS_PER_S
 #define WALL0 1700000000

@@ -25,9 +25,9 @@
 #include "providers/sim/sim.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/cloud.h"
-#include "sim/cluster.h"
-#include "sim/scenario.h"
+#include "sim/clouds/cloud.h"
+#include "sim/world/cluster.h"
+#include "sim/world/scenario.h"
 
 #define S CLOCK_NS_PER_S
 

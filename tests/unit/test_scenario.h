@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "errbuf.h"
-#include "sim/scenario.h"
+#include "sim/world/scenario.h"
 
 static inline struct sim_scenario *load(const char *path)
 {

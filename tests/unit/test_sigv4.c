@@ -1,5 +1,5 @@
 /*
- * Tests for providers/aws/sigv4.c: AWS's published IAM ListUsers example
+ * Tests for wire/sigv4.c: AWS's published IAM ListUsers example
  * (tests/data/sigv4/), the canonical form's rules (trimming, repeats,
  * headers never signed, query and path encoding), refusals, and the
  * verifier accepting its own signatures and refusing every tampering.
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "providers/aws/sigv4.h"
+#include "wire/sigv4.h"
 
 #define EX_TIME 1440938160 /* 20150830T123600Z */
 #define EX_SECRET "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"

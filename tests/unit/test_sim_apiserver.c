@@ -26,8 +26,8 @@
 #include "buf.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/apiserver.h"
-#include "sim/scenario.h"
+#include "sim/apiserver/apiserver.h"
+#include "sim/world/scenario.h"
 
 #define DEADLINE_NS (20 * CLOCK_NS_PER_S)
 

@@ -1,6 +1,6 @@
 /*
- * Tests for the simulator's AWS flavour (sim/cloud_aws.c) and the AWS
- * face's parameter parsing (sim/aws_face.c): form decoding, strict
+ * Tests for the simulator's AWS flavour (sim/clouds/cloud_aws.c) and the AWS
+ * face's parameter parsing (sim/clouds/aws_face.c): form decoding, strict
  * integers, the scenario's aws: section and its errors, ASGs converging to
  * their desired capacity with EC2 names and providerIDs, Failed scaling
  * activities under a no-capacity fault, and terminating in an ASG.
@@ -17,8 +17,8 @@
 
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/aws_face.h"
-#include "sim/scenario.h"
+#include "sim/clouds/aws_face.h"
+#include "sim/world/scenario.h"
 
 #define S CLOCK_NS_PER_S
 #define EXAMPLE SOURCE_DIR "/examples/scenarios/aws.yaml"

@@ -1,6 +1,6 @@
 /*
- * Tests for the simulator's Azure flavour (sim/cloud_azure.c) and the
- * Azure face's pieces (sim/azure_face.c), on a virtual clock: the
+ * Tests for the simulator's Azure flavour (sim/clouds/cloud_azure.c) and the
+ * Azure face's pieces (sim/clouds/azure_face.c), on a virtual clock: the
  * scenario's azure: section and its errors, AKS computer names and
  * azure:/// providerIDs, capacity changes and their operations from
  * InProgress to Succeeded or Failed, etags changing with every write,
@@ -18,8 +18,8 @@
 
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/azure_face.h"
-#include "sim/scenario.h"
+#include "sim/clouds/azure_face.h"
+#include "sim/world/scenario.h"
 
 #define S CLOCK_NS_PER_S
 #define EXAMPLE SOURCE_DIR "/examples/scenarios/azure.yaml"

@@ -1,5 +1,5 @@
 /*
- * Tests for sim/cloud.c in virtual time: boot delay and seeded jitter,
+ * Tests for sim/clouds/cloud.c in virtual time: boot delay and seeded jitter,
  * instances appearing one by one over a launch call before it ends,
  * injected faults (launch errors with their provider_error, throttling,
  * stuck and slow boots, slow calls), the group's max, terminate, billing,
@@ -17,7 +17,8 @@
 
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/cloud.h"
+#include "providers/provider.h"
+#include "sim/clouds/cloud.h"
 
 #define S CLOCK_NS_PER_S
 #define MS CLOCK_NS_PER_MS

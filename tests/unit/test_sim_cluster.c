@@ -1,5 +1,5 @@
 /*
- * Tests for sim/cluster.c in virtual time: nodes register after their
+ * Tests for sim/world/cluster.c in virtual time: nodes register after their
  * instance boots (never when stuck), the scheduler binds pods where they fit
  * and not where they do not (resources, taints, selectors, cordons), pods
  * complete after their duration, evictions honour PDBs, controllers bring
@@ -20,8 +20,8 @@
 #include "runtime/clock.h"
 #include "runtime/executor.h"
 #include "sched.h"
-#include "sim/cloud.h"
-#include "sim/cluster.h"
+#include "sim/clouds/cloud.h"
+#include "sim/world/cluster.h"
 
 #define S CLOCK_NS_PER_S
 #define GI (1LL << 30)

@@ -1,5 +1,5 @@
 /*
- * Tests for sim/apiserver_events.c: the Events the simulated control plane
+ * Tests for sim/apiserver/apiserver_events.c: the Events the simulated control plane
  * writes into the store for node and pod changes, how repeats fold (count
  * and lastTimestamp for the core recorder, series within its window for
  * the scheduler's), what each Event names, and the time to live — all on
@@ -18,8 +18,8 @@
 
 #include "model.h"
 #include "runtime/clock.h"
-#include "sim/apiserver_events.h"
-#include "sim/apiserver_store.h"
+#include "sim/apiserver/apiserver_events.h"
+#include "sim/apiserver/apiserver_store.h"
 
 #define WALL0 1767225600 /* 2026-01-01T00:00:00Z */
 

@@ -1,6 +1,6 @@
 /*
- * Tests for the simulator's GCE flavour (sim/cloud_gce.c) and the GCE
- * face's pieces (sim/gce_face.c): the scenario's gce: section and its
+ * Tests for the simulator's GCE flavour (sim/clouds/cloud_gce.c) and the GCE
+ * face's pieces (sim/clouds/gce_face.c): the scenario's gce: section and its
  * errors, RFC 1035 names, MIGs converging to targetSize with gce://
  * providerIDs, a stockout kept on lastAttempt and retried, deleteInstances,
  * requestId idempotency, slow operations, and the JWT assertion checks.
@@ -20,8 +20,8 @@
 #include "buf.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/gce_face.h"
-#include "sim/scenario.h"
+#include "sim/clouds/gce_face.h"
+#include "sim/world/scenario.h"
 
 #define S CLOCK_NS_PER_S
 #define EXAMPLE SOURCE_DIR "/examples/scenarios/gce.yaml"

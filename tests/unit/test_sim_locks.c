@@ -25,8 +25,8 @@
 
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/apiserver.h"
-#include "sim/scenario.h"
+#include "sim/apiserver/apiserver.h"
+#include "sim/world/scenario.h"
 
 #define STALL_NS (20 * CLOCK_NS_PER_S)
 

@@ -1,6 +1,6 @@
 /*
- * Tests for sim/apiserver_patch.c and the watch history's compaction in
- * sim/apiserver_store.c: RFC 6902 JSON Patch (every operation, the RFC's
+ * Tests for sim/apiserver/apiserver_patch.c and the watch history's compaction in
+ * sim/apiserver/apiserver_store.c: RFC 6902 JSON Patch (every operation, the RFC's
  * appendix cases, malformed patches and ones that do not apply), strategic
  * merge directives, apply bodies in YAML and JSON, patch content types,
  * and field selector values with their defaults.
@@ -15,8 +15,8 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "sim/apiserver_patch.h"
-#include "sim/apiserver_store.h"
+#include "sim/apiserver/apiserver_patch.h"
+#include "sim/apiserver/apiserver_store.h"
 
 /* Applies 'ops' to 'doc'; the return code, *out the result text. */
 static int jp(const char *doc, const char *ops, char **out, struct errbuf *err)

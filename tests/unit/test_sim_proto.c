@@ -1,5 +1,5 @@
 /*
- * Tests for sim/apiserver_proto.c and sim/apiserver_openapi.c: protobuf
+ * Tests for sim/apiserver/apiserver_proto.c and sim/apiserver/apiserver_openapi.c: protobuf
  * bodies against byte vectors written out by hand from the wire format
  * (each vector's comment derives it) and bodies kubectl itself wrote
  * (tests/data/proto/), round trips through libprotobuf-c's
@@ -21,9 +21,9 @@
 #include "k8s/apps.pb-c.h"
 #include "k8s/core.pb-c.h"
 #include "k8s/runtime.pb-c.h"
-#include "sim/apiserver_internal.h"
-#include "sim/apiserver_openapi.h"
-#include "sim/apiserver_proto.h"
+#include "sim/apiserver/apiserver_internal.h"
+#include "sim/apiserver/apiserver_openapi.h"
+#include "sim/apiserver/apiserver_proto.h"
 
 #define V(...) ((const uint8_t[]){__VA_ARGS__})
 #define VLEN(...) sizeof((const uint8_t[]){__VA_ARGS__})

@@ -1,5 +1,5 @@
 /*
- * Tests for the protobuf watch framing of sim/apiserver_proto.c: a frame
+ * Tests for the protobuf watch framing of sim/apiserver/apiserver_proto.c: a frame
  * is read back by hand (the 4-byte length, the WatchEvent's two fields)
  * and its object by libprotobuf-c's own unpacker (an independent reader of
  * the envelope and the events.k8s.io Event); and which Accept headers get
@@ -18,7 +18,7 @@
 
 #include "k8s/events.pb-c.h"
 #include "k8s/runtime.pb-c.h"
-#include "sim/apiserver_proto.h"
+#include "sim/apiserver/apiserver_proto.h"
 
 /* Reads a varint at *p (bounded by end). */
 static uint64_t varint(const uint8_t **p, const uint8_t *end)

@@ -18,7 +18,7 @@
 #include "providers/sim/sim.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/cloud.h"
+#include "sim/clouds/cloud.h"
 
 #define S CLOCK_NS_PER_S
 #define MS CLOCK_NS_PER_MS

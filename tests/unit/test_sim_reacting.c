@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "sim/reacting.h"
+#include "sim/world/reacting.h"
 
 static cJSON *render(struct sim_reacting *r)
 {

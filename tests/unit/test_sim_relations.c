@@ -1,6 +1,6 @@
 /*
- * Tests for the simulated scheduler's pod relations (sim/cluster.c over
- * topology.c) and volumes (sim/volumes.c): it refuses what the
+ * Tests for the simulated scheduler's pod relations (sim/world/cluster.c over
+ * topology.c) and volumes (sim/world/volumes.c): it refuses what the
  * kube-scheduler refuses — hostname anti-affinity (both directions), zone
  * spread, pod affinity, a taken hostPort, a volume in another zone — with
  * the kube-scheduler's words, tries a refused pod again when a node comes
@@ -21,9 +21,9 @@
 #include "runtime/clock.h"
 #include "runtime/executor.h"
 #include "sched.h"
-#include "sim/cloud.h"
-#include "sim/apiserver_render.h"
-#include "sim/cluster.h"
+#include "sim/clouds/cloud.h"
+#include "sim/apiserver/apiserver_render.h"
+#include "sim/world/cluster.h"
 
 #define S CLOCK_NS_PER_S
 #define GI (1LL << 30)

@@ -1,5 +1,5 @@
 /*
- * Tests for sim/replay.c: a run is the same for the same seed and differs
+ * Tests for sim/runs/replay.c: a run is the same for the same seed and differs
  * for another, the series are sampled as asked, and the whole-run
  * invariant checks both hold for policies that try to break them (the
  * safety checks stop them) and catch what they are meant to catch.
@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "runtime/clock.h"
-#include "sim/replay.h"
-#include "sim/scenario.h"
+#include "sim/runs/replay.h"
+#include "sim/world/scenario.h"
 #include "test_scenario.h"
 
 #define SMOKE SOURCE_DIR "/examples/scenarios/smoke.yaml"

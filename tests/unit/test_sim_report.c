@@ -1,5 +1,5 @@
 /*
- * Tests for sim/report.c: the HTML report has one chart per metric and
+ * Tests for sim/runs/report.c: the HTML report has one chart per metric and
  * policy, balanced markup, nothing fetched, escaped text and a shared y
  * scale per row; series.csv has a row per sample with quoted fields; empty
  * and non-finite series, a missing parent directory, a full disk and a
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "runtime/clock.h"
-#include "sim/report.h"
+#include "sim/runs/report.h"
 
 #define S CLOCK_NS_PER_S
 #define SMOKE SOURCE_DIR "/examples/scenarios/smoke.yaml"

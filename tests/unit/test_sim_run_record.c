@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "runtime/clock.h"
-#include "sim/replay.h"
-#include "sim/scenario.h"
+#include "sim/runs/replay.h"
+#include "sim/world/scenario.h"
 #include "test_scenario.h"
 
 #define SMOKE SOURCE_DIR "/examples/scenarios/smoke.yaml"

@@ -1,5 +1,5 @@
 /*
- * Tests for sim/scenario.c: the example scenario parses into what it says,
+ * Tests for sim/world/scenario.c: the example scenario parses into what it says,
  * the world built from it runs (arrivals at their times, waves, daemon
  * pods, initial nodes) and is the same for the same seed, node groups come
  * from a named luascale config, and bad scenarios fail with file:line:col
@@ -19,7 +19,7 @@
 #include "buf.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/scenario.h"
+#include "sim/world/scenario.h"
 
 #define S CLOCK_NS_PER_S
 #define SMOKE SOURCE_DIR "/examples/scenarios/smoke.yaml"

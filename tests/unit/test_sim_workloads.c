@@ -1,5 +1,5 @@
 /*
- * Tests for sim/workloads.c in virtual time: pods written by a client
+ * Tests for sim/world/workloads.c in virtual time: pods written by a client
  * (validation, LimitRange defaults), the ReplicaSet controller scaling up
  * and down (pending pods first), a Deployment's rollout to a new
  * ReplicaSet, garbage collection of the dependents of a deleted owner,
@@ -19,10 +19,10 @@
 
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/apiserver_store.h"
-#include "sim/cloud.h"
-#include "sim/cluster.h"
-#include "sim/workloads.h"
+#include "sim/apiserver/apiserver_store.h"
+#include "sim/clouds/cloud.h"
+#include "sim/world/cluster.h"
+#include "sim/world/workloads.h"
 
 #define S CLOCK_NS_PER_S
 #define GI (1LL << 30)

@@ -21,8 +21,8 @@
 #include "providers/simremote/simremote.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
-#include "sim/apiserver.h"
-#include "sim/scenario.h"
+#include "sim/apiserver/apiserver.h"
+#include "sim/world/scenario.h"
 
 static const char scenario[] =
 	"seed: 3\nstart: \"2026-11-30T08:00:00Z\"\nduration: 1h\n"
