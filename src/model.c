@@ -2,7 +2,8 @@
  * model: the snapshot's life cycle — building it from JSON documents and
  * files (streamed, one List item at a time), copying node groups in, and
  * indexing it in snapshot_finish(). Decoding single objects is in
- * model_decode.c, selectors and small lookups in selector.c.
+ * model_decode.c, the objects' accessors in objects.c, the label selector
+ * parser in selector.c.
  */
 #include "model.h"
 

@@ -2,7 +2,7 @@
  * sched: fit predicates (resources, cordon, nodeSelector, required node
  * affinity, taints), first-fit-decreasing packing onto a group's template,
  * and the drain checks. Reads a finished snapshot and never changes it.
- * Decoding and selector matching live in model.c / selector.c.
+ * Decoding lives in model_decode.c, selector matching in objects.c.
  */
 #include "sched.h"
 

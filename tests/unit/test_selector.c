@@ -1,7 +1,8 @@
 /*
- * Tests for selector.c: label selector matching (Kubernetes semantics for
- * absent keys), the kubectl string form, PDB matching, the small
- * lookups and enum tables of model.h and its equality of constraints.
+ * Tests for objects.c and selector.c: label selector matching (Kubernetes
+ * semantics for absent keys), the kubectl string form, PDB matching, the
+ * small lookups and enum tables of objects.h and its equality of
+ * constraints.
  */
 #include <setjmp.h>
 #include <stdarg.h>
