@@ -41,16 +41,6 @@
 #define AUTHZ_GROUP "authorization.k8s.io"
 #define CALL_TIMEOUT_NS (600 * CLOCK_NS_PER_S)
 
-int64_t apiserver_now_ns(void)
-{
-	return clock_now(clock_real());
-}
-
-int64_t apiserver_now_wall(void)
-{
-	return clock_wall(clock_real());
-}
-
 void apiserver_opts_default(struct apiserver_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -66,19 +56,6 @@ void apiserver_opts_default(struct apiserver_opts *o)
 	o->seed = 1;
 }
 
-bool apiserver_param_bool(const char *v)
-{
-	return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
-}
-
-void apiserver_reply_status(struct reply *out, int code, const char *reason, const char *message,
-			    const char *kind, const char *name)
-{
-	buf_free(&out->body);
-	out->code = code;
-	apiserver_render_status(&out->body, code, reason, message, kind, name);
-}
-
 /* ---- faults ---- */
 
 static double draw(struct apiserver *s)
@@ -87,14 +64,6 @@ static double draw(struct apiserver *s)
 	s->rng ^= s->rng >> 7;
 	s->rng ^= s->rng << 17;
 	return (double)(s->rng >> 11) / 9007199254740992.0;
-}
-
-bool apiserver_take_expire(struct apiserver *s)
-{
-	if (s->expire_watches <= 0)
-		return false;
-	s->expire_watches--;
-	return true;
 }
 
 void apiserver_inject(struct apiserver *s, const struct apiserver_faults *f)

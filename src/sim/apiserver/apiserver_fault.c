@@ -1,9 +1,10 @@
 /*
  * sim/apiserver_fault: parsing the simulated API server's fault specs
  * ("throttle=0.5:create:pods/eviction", "down=20s@1m", ...) into a struct
- * apiserver_faults. Applying them is the server's business (apiserver.c).
+ * apiserver_faults, and taking an "expire the next watch" fault. Applying
+ * them is the server's business (apiserver.c).
  */
-#include "sim/apiserver/apiserver.h"
+#include "sim/apiserver/apiserver_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,3 +177,12 @@ int apiserver_faults_parse(struct apiserver_faults *f, const char *spec, struct 
 	return errbuf_set(err, "fault \"%s\": unknown fault \"%s\" (drop-watches, expire-watches, throttle, error, latency, down, kubelet-down, kubelet-up, clear)",
 			  spec, key);
 }
+
+bool apiserver_take_expire(struct apiserver *s)
+{
+	if (s->expire_watches <= 0)
+		return false;
+	s->expire_watches--;
+	return true;
+}
+

@@ -51,11 +51,6 @@ struct filter {
 	size_t nf;
 };
 
-const char *apiserver_query(const struct resreq *rq, const char *key)
-{
-	return rq->conn ? MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key) : NULL;
-}
-
 static void filter_free(struct filter *f)
 {
 	free(f->ns);

@@ -14,7 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/apiserver/apiserver_internal.h"
+#include "sim/apiserver/apiserver_request.h"
 #include "sim/apiserver/apiserver_patch.h"
 #include "sim/apiserver/apiserver_proto.h"
 #include "sim/apiserver/apiserver_store.h"

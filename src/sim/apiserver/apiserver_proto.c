@@ -28,7 +28,7 @@
 #include "k8s/runtime.pb-c.h"
 #include "k8s/storage.pb-c.h"
 #include "kube/kubeconfig.h"
-#include "sim/apiserver/apiserver_internal.h"
+#include "sim/apiserver/apiserver_request.h"
 
 #define MAX_DEPTH 24
 #define PATH_MAX_LEN 256

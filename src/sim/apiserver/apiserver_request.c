@@ -1,20 +1,53 @@
 /*
- * sim/apiserver_request: what a write request asks for and whether the
- * real server would take it — its options (dryRun, fieldValidation,
- * fieldManager), its patch by content type, and the schema of the kinds
- * clients write (unknown fields, wrong types). The store and the world
- * are apiserver_objects.c's.
+ * sim/apiserver_request: a request's query and what a handler answers
+ * (Status), what a write request asks for and whether the real server
+ * would take it — its options (dryRun, fieldValidation, fieldManager), its
+ * patch by content type, and the schema of the kinds clients write
+ * (unknown fields, wrong types). The store and the world are
+ * apiserver_objects.c's.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cjson/cJSON.h>
 
-#include "sim/apiserver/apiserver_internal.h"
+#include <microhttpd.h>
+
+#include "runtime/clock.h"
+#include "sim/apiserver/apiserver_request.h"
 #include "sim/apiserver/apiserver_patch.h"
 #include "sim/apiserver/apiserver_render.h"
+
+int64_t apiserver_now_ns(void)
+{
+	return clock_now(clock_real());
+}
+
+int64_t apiserver_now_wall(void)
+{
+	return clock_wall(clock_real());
+}
+
+bool apiserver_param_bool(const char *v)
+{
+	return v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
+}
+
+void apiserver_reply_status(struct reply *out, int code, const char *reason, const char *message,
+			    const char *kind, const char *name)
+{
+	buf_free(&out->body);
+	out->code = code;
+	apiserver_render_status(&out->body, code, reason, message, kind, name);
+}
+
+const char *apiserver_query(const struct resreq *rq, const char *key)
+{
+	return rq->conn ? MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key) : NULL;
+}
 
 static void oom(struct reply *out)
 {
