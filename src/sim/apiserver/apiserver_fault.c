@@ -185,4 +185,3 @@ bool apiserver_take_expire(struct apiserver *s)
 	s->expire_watches--;
 	return true;
 }
-

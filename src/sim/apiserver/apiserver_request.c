@@ -580,4 +580,3 @@ int apiserver_validate_object(const struct resreq *rq, cJSON *o, struct reply *o
 	buf_free(&unknown);
 	return 0;
 }
-
