@@ -1,5 +1,5 @@
 /*
- * bench_common: what the cloud benchmarks (bench_aws, bench_gce) share —
+ * bench_common: what the cloud benchmark (bench_cloud, for every cloud) shares —
  * a monotonic clock, min/median, an environment table the providers read,
  * the simulated world built from a scenario text, a config parsed offline,
  * many one-instance launches released at once from their own threads, and
