@@ -1,14 +1,12 @@
 /*
  * azureauth: Entra access tokens for ARM from a client secret, a workload
  * identity's federated token (client assertion) or the managed identity of
- * the instance metadata service, cached by credcache. Never logs a token,
+ * the instance metadata service, cached by cloudhttp/oauth. Never logs a token,
  * a secret or an assertion: only the source, the endpoint and the expiry.
  */
 #include "providers/azure/azureauth.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +18,7 @@
 #include "model.h"
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/credcache.h"
-#include "providers/provider.h"
+#include "providers/cloudhttp/oauth.h"
 
 #define SECRET_MAX 1024
 #define ASSERTION_FILE_MAX (64 * 1024)
@@ -29,10 +27,6 @@
 #define DEFAULT_RESOURCE "https://management.azure.com/"
 
 static const char *const src_names[] = { "client-secret", "workload-identity", "managed-identity" };
-
-struct azure_token {
-	char token[AZURE_AUTH_TOKEN_MAX];
-};
 
 struct azure_auth {
 	enum azure_auth_kind kind;
@@ -51,9 +45,7 @@ struct azure_auth {
 	struct clock *clock;
 	const struct logger *log;
 	long imds_timeout_ms;
-	struct credcache *cache;
-	pthread_mutex_t mu;            /* guards 'last_error' */
-	char last_error[PROVIDER_MESSAGE_MAX]; /* the last failed fetch, whole; "" after a success */
+	struct oauth_source *src;      /* the cached token and the last error */
 };
 
 /* ---- small helpers ---- */
@@ -72,52 +64,12 @@ static bool env_true(const struct azure_env *e, const char *name)
 	return v && (!strcasecmp(v, "true") || !strcmp(v, "1"));
 }
 
-static void wipe_response(struct cloudhttp_response *r)
-{
-	if (r->body)
-		credcache_wipe(r->body, r->body_len);
-	cloudhttp_response_free(r);
-}
-
-static void wipe_buf(struct buf *b)
-{
-	if (b->data)
-		credcache_wipe(b->data, b->cap ? b->cap : b->len);
-	buf_free(b);
-}
-
-static void wipe_json(cJSON *j)
-{
-	cJSON *c;
-
-	if (!j)
-		return;
-	if (cJSON_IsString(j) && j->valuestring)
-		credcache_wipe(j->valuestring, strlen(j->valuestring));
-	for (c = j->child; c; c = c->next)
-		wipe_json(c);
-}
-
-static void delete_json(cJSON *j)
-{
-	wipe_json(j);
-	cJSON_Delete(j);
-}
-
-static bool printable(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s <= 0x20 || (unsigned char)*s >= 0x7f)
-			return false;
-	return true;
-}
-
 /* Copies a setting, checked to be printable without spaces and to fit. */
 static int take(char *out, size_t len, const char *v, const char *what, struct errbuf *err)
 {
 	if (strlen(v) >= len)
 		return errbuf_set(err, "%s is longer than %zu bytes", what, len - 1);
-	if (!printable(v))
+	if (!oauth_printable(v, false))
 		return errbuf_set(err, "%s holds a space or a character that is not printable ASCII", what);
 	snprintf(out, len, "%s", v);
 	return 0;
@@ -145,27 +97,13 @@ static const char *pick(const struct azure_env *e, const char *cfg, const char *
 	return NULL;
 }
 
-static bool loopback_host(const char *host)
-{
-	unsigned char a4[4], a6[16];
-	static const unsigned char loop6[16] = { [15] = 1 };
-
-	if (strcasecmp(host, "localhost") == 0)
-		return true;
-	if (inet_pton(AF_INET, host, a4) == 1)
-		return a4[0] == 127;
-	if (inet_pton(AF_INET6, host, a6) == 1)
-		return memcmp(a6, loop6, 16) == 0;
-	return false;
-}
-
 int azure_check_endpoint(const char *url, const char *what, bool link_local, struct errbuf *err)
 {
 	struct cloudhttp_url u;
 
 	if (!url || !*url)
 		return errbuf_set(err, "%s: the URL is empty", what);
-	if (!printable(url))
+	if (!oauth_printable(url, false))
 		return errbuf_set(err, "%s: the URL holds a space or a control character", what);
 	if (cloudhttp_url_parse(url, &u, err) < 0)
 		return errbuf_prefix(err, "%s", what);
@@ -173,7 +111,7 @@ int azure_check_endpoint(const char *url, const char *what, bool link_local, str
 		return errbuf_set(err, "%s: %s must have no query or fragment", what, url);
 	if (!u.host[0])
 		return errbuf_set(err, "%s: %s has no host", what, url);
-	if (strcmp(u.scheme, "https") != 0 && !loopback_host(u.host) &&
+	if (strcmp(u.scheme, "https") != 0 && !oauth_loopback_host(u.host) &&
 	    !(link_local && !strcmp(u.host, "169.254.169.254")))
 		return errbuf_set(err, "%s: %s must be https (http only to a loopback address, for a "
 				  "local simulator%s)", what, url,
@@ -228,18 +166,16 @@ static bool same_resource(const char *a, const char *b)
  * another audience is refused.
  */
 static int parse_token(const char *body, const char *where, int64_t now, const char *resource,
-		       const char *client_id, struct azure_token *out, int64_t *expires_s,
+		       const char *client_id, char *out, size_t len, int64_t *expires_s,
 		       struct errbuf *err)
 {
-	cJSON *j = cJSON_Parse(body);
+	cJSON *j = oauth_json_object(body, where, err);
 	const cJSON *tok, *type, *res, *cid;
 	double e;
 	int rc = -1;
 
-	if (!j || !cJSON_IsObject(j)) {
-		errbuf_set(err, "%s: the answer is not a JSON object", where);
+	if (!j)
 		goto out;
-	}
 	tok = cJSON_GetObjectItemCaseSensitive(j, "access_token");
 	type = cJSON_GetObjectItemCaseSensitive(j, "token_type");
 	res = cJSON_GetObjectItemCaseSensitive(j, "resource");
@@ -274,61 +210,17 @@ static int parse_token(const char *body, const char *where, int64_t now, const c
 		errbuf_set(err, "%s: the token's lifetime %.0f s is not between 1 s and 7 days", where, e);
 		goto out;
 	}
-	if (strlen(tok->valuestring) >= sizeof(out->token) || !printable(tok->valuestring)) {
+	if (strlen(tok->valuestring) >= len || !oauth_printable(tok->valuestring, false)) {
 		errbuf_set(err, "%s: the access_token is longer than %zu bytes or not printable ASCII",
-			   where, sizeof(out->token) - 1);
+			   where, len - 1);
 		goto out;
 	}
-	snprintf(out->token, sizeof(out->token), "%s", tok->valuestring);
+	snprintf(out, len, "%s", tok->valuestring);
 	*expires_s = now + (int64_t)e;
 	rc = 0;
 out:
-	delete_json(j);
+	oauth_json_delete(j);
 	return rc;
-}
-
-/*
- * A token endpoint's error, Entra's code first: "AADSTS7000215: Invalid
- * client secret provided. ... (likely cause: ...); WHERE: HTTP 401
- * invalid_client[; NOTE]" into 'full' ('len' bytes, provider_cloud_message())
- * and, cut to its size, into 'err'. Only the answer's error fields are
- * quoted: never the secret or the assertion sent.
- */
-static void oauth_error(const struct cloudhttp_response *r, const char *where, const char *note,
-			char *full, size_t len, struct errbuf *err)
-{
-	cJSON *j = r->body ? cJSON_Parse(r->body) : NULL;
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
-	const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "error_description");
-	const char *code = NULL, *msg = NULL, *oauth = "";
-	char ctx[1800], aad[24];
-
-	if (cJSON_IsString(e)) {
-		size_t n = 6;
-
-		code = oauth = e->valuestring;
-		msg = cJSON_IsString(d) ? d->valuestring : NULL;
-		/* "AADSTS7000215: Invalid client secret ...": that code leads */
-		if (msg && !strncmp(msg, "AADSTS", 6)) {
-			while (isdigit((unsigned char)msg[n]))
-				n++;
-			if (n > 6 && n < sizeof(aad) && msg[n] == ':') {
-				snprintf(aad, sizeof(aad), "%.*s", (int)n, msg);
-				code = aad;
-			}
-		}
-	} else if (cJSON_IsObject(e)) {
-		const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "code");
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
-
-		code = cJSON_IsString(c) ? c->valuestring : NULL;
-		msg = cJSON_IsString(m) ? m->valuestring : NULL;
-	}
-	snprintf(ctx, sizeof(ctx), "%.1600s: HTTP %ld%s%.64s%s%.100s", where, r->status,
-		 code == aad ? " " : "", code == aad ? oauth : "", note ? "; " : "", note ? note : "");
-	provider_cloud_message(full, len, code, msg, ctx);
-	errbuf_set(err, "%s", full);
-	delete_json(j);
 }
 
 /* ---- fetching ---- */
@@ -350,18 +242,16 @@ static int read_secret(const char *path, const char *what, struct buf *out, stru
 	memmove(out->data, out->data + s, n - s);
 	out->data[n - s] = '\0';
 	out->len = n - s;
-	if (!printable(out->data))
+	if (!oauth_printable(out->data, false))
 		return errbuf_set(err, "%s %s holds a space or a character that is not printable ASCII",
 				  what, path);
 	return 0;
 }
 
-static int fetch_entra(struct azure_auth *a, struct azure_token *out, int64_t *expires_s,
+static int fetch_entra(struct azure_auth *a, char *out, size_t len, int64_t *expires_s,
 		       char *full, size_t full_len, struct errbuf *err)
 {
-	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response r = { 0 };
-	struct cloudhttp_request rq;
 	struct buf body = BUF_INIT, cred = BUF_INIT;
 	char where[1600];
 	int64_t now = clock_wall(a->clock);
@@ -379,46 +269,25 @@ static int fetch_entra(struct azure_auth *a, struct azure_token *out, int64_t *e
 		errbuf_set(err, "%s: out of memory", where);
 		goto out;
 	}
-	buf_puts(&body, "grant_type=client_credentials&client_id=");
-	cloudhttp_escape(&body, a->client_id);
-	buf_puts(&body, "&scope=");
-	cloudhttp_escape(&body, a->scope);
+	oauth_form_add(&body, "grant_type", "client_credentials");
+	oauth_form_add(&body, "client_id", a->client_id);
+	oauth_form_add(&body, "scope", a->scope);
 	if (a->kind == AZURE_AUTH_WORKLOAD_IDENTITY) {
-		buf_puts(&body, "&client_assertion_type=");
-		cloudhttp_escape(&body, AZURE_CLIENT_ASSERTION_TYPE);
-		buf_puts(&body, "&client_assertion=");
+		oauth_form_add(&body, "client_assertion_type", AZURE_CLIENT_ASSERTION_TYPE);
+		oauth_form_add(&body, "client_assertion", cred.data);
 	} else {
-		buf_puts(&body, "&client_secret=");
+		oauth_form_add(&body, "client_secret", cred.data);
 	}
-	cloudhttp_escape(&body, cred.data);
-	if (body.oom ||
-	    cloudhttp_headers_add(&h, "Content-Type", "application/x-www-form-urlencoded") < 0 ||
-	    cloudhttp_headers_add(&h, "Accept", "application/json") < 0) {
-		errbuf_set(err, "%s: out of memory", where);
+	if (oauth_post_form(a->http, a->token_url, &body, src_names[a->kind], where, &r, full,
+			    full_len, err) < 0)
 		goto out;
-	}
-	memset(&rq, 0, sizeof(rq));
-	rq.method = "POST";
-	rq.url = a->token_url;
-	rq.headers = &h;
-	rq.body = body.data;
-	rq.body_len = body.len;
-	if (cloudhttp_call(a->http, &rq, &r, err) < 0) {
-		errbuf_prefix(err, "%s", src_names[a->kind]);
-		goto out;
-	}
-	if (r.status != 200) {
-		oauth_error(&r, where, NULL, full, full_len, err);
-		goto out;
-	}
-	if (parse_token(r.body, where, now, NULL, NULL, out, expires_s, err) < 0)
+	if (parse_token(r.body, where, now, NULL, NULL, out, len, expires_s, err) < 0)
 		goto out;
 	rc = 0;
 out:
-	wipe_response(&r);
-	wipe_buf(&body);
-	wipe_buf(&cred);
-	cloudhttp_headers_free(&h);
+	oauth_wipe_response(&r);
+	oauth_wipe_buf(&body);
+	oauth_wipe_buf(&cred);
 	return rc;
 }
 
@@ -433,7 +302,7 @@ static enum cloudhttp_verdict imds_classify(void *ctx, const struct cloudhttp_re
 	return CLOUDHTTP_DONE;
 }
 
-static int fetch_imds(struct azure_auth *a, struct azure_token *out, int64_t *expires_s,
+static int fetch_imds(struct azure_auth *a, char *out, size_t len, int64_t *expires_s,
 		      char *full, size_t full_len, struct errbuf *err)
 {
 	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
@@ -475,31 +344,27 @@ static int fetch_imds(struct azure_auth *a, struct azure_token *out, int64_t *ex
 			   "not the metadata service, refused", where, ct ? ct : "(none)");
 		goto out;
 	}
-	if (parse_token(r.body, where, now, a->resource, a->identity_id, out, expires_s, err) < 0)
+	if (parse_token(r.body, where, now, a->resource, a->identity_id, out, len, expires_s,
+			err) < 0)
 		goto out;
 	rc = 0;
 out:
-	wipe_response(&r);
+	oauth_wipe_response(&r);
 	cloudhttp_headers_free(&h);
 	return rc;
 }
 
-static int refresh(void *ud, void *value, int64_t *expires_s, struct errbuf *err)
+/* An oauth_fetch_fn: the token from Entra or IMDS, logged (never the token). */
+static int fetch(void *ud, char *out, size_t len, int64_t *expires_s, char *full,
+		 size_t full_len, struct errbuf *err)
 {
 	struct azure_auth *a = ud;
-	struct azure_token *out = value;
-	char ts[40], full[PROVIDER_MESSAGE_MAX] = "";
-	int rc;
+	char ts[40];
 
-	rc = a->kind == AZURE_AUTH_MANAGED_IDENTITY ? fetch_imds(a, out, expires_s, full, sizeof(full), err)
-						    : fetch_entra(a, out, expires_s, full, sizeof(full), err);
-	pthread_mutex_lock(&a->mu);
-	snprintf(a->last_error, sizeof(a->last_error), "%s", rc < 0 ? (full[0] ? full : err->msg) : "");
-	pthread_mutex_unlock(&a->mu);
-	if (rc < 0) {
-		credcache_wipe(out, sizeof(*out));
+	if ((a->kind == AZURE_AUTH_MANAGED_IDENTITY
+		     ? fetch_imds(a, out, len, expires_s, full, full_len, err)
+		     : fetch_entra(a, out, len, expires_s, full, full_len, err)) < 0)
 		return -1;
-	}
 	model_format_time(*expires_s, ts, sizeof(ts));
 	log_at(a->log, LOG_INFO, clock_wall(a->clock), "azure: access token from the %s (%s), expires %s",
 	       src_names[a->kind],
@@ -572,7 +437,7 @@ static int choose(struct azure_auth *a, const struct azure_auth_opts *o, struct 
 	if (!secret)
 		return errbuf_set(err, "client-secret needs a secret: set AZURE_CLIENT_SECRET, "
 				  "ARM_CLIENT_SECRET or provider.azure.client_secret_file");
-	if (strlen(secret) >= sizeof(a->secret) || !printable(secret))
+	if (strlen(secret) >= sizeof(a->secret) || !oauth_printable(secret, false))
 		return errbuf_set(err, "%s is longer than %zu bytes or holds a character that is not "
 				  "printable ASCII", n_s, sizeof(a->secret) - 1);
 	snprintf(a->secret, sizeof(a->secret), "%s", secret);
@@ -631,7 +496,7 @@ out:
 
 struct azure_auth *azure_auth_new(const struct azure_auth_opts *o, struct errbuf *err)
 {
-	struct credcache_opts co;
+	struct oauth_source_opts so;
 	struct azure_auth *a;
 
 	if (!o || !o->http) {
@@ -643,7 +508,6 @@ struct azure_auth *azure_auth_new(const struct azure_auth_opts *o, struct errbuf
 		errbuf_set(err, "azure auth: out of memory");
 		return NULL;
 	}
-	pthread_mutex_init(&a->mu, NULL);
 	a->http = o->http;
 	a->clock = o->clock ? o->clock : clock_real();
 	a->log = o->log;
@@ -652,17 +516,18 @@ struct azure_auth *azure_auth_new(const struct azure_auth_opts *o, struct errbuf
 		errbuf_prefix(err, "azure auth");
 		goto fail;
 	}
-	memset(&co, 0, sizeof(co));
-	co.name = "azure access token";
-	co.value_size = sizeof(struct azure_token);
-	co.refresh = refresh;
-	co.ud = a;
-	co.advisory_s = AZURE_AUTH_REFRESH_S;
-	co.mandatory_s = AZURE_AUTH_REFRESH_S;
-	co.clock = a->clock;
-	co.log = a->log;
-	a->cache = credcache_new(&co, err);
-	if (!a->cache)
+	memset(&so, 0, sizeof(so));
+	so.name = "azure access token";
+	so.who = "azure auth";
+	so.token_max = AZURE_AUTH_TOKEN_MAX;
+	so.fetch = fetch;
+	so.ud = a;
+	so.advisory_s = AZURE_AUTH_REFRESH_S;
+	so.mandatory_s = AZURE_AUTH_REFRESH_S;
+	so.clock = a->clock;
+	so.log = a->log;
+	a->src = oauth_source_new(&so, err);
+	if (!a->src)
 		goto fail;
 	log_at(a->log, LOG_INFO, clock_wall(a->clock), "azure: credentials from the %s (%s%s%s)",
 	       src_names[a->kind],
@@ -679,43 +544,16 @@ fail:
 int azure_auth_token(struct azure_auth *a, char *out, size_t len, int64_t *expires_s,
 		     struct errbuf *err)
 {
-	struct azure_token t;
-	int64_t exp = 0;
-	size_t n;
-	int rc = -1;
-
-	if (credcache_get(a->cache, &t, &exp, err) < 0)
-		goto out;
-	n = strlen(t.token);
-	if (n >= len) {
-		errbuf_set(err, "azure auth: the access token (%zu bytes) does not fit in %zu", n, len);
-		goto out;
-	}
-	memcpy(out, t.token, n + 1);
-	if (expires_s)
-		*expires_s = exp;
-	rc = 0;
-out:
-	credcache_wipe(&t, sizeof(t));
-	return rc;
+	return oauth_source_token(a->src, out, len, expires_s, err);
 }
 
 int azure_auth_prepare(void *ctx, const struct cloudhttp_request *req,
 		       struct cloudhttp_headers *extra, struct errbuf *err)
 {
-	char tok[AZURE_AUTH_TOKEN_MAX + 1];
-	int rc;
+	struct azure_auth *a = ctx;
 
 	(void)req;
-	if (azure_auth_token(ctx, tok, sizeof(tok), NULL, err) < 0) {
-		credcache_wipe(tok, sizeof(tok));
-		return -1;
-	}
-	rc = cloudhttp_headers_set_bearer(extra, tok);
-	credcache_wipe(tok, sizeof(tok));
-	if (rc < 0)
-		return errbuf_set(err, "azure auth: the access token is not a valid header value");
-	return 0;
+	return oauth_source_prepare(a->src, extra, err);
 }
 
 enum azure_auth_kind azure_auth_kind(const struct azure_auth *a)
@@ -730,22 +568,19 @@ const char *azure_auth_source(const struct azure_auth *a)
 
 void azure_auth_last_error(struct azure_auth *a, char *out, size_t len)
 {
-	pthread_mutex_lock(&a->mu);
-	snprintf(out, len, "%s", a->last_error);
-	pthread_mutex_unlock(&a->mu);
+	oauth_source_last_error(a->src, out, len);
 }
 
 void azure_auth_invalidate(struct azure_auth *a)
 {
-	credcache_invalidate(a->cache);
+	oauth_source_invalidate(a->src);
 }
 
 void azure_auth_free(struct azure_auth *a)
 {
 	if (!a)
 		return;
-	credcache_free(a->cache);
-	pthread_mutex_destroy(&a->mu);
+	oauth_source_free(a->src);
 	credcache_wipe(a, sizeof(*a));
 	free(a);
 }

@@ -1,12 +1,11 @@
 /*
  * gceauth: GCE access tokens from a service-account key (RS256 JWT bearer
  * grant, signed with libcrypto) or the metadata server, cached by
- * credcache; the metadata server's project and zone. Never logs a token,
+ * cloudhttp/oauth; the metadata server's project and zone. Never logs a token,
  * an assertion or a key: only the source, the account and the expiry.
  */
 #include "providers/gce/gceauth.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -23,8 +22,8 @@
 
 #include "model.h"
 #include "providers/cloudhttp/cloudhttp.h"
-#include "providers/provider.h"
 #include "providers/cloudhttp/credcache.h"
+#include "providers/cloudhttp/oauth.h"
 
 #define KEY_FILE_MAX (64 * 1024)
 #define JWT_LIFETIME_S 3600
@@ -46,10 +45,6 @@ struct gce_jwt_key {
 	EVP_PKEY *pkey;
 };
 
-struct gce_token {
-	char token[GCE_AUTH_TOKEN_MAX];
-};
-
 struct md_client {
 	struct cloudhttp *http;
 	char base[300];            /* "http://host[:port]" */
@@ -67,10 +62,9 @@ struct gce_auth {
 	struct cloudhttp *http;
 	struct clock *clock;
 	const struct logger *log;
-	struct credcache *cache;
-	pthread_mutex_t mu;        /* guards 'account' and 'last_error' */
+	struct oauth_source *src;  /* the cached token and the last error */
+	pthread_mutex_t mu;        /* guards 'account' */
 	char account[320];
-	char last_error[PROVIDER_MESSAGE_MAX]; /* the last failed fetch, whole; "" after a success */
 };
 
 /* ---- small helpers ---- */
@@ -82,51 +76,6 @@ static const char *env_get(const struct gce_env *e, const char *name)
 	return v && *v ? v : NULL;
 }
 
-static void wipe_response(struct cloudhttp_response *r)
-{
-	if (r->body)
-		credcache_wipe(r->body, r->body_len);
-	cloudhttp_response_free(r);
-}
-
-static void wipe_buf(struct buf *b)
-{
-	if (b->data)
-		credcache_wipe(b->data, b->cap ? b->cap : b->len);
-	buf_free(b);
-}
-
-/* Wipes every string value of a parsed JSON tree (secrets inside). */
-static void wipe_json(cJSON *j)
-{
-	cJSON *c;
-
-	if (!j)
-		return;
-	if (cJSON_IsString(j) && j->valuestring)
-		credcache_wipe(j->valuestring, strlen(j->valuestring));
-	for (c = j->child; c; c = c->next)
-		wipe_json(c);
-}
-
-static void delete_json(cJSON *j)
-{
-	wipe_json(j);
-	cJSON_Delete(j);
-}
-
-/* True when every byte is printable ASCII (space allowed when 'spaces'). */
-static bool printable(const char *s, bool spaces)
-{
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch < 0x20 || ch >= 0x7f || (!spaces && ch == ' '))
-			return false;
-	}
-	return true;
-}
-
 static int copy_str(char *out, size_t len, const char *v, const char *what, const char *where,
 		    struct errbuf *err)
 {
@@ -136,7 +85,7 @@ static int copy_str(char *out, size_t len, const char *v, const char *what, cons
 		return errbuf_set(err, "%s: %s is empty", where, what);
 	if (n >= len)
 		return errbuf_set(err, "%s: %s is longer than %zu bytes", where, what, len - 1);
-	if (!printable(v, false))
+	if (!oauth_printable(v, false))
 		return errbuf_set(err, "%s: %s holds a character that is not printable ASCII", where,
 				  what);
 	memcpy(out, v, n + 1);
@@ -150,27 +99,13 @@ static void format_expiry(int64_t expires_s, char *ts, size_t len)
 
 /* ---- URLs and hosts ---- */
 
-static bool loopback_host(const char *host)
-{
-	unsigned char a4[4], a6[16];
-	static const unsigned char loop6[16] = { [15] = 1 };
-
-	if (strcasecmp(host, "localhost") == 0)
-		return true;
-	if (inet_pton(AF_INET, host, a4) == 1)
-		return a4[0] == 127;
-	if (inet_pton(AF_INET6, host, a6) == 1)
-		return memcmp(a6, loop6, 16) == 0;
-	return false;
-}
-
 int gce_auth_check_token_url(const char *url, struct errbuf *err)
 {
 	struct cloudhttp_url u;
 
 	if (!url || !*url)
 		return errbuf_set(err, "the token URL is empty");
-	if (!printable(url, false))
+	if (!oauth_printable(url, false))
 		return errbuf_set(err, "the token URL holds a space or a control character");
 	if (cloudhttp_url_parse(url, &u, err) < 0)
 		return -1;
@@ -178,7 +113,7 @@ int gce_auth_check_token_url(const char *url, struct errbuf *err)
 		return errbuf_set(err, "the token URL %s must have no query or fragment", url);
 	if (!u.host[0])
 		return errbuf_set(err, "the token URL %s has no host", url);
-	if (strcmp(u.scheme, "https") != 0 && !loopback_host(u.host))
+	if (strcmp(u.scheme, "https") != 0 && !oauth_loopback_host(u.host))
 		return errbuf_set(err, "the token URL %s must be https (http only to a loopback "
 				  "address, for a local simulator)", url);
 	return 0;
@@ -259,7 +194,7 @@ static int md_get(const struct md_client *m, const char *path, struct cloudhttp_
 	rq.headers = &h;
 	rq.timeout_ms = m->timeout_ms;
 	for (i = 0; i < m->attempts; i++) {
-		wipe_response(resp);
+		oauth_wipe_response(resp);
 		rc = cloudhttp_send(m->http, &rq, resp, err);
 		if (rc == 0 && resp->status < 500)
 			break;
@@ -330,18 +265,16 @@ out:
  * Reads {"access_token","expires_in","token_type"} of a token answer.
  * 'now' is the wall time the expiry counts from.
  */
-static int parse_token(const char *body, const char *where, int64_t now, struct gce_token *out,
+static int parse_token(const char *body, const char *where, int64_t now, char *out, size_t len,
 		       int64_t *expires_s, struct errbuf *err)
 {
-	cJSON *j = cJSON_Parse(body);
+	cJSON *j = oauth_json_object(body, where, err);
 	const cJSON *tok, *exp, *type;
 	double e;
 	int rc = -1;
 
-	if (!j || !cJSON_IsObject(j)) {
-		errbuf_set(err, "%s: the answer is not a JSON object", where);
+	if (!j)
 		goto out;
-	}
 	tok = cJSON_GetObjectItemCaseSensitive(j, "access_token");
 	exp = cJSON_GetObjectItemCaseSensitive(j, "expires_in");
 	type = cJSON_GetObjectItemCaseSensitive(j, "token_type");
@@ -362,46 +295,13 @@ static int parse_token(const char *body, const char *where, int64_t now, struct 
 		errbuf_set(err, "%s: expires_in %.0f is not between 1 s and 7 days", where, e);
 		goto out;
 	}
-	if (copy_str(out->token, sizeof(out->token), tok->valuestring, "access_token", where,
-		     err) < 0)
+	if (copy_str(out, len, tok->valuestring, "access_token", where, err) < 0)
 		goto out;
 	*expires_s = now + (int64_t)e;
 	rc = 0;
 out:
-	delete_json(j);
+	oauth_json_delete(j);
 	return rc;
-}
-
-/*
- * An OAuth error answer, the endpoint's code first: "invalid_grant: Invalid
- * JWT Signature. (likely cause: ...); WHERE: HTTP 400" into 'full' ('len'
- * bytes, provider_cloud_message()) and, cut to its size, into 'err'. Only
- * the answer's error fields are quoted (never the assertion sent).
- */
-static void oauth_error(const struct cloudhttp_response *r, const char *where, char *full,
-			size_t len, struct errbuf *err)
-{
-	cJSON *j = r->body ? cJSON_Parse(r->body) : NULL;
-	const cJSON *e = j ? cJSON_GetObjectItemCaseSensitive(j, "error") : NULL;
-	const cJSON *d = j ? cJSON_GetObjectItemCaseSensitive(j, "error_description") : NULL;
-	const char *code = NULL, *msg = NULL;
-	char ctx[1400];
-
-	snprintf(ctx, sizeof(ctx), "%.1300s: HTTP %ld", where, r->status);
-	if (cJSON_IsString(e)) {
-		code = e->valuestring;
-		msg = cJSON_IsString(d) ? d->valuestring : NULL;
-	} else if (cJSON_IsObject(e)) {
-		/* a Google API error: {"error":{"code":403,"message":..,"status":"PERMISSION_DENIED"}} */
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
-		const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "status");
-
-		code = cJSON_IsString(st) ? st->valuestring : NULL;
-		msg = cJSON_IsString(m) ? m->valuestring : NULL;
-	}
-	provider_cloud_message(full, len, code, msg, ctx);
-	errbuf_set(err, "%s", full);
-	cJSON_Delete(j);
 }
 
 /* ---- keys and JWTs ---- */
@@ -498,11 +398,11 @@ struct gce_jwt_key *gce_jwt_key_parse(const char *text, size_t len, const char *
 		goto fail;
 	}
 	BIO_free(bio);
-	delete_json(j);
+	oauth_json_delete(j);
 	return k;
 fail:
 	BIO_free(bio);
-	delete_json(j);
+	oauth_json_delete(j);
 	gce_jwt_key_free(k);
 	return NULL;
 }
@@ -515,11 +415,11 @@ struct gce_jwt_key *gce_jwt_key_load(const char *path, struct errbuf *err)
 
 	snprintf(where, sizeof(where), "service account key %s", path);
 	if (buf_read_file(&b, path, KEY_FILE_MAX, err) < 0) {
-		wipe_buf(&b);
+		oauth_wipe_buf(&b);
 		return NULL;
 	}
 	k = gce_jwt_key_parse(b.data ? b.data : "", b.len, where, err);
-	wipe_buf(&b);
+	oauth_wipe_buf(&b);
 	return k;
 }
 
@@ -636,12 +536,10 @@ out:
 
 /* ---- fetching ---- */
 
-static int fetch_key(struct gce_auth *a, struct gce_token *out, int64_t *expires_s,
+static int fetch_key(struct gce_auth *a, char *out, size_t len, int64_t *expires_s,
 		     char *full, size_t full_len, struct errbuf *err)
 {
-	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response r = { 0 };
-	struct cloudhttp_request rq;
 	struct buf jwt = BUF_INIT, body = BUF_INIT;
 	char where[2400];
 	int64_t now = clock_wall(a->clock);
@@ -652,42 +550,22 @@ static int fetch_key(struct gce_auth *a, struct gce_token *out, int64_t *expires
 		errbuf_prefix(err, "%s", a->where);
 		goto out;
 	}
-	buf_puts(&body, "grant_type=");
-	cloudhttp_escape(&body, JWT_GRANT);
-	buf_puts(&body, "&assertion=");
-	cloudhttp_escape(&body, jwt.data);
-	if (body.oom ||
-	    cloudhttp_headers_add(&h, "Content-Type", "application/x-www-form-urlencoded") < 0 ||
-	    cloudhttp_headers_add(&h, "Accept", "application/json") < 0) {
-		errbuf_set(err, "%s: out of memory", where);
+	oauth_form_add(&body, "grant_type", JWT_GRANT);
+	oauth_form_add(&body, "assertion", jwt.data);
+	if (oauth_post_form(a->http, a->token_url, &body, a->where, where, &r, full, full_len,
+			    err) < 0)
 		goto out;
-	}
-	memset(&rq, 0, sizeof(rq));
-	rq.method = "POST";
-	rq.url = a->token_url;
-	rq.headers = &h;
-	rq.body = body.data;
-	rq.body_len = body.len;
-	if (cloudhttp_call(a->http, &rq, &r, err) < 0) {
-		errbuf_prefix(err, "%s", a->where);
-		goto out;
-	}
-	if (r.status != 200) {
-		oauth_error(&r, where, full, full_len, err);
-		goto out;
-	}
-	if (parse_token(r.body, where, now, out, expires_s, err) < 0)
+	if (parse_token(r.body, where, now, out, len, expires_s, err) < 0)
 		goto out;
 	rc = 0;
 out:
-	wipe_response(&r);
-	wipe_buf(&jwt);
-	wipe_buf(&body);
-	cloudhttp_headers_free(&h);
+	oauth_wipe_response(&r);
+	oauth_wipe_buf(&jwt);
+	oauth_wipe_buf(&body);
 	return rc;
 }
 
-static int fetch_metadata(struct gce_auth *a, struct gce_token *out, int64_t *expires_s,
+static int fetch_metadata(struct gce_auth *a, char *out, size_t len, int64_t *expires_s,
 			  struct errbuf *err)
 {
 	struct cloudhttp_response r = { 0 };
@@ -704,7 +582,7 @@ static int fetch_metadata(struct gce_auth *a, struct gce_token *out, int64_t *ex
 				   "set GOOGLE_APPLICATION_CREDENTIALS to a key)", where);
 		goto out;
 	}
-	if (parse_token(r.body, where, now, out, expires_s, err) < 0)
+	if (parse_token(r.body, where, now, out, len, expires_s, err) < 0)
 		goto out;
 	rc = 0;
 	pthread_mutex_lock(&a->mu);
@@ -722,26 +600,21 @@ static int fetch_metadata(struct gce_auth *a, struct gce_token *out, int64_t *ex
 		}
 	}
 out:
-	wipe_response(&r);
+	oauth_wipe_response(&r);
 	return rc;
 }
 
-static int refresh(void *ud, void *value, int64_t *expires_s, struct errbuf *err)
+/* An oauth_fetch_fn: the token from the key or the metadata server, logged
+ * (never the token). */
+static int fetch(void *ud, char *out, size_t len, int64_t *expires_s, char *full,
+		 size_t full_len, struct errbuf *err)
 {
 	struct gce_auth *a = ud;
-	struct gce_token *out = value;
-	char ts[40], account[320], full[PROVIDER_MESSAGE_MAX] = "";
-	int rc;
+	char ts[40], account[320];
 
-	rc = a->kind == SRC_KEY ? fetch_key(a, out, expires_s, full, sizeof(full), err)
-				: fetch_metadata(a, out, expires_s, err);
-	pthread_mutex_lock(&a->mu);
-	snprintf(a->last_error, sizeof(a->last_error), "%s", rc < 0 ? (full[0] ? full : err->msg) : "");
-	pthread_mutex_unlock(&a->mu);
-	if (rc < 0) {
-		credcache_wipe(out, sizeof(*out));
+	if ((a->kind == SRC_KEY ? fetch_key(a, out, len, expires_s, full, full_len, err)
+				: fetch_metadata(a, out, len, expires_s, err)) < 0)
 		return -1;
-	}
 	gce_auth_account(a, account, sizeof(account));
 	format_expiry(*expires_s, ts, sizeof(ts));
 	log_at(a->log, LOG_INFO, clock_wall(a->clock),
@@ -754,7 +627,7 @@ static int refresh(void *ud, void *value, int64_t *expires_s, struct errbuf *err
 
 struct gce_auth *gce_auth_new(const struct gce_auth_opts *o, struct errbuf *err)
 {
-	struct credcache_opts co;
+	struct oauth_source_opts so;
 	struct gce_auth *a;
 	const char *file, *scope;
 
@@ -772,7 +645,7 @@ struct gce_auth *gce_auth_new(const struct gce_auth_opts *o, struct errbuf *err)
 	a->clock = o->clock ? o->clock : clock_real();
 	a->log = o->log;
 	scope = o->scope && *o->scope ? o->scope : GCE_AUTH_DEFAULT_SCOPE;
-	if (strlen(scope) >= sizeof(a->scope) || !printable(scope, true)) {
+	if (strlen(scope) >= sizeof(a->scope) || !oauth_printable(scope, true)) {
 		errbuf_set(err, "gce auth: the scope must be printable ASCII, at most %zu bytes",
 			   sizeof(a->scope) - 1);
 		goto fail;
@@ -806,17 +679,18 @@ struct gce_auth *gce_auth_new(const struct gce_auth_opts *o, struct errbuf *err)
 		snprintf(a->where, sizeof(a->where), "%s", a->md.base);
 		snprintf(a->account, sizeof(a->account), "default");
 	}
-	memset(&co, 0, sizeof(co));
-	co.name = "gce access token";
-	co.value_size = sizeof(struct gce_token);
-	co.refresh = refresh;
-	co.ud = a;
-	co.advisory_s = GCE_AUTH_ADVISORY_S;
-	co.mandatory_s = GCE_AUTH_MANDATORY_S;
-	co.clock = a->clock;
-	co.log = a->log;
-	a->cache = credcache_new(&co, err);
-	if (!a->cache)
+	memset(&so, 0, sizeof(so));
+	so.name = "gce access token";
+	so.who = "gce auth";
+	so.token_max = GCE_AUTH_TOKEN_MAX;
+	so.fetch = fetch;
+	so.ud = a;
+	so.advisory_s = GCE_AUTH_ADVISORY_S;
+	so.mandatory_s = GCE_AUTH_MANDATORY_S;
+	so.clock = a->clock;
+	so.log = a->log;
+	a->src = oauth_source_new(&so, err);
+	if (!a->src)
 		goto fail;
 	log_at(a->log, LOG_INFO, clock_wall(a->clock), "gce: credentials from the %s (%s)",
 	       src_names[a->kind], a->where);
@@ -829,43 +703,16 @@ fail:
 int gce_auth_token(struct gce_auth *a, char *out, size_t len, int64_t *expires_s,
 		   struct errbuf *err)
 {
-	struct gce_token t;
-	int64_t exp = 0;
-	size_t n;
-	int rc = -1;
-
-	if (credcache_get(a->cache, &t, &exp, err) < 0)
-		goto out;
-	n = strlen(t.token);
-	if (n >= len) {
-		errbuf_set(err, "gce auth: the access token (%zu bytes) does not fit in %zu", n, len);
-		goto out;
-	}
-	memcpy(out, t.token, n + 1);
-	if (expires_s)
-		*expires_s = exp;
-	rc = 0;
-out:
-	credcache_wipe(&t, sizeof(t));
-	return rc;
+	return oauth_source_token(a->src, out, len, expires_s, err);
 }
 
 int gce_auth_prepare(void *ctx, const struct cloudhttp_request *req,
 		     struct cloudhttp_headers *extra, struct errbuf *err)
 {
-	char tok[GCE_AUTH_TOKEN_MAX + 1];
-	int rc;
+	struct gce_auth *a = ctx;
 
 	(void)req;
-	if (gce_auth_token(ctx, tok, sizeof(tok), NULL, err) < 0) {
-		credcache_wipe(tok, sizeof(tok));
-		return -1;
-	}
-	rc = cloudhttp_headers_set_bearer(extra, tok);
-	credcache_wipe(tok, sizeof(tok));
-	if (rc < 0)
-		return errbuf_set(err, "gce auth: the access token is not a valid header value");
-	return 0;
+	return oauth_source_prepare(a->src, extra, err);
 }
 
 const char *gce_auth_source(const struct gce_auth *a)
@@ -882,21 +729,19 @@ void gce_auth_account(struct gce_auth *a, char *out, size_t len)
 
 void gce_auth_last_error(struct gce_auth *a, char *out, size_t len)
 {
-	pthread_mutex_lock(&a->mu);
-	snprintf(out, len, "%s", a->last_error);
-	pthread_mutex_unlock(&a->mu);
+	oauth_source_last_error(a->src, out, len);
 }
 
 void gce_auth_invalidate(struct gce_auth *a)
 {
-	credcache_invalidate(a->cache);
+	oauth_source_invalidate(a->src);
 }
 
 void gce_auth_free(struct gce_auth *a)
 {
 	if (!a)
 		return;
-	credcache_free(a->cache);
+	oauth_source_free(a->src);
 	gce_jwt_key_free(a->key);
 	pthread_mutex_destroy(&a->mu);
 	credcache_wipe(a, sizeof(*a));

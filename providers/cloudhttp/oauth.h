@@ -1,0 +1,137 @@
+/*
+ * oauth: what every cloud's OAuth 2.0 bearer token source shares — the
+ * token request form and its POST, reading an OAuth error answer, and the
+ * cached token (credcache) with its last error and the Bearer header hook.
+ * It knows no cloud: grants, endpoints, answers' rules and wording of the
+ * source are the provider's (azureauth, gceauth).
+ */
+#ifndef LUASCALE_OAUTH_H
+#define LUASCALE_OAUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errbuf.h"
+#include "log.h"
+#include "runtime/clock.h"
+
+struct buf;
+struct cJSON;
+struct cloudhttp;
+struct cloudhttp_headers;
+struct cloudhttp_response;
+
+/* The longest access token an oauth_source may keep. */
+#define OAUTH_TOKEN_LIMIT 8192
+
+/* ---- wiping what held a secret ---- */
+
+/* Wipes the body of 'r', then frees it as cloudhttp_response_free(). */
+void oauth_wipe_response(struct cloudhttp_response *r);
+
+/* Wipes the whole allocation of 'b', then frees it as buf_free(). */
+void oauth_wipe_buf(struct buf *b);
+
+/* Wipes every string value of a parsed JSON tree, then deletes it. NULL is
+ * a no-op. */
+void oauth_json_delete(struct cJSON *j);
+
+/* Parses 'body' as a JSON object: the tree (free it with oauth_json_delete),
+ * or NULL with "WHERE: the answer is not a JSON object". */
+struct cJSON *oauth_json_object(const char *body, const char *where, struct errbuf *err);
+
+/* ---- checks ---- */
+
+/* True when every byte is printable ASCII; a space only when 'spaces'. */
+bool oauth_printable(const char *s, bool spaces);
+
+/* True for "localhost", 127.0.0.0/8 and ::1 (a local simulator's host). */
+bool oauth_loopback_host(const char *host);
+
+/* ---- token requests ---- */
+
+/* Appends "name=value" to an x-www-form-urlencoded body ("&" first unless
+ * 'b' is empty), the value percent-encoded. Out of memory sets b->oom. */
+void oauth_form_add(struct buf *b, const char *name, const char *value);
+
+/*
+ * POSTs the form 'form' to the token endpoint 'url' (with cloudhttp_call's
+ * retries) asking for JSON. Returns 0 with the HTTP 200 answer in 'r'
+ * (wipe it with oauth_wipe_response); else -1: no answer ('err' prefixed
+ * with 'who'), or another status (oauth_error() with 'where', no note).
+ * 'full' ("" on entry) receives the whole message of an error answer.
+ */
+int oauth_post_form(struct cloudhttp *http, const char *url, const struct buf *form,
+		    const char *who, const char *where, struct cloudhttp_response *r, char *full,
+		    size_t full_len, struct errbuf *err);
+
+/*
+ * An OAuth error answer, the endpoint's code first: "invalid_grant: Invalid
+ * JWT Signature. (likely cause: ...); WHERE: HTTP 400[; NOTE]" into 'full'
+ * ('len' bytes, provider_cloud_message()) and, cut to its size, into 'err'.
+ * The code is the answer's "error"; when its error_description starts with
+ * an Entra code ("AADSTS7000215: ..."), that code leads and "error" follows
+ * the status ("HTTP 401 invalid_client"). An API error object
+ * {"error":{"status"|"code", "message"}} is read too. Only the answer's
+ * error fields are quoted, never what was sent.
+ */
+void oauth_error(const struct cloudhttp_response *r, const char *where, const char *note,
+		 char *full, size_t len, struct errbuf *err);
+
+/* ---- the cached token ---- */
+
+/*
+ * Fetches a fresh access token into 'token' ('len' bytes, zeroed) and its
+ * expiry (unix seconds) into '*expires_s'. Returns 0, or -1 with a message
+ * in 'err' (never a secret) and, when the endpoint answered an error, its
+ * whole message in 'full' ('full_len' bytes, "" on entry).
+ */
+typedef int (*oauth_fetch_fn)(void *ud, char *token, size_t len, int64_t *expires_s,
+			      char *full, size_t full_len, struct errbuf *err);
+
+struct oauth_source_opts {
+	const char *name;          /* credcache's, for log lines: "gce access token" */
+	const char *who;           /* leads this module's own messages: "gce auth" */
+	size_t token_max;          /* bytes kept, NUL included; at most OAUTH_TOKEN_LIMIT */
+	oauth_fetch_fn fetch;
+	void *ud;                  /* handed to 'fetch' */
+	int64_t advisory_s;        /* credcache's refresh windows */
+	int64_t mandatory_s;
+	struct clock *clock;       /* NULL: the real clock */
+	const struct logger *log;  /* NULL: silent */
+};
+
+struct oauth_source;
+
+/* Creates the source (nothing is fetched yet). Returns NULL with a
+ * message when the options are invalid or out of memory. */
+struct oauth_source *oauth_source_new(const struct oauth_source_opts *o, struct errbuf *err);
+
+/*
+ * Copies a valid access token into 'out' ('len' bytes, NUL included) and
+ * its expiry into '*expires_s' (may be NULL), fetching first when there is
+ * none or it is inside a refresh window (credcache_get). Returns 0, or -1
+ * with the fetch's message, or "WHO: the access token (N bytes) does not
+ * fit in LEN". Thread-safe.
+ */
+int oauth_source_token(struct oauth_source *s, char *out, size_t len, int64_t *expires_s,
+		       struct errbuf *err);
+
+/* Sets "Authorization: Bearer <token>" in 'extra' (a cloudhttp prepare
+ * hook's body). Returns 0, or -1 with oauth_source_token()'s message or
+ * "WHO: the access token is not a valid header value". */
+int oauth_source_prepare(struct oauth_source *s, struct cloudhttp_headers *extra,
+			 struct errbuf *err);
+
+/* Copies the whole message of the last failed fetch ("" after a success
+ * or before any failure) into 'out'. Thread-safe. */
+void oauth_source_last_error(struct oauth_source *s, char *out, size_t len);
+
+/* Drops the cached token so the next oauth_source_token() fetches anew. */
+void oauth_source_invalidate(struct oauth_source *s);
+
+/* Wipes the token and frees. NULL is a no-op. No call may be running. */
+void oauth_source_free(struct oauth_source *s);
+
+#endif
