@@ -1207,14 +1207,6 @@ bool snapshot_node_drift(const struct snapshot *s, size_t n, char *out, size_t l
 			snprintf(out, len, "instance type %s is none of group %s's", type, g->name);
 			return true;
 		}
-	} else if (g->instance_type && g->instance_type[0]) {
-		const char *type = kvlist_get(&node->labels, "node.kubernetes.io/instance-type");
-
-		if (type && strcasecmp(type, g->instance_type)) { /* ARM names are case-blind */
-			snprintf(out, len, "instance type %s, group %s launches %s now", type, g->name,
-				 g->instance_type);
-			return true;
-		}
 	}
 	if (node->provider_id && node->provider_id[0] && g->n_outdated) {
 		const struct kv key = { node->provider_id, NULL };

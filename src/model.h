@@ -97,8 +97,9 @@ struct node_group {
 /*
  * Why node 'n' of finished snapshot 's' is no longer what its group would
  * launch now, written into 'out' ("" and false when it is not), the first
- * of: a node.kubernetes.io/instance-type other than the group's
- * instance_type (for a group of several instance types, none of them); the cloud's word that its instance is outdated (the
+ * of: for a group of several instance types, a node.kubernetes.io/instance-type
+ * none of them is (a group's one instance_type is not compared: an Auto
+ * Scaling group's mixed policy or attribute-based types launch others); the cloud's word that its instance is outdated (the
  * group's 'outdated': an older image or launch template version); a label
  * the operator wrote in the group's template (drift_labels) it lacks or has
  * another value of (but the hostname, the zone, the keys of the group's
