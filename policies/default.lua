@@ -192,13 +192,45 @@ local function why_unplaced(cluster, pods)
   return table.concat(parts, ", ")
 end
 
+-- A node made this long after its group's drift replacements began was
+-- made from the template as it is now.
+local DRIFT_SETTLE = 600
+
 -- Expired and drifted nodes replaced by a node of their group, one of each
 -- per group and round, while the group has no replace under way. 'skip':
 -- nodes answered already this round. Adds the nodes replaced to 'skip'.
-local function renew(cluster, plan, skip, params)
-  local busy, done = {}, {}
+-- store.drift[group] remembers when its drift replacements began and for
+-- which reasons: a node made since then (DRIFT_SETTLE after) that drifts
+-- for one of them means the group's nodes never get what the template says
+-- (a label or taint the kubelet is not told to set): replacing would go on
+-- for ever, so the group's nodes drifted that way are left alone and that
+-- is said once a round.
+local function renew(cluster, plan, store, skip, params)
+  local busy, done, drifting = {}, {}, {}
+  local drift = store.drift or {}
+  store.drift = drift
   for _, node in ipairs(cluster.nodes) do
     if node.replacing and node.group then busy[node.group] = true end
+    if node.drifted and node.group then drifting[node.group] = true end
+  end
+  for gname in pairs(drift) do
+    if not drifting[gname] then drift[gname] = nil end
+  end
+  for _, node in ipairs(cluster.nodes) do
+    local gname = node.group
+    local dg = gname and drift[gname]
+    local reason = node.drift_reason or ""
+    if node.drifted and dg and not dg.futile[reason] and dg.reasons[reason]
+        and cluster.now - node.age > dg.since + DRIFT_SETTLE then
+      dg.futile[reason] = node.name
+    end
+  end
+  for gname, dg in pairs(drift) do
+    for reason, made in pairs(dg.futile) do
+      plan:log("group %s: %s was made after its drift replacements began and drifts the same way (%s): "
+        .. "its nodes never get what the template says; fix the template or set replace_drifted = false "
+        .. "(its nodes drifted this way are left alone)", gname, made, reason)
+    end
   end
   for _, node in ipairs(cluster.nodes) do
     local name, gname = node.name, node.group
@@ -211,7 +243,11 @@ local function renew(cluster, plan, skip, params)
         plan:explain(node, true, why)
         plan:replace(node, gname, why, { disruption = "expired" })
         d.expired, skip[name] = true, true
-      elseif node.drifted and params.replace_drifted and not d.drifted then
+      elseif node.drifted and params.replace_drifted and not d.drifted
+          and not (drift[gname] and drift[gname].futile[node.drift_reason or ""]) then
+        local dg = drift[gname] or { since = cluster.now, reasons = {}, futile = {} }
+        drift[gname] = dg
+        dg.reasons[node.drift_reason or ""] = true
         local why = "drifted: " .. (node.drift_reason or "not what its group launches now")
         plan:explain(node, true, why)
         plan:replace(node, gname, why, { disruption = "drifted" })
@@ -343,7 +379,7 @@ function P.reconcile(cluster, params, store)
       placed.placed)
   end
   local answered = answer_interruptions(cluster, plan, store, params)
-  renew(cluster, plan, answered, params)
+  renew(cluster, plan, store, answered, params)
   if #pending > 0 then
     scale_up(cluster, plan, store, pending, params)
   end

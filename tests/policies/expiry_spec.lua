@@ -95,6 +95,32 @@ describe("default policy: expiry and drift", function()
     assert.replaces(r, "web-3", "web")
   end)
 
+  it("stops replacing a group's nodes drifted a way its new nodes drift too, and says why", function()
+    -- the template says tier=2, but the group's nodes never get that label:
+    -- a node made well after the replacements began drifts the same way
+    local old = { pool = "web", tier = "1" }
+    local g = group("web")
+    g.template.labels.tier = "2"
+    local e = engine({ g }, nil, nil, {})
+    local r = e:decide(busy{ node("web-1", "web", DAY, old), node("web-2", "web", DAY, old) }, NOW)
+    assert.replaces(r, "web-1", "web")
+    -- 20 minutes on: web-1 is gone, its replacement web-3 (made 5 minutes
+    -- ago, 15 minutes after the replacements began) lacks the label as well
+    r = e:decide(busy{ node("web-2", "web", DAY + 1200, old), node("web-3", "web", 300, old) }, NOW + 1200)
+    assert.no_error(r)
+    assert.no_actions(r)
+    assert.matches("group web: web-3 was made after its drift replacements began and drifts the same way "
+      .. "(label tier is \"1\", the template's is 2)", table.concat(r.log, "\n"), 1, true)
+    -- a node made before the replacements began settled is not evidence
+    local e2 = engine({ g }, nil, nil, {})
+    e2:decide(busy{ node("web-1", "web", DAY, old), node("web-2", "web", DAY, old) }, NOW)
+    r = e2:decide(busy{ node("web-2", "web", DAY + 300, old), node("web-3", "web", 200, old) }, NOW + 300)
+    assert.replaces(r, "web-2", "web")
+    -- the template changed again: a new reason is replaced again
+    r = e:decide(busy{ node("web-4", "web", 900, { pool = "web", tier = "3" }) }, NOW + 1500)
+    assert.replaces(r, "web-4", "web")
+  end)
+
   it("never replaces a node that runs a protected pod", function()
     local nodes = { node("old", "web", 40 * DAY) }
     local c = t.cluster{ nodes = nodes, pods = {
