@@ -732,6 +732,12 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 					 sizeof(o->provider_id));
 		o->state = vm.state;
 		o->launched_wall = vm.created_wall;
+		/* a Uniform VM says whether it runs the scale set's model now (image,
+		 * size, extensions); absent, nothing is judged */
+		if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "properties"),
+								   "latestModelApplied")))
+			snprintf(o->outdated, sizeof(o->outdated), "scale set %.100s's model has changed since the VM "
+				 "was made (latestModelApplied false)", g->vmss);
 		pg->n_instances++;
 		if (vm.failed) {
 			if (!failing++)

@@ -39,6 +39,7 @@ struct vm {
 	char prov[16];          /* Creating, Succeeded, Failed, Deleting */
 	bool running;
 	char fail[48];
+	const char *latest;     /* latestModelApplied: "true", "false", NULL absent */
 };
 
 struct fake {
@@ -83,8 +84,10 @@ static bool path_is(const char *target, const char *path)
 
 static void vm_json(struct fake *f, const struct vm *v, char *out, size_t len)
 {
-	char st[400];
+	char st[400], latest[48] = "";
 
+	if (v->latest)
+		snprintf(latest, sizeof(latest), "\"latestModelApplied\":%s,", v->latest);
 	if (!strcmp(v->prov, "Failed"))
 		snprintf(st, sizeof(st), "{\"code\":\"ProvisioningState/failed/%s\",\"level\":\"Error\","
 			 "\"displayStatus\":\"Provisioning failed\",\"message\":\"Allocation failed. We do not have "
@@ -94,8 +97,8 @@ static void vm_json(struct fake *f, const struct vm *v, char *out, size_t len)
 			 !strcmp(v->prov, "Succeeded") ? "succeeded" : "creating", v->running ? "running" : "starting");
 	(void)f;
 	snprintf(out, len, "{\"instanceId\":\"%d\",\"name\":\"%s_%d\",\"id\":\"%s/virtualMachines/%d\","
-		 "\"properties\":{\"provisioningState\":\"%s\",\"instanceView\":{\"statuses\":[%s]}}}",
-		 v->id, SS, v->id, SS_PATH, v->id, v->prov, st);
+		 "\"properties\":{%s\"provisioningState\":\"%s\",\"instanceView\":{\"statuses\":[%s]}}}",
+		 v->id, SS, v->id, SS_PATH, v->id, latest, v->prov, st);
 }
 
 static void vmss_json(struct fake *f, char *out, size_t len)
@@ -913,6 +916,33 @@ static void test_flexible_scale_set_left_out(void **state)
 	provider_groups_free(gs, n);
 }
 
+/* A VM that says latestModelApplied false no longer runs its scale set's
+ * model: that is its drift; true, or not said (Flexible, older answers),
+ * judges nothing. */
+static void test_latest_model_applied_is_drift(void **state)
+{
+	struct fx *f = *state;
+	struct provider_group *gs = NULL;
+	struct provider_status st;
+	size_t n = 0;
+
+	f->fk.capacity = 3;
+	add_vms(&f->fk, 3);
+	settle(&f->fk);
+	f->fk.vms[0].latest = "false";
+	f->fk.vms[1].latest = "true";
+	make(f, NULL);
+	if (f->p->ops->list_groups(f->p, &gs, &n, &st) < 0)
+		fail_msg("list_groups: %s", st.message);
+	assert_int_equal(n, 1);
+	assert_int_equal(gs[0].n_instances, 3);
+	assert_string_equal(gs[0].instances[0].outdated,
+			    "scale set pool1's model has changed since the VM was made (latestModelApplied false)");
+	assert_string_equal(gs[0].instances[1].outdated, "");
+	assert_string_equal(gs[0].instances[2].outdated, "");
+	provider_groups_free(gs, n);
+}
+
 /* A scale set without sku.capacity is skipped, not the whole list: its
  * group keeps its last good view, marked stale, with one warning naming
  * it (not one a round); read well again, it is current and said once. */
@@ -1157,6 +1187,7 @@ int main(void)
 		T(test_quota_error_is_quota),
 		T(test_throttling_windows),
 		T(test_flexible_scale_set_left_out),
+		T(test_latest_model_applied_is_drift),
 		T(test_scale_set_without_capacity_kept_stale),
 		T(test_401_fetches_a_new_token_once),
 		T(test_settings_named_at_start),

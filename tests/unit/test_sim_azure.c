@@ -4,7 +4,8 @@
  * scenario's azure: section and its errors, AKS computer names and
  * azure:/// providerIDs, capacity changes and their operations from
  * InProgress to Succeeded or Failed, etags changing with every write,
- * AllocationFailed VMs, quota refusals, deletes, slow operations, If-Match.
+ * AllocationFailed VMs, quota refusals, deletes, slow operations, If-Match,
+ * image faults turning the older VMs' latestModelApplied false.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -442,6 +443,49 @@ static void test_faults(void **state)
 	run_end(&r);
 }
 
+/* An image fault rolls the scale set's model: the VMs made before it say
+ * latestModelApplied false, the ones made after it true. */
+static void test_image_fault_rolls_the_model(void **state)
+{
+	struct run r;
+	struct sim_cloud *c;
+	struct sim_azure *g;
+	const struct sim_azure_vm *vm;
+	struct sim_azure_op op;
+	struct errbuf err;
+	char code[48];
+	size_t n;
+
+	(void)state;
+	run_start(&r, "faults:\n"
+		      "  - {kind: image, group: workers, at: 30s, image: ubuntu-2204-202612}\n");
+	c = r.w->cloud;
+	g = r.w->azure;
+	executor_run_until(r.ex, 20 * S);
+	sim_cloud_lock(c);
+	vm = sim_azure_vms(g, 0, &n);
+	assert_int_equal(n, 1);
+	assert_non_null(vm[0].in);
+	assert_true(sim_azure_latest_model(g, &vm[0]));
+	sim_cloud_unlock(c);
+	executor_run_until(r.ex, 40 * S);
+	sim_cloud_lock(c);
+	assert_string_equal(sim_cloud_group_image(c, 0), "ubuntu-2204-202612");
+	vm = sim_azure_vms(g, 0, &n);
+	assert_false(sim_azure_latest_model(g, &vm[0]));
+	assert_int_equal(sim_azure_set_capacity(g, 0, 2, &op, code, sizeof(code), &err), 0);
+	sim_cloud_unlock(c);
+	executor_run_until(r.ex, 80 * S);
+	sim_cloud_lock(c);
+	vm = sim_azure_vms(g, 0, &n);
+	assert_int_equal(n, 2);
+	assert_non_null(vm[1].in);
+	assert_false(sim_azure_latest_model(g, &vm[0]));
+	assert_true(sim_azure_latest_model(g, &vm[1]));
+	sim_cloud_unlock(c);
+	run_end(&r);
+}
+
 /* A VM whose machine dies under it (its node deleted, then the machine
  * terminated) leaves the scale set and takes one off the capacity. */
 static void test_machine_gone(void **state)
@@ -481,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_growth_while_launching),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_machine_gone),
+		cmocka_unit_test(test_image_fault_rolls_the_model),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -707,7 +707,8 @@ static cJSON *vm_json(struct azure_face *f, size_t gi, const struct sim_azure_vm
 		cJSON_AddItemToArray(z, cJSON_CreateString(vm->zone));
 	}
 	p = cJSON_AddObjectToObject(o, "properties");
-	cJSON_AddBoolToObject(p, "latestModelApplied", true);
+	/* false once an image fault rolled the scale set's model past the VM's image */
+	cJSON_AddBoolToObject(p, "latestModelApplied", sim_azure_latest_model(f->az, vm));
 	cJSON_AddStringToObject(p, "vmId", vmid);
 	hw = cJSON_AddObjectToObject(p, "hardwareProfile");
 	cJSON_AddStringToObject(hw, "vmSize", g->vm_size);

@@ -516,6 +516,13 @@ const struct sim_azure_vm *sim_azure_vms(struct sim_azure *g, size_t i, size_t *
 	return g->s[i].vm;
 }
 
+bool sim_azure_latest_model(const struct sim_azure *g, const struct sim_azure_vm *vm)
+{
+	char why[192];
+
+	return !vm->in || !sim_cloud_instance_outdated(sim_azure_cloud(g), vm->in, why, sizeof(why));
+}
+
 const struct sim_azure_vm *sim_azure_find_vm(struct sim_azure *g, size_t i, const char *id)
 {
 	size_t k, n;

@@ -168,6 +168,10 @@ bool sim_azure_updating(struct sim_azure *g, size_t i);
 const struct sim_azure_vm *sim_azure_vms(struct sim_azure *g, size_t i, size_t *n);
 /* The VM with instance id 'id' (decimal text) of scale set i, or NULL. */
 const struct sim_azure_vm *sim_azure_find_vm(struct sim_azure *g, size_t i, const char *id);
+/* Does 'vm' run its scale set's model now (latestModelApplied)? false
+ * once an image fault rolled the group's image past the VM's; true for a
+ * VM not made yet or when either image is unknown. */
+bool sim_azure_latest_model(const struct sim_azure *g, const struct sim_azure_vm *vm);
 
 /*
  * sku.capacity of scale set i becomes 'capacity': new VMs (the next
