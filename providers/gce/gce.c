@@ -3,8 +3,9 @@
  * listing (MIG get + listManagedInstances), launching (createInstances with
  * chosen names, resize with a requestId as the fallback), the stockouts and
  * quota errors that show only on each managed instance's lastAttempt,
- * deleting, templates from instance templates and machine types, and
- * providerID mapping. Auth is gceauth's; HTTP cloudhttp's.
+ * deleting, templates from instance templates and machine types, drift
+ * (an instance's template vs what its MIG launches now), and providerID
+ * mapping. Auth is gceauth's; HTTP cloudhttp's.
  */
 #include "providers/gce/gce.h"
 
@@ -1025,6 +1026,36 @@ static void keep_pfact(struct gce_prov *gp, const struct gce_group *g, bool spot
  * last good view kept), not the whole list. */
 #define LIST_MALFORMED (-2)
 
+/* Why managed instance mi of MIG 'mig' (named 'name') is no longer what
+ * the MIG launches now, into out: "" when it is, or when either side is
+ * unknown (no version on the instance; a MIG naming no template, or a
+ * version without one). What it launches now is its instanceTemplate, or in
+ * a canary rollout any template of its versions[]. Templates are compared
+ * by name (the links' last segment: links name Google's host). */
+static void outdated_of(const cJSON *mig, const cJSON *mi, const char *name, char *out, size_t len)
+{
+	const cJSON *vs = cJSON_GetObjectItemCaseSensitive(mig, "versions"), *v;
+	const char *had = last_seg(str(cJSON_GetObjectItemCaseSensitive(mi, "version"), "instanceTemplate"));
+	const char *now = last_seg(str(mig, "instanceTemplate"));
+
+	out[0] = '\0';
+	if (!had[0])
+		return;
+	if (cJSON_IsArray(vs) && cJSON_GetArraySize(vs) > 0) {
+		cJSON_ArrayForEach(v, vs) {
+			const char *t = last_seg(str(v, "instanceTemplate"));
+
+			if (!t[0] || !strcmp(t, had))
+				return;
+			if (!now[0])
+				now = t;
+		}
+	} else if (!now[0] || !strcmp(now, had)) {
+		return;
+	}
+	snprintf(out, len, "instance template %s is not instance group %s's %s", had, name, now);
+}
+
 /* One group's MIG and instances into pg ('budget': instances.get calls
  * left): 0, LIST_MALFORMED or -1 with 'st'. */
 static int list_one(struct provider *p, const struct gce_group *g, struct provider_group *pg, int *budget,
@@ -1078,6 +1109,7 @@ static int list_one(struct provider *p, const struct gce_group *g, struct provid
 		snprintf(o->group, sizeof(o->group), "%s", g->name);
 		provider_id(gp, zone, name, o->provider_id, sizeof(o->provider_id));
 		o->state = mi_state(mi);
+		outdated_of(mig, mi, g->mig, o->outdated, sizeof(o->outdated));
 		/* the managed instance does not say when it was made; the instance does */
 		o->launched_wall = created_wall(p, zone, name, budget);
 		pg->n_instances++;

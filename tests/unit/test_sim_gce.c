@@ -3,7 +3,8 @@
  * face's pieces (sim/clouds/gce_face.c): the scenario's gce: section and its
  * errors, RFC 1035 names, MIGs converging to targetSize with gce://
  * providerIDs, a stockout kept on lastAttempt and retried, deleteInstances,
- * requestId idempotency, slow operations, and the JWT assertion checks.
+ * requestId idempotency, slow operations, an image fault rolling a MIG to a
+ * new instance template, and the JWT assertion checks.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -304,6 +305,44 @@ static void test_stockout_on_last_attempt(void **state)
 /* ---- JWT assertions ---- */
 
 /* The taint a node of the GCE face has, or NULL. */
+/* An image fault rolls a MIG to a new instance template ("<template>-<image>");
+ * its instances keep the template they were made from; a group that never
+ * rolled keeps its template name, and the rolled name is found. */
+static void test_image_rolls_template(void **state)
+{
+	struct run r;
+	struct sim_cloud *c;
+	struct sim_gce *g;
+	const struct sim_gce_mi *mi;
+	char t[256];
+	size_t n;
+
+	(void)state;
+	run_start(&r, "faults: [{kind: image, group: workers, at: 1m, image: cos-v2}]\n");
+	c = r.w->cloud;
+	g = r.w->gce;
+	executor_run_until(r.ex, 30 * S);
+	sim_cloud_lock(c);
+	sim_gce_template_of(g, 0, NULL, t, sizeof(t));
+	assert_string_equal(t, sim_gce_group(g, 0)->template_name);
+	sim_cloud_unlock(c);
+	executor_run_until(r.ex, 2 * 60 * S);
+	sim_cloud_lock(c);
+	sim_gce_template_of(g, 0, NULL, t, sizeof(t));
+	assert_non_null(strstr(t, "-cos-v2"));
+	assert_int_equal(strncmp(t, sim_gce_group(g, 0)->template_name, strlen(sim_gce_group(g, 0)->template_name)), 0);
+	assert_int_equal(sim_gce_find_template(g, t), 0);
+	mi = sim_gce_managed(g, 0, &n);
+	assert_int_equal(n, 1);
+	assert_non_null(mi[0].in);
+	sim_gce_template_of(g, 0, mi[0].in->image, t, sizeof(t));
+	assert_string_equal(t, sim_gce_group(g, 0)->template_name);
+	sim_gce_template_of(g, 1, NULL, t, sizeof(t));
+	assert_string_equal(t, sim_gce_group(g, 1)->template_name);
+	sim_cloud_unlock(c);
+	run_end(&r);
+}
+
 static const struct taint *taint_of(const struct snapshot *s, const char *key)
 {
 	size_t i, k;
@@ -456,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_mig_converges),
 		cmocka_unit_test(test_stockout_on_last_attempt),
+		cmocka_unit_test(test_image_rolls_template),
 		cmocka_unit_test(test_interrupt_taints_the_node),
 		cmocka_unit_test(test_jwt),
 	};

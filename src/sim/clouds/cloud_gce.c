@@ -352,7 +352,26 @@ int sim_gce_find_template(const struct sim_gce *g, const char *name)
 	for (i = 0; name && i < g->n_groups; i++)
 		if (strcmp(g->conf->groups[i].template_name, name) == 0)
 			return (int)i;
+	for (i = 0; name && i < g->n_groups; i++) {
+		char t[256];
+
+		sim_gce_template_of(g, i, NULL, t, sizeof(t));
+		if (strcmp(t, name) == 0)
+			return (int)i;
+	}
 	return -1;
+}
+
+void sim_gce_template_of(const struct sim_gce *g, size_t i, const char *image, char *out, size_t len)
+{
+	const char *t = g->conf->groups[i].template_name;
+
+	if (!image || !image[0])
+		image = sim_cloud_group_image(g->c, i);
+	if (strcmp(image, SIM_IMAGE_DEFAULT) == 0)
+		snprintf(out, len, "%s", t);
+	else
+		snprintf(out, len, "%s-%s", t, image);
 }
 
 int sim_gce_target_size(const struct sim_gce *g, size_t i)

@@ -132,8 +132,14 @@ const struct sim_gce_group *sim_gce_group(const struct sim_gce *g, size_t i);
 /* The group whose MIG is 'mig' in zone or region 'where' (regional when
  * 'regional'), or -1. */
 int sim_gce_find_mig(const struct sim_gce *g, const char *where, bool regional, const char *mig);
-/* The group whose template is 'name', or -1. */
+/* The group whose template is 'name' (its template_name, or one it rolled
+ * to: see sim_gce_template_of), or -1. */
 int sim_gce_find_template(const struct sim_gce *g, const char *name);
+/* The instance template group i launches 'image' from, into out (len bytes):
+ * its template_name for SIM_IMAGE_DEFAULT (a group that never rolled), else
+ * "<template_name>-<image>" (an image fault rolls the MIG to a new
+ * template). NULL or "" image: the group's image now. Lock held. */
+void sim_gce_template_of(const struct sim_gce *g, size_t i, const char *image, char *out, size_t len);
 
 /* MIG i's targetSize. */
 int sim_gce_target_size(const struct sim_gce *g, size_t i);

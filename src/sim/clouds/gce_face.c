@@ -447,7 +447,7 @@ static cJSON *mig_json(struct gce_face *f, size_t i)
 {
 	const struct sim_gce_group *g = sim_gce_group(f->gce, i);
 	cJSON *o = cJSON_CreateObject(), *ca, *st, *vt, *vs, *v;
-	char loc[64], seed[160], ts[48];
+	char loc[64], seed[160], ts[48], tmpl[256];
 	int none, creating, deleting;
 	size_t k;
 
@@ -474,10 +474,11 @@ static cJSON *mig_json(struct gce_face *f, size_t i)
 	} else {
 		add_link(o, "zone", f, "zones/%s%s", g->zones[0], "");
 	}
-	add_link(o, "instanceTemplate", f, "global/instanceTemplates/%s%s", g->template_name, "");
+	sim_gce_template_of(f->gce, i, NULL, tmpl, sizeof(tmpl));
+	add_link(o, "instanceTemplate", f, "global/instanceTemplates/%s%s", tmpl, "");
 	vs = cJSON_AddArrayToObject(o, "versions");
 	v = cJSON_CreateObject();
-	add_link(v, "instanceTemplate", f, "global/instanceTemplates/%s%s", g->template_name, "");
+	add_link(v, "instanceTemplate", f, "global/instanceTemplates/%s%s", tmpl, "");
 	cJSON_AddItemToArray(vs, v);
 	{
 		char ig[200];
@@ -526,10 +527,10 @@ static const char *instance_status(const struct sim_gce_mi *mi)
 
 static cJSON *mi_json(struct gce_face *f, size_t gi, const struct sim_gce_mi *mi)
 {
-	const struct sim_gce_group *g = sim_gce_group(f->gce, gi);
 	cJSON *o = cJSON_CreateObject(), *v;
 	static const char *const actions[] = {"NONE", "CREATING", "DELETING"};
 	const char *status = instance_status(mi);
+	char tmpl[256];
 
 	add_link(o, "instance", f, "zones/%s/instances/%s", mi->zone, mi->name);
 	cJSON_AddStringToObject(o, "name", mi->name);
@@ -538,8 +539,10 @@ static cJSON *mi_json(struct gce_face *f, size_t gi, const struct sim_gce_mi *mi
 	if (status)
 		cJSON_AddStringToObject(o, "instanceStatus", status);
 	cJSON_AddStringToObject(o, "currentAction", actions[mi->action]);
+	/* the template it was made from: its image's (one not made yet: the MIG's now) */
+	sim_gce_template_of(f->gce, gi, mi->in ? mi->in->image : NULL, tmpl, sizeof(tmpl));
 	v = cJSON_AddObjectToObject(o, "version");
-	add_link(v, "instanceTemplate", f, "global/instanceTemplates/%s%s", g->template_name, "");
+	add_link(v, "instanceTemplate", f, "global/instanceTemplates/%s%s", tmpl, "");
 	if (mi->error_code[0]) {
 		cJSON *la = cJSON_AddObjectToObject(o, "lastAttempt");
 		cJSON *e = cJSON_AddObjectToObject(la, "errors");
@@ -1205,7 +1208,9 @@ static void handle_compute(struct greq *r, const char *method, char **seg, size_
 	    get) {
 		if (!admit(r, NULL))
 			return;
+		sim_cloud_lock(f->cloud);
 		gi = sim_gce_find_template(f->gce, seg[3]);
+		sim_cloud_unlock(f->cloud);
 		if (gi < 0)
 			not_found(r, path);
 		else
