@@ -843,6 +843,39 @@ static void test_snapshot_round_trip(void **state)
 
 /* ---- determinism ---- */
 
+/* After a group's image changes, a snapshot says its instances on the old
+ * image have drifted (the cloud's word) and a new instance has not. */
+static void test_snapshot_image_drift(void **state)
+{
+	struct world *w = world_new();
+	struct snapshot *s;
+	struct errbuf err;
+	char why[192];
+	size_t k, drifted = 0;
+
+	(void)state;
+	nodes(w, "workers", 2);
+	assert_int_equal(sim_cloud_set_image(w->cloud, 0, "ami-0new", &err), 0);
+	assert_int_equal(sim_cloud_launch(w->cloud, "workers", 1, NULL, NULL, NULL), 0);
+	run_to(w, 120);
+	assert_int_equal(sim_cluster_snapshot(w->cl, false, &s, &err), 0);
+	assert_int_equal(s->n_nodes, 3);
+	for (k = 0; k < s->n_nodes; k++) {
+		bool d = snapshot_node_drift(s, k, why, sizeof(why));
+
+		if (!strcmp(s->nodes[k].name, "workers-3")) {
+			assert_false(d);
+			continue;
+		}
+		assert_true(d);
+		assert_string_equal(why, "image " SIM_IMAGE_DEFAULT " is not group workers's ami-0new");
+		drifted++;
+	}
+	assert_int_equal(drifted, 2);
+	snapshot_free(s);
+	world_free(w);
+}
+
 static char *traced_run(uint64_t seed)
 {
 	struct sim_cloud_opts co;
@@ -915,6 +948,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nodes_register_after_boot),
+		cmocka_unit_test(test_snapshot_image_drift),
 		cmocka_unit_test(test_scheduler_fits),
 		cmocka_unit_test(test_scheduler_interval_and_priority),
 		cmocka_unit_test(test_least_allocated),

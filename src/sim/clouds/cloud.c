@@ -96,18 +96,9 @@ struct fault {
 	char image[SIM_IMAGE_MAX]; /* IMAGE */
 };
 
-/* Why an instance is outdated, as sim_cloud_group's 'outdated' says it. */
-struct why {
-	char text[192];
-};
-
 struct group {
 	const struct node_group *def;
-	struct node_group view;     /* *def, with 'outdated' below */
 	char image[SIM_IMAGE_MAX];  /* what it launches now */
-	struct kv *outdated;        /* live instances on another image: providerID, why */
-	struct why *why;
-	size_t n_outdated;
 	struct sim_instance **live; /* pending, running, stopping; oldest first */
 	size_t n_live, cap_live;
 	int pending_running;        /* live minus stopping */
@@ -274,9 +265,6 @@ struct sim_cloud *sim_cloud_new(struct executor *ex, const struct node_group *gr
 	c->n_groups = n;
 	for (i = 0; i < n; i++) {
 		c->groups[i].def = &groups[i];
-		c->groups[i].view = groups[i];
-		c->groups[i].view.outdated = NULL;
-		c->groups[i].view.n_outdated = 0;
 		snprintf(c->groups[i].image, sizeof(c->groups[i].image), "%s", SIM_IMAGE_DEFAULT);
 		c->groups[i].next_n = 1;
 	}
@@ -297,8 +285,6 @@ void sim_cloud_free(struct sim_cloud *c)
 		free(c->all[i]);
 	for (i = 0; i < c->n_groups; i++) {
 		free(c->groups[i].live);
-		free(c->groups[i].outdated);
-		free(c->groups[i].why);
 	}
 	free(c->groups);
 	free(c->all);
@@ -383,7 +369,7 @@ size_t sim_cloud_n_groups(const struct sim_cloud *c)
 const struct node_group *sim_cloud_group(const struct sim_cloud *c, size_t i)
 {
 	assert(i < c->n_groups);
-	return &c->groups[i].view;
+	return c->groups[i].def;
 }
 
 int sim_cloud_find_group(const struct sim_cloud *c, const char *name)
@@ -599,46 +585,6 @@ bool sim_cloud_instance_outdated(const struct sim_cloud *c, const struct sim_ins
 	return true;
 }
 
-/* Rebuilds group gi's 'outdated' from its live instances. Lock held. */
-static void outdated_refresh(struct sim_cloud *c, size_t gi)
-{
-	struct group *g = &c->groups[gi];
-	struct kv *kv = NULL;
-	struct why *why = NULL;
-	char text[sizeof(why->text)];
-	size_t k, n = 0;
-
-	for (k = 0; k < g->n_live; k++)
-		n += sim_cloud_instance_outdated(c, g->live[k], text, sizeof(text));
-	if (n) {
-		kv = calloc(n, sizeof(*kv));
-		why = calloc(n, sizeof(*why));
-		if (!kv || !why) {
-			free(kv);
-			free(why);
-			kv = NULL;
-			why = NULL;
-			n = 0;
-			sim_cloud_tracef(c, "group %s: out of memory listing its outdated instances",
-					 g->def->name);
-		}
-	}
-	for (k = 0, n = 0; kv && k < g->n_live; k++)
-		if (sim_cloud_instance_outdated(c, g->live[k], text, sizeof(text))) {
-			memcpy(why[n].text, text, sizeof(text));
-			kv[n].key = g->live[k]->provider_id;
-			kv[n].value = why[n].text;
-			n++;
-		}
-	free(g->outdated);
-	free(g->why);
-	g->outdated = kv;
-	g->why = why;
-	g->n_outdated = n;
-	g->view.outdated = kv;
-	g->view.n_outdated = n;
-}
-
 int sim_cloud_set_image(struct sim_cloud *c, size_t i, const char *image, struct errbuf *err)
 {
 	if (i >= c->n_groups)
@@ -650,7 +596,6 @@ int sim_cloud_set_image(struct sim_cloud *c, size_t i, const char *image, struct
 		sim_cloud_tracef(c, "group %s launches image %s from now on (was %s)",
 				 c->groups[i].def->name, image, c->groups[i].image);
 		snprintf(c->groups[i].image, sizeof(c->groups[i].image), "%s", image);
-		outdated_refresh(c, i);
 	}
 	sim_cloud_unlock(c);
 	return 0;
@@ -969,8 +914,6 @@ static struct sim_instance *instance_new(struct sim_cloud *c, size_t gi,
 	g->st.launched++;
 	if ((int)g->n_live > g->st.peak)
 		g->st.peak = (int)g->n_live;
-	if (strcmp(in->image, g->image))
-		outdated_refresh(c, gi);
 	return in;
 }
 
@@ -1044,8 +987,6 @@ static void instance_gone(void *owner, void *data, uint64_t id, bool alive)
 			break;
 		}
 	}
-	if (strcmp(in->image, g->image))
-		outdated_refresh(c, in->group);
 	sim_cloud_tracef(c, "instance %s gone", in->id);
 	notify(c, in, SIM_INSTANCE_GONE);
 	sim_cloud_unlock(c);

@@ -346,9 +346,8 @@ int sim_cloud_read_call(struct sim_cloud *c, const char *group, struct provider_
 /* ---- reading the state (take the lock when other threads may act) ---- */
 
 size_t sim_cloud_n_groups(const struct sim_cloud *c);
-/* Group i as it was given, but for 'outdated': its live instances on
- * another image than the group's now (key the providerID, value why;
- * borrowed until the group's instances or image change). */
+/* Group i as it was given (which instances are outdated is
+ * sim_cloud_instance_outdated()'s, asked when needed). */
 const struct node_group *sim_cloud_group(const struct sim_cloud *c, size_t i);
 /* Index of the group named 'name', or -1. */
 int sim_cloud_find_group(const struct sim_cloud *c, const char *name);

@@ -2292,6 +2292,38 @@ void sim_cluster_kubeops(struct sim_cluster *c, struct kubeops *out)
 
 /* ---- the snapshot ---- */
 
+/* Group i's live instances on another image than the group launches now
+ * (the cloud's word, as a provider says it) into g->outdated, the reasons
+ * in arena 'a' (snapshot_set_groups copies them). 0, or -1 out of memory.
+ * The cloud's lock held. */
+static int group_outdated(struct sim_cluster *c, size_t i, struct arena *a, struct node_group *g)
+{
+	size_t k, n, m = 0;
+	struct sim_instance *const *in = sim_cloud_instances(c->cloud, i, &n);
+	struct kv *kv;
+	char why[192];
+
+	g->outdated = NULL;
+	g->n_outdated = 0;
+	for (k = 0; k < n; k++)
+		m += sim_cloud_instance_outdated(c->cloud, in[k], why, sizeof(why));
+	if (!m)
+		return 0;
+	kv = arena_calloc(a, m, sizeof(*kv));
+	if (!kv)
+		return -1;
+	for (k = m = 0; k < n; k++)
+		if (sim_cloud_instance_outdated(c->cloud, in[k], why, sizeof(why))) {
+			kv[m].key = in[k]->provider_id;
+			if (!(kv[m].value = arena_strdup(a, why)))
+				return -1;
+			m++;
+		}
+	g->outdated = kv;
+	g->n_outdated = m;
+	return 0;
+}
+
 int sim_cluster_snapshot(struct sim_cluster *c, bool cloud_targets, struct snapshot **out,
 			 struct errbuf *err)
 {
@@ -2339,6 +2371,10 @@ int sim_cluster_snapshot(struct sim_cluster *c, bool cloud_targets, struct snaps
 		for (i = 0; i < ng; i++) {
 			groups[i] = *sim_cloud_group(c->cloud, i);
 			groups[i].target = cloud_targets ? sim_cloud_target(c->cloud, i) : -1;
+			if (group_outdated(c, i, s->arena, &groups[i]) < 0) {
+				errbuf_set(err, "out of memory");
+				goto out;
+			}
 		}
 		if (snapshot_set_groups(s, groups, ng, err) < 0)
 			goto out;
