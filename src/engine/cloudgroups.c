@@ -30,34 +30,29 @@ static int set_members(struct arena *a, struct node_group *g, const struct provi
 {
 	const char **ids;
 	struct kv *out;
-	size_t i, n = 0;
+	size_t i, n = 0, m = 0;
 
 	if (!cg->members_by_id || !cg->n_instances)
 		return 0;
 	ids = arena_calloc(a, cg->n_instances, sizeof(*ids));
-	if (!ids)
+	out = arena_calloc(a, cg->n_instances, sizeof(*out));
+	if (!ids || !out)
 		return -1;
-	for (i = 0; i < cg->n_instances; i++)
-		if (cg->instances[i].provider_id[0] && cg->instances[i].state != INSTANCE_GONE)
-			ids[n++] = cg->instances[i].provider_id;
+	for (i = 0; i < cg->n_instances; i++) {
+		const struct provider_instance *in = &cg->instances[i];
+
+		if (!in->provider_id[0] || in->state == INSTANCE_GONE)
+			continue;
+		ids[n++] = in->provider_id;
+		if (in->outdated[0]) {
+			out[m].key = in->provider_id;
+			out[m++].value = in->outdated;
+		}
+	}
 	g->provider_ids = ids;
 	g->n_provider_ids = n;
-	for (i = n = 0; i < cg->n_instances; i++)
-		n += cg->instances[i].provider_id[0] && cg->instances[i].state != INSTANCE_GONE &&
-		     cg->instances[i].outdated[0];
-	if (!n)
-		return 0;
-	out = arena_calloc(a, n, sizeof(*out));
-	if (!out)
-		return -1;
-	for (i = n = 0; i < cg->n_instances; i++)
-		if (cg->instances[i].provider_id[0] && cg->instances[i].state != INSTANCE_GONE &&
-		    cg->instances[i].outdated[0]) {
-			out[n].key = cg->instances[i].provider_id;
-			out[n++].value = cg->instances[i].outdated;
-		}
-	g->outdated = out;
-	g->n_outdated = n;
+	g->outdated = m ? out : NULL;
+	g->n_outdated = m;
 	return 0;
 }
 
