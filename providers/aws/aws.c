@@ -202,6 +202,7 @@ static int parse_asg(const struct awsxml_node *m, struct aws_asg *a, struct prov
 		awsxml_copy(s, "LaunchTemplateName", a->lt_name, sizeof(a->lt_name));
 		awsxml_copy(s, "Version", a->lt_version, sizeof(a->lt_version));
 	}
+	a->mixed = awsxml_find(m, "MixedInstancesPolicy") != NULL;
 	for (it = awsxml_first(awsxml_find(m, "MixedInstancesPolicy/LaunchTemplate/Overrides"), "member");
 	     it; it = awsxml_next(it)) {
 		if (!a->override_type[0])
@@ -632,9 +633,10 @@ static int describe_fleet(struct provider *p, const struct aws_group *g, struct 
 			goto out;
 		}
 	} while (next[0]);
-	aws_images_judge(p, by_id ? lt : NULL, by_id ? NULL : lt,
-			 g->cfg ? g->cfg->launch_template_version : NULL, pg->instances,
-			 (const char(*)[64])fl.images, pg->n_instances);
+	/* a fleet launches the config's list of types: only its image is judged here */
+	aws_outdated_judge(p, by_id ? lt : NULL, by_id ? NULL : lt,
+			   g->cfg ? g->cfg->launch_template_version : NULL, pg->instances,
+			   &(struct aws_running){(const char(*)[64])fl.images, NULL}, pg->n_instances);
 	rc = 0;
 out:
 	free(fl.images);
@@ -669,11 +671,12 @@ static int cmp_seen(const void *a, const void *b)
 }
 
 /* Fills pg from an ASG; an instance on another AMI than its launch template
- * launches now is outdated. */
+ * launches now is outdated, and so is one of another instance type when
+ * the ASG launches only its template's type (no mixed instances policy). */
 static int asg_group(struct provider *p, const struct aws_group *g, const struct aws_asg *a,
 		     struct provider_group *pg, int64_t now, struct provider_status *st)
 {
-	char(*images)[64];
+	char(*images)[64], (*types)[64];
 	size_t i, live = 0;
 
 	snprintf(pg->name, sizeof(pg->name), "%s", g->name);
@@ -684,8 +687,10 @@ static int asg_group(struct provider *p, const struct aws_group *g, const struct
 	pg->target = a->desired;
 	pg->instances = a->n_inst ? calloc(a->n_inst, sizeof(*pg->instances)) : NULL;
 	images = a->n_inst ? calloc(a->n_inst, sizeof(*images)) : NULL;
-	if (a->n_inst && (!pg->instances || !images)) {
+	types = a->n_inst ? calloc(a->n_inst, sizeof(*types)) : NULL;
+	if (a->n_inst && (!pg->instances || !images || !types)) {
 		free(images);
+		free(types);
 		aws_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
@@ -702,14 +707,18 @@ static int asg_group(struct provider *p, const struct aws_group *g, const struct
 		o->state = in->st;
 		o->launched_wall = in->launched_wall;
 		snprintf(images[pg->n_instances - 1], sizeof(images[0]), "%s", in->image);
+		snprintf(types[pg->n_instances - 1], sizeof(types[0]), "%s", in->type);
 		if (in->st == INSTANCE_PENDING || in->st == INSTANCE_RUNNING)
 			live++;
 	}
 	/* a mixed policy whose overrides name other templates: no one image to compare with */
 	if (!a->override_lt)
-		aws_images_judge(p, a->lt_id, a->lt_name, a->lt_version, pg->instances,
-				 (const char(*)[64])images, pg->n_instances);
+		aws_outdated_judge(p, a->lt_id, a->lt_name, a->lt_version, pg->instances,
+				   &(struct aws_running){(const char(*)[64])images,
+							 a->mixed ? NULL : (const char(*)[64])types},
+				   pg->n_instances);
 	free(images);
+	free(types);
 	if (a->desired > (int)live) {
 		struct provider_status as;
 

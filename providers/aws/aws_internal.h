@@ -64,6 +64,8 @@ struct aws_asg {
 	char lt_id[64], lt_name[128], lt_version[32]; /* LaunchTemplate or the mixed policy's */
 	char override_type[64];  /* the mixed instances policy's first instance type */
 	bool override_lt;        /* an override names a launch template of its own */
+	bool mixed;              /* a MixedInstancesPolicy: it may launch other types than its
+				  * template names (overrides, InstanceRequirements) */
 	char launch_config[256]; /* a launch configuration name, when that is what it uses */
 };
 
@@ -207,19 +209,30 @@ void aws_template_type(struct provider *p, const struct aws_group *g, const stru
 int aws_lt_read(struct provider *p, const char *id, const char *name, const char *version,
 		bool fresh, struct aws_lt_cache *out);
 
+/* What a group's instances run, for aws_outdated_judge: images[i] is
+ * instance i's AMI (EC2's imageId, "" unknown); types[i] its instance type
+ * ("" unknown), or types NULL when the group may launch other types than
+ * its template names (a mixed instances policy, a fleet's list). */
+struct aws_running {
+	const char (*images)[64];
+	const char (*types)[64];
+};
+
 /* Judges instances in[0..n) of a group launched from launch template
  * 'lt_id' or 'lt_name' (either "" or NULL; both: nothing is judged) at
- * 'version' ("" or NULL: $Default), whose AMIs are images[i] (EC2's
- * imageId, "" unknown) and launch times in[i].launched_wall: each
- * in[i].outdated gets why it is not what the template launches now
- * ("image ami-1 is not launch template lt version $Default's ami-2"), or
- * "" when it is the same AMI or either is unknown (a failed read, an
- * unresolved SSM alias). The template is read (aws_lt_read) only when an
- * instance's AMI is known, and again once when an instance on another AMI
- * was launched after the cached read (the template may have changed). */
-void aws_images_judge(struct provider *p, const char *lt_id, const char *lt_name,
-		      const char *version, struct provider_instance *in, const char (*images)[64],
-		      size_t n);
+ * 'version' ("" or NULL: $Default), running what 'run' says, launched at
+ * in[i].launched_wall: each in[i].outdated gets why it is not what the
+ * template launches now ("instance type m5.large is not launch template lt
+ * version $Default's m5.xlarge", "image ami-1 is not launch template lt
+ * version $Default's ami-2", both joined by "; " when both differ), or ""
+ * when it is the same or either side is unknown (a failed read, an
+ * unresolved SSM alias, a template naming no type). The template is read
+ * (aws_lt_read) only when an instance's AMI or type is known, and again
+ * once when an instance running something else was launched after the
+ * cached read (the template may have changed). */
+void aws_outdated_judge(struct provider *p, const char *lt_id, const char *lt_name,
+			const char *version, struct provider_instance *in, const struct aws_running *run,
+			size_t n);
 
 /* Is 's' an AMI id ("ami-" and hex digits)? */
 bool aws_ami_id(const char *s);

@@ -83,11 +83,14 @@ static void handler(void *ud, size_t index, const struct cs_req *rq, struct cs_r
 struct img_inst {
 	const char *id, *image;
 	int64_t launched;        /* unix seconds */
+	const char *type;        /* its instance type; NULL m5.large */
 };
 
 struct ifake {
 	struct cs_server cs;
 	char lt_image[128];      /* every template's imageId; "" fails the call */
+	const char *lt_type;     /* every template's instanceType; NULL m5.large */
+	bool mixed;              /* asg-web has a mixed instances policy (m5.large, m5.xlarge) */
 	struct img_inst asg[4];
 	size_t n_asg;
 	struct img_inst fleet[2];
@@ -160,31 +163,40 @@ static void image_dltv(struct ifake *f, const char *body, struct cs_resp *rs)
 		 "<requestId>r</requestId><launchTemplateVersionSet><item>"
 		 "<launchTemplateId>lt-0123456789abcdef0</launchTemplateId><launchTemplateName>web-lt</launchTemplateName>"
 		 "<versionNumber>3</versionNumber><defaultVersion>true</defaultVersion><launchTemplateData>"
-		 "<imageId>%s</imageId><instanceType>m5.large</instanceType></launchTemplateData></item>"
+		 "<imageId>%s</imageId><instanceType>%s</instanceType></launchTemplateData></item>"
 		 "</launchTemplateVersionSet></DescribeLaunchTemplateVersionsResponse>",
-		 f->lt_image);
+		 f->lt_image, f->lt_type ? f->lt_type : "m5.large");
 }
 
 static void image_asgs(struct ifake *f, struct cs_resp *rs)
 {
-	char inst[2048] = "";
+	static const char spec[] = "<LaunchTemplateId>lt-0123456789abcdef0</LaunchTemplateId>"
+				   "<LaunchTemplateName>web-lt</LaunchTemplateName><Version>$Default</Version>";
+	char inst[2048] = "", lt[1024];
 	size_t i;
 
 	for (i = 0; i < f->n_asg; i++)
 		snprintf(inst + strlen(inst), sizeof(inst) - strlen(inst),
 			 "<member><InstanceId>%s</InstanceId><AvailabilityZone>us-east-1a</AvailabilityZone>"
-			 "<LifecycleState>InService</LifecycleState><InstanceType>m5.large</InstanceType></member>",
-			 f->asg[i].id);
+			 "<LifecycleState>InService</LifecycleState><InstanceType>%s</InstanceType></member>",
+			 f->asg[i].id, f->asg[i].type ? f->asg[i].type : "m5.large");
+	if (f->mixed)
+		snprintf(lt, sizeof(lt),
+			 "<MixedInstancesPolicy><LaunchTemplate><LaunchTemplateSpecification>%s"
+			 "</LaunchTemplateSpecification><Overrides><member><InstanceType>m5.large</InstanceType>"
+			 "</member><member><InstanceType>m5.xlarge</InstanceType></member></Overrides>"
+			 "</LaunchTemplate></MixedInstancesPolicy>",
+			 spec);
+	else
+		snprintf(lt, sizeof(lt), "<LaunchTemplate>%s</LaunchTemplate>", spec);
 	snprintf(rs->body, sizeof(rs->body),
 		 "<DescribeAutoScalingGroupsResponse xmlns=\"http://autoscaling.amazonaws.com/doc/2011-01-01/\">"
 		 "<DescribeAutoScalingGroupsResult><AutoScalingGroups><member>"
-		 "<AutoScalingGroupName>asg-web</AutoScalingGroupName><LaunchTemplate>"
-		 "<LaunchTemplateId>lt-0123456789abcdef0</LaunchTemplateId><LaunchTemplateName>web-lt</LaunchTemplateName>"
-		 "<Version>$Default</Version></LaunchTemplate><MinSize>0</MinSize><MaxSize>10</MaxSize>"
+		 "<AutoScalingGroupName>asg-web</AutoScalingGroupName>%s<MinSize>0</MinSize><MaxSize>10</MaxSize>"
 		 "<DesiredCapacity>%zu</DesiredCapacity><Instances>%s</Instances><Tags/>"
 		 "<AvailabilityZones><member>us-east-1a</member></AvailabilityZones></member>"
 		 "</AutoScalingGroups></DescribeAutoScalingGroupsResult></DescribeAutoScalingGroupsResponse>",
-		 f->n_asg, inst);
+		 lt, f->n_asg, inst);
 }
 
 static void image_handler(void *ud, size_t index, const struct cs_req *rq, struct cs_resp *rs)
@@ -400,8 +412,8 @@ static int ix_setup(void **state)
 		    "placements: [{zone: us-east-1a}]}\n",
 		    f->ik.cs.url);
 	snprintf(f->ik.lt_image, sizeof(f->ik.lt_image), "ami-0bbb");
-	f->ik.asg[0] = (struct img_inst){"i-0aaa", "ami-0aaa", HOUR_AGO};
-	f->ik.asg[1] = (struct img_inst){"i-0bbb", "ami-0bbb", HOUR_AGO};
+	f->ik.asg[0] = (struct img_inst){"i-0aaa", "ami-0aaa", HOUR_AGO, NULL};
+	f->ik.asg[1] = (struct img_inst){"i-0bbb", "ami-0bbb", HOUR_AGO, NULL};
 	f->ik.n_asg = 2;
 	*state = f;
 	return 0;
@@ -442,8 +454,8 @@ static void test_image_outdated(void **state)
 	struct provider_group *gs;
 	size_t n, round;
 
-	f->ik.fleet[0] = (struct img_inst){"i-0ddd", "ami-0aaa", HOUR_AGO};
-	f->ik.fleet[1] = (struct img_inst){"i-0eee", "ami-0bbb", HOUR_AGO};
+	f->ik.fleet[0] = (struct img_inst){"i-0ddd", "ami-0aaa", HOUR_AGO, NULL};
+	f->ik.fleet[1] = (struct img_inst){"i-0eee", "ami-0bbb", HOUR_AGO, NULL};
 	f->ik.n_fleet = 2;
 	for (round = 0; round < 2; round++) {
 		const struct provider_group *web, *burst;
@@ -482,7 +494,7 @@ static void test_image_newer_instance_reads_again(void **state)
 	assert_int_equal(f->ik.n_dltv, 1);
 
 	snprintf(f->ik.lt_image, sizeof(f->ik.lt_image), "ami-0ccc");
-	f->ik.asg[2] = (struct img_inst){"i-0ccc", "ami-0ccc", (int64_t)time(NULL)};
+	f->ik.asg[2] = (struct img_inst){"i-0ccc", "ami-0ccc", (int64_t)time(NULL), NULL};
 	f->ik.n_asg = 3;
 	list(f, &gs, &n);
 	web = find(gs, n, "web");
@@ -539,6 +551,79 @@ static void test_image_unreadable_template_judges_nothing(void **state)
 	}
 }
 
+/* ---- instance type drift ---- */
+
+/* An ASG without a mixed instances policy launches its template's type
+ * only: an instance of another type is outdated, with why; one drifted in
+ * both type and image says both. */
+static void test_type_outdated_in_one_type_asg(void **state)
+{
+	struct fx *f = *state;
+	struct provider_group *gs;
+	const struct provider_group *web;
+	size_t n;
+
+	f->ik.lt_type = "m5.xlarge";
+	f->ik.asg[2] = (struct img_inst){"i-0ccc", "ami-0bbb", HOUR_AGO, "m5.xlarge"};
+	f->ik.n_asg = 3;
+	list(f, &gs, &n);
+	web = find(gs, n, "web");
+	assert_string_equal(inst(web, "i-0bbb")->outdated,
+			    "instance type m5.large is not launch template web-lt version $Default's m5.xlarge");
+	assert_string_equal(inst(web, "i-0aaa")->outdated,
+			    "instance type m5.large is not launch template web-lt version $Default's m5.xlarge; "
+			    "image ami-0aaa is not launch template web-lt version $Default's ami-0bbb");
+	assert_string_equal(inst(web, "i-0ccc")->outdated, "");
+	provider_groups_free(gs, n);
+	assert_int_equal(f->ik.n_dltv, 1); /* the type and the image share the read */
+}
+
+/* An ASG with a mixed instances policy launches other types than its
+ * template names: the type judges nothing, the image still does. */
+static void test_type_not_judged_in_mixed_asg(void **state)
+{
+	struct fx *f = *state;
+	struct provider_group *gs;
+	const struct provider_group *web;
+	size_t n;
+
+	f->ik.mixed = true;
+	f->ik.asg[1].type = "m5.xlarge";
+	list(f, &gs, &n);
+	web = find(gs, n, "web");
+	assert_string_equal(inst(web, "i-0bbb")->outdated, "");
+	assert_string_equal(inst(web, "i-0aaa")->outdated,
+			    "image ami-0aaa is not launch template web-lt version $Default's ami-0bbb");
+	provider_groups_free(gs, n);
+}
+
+/* A type changed in the template while its instances are cached: an
+ * instance of the new type launched after the read has the template read
+ * again, so it is current and the older ones are outdated. */
+static void test_type_newer_instance_reads_again(void **state)
+{
+	struct fx *f = *state;
+	struct provider_group *gs;
+	const struct provider_group *web;
+	size_t n;
+
+	f->ik.asg[0].image = "ami-0bbb";
+	list(f, &gs, &n);
+	assert_string_equal(inst(find(gs, n, "web"), "i-0aaa")->outdated, "");
+	provider_groups_free(gs, n);
+
+	f->ik.lt_type = "m6i.large";
+	f->ik.asg[2] = (struct img_inst){"i-0ccc", "ami-0bbb", (int64_t)time(NULL), "m6i.large"};
+	f->ik.n_asg = 3;
+	list(f, &gs, &n);
+	web = find(gs, n, "web");
+	assert_string_equal(inst(web, "i-0ccc")->outdated, "");
+	assert_string_equal(inst(web, "i-0aaa")->outdated,
+			    "instance type m5.large is not launch template web-lt version $Default's m6i.large");
+	provider_groups_free(gs, n);
+	assert_int_equal(f->ik.n_dltv, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +633,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_image_ssm_alias_judges_nothing, ix_setup, ix_teardown),
 		cmocka_unit_test_setup_teardown(test_image_unreadable_template_judges_nothing, ix_setup,
 						ix_teardown),
+		cmocka_unit_test_setup_teardown(test_type_outdated_in_one_type_asg, ix_setup, ix_teardown),
+		cmocka_unit_test_setup_teardown(test_type_not_judged_in_mixed_asg, ix_setup, ix_teardown),
+		cmocka_unit_test_setup_teardown(test_type_newer_instance_reads_again, ix_setup, ix_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
