@@ -156,6 +156,7 @@ static int list_groups(struct provider *p, struct provider_group **groups, size_
 			if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(in, "launched")) &&
 			    cJSON_GetObjectItemCaseSensitive(in, "launched")->valuedouble > 0)
 				pi->launched_wall = (int64_t)cJSON_GetObjectItemCaseSensitive(in, "launched")->valuedouble;
+			snprintf(pi->outdated, sizeof(pi->outdated), "%s", str_of(in, "outdated"));
 		}
 		pg->n_instances = k;
 	}

@@ -24,33 +24,37 @@ static const struct provider_group *find_cloud(const struct provider_group *clou
 	return NULL;
 }
 
-/* The instances' providerIDs (live ones with an id), and those the cloud
- * says are outdated with why. */
+/* The instances' providerIDs (live ones with an id), when the provider
+ * maps nodes to groups by them, and those the cloud says are outdated with
+ * why (whatever the mapping). */
 static int set_members(struct arena *a, struct node_group *g, const struct provider_group *cg)
 {
-	const char **ids;
+	const char **ids = NULL;
 	struct kv *out;
 	size_t i, n = 0, m = 0;
 
-	if (!cg->members_by_id || !cg->n_instances)
+	if (!cg->n_instances)
 		return 0;
-	ids = arena_calloc(a, cg->n_instances, sizeof(*ids));
-	out = arena_calloc(a, cg->n_instances, sizeof(*out));
-	if (!ids || !out)
+	if (cg->members_by_id && !(ids = arena_calloc(a, cg->n_instances, sizeof(*ids))))
+		return -1;
+	if (!(out = arena_calloc(a, cg->n_instances, sizeof(*out))))
 		return -1;
 	for (i = 0; i < cg->n_instances; i++) {
 		const struct provider_instance *in = &cg->instances[i];
 
 		if (!in->provider_id[0] || in->state == INSTANCE_GONE)
 			continue;
-		ids[n++] = in->provider_id;
+		if (ids)
+			ids[n++] = in->provider_id;
 		if (in->outdated[0]) {
 			out[m].key = in->provider_id;
 			out[m++].value = in->outdated;
 		}
 	}
-	g->provider_ids = ids;
-	g->n_provider_ids = n;
+	if (ids) {
+		g->provider_ids = ids;
+		g->n_provider_ids = n;
+	}
 	g->outdated = m ? out : NULL;
 	g->n_outdated = m;
 	return 0;

@@ -410,9 +410,38 @@ static void test_drift_reads_the_operators_template(void **state)
 	provider_groups_free(cloud, 1);
 }
 
+/* A provider that maps nodes to groups by label, not by providerID (the
+ * remote simulator), still says which instances are outdated: the group
+ * keeps them, and no membership by id. */
+static void test_outdated_without_membership_by_id(void **state)
+{
+	struct node_group cfg = cfg_group("workers");
+	struct config_group_extra extra;
+	struct provider_group *cloud = calloc(1, sizeof(*cloud));
+	struct arena *a = arena_new();
+	struct node_group *gs;
+	struct errbuf err;
+	size_t n;
+
+	(void)state;
+	memset(&extra, 0, sizeof(extra));
+	assert_non_null(cloud);
+	cloud_group(cloud, "workers");
+	cloud->members_by_id = false;
+	snprintf(cloud->instances[1].outdated, sizeof(cloud->instances[1].outdated), "image v1 is not group workers's v2");
+	assert_int_equal(cloudgroups_build(a, &cfg, &extra, 1, cloud, 1, 1000, NULL, &gs, &n, &err), 0);
+	assert_int_equal(gs[0].n_provider_ids, 0);
+	assert_int_equal(gs[0].n_outdated, 1);
+	assert_string_equal(gs[0].outdated[0].key, cloud->instances[1].provider_id);
+	assert_string_equal(gs[0].outdated[0].value, "image v1 is not group workers's v2");
+	arena_free(a);
+	provider_groups_free(cloud, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_outdated_without_membership_by_id),
 		cmocka_unit_test(test_cloud_completes_config),
 		cmocka_unit_test(test_config_only_narrows),
 		cmocka_unit_test(test_unknown_size),

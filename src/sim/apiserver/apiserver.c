@@ -627,6 +627,7 @@ static const char *state_str(enum instance_state st)
 static void sim_groups(struct apiserver *s, struct reply *out)
 {
 	struct buf *b = &out->body;
+	char why[192];
 	size_t i, k, n;
 
 	out->code = 200;
@@ -645,8 +646,13 @@ static void sim_groups(struct apiserver *s, struct reply *out)
 			buf_json_string(b, inst[k]->id);
 			buf_puts(b, ",\"providerID\":");
 			buf_json_string(b, inst[k]->provider_id);
-			buf_printf(b, ",\"state\":\"%s\",\"launched\":%lld}", state_str(inst[k]->state),
+			buf_printf(b, ",\"state\":\"%s\",\"launched\":%lld", state_str(inst[k]->state),
 				   (long long)inst[k]->created_wall);
+			if (sim_cloud_instance_outdated(s->cloud, inst[k], why, sizeof(why))) {
+				buf_puts(b, ",\"outdated\":");
+				buf_json_string(b, why);
+			}
+			buf_puts(b, "}");
 		}
 		buf_puts(b, "]}");
 	}

@@ -48,7 +48,9 @@
  * The cloud, for a remote sim provider (group sim.luascale.io/v1, JSON):
  *   GET  /apis/sim.luascale.io/v1/groups
  *        -> {"kind":"NodeGroupList","items":[{"name","min","max","target",
- *            "pricePerHour","instances":[{"id","providerID","state"}]}]}
+ *            "pricePerHour","instances":[{"id","providerID","state",
+ *            "launched","outdated"}]}]} ("outdated": why the instance is not
+ *            what its group launches now, absent when it is)
  *   POST /apis/sim.luascale.io/v1/launch     {"group":"g","count":N}
  *        -> once the cloud's call is over: {"group","requested","launched":
  *            [{"id","providerID"}],"error":"","message":""} (error, when
