@@ -180,6 +180,7 @@ static const struct {
 	{"larger than", "invalid_action"},
 	{"is not one of group", "invalid_action"},
 	{"launches one type only", "invalid_action"},
+	{"has no interruption notice", "invalid_action"},
 };
 
 const char *instruments_invariant(const char *why)

@@ -449,7 +449,9 @@ static int check_removal(const struct snapshot *s, const struct safety_limits *l
 					      (long long)(r->pdb_used[j] + r->pdb_node[j]),
 					      (long long)r->pdb_used[j]) < 0 ? -1 : 0;
 		}
-		if (r->removed_nodes >= lim->max_scale_down_per_round)
+		/* the cloud takes an interrupted node whatever the cap: its
+		 * drain is not held back (it still counts against the others) */
+		if (!interrupted(a) && r->removed_nodes >= lim->max_scale_down_per_round)
 			return reject(v, a, "max_scale_down_per_round (%lld) reached: %lld node(s) already being removed this round (drains, deletes and NoExecute taints count)",
 				      (long long)lim->max_scale_down_per_round,
 				      (long long)r->removed_nodes) < 0 ? -1 : 0;
@@ -503,6 +505,11 @@ static int check_node_action(const struct snapshot *s, const struct safety_limit
 	node = &s->nodes[n];
 	if (node->group < 0)
 		return reject(v, a, "node %s is not in a managed node group", a->node);
+	/* "interrupted" waives budgets and opt-outs: only for a node the
+	 * cloud is taking, never on a policy's word alone */
+	if (interrupted(a) && !node->interruption_kind)
+		return reject(v, a, "disruption \"interrupted\" on node %s, which has no interruption notice (node.interruption is nil): budgets and opt-outs are waived only for a node its cloud is taking",
+			      a->node);
 	if (node->removing)
 		return reject(v, a, "node %s is already being drained or deleted", a->node);
 	if (node->replacing && a->type != ACTION_LABEL && a->type != ACTION_ANNOTATE &&

@@ -160,14 +160,35 @@ static void test_budget_reasons(void **state)
 
 	c = budget_config("disruption:\n  budgets: [{nodes: \"0\"}]\n");
 	f->lim.budgets = c;
+	f->s->nodes[snapshot_find_node(f->s, "w-4")].interruption_kind = "spot_interruption";
 	add_disruption(f, ACTION_DRAIN, "w-4", "interrupted");
 	add_disruption(f, ACTION_CORDON, "w-3", NULL);
+	/* "interrupted" on the policy's word alone waives nothing */
+	add_disruption(f, ACTION_DRAIN, "w-2", "interrupted");
 	check(f);
 	assert_int_equal(f->v.accepted.n_actions, 1);
 	assert_string_equal(f->v.accepted.actions[0].node, "w-4");
 	assert_string_equal(f->v.accepted.actions[0].disruption, "interrupted");
 	expect_rejected(f, 0, "allows 0 of its 4 nodes");
+	expect_rejected(f, 1, "disruption \"interrupted\" on node w-2, which has no interruption notice");
+	verdict_free(&f->v);
+	plan_free(&f->plan);
+	plan_init(&f->plan);
 	config_free(c);
+
+	/* the per-round cap holds voluntary removals, not the drain of a node
+	 * its cloud is taking (which still counts against the others) */
+	f->lim.budgets = NULL;
+	f->lim.max_scale_down_per_round = 1;
+	f->s->nodes[snapshot_find_node(f->s, "w-3")].interruption_kind = "spot_interruption";
+	add_disruption(f, ACTION_DRAIN, "w-4", "interrupted");
+	add_disruption(f, ACTION_DRAIN, "w-3", "interrupted");
+	add_disruption(f, ACTION_DELETE, "g-1", NULL);
+	check(f);
+	assert_int_equal(f->v.accepted.n_actions, 2);
+	assert_string_equal(f->v.accepted.actions[0].node, "w-4");
+	assert_string_equal(f->v.accepted.actions[1].node, "w-3");
+	expect_rejected(f, 0, "max_scale_down_per_round (1) reached: 2 node(s) already being removed");
 }
 
 /* A scheduled budget holds only in its window (the fixture's time is

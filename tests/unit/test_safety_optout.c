@@ -248,13 +248,20 @@ static void test_optouts_and_interruptions(void **state)
 	assert_int_equal(plan_add(&f->plan, &a), 0);
 	a.node = "karp-off";
 	assert_int_equal(plan_add(&f->plan, &a), 0);
+	/* without a notice, "interrupted" is the policy's word only */
+	a.node = "pinned";
+	assert_int_equal(plan_add(&f->plan, &a), 0);
+	f->s->nodes[snapshot_find_node(f->s, "ca-off")].interruption_kind = "spot_interruption";
+	f->s->nodes[snapshot_find_node(f->s, "karp-off")].interruption_kind = "rebalance";
 	check(f);
 	expect_why(why_of(f, ACTION_REPLACE, "karp-off"), "karpenter.sh/do-not-disrupt: \"true\"");
 	expect_why(why_of(f, ACTION_REPLACE, "pinned"), "pod apps/job-0 on node pinned");
+	expect_why(why_of(f, ACTION_DRAIN, "pinned"), "on node pinned, which has no interruption notice");
+	assert_string_equal(instruments_invariant(why_of(f, ACTION_DRAIN, "pinned")), "invalid_action");
 	assert_true(accepted(f, ACTION_CORDON, "ca-off"));
 	assert_true(accepted(f, ACTION_DRAIN, "ca-off"));
 	assert_true(accepted(f, ACTION_DRAIN, "karp-off"));
-	assert_int_equal(f->v.n_rejected, 2);
+	assert_int_equal(f->v.n_rejected, 3);
 }
 
 static void test_pod_annotation_refuses_removal(void **state)
