@@ -41,11 +41,8 @@
 #include "kube/kubeconfig.h"
 #include "kube/kubeops_http.h"
 #include "log.h"
-#include "providers/aws/aws.h"
-#include "providers/gce/gce.h"
-#include "providers/azure/azure.h"
 #include "providers/provider.h"
-#include "providers/simremote/simremote.h"
+#include "providers/registry.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
 
@@ -369,62 +366,32 @@ static void run_usage(FILE *f)
 static struct provider *make_provider(const struct config *c, struct kube_client *client,
 				      const struct logger *log, const atomic_bool *stop)
 {
+	const struct provider_kind *kind = provider_kind_find(c->provider_kind);
+	struct provider_make_opts o;
 	struct provider_limits lim;
 	struct errbuf err;
 	struct provider *p;
 
-	provider_limits_from(&lim, c);
 	if (!c->provider_kind[0]) {
 		log_at(log, LOG_WARN, clock_wall(clock_real()),
 		       "no provider configured (provider.kind): scale-ups will fail");
 		return NULL;
 	}
-	if (strcmp(c->provider_kind, "sim") == 0) {
-		p = simremote_provider_new(client, &lim, &err);
-		if (!p)
-			log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider sim: %s", err.msg);
-		return p;
-	}
-	if (strcmp(c->provider_kind, "aws") == 0) {
-		struct aws_provider_opts ao;
+	if (!kind) {
+		char known[128];
 
-		memset(&ao, 0, sizeof(ao));
-		ao.config = c;
-		ao.log = log;
-		ao.cancel = stop;
-		p = aws_provider_new(&ao, &err);
-		if (!p)
-			log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider aws: %s", err.msg);
-		return p;
+		provider_kind_list(known, sizeof(known));
+		log_at(log, LOG_ERROR, clock_wall(clock_real()),
+		       "provider kind \"%s\" is not available in this build (available: %s)", c->provider_kind,
+		       known);
+		return NULL;
 	}
-	if (strcmp(c->provider_kind, "gce") == 0) {
-		struct gce_provider_opts go;
-
-		memset(&go, 0, sizeof(go));
-		go.config = c;
-		go.log = log;
-		go.cancel = stop;
-		p = gce_provider_new(&go, &err);
-		if (!p)
-			log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider gce: %s", err.msg);
-		return p;
-	}
-	if (strcmp(c->provider_kind, "azure") == 0) {
-		struct azure_provider_opts zo;
-
-		memset(&zo, 0, sizeof(zo));
-		zo.config = c;
-		zo.log = log;
-		zo.cancel = stop;
-		p = azure_provider_new(&zo, &err);
-		if (!p)
-			log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider azure: %s", err.msg);
-		return p;
-	}
-	log_at(log, LOG_ERROR, clock_wall(clock_real()),
-	       "provider kind \"%s\" is not available in this build (available: sim, aws, gce, azure)",
-	       c->provider_kind);
-	return NULL;
+	provider_limits_from(&lim, c);
+	o = (struct provider_make_opts){c, log, stop, client, &lim};
+	p = kind->make(&o, &err);
+	if (!p)
+		log_at(log, LOG_ERROR, clock_wall(clock_real()), "provider %s: %s", kind->name, err.msg);
+	return p;
 }
 
 int cli_run(int argc, char **argv)
