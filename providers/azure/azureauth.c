@@ -1,12 +1,13 @@
 /*
  * azureauth: Entra access tokens for ARM from a client secret, a workload
- * identity's federated token (client assertion) or the managed identity of
- * the instance metadata service, cached by cloudhttp/oauth. Never logs a token,
+ * identity's federated token (both the client credentials grant of
+ * cloudhttp/oauth) or the managed identity of the instance metadata
+ * service, cached by cloudhttp/oauth. What is Azure's: which settings and
+ * variables, the endpoints, IMDS's request and answer. Never logs a token,
  * a secret or an assertion: only the source, the endpoint and the expiry.
  */
 #include "providers/azure/azureauth.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,6 @@
 #include "providers/cloudhttp/oauth.h"
 
 #define SECRET_MAX 1024
-#define ASSERTION_FILE_MAX (64 * 1024)
-#define MAX_LIFETIME_S (7 * 24 * 3600)
 #define DEFAULT_AUTHORITY "https://login.microsoftonline.com/"
 #define DEFAULT_RESOURCE "https://management.azure.com/"
 
@@ -99,24 +98,7 @@ static const char *pick(const struct azure_env *e, const char *cfg, const char *
 
 int azure_check_endpoint(const char *url, const char *what, bool link_local, struct errbuf *err)
 {
-	struct cloudhttp_url u;
-
-	if (!url || !*url)
-		return errbuf_set(err, "%s: the URL is empty", what);
-	if (!oauth_printable(url, false))
-		return errbuf_set(err, "%s: the URL holds a space or a control character", what);
-	if (cloudhttp_url_parse(url, &u, err) < 0)
-		return errbuf_prefix(err, "%s", what);
-	if (u.query || strchr(url, '#'))
-		return errbuf_set(err, "%s: %s must have no query or fragment", what, url);
-	if (!u.host[0])
-		return errbuf_set(err, "%s: %s has no host", what, url);
-	if (strcmp(u.scheme, "https") != 0 && !oauth_loopback_host(u.host) &&
-	    !(link_local && !strcmp(u.host, "169.254.169.254")))
-		return errbuf_set(err, "%s: %s must be https (http only to a loopback address, for a "
-				  "local simulator%s)", what, url,
-				  link_local ? ", or to the metadata service at 169.254.169.254" : "");
-	return 0;
+	return oauth_check_url(url, what, link_local, err);
 }
 
 /* "base" without its trailing slashes, then 'tail'. */
@@ -129,163 +111,35 @@ static void join(char *out, size_t len, const char *base, const char *tail)
 	snprintf(out, len, "%.*s%s", (int)n, base, tail);
 }
 
-/* ---- token answers ---- */
-
-/* A number, or a string of digits (IMDS writes "expires_in": "86399"). */
-static bool number_of(const cJSON *v, double *out)
-{
-	char *end;
-
-	if (cJSON_IsNumber(v)) {
-		*out = v->valuedouble;
-		return true;
-	}
-	if (cJSON_IsString(v) && v->valuestring[0] && strlen(v->valuestring) < 20) {
-		*out = strtod(v->valuestring, &end);
-		return *end == '\0';
-	}
-	return false;
-}
-
-/* Trailing slashes do not make another audience. */
-static bool same_resource(const char *a, const char *b)
-{
-	size_t na = strlen(a), nb = strlen(b);
-
-	while (na && a[na - 1] == '/')
-		na--;
-	while (nb && b[nb - 1] == '/')
-		nb--;
-	return na == nb && !strncasecmp(a, b, na);
-}
-
-/*
- * Reads an OAuth token answer: access_token, token_type Bearer, and the
- * lifetime from expires_in (else expires_on, unix seconds). 'now' is the
- * wall time of the request. With 'resource' (IMDS), an answer naming
- * another audience is refused.
- */
-static int parse_token(const char *body, const char *where, int64_t now, const char *resource,
-		       const char *client_id, char *out, size_t len, int64_t *expires_s,
-		       struct errbuf *err)
-{
-	cJSON *j = oauth_json_object(body, where, err);
-	const cJSON *tok, *type, *res, *cid;
-	double e;
-	int rc = -1;
-
-	if (!j)
-		goto out;
-	tok = cJSON_GetObjectItemCaseSensitive(j, "access_token");
-	type = cJSON_GetObjectItemCaseSensitive(j, "token_type");
-	res = cJSON_GetObjectItemCaseSensitive(j, "resource");
-	cid = cJSON_GetObjectItemCaseSensitive(j, "client_id");
-	if (!cJSON_IsString(tok) || !tok->valuestring[0]) {
-		errbuf_set(err, "%s: the answer has no access_token", where);
-		goto out;
-	}
-	if (!cJSON_IsString(type) || strcasecmp(type->valuestring, "Bearer") != 0) {
-		errbuf_set(err, "%s: token_type is not \"Bearer\"", where);
-		goto out;
-	}
-	if (resource && cJSON_IsString(res) && !same_resource(res->valuestring, resource)) {
-		errbuf_set(err, "%s: the token is for %.100s, not %s: refused", where, res->valuestring,
-			   resource);
-		goto out;
-	}
-	if (client_id && client_id[0] && cJSON_IsString(cid) && strcasecmp(cid->valuestring, client_id)) {
-		errbuf_set(err, "%s: the token is for identity %.64s, not %s: refused", where,
-			   cid->valuestring, client_id);
-		goto out;
-	}
-	if (number_of(cJSON_GetObjectItemCaseSensitive(j, "expires_in"), &e)) {
-		/* seconds from now */
-	} else if (number_of(cJSON_GetObjectItemCaseSensitive(j, "expires_on"), &e)) {
-		e -= (double)now;
-	} else {
-		errbuf_set(err, "%s: the answer has neither expires_in nor expires_on", where);
-		goto out;
-	}
-	if (!(e >= 1 && e <= MAX_LIFETIME_S)) {
-		errbuf_set(err, "%s: the token's lifetime %.0f s is not between 1 s and 7 days", where, e);
-		goto out;
-	}
-	if (strlen(tok->valuestring) >= len || !oauth_printable(tok->valuestring, false)) {
-		errbuf_set(err, "%s: the access_token is longer than %zu bytes or not printable ASCII",
-			   where, len - 1);
-		goto out;
-	}
-	snprintf(out, len, "%s", tok->valuestring);
-	*expires_s = now + (int64_t)e;
-	rc = 0;
-out:
-	oauth_json_delete(j);
-	return rc;
-}
-
 /* ---- fetching ---- */
-
-/* Reads a file holding a secret or an assertion, trimmed of blanks. */
-static int read_secret(const char *path, const char *what, struct buf *out, struct errbuf *err)
-{
-	size_t s = 0, n;
-
-	if (buf_read_file(out, path, ASSERTION_FILE_MAX, err) < 0)
-		return errbuf_prefix(err, "%s", what);
-	n = out->len;
-	while (s < n && isspace((unsigned char)out->data[s]))
-		s++;
-	while (n > s && isspace((unsigned char)out->data[n - 1]))
-		n--;
-	if (n == s)
-		return errbuf_set(err, "%s %s is empty", what, path);
-	memmove(out->data, out->data + s, n - s);
-	out->data[n - s] = '\0';
-	out->len = n - s;
-	if (!oauth_printable(out->data, false))
-		return errbuf_set(err, "%s %s holds a space or a character that is not printable ASCII",
-				  what, path);
-	return 0;
-}
 
 static int fetch_entra(struct azure_auth *a, char *out, size_t len, int64_t *expires_s,
 		       char *full, size_t full_len, struct errbuf *err)
 {
-	struct cloudhttp_response r = { 0 };
+	static const struct oauth_token_rules rules = { .type_required = true, .expires_on = true };
 	struct buf body = BUF_INIT, cred = BUF_INIT;
 	char where[1600];
 	int64_t now = clock_wall(a->clock);
+	bool wi = a->kind == AZURE_AUTH_WORKLOAD_IDENTITY;
 	int rc = -1;
 
 	snprintf(where, sizeof(where), "%s: token endpoint %s", src_names[a->kind], a->token_url);
-	if (a->kind == AZURE_AUTH_WORKLOAD_IDENTITY) {
+	if (wi) {
 		/* the kubelet rotates the projected token: read it every time */
-		if (read_secret(a->token_file, "the federated token file", &cred, err) < 0)
+		if (oauth_read_secret_file(a->token_file, "the federated token file", &cred, err) < 0)
 			goto out;
 	} else if (a->secret_file[0]) {
-		if (read_secret(a->secret_file, "the client secret file", &cred, err) < 0)
+		if (oauth_read_secret_file(a->secret_file, "the client secret file", &cred, err) < 0)
 			goto out;
 	} else if (buf_puts(&cred, a->secret) < 0) {
 		errbuf_set(err, "%s: out of memory", where);
 		goto out;
 	}
-	oauth_form_add(&body, "grant_type", "client_credentials");
-	oauth_form_add(&body, "client_id", a->client_id);
-	oauth_form_add(&body, "scope", a->scope);
-	if (a->kind == AZURE_AUTH_WORKLOAD_IDENTITY) {
-		oauth_form_add(&body, "client_assertion_type", AZURE_CLIENT_ASSERTION_TYPE);
-		oauth_form_add(&body, "client_assertion", cred.data);
-	} else {
-		oauth_form_add(&body, "client_secret", cred.data);
-	}
-	if (oauth_post_form(a->http, a->token_url, &body, src_names[a->kind], where, &r, full,
-			    full_len, err) < 0)
-		goto out;
-	if (parse_token(r.body, where, now, NULL, NULL, out, len, expires_s, err) < 0)
-		goto out;
-	rc = 0;
+	oauth_form_client_credentials(&body, a->client_id, a->scope, wi ? NULL : cred.data,
+				      wi ? cred.data : NULL);
+	rc = oauth_request_token(a->http, a->token_url, &body, src_names[a->kind], where, now,
+				 &rules, out, len, expires_s, full, full_len, err);
 out:
-	oauth_wipe_response(&r);
 	oauth_wipe_buf(&body);
 	oauth_wipe_buf(&cred);
 	return rc;
@@ -308,6 +162,7 @@ static int fetch_imds(struct azure_auth *a, char *out, size_t len, int64_t *expi
 	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response r = { 0 };
 	struct cloudhttp_request rq;
+	struct oauth_token_rules rules = { .type_required = true, .expires_on = true };
 	char where[400];
 	const char *ct;
 	int64_t now = clock_wall(a->clock);
@@ -344,8 +199,9 @@ static int fetch_imds(struct azure_auth *a, char *out, size_t len, int64_t *expi
 			   "not the metadata service, refused", where, ct ? ct : "(none)");
 		goto out;
 	}
-	if (parse_token(r.body, where, now, a->resource, a->identity_id, out, len, expires_s,
-			err) < 0)
+	rules.resource = a->resource;
+	rules.client_id = a->identity_id;
+	if (oauth_parse_token(r.body, where, now, &rules, out, len, expires_s, err) < 0)
 		goto out;
 	rc = 0;
 out:

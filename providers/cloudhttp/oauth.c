@@ -1,8 +1,9 @@
 /*
- * oauth: the OAuth 2.0 pieces the clouds' token sources share — form POSTs
- * to a token endpoint, OAuth error answers, the cached token and its last
- * error. Grants, answers' rules and endpoints are the provider's. Never
- * logs or quotes a token, a secret or an assertion.
+ * oauth: the OAuth 2.0 pieces the clouds' token sources share — endpoint
+ * checks, secret files, the grants' forms and their POST to a token
+ * endpoint, token answers, OAuth error answers, the cached token and its
+ * last error. Which grant, endpoint and answer rules are the provider's.
+ * Never logs or quotes a token, a secret or an assertion.
  */
 #include "providers/cloudhttp/oauth.h"
 
@@ -20,6 +21,9 @@
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/credcache.h"
 #include "providers/provider.h"
+
+#define SECRET_FILE_MAX (64 * 1024)
+#define MAX_LIFETIME_S (7 * 24 * 3600)
 
 struct oauth_source {
 	struct credcache *cache;
@@ -103,6 +107,51 @@ bool oauth_loopback_host(const char *host)
 	return false;
 }
 
+int oauth_check_url(const char *url, const char *what, bool link_local, struct errbuf *err)
+{
+	struct cloudhttp_url u;
+
+	if (!url || !*url)
+		return errbuf_set(err, "%s: the URL is empty", what);
+	if (!oauth_printable(url, false))
+		return errbuf_set(err, "%s: the URL holds a space or a control character", what);
+	if (cloudhttp_url_parse(url, &u, err) < 0)
+		return errbuf_prefix(err, "%s", what);
+	if (u.query || strchr(url, '#'))
+		return errbuf_set(err, "%s: %s must have no query or fragment", what, url);
+	if (!u.host[0])
+		return errbuf_set(err, "%s: %s has no host", what, url);
+	if (strcmp(u.scheme, "https") != 0 && !oauth_loopback_host(u.host) &&
+	    !(link_local && !strcmp(u.host, "169.254.169.254")))
+		return errbuf_set(err, "%s: %s must be https (http only to a loopback address, for a "
+				  "local simulator%s)", what, url,
+				  link_local ? ", or to the metadata service at 169.254.169.254" : "");
+	return 0;
+}
+
+int oauth_read_secret_file(const char *path, const char *what, struct buf *out,
+			   struct errbuf *err)
+{
+	size_t s = 0, n;
+
+	if (buf_read_file(out, path, SECRET_FILE_MAX, err) < 0)
+		return errbuf_prefix(err, "%s", what);
+	n = out->len;
+	while (s < n && isspace((unsigned char)out->data[s]))
+		s++;
+	while (n > s && isspace((unsigned char)out->data[n - 1]))
+		n--;
+	if (n == s)
+		return errbuf_set(err, "%s %s is empty", what, path);
+	memmove(out->data, out->data + s, n - s);
+	out->data[n - s] = '\0';
+	out->len = n - s;
+	if (!oauth_printable(out->data, false))
+		return errbuf_set(err, "%s %s holds a space or a character that is not printable ASCII",
+				  what, path);
+	return 0;
+}
+
 /* ---- token requests ---- */
 
 void oauth_form_add(struct buf *b, const char *name, const char *value)
@@ -112,6 +161,26 @@ void oauth_form_add(struct buf *b, const char *name, const char *value)
 	buf_puts(b, name);
 	buf_puts(b, "=");
 	cloudhttp_escape(b, value);
+}
+
+void oauth_form_jwt_bearer(struct buf *b, const char *assertion)
+{
+	oauth_form_add(b, "grant_type", OAUTH_JWT_BEARER_GRANT);
+	oauth_form_add(b, "assertion", assertion);
+}
+
+void oauth_form_client_credentials(struct buf *b, const char *client_id, const char *scope,
+				   const char *secret, const char *assertion)
+{
+	oauth_form_add(b, "grant_type", "client_credentials");
+	oauth_form_add(b, "client_id", client_id);
+	oauth_form_add(b, "scope", scope);
+	if (secret) {
+		oauth_form_add(b, "client_secret", secret);
+	} else {
+		oauth_form_add(b, "client_assertion_type", OAUTH_CLIENT_ASSERTION_TYPE);
+		oauth_form_add(b, "client_assertion", assertion);
+	}
 }
 
 int oauth_post_form(struct cloudhttp *http, const char *url, const struct buf *form,
@@ -186,6 +255,117 @@ void oauth_error(const struct cloudhttp_response *r, const char *where, const ch
 	provider_cloud_message(full, len, code, msg, ctx);
 	errbuf_set(err, "%s", full);
 	oauth_json_delete(j);
+}
+
+/* ---- token answers ---- */
+
+/* A number or, when 'strings', a string of digits (Azure's metadata
+ * service writes "expires_in": "86399"). */
+static bool number_of(const cJSON *v, bool strings, double *out)
+{
+	char *end;
+
+	if (cJSON_IsNumber(v)) {
+		*out = v->valuedouble;
+		return true;
+	}
+	if (strings && cJSON_IsString(v) && v->valuestring[0] && strlen(v->valuestring) < 20) {
+		*out = strtod(v->valuestring, &end);
+		return *end == '\0';
+	}
+	return false;
+}
+
+/* Trailing slashes do not make another audience. */
+static bool same_resource(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+
+	while (na && a[na - 1] == '/')
+		na--;
+	while (nb && b[nb - 1] == '/')
+		nb--;
+	return na == nb && !strncasecmp(a, b, na);
+}
+
+int oauth_parse_token(const char *body, const char *where, int64_t now,
+		      const struct oauth_token_rules *rules, char *out, size_t len,
+		      int64_t *expires_s, struct errbuf *err)
+{
+	static const struct oauth_token_rules none;
+	cJSON *j = oauth_json_object(body, where, err);
+	const cJSON *tok, *type, *res, *cid;
+	double e;
+	int rc = -1;
+
+	if (!rules)
+		rules = &none;
+	if (!j)
+		goto out;
+	tok = cJSON_GetObjectItemCaseSensitive(j, "access_token");
+	type = cJSON_GetObjectItemCaseSensitive(j, "token_type");
+	res = cJSON_GetObjectItemCaseSensitive(j, "resource");
+	cid = cJSON_GetObjectItemCaseSensitive(j, "client_id");
+	if (!cJSON_IsString(tok) || !tok->valuestring[0]) {
+		errbuf_set(err, "%s: the answer has no string access_token", where);
+		goto out;
+	}
+	if ((type || rules->type_required) &&
+	    (!cJSON_IsString(type) || strcasecmp(type->valuestring, "Bearer") != 0)) {
+		errbuf_set(err, "%s: token_type is not \"Bearer\"", where);
+		goto out;
+	}
+	if (rules->resource && cJSON_IsString(res) && !same_resource(res->valuestring, rules->resource)) {
+		errbuf_set(err, "%s: the token is for %.100s, not %s: refused", where, res->valuestring,
+			   rules->resource);
+		goto out;
+	}
+	if (rules->client_id && rules->client_id[0] && cJSON_IsString(cid) &&
+	    strcasecmp(cid->valuestring, rules->client_id)) {
+		errbuf_set(err, "%s: the token is for identity %.64s, not %s: refused", where,
+			   cid->valuestring, rules->client_id);
+		goto out;
+	}
+	if (number_of(cJSON_GetObjectItemCaseSensitive(j, "expires_in"), rules->expires_on, &e)) {
+		/* seconds from now */
+	} else if (rules->expires_on &&
+		   number_of(cJSON_GetObjectItemCaseSensitive(j, "expires_on"), true, &e)) {
+		e -= (double)now;
+	} else {
+		errbuf_set(err, "%s: the answer has %s", where, rules->expires_on ?
+			   "neither expires_in nor expires_on" : "no number expires_in");
+		goto out;
+	}
+	if (!(e >= 1 && e <= MAX_LIFETIME_S)) {
+		errbuf_set(err, "%s: the token's lifetime %.0f s is not between 1 s and 7 days", where, e);
+		goto out;
+	}
+	if (strlen(tok->valuestring) >= len || !oauth_printable(tok->valuestring, false)) {
+		errbuf_set(err, "%s: the access_token is longer than %zu bytes or not printable ASCII",
+			   where, len - 1);
+		goto out;
+	}
+	snprintf(out, len, "%s", tok->valuestring);
+	*expires_s = now + (int64_t)e;
+	rc = 0;
+out:
+	oauth_json_delete(j);
+	return rc;
+}
+
+int oauth_request_token(struct cloudhttp *http, const char *url, const struct buf *form,
+			const char *who, const char *where, int64_t now,
+			const struct oauth_token_rules *rules, char *out, size_t len,
+			int64_t *expires_s, char *full, size_t full_len, struct errbuf *err)
+{
+	struct cloudhttp_response r = { 0 };
+	int rc = -1;
+
+	if (oauth_post_form(http, url, form, who, where, &r, full, full_len, err) == 0 &&
+	    oauth_parse_token(r.body, where, now, rules, out, len, expires_s, err) == 0)
+		rc = 0;
+	oauth_wipe_response(&r);
+	return rc;
 }
 
 /* ---- the cached token ---- */

@@ -1,9 +1,11 @@
 /*
- * oauth: what every cloud's OAuth 2.0 bearer token source shares — the
- * token request form and its POST, reading an OAuth error answer, and the
- * cached token (credcache) with its last error and the Bearer header hook.
- * It knows no cloud: grants, endpoints, answers' rules and wording of the
- * source are the provider's (azureauth, gceauth).
+ * oauth: what every cloud's OAuth 2.0 bearer token source shares — endpoint
+ * URL checks, secret files, the grants' request forms (client credentials,
+ * client assertion, JWT bearer) and their POST, reading a token answer and
+ * an OAuth error answer, and the cached token (credcache) with its last
+ * error and the Bearer header hook. It knows no cloud: which grant, which
+ * endpoint, which scope or resource and the wording of the source are the
+ * provider's (azureauth, gceauth); signing a JWT is jwt.h's.
  */
 #ifndef LUASCALE_OAUTH_H
 #define LUASCALE_OAUTH_H
@@ -49,11 +51,43 @@ bool oauth_printable(const char *s, bool spaces);
 /* True for "localhost", 127.0.0.0/8 and ::1 (a local simulator's host). */
 bool oauth_loopback_host(const char *host);
 
+/*
+ * Checks an endpoint URL: https to any host, or http only to 127.0.0.0/8,
+ * ::1 or localhost ('link_local' also allows http to 169.254.169.254, a
+ * metadata service); no user info, query or fragment. 'what' leads the
+ * message ("WHAT: URL must be https (...)"). Returns 0 or -1.
+ */
+int oauth_check_url(const char *url, const char *what, bool link_local, struct errbuf *err);
+
+/*
+ * Reads a file holding a secret or an assertion (a client secret, a
+ * workload identity's federated token; at most 64 KiB) into 'out', trimmed
+ * of blanks. Returns 0, or -1 with "WHAT PATH is empty", "... holds a
+ * space or a character that is not printable ASCII" or the read error
+ * prefixed with 'what'. Wipe 'out' with oauth_wipe_buf() either way.
+ */
+int oauth_read_secret_file(const char *path, const char *what, struct buf *out,
+			   struct errbuf *err);
+
 /* ---- token requests ---- */
+
+/* RFC 7523's grant type and client assertion type. */
+#define OAUTH_JWT_BEARER_GRANT "urn:ietf:params:oauth:grant-type:jwt-bearer"
+#define OAUTH_CLIENT_ASSERTION_TYPE "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 /* Appends "name=value" to an x-www-form-urlencoded body ("&" first unless
  * 'b' is empty), the value percent-encoded. Out of memory sets b->oom. */
 void oauth_form_add(struct buf *b, const char *name, const char *value);
+
+/* The form of a JWT bearer grant (RFC 7523 section 2.1): grant_type and
+ * the signed 'assertion'. */
+void oauth_form_jwt_bearer(struct buf *b, const char *assertion);
+
+/* The form of a client credentials grant (RFC 6749 section 4.4) for
+ * 'client_id' and 'scope', the client authenticated by 'secret' or, when
+ * 'secret' is NULL, by the JWT 'assertion' (RFC 7523 section 2.2). */
+void oauth_form_client_credentials(struct buf *b, const char *client_id, const char *scope,
+				   const char *secret, const char *assertion);
 
 /*
  * POSTs the form 'form' to the token endpoint 'url' (with cloudhttp_call's
@@ -78,6 +112,40 @@ int oauth_post_form(struct cloudhttp *http, const char *url, const struct buf *f
  */
 void oauth_error(const struct cloudhttp_response *r, const char *where, const char *note,
 		 char *full, size_t len, struct errbuf *err);
+
+/* ---- token answers ---- */
+
+/* What a token answer must satisfy beyond access_token, expires_in and a
+ * Bearer token_type when there is one. */
+struct oauth_token_rules {
+	bool type_required;     /* token_type must be there */
+	bool expires_on;        /* expires_in may be a string of digits, and
+				 * expires_on (unix seconds) stands in when it
+				 * is absent (Azure's metadata service) */
+	const char *resource;   /* an answer naming another "resource" is refused */
+	const char *client_id;  /* an answer naming another "client_id" is refused */
+};
+
+/*
+ * Reads a token answer {"access_token", "expires_in", "token_type"} under
+ * 'rules' (NULL: none of them): the token (printable ASCII, shorter than
+ * 'len') into 'out', its expiry 'now' + a lifetime of 1 s to 7 days into
+ * '*expires_s'. Returns 0, or -1 with "WHERE: what is wrong", never the
+ * token.
+ */
+int oauth_parse_token(const char *body, const char *where, int64_t now,
+		      const struct oauth_token_rules *rules, char *out, size_t len,
+		      int64_t *expires_s, struct errbuf *err);
+
+/*
+ * One token request: oauth_post_form() of 'form' to 'url', then
+ * oauth_parse_token() of the answer with expiries from 'now'. The answer
+ * is wiped. Returns 0, or -1 as those do.
+ */
+int oauth_request_token(struct cloudhttp *http, const char *url, const struct buf *form,
+			const char *who, const char *where, int64_t now,
+			const struct oauth_token_rules *rules, char *out, size_t len,
+			int64_t *expires_s, char *full, size_t full_len, struct errbuf *err);
 
 /* ---- the cached token ---- */
 

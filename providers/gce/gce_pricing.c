@@ -613,25 +613,17 @@ static bool priceable(struct gce_pricing *gp, const char *name)
 void gce_pricing_groups(struct gce_pricing *gp, struct provider_group *groups, size_t n,
 			const char *const *regions, const bool *spot, struct executor *ex)
 {
-	struct pricing_key k;
 	size_t i;
 
 	if (!gp)
 		return;
 	for (i = 0; i < n; i++) {
-		struct provider_template *t = &groups[i].tmpl;
+		const char *type = groups[i].tmpl.instance_type;
 		const char *region = regions ? regions[i] : NULL;
-		double price;
 
-		if (!t->instance_type[0] || !region || !region[0] || !priceable(gp, t->instance_type))
-			continue;
-		memset(&k, 0, sizeof(k));
-		snprintf(k.type, sizeof(k.type), "%s", t->instance_type);
-		snprintf(k.location, sizeof(k.location), "%s", region);
-		k.capacity = spot ? (spot[i] ? PRICING_SPOT : PRICING_ON_DEMAND) : pricing_capacity_of(t);
-		price = pricing_get(gp->cache, &k);
-		if (price > 0)
-			t->price_per_hour = price;
+		if (type[0] && region && region[0] && priceable(gp, type))
+			pricing_price_groups(gp->cache, region, &groups[i], 1, spot ? &spot[i] : NULL,
+					     NULL);
 	}
 	pricing_schedule(gp->cache, ex);
 }

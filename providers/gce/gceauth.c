@@ -1,8 +1,9 @@
 /*
- * gceauth: GCE access tokens from a service-account key (RS256 JWT bearer
- * grant, signed with libcrypto) or the metadata server, cached by
- * cloudhttp/oauth; the metadata server's project and zone. Never logs a token,
- * an assertion or a key: only the source, the account and the expiry.
+ * gceauth: GCE access tokens from a service-account key (the JWT bearer
+ * grant of cloudhttp/oauth, its JWT signed by cloudhttp/jwt) or the
+ * metadata server, cached by cloudhttp/oauth; the metadata server's project
+ * and zone. What is Google's: the key file, the claims, the metadata
+ * server's paths and header. Never logs a token, an assertion or a key.
  */
 #include "providers/gce/gceauth.h"
 
@@ -12,17 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <cjson/cJSON.h>
-#include <openssl/bio.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 
 #include "model.h"
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/credcache.h"
+#include "providers/cloudhttp/jwt.h"
 #include "providers/cloudhttp/oauth.h"
 
 #define KEY_FILE_MAX (64 * 1024)
@@ -32,7 +29,6 @@
 #define MD_EMAIL_PATH "/computeMetadata/v1/instance/service-accounts/default/email"
 #define MD_PROJECT_PATH "/computeMetadata/v1/project/project-id"
 #define MD_ZONE_PATH "/computeMetadata/v1/instance/zone"
-#define JWT_GRANT "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 enum gce_src { SRC_KEY, SRC_METADATA };
 
@@ -92,31 +88,11 @@ static int copy_str(char *out, size_t len, const char *v, const char *what, cons
 	return 0;
 }
 
-static void format_expiry(int64_t expires_s, char *ts, size_t len)
-{
-	model_format_time(expires_s, ts, len);
-}
-
 /* ---- URLs and hosts ---- */
 
 int gce_auth_check_token_url(const char *url, struct errbuf *err)
 {
-	struct cloudhttp_url u;
-
-	if (!url || !*url)
-		return errbuf_set(err, "the token URL is empty");
-	if (!oauth_printable(url, false))
-		return errbuf_set(err, "the token URL holds a space or a control character");
-	if (cloudhttp_url_parse(url, &u, err) < 0)
-		return -1;
-	if (u.query || strchr(url, '#'))
-		return errbuf_set(err, "the token URL %s must have no query or fragment", url);
-	if (!u.host[0])
-		return errbuf_set(err, "the token URL %s has no host", url);
-	if (strcmp(u.scheme, "https") != 0 && !oauth_loopback_host(u.host))
-		return errbuf_set(err, "the token URL %s must be https (http only to a loopback "
-				  "address, for a local simulator)", url);
-	return 0;
+	return oauth_check_url(url, "the token URL", false, err);
 }
 
 /* Checks a metadata host "host[:port]" and writes "http://host[:port]". */
@@ -259,61 +235,7 @@ out:
 	return rc;
 }
 
-/* ---- token answers ---- */
-
-/*
- * Reads {"access_token","expires_in","token_type"} of a token answer.
- * 'now' is the wall time the expiry counts from.
- */
-static int parse_token(const char *body, const char *where, int64_t now, char *out, size_t len,
-		       int64_t *expires_s, struct errbuf *err)
-{
-	cJSON *j = oauth_json_object(body, where, err);
-	const cJSON *tok, *exp, *type;
-	double e;
-	int rc = -1;
-
-	if (!j)
-		goto out;
-	tok = cJSON_GetObjectItemCaseSensitive(j, "access_token");
-	exp = cJSON_GetObjectItemCaseSensitive(j, "expires_in");
-	type = cJSON_GetObjectItemCaseSensitive(j, "token_type");
-	if (!cJSON_IsString(tok)) {
-		errbuf_set(err, "%s: the answer has no string access_token", where);
-		goto out;
-	}
-	if (type && (!cJSON_IsString(type) || strcasecmp(type->valuestring, "Bearer") != 0)) {
-		errbuf_set(err, "%s: token_type is not \"Bearer\"", where);
-		goto out;
-	}
-	if (!cJSON_IsNumber(exp)) {
-		errbuf_set(err, "%s: the answer has no number expires_in", where);
-		goto out;
-	}
-	e = exp->valuedouble;
-	if (!(e >= 1 && e <= 7 * 24 * 3600)) {
-		errbuf_set(err, "%s: expires_in %.0f is not between 1 s and 7 days", where, e);
-		goto out;
-	}
-	if (copy_str(out, len, tok->valuestring, "access_token", where, err) < 0)
-		goto out;
-	*expires_s = now + (int64_t)e;
-	rc = 0;
-out:
-	oauth_json_delete(j);
-	return rc;
-}
-
 /* ---- keys and JWTs ---- */
-
-static int no_passphrase(char *buf, int size, int rwflag, void *u)
-{
-	(void)buf;
-	(void)size;
-	(void)rwflag;
-	(void)u;
-	return -1;
-}
 
 static const char *json_str(const cJSON *j, const char *name)
 {
@@ -328,8 +250,7 @@ struct gce_jwt_key *gce_jwt_key_parse(const char *text, size_t len, const char *
 	struct gce_jwt_key *k = NULL;
 	cJSON *j = cJSON_ParseWithLength(text, len);
 	const char *type, *email, *pem, *kid, *uri;
-	BIO *bio = NULL;
-	int bits;
+	char what[1200];
 
 	if (!where)
 		where = "service account key";
@@ -384,24 +305,13 @@ struct gce_jwt_key *gce_jwt_key_parse(const char *text, size_t len, const char *
 		errbuf_set(err, "%s: no PEM \"private_key\"", where);
 		goto fail;
 	}
-	bio = BIO_new_mem_buf(pem, -1);
-	k->pkey = bio ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL) : NULL;
-	ERR_clear_error();
-	if (!k->pkey) {
-		errbuf_set(err, "%s: private_key is not a readable unencrypted PEM private key", where);
+	snprintf(what, sizeof(what), "%s: private_key", where);
+	k->pkey = jwt_rsa_key_from_pem(pem, MIN_RSA_BITS, what, err);
+	if (!k->pkey)
 		goto fail;
-	}
-	bits = EVP_PKEY_get_bits(k->pkey);
-	if (EVP_PKEY_get_base_id(k->pkey) != EVP_PKEY_RSA || bits < MIN_RSA_BITS) {
-		errbuf_set(err, "%s: private_key must be an RSA key of at least %d bits (RS256)",
-			   where, MIN_RSA_BITS);
-		goto fail;
-	}
-	BIO_free(bio);
 	oauth_json_delete(j);
 	return k;
 fail:
-	BIO_free(bio);
 	oauth_json_delete(j);
 	gce_jwt_key_free(k);
 	return NULL;
@@ -442,40 +352,11 @@ void gce_jwt_key_free(struct gce_jwt_key *k)
 	free(k);
 }
 
-static void b64url(struct buf *out, const unsigned char *p, size_t n)
-{
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	char q[4];
-	size_t i;
-
-	for (i = 0; i + 2 < n; i += 3) {
-		q[0] = tab[p[i] >> 2];
-		q[1] = tab[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
-		q[2] = tab[((p[i + 1] & 15) << 2) | (p[i + 2] >> 6)];
-		q[3] = tab[p[i + 2] & 63];
-		buf_append(out, q, 4);
-	}
-	if (n - i == 1) {
-		q[0] = tab[p[i] >> 2];
-		q[1] = tab[(p[i] & 3) << 4];
-		buf_append(out, q, 2);
-	} else if (n - i == 2) {
-		q[0] = tab[p[i] >> 2];
-		q[1] = tab[((p[i] & 3) << 4) | (p[i + 1] >> 4)];
-		q[2] = tab[(p[i + 1] & 15) << 2];
-		buf_append(out, q, 3);
-	}
-}
-
 int gce_jwt_assertion(const struct gce_jwt_key *k, const char *aud, int64_t now,
 		      const char *scope, struct buf *out, struct errbuf *err)
 {
 	struct buf hdr = BUF_INIT, claims = BUF_INIT;
-	EVP_MD_CTX *md = NULL;
-	unsigned char *sig = NULL;
-	size_t siglen = 0, start = out->len;
-	int rc = -1;
+	int rc;
 
 	if (!aud)
 		aud = k->token_uri;
@@ -497,38 +378,7 @@ int gce_jwt_assertion(const struct gce_jwt_key *k, const char *aud, int64_t now,
 	buf_json_string(&claims, aud);
 	buf_printf(&claims, ",\"iat\":%lld,\"exp\":%lld}", (long long)now,
 		   (long long)(now + JWT_LIFETIME_S));
-	if (hdr.oom || claims.oom) {
-		errbuf_set(err, "JWT: out of memory");
-		goto out;
-	}
-	b64url(out, (const unsigned char *)hdr.data, hdr.len);
-	buf_puts(out, ".");
-	b64url(out, (const unsigned char *)claims.data, claims.len);
-	if (out->oom) {
-		errbuf_set(err, "JWT: out of memory");
-		goto out;
-	}
-	md = EVP_MD_CTX_new();
-	if (!md || EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, k->pkey) != 1 ||
-	    EVP_DigestSign(md, NULL, &siglen, (const unsigned char *)out->data + start,
-			   out->len - start) != 1 ||
-	    !(sig = malloc(siglen)) ||
-	    EVP_DigestSign(md, sig, &siglen, (const unsigned char *)out->data + start,
-			   out->len - start) != 1) {
-		ERR_clear_error();
-		errbuf_set(err, "JWT: RS256 signing with the key of %s failed", k->email);
-		goto out;
-	}
-	buf_puts(out, ".");
-	b64url(out, sig, siglen);
-	if (out->oom) {
-		errbuf_set(err, "JWT: out of memory");
-		goto out;
-	}
-	rc = 0;
-out:
-	EVP_MD_CTX_free(md);
-	free(sig);
+	rc = jwt_sign_rs256(k->pkey, &hdr, &claims, k->email, out, err);
 	buf_free(&hdr);
 	buf_free(&claims);
 	return rc;
@@ -539,7 +389,6 @@ out:
 static int fetch_key(struct gce_auth *a, char *out, size_t len, int64_t *expires_s,
 		     char *full, size_t full_len, struct errbuf *err)
 {
-	struct cloudhttp_response r = { 0 };
 	struct buf jwt = BUF_INIT, body = BUF_INIT;
 	char where[2400];
 	int64_t now = clock_wall(a->clock);
@@ -550,16 +399,10 @@ static int fetch_key(struct gce_auth *a, char *out, size_t len, int64_t *expires
 		errbuf_prefix(err, "%s", a->where);
 		goto out;
 	}
-	oauth_form_add(&body, "grant_type", JWT_GRANT);
-	oauth_form_add(&body, "assertion", jwt.data);
-	if (oauth_post_form(a->http, a->token_url, &body, a->where, where, &r, full, full_len,
-			    err) < 0)
-		goto out;
-	if (parse_token(r.body, where, now, out, len, expires_s, err) < 0)
-		goto out;
-	rc = 0;
+	oauth_form_jwt_bearer(&body, jwt.data);
+	rc = oauth_request_token(a->http, a->token_url, &body, a->where, where, now, NULL, out,
+				 len, expires_s, full, full_len, err);
 out:
-	oauth_wipe_response(&r);
 	oauth_wipe_buf(&jwt);
 	oauth_wipe_buf(&body);
 	return rc;
@@ -582,7 +425,7 @@ static int fetch_metadata(struct gce_auth *a, char *out, size_t len, int64_t *ex
 				   "set GOOGLE_APPLICATION_CREDENTIALS to a key)", where);
 		goto out;
 	}
-	if (parse_token(r.body, where, now, out, len, expires_s, err) < 0)
+	if (oauth_parse_token(r.body, where, now, NULL, out, len, expires_s, err) < 0)
 		goto out;
 	rc = 0;
 	pthread_mutex_lock(&a->mu);
@@ -616,7 +459,7 @@ static int fetch(void *ud, char *out, size_t len, int64_t *expires_s, char *full
 				: fetch_metadata(a, out, len, expires_s, err)) < 0)
 		return -1;
 	gce_auth_account(a, account, sizeof(account));
-	format_expiry(*expires_s, ts, sizeof(ts));
+	model_format_time(*expires_s, ts, sizeof(ts));
 	log_at(a->log, LOG_INFO, clock_wall(a->clock),
 	       "gce: access token from the %s (%s, account %s), expires %s", src_names[a->kind],
 	       a->where, account, ts);
