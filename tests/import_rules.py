@@ -149,7 +149,7 @@ PLANTED = [
     ("src/policy/b.c", '#include "kube/informer.h"', True),
     ("src/policy/c.c", '#include <microhttpd.h>', True),
     ("src/policy/ok.c", '#include <lua.h>\n#include "model.h"', False),
-    ("src/sim/clouds/a.c", '#include "providers/aws/awsxml.h"', True),
+    ("src/sim/clouds/a.c", '#include "providers/cloudhttp/xmltree.h"', True),
     ("src/sim/clouds/ok.c", '#include "wire/sigv4.h"', False),
 ]
 

@@ -121,60 +121,60 @@ static bool ok_zone_text(const char *s)
 }
 
 /* One member of a DescribeAutoScalingGroups answer. -1 with 'st' when malformed. */
-static int parse_asg(const struct awsxml_node *m, struct aws_asg *a, struct provider_status *st)
+static int parse_asg(const struct xmltree_node *m, struct aws_asg *a, struct provider_status *st)
 {
-	const struct awsxml_node *set, *it;
+	const struct xmltree_node *set, *it;
 	int64_t v;
 	size_t n;
 
 	memset(a, 0, sizeof(*a));
-	if (awsxml_copy(m, "AutoScalingGroupName", a->name, sizeof(a->name)) < 0 || !a->name[0]) {
+	if (xmltree_copy(m, "AutoScalingGroupName", a->name, sizeof(a->name)) < 0 || !a->name[0]) {
 		aws_status(st, PROVIDER_TRANSIENT, "DescribeAutoScalingGroups: a group without a name (line %d)",
 			   m->line);
 		return -1;
 	}
-	if (awsxml_int64(m, "MinSize", &v) < 0 || v < 0 || v > 1000000 || (a->min = (int)v, 0) ||
-	    awsxml_int64(m, "MaxSize", &v) < 0 || v < a->min || v > 1000000 || (a->max = (int)v, 0) ||
-	    awsxml_int64(m, "DesiredCapacity", &v) < 0 || v < 0 || v > 1000000) {
+	if (xmltree_int64(m, "MinSize", &v) < 0 || v < 0 || v > 1000000 || (a->min = (int)v, 0) ||
+	    xmltree_int64(m, "MaxSize", &v) < 0 || v < a->min || v > 1000000 || (a->max = (int)v, 0) ||
+	    xmltree_int64(m, "DesiredCapacity", &v) < 0 || v < 0 || v > 1000000) {
 		aws_status(st, PROVIDER_TRANSIENT,
 			   "DescribeAutoScalingGroups: group %.64s: MinSize, MaxSize or DesiredCapacity missing or out of range",
 			   a->name);
 		return -1;
 	}
 	a->desired = (int)v;
-	set = awsxml_find(m, "Instances");
-	n = awsxml_count(set, "member");
+	set = xmltree_find(m, "Instances");
+	n = xmltree_count(set, "member");
 	a->inst = n ? calloc(n, sizeof(*a->inst)) : NULL;
 	if (n && !a->inst)
 		goto oom;
-	for (it = awsxml_first(set, "member"); it; it = awsxml_next(it)) {
+	for (it = xmltree_first(set, "member"); it; it = xmltree_next(it)) {
 		struct aws_asg_instance *in = &a->inst[a->n_inst];
 
-		if (awsxml_copy(it, "InstanceId", in->id, sizeof(in->id)) < 0 || !ok_id(in->id, "i-") ||
-		    awsxml_copy(it, "AvailabilityZone", in->zone, sizeof(in->zone)) < 0 ||
+		if (xmltree_copy(it, "InstanceId", in->id, sizeof(in->id)) < 0 || !ok_id(in->id, "i-") ||
+		    xmltree_copy(it, "AvailabilityZone", in->zone, sizeof(in->zone)) < 0 ||
 		    !ok_zone_text(in->zone) ||
-		    awsxml_copy(it, "LifecycleState", in->state, sizeof(in->state)) < 0) {
+		    xmltree_copy(it, "LifecycleState", in->state, sizeof(in->state)) < 0) {
 			aws_status(st, PROVIDER_TRANSIENT,
 				   "DescribeAutoScalingGroups: group %.64s: an instance without a valid InstanceId, AvailabilityZone or LifecycleState (line %d)",
 				   a->name, it->line);
 			return -1;
 		}
-		awsxml_copy(it, "InstanceType", in->type, sizeof(in->type));
+		xmltree_copy(it, "InstanceType", in->type, sizeof(in->type));
 		in->st = lifecycle_state(in->state, &in->warm);
 		a->n_inst++;
 	}
-	set = awsxml_find(m, "Tags");
-	n = awsxml_count(set, "member");
+	set = xmltree_find(m, "Tags");
+	n = xmltree_count(set, "member");
 	a->tags = n ? calloc(n, sizeof(*a->tags)) : NULL;
 	if (n && !a->tags)
 		goto oom;
-	for (it = awsxml_first(set, "member"); it; it = awsxml_next(it)) {
+	for (it = xmltree_first(set, "member"); it; it = xmltree_next(it)) {
 		const char *k, *val;
 		size_t kl, vl;
 
-		if (awsxml_trimmed(it, "Key", &k, &kl) < 0)
+		if (xmltree_trimmed(it, "Key", &k, &kl) < 0)
 			continue;
-		if (awsxml_trimmed(it, "Value", &val, &vl) < 0) {
+		if (xmltree_trimmed(it, "Value", &val, &vl) < 0) {
 			val = "";
 			vl = 0;
 		}
@@ -187,31 +187,31 @@ static int parse_asg(const struct awsxml_node *m, struct aws_asg *a, struct prov
 		}
 		a->n_tags++;
 	}
-	for (it = awsxml_first(awsxml_find(m, "AvailabilityZones"), "member");
-	     it && a->n_zones < sizeof(a->zones) / sizeof(a->zones[0]); it = awsxml_next(it))
-		if (awsxml_copy(it, NULL, a->zones[a->n_zones], sizeof(a->zones[0])) == 0)
+	for (it = xmltree_first(xmltree_find(m, "AvailabilityZones"), "member");
+	     it && a->n_zones < sizeof(a->zones) / sizeof(a->zones[0]); it = xmltree_next(it))
+		if (xmltree_copy(it, NULL, a->zones[a->n_zones], sizeof(a->zones[0])) == 0)
 			a->n_zones++;
-	awsxml_copy(m, "LaunchTemplate/LaunchTemplateId", a->lt_id, sizeof(a->lt_id));
-	awsxml_copy(m, "LaunchTemplate/LaunchTemplateName", a->lt_name, sizeof(a->lt_name));
-	awsxml_copy(m, "LaunchTemplate/Version", a->lt_version, sizeof(a->lt_version));
+	xmltree_copy(m, "LaunchTemplate/LaunchTemplateId", a->lt_id, sizeof(a->lt_id));
+	xmltree_copy(m, "LaunchTemplate/LaunchTemplateName", a->lt_name, sizeof(a->lt_name));
+	xmltree_copy(m, "LaunchTemplate/Version", a->lt_version, sizeof(a->lt_version));
 	if (!a->lt_id[0] && !a->lt_name[0]) {
 		const char *spec = "MixedInstancesPolicy/LaunchTemplate/LaunchTemplateSpecification";
-		const struct awsxml_node *s = awsxml_find(m, spec);
+		const struct xmltree_node *s = xmltree_find(m, spec);
 
-		awsxml_copy(s, "LaunchTemplateId", a->lt_id, sizeof(a->lt_id));
-		awsxml_copy(s, "LaunchTemplateName", a->lt_name, sizeof(a->lt_name));
-		awsxml_copy(s, "Version", a->lt_version, sizeof(a->lt_version));
+		xmltree_copy(s, "LaunchTemplateId", a->lt_id, sizeof(a->lt_id));
+		xmltree_copy(s, "LaunchTemplateName", a->lt_name, sizeof(a->lt_name));
+		xmltree_copy(s, "Version", a->lt_version, sizeof(a->lt_version));
 	}
-	a->mixed = awsxml_find(m, "MixedInstancesPolicy") != NULL;
-	for (it = awsxml_first(awsxml_find(m, "MixedInstancesPolicy/LaunchTemplate/Overrides"), "member");
-	     it; it = awsxml_next(it)) {
+	a->mixed = xmltree_find(m, "MixedInstancesPolicy") != NULL;
+	for (it = xmltree_first(xmltree_find(m, "MixedInstancesPolicy/LaunchTemplate/Overrides"), "member");
+	     it; it = xmltree_next(it)) {
 		if (!a->override_type[0])
-			awsxml_copy(it, "InstanceType", a->override_type, sizeof(a->override_type));
+			xmltree_copy(it, "InstanceType", a->override_type, sizeof(a->override_type));
 		/* instances of this type launch from another template */
-		if (awsxml_find(it, "LaunchTemplateSpecification"))
+		if (xmltree_find(it, "LaunchTemplateSpecification"))
 			a->override_lt = true;
 	}
-	awsxml_copy(m, "LaunchConfigurationName", a->launch_config, sizeof(a->launch_config));
+	xmltree_copy(m, "LaunchConfigurationName", a->launch_config, sizeof(a->launch_config));
 	return 0;
 oom:
 	aws_status(st, PROVIDER_TRANSIENT, "out of memory");
@@ -231,17 +231,17 @@ struct bad_asgs {
 
 /* Appends the members of one answer page to *out; with 'bad', a member
  * parse_asg refuses is noted there and skipped, else it fails the page. */
-static int take_page(const struct awsxml_doc *d, struct aws_asg **out, size_t *n, size_t *cap,
+static int take_page(const struct xmltree_doc *d, struct aws_asg **out, size_t *n, size_t *cap,
 		     char *next, size_t next_len, struct bad_asgs *bad, struct provider_status *st)
 {
-	const struct awsxml_node *res = awsxml_find(awsxml_root(d), "DescribeAutoScalingGroupsResult");
-	const struct awsxml_node *it;
+	const struct xmltree_node *res = xmltree_find(xmltree_root(d), "DescribeAutoScalingGroupsResult");
+	const struct xmltree_node *it;
 
 	if (!res) {
 		aws_status(st, PROVIDER_TRANSIENT, "DescribeAutoScalingGroups: the answer has no DescribeAutoScalingGroupsResult");
 		return -1;
 	}
-	for (it = awsxml_first(awsxml_find(res, "AutoScalingGroups"), "member"); it; it = awsxml_next(it)) {
+	for (it = xmltree_first(xmltree_find(res, "AutoScalingGroups"), "member"); it; it = xmltree_next(it)) {
 		if (*n == *cap) {
 			size_t nc = *cap ? *cap * 2 : 16;
 			struct aws_asg *g = realloc(*out, nc * sizeof(*g));
@@ -273,7 +273,7 @@ static int take_page(const struct awsxml_doc *d, struct aws_asg **out, size_t *n
 		}
 		(*n)++;
 	}
-	if (awsxml_copy(res, "NextToken", next, next_len) < 0)
+	if (xmltree_copy(res, "NextToken", next, next_len) < 0)
 		next[0] = '\0';
 	return 0;
 }
@@ -297,7 +297,7 @@ static int describe_asgs(struct provider *p, const char *const *names, size_t n_
 		next[0] = '\0';
 		do {
 			struct aws_query f;
-			struct awsxml_doc *d = NULL;
+			struct xmltree_doc *d = NULL;
 			size_t i;
 			int rc;
 
@@ -321,7 +321,7 @@ static int describe_asgs(struct provider *p, const char *const *names, size_t n_
 			aws_query_free(&f);
 			if (rc == 0)
 				rc = take_page(d, &all, &n, &cap, next, sizeof(next), bad, st);
-			awsxml_free(d);
+			xmltree_free(d);
 			if (rc < 0) {
 				aws_asgs_free(all, n);
 				return -1;
@@ -352,8 +352,8 @@ void aws_failed_activity(struct provider *p, const char *asg, int64_t since,
 			 struct provider_status *st)
 {
 	struct aws_query f;
-	struct awsxml_doc *d = NULL;
-	const struct awsxml_node *it;
+	struct xmltree_doc *d = NULL;
+	const struct xmltree_node *it;
 	struct provider_status cst;
 
 	st->code = PROVIDER_OK;
@@ -369,14 +369,14 @@ void aws_failed_activity(struct provider *p, const char *asg, int64_t since,
 	}
 	aws_query_free(&f);
 	/* newest first: the first one that started in the window and is over decides */
-	for (it = awsxml_first(awsxml_find(awsxml_root(d), "DescribeScalingActivitiesResult/Activities"),
+	for (it = xmltree_first(xmltree_find(xmltree_root(d), "DescribeScalingActivitiesResult/Activities"),
 			       "member");
-	     it; it = awsxml_next(it)) {
+	     it; it = xmltree_next(it)) {
 		char status[32], start[64], msg[600];
 		int64_t t;
 
-		if (awsxml_copy(it, "StatusCode", status, sizeof(status)) < 0 ||
-		    awsxml_copy(it, "StartTime", start, sizeof(start)) < 0 || kube_parse_time(start, &t) < 0)
+		if (xmltree_copy(it, "StatusCode", status, sizeof(status)) < 0 ||
+		    xmltree_copy(it, "StartTime", start, sizeof(start)) < 0 || kube_parse_time(start, &t) < 0)
 			continue;
 		if (t < since)
 			break;
@@ -384,12 +384,12 @@ void aws_failed_activity(struct provider *p, const char *asg, int64_t since,
 			continue; /* still under way */
 		if (!strcmp(status, "Successful"))
 			break;
-		if (awsxml_copy(it, "StatusMessage", msg, sizeof(msg)) < 0 || !msg[0])
-			awsxml_copy(it, "Cause", msg, sizeof(msg));
+		if (xmltree_copy(it, "StatusMessage", msg, sizeof(msg)) < 0 || !msg[0])
+			xmltree_copy(it, "Cause", msg, sizeof(msg));
 		aws_status(st, aws_activity_class(msg), "%s", msg[0] ? msg : "a scaling activity failed");
 		break;
 	}
-	awsxml_free(d);
+	xmltree_free(d);
 }
 
 /* ---- launch times of ASG instances ---- */
@@ -409,14 +409,14 @@ struct launch_facts {
 
 /* An instance's launchTime and imageId from a DescribeInstances item
  * (what cannot be read stays 0 and ""). */
-static void read_facts(const struct awsxml_node *it, struct launch_facts *out)
+static void read_facts(const struct xmltree_node *it, struct launch_facts *out)
 {
 	char when[64];
 	int64_t t;
 
-	if (awsxml_copy(it, "launchTime", when, sizeof(when)) == 0 && kube_parse_time(when, &t) == 0 && t > 0)
+	if (xmltree_copy(it, "launchTime", when, sizeof(when)) == 0 && kube_parse_time(when, &t) == 0 && t > 0)
 		out->wall = t;
-	if (awsxml_copy(it, "imageId", out->image, sizeof(out->image)) < 0 || !aws_ami_id(out->image))
+	if (xmltree_copy(it, "imageId", out->image, sizeof(out->image)) < 0 || !aws_ami_id(out->image))
 		out->image[0] = '\0';
 }
 
@@ -426,8 +426,8 @@ static void describe_launch_facts(struct provider *p, const char *const *ids, si
 {
 	struct provider_status st;
 	struct aws_query f;
-	struct awsxml_doc *d = NULL;
-	const struct awsxml_node *r, *it;
+	struct xmltree_doc *d = NULL;
+	const struct xmltree_node *r, *it;
 	size_t i;
 
 	aws_query_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
@@ -440,15 +440,15 @@ static void describe_launch_facts(struct provider *p, const char *const *ids, si
 		return;
 	}
 	aws_query_free(&f);
-	for (r = awsxml_first(awsxml_find(awsxml_root(d), "reservationSet"), "item"); r; r = awsxml_next(r))
-		for (it = awsxml_first(awsxml_find(r, "instancesSet"), "item"); it; it = awsxml_next(it)) {
-			const char *id = awsxml_text(it, "instanceId");
+	for (r = xmltree_first(xmltree_find(xmltree_root(d), "reservationSet"), "item"); r; r = xmltree_next(r))
+		for (it = xmltree_first(xmltree_find(r, "instancesSet"), "item"); it; it = xmltree_next(it)) {
+			const char *id = xmltree_text(it, "instanceId");
 
 			for (i = 0; i < n; i++)
 				if (!strcmp(ids[i], id))
 					read_facts(it, &out[i]);
 		}
-	awsxml_free(d);
+	xmltree_free(d);
 }
 
 void aws_fill_launch_times(struct provider *p, struct aws_asg *a1, size_t n1, struct aws_asg *a2,
@@ -527,7 +527,7 @@ out:
 /* One page of DescribeInstances for fleet group g's instances (by its
  * tags, live states), after 'next' ("" first). 0 with *d, or -1 with st. */
 static int fleet_page(struct provider *p, const struct aws_group *g, const char *next,
-		      struct awsxml_doc **d, struct provider_status *st)
+		      struct xmltree_doc **d, struct provider_status *st)
 {
 	struct aws_prov *ap = AWS_PROV(p);
 	struct aws_query f;
@@ -561,16 +561,16 @@ struct fleet_list {
 };
 
 /* Appends DescribeInstances item 'it' (skipped when malformed). 0, or -1 out of memory. */
-static int fleet_instance(struct fleet_list *fl, const struct aws_group *g, const struct awsxml_node *it)
+static int fleet_instance(struct fleet_list *fl, const struct aws_group *g, const struct xmltree_node *it)
 {
 	struct provider_group *pg = fl->pg;
 	struct provider_instance *in;
 	struct launch_facts facts;
 	char id[32], zone[64], state[32];
 
-	if (awsxml_copy(it, "instanceId", id, sizeof(id)) < 0 || !ok_id(id, "i-") ||
-	    awsxml_copy(it, "placement/availabilityZone", zone, sizeof(zone)) < 0 || !ok_zone_text(zone) ||
-	    awsxml_copy(it, "instanceState/name", state, sizeof(state)) < 0)
+	if (xmltree_copy(it, "instanceId", id, sizeof(id)) < 0 || !ok_id(id, "i-") ||
+	    xmltree_copy(it, "placement/availabilityZone", zone, sizeof(zone)) < 0 || !ok_zone_text(zone) ||
+	    xmltree_copy(it, "instanceState/name", state, sizeof(state)) < 0)
 		return 0;
 	if (pg->n_instances == fl->cap) {
 		size_t nc = fl->cap ? fl->cap * 2 : 16;
@@ -613,21 +613,21 @@ static int describe_fleet(struct provider *p, const struct aws_group *g, struct 
 	int pages = 0, rc = -1;
 
 	do {
-		struct awsxml_doc *d = NULL;
-		const struct awsxml_node *r, *it;
+		struct xmltree_doc *d = NULL;
+		const struct xmltree_node *r, *it;
 
 		if (fleet_page(p, g, next, &d, st) < 0)
 			goto out;
-		for (r = awsxml_first(awsxml_find(awsxml_root(d), "reservationSet"), "item"); r; r = awsxml_next(r))
-			for (it = awsxml_first(awsxml_find(r, "instancesSet"), "item"); it; it = awsxml_next(it))
+		for (r = xmltree_first(xmltree_find(xmltree_root(d), "reservationSet"), "item"); r; r = xmltree_next(r))
+			for (it = xmltree_first(xmltree_find(r, "instancesSet"), "item"); it; it = xmltree_next(it))
 				if (fleet_instance(&fl, g, it) < 0) {
-					awsxml_free(d);
+					xmltree_free(d);
 					aws_status(st, PROVIDER_TRANSIENT, "out of memory");
 					goto out;
 				}
-		if (awsxml_copy(awsxml_root(d), "nextToken", next, sizeof(next)) < 0)
+		if (xmltree_copy(xmltree_root(d), "nextToken", next, sizeof(next)) < 0)
 			next[0] = '\0';
-		awsxml_free(d);
+		xmltree_free(d);
 		if (++pages > MAX_PAGES) {
 			aws_status(st, PROVIDER_TRANSIENT, "DescribeInstances: the nextToken does not end");
 			goto out;

@@ -67,7 +67,7 @@ static void form_action(const struct aws_query *f, char *out, size_t len)
 }
 
 int aws_do(struct provider *p, enum aws_service svc, bool mutating, struct aws_query *f,
-	   struct awsxml_doc **doc, struct provider_status *st)
+	   struct xmltree_doc **doc, struct provider_status *st)
 {
 	struct aws_prov *ap = AWS_PROV(p);
 	char action[48];

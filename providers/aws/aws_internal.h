@@ -151,7 +151,7 @@ void aws_count_call(struct aws_prov *ap, const char *action);
 
 /* aws_call with the call counted and the service's bucket of 'p'. */
 int aws_do(struct provider *p, enum aws_service svc, bool mutating, struct aws_query *f,
-	   struct awsxml_doc **doc, struct provider_status *st);
+	   struct xmltree_doc **doc, struct provider_status *st);
 
 /* Describes the ASGs named 'names' (any number: 100 a call), or with
  * names NULL, those tagged for discovery. Fills *out (aws_asgs_free).

@@ -88,7 +88,7 @@ static bool known(const struct aws_asg *a, const char *id)
 static int set_desired(struct provider *p, const char *asg, int desired, struct provider_status *st)
 {
 	struct aws_query f;
-	struct awsxml_doc *d = NULL;
+	struct xmltree_doc *d = NULL;
 	int rc;
 
 	aws_query_init(&f, AWS_SERVICE_AUTOSCALING, "SetDesiredCapacity");
@@ -97,7 +97,7 @@ static int set_desired(struct provider *p, const char *asg, int desired, struct 
 	aws_query_add(&f, "HonorCooldown", "false");
 	rc = aws_do(p, AWS_SERVICE_AUTOSCALING, true, &f, &d, st);
 	aws_query_free(&f);
-	awsxml_free(d);
+	xmltree_free(d);
 	return rc;
 }
 
@@ -366,8 +366,8 @@ static int create_fleet(struct provider *p, const struct aws_group *g, bool spot
 	struct aws_prov *ap = AWS_PROV(p);
 	const struct config_aws_group *c = g->cfg;
 	struct aws_query f;
-	struct awsxml_doc *d = NULL;
-	const struct awsxml_node *it, *id;
+	struct xmltree_doc *d = NULL;
+	const struct xmltree_node *it, *id;
 	const char *lt = c->launch_template;
 	char token[80];
 	size_t ti, pi, k = 0, before = fc->n_made;
@@ -422,10 +422,10 @@ static int create_fleet(struct provider *p, const struct aws_group *g, bool spot
 		return -1;
 	}
 	aws_query_free(&f);
-	for (it = awsxml_first(awsxml_find(awsxml_root(d), "fleetInstanceSet"), "item"); it; it = awsxml_next(it)) {
-		const struct awsxml_node *ov = awsxml_find(it, "launchTemplateAndOverrides/overrides");
+	for (it = xmltree_first(xmltree_find(xmltree_root(d), "fleetInstanceSet"), "item"); it; it = xmltree_next(it)) {
+		const struct xmltree_node *ov = xmltree_find(it, "launchTemplateAndOverrides/overrides");
 
-		for (id = awsxml_first(awsxml_find(it, "instanceIds"), "item"); id; id = awsxml_next(id)) {
+		for (id = xmltree_first(xmltree_find(it, "instanceIds"), "item"); id; id = xmltree_next(id)) {
 			struct aws_asg_instance *in;
 
 			if (fc->n_made - before >= (size_t)count)
@@ -441,24 +441,24 @@ static int create_fleet(struct provider *p, const struct aws_group *g, bool spot
 			}
 			in = &fc->made[fc->n_made];
 			memset(in, 0, sizeof(*in));
-			if (awsxml_copy(id, NULL, in->id, sizeof(in->id)) < 0 || strncmp(in->id, "i-", 2) ||
-			    awsxml_copy(ov, "availabilityZone", in->zone, sizeof(in->zone)) < 0 || !in->zone[0])
+			if (xmltree_copy(id, NULL, in->id, sizeof(in->id)) < 0 || strncmp(in->id, "i-", 2) ||
+			    xmltree_copy(ov, "availabilityZone", in->zone, sizeof(in->zone)) < 0 || !in->zone[0])
 				continue;
-			if (awsxml_copy(it, "instanceType", in->type, sizeof(in->type)) < 0)
-				awsxml_copy(ov, "instanceType", in->type, sizeof(in->type));
+			if (xmltree_copy(it, "instanceType", in->type, sizeof(in->type)) < 0)
+				xmltree_copy(ov, "instanceType", in->type, sizeof(in->type));
 			in->st = INSTANCE_PENDING;
 			fc->n_made++;
 		}
 	}
-	for (it = awsxml_first(awsxml_find(awsxml_root(d), "errorSet"), "item"); it; it = awsxml_next(it)) {
-		const struct awsxml_node *ov = awsxml_find(it, "launchTemplateAndOverrides/overrides");
-		const char *code = awsxml_text(it, "errorCode");
-		const char *type = awsxml_text(ov, "instanceType");
-		const char *zone = awsxml_text(ov, "availabilityZone");
+	for (it = xmltree_first(xmltree_find(xmltree_root(d), "errorSet"), "item"); it; it = xmltree_next(it)) {
+		const struct xmltree_node *ov = xmltree_find(it, "launchTemplateAndOverrides/overrides");
+		const char *code = xmltree_text(it, "errorCode");
+		const char *type = xmltree_text(ov, "instanceType");
+		const char *zone = xmltree_text(ov, "availabilityZone");
 		bool capacity = aws_error_is_capacity(code);
 
 		if (!*zone)
-			zone = subnet_zone(c, awsxml_text(ov, "subnetId"));
+			zone = subnet_zone(c, xmltree_text(ov, "subnetId"));
 		fc->n_errors++;
 		if (!capacity)
 			fc->all_capacity = false;
@@ -466,10 +466,10 @@ static int create_fleet(struct provider *p, const struct aws_group *g, bool spot
 			fc->n_marked++;
 		if (!fc->first_code[0] || (!capacity && aws_error_is_capacity(fc->first_code))) {
 			snprintf(fc->first_code, sizeof(fc->first_code), "%s", code);
-			snprintf(fc->first_msg, sizeof(fc->first_msg), "%s", awsxml_text(it, "errorMessage"));
+			snprintf(fc->first_msg, sizeof(fc->first_msg), "%s", xmltree_text(it, "errorMessage"));
 		}
 	}
-	awsxml_free(d);
+	xmltree_free(d);
 	return (int)k;
 }
 
@@ -634,7 +634,7 @@ static void terminate_asg(struct provider *p, const struct aws_group *g, const c
 	for (i = 0; i < n; i++) {
 		const struct aws_asg_instance *in = NULL;
 		struct aws_query f;
-		struct awsxml_doc *d = NULL;
+		struct xmltree_doc *d = NULL;
 
 		for (j = 0; j < a->n_inst && !in; j++)
 			if (!strcmp(a->inst[j].id, ids[i]))
@@ -661,7 +661,7 @@ static void terminate_asg(struct provider *p, const struct aws_group *g, const c
 			first = st;
 		}
 		aws_query_free(&f);
-		awsxml_free(d);
+		xmltree_free(d);
 	}
 	provider_turn_give(ap->turns, g->name);
 	aws_asgs_free(a, na);
@@ -679,24 +679,24 @@ static void terminate_fleet(struct provider *p, const struct aws_group *g, const
 	memset(&first, 0, sizeof(first));
 	for (from = 0; from < n; from += TERMINATE_BATCH) {
 		struct aws_query f;
-		struct awsxml_doc *d = NULL;
-		const struct awsxml_node *it;
+		struct xmltree_doc *d = NULL;
+		const struct xmltree_node *it;
 
 		aws_query_init(&f, AWS_SERVICE_EC2, "TerminateInstances");
 		for (i = 0; i < TERMINATE_BATCH && from + i < n; i++)
 			aws_query_addf(&f, ids[from + i], "InstanceId.%zu", i + 1);
 		if (aws_do(p, AWS_SERVICE_EC2, true, &f, &d, &st) == 0) {
-			for (it = awsxml_first(awsxml_find(awsxml_root(d), "instancesSet"), "item"); it;
-			     it = awsxml_next(it)) {
+			for (it = xmltree_first(xmltree_find(xmltree_root(d), "instancesSet"), "item"); it;
+			     it = xmltree_next(it)) {
 				done++;
 				log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "aws: group %s: terminating %s (%s)",
-				       g->name, awsxml_text(it, "instanceId"), awsxml_text(it, "currentState/name"));
+				       g->name, xmltree_text(it, "instanceId"), xmltree_text(it, "currentState/name"));
 			}
 		} else if (first.code == PROVIDER_OK) {
 			first = st;
 		}
 		aws_query_free(&f);
-		awsxml_free(d);
+		xmltree_free(d);
 	}
 	on_done(ctx, done, &first);
 }

@@ -306,8 +306,8 @@ static int spot(struct provider *p, const struct pricing_key *keys, size_t n, do
 	snprintf(iso, sizeof(iso), "%.4s-%.2s-%.2sT%.2s:%.2s:%.2sZ", when, when + 4, when + 6,
 		 when + 9, when + 11, when + 13);
 	for (page = 0; page < MAX_PAGES; page++) {
-		const struct awsxml_node *it;
-		struct awsxml_doc *d = NULL;
+		const struct xmltree_node *it;
+		struct xmltree_doc *d = NULL;
 		struct aws_query f;
 
 		aws_query_init(&f, AWS_SERVICE_EC2, "DescribeSpotPriceHistory");
@@ -325,9 +325,9 @@ static int spot(struct provider *p, const struct pricing_key *keys, size_t n, do
 			return -1;
 		}
 		aws_query_free(&f);
-		for (it = awsxml_first(awsxml_find(awsxml_root(d), "spotPriceHistorySet"), "item"); it;
-		     it = awsxml_next(it)) {
-			const char *type = awsxml_text(it, "instanceType"), *v = awsxml_text(it, "spotPrice");
+		for (it = xmltree_first(xmltree_find(xmltree_root(d), "spotPriceHistorySet"), "item"); it;
+		     it = xmltree_next(it)) {
+			const char *type = xmltree_text(it, "instanceType"), *v = xmltree_text(it, "spotPrice");
 			char *end;
 			double price = strtod(v, &end);
 
@@ -338,8 +338,8 @@ static int spot(struct provider *p, const struct pricing_key *keys, size_t n, do
 				    price > prices[i])
 					prices[i] = price;
 		}
-		awsxml_copy(awsxml_root(d), "nextToken", next, sizeof(next));
-		awsxml_free(d);
+		xmltree_copy(xmltree_root(d), "nextToken", next, sizeof(next));
+		xmltree_free(d);
 		if (!next[0])
 			break;
 	}

@@ -35,8 +35,8 @@ static int itype(struct provider *p, const char *name, struct aws_itype *out)
 	struct aws_prov *ap = AWS_PROV(p);
 	struct provider_status st;
 	struct aws_query f;
-	struct awsxml_doc *d = NULL;
-	const struct awsxml_node *it, *g;
+	struct xmltree_doc *d = NULL;
+	const struct xmltree_node *it, *g;
 	struct aws_itype t;
 	int64_t v;
 	size_t i;
@@ -59,28 +59,28 @@ static int itype(struct provider *p, const char *name, struct aws_itype *out)
 		return -1;
 	}
 	aws_query_free(&f);
-	it = awsxml_first(awsxml_find(awsxml_root(d), "instanceTypeSet"), "item");
+	it = xmltree_first(xmltree_find(xmltree_root(d), "instanceTypeSet"), "item");
 	memset(&t, 0, sizeof(t));
 	snprintf(t.name, sizeof(t.name), "%s", name);
-	if (!it || awsxml_int64(it, "vCpuInfo/defaultVCpus", &v) < 0 || v < 1 || v > 100000 ||
-	    (t.vcpus = (int)v, awsxml_int64(it, "memoryInfo/sizeInMiB", &t.memory_mib) < 0) ||
+	if (!it || xmltree_int64(it, "vCpuInfo/defaultVCpus", &v) < 0 || v < 1 || v > 100000 ||
+	    (t.vcpus = (int)v, xmltree_int64(it, "memoryInfo/sizeInMiB", &t.memory_mib) < 0) ||
 	    t.memory_mib < 1 || t.memory_mib > (1ll << 40)) {
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
 		       "aws: DescribeInstanceTypes gave no vCPUs and memory for %s", name);
-		awsxml_free(d);
+		xmltree_free(d);
 		return -1;
 	}
-	for (g = awsxml_first(awsxml_find(it, "gpuInfo/gpus"), "item"); g; g = awsxml_next(g))
-		if (awsxml_int64(g, "count", &v) == 0 && v > 0 && v < 1024)
+	for (g = xmltree_first(xmltree_find(it, "gpuInfo/gpus"), "item"); g; g = xmltree_next(g))
+		if (xmltree_int64(g, "count", &v) == 0 && v > 0 && v < 1024)
 			t.gpus += (int)v;
-	if (awsxml_int64(it, "networkInfo/maximumNetworkInterfaces", &v) == 0 && v > 0 && v < 1024)
+	if (xmltree_int64(it, "networkInfo/maximumNetworkInterfaces", &v) == 0 && v > 0 && v < 1024)
 		t.enis = (int)v;
-	if (awsxml_int64(it, "networkInfo/ipv4AddressesPerInterface", &v) == 0 && v > 0 && v < 1024)
+	if (xmltree_int64(it, "networkInfo/ipv4AddressesPerInterface", &v) == 0 && v > 0 && v < 1024)
 		t.ips_per_eni = (int)v;
 	snprintf(t.arch, sizeof(t.arch), "%s",
-		 !strcmp(awsxml_text(it, "processorInfo/supportedArchitectures/item"), "arm64") ? "arm64"
+		 !strcmp(xmltree_text(it, "processorInfo/supportedArchitectures/item"), "arm64") ? "arm64"
 											 : "amd64");
-	awsxml_free(d);
+	xmltree_free(d);
 	pthread_mutex_lock(&ap->mu);
 	{
 		struct aws_itype *n = realloc(ap->itypes, (ap->n_itypes + 1) * sizeof(*n));
@@ -165,8 +165,8 @@ int aws_lt_read(struct provider *p, const char *id, const char *name, const char
 	struct aws_prov *ap = AWS_PROV(p);
 	struct provider_status st;
 	struct aws_query f;
-	struct awsxml_doc *d = NULL;
-	const struct awsxml_node *v;
+	struct xmltree_doc *d = NULL;
+	const struct xmltree_node *v;
 	int64_t now = clock_now(ap->clock);
 	int rc;
 
@@ -193,10 +193,10 @@ int aws_lt_read(struct provider *p, const char *id, const char *name, const char
 		lt_keep(ap, out->key, NULL);
 		return -1;
 	}
-	v = awsxml_find(awsxml_root(d), "launchTemplateVersionSet/item/launchTemplateData");
-	awsxml_copy(v, "instanceType", out->type, sizeof(out->type));
-	awsxml_copy(v, "imageId", out->image, sizeof(out->image));
-	awsxml_free(d);
+	v = xmltree_find(xmltree_root(d), "launchTemplateVersionSet/item/launchTemplateData");
+	xmltree_copy(v, "instanceType", out->type, sizeof(out->type));
+	xmltree_copy(v, "imageId", out->image, sizeof(out->image));
+	xmltree_free(d);
 	out->at_ns = now;
 	out->read_wall = clock_wall(ap->clock);
 	lt_keep(ap, out->key, out);
@@ -382,8 +382,8 @@ void aws_instance_dns(struct provider *p, const char *const *ids, size_t n, char
 {
 	struct provider_status st;
 	struct aws_query f;
-	struct awsxml_doc *d = NULL;
-	const struct awsxml_node *r, *it;
+	struct xmltree_doc *d = NULL;
+	const struct xmltree_node *r, *it;
 	size_t i;
 
 	for (i = 0; i < n; i++)
@@ -398,13 +398,13 @@ void aws_instance_dns(struct provider *p, const char *const *ids, size_t n, char
 		return;
 	}
 	aws_query_free(&f);
-	for (r = awsxml_first(awsxml_find(awsxml_root(d), "reservationSet"), "item"); r; r = awsxml_next(r))
-		for (it = awsxml_first(awsxml_find(r, "instancesSet"), "item"); it; it = awsxml_next(it)) {
-			const char *id = awsxml_text(it, "instanceId");
+	for (r = xmltree_first(xmltree_find(xmltree_root(d), "reservationSet"), "item"); r; r = xmltree_next(r))
+		for (it = xmltree_first(xmltree_find(r, "instancesSet"), "item"); it; it = xmltree_next(it)) {
+			const char *id = xmltree_text(it, "instanceId");
 
 			for (i = 0; i < n; i++)
 				if (!strcmp(ids[i], id))
-					awsxml_copy(it, "privateDnsName", dns[i], sizeof(dns[i]));
+					xmltree_copy(it, "privateDnsName", dns[i], sizeof(dns[i]));
 		}
-	awsxml_free(d);
+	xmltree_free(d);
 }

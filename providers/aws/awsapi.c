@@ -149,18 +149,18 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 /* The error code of an answer (NULL when it is not an AWS error). */
 static const char *answer_code(const struct cloudhttp_response *r, char *code, size_t len)
 {
-	struct awsxml_doc *d;
+	struct xmltree_doc *d;
 	struct errbuf e;
 
 	code[0] = '\0';
 	if (!r->body || !r->body_len)
 		return NULL;
-	d = awsxml_parse(r->body, r->body_len, &e);
+	d = xmltree_parse(r->body, r->body_len, &e);
 	if (!d)
 		return NULL;
-	if (awsxml_error(d, code, len, NULL, 0) < 0)
+	if (aws_xml_error(d, code, len, NULL, 0) < 0)
 		code[0] = '\0';
-	awsxml_free(d);
+	xmltree_free(d);
 	return code[0] ? code : NULL;
 }
 
@@ -212,7 +212,7 @@ static void set_st(struct provider_status *st, enum provider_error code, const c
 }
 
 int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket,
-	     struct aws_query *f, struct awsxml_doc **doc, struct provider_status *st)
+	     struct aws_query *f, struct xmltree_doc **doc, struct provider_status *st)
 {
 	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response resp;
@@ -220,7 +220,7 @@ int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket
 	struct errbuf err;
 	struct call c;
 	char code[128], msg[PROVIDER_MESSAGE_MAX], rid[128];
-	struct awsxml_doc *d;
+	struct xmltree_doc *d;
 	int rc = -1;
 
 	*doc = NULL;
@@ -268,7 +268,7 @@ int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket
 		goto out;
 	}
 	if (resp.status >= 200 && resp.status < 300) {
-		d = awsxml_parse(resp.body, resp.body_len, &err);
+		d = xmltree_parse(resp.body, resp.body_len, &err);
 		if (!d) {
 			set_st(st, PROVIDER_TRANSIENT, "%s: %s answered %ld with malformed XML: %s",
 			       c.action, aws_service_name(svc), resp.status, err.msg);
@@ -278,11 +278,11 @@ int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket
 		rc = 0;
 		goto out;
 	}
-	d = resp.body_len ? awsxml_parse(resp.body, resp.body_len, &err) : NULL;
+	d = resp.body_len ? xmltree_parse(resp.body, resp.body_len, &err) : NULL;
 	code[0] = msg[0] = rid[0] = '\0';
-	if (d && awsxml_error(d, code, sizeof(code), msg, sizeof(msg)) == 0)
-		awsxml_request_id(d, rid, sizeof(rid));
-	awsxml_free(d);
+	if (d && aws_xml_error(d, code, sizeof(code), msg, sizeof(msg)) == 0)
+		aws_xml_request_id(d, rid, sizeof(rid));
+	xmltree_free(d);
 	if (code[0])
 		/* the code first: "AuthFailure: ... (likely cause: ...); DescribeInstances (request R)" */
 		provider_status_cloud(st, aws_error_class_msg(code, resp.status, msg), code, msg,

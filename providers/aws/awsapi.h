@@ -12,7 +12,7 @@
 #include "buf.h"
 #include "errbuf.h"
 #include "log.h"
-#include "providers/aws/awsxml.h"
+#include "providers/cloudhttp/xmltree.h"
 #include "providers/aws/credentials.h"
 #include "providers/aws/endpoints.h"
 #include "providers/cloudhttp/cloudhttp.h"
@@ -55,7 +55,7 @@ void aws_query_free(struct aws_query *f);
  * anew; a throttling answer slows the bucket (ratelimit_throttled) and is
  * retried with the standard backoff, a success speeds it back up. An
  * expired or unknown token drops the cached credentials and is tried once
- * more. On success returns 0 with the answer in '*doc' (awsxml_free it).
+ * more. On success returns 0 with the answer in '*doc' (xmltree_free it).
  * Else -1 with 'st': the class of the AWS error code (awserr.h) and
  * "Code: message (likely cause: ...); Action (request id)" as the cloud
  * said it (provider_cloud_message()), or "Action: ..." with TRANSIENT for
@@ -63,7 +63,7 @@ void aws_query_free(struct aws_query *f);
  * whole). Never puts a secret in 'st' or the log.
  */
 int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket,
-	     struct aws_query *f, struct awsxml_doc **doc, struct provider_status *st);
+	     struct aws_query *f, struct xmltree_doc **doc, struct provider_status *st);
 
 /*
  * The cloudhttp prepare step of a signed POST to 'url' ('service' in

@@ -1,13 +1,16 @@
 /*
  * awserr: the tables of AWS error codes by class (from botocore's retry
  * rules, EC2's and Auto Scaling's error lists and Karpenter's choices) and
- * the phrases of failed scaling activities. Owns no state.
+ * the phrases of failed scaling activities, and AWS's error answers read
+ * from an XML tree (aws_xml_error, aws_xml_request_id). Owns no state.
  */
 #include "providers/aws/awserr.h"
 
 #include <stddef.h>
 #include <string.h>
 #include <strings.h>
+
+#include "providers/cloudhttp/xmltree.h"
 
 static bool in_list(const char *code, const char *const *list, size_t n)
 {
@@ -213,4 +216,62 @@ enum provider_error aws_activity_class(const char *m)
 	    has(m, "NotFound"))
 		return PROVIDER_INVALID;
 	return PROVIDER_NO_CAPACITY;
+}
+
+/* ---- error answers in XML ---- */
+
+/* Copies the trimmed text, truncated to fit. */
+static void copy_trunc(const struct xmltree_node *n, const char *path, char *out, size_t outlen)
+{
+	const char *s;
+	size_t len;
+
+	if (!out || !outlen)
+		return;
+	xmltree_trimmed(n, path, &s, &len);
+	if (len >= outlen)
+		len = outlen - 1;
+	memcpy(out, s, len);
+	out[len] = '\0';
+}
+
+int aws_xml_error(const struct xmltree_doc *d, char *code, size_t code_len, char *msg,
+		 size_t msg_len)
+{
+	const struct xmltree_node *r = xmltree_root(d), *e = NULL;
+
+	if (code && code_len)
+		code[0] = '\0';
+	if (msg && msg_len)
+		msg[0] = '\0';
+	if (!r)
+		return -1;
+	if (strcmp(r->name, "Response") == 0)
+		e = xmltree_find(r, "Errors/Error");
+	else if (strcmp(r->name, "ErrorResponse") == 0)
+		e = xmltree_child(r, "Error");
+	else if (strcmp(r->name, "Error") == 0)
+		e = r;
+	if (!e)
+		return -1;
+	copy_trunc(e, "Code", code, code_len);
+	copy_trunc(e, "Message", msg, msg_len);
+	return 0;
+}
+
+const char *aws_xml_request_id(const struct xmltree_doc *d, char *out, size_t outlen)
+{
+	static const char *const paths[] = {"requestId", "RequestId", "RequestID",
+					    "ResponseMetadata/RequestId", NULL};
+	const struct xmltree_node *r = xmltree_root(d);
+	int i;
+
+	if (outlen)
+		out[0] = '\0';
+	for (i = 0; r && paths[i]; i++)
+		if (xmltree_find(r, paths[i])) {
+			copy_trunc(r, paths[i], out, outlen);
+			break;
+		}
+	return out;
 }

@@ -1,7 +1,8 @@
 /*
  * awserr: what an AWS error code, an HTTP status or a Failed scaling
- * activity's message means to the engine (providers/provider.h's classes).
- * Tables only: no parsing of answers (awsxml) and no retry loop.
+ * activity's message means to the engine (providers/provider.h's classes),
+ * and the code and request id of an answer already parsed (xmltree). No
+ * retry loop.
  */
 #ifndef LUASCALE_AWS_AWSERR_H
 #define LUASCALE_AWS_AWSERR_H
@@ -54,5 +55,25 @@ bool aws_error_is_capacity(const char *code);
  * Autoscaler does). NULL or "" → NO_CAPACITY.
  */
 enum provider_error aws_activity_class(const char *status_message);
+
+struct xmltree_doc;
+
+/*
+ * Recognises an AWS error answer: EC2's
+ *   <Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/></Response>
+ * Query's (Auto Scaling, STS)
+ *   <ErrorResponse><Error><Type/><Code/><Message/></Error><RequestId/></ErrorResponse>
+ * and a bare <Error><Code/><Message/></Error>. Copies the first error's
+ * trimmed code and message (truncated to fit; either buffer may be NULL
+ * with size 0). Returns 0 for an error answer (code may be "" when the
+ * cloud gave none), -1 when the document is not one ('d' may be NULL).
+ */
+int aws_xml_error(const struct xmltree_doc *d, char *code, size_t code_len, char *msg,
+		 size_t msg_len);
+
+/* The request id of an answer, success or error (requestId, RequestId,
+ * RequestID, ResponseMetadata/RequestId), trimmed, into 'out'; "" when none.
+ * Returns 'out'. */
+const char *aws_xml_request_id(const struct xmltree_doc *d, char *out, size_t outlen);
 
 #endif

@@ -20,7 +20,8 @@
 #include "buf.h"
 #include "kube/client.h"
 #include "model.h"
-#include "providers/aws/awsxml.h"
+#include "providers/aws/awserr.h"
+#include "providers/cloudhttp/xmltree.h"
 #include "providers/aws/profile.h"
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/credcache.h"
@@ -442,7 +443,7 @@ static int imds_init(struct imds *m, const struct aws_credchain_opts *o, struct 
 
 static enum cloudhttp_verdict sts_classify(void *ctx, const struct cloudhttp_response *r)
 {
-	struct awsxml_doc *d;
+	struct xmltree_doc *d;
 	char code[64] = "";
 	enum cloudhttp_verdict v = CLOUDHTTP_DONE;
 
@@ -453,14 +454,14 @@ static enum cloudhttp_verdict sts_classify(void *ctx, const struct cloudhttp_res
 		return CLOUDHTTP_RETRY_THROTTLED;
 	if (r->status != 400 || !r->body)
 		return CLOUDHTTP_DONE;
-	d = awsxml_parse(r->body, r->body_len, NULL);
-	if (d && awsxml_error(d, code, sizeof(code), NULL, 0) == 0) {
+	d = xmltree_parse(r->body, r->body_len, NULL);
+	if (d && aws_xml_error(d, code, sizeof(code), NULL, 0) == 0) {
 		if (strcmp(code, "IDPCommunicationError") == 0)
 			v = CLOUDHTTP_RETRY;
 		else if (strcmp(code, "Throttling") == 0)
 			v = CLOUDHTTP_RETRY_THROTTLED;
 	}
-	awsxml_free(d);
+	xmltree_free(d);
 	return v;
 }
 
@@ -471,8 +472,8 @@ static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, cha
 	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response r = { 0 };
 	struct cloudhttp_request rq;
-	struct awsxml_doc *d = NULL;
-	const struct awsxml_node *cr;
+	struct xmltree_doc *d = NULL;
+	const struct xmltree_node *cr;
 	char where[1200], code[128], msg[PROVIDER_MESSAGE_MAX], exp[64], ctx[1300];
 	int rc = -1;
 
@@ -507,12 +508,12 @@ static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, cha
 		errbuf_prefix(err, "web identity");
 		goto out;
 	}
-	d = awsxml_parse(r.body, r.body_len, NULL);
+	d = xmltree_parse(r.body, r.body_len, NULL);
 	if (r.status != 200) {
 		/* STS's code first: "AccessDenied: Not authorized to perform
 		 * sts:AssumeRoleWithWebIdentity (likely cause: ...); web identity: ..." */
 		snprintf(ctx, sizeof(ctx), "%s: HTTP %ld", where, r.status);
-		if (d && awsxml_error(d, code, sizeof(code), msg, sizeof(msg)) == 0)
+		if (d && aws_xml_error(d, code, sizeof(code), msg, sizeof(msg)) == 0)
 			provider_cloud_message(full, full_len, code, msg, ctx);
 		else
 			provider_cloud_message(full, full_len, NULL, NULL, ctx);
@@ -523,17 +524,17 @@ static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, cha
 		errbuf_set(err, "%s: the answer is not XML", where);
 		goto out;
 	}
-	cr = awsxml_find(awsxml_root(d), "AssumeRoleWithWebIdentityResult/Credentials");
-	if (!cr || strcmp(awsxml_root(d)->name, "AssumeRoleWithWebIdentityResponse") != 0) {
+	cr = xmltree_find(xmltree_root(d), "AssumeRoleWithWebIdentityResult/Credentials");
+	if (!cr || strcmp(xmltree_root(d)->name, "AssumeRoleWithWebIdentityResponse") != 0) {
 		errbuf_set(err, "%s: the answer has no AssumeRoleWithWebIdentityResult/Credentials",
 			   where);
 		goto out;
 	}
-	if (awsxml_copy(cr, "AccessKeyId", out->access_key_id, sizeof(out->access_key_id)) < 0 ||
-	    awsxml_copy(cr, "SecretAccessKey", out->secret_access_key,
+	if (xmltree_copy(cr, "AccessKeyId", out->access_key_id, sizeof(out->access_key_id)) < 0 ||
+	    xmltree_copy(cr, "SecretAccessKey", out->secret_access_key,
 			sizeof(out->secret_access_key)) < 0 ||
-	    awsxml_copy(cr, "SessionToken", out->session_token, sizeof(out->session_token)) < 0 ||
-	    awsxml_copy(cr, "Expiration", exp, sizeof(exp)) < 0) {
+	    xmltree_copy(cr, "SessionToken", out->session_token, sizeof(out->session_token)) < 0 ||
+	    xmltree_copy(cr, "Expiration", exp, sizeof(exp)) < 0) {
 		errbuf_set(err, "%s: Credentials lacks AccessKeyId, SecretAccessKey, SessionToken or "
 			   "Expiration, or one is too long", where);
 		goto out;
@@ -551,7 +552,7 @@ static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, cha
 	}
 	rc = 0;
 out:
-	awsxml_free(d);
+	xmltree_free(d);
 	wipe_response(&r);
 	wipe_buf(&tok);
 	wipe_buf(&body);

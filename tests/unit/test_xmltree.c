@@ -1,5 +1,5 @@
 /*
- * Tests for providers/aws/awsxml.c: the tree of real AWS answer shapes
+ * Tests for providers/aws/xmltree.c: the tree of real AWS answer shapes
  * (Auto Scaling members, EC2 item sets, CreateFleet's instance and error
  * sets), both error shapes, strict numbers, and hostile inputs (DOCTYPE,
  * entity bombs, deep nesting, truncation, not XML, huge text).
@@ -16,12 +16,13 @@
 #include <cmocka.h>
 
 #include "buf.h"
-#include "providers/aws/awsxml.h"
+#include "providers/aws/awserr.h"
+#include "providers/cloudhttp/xmltree.h"
 
-static struct awsxml_doc *parse_ok(const char *xml)
+static struct xmltree_doc *parse_ok(const char *xml)
 {
 	struct errbuf err = {{0}};
-	struct awsxml_doc *d = awsxml_parse(xml, strlen(xml), &err);
+	struct xmltree_doc *d = xmltree_parse(xml, strlen(xml), &err);
 
 	if (!d)
 		fail_msg("parse failed: %s", err.msg);
@@ -31,10 +32,10 @@ static struct awsxml_doc *parse_ok(const char *xml)
 static void parse_fails(const char *xml, size_t len, const char *want)
 {
 	struct errbuf err = {{0}};
-	struct awsxml_doc *d = awsxml_parse(xml, len, &err);
+	struct xmltree_doc *d = xmltree_parse(xml, len, &err);
 
 	if (d) {
-		awsxml_free(d);
+		xmltree_free(d);
 		fail_msg("parsed, expected an error containing '%s'", want);
 	}
 	if (!strstr(err.msg, want))
@@ -81,8 +82,8 @@ static const char asg_xml[] =
 
 static void test_autoscaling_groups(void **state)
 {
-	struct awsxml_doc *d = parse_ok(asg_xml);
-	const struct awsxml_node *r = awsxml_root(d), *groups, *g, *it;
+	struct xmltree_doc *d = parse_ok(asg_xml);
+	const struct xmltree_node *r = xmltree_root(d), *groups, *g, *it;
 	const char *names[3] = {0};
 	int64_t v = -1;
 	size_t k = 0;
@@ -91,56 +92,56 @@ static void test_autoscaling_groups(void **state)
 
 	(void)state;
 	assert_string_equal(r->name, "DescribeAutoScalingGroupsResponse");
-	groups = awsxml_find(r, "DescribeAutoScalingGroupsResult/AutoScalingGroups");
+	groups = xmltree_find(r, "DescribeAutoScalingGroupsResult/AutoScalingGroups");
 	assert_non_null(groups);
-	assert_int_equal(awsxml_count(groups, "member"), 2);
-	for (g = awsxml_first(groups, "member"); g; g = awsxml_next(g))
-		names[k++] = awsxml_text(g, "AutoScalingGroupName");
+	assert_int_equal(xmltree_count(groups, "member"), 2);
+	for (g = xmltree_first(groups, "member"); g; g = xmltree_next(g))
+		names[k++] = xmltree_text(g, "AutoScalingGroupName");
 	assert_int_equal(k, 2);
 	assert_string_equal(names[0], "workers-a");
 	assert_string_equal(names[1], "workers-b & co"); /* entities decoded */
-	g = awsxml_first(groups, "member");
-	assert_int_equal(awsxml_int64(g, "MinSize", &v), 0);
+	g = xmltree_first(groups, "member");
+	assert_int_equal(xmltree_int64(g, "MinSize", &v), 0);
 	assert_int_equal(v, 1);
-	assert_int_equal(awsxml_int64(g, "DesiredCapacity", &v), 0);
+	assert_int_equal(xmltree_int64(g, "DesiredCapacity", &v), 0);
 	assert_int_equal(v, 3);
-	assert_string_equal(awsxml_text(g, "LaunchTemplate/Version"), "$Default");
+	assert_string_equal(xmltree_text(g, "LaunchTemplate/Version"), "$Default");
 	k = 0;
-	for (it = awsxml_first(awsxml_child(g, "Instances"), "member"); it; it = awsxml_next(it)) {
+	for (it = xmltree_first(xmltree_child(g, "Instances"), "member"); it; it = xmltree_next(it)) {
 		static const char *const want[] = {"InService", "Pending", "Terminating"};
 
-		assert_string_equal(awsxml_text(it, "LifecycleState"), want[k]);
+		assert_string_equal(xmltree_text(it, "LifecycleState"), want[k]);
 		k++;
 	}
 	assert_int_equal(k, 3);
-	it = awsxml_find(g, "Tags/member");
-	assert_string_equal(awsxml_text(it, "Key"), "k8s.io/cluster-autoscaler/enabled");
-	assert_int_equal(awsxml_bool(it, "PropagateAtLaunch", &b), 0);
+	it = xmltree_find(g, "Tags/member");
+	assert_string_equal(xmltree_text(it, "Key"), "k8s.io/cluster-autoscaler/enabled");
+	assert_int_equal(xmltree_bool(it, "PropagateAtLaunch", &b), 0);
 	assert_false(b);
-	assert_int_equal(awsxml_bool(it, "Value", &b), 0);
+	assert_int_equal(xmltree_bool(it, "Value", &b), 0);
 	assert_true(b);
-	assert_int_equal(awsxml_bool(it, "Key", &b), -1);
+	assert_int_equal(xmltree_bool(it, "Key", &b), -1);
 	/* an empty set has no members; a second group has no launch template */
-	g = awsxml_next(g);
-	assert_int_equal(awsxml_count(awsxml_child(g, "Instances"), "member"), 0);
-	assert_null(awsxml_first(awsxml_child(g, "Instances"), "member"));
-	assert_string_equal(awsxml_text(g, "LaunchTemplate/Version"), "");
+	g = xmltree_next(g);
+	assert_int_equal(xmltree_count(xmltree_child(g, "Instances"), "member"), 0);
+	assert_null(xmltree_first(xmltree_child(g, "Instances"), "member"));
+	assert_string_equal(xmltree_text(g, "LaunchTemplate/Version"), "");
 	/* exact and trimmed text */
-	assert_string_equal(awsxml_text(r, "DescribeAutoScalingGroupsResult/NextToken"),
+	assert_string_equal(xmltree_text(r, "DescribeAutoScalingGroupsResult/NextToken"),
 			    "  tok+/=123  ");
-	assert_int_equal(awsxml_copy(r, "DescribeAutoScalingGroupsResult/NextToken", tok,
+	assert_int_equal(xmltree_copy(r, "DescribeAutoScalingGroupsResult/NextToken", tok,
 				     sizeof(tok)), 0);
 	assert_string_equal(tok, "tok+/=123");
-	assert_int_equal(awsxml_copy(r, "DescribeAutoScalingGroupsResult/NextToken", tok, 5), -1);
+	assert_int_equal(xmltree_copy(r, "DescribeAutoScalingGroupsResult/NextToken", tok, 5), -1);
 	assert_string_equal(tok, "");
-	assert_string_equal(awsxml_request_id(d, id, sizeof(id)),
+	assert_string_equal(aws_xml_request_id(d, id, sizeof(id)),
 			    "7c6e177f-f082-11e1-ac58-3714bEXAMPLE");
-	assert_int_equal(awsxml_error(d, NULL, 0, NULL, 0), -1);
+	assert_int_equal(aws_xml_error(d, NULL, 0, NULL, 0), -1);
 	/* the parent links and the line of an element */
 	assert_ptr_equal(groups->parent->parent, r);
 	assert_null(r->parent);
-	assert_int_equal(awsxml_find(r, "DescribeAutoScalingGroupsResult")->line, 3);
-	awsxml_free(d);
+	assert_int_equal(xmltree_find(r, "DescribeAutoScalingGroupsResult")->line, 3);
+	xmltree_free(d);
 }
 
 static const char instances_xml[] =
@@ -177,38 +178,38 @@ static const char instances_xml[] =
 
 static void test_ec2_instances(void **state)
 {
-	struct awsxml_doc *d = parse_ok(instances_xml);
-	const struct awsxml_node *r = awsxml_root(d), *res, *in;
+	struct xmltree_doc *d = parse_ok(instances_xml);
+	const struct xmltree_node *r = xmltree_root(d), *res, *in;
 	const char *ids[4] = {0};
 	size_t n = 0;
 	int64_t code = -1;
 	char rid[64];
 
 	(void)state;
-	for (res = awsxml_first(awsxml_child(r, "reservationSet"), "item"); res;
-	     res = awsxml_next(res))
-		for (in = awsxml_first(awsxml_child(res, "instancesSet"), "item"); in;
-		     in = awsxml_next(in)) {
+	for (res = xmltree_first(xmltree_child(r, "reservationSet"), "item"); res;
+	     res = xmltree_next(res))
+		for (in = xmltree_first(xmltree_child(res, "instancesSet"), "item"); in;
+		     in = xmltree_next(in)) {
 			assert_true(n < 4);
-			ids[n++] = awsxml_text(in, "instanceId");
+			ids[n++] = xmltree_text(in, "instanceId");
 		}
 	assert_int_equal(n, 3);
 	assert_string_equal(ids[0], "i-1234567890abcdef0");
 	assert_string_equal(ids[1], "i-0b");
 	assert_string_equal(ids[2], "i-0c");
-	in = awsxml_find(r, "reservationSet/item/instancesSet/item");
-	assert_string_equal(awsxml_text(in, "instanceState/name"), "running");
-	assert_int_equal(awsxml_int64(in, "instanceState/code", &code), 0);
+	in = xmltree_find(r, "reservationSet/item/instancesSet/item");
+	assert_string_equal(xmltree_text(in, "instanceState/name"), "running");
+	assert_int_equal(xmltree_int64(in, "instanceState/code", &code), 0);
 	assert_int_equal(code, 16);
-	assert_string_equal(awsxml_text(in, "placement/availabilityZone"), "us-east-1a");
-	assert_string_equal(awsxml_text(in, "privateDnsName"), "ip-10-0-0-157.ec2.internal");
-	assert_string_equal(awsxml_text(in, "tagSet/item/value"), "fleet-a");
+	assert_string_equal(xmltree_text(in, "placement/availabilityZone"), "us-east-1a");
+	assert_string_equal(xmltree_text(in, "privateDnsName"), "ip-10-0-0-157.ec2.internal");
+	assert_string_equal(xmltree_text(in, "tagSet/item/value"), "fleet-a");
 	/* present but empty is not missing; missing is "" too, but not found */
-	assert_non_null(awsxml_find(r, "nextToken"));
-	assert_string_equal(awsxml_text(r, "nextToken"), "");
-	assert_null(awsxml_find(r, "NextToken")); /* names are case-sensitive */
-	assert_string_equal(awsxml_request_id(d, rid, sizeof(rid)), "8f7724cf-496f-496e-8fe3-example");
-	awsxml_free(d);
+	assert_non_null(xmltree_find(r, "nextToken"));
+	assert_string_equal(xmltree_text(r, "nextToken"), "");
+	assert_null(xmltree_find(r, "NextToken")); /* names are case-sensitive */
+	assert_string_equal(aws_xml_request_id(d, rid, sizeof(rid)), "8f7724cf-496f-496e-8fe3-example");
+	xmltree_free(d);
 }
 
 static const char fleet_xml[] =
@@ -241,30 +242,30 @@ static const char fleet_xml[] =
 
 static void test_create_fleet(void **state)
 {
-	struct awsxml_doc *d = parse_ok(fleet_xml);
-	const struct awsxml_node *r = awsxml_root(d), *set, *id, *e;
+	struct xmltree_doc *d = parse_ok(fleet_xml);
+	const struct xmltree_node *r = xmltree_root(d), *set, *id, *e;
 	const char *ids[3] = {0};
 	size_t n = 0;
 
 	(void)state;
-	set = awsxml_find(r, "fleetInstanceSet/item");
-	for (id = awsxml_first(awsxml_child(set, "instanceIds"), "item"); id; id = awsxml_next(id)) {
+	set = xmltree_find(r, "fleetInstanceSet/item");
+	for (id = xmltree_first(xmltree_child(set, "instanceIds"), "item"); id; id = xmltree_next(id)) {
 		assert_true(n < 3);
 		ids[n++] = id->text;
 	}
 	assert_int_equal(n, 2);
 	assert_string_equal(ids[0], "i-0aaa");
 	assert_string_equal(ids[1], "i-0bbb");
-	assert_string_equal(awsxml_text(set, "launchTemplateAndOverrides/overrides/availabilityZone"),
+	assert_string_equal(xmltree_text(set, "launchTemplateAndOverrides/overrides/availabilityZone"),
 			    "us-east-1a");
-	e = awsxml_find(r, "errorSet/item");
-	assert_string_equal(awsxml_text(e, "errorCode"), "InsufficientInstanceCapacity");
-	assert_string_equal(awsxml_text(e, "launchTemplateAndOverrides/overrides/subnetId"),
+	e = xmltree_find(r, "errorSet/item");
+	assert_string_equal(xmltree_text(e, "errorCode"), "InsufficientInstanceCapacity");
+	assert_string_equal(xmltree_text(e, "launchTemplateAndOverrides/overrides/subnetId"),
 			    "subnet-c");
-	assert_null(awsxml_next(e));
+	assert_null(xmltree_next(e));
 	/* a success answer is not an error answer, even with an errorSet */
-	assert_int_equal(awsxml_error(d, NULL, 0, NULL, 0), -1);
-	awsxml_free(d);
+	assert_int_equal(aws_xml_error(d, NULL, 0, NULL, 0), -1);
+	xmltree_free(d);
 }
 
 static void test_ec2_error_shape(void **state)
@@ -274,18 +275,18 @@ static void test_ec2_error_shape(void **state)
 		"<Response><Errors><Error><Code>RequestLimitExceeded</Code>"
 		"<Message>Request limit exceeded.</Message></Error></Errors>"
 		"<RequestID>d2b8c8a4-example</RequestID></Response>";
-	struct awsxml_doc *d = parse_ok(xml);
+	struct xmltree_doc *d = parse_ok(xml);
 	char code[64], msg[256], rid[64], small[8];
 
 	(void)state;
-	assert_int_equal(awsxml_error(d, code, sizeof(code), msg, sizeof(msg)), 0);
+	assert_int_equal(aws_xml_error(d, code, sizeof(code), msg, sizeof(msg)), 0);
 	assert_string_equal(code, "RequestLimitExceeded");
 	assert_string_equal(msg, "Request limit exceeded.");
-	assert_string_equal(awsxml_request_id(d, rid, sizeof(rid)), "d2b8c8a4-example");
+	assert_string_equal(aws_xml_request_id(d, rid, sizeof(rid)), "d2b8c8a4-example");
 	/* truncated to fit */
-	assert_int_equal(awsxml_error(d, small, sizeof(small), NULL, 0), 0);
+	assert_int_equal(aws_xml_error(d, small, sizeof(small), NULL, 0), 0);
 	assert_string_equal(small, "Request");
-	awsxml_free(d);
+	xmltree_free(d);
 }
 
 static void test_query_error_shape(void **state)
@@ -299,86 +300,86 @@ static void test_query_error_shape(void **state)
 		"  </Error>\n"
 		"  <RequestId>a1b2-example</RequestId>\n"
 		"</ErrorResponse>\n";
-	struct awsxml_doc *d = parse_ok(xml);
+	struct xmltree_doc *d = parse_ok(xml);
 	char code[64], msg[256], rid[64];
 
 	(void)state;
-	assert_int_equal(awsxml_error(d, code, sizeof(code), msg, sizeof(msg)), 0);
+	assert_int_equal(aws_xml_error(d, code, sizeof(code), msg, sizeof(msg)), 0);
 	assert_string_equal(code, "Throttling");
 	assert_string_equal(msg, "Rate exceeded");
-	assert_string_equal(awsxml_text(awsxml_root(d), "Error/Type"), "Sender");
-	assert_string_equal(awsxml_request_id(d, rid, sizeof(rid)), "a1b2-example");
-	awsxml_free(d);
+	assert_string_equal(xmltree_text(xmltree_root(d), "Error/Type"), "Sender");
+	assert_string_equal(aws_xml_request_id(d, rid, sizeof(rid)), "a1b2-example");
+	xmltree_free(d);
 	/* an error answer without a code still counts as one */
 	d = parse_ok("<ErrorResponse><Error><Message>boom</Message></Error></ErrorResponse>");
-	assert_int_equal(awsxml_error(d, code, sizeof(code), msg, sizeof(msg)), 0);
+	assert_int_equal(aws_xml_error(d, code, sizeof(code), msg, sizeof(msg)), 0);
 	assert_string_equal(code, "");
 	assert_string_equal(msg, "boom");
-	awsxml_free(d);
+	xmltree_free(d);
 	/* a <Response> without Errors is not one */
 	d = parse_ok("<Response><Other/></Response>");
-	assert_int_equal(awsxml_error(d, code, sizeof(code), msg, sizeof(msg)), -1);
-	assert_int_equal(awsxml_error(NULL, code, sizeof(code), msg, sizeof(msg)), -1);
-	awsxml_free(d);
+	assert_int_equal(aws_xml_error(d, code, sizeof(code), msg, sizeof(msg)), -1);
+	assert_int_equal(aws_xml_error(NULL, code, sizeof(code), msg, sizeof(msg)), -1);
+	xmltree_free(d);
 }
 
 static void test_namespace_prefix_cdata(void **state)
 {
-	struct awsxml_doc *d = parse_ok(
+	struct xmltree_doc *d = parse_ok(
 		"<a:Root xmlns:a=\"urn:x\"><a:Name><![CDATA[<raw> & ]]>tail</a:Name>"
 		"<b>one<c>x</c>two</b></a:Root>");
-	const struct awsxml_node *r = awsxml_root(d);
+	const struct xmltree_node *r = xmltree_root(d);
 
 	(void)state;
 	assert_string_equal(r->name, "Root");
-	assert_string_equal(awsxml_text(r, "Name"), "<raw> & tail");
+	assert_string_equal(xmltree_text(r, "Name"), "<raw> & tail");
 	/* an element's own text, not its children's */
-	assert_string_equal(awsxml_text(r, "b"), "onetwo");
-	assert_string_equal(awsxml_text(r, "b/c"), "x");
-	assert_int_equal(awsxml_find(r, "b")->text_len, 6);
-	assert_ptr_equal(awsxml_find(r, NULL), r);
-	assert_ptr_equal(awsxml_find(r, ""), r);
-	assert_null(awsxml_find(NULL, "b"));
-	assert_string_equal(awsxml_text(NULL, "b"), "");
-	assert_int_equal(awsxml_count(r, NULL), 2);
-	assert_string_equal(awsxml_first(r, NULL)->name, "Name");
-	awsxml_free(d);
+	assert_string_equal(xmltree_text(r, "b"), "onetwo");
+	assert_string_equal(xmltree_text(r, "b/c"), "x");
+	assert_int_equal(xmltree_find(r, "b")->text_len, 6);
+	assert_ptr_equal(xmltree_find(r, NULL), r);
+	assert_ptr_equal(xmltree_find(r, ""), r);
+	assert_null(xmltree_find(NULL, "b"));
+	assert_string_equal(xmltree_text(NULL, "b"), "");
+	assert_int_equal(xmltree_count(r, NULL), 2);
+	assert_string_equal(xmltree_first(r, NULL)->name, "Name");
+	xmltree_free(d);
 	/* a name ending in ':' has no local part to take: it stays whole */
 	d = parse_ok("<a:><b:c:d/></a:>");
-	assert_string_equal(awsxml_root(d)->name, "a:");
-	assert_string_equal(awsxml_first(awsxml_root(d), NULL)->name, "d");
-	awsxml_free(d);
+	assert_string_equal(xmltree_root(d)->name, "a:");
+	assert_string_equal(xmltree_first(xmltree_root(d), NULL)->name, "d");
+	xmltree_free(d);
 }
 
 static void test_int64_strict(void **state)
 {
-	struct awsxml_doc *d = parse_ok(
+	struct xmltree_doc *d = parse_ok(
 		"<r><a> 42 </a><b>-9223372036854775808</b><c>9223372036854775807</c>"
 		"<d>9223372036854775808</d><e>1e3</e><f>12abc</f><g></g><h>+7</h><i>-</i>"
 		"<j>0x10</j><k>4 2</k></r>");
-	const struct awsxml_node *r = awsxml_root(d);
+	const struct xmltree_node *r = xmltree_root(d);
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(awsxml_int64(r, "a", &v), 0);
+	assert_int_equal(xmltree_int64(r, "a", &v), 0);
 	assert_int_equal(v, 42);
-	assert_int_equal(awsxml_int64(r, "b", &v), 0);
+	assert_int_equal(xmltree_int64(r, "b", &v), 0);
 	assert_true(v == INT64_MIN);
-	assert_int_equal(awsxml_int64(r, "c", &v), 0);
+	assert_int_equal(xmltree_int64(r, "c", &v), 0);
 	assert_true(v == INT64_MAX);
-	assert_int_equal(awsxml_int64(r, "h", &v), 0);
+	assert_int_equal(xmltree_int64(r, "h", &v), 0);
 	assert_int_equal(v, 7);
 	v = 99;
-	assert_int_equal(awsxml_int64(r, "d", &v), -1); /* overflow */
-	assert_int_equal(awsxml_int64(r, "e", &v), -1);
-	assert_int_equal(awsxml_int64(r, "f", &v), -1);
-	assert_int_equal(awsxml_int64(r, "g", &v), -1);
-	assert_int_equal(awsxml_int64(r, "i", &v), -1);
-	assert_int_equal(awsxml_int64(r, "j", &v), -1);
-	assert_int_equal(awsxml_int64(r, "k", &v), -1);
-	assert_int_equal(awsxml_int64(r, "missing", &v), -1);
+	assert_int_equal(xmltree_int64(r, "d", &v), -1); /* overflow */
+	assert_int_equal(xmltree_int64(r, "e", &v), -1);
+	assert_int_equal(xmltree_int64(r, "f", &v), -1);
+	assert_int_equal(xmltree_int64(r, "g", &v), -1);
+	assert_int_equal(xmltree_int64(r, "i", &v), -1);
+	assert_int_equal(xmltree_int64(r, "j", &v), -1);
+	assert_int_equal(xmltree_int64(r, "k", &v), -1);
+	assert_int_equal(xmltree_int64(r, "missing", &v), -1);
 	assert_int_equal(v, 99); /* untouched on failure */
-	awsxml_free(d);
+	xmltree_free(d);
 }
 
 static void test_doctype_and_entities_refused(void **state)
@@ -405,24 +406,24 @@ static void test_doctype_and_entities_refused(void **state)
 static void test_deep_nesting_refused(void **state)
 {
 	struct buf b = BUF_INIT;
-	struct awsxml_doc *d;
+	struct xmltree_doc *d;
 	struct errbuf err = {{0}};
 	int i;
 
 	(void)state;
 	/* exactly the limit parses */
-	for (i = 0; i < AWSXML_MAX_DEPTH; i++)
+	for (i = 0; i < XMLTREE_MAX_DEPTH; i++)
 		buf_puts(&b, "<a>");
-	for (i = 0; i < AWSXML_MAX_DEPTH; i++)
+	for (i = 0; i < XMLTREE_MAX_DEPTH; i++)
 		buf_puts(&b, "</a>");
-	d = awsxml_parse(b.data, b.len, &err);
+	d = xmltree_parse(b.data, b.len, &err);
 	assert_non_null(d);
-	awsxml_free(d);
+	xmltree_free(d);
 	/* one more is refused */
 	b.len = 0;
-	for (i = 0; i < AWSXML_MAX_DEPTH + 1; i++)
+	for (i = 0; i < XMLTREE_MAX_DEPTH + 1; i++)
 		buf_puts(&b, "<a>");
-	for (i = 0; i < AWSXML_MAX_DEPTH + 1; i++)
+	for (i = 0; i < XMLTREE_MAX_DEPTH + 1; i++)
 		buf_puts(&b, "</a>");
 	parse_fails(b.data, b.len, "nested deeper than 64");
 	/* and a very deep document fails fast the same way */
@@ -441,7 +442,7 @@ static void test_truncated_and_not_xml(void **state)
 	/* every prefix of a real answer is refused, none crashes */
 	for (cut = 0; cut < sizeof(fleet_xml) - 2; cut += 7) {
 		struct errbuf err = {{0}};
-		struct awsxml_doc *d = awsxml_parse(fleet_xml, cut, &err);
+		struct xmltree_doc *d = xmltree_parse(fleet_xml, cut, &err);
 
 		if (d)
 			fail_msg("a prefix of %zu bytes parsed", cut);
@@ -461,34 +462,34 @@ static void test_truncated_and_not_xml(void **state)
 static void test_huge_text_and_many_nodes(void **state)
 {
 	struct buf b = BUF_INIT;
-	struct awsxml_doc *d;
+	struct xmltree_doc *d;
 	struct errbuf err = {{0}};
 	char *fill;
 	size_t i;
 
 	(void)state;
-	fill = malloc(AWSXML_MAX_TEXT + 1);
+	fill = malloc(XMLTREE_MAX_TEXT + 1);
 	assert_non_null(fill);
-	memset(fill, 'x', AWSXML_MAX_TEXT + 1);
+	memset(fill, 'x', XMLTREE_MAX_TEXT + 1);
 	/* 1 MiB of text is the limit: it parses whole */
 	buf_puts(&b, "<r><t>");
-	buf_append(&b, fill, AWSXML_MAX_TEXT);
+	buf_append(&b, fill, XMLTREE_MAX_TEXT);
 	buf_puts(&b, "</t></r>");
-	d = awsxml_parse(b.data, b.len, &err);
+	d = xmltree_parse(b.data, b.len, &err);
 	assert_non_null(d);
-	assert_int_equal(awsxml_find(awsxml_root(d), "t")->text_len, AWSXML_MAX_TEXT);
-	awsxml_free(d);
+	assert_int_equal(xmltree_find(xmltree_root(d), "t")->text_len, XMLTREE_MAX_TEXT);
+	xmltree_free(d);
 	/* a byte more is refused */
 	b.len = 0;
 	buf_puts(&b, "<r><t>");
-	buf_append(&b, fill, AWSXML_MAX_TEXT + 1);
+	buf_append(&b, fill, XMLTREE_MAX_TEXT + 1);
 	buf_puts(&b, "</t></r>");
 	parse_fails(b.data, b.len, "more than 1 MiB of text");
 	free(fill);
 	/* more than a million elements is refused */
 	b.len = 0;
 	buf_puts(&b, "<r>");
-	for (i = 0; i < AWSXML_MAX_NODES; i++)
+	for (i = 0; i < XMLTREE_MAX_NODES; i++)
 		buf_puts(&b, "<i/>");
 	buf_puts(&b, "</r>");
 	assert_false(b.oom);

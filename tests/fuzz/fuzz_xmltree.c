@@ -1,5 +1,5 @@
 /*
- * fuzz_awsxml: awsxml_parse() on arbitrary bytes (an AWS answer as a
+ * fuzz_xmltree: xmltree_parse() on arbitrary bytes (an AWS answer as a
  * hostile or broken endpoint might send it); what parses is walked whole
  * and every accessor is run on every element, with the tree's invariants
  * checked. A refusal must say where (line and column).
@@ -9,19 +9,20 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "providers/aws/awsxml.h"
+#include "providers/aws/awserr.h"
+#include "providers/cloudhttp/xmltree.h"
 
 static void check(int ok, const char *what)
 {
 	if (!ok) {
-		fprintf(stderr, "awsxml invariant broken: %s\n", what);
+		fprintf(stderr, "xmltree invariant broken: %s\n", what);
 		abort();
 	}
 }
 
-static size_t walk(const struct awsxml_node *n, int depth)
+static size_t walk(const struct xmltree_node *n, int depth)
 {
-	const struct awsxml_node *c, *it;
+	const struct xmltree_node *c, *it;
 	size_t count = 1, kids = 0;
 	const char *s;
 	size_t len;
@@ -29,35 +30,35 @@ static size_t walk(const struct awsxml_node *n, int depth)
 	bool b;
 	char out[32];
 
-	check(depth <= AWSXML_MAX_DEPTH, "depth within the limit");
+	check(depth <= XMLTREE_MAX_DEPTH, "depth within the limit");
 	check(n->name && n->name[0] &&
 	      (!strchr(n->name, ':') || n->name[strlen(n->name) - 1] == ':'), "a local name");
 	check(n->text && strlen(n->text) == n->text_len, "text is NUL-terminated at text_len");
-	check(n->text_len <= AWSXML_MAX_TEXT, "text within the limit");
-	check(awsxml_trimmed(n, NULL, &s, &len) == 0 && s >= n->text &&
+	check(n->text_len <= XMLTREE_MAX_TEXT, "text within the limit");
+	check(xmltree_trimmed(n, NULL, &s, &len) == 0 && s >= n->text &&
 	      s + len <= n->text + n->text_len, "trimmed text inside the text");
-	(void)awsxml_int64(n, NULL, &v);
-	(void)awsxml_bool(n, NULL, &b);
-	if (awsxml_copy(n, NULL, out, sizeof(out)) == 0)
+	(void)xmltree_int64(n, NULL, &v);
+	(void)xmltree_bool(n, NULL, &b);
+	if (xmltree_copy(n, NULL, out, sizeof(out)) == 0)
 		check(strlen(out) == len, "copy is the trimmed text");
 	for (c = n->first_child; c; c = c->next_sibling) {
 		check(c->parent == n, "a child's parent is its parent");
-		check(awsxml_child(n, c->name) != NULL, "a child is found by its name");
-		check(awsxml_find(n, c->name) == awsxml_child(n, c->name), "find agrees with child");
-		for (it = awsxml_first(n, c->name); it && it != c; it = awsxml_next(it))
+		check(xmltree_child(n, c->name) != NULL, "a child is found by its name");
+		check(xmltree_find(n, c->name) == xmltree_child(n, c->name), "find agrees with child");
+		for (it = xmltree_first(n, c->name); it && it != c; it = xmltree_next(it))
 			;
 		check(it == c, "iteration by name reaches every child of that name");
 		kids++;
 		count += walk(c, depth + 1);
 	}
-	check(awsxml_count(n, NULL) == kids, "count of all children");
+	check(xmltree_count(n, NULL) == kids, "count of all children");
 	return count;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct errbuf err = {{0}};
-	struct awsxml_doc *d = awsxml_parse((const char *)data, size, &err);
+	struct xmltree_doc *d = xmltree_parse((const char *)data, size, &err);
 	char code[16], msg[16], rid[16];
 
 	if (!d) {
@@ -65,11 +66,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      strstr(err.msg, "no element") != NULL, "a refusal says where");
 		return 0;
 	}
-	check(awsxml_root(d) != NULL && awsxml_root(d)->parent == NULL, "one root");
-	check(walk(awsxml_root(d), 1) <= AWSXML_MAX_NODES, "element count within the limit");
-	(void)awsxml_error(d, code, sizeof(code), msg, sizeof(msg));
+	check(xmltree_root(d) != NULL && xmltree_root(d)->parent == NULL, "one root");
+	check(walk(xmltree_root(d), 1) <= XMLTREE_MAX_NODES, "element count within the limit");
+	(void)aws_xml_error(d, code, sizeof(code), msg, sizeof(msg));
 	check(strlen(code) < sizeof(code) && strlen(msg) < sizeof(msg), "error fields fit");
-	awsxml_request_id(d, rid, sizeof(rid));
-	awsxml_free(d);
+	aws_xml_request_id(d, rid, sizeof(rid));
+	xmltree_free(d);
 	return 0;
 }

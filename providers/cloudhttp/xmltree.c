@@ -1,10 +1,10 @@
 /*
- * awsxml: builds a read-only element tree of an AWS answer with expat,
+ * xmltree: builds a read-only element tree of an AWS answer with expat,
  * refusing DOCTYPE and entity declarations and enforcing depth, node and
  * text limits; lookups by path, strict number parsing, error shapes.
  * Nodes and strings live in one arena freed with the document.
  */
-#include "providers/aws/awsxml.h"
+#include "providers/cloudhttp/xmltree.h"
 
 #include <expat.h>
 #include <limits.h>
@@ -17,7 +17,7 @@
 
 #define FEED_CHUNK ((size_t)1 << 20)
 
-/* The mutable twin of struct awsxml_node, used while building. */
+/* The mutable twin of struct xmltree_node, used while building. */
 struct node {
 	const char *name;
 	const char *text;
@@ -26,7 +26,7 @@ struct node {
 	int line;
 };
 
-struct awsxml_doc {
+struct xmltree_doc {
 	struct arena *arena;
 	struct node *root;
 };
@@ -39,16 +39,16 @@ struct frame {
 
 struct builder {
 	XML_Parser p;
-	struct awsxml_doc *doc;
-	struct frame stack[AWSXML_MAX_DEPTH];
+	struct xmltree_doc *doc;
+	struct frame stack[XMLTREE_MAX_DEPTH];
 	int depth;
 	size_t nodes;
 	char why[160];     /* our reason for stopping the parser, "" when expat's */
 	unsigned long line, col;
 };
 
-_Static_assert(sizeof(struct node) == sizeof(struct awsxml_node),
-	       "struct node mirrors struct awsxml_node");
+_Static_assert(sizeof(struct node) == sizeof(struct xmltree_node),
+	       "struct node mirrors struct xmltree_node");
 
 static void stop(struct builder *b, const char *why)
 {
@@ -70,11 +70,11 @@ static void on_start(void *ud, const XML_Char *name, const XML_Char **attrs)
 	(void)attrs;
 	if (b->why[0])
 		return;
-	if (b->depth >= AWSXML_MAX_DEPTH) {
+	if (b->depth >= XMLTREE_MAX_DEPTH) {
 		stop(b, "elements nested deeper than " "64");
 		return;
 	}
-	if (b->nodes >= AWSXML_MAX_NODES) {
+	if (b->nodes >= XMLTREE_MAX_NODES) {
 		stop(b, "more than 1000000 elements");
 		return;
 	}
@@ -142,7 +142,7 @@ static void on_text(void *ud, const XML_Char *s, int len)
 	if (b->why[0] || b->depth == 0 || len <= 0)
 		return;
 	f = &b->stack[b->depth - 1];
-	if (f->text.len + (size_t)len > AWSXML_MAX_TEXT) {
+	if (f->text.len + (size_t)len > XMLTREE_MAX_TEXT) {
 		stop(b, "more than 1 MiB of text in one element");
 		return;
 	}
@@ -175,7 +175,7 @@ static void on_entity(void *ud, const XML_Char *name, int is_param, const XML_Ch
 	stop(ud, "an entity declaration is refused");
 }
 
-void awsxml_free(struct awsxml_doc *d)
+void xmltree_free(struct xmltree_doc *d)
 {
 	if (!d)
 		return;
@@ -183,10 +183,10 @@ void awsxml_free(struct awsxml_doc *d)
 	free(d);
 }
 
-struct awsxml_doc *awsxml_parse(const char *xml, size_t len, struct errbuf *err)
+struct xmltree_doc *xmltree_parse(const char *xml, size_t len, struct errbuf *err)
 {
 	struct builder b;
-	struct awsxml_doc *d;
+	struct xmltree_doc *d;
 	size_t off = 0;
 	int i;
 	bool ok = true;
@@ -201,7 +201,7 @@ struct awsxml_doc *awsxml_parse(const char *xml, size_t len, struct errbuf *err)
 	b.doc = d;
 	b.p = XML_ParserCreate("UTF-8");
 	if (!b.p) {
-		awsxml_free(d);
+		xmltree_free(d);
 		errbuf_set(err, "XML: out of memory");
 		return NULL;
 	}
@@ -229,28 +229,28 @@ struct awsxml_doc *awsxml_parse(const char *xml, size_t len, struct errbuf *err)
 				   (unsigned long)XML_GetCurrentLineNumber(b.p),
 				   (unsigned long)XML_GetCurrentColumnNumber(b.p) + 1,
 				   XML_ErrorString(XML_GetErrorCode(b.p)));
-		awsxml_free(d);
+		xmltree_free(d);
 		d = NULL;
 	} else if (!d->root) {
 		errbuf_set(err, "XML: no element");
-		awsxml_free(d);
+		xmltree_free(d);
 		d = NULL;
 	}
-	for (i = 0; i < AWSXML_MAX_DEPTH; i++)
+	for (i = 0; i < XMLTREE_MAX_DEPTH; i++)
 		buf_free(&b.stack[i].text);
 	XML_ParserFree(b.p);
 	return d;
 }
 
-const struct awsxml_node *awsxml_root(const struct awsxml_doc *d)
+const struct xmltree_node *xmltree_root(const struct xmltree_doc *d)
 {
-	return d ? (const struct awsxml_node *)d->root : NULL;
+	return d ? (const struct xmltree_node *)d->root : NULL;
 }
 
 /* The first child whose name is s[0..n). */
-static const struct awsxml_node *child_n(const struct awsxml_node *p, const char *s, size_t n)
+static const struct xmltree_node *child_n(const struct xmltree_node *p, const char *s, size_t n)
 {
-	const struct awsxml_node *c;
+	const struct xmltree_node *c;
 
 	for (c = p ? p->first_child : NULL; c; c = c->next_sibling)
 		if (strlen(c->name) == n && memcmp(c->name, s, n) == 0)
@@ -258,12 +258,12 @@ static const struct awsxml_node *child_n(const struct awsxml_node *p, const char
 	return NULL;
 }
 
-const struct awsxml_node *awsxml_child(const struct awsxml_node *n, const char *name)
+const struct xmltree_node *xmltree_child(const struct xmltree_node *n, const char *name)
 {
 	return name ? child_n(n, name, strlen(name)) : NULL;
 }
 
-const struct awsxml_node *awsxml_find(const struct awsxml_node *n, const char *path)
+const struct xmltree_node *xmltree_find(const struct xmltree_node *n, const char *path)
 {
 	const char *p = path;
 
@@ -281,9 +281,9 @@ const struct awsxml_node *awsxml_find(const struct awsxml_node *n, const char *p
 	return n;
 }
 
-const char *awsxml_text(const struct awsxml_node *n, const char *path)
+const char *xmltree_text(const struct xmltree_node *n, const char *path)
 {
-	const struct awsxml_node *f = awsxml_find(n, path);
+	const struct xmltree_node *f = xmltree_find(n, path);
 
 	return f ? f->text : "";
 }
@@ -293,9 +293,9 @@ static bool blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-int awsxml_trimmed(const struct awsxml_node *n, const char *path, const char **s, size_t *len)
+int xmltree_trimmed(const struct xmltree_node *n, const char *path, const char **s, size_t *len)
 {
-	const struct awsxml_node *f = awsxml_find(n, path);
+	const struct xmltree_node *f = xmltree_find(n, path);
 	const char *a, *e;
 
 	*s = "";
@@ -313,30 +313,30 @@ int awsxml_trimmed(const struct awsxml_node *n, const char *path, const char **s
 	return 0;
 }
 
-int awsxml_copy(const struct awsxml_node *n, const char *path, char *out, size_t outlen)
+int xmltree_copy(const struct xmltree_node *n, const char *path, char *out, size_t outlen)
 {
 	const char *s;
 	size_t len;
 
 	if (outlen)
 		out[0] = '\0';
-	if (awsxml_trimmed(n, path, &s, &len) || len >= outlen)
+	if (xmltree_trimmed(n, path, &s, &len) || len >= outlen)
 		return -1;
 	memcpy(out, s, len);
 	out[len] = '\0';
 	return 0;
 }
 
-const struct awsxml_node *awsxml_first(const struct awsxml_node *n, const char *name)
+const struct xmltree_node *xmltree_first(const struct xmltree_node *n, const char *name)
 {
 	if (!n)
 		return NULL;
-	return name ? awsxml_child(n, name) : n->first_child;
+	return name ? xmltree_child(n, name) : n->first_child;
 }
 
-const struct awsxml_node *awsxml_next(const struct awsxml_node *n)
+const struct xmltree_node *xmltree_next(const struct xmltree_node *n)
 {
-	const struct awsxml_node *s;
+	const struct xmltree_node *s;
 
 	for (s = n ? n->next_sibling : NULL; s; s = s->next_sibling)
 		if (strcmp(s->name, n->name) == 0)
@@ -344,9 +344,9 @@ const struct awsxml_node *awsxml_next(const struct awsxml_node *n)
 	return NULL;
 }
 
-size_t awsxml_count(const struct awsxml_node *n, const char *name)
+size_t xmltree_count(const struct xmltree_node *n, const char *name)
 {
-	const struct awsxml_node *c;
+	const struct xmltree_node *c;
 	size_t k = 0;
 
 	for (c = n ? n->first_child : NULL; c; c = c->next_sibling)
@@ -355,14 +355,14 @@ size_t awsxml_count(const struct awsxml_node *n, const char *name)
 	return k;
 }
 
-int awsxml_int64(const struct awsxml_node *n, const char *path, int64_t *out)
+int xmltree_int64(const struct xmltree_node *n, const char *path, int64_t *out)
 {
 	const char *s;
 	size_t len, i = 0;
 	bool neg = false;
 	uint64_t v = 0, lim;
 
-	if (awsxml_trimmed(n, path, &s, &len) || len == 0)
+	if (xmltree_trimmed(n, path, &s, &len) || len == 0)
 		return -1;
 	if (s[0] == '-' || s[0] == '+') {
 		neg = s[0] == '-';
@@ -385,12 +385,12 @@ int awsxml_int64(const struct awsxml_node *n, const char *path, int64_t *out)
 	return 0;
 }
 
-int awsxml_bool(const struct awsxml_node *n, const char *path, bool *out)
+int xmltree_bool(const struct xmltree_node *n, const char *path, bool *out)
 {
 	const char *s;
 	size_t len;
 
-	if (awsxml_trimmed(n, path, &s, &len))
+	if (xmltree_trimmed(n, path, &s, &len))
 		return -1;
 	if (len == 4 && memcmp(s, "true", 4) == 0)
 		*out = true;
@@ -399,60 +399,4 @@ int awsxml_bool(const struct awsxml_node *n, const char *path, bool *out)
 	else
 		return -1;
 	return 0;
-}
-
-/* Copies the trimmed text, truncated to fit. */
-static void copy_trunc(const struct awsxml_node *n, const char *path, char *out, size_t outlen)
-{
-	const char *s;
-	size_t len;
-
-	if (!out || !outlen)
-		return;
-	awsxml_trimmed(n, path, &s, &len);
-	if (len >= outlen)
-		len = outlen - 1;
-	memcpy(out, s, len);
-	out[len] = '\0';
-}
-
-int awsxml_error(const struct awsxml_doc *d, char *code, size_t code_len, char *msg,
-		 size_t msg_len)
-{
-	const struct awsxml_node *r = awsxml_root(d), *e = NULL;
-
-	if (code && code_len)
-		code[0] = '\0';
-	if (msg && msg_len)
-		msg[0] = '\0';
-	if (!r)
-		return -1;
-	if (strcmp(r->name, "Response") == 0)
-		e = awsxml_find(r, "Errors/Error");
-	else if (strcmp(r->name, "ErrorResponse") == 0)
-		e = awsxml_child(r, "Error");
-	else if (strcmp(r->name, "Error") == 0)
-		e = r;
-	if (!e)
-		return -1;
-	copy_trunc(e, "Code", code, code_len);
-	copy_trunc(e, "Message", msg, msg_len);
-	return 0;
-}
-
-const char *awsxml_request_id(const struct awsxml_doc *d, char *out, size_t outlen)
-{
-	static const char *const paths[] = {"requestId", "RequestId", "RequestID",
-					    "ResponseMetadata/RequestId", NULL};
-	const struct awsxml_node *r = awsxml_root(d);
-	int i;
-
-	if (outlen)
-		out[0] = '\0';
-	for (i = 0; r && paths[i]; i++)
-		if (awsxml_find(r, paths[i])) {
-			copy_trunc(r, paths[i], out, outlen);
-			break;
-		}
-	return out;
 }
