@@ -1,8 +1,9 @@
 /*
- * cloudhttp: requests to cloud APIs on libcurl — one easy handle per call,
- * connections/DNS/TLS sessions shared through a CURLSH under mutexes,
- * retries with full jitter and Retry-After on an injected clock, URL and
- * header redaction. Knows no cloud's wire format or credentials.
+ * cloudhttp: requests to cloud APIs — one easy handle per call on the
+ * shared connection cache of runtime/httpclient (which owns the libcurl
+ * mechanics), retries with full jitter and Retry-After on an injected
+ * clock, the wire exactly as a signer signed it, URL and header redaction.
+ * Knows no cloud's wire format or credentials.
  */
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/credcache.h"
@@ -10,7 +11,6 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +20,7 @@
 #include "buf.h"
 #include "log.h"
 #include "runtime/clock.h"
+#include "runtime/httpclient.h"
 #include "textparse.h"
 
 #define DEFAULT_CONNECT_MS 5000L
@@ -45,31 +46,8 @@ struct cloudhttp {
 	const atomic_bool *cancel;
 	bool verbose;
 
-	CURLSH *share;
-	pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
+	struct httpclient_share *share; /* connections, DNS, TLS sessions */
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void curl_init(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-static char *xstrdup(const char *s)
-{
-	size_t n;
-	char *d;
-
-	if (!s)
-		return NULL;
-	n = strlen(s);
-	d = malloc(n + 1);
-	if (d)
-		memcpy(d, s, n + 1);
-	return d;
-}
 
 #define LOGF(h, level, ...) \
 	do { \
@@ -155,7 +133,7 @@ int cloudhttp_headers_set(struct cloudhttp_headers *h, const char *name, const c
 			break;
 	if (i == h->n)
 		return cloudhttp_headers_add(h, name, value);
-	v = xstrdup(value);
+	v = strdup(value);
 	if (!v)
 		return -1;
 	free(h->v[i].value);
@@ -666,35 +644,11 @@ static int64_t retry_after_of(const struct cloudhttp *h, const struct cloudhttp_
 
 /* ---- the client ---- */
 
-static void share_lock(CURL *c, curl_lock_data data, curl_lock_access acc, void *ud)
-{
-	struct cloudhttp *h = ud;
-
-	(void)c;
-	(void)acc;
-	if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
-		pthread_mutex_lock(&h->share_mu[data]);
-}
-
-static void share_unlock(CURL *c, curl_lock_data data, void *ud)
-{
-	struct cloudhttp *h = ud;
-
-	(void)c;
-	if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
-		pthread_mutex_unlock(&h->share_mu[data]);
-}
-
 void cloudhttp_free(struct cloudhttp *h)
 {
-	int i;
-
 	if (!h)
 		return;
-	if (h->share)
-		curl_share_cleanup(h->share);
-	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
-		pthread_mutex_destroy(&h->share_mu[i]);
+	httpclient_share_free(h->share);
 	free(h->ca_file);
 	free(h->user_agent);
 	free(h);
@@ -704,17 +658,10 @@ struct cloudhttp *cloudhttp_new(const struct cloudhttp_opts *opts, struct errbuf
 {
 	struct cloudhttp_opts o = {0};
 	struct cloudhttp *h;
-	struct buf ua = BUF_INIT;
 	uint64_t seed;
-	int i;
 
 	if (opts)
 		o = *opts;
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK) {
-		errbuf_set(err, "libcurl initialisation failed: %s", curl_easy_strerror(curl_init_rc));
-		return NULL;
-	}
 	if (o.max_attempts < 0 || o.max_attempts > CLOUDHTTP_MAX_ATTEMPTS_LIMIT) {
 		errbuf_set(err, "max attempts %d: expected 1 to %d (0: %d)", o.max_attempts,
 			   CLOUDHTTP_MAX_ATTEMPTS_LIMIT, DEFAULT_ATTEMPTS);
@@ -733,8 +680,9 @@ struct cloudhttp *cloudhttp_new(const struct cloudhttp_opts *opts, struct errbuf
 		errbuf_set(err, "out of memory");
 		return NULL;
 	}
-	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
-		pthread_mutex_init(&h->share_mu[i], NULL);
+	h->share = httpclient_share_new(err);
+	if (!h->share)
+		goto fail;
 	h->clock = o.clock ? o.clock : clock_real();
 	h->log = o.log;
 	h->connect_ms = o.connect_timeout_ms > 0 ? o.connect_timeout_ms : DEFAULT_CONNECT_MS;
@@ -750,33 +698,18 @@ struct cloudhttp *cloudhttp_new(const struct cloudhttp_opts *opts, struct errbuf
 		seed = (uint64_t)clock_now(clock_real()) ^ ((uint64_t)getpid() << 32) ^
 		       (uint64_t)(uintptr_t)h;
 	atomic_init(&h->rng, seed);
-	if (o.user_agent)
-		buf_puts(&ua, o.user_agent);
-	else
-		buf_printf(&ua, "luascale/%s", LUASCALE_VERSION);
-	h->user_agent = buf_take(&ua);
+	h->user_agent = httpclient_user_agent(o.user_agent);
 	if (o.ca_file) {
 		if (access(o.ca_file, R_OK) != 0) {
 			errbuf_set(err, "CA file %s: %s", o.ca_file, strerror(errno));
 			goto fail;
 		}
-		h->ca_file = xstrdup(o.ca_file);
+		h->ca_file = strdup(o.ca_file);
 	}
 	if (!h->user_agent || (o.ca_file && !h->ca_file)) {
 		errbuf_set(err, "out of memory");
 		goto fail;
 	}
-	h->share = curl_share_init();
-	if (!h->share) {
-		errbuf_set(err, "libcurl: cannot create a share handle");
-		goto fail;
-	}
-	curl_share_setopt(h->share, CURLSHOPT_LOCKFUNC, share_lock);
-	curl_share_setopt(h->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
-	curl_share_setopt(h->share, CURLSHOPT_USERDATA, h);
-	curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-	curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-	curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
 	return h;
 fail:
 	cloudhttp_free(h);
@@ -798,25 +731,10 @@ static double rand01(struct cloudhttp *h)
 
 struct xfer {
 	struct cloudhttp *h;
-	struct buf body;
+	struct httpclient_body body;
 	struct cloudhttp_headers hdrs;
-	bool too_big, stopped, hdr_oom;
-	size_t n_hdr_lines;
+	bool stopped, hdr_oom;
 };
-
-static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
-{
-	struct xfer *x = ud;
-	size_t n = size * nmemb;
-
-	if (x->body.len + n > x->h->max_body) {
-		x->too_big = true;
-		return 0;
-	}
-	if (buf_append(&x->body, data, n))
-		return 0;
-	return n;
-}
 
 static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 {
@@ -896,37 +814,34 @@ static void log_request_line(struct cloudhttp *h, const char *s, size_t len)
 	LOGF(h, LOG_DEBUG, "http > %s", shown);
 }
 
+struct debug_chunk {
+	struct cloudhttp *h;
+	bool out;                 /* headers sent, not received */
+};
+
+static void debug_line(void *ud, const char *s, size_t len, bool first)
+{
+	const struct debug_chunk *d = ud;
+
+	if (d->out && first)
+		log_request_line(d->h, s, len);
+	else if (len >= 5 && strncmp(s, "HTTP/", 5) == 0)
+		LOGF(d->h, LOG_DEBUG, "http < %.*s", (int)len, s);
+	else
+		log_header_line(d->h, d->out ? ">" : "<", s, len);
+}
+
 /* curl's headers as sent and received, line by line; bodies, TLS data and
  * curl's own text are not logged. */
 static int on_debug(CURL *c, curl_infotype type, char *data, size_t size, void *ud)
 {
 	struct xfer *x = ud;
-	size_t i = 0;
-	bool first = true;
+	struct debug_chunk d = {x->h, type == CURLINFO_HEADER_OUT};
 
 	(void)c;
 	if (type != CURLINFO_HEADER_OUT && type != CURLINFO_HEADER_IN)
 		return 0;
-	while (i < size) {
-		size_t j = i, len;
-
-		while (j < size && data[j] != '\n')
-			j++;
-		len = j - i;
-		if (len && data[i + len - 1] == '\r')
-			len--;
-		if (len) {
-			if (type == CURLINFO_HEADER_OUT && first)
-				log_request_line(x->h, data + i, len);
-			else if (len >= 5 && strncmp(data + i, "HTTP/", 5) == 0)
-				LOGF(x->h, LOG_DEBUG, "http < %.*s", (int)len, data + i);
-			else
-				log_header_line(x->h, type == CURLINFO_HEADER_OUT ? ">" : "<",
-						data + i, len);
-		}
-		first = false;
-		i = j + 1;
-	}
+	httpclient_debug_lines(data, size, debug_line, &d);
 	return 0;
 }
 
@@ -944,47 +859,19 @@ static struct curl_slist *add_list(struct curl_slist *sl, const struct cloudhttp
 	size_t i;
 
 	for (i = 0; l && i < l->n && !*fail; i++) {
-		struct curl_slist *n;
-
 		line.len = 0;
 		/* "Name;" is curl's way to send a header with an empty value */
 		if (l->v[i].value[0])
 			buf_printf(&line, "%s: %s", l->v[i].name, l->v[i].value);
 		else
 			buf_printf(&line, "%s;", l->v[i].name);
-		if (line.oom || !(n = curl_slist_append(sl, line.data))) {
-			*fail = true;
-			break;
-		}
-		sl = n;
+		*fail |= line.oom != 0;
+		sl = httpclient_slist_add(sl, line.data, fail);
 	}
 	if (line.data)
 		memset(line.data, 0, line.cap);
 	buf_free(&line);
 	return sl;
-}
-
-static struct curl_slist *add_raw(struct curl_slist *sl, const char *s, bool *fail)
-{
-	struct curl_slist *n;
-
-	if (*fail)
-		return sl;
-	n = curl_slist_append(sl, s);
-	if (!n)
-		*fail = true;
-	return n ? n : sl;
-}
-
-/* Wipes the header values of a curl list (they may hold a signature or a token). */
-static void slist_free_wiped(struct curl_slist *sl)
-{
-	struct curl_slist *p;
-
-	for (p = sl; p; p = p->next)
-		if (p->data)
-			memset(p->data, 0, strlen(p->data));
-	curl_slist_free_all(sl);
 }
 
 static void wipe_headers(struct cloudhttp_headers *hd)
@@ -1044,10 +931,10 @@ static enum attempt_result attempt(struct cloudhttp *h, const struct cloudhttp_r
 	struct errbuf perr = {{0}};
 	CURLcode rc;
 	CURL *c = NULL;
-	long timeout;
 
 	memset(&x, 0, sizeof(x));
 	x.h = h;
+	x.body.max = h->max_body;
 	{
 		int a = resp->attempts;
 
@@ -1068,112 +955,72 @@ static enum attempt_result attempt(struct cloudhttp *h, const struct cloudhttp_r
 		goto out;
 	}
 	resp->attempts++;
-	c = curl_easy_init();
-	if (!c) {
-		errbuf_set(err, "%s %s: out of memory", method, shown);
-		goto out;
-	}
 	/* what libcurl would add behind the caller's back */
 	if (!has_header(req->headers, &extra, "Host")) {
 		buf_printf(&host, "Host: %s", u.authority);
-		sl = add_raw(sl, host.oom ? "" : host.data, &fail);
+		sl = httpclient_slist_add(sl, host.oom ? "" : host.data, &fail);
 		fail |= host.oom != 0;
 	}
 	sl = add_list(sl, req->headers, &fail);
 	sl = add_list(sl, &extra, &fail);
 	if (!has_header(req->headers, &extra, "Expect"))
-		sl = add_raw(sl, "Expect:", &fail);
+		sl = httpclient_slist_add(sl, "Expect:", &fail);
 	if (!has_header(req->headers, &extra, "Accept"))
-		sl = add_raw(sl, "Accept:", &fail);
+		sl = httpclient_slist_add(sl, "Accept:", &fail);
 	has_body = req->body || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
 		   strcmp(method, "PATCH") == 0;
 	if (has_body && !has_header(req->headers, &extra, "Content-Type"))
-		sl = add_raw(sl, "Content-Type:", &fail);
+		sl = httpclient_slist_add(sl, "Content-Type:", &fail);
 	if (fail) {
 		errbuf_set(err, "%s %s: out of memory", method, shown);
 		goto out;
 	}
-	timeout = req->timeout_ms > 0 ? req->timeout_ms : h->request_ms;
-	curl_easy_setopt(c, CURLOPT_URL, req->url);
+	c = httpclient_easy_new(h->share, &(const struct httpclient_easy_opts){
+		.url = req->url,
+		.method = method,
+		.body = has_body ? (req->body ? req->body : "") : NULL,
+		.body_len = req->body_len,
+		.headers = sl,
+		.user_agent = h->user_agent,
+		.connect_ms = h->connect_ms,
+		.timeout_ms = req->timeout_ms > 0 ? req->timeout_ms : h->request_ms,
+		.tls = &(const struct httpclient_tls){.insecure = h->insecure, .ca_file = h->ca_file},
+		.error_buf = curl_err,
+		.on_write = httpclient_body_write,
+		.write_ud = &x.body,
+		.on_header = on_header,
+		.header_ud = &x,
+		.on_progress = on_progress,
+		.progress_ud = &x,
+		.on_debug = h->verbose && h->log ? on_debug : NULL,
+		.debug_ud = &x,
+	});
+	if (!c) {
+		errbuf_set(err, "%s %s: out of memory", method, shown);
+		goto out;
+	}
 	if (req->fresh_connect)
 		curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
 	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, sl);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, h->user_agent);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_SHARE, h->share);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout);
-	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &x);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, &x);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, &x);
 	curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, NULL);
-	if (h->verbose && h->log) {
-		curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, on_debug);
-		curl_easy_setopt(c, CURLOPT_DEBUGDATA, &x);
-		curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);
-	}
-	if (h->insecure) {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	} else {
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-	}
-	if (h->ca_file) {
-		curl_easy_setopt(c, CURLOPT_CAINFO, h->ca_file);
-		curl_easy_setopt(c, CURLOPT_CAPATH, NULL);
-	}
-	if (strcmp(method, "GET") == 0 && !req->body) {
-		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-	} else if (strcmp(method, "HEAD") == 0) {
-		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-	} else {
-		if (strcmp(method, "POST") != 0)
-			curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-		if (has_body) {
-			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
-			curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->body ? req->body : "");
-		}
-	}
 	rc = curl_easy_perform(c);
 	if (rc != CURLE_OK) {
 		if (x.stopped) {
 			errbuf_set(err, "%s %s: abandoned: luascale is stopping", method, shown);
-		} else if (x.too_big) {
+		} else if (x.body.too_big) {
 			errbuf_set(err, "%s %s: response larger than %zu bytes", method, shown,
 				   h->max_body);
 		} else {
 			char msg[CURL_ERROR_SIZE + 80];
 
-			long os_errno = 0;
-
-			snprintf(msg, sizeof(msg), "%s", curl_err[0] ? curl_err : curl_easy_strerror(rc));
-			while (strlen(msg) && msg[strlen(msg) - 1] == '\n')
-				msg[strlen(msg) - 1] = '\0';
-			/* curl says "Couldn't connect to server"; the system says why */
-			if (curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &os_errno) == CURLE_OK &&
-			    os_errno > 0 && !strcasestr(msg, strerror((int)os_errno))) {
-				size_t l = strlen(msg);
-
-				snprintf(msg + l, sizeof(msg) - l, " (%s)", strerror((int)os_errno));
-			}
+			httpclient_error_text(c, rc, curl_err, msg, sizeof(msg));
 			errbuf_set(err, "%s %s: %s", method, shown, msg);
 			if (retryable_transport(rc))
 				ar = ATTEMPT_TRANSIENT;
 		}
 		goto out;
 	}
-	if (x.body.oom || x.hdr_oom) {
+	if (x.body.data.oom || x.hdr_oom) {
 		errbuf_set(err, "%s %s: out of memory", method, shown);
 		goto out;
 	}
@@ -1183,8 +1030,8 @@ static enum attempt_result attempt(struct cloudhttp *h, const struct cloudhttp_r
 		ar = ATTEMPT_TRANSIENT;
 		goto out;
 	}
-	resp->body_len = x.body.len;
-	resp->body = buf_take(&x.body);
+	resp->body_len = x.body.data.len;
+	resp->body = buf_take(&x.body.data);
 	if (!resp->body) {
 		resp->status = 0;
 		resp->body_len = 0;
@@ -1198,10 +1045,10 @@ static enum attempt_result attempt(struct cloudhttp *h, const struct cloudhttp_r
 out:
 	if (c)
 		curl_easy_cleanup(c);
-	slist_free_wiped(sl);
+	httpclient_slist_free(sl); /* values may hold a signature or a token */
 	wipe_headers(&extra);
 	buf_free(&host);
-	buf_free(&x.body);
+	buf_free(&x.body.data);
 	cloudhttp_headers_free(&x.hdrs);
 	if (ar != ATTEMPT_ANSWERED)
 		resp->status = 0;

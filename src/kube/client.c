@@ -2,8 +2,9 @@
  * client: requests and watch streams to a Kubernetes API server on libcurl,
  * with the credentials a kubeconfig or the in-cluster environment names
  * (bearer token, rotating token file, client certificate, exec plugin).
- * One easy handle per call; connections, DNS and TLS sessions are shared
- * through a CURLSH guarded by mutexes. Knows no resource types.
+ * One easy handle per call on the shared connection cache of
+ * runtime/httpclient, which owns the libcurl mechanics. Knows no resource
+ * types.
  */
 #include "kube/client.h"
 
@@ -28,6 +29,7 @@
 #include "model.h"
 #include "runtime/clock.h"
 #include "runtime/fence.h"
+#include "runtime/httpclient.h"
 #include "runtime/ratelimit.h"
 #include "textparse.h"
 
@@ -96,9 +98,8 @@ struct kube_client {
 	struct fence *fence;      /* writes go out only while it holds; NULL none */
 	bool read_only;           /* no write goes out (a dry run) */
 
-	/* shared connection state */
-	CURLSH *share;
-	pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
+	/* connections, DNS and TLS sessions shared by the calls */
+	struct httpclient_share *share;
 };
 
 /* A credential copied out for one request. */
@@ -107,14 +108,6 @@ struct cred {
 	char *cert, *key;
 	size_t cert_len, key_len;
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void curl_init(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 /* ---- small helpers ---- */
 
@@ -374,27 +367,6 @@ int kube_splitter_feed(struct kube_splitter *s, const char *data, size_t len,
 	return 0;
 }
 
-/* ---- shared connection cache ---- */
-
-static void share_lock(CURL *h, curl_lock_data data, curl_lock_access acc, void *ud)
-{
-	struct kube_client *c = ud;
-
-	(void)h;
-	(void)acc;
-	if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
-		pthread_mutex_lock(&c->share_mu[data]);
-}
-
-static void share_unlock(CURL *h, curl_lock_data data, void *ud)
-{
-	struct kube_client *c = ud;
-
-	(void)h;
-	if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
-		pthread_mutex_unlock(&c->share_mu[data]);
-}
-
 /* ---- construction ---- */
 
 static struct kube_exec *exec_copy(const struct kube_exec *x)
@@ -597,16 +569,11 @@ static void wake_waiters(void *ctx);
 
 void kube_client_free(struct kube_client *c)
 {
-	int i;
-
 	if (!c)
 		return;
 	if (c->fence)
 		fence_unlisten(c->fence, wake_waiters, c);
-	if (c->share)
-		curl_share_cleanup(c->share);
-	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
-		pthread_mutex_destroy(&c->share_mu[i]);
+	httpclient_share_free(c->share);
 	pthread_mutex_destroy(&c->auth_mu);
 	pthread_cond_destroy(&c->cancel_cv);
 	pthread_mutex_destroy(&c->cancel_mu);
@@ -634,16 +601,9 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 {
 	struct kube_client_opts o = {0};
 	struct kube_client *c;
-	struct buf ua = BUF_INIT;
-	int i;
 
 	if (opts)
 		o = *opts;
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK) {
-		errbuf_set(err, "libcurl initialisation failed: %s", curl_easy_strerror(curl_init_rc));
-		return NULL;
-	}
 	if (!cfg || !cfg->server || !cfg->server[0]) {
 		errbuf_set(err, "no API server URL");
 		return NULL;
@@ -689,8 +649,9 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 	}
 	atomic_init(&c->cancel, KUBE_CANCEL_NONE);
 	atomic_init(&c->writes_waiting, 0);
-	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
-		pthread_mutex_init(&c->share_mu[i], NULL);
+	c->share = httpclient_share_new(err);
+	if (!c->share)
+		goto fail;
 	c->clock = o.clock ? o.clock : clock_real();
 	c->log = o.log;
 	c->connect_ms = o.connect_timeout_ms > 0 ? o.connect_timeout_ms : DEFAULT_CONNECT_MS;
@@ -701,11 +662,7 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 	c->verbose = o.verbose;
 	c->on_response = o.on_response;
 	c->on_response_ctx = o.on_response_ctx;
-	if (o.user_agent)
-		buf_puts(&ua, o.user_agent);
-	else
-		buf_printf(&ua, "luascale/%s", LUASCALE_VERSION);
-	c->user_agent = ua.oom ? NULL : buf_take(&ua);
+	c->user_agent = httpclient_user_agent(o.user_agent);
 	c->server = xstrdup(cfg->server);
 	if (c->server) {
 		size_t n = strlen(c->server) + 16;
@@ -753,17 +710,6 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
 		errbuf_set(err, "out of memory");
 		goto fail;
 	}
-	c->share = curl_share_init();
-	if (!c->share) {
-		errbuf_set(err, "libcurl: cannot create a share handle");
-		goto fail;
-	}
-	curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
-	curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
-	curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
-	curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-	curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-	curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
 	return c;
 fail:
 	kube_client_free(c);
@@ -1313,8 +1259,7 @@ static int cred_get(struct kube_client *c, bool force, struct cred *out, struct 
 struct xfer {
 	struct kube_client *c;
 	CURL *h;
-	struct buf body;          /* whole body, or an error body of a stream */
-	bool too_big;
+	struct httpclient_body body; /* whole body, or an error body of a stream */
 	/* streams */
 	bool streaming;
 	struct kube_splitter *sp;
@@ -1356,13 +1301,7 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
 			return n;
 		}
 	}
-	if (x->body.len + n > x->c->max_body) {
-		x->too_big = true;
-		return 0;
-	}
-	if (buf_append(&x->body, data, n))
-		return 0;
-	return n;
+	return httpclient_body_append(&x->body, data, n);
 }
 
 static int on_progress(void *ud, curl_off_t dlt, curl_off_t dln, curl_off_t ult, curl_off_t uln)
@@ -1392,57 +1331,53 @@ static int on_progress(void *ud, curl_off_t dlt, curl_off_t dln, curl_off_t ult,
 }
 
 /* Logs curl's verbose output line by line, Authorization headers redacted. */
+struct debug_chunk {
+	struct kube_client *c;
+	const char *dir;          /* "*" curl's text, ">" sent, "<" received */
+};
+
+/* Logs one line of curl's verbose output, a credential header's value
+ * redacted. */
+static void debug_line(void *ud, const char *s, size_t len, bool first)
+{
+	static const char *const secret_headers[] = {"authorization:", "proxy-authorization:",
+						     "cookie:", "set-cookie:", NULL};
+	const struct debug_chunk *d = ud;
+	int k;
+
+	(void)first;
+	for (k = 0; secret_headers[k]; k++) {
+		size_t hl = strlen(secret_headers[k]);
+
+		if (len >= hl && strncasecmp(s, secret_headers[k], hl) == 0) {
+			LOGF(d->c, LOG_DEBUG, "http %s %.*s <redacted>", d->dir, (int)(hl - 1), s);
+			return;
+		}
+	}
+	LOGF(d->c, LOG_DEBUG, "http %s %.*s", d->dir, (int)len, s);
+}
+
 static int on_debug(CURL *h, curl_infotype type, char *data, size_t size, void *ud)
 {
 	struct xfer *x = ud;
-	const char *dir;
-	size_t i = 0;
+	struct debug_chunk d;
 
 	(void)h;
 	switch (type) {
 	case CURLINFO_TEXT:
-		dir = "*";
+		d.dir = "*";
 		break;
 	case CURLINFO_HEADER_OUT:
-		dir = ">";
+		d.dir = ">";
 		break;
 	case CURLINFO_HEADER_IN:
-		dir = "<";
+		d.dir = "<";
 		break;
 	default:
 		return 0; /* bodies and TLS data are not logged */
 	}
-	while (i < size) {
-		size_t j = i, len;
-
-		while (j < size && data[j] != '\n')
-			j++;
-		len = j - i;
-		if (len && data[i + len - 1] == '\r')
-			len--;
-		if (len) {
-			static const char *const secret_headers[] = {"authorization:",
-								     "proxy-authorization:",
-								     "cookie:", "set-cookie:",
-								     NULL};
-			bool redact = false;
-			int k;
-
-			for (k = 0; secret_headers[k]; k++) {
-				size_t hl = strlen(secret_headers[k]);
-
-				if (len >= hl && strncasecmp(data + i, secret_headers[k], hl) == 0) {
-					LOGF(x->c, LOG_DEBUG, "http %s %.*s <redacted>", dir,
-					     (int)(hl - 1), data + i);
-					redact = true;
-					break;
-				}
-			}
-			if (!redact)
-				LOGF(x->c, LOG_DEBUG, "http %s %.*s", dir, (int)len, data + i);
-		}
-		i = j + 1;
-	}
+	d.c = x->c;
+	httpclient_debug_lines(data, size, debug_line, &d);
 	return 0;
 }
 
@@ -1484,15 +1419,6 @@ static void describe_error(struct kube_response *r, const struct cred *cr)
 	scrub(r->reason, sizeof(r->reason), cr->token);
 }
 
-static struct curl_slist *add_header(struct curl_slist *l, const char *h, bool *fail)
-{
-	struct curl_slist *n = curl_slist_append(l, h);
-
-	if (!n)
-		*fail = true;
-	return n ? n : l;
-}
-
 /*
  * Sets up and performs one transfer with credential 'cr'. Returns the
  * CURLcode; the status lands in resp->status.
@@ -1504,114 +1430,84 @@ static CURLcode perform(struct kube_client *c, struct xfer *x, const char *metho
 {
 	struct curl_slist *hdrs = NULL;
 	struct buf url = BUF_INIT, auth = BUF_INIT, ct = BUF_INIT;
+	struct httpclient_tls tls = {0};
 	bool fail = false;
-	CURLcode rc;
-	CURL *h;
+	CURLcode rc = CURLE_OUT_OF_MEMORY;
+	CURL *h = NULL;
 
-	h = curl_easy_init();
-	if (!h)
-		return CURLE_OUT_OF_MEMORY;
-	x->h = h;
+	x->body.max = c->max_body;
 	buf_printf(&url, "%s%s%s", c->server, path[0] == '/' ? "" : "/", path);
-	hdrs = add_header(hdrs, "Accept: application/json", &fail);
-	hdrs = add_header(hdrs, "Expect:", &fail); /* no 100-continue round trip */
+	hdrs = httpclient_slist_add(hdrs, "Accept: application/json", &fail);
+	hdrs = httpclient_slist_add(hdrs, "Expect:", &fail); /* no 100-continue round trip */
 	if (content_type) {
 		buf_printf(&ct, "Content-Type: %s", content_type);
-		hdrs = add_header(hdrs, ct.data ? ct.data : "", &fail);
+		hdrs = httpclient_slist_add(hdrs, ct.data ? ct.data : "", &fail);
 	}
 	if (cr->token) {
 		buf_printf(&auth, "Authorization: Bearer %s", cr->token);
-		hdrs = add_header(hdrs, auth.data ? auth.data : "", &fail);
+		hdrs = httpclient_slist_add(hdrs, auth.data ? auth.data : "", &fail);
 	}
-	if (url.oom || ct.oom || auth.oom || fail) {
-		rc = CURLE_OUT_OF_MEMORY;
+	if (url.oom || ct.oom || auth.oom || fail)
 		goto out;
-	}
-	curl_easy_setopt(h, CURLOPT_URL, url.data);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_SHARE, c->share);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
-	if (timeout_ms > 0)
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	if (idle_ms > 0) {
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (idle_ms + 999) / 1000);
-	}
-	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
-	/* every transfer: the stop flag and kube_client_cancel() end it
-	 * within about a second */
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
-	if (c->verbose && c->log) {
-		curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
-		curl_easy_setopt(h, CURLOPT_DEBUGDATA, x);
-		curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
-	}
-	/* TLS: verified unless the kubeconfig says otherwise */
-	if (c->insecure) {
-		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-	} else {
-		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-	}
-	if (c->ca_data) {
-		struct curl_blob b = {c->ca_data, c->ca_len, CURL_BLOB_COPY};
-
-		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
-		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
-	} else if (c->ca_file) {
-		curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
-		curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
-	}
+	/* TLS: verified unless the kubeconfig says otherwise; the exec
+	 * plugin's client certificate before the kubeconfig's */
+	tls.insecure = c->insecure;
+	tls.ca_data = c->ca_data;
+	tls.ca_len = c->ca_len;
+	tls.ca_file = c->ca_file;
 	if (cr->cert) {
-		struct curl_blob cb = {cr->cert, cr->cert_len, CURL_BLOB_COPY};
-		struct curl_blob kb = {cr->key, cr->key_len, CURL_BLOB_COPY};
-
-		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cb);
-		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &kb);
-		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+		tls.cert_data = cr->cert;
+		tls.cert_len = cr->cert_len;
+		tls.key_data = cr->key;
+		tls.key_len = cr->key_len;
 	} else if (c->cert_data) {
-		struct curl_blob cb = {c->cert_data, c->cert_len, CURL_BLOB_COPY};
-		struct curl_blob kb = {c->key_data, c->key_len, CURL_BLOB_COPY};
-
-		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cb);
-		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &kb);
-		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-	} else if (c->cert_file) {
-		curl_easy_setopt(h, CURLOPT_SSLCERT, c->cert_file);
-		curl_easy_setopt(h, CURLOPT_SSLKEY, c->key_file);
-	}
-	/* method and body */
-	if (strcmp(method, "GET") == 0) {
-		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+		tls.cert_data = c->cert_data;
+		tls.cert_len = c->cert_len;
+		tls.key_data = c->key_data;
+		tls.key_len = c->key_len;
 	} else {
-		if (strcmp(method, "POST") != 0)
-			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-		if (body) {
-			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-		} else if (strcmp(method, "DELETE") != 0) {
-			curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
-			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
-		}
+		tls.cert_file = c->cert_file;
+		tls.key_file = c->key_file;
 	}
+	/* a GET sends no body; a DELETE none unless given; other writes an
+	 * empty one */
+	if (strcmp(method, "GET") == 0) {
+		body = NULL;
+	} else if (!body && strcmp(method, "DELETE") != 0) {
+		body = "";
+		body_len = 0;
+	}
+	h = httpclient_easy_new(c->share, &(const struct httpclient_easy_opts){
+		.url = url.data,
+		.method = method,
+		.body = body,
+		.body_len = body_len,
+		.headers = hdrs,
+		.user_agent = c->user_agent,
+		.connect_ms = c->connect_ms,
+		.timeout_ms = timeout_ms,
+		.idle_ms = idle_ms,
+		.tls = &tls,
+		.error_buf = curl_err,
+		.on_write = on_write,
+		.write_ud = x,
+		/* every transfer: the stop flag and kube_client_cancel() end it
+		 * within about a second */
+		.on_progress = on_progress,
+		.progress_ud = x,
+		.on_debug = c->verbose && c->log ? on_debug : NULL,
+		.debug_ud = x,
+	});
+	if (!h)
+		goto out;
+	x->h = h;
 	rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
 out:
-	curl_easy_cleanup(h);
+	if (h)
+		curl_easy_cleanup(h);
 	x->h = NULL;
-	curl_slist_free_all(hdrs);
+	httpclient_slist_free(hdrs); /* the Authorization line holds the token */
 	wipe(auth.data, auth.len);
 	buf_free(&auth);
 	buf_free(&url);
@@ -1623,8 +1519,8 @@ out:
 static void take_body(struct xfer *x, struct kube_response *resp)
 {
 	free(resp->body);
-	resp->body_len = x->body.len;
-	resp->body = buf_take(&x->body);
+	resp->body_len = x->body.data.len;
+	resp->body = buf_take(&x->body.data);
 	if (!resp->body)
 		resp->body_len = 0;
 }
@@ -1635,7 +1531,7 @@ static int transport_error(struct kube_client *c, const char *method, const char
 {
 	char msg[CURL_ERROR_SIZE + 64];
 
-	snprintf(msg, sizeof(msg), "%s", curl_err[0] ? curl_err : curl_easy_strerror(rc));
+	httpclient_error_text(NULL, rc, curl_err, msg, sizeof(msg));
 	scrub(msg, sizeof(msg), cr->token);
 	return errbuf_set(err, "%s %s%s: %s", method, c->server_log, path, msg);
 }
@@ -1677,12 +1573,12 @@ static int request(struct kube_client *c, const char *method, const char *path,
 		if (rc != CURLE_OK) {
 			if (x.stopped)
 				errbuf_set(err, "%s %s: abandoned: luascale is stopping", method, path);
-			else if (x.too_big)
+			else if (x.body.too_big)
 				errbuf_set(err, "%s %s: response larger than %zu bytes", method, path,
 					   c->max_body);
 			else
 				transport_error(c, method, path, rc, curl_err, &cr, err);
-			buf_free(&x.body);
+			buf_free(&x.body.data);
 			cred_free(&cr);
 			resp->status = 0;
 			return -1;
@@ -1758,7 +1654,7 @@ static int stream(struct kube_client *c, const char *path, const struct kube_str
 			*end = KUBE_STREAM_CALLBACK;
 		} else if (x.stopped) {
 			*end = KUBE_STREAM_STOPPED;
-		} else if (x.too_big) {
+		} else if (x.body.too_big) {
 			errbuf_set(err, "GET %s: error response larger than %zu bytes", path,
 				   c->max_body);
 			ret = -1;
@@ -1774,7 +1670,7 @@ static int stream(struct kube_client *c, const char *path, const struct kube_str
 			    *end == KUBE_STREAM_EOF) {
 				LOGF(c, LOG_INFO, "GET %s: 401 Unauthorized; refreshing the credential",
 				     path);
-				buf_free(&x.body);
+				buf_free(&x.body.data);
 				kube_splitter_free(x.sp);
 				cred_free(&cr);
 				continue;
@@ -1788,7 +1684,7 @@ static int stream(struct kube_client *c, const char *path, const struct kube_str
 			     path, kube_splitter_pending(x.sp));
 		if (ret < 0)
 			resp->status = resp->status ? resp->status : 0;
-		buf_free(&x.body);
+		buf_free(&x.body.data);
 		kube_splitter_free(x.sp);
 		cred_free(&cr);
 		return ret;

@@ -1,24 +1,21 @@
 /*
- * A loopback HTTP(S) server for the cloud provider tests, on libmicrohttpd
- * at 127.0.0.1 on an ephemeral port. It records every request as it came
- * on the wire (method, raw target with its query, every header in order,
- * body) and answers what the test's handler says: a status, any headers
- * (nothing added but what HTTP needs), a body, optionally held until the
- * test releases it or the server stops. Test-only.
+ * A loopback HTTP(S) server for the cloud provider tests, a flavour of
+ * test_http_server.h (libmicrohttpd at 127.0.0.1, an ephemeral port). It
+ * records every request as it came on the wire (method, raw target with
+ * its query, every header in order, body) and answers what the test's
+ * handler says: a status, any headers (nothing added but what HTTP needs),
+ * a body, optionally held until the test releases it or the server stops.
+ * Test-only.
  */
 #ifndef LUASCALE_TEST_CLOUD_SERVER_H
 #define LUASCALE_TEST_CLOUD_SERVER_H
 
-#include <arpa/inet.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
+
+#include "test_http_server.h"
 
 #define CS_FN static __attribute__((unused))
 #define CS_MAX_REQS 64
@@ -45,7 +42,7 @@ struct cs_resp {
 typedef void (*cs_handler)(void *ud, size_t index, const struct cs_req *rq, struct cs_resp *rs);
 
 struct cs_server {
-	struct MHD_Daemon *d;
+	struct th_server http;
 	int port;
 	char url[64];
 	pthread_mutex_t mu;
@@ -57,23 +54,6 @@ struct cs_server {
 	size_t n_reqs;
 	size_t holding;              /* requests waiting to be released */
 };
-
-struct cs_conn {
-	struct cs_req rq;
-	size_t cap;
-	bool headers_done;
-};
-
-static void *cs_uri_log(void *cls, const char *uri, struct MHD_Connection *conn)
-{
-	struct cs_conn *c = calloc(1, sizeof(*c));
-
-	(void)cls;
-	(void)conn;
-	if (c)
-		snprintf(c->rq.target, sizeof(c->rq.target), "%s", uri);
-	return c;
-}
 
 static enum MHD_Result cs_hdr(void *cls, enum MHD_ValueKind kind, const char *key,
 			      const char *value)
@@ -90,59 +70,36 @@ static enum MHD_Result cs_hdr(void *cls, enum MHD_ValueKind kind, const char *ke
 	return MHD_YES;
 }
 
-static enum MHD_Result cs_access(void *cls, struct MHD_Connection *conn, const char *url,
-				 const char *method, const char *version,
-				 const char *upload_data, size_t *upload_data_size,
-				 void **con_cls)
+/* Records the request with every header, asks the handler, holds the
+ * answer when told, and answers with the handler's headers and body. */
+static struct MHD_Response *cs_answer(struct th_server *t, struct MHD_Connection *conn,
+				      const char *path, struct th_request *in,
+				      unsigned int *status)
 {
-	struct cs_server *s = cls;
-	struct cs_conn *c = *con_cls;
+	struct cs_server *s = t->owner;
 	struct MHD_Response *r;
+	struct cs_req rq;
 	struct cs_resp rs;
-	enum MHD_Result ret;
 	const char *line;
 	size_t idx;
 
-	(void)url;
-	(void)version;
-	if (!c)
-		return MHD_NO;
-	if (!c->headers_done) {
-		c->headers_done = true;
-		snprintf(c->rq.method, sizeof(c->rq.method), "%s", method);
-		MHD_get_connection_values(conn, MHD_HEADER_KIND, cs_hdr, &c->rq);
-		return MHD_YES;
-	}
-	if (*upload_data_size) {
-		size_t n = *upload_data_size;
-
-		if (c->rq.body_len + n + 1 > c->cap) {
-			size_t ncap = (c->rq.body_len + n + 1) * 2;
-			char *nb = realloc(c->rq.body, ncap);
-
-			if (!nb)
-				return MHD_NO;
-			c->rq.body = nb;
-			c->cap = ncap;
-		}
-		memcpy(c->rq.body + c->rq.body_len, upload_data, n);
-		c->rq.body_len += n;
-		c->rq.body[c->rq.body_len] = '\0';
-		*upload_data_size = 0;
-		return MHD_YES;
-	}
-	if (!c->rq.body && !(c->rq.body = calloc(1, 1)))
-		return MHD_NO;
+	(void)path;
+	memset(&rq, 0, sizeof(rq));
+	snprintf(rq.method, sizeof(rq.method), "%s", in->method);
+	snprintf(rq.target, sizeof(rq.target), "%s", in->target);
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, cs_hdr, &rq);
+	rq.body = in->body;
+	rq.body_len = in->body_len;
 	memset(&rs, 0, sizeof(rs));
 	rs.status = 200;
 	pthread_mutex_lock(&s->mu);
 	idx = s->n_reqs;
 	if (s->n_reqs < CS_MAX_REQS) {
-		s->reqs[s->n_reqs++] = c->rq; /* the body moves to the server */
-		c->rq.body = NULL;
+		s->reqs[s->n_reqs++] = rq; /* the body moves to the server */
+		in->body = NULL;
 	}
 	if (s->handler)
-		s->handler(s->ud, idx, idx < CS_MAX_REQS ? &s->reqs[idx] : &c->rq, &rs);
+		s->handler(s->ud, idx, idx < CS_MAX_REQS ? &s->reqs[idx] : &rq, &rs);
 	pthread_cond_broadcast(&s->cv);
 	if (rs.hold) {
 		s->holding++;
@@ -154,7 +111,7 @@ static enum MHD_Result cs_access(void *cls, struct MHD_Connection *conn, const c
 	pthread_mutex_unlock(&s->mu);
 	r = MHD_create_response_from_buffer(strlen(rs.body), rs.body, MHD_RESPMEM_MUST_COPY);
 	if (!r)
-		return MHD_NO;
+		return NULL;
 	for (line = rs.headers; *line;) {
 		const char *nl = strchr(line, '\n'), *colon = strchr(line, ':');
 		char name[128], value[1024];
@@ -172,24 +129,8 @@ static enum MHD_Result cs_access(void *cls, struct MHD_Connection *conn, const c
 		}
 		line = *nl ? nl + 1 : nl;
 	}
-	ret = MHD_queue_response(conn, (unsigned int)rs.status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-static void cs_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-			 enum MHD_RequestTerminationCode toe)
-{
-	struct cs_conn *c = *con_cls;
-
-	(void)cls;
-	(void)conn;
-	(void)toe;
-	if (c) {
-		free(c->rq.body);
-		free(c);
-		*con_cls = NULL;
-	}
+	*status = (unsigned int)rs.status;
+	return r;
 }
 
 /* Starts a server on 127.0.0.1:0; with 'cert' and 'key' (PEM text) it
@@ -197,44 +138,11 @@ static void cs_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 CS_FN int cs_start(struct cs_server *s, cs_handler h, void *ud, const char *cert,
 		   const char *key)
 {
-	struct sockaddr_in sa;
-	const union MHD_DaemonInfo *info;
-	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
-
 	memset(s, 0, sizeof(*s));
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
 	s->handler = h;
 	s->ud = ud;
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (cert) {
-		flags |= MHD_USE_TLS;
-		s->d = MHD_start_daemon(flags, 0, NULL, NULL, cs_access, s,
-					MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-					MHD_OPTION_URI_LOG_CALLBACK, cs_uri_log, s,
-					MHD_OPTION_NOTIFY_COMPLETED, cs_completed, s,
-					MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
-					MHD_OPTION_END);
-	} else {
-		s->d = MHD_start_daemon(flags, 0, NULL, NULL, cs_access, s,
-					MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-					MHD_OPTION_URI_LOG_CALLBACK, cs_uri_log, s,
-					MHD_OPTION_NOTIFY_COMPLETED, cs_completed, s,
-					MHD_OPTION_END);
-	}
-	if (!s->d)
-		return -1;
-	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-	if (!info || !info->port) {
-		MHD_stop_daemon(s->d);
-		s->d = NULL;
-		return -1;
-	}
-	s->port = info->port;
-	snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%d", cert ? "https" : "http", s->port);
-	return 0;
+	return th_start(&s->http, &s->mu, &s->cv, &s->stopping, cs_answer, s, cert, key, &s->port,
+			s->url, sizeof(s->url));
 }
 
 /* Answers every held request (and those held from now on). */
@@ -260,29 +168,16 @@ CS_FN void cs_stop(struct cs_server *s)
 {
 	size_t i;
 
-	pthread_mutex_lock(&s->mu);
-	s->stopping = true;
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-	if (s->d)
-		MHD_stop_daemon(s->d);
-	s->d = NULL;
+	th_stop(&s->http);
 	for (i = 0; i < s->n_reqs; i++)
 		free(s->reqs[i].body);
 	s->n_reqs = 0;
-	pthread_cond_destroy(&s->cv);
-	pthread_mutex_destroy(&s->mu);
 }
 
 /* Number of requests recorded so far. */
 CS_FN size_t cs_count(struct cs_server *s)
 {
-	size_t n;
-
-	pthread_mutex_lock(&s->mu);
-	n = s->n_reqs;
-	pthread_mutex_unlock(&s->mu);
-	return n;
+	return th_count(&s->http, &s->n_reqs);
 }
 
 /* The value of the first header 'name' of a recorded request, or NULL. */

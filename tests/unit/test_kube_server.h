@@ -1,23 +1,21 @@
 /*
- * A tiny HTTP(S) server for the src/kube tests, on libmicrohttpd at
- * 127.0.0.1 on an ephemeral port. It records every request (method, path,
- * decoded query, headers, body) and answers with what the test's handler
- * says: a whole body, or a stream of chunks sent one per write, optionally
- * held open until the client leaves or the server stops. Test-only.
+ * A tiny HTTP(S) server for the src/kube tests, a flavour of
+ * test_http_server.h (libmicrohttpd at 127.0.0.1, an ephemeral port). It
+ * records every request (method, path, decoded query, headers, body) and
+ * answers with what the test's handler says: a whole body, or a stream of
+ * chunks sent one per write, optionally held open until the client leaves
+ * or the server stops. Test-only.
  */
 #ifndef LUASCALE_TEST_KUBE_SERVER_H
 #define LUASCALE_TEST_KUBE_SERVER_H
 
-#include <arpa/inet.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+
+#include "test_http_server.h"
 
 #define TS_FN static __attribute__((unused))
 #define TS_MAX_REQS 128
@@ -48,7 +46,7 @@ typedef void (*ts_handler)(void *ud, size_t index, const struct ts_req *rq,
 			   struct ts_resp *rs);
 
 struct ts_server {
-	struct MHD_Daemon *d;
+	struct th_server http;
 	int port;
 	char url[64];
 	pthread_mutex_t mu;
@@ -59,12 +57,6 @@ struct ts_server {
 	struct ts_req reqs[TS_MAX_REQS];
 	size_t n_reqs;
 	atomic_int open_streams;
-};
-
-/* Per-connection request being received. */
-struct ts_conn {
-	struct ts_req rq;
-	size_t cap;
 };
 
 struct ts_stream {
@@ -125,77 +117,47 @@ static void ts_stream_free(void *cls)
 	free(st);
 }
 
-static enum MHD_Result ts_access(void *cls, struct MHD_Connection *conn, const char *url,
-				 const char *method, const char *version,
-				 const char *upload_data, size_t *upload_data_size,
-				 void **con_cls)
+/* Records the request, asks the handler, and answers with a JSON body or
+ * a stream of chunks. */
+static struct MHD_Response *ts_answer(struct th_server *t, struct MHD_Connection *conn,
+				      const char *path, struct th_request *in,
+				      unsigned int *status)
 {
-	struct ts_server *s = cls;
-	struct ts_conn *c = *con_cls;
+	struct ts_server *s = t->owner;
 	struct MHD_Response *r;
+	struct ts_req rq;
 	struct ts_resp rs;
-	enum MHD_Result ret;
 	size_t idx;
 
-	(void)version;
-	if (!c) {
-		c = calloc(1, sizeof(*c));
-		if (!c)
-			return MHD_NO;
-		snprintf(c->rq.method, sizeof(c->rq.method), "%s", method);
-		snprintf(c->rq.path, sizeof(c->rq.path), "%s", url);
-		MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, ts_arg, &c->rq);
-		ts_copy_header(conn, "Content-Type", c->rq.ctype, sizeof(c->rq.ctype));
-		ts_copy_header(conn, "Authorization", c->rq.auth, sizeof(c->rq.auth));
-		ts_copy_header(conn, "Accept", c->rq.accept, sizeof(c->rq.accept));
-		ts_copy_header(conn, "User-Agent", c->rq.ua, sizeof(c->rq.ua));
-		*con_cls = c;
-		return MHD_YES;
-	}
-	if (*upload_data_size) {
-		size_t n = *upload_data_size;
-
-		if (c->rq.body_len + n + 1 > c->cap) {
-			size_t ncap = (c->rq.body_len + n + 1) * 2;
-			char *nb = realloc(c->rq.body, ncap);
-
-			if (!nb)
-				return MHD_NO;
-			c->rq.body = nb;
-			c->cap = ncap;
-		}
-		memcpy(c->rq.body + c->rq.body_len, upload_data, n);
-		c->rq.body_len += n;
-		c->rq.body[c->rq.body_len] = '\0';
-		*upload_data_size = 0;
-		return MHD_YES;
-	}
-	if (!c->rq.body) {
-		c->rq.body = calloc(1, 1);
-		if (!c->rq.body)
-			return MHD_NO;
-	}
+	memset(&rq, 0, sizeof(rq));
+	snprintf(rq.method, sizeof(rq.method), "%s", in->method);
+	snprintf(rq.path, sizeof(rq.path), "%s", path);
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, ts_arg, &rq);
+	ts_copy_header(conn, "Content-Type", rq.ctype, sizeof(rq.ctype));
+	ts_copy_header(conn, "Authorization", rq.auth, sizeof(rq.auth));
+	ts_copy_header(conn, "Accept", rq.accept, sizeof(rq.accept));
+	ts_copy_header(conn, "User-Agent", rq.ua, sizeof(rq.ua));
 	memset(&rs, 0, sizeof(rs));
 	rs.status = 200;
 	snprintf(rs.body, sizeof(rs.body), "{}");
 	pthread_mutex_lock(&s->mu);
 	idx = s->n_reqs;
 	if (s->n_reqs < TS_MAX_REQS) {
-		s->reqs[s->n_reqs++] = c->rq; /* the body moves to the server */
+		rq.body = in->body; /* the body moves to the server */
+		rq.body_len = in->body_len;
+		in->body = NULL;
+		s->reqs[s->n_reqs++] = rq;
 	} else {
-		free(c->rq.body);
+		rq.body_len = in->body_len;
 	}
-	c->rq.body = NULL;
 	if (s->handler)
-		s->handler(s->ud, idx, idx < TS_MAX_REQS ? &s->reqs[idx] : &c->rq, &rs);
+		s->handler(s->ud, idx, idx < TS_MAX_REQS ? &s->reqs[idx] : &rq, &rs);
 	pthread_mutex_unlock(&s->mu);
-	free(c);
-	*con_cls = NULL;
 	if (rs.n_chunks || rs.hold) {
 		struct ts_stream *st = calloc(1, sizeof(*st));
 
 		if (!st)
-			return MHD_NO;
+			return NULL;
 		st->s = s;
 		st->rs = rs;
 		atomic_fetch_add(&s->open_streams, 1);
@@ -206,26 +168,10 @@ static enum MHD_Result ts_access(void *cls, struct MHD_Connection *conn, const c
 						    MHD_RESPMEM_MUST_COPY);
 	}
 	if (!r)
-		return MHD_NO;
+		return NULL;
 	MHD_add_response_header(r, "Content-Type", "application/json");
-	ret = MHD_queue_response(conn, (unsigned int)rs.status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-static void ts_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-			 enum MHD_RequestTerminationCode toe)
-{
-	struct ts_conn *c = *con_cls;
-
-	(void)cls;
-	(void)conn;
-	(void)toe;
-	if (c) {
-		free(c->rq.body);
-		free(c);
-		*con_cls = NULL;
-	}
+	*status = (unsigned int)rs.status;
+	return r;
 }
 
 /*
@@ -235,43 +181,11 @@ static void ts_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 TS_FN int ts_start(struct ts_server *s, ts_handler h, void *ud, const char *cert,
 		   const char *key)
 {
-	struct sockaddr_in sa;
-	const union MHD_DaemonInfo *info;
-	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
-
 	memset(s, 0, sizeof(*s));
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
 	s->handler = h;
 	s->ud = ud;
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = 0;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (cert) {
-		flags |= MHD_USE_TLS;
-		s->d = MHD_start_daemon(flags, 0, NULL, NULL, ts_access, s,
-					MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-					MHD_OPTION_NOTIFY_COMPLETED, ts_completed, s,
-					MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
-					MHD_OPTION_END);
-	} else {
-		s->d = MHD_start_daemon(flags, 0, NULL, NULL, ts_access, s,
-					MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-					MHD_OPTION_NOTIFY_COMPLETED, ts_completed, s,
-					MHD_OPTION_END);
-	}
-	if (!s->d)
-		return -1;
-	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-	if (!info || !info->port) {
-		MHD_stop_daemon(s->d);
-		s->d = NULL;
-		return -1;
-	}
-	s->port = info->port;
-	snprintf(s->url, sizeof(s->url), "%s://127.0.0.1:%d", cert ? "https" : "http", s->port);
-	return 0;
+	return th_start(&s->http, &s->mu, &s->cv, &s->stopping, ts_answer, s, cert, key, &s->port,
+			s->url, sizeof(s->url));
 }
 
 /* Stops the server (held streams end) and frees what it recorded. */
@@ -279,29 +193,16 @@ TS_FN void ts_stop(struct ts_server *s)
 {
 	size_t i;
 
-	pthread_mutex_lock(&s->mu);
-	s->stopping = true;
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-	if (s->d)
-		MHD_stop_daemon(s->d);
-	s->d = NULL;
+	th_stop(&s->http);
 	for (i = 0; i < s->n_reqs; i++)
 		free(s->reqs[i].body);
 	s->n_reqs = 0;
-	pthread_cond_destroy(&s->cv);
-	pthread_mutex_destroy(&s->mu);
 }
 
 /* Number of requests recorded so far. */
 TS_FN size_t ts_count(struct ts_server *s)
 {
-	size_t n;
-
-	pthread_mutex_lock(&s->mu);
-	n = s->n_reqs;
-	pthread_mutex_unlock(&s->mu);
-	return n;
+	return th_count(&s->http, &s->n_reqs);
 }
 
 /* Sets a Kubernetes Status error answer. */
