@@ -4,15 +4,15 @@
  * (VMSS get + the VM list with its instance view, every nextLink),
  * discovery by tags, templates from the VM size table, AKS's labels and
  * taints and the node-template tags, deleting instances, providerID mapping and the
- * provider's life. Launches are azure_launch.c's; auth azureauth's, HTTP
- * cloudhttp's, parsing azure_arm's.
+ * provider's life. Launches are azure_launch.c's; auth azureauth's, parsing
+ * azure_arm's; HTTP, the JSON request, the groups' last good views and the
+ * node arithmetic cloudhttp/'s.
  */
 #include "providers/azure/azure.h"
 #include "providers/azure/azure_internal.h"
 
 #include <ctype.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +28,9 @@
 #include "providers/azure/azure_sizes.h"
 #include "providers/azure/azure_skus.h"
 #include "providers/cloudhttp/cloudhttp.h"
+#include "providers/cloudhttp/cloudjson.h"
+#include "providers/cloudhttp/groupcache.h"
+#include "providers/cloudhttp/nodesize.h"
 
 #define SHORT_THROTTLE_MS 20000     /* waited inside one call; longer ones pause the provider */
 #define MAX_PAGES 10000
@@ -47,35 +50,9 @@ static const struct cloud_defaults clouds[] = {
 	  "https://login.microsoftonline.us/", "https://management.usgovcloudapi.net/" },
 };
 
-void azure_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
-{
-	va_list ap;
-
-	st->code = code;
-	va_start(ap, fmt);
-	vsnprintf(st->message, sizeof(st->message), fmt, ap);
-	va_end(ap);
-}
-
-static void count(struct az_prov *ap, const char *what)
-{
-	size_t i;
-
-	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < sizeof(ap->counts) / sizeof(ap->counts[0]); i++) {
-		if (!ap->counts[i].what[0])
-			snprintf(ap->counts[i].what, sizeof(ap->counts[i].what), "%s", what);
-		if (!strcmp(ap->counts[i].what, what)) {
-			ap->counts[i].n++;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&ap->mu);
-}
-
 void azure_count_call(struct az_prov *ap, const char *what)
 {
-	count(ap, what);
+	cloudcall_counts_add(&ap->calls, what);
 }
 
 /* The lock that orders the capacity writes of one group. */
@@ -110,16 +87,7 @@ bool azure_claim(struct az_prov *ap, const char *group, const char *id)
 
 uint64_t azure_provider_calls(const struct provider *p, const char *what)
 {
-	struct az_prov *ap = AP(p);
-	uint64_t n = 0;
-	size_t i;
-
-	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < sizeof(ap->counts) / sizeof(ap->counts[0]); i++)
-		if (!strcmp(ap->counts[i].what, what))
-			n = ap->counts[i].n;
-	pthread_mutex_unlock(&ap->mu);
-	return n;
+	return cloudcall_counts_get(&AP(p)->calls, what);
 }
 
 int64_t azure_provider_throttled_until(const struct provider *p, bool writes)
@@ -138,23 +106,6 @@ const char *azure_jstr(const cJSON *o, const char *k)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
 
 	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-/* ---- waiting ---- */
-
-int azure_wait_until(struct az_prov *ap, int64_t end)
-{
-	while (clock_now(ap->clock) < end) {
-		int64_t step = end - clock_now(ap->clock);
-
-		if (ap->cancel && atomic_load(ap->cancel))
-			return -1;
-		if (step > 200 * CLOCK_NS_PER_MS)
-			step = 200 * CLOCK_NS_PER_MS;
-		if (ap->clock->ops->sleep_until(ap->clock, clock_now(ap->clock) + step) != 0)
-			return -1;
-	}
-	return 0;
 }
 
 /* ---- one call ---- */
@@ -310,14 +261,11 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 		   struct provider_status *st)
 {
 	struct az_prov *ap = AP(p);
-	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response resp;
-	struct cloudhttp_request req;
-	struct errbuf err;
+	struct cloudjson_request req;
 	struct call c;
 	char url[2048], shown[512];
 	const char *h;
-	char *text = NULL;
 	int rc = -1;
 
 	memset(r, 0, sizeof(*r));
@@ -330,7 +278,7 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 	c.writes = writes;
 	c.no_token = no_token;
 	c.st = st;
-	count(ap, what);
+	azure_count_call(ap, what);
 	if (ap->cancel && atomic_load(ap->cancel)) {
 		azure_status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", what);
 		return -1;
@@ -351,41 +299,25 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 			tail--;
 		snprintf(c.what, sizeof(c.what), "%s %.70s", method, tail);
 	}
-	if (body && !(text = cJSON_PrintUnformatted(body))) {
-		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
-		return -1;
-	}
-	if (cloudhttp_headers_add(&hs, "Accept", "application/json") < 0 ||
-	    (text && cloudhttp_headers_add(&hs, "Content-Type", "application/json") < 0) ||
-	    (if_match && cloudhttp_headers_add(&hs, "If-Match", if_match) < 0)) {
-		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
-		goto out;
-	}
 	memset(&req, 0, sizeof(req));
+	req.what = c.what;
 	req.method = method;
 	req.url = url;
-	req.headers = &hs;
-	req.body = text;
-	req.body_len = text ? strlen(text) : 0;
+	req.body = body;
+	req.if_match = if_match;
+	req.fresh_connect = if_match != NULL; /* a conditional write: know when it was sent twice */
 	req.prepare = prepare;
 	req.classify = classify;
 	req.ctx = &c;
-	req.fresh_connect = if_match != NULL; /* a conditional write: know when it was sent twice */
-	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
-		if (st->code == PROVIDER_AUTH && st->message[0]) {
-			provider_status_cloud(st, PROVIDER_AUTH, NULL, st->message, "%s not sent", c.what);
-			goto out;
-		}
-		if (c.refused[0])
-			azure_status(st, st->code, "%s: %s", c.what, c.refused);
+	if (cloudjson_send(ap->http, &req, &resp, st) < 0) {
 		if (c.refused[0] && st->code == PROVIDER_THROTTLED) {
+			/* refused during ARM's window: why, and when the window ends */
 			int64_t left = azure_provider_throttled_until(p, writes) - clock_now(ap->clock);
 
+			azure_status(st, st->code, "%s: %s", c.what, c.refused);
 			if (left > 0)
 				st->retry_after_s = (left + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S;
 		}
-		else
-			azure_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
 		goto out;
 	}
 	r->status = resp.status;
@@ -430,9 +362,6 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 	}
 out:
 	cloudhttp_response_free(&resp);
-	cloudhttp_headers_free(&hs);
-	if (text)
-		cJSON_free(text);
 	return rc;
 }
 
@@ -521,25 +450,6 @@ int azure_list_vms(struct provider *p, const struct az_group *g, cJSON **items, 
 	return 0;
 }
 
-/* The memory AKS keeps from pods: 25% of the first 4 GiB, 20% of the next
- * 4, 10% of the next 8, 6% of the next 112, 2% above, and 750Mi for eviction. */
-static int64_t reserved_memory(int64_t mem)
-{
-	static const struct { int64_t upto; int pct; } tiers[] = {
-		{4ll << 30, 25}, {8ll << 30, 20}, {16ll << 30, 10}, {128ll << 30, 6}, {INT64_MAX, 2},
-	};
-	int64_t r = 0, prev = 0;
-	size_t i;
-
-	for (i = 0; i < sizeof(tiers) / sizeof(tiers[0]) && mem > prev; i++) {
-		int64_t part = (mem < tiers[i].upto ? mem : tiers[i].upto) - prev;
-
-		r += part / 100 * tiers[i].pct;
-		prev = tiers[i].upto;
-	}
-	return r + 750 * MIB;
-}
-
 /* Warns once per size the table lacks. */
 static void warn_size(struct az_prov *ap, const struct az_group *g, const char *sku, const char *listed_in)
 {
@@ -590,13 +500,11 @@ static void describe_template(struct az_prov *ap, const struct az_group *g, cons
 	else if (st)
 		sz = *st;
 	if (have_sku == 1 || st) {
-		int64_t mem = sz.memory_mib * MIB, res = reserved_memory(mem);
+		/* AKS's reserve: the tiers and 750Mi for eviction */
+		int64_t mem = sz.memory_mib * MIB;
 
-		snprintf(t->instance_type, sizeof(t->instance_type), "%s", sz.name);
-		t->cpu_m = (int64_t)sz.vcpus * 1000 - provider_reserved_cpu_m(sz.vcpus);
-		t->memory = mem > res ? mem - res : 0;
-		t->pods = 110;
-		t->gpus = sz.gpus;
+		nodesize_template(t, sz.name, sz.vcpus, mem, provider_reserved_cpu_m(sz.vcpus),
+				  nodesize_reserved_memory(mem) + 750 * MIB, sz.gpus);
 	} else if (name[0]) {
 		warn_size(ap, g, name, have_sku == 0 ? loc : NULL);
 	}
@@ -657,12 +565,8 @@ static void restricted(struct az_prov *ap, const struct az_group *g, const struc
 		       sku->unavailable ? "" : sku->zones_unavailable);
 }
 
-/* fill_group's answer for a scale set described badly: the group is
- * skipped (its last good view kept), not the whole list. */
-#define LIST_MALFORMED (-2)
-
 /* One group from its scale set (already read) and its VMs into 'pg': 0,
- * LIST_MALFORMED, or -1 with 'st'. */
+ * GROUPCACHE_MALFORMED, or -1 with 'st'. */
 static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss, struct provider_group *pg,
 		      struct provider_status *st)
 {
@@ -683,7 +587,7 @@ static int fill_group(struct provider *p, struct az_group *g, const cJSON *vmss,
 		/* never a size made up (an unknown size once deleted 197 nodes) */
 		azure_status(st, PROVIDER_TRANSIENT, "scale set %s has no sku.capacity (a count from 0 to %d)",
 			     g->vmss, MAX_CAPACITY);
-		return LIST_MALFORMED;
+		return GROUPCACHE_MALFORMED;
 	}
 	if (azure_list_vms(p, g, &items, st) < 0)
 		return -1;
@@ -1003,43 +907,19 @@ static int azure_list_groups(struct provider *p, struct provider_group **groups,
 		int rc = body_of[i] >= 0 ? fill_group(p, &gs[i], cJSON_GetArrayItem(bodies, body_of[i]), &out[k], st)
 					 : list_one(p, &gs[i], &out[k], st);
 
-		if (rc == LIST_MALFORMED) {
-			bool changed;
-			int kept;
-
-			provider_template_clear(&out[k].tmpl);
-			free(out[k].instances);
-			kept = provider_lastgood_recall(ap->lastgood, gs[i].name, st->message, &out[k], &changed);
-			if (changed)
-				log_at(ap->log, LOG_WARN, clock_wall(ap->clock), "azure: node group %s is skipped: %s; %s",
-				       gs[i].name, st->message,
-				       kept == 0 ? "it keeps the last view read well, marked stale, until the scale set reads well again"
-						 : "no earlier view of it: it is not listed until the scale set reads well");
-			memset(st, 0, sizeof(*st));
-			if (kept == 0)
-				k++;
-			continue;
-		}
-		if (rc < 0) {
-			if (st->code == PROVIDER_NOT_FOUND) {
-				log_at(ap->log, LOG_WARN, clock_wall(ap->clock), "azure: node group %s: %s", gs[i].name,
-				       st->message);
-				provider_template_clear(&out[k].tmpl);
-				free(out[k].instances);
-				memset(&out[k], 0, sizeof(out[k]));
-				memset(st, 0, sizeof(*st));
-				continue;
-			}
+		switch (groupcache_settle(ap->cache, gs[i].name, rc, &out[k], st)) {
+		case GROUPCACHE_LISTED:
+			k++;
+			break;
+		case GROUPCACHE_SKIPPED:
+			break;
+		case GROUPCACHE_FAILED:
 			provider_groups_free(out, k + 1);
 			free(gs);
 			free(body_of);
 			cJSON_Delete(bodies);
 			return -1;
 		}
-		if (provider_lastgood_keep(ap->lastgood, &out[k], clock_wall(ap->clock)) == 1)
-			log_at(ap->log, LOG_INFO, clock_wall(ap->clock), "azure: node group %s: its scale set is read well again",
-			       gs[i].name);
-		k++;
 	}
 	pthread_mutex_lock(&ap->mu);
 	free(ap->groups);
@@ -1166,14 +1046,14 @@ static void azure_free(struct provider *p)
 		cloudhttp_free(ap->http);
 		free(ap->groups);
 		free(ap->claimed);
-		provider_lastgood_free(ap->lastgood);
+		groupcache_free(ap->cache);
+		cloudcall_counts_destroy(&ap->calls);
 		for (i = 0; i < AZURE_N_WRITE_LOCKS; i++)
 			pthread_mutex_destroy(&ap->write_locks[i]);
 		pthread_mutex_destroy(&ap->mu);
 		free(ap);
 	}
-	ratelimit_free(p->mutating);
-	ratelimit_free(p->reads);
+	cloudcall_buckets_free(p);
 	free(p);
 }
 
@@ -1239,7 +1119,7 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	const struct cloud_defaults *cd = cloud_of(cloud);
 	struct azure_auth_opts ao;
 	struct cloudhttp_opts ho;
-	struct provider_limits lim;
+	struct groupcache_opts co;
 	struct errbuf e;
 	const char *v;
 	size_t i;
@@ -1255,9 +1135,14 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	pthread_mutex_init(&ap->mu, NULL);
 	for (i = 0; i < AZURE_N_WRITE_LOCKS; i++)
 		pthread_mutex_init(&ap->write_locks[i], NULL);
+	cloudcall_counts_init(&ap->calls);
 	ap->claimed = calloc(AZURE_N_CLAIMED, sizeof(*ap->claimed));
-	ap->lastgood = provider_lastgood_new();
 	ap->clock = o->clock ? o->clock : clock_real();
+	co.cloud = "azure";
+	co.backing = "scale set";
+	co.log = o->log;
+	co.clock = ap->clock;
+	ap->cache = groupcache_new(&co);
 	ap->log = o->log;
 	ap->cancel = o->cancel;
 	ap->config = c;
@@ -1268,14 +1153,11 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 			   az->cloud ? "provider.azure.cloud" : "ARM_CLOUD");
 		goto fail;
 	}
-	if (!ap->lastgood) {
+	if (!ap->cache) {
 		errbuf_set(err, "azure: out of memory");
 		goto fail;
 	}
-	provider_limits_from(&lim, c);
-	p->mutating = ratelimit_new(ap->clock, lim.mutating_qps, lim.mutating_burst);
-	p->reads = ratelimit_new(ap->clock, lim.read_qps, lim.read_burst);
-	if (!p->mutating || !p->reads) {
+	if (cloudcall_buckets_new(p, ap->clock, c) < 0) {
 		errbuf_set(err, "azure: bad rate limits");
 		goto fail;
 	}

@@ -19,7 +19,7 @@
 #include "log.h"
 #include "providers/azure/azure_arm.h"
 #include "providers/azure/azureauth.h"
-#include "providers/lastgood.h"
+#include "providers/cloudhttp/cloudcall.h"
 #include "providers/provider.h"
 #include "runtime/clock.h"
 
@@ -28,6 +28,7 @@
 #define AZURE_N_CLAIMED 4096     /* new VMs already reported by some launch */
 
 struct cloudhttp;
+struct groupcache;
 struct pricing;
 struct azure_sku_region;
 
@@ -70,8 +71,8 @@ struct az_prov {
 	pthread_mutex_t write_locks[AZURE_N_WRITE_LOCKS];
 	struct { char group[64]; char id[32]; } *claimed; /* a ring: VMSS instance ids never repeat */
 	size_t n_claimed, claimed_head;
-	struct { char what[24]; uint64_t n; } counts[12];
-	struct provider_lastgood *lastgood; /* each group's last good view, for a scale set read badly */
+	struct cloudcall_counts calls;
+	struct groupcache *cache; /* each group's last good view, for a scale set read badly */
 	struct pricing *pricing; /* the Retail Prices API's prices (azure_pricing.c); NULL when off */
 	char prices[512];       /* its root, "https://prices.azure.com" (no trailing '/') */
 	struct azure_sku_region *sku_regions; /* the Resource SKUs API's sizes (azure_skus.c; under mu) */
@@ -98,16 +99,11 @@ struct arm_resp {
 /* Counts one call of kind 'what' (azure_provider_calls). */
 void azure_count_call(struct az_prov *ap, const char *what);
 
-/* Fills 'st' (the message cut to fit). */
-void azure_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* Fills 'st' (the message cut to fit): the status every cloud fills alike. */
+#define azure_status cloudcall_status
 
 /* The string member 'k' of 'o', borrowed; "" when absent or not a string. */
 const char *azure_jstr(const cJSON *o, const char *k);
-
-/* Sleeps on the provider's clock until 'end' (ns), in steps that notice
- * the cancel flag. 0, or -1 when cancelled or the clock cannot sleep. */
-int azure_wait_until(struct az_prov *ap, int64_t end);
 
 /* Frees what an answer holds and zeroes it. */
 void azure_resp_free(struct arm_resp *r);

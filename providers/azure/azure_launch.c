@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "providers/azure/azure_internal.h"
+#include "providers/cloudhttp/groupcache.h"
 
 #define MAX_POLL_NS (120 * CLOCK_NS_PER_S)
 
@@ -60,7 +61,7 @@ static int lro_poll(struct provider *p, struct lro *l, struct provider_status *s
 
 	if (l->done)
 		return 0;
-	if (azure_wait_until(ap, l->next_ns) < 0) {
+	if (cloudcall_wait_until(ap->clock, ap->cancel, l->next_ns) < 0) {
 		azure_status(st, PROVIDER_CANCELLED, "stopped following the operation: luascale is stopping");
 		return -1;
 	}
@@ -235,7 +236,7 @@ static int aks_write(struct provider *p, struct az_group *g, int count, int trie
 		       "azure: group %s: AKS pool %s is %s (an operation in progress): waiting for it before writing",
 		       g->name, g->aks_pool, a.state);
 		aks_pool_free(&a);
-		if (azure_wait_until(ap, clock_now(ap->clock) + ap->poll_ns) < 0) {
+		if (cloudcall_wait_until(ap->clock, ap->cancel, clock_now(ap->clock) + ap->poll_ns) < 0) {
 			azure_status(st, PROVIDER_CANCELLED, "stopped waiting for AKS pool %s: luascale is stopping", g->aks_pool);
 			return -1;
 		}
@@ -416,17 +417,11 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 				}
 				if (vm.failed && !t->failed) {
 					t->failed = true;
-					if (t->reported)
+					if (t->reported) {
 						made--; /* reported while it was being created */
-					if (t->reported && on_instance) {
-						struct provider_instance pi;
-
 						/* it will never be a node: nothing should wait for it */
-						memset(&pi, 0, sizeof(pi));
-						snprintf(pi.id, sizeof(pi.id), "%s", vm.instance_id);
-						snprintf(pi.group, sizeof(pi.group), "%s", g.name);
-						pi.state = INSTANCE_GONE;
-						on_instance(ctx, &pi);
+						groupcache_report(on_instance, ctx, vm.instance_id, g.name, NULL,
+								  INSTANCE_GONE);
 					}
 					if (!failed++ && fst.code == PROVIDER_OK) {
 						azure_status(&fst, azure_error_class(&vm.why), "VM %s failed to provision: %s%s%s",
@@ -437,19 +432,11 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 							fst.code = PROVIDER_NO_CAPACITY;
 					}
 				}
-				if (!t->reported && !t->failed && on_instance) {
-					struct provider_instance pi;
+				if (!t->reported && !t->failed) {
+					char pid[256];
 
-					memset(&pi, 0, sizeof(pi));
-					snprintf(pi.id, sizeof(pi.id), "%s", vm.instance_id);
-					snprintf(pi.group, sizeof(pi.group), "%s", g.name);
-					azure_format_provider_id(ap->sub, g.rg, g.vmss, vm.instance_id, pi.provider_id,
-								 sizeof(pi.provider_id));
-					pi.state = vm.state;
-					on_instance(ctx, &pi);
-					t->reported = true;
-					made++;
-				} else if (!t->reported && !t->failed) {
+					azure_format_provider_id(ap->sub, g.rg, g.vmss, vm.instance_id, pid, sizeof(pid));
+					groupcache_report(on_instance, ctx, vm.instance_id, g.name, pid, vm.state);
 					t->reported = true;
 					made++;
 				}
@@ -469,8 +456,9 @@ void azure_launch(struct provider *p, const char *group, int count, provider_ins
 				fst = st;
 		}
 		memset(&st, 0, sizeof(st));
-		if (!op.done && !op_failed && azure_wait_until(ap, clock_now(ap->clock) < op.next_ns ? op.next_ns :
-							 clock_now(ap->clock)) < 0) {
+		if (!op.done && !op_failed &&
+		    cloudcall_wait_until(ap->clock, ap->cancel,
+					 clock_now(ap->clock) < op.next_ns ? op.next_ns : clock_now(ap->clock)) < 0) {
 			azure_status(&st, PROVIDER_CANCELLED, "stopped following the launch: luascale is stopping");
 			goto out;
 		}

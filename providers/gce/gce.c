@@ -5,13 +5,13 @@
  * quota errors that show only on each managed instance's lastAttempt,
  * deleting, templates from instance templates and machine types, drift
  * (an instance's template vs what its MIG launches now), and providerID
- * mapping. Auth is gceauth's; HTTP cloudhttp's.
+ * mapping. Auth is gceauth's; HTTP, the JSON request, the groups' last
+ * good views and instance index, and the node arithmetic are cloudhttp/'s.
  */
 #include "providers/gce/gce.h"
 
 #include <ctype.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +20,13 @@
 
 #include "buf.h"
 #include "kube/client.h"
+#include "providers/cloudhttp/cloudcall.h"
 #include "providers/cloudhttp/cloudhttp.h"
+#include "providers/cloudhttp/cloudjson.h"
+#include "providers/cloudhttp/groupcache.h"
+#include "providers/cloudhttp/nodesize.h"
 #include "providers/gce/gce_kube_env.h"
 #include "providers/gce/gce_pricing.h"
-#include "providers/lastgood.h"
 
 #define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)
 #define MAX_PAGES 10000
@@ -40,11 +43,6 @@ struct gce_group {
 	int min, max;
 };
 
-struct gce_seen {
-	char name[64];          /* instance name */
-	char group[64];
-};
-
 struct gce_prov {
 	struct cloudhttp *http;
 	struct gce_auth *auth;
@@ -55,11 +53,9 @@ struct gce_prov {
 	char project[128];
 	char base[512];         /* ".../compute/v1/" */
 	int64_t launch_wait_ns, poll_ns;
-	pthread_mutex_t mu;     /* groups, seen, caches, counters, rng */
+	pthread_mutex_t mu;     /* groups, caches, rng */
 	struct gce_group *groups;
 	size_t n_groups, n_config_groups;
-	struct gce_seen *seen;
-	size_t n_seen;
 	struct gce_mt {
 		char key[192];  /* zone/machineType */
 		int cpus;
@@ -75,15 +71,10 @@ struct gce_prov {
 	} *tpls;
 	size_t n_tpls;
 	uint64_t rng;
-	struct { char what[40]; uint64_t n; } counts[24];
+	struct cloudcall_counts calls;
 	struct provider_turns *turns; /* one size write of a group at a time; instance claims */
-	struct gce_created {    /* instances' creationTimestamp, by name (sorted), from the last list */
-		char name[64];
-		int64_t wall;
-	} *created;
-	size_t n_created;
 	struct gce_poll *polls; /* the groups launches are following now (under mu) */
-	struct provider_lastgood *lastgood; /* each group's last good view, for a MIG read badly */
+	struct groupcache *cache; /* last good views; the instances last listed, their group and creationTimestamp */
 	pthread_cond_t poll_cv; /* a shared list came back */
 	struct gce_pricing *pricing; /* the cloud's prices (gce_pricing.c); NULL when off */
 	struct gce_pfact {      /* what pricing needs of each group listed (under mu) */
@@ -108,24 +99,12 @@ struct gce_poll {
 
 #define GP(p) ((struct gce_prov *)(p)->impl)
 
-static void status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
-{
-	va_list ap;
-
-	st->code = code;
-	va_start(ap, fmt);
-	vsnprintf(st->message, sizeof(st->message), fmt, ap);
-	va_end(ap);
-}
-
+/* Counts a call by the resource of its path (gce_provider_calls). */
 static void count(struct gce_prov *gp, const char *path)
 {
 	const char *q = strchr(path, '?'), *slash;
-	char what[40];
-	size_t i, n = q ? (size_t)(q - path) : strlen(path);
+	char what[CLOUDCALL_KIND_MAX];
+	size_t n = q ? (size_t)(q - path) : strlen(path);
 
 	for (slash = path + n; slash > path && slash[-1] != '/'; slash--)
 		;
@@ -133,30 +112,12 @@ static void count(struct gce_prov *gp, const char *path)
 	/* "zones/z/instanceGroupManagers/NAME": count the resource, not the name */
 	if (slash - path > 22 && !strncmp(slash - 22, "instanceGroupManagers/", 22))
 		snprintf(what, sizeof(what), "instanceGroupManagers");
-	pthread_mutex_lock(&gp->mu);
-	for (i = 0; i < sizeof(gp->counts) / sizeof(gp->counts[0]); i++) {
-		if (!gp->counts[i].what[0])
-			snprintf(gp->counts[i].what, sizeof(gp->counts[i].what), "%s", what);
-		if (!strcmp(gp->counts[i].what, what)) {
-			gp->counts[i].n++;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&gp->mu);
+	cloudcall_counts_add(&gp->calls, what);
 }
 
 uint64_t gce_provider_calls(const struct provider *p, const char *what)
 {
-	struct gce_prov *gp = GP(p);
-	uint64_t n = 0;
-	size_t i;
-
-	pthread_mutex_lock(&gp->mu);
-	for (i = 0; i < sizeof(gp->counts) / sizeof(gp->counts[0]); i++)
-		if (!strcmp(gp->counts[i].what, what))
-			n = gp->counts[i].n;
-	pthread_mutex_unlock(&gp->mu);
-	return n;
+	return cloudcall_counts_get(&GP(p)->calls, what);
 }
 
 /* ---- one call ---- */
@@ -282,13 +243,10 @@ static int call_ex(struct provider *p, bool mutating, const char *method, const 
 		   size_t why_len)
 {
 	struct gce_prov *gp = GP(p);
-	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response resp;
-	struct cloudhttp_request req;
-	struct errbuf err;
+	struct cloudjson_request req;
 	struct call c;
 	char url[2048], reason[64], msg[PROVIDER_MESSAGE_MAX], gstatus[64];
-	char *text = NULL;
 	int rc = -1;
 
 	*out = NULL;
@@ -305,7 +263,7 @@ static int call_ex(struct provider *p, bool mutating, const char *method, const 
 	snprintf(c.what, sizeof(c.what), "%s %.*s", method, (int)strcspn(path, "?"), path);
 	count(gp, path);
 	if (gp->cancel && atomic_load(gp->cancel)) {
-		status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", c.what);
+		cloudcall_status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", c.what);
 		return -1;
 	}
 	if (!strncmp(path, "http://", 7) || !strncmp(path, "https://", 8)) {
@@ -321,35 +279,20 @@ static int call_ex(struct provider *p, bool mutating, const char *method, const 
 	} else {
 		snprintf(url, sizeof(url), "%s%s", gp->base, path);
 	}
-	if (body && !(text = cJSON_PrintUnformatted(body))) {
-		status(st, PROVIDER_TRANSIENT, "out of memory");
-		return -1;
-	}
-	if (cloudhttp_headers_add(&hs, "Accept", "application/json") < 0 ||
-	    (text && cloudhttp_headers_add(&hs, "Content-Type", "application/json") < 0)) {
-		status(st, PROVIDER_TRANSIENT, "out of memory");
-		goto out;
-	}
 	memset(&req, 0, sizeof(req));
+	req.what = c.what;
 	req.method = method;
 	req.url = url;
-	req.headers = &hs;
-	req.body = text;
-	req.body_len = text ? strlen(text) : 0;
+	req.body = body;
 	req.prepare = prepare;
 	req.classify = classify;
 	req.ctx = &c;
-	if (cloudhttp_call(gp->http, &req, &resp, &err) < 0) {
-		if (st->code == PROVIDER_AUTH && st->message[0]) /* the token's error, whole */
-			provider_status_cloud(st, PROVIDER_AUTH, NULL, st->message, "%s not sent", c.what);
-		else
-			status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s", c.what, err.msg);
+	if (cloudjson_send(gp->http, &req, &resp, st) < 0)
 		goto out;
-	}
 	if (resp.status >= 200 && resp.status < 300) {
 		*out = cJSON_ParseWithLength(resp.body ? resp.body : "", resp.body_len);
 		if (!*out) {
-			status(st, PROVIDER_TRANSIENT, "%s: HTTP %ld with malformed JSON", c.what, resp.status);
+			cloudcall_status(st, PROVIDER_TRANSIENT, "%s: HTTP %ld with malformed JSON", c.what, resp.status);
 			goto out;
 		}
 		rc = 0;
@@ -368,9 +311,6 @@ out:
 	if (http)
 		*http = resp.status;
 	cloudhttp_response_free(&resp);
-	cloudhttp_headers_free(&hs);
-	if (text)
-		cJSON_free(text);
 	return rc;
 }
 
@@ -424,23 +364,6 @@ static bool ok_name(const char *s)
 
 /* ---- waiting ---- */
 
-static int wait_ns(struct gce_prov *gp, int64_t ns)
-{
-	int64_t end = clock_now(gp->clock) + ns;
-
-	while (clock_now(gp->clock) < end) {
-		int64_t step = end - clock_now(gp->clock);
-
-		if (gp->cancel && atomic_load(gp->cancel))
-			return -1;
-		if (step > 200 * CLOCK_NS_PER_MS)
-			step = 200 * CLOCK_NS_PER_MS;
-		if (gp->clock->ops->sleep_until(gp->clock, clock_now(gp->clock) + step) != 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* Follows an operation with POST .../wait until DONE or the deadline.
  * 0 when it finished without error, -1 with 'st' otherwise. */
 static int wait_operation(struct provider *p, cJSON *op, int64_t deadline_ns, struct provider_status *st)
@@ -460,21 +383,21 @@ static int wait_operation(struct provider *p, cJSON *op, int64_t deadline_ns, st
 			if (first) {
 				const char *code = str(first, "code");
 
-				status(st, strstr(code, "QUOTA") ? PROVIDER_QUOTA :
-					   strstr(code, "RESOURCE_POOL_EXHAUSTED") ? PROVIDER_NO_CAPACITY : PROVIDER_INVALID,
-				       "operation %s: %s: %s", str(cur, "name"), code, str(first, "message"));
+				cloudcall_status(st, strstr(code, "QUOTA") ? PROVIDER_QUOTA :
+						     strstr(code, "RESOURCE_POOL_EXHAUSTED") ? PROVIDER_NO_CAPACITY : PROVIDER_INVALID,
+						 "operation %s: %s: %s", str(cur, "name"), code, str(first, "message"));
 				break;
 			}
 			rc = 0;
 			break;
 		}
 		if (clock_now(gp->clock) >= deadline_ns) {
-			status(st, PROVIDER_TRANSIENT, "operation %s still %s at the deadline", str(cur, "name"),
-			       s[0] ? s : "unknown");
+			cloudcall_status(st, PROVIDER_TRANSIENT, "operation %s still %s at the deadline", str(cur, "name"),
+					 s[0] ? s : "unknown");
 			break;
 		}
 		if (!self[0]) {
-			status(st, PROVIDER_TRANSIENT, "an operation without a selfLink");
+			cloudcall_status(st, PROVIDER_TRANSIENT, "an operation without a selfLink");
 			break;
 		}
 		snprintf(path, sizeof(path), "%s/wait", self);
@@ -552,7 +475,7 @@ static int managed_instances(struct provider *p, const struct gce_group *g, cJSO
 
 	*items = NULL;
 	if (!all) {
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
 	do {
@@ -562,7 +485,7 @@ static int managed_instances(struct provider *p, const struct gce_group *g, cJSO
 		if (token[0] && (buf_puts(&q, "&pageToken=") < 0 || cloudhttp_escape(&q, token) < 0)) {
 			buf_free(&q);
 			cJSON_Delete(all);
-			status(st, PROVIDER_TRANSIENT, "out of memory");
+			cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 			return -1;
 		}
 		snprintf(path, sizeof(path), "projects/%s/%s/instanceGroupManagers/%s/listManagedInstances?maxResults=%d%s",
@@ -580,7 +503,7 @@ static int managed_instances(struct provider *p, const struct gce_group *g, cJSO
 		cJSON_Delete(doc);
 		if (++pages > MAX_PAGES) {
 			cJSON_Delete(all);
-			status(st, PROVIDER_TRANSIENT, "listManagedInstances: the nextPageToken does not end");
+			cloudcall_status(st, PROVIDER_TRANSIENT, "listManagedInstances: the nextPageToken does not end");
 			return -1;
 		}
 	} while (token[0]);
@@ -653,7 +576,7 @@ static int poll_shared(struct provider *p, struct gce_poll *e, const struct gce_
 			*at_ns = e->at_ns;
 			pthread_mutex_unlock(&gp->mu);
 			if (!*items) {
-				status(st, PROVIDER_TRANSIENT, "out of memory");
+				cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 				return -1;
 			}
 			return 0;
@@ -679,7 +602,7 @@ static int poll_shared(struct provider *p, struct gce_poll *e, const struct gce_
 	pthread_cond_broadcast(&gp->poll_cv);
 	pthread_mutex_unlock(&gp->mu);
 	if (rc == 0 && !*items) {
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
 	return rc;
@@ -690,40 +613,11 @@ static void provider_id(const struct gce_prov *gp, const char *zone, const char 
 	snprintf(out, len, "gce://%s/%s/%s", gp->project, zone, name);
 }
 
-/* The memory GKE reserves: 25% of the first 4 GiB, 20% of the next 4, 10%
- * of the next 8, 6% of the next 112, 2% above, and 100Mi for eviction. */
-static int64_t reserved_memory(int64_t mem)
-{
-	static const struct { int64_t upto; int pct; } tiers[] = {
-		{4ll << 30, 25}, {8ll << 30, 20}, {16ll << 30, 10}, {128ll << 30, 6}, {INT64_MAX, 2},
-	};
-	int64_t r = 0, prev = 0;
-	size_t i;
-
-	for (i = 0; i < sizeof(tiers) / sizeof(tiers[0]) && mem > prev; i++) {
-		int64_t part = (mem < tiers[i].upto ? mem : tiers[i].upto) - prev;
-
-		r += part / 100 * tiers[i].pct;
-		prev = tiers[i].upto;
-	}
-	return r + 100 * MIB;
-}
-
 /* A deep copy of 'src' into 'dst' (empty). 0, or -1 when out of memory. */
 static int kube_env_copy(struct gce_kube_env *dst, const struct gce_kube_env *src)
 {
-	size_t i;
-
 	*dst = *src;
-	memset(&dst->t, 0, sizeof(dst->t));
-	for (i = 0; i < src->t.n_labels; i++)
-		if (provider_template_label(&dst->t, src->t.labels[i].key, src->t.labels[i].value) < 0)
-			return -1;
-	for (i = 0; i < src->t.n_taints; i++)
-		if (provider_template_taint(&dst->t, src->t.taints[i].key, src->t.taints[i].value,
-					    src->t.taints[i].effect) < 0)
-			return -1;
-	return 0;
+	return provider_template_copy(&dst->t, &src->t);
 }
 
 static bool has_label(const struct provider_template *t, const char *key)
@@ -884,7 +778,8 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 	if (cpus && !fill) {
 		snprintf(t->instance_type, sizeof(t->instance_type), "%s", mt);
 	} else if (cpus) {
-		int64_t mem = mem_mb * MIB, reserved = reserved_memory(mem);
+		/* GKE's reserve: its tiers and 100Mi for eviction */
+		int64_t mem = mem_mb * MIB, reserved = nodesize_reserved_memory(mem) + 100 * MIB;
 		int64_t cpu_reserved = provider_reserved_cpu_m(cpus);
 
 		if (ke.reserved) {
@@ -892,11 +787,7 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 			cpu_reserved = ke.reserved_cpu_m;
 			reserved = ke.reserved_memory + (ke.eviction ? ke.eviction_memory : 100 * MIB);
 		}
-		snprintf(t->instance_type, sizeof(t->instance_type), "%s", mt);
-		t->cpu_m = (int64_t)cpus * 1000 - cpu_reserved > 0 ? (int64_t)cpus * 1000 - cpu_reserved : 0;
-		t->memory = mem - reserved > 0 ? mem - reserved : 0;
-		t->pods = 110;
-		t->gpus = gpus;
+		nodesize_template(t, mt, cpus, mem, cpu_reserved, reserved, gpus);
 		provider_template_label(t, "node.kubernetes.io/instance-type", mt);
 	}
 	if (fill) {
@@ -918,28 +809,18 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 
 #define CREATED_GETS_PER_LIST 100
 
-static int cmp_created(const void *a, const void *b)
-{
-	return strcmp(((const struct gce_created *)a)->name, ((const struct gce_created *)b)->name);
-}
-
 /* The creationTimestamp of instance 'name' in 'zone' as the last list knew
  * it, else from instances.get while '*budget' lasts; 0 when unknown. */
 static int64_t created_wall(struct provider *p, const char *zone, const char *name, int *budget)
 {
 	struct gce_prov *gp = GP(p);
-	struct gce_created key, *hit;
 	struct provider_status st;
 	char path[512];
 	cJSON *doc = NULL;
 	int64_t t = 0;
 
-	snprintf(key.name, sizeof(key.name), "%s", name);
-	pthread_mutex_lock(&gp->mu);
-	hit = gp->n_created ? bsearch(&key, gp->created, gp->n_created, sizeof(*hit), cmp_created) : NULL;
-	if (hit)
-		t = hit->wall;
-	pthread_mutex_unlock(&gp->mu);
+	if (groupcache_instance(gp->cache, name, NULL, 0, &t) < 0)
+		t = 0;
 	if (t || *budget <= 0)
 		return t;
 	(*budget)--;
@@ -953,36 +834,6 @@ static int64_t created_wall(struct provider *p, const char *zone, const char *na
 		t = 0;
 	cJSON_Delete(doc);
 	return t;
-}
-
-/* Keeps the creation times of the instances just listed (and no other). */
-static void keep_created(struct gce_prov *gp, const struct provider_group *out, size_t n)
-{
-	struct gce_created *next;
-	size_t i, j, k = 0, total = 0;
-
-	for (i = 0; i < n; i++)
-		total += out[i].n_instances;
-	next = calloc(total + 1, sizeof(*next));
-	if (!next)
-		return;
-	for (i = 0; i < n; i++)
-		for (j = 0; j < out[i].n_instances; j++)
-			if (out[i].instances[j].launched_wall > 0) {
-				snprintf(next[k].name, sizeof(next[k].name), "%.63s", out[i].instances[j].id);
-				next[k++].wall = out[i].instances[j].launched_wall;
-			}
-	qsort(next, k, sizeof(*next), cmp_created);
-	pthread_mutex_lock(&gp->mu);
-	free(gp->created);
-	gp->created = next;
-	gp->n_created = k;
-	pthread_mutex_unlock(&gp->mu);
-}
-
-static int cmp_seen(const void *a, const void *b)
-{
-	return strcmp(((const struct gce_seen *)a)->name, ((const struct gce_seen *)b)->name);
 }
 
 /* The region of a group's scope ("zones/us-central1-a" -> "us-central1"). */
@@ -1022,10 +873,6 @@ static void keep_pfact(struct gce_prov *gp, const struct gce_group *g, bool spot
 	pthread_mutex_unlock(&gp->mu);
 }
 
-/* list_one's answer for a MIG described badly: the group is skipped (its
- * last good view kept), not the whole list. */
-#define LIST_MALFORMED (-2)
-
 /* Why managed instance mi of MIG 'mig' (named 'name') is no longer what
  * the MIG launches now, into out: "" when it is, or when either side is
  * unknown (no version on the instance; a MIG naming no template, or a
@@ -1057,7 +904,7 @@ static void outdated_of(const cJSON *mig, const cJSON *mi, const char *name, cha
 }
 
 /* One group's MIG and instances into pg ('budget': instances.get calls
- * left): 0, LIST_MALFORMED or -1 with 'st'. */
+ * left): 0, GROUPCACHE_MALFORMED or -1 with 'st'. */
 static int list_one(struct provider *p, const struct gce_group *g, struct provider_group *pg, int *budget,
 		    struct provider_status *st)
 {
@@ -1076,9 +923,9 @@ static int list_one(struct provider *p, const struct gce_group *g, struct provid
 	if (!cJSON_IsNumber(ts) || ts->valuedouble < 0 || ts->valuedouble >= 1e6 ||
 	    ts->valuedouble != (double)(int)ts->valuedouble) {
 		/* never a size made up */
-		status(st, PROVIDER_TRANSIENT, "MIG %s has no targetSize (a count from 0 to 999999)", g->mig);
+		cloudcall_status(st, PROVIDER_TRANSIENT, "MIG %s has no targetSize (a count from 0 to 999999)", g->mig);
 		cJSON_Delete(mig);
-		return LIST_MALFORMED;
+		return GROUPCACHE_MALFORMED;
 	}
 	if (managed_instances(p, g, &items, st) < 0) {
 		cJSON_Delete(mig);
@@ -1093,7 +940,7 @@ static int list_one(struct provider *p, const struct gce_group *g, struct provid
 	if (!pg->instances) {
 		cJSON_Delete(mig);
 		cJSON_Delete(items);
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
 	cJSON_ArrayForEach(mi, items) {
@@ -1168,7 +1015,7 @@ static int discover(struct provider *p, struct gce_group **out, size_t *n_out, s
 			    (token[0] && (buf_puts(&q, "&pageToken=") < 0 || cloudhttp_escape(&q, token) < 0))) {
 				buf_free(&q);
 				free(gs);
-				status(st, PROVIDER_TRANSIENT, "out of memory");
+				cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 				return -1;
 			}
 			snprintf(path, sizeof(path), "projects/%s/aggregated/instanceGroupManagers?filter=%s",
@@ -1223,8 +1070,7 @@ static int gce_list_groups(struct provider *p, struct provider_group **groups, s
 	struct gce_prov *gp = GP(p);
 	struct gce_group *found = NULL, *gs;
 	struct provider_group *out;
-	struct gce_seen *seen = NULL;
-	size_t n_found = 0, n_gs, i, j, k = 0, n_seen = 0;
+	size_t n_found = 0, n_gs, i, j, k = 0;
 	int budget = CREATED_GETS_PER_LIST;
 
 	*groups = NULL;
@@ -1238,7 +1084,7 @@ static int gce_list_groups(struct provider *p, struct provider_group **groups, s
 		free(gs);
 		free(out);
 		free(found);
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
 	memcpy(gs, gp->groups, gp->n_config_groups * sizeof(*gs));
@@ -1254,62 +1100,20 @@ static int gce_list_groups(struct provider *p, struct provider_group **groups, s
 	for (i = 0; i < n_gs; i++) {
 		int rc = list_one(p, &gs[i], &out[k], &budget, st);
 
-		if (rc == LIST_MALFORMED) {
-			bool changed;
-			int kept;
-
-			provider_template_clear(&out[k].tmpl);
-			free(out[k].instances);
-			kept = provider_lastgood_recall(gp->lastgood, gs[i].name, st->message, &out[k], &changed);
-			if (changed)
-				log_at(gp->log, LOG_WARN, clock_wall(gp->clock), "gce: node group %s is skipped: %s; %s",
-				       gs[i].name, st->message,
-				       kept == 0 ? "it keeps the last view read well, marked stale, until the MIG reads well again"
-						 : "no earlier view of it: it is not listed until the MIG reads well");
-			memset(st, 0, sizeof(*st));
-			if (kept == 0) {
-				n_seen += out[k].n_instances;
-				k++;
-			}
-			continue;
-		}
-		if (rc < 0) {
-			if (st->code == PROVIDER_NOT_FOUND) {
-				log_at(gp->log, LOG_WARN, clock_wall(gp->clock), "gce: node group %s: %s", gs[i].name,
-				       st->message);
-				provider_template_clear(&out[k].tmpl);
-				free(out[k].instances);
-				memset(&out[k], 0, sizeof(out[k]));
-				memset(st, 0, sizeof(*st));
-				continue;
-			}
+		switch (groupcache_settle(gp->cache, gs[i].name, rc, &out[k], st)) {
+		case GROUPCACHE_LISTED:
+			k++;
+			break;
+		case GROUPCACHE_SKIPPED:
+			break;
+		case GROUPCACHE_FAILED:
 			provider_groups_free(out, k + 1);
 			free(gs);
 			return -1;
 		}
-		if (provider_lastgood_keep(gp->lastgood, &out[k], clock_wall(gp->clock)) == 1)
-			log_at(gp->log, LOG_INFO, clock_wall(gp->clock), "gce: node group %s: its MIG is read well again",
-			       gs[i].name);
-		n_seen += out[k].n_instances;
-		k++;
 	}
-	seen = calloc(n_seen + 1, sizeof(*seen));
-	n_seen = 0;
-	for (i = 0; seen && i < k; i++)
-		for (j = 0; j < out[i].n_instances; j++) {
-			snprintf(seen[n_seen].name, sizeof(seen[0].name), "%.63s", out[i].instances[j].id);
-			snprintf(seen[n_seen].group, sizeof(seen[0].group), "%s", out[i].name);
-			n_seen++;
-		}
-	if (seen)
-		qsort(seen, n_seen, sizeof(*seen), cmp_seen);
-	keep_created(gp, out, k);
+	groupcache_keep_instances(gp->cache, out, k);
 	pthread_mutex_lock(&gp->mu);
-	if (seen) {
-		free(gp->seen);
-		gp->seen = seen;
-		gp->n_seen = n_seen;
-	}
 	free(gp->groups);
 	gp->groups = gs;
 	gp->n_groups = n_gs;
@@ -1343,21 +1147,15 @@ static void request_id(struct gce_prov *gp, char *out, size_t len)
 		 (unsigned long long)(b & 0xffffffffffffull));
 }
 
-/* Reports instance 'name' of 'g' in 'zone' to on_instance with 'state'. */
+/* Reports instance 'name' of 'g' in 'zone' (NULL: not known) to on_instance with 'state'. */
 static void tell(const struct gce_prov *gp, const struct gce_group *g, const char *name, const char *zone,
 		 enum instance_state state, provider_instance_cb on_instance, void *ctx)
 {
-	struct provider_instance pi;
+	char pid[256] = "";
 
-	if (!on_instance)
-		return;
-	memset(&pi, 0, sizeof(pi));
-	snprintf(pi.id, sizeof(pi.id), "%s", name);
-	snprintf(pi.group, sizeof(pi.group), "%s", g->name);
 	if (zone && zone[0])
-		provider_id(gp, zone, name, pi.provider_id, sizeof(pi.provider_id));
-	pi.state = state;
-	on_instance(ctx, &pi);
+		provider_id(gp, zone, name, pid, sizeof(pid));
+	groupcache_report(on_instance, ctx, name, g->name, pid, state);
 }
 
 /* Is 'name' among the managed instances 'items'? */
@@ -1382,7 +1180,7 @@ static int delete_instances(struct provider *p, const struct gce_group *g, cJSON
 
 	if (!body) {
 		cJSON_Delete(urls);
-		status(st, PROVIDER_TRANSIENT, "out of memory");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
 	cJSON_AddItemToObject(body, "instances", urls);
@@ -1428,12 +1226,12 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 
 	memset(&st, 0, sizeof(st));
 	if (count <= 0 || count > 1000) {
-		status(&st, PROVIDER_INVALID, "launch of %d instances (1 to 1000 a call)", count);
+		cloudcall_status(&st, PROVIDER_INVALID, "launch of %d instances (1 to 1000 a call)", count);
 		on_done(ctx, 0, &st);
 		return;
 	}
 	if (group_get(gp, group, &g) < 0) {
-		status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
+		cloudcall_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
 		on_done(ctx, 0, &st);
 		return;
 	}
@@ -1442,7 +1240,7 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 	body = cJSON_CreateObject();
 	arr = body ? cJSON_AddArrayToObject(body, "instances") : NULL;
 	if (!names || !reported || !arr) {
-		status(&st, PROVIDER_TRANSIENT, "out of memory");
+		cloudcall_status(&st, PROVIDER_TRANSIENT, "out of memory");
 		goto out;
 	}
 	provider_turn_take(gp->turns, g.name);
@@ -1453,12 +1251,12 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 		goto out;
 	ts = cJSON_GetObjectItemCaseSensitive(mig, "targetSize");
 	if (!cJSON_IsNumber(ts) || ts->valuedouble < 0) {
-		status(&st, PROVIDER_TRANSIENT, "MIG %s has no targetSize", g.mig);
+		cloudcall_status(&st, PROVIDER_TRANSIENT, "MIG %s has no targetSize", g.mig);
 		goto out;
 	}
 	target = (int)ts->valuedouble;
 	if (target + count > g.max) {
-		status(&st, PROVIDER_INVALID, "MIG %s would go to %d, above the group's max %d", g.mig, target + count, g.max);
+		cloudcall_status(&st, PROVIDER_INVALID, "MIG %s would go to %d, above the group's max %d", g.mig, target + count, g.max);
 		goto out;
 	}
 	snprintf(base, sizeof(base), "%.50s", str(mig, "baseInstanceName")[0] ? str(mig, "baseInstanceName") : g.mig);
@@ -1477,7 +1275,7 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 		}
 		if (!o || !cJSON_AddStringToObject(o, "name", names[i])) {
 			cJSON_Delete(o);
-			status(&st, PROVIDER_TRANSIENT, "out of memory");
+			cloudcall_status(&st, PROVIDER_TRANSIENT, "out of memory");
 			goto out;
 		}
 		cJSON_AddItemToArray(arr, o);
@@ -1530,7 +1328,7 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 	 * group's list is shared by every launch following it */
 	poll = poll_join(gp, g.name);
 	if (!poll) {
-		status(&st, PROVIDER_TRANSIENT, "out of memory");
+		cloudcall_status(&st, PROVIDER_TRANSIENT, "out of memory");
 		made = n_names;
 		goto out;
 	}
@@ -1603,7 +1401,7 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 				       g.name, failed, fwhy, g.mig);
 			provider_turn_give(gp->turns, g.name);
 			made = n_names - failed;
-			status(&st, fail, "%s", fwhy);
+			cloudcall_status(&st, fail, "%s", fwhy);
 			goto out;
 		}
 		if (n_names == count && ok >= count) {
@@ -1614,17 +1412,18 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 		 * for (every launch of the group wakes for the same one), and
 		 * never sooner than half an interval from now */
 		next = poll_at + gp->poll_ns - clock_now(gp->clock);
-		if (wait_ns(gp, next > gp->poll_ns / 2 ? next : gp->poll_ns / 2) < 0) {
-			status(&st, PROVIDER_CANCELLED, "stopped following the launch: luascale is stopping");
+		if (cloudcall_wait_until(gp->clock, gp->cancel,
+					 clock_now(gp->clock) + (next > gp->poll_ns / 2 ? next : gp->poll_ns / 2)) < 0) {
+			cloudcall_status(&st, PROVIDER_CANCELLED, "stopped following the launch: luascale is stopping");
 			made = n_names;
 			goto out;
 		}
 	}
 	if (n_names < count) {
 		made = n_names;
-		status(&st, PROVIDER_TRANSIENT,
-		       "%d of %d instances not listed by MIG %s after %llds; its targetSize still counts them",
-		       count - n_names, count, g.mig, (long long)(gp->launch_wait_ns / CLOCK_NS_PER_S));
+		cloudcall_status(&st, PROVIDER_TRANSIENT,
+				 "%d of %d instances not listed by MIG %s after %llds; its targetSize still counts them",
+				 count - n_names, count, g.mig, (long long)(gp->launch_wait_ns / CLOCK_NS_PER_S));
 		goto out;
 	}
 	made = count;
@@ -1659,7 +1458,7 @@ static void gce_terminate(struct provider *p, const char *group, const char *con
 
 	memset(&st, 0, sizeof(st));
 	if (group_get(gp, group, &g) < 0) {
-		status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
+		cloudcall_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
 		on_done(ctx, 0, &st);
 		return;
 	}
@@ -1682,7 +1481,7 @@ static void gce_terminate(struct provider *p, const char *group, const char *con
 				break;
 			}
 		if (!found && st.code == PROVIDER_OK)
-			status(&st, PROVIDER_NOT_FOUND, "%s is not an instance of MIG %s", ids[i], g.mig);
+			cloudcall_status(&st, PROVIDER_NOT_FOUND, "%s is not an instance of MIG %s", ids[i], g.mig);
 	}
 	if (urls && cJSON_GetArraySize(urls) > 0) {
 		struct provider_status cs;
@@ -1711,24 +1510,13 @@ static void gce_terminate(struct provider *p, const char *group, const char *con
 static int gce_map_node(struct provider *p, const char *provider_id, char *group, size_t group_len,
 			char *instance, size_t instance_len)
 {
-	struct gce_prov *gp = GP(p);
-	struct gce_seen key, *hit;
 	const char *name;
-	int rc = -1;
 
 	if (strncmp(provider_id, "gce://", 6) || !(name = strrchr(provider_id + 6, '/')) ||
-	    !ok_name(name + 1))
+	    !ok_name(name + 1) || groupcache_instance(GP(p)->cache, name + 1, group, group_len, NULL) < 0)
 		return -1;
-	snprintf(key.name, sizeof(key.name), "%s", name + 1);
-	pthread_mutex_lock(&gp->mu);
-	hit = gp->n_seen ? bsearch(&key, gp->seen, gp->n_seen, sizeof(*gp->seen), cmp_seen) : NULL;
-	if (hit) {
-		snprintf(group, group_len, "%s", hit->group);
-		snprintf(instance, instance_len, "%s", hit->name);
-		rc = 0;
-	}
-	pthread_mutex_unlock(&gp->mu);
-	return rc;
+	snprintf(instance, instance_len, "%s", name + 1);
+	return 0;
 }
 
 /* ---- prices ---- */
@@ -1790,21 +1578,19 @@ static void gce_free(struct provider *p)
 		gce_auth_free(gp->auth);
 		cloudhttp_free(gp->http);
 		free(gp->groups);
-		free(gp->seen);
 		free(gp->mts);
 		for (i = 0; i < gp->n_tpls; i++)
 			gce_kube_env_clear(&gp->tpls[i].kenv);
 		free(gp->tpls);
-		free(gp->created);
 		free(gp->pfacts);
 		provider_turns_free(gp->turns);
-		provider_lastgood_free(gp->lastgood);
+		groupcache_free(gp->cache);
+		cloudcall_counts_destroy(&gp->calls);
 		pthread_cond_destroy(&gp->poll_cv);
 		pthread_mutex_destroy(&gp->mu);
 		free(gp);
 	}
-	ratelimit_free(p->mutating);
-	ratelimit_free(p->reads);
+	cloudcall_buckets_free(p);
 	free(p);
 }
 
@@ -1826,7 +1612,7 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 	struct gce_prov *gp = calloc(1, sizeof(*gp));
 	struct gce_auth_opts ao;
 	struct cloudhttp_opts ho;
-	struct provider_limits lim;
+	struct groupcache_opts co;
 	struct errbuf e;
 	size_t i;
 
@@ -1840,6 +1626,7 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 	p->impl = gp;
 	pthread_mutex_init(&gp->mu, NULL);
 	pthread_cond_init(&gp->poll_cv, NULL);
+	cloudcall_counts_init(&gp->calls);
 	gp->clock = o->clock ? o->clock : clock_real();
 	gp->log = o->log;
 	gp->cancel = o->cancel;
@@ -1850,15 +1637,16 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 	if (!gp->rng)
 		gp->rng = 1;
 	gp->turns = provider_turns_new();
-	gp->lastgood = provider_lastgood_new();
-	if (!gp->turns || !gp->lastgood) {
+	co.cloud = "gce";
+	co.backing = "MIG";
+	co.log = o->log;
+	co.clock = gp->clock;
+	gp->cache = groupcache_new(&co);
+	if (!gp->turns || !gp->cache) {
 		errbuf_set(err, "gce: out of memory");
 		goto fail;
 	}
-	provider_limits_from(&lim, c);
-	p->mutating = ratelimit_new(gp->clock, lim.mutating_qps, lim.mutating_burst);
-	p->reads = ratelimit_new(gp->clock, lim.read_qps, lim.read_burst);
-	if (!p->mutating || !p->reads) {
+	if (cloudcall_buckets_new(p, gp->clock, c) < 0) {
 		errbuf_set(err, "gce: bad rate limits");
 		goto fail;
 	}

@@ -1,0 +1,99 @@
+/*
+ * cloudcall: a provider call's status, the calls counted by kind, the
+ * token buckets calls take from, and the cancellable waits between calls
+ * — alike in every cloud. Knows no wire format and sends nothing
+ * (cloudhttp sends).
+ */
+#include "providers/cloudhttp/cloudcall.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/clock.h"
+
+#define WAIT_STEP_NS (200 * CLOCK_NS_PER_MS)
+
+void cloudcall_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
+{
+	va_list ap;
+
+	st->code = code;
+	va_start(ap, fmt);
+	vsnprintf(st->message, sizeof(st->message), fmt, ap);
+	va_end(ap);
+}
+
+void cloudcall_counts_init(struct cloudcall_counts *c)
+{
+	memset(c->v, 0, sizeof(c->v));
+	pthread_mutex_init(&c->mu, NULL);
+}
+
+void cloudcall_counts_destroy(struct cloudcall_counts *c)
+{
+	pthread_mutex_destroy(&c->mu);
+}
+
+void cloudcall_counts_add(struct cloudcall_counts *c, const char *what)
+{
+	char kind[CLOUDCALL_KIND_MAX];
+	size_t i;
+
+	snprintf(kind, sizeof(kind), "%s", what);
+	pthread_mutex_lock(&c->mu);
+	for (i = 0; i < CLOUDCALL_KINDS; i++) {
+		if (!c->v[i].what[0])
+			snprintf(c->v[i].what, sizeof(c->v[i].what), "%s", kind);
+		if (!strcmp(c->v[i].what, kind)) {
+			c->v[i].n++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+uint64_t cloudcall_counts_get(struct cloudcall_counts *c, const char *what)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	pthread_mutex_lock(&c->mu);
+	for (i = 0; i < CLOUDCALL_KINDS; i++)
+		if (!strcmp(c->v[i].what, what))
+			n = c->v[i].n;
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
+int cloudcall_buckets_new(struct provider *p, struct clock *clock, const struct config *c)
+{
+	struct provider_limits lim;
+
+	provider_limits_from(&lim, c);
+	p->mutating = ratelimit_new(clock, lim.mutating_qps, lim.mutating_burst);
+	p->reads = ratelimit_new(clock, lim.read_qps, lim.read_burst);
+	return p->mutating && p->reads ? 0 : -1;
+}
+
+void cloudcall_buckets_free(struct provider *p)
+{
+	ratelimit_free(p->mutating);
+	ratelimit_free(p->reads);
+	p->mutating = p->reads = NULL;
+}
+
+int cloudcall_wait_until(struct clock *clock, const atomic_bool *cancel, int64_t end_ns)
+{
+	while (clock_now(clock) < end_ns) {
+		int64_t step = end_ns - clock_now(clock);
+
+		if (cancel && atomic_load(cancel))
+			return -1;
+		if (step > WAIT_STEP_NS)
+			step = WAIT_STEP_NS;
+		if (clock->ops->sleep_until(clock, clock_now(clock) + step) != 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * cloudcall: what every cloud provider does alike around one call of its
+ * API — the status a refused or failed call fills, the calls counted by
+ * kind (what gce_provider_calls and azure_provider_calls answer), the two
+ * token buckets calls take from, and the waits between calls that end as
+ * soon as luascale stops. The wire
+ * format, the signing and the token stay each provider's; HTTP is
+ * cloudhttp's.
+ */
+#ifndef LUASCALE_CLOUDCALL_H
+#define LUASCALE_CLOUDCALL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "providers/provider.h"
+
+struct clock;
+struct config;
+
+/* Sets st->code to 'code' and st->message to the formatted text, cut to
+ * fit; the other fields of 'st' are left as they are. */
+void cloudcall_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define CLOUDCALL_KINDS 32    /* kinds counted; a kind beyond them is not */
+#define CLOUDCALL_KIND_MAX 40 /* a kind's name, cut to 39 characters */
+
+/* Calls counted by kind ("vms.list", "listManagedInstances"). Thread-safe
+ * between cloudcall_counts_init and cloudcall_counts_destroy. */
+struct cloudcall_counts {
+	pthread_mutex_t mu;
+	struct {
+		char what[CLOUDCALL_KIND_MAX];
+		uint64_t n;
+	} v[CLOUDCALL_KINDS];
+};
+
+/* An empty count (every kind at 0). */
+void cloudcall_counts_init(struct cloudcall_counts *c);
+void cloudcall_counts_destroy(struct cloudcall_counts *c);
+
+/* Counts one call of kind 'what'. */
+void cloudcall_counts_add(struct cloudcall_counts *c, const char *what);
+
+/* How many calls of kind 'what' were counted (0 for a kind never seen). */
+uint64_t cloudcall_counts_get(struct cloudcall_counts *c, const char *what);
+
+/* Gives 'p' its two token buckets, p->mutating (launches, terminations)
+ * and p->reads (listings), at the config's limits (provider_limits_from)
+ * on 'clock'. 0, or -1 when a limit is not usable; either way
+ * cloudcall_buckets_free frees what was made. */
+int cloudcall_buckets_new(struct provider *p, struct clock *clock, const struct config *c);
+
+/* Frees p's two token buckets. */
+void cloudcall_buckets_free(struct provider *p);
+
+/* Sleeps on 'clock' until its monotonic time is 'end_ns', in steps of at
+ * most 200 ms that notice 'cancel' (NULL: never cancelled). 0, or -1 when
+ * cancelled or the clock cannot sleep. */
+int cloudcall_wait_until(struct clock *clock, const atomic_bool *cancel, int64_t end_ns);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * groupcache: node groups' last good views settled listing by listing
+ * (over providers/lastgood), and the index of the instances last listed,
+ * sorted by id. Reads no cloud.
+ */
+#include "providers/cloudhttp/groupcache.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "providers/lastgood.h"
+#include "runtime/clock.h"
+
+struct seen {
+	char id[128];
+	char group[64];
+	int64_t launched_wall;
+};
+
+struct groupcache {
+	struct groupcache_opts o;
+	struct provider_lastgood *lastgood;
+	pthread_mutex_t mu;     /* seen */
+	struct seen *seen;      /* sorted by id */
+	size_t n_seen;
+};
+
+struct groupcache *groupcache_new(const struct groupcache_opts *o)
+{
+	struct groupcache *gc = calloc(1, sizeof(*gc));
+
+	if (!gc)
+		return NULL;
+	gc->o = *o;
+	gc->lastgood = provider_lastgood_new();
+	if (!gc->lastgood) {
+		free(gc);
+		return NULL;
+	}
+	pthread_mutex_init(&gc->mu, NULL);
+	return gc;
+}
+
+void groupcache_free(struct groupcache *gc)
+{
+	if (!gc)
+		return;
+	provider_lastgood_free(gc->lastgood);
+	pthread_mutex_destroy(&gc->mu);
+	free(gc->seen);
+	free(gc);
+}
+
+/* Frees what *pg holds and zeroes it. */
+static void group_clear(struct provider_group *pg)
+{
+	provider_template_clear(&pg->tmpl);
+	free(pg->instances);
+	memset(pg, 0, sizeof(*pg));
+}
+
+enum groupcache_verdict groupcache_settle(struct groupcache *gc, const char *name, int rc, struct provider_group *pg,
+					  struct provider_status *st)
+{
+	int64_t wall = clock_wall(gc->o.clock);
+
+	if (rc == 0) {
+		if (provider_lastgood_keep(gc->lastgood, pg, wall) == 1)
+			log_at(gc->o.log, LOG_INFO, wall, "%s: node group %s: its %s is read well again", gc->o.cloud,
+			       name, gc->o.backing);
+		return GROUPCACHE_LISTED;
+	}
+	if (rc == GROUPCACHE_MALFORMED) {
+		bool changed;
+		int kept;
+
+		group_clear(pg);
+		kept = provider_lastgood_recall(gc->lastgood, name, st->message, pg, &changed);
+		if (changed && kept == 0)
+			log_at(gc->o.log, LOG_WARN, wall,
+			       "%s: node group %s is skipped: %s; it keeps the last view read well, marked stale, "
+			       "until the %s reads well again", gc->o.cloud, name, st->message, gc->o.backing);
+		else if (changed)
+			log_at(gc->o.log, LOG_WARN, wall,
+			       "%s: node group %s is skipped: %s; no earlier view of it: it is not listed until the %s "
+			       "reads well", gc->o.cloud, name, st->message, gc->o.backing);
+		memset(st, 0, sizeof(*st));
+		return kept == 0 ? GROUPCACHE_LISTED : GROUPCACHE_SKIPPED;
+	}
+	if (st->code == PROVIDER_NOT_FOUND) {
+		log_at(gc->o.log, LOG_WARN, wall, "%s: node group %s: %s", gc->o.cloud, name, st->message);
+		group_clear(pg);
+		memset(st, 0, sizeof(*st));
+		return GROUPCACHE_SKIPPED;
+	}
+	return GROUPCACHE_FAILED;
+}
+
+static int cmp_seen(const void *a, const void *b)
+{
+	return strcmp(((const struct seen *)a)->id, ((const struct seen *)b)->id);
+}
+
+void groupcache_keep_instances(struct groupcache *gc, const struct provider_group *groups, size_t n)
+{
+	struct seen *next;
+	size_t i, j, k = 0, total = 0;
+
+	for (i = 0; i < n; i++)
+		total += groups[i].n_instances;
+	next = calloc(total + 1, sizeof(*next));
+	if (!next)
+		return;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < groups[i].n_instances; j++, k++) {
+			snprintf(next[k].id, sizeof(next[k].id), "%s", groups[i].instances[j].id);
+			snprintf(next[k].group, sizeof(next[k].group), "%s", groups[i].name);
+			next[k].launched_wall = groups[i].instances[j].launched_wall;
+		}
+	qsort(next, k, sizeof(*next), cmp_seen);
+	pthread_mutex_lock(&gc->mu);
+	free(gc->seen);
+	gc->seen = next;
+	gc->n_seen = k;
+	pthread_mutex_unlock(&gc->mu);
+}
+
+int groupcache_instance(struct groupcache *gc, const char *id, char *group, size_t group_len,
+			int64_t *launched_wall)
+{
+	struct seen key, *hit;
+	int rc = -1;
+
+	snprintf(key.id, sizeof(key.id), "%s", id);
+	pthread_mutex_lock(&gc->mu);
+	hit = gc->n_seen ? bsearch(&key, gc->seen, gc->n_seen, sizeof(*hit), cmp_seen) : NULL;
+	if (hit) {
+		if (group)
+			snprintf(group, group_len, "%s", hit->group);
+		if (launched_wall)
+			*launched_wall = hit->launched_wall;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&gc->mu);
+	return rc;
+}
+
+void groupcache_report(provider_instance_cb on_instance, void *ctx, const char *id, const char *group,
+		       const char *provider_id, enum instance_state state)
+{
+	struct provider_instance pi;
+
+	if (!on_instance)
+		return;
+	memset(&pi, 0, sizeof(pi));
+	snprintf(pi.id, sizeof(pi.id), "%s", id);
+	snprintf(pi.group, sizeof(pi.group), "%s", group);
+	if (provider_id)
+		snprintf(pi.provider_id, sizeof(pi.provider_id), "%s", provider_id);
+	pi.state = state;
+	on_instance(ctx, &pi);
+}

@@ -1,0 +1,76 @@
+/*
+ * groupcache: what a cloud provider keeps of its node groups between two
+ * listings, alike in every cloud — each group's last good view (a group
+ * its cloud describes badly keeps it, marked stale, instead of failing the
+ * whole list; a group gone from the cloud is skipped), and an index of the
+ * instances last listed (their group, for providerID mapping, and when
+ * each was made). Also reports one instance to a launch's callback.
+ * It reads no cloud: the provider lists, this keeps. Thread-safe.
+ */
+#ifndef LUASCALE_GROUPCACHE_H
+#define LUASCALE_GROUPCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "providers/provider.h"
+
+struct clock;
+struct logger;
+struct groupcache;
+
+struct groupcache_opts {
+	const char *cloud;        /* the log lines' prefix: "gce", "azure" */
+	const char *backing;      /* what backs a group in the cloud: "MIG", "scale set" */
+	const struct logger *log; /* borrowed; NULL: silent */
+	struct clock *clock;      /* borrowed: its wall time stamps the views kept */
+};
+
+/* NULL when out of memory. The strings of 'o' are borrowed for its life. */
+struct groupcache *groupcache_new(const struct groupcache_opts *o);
+/* NULL is a no-op. */
+void groupcache_free(struct groupcache *gc);
+
+/* A provider's answer for one group described badly by its cloud (a size
+ * that is not a count...): the group is skipped, not the whole list. */
+#define GROUPCACHE_MALFORMED (-2)
+
+/* What a listing does with one group's answer (groupcache_settle). */
+enum groupcache_verdict {
+	GROUPCACHE_LISTED,  /* *pg is in the list */
+	GROUPCACHE_SKIPPED, /* *pg is not (zeroed); the list goes on */
+	GROUPCACHE_FAILED,  /* the whole listing fails with 'st' */
+};
+
+/*
+ * Settles the answer 'rc' of reading group 'name' into *pg:
+ *   0: *pg read well is kept as the group's last good view (a group
+ *      skipped before is said to read well again): LISTED.
+ *   GROUPCACHE_MALFORMED: *pg is freed and replaced by the group's last
+ *      good view, marked stale (LISTED), or zeroed when there is none
+ *      (SKIPPED); st->message says why, logged once per reason; 'st' is
+ *      cleared.
+ *   -1 with st->code PROVIDER_NOT_FOUND: logged, *pg freed and zeroed,
+ *      'st' cleared: SKIPPED.
+ *   any other -1: FAILED, *pg and 'st' as they are (the caller frees *pg).
+ */
+enum groupcache_verdict groupcache_settle(struct groupcache *gc, const char *name, int rc, struct provider_group *pg,
+					  struct provider_status *st);
+
+/* Replaces the index of instances by those of 'groups' (a listing's n
+ * groups). On out of memory the old index stays. */
+void groupcache_keep_instances(struct groupcache *gc, const struct provider_group *groups, size_t n);
+
+/* Instance 'id' as last kept: its group into 'group' (may be NULL) and
+ * when it was made (unix seconds, 0 when the cloud did not say) into
+ * *launched_wall (may be NULL). 0, or -1 when it was not listed. */
+int groupcache_instance(struct groupcache *gc, const char *id, char *group, size_t group_len,
+			int64_t *launched_wall);
+
+/* Reports instance 'id' of 'group' in 'state' to on_instance (NULL: none),
+ * with 'provider_id' ("" or NULL: not known yet). */
+void groupcache_report(provider_instance_cb on_instance, void *ctx, const char *id, const char *group,
+		       const char *provider_id, enum instance_state state);
+
+#endif

@@ -1,0 +1,261 @@
+/*
+ * Tests for groupcache: a listing's answer for one group settled against
+ * its last good view (kept, recalled stale, skipped, failing the list),
+ * each said once per reason; the index of the instances last listed; and
+ * one instance reported to a launch's callback. Virtual clock.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "log.h"
+#include "providers/cloudhttp/groupcache.h"
+#include "runtime/clock.h"
+
+#define T0 1800000000LL
+
+struct lines {
+	int n;
+	char last[512];
+};
+
+static void capture(void *ctx, enum log_level level, int64_t wall, const char *msg)
+{
+	struct lines *l = ctx;
+
+	(void)level;
+	(void)wall;
+	l->n++;
+	snprintf(l->last, sizeof(l->last), "%s", msg);
+}
+
+struct fixture {
+	struct clock *clk;
+	struct lines lines;
+	struct logger log;
+	struct groupcache *gc;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct groupcache_opts o;
+
+	assert_non_null(f);
+	f->clk = vclock_new(T0);
+	f->log.write = capture;
+	f->log.ctx = &f->lines;
+	f->log.min_level = LOG_DEBUG;
+	memset(&o, 0, sizeof(o));
+	o.cloud = "gce";
+	o.backing = "MIG";
+	o.log = &f->log;
+	o.clock = f->clk;
+	f->gc = groupcache_new(&o);
+	assert_non_null(f->gc);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	groupcache_free(f->gc);
+	vclock_free(f->clk);
+	free(f);
+	return 0;
+}
+
+/* A group 'name' of 'n' instances named <name>-<i>, read well. */
+static void group_of(struct provider_group *pg, const char *name, size_t n)
+{
+	size_t i;
+
+	memset(pg, 0, sizeof(*pg));
+	snprintf(pg->name, sizeof(pg->name), "%s", name);
+	pg->target = (int)n;
+	pg->max = 10;
+	pg->instances = calloc(n + 1, sizeof(*pg->instances));
+	assert_non_null(pg->instances);
+	for (i = 0; i < n; i++) {
+		snprintf(pg->instances[i].id, sizeof(pg->instances[i].id), "%s-%zu", name, i);
+		snprintf(pg->instances[i].group, sizeof(pg->instances[i].group), "%s", name);
+		pg->instances[i].launched_wall = T0 - 100 + (int64_t)i;
+	}
+	pg->n_instances = n;
+}
+
+/* Frees what one group holds (not the group). */
+static void group_free(struct provider_group *pg)
+{
+	provider_template_clear(&pg->tmpl);
+	free(pg->instances);
+	memset(pg, 0, sizeof(*pg));
+}
+
+static void malformed(struct provider_status *st, const char *why)
+{
+	memset(st, 0, sizeof(*st));
+	st->code = PROVIDER_TRANSIENT;
+	snprintf(st->message, sizeof(st->message), "%s", why);
+}
+
+static void test_read_well_is_listed_and_kept(void **state)
+{
+	struct fixture *f = *state;
+	struct provider_group pg, again;
+	struct provider_status st;
+
+	memset(&st, 0, sizeof(st));
+	group_of(&pg, "web", 2);
+	assert_int_equal(groupcache_settle(f->gc, "web", 0, &pg, &st), GROUPCACHE_LISTED);
+	assert_int_equal(f->lines.n, 0);
+	/* the next round reads it badly: the view kept comes back, stale */
+	vclock_set(f->clk, 30 * CLOCK_NS_PER_S);
+	memset(&again, 0, sizeof(again));
+	malformed(&st, "MIG web has no targetSize");
+	assert_int_equal(groupcache_settle(f->gc, "web", GROUPCACHE_MALFORMED, &again, &st), GROUPCACHE_LISTED);
+	assert_int_equal(st.code, PROVIDER_OK);
+	assert_string_equal(st.message, "");
+	assert_string_equal(again.name, "web");
+	assert_int_equal(again.n_instances, 2);
+	assert_int_equal(again.target, 2);
+	assert_int_equal(again.stale_since, T0);
+	assert_int_equal(f->lines.n, 1);
+	assert_string_equal(f->lines.last, "gce: node group web is skipped: MIG web has no targetSize; it keeps the last "
+					   "view read well, marked stale, until the MIG reads well again");
+	group_free(&again);
+	/* the same reason again is not said again */
+	memset(&again, 0, sizeof(again));
+	malformed(&st, "MIG web has no targetSize");
+	assert_int_equal(groupcache_settle(f->gc, "web", GROUPCACHE_MALFORMED, &again, &st), GROUPCACHE_LISTED);
+	assert_int_equal(f->lines.n, 1);
+	group_free(&again);
+	/* read well again: said once */
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(groupcache_settle(f->gc, "web", 0, &pg, &st), GROUPCACHE_LISTED);
+	assert_int_equal(f->lines.n, 2);
+	assert_string_equal(f->lines.last, "gce: node group web: its MIG is read well again");
+	group_free(&pg);
+}
+
+static void test_malformed_without_a_view_is_skipped(void **state)
+{
+	struct fixture *f = *state;
+	struct provider_group pg;
+	struct provider_status st;
+
+	group_of(&pg, "new", 1); /* partly filled before the answer was found bad */
+	malformed(&st, "MIG new has no targetSize");
+	assert_int_equal(groupcache_settle(f->gc, "new", GROUPCACHE_MALFORMED, &pg, &st), GROUPCACHE_SKIPPED);
+	assert_null(pg.instances);
+	assert_int_equal(pg.n_instances, 0);
+	assert_int_equal(st.code, PROVIDER_OK);
+	assert_int_equal(f->lines.n, 1);
+	assert_string_equal(f->lines.last, "gce: node group new is skipped: MIG new has no targetSize; no earlier view "
+					   "of it: it is not listed until the MIG reads well");
+}
+
+static void test_not_found_is_skipped_other_errors_fail(void **state)
+{
+	struct fixture *f = *state;
+	struct provider_group pg;
+	struct provider_status st;
+
+	memset(&pg, 0, sizeof(pg));
+	memset(&st, 0, sizeof(st));
+	st.code = PROVIDER_NOT_FOUND;
+	snprintf(st.message, sizeof(st.message), "GET x: HTTP 404");
+	assert_int_equal(groupcache_settle(f->gc, "gone", -1, &pg, &st), GROUPCACHE_SKIPPED);
+	assert_int_equal(st.code, PROVIDER_OK);
+	assert_int_equal(f->lines.n, 1);
+	assert_string_equal(f->lines.last, "gce: node group gone: GET x: HTTP 404");
+
+	st.code = PROVIDER_AUTH;
+	snprintf(st.message, sizeof(st.message), "GET x: HTTP 403");
+	assert_int_equal(groupcache_settle(f->gc, "web", -1, &pg, &st), GROUPCACHE_FAILED);
+	assert_int_equal(st.code, PROVIDER_AUTH);
+	assert_string_equal(st.message, "GET x: HTTP 403");
+	assert_int_equal(f->lines.n, 1);
+}
+
+static void test_instances_index(void **state)
+{
+	struct fixture *f = *state;
+	struct provider_group gs[2];
+	char group[64];
+	int64_t wall = -1;
+
+	assert_int_equal(groupcache_instance(f->gc, "web-0", group, sizeof(group), &wall), -1);
+	group_of(&gs[0], "web", 3);
+	group_of(&gs[1], "batch", 1);
+	gs[1].instances[0].launched_wall = 0; /* the cloud did not say */
+	groupcache_keep_instances(f->gc, gs, 2);
+	assert_int_equal(groupcache_instance(f->gc, "web-2", group, sizeof(group), &wall), 0);
+	assert_string_equal(group, "web");
+	assert_int_equal(wall, T0 - 98);
+	assert_int_equal(groupcache_instance(f->gc, "batch-0", group, sizeof(group), &wall), 0);
+	assert_string_equal(group, "batch");
+	assert_int_equal(wall, 0);
+	assert_int_equal(groupcache_instance(f->gc, "web-0", NULL, 0, NULL), 0);
+	assert_int_equal(groupcache_instance(f->gc, "web-3", group, sizeof(group), &wall), -1);
+	/* the next listing replaces the index */
+	groupcache_keep_instances(f->gc, &gs[1], 1);
+	assert_int_equal(groupcache_instance(f->gc, "web-0", group, sizeof(group), &wall), -1);
+	assert_int_equal(groupcache_instance(f->gc, "batch-0", group, sizeof(group), &wall), 0);
+	group_free(&gs[0]);
+	group_free(&gs[1]);
+}
+
+struct reported {
+	int n;
+	struct provider_instance last;
+};
+
+static void on_instance(void *ctx, const struct provider_instance *pi)
+{
+	struct reported *r = ctx;
+
+	r->n++;
+	r->last = *pi;
+}
+
+static void test_report(void **state)
+{
+	struct reported r;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	groupcache_report(on_instance, &r, "web-x1", "web", "gce://p/z/web-x1", INSTANCE_PENDING);
+	assert_int_equal(r.n, 1);
+	assert_string_equal(r.last.id, "web-x1");
+	assert_string_equal(r.last.group, "web");
+	assert_string_equal(r.last.provider_id, "gce://p/z/web-x1");
+	assert_int_equal(r.last.state, INSTANCE_PENDING);
+	groupcache_report(on_instance, &r, "7", "pool", NULL, INSTANCE_GONE);
+	assert_int_equal(r.n, 2);
+	assert_string_equal(r.last.provider_id, "");
+	assert_int_equal(r.last.state, INSTANCE_GONE);
+	groupcache_report(NULL, &r, "8", "pool", NULL, INSTANCE_GONE); /* no callback: nothing */
+	assert_int_equal(r.n, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_read_well_is_listed_and_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_without_a_view_is_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_found_is_skipped_other_errors_fail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_instances_index, setup, teardown),
+		cmocka_unit_test(test_report),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
