@@ -19,6 +19,7 @@
 #include "runtime/executor.h"
 #include "sim/clouds/aws_face.h"
 #include "sim/world/scenario.h"
+#include "test_sim_cloud.h"
 
 #define S CLOCK_NS_PER_S
 #define EXAMPLE SOURCE_DIR "/examples/scenarios/aws.yaml"
@@ -107,30 +108,11 @@ static void test_example_parses(void **state)
 	sim_scenario_free(sc);
 }
 
-#define GROUPS                                                                    \
-	"node_groups:\n"                                                          \
-	"  - name: workers\n"                                                     \
-	"    min: 1\n"                                                            \
-	"    max: 4\n"                                                            \
-	"    template: {allocatable: {cpu: 2, memory: 8Gi}}\n"                    \
-	"  - name: gpu\n"                                                         \
-	"    max: 2\n"                                                            \
-	"    template: {allocatable: {cpu: 2, memory: 8Gi}}\n"
+#define GROUPS SIM_TEST_GROUPS("4")
 
 static void expect_error(const char *aws, const char *want)
 {
-	char text[2048];
-	struct errbuf err;
-	struct sim_scenario *sc;
-
-	snprintf(text, sizeof(text), GROUPS "aws:\n%s", aws);
-	sc = sim_scenario_parse(text, strlen(text), "t.yaml", &err);
-	if (sc) {
-		sim_scenario_free(sc);
-		fail_msg("parsed, expected \"%s\":\n%s", want, aws);
-	}
-	if (!strstr(err.msg, want))
-		fail_msg("got \"%s\", expected \"%s\"", err.msg, want);
+	sim_test_expect_error(GROUPS, "aws", aws, want);
 }
 
 static void test_parse_errors(void **state)
@@ -155,17 +137,9 @@ static void test_parse_errors(void **state)
 		     "out of range");
 }
 
-struct run {
-	struct clock *clk;
-	struct executor *ex;
-	struct sim_scenario *sc;
-	struct sim_world *w;
-};
-
 static void run_start(struct run *r, const char *extra)
 {
 	char text[4096];
-	struct errbuf err;
 
 	snprintf(text, sizeof(text),
 		 GROUPS
@@ -181,23 +155,7 @@ static void run_start(struct run *r, const char *extra)
 		 "    workers: {zones: [eu-west-1a, eu-west-1b], instance_types: [m5.large]}\n"
 		 "    gpu: {zones: [eu-west-1c], instance_types: [g4dn.xlarge]}\n",
 		 extra);
-	memset(r, 0, sizeof(*r));
-	r->sc = sim_scenario_parse(text, strlen(text), "t.yaml", &err);
-	if (!r->sc)
-		fail_msg("%s", err.msg);
-	r->clk = vclock_new(r->sc->start_wall);
-	r->ex = executor_new_virtual(r->clk);
-	r->w = sim_world_new(r->sc, r->ex, &err);
-	if (!r->w)
-		fail_msg("%s", err.msg);
-}
-
-static void run_end(struct run *r)
-{
-	executor_shutdown(r->ex, clock_now(r->clk));
-	sim_world_free(r->w);
-	vclock_free(r->clk);
-	sim_scenario_free(r->sc);
+	sim_test_run_text(r, text);
 }
 
 static void test_asg_converges(void **state)

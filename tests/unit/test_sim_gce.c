@@ -23,34 +23,16 @@
 #include "runtime/executor.h"
 #include "sim/clouds/gce_face.h"
 #include "sim/world/scenario.h"
+#include "test_sim_cloud.h"
 
 #define S CLOCK_NS_PER_S
 #define EXAMPLE SOURCE_DIR "/examples/scenarios/gce.yaml"
 
-#define GROUPS                                                                    \
-	"node_groups:\n"                                                          \
-	"  - name: workers\n"                                                     \
-	"    min: 1\n"                                                            \
-	"    max: 6\n"                                                            \
-	"    template: {allocatable: {cpu: 2, memory: 8Gi}}\n"                    \
-	"  - name: gpu\n"                                                         \
-	"    max: 2\n"                                                            \
-	"    template: {allocatable: {cpu: 2, memory: 8Gi}}\n"
+#define GROUPS SIM_TEST_GROUPS("6")
 
 static void expect_error(const char *gce, const char *want)
 {
-	char text[2048];
-	struct errbuf err;
-	struct sim_scenario *sc;
-
-	snprintf(text, sizeof(text), GROUPS "gce:\n%s", gce);
-	sc = sim_scenario_parse(text, strlen(text), "t.yaml", &err);
-	if (sc) {
-		sim_scenario_free(sc);
-		fail_msg("parsed, expected \"%s\":\n%s", want, gce);
-	}
-	if (!strstr(err.msg, want))
-		fail_msg("got \"%s\", expected \"%s\"", err.msg, want);
+	sim_test_expect_error(GROUPS, "gce", gce, want);
 }
 
 static void test_parse(void **state)
@@ -119,17 +101,9 @@ static void test_names(void **state)
 	assert_null(sim_gce_find_mtype("m5.large"));
 }
 
-struct run {
-	struct clock *clk;
-	struct executor *ex;
-	struct sim_scenario *sc;
-	struct sim_world *w;
-};
-
 static void run_start(struct run *r, const char *faults)
 {
 	char text[4096];
-	struct errbuf err;
 
 	snprintf(text, sizeof(text),
 		 GROUPS
@@ -145,23 +119,7 @@ static void run_start(struct run *r, const char *faults)
 		 "    workers: {region: us-central1, zones: [us-central1-a, us-central1-b], base_instance_name: pool}\n"
 		 "    gpu: {zone: us-central1-c, machine_type: a2-highgpu-1g}\n",
 		 faults);
-	memset(r, 0, sizeof(*r));
-	r->sc = sim_scenario_parse(text, strlen(text), "t.yaml", &err);
-	if (!r->sc)
-		fail_msg("%s", err.msg);
-	r->clk = vclock_new(r->sc->start_wall);
-	r->ex = executor_new_virtual(r->clk);
-	r->w = sim_world_new(r->sc, r->ex, &err);
-	if (!r->w)
-		fail_msg("%s", err.msg);
-}
-
-static void run_end(struct run *r)
-{
-	executor_shutdown(r->ex, clock_now(r->clk));
-	sim_world_free(r->w);
-	vclock_free(r->clk);
-	sim_scenario_free(r->sc);
+	sim_test_run_text(r, text);
 }
 
 static void test_mig_converges(void **state)

@@ -6,20 +6,14 @@
  */
 #include "sim/clouds/aws_face.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -32,7 +26,6 @@
 #include "sim/clouds/sqs.h"
 #include "textparse.h"
 
-#define MAX_BODY (1u << 20)
 #define MAX_HEADERS 64
 #define CALL_TIMEOUT_NS (120 * CLOCK_NS_PER_S)
 #define MAX_IMDS_TOKENS 64
@@ -61,7 +54,7 @@ struct aws_face {
 	struct sim_aws *aws;
 	struct sim_cloud *cloud;
 	const struct sim_aws_conf *conf;
-	struct MHD_Daemon *daemon;
+	struct face_http *http;
 	int port;
 	pthread_mutex_t mu;    /* rng, tokens, fleet tokens */
 	pthread_cond_t cv;     /* a fleet call with a token finished */
@@ -3145,12 +3138,7 @@ static void handle_container(struct aws_face *f, struct MHD_Connection *conn, co
 	creds_json(f, &r->body, false);
 }
 
-/* ---- libmicrohttpd glue ---- */
-
-struct conn_state {
-	struct buf body;
-	bool too_big;
-};
+/* ---- the HTTP side (sim/clouds/face_http.c gathers the body) ---- */
 
 /* The X-Amz-Target of an SQS JSON call, or NULL. */
 static const char *sqs_target(struct MHD_Connection *conn)
@@ -3168,43 +3156,18 @@ static const char *pricing_target(struct MHD_Connection *conn)
 	return t && !strncmp(t, "AWSPriceListService.", 20) ? t : NULL;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version, const char *upload,
-				  size_t *upload_size, void **con_cls)
+static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *body, size_t body_len,
+				  bool bad_body)
 {
-	struct aws_face *f = cls;
-	struct conn_state *cs = *con_cls;
+	struct aws_face *f = ud;
 	struct MHD_Response *resp;
 	struct areq r;
 	const char *ttl_header = NULL;
 	char query_error[128] = "";
 	enum MHD_Result rc;
-	size_t len;
-	char *data;
 
-	(void)version;
-	if (!cs) {
-		cs = calloc(1, sizeof(*cs));
-		if (!cs)
-			return MHD_NO;
-		*con_cls = cs;
-		return MHD_YES;
-	}
-	if (*upload_size) {
-		if (cs->body.len + *upload_size > MAX_BODY)
-			cs->too_big = true;
-		else
-			buf_append(&cs->body, upload, *upload_size);
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	if (f->o.latency_ns > 0) {
-		struct timespec ts = {(time_t)(f->o.latency_ns / CLOCK_NS_PER_S),
-				      (long)(f->o.latency_ns % CLOCK_NS_PER_S)};
-
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-	}
+	face_http_sleep_ns(f->o.latency_ns);
 	memset(&r, 0, sizeof(r));
 	r.f = f;
 	face_uuid(f, r.rid);
@@ -3214,18 +3177,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	} else if (strncmp(url, "/v1/credentials", 15) == 0) {
 		handle_container(f, conn, method, &r);
 	} else if (strcmp(url, "/") == 0 && strcmp(method, "POST") == 0 && sqs_target(conn) &&
-		   !cs->too_big && !cs->body.oom) {
-		handle_sqs_json(f, conn, url, sqs_target(conn), cs->body.data ? cs->body.data : "",
-				cs->body.len, &r, query_error, sizeof(query_error));
+		   !bad_body) {
+		handle_sqs_json(f, conn, url, sqs_target(conn), body, body_len, &r, query_error,
+				sizeof(query_error));
 	} else if (strcmp(url, "/") == 0 && strcmp(method, "POST") == 0 && pricing_target(conn) &&
-		   !cs->too_big && !cs->body.oom) {
-		handle_pricing(f, conn, url, pricing_target(conn), cs->body.data ? cs->body.data : "",
-			       cs->body.len, &r);
+		   !bad_body) {
+		handle_pricing(f, conn, url, pricing_target(conn), body, body_len, &r);
 	} else if (strcmp(url, "/") == 0 && strcmp(method, "POST") == 0) {
-		if (cs->too_big || cs->body.oom)
+		if (bad_body)
 			fail(&r, 413, "RequestEntityTooLarge", "The request body is larger than 1 MiB");
 		else
-			handle_api(f, conn, url, cs->body.data ? cs->body.data : "", cs->body.len, &r);
+			handle_api(f, conn, url, body, body_len, &r);
 	} else {
 		text_reply(&r, 404, "text/plain", "Not Found");
 	}
@@ -3241,19 +3203,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	log_at(f->o.log, LOG_DEBUG, real_wall(), "sim aws: %s %s %s%s%s -> %d", method, url,
 	       r.action ? r.service : "", r.action ? " " : "", r.action ? r.action : "", r.code);
-	len = r.body.len;
-	data = buf_take(&r.body);
-	if (!data) {
-		data = strdup("");
-		len = 0;
-		if (!data) {
-			aws_form_free(&r.form);
-			return MHD_NO;
-		}
-	}
-	resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	resp = face_http_response(&r.body);
 	if (!resp) {
-		free(data);
 		aws_form_free(&r.form);
 		return MHD_NO;
 	}
@@ -3264,47 +3215,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		MHD_add_response_header(resp, "X-aws-ec2-metadata-token-ttl-seconds", ttl_header);
 	if (query_error[0])
 		MHD_add_response_header(resp, "x-amzn-query-error", query_error);
-	rc = MHD_queue_response(conn, (unsigned int)r.code, resp);
-	MHD_destroy_response(resp);
+	rc = face_http_queue(conn, r.code, resp);
 	aws_form_free(&r.form);
 	return rc;
-}
-
-static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-			 enum MHD_RequestTerminationCode toe)
-{
-	struct conn_state *cs = *con_cls;
-
-	(void)cls;
-	(void)conn;
-	(void)toe;
-	if (!cs)
-		return;
-	buf_free(&cs->body);
-	free(cs);
-	*con_cls = NULL;
-}
-
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	struct aws_face *f = cls;
-	char msg[400];
-	size_t n;
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	n = strlen(msg);
-	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
-		msg[--n] = '\0';
-	log_at(f->o.log, LOG_DEBUG, real_wall(), "sim aws: http: %s", msg);
 }
 
 struct aws_face *aws_face_new(struct sim_aws *aws, const struct aws_face_opts *o,
 			      struct errbuf *err)
 {
 	struct aws_face *f = calloc(1, sizeof(*f));
-	struct sockaddr_in a;
-	socklen_t alen = sizeof(a);
-	int fd = -1, one = 1;
+	struct face_http_opts ho;
 
 	if (!f) {
 		errbuf_set(err, "out of memory");
@@ -3320,46 +3240,21 @@ struct aws_face *aws_face_new(struct sim_aws *aws, const struct aws_face_opts *o
 		 f->conf->cluster);
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->cv, NULL);
-	if (f->o.port < 0 || f->o.port > 65535) {
-		errbuf_set(err, "sim aws: port %d out of range", f->o.port);
-		goto fail;
+	memset(&ho, 0, sizeof(ho));
+	ho.port = f->o.port;
+	ho.name = "sim aws";
+	ho.log = f->o.log;
+	ho.timeout_s = 120;
+	ho.binary = true;
+	f->http = face_http_start(&ho, on_request, f, err);
+	if (!f->http) {
+		aws_face_free(f);
+		return NULL;
 	}
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		errbuf_set(err, "sim aws: socket: %s", strerror(errno));
-		goto fail;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)f->o.port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 128) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &alen) < 0) {
-		errbuf_set(err, "sim aws: 127.0.0.1:%d: %s", f->o.port, strerror(errno));
-		goto fail;
-	}
-	f->port = ntohs(a.sin_port);
-	f->daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
-				     MHD_USE_ITC | MHD_USE_ERROR_LOG,
-				     0, NULL, NULL, on_request, f,
-				     MHD_OPTION_LISTEN_SOCKET, fd,
-				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, f,
-				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120,
-				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, f,
-				     MHD_OPTION_END);
-	if (!f->daemon) {
-		errbuf_set(err, "sim aws: cannot start the HTTP daemon");
-		goto fail;
-	}
+	f->port = face_http_port(f->http);
 	log_at(f->o.log, LOG_INFO, real_wall(), "sim aws: serving on http://127.0.0.1:%d (region %s)",
 	       f->port, f->conf->region);
 	return f;
-fail:
-	if (fd >= 0)
-		close(fd);
-	aws_face_free(f);
-	return NULL;
 }
 
 int aws_face_port(const struct aws_face *f)
@@ -3367,54 +3262,31 @@ int aws_face_port(const struct aws_face *f)
 	return f->port;
 }
 
-/* KEY='value' with a single quote written as '\'' */
-static void env_line(FILE *out, const char *key, const char *value)
-{
-	fprintf(out, "%s='", key);
-	for (; *value; value++) {
-		if (*value == '\'')
-			fputs("'\\''", out);
-		else
-			fputc(*value, out);
-	}
-	fputs("'\n", out);
-}
-
 int aws_face_write_env(const struct aws_face *f, const char *path, struct errbuf *err)
 {
 	const struct sim_aws_conf *c = f->conf;
 	char url[64], uri[96];
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), rc = 0;
-	FILE *out;
+	FILE *out = face_open_private(path, err);
 
-	if (fd < 0)
-		return errbuf_set(err, "%s: %s", path, strerror(errno));
-	out = fdopen(fd, "w");
-	if (!out) {
-		close(fd);
-		return errbuf_set(err, "%s: %s", path, strerror(errno));
-	}
+	if (!out)
+		return -1;
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", f->port);
 	fprintf(out, "# Written by luascale sim: its AWS face on 127.0.0.1:%d. Holds the scenario's\n"
 		     "# credentials. Use: set -a; . THIS_FILE; set +a\n", f->port);
-	env_line(out, "AWS_ENDPOINT_URL", url);
-	env_line(out, "AWS_REGION", c->region);
-	env_line(out, "AWS_DEFAULT_REGION", c->region);
-	env_line(out, "AWS_ACCESS_KEY_ID", c->access_key_id);
-	env_line(out, "AWS_SECRET_ACCESS_KEY", c->secret_access_key);
+	face_env_line(out, "AWS_ENDPOINT_URL", url);
+	face_env_line(out, "AWS_REGION", c->region);
+	face_env_line(out, "AWS_DEFAULT_REGION", c->region);
+	face_env_line(out, "AWS_ACCESS_KEY_ID", c->access_key_id);
+	face_env_line(out, "AWS_SECRET_ACCESS_KEY", c->secret_access_key);
 	if (c->session_token && c->session_token[0])
-		env_line(out, "AWS_SESSION_TOKEN", c->session_token);
-	env_line(out, "LUASCALE_SIM_AWS_IMDS", url);
+		face_env_line(out, "AWS_SESSION_TOKEN", c->session_token);
+	face_env_line(out, "LUASCALE_SIM_AWS_IMDS", url);
 	if (c->container_token) {
 		snprintf(uri, sizeof(uri), "%s/v1/credentials", url);
-		env_line(out, "LUASCALE_SIM_AWS_CONTAINER_URI", uri);
-		env_line(out, "LUASCALE_SIM_AWS_CONTAINER_TOKEN", c->container_token);
+		face_env_line(out, "LUASCALE_SIM_AWS_CONTAINER_URI", uri);
+		face_env_line(out, "LUASCALE_SIM_AWS_CONTAINER_TOKEN", c->container_token);
 	}
-	if (ferror(out))
-		rc = errbuf_set(err, "%s: write failed", path);
-	if (fclose(out) != 0 && rc == 0)
-		rc = errbuf_set(err, "%s: %s", path, strerror(errno));
-	return rc;
+	return face_close_file(out, path, err);
 }
 
 void aws_face_free(struct aws_face *f)
@@ -3427,8 +3299,7 @@ void aws_face_free(struct aws_face *f)
 	f->stopping = true;
 	pthread_cond_broadcast(&f->cv);
 	pthread_mutex_unlock(&f->mu);
-	if (f->daemon)
-		MHD_stop_daemon(f->daemon);
+	face_http_stop(f->http);
 	for (t = f->fleets; t; t = next) {
 		next = t->next;
 		free(t->token);

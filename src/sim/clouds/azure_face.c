@@ -2131,8 +2131,7 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 	struct areq r;
 	enum MHD_Result rc;
 	char copy[1024], *seg[MAX_SEGS], *s;
-	size_t n = 0, len, k;
-	char *data;
+	size_t n = 0, k;
 	bool bad_path = false;
 
 	(void)body_len;
@@ -2199,19 +2198,9 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 	}
 	/* the path and the status only: queries and bodies may carry secrets */
 	log_at(f->o.log, LOG_DEBUG, real_wall(), "sim azure: %s %s -> %d", method, url, r.code);
-	len = r.body.len;
-	data = buf_take(&r.body);
-	if (!data) {
-		data = strdup("");
-		len = 0;
-		if (!data)
-			return MHD_NO;
-	}
-	resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(data);
+	resp = face_http_response(&r.body);
+	if (!resp)
 		return MHD_NO;
-	}
 	if (r.content_type)
 		MHD_add_response_header(resp, "Content-Type", r.content_type);
 	{
@@ -2223,8 +2212,7 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 	}
 	for (k = 0; k < r.n_headers; k++)
 		MHD_add_response_header(resp, r.hname[k], r.hvalue[k]);
-	rc = MHD_queue_response(conn, (unsigned int)r.code, resp);
-	MHD_destroy_response(resp);
+	rc = face_http_queue(conn, r.code, resp);
 	return rc;
 }
 

@@ -1,8 +1,10 @@
 /*
  * sim/cloud: the simulated cloud — groups, instances and their life cycle
  * (pending, running, stopping, gone) as timed events on an executor, fault
- * injection, the cloud's own API limit, billing counters, and the event
- * plumbing (sim_life) the cluster shares. No Kubernetes here.
+ * injection, the cloud's own API limit, billing counters, the event
+ * plumbing (sim_life) the cluster shares, and the managed groups a cloud
+ * flavour keeps (sim_managed: a MIG's or a scale set's members, made,
+ * retried and deleted as one). No Kubernetes here.
  */
 #include "sim/clouds/cloud.h"
 
@@ -1473,4 +1475,383 @@ fail:
 	}
 	sim_cloud_unlock(c);
 	return rc;
+}
+
+/* ---- managed groups ---- */
+
+struct mgroup {
+	struct sim_member *m;
+	size_t n, cap;
+	int target;
+	bool retry_queued;
+	const char *const *zones;
+	size_t n_zones;
+};
+
+struct sim_managed {
+	_Atomic int refs;          /* the flavour + every creation in flight */
+	_Atomic bool dead;
+	struct sim_cloud *c;
+	struct sim_managed_ops ops;
+	struct sim_managed_opts o;
+	void *ud;
+	struct sim_life *life;     /* retry events */
+	struct mgroup *g;
+	size_t n_groups;
+};
+
+/* One creation, for its callbacks. */
+struct attempt {
+	struct sim_managed *m;
+	size_t gi;
+	char name[96];
+};
+
+static void managed_put(struct sim_managed *m)
+{
+	size_t i;
+
+	if (atomic_fetch_sub(&m->refs, 1) != 1)
+		return;
+	if (m->ops.destroy)
+		m->ops.destroy(m->ud);
+	for (i = 0; i < m->n_groups; i++)
+		free(m->g[i].m);
+	free(m->g);
+	free(m);
+}
+
+struct sim_managed *sim_managed_new(struct sim_cloud *c, const struct sim_managed_ops *ops,
+				    const struct sim_managed_opts *o, void *ud)
+{
+	struct sim_managed *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	atomic_init(&m->refs, 1);
+	atomic_init(&m->dead, false);
+	m->c = c;
+	m->ops = *ops;
+	if (o)
+		m->o = *o;
+	m->ud = ud;
+	m->n_groups = c->n_groups;
+	m->g = m->n_groups ? calloc(m->n_groups, sizeof(*m->g)) : NULL;
+	m->life = sim_life_new(m);
+	if ((m->n_groups && !m->g) || !m->life) {
+		sim_life_end(m->life);
+		free(m->g);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void sim_managed_free(struct sim_managed *m)
+{
+	if (!m)
+		return;
+	atomic_store(&m->dead, true);
+	sim_life_end(m->life);
+	managed_put(m);
+}
+
+void sim_managed_set_zones(struct sim_managed *m, size_t gi, const char *const *zones, size_t n)
+{
+	m->g[gi].zones = zones;
+	m->g[gi].n_zones = n;
+}
+
+int sim_managed_target(const struct sim_managed *m, size_t gi)
+{
+	return m->g[gi].target;
+}
+
+void sim_managed_set_target(struct sim_managed *m, size_t gi, int target)
+{
+	m->g[gi].target = target;
+}
+
+struct sim_member *sim_managed_find(struct sim_managed *m, size_t gi, const char *name)
+{
+	size_t k;
+
+	for (k = 0; name && k < m->g[gi].n; k++)
+		if (strcmp(m->g[gi].m[k].name, name) == 0)
+			return &m->g[gi].m[k];
+	return NULL;
+}
+
+static void member_remove(struct sim_managed *m, size_t gi, size_t k)
+{
+	struct mgroup *g = &m->g[gi];
+
+	memmove(&g->m[k], &g->m[k + 1], (g->n - k - 1) * sizeof(*g->m));
+	g->n--;
+}
+
+struct sim_member *sim_managed_add(struct sim_managed *m, size_t gi, const char *name,
+				   const char *zone)
+{
+	struct mgroup *g = &m->g[gi];
+	struct sim_member *mem;
+
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 16;
+		struct sim_member *nm = realloc(g->m, cap * sizeof(*nm));
+
+		if (!nm)
+			return NULL;
+		g->m = nm;
+		g->cap = cap;
+	}
+	mem = &g->m[g->n++];
+	memset(mem, 0, sizeof(*mem));
+	snprintf(mem->name, sizeof(mem->name), "%.95s", name ? name : "");
+	snprintf(mem->zone, sizeof(mem->zone), "%.31s", zone ? zone : "");
+	mem->state = SIM_MEMBER_CREATING;
+	return mem;
+}
+
+void sim_managed_refresh(struct sim_managed *m, size_t gi)
+{
+	struct mgroup *g = &m->g[gi];
+	size_t k = 0;
+
+	while (k < g->n) {
+		struct sim_member *mem = &g->m[k];
+
+		if (mem->state == SIM_MEMBER_DELETING && (!mem->in || mem->in->state == INSTANCE_GONE)) {
+			member_remove(m, gi, k);
+			continue;
+		}
+		if (mem->in && mem->state != SIM_MEMBER_DELETING &&
+		    (mem->in->state == INSTANCE_STOPPING || mem->in->state == INSTANCE_GONE)) {
+			struct sim_member gone = *mem;
+
+			member_remove(m, gi, k);
+			if (m->ops.lost)
+				m->ops.lost(m->ud, gi, &gone);
+			continue;
+		}
+		if (mem->in && mem->state == SIM_MEMBER_CREATING && mem->in->state == INSTANCE_RUNNING)
+			mem->state = SIM_MEMBER_RUNNING;
+		k++;
+	}
+}
+
+struct sim_member *sim_managed_members(struct sim_managed *m, size_t gi, size_t *n)
+{
+	*n = m->g[gi].n;
+	return m->g[gi].m;
+}
+
+int sim_managed_live(const struct sim_managed *m, size_t gi)
+{
+	size_t k;
+	int n = 0;
+
+	for (k = 0; k < m->g[gi].n; k++)
+		if (m->g[gi].m[k].state != SIM_MEMBER_DELETING)
+			n++;
+	return n;
+}
+
+const char *sim_managed_spread_zone(const struct sim_managed *m, size_t gi)
+{
+	const struct mgroup *g = &m->g[gi];
+	size_t z, k, best = 0;
+	int best_n = -1;
+
+	if (!g->n_zones)
+		return "";
+	for (z = 0; z < g->n_zones; z++) {
+		int count = 0;
+
+		for (k = 0; k < g->n; k++)
+			if (g->m[k].state != SIM_MEMBER_DELETING && strcmp(g->m[k].zone, g->zones[z]) == 0)
+				count++;
+		if (best_n < 0 || count < best_n) {
+			best_n = count;
+			best = z;
+		}
+	}
+	return g->zones[best];
+}
+
+static void attempt_instance(void *ctx, const struct sim_instance *copy)
+{
+	struct attempt *a = ctx;
+	struct sim_managed *m = a->m;
+	struct sim_member *mem;
+
+	if (atomic_load(&m->dead))
+		return;
+	sim_cloud_lock(m->c);
+	mem = sim_managed_find(m, a->gi, a->name);
+	if (mem) {
+		mem->in = sim_cloud_find_instance(m->c, copy->id);
+		mem->error_code[0] = '\0';
+		mem->error_message[0] = '\0';
+	} else {
+		/* deleted while being made: it goes at once */
+		struct sim_instance *in = sim_cloud_find_instance(m->c, copy->id);
+
+		if (in)
+			sim_cloud_terminate_instance(m->c, in);
+	}
+	sim_cloud_unlock(m->c);
+}
+
+static void retry_fn(void *owner, void *data, uint64_t id, bool alive)
+{
+	struct sim_managed *m = owner;
+	size_t gi = (size_t)id, k;
+
+	(void)data;
+	if (!alive)
+		return;
+	sim_cloud_lock(m->c);
+	m->g[gi].retry_queued = false;
+	for (k = 0; k < m->g[gi].n; k++) {
+		struct sim_member *mem = &m->g[gi].m[k];
+
+		if (mem->state == SIM_MEMBER_CREATING && !mem->in && !mem->launching)
+			sim_managed_launch(m, gi, mem);
+	}
+	sim_cloud_unlock(m->c);
+}
+
+static void attempt_done(void *ctx, int count, const struct provider_status *st)
+{
+	struct attempt *a = ctx;
+	struct sim_managed *m = a->m;
+	struct sim_member *mem;
+
+	if (atomic_load(&m->dead) || !st || st->code == PROVIDER_CANCELLED) {
+		free(a);
+		managed_put(m);
+		return;
+	}
+	sim_cloud_lock(m->c);
+	mem = sim_managed_find(m, a->gi, a->name);
+	if (mem)
+		mem->launching = false;
+	if (mem && count < 1 && mem->state == SIM_MEMBER_CREATING) {
+		struct mgroup *g = &m->g[a->gi];
+
+		if (m->o.retry_ns <= 0)
+			mem->state = SIM_MEMBER_FAILED;
+		m->ops.failed(m->ud, a->gi, mem, st->code);
+		if (m->o.retry_ns > 0 && !g->retry_queued &&
+		    sim_after(m->c->ex, m->life, m->o.retry_ns, retry_fn, NULL, a->gi) == 0)
+			g->retry_queued = true;
+	}
+	sim_cloud_unlock(m->c);
+	free(a);
+	managed_put(m);
+}
+
+void sim_managed_launch(struct sim_managed *m, size_t gi, struct sim_member *mem)
+{
+	struct attempt *a = calloc(1, sizeof(*a));
+	struct sim_launch_spec spec;
+
+	if (!a)
+		return;
+	a->m = m;
+	a->gi = gi;
+	snprintf(a->name, sizeof(a->name), "%s", mem->name);
+	memset(&spec, 0, sizeof(spec));
+	if (m->o.place)
+		spec.zone = mem->zone;
+	spec.admitted = true;
+	spec.arg = a->name; /* the namer finds the member by name (under the lock) */
+	atomic_fetch_add(&m->refs, 1);
+	mem->launching = true;
+	if (sim_cloud_launch_spec(m->c, m->c->groups[gi].def->name, 1, &spec, attempt_instance,
+				  attempt_done, a) < 0) {
+		mem->launching = false;
+		atomic_fetch_sub(&m->refs, 1);
+		free(a);
+	}
+}
+
+void sim_managed_delete(struct sim_managed *m, size_t gi, struct sim_member *mem, uint64_t op)
+{
+	if (!mem->in) {
+		/* never made (or still being made: attempt_instance stops it) */
+		member_remove(m, gi, (size_t)(mem - m->g[gi].m));
+		return;
+	}
+	mem->state = SIM_MEMBER_DELETING;
+	mem->op = op;
+	sim_cloud_terminate_instance(m->c, mem->in);
+}
+
+int sim_managed_resize(struct sim_managed *m, size_t gi, int size, uint64_t op)
+{
+	struct mgroup *g = &m->g[gi];
+	int live = sim_managed_live(m, gi);
+
+	g->target = size;
+	while (live < size) {
+		struct sim_member *mem = sim_managed_add(m, gi, NULL, sim_managed_spread_zone(m, gi));
+
+		if (!mem)
+			return -1;
+		mem->op = op;
+		m->ops.name(m->ud, gi, mem);
+		sim_managed_launch(m, gi, mem);
+		live++;
+	}
+	while (live > size) {
+		size_t k = g->n;
+
+		while (k > 0 && g->m[k - 1].state == SIM_MEMBER_DELETING)
+			k--;
+		if (k == 0)
+			break;
+		sim_managed_delete(m, gi, &g->m[k - 1], op);
+		live--;
+	}
+	return 0;
+}
+
+void sim_managed_adopt(struct sim_managed *m, size_t gi)
+{
+	struct sim_instance *const *inst;
+	size_t k, n;
+
+	inst = sim_cloud_instances(m->c, gi, &n);
+	for (k = 0; k < n; k++) {
+		struct sim_member *mem = sim_managed_add(m, gi, inst[k]->id, inst[k]->zone);
+
+		if (!mem)
+			break;
+		mem->in = inst[k];
+		mem->state = inst[k]->state == INSTANCE_RUNNING ? SIM_MEMBER_RUNNING
+							       : SIM_MEMBER_CREATING;
+	}
+	m->g[gi].target = (int)m->g[gi].n;
+}
+
+void sim_managed_op_times(const struct sim_managed *m, size_t gi, int64_t default_ns,
+			  int64_t *start_ns, int64_t *start_wall, int64_t *done_ns)
+{
+	int64_t delay = sim_cloud_call_delay(m->c, m->c->groups[gi].def->name);
+
+	*start_ns = sim_cloud_now(m->c);
+	*start_wall = clock_wall(executor_clock(m->c->ex));
+	*done_ns = *start_ns + (delay >= 0 ? delay : default_ns);
+}
+
+uint32_t sim_cloud_next_ip(uint32_t *next, unsigned lowest)
+{
+	uint32_t n;
+
+	do {
+		n = (*next)++;
+	} while ((n & 255) < lowest || (n & 255) == 255);
+	return n;
 }

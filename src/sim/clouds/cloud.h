@@ -1,7 +1,8 @@
 /*
  * sim/cloud: a simulated cloud on an executor — node groups, instances that
  * appear over a launch call and boot after a seeded, jittered delay, and
- * faults injected per group and time window. No Kubernetes here (the
+ * faults injected per group and time window, and the managed groups the
+ * GCE and Azure flavours share (sim_managed). No Kubernetes here (the
  * cluster follows instances through an observer), no provider interface.
  */
 #ifndef LUASCALE_SIM_CLOUD_H
@@ -431,5 +432,130 @@ typedef void (*sim_event_fn)(void *owner, void *data, uint64_t id, bool alive);
  * executor refused it (fn is not called; 'data' is still the caller's). */
 int sim_after(struct executor *ex, struct sim_life *l, int64_t delay_ns, sim_event_fn fn,
 	      void *data, uint64_t id);
+
+/* ---- managed groups: the members a cloud flavour keeps for its machines ----
+ *
+ * A GCE MIG's managed instances and an Azure scale set's VMs are one thing:
+ * the members a group wants (its target size), each made by a one-instance
+ * launch (admitted: the face charged the call), named by the flavour's
+ * namer, followed to its machine, and dropped once that machine is gone.
+ * The flavour words them its own way (currentAction, provisioningState).
+ * Everything below runs under the cloud's lock unless it says otherwise.
+ */
+
+enum sim_member_state {
+	SIM_MEMBER_CREATING,  /* being made, or waiting to retry a failed creation */
+	SIM_MEMBER_RUNNING,   /* its machine runs */
+	SIM_MEMBER_FAILED,    /* its creation failed and is not retried: kept until deleted */
+	SIM_MEMBER_DELETING,  /* its machine stops; it leaves once that is gone */
+};
+
+struct sim_member {
+	char name[96];            /* its machine's id (sim_instance.id), unique in the cloud */
+	char zone[32];            /* where it goes, "" anywhere */
+	int number;               /* the flavour's (a scale set's instance id) */
+	uint64_t op;              /* the flavour's: the operation that made or deletes it */
+	struct sim_instance *in;  /* its machine; NULL until made (and when making it failed) */
+	enum sim_member_state state;
+	bool launching;           /* a creation is in flight */
+	char error_code[48];      /* the last failed creation's, as the flavour words it; "" none */
+	char error_message[320];
+};
+
+struct sim_managed;
+
+/* What the flavour adds (each called under the cloud's lock but destroy). */
+struct sim_managed_ops {
+	/* Names new member 'm' of group gi (its name, number) as it grows. */
+	void (*name)(void *ud, size_t gi, struct sim_member *m);
+	/* Making 'm' failed with 'e': its error_code and error_message. */
+	void (*failed)(void *ud, size_t gi, struct sim_member *m, enum provider_error e);
+	/* The machine of 'm' (a copy: it has left the group) stopped while
+	 * it was not being deleted (its node was deleted). May be NULL. */
+	void (*lost)(void *ud, size_t gi, const struct sim_member *m);
+	/* The last creation in flight is over after sim_managed_free: frees
+	 * the flavour. Called without the lock. */
+	void (*destroy)(void *ud);
+};
+
+struct sim_managed_opts {
+	int64_t retry_ns;         /* > 0: a failed member stays CREATING and its group's
+				   * are tried again this long after; 0: it is FAILED */
+	bool place;               /* launches name the member's zone (faults may match it) */
+};
+
+/*
+ * The members of every group of 'c' (borrowed), for the flavour 'ud' with
+ * 'ops' (copied). NULL when out of memory.
+ */
+struct sim_managed *sim_managed_new(struct sim_cloud *c, const struct sim_managed_ops *ops,
+				    const struct sim_managed_opts *o, void *ud);
+
+/* The flavour goes: creations in flight finish without it, and the last
+ * one over calls ops->destroy (at once when none is). NULL is ignored. */
+void sim_managed_free(struct sim_managed *m);
+
+/* The zones group gi spreads its members over (borrowed; none: ""). */
+void sim_managed_set_zones(struct sim_managed *m, size_t gi, const char *const *zones, size_t n);
+
+/* The size group gi converges to (a MIG's targetSize, a scale set's capacity). */
+int sim_managed_target(const struct sim_managed *m, size_t gi);
+void sim_managed_set_target(struct sim_managed *m, size_t gi, int target);
+
+/*
+ * Brings group gi's members up to date with their machines: DELETING ones
+ * whose machine is gone leave, a member whose machine stopped otherwise
+ * leaves and is told to ops->lost, CREATING ones whose machine runs are
+ * RUNNING.
+ */
+void sim_managed_refresh(struct sim_managed *m, size_t gi);
+
+/* Group gi's members as they are (refresh first for news of their
+ * machines): *n of them, borrowed until the next change. */
+struct sim_member *sim_managed_members(struct sim_managed *m, size_t gi, size_t *n);
+
+/* Group gi's member named 'name' (any state, not refreshed), or NULL. */
+struct sim_member *sim_managed_find(struct sim_managed *m, size_t gi, const char *name);
+
+/* Members of group gi not DELETING. */
+int sim_managed_live(const struct sim_managed *m, size_t gi);
+
+/* The zone of group gi with the fewest live members (the first on a tie; "" none). */
+const char *sim_managed_spread_zone(const struct sim_managed *m, size_t gi);
+
+/* A new CREATING member of group gi named 'name' in 'zone', last; NULL when
+ * out of memory. Pointers to the group's members may move. */
+struct sim_member *sim_managed_add(struct sim_managed *m, size_t gi, const char *name,
+				   const char *zone);
+
+/* Launches member 'mem' of group gi (one instance, its name the launch's
+ * sim_launch_spec.arg for the namer). Nothing when the executor refuses. */
+void sim_managed_launch(struct sim_managed *m, size_t gi, struct sim_member *mem);
+
+/* Takes member 'mem' of group gi out by operation 'op': its machine stops
+ * (DELETING), or it leaves at once when it has none yet. */
+void sim_managed_delete(struct sim_managed *m, size_t gi, struct sim_member *mem, uint64_t op);
+
+/*
+ * Target of group gi becomes 'size': new members (named by ops->name, zones
+ * spread, operation 'op') are launched, the newest live ones deleted when
+ * it shrinks. 0, or -1 when out of memory. Refresh first.
+ */
+int sim_managed_resize(struct sim_managed *m, size_t gi, int size, uint64_t op);
+
+/* The instances group gi has now become its members (RUNNING, or CREATING
+ * while they boot) and its target their number: what a flavour does at its
+ * start. Takes no lock. */
+void sim_managed_adopt(struct sim_managed *m, size_t gi);
+
+/* An operation of group gi starting now: its start on the cloud's clock
+ * and in unix seconds, and when it is over (a slow_call fault's delay, else
+ * 'default_ns' from now). */
+void sim_managed_op_times(const struct sim_managed *m, size_t gi, int64_t default_ns,
+			  int64_t *start_ns, int64_t *start_wall, int64_t *done_ns);
+
+/* The next private address after *next whose last byte is in [lowest, 254]
+ * (as a subnet leaves .0, the gateway's and .255), *next moved past it. */
+uint32_t sim_cloud_next_ip(uint32_t *next, unsigned lowest);
 
 #endif

@@ -279,9 +279,7 @@ static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_laun
 		snprintf(in->id, sizeof(in->id), "i-0%016llx", (unsigned long long)next_rand(a));
 	} while (sim_cloud_find_instance(c, in->id));
 	/* 10.0.1.2 on: skip .0, .1 and .255 as a VPC subnet does */
-	do {
-		n = a->ip_next++;
-	} while ((n & 255) < 2 || (n & 255) == 255);
+	n = sim_cloud_next_ip(&a->ip_next, 2);
 	snprintf(in->private_ip, sizeof(in->private_ip), "10.%u.%u.%u", (n >> 16) & 255,
 		 (n >> 8) & 255, n & 255);
 	snprintf(dash, sizeof(dash), "%s", in->private_ip);

@@ -6,7 +6,6 @@
  */
 #include "sim/clouds/cloud_azure.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,18 +31,16 @@ static const struct sim_azure_vmsize builtin_sizes[] = {
 #define N_SIZES (sizeof(builtin_sizes) / sizeof(builtin_sizes[0]))
 
 struct vmss {
-	int capacity;
 	int next_id;
 	uint64_t etag;
-	struct sim_azure_vm *vm;
-	size_t n, cap;
+	struct sim_azure_vm *view; /* its VMs as sim_azure_vms gives them */
+	size_t view_cap;
 };
 
 struct sim_azure {
-	_Atomic int refs;          /* the owner + every creation in flight */
-	_Atomic bool dead;
 	struct sim_cloud *c;
 	const struct sim_azure_conf *conf;
+	struct sim_managed *ms;    /* the scale sets' VMs */
 	struct vmss *s;
 	size_t n_groups;
 	uint64_t rng;
@@ -53,21 +50,14 @@ struct sim_azure {
 	size_t n_ops, cap_ops;
 };
 
-/* One creation, for its callbacks. */
-struct attempt {
-	struct sim_azure *g;
-	size_t gi;
-	char name[96];
-};
-
-static void azure_put(struct sim_azure *g)
+/* Frees it once the last creation in flight is over (the members' destroy). */
+static void azure_destroy(void *ud)
 {
+	struct sim_azure *g = ud;
 	size_t i;
 
-	if (atomic_fetch_sub(&g->refs, 1) != 1)
-		return;
-	for (i = 0; i < g->n_groups; i++)
-		free(g->s[i].vm);
+	for (i = 0; g->s && i < g->n_groups; i++)
+		free(g->s[i].view);
 	free(g->s);
 	free(g->ops);
 	free(g);
@@ -146,77 +136,7 @@ void sim_azure_failure(enum provider_error e, const char *vm_size, bool zonal, c
 	}
 }
 
-/* ---- VMs ---- */
-
-static struct sim_azure_vm *vm_find_name(struct sim_azure *g, size_t gi, const char *name)
-{
-	size_t k;
-
-	for (k = 0; k < g->s[gi].n; k++)
-		if (strcmp(g->s[gi].vm[k].name, name) == 0)
-			return &g->s[gi].vm[k];
-	return NULL;
-}
-
-/* The zone with the fewest live VMs of scale set gi ("" regional). */
-static const char *spread_zone(const struct sim_azure *g, size_t gi)
-{
-	const struct sim_azure_group *ag = &g->conf->groups[gi];
-	const struct vmss *s = &g->s[gi];
-	size_t z, k, best = 0;
-	int best_n = -1;
-
-	if (!ag->n_zones)
-		return "";
-	for (z = 0; z < ag->n_zones; z++) {
-		int count = 0;
-
-		for (k = 0; k < s->n; k++)
-			if (s->vm[k].state != SIM_AZURE_DELETING &&
-			    strcmp(s->vm[k].zone, ag->zones[z]) == 0)
-				count++;
-		if (best_n < 0 || count < best_n) {
-			best_n = count;
-			best = z;
-		}
-	}
-	return ag->zones[best];
-}
-
-static struct sim_azure_vm *vm_add(struct sim_azure *g, size_t gi, const char *zone, uint64_t op)
-{
-	struct vmss *s = &g->s[gi];
-	const struct sim_azure_group *ag = &g->conf->groups[gi];
-	struct sim_azure_vm *vm;
-
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct sim_azure_vm *nv = realloc(s->vm, cap * sizeof(*nv));
-
-		if (!nv)
-			return NULL;
-		s->vm = nv;
-		s->cap = cap;
-	}
-	vm = &s->vm[s->n++];
-	memset(vm, 0, sizeof(*vm));
-	vm->instance_id = s->next_id++;
-	snprintf(vm->name, sizeof(vm->name), "%.80s_%d", ag->vmss, vm->instance_id);
-	sim_azure_computer_name(ag->computer_prefix, vm->instance_id, vm->computer,
-				sizeof(vm->computer));
-	snprintf(vm->zone, sizeof(vm->zone), "%.7s", zone);
-	vm->state = SIM_AZURE_CREATING;
-	vm->op = op;
-	return vm;
-}
-
-static void vm_remove(struct sim_azure *g, size_t gi, size_t k)
-{
-	struct vmss *s = &g->s[gi];
-
-	memmove(&s->vm[k], &s->vm[k + 1], (s->n - k - 1) * sizeof(*s->vm));
-	s->n--;
-}
+/* ---- VMs (sim/clouds/cloud.h's members: name "<vmss>_<id>", number the id) ---- */
 
 static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_launch_spec *spec,
 		 struct sim_instance *in)
@@ -224,49 +144,79 @@ static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_laun
 	struct sim_azure *g = ud;
 	const struct sim_azure_conf *conf = g->conf;
 	const struct sim_azure_group *ag = &conf->groups[gi];
-	const struct attempt *at = spec ? spec->arg : NULL;
-	const struct sim_azure_vm *vm = NULL;
-	struct sim_azure_vm fresh;
+	const char *name = spec ? spec->arg : NULL;
+	struct sim_member fresh;
+	const struct sim_member *vm;
+	char computer[80];
 	uint32_t n;
 
 	(void)c;
-	if (at) {
+	if (name) {
 		/* the VM is found by name: the scale set's array may have moved
 		 * since the launch was asked for */
-		vm = vm_find_name(g, at->gi, at->name);
+		vm = sim_managed_find(g->ms, gi, name);
 		if (!vm)
 			return -1; /* deleted while being made */
 	} else {
 		/* a starting instance: the next instance id of its scale set */
 		memset(&fresh, 0, sizeof(fresh));
-		fresh.instance_id = g->s[gi].next_id++;
-		snprintf(fresh.name, sizeof(fresh.name), "%.80s_%d", ag->vmss, fresh.instance_id);
-		sim_azure_computer_name(ag->computer_prefix, fresh.instance_id, fresh.computer,
-					sizeof(fresh.computer));
+		fresh.number = g->s[gi].next_id++;
+		snprintf(fresh.name, sizeof(fresh.name), "%.80s_%d", ag->vmss, fresh.number);
 		snprintf(fresh.zone, sizeof(fresh.zone), "%.7s",
-			 ag->n_zones ? ag->zones[(size_t)fresh.instance_id % ag->n_zones] : "");
+			 ag->n_zones ? ag->zones[(size_t)fresh.number % ag->n_zones] : "");
 		vm = &fresh;
 	}
 	snprintf(in->id, sizeof(in->id), "%s", vm->name);
 	if (sim_cloud_find_instance(g->c, in->id))
 		return -1;
-	do {
-		n = g->ip_next++;
-	} while ((n & 255) < 4 || (n & 255) == 255);
+	n = sim_cloud_next_ip(&g->ip_next, 4);
 	snprintf(in->private_ip, sizeof(in->private_ip), "10.224.%u.%u", (n >> 8) & 255, n & 255);
-	snprintf(in->node_name, sizeof(in->node_name), "%s", vm->computer);
+	sim_azure_computer_name(ag->computer_prefix, vm->number, computer, sizeof(computer));
+	snprintf(in->node_name, sizeof(in->node_name), "%s", computer);
 	if (vm->zone[0])
-		snprintf(in->zone, sizeof(in->zone), "%.20s-%s", conf->location, vm->zone);
+		snprintf(in->zone, sizeof(in->zone), "%.20s-%.7s", conf->location, vm->zone);
 	else
 		snprintf(in->zone, sizeof(in->zone), "0");
 	snprintf(in->instance_type, sizeof(in->instance_type), "%s", ag->vm_size);
 	snprintf(in->provider_id, sizeof(in->provider_id),
 		 "azure:///subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/virtualMachineScaleSets/%s/virtualMachines/%d",
-		 conf->subscription, conf->resource_group, ag->vmss, vm->instance_id);
+		 conf->subscription, conf->resource_group, ag->vmss, vm->number);
 	return 0;
 }
 
-static void refresh(struct sim_azure *g, size_t gi);
+/* A new VM takes its scale set's next instance id. */
+static void member_name(void *ud, size_t gi, struct sim_member *m)
+{
+	struct sim_azure *g = ud;
+
+	m->number = g->s[gi].next_id++;
+	snprintf(m->name, sizeof(m->name), "%.80s_%d", g->conf->groups[gi].vmss, m->number);
+	m->zone[7] = '\0';
+}
+
+/* A VM whose allocation failed stays Failed. */
+static void member_failed(void *ud, size_t gi, struct sim_member *m, enum provider_error e)
+{
+	struct sim_azure *g = ud;
+
+	sim_azure_failure(e, g->conf->groups[gi].vm_size, m->zone[0] != '\0', m->error_code,
+			  sizeof(m->error_code), m->error_message, sizeof(m->error_message));
+	sim_cloud_tracef(g->c, "azure: scale set %s: VM %d failed: %s", g->conf->groups[gi].vmss,
+			 m->number, m->error_code);
+}
+
+/* One whose machine died otherwise takes one off the capacity (as
+ * deleting a scale set's VM does). */
+static void member_lost(void *ud, size_t gi, const struct sim_member *m)
+{
+	struct sim_azure *g = ud;
+	int capacity = sim_managed_target(g->ms, gi);
+
+	(void)m;
+	if (capacity > 0)
+		sim_managed_set_target(g->ms, gi, capacity - 1);
+	g->s[gi].etag++;
+}
 
 /* ---- construction ---- */
 
@@ -286,6 +236,8 @@ static bool valid_vmss_name(const char *s)
 struct sim_azure *sim_azure_new(struct sim_cloud *cloud, const struct sim_azure_conf *conf,
 				uint64_t seed, struct errbuf *err)
 {
+	static const struct sim_managed_ops mops = {member_name, member_failed, member_lost,
+						    azure_destroy};
 	struct sim_azure *g;
 	size_t i, j;
 
@@ -319,20 +271,25 @@ struct sim_azure *sim_azure_new(struct sim_cloud *cloud, const struct sim_azure_
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		goto oom;
-	atomic_init(&g->refs, 1);
-	atomic_init(&g->dead, false);
 	g->c = cloud;
 	g->conf = conf;
 	g->rng = seed ^ 0x3c6ef372fe94f82bULL;
 	g->ip_next = (0u << 8) | 4;
+	g->n_groups = conf->n_groups;
 	g->s = conf->n_groups ? calloc(conf->n_groups, sizeof(*g->s)) : NULL;
 	if (conf->n_groups && !g->s) {
-		azure_put(g);
+		azure_destroy(g);
 		goto oom;
 	}
-	g->n_groups = conf->n_groups;
-	for (i = 0; i < g->n_groups; i++)
+	g->ms = sim_managed_new(cloud, &mops, NULL, g);
+	if (!g->ms) {
+		azure_destroy(g);
+		goto oom;
+	}
+	for (i = 0; i < g->n_groups; i++) {
 		g->s[i].etag = 1;
+		sim_managed_set_zones(g->ms, i, conf->groups[i].zones, conf->groups[i].n_zones);
+	}
 	sim_cloud_set_namer(cloud, namer, g);
 	return g;
 oom:
@@ -342,10 +299,8 @@ oom:
 
 void sim_azure_free(struct sim_azure *g)
 {
-	if (!g)
-		return;
-	atomic_store(&g->dead, true);
-	azure_put(g);
+	if (g)
+		sim_managed_free(g->ms);
 }
 
 const struct sim_azure_conf *sim_azure_conf(const struct sim_azure *g)
@@ -385,18 +340,26 @@ int sim_azure_find_pool(const struct sim_azure *g, const char *name)
 
 int sim_azure_find_computer(struct sim_azure *g, size_t i, const char *computer)
 {
-	size_t k;
+	size_t k, n;
+	const struct sim_member *m;
+	char name[80];
 
-	refresh(g, i);
-	for (k = 0; computer && k < g->s[i].n; k++)
-		if (g->s[i].vm[k].state != SIM_AZURE_DELETING && strcmp(g->s[i].vm[k].computer, computer) == 0)
-			return g->s[i].vm[k].instance_id;
+	sim_managed_refresh(g->ms, i);
+	m = sim_managed_members(g->ms, i, &n);
+	for (k = 0; computer && k < n; k++) {
+		if (m[k].state == SIM_MEMBER_DELETING)
+			continue;
+		sim_azure_computer_name(g->conf->groups[i].computer_prefix, m[k].number, name,
+					sizeof(name));
+		if (strcmp(name, computer) == 0)
+			return m[k].number;
+	}
 	return -1;
 }
 
 int sim_azure_capacity(const struct sim_azure *g, size_t i)
 {
-	return g->s[i].capacity;
+	return sim_managed_target(g->ms, i);
 }
 
 void sim_azure_etag(const struct sim_azure *g, size_t i, char *out, size_t size)
@@ -404,116 +367,46 @@ void sim_azure_etag(const struct sim_azure *g, size_t i, char *out, size_t size)
 	snprintf(out, size, "\"%llu\"", (unsigned long long)g->s[i].etag);
 }
 
-/* ---- creation ---- */
-
-static void attempt_instance(void *ctx, const struct sim_instance *copy)
-{
-	struct attempt *a = ctx;
-	struct sim_azure *g = a->g;
-	struct sim_azure_vm *vm;
-
-	if (atomic_load(&g->dead))
-		return;
-	sim_cloud_lock(g->c);
-	vm = vm_find_name(g, a->gi, a->name);
-	if (vm) {
-		vm->in = sim_cloud_find_instance(g->c, copy->id);
-	} else {
-		/* deleted while being made: it goes at once */
-		struct sim_instance *in = sim_cloud_find_instance(g->c, copy->id);
-
-		if (in)
-			sim_cloud_terminate_instance(g->c, in);
-	}
-	sim_cloud_unlock(g->c);
-}
-
-static void attempt_done(void *ctx, int count, const struct provider_status *st)
-{
-	struct attempt *a = ctx;
-	struct sim_azure *g = a->g;
-	struct sim_azure_vm *vm;
-
-	if (atomic_load(&g->dead) || !st || st->code == PROVIDER_CANCELLED) {
-		free(a);
-		azure_put(g);
-		return;
-	}
-	sim_cloud_lock(g->c);
-	vm = vm_find_name(g, a->gi, a->name);
-	if (vm) {
-		vm->launching = false;
-		if (count < 1 && vm->state == SIM_AZURE_CREATING) {
-			vm->state = SIM_AZURE_FAILED;
-			sim_azure_failure(st->code, g->conf->groups[a->gi].vm_size, vm->zone[0] != '\0',
-					  vm->error_code, sizeof(vm->error_code), vm->error_message,
-					  sizeof(vm->error_message));
-			sim_cloud_tracef(g->c, "azure: scale set %s: VM %d failed: %s",
-					 g->conf->groups[a->gi].vmss, vm->instance_id, vm->error_code);
-		}
-	}
-	sim_cloud_unlock(g->c);
-	free(a);
-	azure_put(g);
-}
-
-static void launch_vm(struct sim_azure *g, size_t gi, struct sim_azure_vm *vm)
-{
-	struct attempt *a = calloc(1, sizeof(*a));
-	struct sim_launch_spec spec;
-
-	if (!a)
-		return;
-	a->g = g;
-	a->gi = gi;
-	snprintf(a->name, sizeof(a->name), "%s", vm->name);
-	memset(&spec, 0, sizeof(spec));
-	spec.admitted = true;
-	spec.arg = a; /* the namer finds the VM by a->name (read under the lock) */
-	atomic_fetch_add(&g->refs, 1);
-	vm->launching = true;
-	if (sim_cloud_launch_spec(g->c, sim_cloud_group(g->c, gi)->name, 1, &spec, attempt_instance,
-				  attempt_done, a) < 0) {
-		vm->launching = false;
-		atomic_fetch_sub(&g->refs, 1);
-		free(a);
-	}
-}
-
-/* Brings the VMs up to date with their instances: Deleting ones whose
- * machine is gone leave; one whose machine died otherwise leaves too and
- * takes one off the capacity (as deleting a scale set's VM does). */
-static void refresh(struct sim_azure *g, size_t gi)
-{
-	struct vmss *s = &g->s[gi];
-	size_t k = 0;
-
-	while (k < s->n) {
-		struct sim_azure_vm *vm = &s->vm[k];
-
-		if (vm->state == SIM_AZURE_DELETING && (!vm->in || vm->in->state == INSTANCE_GONE)) {
-			vm_remove(g, gi, k);
-			continue;
-		}
-		if (vm->in && vm->state != SIM_AZURE_DELETING &&
-		    (vm->in->state == INSTANCE_STOPPING || vm->in->state == INSTANCE_GONE)) {
-			vm_remove(g, gi, k);
-			if (s->capacity > 0)
-				s->capacity--;
-			s->etag++;
-			continue;
-		}
-		if (vm->in && vm->state == SIM_AZURE_CREATING && vm->in->state == INSTANCE_RUNNING)
-			vm->state = SIM_AZURE_SUCCEEDED;
-		k++;
-	}
-}
+/* ---- scale sets ---- */
 
 const struct sim_azure_vm *sim_azure_vms(struct sim_azure *g, size_t i, size_t *n)
 {
-	refresh(g, i);
-	*n = g->s[i].n;
-	return g->s[i].vm;
+	struct vmss *s = &g->s[i];
+	const struct sim_member *m;
+	size_t k;
+
+	sim_managed_refresh(g->ms, i);
+	m = sim_managed_members(g->ms, i, n);
+	if (*n > s->view_cap) {
+		struct sim_azure_vm *nv = realloc(s->view, *n * sizeof(*nv));
+
+		if (!nv) {
+			*n = 0;
+			return s->view;
+		}
+		s->view = nv;
+		s->view_cap = *n;
+	}
+	for (k = 0; k < *n; k++) {
+		struct sim_azure_vm *vm = &s->view[k];
+
+		memset(vm, 0, sizeof(*vm));
+		vm->instance_id = m[k].number;
+		snprintf(vm->name, sizeof(vm->name), "%s", m[k].name);
+		sim_azure_computer_name(g->conf->groups[i].computer_prefix, m[k].number, vm->computer,
+					sizeof(vm->computer));
+		snprintf(vm->zone, sizeof(vm->zone), "%.7s", m[k].zone);
+		vm->in = m[k].in;
+		vm->state = m[k].state == SIM_MEMBER_RUNNING   ? SIM_AZURE_SUCCEEDED
+			    : m[k].state == SIM_MEMBER_FAILED  ? SIM_AZURE_FAILED
+			    : m[k].state == SIM_MEMBER_DELETING ? SIM_AZURE_DELETING
+								: SIM_AZURE_CREATING;
+		vm->launching = m[k].launching;
+		vm->op = m[k].op;
+		snprintf(vm->error_code, sizeof(vm->error_code), "%s", m[k].error_code);
+		snprintf(vm->error_message, sizeof(vm->error_message), "%s", m[k].error_message);
+	}
+	return s->view;
 }
 
 bool sim_azure_latest_model(const struct sim_azure *g, const struct sim_azure_vm *vm)
@@ -537,44 +430,16 @@ const struct sim_azure_vm *sim_azure_find_vm(struct sim_azure *g, size_t i, cons
 	return NULL;
 }
 
-/* Takes VM k of scale set gi out: its machine stops. */
-static void vm_delete(struct sim_azure *g, size_t gi, size_t k, uint64_t op)
-{
-	struct sim_azure_vm *vm = &g->s[gi].vm[k];
-
-	if (!vm->in) {
-		/* never made (or still being made: attempt_instance stops it) */
-		vm_remove(g, gi, k);
-		return;
-	}
-	vm->state = SIM_AZURE_DELETING;
-	vm->op = op;
-	sim_cloud_terminate_instance(g->c, vm->in);
-}
-
-static int live_count(const struct sim_azure *g, size_t gi)
-{
-	size_t k;
-	int n = 0;
-
-	for (k = 0; k < g->s[gi].n; k++)
-		if (g->s[gi].vm[k].state != SIM_AZURE_DELETING)
-			n++;
-	return n;
-}
-
 static void op_new(struct sim_azure *g, size_t gi, bool del, struct sim_azure_op *out)
 {
-	int64_t delay = sim_cloud_call_delay(g->c, sim_cloud_group(g->c, gi)->name);
 	uint64_t a = backoff_rand(&g->rng), b = backoff_rand(&g->rng);
 
 	memset(out, 0, sizeof(*out));
 	out->seq = ++g->op_seq;
 	out->group = gi;
 	out->delete = del;
-	out->start_ns = sim_cloud_now(g->c);
-	out->start_wall = clock_wall(executor_clock(sim_cloud_executor(g->c)));
-	out->done_ns = out->start_ns + (delay >= 0 ? delay : g->conf->operation_ns);
+	sim_managed_op_times(g->ms, gi, g->conf->operation_ns, &out->start_ns, &out->start_wall,
+			     &out->done_ns);
 	snprintf(out->id, sizeof(out->id), "%08llx-%04llx-4%03llx-a%03llx-%012llx",
 		 (unsigned long long)(a >> 32), (unsigned long long)((a >> 16) & 0xffff),
 		 (unsigned long long)(a & 0xfff), (unsigned long long)(b >> 52),
@@ -596,88 +461,73 @@ int sim_azure_set_capacity(struct sim_azure *g, size_t i, int capacity, struct s
 {
 	const struct sim_azure_group *ag = &g->conf->groups[i];
 	const struct node_group *ng = sim_cloud_group(g->c, i);
-	struct vmss *s = &g->s[i];
-	int live, old = s->capacity;
-	uint64_t seq;
+	int old = sim_managed_target(g->ms, i), now;
 
 	if (capacity < 0 || capacity > MAX_CAPACITY) {
 		snprintf(code, code_size, "InvalidParameter");
 		return errbuf_set(err, "The value %d of parameter 'sku.capacity' is out of range. The value must be between 0 and %d, inclusive.",
 				  capacity, MAX_CAPACITY);
 	}
-	refresh(g, i);
-	if (capacity > s->capacity &&
+	sim_managed_refresh(g->ms, i);
+	now = sim_managed_target(g->ms, i);
+	if (capacity > now &&
 	    ((ng->max >= 0 && capacity > ng->max) ||
 	     sim_cloud_launch_fault(g->c, ng->name, PROVIDER_QUOTA))) {
 		const struct sim_azure_vmsize *vs = sim_azure_find_vmsize(ag->vm_size);
-		int limit = (ng->max >= 0 ? ng->max : s->capacity) * vs->cpus;
+		int limit = (ng->max >= 0 ? ng->max : now) * vs->cpus;
 
 		snprintf(code, code_size, "OperationNotAllowed");
 		return errbuf_set(err, "Operation could not be completed as it results in exceeding approved %s Cores quota. Additional details - Deployment Model: Resource Manager, Location: %s, Current Limit: %d, Current Usage: %d, Additional Required: %d, (Minimum) New Limit Required: %d. QuotaExceeded",
-				  vs->family, g->conf->location, limit, s->capacity * vs->cpus,
-				  (capacity - s->capacity) * vs->cpus, capacity * vs->cpus);
+				  vs->family, g->conf->location, limit, now * vs->cpus,
+				  (capacity - now) * vs->cpus, capacity * vs->cpus);
 	}
 	op_new(g, i, false, op);
-	seq = op->seq;
-	s->capacity = capacity;
-	s->etag++;
-	live = live_count(g, i);
-	while (live < capacity) {
-		struct sim_azure_vm *vm = vm_add(g, i, spread_zone(g, i), seq);
-
-		if (!vm)
-			return errbuf_set(err, "out of memory");
-		launch_vm(g, i, vm);
-		live++;
-	}
-	while (live > capacity) {
-		size_t k = s->n;
-
-		while (k > 0 && s->vm[k - 1].state == SIM_AZURE_DELETING)
-			k--;
-		if (k == 0)
-			break;
-		vm_delete(g, i, k - 1, seq);
-		live--;
-	}
+	g->s[i].etag++;
+	if (sim_managed_resize(g->ms, i, capacity, op->seq) < 0)
+		return errbuf_set(err, "out of memory");
 	sim_cloud_tracef(g->c, "azure: scale set %s capacity %d -> %d", ag->vmss, old, capacity);
 	return 0;
+}
+
+/* Scale set i's VM with instance id 'id' (decimal text) not being deleted, or NULL. */
+static struct sim_member *live_vm(struct sim_azure *g, size_t i, const char *id)
+{
+	size_t k, n;
+	struct sim_member *m = sim_managed_members(g->ms, i, &n);
+	char text[16];
+
+	for (k = 0; k < n; k++) {
+		snprintf(text, sizeof(text), "%d", m[k].number);
+		if (strcmp(text, id) == 0 && m[k].state != SIM_MEMBER_DELETING)
+			return &m[k];
+	}
+	return NULL;
 }
 
 int sim_azure_delete(struct sim_azure *g, size_t i, const char *const *ids, size_t n,
 		     struct sim_azure_op *op, struct errbuf *err)
 {
-	struct vmss *s = &g->s[i];
-	size_t k, j;
-	char text[16];
+	size_t k;
 
-	refresh(g, i);
-	for (k = 0; k < n; k++) {
-		for (j = 0; j < s->n; j++) {
-			snprintf(text, sizeof(text), "%d", s->vm[j].instance_id);
-			if (strcmp(text, ids[k]) == 0 && s->vm[j].state != SIM_AZURE_DELETING)
-				break;
-		}
-		if (j == s->n)
+	sim_managed_refresh(g->ms, i);
+	for (k = 0; k < n; k++)
+		if (!live_vm(g, i, ids[k]))
 			return errbuf_set(err, "The provided instanceId %.16s is not an active Virtual Machine Scale Set VM instanceId.",
 					  ids[k]);
-	}
 	op_new(g, i, true, op);
 	for (k = 0; k < n; k++) {
-		for (j = 0; j < s->n; j++) {
-			snprintf(text, sizeof(text), "%d", s->vm[j].instance_id);
-			if (strcmp(text, ids[k]) == 0 && s->vm[j].state != SIM_AZURE_DELETING)
-				break;
-		}
-		if (j == s->n)
+		struct sim_member *m = live_vm(g, i, ids[k]);
+		int capacity = sim_managed_target(g->ms, i);
+
+		if (!m)
 			continue; /* named twice */
-		vm_delete(g, i, j, op->seq);
-		if (s->capacity > 0)
-			s->capacity--;
+		sim_managed_delete(g->ms, i, m, op->seq);
+		if (capacity > 0)
+			sim_managed_set_target(g->ms, i, capacity - 1);
 	}
-	s->etag++;
+	g->s[i].etag++;
 	sim_cloud_tracef(g->c, "azure: scale set %s delete %zu -> capacity %d",
-			 g->conf->groups[i].vmss, n, s->capacity);
+			 g->conf->groups[i].vmss, n, sim_managed_target(g->ms, i));
 	return 0;
 }
 
@@ -687,42 +537,24 @@ void sim_azure_start(struct sim_azure *g)
 
 	sim_cloud_lock(g->c);
 	for (i = 0; i < g->n_groups; i++) {
-		struct sim_instance *const *inst = sim_cloud_instances(g->c, i, &n);
 		int min = sim_cloud_group(g->c, i)->min;
+		struct sim_member *m;
 		struct sim_azure_op op;
 		char code[48];
 		struct errbuf err;
 
+		sim_managed_adopt(g->ms, i);
+		m = sim_managed_members(g->ms, i, &n);
 		for (k = 0; k < n; k++) {
-			struct vmss *s = &g->s[i];
-			struct sim_azure_vm *vm;
-			const char *us = strrchr(inst[k]->id, '_');
+			/* "<vmss>_<id>" in a zone "<location>-<zone>" */
+			const char *us = strrchr(m[k].name, '_');
+			const char *dash = strrchr(m[k].zone, '-');
 
-			if (s->n == s->cap) {
-				size_t cap = s->cap ? s->cap * 2 : 16;
-				struct sim_azure_vm *nv = realloc(s->vm, cap * sizeof(*nv));
-
-				if (!nv)
-					break;
-				s->vm = nv;
-				s->cap = cap;
-			}
-			vm = &s->vm[s->n++];
-			memset(vm, 0, sizeof(*vm));
-			vm->instance_id = us ? atoi(us + 1) : (int)k;
-			snprintf(vm->name, sizeof(vm->name), "%.95s", inst[k]->id);
-			snprintf(vm->computer, sizeof(vm->computer), "%.79s", inst[k]->node_name);
-			{
-				const char *dash = strrchr(inst[k]->zone, '-');
-
-				snprintf(vm->zone, sizeof(vm->zone), "%.7s", dash ? dash + 1 : "");
-			}
-			vm->in = inst[k];
-			vm->state = inst[k]->state == INSTANCE_RUNNING ? SIM_AZURE_SUCCEEDED
-								      : SIM_AZURE_CREATING;
+			m[k].number = us ? atoi(us + 1) : (int)k;
+			memmove(m[k].zone, dash ? dash + 1 : "", dash ? strlen(dash + 1) + 1 : 1);
+			m[k].zone[7] = '\0';
 		}
-		g->s[i].capacity = (int)g->s[i].n;
-		if (g->s[i].capacity < min)
+		if (sim_managed_target(g->ms, i) < min)
 			sim_azure_set_capacity(g, i, min, &op, code, sizeof(code), &err);
 	}
 	sim_cloud_unlock(g->c);
@@ -748,7 +580,7 @@ enum sim_azure_op_status sim_azure_op_status(struct sim_azure *g, const struct s
 					     size_t msg_size)
 {
 	size_t k, n;
-	const struct sim_azure_vm *vm;
+	const struct sim_member *vm;
 
 	if (code_size)
 		code[0] = '\0';
@@ -756,12 +588,13 @@ enum sim_azure_op_status sim_azure_op_status(struct sim_azure *g, const struct s
 		msg[0] = '\0';
 	if (sim_cloud_now(g->c) < op->done_ns)
 		return SIM_AZURE_IN_PROGRESS;
-	vm = sim_azure_vms(g, op->group, &n);
+	sim_managed_refresh(g->ms, op->group);
+	vm = sim_managed_members(g->ms, op->group, &n);
 	for (k = 0; !op->delete && k < n; k++)
 		if (vm[k].op == op->seq && vm[k].launching)
 			return SIM_AZURE_IN_PROGRESS;
 	for (k = 0; !op->delete && k < n; k++) {
-		if (vm[k].op == op->seq && vm[k].state == SIM_AZURE_FAILED) {
+		if (vm[k].op == op->seq && vm[k].state == SIM_MEMBER_FAILED) {
 			snprintf(code, code_size, "%s", vm[k].error_code);
 			snprintf(msg, msg_size, "%s", vm[k].error_message);
 			return SIM_AZURE_OP_FAILED;

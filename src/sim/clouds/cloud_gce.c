@@ -6,7 +6,6 @@
  */
 #include "sim/clouds/cloud_gce.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,20 +26,12 @@ static const struct sim_gce_mtype builtin_mtypes[] = {
 };
 #define N_MTYPES (sizeof(builtin_mtypes) / sizeof(builtin_mtypes[0]))
 
-struct mig {
-	int target;
-	struct sim_gce_mi *mi;
-	size_t n, cap;
-	bool retry_queued;
-};
-
 struct sim_gce {
-	_Atomic int refs;          /* the owner + every creation in flight */
-	_Atomic bool dead;
 	struct sim_cloud *c;
 	const struct sim_gce_conf *conf;
-	struct sim_life *life;
-	struct mig *m;
+	struct sim_managed *ms;    /* the MIGs' managed instances */
+	struct sim_gce_mi **view;  /* per MIG: its managed instances as sim_gce_managed gives them */
+	size_t *view_cap;
 	size_t n_groups;
 	uint64_t rng;
 	uint32_t ip_next;
@@ -49,22 +40,16 @@ struct sim_gce {
 	size_t n_ops, cap_ops;
 };
 
-/* One creation attempt, for its callbacks. */
-struct attempt {
-	struct sim_gce *g;
-	size_t gi;
-	char name[64];
-};
-
-static void gce_put(struct sim_gce *g)
+/* Frees it once the last creation in flight is over (the members' destroy). */
+static void gce_destroy(void *ud)
 {
+	struct sim_gce *g = ud;
 	size_t i;
 
-	if (atomic_fetch_sub(&g->refs, 1) != 1)
-		return;
-	for (i = 0; i < g->n_groups; i++)
-		free(g->m[i].mi);
-	free(g->m);
+	for (i = 0; g->view && i < g->n_groups; i++)
+		free(g->view[i]);
+	free(g->view);
+	free(g->view_cap);
 	free(g->ops);
 	free(g);
 }
@@ -125,16 +110,15 @@ void sim_gce_failure(enum provider_error e, const char *zone, char *code, size_t
 
 /* ---- names ---- */
 
-static bool name_taken(const struct sim_gce *g, const char *name)
+static bool name_taken(struct sim_gce *g, const char *name)
 {
-	size_t i, k;
+	size_t i;
 
 	if (sim_cloud_find_instance(g->c, name))
 		return true;
 	for (i = 0; i < g->n_groups; i++)
-		for (k = 0; k < g->m[i].n; k++)
-			if (strcmp(g->m[i].mi[k].name, name) == 0)
-				return true;
+		if (sim_managed_find(g->ms, i, name))
+			return true;
 	return false;
 }
 
@@ -156,76 +140,13 @@ void sim_gce_new_name(struct sim_gce *g, size_t i, char *out, size_t size)
 	} while (name_taken(g, out));
 }
 
-/* The group's zone with the fewest managed instances (the first on a tie). */
-static const char *spread_zone(const struct sim_gce *g, size_t gi)
-{
-	const struct sim_gce_group *sg = &g->conf->groups[gi];
-	const struct mig *m = &g->m[gi];
-	size_t z, k, best = 0;
-	int best_n = -1;
-
-	for (z = 0; z < sg->n_zones; z++) {
-		int count = 0;
-
-		for (k = 0; k < m->n; k++)
-			if (m->mi[k].action != SIM_GCE_DELETING &&
-			    strcmp(m->mi[k].zone, sg->zones[z]) == 0)
-				count++;
-		if (best_n < 0 || count < best_n) {
-			best_n = count;
-			best = z;
-		}
-	}
-	return sg->zones[best];
-}
-
-static struct sim_gce_mi *mi_add(struct sim_gce *g, size_t gi, const char *name, const char *zone)
-{
-	struct mig *m = &g->m[gi];
-	struct sim_gce_mi *mi;
-
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 16;
-		struct sim_gce_mi *nm = realloc(m->mi, cap * sizeof(*nm));
-
-		if (!nm)
-			return NULL;
-		m->mi = nm;
-		m->cap = cap;
-	}
-	mi = &m->mi[m->n++];
-	memset(mi, 0, sizeof(*mi));
-	snprintf(mi->name, sizeof(mi->name), "%.63s", name);
-	snprintf(mi->zone, sizeof(mi->zone), "%.31s", zone);
-	mi->action = SIM_GCE_CREATING;
-	return mi;
-}
-
-static struct sim_gce_mi *mi_find(struct sim_gce *g, size_t gi, const char *name)
-{
-	size_t k;
-
-	for (k = 0; k < g->m[gi].n; k++)
-		if (strcmp(g->m[gi].mi[k].name, name) == 0)
-			return &g->m[gi].mi[k];
-	return NULL;
-}
-
-static void mi_remove(struct sim_gce *g, size_t gi, size_t k)
-{
-	struct mig *m = &g->m[gi];
-
-	memmove(&m->mi[k], &m->mi[k + 1], (m->n - k - 1) * sizeof(*m->mi));
-	m->n--;
-}
-
 static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_launch_spec *spec,
 		 struct sim_instance *in)
 {
 	struct sim_gce *g = ud;
 	const struct sim_gce_group *sg = &g->conf->groups[gi];
 	const char *name = spec ? spec->arg : NULL;
-	const char *zone = spec && spec->zone ? spec->zone : spread_zone(g, gi);
+	const char *zone = spec && spec->zone ? spec->zone : sim_managed_spread_zone(g->ms, gi);
 	uint32_t n;
 
 	(void)c;
@@ -235,9 +156,7 @@ static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_laun
 		sim_gce_new_name(g, gi, in->id, sizeof(in->id));
 	if (sim_cloud_find_instance(g->c, in->id))
 		return -1;
-	do {
-		n = g->ip_next++;
-	} while ((n & 255) < 2 || (n & 255) == 255);
+	n = sim_cloud_next_ip(&g->ip_next, 2);
 	snprintf(in->private_ip, sizeof(in->private_ip), "10.128.%u.%u", (n >> 8) & 255, n & 255);
 	snprintf(in->node_name, sizeof(in->node_name), "%s", in->id);
 	snprintf(in->zone, sizeof(in->zone), "%s", zone);
@@ -247,11 +166,52 @@ static int namer(void *ud, struct sim_cloud *c, size_t gi, const struct sim_laun
 	return 0;
 }
 
+/* ---- the MIGs' managed instances (sim/clouds/cloud.h's members) ---- */
+
+static void member_name(void *ud, size_t gi, struct sim_member *m)
+{
+	char name[64];
+
+	/* made apart: the member is in the group, a name in it is taken */
+	sim_gce_new_name(ud, gi, name, sizeof(name));
+	snprintf(m->name, sizeof(m->name), "%s", name);
+}
+
+/* A failed creation stays on lastAttempt while the MIG retries it. */
+static void member_failed(void *ud, size_t gi, struct sim_member *m, enum provider_error e)
+{
+	struct sim_gce *g = ud;
+	char where[96];
+
+	snprintf(where, sizeof(where), "projects/%s/zones/%s", g->conf->project, m->zone);
+	sim_gce_failure(e, where, m->error_code, sizeof(m->error_code), m->error_message,
+			sizeof(m->error_message));
+	sim_cloud_tracef(g->c, "gce: MIG %s: creating %s failed: %s", g->conf->groups[gi].mig,
+			 m->name, m->error_code);
+}
+
+/* One that died otherwise (its node deleted) is replaced by a new one, as a
+ * MIG recreates. */
+static void member_lost(void *ud, size_t gi, const struct sim_member *m)
+{
+	struct sim_gce *g = ud;
+	char name[64];
+	struct sim_member *nm;
+
+	sim_gce_new_name(g, gi, name, sizeof(name));
+	nm = sim_managed_add(g->ms, gi, name, m->zone);
+	if (nm)
+		sim_managed_launch(g->ms, gi, nm);
+}
+
 /* ---- construction ---- */
 
 struct sim_gce *sim_gce_new(struct sim_cloud *cloud, const struct sim_gce_conf *conf,
 			    uint64_t seed, struct errbuf *err)
 {
+	static const struct sim_managed_ops mops = {member_name, member_failed, member_lost,
+						    gce_destroy};
+	struct sim_managed_opts mo = {conf->retry_ns > 0 ? conf->retry_ns : DEFAULT_RETRY_NS, true};
 	struct sim_gce *g;
 	size_t i;
 
@@ -283,22 +243,25 @@ struct sim_gce *sim_gce_new(struct sim_cloud *cloud, const struct sim_gce_conf *
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		goto oom;
-	atomic_init(&g->refs, 1);
-	atomic_init(&g->dead, false);
 	g->c = cloud;
 	g->conf = conf;
 	g->rng = seed ^ 0x6a09e667f3bcc908ULL;
 	g->ip_next = (1u << 8) | 2;
 	g->op_seq = 1000000 + (seed % 1000000);
-	g->m = conf->n_groups ? calloc(conf->n_groups, sizeof(*g->m)) : NULL;
-	g->life = sim_life_new(g);
-	if ((conf->n_groups && !g->m) || !g->life) {
-		sim_life_end(g->life);
-		g->life = NULL;
-		gce_put(g);
+	g->n_groups = conf->n_groups;
+	g->view = conf->n_groups ? calloc(conf->n_groups, sizeof(*g->view)) : NULL;
+	g->view_cap = conf->n_groups ? calloc(conf->n_groups, sizeof(*g->view_cap)) : NULL;
+	if (conf->n_groups && (!g->view || !g->view_cap)) {
+		gce_destroy(g);
 		goto oom;
 	}
-	g->n_groups = conf->n_groups;
+	g->ms = sim_managed_new(cloud, &mops, &mo, g);
+	if (!g->ms) {
+		gce_destroy(g);
+		goto oom;
+	}
+	for (i = 0; i < conf->n_groups; i++)
+		sim_managed_set_zones(g->ms, i, conf->groups[i].zones, conf->groups[i].n_zones);
 	sim_cloud_set_namer(cloud, namer, g);
 	return g;
 oom:
@@ -308,11 +271,8 @@ oom:
 
 void sim_gce_free(struct sim_gce *g)
 {
-	if (!g)
-		return;
-	atomic_store(&g->dead, true);
-	sim_life_end(g->life);
-	gce_put(g);
+	if (g)
+		sim_managed_free(g->ms);
 }
 
 const struct sim_gce_conf *sim_gce_conf(const struct sim_gce *g)
@@ -376,228 +336,82 @@ void sim_gce_template_of(const struct sim_gce *g, size_t i, const char *image, c
 
 int sim_gce_target_size(const struct sim_gce *g, size_t i)
 {
-	return g->m[i].target;
+	return sim_managed_target(g->ms, i);
 }
 
-/* ---- creation ---- */
+/* ---- the MIGs ---- */
 
-static void launch_mi(struct sim_gce *g, size_t gi, struct sim_gce_mi *mi);
-
-static void retry_fn(void *owner, void *data, uint64_t id, bool alive)
+static enum sim_gce_action action_of(enum sim_member_state st)
 {
-	struct sim_gce *g = owner;
-	size_t gi = (size_t)id, k;
-
-	(void)data;
-	if (!alive)
-		return;
-	sim_cloud_lock(g->c);
-	g->m[gi].retry_queued = false;
-	for (k = 0; k < g->m[gi].n; k++) {
-		struct sim_gce_mi *mi = &g->m[gi].mi[k];
-
-		if (mi->action == SIM_GCE_CREATING && !mi->in && !mi->launching)
-			launch_mi(g, gi, mi);
-	}
-	sim_cloud_unlock(g->c);
-}
-
-static void attempt_instance(void *ctx, const struct sim_instance *copy)
-{
-	struct attempt *a = ctx;
-	struct sim_gce *g = a->g;
-	struct sim_gce_mi *mi;
-
-	if (atomic_load(&g->dead))
-		return;
-	sim_cloud_lock(g->c);
-	mi = mi_find(g, a->gi, a->name);
-	if (mi) {
-		mi->in = sim_cloud_find_instance(g->c, copy->id);
-		mi->error_code[0] = '\0';
-		mi->error_message[0] = '\0';
-	} else {
-		/* deleted while being created: it goes at once */
-		struct sim_instance *in = sim_cloud_find_instance(g->c, copy->id);
-
-		if (in)
-			sim_cloud_terminate_instance(g->c, in);
-	}
-	sim_cloud_unlock(g->c);
-}
-
-static void attempt_done(void *ctx, int count, const struct provider_status *st)
-{
-	struct attempt *a = ctx;
-	struct sim_gce *g = a->g;
-	struct sim_gce_mi *mi;
-
-	if (atomic_load(&g->dead) || !st || st->code == PROVIDER_CANCELLED) {
-		free(a);
-		gce_put(g);
-		return;
-	}
-	sim_cloud_lock(g->c);
-	mi = mi_find(g, a->gi, a->name);
-	if (mi)
-		mi->launching = false;
-	if (mi && count < 1) {
-		char where[96];
-
-		snprintf(where, sizeof(where), "projects/%s/zones/%s", g->conf->project, mi->zone);
-		sim_gce_failure(st->code, where, mi->error_code, sizeof(mi->error_code),
-				mi->error_message, sizeof(mi->error_message));
-		sim_cloud_tracef(g->c, "gce: MIG %s: creating %s failed: %s",
-				 g->conf->groups[a->gi].mig, mi->name, mi->error_code);
-		if (!g->m[a->gi].retry_queued &&
-		    sim_after(sim_cloud_executor(g->c), g->life,
-			      g->conf->retry_ns > 0 ? g->conf->retry_ns : DEFAULT_RETRY_NS, retry_fn,
-			      NULL, a->gi) == 0)
-			g->m[a->gi].retry_queued = true;
-	}
-	sim_cloud_unlock(g->c);
-	free(a);
-	gce_put(g);
-}
-
-static void launch_mi(struct sim_gce *g, size_t gi, struct sim_gce_mi *mi)
-{
-	struct attempt *a = calloc(1, sizeof(*a));
-	struct sim_launch_spec spec;
-
-	if (!a)
-		return;
-	a->g = g;
-	a->gi = gi;
-	snprintf(a->name, sizeof(a->name), "%s", mi->name);
-	memset(&spec, 0, sizeof(spec));
-	spec.zone = mi->zone;
-	spec.admitted = true;
-	spec.arg = a->name;
-	atomic_fetch_add(&g->refs, 1);
-	mi->launching = true;
-	if (sim_cloud_launch_spec(g->c, sim_cloud_group(g->c, gi)->name, 1, &spec, attempt_instance,
-				  attempt_done, a) < 0) {
-		mi->launching = false;
-		atomic_fetch_sub(&g->refs, 1);
-		free(a);
-	}
-}
-
-/* Brings the records up to date with their instances: DELETING ones whose
- * machine is gone leave; one that died otherwise (its node deleted) is
- * replaced by a new one, as a MIG recreates; actions follow the states. */
-static void refresh(struct sim_gce *g, size_t gi)
-{
-	struct mig *m = &g->m[gi];
-	size_t k = 0;
-
-	while (k < m->n) {
-		struct sim_gce_mi *mi = &m->mi[k];
-
-		if (mi->in && mi->in->state == INSTANCE_GONE && mi->action == SIM_GCE_DELETING) {
-			mi_remove(g, gi, k);
-			continue;
-		}
-		if (mi->in && mi->action != SIM_GCE_DELETING &&
-		    (mi->in->state == INSTANCE_STOPPING || mi->in->state == INSTANCE_GONE)) {
-			char name[64], zone[32];
-			struct sim_gce_mi *nm;
-
-			snprintf(zone, sizeof(zone), "%s", mi->zone);
-			mi_remove(g, gi, k);
-			sim_gce_new_name(g, gi, name, sizeof(name));
-			nm = mi_add(g, gi, name, zone);
-			if (nm)
-				launch_mi(g, gi, nm);
-			continue;
-		}
-		if (mi->in && mi->action == SIM_GCE_CREATING && mi->in->state == INSTANCE_RUNNING)
-			mi->action = SIM_GCE_NONE;
-		k++;
+	switch (st) {
+	case SIM_MEMBER_RUNNING: return SIM_GCE_NONE;
+	case SIM_MEMBER_DELETING: return SIM_GCE_DELETING;
+	default: return SIM_GCE_CREATING; /* a MIG retries a failed creation */
 	}
 }
 
 const struct sim_gce_mi *sim_gce_managed(struct sim_gce *g, size_t i, size_t *n)
 {
-	refresh(g, i);
-	*n = g->m[i].n;
-	return g->m[i].mi;
+	const struct sim_member *m;
+	size_t k;
+
+	sim_managed_refresh(g->ms, i);
+	m = sim_managed_members(g->ms, i, n);
+	if (*n > g->view_cap[i]) {
+		struct sim_gce_mi *nv = realloc(g->view[i], *n * sizeof(*nv));
+
+		if (!nv) {
+			*n = 0;
+			return g->view[i];
+		}
+		g->view[i] = nv;
+		g->view_cap[i] = *n;
+	}
+	for (k = 0; k < *n; k++) {
+		struct sim_gce_mi *mi = &g->view[i][k];
+
+		memset(mi, 0, sizeof(*mi));
+		snprintf(mi->name, sizeof(mi->name), "%.63s", m[k].name);
+		snprintf(mi->zone, sizeof(mi->zone), "%s", m[k].zone);
+		mi->in = m[k].in;
+		mi->action = action_of(m[k].state);
+		mi->launching = m[k].launching;
+		snprintf(mi->error_code, sizeof(mi->error_code), "%s", m[k].error_code);
+		snprintf(mi->error_message, sizeof(mi->error_message), "%s", m[k].error_message);
+	}
+	return g->view[i];
 }
 
 void sim_gce_actions(struct sim_gce *g, size_t i, int *none, int *creating, int *deleting)
 {
 	size_t k, n;
-	const struct sim_gce_mi *mi = sim_gce_managed(g, i, &n);
+	const struct sim_member *m;
 
+	sim_managed_refresh(g->ms, i);
+	m = sim_managed_members(g->ms, i, &n);
 	*none = *creating = *deleting = 0;
 	for (k = 0; k < n; k++) {
-		if (mi[k].action == SIM_GCE_NONE)
+		enum sim_gce_action a = action_of(m[k].state);
+
+		if (a == SIM_GCE_NONE)
 			(*none)++;
-		else if (mi[k].action == SIM_GCE_CREATING)
+		else if (a == SIM_GCE_CREATING)
 			(*creating)++;
 		else
 			(*deleting)++;
 	}
 }
 
-/* Takes managed instance k of MIG gi out: its machine stops. */
-static void mi_delete(struct sim_gce *g, size_t gi, size_t k)
-{
-	struct sim_gce_mi *mi = &g->m[gi].mi[k];
-
-	if (!mi->in) {
-		/* never made (or still being made: attempt_instance stops it) */
-		mi_remove(g, gi, k);
-		return;
-	}
-	mi->action = SIM_GCE_DELETING;
-	sim_cloud_terminate_instance(g->c, mi->in);
-}
-
-/* Live (not deleting) managed instances of MIG gi. */
-static int live_count(const struct sim_gce *g, size_t gi)
-{
-	size_t k;
-	int n = 0;
-
-	for (k = 0; k < g->m[gi].n; k++)
-		if (g->m[gi].mi[k].action != SIM_GCE_DELETING)
-			n++;
-	return n;
-}
-
 int sim_gce_resize(struct sim_gce *g, size_t i, int size, struct errbuf *err)
 {
-	int live, old = g->m[i].target;
+	int old = sim_managed_target(g->ms, i);
 
 	if (size < 0 || size > MAX_TARGET)
 		return errbuf_set(err, "Invalid value for field 'size': '%d'. Must be greater than or equal to 0 and at most %d.",
 				  size, MAX_TARGET);
-	refresh(g, i);
-	g->m[i].target = size;
-	live = live_count(g, i);
-	while (live < size) {
-		char name[64];
-		struct sim_gce_mi *mi;
-
-		sim_gce_new_name(g, i, name, sizeof(name));
-		mi = mi_add(g, i, name, spread_zone(g, i));
-		if (!mi)
-			return errbuf_set(err, "out of memory");
-		launch_mi(g, i, mi);
-		live++;
-	}
-	while (live > size) {
-		size_t k = g->m[i].n;
-
-		while (k > 0 && g->m[i].mi[k - 1].action == SIM_GCE_DELETING)
-			k--;
-		if (k == 0)
-			break;
-		mi_delete(g, i, k - 1);
-		live--;
-	}
+	sim_managed_refresh(g->ms, i);
+	if (sim_managed_resize(g->ms, i, size, 0) < 0)
+		return errbuf_set(err, "out of memory");
 	sim_cloud_tracef(g->c, "gce: MIG %s targetSize %d -> %d", g->conf->groups[i].mig, old, size);
 	return 0;
 }
@@ -610,7 +424,7 @@ int sim_gce_create(struct sim_gce *g, size_t i, const char *const *names, size_t
 	if (n == 0 || n > MAX_TARGET)
 		return errbuf_set(err, "Invalid value for field 'resource.instances': %zu instances. Must be between 1 and %d.",
 				  n, MAX_TARGET);
-	if (g->m[i].target + (int)n > MAX_TARGET)
+	if (sim_managed_target(g->ms, i) + (int)n > MAX_TARGET)
 		return errbuf_set(err, "Invalid value for field 'resource.instances': the target size would exceed %d.",
 				  MAX_TARGET);
 	for (k = 0; k < n; k++) {
@@ -625,73 +439,68 @@ int sim_gce_create(struct sim_gce *g, size_t i, const char *const *names, size_t
 				return errbuf_set(err, "Invalid value for field 'resource.instances[%zu].name': '%s'. Duplicate instance name.",
 						  k, names[k]);
 	}
-	refresh(g, i);
+	sim_managed_refresh(g->ms, i);
 	for (k = 0; k < n; k++) {
-		struct sim_gce_mi *mi = mi_add(g, i, names[k], spread_zone(g, i));
+		struct sim_member *m = sim_managed_add(g->ms, i, names[k],
+						       sim_managed_spread_zone(g->ms, i));
 
-		if (!mi)
+		if (!m)
 			return errbuf_set(err, "out of memory");
-		g->m[i].target++;
-		launch_mi(g, i, mi);
+		sim_managed_set_target(g->ms, i, sim_managed_target(g->ms, i) + 1);
+		sim_managed_launch(g->ms, i, m);
 	}
 	sim_cloud_tracef(g->c, "gce: MIG %s createInstances %zu -> targetSize %d",
-			 g->conf->groups[i].mig, n, g->m[i].target);
+			 g->conf->groups[i].mig, n, sim_managed_target(g->ms, i));
 	return 0;
+}
+
+/* MIG i's managed instance 'name' when it is not being deleted, or NULL. */
+static struct sim_member *live_member(struct sim_gce *g, size_t i, const char *name)
+{
+	struct sim_member *m = sim_managed_find(g->ms, i, name);
+
+	return m && m->state != SIM_MEMBER_DELETING ? m : NULL;
 }
 
 int sim_gce_delete(struct sim_gce *g, size_t i, const char *const *names, size_t n, bool skip,
 		   struct errbuf *err)
 {
-	size_t k, j;
-	int done = 0;
+	size_t k;
+	int done = 0, target;
 
-	refresh(g, i);
-	for (k = 0; k < n && !skip; k++) {
-		struct sim_gce_mi *mi = mi_find(g, i, names[k]);
-
-		if (!mi || mi->action == SIM_GCE_DELETING)
+	sim_managed_refresh(g->ms, i);
+	for (k = 0; k < n && !skip; k++)
+		if (!live_member(g, i, names[k]))
 			return errbuf_set(err, "The instance 'projects/%s/zones/%s/instances/%s' is not a member of the instance group manager %s",
 					  g->conf->project, g->conf->groups[i].zones[0], names[k],
 					  g->conf->groups[i].mig);
-	}
 	for (k = 0; k < n; k++) {
-		for (j = 0; j < g->m[i].n; j++)
-			if (strcmp(g->m[i].mi[j].name, names[k]) == 0 &&
-			    g->m[i].mi[j].action != SIM_GCE_DELETING)
-				break;
-		if (j == g->m[i].n)
+		struct sim_member *m = live_member(g, i, names[k]);
+
+		if (!m)
 			continue;
-		mi_delete(g, i, j);
-		if (g->m[i].target > 0)
-			g->m[i].target--;
+		sim_managed_delete(g->ms, i, m, 0);
+		target = sim_managed_target(g->ms, i);
+		if (target > 0)
+			sim_managed_set_target(g->ms, i, target - 1);
 		done++;
 	}
 	sim_cloud_tracef(g->c, "gce: MIG %s deleteInstances %d -> targetSize %d",
-			 g->conf->groups[i].mig, done, g->m[i].target);
+			 g->conf->groups[i].mig, done, sim_managed_target(g->ms, i));
 	return done;
 }
 
 void sim_gce_start(struct sim_gce *g)
 {
-	size_t i, k, n;
+	size_t i;
 
 	sim_cloud_lock(g->c);
 	for (i = 0; i < g->n_groups; i++) {
-		struct sim_instance *const *inst = sim_cloud_instances(g->c, i, &n);
 		int min = sim_cloud_group(g->c, i)->min;
 		struct errbuf err;
 
-		for (k = 0; k < n; k++) {
-			struct sim_gce_mi *mi = mi_add(g, i, inst[k]->id, inst[k]->zone);
-
-			if (!mi)
-				break;
-			mi->in = inst[k];
-			mi->action = inst[k]->state == INSTANCE_RUNNING ? SIM_GCE_NONE
-								       : SIM_GCE_CREATING;
-		}
-		g->m[i].target = (int)g->m[i].n;
-		if (g->m[i].target < min)
+		sim_managed_adopt(g->ms, i);
+		if (sim_managed_target(g->ms, i) < min)
 			sim_gce_resize(g, i, min, &err);
 	}
 	sim_cloud_unlock(g->c);
@@ -705,7 +514,6 @@ void sim_gce_op_new(struct sim_gce *g, size_t i, const char *kind, const char *r
 		    struct sim_gce_op *out, bool *dup)
 {
 	struct sim_gce_op *op;
-	int64_t delay;
 	size_t k;
 
 	*dup = false;
@@ -722,10 +530,8 @@ void sim_gce_op_new(struct sim_gce *g, size_t i, const char *kind, const char *r
 	out->group = i;
 	snprintf(out->kind, sizeof(out->kind), "%s", kind);
 	snprintf(out->request_id, sizeof(out->request_id), "%s", request_id ? request_id : "");
-	out->start_ns = sim_cloud_now(g->c);
-	out->start_wall = clock_wall(executor_clock(sim_cloud_executor(g->c)));
-	delay = sim_cloud_call_delay(g->c, sim_cloud_group(g->c, i)->name);
-	out->done_ns = out->start_ns + (delay >= 0 ? delay : g->conf->operation_ns);
+	sim_managed_op_times(g->ms, i, g->conf->operation_ns, &out->start_ns, &out->start_wall,
+			     &out->done_ns);
 	g->op_seq++;
 	snprintf(out->id, sizeof(out->id), "%llu",
 		 (unsigned long long)(4000000000000000000ULL + g->op_seq));

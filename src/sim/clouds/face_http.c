@@ -61,7 +61,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	body = cs->body.data ? cs->body.data : "";
-	bad = cs->too_big || cs->body.oom || strlen(body) != cs->body.len;
+	bad = cs->too_big || cs->body.oom || (!h->o.binary && strlen(body) != cs->body.len);
 	return h->fn(h->ud, conn, url, method, body, cs->body.len, bad);
 }
 
@@ -103,6 +103,7 @@ struct face_http *face_http_start(const struct face_http_opts *o, face_http_fn f
 			     MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	int fd = -1, one = 1;
 	bool tls = o->tls_key_pem && o->tls_cert_pem;
+	unsigned int timeout = o->timeout_s ? o->timeout_s : 300;
 
 	if (!h) {
 		errbuf_set(err, "out of memory");
@@ -143,13 +144,13 @@ struct face_http *face_http_start(const struct face_http_opts *o, face_http_fn f
 					     MHD_OPTION_HTTPS_MEM_KEY, o->tls_key_pem,
 					     MHD_OPTION_HTTPS_MEM_CERT, o->tls_cert_pem,
 					     MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-					     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)300,
+					     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
 					     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_END);
 	else
 		h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
 					     MHD_OPTION_LISTEN_SOCKET, fd,
 					     MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-					     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)300,
+					     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
 					     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_END);
 	if (!h->daemon) {
 		errbuf_set(err, "%s: cannot start the HTTP%s daemon", h->o.name, tls ? "S" : "");
@@ -161,6 +162,32 @@ fail:
 		close(fd);
 	free(h);
 	return NULL;
+}
+
+struct MHD_Response *face_http_response(struct buf *body)
+{
+	size_t len = body->len;
+	char *data = buf_take(body);
+	struct MHD_Response *resp;
+
+	if (!data) {
+		data = strdup("");
+		len = 0;
+		if (!data)
+			return NULL;
+	}
+	resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	if (!resp)
+		free(data);
+	return resp;
+}
+
+enum MHD_Result face_http_queue(struct MHD_Connection *conn, int code, struct MHD_Response *resp)
+{
+	enum MHD_Result rc = MHD_queue_response(conn, (unsigned int)code, resp);
+
+	MHD_destroy_response(resp);
+	return rc;
 }
 
 int face_http_port(const struct face_http *h)

@@ -3,7 +3,7 @@
  * libmicrohttpd daemon on 127.0.0.1 (plain or TLS) that gathers a
  * request's body before handing it over, private (0600) files for keys and
  * env files, KEY='value' lines, form values and strict integers. No cloud
- * here: the faces (gce_face.c, azure_face.c) own their wire formats.
+ * here: the faces (aws_face.c, gce_face.c, azure_face.c) own their wire formats.
  */
 #ifndef LUASCALE_SIM_FACE_HTTP_H
 #define LUASCALE_SIM_FACE_HTTP_H
@@ -19,13 +19,15 @@
 #include "errbuf.h"
 #include "log.h"
 
+struct buf;
+
 /* Bodies above this are refused (too_big). */
 #define FACE_HTTP_MAX_BODY (1 << 20)
 
 /*
  * Called once per request with its whole body (NUL-terminated; "" when
  * none). 'bad_body': larger than FACE_HTTP_MAX_BODY, not text (a NUL in
- * it) or out of memory. The handler queues a response on 'conn' and
+ * it, unless the face takes binary bodies) or out of memory. The handler queues a response on 'conn' and
  * returns what MHD_queue_response returned.
  */
 typedef enum MHD_Result (*face_http_fn)(void *ud, struct MHD_Connection *conn, const char *url,
@@ -39,6 +41,8 @@ struct face_http_opts {
 	                           /*   must outlive face_http_stop) */
 	const char *tls_cert_pem;
 	const struct logger *log;  /* borrowed; NULL: silent */
+	unsigned timeout_s;        /* an idle connection closes after (0: 300) */
+	bool binary;               /* a body may hold NUL bytes (bad_body only when too big) */
 };
 
 struct face_http;
@@ -53,6 +57,13 @@ struct face_http *face_http_start(const struct face_http_opts *o, face_http_fn f
 
 /* The port it listens on. */
 int face_http_port(const struct face_http *h);
+
+/* 'body' (taken: left empty) as a response to queue, or NULL when out of memory. */
+struct MHD_Response *face_http_response(struct buf *body);
+
+/* Queues 'resp' with status 'code' on 'conn' and lets it go: what
+ * MHD_queue_response returned. */
+enum MHD_Result face_http_queue(struct MHD_Connection *conn, int code, struct MHD_Response *resp);
 
 /* Stops serving (running requests finish). NULL is ignored. */
 void face_http_stop(struct face_http *h);

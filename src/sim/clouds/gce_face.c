@@ -1361,8 +1361,6 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 	struct MHD_Response *resp;
 	struct greq r;
 	enum MHD_Result rc;
-	size_t len;
-	char *data;
 
 	(void)body_len;
 	face_http_sleep_ns(f->o.latency_ns);
@@ -1390,19 +1388,9 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 		return MHD_NO;
 	}
 	log_at(f->o.log, LOG_DEBUG, real_wall(), "sim gce: %s %s -> %d", method, url, r.code);
-	len = r.body.len;
-	data = buf_take(&r.body);
-	if (!data) {
-		data = strdup("");
-		len = 0;
-		if (!data)
-			return MHD_NO;
-	}
-	resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(data);
+	resp = face_http_response(&r.body);
+	if (!resp)
 		return MHD_NO;
-	}
 	MHD_add_response_header(resp, "Content-Type",
 				r.content_type ? r.content_type : "application/json; charset=UTF-8");
 	if (r.metadata)
@@ -1415,8 +1403,7 @@ static enum MHD_Result on_request(void *ud, struct MHD_Connection *conn, const c
 		snprintf(ra, sizeof(ra), "%d", r.retry_after_s);
 		MHD_add_response_header(resp, "Retry-After", ra);
 	}
-	rc = MHD_queue_response(conn, (unsigned int)r.code, resp);
-	MHD_destroy_response(resp);
+	rc = face_http_queue(conn, r.code, resp);
 	return rc;
 }
 
