@@ -8,7 +8,6 @@
 #include "providers/aws/aws.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,16 +128,16 @@ static int parse_asg(const struct xmltree_node *m, struct aws_asg *a, struct pro
 
 	memset(a, 0, sizeof(*a));
 	if (xmltree_copy(m, "AutoScalingGroupName", a->name, sizeof(a->name)) < 0 || !a->name[0]) {
-		aws_status(st, PROVIDER_TRANSIENT, "DescribeAutoScalingGroups: a group without a name (line %d)",
-			   m->line);
+		cloudcall_status(st, PROVIDER_TRANSIENT, "DescribeAutoScalingGroups: a group without a name (line %d)",
+				 m->line);
 		return -1;
 	}
 	if (xmltree_int64(m, "MinSize", &v) < 0 || v < 0 || v > 1000000 || (a->min = (int)v, 0) ||
 	    xmltree_int64(m, "MaxSize", &v) < 0 || v < a->min || v > 1000000 || (a->max = (int)v, 0) ||
 	    xmltree_int64(m, "DesiredCapacity", &v) < 0 || v < 0 || v > 1000000) {
-		aws_status(st, PROVIDER_TRANSIENT,
-			   "DescribeAutoScalingGroups: group %.64s: MinSize, MaxSize or DesiredCapacity missing or out of range",
-			   a->name);
+		cloudcall_status(st, PROVIDER_TRANSIENT,
+				 "DescribeAutoScalingGroups: group %.64s: MinSize, MaxSize or DesiredCapacity missing or out of range",
+				 a->name);
 		return -1;
 	}
 	a->desired = (int)v;
@@ -154,9 +153,9 @@ static int parse_asg(const struct xmltree_node *m, struct aws_asg *a, struct pro
 		    xmltree_copy(it, "AvailabilityZone", in->zone, sizeof(in->zone)) < 0 ||
 		    !ok_zone_text(in->zone) ||
 		    xmltree_copy(it, "LifecycleState", in->state, sizeof(in->state)) < 0) {
-			aws_status(st, PROVIDER_TRANSIENT,
-				   "DescribeAutoScalingGroups: group %.64s: an instance without a valid InstanceId, AvailabilityZone or LifecycleState (line %d)",
-				   a->name, it->line);
+			cloudcall_status(st, PROVIDER_TRANSIENT,
+					 "DescribeAutoScalingGroups: group %.64s: an instance without a valid InstanceId, AvailabilityZone or LifecycleState (line %d)",
+					 a->name, it->line);
 			return -1;
 		}
 		xmltree_copy(it, "InstanceType", in->type, sizeof(in->type));
@@ -214,7 +213,7 @@ static int parse_asg(const struct xmltree_node *m, struct aws_asg *a, struct pro
 	xmltree_copy(m, "LaunchConfigurationName", a->launch_config, sizeof(a->launch_config));
 	return 0;
 oom:
-	aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+	cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 	return -1;
 }
 
@@ -238,7 +237,7 @@ static int take_page(const struct xmltree_doc *d, struct aws_asg **out, size_t *
 	const struct xmltree_node *it;
 
 	if (!res) {
-		aws_status(st, PROVIDER_TRANSIENT, "DescribeAutoScalingGroups: the answer has no DescribeAutoScalingGroupsResult");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "DescribeAutoScalingGroups: the answer has no DescribeAutoScalingGroupsResult");
 		return -1;
 	}
 	for (it = xmltree_first(xmltree_find(res, "AutoScalingGroups"), "member"); it; it = xmltree_next(it)) {
@@ -247,7 +246,7 @@ static int take_page(const struct xmltree_doc *d, struct aws_asg **out, size_t *
 			struct aws_asg *g = realloc(*out, nc * sizeof(*g));
 
 			if (!g) {
-				aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+				cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 				return -1;
 			}
 			*out = g;
@@ -261,7 +260,7 @@ static int take_page(const struct xmltree_doc *d, struct aws_asg **out, size_t *
 				return -1;
 			nb = realloc(bad->v, (bad->n + 1) * sizeof(*nb));
 			if (!nb) {
-				aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+				cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 				return -1;
 			}
 			bad->v = nb;
@@ -328,8 +327,8 @@ static int describe_asgs(struct provider *p, const char *const *names, size_t n_
 			}
 			if (++pages > MAX_PAGES) {
 				aws_asgs_free(all, n);
-				aws_status(st, PROVIDER_TRANSIENT, "DescribeAutoScalingGroups: more than %d pages: the NextToken does not end",
-					   MAX_PAGES);
+				cloudcall_status(st, PROVIDER_TRANSIENT, "DescribeAutoScalingGroups: more than %d pages: the NextToken does not end",
+						 MAX_PAGES);
 				return -1;
 			}
 		} while (next[0]);
@@ -386,7 +385,7 @@ void aws_failed_activity(struct provider *p, const char *asg, int64_t since,
 			break;
 		if (xmltree_copy(it, "StatusMessage", msg, sizeof(msg)) < 0 || !msg[0])
 			xmltree_copy(it, "Cause", msg, sizeof(msg));
-		aws_status(st, aws_activity_class(msg), "%s", msg[0] ? msg : "a scaling activity failed");
+		cloudcall_status(st, aws_activity_class(msg), "%s", msg[0] ? msg : "a scaling activity failed");
 		break;
 	}
 	xmltree_free(d);
@@ -622,14 +621,14 @@ static int describe_fleet(struct provider *p, const struct aws_group *g, struct 
 			for (it = xmltree_first(xmltree_find(r, "instancesSet"), "item"); it; it = xmltree_next(it))
 				if (fleet_instance(&fl, g, it) < 0) {
 					xmltree_free(d);
-					aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+					cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 					goto out;
 				}
 		if (xmltree_copy(xmltree_root(d), "nextToken", next, sizeof(next)) < 0)
 			next[0] = '\0';
 		xmltree_free(d);
 		if (++pages > MAX_PAGES) {
-			aws_status(st, PROVIDER_TRANSIENT, "DescribeInstances: the nextToken does not end");
+			cloudcall_status(st, PROVIDER_TRANSIENT, "DescribeInstances: the nextToken does not end");
 			goto out;
 		}
 	} while (next[0]);
@@ -691,7 +690,7 @@ static int asg_group(struct provider *p, const struct aws_group *g, const struct
 	if (a->n_inst && (!pg->instances || !images || !types)) {
 		free(images);
 		free(types);
-		aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < a->n_inst; i++) {
@@ -945,7 +944,7 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 	*n = k;
 	return 0;
 oom:
-	aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+	cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 fail:
 	provider_groups_free(out, k);
 	free(gs);
@@ -1005,11 +1004,11 @@ static void aws_free(struct provider *p)
 		free(ap->unavailable);
 		provider_lastgood_free(ap->lastgood);
 		provider_turns_free(ap->turns);
+		cloudcall_counts_destroy(&ap->calls);
 		pthread_mutex_destroy(&ap->mu);
 		free(ap);
 	}
-	ratelimit_free(p->mutating);
-	ratelimit_free(p->reads);
+	cloudcall_buckets_free(p);
 	free(p);
 }
 
@@ -1051,6 +1050,7 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	p->ops = &aws_ops;
 	p->impl = ap;
 	pthread_mutex_init(&ap->mu, NULL);
+	cloudcall_counts_init(&ap->calls);
 	ap->turns = provider_turns_new();
 	ap->lastgood = provider_lastgood_new();
 	if (!ap->turns || !ap->lastgood) {
@@ -1066,10 +1066,8 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	ap->discovery = c->aws.auto_discovery;
 	snprintf(ap->cluster, sizeof(ap->cluster), "%s", c->aws.cluster_name ? c->aws.cluster_name : "");
 
-	provider_limits_from(&lim, c);
-	p->mutating = ratelimit_new(ap->clock, lim.mutating_qps, lim.mutating_burst);
-	p->reads = ratelimit_new(ap->clock, lim.read_qps, lim.read_burst);
-	if (!p->mutating || !p->reads) {
+	if (cloudcall_buckets_new(p, ap->clock, c) < 0) {
+		provider_limits_from(&lim, c);
 		errbuf_set(err, "aws: bad rate limits (qps %.3g burst %d, read_qps %.3g read_burst %d)",
 			   lim.mutating_qps, lim.mutating_burst, lim.read_qps, lim.read_burst);
 		goto fail;

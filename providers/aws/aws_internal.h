@@ -16,6 +16,7 @@
 #include "providers/aws/aws.h"
 #include "providers/aws/awsapi.h"
 #include "providers/aws/credentials.h"
+#include "providers/cloudhttp/cloudcall.h"
 #include "providers/lastgood.h"
 #include "providers/provider.h"
 
@@ -104,7 +105,7 @@ struct aws_prov {
 	bool discovery;
 	char cluster[128];
 
-	pthread_mutex_t mu;       /* groups, seen, caches, counters, token sequence */
+	pthread_mutex_t mu;       /* groups, seen, caches, token sequence */
 	struct aws_seen *seen;    /* sorted by id */
 	size_t n_seen;
 	struct aws_itype *itypes; /* described instance types, kept */
@@ -129,10 +130,7 @@ struct aws_prov {
 		char image[64];
 	} *launched;
 	size_t n_launched;
-	struct aws_count {
-		char action[48];
-		uint64_t n;
-	} counts[32];
+	struct cloudcall_counts calls; /* by action (aws_provider_calls) */
 	struct provider_lastgood *lastgood; /* each group's last good view, for an ASG described badly */
 	struct aws_offering_out { /* offerings out of capacity a moment ago (aws_launch.c; under mu) */
 		char type[64];
@@ -269,9 +267,5 @@ int aws_interrupt_init(struct aws_prov *ap, const char *queue);
 void aws_interrupt_free(struct aws_prov *ap);
 int aws_interruptions(struct provider *p, struct provider_interruption **out, size_t *n,
 		      struct provider_status *st);
-
-/* Fills 'st'. */
-void aws_status(struct provider_status *st, enum provider_error code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 #endif

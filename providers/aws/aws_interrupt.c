@@ -363,17 +363,17 @@ static int sqs_call(struct provider *p, const char *action, const cJSON *body, c
 	c.st = st;
 	aws_count_call(ap, action);
 	if (ap->cancel && atomic_load(ap->cancel)) {
-		aws_status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", action);
+		cloudcall_status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", action);
 		return -1;
 	}
 	if (cloudhttp_url_parse(url, &c.url, &err) < 0) {
-		aws_status(st, PROVIDER_INVALID, "%s: sqs endpoint: %s", action, err.msg);
+		cloudcall_status(st, PROVIDER_INVALID, "%s: sqs endpoint: %s", action, err.msg);
 		return -1;
 	}
 	text = cJSON_PrintUnformatted(body);
 	if (!text || cloudhttp_headers_add(&hs, "Content-Type", SQS_JSON) < 0 ||
 	    cloudhttp_headers_add(&hs, "X-Amz-Target", target) < 0) {
-		aws_status(st, PROVIDER_TRANSIENT, "%s: out of memory", action);
+		cloudcall_status(st, PROVIDER_TRANSIENT, "%s: out of memory", action);
 		goto out;
 	}
 	memset(&req, 0, sizeof(req));
@@ -389,8 +389,8 @@ static int sqs_call(struct provider *p, const char *action, const cJSON *body, c
 		if (st->code == PROVIDER_AUTH && st->message[0])
 			provider_status_cloud(st, PROVIDER_AUTH, NULL, st->message, "%s not sent", action);
 		else
-			aws_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s",
-				   action, err.msg);
+			cloudcall_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s",
+					 action, err.msg);
 		goto out;
 	}
 	doc = resp.body_len ? cJSON_ParseWithLength(resp.body, resp.body_len) : NULL;
@@ -404,8 +404,8 @@ static int sqs_call(struct provider *p, const char *action, const cJSON *body, c
 					      "%s%s%.64s%s", action, rid ? " (request " : "", rid ? rid : "",
 					      rid ? ")" : "");
 		else
-			aws_status(st, aws_error_class(NULL, resp.status), "%s: sqs answered HTTP %ld%s",
-				   action, resp.status, resp.attempts > 1 ? " after retries" : "");
+			cloudcall_status(st, aws_error_class(NULL, resp.status), "%s: sqs answered HTTP %ld%s",
+					 action, resp.status, resp.attempts > 1 ? " after retries" : "");
 		if (resp.throttled)
 			st->code = PROVIDER_THROTTLED;
 		if (resp.retry_after_ms > 0)
@@ -413,8 +413,8 @@ static int sqs_call(struct provider *p, const char *action, const cJSON *body, c
 		goto out;
 	}
 	if (resp.body_len && !cJSON_IsObject(doc)) {
-		aws_status(st, PROVIDER_TRANSIENT, "%s: sqs answered %ld with malformed JSON", action,
-			   resp.status);
+		cloudcall_status(st, PROVIDER_TRANSIENT, "%s: sqs answered %ld with malformed JSON", action,
+				 resp.status);
 		goto out;
 	}
 	*out = doc;
@@ -437,7 +437,7 @@ static int delete_message(struct provider *p, const char *queue, const char *han
 
 	if (!req || !cJSON_AddStringToObject(req, "QueueUrl", queue) ||
 	    !cJSON_AddStringToObject(req, "ReceiptHandle", handle)) {
-		aws_status(st, PROVIDER_TRANSIENT, "DeleteMessage: out of memory");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "DeleteMessage: out of memory");
 		goto out;
 	}
 	rc = sqs_call(p, "DeleteMessage", req, &doc, st);
@@ -574,14 +574,14 @@ static int receive_batch(struct provider *p, struct provider_interruption **v, s
 	    !cJSON_AddNumberToObject(req, "MaxNumberOfMessages", 10) ||
 	    !cJSON_AddNumberToObject(req, "WaitTimeSeconds", 0) ||
 	    !cJSON_AddNumberToObject(req, "VisibilityTimeout", VISIBILITY_S)) {
-		aws_status(st, PROVIDER_TRANSIENT, "ReceiveMessage: out of memory");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "ReceiveMessage: out of memory");
 		goto out;
 	}
 	if (sqs_call(p, "ReceiveMessage", req, &doc, st) < 0)
 		goto out;
 	msgs = cJSON_GetObjectItemCaseSensitive(doc, "Messages");
 	if (msgs && !cJSON_IsArray(msgs)) {
-		aws_status(st, PROVIDER_TRANSIENT, "ReceiveMessage: Messages is not a list");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "ReceiveMessage: Messages is not a list");
 		goto out;
 	}
 	cJSON_ArrayForEach(m, msgs) {
@@ -617,14 +617,14 @@ static int receive_batch(struct provider *p, struct provider_interruption **v, s
 			struct provider_interruption *nv = realloc(*v, nc * sizeof(*nv));
 
 			if (!nv) {
-				aws_status(st, PROVIDER_TRANSIENT, "ReceiveMessage: out of memory");
+				cloudcall_status(st, PROVIDER_TRANSIENT, "ReceiveMessage: out of memory");
 				goto out;
 			}
 			*v = nv;
 			*cap = nc;
 		}
 		if (pending_put(q, handle) < 0) {
-			aws_status(st, PROVIDER_TRANSIENT, "ReceiveMessage: out of memory");
+			cloudcall_status(st, PROVIDER_TRANSIENT, "ReceiveMessage: out of memory");
 			goto out;
 		}
 		for (i = 0; i < k; i++)

@@ -14,6 +14,7 @@
 
 #include "providers/aws/aws_internal.h"
 #include "providers/aws/awserr.h"
+#include "providers/cloudhttp/groupcache.h"
 
 #define TERMINATE_BATCH 1000
 #define MAX_OVERRIDES 300
@@ -37,15 +38,10 @@ static void report(struct provider *p, const char *group, struct aws_asg_instanc
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		struct provider_instance pi;
+		char pid[256]; /* as provider_instance.provider_id */
 
-		memset(&pi, 0, sizeof(pi));
-		snprintf(pi.id, sizeof(pi.id), "%s", inst[i]->id);
-		snprintf(pi.group, sizeof(pi.group), "%s", group);
-		aws_provider_id(inst[i]->zone, inst[i]->id, pi.provider_id, sizeof(pi.provider_id));
-		pi.state = inst[i]->st;
-		if (on_instance)
-			on_instance(ctx, &pi);
+		aws_provider_id(inst[i]->zone, inst[i]->id, pid, sizeof(pid));
+		groupcache_report(on_instance, ctx, inst[i]->id, group, pid, inst[i]->st);
 		if (ids)
 			ids[i] = inst[i]->id;
 	}
@@ -69,7 +65,7 @@ static int describe_one(struct provider *p, const char *asg, struct aws_asg **a,
 		aws_asgs_free(*a, *n);
 		*a = NULL;
 		*n = 0;
-		aws_status(st, PROVIDER_NOT_FOUND, "the Auto Scaling group %.128s does not exist", asg);
+		cloudcall_status(st, PROVIDER_NOT_FOUND, "the Auto Scaling group %.128s does not exist", asg);
 		return -1;
 	}
 	return 0;
@@ -170,9 +166,9 @@ static void launch_asg(struct provider *p, const struct aws_group *g, int count,
 	desired = a->desired + count;
 	if (desired > a->max) {
 		provider_turn_give(ap->turns, g->name);
-		aws_status(&st, PROVIDER_INVALID,
-			   "the ASG %.128s would go to %d instances, above its MaxSize %d (desired now %d)",
-			   g->asg, desired, a->max, a->desired);
+		cloudcall_status(&st, PROVIDER_INVALID,
+				 "the ASG %.128s would go to %d instances, above its MaxSize %d (desired now %d)",
+				 g->asg, desired, a->max, a->desired);
 		goto out;
 	}
 	if (set_desired(p, g->asg, desired, &st) < 0) {
@@ -187,8 +183,8 @@ static void launch_asg(struct provider *p, const struct aws_group *g, int count,
 		size_t nf = 0;
 
 		if (aws_wait(ap, ap->poll_ns) < 0) {
-			aws_status(&st, PROVIDER_CANCELLED,
-				   "stopped waiting for the ASG's instances: luascale is stopping (the ASG still launches them)");
+			cloudcall_status(&st, PROVIDER_CANCELLED,
+					 "stopped waiting for the ASG's instances: luascale is stopping (the ASG still launches them)");
 			goto out;
 		}
 		aws_asgs_free(b, nb);
@@ -225,9 +221,9 @@ static void launch_asg(struct provider *p, const struct aws_group *g, int count,
 			}
 		}
 		if (clock_now(ap->clock) >= deadline) {
-			aws_status(&st, PROVIDER_TRANSIENT,
-				   "%d of %d instances not listed by the ASG after %llds; its desired capacity still counts them",
-				   count - done, count, (long long)(ap->launch_wait_ns / CLOCK_NS_PER_S));
+			cloudcall_status(&st, PROVIDER_TRANSIENT,
+					 "%d of %d instances not listed by the ASG after %llds; its desired capacity still counts them",
+					 count - done, count, (long long)(ap->launch_wait_ns / CLOCK_NS_PER_S));
 			goto out;
 		}
 	}
@@ -550,15 +546,15 @@ static void launch_fleet(struct provider *p, const struct aws_group *g, int coun
 		if (cls == PROVIDER_NOT_FOUND)
 			cls = PROVIDER_INVALID; /* a launch template or subnet that is not there: fix the config */
 		if (!n_calls)
-			aws_status(&st, PROVIDER_NO_CAPACITY,
-				   "every offering of the group%s is out of capacity (each left out for %llds after a capacity error)",
-				   fc.only ? " of the plan's instance types" : "",
-				   (long long)(AWS_UNAVAILABLE_TTL_NS / CLOCK_NS_PER_S));
+			cloudcall_status(&st, PROVIDER_NO_CAPACITY,
+					 "every offering of the group%s is out of capacity (each left out for %llds after a capacity error)",
+					 fc.only ? " of the plan's instance types" : "",
+					 (long long)(AWS_UNAVAILABLE_TTL_NS / CLOCK_NS_PER_S));
 		else
-			aws_status(&st, cls, "CreateFleet made %zu of %d in %d call%s (%d error%s%s%s%s%s)",
-				   fc.n_made, count, n_calls, n_calls == 1 ? "" : "s", fc.n_errors,
-				   fc.n_errors == 1 ? "" : "s", fc.first_code[0] ? ", " : "", fc.first_code,
-				   fc.first_msg[0] ? ": " : "", fc.first_msg);
+			cloudcall_status(&st, cls, "CreateFleet made %zu of %d in %d call%s (%d error%s%s%s%s%s)",
+					 fc.n_made, count, n_calls, n_calls == 1 ? "" : "s", fc.n_errors,
+					 fc.n_errors == 1 ? "" : "s", fc.first_code[0] ? ", " : "", fc.first_code,
+					 fc.first_msg[0] ? ": " : "", fc.first_msg);
 	}
 done:
 	free(fc.made);
@@ -574,18 +570,18 @@ void aws_launch_types(struct provider *p, const char *group, int count, const ch
 	size_t i, j;
 
 	if (count <= 0) {
-		aws_status(&st, PROVIDER_INVALID, "launch of %d instances", count);
+		cloudcall_status(&st, PROVIDER_INVALID, "launch of %d instances", count);
 		on_done(ctx, 0, &st);
 		return;
 	}
 	if (aws_group_get(AWS_PROV(p), group, &g) < 0) {
-		aws_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
+		cloudcall_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
 		on_done(ctx, 0, &st);
 		return;
 	}
 	if (n_types && !(g.fleet && g.cfg)) {
-		aws_status(&st, PROVIDER_INVALID,
-			   "group %s is an Auto Scaling group: a launch cannot choose its instance types", group);
+		cloudcall_status(&st, PROVIDER_INVALID,
+				 "group %s is an Auto Scaling group: a launch cannot choose its instance types", group);
 		on_done(ctx, 0, &st);
 		return;
 	}
@@ -593,8 +589,8 @@ void aws_launch_types(struct provider *p, const char *group, int count, const ch
 		for (j = 0; j < g.cfg->n_instance_types && strcmp(g.cfg->instance_types[j], types[i]); j++)
 			;
 		if (j == g.cfg->n_instance_types) {
-			aws_status(&st, PROVIDER_INVALID, "instance type %.64s is not one of group %s's instance_types",
-				   types[i], group);
+			cloudcall_status(&st, PROVIDER_INVALID, "instance type %.64s is not one of group %s's instance_types",
+					 types[i], group);
 			on_done(ctx, 0, &st);
 			return;
 		}
@@ -641,8 +637,8 @@ static void terminate_asg(struct provider *p, const struct aws_group *g, const c
 				in = &a->inst[j];
 		if (!in) {
 			if (first.code == PROVIDER_OK)
-				aws_status(&first, PROVIDER_NOT_FOUND, "%s is not an instance of the ASG %.128s",
-					   ids[i], g->asg);
+				cloudcall_status(&first, PROVIDER_NOT_FOUND, "%s is not an instance of the ASG %.128s",
+						 ids[i], g->asg);
 			continue;
 		}
 		if (in->st == INSTANCE_STOPPING || in->st == INSTANCE_GONE) {
@@ -708,7 +704,7 @@ void aws_terminate(struct provider *p, const char *group, const char *const *ids
 	struct provider_status st;
 
 	if (aws_group_get(AWS_PROV(p), group, &g) < 0) {
-		aws_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
+		cloudcall_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
 		on_done(ctx, 0, &st);
 		return;
 	}

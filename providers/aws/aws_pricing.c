@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "providers/aws/awserr.h"
 #include "wire/sigv4.h"
+#include "providers/cloudhttp/cloudcall.h"
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/pricing.h"
 
@@ -123,12 +124,12 @@ static int get_products(struct provider *p, const char *body, cJSON **out,
 	c.bucket = p->reads;
 	c.st = st;
 	if (cloudhttp_url_parse(ap->pricing_url, &c.url, &err) < 0) {
-		aws_status(st, PROVIDER_INVALID, "pricing endpoint: %s", err.msg);
+		cloudcall_status(st, PROVIDER_INVALID, "pricing endpoint: %s", err.msg);
 		return -1;
 	}
 	if (cloudhttp_headers_add(&hs, "Content-Type", JSON_TYPE) < 0 ||
 	    cloudhttp_headers_add(&hs, "X-Amz-Target", TARGET) < 0) {
-		aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 		goto out;
 	}
 	memset(&req, 0, sizeof(req));
@@ -142,8 +143,8 @@ static int get_products(struct provider *p, const char *body, cJSON **out,
 	req.ctx = &c;
 	aws_count_call(ap, "GetProducts");
 	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
-		aws_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "GetProducts: %s",
-			   err.msg);
+		cloudcall_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "GetProducts: %s",
+			         err.msg);
 		goto out;
 	}
 	doc = cJSON_ParseWithLength(resp.body, resp.body_len);
@@ -153,14 +154,14 @@ static int get_products(struct provider *p, const char *body, cJSON **out,
 
 		if (!m && doc)
 			m = cJSON_GetObjectItemCaseSensitive(doc, "Message");
-		aws_status(st, resp.throttled ? PROVIDER_THROTTLED : aws_error_class(code, resp.status),
-			   "GetProducts: %s: %s (HTTP %ld)", code ? code : "no code",
-			   cJSON_IsString(m) ? m->valuestring : "no message", resp.status);
+		cloudcall_status(st, resp.throttled ? PROVIDER_THROTTLED : aws_error_class(code, resp.status),
+			         "GetProducts: %s: %s (HTTP %ld)", code ? code : "no code",
+			         cJSON_IsString(m) ? m->valuestring : "no message", resp.status);
 		goto out;
 	}
 	if (!cJSON_IsObject(doc)) {
-		aws_status(st, PROVIDER_TRANSIENT, "GetProducts answered %ld with malformed JSON",
-			   resp.status);
+		cloudcall_status(st, PROVIDER_TRANSIENT, "GetProducts answered %ld with malformed JSON",
+			         resp.status);
 		goto out;
 	}
 	*out = doc;
@@ -239,7 +240,7 @@ static int on_demand(struct provider *p, const char *type, const char *region, d
 	    !filter(fs, "operatingSystem", "Linux") || !filter(fs, "tenancy", "Shared") ||
 	    !filter(fs, "preInstalledSw", "NA") || !filter(fs, "capacitystatus", "Used") ||
 	    !filter(fs, "marketoption", "OnDemand")) {
-		aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+		cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 		goto out;
 	}
 	for (page = 0; page < MAX_PAGES; page++) {
@@ -248,7 +249,7 @@ static int on_demand(struct provider *p, const char *type, const char *region, d
 		cJSON_free(body);
 		body = cJSON_PrintUnformatted(req);
 		if (!body) {
-			aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+			cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 			goto out;
 		}
 		cJSON_Delete(doc);
@@ -256,7 +257,7 @@ static int on_demand(struct provider *p, const char *type, const char *region, d
 			goto out;
 		list = cJSON_GetObjectItemCaseSensitive(doc, "PriceList");
 		if (list && !cJSON_IsArray(list)) {
-			aws_status(st, PROVIDER_TRANSIENT, "GetProducts: PriceList is not a list");
+			cloudcall_status(st, PROVIDER_TRANSIENT, "GetProducts: PriceList is not a list");
 			goto out;
 		}
 		cJSON_ArrayForEach(it, list) {
@@ -275,7 +276,7 @@ static int on_demand(struct provider *p, const char *type, const char *region, d
 		cJSON_DeleteItemFromObjectCaseSensitive(req, "NextToken");
 		tok = cJSON_CreateString(next->valuestring);
 		if (!tok) {
-			aws_status(st, PROVIDER_TRANSIENT, "out of memory");
+			cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 			goto out;
 		}
 		cJSON_AddItemToObject(req, "NextToken", tok);
