@@ -193,7 +193,7 @@ static void cheapest(const struct snapshot *s, long long *packs, long long *new_
 			if (used[g])
 				continue;
 			if (sched_pack_after(cache, left, n_left, (size_t)g, s->groups[g].max, 0, prior,
-					     n_prior, &r, &err) < 0) {
+					     n_prior, false, &r, &err) < 0) {
 				fprintf(stderr, "bench_pack: %s\n", err.msg);
 				exit(1);
 			}

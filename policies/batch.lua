@@ -174,7 +174,7 @@ function P.reconcile(cluster, params, store)
   end
 
   -- scale up: draining nodes first, then new nodes
-  local pending = ls.needing_capacity(cluster)
+  local pending, placed = ls.needing_capacity(cluster)
   local reclaimed = {}
   if #pending > 0 then
     local taken, left = reclaim(cluster, draining, pending)
@@ -188,7 +188,7 @@ function P.reconcile(cluster, params, store)
         reclaimed[d.node.name] = true
       end
     end
-    if #left > 0 then scale_up(cluster, plan, left) end
+    if #left > 0 then scale_up(cluster, plan, left, { placed }) end
   end
   local waiting = 0 -- pending pods some group could run
   for _, pod in ipairs(pending) do

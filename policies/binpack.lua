@@ -86,8 +86,8 @@ function P.reconcile(cluster, params, store)
   local plan = ls.plan()
   local min_age = ls.duration(params.min_node_age)
 
-  local pending = ls.needing_capacity(cluster)
-  if #pending > 0 then scale_up(cluster, plan, pending) end
+  local pending, placed = ls.needing_capacity(cluster)
+  if #pending > 0 then scale_up(cluster, plan, pending, { placed }) end
   local waiting = 0 -- pending pods some group could run
   for _, pod in ipairs(pending) do
     if not packing.fits_no_group(cluster, pod) then waiting = waiting + 1 end

@@ -2036,9 +2036,11 @@ static struct prior_site *prior_slot(struct relations *r, const struct pack_prio
 static int apply_prior(const struct snapshot *s, struct relations *r, const struct pack_prior *a)
 {
 	bool up = a->bin < a->upcoming;
-	struct prior_site *slot = prior_slot(r, a, up);
+	struct prior_site *slot;
 
-	if (!slot)
+	if (a->group == SCHED_PRIOR_NODE) /* site i is node i */
+		return topo_add_pod(r->t, (size_t)a->bin, &s->pods[a->pod]);
+	if (!(slot = prior_slot(r, a, up)))
 		return -1;
 	if (!slot->used) {
 		size_t n_start = 0;
@@ -2079,8 +2081,9 @@ static struct topo *relations_after(const struct snapshot *s, const struct pack_
 	for (i = 0; i < n_prior; i++) {
 		const struct pack_prior *a = &prior[i];
 
-		if (a->pod >= s->n_pods || a->group >= s->n_groups || a->bin < 0) {
-			errbuf_set(err, "pack: earlier placement %zu names no pod, group or bin", i);
+		if (a->pod >= s->n_pods || a->bin < 0 ||
+		    (a->group == SCHED_PRIOR_NODE ? (size_t)a->bin >= s->n_nodes : a->group >= s->n_groups)) {
+			errbuf_set(err, "pack: earlier placement %zu names no pod, group, node or bin", i);
 			return NULL;
 		}
 	}
@@ -2156,7 +2159,7 @@ int sched_pack(const struct snapshot *s, const uint32_t *pods, size_t n,
 /* pack() flags: new nodes open in the first group of the list that takes
  * the pod, not in turn, and the groups may differ in room (TOGETHER);
  * every group's nodes on their way are bins, not only the first's (EACH_UPCOMING) */
-enum { PACK_TOGETHER = 1, PACK_EACH_UPCOMING = 2 };
+enum { PACK_TOGETHER = 1, PACK_EACH_UPCOMING = 2, PACK_EXISTING = 4 };
 
 /*
  * Of the 'n' groups of a balanced packing not in 'tried', the one with the
@@ -2178,6 +2181,89 @@ static size_t smallest_group(const int64_t *size, const int *opened, const uint8
 			best = j;
 	}
 	return best;
+}
+
+/*
+ * The existing nodes a packing with PACK_EXISTING may still place a pod
+ * on (sched_pack_after()): Ready, schedulable, not being removed, each
+ * with its free room less what the priors on it (cluster:place's, an
+ * earlier packing's) took. Built the first time a pod needs it.
+ */
+struct existing {
+	bool built;
+	size_t n;
+	uint32_t *node;     /* snapshot index per candidate */
+	struct room *room;  /* its room left */
+};
+
+static void existing_free(struct existing *e)
+{
+	size_t i;
+
+	for (i = 0; e->room && i < e->n; i++)
+		room_free(&e->room[i]);
+	free(e->room);
+	free(e->node);
+	memset(e, 0, sizeof(*e));
+}
+
+static int existing_build(const struct snapshot *s, struct existing *e,
+			  const struct pack_prior *prior, size_t n_prior)
+{
+	int32_t *at;
+	size_t i;
+
+	e->built = true;
+	if (!s->n_nodes)
+		return 0;
+	e->node = malloc(s->n_nodes * sizeof(*e->node));
+	e->room = calloc(s->n_nodes, sizeof(*e->room));
+	at = malloc(s->n_nodes * sizeof(*at));
+	if (!e->node || !e->room || !at)
+		goto oom;
+	for (i = 0; i < s->n_nodes; i++) {
+		const struct node *nd = &s->nodes[i];
+
+		at[i] = -1;
+		if (!nd->ready || nd->unschedulable || nd->removing)
+			continue;
+		if (room_of_node(s, i, &e->room[e->n]) < 0)
+			goto oom;
+		at[i] = (int32_t)e->n;
+		e->node[e->n++] = (uint32_t)i;
+	}
+	for (i = 0; i < n_prior; i++)
+		if (prior[i].group == SCHED_PRIOR_NODE && at[prior[i].bin] >= 0)
+			room_take(&e->room[at[prior[i].bin]], &s->pods[prior[i].pod].requests);
+	free(at);
+	return 0;
+oom:
+	free(at);
+	existing_free(e);
+	e->built = true;
+	return -1;
+}
+
+/* The first existing node with room whose labels, taints, volumes and
+ * relations (as 't' counts now) take 'p': its room taken, its snapshot
+ * index returned; -1 when none does. */
+static long existing_take(const struct snapshot *s, struct existing *e, struct topo *t,
+			  const struct pod *p)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++) {
+		const struct node *nd = &s->nodes[e->node[i]];
+
+		if (room_fits(&e->room[i], &p->requests, NULL, 0) != SCHED_FITS ||
+		    sched_fits_labels(p, nd->name, &nd->labels, nd->taints, nd->n_taints, false,
+				      NULL, 0) != SCHED_FITS ||
+		    topo_check(t, p, e->node[i], NULL, 0) != SCHED_FITS)
+			continue;
+		room_take(&e->room[i], &p->requests);
+		return (long)e->node[i];
+	}
+	return -1;
 }
 
 /*
@@ -2209,7 +2295,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	struct resources room;  /* a new node's, DaemonSets' requests taken */
 	struct resources rooms[64]; /* each group's, with mates */
 	struct res_ext *uext = NULL; /* with mates: every group's extended resources */
-	bool multi = n_mates > 0 || flags != 0; /* bins of several groups, out->bin_group */
+	bool multi = n_mates > 0 || (flags & (PACK_TOGETHER | PACK_EACH_UPCOMING)); /* out->bin_group */
 	size_t gi_up, n_up_groups;
 	struct topo *t = NULL;  /* the relations index, when they matter */
 	size_t mark = 0;
@@ -2235,6 +2321,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 	size_t i, n_items = 0, upcoming, n_up = 0, n_scratch = 0;
 	long *ext_ix = NULL;
 	int64_t *ext_val = NULL;
+	struct existing ex = {0};
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -2575,6 +2662,39 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 					break;
 				f = first_fit_from(&k, &q, (size_t)f + 1);
 			}
+			/* no bin takes it (nor a new node, when its relations
+			 * refuse every group): an existing node may, now that
+			 * the planned nodes count (a spread's domains, its
+			 * least count, an affinity met) */
+			if ((f < 0 || !ok) && rel && (flags & PACK_EXISTING) &&
+			    (p->n_spread || p->n_affinity_terms)) {
+				long node;
+
+				if (!ex.built && existing_build(s, &ex, prior, n_prior) < 0) {
+					errbuf_set(err, "pack: out of memory for %zu nodes", s->n_nodes);
+					goto out;
+				}
+				if ((node = existing_take(s, &ex, t, p)) >= 0) {
+					if (!out->on_node) {
+						size_t j;
+
+						if (!(out->on_node = malloc(n * sizeof(*out->on_node)))) {
+							errbuf_set(err, "pack: out of memory");
+							goto out;
+						}
+						for (j = 0; j < n; j++)
+							out->on_node[j] = -1;
+					}
+					if (topo_add_pod(t, (size_t)node, p) < 0) {
+						errbuf_set(err, "pack: out of memory");
+						goto out;
+					}
+					out->on_node[it->idx] = (int32_t)node;
+					out->n_on_nodes++;
+					out->n_placed++;
+					continue;
+				}
+			}
 			if (!ok) {
 				out->n_unplaced++;
 				last_bin = -1;
@@ -2690,6 +2810,7 @@ out:
 		out->n_bins = k.n_bins;
 	}
 	free(bin_gi);
+	existing_free(&ex);
 	free(uext);
 	free(opened);
 	free(fitmask);
@@ -2846,29 +2967,29 @@ int sched_pack_cached(struct sched_cache *c, const uint32_t *pods, size_t n, siz
 
 int sched_pack_after(struct sched_cache *c, const uint32_t *pods, size_t n, size_t group,
 		     int max_new, int upcoming_nodes, const struct pack_prior *prior,
-		     size_t n_prior, struct pack_result *out, struct errbuf *err)
+		     size_t n_prior, bool existing, struct pack_result *out, struct errbuf *err)
 {
-	return pack(c->s, c, pods, n, group, max_new, upcoming_nodes, prior, n_prior, NULL, 0, NULL, 0,
-		    out, err);
+	return pack(c->s, c, pods, n, group, max_new, upcoming_nodes, prior, n_prior, NULL, 0, NULL,
+		    existing ? PACK_EXISTING : 0, out, err);
 }
 
 int sched_pack_groups(struct sched_cache *c, const uint32_t *pods, size_t n,
 		      const uint32_t *groups, size_t n_groups, const int *max_new,
-		      const struct pack_prior *prior, size_t n_prior, struct pack_result *out,
-		      struct errbuf *err)
+		      const struct pack_prior *prior, size_t n_prior, bool existing,
+		      struct pack_result *out, struct errbuf *err)
 {
 	if (n_groups == 0) {
 		memset(out, 0, sizeof(*out));
 		return errbuf_set(err, "pack: no node groups given");
 	}
 	return pack(c->s, c, pods, n, groups[0], max_new[0], 0, prior, n_prior, groups + 1,
-		    n_groups - 1, max_new, 0, out, err);
+		    n_groups - 1, max_new, existing ? PACK_EXISTING : 0, out, err);
 }
 
 int sched_pack_together(struct sched_cache *c, const uint32_t *pods, size_t n,
 			const uint32_t *groups, size_t n_groups, const int *max_new, bool upcoming,
-			const struct pack_prior *prior, size_t n_prior, struct pack_result *out,
-			struct errbuf *err)
+			const struct pack_prior *prior, size_t n_prior, bool existing,
+			struct pack_result *out, struct errbuf *err)
 {
 	if (n_groups == 0) {
 		memset(out, 0, sizeof(*out));
@@ -2876,7 +2997,8 @@ int sched_pack_together(struct sched_cache *c, const uint32_t *pods, size_t n,
 	}
 	return pack(c->s, c, pods, n, groups[0], max_new[0], upcoming ? -1 : 0, prior, n_prior,
 		    groups + 1, n_groups - 1, max_new,
-		    PACK_TOGETHER | (upcoming ? PACK_EACH_UPCOMING : 0), out, err);
+		    PACK_TOGETHER | (upcoming ? PACK_EACH_UPCOMING : 0) |
+		    (existing ? PACK_EXISTING : 0), out, err);
 }
 
 void pack_result_free(struct pack_result *r)
@@ -2885,6 +3007,7 @@ void pack_result_free(struct pack_result *r)
 		return;
 	free(r->placement);
 	free(r->bin_group);
+	free(r->on_node);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -138,6 +138,11 @@ struct pack_result {
 	/* sched_pack_groups(): per bin, its group (snapshot index); NULL otherwise */
 	int32_t *bin_group;
 	size_t n_bins;
+	/* with 'existing': per input pod, the existing node (snapshot index)
+	 * it goes to once the planned nodes are up, or -1; NULL when none
+	 * did. Those pods count in n_placed, with placement -1. */
+	int32_t *on_node;
+	size_t n_on_nodes;
 };
 
 /*
@@ -192,18 +197,31 @@ int sched_pack_cached(struct sched_cache *c, const uint32_t *pods, size_t n, siz
  */
 struct pack_prior {
 	uint32_t pod;
-	uint32_t group;
+	uint32_t group; /* SCHED_PRIOR_NODE: on existing node 'bin' (its snapshot index) */
 	int32_t bin;
 	int32_t upcoming;
 	uint32_t step;  /* which earlier packing: the same bin of two is two nodes */
 };
 
-/* sched_pack_cached() after earlier packings placed 'prior' (n_prior of
- * them; 0: none). -1 with a message for a prior naming no pod, group or
- * bin, as for out of memory. */
+/* pack_prior.group of a pod placed on an existing node (cluster:place, or
+ * a packing's on_node): it takes that node's room and counts there. */
+#define SCHED_PRIOR_NODE UINT32_MAX
+
+/*
+ * sched_pack_cached() after earlier packings placed 'prior' (n_prior of
+ * them; 0: none). With 'existing', a pod with a topology spread or
+ * required pod affinity that no bin takes may go to an existing node
+ * (Ready, schedulable, not being removed, with the room the priors on it
+ * left) that its relations take once the planned nodes count: a spread
+ * with minDomains whose domains now exist, a least count that rose, an
+ * affinity now met there. The scheduler places it there once the new
+ * nodes are up (the Cluster Autoscaler's estimator does the same), so no
+ * node is bought for it (out->on_node). -1 with a message for a prior
+ * naming no pod, group, node or bin, as for out of memory.
+ */
 int sched_pack_after(struct sched_cache *c, const uint32_t *pods, size_t n, size_t group,
 		     int max_new, int upcoming_nodes, const struct pack_prior *prior,
-		     size_t n_prior, struct pack_result *out, struct errbuf *err);
+		     size_t n_prior, bool existing, struct pack_result *out, struct errbuf *err);
 
 /*
  * First-fit decreasing onto new nodes of several groups at once: similar
@@ -220,8 +238,8 @@ int sched_pack_after(struct sched_cache *c, const uint32_t *pods, size_t n, size
  */
 int sched_pack_groups(struct sched_cache *c, const uint32_t *pods, size_t n,
 		      const uint32_t *groups, size_t n_groups, const int *max_new,
-		      const struct pack_prior *prior, size_t n_prior, struct pack_result *out,
-		      struct errbuf *err);
+		      const struct pack_prior *prior, size_t n_prior, bool existing,
+		      struct pack_result *out, struct errbuf *err);
 
 /*
  * First-fit decreasing onto several groups at once, in the order given,
@@ -237,8 +255,8 @@ int sched_pack_groups(struct sched_cache *c, const uint32_t *pods, size_t n,
  */
 int sched_pack_together(struct sched_cache *c, const uint32_t *pods, size_t n,
 			const uint32_t *groups, size_t n_groups, const int *max_new, bool upcoming,
-			const struct pack_prior *prior, size_t n_prior, struct pack_result *out,
-			struct errbuf *err);
+			const struct pack_prior *prior, size_t n_prior, bool existing,
+			struct pack_result *out, struct errbuf *err);
 
 void pack_result_free(struct pack_result *r);
 

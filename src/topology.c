@@ -225,6 +225,8 @@ struct counter {
 	bool per_site;          /* its key is the hostname, or its pod's node affinity
 				 * reads the hostname or the name: a planned node's
 				 * eligibility and domain are its own, not its twin's */
+	bool no_next;           /* a hostname spread with minDomains: a template's
+				 * next node is no domain while a packing plans */
 	uint8_t *eligible;      /* per site */
 	size_t cap_eligible;
 	bool min_ok;
@@ -625,9 +627,19 @@ static struct dom *dom_at(struct topo *t, struct counter *c, uint32_t key_ix, ui
 	return &c->doms[*ix];
 }
 
-static bool dom_exists(const struct topo *t, const struct dom *d)
+/*
+ * Does domain 'd' of spread counter 'c' count (for the least count and
+ * minDomains)? A domain with a node or planned node does; while a packing
+ * plans, so does a template's: the next node of its group (Karpenter's
+ * count, under which a hostname spread always has an empty domain to
+ * come). Not for a hostname spread with minDomains: the operator asked
+ * for that many nodes, and once they exist the scheduler measures the
+ * skew against the nodes there are, so the packing does too (the Cluster
+ * Autoscaler's estimator fills them alike).
+ */
+static bool dom_exists(const struct topo *t, const struct counter *c, const struct dom *d)
 {
-	return d->n_sites > 0 || (t->planning && d->n_tmpl > 0);
+	return d->n_sites > 0 || (t->planning && d->n_tmpl > 0 && !c->no_next);
 }
 
 /* A spread counter's domain count changes by 'delta': the least count
@@ -637,7 +649,7 @@ static void spread_count(struct topo *t, struct counter *c, struct dom *d, int32
 	int32_t old = d->count;
 
 	d->count += delta;
-	if (!c->min_ok || c->min_epoch != t->epoch || !dom_exists(t, d))
+	if (!c->min_ok || c->min_epoch != t->epoch || !dom_exists(t, c, d))
 		return;
 	if (delta > 0) {
 		if (old == c->min && --c->at_min == 0)
@@ -662,7 +674,7 @@ static int32_t spread_min(struct topo *t, struct counter *c, size_t *n_exist)
 		for (i = 0; i < c->n_doms; i++) {
 			const struct dom *d = &c->doms[i];
 
-			if (!dom_exists(t, d))
+			if (!dom_exists(t, c, d))
 				continue;
 			c->n_exist++;
 			if (d->count < c->min) {
@@ -828,16 +840,16 @@ static void spread_site(struct topo *t, struct counter *c, size_t si, int delta)
 	v = site_value(t, st, c->keys[0]);
 	if (v == NONE || !(d = dom_at(t, c, 0, v, true)))
 		return;
-	existed = dom_exists(t, d);
+	existed = dom_exists(t, c, d);
 	if (st->kind == TOPO_TEMPLATE)
 		d->n_tmpl += delta;
 	else
 		d->n_sites += delta;
 	if (delta < 0) {
 		c->eligible[si] = 0;
-		if (existed && !dom_exists(t, d))
+		if (existed && !dom_exists(t, c, d))
 			c->min_ok = false;
-	} else if (!existed && dom_exists(t, d) && c->min_ok && c->min_epoch == t->epoch) {
+	} else if (!existed && dom_exists(t, c, d) && c->min_ok && c->min_epoch == t->epoch) {
 		c->n_exist++;
 		if (d->count < c->min) {
 			c->min = d->count;
@@ -1014,6 +1026,7 @@ static uint32_t counter_of(struct topo *t, enum counter_kind kind, const struct 
 	if (kind == C_SPREAD) {
 		c->per_site = strcmp(sc->topology_key, HOSTNAME_KEY) == 0 ||
 			      (sc->honor_affinity && reads_node_identity(p));
+		c->no_next = strcmp(sc->topology_key, HOSTNAME_KEY) == 0 && sc->min_domains > 1;
 		if (vec_push(&t->spread_counters, id) < 0 ||
 		    (c->per_site && vec_push(&t->per_site_spread, id) < 0))
 			goto oom;

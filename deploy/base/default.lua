@@ -127,7 +127,7 @@ end
 -- hour, then name.
 local function best_group(cluster, pods, used, done, sets)
   local best, best_result
-  local opts = { upcoming = 0, after = done }
+  local opts = { upcoming = 0, after = done, existing = true }
   local candidates = {}
   for _, set in ipairs(sets) do
     local free = true
@@ -257,12 +257,13 @@ local function renew(cluster, plan, store, skip, params)
   end
 end
 
-local function scale_up(cluster, plan, store, pods, params)
-  -- pods that nodes already on their way will take need nothing new
-  local steps, rest = packing.on_the_way(cluster, pods)
+local function scale_up(cluster, plan, store, pods, params, placed_now)
+  -- pods that nodes already on their way will take need nothing new; the
+  -- pods placed on the nodes as they are count there (spread, affinity)
+  local steps, rest = packing.on_the_way(cluster, pods, { placed_now })
   if #rest == 0 then return end
-  local done, used, grown = {}, {}, false
-  for i, s in ipairs(steps) do done[i] = s.result end
+  local done, used, grown = { placed_now }, {}, false
+  for _, s in ipairs(steps) do done[#done + 1] = s.result end
   local ways = { table.unpack(done) }
   pods = rest
   local sets = {}
@@ -307,7 +308,8 @@ local function scale_up(cluster, plan, store, pods, params)
         plan:scale_up(h.name, count, string.format(
           "%d pending pod(s): %d fit %d new %s node(s)%s%s (waste cpu %.0f%%, memory %.0f%%)",
           c.pending, r.placed, count, h.name,
-          r.instance_type and string.format(" (packed as %s)", r.instance_type) or "",
+          (r.instance_type and string.format(" (packed as %s)", r.instance_type) or "")
+            .. packing.on_existing(r),
           c.together and string.format(", of %d in groups packed together", r.new_nodes)
             or c.set and string.format(", of %d balanced over %d similar groups", r.new_nodes, #c.set)
             or "",
@@ -381,7 +383,7 @@ function P.reconcile(cluster, params, store)
   local answered = answer_interruptions(cluster, plan, store, params)
   renew(cluster, plan, store, answered, params)
   if #pending > 0 then
-    scale_up(cluster, plan, store, pending, params)
+    scale_up(cluster, plan, store, pending, params, placed)
   end
 
   local now = cluster.now

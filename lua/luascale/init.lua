@@ -85,8 +85,11 @@ end
 -- Pending pods that need new capacity: marked Unschedulable by the
 -- scheduler, and not placeable on the Ready nodes as they are now (a node
 -- may have registered, or pods finished, since the scheduler last tried).
+-- Second: the cluster:place result, for packing.cheapest's 'before' (the
+-- pods placed count on their nodes: spread, affinity, room).
 function M.needing_capacity(cluster)
-  return cluster:place(M.unschedulable(cluster)).unplaced
+  local r = cluster:place(M.unschedulable(cluster))
+  return r.unplaced, r
 end
 
 -- Pending pods the scheduler has marked Unschedulable.

@@ -2,7 +2,8 @@
 -- cheapest per placed pod first.
 --
 --   local packing = require "luascale.packing"
---   local steps, unplaced = packing.cheapest(cluster, pods)
+--   local pods, placed = ls.needing_capacity(cluster)
+--   local steps, unplaced = packing.cheapest(cluster, pods, { placed })
 --   for _, s in ipairs(steps) do
 --     if s.new_nodes > 0 then plan:scale_up(s.group.name, s.new_nodes, packing.describe(s)) end
 --   end
@@ -66,12 +67,25 @@ function M.pack_group(cluster, pods, g, max_new, opts)
   return best
 end
 
--- The pack results of 'steps', for cluster:pack's 'after': what earlier
--- steps placed counts where it was planned (topology spread, anti-affinity).
-local function results(steps)
+-- The pack results of 'steps', after the results in 'before' (cluster:place
+-- results, earlier packings), for cluster:pack's 'after': what earlier
+-- steps placed counts where it was planned (topology spread, anti-affinity),
+-- and what they left to existing nodes takes those nodes' room.
+local function results(steps, before)
   local done = {}
-  for i, s in ipairs(steps) do done[i] = s.result end
+  for _, r in ipairs(before or {}) do done[#done + 1] = r end
+  for _, s in ipairs(steps) do done[#done + 1] = s.result end
   return done
+end
+
+-- The pods of pack result 'r' (of 'pods') it placed: on its bins, and on
+-- existing nodes (r.on_nodes).
+local function placed_pods(r, pods)
+  local out, on = {}, r.on_nodes
+  for i, bin in ipairs(r.placement) do
+    if bin or (on and on[i]) then out[#out + 1] = pods[i] end
+  end
+  return out
 end
 
 -- Packs 'pods' onto the nodes already on their way (the groups' upcoming
@@ -81,13 +95,17 @@ end
 -- every zone before any is bought. Returns one step per group that took
 -- pods (as cheapest() does, new_nodes = 0, cost = 0; its result counts
 -- where they went for cluster:pack's 'after') and the pods still left.
-function M.on_the_way(cluster, pods)
+-- 'before': results cluster:pack's 'after' counts first (the pods
+-- cluster:place put on existing nodes). A pod those nodes on their way
+-- let an existing node take (a spread whose least count rises) goes
+-- there: a last step, of no group's nodes, holds those.
+function M.on_the_way(cluster, pods, before)
   local groups = {}
   for _, g in ipairs(cluster.group_list) do
     if g.upcoming > 0 and #groups < 64 then groups[#groups + 1] = g end
   end
   if #groups == 0 or #pods == 0 then return {}, pods end
-  local r = cluster:pack_together(pods, groups, 0, { upcoming = true })
+  local r = cluster:pack_together(pods, groups, 0, { upcoming = true, existing = true, after = before })
   if r.placed == 0 then return {}, pods end
   -- the bins on their way come group after group: a group's first bin
   -- and how many it has turn a bin into that group's own bin
@@ -122,6 +140,17 @@ function M.on_the_way(cluster, pods)
                             placed = #s.pods, cost = 0, waste = 0, pods = s.pods }
     end
   end
+  if r.on_existing > 0 then
+    local on, names = {}, {}
+    for i, name in ipairs(r.on_nodes) do
+      if name then on[#on + 1], names[#on + 1] = pods[i], name end
+    end
+    local result = { group = groups[1].name, pods = on, on_nodes = names, placed = #on,
+                     on_existing = #on, new_nodes = 0, upcoming_used = 0, unplaced = {},
+                     waste = { cpu = 0, memory = 0 } }
+    steps[#steps + 1] = { group = groups[1], result = result, new_nodes = 0, upcoming_used = 0,
+                          placed = #on, cost = 0, waste = 0, pods = on, on_existing = true }
+  end
   return steps, r.unplaced
 end
 
@@ -145,13 +174,13 @@ function M.together(cluster, pods, after)
     return a.name < b.name
   end)
   for i = #list, 65, -1 do list[i] = nil end -- a packing takes at most 64
-  return cluster:pack_together(pods, list, room, { after = after }), list
+  return cluster:pack_together(pods, list, room, { after = after, existing = true }), list
 end
 
 -- The steps after the first 'n_ways' (those on nodes on their way) and
 -- the pods they left, or every group packed together (M.together) onto
 -- what the nodes on their way left, when that places more pods.
-local function or_together(cluster, steps, left, n_ways)
+local function or_together(cluster, steps, left, n_ways, before)
   local placed, rest, ways = 0, {}, {}
   for i = n_ways + 1, #steps do
     for _, pod in ipairs(steps[i].pods) do rest[#rest + 1] = pod end
@@ -159,16 +188,13 @@ local function or_together(cluster, steps, left, n_ways)
   end
   for _, pod in ipairs(left) do rest[#rest + 1] = pod end
   for i = 1, n_ways do ways[i] = steps[i] end
-  local r, list = M.together(cluster, rest, results(ways))
+  local r, list = M.together(cluster, rest, results(ways, before))
   if not r or r.placed <= placed then return steps, left end
   local price = 0
   for _, g in ipairs(list) do price = price + g.price_per_hour * r.new_nodes_by_group[g.name] end
   local s = { group = list[1], set = list, together = true, result = r, new_nodes = r.new_nodes,
               upcoming_used = 0, placed = r.placed, cost = price / r.placed,
-              waste = math.max(r.waste.cpu, r.waste.memory), pods = {} }
-  for i, bin in ipairs(r.placement) do
-    if bin then s.pods[#s.pods + 1] = rest[i] end
-  end
+              waste = math.max(r.waste.cpu, r.waste.memory), pods = placed_pods(r, rest) }
   ways[#ways + 1] = s
   return ways, r.unplaced
 end
@@ -193,9 +219,14 @@ end
 --     set = <the similar groups> for a balanced step, or the groups packed
 --     together (then together = true); its new nodes per group in
 --     result.new_nodes_by_group }
--- and the list of pods no group took.
-function M.cheapest(cluster, pods)
-  local steps, left = M.on_the_way(cluster, pods)
+-- and the list of pods no group took. 'before' (optional): results that
+-- every packing counts first, as cluster:pack's 'after' (the pods
+-- cluster:place put on existing nodes: their spread and affinity count
+-- there). A pod that no new node takes but an existing node does once
+-- the new ones count (a spread with minDomains, a least count that
+-- rises) is placed there, not bought for: result.on_nodes.
+function M.cheapest(cluster, pods, before)
+  local steps, left = M.on_the_way(cluster, pods, before)
   local n_ways = #steps
   local used = {}
   local sets = {}
@@ -205,8 +236,8 @@ function M.cheapest(cluster, pods)
   while #left > 0 do
     local best
     -- what nodes on their way could take, on_the_way placed already
-    local done = results(steps)
-    local opts = { upcoming = 0, after = done }
+    local done = results(steps, before)
+    local opts = { upcoming = 0, after = done, existing = true }
     for _, set in ipairs(sets) do
       local free = true
       for _, g in ipairs(set) do free = free and not used[g.name] end
@@ -234,10 +265,7 @@ function M.cheapest(cluster, pods)
       end
     end
     if not best then break end
-    best.pods = {}
-    for i, bin in ipairs(best.result.placement) do
-      if bin then best.pods[#best.pods + 1] = left[i] end
-    end
+    best.pods = placed_pods(best.result, left)
     steps[#steps + 1] = best
     for _, g in ipairs(best.set or { best.group }) do used[g.name] = true end
     left = best.result.unplaced
@@ -245,7 +273,7 @@ function M.cheapest(cluster, pods)
   if #left > 0 then
     for _, pod in ipairs(left) do
       if pod.constrained then
-        steps, left = or_together(cluster, steps, left, n_ways)
+        steps, left = or_together(cluster, steps, left, n_ways, before)
         break
       end
     end
@@ -415,7 +443,15 @@ end
 function M.balanced(cluster, pods, set, after)
   local room = {}
   for _, g in ipairs(set) do room[g.name] = M.room(g) end
-  return cluster:pack_balanced(pods, set, room, { after = after })
+  return cluster:pack_balanced(pods, set, room, { after = after, existing = true })
+end
+
+-- ", N of them on existing nodes once the new ones count" for a pack
+-- result that left pods to existing nodes (result.on_existing), else "".
+function M.on_existing(result)
+  local n = result.on_existing or 0
+  if n == 0 then return "" end
+  return string.format(", %d of them on existing nodes once the new ones count", n)
 end
 
 -- "3 pending pod(s) fit 1 new workers node(s) at 0.067/h per pod (waste cpu 10%, memory 44%)"
@@ -430,9 +466,9 @@ function M.describe(step, group, count)
     balanced = string.format(", of %d balanced over %d similar groups", step.new_nodes, #step.set)
   end
   local as = r.instance_type and string.format(" (packed as %s)", r.instance_type) or ""
-  return string.format("%d pending pod(s) fit %d new %s node(s)%s%s at %.3g/h per pod (waste cpu %.0f%%, memory %.0f%%)",
-    step.placed, count or step.new_nodes, (group or step.group).name, as, balanced, step.cost,
-    r.waste.cpu * 100, r.waste.memory * 100)
+  return string.format("%d pending pod(s) fit %d new %s node(s)%s%s%s at %.3g/h per pod (waste cpu %.0f%%, memory %.0f%%)",
+    step.placed, count or step.new_nodes, (group or step.group).name, as, balanced, M.on_existing(r),
+    step.cost, r.waste.cpu * 100, r.waste.memory * 100)
 end
 
 -- Could no node group ever run 'pod', even on an empty node of its own
@@ -472,9 +508,6 @@ function M.why_nowhere(cluster, pod)
     table.concat(reasons, "; "))
 end
 
--- Adds to 'plan' the scale-ups packing.cheapest() chose for 'pods', and
--- logs (at most ten of) the pods no group can take, with why. The actions
--- point at the policy line that called this.
 -- plan:scale_up's options for the new nodes of a cluster:pack result of
 -- 'group': the instance types that take their pods, when the group
 -- launches several types (an AWS fleet group) and not every one does;
@@ -488,8 +521,11 @@ function M.launch_opts(result, group)
   return { instance_types = types }
 end
 
-function M.scale_up(cluster, plan, pods)
-  local steps, unplaced = M.cheapest(cluster, pods)
+-- Adds to 'plan' the scale-ups packing.cheapest() chose for 'pods' ('before'
+-- as for M.cheapest), and logs (at most ten of) the pods no group can take,
+-- with why. The actions point at the policy line that called this.
+function M.scale_up(cluster, plan, pods, before)
+  local steps, unplaced = M.cheapest(cluster, pods, before)
   for _, s in ipairs(steps) do
     for _, g in ipairs(s.set or { s.group }) do
       local count = s.set and s.result.new_nodes_by_group[g.name] or s.new_nodes

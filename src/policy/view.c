@@ -1276,9 +1276,11 @@ static double pack_work(const struct snapshot *s, const uint32_t *idx, size_t n,
 
 /*
  * The 'after' option of cluster:pack: a list of earlier pack results
- * (each with its pods, placement, group and upcoming), as the placements
- * a later packing counts on their planned nodes. The array is Lua's,
- * left on top of the stack for as long as it is used.
+ * (each with its pods, placement, group and upcoming, and the pods it put
+ * on existing nodes, 'on_nodes') or cluster:place results (pods and
+ * on_nodes only), as the placements a later packing counts: on their
+ * planned nodes, and on existing nodes, whose room they take. The array
+ * is Lua's, left on top of the stack for as long as it is used.
  */
 static struct pack_prior *check_prior(lua_State *L, const struct snapshot *s, int arg,
 				      size_t *n_prior)
@@ -1291,26 +1293,37 @@ static struct pack_prior *check_prior(lua_State *L, const struct snapshot *s, in
 	for (i = 1; i <= n; i++) {
 		lua_geti(L, arg, i);
 		if (!lua_istable(L, -1))
-			luaL_error(L, "pack: after[%d] is not a pack result", (int)i);
+			luaL_error(L, "pack: after[%d] is not a pack or place result", (int)i);
 		lua_getfield(L, -1, "pods");
 		if (!lua_istable(L, -1) && !view_testudata(L, -1, FROZEN_MT))
-			luaL_error(L, "pack: after[%d] has no pods (not a pack result)", (int)i);
+			luaL_error(L, "pack: after[%d] has no pods (not a pack or place result)", (int)i);
 		total += luaL_len(L, -1);
 		lua_pop(L, 2);
 	}
 	if (total > (lua_Integer)s->n_pods * 4 + 1024)
 		luaL_error(L, "pack: 'after' lists more placements than the cluster has pods");
-	sandbox_charge(L, 4 * (double)total);
-	prior = lua_newuserdatauv(L, (size_t)(total ? total : 1) * sizeof(*prior), 0);
+	sandbox_charge(L, 8 * (double)total);
+	/* a pod is on a bin or an existing node: twice the pods bounds both */
+	prior = lua_newuserdatauv(L, (size_t)(total ? 2 * total : 1) * sizeof(*prior), 0);
 	*n_prior = 0;
 	for (i = 1; i <= n; i++) {
 		lua_Integer m, up;
-		int32_t g;
+		int32_t g = -1;
+		bool bins;
 
 		lua_geti(L, arg, i);
+		lua_getfield(L, -1, "placement");
+		bins = !lua_isnil(L, -1);
+		if (bins && !lua_istable(L, -1))
+			luaL_error(L, "pack: after[%d].placement is not a table", (int)i);
+		lua_pop(L, 1);
+		lua_getfield(L, -1, "on_nodes");
+		if (!bins && !lua_istable(L, -1))
+			luaL_error(L, "pack: after[%d] has no placement nor on_nodes (not a pack or place result)",
+				   (int)i);
+		lua_pop(L, 1);
 		lua_getfield(L, -1, "group");
-		g = to_group(L, s, lua_gettop(L));
-		if (g < 0)
+		if (bins && (g = to_group(L, s, lua_gettop(L))) < 0)
 			luaL_error(L, "pack: after[%d] names no node group", (int)i);
 		lua_pop(L, 1);
 		lua_getfield(L, -1, "upcoming");
@@ -1319,27 +1332,47 @@ static struct pack_prior *check_prior(lua_State *L, const struct snapshot *s, in
 		lua_getfield(L, -1, "bin_groups"); /* a balanced packing's: the group per bin */
 		lua_getfield(L, -2, "pods");
 		lua_getfield(L, -3, "placement");
-		if (!lua_istable(L, -1))
-			luaL_error(L, "pack: after[%d] has no placement (not a pack result)", (int)i);
-		m = luaL_len(L, -2);
+		lua_getfield(L, -4, "on_nodes");
+		m = luaL_len(L, -3);
 		for (j = 1; j <= m; j++) {
-			lua_Integer bin;
+			lua_Integer bin = 0;
 			int32_t bg = g;
 
-			lua_geti(L, -1, j);
+			if (lua_istable(L, -1)) {
+				if (lua_geti(L, -1, j) == LUA_TSTRING) {
+					const char *name = lua_tostring(L, -1);
+					int32_t node = snapshot_find_node(s, name);
+
+					if (node < 0)
+						luaL_error(L, "pack: after[%d].on_nodes[%d] names no node \"%s\"",
+							   (int)i, (int)j, name);
+					lua_pop(L, 1);
+					lua_geti(L, -3, j);
+					prior[*n_prior] = (struct pack_prior){
+						(uint32_t)check_pod(L, lua_gettop(L)), SCHED_PRIOR_NODE, node,
+						0, (uint32_t)i};
+					(*n_prior)++;
+					lua_pop(L, 1);
+					continue;
+				}
+				lua_pop(L, 1);
+			}
+			if (!bins)
+				continue;
+			lua_geti(L, -2, j);
 			bin = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
 			lua_pop(L, 1);
 			if (bin < 1 || bin > INT32_MAX)
 				continue;
-			if (lua_istable(L, -3)) {
-				lua_geti(L, -3, bin);
+			if (lua_istable(L, -4)) {
+				lua_geti(L, -4, bin);
 				bg = lua_isnil(L, -1) ? -1 : to_group(L, s, lua_gettop(L));
 				lua_pop(L, 1);
 				if (bg < 0)
 					luaL_error(L, "pack: after[%d].bin_groups[%d] names no node group",
 						   (int)i, (int)bin);
 			}
-			lua_geti(L, -2, j);
+			lua_geti(L, -3, j);
 			prior[*n_prior].pod = (uint32_t)check_pod(L, lua_gettop(L));
 			lua_pop(L, 1);
 			prior[*n_prior].group = (uint32_t)bg;
@@ -1348,7 +1381,7 @@ static struct pack_prior *check_prior(lua_State *L, const struct snapshot *s, in
 			prior[*n_prior].step = (uint32_t)i;
 			(*n_prior)++;
 		}
-		lua_pop(L, 4);
+		lua_pop(L, 5);
 	}
 	return prior; /* its array on top of the stack */
 }
@@ -1358,9 +1391,10 @@ static struct pack_prior *check_prior(lua_State *L, const struct snapshot *s, in
  * list (argument 2, what 'after' reads back), 'placement' (pod i -> bin,
  * 1-based, or false) and 'unplaced' (the pods of argument 2 left).
  */
-static void push_pack_result(lua_State *L, const char *group, lua_Integer n,
-			     const int32_t *placement, int new_nodes, int upcoming_used, int upcoming,
-			     size_t n_placed, size_t n_unplaced, double waste_cpu, double waste_memory)
+static void push_pack_result(lua_State *L, const struct snapshot *s, const char *group,
+			     lua_Integer n, const int32_t *placement, const int32_t *on_node,
+			     int new_nodes, int upcoming_used, int upcoming, size_t n_placed,
+			     size_t n_unplaced, double waste_cpu, double waste_memory)
 {
 	lua_Integer i, u = 0;
 
@@ -1384,13 +1418,59 @@ static void push_pack_result(lua_State *L, const char *group, lua_Integer n,
 			lua_pushinteger(L, placement[i] + 1);
 		} else {
 			lua_pushboolean(L, 0);
-			lua_geti(L, 2, i + 1);
-			lua_rawseti(L, -3, ++u);
+			if (!on_node || on_node[i] < 0) {
+				lua_geti(L, 2, i + 1);
+				lua_rawseti(L, -3, ++u);
+			}
 		}
 		lua_rawseti(L, -3, i + 1);
 	}
 	lua_setfield(L, -3, "unplaced");
 	lua_setfield(L, -2, "placement");
+	/* the pods left to existing nodes, once the new ones count */
+	if (on_node) {
+		lua_Integer k = 0;
+
+		lua_createtable(L, (int)n, 0);
+		for (i = 0; i < n; i++) {
+			if (on_node[i] >= 0) {
+				lua_pushstring(L, s->nodes[on_node[i]].name);
+				k++;
+			} else {
+				lua_pushboolean(L, 0);
+			}
+			lua_rawseti(L, -2, i + 1);
+		}
+		lua_setfield(L, -2, "on_nodes");
+		set_int(L, "on_existing", (int64_t)k);
+	} else {
+		set_int(L, "on_existing", 0);
+	}
+}
+
+/* An upper bound of the work 'existing' adds to a packing: each pod with
+ * a spread or required pod affinity may try every node once. */
+static double existing_work(const struct snapshot *s, const uint32_t *idx, size_t n)
+{
+	double k = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		k += s->pods[idx[i]].n_spread || s->pods[idx[i]].n_affinity_terms;
+	return k * (double)s->n_nodes;
+}
+
+/* A Lua-owned copy of a result's on_node (NULL when it has none), so
+ * that building the result's tables may raise without a leak. */
+static int32_t *copy_on_node(lua_State *L, const struct pack_result *r, lua_Integer n)
+{
+	int32_t *c;
+
+	if (!r->on_node || n <= 0)
+		return NULL;
+	c = lua_newuserdatauv(L, (size_t)n * sizeof(*c), 0);
+	memcpy(c, r->on_node, (size_t)n * sizeof(*c));
+	return c;
 }
 
 /*
@@ -1436,6 +1516,8 @@ static int l_pack(lua_State *L)
 	struct pack_prior *prior = NULL;
 	struct sched_cache *cache;
 	double waste_cpu, waste_memory;
+	int32_t *on_node;
+	bool existing = false;
 
 	check_list(L, 2);
 	g = to_group(L, s, 3);
@@ -1473,6 +1555,9 @@ static int l_pack(lua_State *L)
 						  name, grp->name);
 		}
 		lua_pop(L, 1);
+		lua_getfield(L, 5, "existing");
+		existing = lua_toboolean(L, -1);
+		lua_pop(L, 1);
 		if (lua_getfield(L, 5, "after") != LUA_TNIL) {
 			prior = check_prior(L, s, lua_gettop(L), &n_prior);
 			lua_remove(L, -2); /* the list; its array stays */
@@ -1506,11 +1591,14 @@ static int l_pack(lua_State *L)
 			return luaL_error(L, "pack: out of memory");
 		cache = v->pack_cache;
 	}
+	if (existing)
+		sandbox_charge(L, existing_work(s, idx, (size_t)n));
 	if (sched_pack_after(cache, idx, (size_t)n, (size_t)g, max_new, upcoming, prior,
-			     n_prior, &r, &err) < 0)
+			     n_prior, existing, &r, &err) < 0)
 		return luaL_error(L, "pack: %s", err.msg);
 	if (n)
 		memcpy(placement, r.placement, (size_t)n * sizeof(*placement));
+	on_node = copy_on_node(L, &r, n);
 	new_nodes = r.new_nodes;
 	upcoming_used = r.upcoming_used;
 	r_upcoming = r.upcoming;
@@ -1520,8 +1608,8 @@ static int l_pack(lua_State *L)
 	waste_memory = r.waste_memory;
 	pack_result_free(&r);
 
-	push_pack_result(L, s->groups[g].name, n, placement, new_nodes, upcoming_used, r_upcoming,
-			 n_placed, n_unplaced, waste_cpu, waste_memory);
+	push_pack_result(L, s, s->groups[g].name, n, placement, on_node, new_nodes, upcoming_used,
+			 r_upcoming, n_placed, n_unplaced, waste_cpu, waste_memory);
 	if (type != SIZE_MAX) {
 		lua_pushstring(L, s->groups[g].types[type].instance_type);
 		lua_setfield(L, -2, "instance_type");
@@ -1556,7 +1644,8 @@ static int pack_groups(lua_State *L, bool together)
 	struct pack_prior *prior = NULL;
 	double waste_cpu, waste_memory;
 	int new_nodes, upcoming_used, r_upcoming;
-	bool upcoming = false;
+	bool upcoming = false, existing = false;
+	int32_t *on_node;
 
 	check_list(L, 2);
 	check_list(L, 3);
@@ -1596,6 +1685,9 @@ static int pack_groups(lua_State *L, bool together)
 			upcoming = lua_toboolean(L, -1);
 			lua_pop(L, 1);
 		}
+		lua_getfield(L, 5, "existing");
+		existing = lua_toboolean(L, -1);
+		lua_pop(L, 1);
 		if (lua_getfield(L, 5, "after") != LUA_TNIL) {
 			prior = check_prior(L, s, lua_gettop(L), &n_prior);
 			lua_remove(L, -2);
@@ -1618,10 +1710,12 @@ static int pack_groups(lua_State *L, bool together)
 		sandbox_charge(L, pack_work(s, idx, (size_t)n, gl[i], max_new[i], upcoming ? -1 : 0));
 	if (!v->pack_cache && !(v->pack_cache = sched_cache_new(s)))
 		return luaL_error(L, "pack: out of memory");
+	if (existing)
+		sandbox_charge(L, existing_work(s, idx, (size_t)n));
 	if ((together ? sched_pack_together(v->pack_cache, idx, (size_t)n, gl, (size_t)ng, max_new,
-					    upcoming, prior, n_prior, &r, &err)
+					    upcoming, prior, n_prior, existing, &r, &err)
 		      : sched_pack_groups(v->pack_cache, idx, (size_t)n, gl, (size_t)ng, max_new,
-					  prior, n_prior, &r, &err)) < 0)
+					  prior, n_prior, existing, &r, &err)) < 0)
 		return luaL_error(L, "%s: %s", together ? "pack_together" : "pack_balanced", err.msg);
 	n_bins = r.n_bins;
 	bin_group = lua_newuserdatauv(L, (n_bins ? n_bins : 1) * sizeof(*bin_group), 0);
@@ -1629,6 +1723,7 @@ static int pack_groups(lua_State *L, bool together)
 		memcpy(placement, r.placement, (size_t)n * sizeof(*placement));
 	if (n_bins)
 		memcpy(bin_group, r.bin_group, n_bins * sizeof(*bin_group));
+	on_node = copy_on_node(L, &r, n);
 	new_nodes = r.new_nodes;
 	upcoming_used = r.upcoming_used;
 	r_upcoming = r.upcoming;
@@ -1638,8 +1733,8 @@ static int pack_groups(lua_State *L, bool together)
 	waste_memory = r.waste_memory;
 	pack_result_free(&r);
 
-	push_pack_result(L, s->groups[gl[0]].name, n, placement, new_nodes, upcoming_used,
-			 r_upcoming, n_placed, n_unplaced, waste_cpu, waste_memory);
+	push_pack_result(L, s, s->groups[gl[0]].name, n, placement, on_node, new_nodes,
+			 upcoming_used, r_upcoming, n_placed, n_unplaced, waste_cpu, waste_memory);
 	lua_createtable(L, (int)ng, 0);
 	lua_createtable(L, 0, (int)ng);
 	for (i = 0; i < ng; i++) {
@@ -1675,7 +1770,9 @@ static int l_pack_together(lua_State *L)
 }
 
 /*
- * cluster:place(pods) -> {placed = n, unplaced = {pods}, nodes = {pod -> node name}}:
+ * cluster:place(pods) -> {placed = n, unplaced = {pods}, nodes = {pod -> node name},
+ *                         pods = pods, on_nodes = {node name or false, as pods}}
+ * (a result cluster:pack's 'after' counts):
  * where the scheduler could put the pods on the Ready, schedulable nodes as
  * they are (first fit, largest first, each node's free room shared by the
  * pods placed on it). Pods marked Unschedulable before a node registered
@@ -1744,11 +1841,19 @@ static int l_place(lua_State *L)
 	for (i = 0; i < n; i++)
 		dest[items[i].arg_index - 1] = at[i];
 
-	lua_createtable(L, 0, 3);
+	lua_createtable(L, 0, 5);
 	set_int(L, "placed", (int64_t)placed);
+	lua_pushvalue(L, 2);
+	lua_setfield(L, -2, "pods");
+	lua_createtable(L, (int)n, 0);                   /* on_nodes */
 	lua_createtable(L, (int)((size_t)n - placed), 0); /* unplaced */
 	lua_createtable(L, 0, (int)placed);              /* pod -> node name */
 	for (i = 1; i <= n; i++) {
+		if (dest[i - 1] < 0)
+			lua_pushboolean(L, 0);
+		else
+			lua_pushstring(L, s->nodes[dest[i - 1]].name);
+		lua_rawseti(L, -4, i);
 		lua_geti(L, 2, i);
 		if (dest[i - 1] < 0) {
 			lua_rawseti(L, -3, ++u);
@@ -1757,8 +1862,9 @@ static int l_place(lua_State *L)
 			lua_rawset(L, -3);
 		}
 	}
-	lua_setfield(L, -3, "nodes");
-	lua_setfield(L, -2, "unplaced");
+	lua_setfield(L, -4, "nodes");
+	lua_setfield(L, -3, "unplaced");
+	lua_setfield(L, -2, "on_nodes");
 	return 1;
 }
 
@@ -1972,7 +2078,7 @@ static void try_replacement(lua_State *L, struct view *v, const uint32_t *idx, s
 		cache = v->pack_cache;
 	}
 	sandbox_charge(L, pack_work(snap, idx, n, (size_t)g, cap, 0));
-	if (sched_pack_after(cache, idx, n, (size_t)g, cap, 0, NULL, 0, &r, &err) < 0)
+	if (sched_pack_after(cache, idx, n, (size_t)g, cap, 0, NULL, 0, false, &r, &err) < 0)
 		luaL_error(L, "replacement_for: %s", err.msg);
 	all = r.n_placed == n;
 	new_nodes = r.new_nodes;
