@@ -1885,6 +1885,28 @@ static void bin_of_group(struct packing *k, size_t bin, const struct resources *
 		k->ext[bin * ne + i] = resources_ext(r, k->tmpl->ext[i].name);
 }
 
+/* "<group>-<what>-<bin>" into 'out' (room for both names and 24 more):
+ * a packing names every node it plans, so not through snprintf. */
+static void planned_name(char *out, const char *group, const char *what, size_t bin)
+{
+	char digits[24];
+	size_t lg = strlen(group), lw = strlen(what), nd = 0;
+
+	do {
+		digits[nd++] = (char)('0' + bin % 10);
+		bin /= 10;
+	} while (bin);
+	memcpy(out, group, lg);
+	out += lg;
+	*out++ = '-';
+	memcpy(out, what, lw);
+	out += lw;
+	*out++ = '-';
+	while (nd)
+		*out++ = digits[--nd];
+	*out = '\0';
+}
+
 /*
  * A planned node of group 'g' as a site: the template's labels with
  * kubernetes.io/hostname set to its name "<group>-<what>-<bin>" (the
@@ -1917,7 +1939,7 @@ static long planned_site(const struct snapshot *s, struct topo *t, struct planne
 	labels = blk;
 	items = (struct kv *)(labels + 1);
 	name = (char *)(items + tl->n + 1);
-	snprintf(name, name_len, "%s-%s-%zu", g->name, what, bin);
+	planned_name(name, g->name, what, bin);
 	for (i = 0; i < tl->n; i++)
 		if (!tl->items[i].key || strcmp(tl->items[i].key, HOSTNAME_LABEL) != 0)
 			items[n++] = tl->items[i];
