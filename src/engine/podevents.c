@@ -67,56 +67,69 @@ static void held_back(const struct snapshot *s, const struct node_group *g, stru
 
 /* Where the unschedulable pods wait for capacity already on its way: per
  * pod, the group whose upcoming nodes the packing puts it on (-1: none)
- * and the starting node it lands on (-1: an instance not yet a node). */
+ * and the starting node it lands on (-1: an instance not yet a node), or
+ * the existing node that takes it once those count (-1: none; a spread
+ * whose least count they raise). */
 struct waiting {
 	int32_t *group;
 	int32_t *node;
+	int32_t *existing;
 };
 
+/* As the policies' luascale.packing.on_the_way(): every group's nodes on
+ * their way in one packing (at most 64 groups), existing nodes taking
+ * what those let them. */
 static int on_the_way(const struct snapshot *s, const uint32_t *pods, size_t n,
 		      struct waiting *w)
 {
-	size_t gi, k;
+	uint32_t gl[64];
+	int max_new[64], first[64];
+	size_t gi, k, ng = 0;
+	struct sched_cache *cache;
+	struct pack_result r;
+	struct errbuf err;
+	int rc;
 
 	w->group = malloc((n ? n : 1) * sizeof(*w->group));
 	w->node = malloc((n ? n : 1) * sizeof(*w->node));
-	if (!w->group || !w->node)
+	w->existing = malloc((n ? n : 1) * sizeof(*w->existing));
+	if (!w->group || !w->node || !w->existing)
 		return -1;
 	for (k = 0; k < n; k++)
-		w->group[k] = w->node[k] = -1;
-	for (gi = 0; gi < s->n_groups; gi++) {
-		const struct node_group *g = &s->groups[gi];
-		struct pack_result r;
-		struct errbuf err;
-		uint32_t *left;
-		size_t *where, m = 0;
-
-		if (g->target <= g->current)
-			continue;
-		if (!n)
-			break;
-		left = malloc(n * sizeof(*left));
-		where = malloc(n * sizeof(*where));
-		for (k = 0; left && where && k < n; k++)
-			if (w->group[k] < 0) {
-				where[m] = k;
-				left[m++] = pods[k];
-			}
-		if (!left || !where || !m ||
-		    sched_pack(s, left, m, gi, 0, &r, &err) < 0) {
-			free(left);
-			free(where);
-			continue;
+		w->group[k] = w->node[k] = w->existing[k] = -1;
+	for (gi = 0; gi < s->n_groups && ng < 64; gi++)
+		if (s->groups[gi].target > s->groups[gi].current) {
+			first[ng] = -1;
+			max_new[ng] = 0;
+			gl[ng++] = (uint32_t)gi;
 		}
-		for (k = 0; k < m; k++)
-			if (r.placement[k] >= 0 && r.placement[k] < r.upcoming) {
-				w->group[where[k]] = (int32_t)gi;
-				w->node[where[k]] = sched_upcoming_node(s, gi, r.placement[k]);
-			}
-		pack_result_free(&r);
-		free(left);
-		free(where);
+	if (!n || !ng)
+		return 0;
+	if (!(cache = sched_cache_new(s)))
+		return -1;
+	rc = sched_pack_together(cache, pods, n, gl, ng, max_new, true, NULL, 0, true, &r, &err);
+	sched_cache_free(cache);
+	if (rc < 0)
+		return -1;
+	/* the upcoming bins come group after group: a bin's place in its group */
+	for (k = 0; k < (size_t)r.upcoming && k < r.n_bins; k++)
+		for (gi = 0; gi < ng; gi++)
+			if (r.bin_group[k] == (int32_t)gl[gi] && first[gi] < 0)
+				first[gi] = (int)k;
+	for (k = 0; k < n; k++) {
+		int32_t b = r.placement[k];
+
+		if (r.on_node && r.on_node[k] >= 0)
+			w->existing[k] = r.on_node[k];
+		if (b < 0 || b >= r.upcoming || (size_t)b >= r.n_bins)
+			continue;
+		w->group[k] = r.bin_group[b];
+		for (gi = 0; gi < ng && gl[gi] != (uint32_t)r.bin_group[b]; gi++)
+			;
+		if (gi < ng && first[gi] >= 0)
+			w->node[k] = sched_upcoming_node(s, (size_t)r.bin_group[b], b - first[gi]);
 	}
+	pack_result_free(&r);
 	return 0;
 }
 
@@ -136,14 +149,19 @@ static bool triggered(const struct snapshot *s, const struct plan *accepted, con
 }
 
 /* A pod that waits for a node on its way: no NotTriggerScaleUp, the node
- * (or the group's instances) it waits for. */
+ * (or the group's instances) it waits for; or the existing node that
+ * takes it once those nodes count. */
 static void explain_waiting(const struct snapshot *s, const struct pod *p, int32_t g,
-			    int32_t node, podevents_fn fn, void *ctx)
+			    int32_t node, int32_t existing, podevents_fn fn, void *ctx)
 {
 	struct buf m = BUF_INIT;
-	const struct node_group *grp = &s->groups[g];
+	const struct node_group *grp = g >= 0 ? &s->groups[g] : NULL;
 
-	if (node >= 0)
+	if (!grp)
+		buf_printf(&m, "pod waits for the nodes on their way: once they count, node %s takes it "
+			   "(its topology spread or pod affinity refuses it there until then)",
+			   s->nodes[existing].name);
+	else if (node >= 0)
 		buf_printf(&m, "pod waits for node %s of group %s, starting (not Ready yet)",
 			   s->nodes[node].name, grp->name);
 	else
@@ -232,7 +250,7 @@ size_t podevents_explain(const struct snapshot *s, const struct plan *accepted, 
 {
 	size_t i, n = 0, told = 0;
 	uint32_t *pods = malloc((s->n_pending ? s->n_pending : 1) * sizeof(*pods));
-	struct waiting w = {NULL, NULL};
+	struct waiting w = {NULL, NULL, NULL};
 	bool known;
 
 	for (i = 0; pods && i < s->n_pending; i++)
@@ -245,14 +263,15 @@ size_t podevents_explain(const struct snapshot *s, const struct plan *accepted, 
 		const struct pod *p = &s->pods[pods[i]];
 
 		/* a scale-up made for it this round says more than the wait */
-		if (known && w.group[i] >= 0 && !triggered(s, accepted, p))
-			explain_waiting(s, p, w.group[i], w.node[i], fn, ctx);
+		if (known && (w.group[i] >= 0 || w.existing[i] >= 0) && !triggered(s, accepted, p))
+			explain_waiting(s, p, w.group[i], w.node[i], w.existing[i], fn, ctx);
 		else
 			explain_one(s, accepted, p, fn, ctx);
 		told++;
 	}
 	free(w.group);
 	free(w.node);
+	free(w.existing);
 	free(pods);
 	return told;
 }

@@ -372,6 +372,59 @@ static void test_pod_events_waiting_for_a_node(void **state)
 	cluster_free(&c);
 }
 
+/* A replica whose hostname spread the nodes on their way let an existing
+ * node take waits for them too, and is told which node takes it. */
+static void test_pod_events_waiting_for_an_existing_node(void **state)
+{
+	static const char spread[] =
+		"\"labels\":{\"app\":\"est\"}},\"spec\":{\"topologySpreadConstraints\":[{\"maxSkew\":1,"
+		"\"topologyKey\":\"kubernetes.io/hostname\",\"whenUnsatisfiable\":\"DoNotSchedule\","
+		"\"minDomains\":3,\"labelSelector\":{\"matchLabels\":{\"app\":\"est\"}}}],"
+		"\"containers\":[{\"name\":\"main\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]";
+	struct cluster c;
+	struct told t;
+	struct plan p;
+	struct snapshot *s;
+	char j[2048];
+	size_t i, n_old = 0, n_up = 0;
+	int k;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	memset(&t, 0, sizeof(t));
+	/* old, of no group, runs est-0; "workers" has 2 nodes launched */
+	item(&c, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"old\",\"labels\":{\"kubernetes.io/hostname\":\"old\"},"
+		 "\"creationTimestamp\":\"2025-11-30T08:00:00Z\"},\"spec\":{},"
+		 "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"},"
+		 "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+	for (k = 0; k < 8; k++) {
+		snprintf(j, sizeof(j),
+			 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"est-%d\",\"namespace\":\"default\","
+			 "\"uid\":\"uid-est-%d\",\"creationTimestamp\":\"2025-11-30T09:00:00Z\",%s%s},"
+			 "\"status\":{\"phase\":\"%s\"%s}}",
+			 k, k, spread, k ? "" : ",\"nodeName\":\"old\"", k ? "Pending" : "Running",
+			 k ? ",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+			     "\"reason\":\"Unschedulable\"}]" : "");
+		item(&c, j);
+	}
+	group(&c, 0, "workers", 4, 0, 6, 2);
+	s = finish(&c, 1);
+	plan_init(&p);
+	assert_int_equal(podevents_explain(s, &p, 0, tell, &t), 7);
+	/* three domains once the two count: 3 on each, and old takes a second */
+	for (i = 0; i < t.n; i++) {
+		assert_string_equal(t.reasons[i], PODEVENT_WAITING);
+		if (strstr(t.msgs[i], "node old takes it"))
+			n_old++;
+		else if (strstr(t.msgs[i], "group workers has 2 launched"))
+			n_up++;
+	}
+	assert_int_equal(n_old, 1);
+	assert_int_equal(n_up, 6);
+	plan_free(&p);
+	cluster_free(&c);
+}
+
 /* ---- the status ConfigMap ---- */
 
 struct apiserver {
@@ -490,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_status_board),
 		cmocka_unit_test(test_pod_events),
 		cmocka_unit_test(test_pod_events_waiting_for_a_node),
+		cmocka_unit_test(test_pod_events_waiting_for_an_existing_node),
 		cmocka_unit_test(test_configmap_put),
 	};
 
