@@ -5,6 +5,8 @@
  */
 #include "providers/pricing.h"
 
+#include "config.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +60,19 @@ struct pricing *pricing_new(const struct pricing_opts *o)
 	pthread_mutex_init(&pr->mu, NULL);
 	pthread_cond_init(&pr->idle, NULL);
 	return pr;
+}
+
+struct pricing *pricing_from_config(const char *provider, pricing_fetch_fn fetch, void *ctx,
+				    struct clock *clock, const struct logger *log,
+				    const struct config *c)
+{
+	struct pricing_opts o = {
+		.provider = provider, .fetch = fetch, .ctx = ctx, .clock = clock, .log = log,
+		.on_demand_ttl_ns = c ? c->pricing_on_demand_ttl_ms * CLOCK_NS_PER_MS : 0,
+		.spot_ttl_ns = c ? c->pricing_spot_ttl_ms * CLOCK_NS_PER_MS : 0,
+	};
+
+	return pricing_new(&o);
 }
 
 void pricing_free(struct pricing *pr)

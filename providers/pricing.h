@@ -61,6 +61,18 @@ struct pricing;
 /* A cache with nothing in it; NULL when out of memory or 'o' lacks a fetch or clock. */
 struct pricing *pricing_new(const struct pricing_opts *o);
 
+struct config;
+
+/*
+ * pricing_new() as a cloud provider's config sets it: for 'provider'
+ * ("aws": its log lines and its metric), fed by 'fetch' (with 'ctx',
+ * borrowed) on 'clock', logging to 'log' (may be NULL), its TTLs c's
+ * provider.pricing.on_demand_ttl and spot_ttl (c NULL: the defaults).
+ */
+struct pricing *pricing_from_config(const char *provider, pricing_fetch_fn fetch, void *ctx,
+				    struct clock *clock, const struct logger *log,
+				    const struct config *c);
+
 /* Waits for a refresh in flight to end, then frees. NULL is a no-op. */
 void pricing_free(struct pricing *pr);
 

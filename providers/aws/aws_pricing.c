@@ -15,10 +15,10 @@
 
 #include "buf.h"
 #include "providers/aws/awserr.h"
+#include "providers/pricing.h"
 #include "wire/sigv4.h"
 #include "providers/cloudhttp/cloudcall.h"
 #include "providers/cloudhttp/cloudhttp.h"
-#include "providers/pricing.h"
 
 #define JSON_TYPE "application/x-amz-json-1.1"
 #define TARGET "AWSPriceListService.GetProducts"
@@ -187,6 +187,15 @@ static cJSON *filter(cJSON *arr, const char *field, const char *value)
 	return f;
 }
 
+/* A price as AWS writes it ("0.0960000000"): above 0 and below 1e6, else 0. */
+static double price_of(const char *s)
+{
+	char *end;
+	double d = strtod(s, &end);
+
+	return end != s && !*end && d > 0 && d < 1e6 ? d : 0;
+}
+
 double aws_pricing_on_demand_item(const char *item, size_t len, const char *type,
 				  const char *currency)
 {
@@ -207,13 +216,9 @@ double aws_pricing_on_demand_item(const char *item, size_t len, const char *type
 		cJSON_ArrayForEach(dim, cJSON_GetObjectItemCaseSensitive(t, "priceDimensions")) {
 			const cJSON *v = cJSON_GetObjectItemCaseSensitive(
 				cJSON_GetObjectItemCaseSensitive(dim, "pricePerUnit"), currency);
-			char *end;
-			double d;
+			double d = cJSON_IsString(v) ? price_of(v->valuestring) : 0;
 
-			if (!cJSON_IsString(v))
-				continue;
-			d = strtod(v->valuestring, &end);
-			if (end != v->valuestring && !*end && d > 0 && d < 1e6)
+			if (d > 0)
 				price = d;
 		}
 	}
@@ -328,13 +333,10 @@ static int spot(struct provider *p, const struct pricing_key *keys, size_t n, do
 		aws_query_free(&f);
 		for (it = xmltree_first(xmltree_find(xmltree_root(d), "spotPriceHistorySet"), "item"); it;
 		     it = xmltree_next(it)) {
-			const char *type = xmltree_text(it, "instanceType"), *v = xmltree_text(it, "spotPrice");
-			char *end;
-			double price = strtod(v, &end);
+			const char *type = xmltree_text(it, "instanceType");
+			double price = price_of(xmltree_text(it, "spotPrice"));
 
-			if (end == v || *end || !(price > 0) || price >= 1e6)
-				continue;
-			for (i = 0; i < n; i++)
+			for (i = 0; price > 0 && i < n; i++)
 				if (keys[i].capacity == PRICING_SPOT && !strcmp(keys[i].type, type) &&
 				    price > prices[i])
 					prices[i] = price;
@@ -370,26 +372,15 @@ int aws_pricing_init(struct provider *p, const struct aws_env *env, struct errbu
 {
 	struct aws_prov *ap = AWS_PROV(p);
 	const struct config *c = ap->config;
-	struct pricing_opts o;
 
 	if (c && !c->pricing_enabled)
 		return 0;
 	if (aws_pricing_endpoint(env, ap->api.region, ap->pricing_url, sizeof(ap->pricing_url),
 				 ap->pricing_region, sizeof(ap->pricing_region), err) < 0)
 		return -1;
-	memset(&o, 0, sizeof(o));
-	o.provider = "aws";
-	o.fetch = fetch;
-	o.ctx = p;
-	o.clock = ap->clock;
-	o.log = ap->log;
-	o.on_demand_ttl_ns = c ? c->pricing_on_demand_ttl_ms * CLOCK_NS_PER_MS : 0;
-	o.spot_ttl_ns = c ? c->pricing_spot_ttl_ms * CLOCK_NS_PER_MS : 0;
-	ap->pricing = pricing_new(&o);
-	if (!ap->pricing) {
-		errbuf_set(err, "out of memory");
-		return -1;
-	}
+	ap->pricing = pricing_from_config("aws", fetch, p, ap->clock, ap->log, c);
+	if (!ap->pricing)
+		return errbuf_set(err, "out of memory");
 	return 0;
 }
 

@@ -25,9 +25,10 @@
 #include "providers/aws/profile.h"
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/credcache.h"
+#include "providers/cloudhttp/metadata.h"
+#include "providers/cloudhttp/oauth.h"
 #include "providers/provider.h"
 
-#define TOKEN_FILE_MAX (64 * 1024)
 #define DEFAULT_IMDS "http://169.254.169.254"
 #define DEFAULT_IMDS_V6 "http://[fd00:ec2::254]"
 #define DEFAULT_CONTAINER "http://169.254.170.2"
@@ -45,12 +46,9 @@ static const char *const src_names[] = { "environment",	 "shared-credentials-fil
 					  "container",	 "imds" };
 
 struct imds {
-	struct cloudhttp *http;
+	struct metadata_client md;
 	const struct logger *log;
 	struct clock *clock;
-	char base[1024];
-	long timeout_ms;
-	int attempts;
 	bool v1_disabled;   /* AWS_EC2_METADATA_V1_DISABLED: never without a token */
 };
 
@@ -82,76 +80,11 @@ struct aws_credchain {
 
 /* ---- small helpers ---- */
 
-static void wipe_response(struct cloudhttp_response *r)
-{
-	if (r->body)
-		credcache_wipe(r->body, r->body_len);
-	cloudhttp_response_free(r);
-}
-
-static void wipe_buf(struct buf *b)
-{
-	if (b->data)
-		credcache_wipe(b->data, b->len);
-	buf_free(b);
-}
-
-/* Checks a credential field: printable ASCII without spaces, fitting in
- * 'len' bytes with its NUL. */
-static int check_field(const char *v, size_t n, size_t len, const char *what, const char *where,
-		       struct errbuf *err)
-{
-	size_t i;
-
-	if (n == 0)
-		return errbuf_set(err, "%s: %s is empty", where, what);
-	if (n >= len)
-		return errbuf_set(err, "%s: %s is longer than %zu bytes", where, what, len - 1);
-	for (i = 0; i < n; i++)
-		if ((unsigned char)v[i] <= 0x20 || (unsigned char)v[i] >= 0x7f)
-			return errbuf_set(err, "%s: %s holds a character that is not printable ASCII",
-					  where, what);
-	return 0;
-}
-
-/* Copies a field that passes check_field(). */
-static int take_field(char *out, size_t len, const char *v, size_t n, const char *what,
-		      const char *where, struct errbuf *err)
-{
-	if (check_field(v, n, len, what, where, err) < 0)
-		return -1;
-	memcpy(out, v, n);
-	out[n] = '\0';
-	return 0;
-}
-
-static int take_cstr(char *out, size_t len, const char *v, const char *what, const char *where,
-		     struct errbuf *err)
-{
-	return take_field(out, len, v, strlen(v), what, where, err);
-}
-
-/*
- * Reads a token file whole (at most 64 KiB), without trailing blanks and
- * newlines. A token that is empty or holds a CR, LF or other control
- * character inside is refused (it becomes an HTTP value).
- */
-static int read_token_file(const char *path, const char *what, struct buf *out, struct errbuf *err)
-{
-	size_t i;
-
-	if (buf_read_file(out, path, TOKEN_FILE_MAX, err) < 0)
-		return errbuf_prefix(err, "%s", what);
-	while (out->len > 0 && isspace((unsigned char)out->data[out->len - 1]))
-		out->data[--out->len] = '\0';
-	if (out->len == 0)
-		return errbuf_set(err, "%s: %s is empty", what, path);
-	for (i = 0; i < out->len; i++)
-		if ((unsigned char)out->data[i] < 0x20 || out->data[i] == 0x7f)
-			return errbuf_set(err, "%s: %s holds a control character (a token is one line)",
-					  what, path);
-	return 0;
-}
+/* Copies or checks a credential string that fills the array 'field'. */
+#define COPY_FIELD(field, v, what, where) \
+	oauth_copy_field((field), sizeof(field), (v), strlen(v), (what), (where), err)
+#define CHECK_FIELD(field, what, where) \
+	oauth_check_field((field), strlen(field), sizeof(field), (what), (where), err)
 
 static void format_expiry(int64_t expires_s, char *ts, size_t len)
 {
@@ -165,16 +98,14 @@ static void format_expiry(int64_t expires_s, char *ts, size_t len)
 static int parse_json_creds(const char *body, const char *where, struct aws_credentials *out,
 			    struct errbuf *err)
 {
-	cJSON *j = cJSON_Parse(body);
+	cJSON *j = oauth_json_object(body, where, err);
 	const char *names[4] = { "AccessKeyId", "SecretAccessKey", "Token", "Expiration" };
 	const cJSON *v[4];
 	const cJSON *code;
 	int rc = -1, i;
 
-	if (!j || !cJSON_IsObject(j)) {
-		errbuf_set(err, "%s: the answer is not a JSON object", where);
+	if (!j)
 		goto out;
-	}
 	code = cJSON_GetObjectItemCaseSensitive(j, "Code");
 	if (code && cJSON_IsString(code) && strcmp(code->valuestring, "Success") != 0) {
 		const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "Message");
@@ -190,12 +121,9 @@ static int parse_json_creds(const char *body, const char *where, struct aws_cred
 			goto out;
 		}
 	}
-	if (take_cstr(out->access_key_id, sizeof(out->access_key_id), v[0]->valuestring,
-		      "AccessKeyId", where, err) < 0 ||
-	    take_cstr(out->secret_access_key, sizeof(out->secret_access_key), v[1]->valuestring,
-		      "SecretAccessKey", where, err) < 0 ||
-	    take_cstr(out->session_token, sizeof(out->session_token), v[2]->valuestring, "Token",
-		      where, err) < 0)
+	if (COPY_FIELD(out->access_key_id, v[0]->valuestring, "AccessKeyId", where) < 0 ||
+	    COPY_FIELD(out->secret_access_key, v[1]->valuestring, "SecretAccessKey", where) < 0 ||
+	    COPY_FIELD(out->session_token, v[2]->valuestring, "Token", where) < 0)
 		goto out;
 	if (kube_parse_time(v[3]->valuestring, &out->expires_s) < 0 || out->expires_s <= 0) {
 		errbuf_set(err, "%s: Expiration \"%.40s\" is not an RFC 3339 time", where,
@@ -204,48 +132,11 @@ static int parse_json_creds(const char *body, const char *where, struct aws_cred
 	}
 	rc = 0;
 out:
-	if (j) {
-		for (i = 1; i < 3; i++) {
-			cJSON *s = cJSON_GetObjectItemCaseSensitive(j, names[i]);
-
-			if (s && cJSON_IsString(s))
-				credcache_wipe(s->valuestring, strlen(s->valuestring));
-		}
-		cJSON_Delete(j);
-	}
+	oauth_json_delete(j);
 	return rc;
 }
 
 /* ---- instance metadata ---- */
-
-static int imds_send(struct imds *m, const char *method, const char *path,
-		     const struct cloudhttp_headers *h, struct cloudhttp_response *resp,
-		     struct errbuf *err)
-{
-	struct cloudhttp_request rq;
-	struct buf url = BUF_INIT;
-	int i, rc = -1;
-
-	buf_printf(&url, "%s%s", m->base, path);
-	if (url.oom) {
-		errbuf_set(err, "out of memory");
-		goto out;
-	}
-	memset(&rq, 0, sizeof(rq));
-	rq.method = method;
-	rq.url = url.data;
-	rq.headers = h;
-	rq.timeout_ms = m->timeout_ms;
-	for (i = 0; i < m->attempts; i++) {
-		cloudhttp_response_free(resp);
-		rc = cloudhttp_send(m->http, &rq, resp, err);
-		if (rc == 0 && resp->status < 500)
-			break;
-	}
-out:
-	buf_free(&url);
-	return rc;
-}
 
 /*
  * The IMDSv2 session token into 'tok'. On 403/404/405 (IMDSv2 off or not
@@ -255,49 +146,40 @@ out:
  */
 static int imds_token(struct imds *m, char *tok, size_t len, bool *unanswered, struct errbuf *err)
 {
-	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response r = { 0 };
 	struct errbuf e = { "" };
-	int rc = -1;
+	int rc;
 
 	tok[0] = '\0';
 	*unanswered = false;
-	if (cloudhttp_headers_add(&h, "x-aws-ec2-metadata-token-ttl-seconds", IMDS_TOKEN_TTL) < 0) {
-		errbuf_set(err, "out of memory");
-		goto out;
-	}
-	if (imds_send(m, "PUT", "/latest/api/token", &h, &r, &e) < 0) {
+	rc = metadata_send(&m->md, "PUT", "/latest/api/token", "x-aws-ec2-metadata-token-ttl-seconds",
+			   IMDS_TOKEN_TTL, &r, &e);
+	if (rc == -1) {
 		*unanswered = true;
 		log_at(m->log, LOG_WARN, clock_wall(m->clock),
 		       "aws: the IMDSv2 token request (PUT %s/latest/api/token) got no answer (%s); "
-		       "trying IMDSv1. On EC2, " HOP_LIMIT_HINT, m->base, e.msg);
+		       "trying IMDSv1. On EC2, " HOP_LIMIT_HINT, m->md.base, e.msg);
 		rc = 0;
-		goto out;
-	}
-	if (r.status == 200) {
+	} else if (rc < 0) {
+		rc = errbuf_set(err, "%s", e.msg);
+	} else if (r.status == 200) {
 		size_t n = r.body_len;
 
 		while (n > 0 && isspace((unsigned char)r.body[n - 1]))
 			n--;
-		if (take_field(tok, len, r.body, n, "the IMDSv2 token", "instance metadata", err) < 0)
-			goto out;
-		rc = 0;
+		rc = oauth_copy_field(tok, len, r.body, n, "the IMDSv2 token", "instance metadata", err);
 	} else if (r.status == 403 || r.status == 404 || r.status == 405) {
 		log_at(m->log, LOG_INFO, clock_wall(m->clock),
 		       "aws: the metadata service refused an IMDSv2 token (HTTP %ld); using IMDSv1",
 		       r.status);
-		rc = 0;
 	} else if (r.status == 400) {
-		errbuf_set(err, "instance metadata at %s: the token request was refused (HTTP 400)",
-			   m->base);
+		rc = errbuf_set(err, "instance metadata at %s: the token request was refused (HTTP 400)",
+				m->md.base);
 	} else {
 		log_at(m->log, LOG_WARN, clock_wall(m->clock),
 		       "aws: the IMDSv2 token request answered HTTP %ld; trying IMDSv1", r.status);
-		rc = 0;
 	}
-out:
-	wipe_response(&r);
-	cloudhttp_headers_free(&h);
+	oauth_wipe_response(&r);
 	return rc;
 }
 
@@ -306,69 +188,42 @@ out:
 static int imds_get(struct imds *m, const char *tok, bool put_unanswered, const char *path,
 		    struct cloudhttp_response *resp, long *status, struct errbuf *err)
 {
-	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
-	int rc = -1;
+	int rc;
 
 	*status = 0;
-	if (!tok[0] && m->v1_disabled) {
-		errbuf_set(err, "instance metadata at %s: no IMDSv2 token and IMDSv1 is disabled by "
-			   "AWS_EC2_METADATA_V1_DISABLED%s", m->base,
-			   put_unanswered ? " (the token request got no answer: " HOP_LIMIT_HINT ")" : "");
-		goto out;
-	}
-	if (tok[0] && cloudhttp_headers_add(&h, "x-aws-ec2-metadata-token", tok) < 0) {
-		errbuf_set(err, "out of memory");
-		goto out;
-	}
-	if (imds_send(m, "GET", path, &h, resp, err) < 0) {
-		if (put_unanswered)
-			errbuf_prefix(err, "instance metadata at %s: no answer (not on EC2, or the "
-				      "metadata service is off; AWS_EC2_METADATA_DISABLED=true skips it)",
-				      m->base);
-		else
-			errbuf_prefix(err, "instance metadata at %s", m->base);
-		goto out;
-	}
+	if (!tok[0] && m->v1_disabled)
+		return errbuf_set(err, "instance metadata at %s: no IMDSv2 token and IMDSv1 is disabled "
+				  "by AWS_EC2_METADATA_V1_DISABLED%s", m->md.base, put_unanswered ?
+				  " (the token request got no answer: " HOP_LIMIT_HINT ")" : "");
+	rc = metadata_send(&m->md, "GET", path, tok[0] ? "x-aws-ec2-metadata-token" : NULL, tok,
+			   resp, err);
+	if (rc == -1 && put_unanswered)
+		errbuf_prefix(err, "instance metadata at %s: no answer (not on EC2, or the metadata "
+			      "service is off; AWS_EC2_METADATA_DISABLED=true skips it)", m->md.base);
+	else if (rc == -1)
+		errbuf_prefix(err, "instance metadata at %s", m->md.base);
+	if (rc < 0)
+		return -1;
 	*status = resp->status;
-	if (resp->status == 200) {
-		rc = 0;
-	} else if (resp->status == 401 && !tok[0] && put_unanswered) {
-		errbuf_set(err, "instance metadata at %s: IMDSv1 is disabled on this instance and the "
-			   "IMDSv2 token request got no answer: " HOP_LIMIT_HINT, m->base);
-	} else if (resp->status == 401) {
-		errbuf_set(err, "instance metadata at %s: GET %s: HTTP 401 (%s)", m->base, path,
-			   tok[0] ? "the IMDSv2 token was refused" : "IMDSv1 is disabled on this instance");
-	} else {
-		errbuf_set(err, "instance metadata at %s: GET %s: HTTP %ld", m->base, path,
-			   resp->status);
-	}
-out:
-	cloudhttp_headers_free(&h);
-	return rc;
-}
-
-static int valid_role_name(const char *s, size_t n)
-{
-	size_t i;
-
-	if (n == 0 || n > 128)
+	if (resp->status == 200)
 		return 0;
-	for (i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (!isalnum(ch) && !strchr("+=,.@_-", ch))
-			return 0;
-	}
-	return 1;
+	if (resp->status == 401 && !tok[0] && put_unanswered)
+		return errbuf_set(err, "instance metadata at %s: IMDSv1 is disabled on this instance and "
+				  "the IMDSv2 token request got no answer: " HOP_LIMIT_HINT, m->md.base);
+	if (resp->status == 401)
+		return errbuf_set(err, "instance metadata at %s: GET %s: HTTP 401 (%s)", m->md.base,
+				  path, tok[0] ? "the IMDSv2 token was refused"
+					       : "IMDSv1 is disabled on this instance");
+	return errbuf_set(err, "instance metadata at %s: GET %s: HTTP %ld", m->md.base, path,
+			  resp->status);
 }
 
 static int fetch_imds(struct imds *m, struct aws_credentials *out, struct errbuf *err)
 {
 	struct cloudhttp_response r = { 0 };
-	char tok[1024], role[160], path[256], where[1400];
+	char tok[1024], role[129], path[256], where[1400];
 	bool unanswered;
 	long status;
-	size_t n;
 	int rc = -1;
 
 	if (imds_token(m, tok, sizeof(tok), &unanswered, err) < 0)
@@ -376,30 +231,26 @@ static int fetch_imds(struct imds *m, struct aws_credentials *out, struct errbuf
 	if (imds_get(m, tok, unanswered, IMDS_CREDS_PATH, &r, &status, err) < 0) {
 		if (status == 404)
 			errbuf_set(err, "instance metadata at %s: this instance has no IAM role "
-				   "(attach an instance profile)", m->base);
+				   "(attach an instance profile)", m->md.base);
 		goto out;
 	}
-	n = strcspn(r.body, "\r\n");
-	while (n > 0 && isspace((unsigned char)r.body[n - 1]))
-		n--;
-	if (!valid_role_name(r.body, n)) {
+	/* a role name: 1-128 of letters, digits and +=,.@_- */
+	if (metadata_text(&r, "+=,.@_-", role, sizeof(role)) < 0) {
 		errbuf_set(err, "instance metadata at %s: the role list does not start with a role name",
-			   m->base);
+			   m->md.base);
 		goto out;
 	}
-	memcpy(role, r.body, n);
-	role[n] = '\0';
-	cloudhttp_response_free(&r);
+	oauth_wipe_response(&r);
 	snprintf(path, sizeof(path), "%s%s", IMDS_CREDS_PATH, role);
 	if (imds_get(m, tok, unanswered, path, &r, &status, err) < 0)
 		goto out;
-	snprintf(where, sizeof(where), "instance metadata at %s (role %s)", m->base, role);
+	snprintf(where, sizeof(where), "instance metadata at %s (role %s)", m->md.base, role);
 	if (parse_json_creds(r.body, where, out, err) < 0)
 		goto out;
 	rc = 0;
 out:
 	credcache_wipe(tok, sizeof(tok));
-	wipe_response(&r);
+	oauth_wipe_response(&r);
 	return rc;
 }
 
@@ -407,14 +258,10 @@ static int imds_init(struct imds *m, const struct aws_credchain_opts *o, struct 
 {
 	const char *base = aws_env_get(o->env, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
 	const char *mode = aws_env_get(o->env, "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE");
-	size_t n;
 
 	memset(m, 0, sizeof(*m));
-	m->http = o->http;
 	m->log = o->log;
 	m->clock = o->clock ? o->clock : clock_real();
-	m->timeout_ms = o->imds_timeout_ms > 0 ? o->imds_timeout_ms : 1000;
-	m->attempts = o->imds_attempts > 0 ? o->imds_attempts : 2;
 	m->v1_disabled = aws_env_true(o->env, "AWS_EC2_METADATA_V1_DISABLED");
 	if (!base) {
 		if (mode && strcasecmp(mode, "ipv6") != 0 && strcasecmp(mode, "ipv4") != 0)
@@ -427,14 +274,11 @@ static int imds_init(struct imds *m, const struct aws_credchain_opts *o, struct 
 	}
 	if (aws_endpoint_validate(base, err) < 0)
 		return errbuf_prefix(err, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
-	n = strlen(base);
-	while (n > 0 && base[n - 1] == '/')
-		n--;
-	if (n >= sizeof(m->base))
-		return errbuf_set(err, "AWS_EC2_METADATA_SERVICE_ENDPOINT is too long");
-	memcpy(m->base, base, n);
-	m->base[n] = '\0';
-	if (!m->http)
+	if (metadata_init(&m->md, o->http, base, "AWS_EC2_METADATA_SERVICE_ENDPOINT", err) < 0)
+		return -1;
+	m->md.timeout_ms = o->imds_timeout_ms > 0 ? o->imds_timeout_ms : 1000;
+	m->md.attempts = o->imds_attempts > 0 ? o->imds_attempts : 2;
+	if (!o->http)
 		return errbuf_set(err, "instance metadata: no HTTP client");
 	return 0;
 }
@@ -480,16 +324,15 @@ static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, cha
 	snprintf(where, sizeof(where), "web identity: STS AssumeRoleWithWebIdentity at %s",
 		 c->sts_url);
 	/* the token rotates (the kubelet rewrites it): read it every time */
-	if (read_token_file(c->token_file, "web identity token file", &tok, err) < 0) {
+	if (oauth_read_token_file(c->token_file, "web identity token file", &tok, err) < 0) {
 		errbuf_prefix(err, "web identity");
 		goto out;
 	}
-	buf_puts(&body, "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=");
-	cloudhttp_escape(&body, c->role_arn);
-	buf_puts(&body, "&RoleSessionName=");
-	cloudhttp_escape(&body, c->session_name);
-	buf_puts(&body, "&WebIdentityToken=");
-	cloudhttp_escape(&body, tok.data);
+	oauth_form_add(&body, "Action", "AssumeRoleWithWebIdentity");
+	oauth_form_add(&body, "Version", "2011-06-15");
+	oauth_form_add(&body, "RoleArn", c->role_arn);
+	oauth_form_add(&body, "RoleSessionName", c->session_name);
+	oauth_form_add(&body, "WebIdentityToken", tok.data);
 	buf_printf(&url, "%s/", c->sts_url);
 	if (body.oom || url.oom ||
 	    cloudhttp_headers_add(&h, "Content-Type",
@@ -539,12 +382,9 @@ static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, cha
 			   "Expiration, or one is too long", where);
 		goto out;
 	}
-	if (check_field(out->access_key_id, strlen(out->access_key_id), sizeof(out->access_key_id),
-			"AccessKeyId", where, err) < 0 ||
-	    check_field(out->secret_access_key, strlen(out->secret_access_key),
-			sizeof(out->secret_access_key), "SecretAccessKey", where, err) < 0 ||
-	    check_field(out->session_token, strlen(out->session_token), sizeof(out->session_token),
-			"SessionToken", where, err) < 0)
+	if (CHECK_FIELD(out->access_key_id, "AccessKeyId", where) < 0 ||
+	    CHECK_FIELD(out->secret_access_key, "SecretAccessKey", where) < 0 ||
+	    CHECK_FIELD(out->session_token, "SessionToken", where) < 0)
 		goto out;
 	if (kube_parse_time(exp, &out->expires_s) < 0 || out->expires_s <= 0) {
 		errbuf_set(err, "%s: Expiration \"%.40s\" is not an RFC 3339 time", where, exp);
@@ -553,9 +393,9 @@ static int fetch_webid(struct aws_credchain *c, struct aws_credentials *out, cha
 	rc = 0;
 out:
 	xmltree_free(d);
-	wipe_response(&r);
-	wipe_buf(&tok);
-	wipe_buf(&body);
+	oauth_wipe_response(&r);
+	oauth_wipe_buf(&tok);
+	oauth_wipe_buf(&body);
 	buf_free(&url);
 	cloudhttp_headers_free(&h);
 	return rc;
@@ -565,21 +405,14 @@ out:
 
 static int allowed_container_host(const char *host)
 {
-	unsigned char a4[4], a6[16], eks6[16];
+	unsigned char a6[16], eks6[16];
 
-	if (strcasecmp(host, "localhost") == 0 || strcmp(host, "169.254.170.2") == 0 ||
+	/* a loopback address, localhost, or an agent's */
+	if (oauth_loopback_host(host) || strcmp(host, "169.254.170.2") == 0 ||
 	    strcmp(host, "169.254.170.23") == 0)
 		return 1;
-	if (inet_pton(AF_INET, host, a4) == 1)
-		return a4[0] == 127;
-	if (inet_pton(AF_INET6, host, a6) == 1) {
-		static const unsigned char loop6[16] = { [15] = 1 };
-
-		if (inet_pton(AF_INET6, "fd00:ec2::23", eks6) != 1)
-			return 0;
-		return memcmp(a6, loop6, 16) == 0 || memcmp(a6, eks6, 16) == 0;
-	}
-	return 0;
+	return inet_pton(AF_INET6, host, a6) == 1 && inet_pton(AF_INET6, "fd00:ec2::23", eks6) == 1 &&
+	       memcmp(a6, eks6, 16) == 0;
 }
 
 static int fetch_container(struct aws_credchain *c, struct aws_credentials *out, char *full,
@@ -594,7 +427,8 @@ static int fetch_container(struct aws_credchain *c, struct aws_credentials *out,
 
 	snprintf(where, sizeof(where), "container credentials at %s", c->container_shown);
 	if (c->auth_file[0]) {
-		if (read_token_file(c->auth_file, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", &tok, err) < 0) {
+		if (oauth_read_token_file(c->auth_file, "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", &tok,
+					  err) < 0) {
 			errbuf_prefix(err, "container credentials");
 			goto out;
 		}
@@ -637,8 +471,8 @@ static int fetch_container(struct aws_credchain *c, struct aws_credentials *out,
 		goto out;
 	rc = 0;
 out:
-	wipe_response(&r);
-	wipe_buf(&tok);
+	oauth_wipe_response(&r);
+	oauth_wipe_buf(&tok);
 	cloudhttp_headers_free(&h);
 	return rc;
 }
@@ -689,13 +523,10 @@ static int fetch(void *ud, void *value, int64_t *expires_s, struct errbuf *err)
 static int set_fixed(struct aws_credchain *c, const char *ak, const char *sk, const char *st,
 		     const char *where, struct errbuf *err)
 {
-	if (take_cstr(c->fixed.access_key_id, sizeof(c->fixed.access_key_id), ak, "the access key id",
-		      where, err) < 0 ||
-	    take_cstr(c->fixed.secret_access_key, sizeof(c->fixed.secret_access_key), sk,
-		      "the secret access key", where, err) < 0)
+	if (COPY_FIELD(c->fixed.access_key_id, ak, "the access key id", where) < 0 ||
+	    COPY_FIELD(c->fixed.secret_access_key, sk, "the secret access key", where) < 0)
 		return -1;
-	if (st && *st && take_cstr(c->fixed.session_token, sizeof(c->fixed.session_token), st,
-				   "the session token", where, err) < 0)
+	if (st && *st && COPY_FIELD(c->fixed.session_token, st, "the session token", where) < 0)
 		return -1;
 	return 0;
 }
@@ -882,7 +713,7 @@ static int choose(struct aws_credchain *c, const struct aws_credchain_opts *o, s
 	c->kind = SRC_IMDS;
 	if (imds_init(&c->imds, o, err) < 0)
 		return -1;
-	snprintf(c->where, sizeof(c->where), "%s", c->imds.base);
+	snprintf(c->where, sizeof(c->where), "%s", c->imds.md.base);
 	return 1;
 }
 

@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "providers/azure/azure_internal.h"
-#include "providers/cloudhttp/cloudhttp.h"
+#include "providers/cloudhttp/cloudjson.h"
 
 #define MAX_PAGES 50          /* of one query: 5000 meters at 100 a page */
 #define FILTER_MAX 1200       /* characters of one $filter before it is encoded */
@@ -252,52 +252,32 @@ static int next_url(const struct az_prov *ap, const char *link, struct buf *out)
 	return 0;
 }
 
-/* One GET of 'url': 0 with a 2xx answer in *resp, or -1 with 'st'. */
+/* One GET of 'url': 0 with a 2xx answer in *resp, or -1 with 'st'.
+ * *resp is initialised either way. */
 static int get_page(struct provider *p, const char *url, int page, struct cloudhttp_response *resp,
 		    struct provider_status *st)
 {
 	struct az_prov *ap = AP(p);
-	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
-	struct cloudhttp_request req;
-	struct errbuf err;
-	struct pcall c;
-	char text[300];
-	int rc = -1;
+	struct pcall c = {ap, p->reads, st};
+	char what[48], text[300];
+	struct cloudjson_request r = {
+		.what = what, .method = "GET", .url = url, .prepare = pprepare, .classify = pclassify, .ctx = &c,
+	};
 
-	memset(&c, 0, sizeof(c));
-	c.ap = ap;
-	c.bucket = p->reads;
-	c.st = st;
-	if (cloudhttp_headers_add(&hs, "Accept", "application/json") < 0) {
-		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
-		return -1;
-	}
-	memset(&req, 0, sizeof(req));
-	req.method = "GET";
-	req.url = url;
-	req.headers = &hs;
-	req.prepare = pprepare;
-	req.classify = pclassify;
-	req.ctx = &c;
+	snprintf(what, sizeof(what), "Retail Prices API page %d", page);
 	azure_count_call(ap, "prices");
-	if (cloudhttp_call(ap->http, &req, resp, &err) < 0) {
-		azure_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT,
-			     "Retail Prices API page %d: %s", page, err.msg);
-		goto out;
-	}
+	if (cloudjson_send(ap->http, &r, resp, st) < 0)
+		return -1;
 	if (resp->status < 200 || resp->status >= 300) {
 		error_text(resp, text, sizeof(text));
 		azure_status(st, resp->throttled || resp->status == 429 ? PROVIDER_THROTTLED
 				 : resp->status >= 500 ? PROVIDER_TRANSIENT : PROVIDER_INVALID,
-			     "Retail Prices API page %d: HTTP %ld: %s", page, resp->status, text);
+			     "%s: HTTP %ld: %s", what, resp->status, text);
 		if (resp->retry_after_ms > 0)
 			st->retry_after_s = (resp->retry_after_ms + 999) / 1000;
-		goto out;
+		return -1;
 	}
-	rc = 0;
-out:
-	cloudhttp_headers_free(&hs);
-	return rc;
+	return 0;
 }
 
 /* The prices of keys[] among the meters of 'filter', every page of them. */
@@ -320,7 +300,6 @@ static int query(struct provider *p, const char *filter, const struct pricing_ke
 			azure_status(st, PROVIDER_TRANSIENT, "out of memory");
 			break;
 		}
-		memset(&resp, 0, sizeof(resp));
 		if (get_page(p, url.data, page, &resp, st) < 0) {
 			cloudhttp_response_free(&resp);
 			break;
@@ -420,7 +399,6 @@ int azure_pricing_init(struct provider *p, const struct azure_provider_opts *o, 
 	struct az_prov *ap = AP(p);
 	const struct config *c = ap->config;
 	const char *v = c->azure.endpoint_prices, *what = "provider.azure.endpoints.prices";
-	struct pricing_opts po;
 	size_t n;
 
 	if (!c->pricing_enabled)
@@ -441,15 +419,7 @@ int azure_pricing_init(struct provider *p, const struct azure_provider_opts *o, 
 	if (n >= sizeof(ap->prices))
 		return errbuf_set(err, "%s is too long", what);
 	snprintf(ap->prices, sizeof(ap->prices), "%.*s", (int)n, v);
-	memset(&po, 0, sizeof(po));
-	po.provider = "azure";
-	po.fetch = fetch;
-	po.ctx = p;
-	po.clock = ap->clock;
-	po.log = ap->log;
-	po.on_demand_ttl_ns = c->pricing_on_demand_ttl_ms * CLOCK_NS_PER_MS;
-	po.spot_ttl_ns = c->pricing_spot_ttl_ms * CLOCK_NS_PER_MS;
-	ap->pricing = pricing_new(&po);
+	ap->pricing = pricing_from_config("azure", fetch, p, ap->clock, ap->log, c);
 	if (!ap->pricing)
 		return errbuf_set(err, "out of memory");
 	return 0;

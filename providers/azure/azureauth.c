@@ -19,6 +19,7 @@
 #include "model.h"
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/credcache.h"
+#include "providers/cloudhttp/metadata.h"
 #include "providers/cloudhttp/oauth.h"
 
 #define SECRET_MAX 1024
@@ -37,13 +38,12 @@ struct azure_auth {
 	char token_url[1400];          /* {authority}{tenant}/oauth2/v2.0/token */
 	char scope[300];               /* {resource}.default */
 	char resource[256];
-	char imds_url[1200];           /* the whole IMDS token URL with its query */
-	char imds_base[300];
+	char imds_path[1200];          /* the IMDS token path with its query */
+	struct metadata_client md;     /* IMDS */
 	char identity_id[64];          /* user-assigned identity, "" for the system one */
 	struct cloudhttp *http;
 	struct clock *clock;
 	const struct logger *log;
-	long imds_timeout_ms;
 	struct oauth_source *src;      /* the cached token and the last error */
 };
 
@@ -51,9 +51,7 @@ struct azure_auth {
 
 const char *azure_env_get(const struct azure_env *e, const char *name)
 {
-	const char *v = e && e->get ? e->get(e->ud, name) : getenv(name);
-
-	return v && *v ? v : NULL;
+	return oauth_env_get(e ? e->get : NULL, e ? e->ud : NULL, name);
 }
 
 static bool env_true(const struct azure_env *e, const char *name)
@@ -159,32 +157,24 @@ static enum cloudhttp_verdict imds_classify(void *ctx, const struct cloudhttp_re
 static int fetch_imds(struct azure_auth *a, char *out, size_t len, int64_t *expires_s,
 		      char *full, size_t full_len, struct errbuf *err)
 {
-	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response r = { 0 };
-	struct cloudhttp_request rq;
 	struct oauth_token_rules rules = { .type_required = true, .expires_on = true };
-	char where[400];
+	char where[1200];
 	const char *ct;
 	int64_t now = clock_wall(a->clock);
-	int rc = -1;
+	int rc;
 
 	snprintf(where, sizeof(where), "managed identity%s%s: metadata service %s",
-		 a->identity_id[0] ? " " : "", a->identity_id, a->imds_base);
-	if (cloudhttp_headers_add(&h, "Metadata", "true") < 0) {
-		errbuf_set(err, "%s: out of memory", where);
-		goto out;
-	}
-	memset(&rq, 0, sizeof(rq));
-	rq.method = "GET";
-	rq.url = a->imds_url;
-	rq.headers = &h;
-	rq.timeout_ms = a->imds_timeout_ms;
-	rq.classify = imds_classify;
-	if (cloudhttp_call(a->http, &rq, &r, err) < 0) {
+		 a->identity_id[0] ? " " : "", a->identity_id, a->md.base);
+	rc = metadata_send(&a->md, "GET", a->imds_path, NULL, NULL, &r, err);
+	if (rc == -1)
 		errbuf_prefix(err, "%s: no answer (not on Azure? give a client secret or a workload "
 			      "identity, or set AZURE_POD_IDENTITY_AUTHORITY_HOST)", where);
+	else if (rc == -2)
+		errbuf_prefix(err, "%s", where);
+	if (rc < 0)
 		goto out;
-	}
+	rc = -1;
 	if (r.status != 200) {
 		oauth_error(&r, where, r.status != 400 && r.status != 404 ? NULL :
 			    a->identity_id[0] ? "is this user-assigned identity attached to the VM?" :
@@ -206,8 +196,7 @@ static int fetch_imds(struct azure_auth *a, char *out, size_t len, int64_t *expi
 	rc = 0;
 out:
 	oauth_wipe_response(&r);
-	cloudhttp_headers_free(&h);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* An oauth_fetch_fn: the token from Entra or IMDS, logged (never the token). */
@@ -224,7 +213,7 @@ static int fetch(void *ud, char *out, size_t len, int64_t *expires_s, char *full
 	model_format_time(*expires_s, ts, sizeof(ts));
 	log_at(a->log, LOG_INFO, clock_wall(a->clock), "azure: access token from the %s (%s), expires %s",
 	       src_names[a->kind],
-	       a->kind == AZURE_AUTH_MANAGED_IDENTITY ? a->imds_base : a->token_url, ts);
+	       a->kind == AZURE_AUTH_MANAGED_IDENTITY ? a->md.base : a->token_url, ts);
 	return 0;
 }
 
@@ -329,21 +318,25 @@ static int endpoints(struct azure_auth *a, const struct azure_auth_opts *o, stru
 		imds = AZURE_IMDS_DEFAULT;
 		n_i = "the metadata service";
 	}
-	if (azure_check_endpoint(imds, n_i, true, err) < 0)
+	if (azure_check_endpoint(imds, n_i, true, err) < 0 ||
+	    metadata_init(&a->md, a->http, imds, n_i, err) < 0)
 		return -1;
-	join(a->imds_base, sizeof(a->imds_base), imds, "");
-	buf_printf(&q, "%s%s?api-version=%s&resource=", a->imds_base, AZURE_IMDS_TOKEN_PATH,
-		   AZURE_IMDS_API_VERSION);
+	a->md.header = "Metadata";
+	a->md.value = "true";
+	a->md.timeout_ms = o->imds_timeout_ms > 0 ? o->imds_timeout_ms : 5000;
+	a->md.classify = imds_classify;
+	buf_printf(&q, "%s?api-version=%s&resource=", AZURE_IMDS_TOKEN_PATH, AZURE_IMDS_API_VERSION);
 	cloudhttp_escape(&q, a->resource);
 	if (a->identity_id[0]) {
 		buf_puts(&q, "&client_id=");
 		cloudhttp_escape(&q, a->identity_id);
 	}
-	if (q.oom || q.len >= sizeof(a->imds_url)) {
+	/* the whole URL, base and query, within 1200 bytes */
+	if (q.oom || strlen(a->md.base) + q.len >= sizeof(a->imds_path)) {
 		errbuf_set(err, "the metadata service URL is too long");
 		goto out;
 	}
-	snprintf(a->imds_url, sizeof(a->imds_url), "%s", q.data);
+	snprintf(a->imds_path, sizeof(a->imds_path), "%s", q.data);
 	rc = 0;
 out:
 	buf_free(&q);
@@ -367,7 +360,6 @@ struct azure_auth *azure_auth_new(const struct azure_auth_opts *o, struct errbuf
 	a->http = o->http;
 	a->clock = o->clock ? o->clock : clock_real();
 	a->log = o->log;
-	a->imds_timeout_ms = o->imds_timeout_ms > 0 ? o->imds_timeout_ms : 5000;
 	if (choose(a, o, err) < 0 || endpoints(a, o, err) < 0) {
 		errbuf_prefix(err, "azure auth");
 		goto fail;
@@ -387,7 +379,7 @@ struct azure_auth *azure_auth_new(const struct azure_auth_opts *o, struct errbuf
 		goto fail;
 	log_at(a->log, LOG_INFO, clock_wall(a->clock), "azure: credentials from the %s (%s%s%s)",
 	       src_names[a->kind],
-	       a->kind == AZURE_AUTH_MANAGED_IDENTITY ? a->imds_base : a->token_url,
+	       a->kind == AZURE_AUTH_MANAGED_IDENTITY ? a->md.base : a->token_url,
 	       a->kind == AZURE_AUTH_MANAGED_IDENTITY && a->identity_id[0] ? ", identity " :
 	       a->kind != AZURE_AUTH_MANAGED_IDENTITY ? ", client " : "",
 	       a->kind == AZURE_AUTH_MANAGED_IDENTITY ? a->identity_id : a->client_id);

@@ -1,8 +1,8 @@
 /*
  * oauth: the OAuth 2.0 pieces the clouds' token sources share — endpoint
- * checks, secret files, the grants' forms and their POST to a token
- * endpoint, token answers, OAuth error answers, the cached token and its
- * last error. Which grant, endpoint and answer rules are the provider's.
+ * checks, credential fields, secret and token files, the grants' forms and
+ * their POST to a token endpoint, token answers, OAuth error answers, the
+ * cached token and its last error. Which grant, endpoint and answer rules are the provider's.
  * Never logs or quotes a token, a secret or an assertion.
  */
 #include "providers/cloudhttp/oauth.h"
@@ -80,6 +80,16 @@ cJSON *oauth_json_object(const char *body, const char *where, struct errbuf *err
 	return NULL;
 }
 
+/* ---- settings ---- */
+
+const char *oauth_env_get(const char *(*get)(void *ud, const char *name), void *ud,
+			  const char *name)
+{
+	const char *v = get ? get(ud, name) : getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
 /* ---- checks ---- */
 
 bool oauth_printable(const char *s, bool spaces)
@@ -129,6 +139,32 @@ int oauth_check_url(const char *url, const char *what, bool link_local, struct e
 	return 0;
 }
 
+int oauth_check_field(const char *v, size_t n, size_t len, const char *what, const char *where,
+		      struct errbuf *err)
+{
+	size_t i;
+
+	if (n == 0)
+		return errbuf_set(err, "%s: %s is empty", where, what);
+	if (n >= len)
+		return errbuf_set(err, "%s: %s is longer than %zu bytes", where, what, len - 1);
+	for (i = 0; i < n; i++)
+		if ((unsigned char)v[i] <= 0x20 || (unsigned char)v[i] >= 0x7f)
+			return errbuf_set(err, "%s: %s holds a character that is not printable ASCII",
+					  where, what);
+	return 0;
+}
+
+int oauth_copy_field(char *out, size_t len, const char *v, size_t n, const char *what,
+		     const char *where, struct errbuf *err)
+{
+	if (oauth_check_field(v, n, len, what, where, err) < 0)
+		return -1;
+	memmove(out, v, n);
+	out[n] = '\0';
+	return 0;
+}
+
 int oauth_read_secret_file(const char *path, const char *what, struct buf *out,
 			   struct errbuf *err)
 {
@@ -149,6 +185,24 @@ int oauth_read_secret_file(const char *path, const char *what, struct buf *out,
 	if (!oauth_printable(out->data, false))
 		return errbuf_set(err, "%s %s holds a space or a character that is not printable ASCII",
 				  what, path);
+	return 0;
+}
+
+int oauth_read_token_file(const char *path, const char *what, struct buf *out,
+			  struct errbuf *err)
+{
+	size_t i;
+
+	if (buf_read_file(out, path, SECRET_FILE_MAX, err) < 0)
+		return errbuf_prefix(err, "%s", what);
+	while (out->len > 0 && isspace((unsigned char)out->data[out->len - 1]))
+		out->data[--out->len] = '\0';
+	if (out->len == 0)
+		return errbuf_set(err, "%s: %s is empty", what, path);
+	for (i = 0; i < out->len; i++)
+		if ((unsigned char)out->data[i] < 0x20 || out->data[i] == 0x7f)
+			return errbuf_set(err, "%s: %s holds a control character (a token is one line)",
+					  what, path);
 	return 0;
 }
 

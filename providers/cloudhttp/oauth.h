@@ -1,11 +1,12 @@
 /*
  * oauth: what every cloud's OAuth 2.0 bearer token source shares — endpoint
- * URL checks, secret files, the grants' request forms (client credentials,
- * client assertion, JWT bearer) and their POST, reading a token answer and
- * an OAuth error answer, and the cached token (credcache) with its last
- * error and the Bearer header hook. It knows no cloud: which grant, which
- * endpoint, which scope or resource and the wording of the source are the
- * provider's (azureauth, gceauth); signing a JWT is jwt.h's.
+ * URL checks, credential fields, secret and token files, the grants'
+ * request forms (client credentials, client assertion, JWT bearer) and
+ * their POST, reading a token answer and an OAuth error answer, and the
+ * cached token (credcache) with its last error and the Bearer header hook.
+ * It knows no cloud: which grant, which endpoint, which scope or resource
+ * and the wording of the source are the provider's (azureauth, gceauth,
+ * aws/credentials); signing a JWT is jwt.h's, the metadata server metadata.h's.
  */
 #ifndef LUASCALE_OAUTH_H
 #define LUASCALE_OAUTH_H
@@ -43,6 +44,14 @@ void oauth_json_delete(struct cJSON *j);
  * or NULL with "WHERE: the answer is not a JSON object". */
 struct cJSON *oauth_json_object(const char *body, const char *where, struct errbuf *err);
 
+/* ---- settings ---- */
+
+/* The variable 'name' through 'get' (getenv semantics; 'ud' is its first
+ * argument) or, when 'get' is NULL, from the process's environment; NULL
+ * when it is unset or empty. */
+const char *oauth_env_get(const char *(*get)(void *ud, const char *name), void *ud,
+			  const char *name);
+
 /* ---- checks ---- */
 
 /* True when every byte is printable ASCII; a space only when 'spaces'. */
@@ -60,6 +69,19 @@ bool oauth_loopback_host(const char *host);
 int oauth_check_url(const char *url, const char *what, bool link_local, struct errbuf *err);
 
 /*
+ * Checks a credential field of 'n' bytes at 'v' (not NUL-terminated): not
+ * empty, printable ASCII without spaces, fitting in 'len' bytes with its
+ * NUL. Returns 0, or -1 with "WHERE: WHAT is empty", "... is longer than N
+ * bytes" or "... holds a character that is not printable ASCII".
+ */
+int oauth_check_field(const char *v, size_t n, size_t len, const char *what, const char *where,
+		      struct errbuf *err);
+
+/* Copies a field that passes oauth_check_field() into 'out', NUL-terminated. */
+int oauth_copy_field(char *out, size_t len, const char *v, size_t n, const char *what,
+		     const char *where, struct errbuf *err);
+
+/*
  * Reads a file holding a secret or an assertion (a client secret, a
  * workload identity's federated token; at most 64 KiB) into 'out', trimmed
  * of blanks. Returns 0, or -1 with "WHAT PATH is empty", "... holds a
@@ -68,6 +90,17 @@ int oauth_check_url(const char *url, const char *what, bool link_local, struct e
  */
 int oauth_read_secret_file(const char *path, const char *what, struct buf *out,
 			   struct errbuf *err);
+
+/*
+ * Reads a bearer token file (a web identity token, an authorization token;
+ * at most 64 KiB, re-read on each refresh) into 'out' without trailing
+ * blanks. Spaces inside are kept; a control character is refused, as the
+ * token becomes an HTTP value. Returns 0, or -1 with "WHAT: PATH is empty",
+ * "WHAT: PATH holds a control character (a token is one line)" or the read
+ * error prefixed with 'what'. Wipe 'out' with oauth_wipe_buf() either way.
+ */
+int oauth_read_token_file(const char *path, const char *what, struct buf *out,
+			  struct errbuf *err);
 
 /* ---- token requests ---- */
 

@@ -378,18 +378,26 @@ double gce_pricing_machine(const struct gce_rate *r, int cpus, int64_t memory_mb
 
 /* ---- the fetch ---- */
 
+/* The index of machine type 'name' in gp->types, or n_types. Under mu. */
+static size_t find_type(const struct gce_pricing *gp, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < gp->n_types && strcmp(gp->types[i].name, name); i++)
+		;
+	return i;
+}
+
 static bool type_of(struct gce_pricing *gp, const char *name, struct mtype *out)
 {
 	size_t i;
-	bool found = false;
+	bool found;
 
 	pthread_mutex_lock(&gp->mu);
-	for (i = 0; i < gp->n_types; i++)
-		if (!strcmp(gp->types[i].name, name)) {
-			*out = gp->types[i];
-			found = true;
-			break;
-		}
+	i = find_type(gp, name);
+	found = i < gp->n_types;
+	if (found)
+		*out = gp->types[i];
 	pthread_mutex_unlock(&gp->mu);
 	return found;
 }
@@ -501,9 +509,7 @@ out:
 
 struct gce_pricing *gce_pricing_new(const struct gce_pricing_opts *o, struct errbuf *err)
 {
-	const struct config *c = o->config;
 	struct gce_pricing *gp;
-	struct pricing_opts po;
 	const char *b = o->billing ? o->billing : GCE_DEFAULT_BILLING;
 
 	if (!o->get || !o->clock) {
@@ -525,15 +531,7 @@ struct gce_pricing *gce_pricing_new(const struct gce_pricing_opts *o, struct err
 	gp->log = o->log;
 	snprintf(gp->billing, sizeof(gp->billing), "%s%s", b, b[strlen(b) - 1] == '/' ? "" : "/");
 	pthread_mutex_init(&gp->mu, NULL);
-	memset(&po, 0, sizeof(po));
-	po.provider = "gce";
-	po.fetch = fetch;
-	po.ctx = gp;
-	po.clock = o->clock;
-	po.log = o->log;
-	po.on_demand_ttl_ns = c ? c->pricing_on_demand_ttl_ms * CLOCK_NS_PER_MS : 0;
-	po.spot_ttl_ns = c ? c->pricing_spot_ttl_ms * CLOCK_NS_PER_MS : 0;
-	gp->cache = pricing_new(&po);
+	gp->cache = pricing_from_config("gce", fetch, gp, o->clock, o->log, o->config);
 	if (!gp->cache) {
 		gce_pricing_free(gp);
 		errbuf_set(err, "out of memory");
@@ -560,8 +558,7 @@ void gce_pricing_machine_type(struct gce_pricing *gp, const char *machine_type, 
 	if (!gp || !machine_type[0] || strlen(machine_type) >= sizeof(gp->types[0].name))
 		return;
 	pthread_mutex_lock(&gp->mu);
-	for (i = 0; i < gp->n_types && strcmp(gp->types[i].name, machine_type); i++)
-		;
+	i = find_type(gp, machine_type);
 	if (i == gp->n_types && gp->n_types < MAX_TYPES) {
 		struct mtype *t = realloc(gp->types, (gp->n_types + 1) * sizeof(*t));
 
@@ -588,8 +585,7 @@ static bool priceable(struct gce_pricing *gp, const char *name)
 	size_t i;
 
 	pthread_mutex_lock(&gp->mu);
-	for (i = 0; i < gp->n_types && strcmp(gp->types[i].name, name); i++)
-		;
+	i = find_type(gp, name);
 	if (i == gp->n_types) {
 		pthread_mutex_unlock(&gp->mu);
 		return false; /* its size is not known yet */

@@ -20,6 +20,7 @@
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/credcache.h"
 #include "providers/cloudhttp/jwt.h"
+#include "providers/cloudhttp/metadata.h"
 #include "providers/cloudhttp/oauth.h"
 
 #define KEY_FILE_MAX (64 * 1024)
@@ -41,20 +42,13 @@ struct gce_jwt_key {
 	EVP_PKEY *pkey;
 };
 
-struct md_client {
-	struct cloudhttp *http;
-	char base[300];            /* "http://host[:port]" */
-	long timeout_ms;
-	int attempts;
-};
-
 struct gce_auth {
 	enum gce_src kind;
 	char where[1200];          /* for messages: the key file, the metadata URL */
 	struct gce_jwt_key *key;
 	char token_url[1024];      /* where the assertion goes, its aud */
 	char scope[1024];
-	struct md_client md;
+	struct metadata_client md;
 	struct cloudhttp *http;
 	struct clock *clock;
 	const struct logger *log;
@@ -62,31 +56,6 @@ struct gce_auth {
 	pthread_mutex_t mu;        /* guards 'account' */
 	char account[320];
 };
-
-/* ---- small helpers ---- */
-
-static const char *env_get(const struct gce_env *e, const char *name)
-{
-	const char *v = e && e->get ? e->get(e->ud, name) : getenv(name);
-
-	return v && *v ? v : NULL;
-}
-
-static int copy_str(char *out, size_t len, const char *v, const char *what, const char *where,
-		    struct errbuf *err)
-{
-	size_t n = strlen(v);
-
-	if (n == 0)
-		return errbuf_set(err, "%s: %s is empty", where, what);
-	if (n >= len)
-		return errbuf_set(err, "%s: %s is longer than %zu bytes", where, what, len - 1);
-	if (!oauth_printable(v, false))
-		return errbuf_set(err, "%s: %s holds a character that is not printable ASCII", where,
-				  what);
-	memcpy(out, v, n + 1);
-	return 0;
-}
 
 /* ---- URLs and hosts ---- */
 
@@ -114,28 +83,30 @@ static int metadata_base(const char *host, const char *what, char *out, size_t l
 	return 0;
 }
 
-static int md_init(struct md_client *m, const struct gce_auth_opts *o, struct errbuf *err)
+static int md_init(struct metadata_client *m, const struct gce_auth_opts *o, struct errbuf *err)
 {
 	const char *host = o->metadata_host && *o->metadata_host ? o->metadata_host : NULL;
 	const char *what = "metadata_host";
+	char base[300];
 
-	memset(m, 0, sizeof(*m));
 	if (!host) {
-		host = env_get(&o->env, "GCE_METADATA_HOST");
+		host = oauth_env_get(o->env.get, o->env.ud, "GCE_METADATA_HOST");
 		what = "GCE_METADATA_HOST";
 	}
 	if (!host) {
 		/* the older name Google's libraries still read */
-		host = env_get(&o->env, "GCE_METADATA_ROOT");
+		host = oauth_env_get(o->env.get, o->env.ud, "GCE_METADATA_ROOT");
 		what = "GCE_METADATA_ROOT";
 	}
 	if (!host) {
 		host = GCE_METADATA_DEFAULT_HOST;
 		what = "the metadata server";
 	}
-	if (metadata_base(host, what, m->base, sizeof(m->base), err) < 0)
+	if (metadata_base(host, what, base, sizeof(base), err) < 0 ||
+	    metadata_init(m, o->http, base, what, err) < 0)
 		return -1;
-	m->http = o->http;
+	m->header = "Metadata-Flavor";
+	m->value = "Google";
 	m->timeout_ms = o->metadata_timeout_ms > 0 ? o->metadata_timeout_ms : 1500;
 	m->attempts = o->metadata_attempts > 0 ? o->metadata_attempts : 2;
 	if (!m->http)
@@ -149,88 +120,46 @@ static int md_init(struct md_client *m, const struct gce_auth_opts *o, struct er
  * the metadata server: a proxy, a captive portal). 0 with a 200 answer in
  * 'resp'; -1 with a message, the status in '*status' (0: none).
  */
-static int md_get(const struct md_client *m, const char *path, struct cloudhttp_response *resp,
-		  long *status, struct errbuf *err)
+static int md_get(const struct metadata_client *m, const char *path,
+		  struct cloudhttp_response *resp, long *status, struct errbuf *err)
 {
-	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
-	struct cloudhttp_request rq;
-	char url[512];
 	const char *flavor;
-	int i, rc = -1;
+	int rc = metadata_send(m, "GET", path, NULL, NULL, resp, err);
 
 	*status = 0;
-	snprintf(url, sizeof(url), "%s%s", m->base, path);
-	if (cloudhttp_headers_add(&h, "Metadata-Flavor", "Google") < 0) {
-		errbuf_set(err, "out of memory");
-		goto out;
-	}
-	memset(&rq, 0, sizeof(rq));
-	rq.method = "GET";
-	rq.url = url;
-	rq.headers = &h;
-	rq.timeout_ms = m->timeout_ms;
-	for (i = 0; i < m->attempts; i++) {
-		oauth_wipe_response(resp);
-		rc = cloudhttp_send(m->http, &rq, resp, err);
-		if (rc == 0 && resp->status < 500)
-			break;
-	}
-	if (rc < 0) {
+	if (rc == -1)
 		errbuf_prefix(err, "metadata server at %s: no answer (not on GCE? set "
 			      "GOOGLE_APPLICATION_CREDENTIALS to a service-account key, or "
 			      "GCE_METADATA_HOST)", m->base);
-		goto out;
-	}
-	rc = -1;
+	if (rc < 0)
+		return -1;
 	*status = resp->status;
 	flavor = cloudhttp_headers_get(&resp->headers, "Metadata-Flavor");
-	if (!flavor || strcmp(flavor, "Google") != 0) {
-		errbuf_set(err, "metadata server at %s: GET %s answered HTTP %ld without "
-			   "\"Metadata-Flavor: Google\": not the metadata server, refused",
-			   m->base, path, resp->status);
-		goto out;
-	}
-	if (resp->status != 200) {
-		errbuf_set(err, "metadata server at %s: GET %s: HTTP %ld", m->base, path,
-			   resp->status);
-		goto out;
-	}
-	rc = 0;
-out:
-	cloudhttp_headers_free(&h);
-	return rc;
+	if (!flavor || strcmp(flavor, "Google") != 0)
+		return errbuf_set(err, "metadata server at %s: GET %s answered HTTP %ld without "
+				  "\"Metadata-Flavor: Google\": not the metadata server, refused",
+				  m->base, path, resp->status);
+	if (resp->status != 200)
+		return errbuf_set(err, "metadata server at %s: GET %s: HTTP %ld", m->base, path,
+				  resp->status);
+	return 0;
 }
 
 /* The first line of a plain-text metadata answer, trimmed, checked
  * against 'allowed' (extra characters besides letters and digits). */
-static int md_text(const struct md_client *m, const char *path, const char *allowed, char *out,
-		   size_t len, struct errbuf *err)
+static int md_text(const struct metadata_client *m, const char *path, const char *allowed,
+		   char *out, size_t len, struct errbuf *err)
 {
 	struct cloudhttp_response r = { 0 };
 	long status;
-	size_t n, i;
-	int rc = -1;
+	int rc = md_get(m, path, &r, &status, err);
 
-	if (md_get(m, path, &r, &status, err) < 0)
-		goto out;
-	n = strcspn(r.body, "\r\n");
-	while (n > 0 && isspace((unsigned char)r.body[n - 1]))
-		n--;
-	if (n == 0 || n >= len) {
+	if (rc == 0 && (rc = metadata_text(&r, allowed, out, len)) == -1)
 		errbuf_set(err, "metadata server at %s: GET %s: the answer is empty or longer than "
 			   "%zu bytes", m->base, path, len - 1);
-		goto out;
-	}
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)r.body[i]) && !strchr(allowed, r.body[i])) {
-			errbuf_set(err, "metadata server at %s: GET %s: the answer holds an unexpected "
-				   "character", m->base, path);
-			goto out;
-		}
-	memcpy(out, r.body, n);
-	out[n] = '\0';
-	rc = 0;
-out:
+	else if (rc == -2)
+		rc = errbuf_set(err, "metadata server at %s: GET %s: the answer holds an unexpected "
+				"character", m->base, path);
 	cloudhttp_response_free(&r);
 	return rc;
 }
@@ -283,7 +212,9 @@ struct gce_jwt_key *gce_jwt_key_parse(const char *text, size_t len, const char *
 	pem = json_str(j, "private_key");
 	kid = json_str(j, "private_key_id");
 	uri = json_str(j, "token_uri");
-	if (!email || copy_str(k->email, sizeof(k->email), email, "client_email", where, err) < 0) {
+	if (!email ||
+	    oauth_copy_field(k->email, sizeof(k->email), email, strlen(email), "client_email", where,
+			     err) < 0) {
 		if (!email)
 			errbuf_set(err, "%s: no string \"client_email\"", where);
 		goto fail;
@@ -292,7 +223,8 @@ struct gce_jwt_key *gce_jwt_key_parse(const char *text, size_t len, const char *
 		errbuf_set(err, "%s: client_email \"%.80s\" is not an email address", where, k->email);
 		goto fail;
 	}
-	if (kid && copy_str(k->key_id, sizeof(k->key_id), kid, "private_key_id", where, err) < 0)
+	if (kid && oauth_copy_field(k->key_id, sizeof(k->key_id), kid, strlen(kid), "private_key_id",
+				    where, err) < 0)
 		goto fail;
 	if (!uri)
 		uri = GCE_AUTH_DEFAULT_TOKEN_URI;
@@ -413,7 +345,7 @@ static int fetch_metadata(struct gce_auth *a, char *out, size_t len, int64_t *ex
 {
 	struct cloudhttp_response r = { 0 };
 	struct errbuf e = { "" };
-	char where[400], email[320];
+	char where[1100], email[320];
 	int64_t now = clock_wall(a->clock);
 	long status;
 	int rc = -1;
@@ -496,7 +428,7 @@ struct gce_auth *gce_auth_new(const struct gce_auth_opts *o, struct errbuf *err)
 	snprintf(a->scope, sizeof(a->scope), "%s", scope);
 	file = o->credentials_file && *o->credentials_file ? o->credentials_file : NULL;
 	if (!file)
-		file = env_get(&o->env, "GOOGLE_APPLICATION_CREDENTIALS");
+		file = oauth_env_get(o->env.get, o->env.ud, "GOOGLE_APPLICATION_CREDENTIALS");
 	if (file) {
 		a->kind = SRC_KEY;
 		snprintf(a->where, sizeof(a->where), "service account key %s", file);
@@ -596,7 +528,7 @@ void gce_auth_free(struct gce_auth *a)
 int gce_metadata_project_zone(const struct gce_auth_opts *o, char *project, size_t project_len,
 			      char *zone, size_t zone_len, struct errbuf *err)
 {
-	struct md_client m;
+	struct metadata_client m;
 	char z[300];
 	const char *slash;
 

@@ -1,8 +1,9 @@
 /*
  * Tests for cloudhttp/oauth's shared pieces that need no server: endpoint
- * URL checks, secret files, the grants' forms and token answers under each
- * rule (the token endpoint's POST and the cached token are exercised by
- * test_gceauth and test_azureauth through their fake servers).
+ * URL checks, secret and token files, credential fields, the grants' forms
+ * and token answers under each rule (the token endpoint's POST and the
+ * cached token are exercised by test_gceauth and test_azureauth through
+ * their fake servers).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -88,6 +89,61 @@ static void test_read_secret_file(void **state)
 	assert_non_null(strstr(e.msg, "the token file"));
 	assert_non_null(strstr(e.msg, "cannot read"));
 	rmdir(dir);
+}
+
+static void test_read_token_file(void **state)
+{
+	char dir[] = "/tmp/test_oauth_XXXXXX", path[300];
+	struct errbuf e = { "" };
+	struct buf b = BUF_INIT;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/token", dir);
+	/* trailing blanks go; leading ones and spaces inside stay */
+	write_file(path, " eyJ.S3KR1T two \n\n");
+	assert_int_equal(oauth_read_token_file(path, "web identity token file", &b, &e), 0);
+	assert_string_equal(b.data, " eyJ.S3KR1T two");
+	assert_int_equal(b.len, 15);
+	oauth_wipe_buf(&b);
+
+	write_file(path, "\n \n");
+	assert_int_equal(oauth_read_token_file(path, "web identity token file", &b, &e), -1);
+	oauth_wipe_buf(&b);
+	assert_non_null(strstr(e.msg, "web identity token file: "));
+	assert_non_null(strstr(e.msg, " is empty"));
+
+	write_file(path, "eyJ.S3KR1T\nsecond line\n");
+	assert_int_equal(oauth_read_token_file(path, "T", &b, &e), -1);
+	oauth_wipe_buf(&b);
+	assert_non_null(strstr(e.msg, "holds a control character (a token is one line)"));
+	assert_null(strstr(e.msg, "S3KR1T"));
+
+	unlink(path);
+	assert_int_equal(oauth_read_token_file(path, "T", &b, &e), -1);
+	oauth_wipe_buf(&b);
+	assert_non_null(strstr(e.msg, "cannot read"));
+	rmdir(dir);
+}
+
+static void test_fields(void **state)
+{
+	struct errbuf e = { "" };
+	char out[8] = "";
+
+	(void)state;
+	assert_int_equal(oauth_copy_field(out, sizeof(out), "AKIA1234xyz", 7, "the key", "W", &e), 0);
+	assert_string_equal(out, "AKIA123");
+	assert_int_equal(oauth_copy_field(out, sizeof(out), "AKIA1234", 8, "the key", "W", &e), -1);
+	assert_string_equal(e.msg, "W: the key is longer than 7 bytes");
+	assert_int_equal(oauth_check_field("", 0, sizeof(out), "the key", "W", &e), -1);
+	assert_string_equal(e.msg, "W: the key is empty");
+	assert_int_equal(oauth_check_field("a b", 3, sizeof(out), "the key", "W", &e), -1);
+	assert_string_equal(e.msg, "W: the key holds a character that is not printable ASCII");
+	/* the length given is checked, a NUL inside too */
+	assert_int_equal(oauth_check_field("ab\0c", 4, sizeof(out), "the key", "W", &e), -1);
+	assert_int_equal(oauth_check_field("ab\x7f", 3, sizeof(out), "the key", "W", &e), -1);
+	assert_string_equal(out, "AKIA123");
 }
 
 static void test_forms(void **state)
@@ -192,6 +248,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_check_url),
 		cmocka_unit_test(test_read_secret_file),
+		cmocka_unit_test(test_read_token_file),
+		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_forms),
 		cmocka_unit_test(test_parse_token),
 	};
