@@ -2270,13 +2270,14 @@ oom:
  * relations (as 't' counts now) take 'p': its room taken, its snapshot
  * index returned; -1 when none does. */
 static long existing_take(const struct snapshot *s, struct existing *e, struct topo *t,
-			  const struct pod *p)
+			  const struct pod *p, size_t *tries)
 {
 	size_t i;
 
 	for (i = 0; i < e->n; i++) {
 		const struct node *nd = &s->nodes[e->node[i]];
 
+		++*tries;
 		if (room_fits(&e->room[i], &p->requests, NULL, 0) != SCHED_FITS ||
 		    sched_fits_labels(p, nd->name, &nd->labels, nd->taints, nd->n_taints, false,
 				      NULL, 0) != SCHED_FITS ||
@@ -2696,7 +2697,7 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 					errbuf_set(err, "pack: out of memory for %zu nodes", s->n_nodes);
 					goto out;
 				}
-				if ((node = existing_take(s, &ex, t, p)) >= 0) {
+				if ((node = existing_take(s, &ex, t, p, &out->existing_tries)) >= 0) {
 					if (!out->on_node) {
 						size_t j;
 

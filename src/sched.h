@@ -143,6 +143,7 @@ struct pack_result {
 	 * did. Those pods count in n_placed, with placement -1. */
 	int32_t *on_node;
 	size_t n_on_nodes;
+	size_t existing_tries; /* existing nodes tried for those pods (the work) */
 };
 
 /*

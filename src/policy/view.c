@@ -1303,8 +1303,8 @@ static struct pack_prior *check_prior(lua_State *L, const struct snapshot *s, in
 	if (total > (lua_Integer)s->n_pods * 4 + 1024)
 		luaL_error(L, "pack: 'after' lists more placements than the cluster has pods");
 	sandbox_charge(L, 8 * (double)total);
-	/* a pod is on a bin or an existing node: twice the pods bounds both */
-	prior = lua_newuserdatauv(L, (size_t)(total ? 2 * total : 1) * sizeof(*prior), 0);
+	/* at most one placement per pod listed: on a bin or an existing node */
+	prior = lua_newuserdatauv(L, (size_t)(total ? total : 1) * sizeof(*prior), 0);
 	*n_prior = 0;
 	for (i = 1; i <= n; i++) {
 		lua_Integer m, up;
@@ -1448,18 +1448,6 @@ static void push_pack_result(lua_State *L, const struct snapshot *s, const char 
 	}
 }
 
-/* An upper bound of the work 'existing' adds to a packing: each pod with
- * a spread or required pod affinity may try every node once. */
-static double existing_work(const struct snapshot *s, const uint32_t *idx, size_t n)
-{
-	double k = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		k += s->pods[idx[i]].n_spread || s->pods[idx[i]].n_affinity_terms;
-	return k * (double)s->n_nodes;
-}
-
 /* A Lua-owned copy of a result's on_node (NULL when it has none), so
  * that building the result's tables may raise without a leak. */
 static int32_t *copy_on_node(lua_State *L, const struct pack_result *r, lua_Integer n)
@@ -1518,6 +1506,7 @@ static int l_pack(lua_State *L)
 	double waste_cpu, waste_memory;
 	int32_t *on_node;
 	bool existing = false;
+	size_t tries;
 
 	check_list(L, 2);
 	g = to_group(L, s, 3);
@@ -1591,8 +1580,6 @@ static int l_pack(lua_State *L)
 			return luaL_error(L, "pack: out of memory");
 		cache = v->pack_cache;
 	}
-	if (existing)
-		sandbox_charge(L, existing_work(s, idx, (size_t)n));
 	if (sched_pack_after(cache, idx, (size_t)n, (size_t)g, max_new, upcoming, prior,
 			     n_prior, existing, &r, &err) < 0)
 		return luaL_error(L, "pack: %s", err.msg);
@@ -1606,7 +1593,11 @@ static int l_pack(lua_State *L)
 	n_unplaced = r.n_unplaced;
 	waste_cpu = r.waste_cpu;
 	waste_memory = r.waste_memory;
+	tries = r.existing_tries;
 	pack_result_free(&r);
+	/* the existing nodes tried, charged once known (at most one try of
+	 * every node for each pod with a spread or pod affinity) */
+	sandbox_charge(L, (double)tries);
 
 	push_pack_result(L, s, s->groups[g].name, n, placement, on_node, new_nodes, upcoming_used,
 			 r_upcoming, n_placed, n_unplaced, waste_cpu, waste_memory);
@@ -1646,6 +1637,7 @@ static int pack_groups(lua_State *L, bool together)
 	int new_nodes, upcoming_used, r_upcoming;
 	bool upcoming = false, existing = false;
 	int32_t *on_node;
+	size_t tries;
 
 	check_list(L, 2);
 	check_list(L, 3);
@@ -1710,8 +1702,6 @@ static int pack_groups(lua_State *L, bool together)
 		sandbox_charge(L, pack_work(s, idx, (size_t)n, gl[i], max_new[i], upcoming ? -1 : 0));
 	if (!v->pack_cache && !(v->pack_cache = sched_cache_new(s)))
 		return luaL_error(L, "pack: out of memory");
-	if (existing)
-		sandbox_charge(L, existing_work(s, idx, (size_t)n));
 	if ((together ? sched_pack_together(v->pack_cache, idx, (size_t)n, gl, (size_t)ng, max_new,
 					    upcoming, prior, n_prior, existing, &r, &err)
 		      : sched_pack_groups(v->pack_cache, idx, (size_t)n, gl, (size_t)ng, max_new,
@@ -1731,7 +1721,9 @@ static int pack_groups(lua_State *L, bool together)
 	n_unplaced = r.n_unplaced;
 	waste_cpu = r.waste_cpu;
 	waste_memory = r.waste_memory;
+	tries = r.existing_tries;
 	pack_result_free(&r);
+	sandbox_charge(L, (double)tries); /* as cluster:pack's */
 
 	push_pack_result(L, s, s->groups[gl[0]].name, n, placement, on_node, new_nodes,
 			 upcoming_used, r_upcoming, n_placed, n_unplaced, waste_cpu, waste_memory);
