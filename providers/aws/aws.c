@@ -19,6 +19,7 @@
 #include "providers/aws/awserr.h"
 #include "providers/aws/profile.h"
 #include "providers/cloudhttp/cloudhttp.h"
+#include "providers/cloudhttp/groupcache.h"
 #include "providers/pricing.h"
 
 #define NAMES_PER_CALL 100
@@ -32,18 +33,7 @@ void aws_provider_id(const char *zone, const char *id, char *out, size_t len)
 
 int aws_group_get(struct aws_prov *ap, const char *name, struct aws_group *out)
 {
-	size_t i;
-	int rc = -1;
-
-	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < ap->n_groups; i++)
-		if (!strcmp(ap->groups[i].name, name)) {
-			*out = ap->groups[i];
-			rc = 0;
-			break;
-		}
-	pthread_mutex_unlock(&ap->mu);
-	return rc;
+	return groupcache_group(ap->cache, NULL, name, out);
 }
 
 /* ---- describing Auto Scaling groups ---- */
@@ -737,22 +727,13 @@ static int asg_group(struct provider *p, const struct aws_group *g, const struct
 	return 0;
 }
 
-/* Keeps a group read well as its last good view (and says once that a
- * group skipped before is read again). */
-static void keep_view(struct aws_prov *ap, const struct provider_group *pg, int64_t now)
-{
-	if (provider_lastgood_keep(ap->lastgood, pg, now) == 1)
-		log_at(ap->log, LOG_INFO, now, "aws: node group %s: its Auto Scaling group is read well again",
-		       pg->name);
-}
-
 /* Group 'g', whose ASG the answer described badly ('why'): its last good
  * view, stale, into 'pg' (0), or nothing (-1); logged once per reason. */
 static int stale_view(struct aws_prov *ap, const struct aws_group *g, const char *why,
 		      struct provider_group *pg, int64_t now)
 {
 	bool changed;
-	int rc = provider_lastgood_recall(ap->lastgood, g->name, why, pg, &changed);
+	int rc = groupcache_recall(ap->cache, g->name, why, pg, &changed);
 
 	if (changed)
 		log_at(ap->log, LOG_WARN, now,
@@ -772,7 +753,7 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 	struct provider_group *out = NULL;
 	struct aws_seen *seen = NULL;
 	size_t n_seen = 0;
-	struct aws_group *gs = NULL;
+	struct aws_group *gs = NULL, *ng;
 	struct bad_asgs bad = {NULL, 0};
 	size_t n_gs, n_bad_named;
 	int64_t now = clock_wall(ap->clock);
@@ -784,11 +765,12 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 	ap->listing++; /* a launch template read failing is not asked again in this one */
 	pthread_mutex_unlock(&ap->mu);
 	names = calloc(ap->n_config_groups + 1, sizeof(*names));
-	if (!names)
+	gs = groupcache_groups_copy(ap->cache, ap->n_config_groups, 0);
+	if (!names || !gs)
 		goto oom;
 	for (i = 0; i < ap->n_config_groups; i++)
-		if (!ap->groups[i].fleet)
-			names[n_names++] = ap->groups[i].asg;
+		if (!gs[i].fleet)
+			names[n_names++] = gs[i].asg;
 	/* an ASG the answer describes badly is skipped, not the whole list */
 	if (n_names && describe_asgs(p, names, n_names, &named, &n_named, &bad, st) < 0)
 		goto fail;
@@ -802,7 +784,7 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 		if (bad.v[i].name[0])
 			continue;
 		/* nameless: no group to keep a view for; said once */
-		provider_lastgood_recall(ap->lastgood, "", bad.v[i].why, &none, &changed);
+		groupcache_recall(ap->cache, "", bad.v[i].why, &none, &changed);
 		if (changed)
 			log_at(ap->log, LOG_WARN, now, "aws: an Auto Scaling group of the answer is skipped: %s",
 			       bad.v[i].why);
@@ -812,10 +794,10 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 
 	/* the groups: the config's, then every tagged ASG the config does not name */
 	n_gs = ap->n_config_groups;
-	gs = calloc(n_gs + n_found + bad.n + 1, sizeof(*gs));
-	if (!gs)
+	ng = realloc(gs, (n_gs + n_found + bad.n + 1) * sizeof(*gs)); /* names[] is done with */
+	if (!ng)
 		goto oom;
-	memcpy(gs, ap->groups, n_gs * sizeof(*gs));
+	gs = ng;
 	/* the tagged ASGs, and the tagged ones described badly (their groups keep their views) */
 	for (i = 0; i < n_found + bad.n - n_bad_named; i++) {
 		struct aws_group *g = &gs[n_gs];
@@ -871,7 +853,7 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 				k++;
 				goto oom;
 			}
-			keep_view(ap, pg, now);
+			groupcache_keep(ap->cache, pg, now);
 			k++;
 			continue;
 		}
@@ -903,7 +885,7 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 				k++;
 				goto fail;
 			}
-			keep_view(ap, pg, now);
+			groupcache_keep(ap->cache, pg, now);
 			k++;
 		}
 	}
@@ -928,14 +910,8 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 	free(ap->seen);
 	ap->seen = seen;
 	ap->n_seen = n_seen;
-	if (n_gs != ap->n_groups || (n_gs && memcmp(gs, ap->groups, n_gs * sizeof(*gs)))) {
-		free(ap->groups);
-		ap->groups = gs;
-		ap->n_groups = n_gs;
-		gs = NULL;
-	}
 	pthread_mutex_unlock(&ap->mu);
-	free(gs);
+	groupcache_groups_take(ap->cache, gs, n_gs);
 	free(names);
 	free(bad.v);
 	aws_asgs_free(named, n_named);
@@ -996,13 +972,12 @@ static void aws_free(struct provider *p)
 		aws_interrupt_free(ap);
 		aws_credchain_free(ap->creds);
 		cloudhttp_free(ap->http);
-		free(ap->groups);
 		free(ap->seen);
 		free(ap->itypes);
 		free(ap->lts);
 		free(ap->launched);
 		free(ap->unavailable);
-		provider_lastgood_free(ap->lastgood);
+		groupcache_free(ap->cache);
 		provider_turns_free(ap->turns);
 		cloudcall_counts_destroy(&ap->calls);
 		pthread_mutex_destroy(&ap->mu);
@@ -1030,10 +1005,10 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	const struct config *c = o->config;
 	struct aws_credchain_opts co;
 	struct aws_endpoint_overrides ov;
-	struct cloudhttp_opts ho;
 	struct aws_profile prof;
 	struct aws_profile_opts po;
 	struct provider_limits lim;
+	struct aws_group *gs;
 	struct provider *p = calloc(1, sizeof(*p));
 	struct aws_prov *ap = calloc(1, sizeof(*ap));
 	const char *from = NULL;
@@ -1051,13 +1026,14 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	p->impl = ap;
 	pthread_mutex_init(&ap->mu, NULL);
 	cloudcall_counts_init(&ap->calls);
+	ap->clock = o->clock ? o->clock : clock_real();
 	ap->turns = provider_turns_new();
-	ap->lastgood = provider_lastgood_new();
-	if (!ap->turns || !ap->lastgood) {
+	ap->cache = groupcache_new(&(struct groupcache_opts){ .cloud = "aws", .backing = "Auto Scaling group", .log = o->log,
+							      .clock = ap->clock, GROUPCACHE_TABLE(struct aws_group) });
+	if (!ap->turns || !ap->cache) {
 		errbuf_set(err, "aws: out of memory");
 		goto fail;
 	}
-	ap->clock = o->clock ? o->clock : clock_real();
 	ap->log = o->log;
 	ap->cancel = o->cancel;
 	ap->config = c;
@@ -1073,18 +1049,9 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 		goto fail;
 	}
 
-	memset(&ho, 0, sizeof(ho));
-	ho.clock = ap->clock;
-	ho.log = o->log;
-	ho.ca_file = o->ca_file;
-	ho.max_attempts = 5;
-	ho.request_timeout_ms = 30000; /* a list runs on the reconcile thread */
-	ho.cancel = o->cancel;
-	ap->http = cloudhttp_new(&ho, &e);
-	if (!ap->http) {
-		errbuf_set(err, "aws: %s", e.msg);
+	ap->http = cloudcall_http_new("aws", ap->clock, o->log, o->ca_file, 5, o->cancel, err);
+	if (!ap->http)
 		goto fail;
-	}
 
 	memset(&ov, 0, sizeof(ov));
 	ov.url[AWS_SERVICE_EC2] = c->aws.endpoint_ec2;
@@ -1140,14 +1107,14 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 		goto fail;
 	}
 
-	ap->groups = calloc(c->n_groups + 1, sizeof(*ap->groups));
-	if (!ap->groups) {
+	gs = calloc(c->n_groups + 1, sizeof(*gs));
+	if (!gs) {
 		errbuf_set(err, "aws: out of memory");
 		goto fail;
 	}
 	for (i = 0; i < c->n_groups; i++) {
 		const struct config_group_extra *x = c->group_extra ? &c->group_extra[i] : NULL;
-		struct aws_group *g = &ap->groups[i];
+		struct aws_group *g = &gs[i];
 
 		snprintf(g->name, sizeof(g->name), "%s", c->groups[i].name);
 		g->fleet = x && x->aws.fleet;
@@ -1157,7 +1124,8 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 		g->cfg_max = c->groups[i].max;
 		g->cfg = x ? &x->aws : NULL;
 	}
-	ap->n_groups = ap->n_config_groups = c->n_groups;
+	groupcache_groups_take(ap->cache, gs, c->n_groups);
+	ap->n_config_groups = c->n_groups;
 	log_at(o->log, LOG_INFO, clock_wall(ap->clock),
 	       "aws: region %s (from %s), credentials from %s, Auto Scaling at %s, EC2 at %s%s%s",
 	       ap->api.region, from ? from : "?", aws_credchain_source(ap->creds),

@@ -17,8 +17,9 @@
 #include "providers/aws/awsapi.h"
 #include "providers/aws/credentials.h"
 #include "providers/cloudhttp/cloudcall.h"
-#include "providers/lastgood.h"
 #include "providers/provider.h"
+
+struct groupcache;
 
 #define AWS_TAG_ENABLED "k8s.io/cluster-autoscaler/enabled"
 #define AWS_TAG_CLUSTER_PREFIX "k8s.io/cluster-autoscaler/"
@@ -100,12 +101,11 @@ struct aws_prov {
 	char pricing_url[1024];   /* the Price List API */
 	char pricing_region[32];  /* its signing region */
 
-	struct aws_group *groups; /* the config's, then discovered ones (under mu) */
-	size_t n_groups, n_config_groups;
+	size_t n_config_groups;   /* the config's groups: the first of the cache's table */
 	bool discovery;
 	char cluster[128];
 
-	pthread_mutex_t mu;       /* groups, seen, caches, token sequence */
+	pthread_mutex_t mu;       /* seen, caches, token sequence */
 	struct aws_seen *seen;    /* sorted by id */
 	size_t n_seen;
 	struct aws_itype *itypes; /* described instance types, kept */
@@ -131,7 +131,8 @@ struct aws_prov {
 	} *launched;
 	size_t n_launched;
 	struct cloudcall_counts calls; /* by action (aws_provider_calls) */
-	struct provider_lastgood *lastgood; /* each group's last good view, for an ASG described badly */
+	struct groupcache *cache; /* the groups (the config's, then discovered ones); each one's
+				   * last good view, for an ASG described badly */
 	struct aws_offering_out { /* offerings out of capacity a moment ago (aws_launch.c; under mu) */
 		char type[64];
 		char zone[64];

@@ -5,8 +5,8 @@
  * discovery by tags, templates from the VM size table, AKS's labels and
  * taints and the node-template tags, deleting instances, providerID mapping and the
  * provider's life. Launches are azure_launch.c's; auth azureauth's, parsing
- * azure_arm's; HTTP, the JSON request, the groups' last good views and the
- * node arithmetic cloudhttp/'s.
+ * azure_arm's; HTTP, the JSON request, the groups' table and last good
+ * views and the node arithmetic cloudhttp/'s.
  */
 #include "providers/azure/azure.h"
 #include "providers/azure/azure_internal.h"
@@ -49,11 +49,6 @@ static const struct cloud_defaults clouds[] = {
 	{ "usgov", "AzureUSGovernmentCloud", "https://management.usgovcloudapi.net/",
 	  "https://login.microsoftonline.us/", "https://management.usgovcloudapi.net/" },
 };
-
-void azure_count_call(struct az_prov *ap, const char *what)
-{
-	cloudcall_counts_add(&ap->calls, what);
-}
 
 /* The lock that orders the capacity writes of one group. */
 pthread_mutex_t *azure_write_lock(struct az_prov *ap, const char *group)
@@ -99,13 +94,6 @@ int64_t azure_provider_throttled_until(const struct provider *p, bool writes)
 	t = ap->window_end[writes];
 	pthread_mutex_unlock(&ap->mu);
 	return t;
-}
-
-const char *azure_jstr(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	return cJSON_IsString(v) ? v->valuestring : "";
 }
 
 /* ---- one call ---- */
@@ -375,18 +363,7 @@ int azure_call(struct provider *p, bool writes, const char *what, const char *me
 
 int azure_group_get(struct az_prov *ap, const char *name, struct az_group *out)
 {
-	size_t i;
-	int rc = -1;
-
-	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < ap->n_groups; i++)
-		if (!strcmp(ap->groups[i].name, name)) {
-			*out = ap->groups[i];
-			rc = 0;
-			break;
-		}
-	pthread_mutex_unlock(&ap->mu);
-	return rc;
+	return groupcache_group(ap->cache, NULL, name, out);
 }
 
 void azure_vmss_path(const struct az_prov *ap, const struct az_group *g, const char *tail, char *out,
@@ -450,25 +427,26 @@ int azure_list_vms(struct provider *p, const struct az_group *g, cJSON **items, 
 	return 0;
 }
 
+/* Notes 'key' among the 16 of 'said' (under mu; 'nocase': its case aside):
+ * true the first time, when it is to be said. */
+static bool first_time(struct az_prov *ap, char (*said)[64], const char *key, bool nocase)
+{
+	size_t i;
+	bool first = true;
+
+	pthread_mutex_lock(&ap->mu);
+	for (i = 0; i < 16 && first && said[i][0]; i++)
+		first = nocase ? strcasecmp(said[i], key) != 0 : strcmp(said[i], key) != 0;
+	if (first && i < 16)
+		snprintf(said[i], 64, "%s", key);
+	pthread_mutex_unlock(&ap->mu);
+	return first;
+}
+
 /* Warns once per size the table lacks. */
 static void warn_size(struct az_prov *ap, const struct az_group *g, const char *sku, const char *listed_in)
 {
-	size_t i;
-	bool seen = false;
-
-	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < sizeof(ap->warned) / sizeof(ap->warned[0]); i++) {
-		if (!strcasecmp(ap->warned[i], sku)) {
-			seen = true;
-			break;
-		}
-		if (!ap->warned[i][0]) {
-			snprintf(ap->warned[i], sizeof(ap->warned[i]), "%s", sku);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&ap->mu);
-	if (!seen)
+	if (first_time(ap, ap->warned, sku, true))
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
 		       "azure: group %s: VM size %.60s is %s%s%s: write a template for "
 		       "the group, or tag the scale set with k8s.io_cluster-autoscaler_node-template_resources_cpu "
@@ -535,8 +513,7 @@ static void restricted(struct az_prov *ap, const struct az_group *g, const struc
 		       struct provider_group *pg)
 {
 	const cJSON *zones = cJSON_GetObjectItemCaseSensitive(vmss, "zones"), *z;
-	bool all = cJSON_GetArraySize(zones) > 0, seen = false;
-	size_t i;
+	bool all = cJSON_GetArraySize(zones) > 0;
 
 	cJSON_ArrayForEach(z, zones)
 		if (!cJSON_IsString(z) || strlen(z->valuestring) != 1 || !strchr(sku->zones_unavailable, z->valuestring[0]))
@@ -545,19 +522,7 @@ static void restricted(struct az_prov *ap, const struct az_group *g, const struc
 		return;
 	if (pg->max > pg->target)
 		pg->max = pg->target > pg->min ? pg->target : pg->min;
-	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < sizeof(ap->warned_unavailable) / sizeof(ap->warned_unavailable[0]); i++) {
-		if (!strcmp(ap->warned_unavailable[i], g->name)) {
-			seen = true;
-			break;
-		}
-		if (!ap->warned_unavailable[i][0]) {
-			snprintf(ap->warned_unavailable[i], sizeof(ap->warned_unavailable[i]), "%s", g->name);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&ap->mu);
-	if (!seen)
+	if (first_time(ap, ap->warned_unavailable, g->name, false))
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
 		       "azure: group %s: VM size %s is not available to this subscription in %s%s%s "
 		       "(Resource SKUs API: NotAvailableForSubscription); the group does not grow",
@@ -868,7 +833,7 @@ static int azure_list_groups(struct provider *p, struct provider_group **groups,
 	memset(st, 0, sizeof(*st));
 	if (ap->config->azure.n_discovery && discover(p, &found, &bodies, &n_found, st) < 0)
 		return -1;
-	gs = calloc(ap->n_config_groups + n_found + 1, sizeof(*gs));
+	gs = groupcache_groups_copy(ap->cache, ap->n_config_groups, n_found);
 	out = calloc(ap->n_config_groups + n_found + 1, sizeof(*out));
 	body_of = calloc(ap->n_config_groups + n_found + 1, sizeof(*body_of));
 	if (!gs || !out || !body_of) {
@@ -880,9 +845,6 @@ static int azure_list_groups(struct provider *p, struct provider_group **groups,
 		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
-	pthread_mutex_lock(&ap->mu);
-	memcpy(gs, ap->groups, ap->n_config_groups * sizeof(*gs));
-	pthread_mutex_unlock(&ap->mu);
 	n_gs = ap->n_config_groups;
 	for (i = 0; i < n_gs; i++) {
 		struct provider_status rst;
@@ -907,25 +869,14 @@ static int azure_list_groups(struct provider *p, struct provider_group **groups,
 		int rc = body_of[i] >= 0 ? fill_group(p, &gs[i], cJSON_GetArrayItem(bodies, body_of[i]), &out[k], st)
 					 : list_one(p, &gs[i], &out[k], st);
 
-		switch (groupcache_settle(ap->cache, gs[i].name, rc, &out[k], st)) {
-		case GROUPCACHE_LISTED:
-			k++;
-			break;
-		case GROUPCACHE_SKIPPED:
-			break;
-		case GROUPCACHE_FAILED:
-			provider_groups_free(out, k + 1);
+		if (groupcache_add(ap->cache, gs[i].name, rc, out, &k, st) < 0) {
 			free(gs);
 			free(body_of);
 			cJSON_Delete(bodies);
 			return -1;
 		}
 	}
-	pthread_mutex_lock(&ap->mu);
-	free(ap->groups);
-	ap->groups = gs;
-	ap->n_groups = n_gs;
-	pthread_mutex_unlock(&ap->mu);
+	groupcache_groups_take(ap->cache, gs, n_gs);
 	free(body_of);
 	cJSON_Delete(bodies);
 	*groups = out;
@@ -1007,26 +958,27 @@ static void azure_terminate(struct provider *p, const char *group, const char *c
 
 /* ---- map_node ---- */
 
+/* Is group 'g' the scale set of resource id 'ctx'? */
+static bool of_vmss(const void *g, const void *ctx)
+{
+	const struct az_group *a = g;
+	const struct azure_resource_id *id = ctx;
+
+	return !strcasecmp(a->rg, id->resource_group) && !strcasecmp(a->vmss, id->vmss);
+}
+
 static int azure_map_node(struct provider *p, const char *provider_id, char *group, size_t group_len,
 			  char *instance, size_t instance_len)
 {
-	struct az_prov *ap = AP(p);
 	struct azure_resource_id id;
-	size_t i;
-	int rc = -1;
+	struct az_group g;
 
-	if (azure_parse_provider_id(provider_id, &id) < 0 || strcasecmp(id.subscription, ap->sub))
+	if (azure_parse_provider_id(provider_id, &id) < 0 || strcasecmp(id.subscription, AP(p)->sub) ||
+	    groupcache_group(AP(p)->cache, of_vmss, &id, &g) < 0)
 		return -1;
-	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < ap->n_groups; i++)
-		if (!strcasecmp(ap->groups[i].rg, id.resource_group) && !strcasecmp(ap->groups[i].vmss, id.vmss)) {
-			snprintf(group, group_len, "%s", ap->groups[i].name);
-			snprintf(instance, instance_len, "%s", id.instance);
-			rc = 0;
-			break;
-		}
-	pthread_mutex_unlock(&ap->mu);
-	return rc;
+	snprintf(group, group_len, "%s", g.name);
+	snprintf(instance, instance_len, "%s", id.instance);
+	return 0;
 }
 
 /* ---- life cycle ---- */
@@ -1044,7 +996,6 @@ static void azure_free(struct provider *p)
 		azure_skus_free(ap);
 		azure_auth_free(ap->auth);
 		cloudhttp_free(ap->http);
-		free(ap->groups);
 		free(ap->claimed);
 		groupcache_free(ap->cache);
 		cloudcall_counts_destroy(&ap->calls);
@@ -1118,8 +1069,7 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	const char *cloud = az->cloud ? az->cloud : azure_env_get(&o->env, "ARM_CLOUD");
 	const struct cloud_defaults *cd = cloud_of(cloud);
 	struct azure_auth_opts ao;
-	struct cloudhttp_opts ho;
-	struct groupcache_opts co;
+	struct az_group *gs = NULL;
 	struct errbuf e;
 	const char *v;
 	size_t i;
@@ -1138,11 +1088,8 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 	cloudcall_counts_init(&ap->calls);
 	ap->claimed = calloc(AZURE_N_CLAIMED, sizeof(*ap->claimed));
 	ap->clock = o->clock ? o->clock : clock_real();
-	co.cloud = "azure";
-	co.backing = "scale set";
-	co.log = o->log;
-	co.clock = ap->clock;
-	ap->cache = groupcache_new(&co);
+	ap->cache = groupcache_new(&(struct groupcache_opts){ .cloud = "azure", .backing = "scale set", .log = o->log,
+							      .clock = ap->clock, GROUPCACHE_TABLE(struct az_group) });
 	ap->log = o->log;
 	ap->cancel = o->cancel;
 	ap->config = c;
@@ -1183,17 +1130,9 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 		errbuf_prefix(err, "azure");
 		goto fail;
 	}
-	memset(&ho, 0, sizeof(ho));
-	ho.clock = ap->clock;
-	ho.log = o->log;
-	ho.ca_file = o->ca_file;
-	ho.max_attempts = o->max_attempts > 0 ? o->max_attempts : 5;
-	ho.request_timeout_ms = 30000;
-	ho.cancel = o->cancel;
-	if (!(ap->http = cloudhttp_new(&ho, &e))) {
-		errbuf_set(err, "azure: %s", e.msg);
+	if (!(ap->http = cloudcall_http_new("azure", ap->clock, o->log, o->ca_file,
+					    o->max_attempts > 0 ? o->max_attempts : 5, o->cancel, err)))
 		goto fail;
-	}
 	memset(&ao, 0, sizeof(ao));
 	ao.env = o->env;
 	ao.mode = az->auth;
@@ -1217,27 +1156,27 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 		errbuf_set(err, "azure: prices: %s", e.msg);
 		goto fail;
 	}
-	ap->groups = calloc(c->n_groups + 1, sizeof(*ap->groups));
-	if (!ap->groups) {
+	gs = calloc(c->n_groups + 1, sizeof(*gs));
+	if (!gs) {
 		errbuf_set(err, "azure: out of memory");
 		goto fail;
 	}
 	for (i = 0; i < c->n_groups; i++) {
 		const struct config_group_extra *x = c->group_extra ? &c->group_extra[i] : NULL;
-		struct az_group *g = &ap->groups[i];
+		struct az_group *g = &gs[i];
 		const char *rg = x && x->azure.resource_group ? x->azure.resource_group : ap->default_rg;
 
+		snprintf(g->name, sizeof(g->name), "%s", c->groups[i].name);
+		g->wants_template = !x || !x->template_set;
+		g->min = c->groups[i].min;
+		g->max = !x || x->max_set ? c->groups[i].max : -1;
+		g->cloud_min = g->cloud_max = -1;
 		if (x && x->azure.aks_pool) {
 			/* an AKS agent pool: its scale set is found from the pool */
-			snprintf(g->name, sizeof(g->name), "%s", c->groups[i].name);
 			g->aks = true;
 			snprintf(g->aks_cluster, sizeof(g->aks_cluster), "%s", x->azure.aks_cluster);
 			snprintf(g->aks_rg, sizeof(g->aks_rg), "%s", x->azure.aks_resource_group);
 			snprintf(g->aks_pool, sizeof(g->aks_pool), "%s", x->azure.aks_pool);
-			g->wants_template = !x->template_set;
-			g->min = c->groups[i].min;
-			g->max = x->max_set ? c->groups[i].max : -1;
-			g->cloud_min = g->cloud_max = -1;
 			continue;
 		}
 		if (!rg[0]) {
@@ -1245,19 +1184,16 @@ struct provider *azure_provider_new(const struct azure_provider_opts *o, struct 
 				   "provider.azure.resource_group or ARM_RESOURCE_GROUP", c->groups[i].name);
 			goto fail;
 		}
-		snprintf(g->name, sizeof(g->name), "%s", c->groups[i].name);
 		snprintf(g->rg, sizeof(g->rg), "%s", rg);
 		snprintf(g->vmss, sizeof(g->vmss), "%s", x && x->azure.vmss ? x->azure.vmss : c->groups[i].name);
-		g->wants_template = !x || !x->template_set;
-		g->min = c->groups[i].min;
-		g->max = !x || x->max_set ? c->groups[i].max : -1;
-		g->cloud_min = g->cloud_max = -1;
 	}
-	ap->n_groups = ap->n_config_groups = c->n_groups;
+	groupcache_groups_take(ap->cache, gs, c->n_groups);
+	ap->n_config_groups = c->n_groups;
 	log_at(o->log, LOG_INFO, clock_wall(ap->clock), "azure: subscription %s, %s cloud, ARM at %s, token from the %s",
 	       ap->sub, cd->name, ap->arm, azure_auth_source(ap->auth));
 	return p;
 fail:
+	free(gs);
 	azure_free(p);
 	return NULL;
 }

@@ -20,6 +20,7 @@
 #include "providers/azure/azure_arm.h"
 #include "providers/azure/azureauth.h"
 #include "providers/cloudhttp/cloudcall.h"
+#include "providers/cloudhttp/cloudjson.h"
 #include "providers/provider.h"
 #include "runtime/clock.h"
 
@@ -63,16 +64,15 @@ struct az_prov {
 	char arm[512];          /* "https://management.azure.com" (no trailing '/') */
 	char default_rg[96];
 	int64_t launch_wait_ns, poll_ns;
-	pthread_mutex_t mu;     /* groups, windows, counters, warned */
-	struct az_group *groups;
-	size_t n_groups, n_config_groups;
+	pthread_mutex_t mu;     /* windows, counters, warned */
+	size_t n_config_groups; /* the config's groups: the first of the cache's table */
 	int64_t window_end[2];  /* throttling windows (monotonic ns): reads, writes */
 	char warned[16][64];    /* sizes already reported unknown */
 	pthread_mutex_t write_locks[AZURE_N_WRITE_LOCKS];
 	struct { char group[64]; char id[32]; } *claimed; /* a ring: VMSS instance ids never repeat */
 	size_t n_claimed, claimed_head;
 	struct cloudcall_counts calls;
-	struct groupcache *cache; /* each group's last good view, for a scale set read badly */
+	struct groupcache *cache; /* the groups; each one's last good view, for a scale set read badly */
 	struct pricing *pricing; /* the Retail Prices API's prices (azure_pricing.c); NULL when off */
 	char prices[512];       /* its root, "https://prices.azure.com" (no trailing '/') */
 	struct azure_sku_region *sku_regions; /* the Resource SKUs API's sizes (azure_skus.c; under mu) */
@@ -97,13 +97,13 @@ struct arm_resp {
 
 
 /* Counts one call of kind 'what' (azure_provider_calls). */
-void azure_count_call(struct az_prov *ap, const char *what);
+#define azure_count_call(ap, what) cloudcall_counts_add(&(ap)->calls, (what))
 
 /* Fills 'st' (the message cut to fit): the status every cloud fills alike. */
 #define azure_status cloudcall_status
 
 /* The string member 'k' of 'o', borrowed; "" when absent or not a string. */
-const char *azure_jstr(const cJSON *o, const char *k);
+#define azure_jstr cloudjson_str
 
 /* Frees what an answer holds and zeroes it. */
 void azure_resp_free(struct arm_resp *r);

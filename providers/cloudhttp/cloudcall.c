@@ -1,8 +1,8 @@
 /*
  * cloudcall: a provider call's status, the calls counted by kind, the
- * token buckets calls take from, and the cancellable waits between calls
- * — alike in every cloud. Knows no wire format and sends nothing
- * (cloudhttp sends).
+ * token buckets calls take from, the provider's HTTP client, and the
+ * cancellable waits between calls — alike in every cloud. Knows no wire
+ * format and sends nothing (cloudhttp sends).
  */
 #include "providers/cloudhttp/cloudcall.h"
 
@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errbuf.h"
+#include "providers/cloudhttp/cloudhttp.h"
 #include "runtime/clock.h"
 
 #define WAIT_STEP_NS (200 * CLOCK_NS_PER_MS)
@@ -22,6 +24,20 @@ void cloudcall_status(struct provider_status *st, enum provider_error code, cons
 	va_start(ap, fmt);
 	vsnprintf(st->message, sizeof(st->message), fmt, ap);
 	va_end(ap);
+}
+
+struct cloudhttp *cloudcall_http_new(const char *cloud, struct clock *clock, const struct logger *log,
+				     const char *ca_file, int max_attempts, const atomic_bool *cancel,
+				     struct errbuf *err)
+{
+	struct cloudhttp_opts ho = { .clock = clock, .log = log, .ca_file = ca_file, .max_attempts = max_attempts,
+				     .request_timeout_ms = 30000, .cancel = cancel };
+	struct cloudhttp *h;
+	struct errbuf e;
+
+	if (!(h = cloudhttp_new(&ho, &e)))
+		errbuf_set(err, "%s: %s", cloud, e.msg);
+	return h;
 }
 
 void cloudcall_counts_init(struct cloudcall_counts *c)

@@ -2,8 +2,8 @@
  * cloudcall: what every cloud provider does alike around one call of its
  * API — the status a refused or failed call fills, the calls counted by
  * kind (what gce_provider_calls and azure_provider_calls answer), the two
- * token buckets calls take from, and the waits between calls that end as
- * soon as luascale stops. The wire
+ * token buckets calls take from, the HTTP client calls go through, and
+ * the waits between calls that end as soon as luascale stops. The wire
  * format, the signing and the token stay each provider's; HTTP is
  * cloudhttp's.
  */
@@ -17,7 +17,10 @@
 #include "providers/provider.h"
 
 struct clock;
+struct cloudhttp;
 struct config;
+struct errbuf;
+struct logger;
 
 /* Sets st->code to 'code' and st->message to the formatted text, cut to
  * fit; the other fields of 'st' are left as they are. */
@@ -55,6 +58,14 @@ int cloudcall_buckets_new(struct provider *p, struct clock *clock, const struct 
 
 /* Frees p's two token buckets. */
 void cloudcall_buckets_free(struct provider *p);
+
+/* The HTTP client of provider 'cloud' ("gce"), as every provider makes it:
+ * 'max_attempts' a call, 30 s an attempt (a list runs on the reconcile
+ * thread); 'clock', 'log', 'ca_file' (NULL: the system store) and 'cancel'
+ * borrowed. NULL with "<cloud>: <why>" in 'err'. */
+struct cloudhttp *cloudcall_http_new(const char *cloud, struct clock *clock, const struct logger *log,
+				     const char *ca_file, int max_attempts, const atomic_bool *cancel,
+				     struct errbuf *err);
 
 /* Sleeps on 'clock' until its monotonic time is 'end_ns', in steps of at
  * most 200 ms that notice 'cancel' (NULL: never cancelled). 0, or -1 when

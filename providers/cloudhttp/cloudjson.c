@@ -1,6 +1,7 @@
 /*
  * cloudjson: a JSON request's body and headers, sent through cloudhttp,
- * and the status of a request that got no answer. Knows no cloud.
+ * the status of a request that got no answer, and reading a string member
+ * of an answer. Knows no cloud.
  */
 #include "providers/cloudhttp/cloudjson.h"
 
@@ -53,4 +54,11 @@ out:
 	if (text)
 		cJSON_free(text);
 	return rc;
+}
+
+const char *cloudjson_str(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
 }

@@ -2,8 +2,9 @@
  * cloudjson: one JSON request of a cloud provider through cloudhttp, as
  * the JSON clouds (GCE's compute API, Azure Resource Manager) send it —
  * the body printed, Accept and Content-Type set, If-Match when asked, and
- * a call that got no answer put as a provider status. Reading the answer
- * (its error format, its classes) stays the provider's.
+ * a call that got no answer put as a provider status; a string member of
+ * an answer. Reading the answer (its error format, its classes) stays the
+ * provider's.
  */
 #ifndef LUASCALE_CLOUDJSON_H
 #define LUASCALE_CLOUDJSON_H
@@ -41,5 +42,8 @@ struct cloudjson_request {
  */
 int cloudjson_send(struct cloudhttp *http, const struct cloudjson_request *r, struct cloudhttp_response *resp,
 		   struct provider_status *st);
+
+/* The string member 'k' of 'o', borrowed; "" when absent or not a string. */
+const char *cloudjson_str(const cJSON *o, const char *k);
 
 #endif

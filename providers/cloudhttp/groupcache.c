@@ -1,7 +1,7 @@
 /*
- * groupcache: node groups' last good views settled listing by listing
- * (over providers/lastgood), and the index of the instances last listed,
- * sorted by id. Reads no cloud.
+ * groupcache: the provider's table of groups, node groups' last good
+ * views settled listing by listing (over providers/lastgood), and the
+ * index of the instances last listed, sorted by id. Reads no cloud.
  */
 #include "providers/cloudhttp/groupcache.h"
 
@@ -23,9 +23,11 @@ struct seen {
 struct groupcache {
 	struct groupcache_opts o;
 	struct provider_lastgood *lastgood;
-	pthread_mutex_t mu;     /* seen */
+	pthread_mutex_t mu;     /* seen, groups */
 	struct seen *seen;      /* sorted by id */
 	size_t n_seen;
+	unsigned char *groups;  /* n_groups records of o.group_size */
+	size_t n_groups;
 };
 
 struct groupcache *groupcache_new(const struct groupcache_opts *o)
@@ -51,6 +53,7 @@ void groupcache_free(struct groupcache *gc)
 	provider_lastgood_free(gc->lastgood);
 	pthread_mutex_destroy(&gc->mu);
 	free(gc->seen);
+	free(gc->groups);
 	free(gc);
 }
 
@@ -62,15 +65,68 @@ static void group_clear(struct provider_group *pg)
 	memset(pg, 0, sizeof(*pg));
 }
 
+void groupcache_keep(struct groupcache *gc, const struct provider_group *pg, int64_t wall)
+{
+	if (provider_lastgood_keep(gc->lastgood, pg, wall) == 1)
+		log_at(gc->o.log, LOG_INFO, wall, "%s: node group %s: its %s is read well again", gc->o.cloud, pg->name,
+		       gc->o.backing);
+}
+
+int groupcache_recall(struct groupcache *gc, const char *name, const char *why, struct provider_group *out,
+		      bool *changed)
+{
+	return provider_lastgood_recall(gc->lastgood, name, why, out, changed);
+}
+
+void groupcache_groups_take(struct groupcache *gc, void *groups, size_t n)
+{
+	pthread_mutex_lock(&gc->mu);
+	free(gc->groups);
+	gc->groups = groups;
+	gc->n_groups = n;
+	pthread_mutex_unlock(&gc->mu);
+}
+
+void *groupcache_groups_copy(struct groupcache *gc, size_t first, size_t extra)
+{
+	unsigned char *v;
+
+	pthread_mutex_lock(&gc->mu);
+	if (first > gc->n_groups)
+		first = gc->n_groups;
+	v = calloc(first + extra + 1, gc->o.group_size);
+	if (v && first)
+		memcpy(v, gc->groups, first * gc->o.group_size);
+	pthread_mutex_unlock(&gc->mu);
+	return v;
+}
+
+int groupcache_group(struct groupcache *gc, bool (*match)(const void *group, const void *ctx), const void *ctx,
+		     void *out)
+{
+	size_t i;
+	int rc = -1;
+
+	pthread_mutex_lock(&gc->mu);
+	for (i = 0; i < gc->n_groups && rc < 0; i++) {
+		const unsigned char *g = gc->groups + i * gc->o.group_size;
+
+		if (match ? match(g, ctx) : !strcmp((const char *)g + gc->o.group_name_at, ctx)) {
+			memcpy(out, g, gc->o.group_size);
+			rc = 0;
+		}
+	}
+	pthread_mutex_unlock(&gc->mu);
+	return rc;
+}
+
 enum groupcache_verdict groupcache_settle(struct groupcache *gc, const char *name, int rc, struct provider_group *pg,
 					  struct provider_status *st)
 {
 	int64_t wall = clock_wall(gc->o.clock);
 
 	if (rc == 0) {
-		if (provider_lastgood_keep(gc->lastgood, pg, wall) == 1)
-			log_at(gc->o.log, LOG_INFO, wall, "%s: node group %s: its %s is read well again", gc->o.cloud,
-			       name, gc->o.backing);
+		groupcache_keep(gc, pg, wall);
 		return GROUPCACHE_LISTED;
 	}
 	if (rc == GROUPCACHE_MALFORMED) {
@@ -97,6 +153,18 @@ enum groupcache_verdict groupcache_settle(struct groupcache *gc, const char *nam
 		return GROUPCACHE_SKIPPED;
 	}
 	return GROUPCACHE_FAILED;
+}
+
+int groupcache_add(struct groupcache *gc, const char *name, int rc, struct provider_group *out, size_t *k,
+		   struct provider_status *st)
+{
+	enum groupcache_verdict v = groupcache_settle(gc, name, rc, &out[*k], st);
+
+	if (v == GROUPCACHE_FAILED)
+		provider_groups_free(out, *k + 1);
+	else if (v == GROUPCACHE_LISTED)
+		(*k)++;
+	return v == GROUPCACHE_FAILED ? -1 : 0;
 }
 
 static int cmp_seen(const void *a, const void *b)

@@ -1,11 +1,13 @@
 /*
  * groupcache: what a cloud provider keeps of its node groups between two
- * listings, alike in every cloud — each group's last good view (a group
- * its cloud describes badly keeps it, marked stale, instead of failing the
- * whole list; a group gone from the cloud is skipped), and an index of the
- * instances last listed (their group, for providerID mapping, and when
- * each was made). Also reports one instance to a launch's callback.
- * It reads no cloud: the provider lists, this keeps. Thread-safe.
+ * listings, alike in every cloud — the table of its groups (its own record
+ * of each: the config's, then those discovery found), each group's last
+ * good view (a group its cloud describes badly keeps it, marked stale,
+ * instead of failing the whole list; a group gone from the cloud is
+ * skipped), and an index of the instances last listed (their group, for
+ * providerID mapping, and when each was made). Also reports one instance
+ * to a launch's callback. It reads no cloud: the provider lists, this
+ * keeps. Thread-safe.
  */
 #ifndef LUASCALE_GROUPCACHE_H
 #define LUASCALE_GROUPCACHE_H
@@ -25,7 +27,12 @@ struct groupcache_opts {
 	const char *backing;      /* what backs a group in the cloud: "MIG", "scale set" */
 	const struct logger *log; /* borrowed; NULL: silent */
 	struct clock *clock;      /* borrowed: its wall time stamps the views kept */
+	size_t group_size;        /* the provider's record of a group (0: no table), */
+	size_t group_name_at;     /* its name a string at this offset */
 };
+
+/* The table's fields of the opts for records of 'type', named by its 'name'. */
+#define GROUPCACHE_TABLE(type) .group_size = sizeof(type), .group_name_at = offsetof(type, name)
 
 /* NULL when out of memory. The strings of 'o' are borrowed for its life. */
 struct groupcache *groupcache_new(const struct groupcache_opts *o);
@@ -57,6 +64,35 @@ enum groupcache_verdict {
  */
 enum groupcache_verdict groupcache_settle(struct groupcache *gc, const char *name, int rc, struct provider_group *pg,
 					  struct provider_status *st);
+
+/* groupcache_settle() of out[*k], a listing's next group: *k counts it
+ * when it is LISTED. 0, or -1 when the listing FAILED: out[0..*k] and
+ * the array freed. */
+int groupcache_add(struct groupcache *gc, const char *name, int rc, struct provider_group *out, size_t *k,
+		   struct provider_status *st);
+
+/* Keeps *pg, read well at 'wall' (unix seconds), as the group's last good
+ * view, saying once that a group skipped before is read well again. */
+void groupcache_keep(struct groupcache *gc, const struct provider_group *pg, int64_t wall);
+
+/* provider_lastgood_recall() on the views kept: group 'name' was not read
+ * well because of 'why', for a provider that words its log line itself. */
+int groupcache_recall(struct groupcache *gc, const char *name, const char *why, struct provider_group *out,
+		      bool *changed);
+
+/* Takes 'groups' (n records, malloc'd) as the table of groups, and frees
+ * the one before. */
+void groupcache_groups_take(struct groupcache *gc, void *groups, size_t n);
+
+/* A copy of the first 'first' groups of the table (fewer when it holds
+ * fewer), with 'extra' more records zeroed after them: free() it. NULL
+ * when out of memory. */
+void *groupcache_groups_copy(struct groupcache *gc, size_t first, size_t extra);
+
+/* Copies into *out the first group of the table that match(group, ctx)
+ * takes (NULL: the one named 'ctx'). 0, or -1 when none is. */
+int groupcache_group(struct groupcache *gc, bool (*match)(const void *group, const void *ctx), const void *ctx,
+		     void *out);
 
 /* Replaces the index of instances by those of 'groups' (a listing's n
  * groups). On out of memory the old index stays. */

@@ -5,8 +5,8 @@
  * quota errors that show only on each managed instance's lastAttempt,
  * deleting, templates from instance templates and machine types, drift
  * (an instance's template vs what its MIG launches now), and providerID
- * mapping. Auth is gceauth's; HTTP, the JSON request, the groups' last
- * good views and instance index, and the node arithmetic are cloudhttp/'s.
+ * mapping. Auth is gceauth's; HTTP, the JSON request, the groups' table,
+ * last good views and instance index, and the node arithmetic are cloudhttp/'s.
  */
 #include "providers/gce/gce.h"
 
@@ -53,9 +53,8 @@ struct gce_prov {
 	char project[128];
 	char base[512];         /* ".../compute/v1/" */
 	int64_t launch_wait_ns, poll_ns;
-	pthread_mutex_t mu;     /* groups, caches, rng */
-	struct gce_group *groups;
-	size_t n_groups, n_config_groups;
+	pthread_mutex_t mu;     /* caches, rng */
+	size_t n_config_groups; /* the config's groups: the first of the cache's table */
 	struct gce_mt {
 		char key[192];  /* zone/machineType */
 		int cpus;
@@ -74,7 +73,7 @@ struct gce_prov {
 	struct cloudcall_counts calls;
 	struct provider_turns *turns; /* one size write of a group at a time; instance claims */
 	struct gce_poll *polls; /* the groups launches are following now (under mu) */
-	struct groupcache *cache; /* last good views; the instances last listed, their group and creationTimestamp */
+	struct groupcache *cache; /* the groups; last good views; the instances last listed, their group and creationTimestamp */
 	pthread_cond_t poll_cv; /* a shared list came back */
 	struct gce_pricing *pricing; /* the cloud's prices (gce_pricing.c); NULL when off */
 	struct gce_pfact {      /* what pricing needs of each group listed (under mu) */
@@ -320,13 +319,6 @@ static int call(struct provider *p, bool mutating, const char *method, const cha
 	return call_ex(p, mutating, method, path, body, out, st, NULL, NULL, 0);
 }
 
-static const char *str(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
 /* The last segment of a URL ("…/zones/us-central1-a" -> "us-central1-a"). */
 static const char *last_seg(const char *url)
 {
@@ -375,24 +367,25 @@ static int wait_operation(struct provider *p, cJSON *op, int64_t deadline_ns, st
 
 	for (;;) {
 		const cJSON *e = cJSON_GetObjectItemCaseSensitive(cur, "error");
-		const char *s = str(cur, "status"), *self = str(cur, "selfLink");
+		const char *s = cloudjson_str(cur, "status"), *self = cloudjson_str(cur, "selfLink");
 
 		if (!strcmp(s, "DONE")) {
 			const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "errors"), 0);
 
 			if (first) {
-				const char *code = str(first, "code");
+				const char *code = cloudjson_str(first, "code");
 
 				cloudcall_status(st, strstr(code, "QUOTA") ? PROVIDER_QUOTA :
 						     strstr(code, "RESOURCE_POOL_EXHAUSTED") ? PROVIDER_NO_CAPACITY : PROVIDER_INVALID,
-						 "operation %s: %s: %s", str(cur, "name"), code, str(first, "message"));
+						 "operation %s: %s: %s", cloudjson_str(cur, "name"), code, cloudjson_str(first, "message"));
 				break;
 			}
 			rc = 0;
 			break;
 		}
 		if (clock_now(gp->clock) >= deadline_ns) {
-			cloudcall_status(st, PROVIDER_TRANSIENT, "operation %s still %s at the deadline", str(cur, "name"),
+			cloudcall_status(st, PROVIDER_TRANSIENT, "operation %s still %s at the deadline",
+					 cloudjson_str(cur, "name"),
 					 s[0] ? s : "unknown");
 			break;
 		}
@@ -415,25 +408,9 @@ static int wait_operation(struct provider *p, cJSON *op, int64_t deadline_ns, st
 
 /* ---- groups ---- */
 
-static int group_get(struct gce_prov *gp, const char *name, struct gce_group *out)
-{
-	size_t i;
-	int rc = -1;
-
-	pthread_mutex_lock(&gp->mu);
-	for (i = 0; i < gp->n_groups; i++)
-		if (!strcmp(gp->groups[i].name, name)) {
-			*out = gp->groups[i];
-			rc = 0;
-			break;
-		}
-	pthread_mutex_unlock(&gp->mu);
-	return rc;
-}
-
 static enum instance_state mi_state(const cJSON *mi)
 {
-	const char *a = str(mi, "currentAction"), *s = str(mi, "instanceStatus");
+	const char *a = cloudjson_str(mi, "currentAction"), *s = cloudjson_str(mi, "instanceStatus");
 
 	if (!strcmp(a, "DELETING") || !strcmp(a, "ABANDONING") || !strcmp(s, "STOPPING") ||
 	    !strcmp(s, "TERMINATED") || !strcmp(s, "SUSPENDED"))
@@ -454,8 +431,8 @@ static enum provider_error attempt_error(const cJSON *mi, char *msg, size_t len)
 
 	if (!e)
 		return PROVIDER_OK;
-	code = str(e, "code");
-	snprintf(msg, len, "%s: %s", code, str(e, "message"));
+	code = cloudjson_str(e, "code");
+	snprintf(msg, len, "%s: %s", code, cloudjson_str(e, "message"));
 	if (strstr(code, "QUOTA"))
 		return PROVIDER_QUOTA;
 	if (strstr(code, "RESOURCE_POOL_EXHAUSTED") || strstr(code, "INSUFFICIENT_CAPACITY") ||
@@ -499,7 +476,7 @@ static int managed_instances(struct provider *p, const struct gce_group *g, cJSO
 		while (list && (it = cJSON_DetachItemFromArray(list, 0)))
 			cJSON_AddItemToArray(all, it);
 		cJSON_Delete(list);
-		snprintf(token, sizeof(token), "%s", str(doc, "nextPageToken"));
+		snprintf(token, sizeof(token), "%s", cloudjson_str(doc, "nextPageToken"));
 		cJSON_Delete(doc);
 		if (++pages > MAX_PAGES) {
 			cJSON_Delete(all);
@@ -658,7 +635,7 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 {
 	struct gce_prov *gp = GP(p);
 	struct provider_status st;
-	const char *tmpl = str(mig, "instanceTemplate"), *mt;
+	const char *tmpl = cloudjson_str(mig, "instanceTemplate"), *mt;
 	const cJSON *acc, *a;
 	cJSON *it = NULL, *m = NULL;
 	char zone[64], path[1024], key[192];
@@ -694,7 +671,7 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 			return;
 		}
 		snprintf(mtbuf, sizeof(mtbuf), "%s",
-			 last_seg(str(cJSON_GetObjectItemCaseSensitive(it, "properties"), "machineType")));
+			 last_seg(cloudjson_str(cJSON_GetObjectItemCaseSensitive(it, "properties"), "machineType")));
 		acc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "properties"),
 						       "guestAccelerators");
 		cJSON_ArrayForEach(a, acc) {
@@ -707,7 +684,7 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 			const cJSON *sch = cJSON_GetObjectItemCaseSensitive(
 				cJSON_GetObjectItemCaseSensitive(it, "properties"), "scheduling");
 
-			*spot = !strcmp(str(sch, "provisioningModel"), "SPOT") ||
+			*spot = !strcmp(cloudjson_str(sch, "provisioningModel"), "SPOT") ||
 				cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sch, "preemptible"));
 		}
 		read_kube_env(gp, g, tmpl, cJSON_GetObjectItemCaseSensitive(it, "properties"), &ke);
@@ -732,7 +709,7 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 		const cJSON *zs = cJSON_GetObjectItemCaseSensitive(
 			cJSON_GetObjectItemCaseSensitive(mig, "distributionPolicy"), "zones");
 
-		snprintf(zone, sizeof(zone), "%s", last_seg(str(cJSON_GetArrayItem(zs, 0), "zone")));
+		snprintf(zone, sizeof(zone), "%s", last_seg(cloudjson_str(cJSON_GetArrayItem(zs, 0), "zone")));
 	} else {
 		snprintf(zone, sizeof(zone), "%s", g->scope + 6);
 	}
@@ -830,7 +807,7 @@ static int64_t created_wall(struct provider *p, const char *zone, const char *na
 		       st.message);
 		return 0;
 	}
-	if (kube_parse_time(str(doc, "creationTimestamp"), &t) < 0 || t < 0)
+	if (kube_parse_time(cloudjson_str(doc, "creationTimestamp"), &t) < 0 || t < 0)
 		t = 0;
 	cJSON_Delete(doc);
 	return t;
@@ -882,15 +859,15 @@ static void keep_pfact(struct gce_prov *gp, const struct gce_group *g, bool spot
 static void outdated_of(const cJSON *mig, const cJSON *mi, const char *name, char *out, size_t len)
 {
 	const cJSON *vs = cJSON_GetObjectItemCaseSensitive(mig, "versions"), *v;
-	const char *had = last_seg(str(cJSON_GetObjectItemCaseSensitive(mi, "version"), "instanceTemplate"));
-	const char *now = last_seg(str(mig, "instanceTemplate"));
+	const char *had = last_seg(cloudjson_str(cJSON_GetObjectItemCaseSensitive(mi, "version"), "instanceTemplate"));
+	const char *now = last_seg(cloudjson_str(mig, "instanceTemplate"));
 
 	out[0] = '\0';
 	if (!had[0])
 		return;
 	if (cJSON_IsArray(vs) && cJSON_GetArraySize(vs) > 0) {
 		cJSON_ArrayForEach(v, vs) {
-			const char *t = last_seg(str(v, "instanceTemplate"));
+			const char *t = last_seg(cloudjson_str(v, "instanceTemplate"));
 
 			if (!t[0] || !strcmp(t, had))
 				return;
@@ -945,7 +922,7 @@ static int list_one(struct provider *p, const struct gce_group *g, struct provid
 	}
 	cJSON_ArrayForEach(mi, items) {
 		struct provider_instance *o = &pg->instances[pg->n_instances];
-		const char *url = str(mi, "instance");
+		const char *url = cloudjson_str(mi, "instance");
 		const char *name = last_seg(url);
 		char zone[64], m[256];
 		enum provider_error e;
@@ -1029,7 +1006,7 @@ static int discover(struct provider *p, struct gce_group **out, size_t *n_out, s
 				const cJSON *m;
 
 				cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(scope, "instanceGroupManagers")) {
-					const char *name = str(m, "name"), *zone = str(m, "zone"), *region = str(m, "region");
+					const char *name = cloudjson_str(m, "name"), *zone = cloudjson_str(m, "zone"), *region = cloudjson_str(m, "region");
 					struct gce_group *g;
 
 					if (!ok_name(name) || strncmp(name, c->discovery[d].prefix, strlen(c->discovery[d].prefix)) ||
@@ -1055,7 +1032,7 @@ static int discover(struct provider *p, struct gce_group **out, size_t *n_out, s
 					g->max = c->discovery[d].max;
 				}
 			}
-			snprintf(token, sizeof(token), "%s", str(doc, "nextPageToken"));
+			snprintf(token, sizeof(token), "%s", cloudjson_str(doc, "nextPageToken"));
 			cJSON_Delete(doc);
 		} while (token[0] && ++pages < MAX_PAGES);
 	}
@@ -1078,7 +1055,7 @@ static int gce_list_groups(struct provider *p, struct provider_group **groups, s
 	memset(st, 0, sizeof(*st));
 	if (gp->config->gce.n_discovery && discover(p, &found, &n_found, st) < 0)
 		return -1;
-	gs = calloc(gp->n_config_groups + n_found + 1, sizeof(*gs));
+	gs = groupcache_groups_copy(gp->cache, gp->n_config_groups, n_found);
 	out = calloc(gp->n_config_groups + n_found + 1, sizeof(*out));
 	if (!gs || !out) {
 		free(gs);
@@ -1087,7 +1064,6 @@ static int gce_list_groups(struct provider *p, struct provider_group **groups, s
 		cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
-	memcpy(gs, gp->groups, gp->n_config_groups * sizeof(*gs));
 	n_gs = gp->n_config_groups;
 	for (i = 0; i < n_found; i++) {
 		for (j = 0; j < n_gs && (strcmp(gs[j].mig, found[i].mig) || strcmp(gs[j].scope, found[i].scope)) &&
@@ -1097,27 +1073,13 @@ static int gce_list_groups(struct provider *p, struct provider_group **groups, s
 			gs[n_gs++] = found[i];
 	}
 	free(found);
-	for (i = 0; i < n_gs; i++) {
-		int rc = list_one(p, &gs[i], &out[k], &budget, st);
-
-		switch (groupcache_settle(gp->cache, gs[i].name, rc, &out[k], st)) {
-		case GROUPCACHE_LISTED:
-			k++;
-			break;
-		case GROUPCACHE_SKIPPED:
-			break;
-		case GROUPCACHE_FAILED:
-			provider_groups_free(out, k + 1);
+	for (i = 0; i < n_gs; i++)
+		if (groupcache_add(gp->cache, gs[i].name, list_one(p, &gs[i], &out[k], &budget, st), out, &k, st) < 0) {
 			free(gs);
 			return -1;
 		}
-	}
 	groupcache_keep_instances(gp->cache, out, k);
-	pthread_mutex_lock(&gp->mu);
-	free(gp->groups);
-	gp->groups = gs;
-	gp->n_groups = n_gs;
-	pthread_mutex_unlock(&gp->mu);
+	groupcache_groups_take(gp->cache, gs, n_gs);
 	*groups = out;
 	*n = k;
 	return 0;
@@ -1164,7 +1126,7 @@ static bool listed(const cJSON *items, const char *name)
 	const cJSON *mi;
 
 	cJSON_ArrayForEach(mi, items)
-		if (!strcmp(last_seg(str(mi, "instance")), name))
+		if (!strcmp(last_seg(cloudjson_str(mi, "instance")), name))
 			return true;
 	return false;
 }
@@ -1230,7 +1192,7 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 		on_done(ctx, 0, &st);
 		return;
 	}
-	if (group_get(gp, group, &g) < 0) {
+	if (groupcache_group(gp->cache, NULL, group, &g) < 0) {
 		cloudcall_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
 		on_done(ctx, 0, &st);
 		return;
@@ -1259,7 +1221,7 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 		cloudcall_status(&st, PROVIDER_INVALID, "MIG %s would go to %d, above the group's max %d", g.mig, target + count, g.max);
 		goto out;
 	}
-	snprintf(base, sizeof(base), "%.50s", str(mig, "baseInstanceName")[0] ? str(mig, "baseInstanceName") : g.mig);
+	snprintf(base, sizeof(base), "%.50s", cloudjson_str(mig, "baseInstanceName")[0] ? cloudjson_str(mig, "baseInstanceName") : g.mig);
 	for (i = 0; i < count; i++) {
 		static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 		uint64_t r = next_rand(gp);
@@ -1344,7 +1306,7 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 		if (poll_shared(p, poll, &g, &items, &poll_gen, &poll_at, &st) < 0)
 			break;
 		cJSON_ArrayForEach(mi, items) {
-			const char *name = last_seg(str(mi, "instance"));
+			const char *name = last_seg(cloudjson_str(mi, "instance"));
 			char m[256];
 			enum provider_error e;
 
@@ -1357,7 +1319,7 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 					continue;
 				snprintf(names[n_names++], sizeof(names[0]), "%s", name);
 			}
-			if (!reported[i] && url_zone(str(mi, "instance"), zone, sizeof(zone)) == 0 && on_instance) {
+			if (!reported[i] && url_zone(cloudjson_str(mi, "instance"), zone, sizeof(zone)) == 0 && on_instance) {
 				/* a regional MIG picks the zone: report once it did */
 				tell(gp, &g, names[i], zone, INSTANCE_PENDING, on_instance, ctx);
 				reported[i] = true;
@@ -1380,7 +1342,7 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 			/* give back what cannot be made, so the MIG stops retrying,
 			 * and tell the caller not to wait for what it was told of */
 			cJSON_ArrayForEach(mi, items) {
-				const char *name = last_seg(str(mi, "instance"));
+				const char *name = last_seg(cloudjson_str(mi, "instance"));
 				char m[8];
 
 				for (i = 0; i < n_names && strcmp(names[i], name); i++)
@@ -1388,7 +1350,7 @@ static void gce_launch(struct provider *p, const char *group, int count, provide
 				if (i == n_names || attempt_error(mi, m, sizeof(m)) == PROVIDER_OK)
 					continue;
 				if (urls)
-					cJSON_AddItemToArray(urls, cJSON_CreateString(str(mi, "instance")));
+					cJSON_AddItemToArray(urls, cJSON_CreateString(cloudjson_str(mi, "instance")));
 				if (reported[i]) {
 					tell(gp, &g, names[i], NULL, INSTANCE_GONE, on_instance, ctx);
 					reported[i] = false;
@@ -1457,7 +1419,7 @@ static void gce_terminate(struct provider *p, const char *group, const char *con
 	int done = 0;
 
 	memset(&st, 0, sizeof(st));
-	if (group_get(gp, group, &g) < 0) {
+	if (groupcache_group(gp->cache, NULL, group, &g) < 0) {
 		cloudcall_status(&st, PROVIDER_NOT_FOUND, "no node group %s in the cloud", group);
 		on_done(ctx, 0, &st);
 		return;
@@ -1472,11 +1434,11 @@ static void gce_terminate(struct provider *p, const char *group, const char *con
 		bool found = false;
 
 		cJSON_ArrayForEach(mi, items)
-			if (!strcmp(last_seg(str(mi, "instance")), ids[i])) {
+			if (!strcmp(last_seg(cloudjson_str(mi, "instance")), ids[i])) {
 				if (mi_state(mi) == INSTANCE_STOPPING)
 					done++; /* already going */
 				else
-					cJSON_AddItemToArray(urls, cJSON_CreateString(str(mi, "instance")));
+					cJSON_AddItemToArray(urls, cJSON_CreateString(cloudjson_str(mi, "instance")));
 				found = true;
 				break;
 			}
@@ -1577,7 +1539,6 @@ static void gce_free(struct provider *p)
 		gce_pricing_free(gp->pricing); /* after a refresh in flight */
 		gce_auth_free(gp->auth);
 		cloudhttp_free(gp->http);
-		free(gp->groups);
 		free(gp->mts);
 		for (i = 0; i < gp->n_tpls; i++)
 			gce_kube_env_clear(&gp->tpls[i].kenv);
@@ -1611,8 +1572,7 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 	struct provider *p = calloc(1, sizeof(*p));
 	struct gce_prov *gp = calloc(1, sizeof(*gp));
 	struct gce_auth_opts ao;
-	struct cloudhttp_opts ho;
-	struct groupcache_opts co;
+	struct gce_group *gs;
 	struct errbuf e;
 	size_t i;
 
@@ -1637,11 +1597,8 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 	if (!gp->rng)
 		gp->rng = 1;
 	gp->turns = provider_turns_new();
-	co.cloud = "gce";
-	co.backing = "MIG";
-	co.log = o->log;
-	co.clock = gp->clock;
-	gp->cache = groupcache_new(&co);
+	gp->cache = groupcache_new(&(struct groupcache_opts){ .cloud = "gce", .backing = "MIG", .log = o->log,
+							      .clock = gp->clock, GROUPCACHE_TABLE(struct gce_group) });
 	if (!gp->turns || !gp->cache) {
 		errbuf_set(err, "gce: out of memory");
 		goto fail;
@@ -1650,17 +1607,8 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 		errbuf_set(err, "gce: bad rate limits");
 		goto fail;
 	}
-	memset(&ho, 0, sizeof(ho));
-	ho.clock = gp->clock;
-	ho.log = o->log;
-	ho.ca_file = o->ca_file;
-	ho.max_attempts = 5;
-	ho.request_timeout_ms = 30000;
-	ho.cancel = o->cancel;
-	if (!(gp->http = cloudhttp_new(&ho, &e))) {
-		errbuf_set(err, "gce: %s", e.msg);
+	if (!(gp->http = cloudcall_http_new("gce", gp->clock, o->log, o->ca_file, 5, o->cancel, err)))
 		goto fail;
-	}
 	memset(&ao, 0, sizeof(ao));
 	ao.env = o->env;
 	ao.credentials_file = c->gce.credentials_file;
@@ -1702,14 +1650,14 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 			goto fail;
 		}
 	}
-	gp->groups = calloc(c->n_groups + 1, sizeof(*gp->groups));
-	if (!gp->groups) {
+	gs = calloc(c->n_groups + 1, sizeof(*gs));
+	if (!gs) {
 		errbuf_set(err, "gce: out of memory");
 		goto fail;
 	}
 	for (i = 0; i < c->n_groups; i++) {
 		const struct config_group_extra *x = &c->group_extra[i];
-		struct gce_group *g = &gp->groups[i];
+		struct gce_group *g = &gs[i];
 
 		snprintf(g->name, sizeof(g->name), "%s", c->groups[i].name);
 		snprintf(g->mig, sizeof(g->mig), "%s", x->gce.mig);
@@ -1720,7 +1668,8 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 		g->min = c->groups[i].min;
 		g->max = c->groups[i].max;
 	}
-	gp->n_groups = gp->n_config_groups = c->n_groups;
+	groupcache_groups_take(gp->cache, gs, c->n_groups);
+	gp->n_config_groups = c->n_groups;
 	{
 		char account[256];
 

@@ -214,7 +214,7 @@ ERROR_ENVELOPE = {"error", "errors", "code", "message", "reason"}
 
 def provider_reads(path):
     """The JSON field names the GCE provider reads from compute answers: every
-    string literal that is the last argument of a str() call or of a cJSON
+    string literal that is the last argument of a cloudjson_str() call or of a cJSON
     object lookup (Get/Detach...ObjectItem...) in its source (calls nest)."""
     text = re.sub(r"/\*.*?\*/", "", open(path).read(), flags=re.S)
     names = set()
@@ -230,7 +230,7 @@ def provider_reads(path):
                     break
                 depth -= 1
         fn = re.search(r"(\w+)\s*$", text[:i])
-        if fn and (fn.group(1) == "str" or re.match(r"cJSON_\w*FromObject|cJSON_\w*ObjectItem", fn.group(1))):
+        if fn and (fn.group(1) in ("str", "cloudjson_str") or re.match(r"cJSON_\w*FromObject|cJSON_\w*ObjectItem", fn.group(1))):
             names.add(m.group(1))
     return names
 

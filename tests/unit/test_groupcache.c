@@ -1,8 +1,9 @@
 /*
  * Tests for groupcache: a listing's answer for one group settled against
  * its last good view (kept, recalled stale, skipped, failing the list),
- * each said once per reason; the index of the instances last listed; and
- * one instance reported to a launch's callback. Virtual clock.
+ * each said once per reason; the table of groups and a listing counted
+ * group by group; the index of the instances last listed; and one
+ * instance reported to a launch's callback. Virtual clock.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -247,6 +248,70 @@ static void test_report(void **state)
 	assert_int_equal(r.n, 2);
 }
 
+/* A provider's own record of a group, as a table keeps it. */
+struct rec {
+	int zone;
+	char name[16];
+};
+
+static bool in_zone(const void *g, const void *ctx)
+{
+	return ((const struct rec *)g)->zone == *(const int *)ctx;
+}
+
+/* The table of groups: taken, copied with room for more, a group found by
+ * its name or by what the provider matches; then a listing's answers
+ * counted group by group (groupcache_add) and a view recalled. */
+static void test_groups_table_and_listing(void **state)
+{
+	struct fixture *f = *state;
+	struct groupcache *gc = groupcache_new(&(struct groupcache_opts){
+		.cloud = "gce", .backing = "MIG", .clock = f->clk, GROUPCACHE_TABLE(struct rec) });
+	struct rec *gs = calloc(2, sizeof(*gs)), *copy, got;
+	struct provider_group *out = calloc(3, sizeof(*out)), pg;
+	struct provider_status st;
+	size_t k = 0;
+	int zone = 1;
+	bool changed;
+
+	assert_non_null(gc);
+	assert_non_null(gs);
+	assert_non_null(out);
+	gs[0] = (struct rec){ 1, "web" };
+	gs[1] = (struct rec){ 2, "db" };
+	assert_int_equal(groupcache_group(gc, NULL, "web", &got), -1); /* no table yet */
+	groupcache_groups_take(gc, gs, 2);
+	assert_int_equal(groupcache_group(gc, NULL, "db", &got), 0);
+	assert_int_equal(got.zone, 2);
+	assert_int_equal(groupcache_group(gc, NULL, "cache", &got), -1);
+	assert_int_equal(groupcache_group(gc, in_zone, &zone, &got), 0);
+	assert_string_equal(got.name, "web");
+	copy = groupcache_groups_copy(gc, 1, 2);
+	assert_non_null(copy);
+	assert_string_equal(copy[0].name, "web");
+	assert_int_equal(copy[1].zone, 0);
+	assert_int_equal(copy[2].name[0], '\0');
+	free(copy);
+
+	memset(&st, 0, sizeof(st));
+	group_of(&out[0], "web", 1);
+	assert_int_equal(groupcache_add(gc, "web", 0, out, &k, &st), 0);
+	assert_int_equal(k, 1);
+	group_of(&out[1], "db", 1);
+	st.code = PROVIDER_NOT_FOUND;
+	assert_int_equal(groupcache_add(gc, "db", -1, out, &k, &st), 0); /* gone: skipped */
+	assert_int_equal(k, 1);
+	assert_int_equal(out[1].n_instances, 0);
+	assert_int_equal(groupcache_recall(gc, "web", "a bad answer", &pg, &changed), 0);
+	assert_true(changed);
+	assert_int_equal(pg.stale_since, T0);
+	group_free(&pg);
+	group_of(&out[1], "db", 1);
+	st.code = PROVIDER_TRANSIENT;
+	assert_int_equal(groupcache_add(gc, "db", -1, out, &k, &st), -1); /* the list fails: out freed */
+	groupcache_free(gc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +320,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_found_is_skipped_other_errors_fail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_instances_index, setup, teardown),
 		cmocka_unit_test(test_report),
+		cmocka_unit_test_setup_teardown(test_groups_table_and_listing, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
