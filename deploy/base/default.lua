@@ -232,19 +232,33 @@ local function renew(cluster, plan, store, skip, params)
         .. "(its nodes drifted this way are left alone)", gname, made, reason)
     end
   end
+  local expire_after = {}
   for _, node in ipairs(cluster.nodes) do
-    local name, gname = node.name, node.group
-    if gname and not busy[gname] and not skip[name] and not node.removing and not node.protected then
-      local g, d = cluster.groups[gname], done[gname] or {}
+    local gname = node.group
+    if gname and not busy[gname] then
+      -- the group's expire_after once a round, and node.protected (a walk
+      -- of the node's pods) only for a node that would be replaced
+      local exp = expire_after[gname]
+      if exp == nil then
+        exp = cluster.groups[gname].expire_after or false
+        expire_after[gname] = exp
+      end
+      local d = done[gname] or {}
       done[gname] = d
-      if g.expire_after and node.age >= g.expire_after and not d.expired then
+      local expired = exp and not d.expired and node.age >= exp
+      local drifted = not expired and not d.drifted and params.replace_drifted and node.drifted
+        and not (drift[gname] and drift[gname].futile[node.drift_reason or ""])
+      local name = node.name
+      if not (expired or drifted) or skip[name] or node.removing or node.protected then
+        expired, drifted = false, false
+      end
+      if expired then
         local why = string.format("expired: %s old, the group's expire_after is %s",
-          ls.format_duration(node.age), ls.format_duration(g.expire_after))
+          ls.format_duration(node.age), ls.format_duration(exp))
         plan:explain(node, true, why)
         plan:replace(node, gname, why, { disruption = "expired" })
         d.expired, skip[name] = true, true
-      elseif node.drifted and params.replace_drifted and not d.drifted
-          and not (drift[gname] and drift[gname].futile[node.drift_reason or ""]) then
+      elseif drifted then
         local dg = drift[gname] or { since = cluster.now, reasons = {}, futile = {} }
         drift[gname] = dg
         dg.reasons[node.drift_reason or ""] = true
