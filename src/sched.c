@@ -2713,7 +2713,6 @@ static int pack(const struct snapshot *s, struct sched_cache *cache, const uint3
 						goto out;
 					}
 					out->on_node[it->idx] = (int32_t)node;
-					out->n_on_nodes++;
 					out->n_placed++;
 					continue;
 				}

@@ -142,7 +142,6 @@ struct pack_result {
 	 * it goes to once the planned nodes are up, or -1; NULL when none
 	 * did. Those pods count in n_placed, with placement -1. */
 	int32_t *on_node;
-	size_t n_on_nodes;
 	size_t existing_tries; /* existing nodes tried for those pods (the work) */
 };
 

@@ -83,7 +83,7 @@ static int on_the_way(const struct snapshot *s, const uint32_t *pods, size_t n,
 		      struct waiting *w)
 {
 	uint32_t gl[64];
-	int max_new[64], first[64];
+	int max_new[64], first[64], total;
 	size_t gi, k, ng = 0;
 	struct sched_cache *cache;
 	struct pack_result r;
@@ -97,9 +97,12 @@ static int on_the_way(const struct snapshot *s, const uint32_t *pods, size_t n,
 		return -1;
 	for (k = 0; k < n; k++)
 		w->group[k] = w->node[k] = w->existing[k] = -1;
-	for (gi = 0; gi < s->n_groups && ng < 64; gi++)
+	/* the upcoming bins come group after group, each group's target -
+	 * current of them: a bin's place in its group is b - first[gi] */
+	for (gi = 0, total = 0; gi < s->n_groups && ng < 64; gi++)
 		if (s->groups[gi].target > s->groups[gi].current) {
-			first[ng] = -1;
+			first[ng] = total;
+			total += s->groups[gi].target - s->groups[gi].current;
 			max_new[ng] = 0;
 			gl[ng++] = (uint32_t)gi;
 		}
@@ -111,11 +114,6 @@ static int on_the_way(const struct snapshot *s, const uint32_t *pods, size_t n,
 	sched_cache_free(cache);
 	if (rc < 0)
 		return -1;
-	/* the upcoming bins come group after group: a bin's place in its group */
-	for (k = 0; k < (size_t)r.upcoming && k < r.n_bins; k++)
-		for (gi = 0; gi < ng; gi++)
-			if (r.bin_group[k] == (int32_t)gl[gi] && first[gi] < 0)
-				first[gi] = (int)k;
 	for (k = 0; k < n; k++) {
 		int32_t b = r.placement[k];
 
@@ -126,7 +124,7 @@ static int on_the_way(const struct snapshot *s, const uint32_t *pods, size_t n,
 		w->group[k] = r.bin_group[b];
 		for (gi = 0; gi < ng && gl[gi] != (uint32_t)r.bin_group[b]; gi++)
 			;
-		if (gi < ng && first[gi] >= 0)
+		if (gi < ng)
 			w->node[k] = sched_upcoming_node(s, (size_t)r.bin_group[b], b - first[gi]);
 	}
 	pack_result_free(&r);
