@@ -1,6 +1,8 @@
 /*
  * providers/registry: the table of the clouds this build runs on, each
- * made from the same few things (registry.h).
+ * made from the same few things (registry.h): "sim", and every cloud
+ * CMakeLists.txt found a folder of (generated/luascale_clouds.h), whose
+ * provider_kind_<cloud> its folder defines.
  */
 #include "providers/registry.h"
 
@@ -8,9 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "providers/aws/aws.h"
-#include "providers/azure/azure.h"
-#include "providers/gce/gce.h"
+#include "luascale_clouds.h"
 #include "providers/simremote/simremote.h"
 
 static struct provider *make_sim(const struct provider_make_opts *o, struct errbuf *err)
@@ -18,45 +18,16 @@ static struct provider *make_sim(const struct provider_make_opts *o, struct errb
 	return simremote_provider_new(o->client, o->lim, err);
 }
 
-static struct provider *make_aws(const struct provider_make_opts *o, struct errbuf *err)
-{
-	struct aws_provider_opts ao;
+static const struct provider_kind kind_sim = {"sim", make_sim};
 
-	memset(&ao, 0, sizeof(ao));
-	ao.config = o->config;
-	ao.log = o->log;
-	ao.cancel = o->cancel;
-	return aws_provider_new(&ao, err);
-}
+/* Each cloud's, defined in its folder: provider_kind_<cloud>. */
+#define KIND_DECL(cloud) extern const struct provider_kind provider_kind_##cloud;
+LUASCALE_CLOUDS(KIND_DECL)
+#undef KIND_DECL
 
-static struct provider *make_gce(const struct provider_make_opts *o, struct errbuf *err)
-{
-	struct gce_provider_opts go;
-
-	memset(&go, 0, sizeof(go));
-	go.config = o->config;
-	go.log = o->log;
-	go.cancel = o->cancel;
-	return gce_provider_new(&go, err);
-}
-
-static struct provider *make_azure(const struct provider_make_opts *o, struct errbuf *err)
-{
-	struct azure_provider_opts zo;
-
-	memset(&zo, 0, sizeof(zo));
-	zo.config = o->config;
-	zo.log = o->log;
-	zo.cancel = o->cancel;
-	return azure_provider_new(&zo, err);
-}
-
-static const struct provider_kind kinds[] = {
-	{"sim", make_sim},
-	{"aws", make_aws},
-	{"gce", make_gce},
-	{"azure", make_azure},
-};
+#define KIND_ENTRY(cloud) &provider_kind_##cloud,
+static const struct provider_kind *const kinds[] = {&kind_sim, LUASCALE_CLOUDS(KIND_ENTRY)};
+#undef KIND_ENTRY
 
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -68,7 +39,7 @@ static void fill_names(void)
 	size_t i;
 
 	for (i = 0; i < N_KINDS; i++)
-		names[i] = kinds[i].name;
+		names[i] = kinds[i]->name;
 }
 
 const struct provider_kind *provider_kind_find(const char *name)
@@ -76,8 +47,8 @@ const struct provider_kind *provider_kind_find(const char *name)
 	size_t i;
 
 	for (i = 0; name && i < N_KINDS; i++)
-		if (!strcmp(kinds[i].name, name))
-			return &kinds[i];
+		if (!strcmp(kinds[i]->name, name))
+			return kinds[i];
 	return NULL;
 }
 
@@ -94,7 +65,7 @@ void provider_kind_list(char *out, size_t len)
 	if (len)
 		out[0] = '\0';
 	for (i = 0; i < N_KINDS && n < len; i++) {
-		int w = snprintf(out + n, len - n, "%s%s", i ? ", " : "", kinds[i].name);
+		int w = snprintf(out + n, len - n, "%s%s", i ? ", " : "", kinds[i]->name);
 
 		if (w < 0)
 			break;

@@ -1,7 +1,10 @@
 /*
  * providers/registry: the clouds this build can run on, by the config's
- * provider.kind. `luascale run` makes its provider here; adding a cloud is
- * one line in registry.c's table (and its folder, providers/<cloud>/).
+ * provider.kind. `luascale run` makes its provider here. A cloud is its
+ * folder, providers/<cloud>/, holding <cloud>_config.c (CMakeLists.txt
+ * lists the clouds by it) and defining
+ * `const struct provider_kind provider_kind_<cloud>`: no shared file names
+ * it.
  */
 #ifndef LUASCALE_PROVIDERS_REGISTRY_H
 #define LUASCALE_PROVIDERS_REGISTRY_H
@@ -33,10 +36,11 @@ struct provider_kind {
 /* The kind named 'name', or NULL when this build has none. */
 const struct provider_kind *provider_kind_find(const char *name);
 
-/* The kinds' names, NULL-terminated ({"sim", "aws", "gce", "azure", NULL}). */
+/* The kinds' names, NULL-terminated: "sim", then the clouds by folder name
+ * ({"sim", "aws", "azure", "gce", NULL}). */
 const char *const *provider_kind_names(void);
 
-/* The kinds' names as "sim, aws, gce, azure", into out. */
+/* The kinds' names as "sim, aws, azure, gce", into out. */
 void provider_kind_list(char *out, size_t len);
 
 #endif

@@ -4,8 +4,13 @@
  * applies LUASCALE_* environment overrides (refusing unknown LUASCALE_*
  * names), the range of every number and the checks that span fields.
  * It records the kubeconfig and policy paths; it never opens them.
+ * Each cloud's sections (provider.<cloud>, a group's <cloud>:, its
+ * LUASCALE_PROVIDER_<CLOUD>_*) are read by the cloud's own
+ * providers/<cloud>/<cloud>_config.c with the readers config_parse.h
+ * exports from here; the build lists the clouds.
  */
 #include "config.h"
+#include "config_parse.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -52,7 +57,7 @@
 /* Messages                                                            */
 
 /* Quotes 'text' for a message: at most ~48 characters, one line. */
-static const char *quoted(const char *text, char *out, size_t outlen)
+const char *cfg_quoted(const char *text, char *out, size_t outlen)
 {
 	size_t i = 0, o = 0, max = outlen - 6;
 
@@ -206,37 +211,23 @@ static const char *suggest(const char *word, const char *const *known)
 /* ------------------------------------------------------------------ */
 /* The schema walk                                                     */
 
-/* Where a value came from: a file position (and its schema path), or an
- * environment variable. */
-struct loc {
-	int line, col;
-	const char *path;
-	const char *var;
-};
-
-/* A scalar or collection to decode, from the file or the environment. */
-struct val {
-	enum ytree_kind kind;
-	const char *text; /* scalars */
-	bool plain;
-	struct loc loc;
-};
+/* The clouds of this build (generated/luascale_clouds.h), each with its
+ * sections' readers (providers/<cloud>/<cloud>_config.c). */
+#define CLOUD_COUNT(cloud) + 1
+enum { N_CLOUDS = 0 LUASCALE_CLOUDS(CLOUD_COUNT) };
+#undef CLOUD_COUNT
+#define CLOUD_ENTRY(cloud) &config_cloud_##cloud,
+static const struct config_cloud *const clouds[N_CLOUDS + 1] = { LUASCALE_CLOUDS(CLOUD_ENTRY) NULL };
+#undef CLOUD_ENTRY
+#define CLOUD_KEY(cloud) #cloud,
 
 struct group_meta {
-	struct loc node;    /* the group's mapping */
-	struct loc min, max;
+	struct config_loc node;    /* the group's mapping */
+	struct config_loc min, max;
 	bool max_set;
 	bool min_set;
 	bool template_set;
-	struct loc aws;     /* its aws: section, when written */
-	bool aws_set;
-	struct config_aws_group awsg;
-	struct loc gce;     /* its gce: section, when written */
-	bool gce_set;
-	struct config_gce_group gceg;
-	struct loc azure;   /* its azure: section, when written */
-	bool azure_set;
-	struct config_azure_group azg;
+	struct config_loc cloud[N_CLOUDS + 1]; /* each cloud's section, when written */
 	bool budgets_set;   /* its disruption.budgets, when written */
 	const struct disruption_budget *budgets;
 	size_t n_budgets;
@@ -254,7 +245,7 @@ struct env {
 	size_t n_seen, cap_seen;
 };
 
-struct ctx {
+struct config_ctx {
 	struct config *c;
 	struct arena *a;    /* the config's arena */
 	struct arena *tmp;  /* the tree and bookkeeping, freed at the end */
@@ -264,16 +255,18 @@ struct ctx {
 	unsigned flags;
 	struct ytree_path path;
 
-	struct loc root, cluster, kubeconfig, context, in_cluster;
-	struct loc policy, policy_path, protected_sel, reconcile, batch_idle,
+	struct config_loc root, cluster, kubeconfig, context, in_cluster;
+	struct config_loc policy, policy_path, protected_sel, reconcile, batch_idle,
 		batch_max, batch_new_pod, max_nodes_total, backoff_initial, backoff_max;
-	struct loc provider_kind, provider_aws, aws_discovery, provider_qps, provider_burst, provider_gce,
-		provider_azure;
-	struct loc le_enabled, le_namespace, le_name, le_duration, le_renew, le_retry, server_listen;
+	struct config_loc provider_kind, provider_qps, provider_burst;
+	struct config_loc provider_cloud[N_CLOUDS + 1]; /* each cloud's provider.<cloud>, when written */
+	size_t checking;    /* the cloud whose check runs (cfg_group_section_loc) */
+	void *scratch[N_CLOUDS + 1]; /* cfg_scratch's */
+	struct config_loc le_enabled, le_namespace, le_name, le_duration, le_renew, le_retry, server_listen;
 	struct group_meta *gm;
 };
 
-static int vfail(struct ctx *x, const struct loc *l, const char *fmt, va_list ap)
+static int vfail(struct config_ctx *x, const struct config_loc *l, const char *fmt, va_list ap)
 {
 	char msg[ERRBUF_MAX];
 
@@ -286,10 +279,7 @@ static int vfail(struct ctx *x, const struct loc *l, const char *fmt, va_list ap
 	return errbuf_set(x->err, "%s:%d:%d: %s", x->src, l->line, l->col, msg);
 }
 
-static int fail_loc(struct ctx *x, const struct loc *l, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail_loc(struct ctx *x, const struct loc *l, const char *fmt, ...)
+int cfg_fail_loc(struct config_ctx *x, const struct config_loc *l, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -300,12 +290,9 @@ static int fail_loc(struct ctx *x, const struct loc *l, const char *fmt, ...)
 }
 
 /* Fails at node 'n', naming the current path. */
-static int fail_node(struct ctx *x, const struct ytree_node *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail_node(struct ctx *x, const struct ytree_node *n, const char *fmt, ...)
+int cfg_fail_node(struct config_ctx *x, const struct ytree_node *n, const char *fmt, ...)
 {
-	struct loc l = { n->line, n->col, x->path.s, NULL };
+	struct config_loc l = { n->line, n->col, x->path.s, NULL };
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -314,57 +301,57 @@ static int fail_node(struct ctx *x, const struct ytree_node *n, const char *fmt,
 	return -1;
 }
 
-static int oom(struct ctx *x)
+int cfg_oom(struct config_ctx *x)
 {
 	return errbuf_set(x->err, "%s: out of memory", x->src);
 }
 
 /* A location that outlives the current path. */
-static struct loc node_loc(struct ctx *x, const struct ytree_node *n)
+struct config_loc cfg_node_loc(struct config_ctx *x, const struct ytree_node *n)
 {
-	struct loc l = { n->line, n->col, arena_strdup(x->tmp, x->path.s), NULL };
+	struct config_loc l = { n->line, n->col, arena_strdup(x->tmp, x->path.s), NULL };
 
 	return l;
 }
 
-static struct val val_of_node(struct ctx *x, const struct ytree_node *n)
+struct config_val cfg_val_of_node(struct config_ctx *x, const struct ytree_node *n)
 {
-	struct val v = { n->kind, n->text, n->plain, { n->line, n->col, x->path.s, NULL } };
+	struct config_val v = { n->kind, n->text, n->plain, { n->line, n->col, x->path.s, NULL } };
 
 	return v;
 }
 
-static struct val val_of_env(const char *var, const char *text)
+static struct config_val val_of_env(const char *var, const char *text)
 {
-	struct val v = { YTREE_SCALAR, text, true, { 0, 0, NULL, var } };
+	struct config_val v = { YTREE_SCALAR, text, true, { 0, 0, NULL, var } };
 
 	return v;
 }
 
-static bool val_is_null(const struct val *v)
+bool cfg_val_is_null(const struct config_val *v)
 {
 	return v->kind == YTREE_SCALAR && v->plain && ytree_null_text(v->text);
 }
 
-static const char *shown(const struct val *v, char *out, size_t outlen)
+static const char *shown(const struct config_val *v, char *out, size_t outlen)
 {
 	if (v->kind == YTREE_MAP)
 		return "a mapping";
 	if (v->kind == YTREE_SEQ)
 		return "a list";
-	if (val_is_null(v) && v->loc.var == NULL)
+	if (cfg_val_is_null(v) && v->loc.var == NULL)
 		return "nothing (null)";
-	return quoted(v->text, out, outlen);
+	return cfg_quoted(v->text, out, outlen);
 }
 
-static int bad(struct ctx *x, const struct val *v, const char *what)
+int cfg_bad(struct config_ctx *x, const struct config_val *v, const char *what)
 {
 	char buf[64];
 
-	return fail_loc(x, &v->loc, "expected %s, got %s", what, shown(v, buf, sizeof(buf)));
+	return cfg_fail_loc(x, &v->loc, "expected %s, got %s", what, shown(v, buf, sizeof(buf)));
 }
 
-static int val_int(struct ctx *x, const struct val *v, int64_t lo, int64_t hi,
+static int val_int(struct config_ctx *x, const struct config_val *v, int64_t lo, int64_t hi,
 		   int64_t *out)
 {
 	const char *what = lo == 0 ? "a non-negative integer" :
@@ -373,50 +360,50 @@ static int val_int(struct ctx *x, const struct val *v, int64_t lo, int64_t hi,
 	int rc;
 
 	if (v->kind != YTREE_SCALAR)
-		return bad(x, v, what);
+		return cfg_bad(x, v, what);
 	rc = ytree_int_text(v->text, &i);
 	if (rc == -2 || (rc == 0 && i > hi))
-		return fail_loc(x, &v->loc, "%s is too large (at most %lld)", v->text, (long long)hi);
+		return cfg_fail_loc(x, &v->loc, "%s is too large (at most %lld)", v->text, (long long)hi);
 	if (rc == 0 && i < lo && lo > 1)
-		return fail_loc(x, &v->loc, "%s is too small (at least %lld)", v->text, (long long)lo);
+		return cfg_fail_loc(x, &v->loc, "%s is too small (at least %lld)", v->text, (long long)lo);
 	if (rc < 0 || i < lo)
-		return bad(x, v, what);
+		return cfg_bad(x, v, what);
 	*out = i;
 	return 0;
 }
 
-static int val_number(struct ctx *x, const struct val *v, double *out)
+static int val_number(struct config_ctx *x, const struct config_val *v, double *out)
 {
 	const char *what = "a non-negative number";
 	int64_t i;
 	double d;
 
 	if (v->kind != YTREE_SCALAR)
-		return bad(x, v, what);
+		return cfg_bad(x, v, what);
 	if (!ytree_int_text(v->text, &i))
 		d = (double)i;
 	else if (ytree_float_text(v->text, &d))
-		return bad(x, v, what);
+		return cfg_bad(x, v, what);
 	if (!isfinite(d) || d < 0)
-		return bad(x, v, what);
+		return cfg_bad(x, v, what);
 	*out = d;
 	return 0;
 }
 
-static int val_bool(struct ctx *x, const struct val *v, bool *out)
+static int val_bool(struct config_ctx *x, const struct config_val *v, bool *out)
 {
 	if (v->kind != YTREE_SCALAR || ytree_bool_text(v->text, out))
-		return bad(x, v, "true or false");
+		return cfg_bad(x, v, "true or false");
 	return 0;
 }
 
 /* Any scalar, as written; copied into the config's arena. */
-static int val_string(struct ctx *x, const struct val *v, const char **out)
+static int val_string(struct config_ctx *x, const struct config_val *v, const char **out)
 {
 	if (v->kind != YTREE_SCALAR)
-		return bad(x, v, "a string");
+		return cfg_bad(x, v, "a string");
 	*out = arena_strdup(x->a, v->text);
-	return *out ? 0 : oom(x);
+	return *out ? 0 : cfg_oom(x);
 }
 
 /* A duration in milliseconds as the config writes it: "250ms", "90s", "15m", "168h". */
@@ -433,34 +420,34 @@ static const char *fmt_ms(int64_t ms, char *out, size_t outlen)
 	return out;
 }
 
-static int val_duration(struct ctx *x, const struct val *v, int64_t *out)
+static int val_duration(struct config_ctx *x, const struct config_val *v, int64_t *out)
 {
 	if (v->kind != YTREE_SCALAR || config_parse_duration(v->text, out))
-		return bad(x, v, "a duration such as \"10s\", \"1m30s\" or \"250ms\"");
+		return cfg_bad(x, v, "a duration such as \"10s\", \"1m30s\" or \"250ms\"");
 	return 0;
 }
 
-static int val_quantity(struct ctx *x, const struct val *v, enum quantity_unit u,
+static int val_quantity(struct config_ctx *x, const struct config_val *v, enum quantity_unit u,
 			int64_t lo, int64_t *out)
 {
 	struct errbuf qe;
 
 	if (v->kind != YTREE_SCALAR)
-		return bad(x, v, "a quantity such as \"4\", \"500m\" or \"16Gi\"");
+		return cfg_bad(x, v, "a quantity such as \"4\", \"500m\" or \"16Gi\"");
 	if (quantity_parse(v->text, u, out, &qe))
-		return fail_loc(x, &v->loc, "%s", qe.msg);
+		return cfg_fail_loc(x, &v->loc, "%s", qe.msg);
 	if (*out < lo) {
 		char buf[64];
 
-		return fail_loc(x, &v->loc, "must be %s, got %s",
+		return cfg_fail_loc(x, &v->loc, "must be %s, got %s",
 				lo > 0 ? "positive" : "zero or more",
-				quoted(v->text, buf, sizeof(buf)));
+				cfg_quoted(v->text, buf, sizeof(buf)));
 	}
 	return 0;
 }
 
 /* The value of 'key' in mapping 'm', or NULL when absent or null. */
-static const struct ytree_node *map_get(const struct ytree_node *m, const char *key)
+const struct ytree_node *cfg_map_get(const struct ytree_node *m, const char *key)
 {
 	const struct ytree_node *c = ytree_map_find(m, key);
 
@@ -468,7 +455,7 @@ static const struct ytree_node *map_get(const struct ytree_node *m, const char *
 }
 
 /* Every key of 'm' must be in 'known' (NULL-terminated). */
-static int check_keys(struct ctx *x, const struct ytree_node *m, const char *const *known)
+int cfg_check_keys(struct config_ctx *x, const struct ytree_node *m, const char *const *known)
 {
 	const struct ytree_node *c;
 	const char *const *k;
@@ -485,7 +472,7 @@ static int check_keys(struct ctx *x, const struct ytree_node *m, const char *con
 			continue;
 		hint = suggest(c->key->text, known);
 		if (hint)
-			return fail_node(x, c->key, "unknown key \"%s\" (did you mean \"%s\"?)",
+			return cfg_fail_node(x, c->key, "unknown key \"%s\" (did you mean \"%s\"?)",
 					 c->key->text, hint);
 		len = 0;
 		list[0] = '\0';
@@ -497,153 +484,148 @@ static int check_keys(struct ctx *x, const struct ytree_node *m, const char *con
 				break;
 			len += (size_t)n;
 		}
-		return fail_node(x, c->key, "unknown key \"%s\" (known keys: %s)",
+		return cfg_fail_node(x, c->key, "unknown key \"%s\" (known keys: %s)",
 				 c->key->text, list);
 	}
 	return 0;
 }
 
-static int expect_kind(struct ctx *x, const struct ytree_node *n, enum ytree_kind kind)
+int cfg_expect_kind(struct config_ctx *x, const struct ytree_node *n, enum ytree_kind kind)
 {
-	struct val v;
+	struct config_val v;
 
 	if (n->kind == kind)
 		return 0;
-	v = val_of_node(x, n);
-	return bad(x, &v, kind == YTREE_MAP ? "a mapping" : "a list");
+	v = cfg_val_of_node(x, n);
+	return cfg_bad(x, &v, kind == YTREE_MAP ? "a mapping" : "a list");
 }
 
 /* Field readers: each decodes 'key' of mapping 'm' when present (and not
  * null), leaving *out unchanged otherwise. 'where' (may be NULL) records
  * the position. They return 0 or -1. */
 
-typedef int (*decode_fn)(struct ctx *x, const struct val *v, void *out, const void *arg);
-
-struct int_range {
-	int64_t lo, hi;
-};
 
 /* The ranges the file and the environment share. */
-static const struct int_range r_count = { 0, MAX_COUNT };
-static const struct int_range r_group_size = { 0, MAX_COUNT };
-static const struct int_range r_target = { -1, MAX_COUNT };
-static const struct int_range r_burst = { 1, 1000000 };
-static const struct int_range r_instructions = { MIN_INSTRUCTIONS, MAX_INSTRUCTIONS };
-static const struct int_range r_memory = { MIN_MEMORY, MAX_MEMORY };
-static const struct int_range r_any_duration = { 0, 7 * DAY };  /* dec_duration's default */
-static const struct int_range r_reconcile = { 100, DAY };
-static const struct int_range r_batch = { 0, DAY };
-static const struct int_range r_explain = { 0, DAY };      /* 0: no node explanations */
-static const struct int_range r_provision = { SECOND, 7 * DAY };
-static const struct int_range r_backoff = { SECOND, 7 * DAY };
-static const struct int_range r_drain = { SECOND, 7 * DAY };
-static const struct int_range r_timeout = { 1, DAY };        /* CPU time of a policy call */
-static const struct int_range r_staleness = { SECOND, DAY };
-static const struct int_range r_sync = { SECOND, DAY };      /* cluster.sync_timeout */
+static const struct config_range r_count = { 0, MAX_COUNT };
+const struct config_range cfg_range_group_size = { 0, MAX_COUNT };
+static const struct config_range r_target = { -1, MAX_COUNT };
+static const struct config_range r_burst = { 1, 1000000 };
+static const struct config_range r_instructions = { MIN_INSTRUCTIONS, MAX_INSTRUCTIONS };
+static const struct config_range r_memory = { MIN_MEMORY, MAX_MEMORY };
+static const struct config_range r_any_duration = { 0, 7 * DAY };  /* dec_duration's default */
+static const struct config_range r_reconcile = { 100, DAY };
+static const struct config_range r_batch = { 0, DAY };
+static const struct config_range r_explain = { 0, DAY };      /* 0: no node explanations */
+static const struct config_range r_provision = { SECOND, 7 * DAY };
+static const struct config_range r_backoff = { SECOND, 7 * DAY };
+static const struct config_range r_drain = { SECOND, 7 * DAY };
+static const struct config_range r_timeout = { 1, DAY };        /* CPU time of a policy call */
+static const struct config_range r_staleness = { SECOND, DAY };
+static const struct config_range r_sync = { SECOND, DAY };      /* cluster.sync_timeout */
 
-static int dec_int(struct ctx *x, const struct val *v, void *out, const void *arg)
+int cfg_dec_int(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
-	const struct int_range *r = arg;
+	const struct config_range *r = arg;
 
 	return val_int(x, v, r->lo, r->hi, out);
 }
 
 /* A finite number from 0 to MAX_NUMBER. */
-static int dec_number(struct ctx *x, const struct val *v, void *out, const void *arg)
+static int dec_number(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
 	(void)arg;
 	if (val_number(x, v, out))
 		return -1;
 	if (*(double *)out > MAX_NUMBER)
-		return bad(x, v, "a number from 0 to 1000000");
+		return cfg_bad(x, v, "a number from 0 to 1000000");
 	return 0;
 }
 
 /* A number > 0 (a rate). */
-static int dec_rate(struct ctx *x, const struct val *v, void *out, const void *arg)
+static int dec_rate(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
 	(void)arg;
 	if (val_number(x, v, out) < 0)
 		return -1;
 	if (!(*(double *)out >= MIN_QPS) || *(double *)out > MAX_QPS)
-		return bad(x, v, "a number of calls per second from 0.001 to 1000000");
+		return cfg_bad(x, v, "a number of calls per second from 0.001 to 1000000");
 	return 0;
 }
 
 /* A rate of Kubernetes writes: finite, at least 0.001 a second (one write
  * in about 17 minutes; anything smaller is a typo, not a limit). */
-static int dec_write_rate(struct ctx *x, const struct val *v, void *out, const void *arg)
+static int dec_write_rate(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
 	(void)arg;
 	if (val_number(x, v, out) < 0)
 		return -1;
 	if (!(*(double *)out >= 0.001) || *(double *)out > 1e6)
-		return bad(x, v, "a number of writes per second from 0.001 to 1000000");
+		return cfg_bad(x, v, "a number of writes per second from 0.001 to 1000000");
 	return 0;
 }
 
 /* A duration above zero. */
-static int dec_bool(struct ctx *x, const struct val *v, void *out, const void *arg)
+int cfg_dec_bool(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
 	(void)arg;
 	return val_bool(x, v, out);
 }
 
-static int dec_string(struct ctx *x, const struct val *v, void *out, const void *arg)
+int cfg_dec_string(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
 	(void)arg;
 	return val_string(x, v, out);
 }
 
-/* A duration within [lo, hi] milliseconds ('arg': a struct int_range). */
-static int dec_duration(struct ctx *x, const struct val *v, void *out, const void *arg)
+/* A duration within [lo, hi] milliseconds ('arg': a struct config_range). */
+static int dec_duration(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
-	const struct int_range *r = arg ? arg : &r_any_duration;
+	const struct config_range *r = arg ? arg : &r_any_duration;
 	char lo[32], hi[32], buf[64];
 	int64_t ms;
 
 	if (val_duration(x, v, &ms))
 		return -1;
 	if (ms < r->lo || ms > r->hi)
-		return fail_loc(x, &v->loc, "must be from %s to %s, got %s",
+		return cfg_fail_loc(x, &v->loc, "must be from %s to %s, got %s",
 				fmt_ms(r->lo, lo, sizeof(lo)), fmt_ms(r->hi, hi, sizeof(hi)),
-				quoted(v->text, buf, sizeof(buf)));
+				cfg_quoted(v->text, buf, sizeof(buf)));
 	*(int64_t *)out = ms;
 	return 0;
 }
 
-/* A byte count within [lo, hi] ('arg': a struct int_range). */
-static int dec_bytes(struct ctx *x, const struct val *v, void *out, const void *arg)
+/* A byte count within [lo, hi] ('arg': a struct config_range). */
+static int dec_bytes(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
-	const struct int_range *r = arg;
+	const struct config_range *r = arg;
 	char buf[64];
 	int64_t b;
 
 	if (val_quantity(x, v, QUANTITY_UNIT, 1, &b))
 		return -1;
 	if (r && (b < r->lo || b > r->hi))
-		return fail_loc(x, &v->loc, "must be from %lldMi to %lldGi, got %s",
+		return cfg_fail_loc(x, &v->loc, "must be from %lldMi to %lldGi, got %s",
 				(long long)(r->lo >> 20), (long long)(r->hi >> 30),
-				quoted(v->text, buf, sizeof(buf)));
+				cfg_quoted(v->text, buf, sizeof(buf)));
 	*(int64_t *)out = b;
 	return 0;
 }
 
-static int field(struct ctx *x, const struct ytree_node *m, const char *key,
-		 decode_fn dec, void *out, const void *arg, struct loc *where)
+int cfg_field(struct config_ctx *x, const struct ytree_node *m, const char *key,
+		 cfg_decode_fn dec, void *out, const void *arg, struct config_loc *where)
 {
-	const struct ytree_node *n = map_get(m, key);
-	struct val v;
+	const struct ytree_node *n = cfg_map_get(m, key);
+	struct config_val v;
 	size_t old;
 	int rc;
 
 	if (!n)
 		return 0;
 	old = ytree_path_push_key(&x->path, key);
-	v = val_of_node(x, n);
+	v = cfg_val_of_node(x, n);
 	rc = dec(x, &v, out, arg);
 	if (!rc && where)
-		*where = node_loc(x, n);
+		*where = cfg_node_loc(x, n);
 	ytree_path_pop(&x->path, old);
 	return rc;
 }
@@ -691,11 +673,11 @@ static const char *env_get(struct env *e, const char *name)
 	return e->fn ? e->fn(name, e->ud) : NULL;
 }
 
-static int env_field(struct ctx *x, const char *var, decode_fn dec, void *out,
-		     const void *arg, struct loc *where)
+int cfg_env_field(struct config_ctx *x, const char *var, cfg_decode_fn dec, void *out,
+		     const void *arg, struct config_loc *where)
 {
 	const char *text = env_get(&x->env, var);
-	struct val v;
+	struct config_val v;
 
 	if (!text)
 		return 0;
@@ -707,7 +689,7 @@ static int env_field(struct ctx *x, const char *var, decode_fn dec, void *out,
 	return 0;
 }
 
-static const char *home_dir(struct ctx *x)
+static const char *home_dir(struct config_ctx *x)
 {
 	if (x->env.envp || x->env.fn)
 		return env_get(&x->env, "HOME");
@@ -716,8 +698,8 @@ static const char *home_dir(struct ctx *x)
 
 /* Expands a leading "~/" with HOME; joins a relative path from the file to
  * the file's directory. Returns the path in the config's arena or NULL. */
-static const char *resolve_path(struct ctx *x, const char *p, bool from_file,
-				const struct loc *l)
+const char *cfg_resolve_path(struct config_ctx *x, const char *p, bool from_file,
+				const struct config_loc *l)
 {
 	char *r;
 	size_t n;
@@ -726,13 +708,13 @@ static const char *resolve_path(struct ctx *x, const char *p, bool from_file,
 		const char *home = home_dir(x);
 
 		if (!home || !*home) {
-			fail_loc(x, l, "cannot expand \"~\" in \"%s\": HOME is not set", p);
+			cfg_fail_loc(x, l, "cannot expand \"~\" in \"%s\": HOME is not set", p);
 			return NULL;
 		}
 		n = strlen(home) + strlen(p);
 		r = arena_alloc(x->a, n + 1);
 		if (!r) {
-			oom(x);
+			cfg_oom(x);
 			return NULL;
 		}
 		snprintf(r, n + 1, "%s%s", home, p + 1);
@@ -743,7 +725,7 @@ static const char *resolve_path(struct ctx *x, const char *p, bool from_file,
 	n = strlen(x->c->base_dir) + strlen(p) + 2;
 	r = arena_alloc(x->a, n);
 	if (!r) {
-		oom(x);
+		cfg_oom(x);
 		return NULL;
 	}
 	snprintf(r, n, "%s%s%s", x->c->base_dir,
@@ -753,25 +735,25 @@ static const char *resolve_path(struct ctx *x, const char *p, bool from_file,
 
 /* ---- cluster ---- */
 
-static int parse_cluster(struct ctx *x, const struct ytree_node *m)
+static int parse_cluster(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "kubeconfig", "context", "in_cluster", "write_qps",
 					    "write_burst", "sync_timeout", NULL };
 	struct config *c = x->c;
 	const char *kc = NULL;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	x->cluster = node_loc(x, m);
-	if (field(x, m, "kubeconfig", dec_string, &kc, NULL, &x->kubeconfig) ||
-	    field(x, m, "context", dec_string, &c->context, NULL, &x->context) ||
-	    field(x, m, "in_cluster", dec_bool, &c->in_cluster, NULL, &x->in_cluster) ||
-	    field(x, m, "write_qps", dec_write_rate, &c->write_qps, NULL, NULL) ||
-	    field(x, m, "write_burst", dec_int, &c->write_burst, &r_burst, NULL) ||
-	    field(x, m, "sync_timeout", dec_duration, &c->sync_timeout_ms, &r_sync, NULL))
+	x->cluster = cfg_node_loc(x, m);
+	if (cfg_field(x, m, "kubeconfig", cfg_dec_string, &kc, NULL, &x->kubeconfig) ||
+	    cfg_field(x, m, "context", cfg_dec_string, &c->context, NULL, &x->context) ||
+	    cfg_field(x, m, "in_cluster", cfg_dec_bool, &c->in_cluster, NULL, &x->in_cluster) ||
+	    cfg_field(x, m, "write_qps", dec_write_rate, &c->write_qps, NULL, NULL) ||
+	    cfg_field(x, m, "write_burst", cfg_dec_int, &c->write_burst, &r_burst, NULL) ||
+	    cfg_field(x, m, "sync_timeout", dec_duration, &c->sync_timeout_ms, &r_sync, NULL))
 		return -1;
 	if (kc) {
-		c->kubeconfig = resolve_path(x, kc, true, &x->kubeconfig);
+		c->kubeconfig = cfg_resolve_path(x, kc, true, &x->kubeconfig);
 		if (!c->kubeconfig)
 			return -1;
 	}
@@ -784,10 +766,10 @@ typedef int (*budget_text_fn)(const char *text, struct disruption_budget *b, str
 
 /* Field 'key' of budget mapping 'm', a scalar, read by 'fn' into 'b';
  * 0 when absent. A message from budget.c is given at the field. */
-static int budget_text_field(struct ctx *x, const struct ytree_node *m, const char *key,
+static int budget_text_field(struct config_ctx *x, const struct ytree_node *m, const char *key,
 			     budget_text_fn fn, struct disruption_budget *b)
 {
-	const struct ytree_node *n = map_get(m, key);
+	const struct ytree_node *n = cfg_map_get(m, key);
 	size_t old;
 	struct errbuf be;
 	int rc = 0;
@@ -796,11 +778,11 @@ static int budget_text_field(struct ctx *x, const struct ytree_node *m, const ch
 		return 0;
 	old = ytree_path_push_key(&x->path, key);
 	if (n->kind != YTREE_SCALAR) {
-		struct val v = val_of_node(x, n);
+		struct config_val v = cfg_val_of_node(x, n);
 
-		rc = bad(x, &v, "a string");
+		rc = cfg_bad(x, &v, "a string");
 	} else if (fn(n->text, b, &be) < 0) {
-		rc = fail_node(x, n, "%s", be.msg);
+		rc = cfg_fail_node(x, n, "%s", be.msg);
 	}
 	ytree_path_pop(&x->path, old);
 	return rc;
@@ -808,7 +790,7 @@ static int budget_text_field(struct ctx *x, const struct ytree_node *m, const ch
 
 /* One budget: {nodes, reasons, schedule, duration}; nodes required,
  * schedule and duration both or neither, reasons a non-empty list. */
-static int parse_budget(struct ctx *x, const struct ytree_node *m, struct disruption_budget *b)
+static int parse_budget(struct config_ctx *x, const struct ytree_node *m, struct disruption_budget *b)
 {
 	static const char *const keys[] = { "nodes", "reasons", "schedule", "duration", NULL };
 	const struct ytree_node *l, *c;
@@ -816,30 +798,30 @@ static int parse_budget(struct ctx *x, const struct ytree_node *m, struct disrup
 	size_t old, i = 0;
 
 	memset(b, 0, sizeof(*b));
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	if (!map_get(m, "nodes"))
-		return fail_node(x, m, "nodes is required: a count such as 5 or a percentage such as \"10%%\"");
-	sched = map_get(m, "schedule") != NULL;
-	dur = map_get(m, "duration") != NULL;
+	if (!cfg_map_get(m, "nodes"))
+		return cfg_fail_node(x, m, "nodes is required: a count such as 5 or a percentage such as \"10%%\"");
+	sched = cfg_map_get(m, "schedule") != NULL;
+	dur = cfg_map_get(m, "duration") != NULL;
 	if (sched && !dur)
-		return fail_node(x, m, "schedule is set, so duration is required: how long the budget is active after each time the schedule fires (\"8h\", \"30m\")");
+		return cfg_fail_node(x, m, "schedule is set, so duration is required: how long the budget is active after each time the schedule fires (\"8h\", \"30m\")");
 	if (dur && !sched)
-		return fail_node(x, m, "duration is set, so schedule is required: when the budget becomes active (a cron schedule such as \"0 9 * * mon-fri\")");
+		return cfg_fail_node(x, m, "duration is set, so schedule is required: when the budget becomes active (a cron schedule such as \"0 9 * * mon-fri\")");
 	if (budget_text_field(x, m, "nodes", budget_parse_nodes, b) ||
 	    budget_text_field(x, m, "schedule", budget_parse_schedule, b) ||
 	    budget_text_field(x, m, "duration", budget_parse_duration, b))
 		return -1;
-	l = map_get(m, "reasons");
+	l = cfg_map_get(m, "reasons");
 	if (!l)
 		return 0;
 	old = ytree_path_push_key(&x->path, "reasons");
-	if (expect_kind(x, l, YTREE_SEQ)) {
+	if (cfg_expect_kind(x, l, YTREE_SEQ)) {
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
 	if (!l->n) {
-		fail_node(x, l, "an empty list: leave reasons out for a budget of every reason");
+		cfg_fail_node(x, l, "an empty list: leave reasons out for a budget of every reason");
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
@@ -849,11 +831,11 @@ static int parse_budget(struct ctx *x, const struct ytree_node *m, struct disrup
 		int rc = 0;
 
 		if (c->kind != YTREE_SCALAR) {
-			struct val v = val_of_node(x, c);
+			struct config_val v = cfg_val_of_node(x, c);
 
-			rc = bad(x, &v, "a reason: empty, underutilized, drifted, expired or any");
+			rc = cfg_bad(x, &v, "a reason: empty, underutilized, drifted, expired or any");
 		} else if (budget_parse_reason(c->text, b, &be) < 0) {
-			rc = fail_node(x, c, "%s", be.msg);
+			rc = cfg_fail_node(x, c, "%s", be.msg);
 		}
 		ytree_path_pop(&x->path, old_i);
 		if (rc) {
@@ -867,9 +849,9 @@ static int parse_budget(struct ctx *x, const struct ytree_node *m, struct disrup
 
 /* How long a node may live: a duration from 1m to 10 years ("720h", as
  * Karpenter's expireAfter), or 0 or "Never" for no expiry. */
-static const struct int_range r_expire = { 60 * SECOND, 87600LL * 3600 * SECOND };
+static const struct config_range r_expire = { 60 * SECOND, 87600LL * 3600 * SECOND };
 
-static int dec_expire(struct ctx *x, const struct val *v, void *out, const void *arg)
+static int dec_expire(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
 	char buf[64];
 	int64_t ms;
@@ -883,8 +865,8 @@ static int dec_expire(struct ctx *x, const struct val *v, void *out, const void 
 	if (val_duration(x, v, &ms))
 		return -1;
 	if (ms != 0 && (ms < r_expire.lo || ms > r_expire.hi))
-		return fail_loc(x, &v->loc, "must be 0 or \"Never\" (no expiry), or from 1m to 87600h, got %s",
-				quoted(v->text, buf, sizeof(buf)));
+		return cfg_fail_loc(x, &v->loc, "must be 0 or \"Never\" (no expiry), or from 1m to 87600h, got %s",
+				cfg_quoted(v->text, buf, sizeof(buf)));
 	*(int64_t *)out = ms;
 	return 0;
 }
@@ -893,7 +875,7 @@ static int dec_expire(struct ctx *x, const struct val *v, void *out, const void 
  * *n and *set when budgets is written (null is not: it leaves the list in
  * force); [] is a list of none. Sets *expire_ms and *expire_set when
  * expire_after is written. */
-static int parse_disruption_budgets(struct ctx *x, const struct ytree_node *m,
+static int parse_disruption_budgets(struct config_ctx *x, const struct ytree_node *m,
 				    const struct disruption_budget **out, size_t *n, bool *set,
 				    int64_t *expire_ms, bool *expire_set)
 {
@@ -903,30 +885,30 @@ static int parse_disruption_budgets(struct ctx *x, const struct ytree_node *m,
 	size_t old, i = 0;
 	int rc = 0;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	if (map_get(m, "expire_after")) {
-		if (field(x, m, "expire_after", dec_expire, expire_ms, NULL, NULL))
+	if (cfg_map_get(m, "expire_after")) {
+		if (cfg_field(x, m, "expire_after", dec_expire, expire_ms, NULL, NULL))
 			return -1;
 		*expire_set = true;
 	}
-	l = map_get(m, "budgets");
+	l = cfg_map_get(m, "budgets");
 	if (!l)
 		return 0;
 	old = ytree_path_push_key(&x->path, "budgets");
-	if (expect_kind(x, l, YTREE_SEQ)) {
+	if (cfg_expect_kind(x, l, YTREE_SEQ)) {
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
 	if (l->n > BUDGET_MAX_PER_LIST) {
-		fail_node(x, l, "%zu budgets: at most %d", l->n, BUDGET_MAX_PER_LIST);
+		cfg_fail_node(x, l, "%zu budgets: at most %d", l->n, BUDGET_MAX_PER_LIST);
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
 	b = arena_calloc(x->a, l->n ? l->n : 1, sizeof(*b));
 	if (!b) {
 		ytree_path_pop(&x->path, old);
-		return oom(x);
+		return cfg_oom(x);
 	}
 	for (c = l->first; c && !rc; c = c->next, i++) {
 		size_t old_i = ytree_path_push_index(&x->path, i);
@@ -944,7 +926,7 @@ static int parse_disruption_budgets(struct ctx *x, const struct ytree_node *m,
 }
 
 /* The top-level disruption: section. */
-static int parse_disruption(struct ctx *x, const struct ytree_node *m)
+static int parse_disruption(struct config_ctx *x, const struct ytree_node *m)
 {
 	struct config *c = x->c;
 	bool expire_set = false;
@@ -956,7 +938,7 @@ static int parse_disruption(struct ctx *x, const struct ytree_node *m)
 
 /* Each group's budgets in force: its own, else the top level's (or the
  * default). After check_provider() has made group_extra. */
-static int resolve_budgets(struct ctx *x)
+static int resolve_budgets(struct config_ctx *x)
 {
 	struct config *c = x->c;
 	size_t i;
@@ -995,40 +977,40 @@ const struct disruption_budget *config_group_budgets(const struct config *c, con
 
 /* ---- node groups ---- */
 
-static int parse_string_map(struct ctx *x, const struct ytree_node *m, struct kvlist *out,
+static int parse_string_map(struct config_ctx *x, const struct ytree_node *m, struct kvlist *out,
 			    const char *what)
 {
 	const struct ytree_node *c;
 	size_t i = 0, old;
 
-	if (expect_kind(x, m, YTREE_MAP))
+	if (cfg_expect_kind(x, m, YTREE_MAP))
 		return -1;
 	out->n = 0;
 	out->items = m->n ? arena_calloc(x->a, m->n, sizeof(*out->items)) : NULL;
 	if (m->n && !out->items)
-		return oom(x);
+		return cfg_oom(x);
 	for (c = m->first; c; c = c->next, i++) {
-		struct val v;
+		struct config_val v;
 		int rc = 0;
 		char buf[64];
 
 		old = ytree_path_push_key(&x->path, c->key->text);
-		v = val_of_node(x, c);
+		v = cfg_val_of_node(x, c);
 		if (!k8sname_valid_qualified_name(c->key->text, NULL, 0))
-			rc = fail_node(x, c->key, "invalid %s key %s: expected [prefix/]name, name up to 63 characters of letters, digits, '-', '_' and '.'",
-				       what, quoted(c->key->text, buf, sizeof(buf)));
+			rc = cfg_fail_node(x, c->key, "invalid %s key %s: expected [prefix/]name, name up to 63 characters of letters, digits, '-', '_' and '.'",
+				       what, cfg_quoted(c->key->text, buf, sizeof(buf)));
 		else if (c->kind != YTREE_SCALAR)
-			rc = bad(x, &v, "a string");
-		else if (!k8sname_valid_label_value(val_is_null(&v) ? "" : c->text))
-			rc = fail_node(x, c, "invalid %s value %s: up to 63 characters of letters, digits, '-', '_' and '.'",
-				       what, quoted(c->text, buf, sizeof(buf)));
+			rc = cfg_bad(x, &v, "a string");
+		else if (!k8sname_valid_label_value(cfg_val_is_null(&v) ? "" : c->text))
+			rc = cfg_fail_node(x, c, "invalid %s value %s: up to 63 characters of letters, digits, '-', '_' and '.'",
+				       what, cfg_quoted(c->text, buf, sizeof(buf)));
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
 		out->items[i].key = arena_strdup(x->a, c->key->text);
-		out->items[i].value = arena_strdup(x->a, val_is_null(&v) ? "" : c->text);
+		out->items[i].value = arena_strdup(x->a, cfg_val_is_null(&v) ? "" : c->text);
 		if (!out->items[i].key || !out->items[i].value)
-			return oom(x);
+			return cfg_oom(x);
 	}
 	out->n = i;
 	return 0;
@@ -1050,26 +1032,26 @@ static bool known_native_resource(const char *name)
 	       !strncmp(name, "attachable-volumes-", 19);
 }
 
-static int parse_allocatable(struct ctx *x, const struct ytree_node *m, struct resources *r)
+static int parse_allocatable(struct config_ctx *x, const struct ytree_node *m, struct resources *r)
 {
 	static const char *const native[] = { "cpu", "memory", "ephemeral-storage", "pods", NULL };
 	const struct ytree_node *c;
 	bool have_cpu = false, have_mem = false;
 	size_t old;
 
-	if (expect_kind(x, m, YTREE_MAP))
+	if (cfg_expect_kind(x, m, YTREE_MAP))
 		return -1;
 	r->pods = DEFAULT_PODS;
 	r->ext = m->n ? arena_calloc(x->a, m->n, sizeof(*r->ext)) : NULL;
 	if (m->n && !r->ext)
-		return oom(x);
+		return cfg_oom(x);
 	for (c = m->first; c; c = c->next) {
 		const char *name = c->key->text;
-		struct val v;
+		struct config_val v;
 		int rc;
 
 		old = ytree_path_push_key(&x->path, name);
-		v = val_of_node(x, c);
+		v = cfg_val_of_node(x, c);
 		if (!strcmp(name, "cpu")) {
 			rc = val_quantity(x, &v, QUANTITY_MILLI, 0, &r->cpu_m);
 			have_cpu = true;
@@ -1084,15 +1066,15 @@ static int parse_allocatable(struct ctx *x, const struct ytree_node *m, struct r
 			const char *hint = suggest(name, native);
 			char buf[64];
 
-			rc = fail_node(x, c->key, "unknown resource %s%s%s%s: extended resources need a domain prefix, like \"nvidia.com/gpu\"",
-				       quoted(name, buf, sizeof(buf)),
+			rc = cfg_fail_node(x, c->key, "unknown resource %s%s%s%s: extended resources need a domain prefix, like \"nvidia.com/gpu\"",
+				       cfg_quoted(name, buf, sizeof(buf)),
 				       hint ? " (did you mean \"" : "", hint ? hint : "",
 				       hint ? "\"?)" : "");
 		} else if (!k8sname_valid_qualified_name(name, NULL, 0)) {
 			char buf[64];
 
-			rc = fail_node(x, c->key, "invalid resource name %s",
-				       quoted(name, buf, sizeof(buf)));
+			rc = cfg_fail_node(x, c->key, "invalid resource name %s",
+				       cfg_quoted(name, buf, sizeof(buf)));
 		} else {
 			struct res_ext *e = &r->ext[r->n_ext];
 
@@ -1100,7 +1082,7 @@ static int parse_allocatable(struct ctx *x, const struct ytree_node *m, struct r
 			if (!rc) {
 				e->name = arena_strdup(x->a, name);
 				if (!e->name)
-					rc = oom(x);
+					rc = cfg_oom(x);
 				r->n_ext++;
 			}
 		}
@@ -1111,13 +1093,13 @@ static int parse_allocatable(struct ctx *x, const struct ytree_node *m, struct r
 	if (!r->n_ext)
 		r->ext = NULL;
 	if (!have_cpu)
-		return fail_node(x, m, "cpu is required");
+		return cfg_fail_node(x, m, "cpu is required");
 	if (!have_mem)
-		return fail_node(x, m, "memory is required");
+		return cfg_fail_node(x, m, "memory is required");
 	return 0;
 }
 
-static int parse_taint(struct ctx *x, const struct ytree_node *m, struct taint *t)
+static int parse_taint(struct config_ctx *x, const struct ytree_node *m, struct taint *t)
 {
 	static const char *const keys[] = { "key", "value", "effect", NULL };
 	static const char *const effects[] = { "NoSchedule", "PreferNoSchedule", "NoExecute", NULL };
@@ -1126,43 +1108,43 @@ static int parse_taint(struct ctx *x, const struct ytree_node *m, struct taint *
 	char buf[64];
 	size_t old;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
 	t->value = "";
-	if (field(x, m, "key", dec_string, &t->key, NULL, NULL) ||
-	    field(x, m, "value", dec_string, &t->value, NULL, NULL) ||
-	    field(x, m, "effect", dec_string, &effect, NULL, NULL))
+	if (cfg_field(x, m, "key", cfg_dec_string, &t->key, NULL, NULL) ||
+	    cfg_field(x, m, "value", cfg_dec_string, &t->value, NULL, NULL) ||
+	    cfg_field(x, m, "effect", cfg_dec_string, &effect, NULL, NULL))
 		return -1;
 	if (!t->key)
-		return fail_node(x, m, "key is required");
+		return cfg_fail_node(x, m, "key is required");
 	if (!effect)
-		return fail_node(x, m, "effect is required (NoSchedule, PreferNoSchedule or NoExecute)");
+		return cfg_fail_node(x, m, "effect is required (NoSchedule, PreferNoSchedule or NoExecute)");
 	if (!k8sname_valid_qualified_name(t->key, NULL, 0)) {
-		n = map_get(m, "key");
+		n = cfg_map_get(m, "key");
 		old = ytree_path_push_key(&x->path, "key");
-		fail_node(x, n, "invalid taint key %s", quoted(t->key, buf, sizeof(buf)));
+		cfg_fail_node(x, n, "invalid taint key %s", cfg_quoted(t->key, buf, sizeof(buf)));
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
 	if (!k8sname_valid_label_value(t->value)) {
-		n = map_get(m, "value");
+		n = cfg_map_get(m, "value");
 		old = ytree_path_push_key(&x->path, "value");
-		fail_node(x, n, "invalid taint value %s: up to 63 characters of letters, digits, '-', '_' and '.'",
-			  quoted(t->value, buf, sizeof(buf)));
+		cfg_fail_node(x, n, "invalid taint value %s: up to 63 characters of letters, digits, '-', '_' and '.'",
+			  cfg_quoted(t->value, buf, sizeof(buf)));
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
 	if (taint_effect_parse(effect, &t->effect)) {
 		const char *hint = suggest(effect, effects);
 
-		n = map_get(m, "effect");
+		n = cfg_map_get(m, "effect");
 		old = ytree_path_push_key(&x->path, "effect");
 		if (hint && strcmp(hint, effect))
-			fail_node(x, n, "unknown taint effect %s (did you mean \"%s\"?)",
-				  quoted(effect, buf, sizeof(buf)), hint);
+			cfg_fail_node(x, n, "unknown taint effect %s (did you mean \"%s\"?)",
+				  cfg_quoted(effect, buf, sizeof(buf)), hint);
 		else
-			fail_node(x, n, "unknown taint effect %s: expected NoSchedule, PreferNoSchedule or NoExecute",
-				  quoted(effect, buf, sizeof(buf)));
+			cfg_fail_node(x, n, "unknown taint effect %s: expected NoSchedule, PreferNoSchedule or NoExecute",
+				  cfg_quoted(effect, buf, sizeof(buf)));
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
@@ -1171,7 +1153,7 @@ static int parse_taint(struct ctx *x, const struct ytree_node *m, struct taint *
 
 /* Adds the selector's labels to the template's: a new node of the group
  * carries them. A template label that contradicts the selector is an error. */
-static int merge_selector_labels(struct ctx *x, struct node_group *g,
+static int merge_selector_labels(struct config_ctx *x, struct node_group *g,
 				 const struct ytree_node *labels)
 {
 	struct kvlist *l = &g->tmpl.labels;
@@ -1189,7 +1171,7 @@ static int merge_selector_labels(struct ctx *x, struct node_group *g,
 				if (!strcmp(c->key->text, g->selector.items[i].key))
 					break;
 			ytree_path_push_key(&x->path, g->selector.items[i].key);
-			fail_node(x, c, "is \"%s\" but the group's selector requires \"%s\": a new node would not belong to its group",
+			cfg_fail_node(x, c, "is \"%s\" but the group's selector requires \"%s\": a new node would not belong to its group",
 				  have, g->selector.items[i].value);
 			ytree_path_pop(&x->path, old);
 			return -1;
@@ -1201,7 +1183,7 @@ static int merge_selector_labels(struct ctx *x, struct node_group *g,
 		return 0;
 	items = arena_calloc(x->a, n, sizeof(*items));
 	if (!items)
-		return oom(x);
+		return cfg_oom(x);
 	if (l->n)
 		memcpy(items, l->items, l->n * sizeof(*items));
 	n = l->n;
@@ -1213,25 +1195,25 @@ static int merge_selector_labels(struct ctx *x, struct node_group *g,
 	return 0;
 }
 
-static int parse_template(struct ctx *x, const struct ytree_node *m, struct node_group *g)
+static int parse_template(struct config_ctx *x, const struct ytree_node *m, struct node_group *g)
 {
 	static const char *const keys[] = { "allocatable", "labels", "taints", NULL };
 	const struct ytree_node *alloc, *labels, *taints, *c;
 	size_t old, i = 0;
 	int rc = 0;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	alloc = map_get(m, "allocatable");
+	alloc = cfg_map_get(m, "allocatable");
 	if (!alloc)
-		return fail_node(x, m, "allocatable is required (at least cpu and memory)");
+		return cfg_fail_node(x, m, "allocatable is required (at least cpu and memory)");
 	old = ytree_path_push_key(&x->path, "allocatable");
 	rc = parse_allocatable(x, alloc, &g->tmpl.allocatable);
 	ytree_path_pop(&x->path, old);
 	if (rc)
 		return -1;
 
-	labels = map_get(m, "labels");
+	labels = cfg_map_get(m, "labels");
 	if (labels) {
 		old = ytree_path_push_key(&x->path, "labels");
 		rc = parse_string_map(x, labels, &g->tmpl.labels, "label");
@@ -1243,18 +1225,18 @@ static int parse_template(struct ctx *x, const struct ytree_node *m, struct node
 		return -1;
 	g->drift_labels = g->tmpl.labels; /* what a node must still carry: the operator's words */
 
-	taints = map_get(m, "taints");
+	taints = cfg_map_get(m, "taints");
 	if (!taints)
 		return 0;
 	old = ytree_path_push_key(&x->path, "taints");
-	if (expect_kind(x, taints, YTREE_SEQ)) {
+	if (cfg_expect_kind(x, taints, YTREE_SEQ)) {
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
 	g->tmpl.taints = taints->n ? arena_calloc(x->a, taints->n, sizeof(struct taint)) : NULL;
 	if (taints->n && !g->tmpl.taints) {
 		ytree_path_pop(&x->path, old);
-		return oom(x);
+		return cfg_oom(x);
 	}
 	for (c = taints->first; c && !rc; c = c->next, i++) {
 		size_t o2 = ytree_path_push_index(&x->path, i);
@@ -1269,10 +1251,8 @@ static int parse_template(struct ctx *x, const struct ytree_node *m, struct node
 	return rc;
 }
 
-/* ---- a node group's aws: section ---- */
-
 /* Is every byte of 's' one of 'set' or alphanumeric ('lower': lowercase only)? */
-static bool chars_ok(const char *s, const char *set, bool lower)
+bool cfg_chars_ok(const char *s, const char *set, bool lower)
 {
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
@@ -1285,28 +1265,21 @@ static bool chars_ok(const char *s, const char *set, bool lower)
 	return true;
 }
 
-/* A string checked by 'ok', at most 'max' bytes; 'what' explains it. */
-struct str_rule {
-	bool (*ok)(const char *s);
-	size_t max;
-	const char *what;
-};
-
-static int dec_checked(struct ctx *x, const struct val *v, void *out, const void *arg)
+int cfg_dec_checked(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
-	const struct str_rule *r = arg;
+	const struct config_str_rule *r = arg;
 	const char *s;
 	char buf[64];
 
 	if (val_string(x, v, &s))
 		return -1;
 	if (!*s || strlen(s) > r->max || !r->ok(s))
-		return fail_loc(x, &v->loc, "%s is not %s", quoted(s, buf, sizeof(buf)), r->what);
+		return cfg_fail_loc(x, &v->loc, "%s is not %s", cfg_quoted(s, buf, sizeof(buf)), r->what);
 	*(const char **)out = s;
 	return 0;
 }
 
-static bool ok_printable(const char *s)
+bool cfg_ok_printable(const char *s)
 {
 	for (; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
@@ -1314,37 +1287,8 @@ static bool ok_printable(const char *s)
 	return true;
 }
 
-static bool ok_zone(const char *s) { return chars_ok(s, "-", true) && s[0] != '-'; }
-static bool ok_region(const char *s) { return ok_zone(s) && strchr(s, '-'); }
-static bool ok_subnet(const char *s)
-{
-	return !strncmp(s, "subnet-", 7) && s[7] && chars_ok(s + 7, "", true);
-}
-static bool ok_instance_type(const char *s)
-{
-	const char *dot = strchr(s, '.');
-
-	return dot && dot != s && dot[1] && !strchr(dot + 1, '.') && chars_ok(s, "-.", true);
-}
-static bool ok_template(const char *s) { return chars_ok(s, "().-/_", false); }
-static bool ok_template_version(const char *s)
-{
-	return !strcmp(s, "$Default") || !strcmp(s, "$Latest") ||
-	       (s[0] >= '1' && s[0] <= '9' && chars_ok(s, "", true) && !strpbrk(s, "abcdefghijklmnopqrstuvwxyz"));
-}
-static bool ok_cluster_name(const char *s) { return chars_ok(s, "-_", false) && s[0] != '-' && s[0] != '_'; }
-
-static const struct str_rule rule_asg = { ok_printable, 255, "an Auto Scaling group name (1 to 255 printable characters)" };
-static const struct str_rule rule_zone = { ok_zone, 64, "an availability zone (like \"us-east-1a\")" };
-static const struct str_rule rule_region = { ok_region, 32, "an AWS region (like \"us-east-1\")" };
-static const struct str_rule rule_subnet = { ok_subnet, 32, "a subnet id (like \"subnet-0123456789abcdef0\")" };
-static const struct str_rule rule_itype = { ok_instance_type, 64, "an EC2 instance type (like \"m5.large\")" };
-static const struct str_rule rule_template = { ok_template, 128, "a launch template name or id (letters, digits and ().-/_, up to 128)" };
-static const struct str_rule rule_template_version = { ok_template_version, 20, "a launch template version: \"$Default\", \"$Latest\" or a number" };
-static const struct str_rule rule_cluster = { ok_cluster_name, 100, "a cluster name (letters, digits, '-' and '_', up to 100)" };
-
 /* One of the NULL-terminated 'choices'; *out gets its index. */
-static int dec_choice(struct ctx *x, const struct val *v, void *out, const void *arg)
+int cfg_dec_choice(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
 	const char *const *choices = arg, *s;
 	char buf[64], list[128];
@@ -1365,14 +1309,14 @@ static int dec_choice(struct ctx *x, const struct val *v, void *out, const void 
 			break;
 		len += (size_t)n;
 	}
-	return fail_loc(x, &v->loc, "%s is not one of %s", quoted(s, buf, sizeof(buf)), list);
+	return cfg_fail_loc(x, &v->loc, "%s is not one of %s", cfg_quoted(s, buf, sizeof(buf)), list);
 }
 
 /* A list of strings, each checked by 'rule'; duplicates refused. */
-static int parse_checked_list(struct ctx *x, const struct ytree_node *m, const char *key,
-			      const struct str_rule *rule, const char *const **out, size_t *n_out)
+int cfg_parse_checked_list(struct config_ctx *x, const struct ytree_node *m, const char *key,
+			      const struct config_str_rule *rule, const char *const **out, size_t *n_out)
 {
-	const struct ytree_node *l = map_get(m, key), *c;
+	const struct ytree_node *l = cfg_map_get(m, key), *c;
 	const char **items;
 	size_t old, i = 0, j;
 	int rc = 0;
@@ -1380,23 +1324,23 @@ static int parse_checked_list(struct ctx *x, const struct ytree_node *m, const c
 	if (!l)
 		return 0;
 	old = ytree_path_push_key(&x->path, key);
-	if (expect_kind(x, l, YTREE_SEQ)) {
+	if (cfg_expect_kind(x, l, YTREE_SEQ)) {
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
 	items = arena_calloc(x->a, l->n + 1, sizeof(*items));
 	if (!items) {
 		ytree_path_pop(&x->path, old);
-		return oom(x);
+		return cfg_oom(x);
 	}
 	for (c = l->first; c && !rc; c = c->next, i++) {
 		size_t o2 = ytree_path_push_index(&x->path, i);
-		struct val v = val_of_node(x, c);
+		struct config_val v = cfg_val_of_node(x, c);
 
-		rc = dec_checked(x, &v, &items[i], rule);
+		rc = cfg_dec_checked(x, &v, &items[i], rule);
 		for (j = 0; !rc && j < i; j++)
 			if (!strcmp(items[j], items[i]))
-				rc = fail_node(x, c, "\"%s\" is listed twice", items[i]);
+				rc = cfg_fail_node(x, c, "\"%s\" is listed twice", items[i]);
 		ytree_path_pop(&x->path, o2);
 	}
 	ytree_path_pop(&x->path, old);
@@ -1405,351 +1349,37 @@ static int parse_checked_list(struct ctx *x, const struct ytree_node *m, const c
 	return rc;
 }
 
-/* placements: [{zone: us-east-1a, subnet: subnet-...}, ...] */
-static int parse_placements(struct ctx *x, const struct ytree_node *m, struct config_aws_group *a)
-{
-	static const char *const keys[] = { "zone", "subnet", NULL };
-	const struct ytree_node *l = map_get(m, "placements"), *c;
-	const char **zones, **subnets;
-	size_t old, i = 0, j;
-	int rc = 0;
-
-	if (!l)
-		return 0;
-	old = ytree_path_push_key(&x->path, "placements");
-	if (expect_kind(x, l, YTREE_SEQ)) {
-		ytree_path_pop(&x->path, old);
-		return -1;
-	}
-	zones = arena_calloc(x->a, l->n + 1, sizeof(*zones));
-	subnets = arena_calloc(x->a, l->n + 1, sizeof(*subnets));
-	if (!zones || !subnets) {
-		ytree_path_pop(&x->path, old);
-		return oom(x);
-	}
-	for (c = l->first; c && !rc; c = c->next, i++) {
-		size_t o2 = ytree_path_push_index(&x->path, i);
-
-		zones[i] = NULL;
-		subnets[i] = "";
-		rc = expect_kind(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
-		     field(x, c, "zone", dec_checked, &zones[i], &rule_zone, NULL) ||
-		     field(x, c, "subnet", dec_checked, &subnets[i], &rule_subnet, NULL) ? -1 : 0;
-		if (!rc && !zones[i])
-			rc = fail_node(x, c, "zone is required: every placement names its availability zone, so each instance's zone is known");
-		for (j = 0; !rc && j < i; j++)
-			if (!strcmp(zones[j], zones[i]) && !strcmp(subnets[j], subnets[i]))
-				rc = fail_node(x, c, "the same placement is listed twice");
-		ytree_path_pop(&x->path, o2);
-	}
-	ytree_path_pop(&x->path, old);
-	a->zones = zones;
-	a->subnets = subnets;
-	a->n_placements = i;
-	return rc;
-}
-
-/* capacity_type: on-demand, spot, or [spot, on-demand] (spot first, on-demand
- * for what spot cannot give). */
-static int parse_capacity_type(struct ctx *x, const struct ytree_node *m, struct config_aws_group *a)
-{
-	static const char *const capacity[] = { "on-demand", "spot", NULL };
-	const struct ytree_node *l = map_get(m, "capacity_type"), *c;
-	int cap[2] = { 0, 0 };
-	size_t old, i = 0;
-	int rc = 0;
-
-	if (!l || l->kind != YTREE_SEQ) {
-		rc = field(x, m, "capacity_type", dec_choice, &cap[0], capacity, NULL);
-		a->spot = cap[0] == 1;
-		return rc;
-	}
-	old = ytree_path_push_key(&x->path, "capacity_type");
-	if (l->n < 1 || l->n > 2)
-		rc = fail_node(x, l, "capacity_type lists 1 or 2 capacity types (spot, on-demand), got %zu",
-			       (size_t)l->n);
-	for (c = l->first; c && !rc; c = c->next, i++) {
-		size_t o2 = ytree_path_push_index(&x->path, i);
-		struct val v = val_of_node(x, c);
-
-		rc = dec_choice(x, &v, &cap[i], capacity);
-		if (!rc && i == 1 && cap[1] == cap[0])
-			rc = fail_node(x, c, "\"%s\" is listed twice", capacity[cap[1]]);
-		if (!rc && i == 1 && cap[0] == 0)
-			rc = fail_node(x, c,
-				       "[on-demand, spot] is not supported: on-demand never falls back to spot; write [spot, on-demand] for spot with on-demand for what spot cannot give");
-		ytree_path_pop(&x->path, o2);
-	}
-	ytree_path_pop(&x->path, old);
-	a->spot = cap[0] == 1;
-	a->on_demand_fallback = !rc && i == 2;
-	return rc;
-}
-
-static int parse_aws_group(struct ctx *x, const struct ytree_node *m, const struct node_group *g,
-			   struct config_aws_group *a)
-{
-	static const char *const keys[] = { "mode", "asg", "launch_template", "launch_template_version",
-					    "instance_types", "placements", "allocation_strategy",
-					    "capacity_type", NULL };
-	static const char *const modes[] = { "asg", "fleet", NULL };
-	static const char *const strategies[] = { "lowest-price", "prioritized", NULL };
-	int mode = 0, strategy = 0;
-
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
-		return -1;
-	a->asg = g->name;
-	a->launch_template_version = "$Default";
-	if (field(x, m, "mode", dec_choice, &mode, modes, NULL) ||
-	    field(x, m, "asg", dec_checked, &a->asg, &rule_asg, NULL) ||
-	    field(x, m, "launch_template", dec_checked, &a->launch_template, &rule_template, NULL) ||
-	    field(x, m, "launch_template_version", dec_checked, &a->launch_template_version,
-		  &rule_template_version, NULL) ||
-	    field(x, m, "allocation_strategy", dec_choice, &strategy, strategies, NULL) ||
-	    parse_capacity_type(x, m, a) ||
-	    parse_checked_list(x, m, "instance_types", &rule_itype, &a->instance_types,
-			       &a->n_instance_types) ||
-	    parse_placements(x, m, a))
-		return -1;
-	a->fleet = mode == 1;
-	a->prioritized = strategy == 1;
-	if (a->fleet) {
-		if (map_get(m, "asg"))
-			return fail_node(x, map_get(m, "asg"),
-					 "asg names an Auto Scaling group: a fleet group (mode: fleet) has none");
-		if (!a->launch_template)
-			return fail_node(x, m, "launch_template is required for a fleet group (mode: fleet)");
-		if (!a->n_instance_types)
-			return fail_node(x, m, "instance_types is required for a fleet group: at least one EC2 instance type");
-		if (!a->n_placements)
-			return fail_node(x, m, "placements is required for a fleet group: at least one {zone, subnet}");
-	} else {
-		static const char *const fleet_only[] = { "launch_template", "launch_template_version",
-							  "instance_types", "placements",
-							  "allocation_strategy", "capacity_type", NULL };
-		const char *const *k;
-
-		for (k = fleet_only; *k; k++)
-			if (map_get(m, *k))
-				return fail_node(x, map_get(m, *k),
-						 "%s is for fleet groups (mode: fleet); an Auto Scaling group takes its launch settings from the cloud",
-						 *k);
-	}
-	return 0;
-}
-
-/* ---- a node group's gce: section ---- */
-
-/* RFC 1035 labels, as GCE names resources: [a-z]([-a-z0-9]*[a-z0-9])? */
-static bool ok_rfc1035(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n && s[0] >= 'a' && s[0] <= 'z' && s[n - 1] != '-' && chars_ok(s, "-", true);
-}
-static bool ok_gce_zone(const char *s) { return ok_rfc1035(s) && strchr(s, '-'); }
-static bool ok_gce_project(const char *s)
-{
-	/* "my-project", or domain-scoped "example.com:my-project" */
-	const char *colon = strrchr(s, ':');
-
-	return chars_ok(colon ? colon + 1 : s, "-", true) && ok_rfc1035(colon ? colon + 1 : s) &&
-	       (!colon || (colon != s && chars_ok(s, ".-:", true)));
-}
-
-static const struct str_rule rule_mig = { ok_rfc1035, 63, "a managed instance group name (lowercase letters, digits and '-', starting with a letter, up to 63)" };
-static const struct str_rule rule_gce_zone = { ok_gce_zone, 63, "a GCE zone or region (like \"us-central1-a\" or \"us-central1\")" };
-static const struct str_rule rule_gce_project = { ok_gce_project, 100, "a GCP project id (like \"my-project\")" };
-static bool ok_mig_prefix(const char *s) { return s[0] >= 'a' && s[0] <= 'z' && chars_ok(s, "-", true); }
-static const struct str_rule rule_mig_prefix = { ok_mig_prefix, 62, "a managed instance group name prefix (lowercase letters, digits and '-', starting with a letter)" };
-
-static int parse_gce_group(struct ctx *x, const struct ytree_node *m, const struct node_group *g,
-			   struct config_gce_group *c)
-{
-	static const char *const keys[] = { "mig", "zone", "region", NULL };
-
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
-		return -1;
-	c->mig = g->name;
-	if (field(x, m, "mig", dec_checked, &c->mig, &rule_mig, NULL) ||
-	    field(x, m, "zone", dec_checked, &c->zone, &rule_gce_zone, NULL) ||
-	    field(x, m, "region", dec_checked, &c->region, &rule_gce_zone, NULL))
-		return -1;
-	if (!c->zone == !c->region)
-		return fail_node(x, m, "give the MIG's zone (a zonal MIG) or its region (a regional one): exactly one of zone and region");
-	return 0;
-}
-
-/* ---- a node group's azure: section ---- */
-
-/* A GUID as Azure writes ids: 8-4-4-4-12 hexadecimal digits. */
-static bool ok_guid(const char *s)
-{
-	size_t i;
-
-	if (strlen(s) != 36)
-		return false;
-	for (i = 0; i < 36; i++) {
-		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-		char ch = s[i];
-
-		if (dash ? ch != '-' : !((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') ||
-					  (ch >= 'A' && ch <= 'F')))
-			return false;
-	}
-	return true;
-}
-
-/* A tenant: its GUID or one of its domains ("contoso.onmicrosoft.com"). */
-static bool ok_tenant(const char *s)
-{
-	return ok_guid(s) || (strchr(s, '.') && s[0] != '.' && s[0] != '-' && chars_ok(s, ".-", false));
-}
-
-/* Resource group names: letters, digits, '-', '_', '.', '(' and ')', not ending in '.'. */
-static bool ok_resource_group(const char *s)
-{
-	return chars_ok(s, "-_.()", false) && s[strlen(s) - 1] != '.';
-}
-
-/* Scale set names: letters, digits, '-', '_' and '.', starting with a letter or
- * digit, ending with one or '_'. */
-static bool ok_vmss(const char *s)
-{
-	char last = s[strlen(s) - 1];
-
-	return chars_ok(s, "-_.", false) && s[0] != '-' && s[0] != '_' && s[0] != '.' &&
-	       last != '-' && last != '.';
-}
-
-static bool ok_azure_cloud(const char *s)
-{
-	static const char *const clouds[] = { "public", "china", "usgov", "AzurePublicCloud",
-					      "AzureChinaCloud", "AzureUSGovernmentCloud", NULL };
-	const char *const *c;
-
-	for (c = clouds; *c; c++)
-		if (!strcasecmp(s, *c))
-			return true;
-	return false;
-}
-
-static bool ok_azure_auth(const char *s)
-{
-	return !strcmp(s, "auto") || !strcmp(s, "client_secret") || !strcmp(s, "workload_identity") ||
-	       !strcmp(s, "managed_identity");
-}
-
-/* Tag names: no '<', '>', '%', '&', '\\', '?' or '/' (Azure refuses them). */
-static bool ok_tag_name(const char *s)
-{
-	return ok_printable(s) && !strpbrk(s, "<>%&\\?/");
-}
-
-static const struct str_rule rule_guid = { ok_guid, 36, "a GUID (like \"00000000-0000-0000-0000-000000000000\")" };
-static const struct str_rule rule_tenant = { ok_tenant, 253, "a tenant id (a GUID) or domain (like \"contoso.onmicrosoft.com\")" };
-static const struct str_rule rule_resource_group = { ok_resource_group, 90, "a resource group name (letters, digits, '-', '_', '.', '(' and ')', up to 90, not ending in '.')" };
-static const struct str_rule rule_vmss = { ok_vmss, 64, "a scale set name (letters, digits, '-', '_' and '.', up to 64, starting with a letter or digit)" };
-static const struct str_rule rule_azure_cloud = { ok_azure_cloud, 32, "an Azure cloud: public, china or usgov" };
-static const struct str_rule rule_azure_auth = { ok_azure_auth, 32, "an Azure credential: auto, client_secret, workload_identity or managed_identity" };
-
-/* AKS names: a managed cluster 1-63 of letters, digits, '-' and '_', not
- * starting or ending with '-' or '_'; an agent pool 1-12 lowercase letters
- * and digits, starting with a letter. */
-static bool ok_aks_cluster(const char *s)
-{
-	size_t n = strlen(s);
-
-	return chars_ok(s, "-_", false) && s[0] != '-' && s[0] != '_' && s[n - 1] != '-' && s[n - 1] != '_';
-}
-
-static bool ok_aks_pool(const char *s)
-{
-	return chars_ok(s, "", true) && s[0] >= 'a' && s[0] <= 'z';
-}
-
-static const struct str_rule rule_aks_cluster = { ok_aks_cluster, 63, "an AKS cluster name (letters, digits, '-' and '_', up to 63, starting and ending with a letter or digit)" };
-static const struct str_rule rule_aks_pool = { ok_aks_pool, 12, "an AKS agent pool name (lowercase letters and digits, up to 12, starting with a letter)" };
-
-/* azure.aks: {cluster, resource_group, pool}, every key required. */
-static int parse_azure_aks(struct ctx *x, const struct ytree_node *m, struct config_azure_group *c)
-{
-	static const char *const keys[] = { "cluster", "resource_group", "pool", NULL };
-
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys) ||
-	    field(x, m, "cluster", dec_checked, &c->aks_cluster, &rule_aks_cluster, NULL) ||
-	    field(x, m, "resource_group", dec_checked, &c->aks_resource_group, &rule_resource_group, NULL) ||
-	    field(x, m, "pool", dec_checked, &c->aks_pool, &rule_aks_pool, NULL))
-		return -1;
-	if (!c->aks_cluster || !c->aks_resource_group || !c->aks_pool)
-		return fail_node(x, m, "an AKS agent pool needs cluster (the managed cluster's name), resource_group "
-				 "(the cluster's own, not its MC_ node resource group) and pool: %s is missing",
-				 !c->aks_cluster ? "cluster" : !c->aks_resource_group ? "resource_group" : "pool");
-	return 0;
-}
-
-static int parse_azure_group(struct ctx *x, const struct ytree_node *m, const struct node_group *g,
-			     struct config_azure_group *c)
-{
-	static const char *const keys[] = { "vmss", "resource_group", "aks", NULL };
-	const struct ytree_node *aks;
-
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
-		return -1;
-	c->vmss = NULL;
-	if (field(x, m, "vmss", dec_checked, &c->vmss, &rule_vmss, NULL) ||
-	    field(x, m, "resource_group", dec_checked, &c->resource_group, &rule_resource_group, NULL))
-		return -1;
-	if ((aks = map_get(m, "aks"))) {
-		size_t old;
-		int rc;
-
-		if (c->vmss || c->resource_group)
-			return fail_node(x, m, "node group \"%s\" is either a scale set (vmss, resource_group) or an AKS "
-					 "agent pool (aks), not both: the pool's scale set is found from the pool", g->name);
-		old = ytree_path_push_key(&x->path, "aks");
-		rc = parse_azure_aks(x, aks, c);
-		ytree_path_pop(&x->path, old);
-		return rc;
-	}
-	if (!c->vmss) {
-		if (strlen(g->name) > 64 || !ok_vmss(g->name))
-			return fail_node(x, m, "the group's name \"%s\" is not a scale set name: give vmss", g->name);
-		c->vmss = g->name;
-	}
-	return 0;
-}
-
-static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_group *g,
-		       struct group_meta *gm)
+static int parse_group(struct config_ctx *x, const struct ytree_node *m, struct node_group *g,
+		       struct group_meta *gm, struct config_group_extra *e)
 {
 	static const char *const keys[] = { "name", "min", "max", "price_per_hour",
-					    "selector", "target", "template", "aws", "gce", "azure",
-					    "disruption", NULL };
+					    "selector", "target", "template",
+					    LUASCALE_CLOUDS(CLOUD_KEY) "disruption", NULL };
+	size_t ci;
 	const struct ytree_node *n;
 	int64_t min = 0, max = -1, tgt = -1;
 	size_t old;
 	char buf[64];
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	gm->node = node_loc(x, m);
-	n = map_get(m, "name");
+	gm->node = cfg_node_loc(x, m);
+	n = cfg_map_get(m, "name");
 	if (!n)
-		return fail_node(x, m, "name is required");
-	if (field(x, m, "name", dec_string, &g->name, NULL, NULL))
+		return cfg_fail_node(x, m, "name is required");
+	if (cfg_field(x, m, "name", cfg_dec_string, &g->name, NULL, NULL))
 		return -1;
 	if (!valid_group_name(g->name)) {
 		old = ytree_path_push_key(&x->path, "name");
-		fail_node(x, n, "invalid node group name %s: up to %d lowercase letters, digits, '-' and '.', starting and ending with a letter or digit",
-			  quoted(g->name, buf, sizeof(buf)), MAX_NAME);
+		cfg_fail_node(x, n, "invalid node group name %s: up to %d lowercase letters, digits, '-' and '.', starting and ending with a letter or digit",
+			  cfg_quoted(g->name, buf, sizeof(buf)), MAX_NAME);
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
-	if (field(x, m, "min", dec_int, &min, &r_group_size, &gm->min) ||
-	    field(x, m, "max", dec_int, &max, &r_group_size, &gm->max) ||
-	    field(x, m, "price_per_hour", dec_number, &g->price_per_hour, NULL, NULL) ||
-	    field(x, m, "target", dec_int, &tgt, &r_target, NULL))
+	if (cfg_field(x, m, "min", cfg_dec_int, &min, &cfg_range_group_size, &gm->min) ||
+	    cfg_field(x, m, "max", cfg_dec_int, &max, &cfg_range_group_size, &gm->max) ||
+	    cfg_field(x, m, "price_per_hour", dec_number, &g->price_per_hour, NULL, NULL) ||
+	    cfg_field(x, m, "target", cfg_dec_int, &tgt, &r_target, NULL))
 		return -1;
 	if (gm->min.path)
 		gm->min_set = true;
@@ -1763,14 +1393,14 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 	g->max = (int)max;
 	g->target = (int)tgt;
 
-	n = map_get(m, "selector");
+	n = cfg_map_get(m, "selector");
 	if (n) {
 		int rc;
 
 		old = ytree_path_push_key(&x->path, "selector");
 		rc = parse_string_map(x, n, &g->selector, "label");
 		if (!rc && g->selector.n == 0)
-			rc = fail_node(x, n, "an empty selector would claim every node; leave it out for the default {%s: %s}",
+			rc = cfg_fail_node(x, n, "an empty selector would claim every node; leave it out for the default {%s: %s}",
 				       GROUP_LABEL, g->name);
 		ytree_path_pop(&x->path, old);
 		if (rc)
@@ -1778,52 +1408,27 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 	} else {
 		g->selector.items = arena_calloc(x->a, 1, sizeof(struct kv));
 		if (!g->selector.items)
-			return oom(x);
+			return cfg_oom(x);
 		g->selector.items[0].key = GROUP_LABEL;
 		g->selector.items[0].value = g->name;
 		g->selector.n = 1;
 	}
 
-	n = map_get(m, "aws");
-	if (n) {
+	for (ci = 0; ci < N_CLOUDS; ci++) {
 		int rc;
 
-		old = ytree_path_push_key(&x->path, "aws");
-		gm->aws = node_loc(x, n);
-		gm->aws_set = true;
-		rc = parse_aws_group(x, n, g, &gm->awsg);
+		n = cfg_map_get(m, clouds[ci]->kind);
+		if (!n)
+			continue;
+		old = ytree_path_push_key(&x->path, clouds[ci]->kind);
+		gm->cloud[ci] = cfg_node_loc(x, n);
+		rc = clouds[ci]->parse_group(x, n, g, e);
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
 	}
 
-	n = map_get(m, "gce");
-	if (n) {
-		int rc;
-
-		old = ytree_path_push_key(&x->path, "gce");
-		gm->gce = node_loc(x, n);
-		gm->gce_set = true;
-		rc = parse_gce_group(x, n, g, &gm->gceg);
-		ytree_path_pop(&x->path, old);
-		if (rc)
-			return -1;
-	}
-
-	n = map_get(m, "azure");
-	if (n) {
-		int rc;
-
-		old = ytree_path_push_key(&x->path, "azure");
-		gm->azure = node_loc(x, n);
-		gm->azure_set = true;
-		rc = parse_azure_group(x, n, g, &gm->azg);
-		ytree_path_pop(&x->path, old);
-		if (rc)
-			return -1;
-	}
-
-	n = map_get(m, "disruption");
+	n = cfg_map_get(m, "disruption");
 	if (n) {
 		int rc;
 
@@ -1836,7 +1441,7 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 	}
 
 	/* required unless the cloud describes new nodes (checked at the end) */
-	n = map_get(m, "template");
+	n = cfg_map_get(m, "template");
 	if (!n)
 		return 0;
 	gm->template_set = true;
@@ -1849,30 +1454,31 @@ static int parse_group(struct ctx *x, const struct ytree_node *m, struct node_gr
 	return 0;
 }
 
-static int parse_groups(struct ctx *x, const struct ytree_node *s)
+static int parse_groups(struct config_ctx *x, const struct ytree_node *s)
 {
 	struct config *c = x->c;
 	const struct ytree_node *item;
 	size_t i = 0, j, old;
 
-	if (expect_kind(x, s, YTREE_SEQ))
+	if (cfg_expect_kind(x, s, YTREE_SEQ))
 		return -1;
 	if (!s->n)
 		return 0;
 	c->groups = arena_calloc(x->a, s->n, sizeof(*c->groups));
+	c->group_extra = arena_calloc(x->a, s->n, sizeof(*c->group_extra));
 	x->gm = arena_calloc(x->tmp, s->n, sizeof(*x->gm));
-	if (!c->groups || !x->gm)
-		return oom(x);
+	if (!c->groups || !c->group_extra || !x->gm)
+		return cfg_oom(x);
 	for (item = s->first; item; item = item->next, i++) {
 		int rc;
 
 		old = ytree_path_push_index(&x->path, i);
-		rc = parse_group(x, item, &c->groups[i], &x->gm[i]);
+		rc = parse_group(x, item, &c->groups[i], &x->gm[i], &c->group_extra[i]);
 		for (j = 0; !rc && j < i; j++) {
 			if (strcmp(c->groups[j].name, c->groups[i].name))
 				continue;
 			ytree_path_push_key(&x->path, "name");
-			rc = fail_node(x, map_get(item, "name"),
+			rc = cfg_fail_node(x, cfg_map_get(item, "name"),
 				       "duplicate node group name \"%s\" (first at line %d)",
 				       c->groups[i].name, x->gm[j].node.line);
 		}
@@ -1887,32 +1493,32 @@ static int parse_groups(struct ctx *x, const struct ytree_node *s)
 /* ---- policy ---- */
 
 /* Fills 'p' from a scalar typed by the core schema (plain) or a string. */
-static int param_scalar(struct ctx *x, const struct val *v, struct param *p)
+static int param_scalar(struct config_ctx *x, const struct config_val *v, struct param *p)
 {
 	bool overflow;
 
 	p->str = arena_strdup(x->a, v->text);
 	if (!p->str)
-		return oom(x);
+		return cfg_oom(x);
 	if (!v->plain) {
 		p->type = PARAM_STRING;
 		return 0;
 	}
 	switch (ytree_resolve_plain(v->text, &p->b, &p->i, &p->num, &overflow)) {
 	case YTREE_NULL:
-		return fail_loc(x, &v->loc, "null is not a parameter value; write \"\" for an empty string, or leave the parameter out");
+		return cfg_fail_loc(x, &v->loc, "null is not a parameter value; write \"\" for an empty string, or leave the parameter out");
 	case YTREE_BOOL:
 		p->type = PARAM_BOOL;
 		break;
 	case YTREE_INT:
 		if (overflow)
-			return fail_loc(x, &v->loc, "integer %s does not fit in 64 bits", v->text);
+			return cfg_fail_loc(x, &v->loc, "integer %s does not fit in 64 bits", v->text);
 		p->type = PARAM_INT;
 		p->num = (double)p->i;
 		break;
 	case YTREE_FLOAT:
 		if (!isfinite(p->num))
-			return fail_loc(x, &v->loc, "%s is not a usable parameter value: a policy compares NaN and infinity false or true with every number; write a finite number",
+			return cfg_fail_loc(x, &v->loc, "%s is not a usable parameter value: a policy compares NaN and infinity false or true with every number; write a finite number",
 					v->text);
 		p->type = PARAM_NUMBER;
 		break;
@@ -1923,27 +1529,27 @@ static int param_scalar(struct ctx *x, const struct val *v, struct param *p)
 	return 0;
 }
 
-static int param_tree(struct ctx *x, const struct ytree_node *n, struct param *p)
+static int param_tree(struct config_ctx *x, const struct ytree_node *n, struct param *p)
 {
 	const struct ytree_node *c;
 	size_t i = 0, old;
-	struct val v;
+	struct config_val v;
 
 	if (n->kind == YTREE_SCALAR) {
-		v = val_of_node(x, n);
+		v = cfg_val_of_node(x, n);
 		return param_scalar(x, &v, p);
 	}
 	p->type = n->kind == YTREE_MAP ? PARAM_MAP : PARAM_LIST;
 	p->items = n->n ? arena_calloc(x->a, n->n, sizeof(*p->items)) : NULL;
 	if (n->n && !p->items)
-		return oom(x);
+		return cfg_oom(x);
 	for (c = n->first; c; c = c->next, i++) {
 		int rc;
 
 		if (n->kind == YTREE_MAP) {
 			p->items[i].key = arena_strdup(x->a, c->key->text);
 			if (!p->items[i].key)
-				return oom(x);
+				return cfg_oom(x);
 			old = ytree_path_push_key(&x->path, c->key->text);
 		} else {
 			old = ytree_path_push_index(&x->path, i);
@@ -1957,7 +1563,7 @@ static int param_tree(struct ctx *x, const struct ytree_node *n, struct param *p
 	return 0;
 }
 
-static int parse_policy(struct ctx *x, const struct ytree_node *m)
+static int parse_policy(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "path", "params", "instructions", "memory", "timeout", NULL };
 	struct config *c = x->c;
@@ -1966,24 +1572,24 @@ static int parse_policy(struct ctx *x, const struct ytree_node *m)
 	size_t old;
 	int rc;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	x->policy = node_loc(x, m);
-	if (field(x, m, "path", dec_string, &path, NULL, &x->policy_path) ||
-	    field(x, m, "instructions", dec_int, &c->policy_instructions, &r_instructions, NULL) ||
-	    field(x, m, "memory", dec_bytes, &c->policy_memory, &r_memory, NULL) ||
-	    field(x, m, "timeout", dec_duration, &c->policy_timeout_ms, &r_timeout, NULL))
+	x->policy = cfg_node_loc(x, m);
+	if (cfg_field(x, m, "path", cfg_dec_string, &path, NULL, &x->policy_path) ||
+	    cfg_field(x, m, "instructions", cfg_dec_int, &c->policy_instructions, &r_instructions, NULL) ||
+	    cfg_field(x, m, "memory", dec_bytes, &c->policy_memory, &r_memory, NULL) ||
+	    cfg_field(x, m, "timeout", dec_duration, &c->policy_timeout_ms, &r_timeout, NULL))
 		return -1;
 	if (path) {
-		c->policy_path = resolve_path(x, path, true, &x->policy_path);
+		c->policy_path = cfg_resolve_path(x, path, true, &x->policy_path);
 		if (!c->policy_path)
 			return -1;
 	}
-	params = map_get(m, "params");
+	params = cfg_map_get(m, "params");
 	if (!params)
 		return 0;
 	old = ytree_path_push_key(&x->path, "params");
-	rc = expect_kind(x, params, YTREE_MAP);
+	rc = cfg_expect_kind(x, params, YTREE_MAP);
 	if (!rc)
 		rc = param_tree(x, params, &c->params);
 	ytree_path_pop(&x->path, old);
@@ -2004,7 +1610,7 @@ static const struct config_optout default_optouts[] = {
 
 /* safety.do_not_disrupt_annotations: a list of {node: KEY} or {pod: KEY},
  * each with an optional value ("true"); [] is none. */
-static int parse_optouts(struct ctx *x, const struct ytree_node *l)
+static int parse_optouts(struct config_ctx *x, const struct ytree_node *l)
 {
 	static const char *const keys[] = { "node", "pod", "value", NULL };
 	struct config_optout *o;
@@ -2012,45 +1618,45 @@ static int parse_optouts(struct ctx *x, const struct ytree_node *l)
 	size_t i = 0, j;
 	int rc = 0;
 
-	if (expect_kind(x, l, YTREE_SEQ))
+	if (cfg_expect_kind(x, l, YTREE_SEQ))
 		return -1;
 	if (l->n > CONFIG_MAX_OPTOUTS)
-		return fail_node(x, l, "more than %d entries", CONFIG_MAX_OPTOUTS);
+		return cfg_fail_node(x, l, "more than %d entries", CONFIG_MAX_OPTOUTS);
 	o = arena_calloc(x->a, l->n + 1, sizeof(*o));
 	if (!o)
-		return oom(x);
+		return cfg_oom(x);
 	for (c = l->first; c && !rc; c = c->next, i++) {
 		size_t old = ytree_path_push_index(&x->path, i);
 		const char *node = NULL, *pod = NULL;
-		struct loc kl, vl;
+		struct config_loc kl, vl;
 		char buf[64], why[160];
 
 		memset(&kl, 0, sizeof(kl));
 		memset(&vl, 0, sizeof(vl));
 		o[i].value = "true";
-		rc = expect_kind(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
-		     field(x, c, "node", dec_string, &node, NULL, &kl) ||
-		     field(x, c, "pod", dec_string, &pod, NULL, &kl) ||
-		     field(x, c, "value", dec_string, &o[i].value, NULL, &vl) ? -1 : 0;
+		rc = cfg_expect_kind(x, c, YTREE_MAP) || cfg_check_keys(x, c, keys) ||
+		     cfg_field(x, c, "node", cfg_dec_string, &node, NULL, &kl) ||
+		     cfg_field(x, c, "pod", cfg_dec_string, &pod, NULL, &kl) ||
+		     cfg_field(x, c, "value", cfg_dec_string, &o[i].value, NULL, &vl) ? -1 : 0;
 		if (!rc && !node && !pod)
-			rc = fail_node(x, c, "name the annotation with node: KEY (on the node) or pod: KEY (on a pod running on it)");
+			rc = cfg_fail_node(x, c, "name the annotation with node: KEY (on the node) or pod: KEY (on a pod running on it)");
 		if (!rc && node && pod)
-			rc = fail_node(x, c, "node and pod in one entry: write one entry for each");
+			rc = cfg_fail_node(x, c, "node and pod in one entry: write one entry for each");
 		if (!rc) {
 			o[i].key = node ? node : pod;
 			o[i].pod = pod != NULL;
 			if (!k8sname_valid_qualified_name(o[i].key, why, sizeof(why)))
-				rc = fail_loc(x, &kl, "invalid annotation key %s: %s",
-					      quoted(o[i].key, buf, sizeof(buf)), why);
+				rc = cfg_fail_loc(x, &kl, "invalid annotation key %s: %s",
+					      cfg_quoted(o[i].key, buf, sizeof(buf)), why);
 		}
 		if (!rc && (!*o[i].value || strlen(o[i].value) > OPTOUT_VALUE_MAX ||
-			    !ok_printable(o[i].value)))
-			rc = fail_loc(x, &vl, "expected a non-empty annotation value (up to %d printable characters), got %s",
-				      OPTOUT_VALUE_MAX, quoted(o[i].value, buf, sizeof(buf)));
+			    !cfg_ok_printable(o[i].value)))
+			rc = cfg_fail_loc(x, &vl, "expected a non-empty annotation value (up to %d printable characters), got %s",
+				      OPTOUT_VALUE_MAX, cfg_quoted(o[i].value, buf, sizeof(buf)));
 		for (j = 0; !rc && j < i; j++)
 			if (o[j].pod == o[i].pod && !strcmp(o[j].key, o[i].key) &&
 			    !strcmp(o[j].value, o[i].value))
-				rc = fail_node(x, c, "the same as entry %zu", j);
+				rc = cfg_fail_node(x, c, "the same as entry %zu", j);
 		ytree_path_pop(&x->path, old);
 	}
 	x->c->optouts = o;
@@ -2058,40 +1664,40 @@ static int parse_optouts(struct ctx *x, const struct ytree_node *l)
 	return rc;
 }
 
-static int section(struct ctx *x, const struct ytree_node *root, const char *key,
-		   int (*parse)(struct ctx *, const struct ytree_node *));
+int cfg_section(struct config_ctx *x, const struct ytree_node *root, const char *key,
+		   int (*parse)(struct config_ctx *, const struct ytree_node *));
 
-static int parse_safety(struct ctx *x, const struct ytree_node *m)
+static int parse_safety(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "max_nodes_total", "max_scale_down_per_round",
 					    "max_actions_per_round", "max_concurrent_drains",
 					    "protected_pod_selector", "max_cache_staleness",
 					    "do_not_disrupt_annotations", "evicted_pods_must_fit", NULL };
-	static const struct int_range actions = { 1, PLAN_MAX_ACTIONS };
-	static const struct int_range drains = { 1, 1000000 };
+	static const struct config_range actions = { 1, PLAN_MAX_ACTIONS };
+	static const struct config_range drains = { 1, 1000000 };
 	struct config *c = x->c;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	return section(x, m, "do_not_disrupt_annotations", parse_optouts) ||
-	       field(x, m, "max_nodes_total", dec_int, &c->max_nodes_total, &r_count,
+	return cfg_section(x, m, "do_not_disrupt_annotations", parse_optouts) ||
+	       cfg_field(x, m, "max_nodes_total", cfg_dec_int, &c->max_nodes_total, &r_count,
 		     &x->max_nodes_total) ||
-	       field(x, m, "max_scale_down_per_round", dec_int,
+	       cfg_field(x, m, "max_scale_down_per_round", cfg_dec_int,
 		     &c->max_scale_down_per_round, &r_count, NULL) ||
-	       field(x, m, "max_actions_per_round", dec_int,
+	       cfg_field(x, m, "max_actions_per_round", cfg_dec_int,
 		     &c->max_actions_per_round, &actions, NULL) ||
-	       field(x, m, "max_concurrent_drains", dec_int,
+	       cfg_field(x, m, "max_concurrent_drains", cfg_dec_int,
 		     &c->max_concurrent_drains, &drains, NULL) ||
-	       field(x, m, "protected_pod_selector", dec_string,
+	       cfg_field(x, m, "protected_pod_selector", cfg_dec_string,
 		     &c->protected_pod_selector, NULL, &x->protected_sel) ||
-	       field(x, m, "max_cache_staleness", dec_duration,
+	       cfg_field(x, m, "max_cache_staleness", dec_duration,
 		     &c->max_cache_staleness_ms, &r_staleness, NULL) ||
-	       field(x, m, "evicted_pods_must_fit", dec_bool, &c->evicted_pods_must_fit, NULL,
+	       cfg_field(x, m, "evicted_pods_must_fit", cfg_dec_bool, &c->evicted_pods_must_fit, NULL,
 		     NULL) ? -1 : 0;
 }
 
 /* An endpoint override: http(s)://host[:port][/path], no user, query or fragment. */
-static bool ok_endpoint(const char *s)
+bool cfg_ok_endpoint(const char *s)
 {
 	const char *host;
 
@@ -2103,370 +1709,96 @@ static bool ok_endpoint(const char *s)
 		return false;
 	if (!*host || *host == '/' || strpbrk(host, "@?# \\"))
 		return false;
-	return ok_printable(s);
+	return cfg_ok_printable(s);
 }
 
-static const struct str_rule rule_endpoint = { ok_endpoint, 512, "an endpoint URL: http:// or https://, a host, no user, query or fragment" };
+const struct config_str_rule cfg_rule_endpoint = { cfg_ok_endpoint, 512, "an endpoint URL: http:// or https://, a host, no user, query or fragment" };
 
-/* An SQS queue URL: an endpoint (ok_endpoint) whose path is
- * /<12-digit account>/<queue name: 1-80 of letters, digits, '-', '_',
- * a FIFO queue's ending in ".fifo">. */
-static bool ok_sqs_queue(const char *s)
-{
-	const char *host = !strncmp(s, "https://", 8) ? s + 8 : s + 7, *path, *name;
-	size_t n;
-
-	if (!ok_endpoint(s) || !(path = strchr(host, '/')))
-		return false;
-	if (strspn(path + 1, "0123456789") != 12 || path[13] != '/')
-		return false;
-	name = path + 14;
-	n = strlen(name);
-	if (n > 5 && !strcmp(name + n - 5, ".fifo"))
-		n -= 5;
-	return n >= 1 && n <= 80 &&
-	       strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == n &&
-	       strlen(name) <= 80;
-}
-
-static const struct str_rule rule_sqs_queue = { ok_sqs_queue, 512,
-	"an SQS queue URL: https://sqs.<region>.amazonaws.com/<12-digit account>/<queue name>" };
-
-static int parse_aws_endpoints(struct ctx *x, const struct ytree_node *m)
-{
-	static const char *const keys[] = { "ec2", "autoscaling", "sts", "sqs", NULL };
-	struct config_aws *a = &x->c->aws;
-
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
-		return -1;
-	return field(x, m, "ec2", dec_checked, &a->endpoint_ec2, &rule_endpoint, NULL) ||
-	       field(x, m, "autoscaling", dec_checked, &a->endpoint_autoscaling, &rule_endpoint, NULL) ||
-	       field(x, m, "sts", dec_checked, &a->endpoint_sts, &rule_endpoint, NULL) ||
-	       field(x, m, "sqs", dec_checked, &a->endpoint_sqs, &rule_endpoint, NULL) ? -1 : 0;
-}
-
-static int parse_provider_aws(struct ctx *x, const struct ytree_node *m)
-{
-	static const char *const keys[] = { "region", "cluster_name", "auto_discovery", "endpoints",
-					    "interruption_queue", NULL };
-	struct config_aws *a = &x->c->aws;
-
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
-		return -1;
-	return field(x, m, "region", dec_checked, &a->region, &rule_region, NULL) ||
-	       field(x, m, "interruption_queue", dec_checked, &a->interruption_queue, &rule_sqs_queue,
-		     NULL) ||
-	       field(x, m, "cluster_name", dec_checked, &a->cluster_name, &rule_cluster, NULL) ||
-	       field(x, m, "auto_discovery", dec_bool, &a->auto_discovery, NULL, &x->aws_discovery) ||
-	       section(x, m, "endpoints", parse_aws_endpoints) ? -1 : 0;
-}
-
-/* host[:port], no scheme, no path */
-static bool ok_hostport(const char *s)
-{
-	return *s && !strpbrk(s, "/@?# \\") && ok_printable(s) && s[0] != ':';
-}
-
-static const struct str_rule rule_hostport = { ok_hostport, 255, "a host[:port] (no scheme, no path)" };
-
-static int parse_gce_endpoints(struct ctx *x, const struct ytree_node *m)
-{
-	static const char *const keys[] = { "compute", "token", "metadata", "billing", NULL };
-	struct config_gce *g = &x->c->gce;
-
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
-		return -1;
-	return field(x, m, "compute", dec_checked, &g->endpoint_compute, &rule_endpoint, NULL) ||
-	       field(x, m, "token", dec_checked, &g->endpoint_token, &rule_endpoint, NULL) ||
-	       field(x, m, "billing", dec_checked, &g->endpoint_billing, &rule_endpoint, NULL) ||
-	       field(x, m, "metadata", dec_checked, &g->metadata_host, &rule_hostport, NULL) ? -1 : 0;
-}
-
-static int parse_gce_discovery(struct ctx *x, const struct ytree_node *l)
-{
-	static const char *const keys[] = { "prefix", "min", "max", NULL };
-	struct config_gce_discovery *d;
-	const struct ytree_node *c;
-	size_t i = 0;
-	int rc = 0;
-
-	if (expect_kind(x, l, YTREE_SEQ))
-		return -1;
-	d = arena_calloc(x->a, l->n + 1, sizeof(*d));
-	if (!d)
-		return oom(x);
-	for (c = l->first; c && !rc; c = c->next, i++) {
-		size_t o2 = ytree_path_push_index(&x->path, i);
-		int64_t min = 0, max = -1;
-
-		rc = expect_kind(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
-		     field(x, c, "prefix", dec_checked, &d[i].prefix, &rule_mig_prefix, NULL) ||
-		     field(x, c, "min", dec_int, &min, &r_group_size, NULL) ||
-		     field(x, c, "max", dec_int, &max, &r_group_size, NULL) ? -1 : 0;
-		if (!rc && !d[i].prefix)
-			rc = fail_node(x, c, "prefix is required: the MIGs whose names start with it are managed");
-		if (!rc && max < 0)
-			rc = fail_node(x, c, "max is required: a MIG has no size limits of its own");
-		if (!rc && max < min)
-			rc = fail_node(x, c, "max (%lld) is less than min (%lld)", (long long)max, (long long)min);
-		d[i].min = (int)min;
-		d[i].max = (int)max;
-		ytree_path_pop(&x->path, o2);
-	}
-	x->c->gce.discovery = d;
-	x->c->gce.n_discovery = i;
-	return rc;
-}
-
-static int parse_provider_gce(struct ctx *x, const struct ytree_node *m)
-{
-	static const char *const keys[] = { "project", "credentials_file", "endpoints", "discovery", NULL };
-	struct config_gce *g = &x->c->gce;
-	struct loc where;
-	const char *kf = NULL;
-
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
-		return -1;
-	if (field(x, m, "project", dec_checked, &g->project, &rule_gce_project, NULL) ||
-	    field(x, m, "credentials_file", dec_string, &kf, NULL, &where) ||
-	    section(x, m, "endpoints", parse_gce_endpoints) ||
-	    section(x, m, "discovery", parse_gce_discovery))
-		return -1;
-	if (kf && !(g->credentials_file = resolve_path(x, kf, true, &where)))
-		return -1;
-	return 0;
-}
-
-static int parse_azure_endpoints(struct ctx *x, const struct ytree_node *m)
-{
-	static const char *const keys[] = { "resource_manager", "authority", "imds", "prices", NULL };
-	struct config_azure *a = &x->c->azure;
-
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
-		return -1;
-	return field(x, m, "resource_manager", dec_checked, &a->endpoint_resource_manager, &rule_endpoint, NULL) ||
-	       field(x, m, "authority", dec_checked, &a->endpoint_authority, &rule_endpoint, NULL) ||
-	       field(x, m, "imds", dec_checked, &a->endpoint_imds, &rule_endpoint, NULL) ||
-	       field(x, m, "prices", dec_checked, &a->endpoint_prices, &rule_endpoint, NULL) ? -1 : 0;
-}
-
-/* One discovery entry's tags: names Azure accepts (up to 512), values up to 256. */
-static int parse_azure_tags(struct ctx *x, const struct ytree_node *m, struct config_azure_discovery *d)
-{
-	const struct ytree_node *c;
-	struct kv *items;
-	size_t i = 0;
-
-	if (expect_kind(x, m, YTREE_MAP))
-		return -1;
-	if (!m->n)
-		return fail_node(x, m, "at least one tag is needed: an empty list would claim every scale set");
-	items = arena_calloc(x->a, m->n, sizeof(*items));
-	if (!items)
-		return oom(x);
-	for (c = m->first; c; c = c->next, i++) {
-		size_t old = ytree_path_push_key(&x->path, c->key->text);
-		struct val v = val_of_node(x, c);
-		const char *value = "";
-		char buf[64];
-		int rc = 0;
-
-		if (!*c->key->text || strlen(c->key->text) > 512 || !ok_tag_name(c->key->text))
-			rc = fail_node(x, c->key, "invalid tag name %s: up to 512 printable characters, none of <>%%&\\?/",
-				       quoted(c->key->text, buf, sizeof(buf)));
-		else if (c->kind != YTREE_SCALAR)
-			rc = bad(x, &v, "a string (\"\" matches any value)");
-		else if (!val_is_null(&v) && (strlen(c->text) > 256 || !ok_printable(c->text)))
-			rc = fail_node(x, c, "invalid tag value %s: up to 256 printable characters",
-				       quoted(c->text, buf, sizeof(buf)));
-		else if (!val_is_null(&v))
-			value = c->text;
-		ytree_path_pop(&x->path, old);
-		if (rc)
-			return -1;
-		items[i].key = arena_strdup(x->a, c->key->text);
-		items[i].value = arena_strdup(x->a, value);
-		if (!items[i].key || !items[i].value)
-			return oom(x);
-	}
-	d->tags = items;
-	d->n_tags = i;
-	return 0;
-}
-
-static int parse_azure_discovery(struct ctx *x, const struct ytree_node *l)
-{
-	static const char *const keys[] = { "tags", "min", "max", NULL };
-	struct config_azure_discovery *d;
-	const struct ytree_node *c;
-	size_t i = 0;
-	int rc = 0;
-
-	if (expect_kind(x, l, YTREE_SEQ))
-		return -1;
-	d = arena_calloc(x->a, l->n + 1, sizeof(*d));
-	if (!d)
-		return oom(x);
-	for (c = l->first; c && !rc; c = c->next, i++) {
-		size_t o2 = ytree_path_push_index(&x->path, i);
-		int64_t min = -1, max = -1;
-		const struct ytree_node *t;
-
-		rc = expect_kind(x, c, YTREE_MAP) || check_keys(x, c, keys) ||
-		     field(x, c, "min", dec_int, &min, &r_group_size, NULL) ||
-		     field(x, c, "max", dec_int, &max, &r_group_size, NULL) ? -1 : 0;
-		t = rc ? NULL : map_get(c, "tags");
-		if (!rc && !t)
-			rc = fail_node(x, c, "tags is required: the scale sets that carry every one of them are managed");
-		if (!rc) {
-			size_t o3 = ytree_path_push_key(&x->path, "tags");
-
-			rc = parse_azure_tags(x, t, &d[i]);
-			ytree_path_pop(&x->path, o3);
-		}
-		if (!rc && min >= 0 && max >= 0 && max < min)
-			rc = fail_node(x, c, "max (%lld) is less than min (%lld)", (long long)max, (long long)min);
-		d[i].min = (int)min;
-		d[i].max = (int)max;
-		ytree_path_pop(&x->path, o2);
-	}
-	x->c->azure.discovery = d;
-	x->c->azure.n_discovery = i;
-	return rc;
-}
-
-static int parse_provider_azure(struct ctx *x, const struct ytree_node *m)
-{
-	static const char *const keys[] = { "cloud", "subscription_id", "resource_group", "tenant_id",
-					    "client_id", "auth", "client_secret_file",
-					    "federated_token_file", "identity_client_id", "endpoints",
-					    "discovery", NULL };
-	struct config_azure *a = &x->c->azure;
-	struct loc w1, w2;
-	const char *sf = NULL, *tf = NULL;
-
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
-		return -1;
-	if (field(x, m, "cloud", dec_checked, &a->cloud, &rule_azure_cloud, NULL) ||
-	    field(x, m, "subscription_id", dec_checked, &a->subscription_id, &rule_guid, NULL) ||
-	    field(x, m, "resource_group", dec_checked, &a->resource_group, &rule_resource_group, NULL) ||
-	    field(x, m, "tenant_id", dec_checked, &a->tenant_id, &rule_tenant, NULL) ||
-	    field(x, m, "client_id", dec_checked, &a->client_id, &rule_guid, NULL) ||
-	    field(x, m, "auth", dec_checked, &a->auth, &rule_azure_auth, NULL) ||
-	    field(x, m, "client_secret_file", dec_string, &sf, NULL, &w1) ||
-	    field(x, m, "federated_token_file", dec_string, &tf, NULL, &w2) ||
-	    field(x, m, "identity_client_id", dec_checked, &a->identity_client_id, &rule_guid, NULL) ||
-	    section(x, m, "endpoints", parse_azure_endpoints) ||
-	    section(x, m, "discovery", parse_azure_discovery))
-		return -1;
-	if (sf && !(a->client_secret_file = resolve_path(x, sf, true, &w1)))
-		return -1;
-	if (tf && !(a->federated_token_file = resolve_path(x, tf, true, &w2)))
-		return -1;
-	return 0;
-}
 
 /* provider.pricing: the cloud's prices and how long they are kept. */
-static int parse_pricing(struct ctx *x, const struct ytree_node *m)
+static int parse_pricing(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "enabled", "on_demand_ttl", "spot_ttl", NULL };
-	static const struct int_range r_ttl = { 60 * SECOND, 7 * DAY };
+	static const struct config_range r_ttl = { 60 * SECOND, 7 * DAY };
 	struct config *c = x->c;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "enabled", dec_bool, &c->pricing_enabled, NULL, NULL) ||
-	       field(x, m, "on_demand_ttl", dec_duration, &c->pricing_on_demand_ttl_ms, &r_ttl, NULL) ||
-	       field(x, m, "spot_ttl", dec_duration, &c->pricing_spot_ttl_ms, &r_ttl, NULL) ? -1 : 0;
+	return cfg_field(x, m, "enabled", cfg_dec_bool, &c->pricing_enabled, NULL, NULL) ||
+	       cfg_field(x, m, "on_demand_ttl", dec_duration, &c->pricing_on_demand_ttl_ms, &r_ttl, NULL) ||
+	       cfg_field(x, m, "spot_ttl", dec_duration, &c->pricing_spot_ttl_ms, &r_ttl, NULL) ? -1 : 0;
 }
 
-static int parse_provider(struct ctx *x, const struct ytree_node *m)
+static int parse_provider(struct config_ctx *x, const struct ytree_node *m)
 {
-	static const char *const keys[] = { "kind", "qps", "burst", "read_qps", "read_burst", "aws",
-					    "gce", "azure", "pricing", NULL };
+	static const char *const keys[] = { "kind", "qps", "burst", "read_qps", "read_burst",
+					    LUASCALE_CLOUDS(CLOUD_KEY) "pricing", NULL };
 	struct config *c = x->c;
-	const struct ytree_node *aws = map_get(m, "aws"), *gce = map_get(m, "gce");
-	const struct ytree_node *azure = map_get(m, "azure");
+	size_t ci;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	if (aws) {
-		size_t old = ytree_path_push_key(&x->path, "aws");
+	for (ci = 0; ci < N_CLOUDS; ci++) {
+		const struct ytree_node *n = cfg_map_get(m, clouds[ci]->kind);
+		size_t old;
 		int rc;
 
-		x->provider_aws = node_loc(x, aws);
-		rc = parse_provider_aws(x, aws);
+		if (!n)
+			continue;
+		old = ytree_path_push_key(&x->path, clouds[ci]->kind);
+		x->provider_cloud[ci] = cfg_node_loc(x, n);
+		rc = clouds[ci]->parse_section(x, n);
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
 	}
-	if (gce) {
-		size_t old = ytree_path_push_key(&x->path, "gce");
-		int rc;
-
-		x->provider_gce = node_loc(x, gce);
-		rc = parse_provider_gce(x, gce);
-		ytree_path_pop(&x->path, old);
-		if (rc)
-			return -1;
-	}
-	if (azure) {
-		size_t old = ytree_path_push_key(&x->path, "azure");
-		int rc;
-
-		x->provider_azure = node_loc(x, azure);
-		rc = parse_provider_azure(x, azure);
-		ytree_path_pop(&x->path, old);
-		if (rc)
-			return -1;
-	}
-	return section(x, m, "pricing", parse_pricing) ||
-	       field(x, m, "kind", dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
-	       field(x, m, "qps", dec_rate, &c->provider_qps, NULL, &x->provider_qps) ||
-	       field(x, m, "burst", dec_int, &c->provider_burst, &r_burst, &x->provider_burst) ||
-	       field(x, m, "read_qps", dec_rate, &c->provider_read_qps, NULL, NULL) ||
-	       field(x, m, "read_burst", dec_int, &c->provider_read_burst, &r_burst, NULL) ? -1 : 0;
+	return cfg_section(x, m, "pricing", parse_pricing) ||
+	       cfg_field(x, m, "kind", cfg_dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
+	       cfg_field(x, m, "qps", dec_rate, &c->provider_qps, NULL, &x->provider_qps) ||
+	       cfg_field(x, m, "burst", cfg_dec_int, &c->provider_burst, &r_burst, &x->provider_burst) ||
+	       cfg_field(x, m, "read_qps", dec_rate, &c->provider_read_qps, NULL, NULL) ||
+	       cfg_field(x, m, "read_burst", cfg_dec_int, &c->provider_read_burst, &r_burst, NULL) ? -1 : 0;
 }
 
-static int parse_provisioning(struct ctx *x, const struct ytree_node *m)
+static int parse_provisioning(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "max_provision_time", "backoff_initial", "backoff_max",
 					    "drain_timeout", "bind_pods", NULL };
 	struct config *c = x->c;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "max_provision_time", dec_duration, &c->max_provision_ms, &r_provision, NULL) ||
-	       field(x, m, "backoff_initial", dec_duration, &c->backoff_initial_ms, &r_backoff,
+	return cfg_field(x, m, "max_provision_time", dec_duration, &c->max_provision_ms, &r_provision, NULL) ||
+	       cfg_field(x, m, "backoff_initial", dec_duration, &c->backoff_initial_ms, &r_backoff,
 		     &x->backoff_initial) ||
-	       field(x, m, "backoff_max", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
-	       field(x, m, "drain_timeout", dec_duration, &c->drain_timeout_ms, &r_drain, NULL) ||
-	       field(x, m, "bind_pods", dec_bool, &c->bind_pods, NULL, NULL) ? -1 : 0;
+	       cfg_field(x, m, "backoff_max", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
+	       cfg_field(x, m, "drain_timeout", dec_duration, &c->drain_timeout_ms, &r_drain, NULL) ||
+	       cfg_field(x, m, "bind_pods", cfg_dec_bool, &c->bind_pods, NULL, NULL) ? -1 : 0;
 }
 
-static int parse_intervals(struct ctx *x, const struct ytree_node *m)
+static int parse_intervals(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "reconcile", "batch_idle", "batch_max", "batch_new_pod",
 					    "explain", NULL };
 	struct config *c = x->c;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "reconcile", dec_duration, &c->reconcile_interval_ms, &r_reconcile, &x->reconcile) ||
-	       field(x, m, "batch_idle", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
-	       field(x, m, "batch_max", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
-	       field(x, m, "batch_new_pod", dec_duration, &c->batch_new_pod_ms, &r_batch,
+	return cfg_field(x, m, "reconcile", dec_duration, &c->reconcile_interval_ms, &r_reconcile, &x->reconcile) ||
+	       cfg_field(x, m, "batch_idle", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
+	       cfg_field(x, m, "batch_max", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
+	       cfg_field(x, m, "batch_new_pod", dec_duration, &c->batch_new_pod_ms, &r_batch,
 		     &x->batch_new_pod) ||
-	       field(x, m, "explain", dec_duration, &c->explain_interval_ms, &r_explain, NULL) ? -1 : 0;
+	       cfg_field(x, m, "explain", dec_duration, &c->explain_interval_ms, &r_explain, NULL) ? -1 : 0;
 }
 
 /* ---- operations: log, status, events, reload ---- */
 
-static const struct int_range r_status_interval = { SECOND, DAY };
-static const struct int_range r_debounce = { 0, 60 * SECOND };
+static const struct config_range r_status_interval = { SECOND, DAY };
+static const struct config_range r_debounce = { 0, 60 * SECOND };
 
 /* log.format: "text" or "json" into a bool (true: json). */
-static int dec_log_format(struct ctx *x, const struct val *v, void *out, const void *arg)
+static int dec_log_format(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
 	const char *f = NULL;
 
@@ -2474,13 +1806,13 @@ static int dec_log_format(struct ctx *x, const struct val *v, void *out, const v
 	if (val_string(x, v, &f))
 		return -1;
 	if (strcmp(f, "text") && strcmp(f, "json"))
-		return bad(x, v, "a log format, \"text\" or \"json\"");
+		return cfg_bad(x, v, "a log format, \"text\" or \"json\"");
 	*(bool *)out = strcmp(f, "json") == 0;
 	return 0;
 }
 
 /* A Kubernetes namespace (a DNS label) or object name (a DNS subdomain). */
-static int dec_k8s_name(struct ctx *x, const struct val *v, void *out, const void *arg)
+static int dec_k8s_name(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
 	const char *s = NULL;
 	bool label = arg != NULL;
@@ -2488,14 +1820,14 @@ static int dec_k8s_name(struct ctx *x, const struct val *v, void *out, const voi
 	if (val_string(x, v, &s))
 		return -1;
 	if (label ? !k8sname_valid_dns_label(s) : !(strlen(s) <= MAX_NAME && k8sname_valid_dns_subdomain(s)))
-		return bad(x, v, label ? "a namespace (lowercase letters, digits and '-', up to 63)"
+		return cfg_bad(x, v, label ? "a namespace (lowercase letters, digits and '-', up to 63)"
 				       : "an object name (lowercase letters, digits, '-' and '.', up to 253)");
 	*(const char **)out = s;
 	return 0;
 }
 
 /* log.level: debug, info, warn or error into an enum log_level (as int). */
-static int dec_log_level(struct ctx *x, const struct val *v, void *out, const void *arg)
+static int dec_log_level(struct config_ctx *x, const struct config_val *v, void *out, const void *arg)
 {
 	static const char *const names[] = { "debug", "info", "warn", "error" };
 	const char *f = NULL;
@@ -2509,151 +1841,150 @@ static int dec_log_level(struct ctx *x, const struct val *v, void *out, const vo
 			*(int *)out = (int)i;
 			return 0;
 		}
-	return bad(x, v, "a log level, \"debug\", \"info\", \"warn\" or \"error\"");
+	return cfg_bad(x, v, "a log level, \"debug\", \"info\", \"warn\" or \"error\"");
 }
 
-static int parse_log(struct ctx *x, const struct ytree_node *m)
+static int parse_log(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "format", "level", NULL };
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "format", dec_log_format, &x->c->log_json, NULL, NULL) ||
-	       field(x, m, "level", dec_log_level, &x->c->log_level, NULL, NULL) ? -1 : 0;
+	return cfg_field(x, m, "format", dec_log_format, &x->c->log_json, NULL, NULL) ||
+	       cfg_field(x, m, "level", dec_log_level, &x->c->log_level, NULL, NULL) ? -1 : 0;
 }
 
-static int parse_status(struct ctx *x, const struct ytree_node *m)
+static int parse_status(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "enabled", "namespace", "name", "interval", NULL };
 	struct config *c = x->c;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "enabled", dec_bool, &c->status_enabled, NULL, NULL) ||
-	       field(x, m, "namespace", dec_k8s_name, &c->status_namespace, "label", NULL) ||
-	       field(x, m, "name", dec_k8s_name, &c->status_name, NULL, NULL) ||
-	       field(x, m, "interval", dec_duration, &c->status_interval_ms, &r_status_interval, NULL) ? -1 : 0;
+	return cfg_field(x, m, "enabled", cfg_dec_bool, &c->status_enabled, NULL, NULL) ||
+	       cfg_field(x, m, "namespace", dec_k8s_name, &c->status_namespace, "label", NULL) ||
+	       cfg_field(x, m, "name", dec_k8s_name, &c->status_name, NULL, NULL) ||
+	       cfg_field(x, m, "interval", dec_duration, &c->status_interval_ms, &r_status_interval, NULL) ? -1 : 0;
 }
 
-static int parse_events(struct ctx *x, const struct ytree_node *m)
+static int parse_events(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "enabled", NULL };
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "enabled", dec_bool, &x->c->events_enabled, NULL, NULL);
+	return cfg_field(x, m, "enabled", cfg_dec_bool, &x->c->events_enabled, NULL, NULL);
 }
 
-static int parse_reload(struct ctx *x, const struct ytree_node *m)
+static int parse_reload(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "watch", "debounce", NULL };
 	struct config *c = x->c;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "watch", dec_bool, &c->reload_watch, NULL, NULL) ||
-	       field(x, m, "debounce", dec_duration, &c->reload_debounce_ms, &r_debounce, NULL) ? -1 : 0;
+	return cfg_field(x, m, "watch", cfg_dec_bool, &c->reload_watch, NULL, NULL) ||
+	       cfg_field(x, m, "debounce", dec_duration, &c->reload_debounce_ms, &r_debounce, NULL) ? -1 : 0;
 }
 
-static int env_operations(struct ctx *x)
+static int env_operations(struct config_ctx *x)
 {
 	struct config *c = x->c;
 
-	return env_field(x, "LUASCALE_LOG_FORMAT", dec_log_format, &c->log_json, NULL, NULL) ||
-	       env_field(x, "LUASCALE_LOG_LEVEL", dec_log_level, &c->log_level, NULL, NULL) ||
-	       env_field(x, "LUASCALE_STATUS_ENABLED", dec_bool, &c->status_enabled, NULL, NULL) ||
-	       env_field(x, "LUASCALE_STATUS_NAMESPACE", dec_k8s_name, &c->status_namespace, "label", NULL) ||
-	       env_field(x, "LUASCALE_STATUS_NAME", dec_k8s_name, &c->status_name, NULL, NULL) ||
-	       env_field(x, "LUASCALE_STATUS_INTERVAL", dec_duration, &c->status_interval_ms, &r_status_interval, NULL) ||
-	       env_field(x, "LUASCALE_EVENTS_ENABLED", dec_bool, &c->events_enabled, NULL, NULL) ||
-	       env_field(x, "LUASCALE_RELOAD_WATCH", dec_bool, &c->reload_watch, NULL, NULL) ||
-	       env_field(x, "LUASCALE_RELOAD_DEBOUNCE", dec_duration, &c->reload_debounce_ms, &r_debounce, NULL) ? -1 : 0;
+	return cfg_env_field(x, "LUASCALE_LOG_FORMAT", dec_log_format, &c->log_json, NULL, NULL) ||
+	       cfg_env_field(x, "LUASCALE_LOG_LEVEL", dec_log_level, &c->log_level, NULL, NULL) ||
+	       cfg_env_field(x, "LUASCALE_STATUS_ENABLED", cfg_dec_bool, &c->status_enabled, NULL, NULL) ||
+	       cfg_env_field(x, "LUASCALE_STATUS_NAMESPACE", dec_k8s_name, &c->status_namespace, "label", NULL) ||
+	       cfg_env_field(x, "LUASCALE_STATUS_NAME", dec_k8s_name, &c->status_name, NULL, NULL) ||
+	       cfg_env_field(x, "LUASCALE_STATUS_INTERVAL", dec_duration, &c->status_interval_ms, &r_status_interval, NULL) ||
+	       cfg_env_field(x, "LUASCALE_EVENTS_ENABLED", cfg_dec_bool, &c->events_enabled, NULL, NULL) ||
+	       cfg_env_field(x, "LUASCALE_RELOAD_WATCH", cfg_dec_bool, &c->reload_watch, NULL, NULL) ||
+	       cfg_env_field(x, "LUASCALE_RELOAD_DEBOUNCE", dec_duration, &c->reload_debounce_ms, &r_debounce, NULL) ? -1 : 0;
 }
 
 /* ---- leader_election, server (running in the cluster) ---- */
 
-static const struct int_range r_lease = { SECOND, DAY };
+static const struct config_range r_lease = { SECOND, DAY };
 
-static int parse_leader_election(struct ctx *x, const struct ytree_node *m)
+static int parse_leader_election(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "enabled", "namespace", "name", "lease_duration",
 					    "renew_deadline", "retry_period", NULL };
 	struct config *c = x->c;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "enabled", dec_bool, &c->leader_election, NULL, &x->le_enabled) ||
-	       field(x, m, "namespace", dec_string, &c->lease_namespace, NULL, &x->le_namespace) ||
-	       field(x, m, "name", dec_string, &c->lease_name, NULL, &x->le_name) ||
-	       field(x, m, "lease_duration", dec_duration, &c->lease_duration_ms, &r_lease, &x->le_duration) ||
-	       field(x, m, "renew_deadline", dec_duration, &c->renew_deadline_ms, &r_lease, &x->le_renew) ||
-	       field(x, m, "retry_period", dec_duration, &c->retry_period_ms, &r_lease, &x->le_retry) ? -1 : 0;
+	return cfg_field(x, m, "enabled", cfg_dec_bool, &c->leader_election, NULL, &x->le_enabled) ||
+	       cfg_field(x, m, "namespace", cfg_dec_string, &c->lease_namespace, NULL, &x->le_namespace) ||
+	       cfg_field(x, m, "name", cfg_dec_string, &c->lease_name, NULL, &x->le_name) ||
+	       cfg_field(x, m, "lease_duration", dec_duration, &c->lease_duration_ms, &r_lease, &x->le_duration) ||
+	       cfg_field(x, m, "renew_deadline", dec_duration, &c->renew_deadline_ms, &r_lease, &x->le_renew) ||
+	       cfg_field(x, m, "retry_period", dec_duration, &c->retry_period_ms, &r_lease, &x->le_retry) ? -1 : 0;
 }
 
-static int parse_server(struct ctx *x, const struct ytree_node *m)
+static int parse_server(struct config_ctx *x, const struct ytree_node *m)
 {
 	static const char *const keys[] = { "listen", "enabled", NULL };
 	struct config *c = x->c;
 
-	if (expect_kind(x, m, YTREE_MAP) || check_keys(x, m, keys))
+	if (cfg_expect_kind(x, m, YTREE_MAP) || cfg_check_keys(x, m, keys))
 		return -1;
-	return field(x, m, "listen", dec_string, &c->server_listen, NULL, &x->server_listen) ||
-	       field(x, m, "enabled", dec_bool, &c->server_enabled, NULL, NULL) ? -1 : 0;
+	return cfg_field(x, m, "listen", cfg_dec_string, &c->server_listen, NULL, &x->server_listen) ||
+	       cfg_field(x, m, "enabled", cfg_dec_bool, &c->server_enabled, NULL, NULL) ? -1 : 0;
 }
 
-static int env_incluster(struct ctx *x)
+static int env_incluster(struct config_ctx *x)
 {
 	struct config *c = x->c;
 
-	return env_field(x, "LUASCALE_LEADER_ELECTION_ENABLED", dec_bool, &c->leader_election, NULL, &x->le_enabled) ||
-	       env_field(x, "LUASCALE_LEADER_ELECTION_NAMESPACE", dec_string, &c->lease_namespace, NULL, &x->le_namespace) ||
-	       env_field(x, "LUASCALE_LEADER_ELECTION_NAME", dec_string, &c->lease_name, NULL, &x->le_name) ||
-	       env_field(x, "LUASCALE_SERVER_LISTEN", dec_string, &c->server_listen, NULL, &x->server_listen) ||
-	       env_field(x, "LUASCALE_SERVER_ENABLED", dec_bool, &c->server_enabled, NULL, NULL) ? -1 : 0;
+	return cfg_env_field(x, "LUASCALE_LEADER_ELECTION_ENABLED", cfg_dec_bool, &c->leader_election, NULL, &x->le_enabled) ||
+	       cfg_env_field(x, "LUASCALE_LEADER_ELECTION_NAMESPACE", cfg_dec_string, &c->lease_namespace, NULL, &x->le_namespace) ||
+	       cfg_env_field(x, "LUASCALE_LEADER_ELECTION_NAME", cfg_dec_string, &c->lease_name, NULL, &x->le_name) ||
+	       cfg_env_field(x, "LUASCALE_SERVER_LISTEN", cfg_dec_string, &c->server_listen, NULL, &x->server_listen) ||
+	       cfg_env_field(x, "LUASCALE_SERVER_ENABLED", cfg_dec_bool, &c->server_enabled, NULL, NULL) ? -1 : 0;
 }
 
-static bool loc_set(const struct loc *l);
 
 /* leader_election: enabled defaults to in_cluster; the Lease's names are
  * valid; lease_duration > renew_deadline > retry_period. server.listen
  * is an address. */
-static int check_incluster(struct ctx *x)
+static int check_incluster(struct config_ctx *x)
 {
 	struct config *c = x->c;
 	char host[256];
 	int port;
 
-	if (!loc_set(&x->le_enabled))
+	if (!cfg_loc_set(&x->le_enabled))
 		c->leader_election = c->in_cluster;
 	if (!k8sname_valid_dns_label(c->lease_namespace))
-		return fail_loc(x, loc_set(&x->le_namespace) ? &x->le_namespace : &x->root,
+		return cfg_fail_loc(x, cfg_loc_set(&x->le_namespace) ? &x->le_namespace : &x->root,
 				"leader_election.namespace \"%.64s\" is not a namespace name (a DNS label)",
 				c->lease_namespace);
 	if (strlen(c->lease_name) > 253 || !k8sname_valid_dns_subdomain(c->lease_name))
-		return fail_loc(x, loc_set(&x->le_name) ? &x->le_name : &x->root,
+		return cfg_fail_loc(x, cfg_loc_set(&x->le_name) ? &x->le_name : &x->root,
 				"leader_election.name \"%.64s\" is not a Lease name (a DNS subdomain)",
 				c->lease_name);
 	if (c->lease_duration_ms % SECOND)
-		return fail_loc(x, &x->le_duration, "lease_duration must be whole seconds (a Lease counts seconds)");
+		return cfg_fail_loc(x, &x->le_duration, "lease_duration must be whole seconds (a Lease counts seconds)");
 	if (c->renew_deadline_ms >= c->lease_duration_ms)
-		return fail_loc(x, loc_set(&x->le_renew) ? &x->le_renew : &x->le_duration,
+		return cfg_fail_loc(x, cfg_loc_set(&x->le_renew) ? &x->le_renew : &x->le_duration,
 				"renew_deadline (%lldms) must be shorter than lease_duration (%lldms): a leader must stop acting before its Lease can be taken",
 				(long long)c->renew_deadline_ms, (long long)c->lease_duration_ms);
 	if (c->retry_period_ms >= c->renew_deadline_ms)
-		return fail_loc(x, loc_set(&x->le_retry) ? &x->le_retry : &x->le_renew,
+		return cfg_fail_loc(x, cfg_loc_set(&x->le_retry) ? &x->le_retry : &x->le_renew,
 				"retry_period (%lldms) must be shorter than renew_deadline (%lldms)",
 				(long long)c->retry_period_ms, (long long)c->renew_deadline_ms);
 	if (httpserver_parse_listen(c->server_listen, host, sizeof(host), &port, NULL) < 0)
-		return fail_loc(x, loc_set(&x->server_listen) ? &x->server_listen : &x->root,
+		return cfg_fail_loc(x, cfg_loc_set(&x->server_listen) ? &x->server_listen : &x->root,
 				"server.listen \"%.64s\": want HOST:PORT, :PORT or [IPV6]:PORT (port 0-65535)",
 				c->server_listen);
 	return 0;
 }
 
-static int section(struct ctx *x, const struct ytree_node *root, const char *key,
-		   int (*parse)(struct ctx *, const struct ytree_node *))
+int cfg_section(struct config_ctx *x, const struct ytree_node *root, const char *key,
+		   int (*parse)(struct config_ctx *, const struct ytree_node *))
 {
-	const struct ytree_node *n = map_get(root, key);
+	const struct ytree_node *n = cfg_map_get(root, key);
 	size_t old;
 	int rc;
 
@@ -2665,7 +1996,7 @@ static int section(struct ctx *x, const struct ytree_node *root, const char *key
 	return rc;
 }
 
-static int parse_root(struct ctx *x, const struct ytree_node *root)
+static int parse_root(struct config_ctx *x, const struct ytree_node *root)
 {
 	static const char *const keys[] = { "cluster", "node_groups", "policy", "safety",
 					    "disruption", "intervals", "provider", "provisioning",
@@ -2676,84 +2007,83 @@ static int parse_root(struct ctx *x, const struct ytree_node *root)
 		return 0; /* an empty document: every default */
 	x->root.line = root->line;
 	x->root.col = root->col;
-	if (expect_kind(x, root, YTREE_MAP) || check_keys(x, root, keys))
+	if (cfg_expect_kind(x, root, YTREE_MAP) || cfg_check_keys(x, root, keys))
 		return -1;
-	return section(x, root, "cluster", parse_cluster) ||
-	       section(x, root, "node_groups", parse_groups) ||
-	       section(x, root, "policy", parse_policy) ||
-	       section(x, root, "safety", parse_safety) ||
-	       section(x, root, "disruption", parse_disruption) ||
-	       section(x, root, "intervals", parse_intervals) ||
-	       section(x, root, "provider", parse_provider) ||
-	       section(x, root, "provisioning", parse_provisioning) ||
-	       section(x, root, "log", parse_log) || section(x, root, "status", parse_status) ||
-	       section(x, root, "events", parse_events) || section(x, root, "reload", parse_reload) ||
-	       section(x, root, "leader_election", parse_leader_election) ||
-	       section(x, root, "server", parse_server) ? -1 : 0;
+	return cfg_section(x, root, "cluster", parse_cluster) ||
+	       cfg_section(x, root, "node_groups", parse_groups) ||
+	       cfg_section(x, root, "policy", parse_policy) ||
+	       cfg_section(x, root, "safety", parse_safety) ||
+	       cfg_section(x, root, "disruption", parse_disruption) ||
+	       cfg_section(x, root, "intervals", parse_intervals) ||
+	       cfg_section(x, root, "provider", parse_provider) ||
+	       cfg_section(x, root, "provisioning", parse_provisioning) ||
+	       cfg_section(x, root, "log", parse_log) || cfg_section(x, root, "status", parse_status) ||
+	       cfg_section(x, root, "events", parse_events) || cfg_section(x, root, "reload", parse_reload) ||
+	       cfg_section(x, root, "leader_election", parse_leader_election) ||
+	       cfg_section(x, root, "server", parse_server) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Environment overrides                                               */
 
-static int env_cluster_policy(struct ctx *x)
+static int env_cluster_policy(struct config_ctx *x)
 {
-	static const struct int_range actions = { 1, PLAN_MAX_ACTIONS };
-	static const struct int_range drains = { 1, 1000000 };
+	static const struct config_range actions = { 1, PLAN_MAX_ACTIONS };
+	static const struct config_range drains = { 1, 1000000 };
 	struct config *c = x->c;
 	const char *kc = NULL, *pp = NULL;
 
-	if (env_field(x, "LUASCALE_CLUSTER_KUBECONFIG", dec_string, &kc, NULL, &x->kubeconfig) ||
-	    env_field(x, "LUASCALE_CLUSTER_CONTEXT", dec_string, &c->context, NULL, &x->context) ||
-	    env_field(x, "LUASCALE_CLUSTER_IN_CLUSTER", dec_bool, &c->in_cluster, NULL, &x->in_cluster) ||
-	    env_field(x, "LUASCALE_CLUSTER_WRITE_QPS", dec_write_rate, &c->write_qps, NULL, NULL) ||
-	    env_field(x, "LUASCALE_CLUSTER_WRITE_BURST", dec_int, &c->write_burst, &r_burst, NULL) ||
-	    env_field(x, "LUASCALE_CLUSTER_SYNC_TIMEOUT", dec_duration, &c->sync_timeout_ms, &r_sync, NULL) ||
-	    env_field(x, "LUASCALE_SAFETY_MAX_CACHE_STALENESS", dec_duration, &c->max_cache_staleness_ms, &r_staleness, NULL) ||
-	    env_field(x, "LUASCALE_POLICY_PATH", dec_string, &pp, NULL, &x->policy_path) ||
-	    env_field(x, "LUASCALE_POLICY_INSTRUCTIONS", dec_int, &c->policy_instructions, &r_instructions, NULL) ||
-	    env_field(x, "LUASCALE_POLICY_MEMORY", dec_bytes, &c->policy_memory, &r_memory, NULL) ||
-	    env_field(x, "LUASCALE_POLICY_TIMEOUT", dec_duration, &c->policy_timeout_ms, &r_timeout, NULL) ||
-	    env_field(x, "LUASCALE_SAFETY_MAX_NODES_TOTAL", dec_int, &c->max_nodes_total, &r_count, &x->max_nodes_total) ||
-	    env_field(x, "LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND", dec_int, &c->max_scale_down_per_round, &r_count, NULL) ||
-	    env_field(x, "LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND", dec_int, &c->max_actions_per_round, &actions, NULL) ||
-	    env_field(x, "LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS", dec_int, &c->max_concurrent_drains, &drains, NULL) ||
-	    env_field(x, "LUASCALE_SAFETY_PROTECTED_POD_SELECTOR", dec_string, &c->protected_pod_selector, NULL, &x->protected_sel) ||
-	    env_field(x, "LUASCALE_SAFETY_EVICTED_PODS_MUST_FIT", dec_bool, &c->evicted_pods_must_fit, NULL, NULL) ||
-	    env_field(x, "LUASCALE_INTERVALS_RECONCILE", dec_duration, &c->reconcile_interval_ms, &r_reconcile, &x->reconcile) ||
-	    env_field(x, "LUASCALE_INTERVALS_BATCH_IDLE", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
-	    env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
-	    env_field(x, "LUASCALE_INTERVALS_BATCH_NEW_POD", dec_duration, &c->batch_new_pod_ms, &r_batch,
+	if (cfg_env_field(x, "LUASCALE_CLUSTER_KUBECONFIG", cfg_dec_string, &kc, NULL, &x->kubeconfig) ||
+	    cfg_env_field(x, "LUASCALE_CLUSTER_CONTEXT", cfg_dec_string, &c->context, NULL, &x->context) ||
+	    cfg_env_field(x, "LUASCALE_CLUSTER_IN_CLUSTER", cfg_dec_bool, &c->in_cluster, NULL, &x->in_cluster) ||
+	    cfg_env_field(x, "LUASCALE_CLUSTER_WRITE_QPS", dec_write_rate, &c->write_qps, NULL, NULL) ||
+	    cfg_env_field(x, "LUASCALE_CLUSTER_WRITE_BURST", cfg_dec_int, &c->write_burst, &r_burst, NULL) ||
+	    cfg_env_field(x, "LUASCALE_CLUSTER_SYNC_TIMEOUT", dec_duration, &c->sync_timeout_ms, &r_sync, NULL) ||
+	    cfg_env_field(x, "LUASCALE_SAFETY_MAX_CACHE_STALENESS", dec_duration, &c->max_cache_staleness_ms, &r_staleness, NULL) ||
+	    cfg_env_field(x, "LUASCALE_POLICY_PATH", cfg_dec_string, &pp, NULL, &x->policy_path) ||
+	    cfg_env_field(x, "LUASCALE_POLICY_INSTRUCTIONS", cfg_dec_int, &c->policy_instructions, &r_instructions, NULL) ||
+	    cfg_env_field(x, "LUASCALE_POLICY_MEMORY", dec_bytes, &c->policy_memory, &r_memory, NULL) ||
+	    cfg_env_field(x, "LUASCALE_POLICY_TIMEOUT", dec_duration, &c->policy_timeout_ms, &r_timeout, NULL) ||
+	    cfg_env_field(x, "LUASCALE_SAFETY_MAX_NODES_TOTAL", cfg_dec_int, &c->max_nodes_total, &r_count, &x->max_nodes_total) ||
+	    cfg_env_field(x, "LUASCALE_SAFETY_MAX_SCALE_DOWN_PER_ROUND", cfg_dec_int, &c->max_scale_down_per_round, &r_count, NULL) ||
+	    cfg_env_field(x, "LUASCALE_SAFETY_MAX_ACTIONS_PER_ROUND", cfg_dec_int, &c->max_actions_per_round, &actions, NULL) ||
+	    cfg_env_field(x, "LUASCALE_SAFETY_MAX_CONCURRENT_DRAINS", cfg_dec_int, &c->max_concurrent_drains, &drains, NULL) ||
+	    cfg_env_field(x, "LUASCALE_SAFETY_PROTECTED_POD_SELECTOR", cfg_dec_string, &c->protected_pod_selector, NULL, &x->protected_sel) ||
+	    cfg_env_field(x, "LUASCALE_SAFETY_EVICTED_PODS_MUST_FIT", cfg_dec_bool, &c->evicted_pods_must_fit, NULL, NULL) ||
+	    cfg_env_field(x, "LUASCALE_INTERVALS_RECONCILE", dec_duration, &c->reconcile_interval_ms, &r_reconcile, &x->reconcile) ||
+	    cfg_env_field(x, "LUASCALE_INTERVALS_BATCH_IDLE", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
+	    cfg_env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
+	    cfg_env_field(x, "LUASCALE_INTERVALS_BATCH_NEW_POD", dec_duration, &c->batch_new_pod_ms, &r_batch,
 		      &x->batch_new_pod) ||
-	    env_field(x, "LUASCALE_INTERVALS_EXPLAIN", dec_duration, &c->explain_interval_ms, &r_explain, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_KIND", dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
-	    env_field(x, "LUASCALE_PROVIDER_QPS", dec_rate, &c->provider_qps, NULL, &x->provider_qps) ||
-	    env_field(x, "LUASCALE_PROVIDER_BURST", dec_int, &c->provider_burst, &r_burst, &x->provider_burst) ||
-	    env_field(x, "LUASCALE_PROVIDER_READ_QPS", dec_rate, &c->provider_read_qps, NULL, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_READ_BURST", dec_int, &c->provider_read_burst, &r_burst, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_AWS_REGION", dec_checked, &c->aws.region, &rule_region, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_AWS_CLUSTER_NAME", dec_checked, &c->aws.cluster_name, &rule_cluster, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_AWS_AUTO_DISCOVERY", dec_bool, &c->aws.auto_discovery, NULL, &x->aws_discovery) ||
-	    env_field(x, "LUASCALE_PROVIDER_AWS_INTERRUPTION_QUEUE", dec_checked, &c->aws.interruption_queue,
-		      &rule_sqs_queue, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_GCE_PROJECT", dec_checked, &c->gce.project, &rule_gce_project, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_GCE_CREDENTIALS_FILE", dec_string, &c->gce.credentials_file, NULL, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_AZURE_CLOUD", dec_checked, &c->azure.cloud, &rule_azure_cloud, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_AZURE_SUBSCRIPTION_ID", dec_checked, &c->azure.subscription_id, &rule_guid, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_AZURE_RESOURCE_GROUP", dec_checked, &c->azure.resource_group, &rule_resource_group, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_AZURE_TENANT_ID", dec_checked, &c->azure.tenant_id, &rule_tenant, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_AZURE_CLIENT_ID", dec_checked, &c->azure.client_id, &rule_guid, NULL) ||
-	    env_field(x, "LUASCALE_PROVIDER_AZURE_AUTH", dec_checked, &c->azure.auth, &rule_azure_auth, NULL) ||
-	    env_field(x, "LUASCALE_PROVISIONING_MAX_PROVISION_TIME", dec_duration, &c->max_provision_ms, &r_provision, NULL) ||
-	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_INITIAL", dec_duration, &c->backoff_initial_ms, &r_backoff, &x->backoff_initial) ||
-	    env_field(x, "LUASCALE_PROVISIONING_BACKOFF_MAX", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
-	    env_field(x, "LUASCALE_PROVISIONING_DRAIN_TIMEOUT", dec_duration, &c->drain_timeout_ms, &r_drain, NULL) ||
-	    env_field(x, "LUASCALE_PROVISIONING_BIND_PODS", dec_bool, &c->bind_pods, NULL, NULL))
+	    cfg_env_field(x, "LUASCALE_INTERVALS_EXPLAIN", dec_duration, &c->explain_interval_ms, &r_explain, NULL) ||
+	    cfg_env_field(x, "LUASCALE_PROVIDER_KIND", cfg_dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
+	    cfg_env_field(x, "LUASCALE_PROVIDER_QPS", dec_rate, &c->provider_qps, NULL, &x->provider_qps) ||
+	    cfg_env_field(x, "LUASCALE_PROVIDER_BURST", cfg_dec_int, &c->provider_burst, &r_burst, &x->provider_burst) ||
+	    cfg_env_field(x, "LUASCALE_PROVIDER_READ_QPS", dec_rate, &c->provider_read_qps, NULL, NULL) ||
+	    cfg_env_field(x, "LUASCALE_PROVIDER_READ_BURST", cfg_dec_int, &c->provider_read_burst, &r_burst, NULL) ||
+	    cfg_env_field(x, "LUASCALE_PROVISIONING_MAX_PROVISION_TIME", dec_duration, &c->max_provision_ms, &r_provision, NULL) ||
+	    cfg_env_field(x, "LUASCALE_PROVISIONING_BACKOFF_INITIAL", dec_duration, &c->backoff_initial_ms, &r_backoff, &x->backoff_initial) ||
+	    cfg_env_field(x, "LUASCALE_PROVISIONING_BACKOFF_MAX", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
+	    cfg_env_field(x, "LUASCALE_PROVISIONING_DRAIN_TIMEOUT", dec_duration, &c->drain_timeout_ms, &r_drain, NULL) ||
+	    cfg_env_field(x, "LUASCALE_PROVISIONING_BIND_PODS", cfg_dec_bool, &c->bind_pods, NULL, NULL))
 		return -1;
 	/* paths from the environment are relative to the working directory */
-	if (kc && !(c->kubeconfig = resolve_path(x, kc, false, &x->kubeconfig)))
+	if (kc && !(c->kubeconfig = cfg_resolve_path(x, kc, false, &x->kubeconfig)))
 		return -1;
-	if (pp && !(c->policy_path = resolve_path(x, pp, false, &x->policy_path)))
+	if (pp && !(c->policy_path = cfg_resolve_path(x, pp, false, &x->policy_path)))
 		return -1;
+	return 0;
+}
+
+/* Every cloud's LUASCALE_PROVIDER_<CLOUD>_*, whatever provider.kind says
+ * (a variable of another cloud is known, and checked, but unused). */
+static int env_clouds(struct config_ctx *x)
+{
+	size_t ci;
+
+	for (ci = 0; ci < N_CLOUDS; ci++)
+		if (clouds[ci]->env(x))
+			return -1;
 	return 0;
 }
 
@@ -2770,7 +2100,7 @@ static void group_env_name(const char *group, char *out, size_t outlen)
 
 static const char *const group_settings[] = { "_PRICE_PER_HOUR", "_MIN", "_MAX", NULL };
 
-static int env_group(struct ctx *x, size_t gi)
+static int env_group(struct config_ctx *x, size_t gi)
 {
 	struct node_group *g = &x->c->groups[gi];
 	struct group_meta *gm = &x->gm[gi];
@@ -2785,28 +2115,28 @@ static int env_group(struct ctx *x, size_t gi)
 	snprintf(var + base, sizeof(var) - base, "_MIN");
 	v = g->min;
 	if (!(name = arena_strdup(x->tmp, var)))
-		return oom(x);
-	if (env_field(x, name, dec_int, &v, &r_group_size, &gm->min))
+		return cfg_oom(x);
+	if (cfg_env_field(x, name, cfg_dec_int, &v, &cfg_range_group_size, &gm->min))
 		return -1;
 	g->min = (int)v;
 	snprintf(var + base, sizeof(var) - base, "_MAX");
 	v = g->max;
 	if (!(name = arena_strdup(x->tmp, var)))
-		return oom(x);
-	if (env_field(x, name, dec_int, &v, &r_group_size, &gm->max))
+		return cfg_oom(x);
+	if (cfg_env_field(x, name, cfg_dec_int, &v, &cfg_range_group_size, &gm->max))
 		return -1;
 	if (gm->max.var)
 		gm->max_set = true;
 	g->max = (int)v;
 	snprintf(var + base, sizeof(var) - base, "_PRICE_PER_HOUR");
 	if (!(name = arena_strdup(x->tmp, var)))
-		return oom(x);
-	return env_field(x, name, dec_number, &g->price_per_hour, NULL, NULL);
+		return cfg_oom(x);
+	return cfg_env_field(x, name, dec_number, &g->price_per_hour, NULL, NULL);
 }
 
 /* With a listable environment: every LUASCALE_NODE_GROUPS_* variable must
  * name exactly one group and a known setting. */
-static int env_check_group_vars(struct ctx *x)
+static int env_check_group_vars(struct config_ctx *x)
 {
 	const char *const *p;
 	size_t plen = strlen(ENV_PREFIX_GROUPS);
@@ -2862,11 +2192,11 @@ static int env_check_group_vars(struct ctx *x)
 
 /* Sets top-level parameter 'key' (matched without regard to case) from
  * environment variable 'var'. */
-static int env_set_param(struct ctx *x, const char *key, const char *var)
+static int env_set_param(struct config_ctx *x, const char *key, const char *var)
 {
 	struct param *params = &x->c->params, *p = NULL, *items;
 	const char *text = env_get(&x->env, var);
-	struct val v;
+	struct config_val v;
 	size_t i;
 
 	if (!text)
@@ -2877,25 +2207,25 @@ static int env_set_param(struct ctx *x, const char *key, const char *var)
 	if (!p) {
 		items = arena_calloc(x->a, params->n_items + 1, sizeof(*items));
 		if (!items)
-			return oom(x);
+			return cfg_oom(x);
 		if (params->n_items)
 			memcpy(items, params->items, params->n_items * sizeof(*items));
 		params->items = items;
 		p = &items[params->n_items++];
 		p->key = arena_strdup(x->a, key);
 		if (!p->key)
-			return oom(x);
+			return cfg_oom(x);
 	}
 	var = arena_strdup(x->tmp, var);
 	if (!var)
-		return oom(x);
+		return cfg_oom(x);
 	v = val_of_env(var, text);
 	p->items = NULL;
 	p->n_items = 0;
 	return param_scalar(x, &v, p);
 }
 
-static int env_params(struct ctx *x)
+static int env_params(struct config_ctx *x)
 {
 	size_t plen = strlen(ENV_PREFIX_PARAMS), i;
 	char key[128], var[160];
@@ -2990,7 +2320,7 @@ static size_t prefix_guess(const char *var, const char *prefix, char *out, size_
 /* With a listable environment: a LUASCALE_* variable that no override
  * looked up, and that is not one of env_not_config, is an error naming the
  * closest known name. A typo must not leave a setting at its default. */
-static int env_check_unknown(struct ctx *x)
+static int env_check_unknown(struct config_ctx *x)
 {
 	const struct env *e = &x->env;
 	const char *const *p;
@@ -3043,13 +2373,13 @@ static int env_check_unknown(struct ctx *x)
 	return 0;
 }
 
-static int apply_env(struct ctx *x)
+static int apply_env(struct config_ctx *x)
 {
 	size_t i;
 
 	if (!x->env.envp && !x->env.fn)
 		return 0;
-	if (env_cluster_policy(x) || env_operations(x) || env_incluster(x))
+	if (env_cluster_policy(x) || env_clouds(x) || env_operations(x) || env_incluster(x))
 		return -1;
 	if (x->env.envp && env_check_group_vars(x))
 		return -1;
@@ -3064,217 +2394,211 @@ static int apply_env(struct ctx *x)
 /* ------------------------------------------------------------------ */
 /* Checks across fields, after the environment                         */
 
-static bool loc_set(const struct loc *l)
+bool cfg_loc_set(const struct config_loc *l)
 {
 	return l->path || l->var;
 }
 
-/* The kinds providers/registry.c makes, kept here as a list so that what
- * reads a config does not link every cloud (tests, benches, the Lua
- * module); test_registry checks the two agree. */
-static const char *const provider_kinds[] = { "sim", "aws", "gce", "azure", NULL };
+/* The kinds providers/registry.c makes: "sim" and the clouds of this
+ * build, listed here so that what reads a config does not link every cloud
+ * (tests, benches, the Lua module); test_registry checks the two agree. */
+static const char *const provider_kinds[] = { "sim", LUASCALE_CLOUDS(CLOUD_KEY) NULL };
 
-/* provider.kind is known, and the provider sections match it. Fills
- * c->group_extra. */
-static int check_provider(struct ctx *x)
+/* The cloud provider.kind names, or NULL (none, or "sim"). */
+static const struct config_cloud *kind_cloud(const struct config *c, size_t *index)
+{
+	size_t ci;
+
+	for (ci = 0; ci < N_CLOUDS; ci++)
+		if (!strcmp(c->provider_kind, clouds[ci]->kind)) {
+			*index = ci;
+			return clouds[ci];
+		}
+	return NULL;
+}
+
+/* provider.kind is known, and the provider sections match it; then the
+ * cloud's own checks. */
+static int check_provider(struct config_ctx *x)
 {
 	struct config *c = x->c;
-	bool aws = !strcmp(c->provider_kind, "aws"), gce = !strcmp(c->provider_kind, "gce");
-	bool azure = !strcmp(c->provider_kind, "azure");
-	const char *const *k;
-	size_t i;
+	const struct config_cloud *cloud;
+	size_t i, ci = 0;
 
 	if (*c->provider_kind) {
+		const char *const *k;
+
 		for (k = provider_kinds; *k && strcmp(*k, c->provider_kind); k++)
 			;
 		if (!*k) {
 			const char *hint = suggest(c->provider_kind, provider_kinds);
-			char buf[64];
+			char buf[64], list[256];
+			size_t len = 0;
 
-			return fail_loc(x, loc_set(&x->provider_kind) ? &x->provider_kind : &x->root,
-					"provider.kind %s is not a provider of this build (known: sim, aws, gce, azure)%s%s%s",
-					quoted(c->provider_kind, buf, sizeof(buf)),
-					hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
+			list[0] = '\0';
+			for (k = provider_kinds; *k && len < sizeof(list); k++)
+				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "", *k);
+			return cfg_fail_loc(x, cfg_loc_set(&x->provider_kind) ? &x->provider_kind : &x->root,
+					    "provider.kind %s is not a provider of this build (known: %s)%s%s%s",
+					    cfg_quoted(c->provider_kind, buf, sizeof(buf)), list,
+					    hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
 		}
 	}
-	if (!aws && loc_set(&x->provider_aws))
-		return fail_loc(x, &x->provider_aws, "provider.aws is set, but provider.kind is %s%s%s: set kind: aws, or remove the section",
-				*c->provider_kind ? "\"" : "not set", c->provider_kind,
-				*c->provider_kind ? "\"" : "");
-	/* EC2's launch calls are limited far below the generic default:
-	 * CreateFleet and RunInstances at about 2 a second, 5 saved up */
-	if (aws && !loc_set(&x->provider_qps))
-		c->provider_qps = 2;
-	if (aws && !loc_set(&x->provider_burst))
-		c->provider_burst = 5;
-	if (!gce && loc_set(&x->provider_gce))
-		return fail_loc(x, &x->provider_gce, "provider.gce is set, but provider.kind is %s%s%s: set kind: gce, or remove the section",
-				*c->provider_kind ? "\"" : "not set", c->provider_kind,
-				*c->provider_kind ? "\"" : "");
-	if (!azure && loc_set(&x->provider_azure))
-		return fail_loc(x, &x->provider_azure, "provider.azure is set, but provider.kind is %s%s%s: set kind: azure, or remove the section",
-				*c->provider_kind ? "\"" : "not set", c->provider_kind,
-				*c->provider_kind ? "\"" : "");
-	if (aws && c->aws.auto_discovery && !c->aws.cluster_name)
-		return fail_loc(x, &x->aws_discovery,
-				"auto_discovery needs provider.aws.cluster_name: the ASGs tagged k8s.io/cluster-autoscaler/<cluster_name> are found");
-	if (!c->n_groups)
-		return 0;
-	c->group_extra = arena_calloc(c->arena, c->n_groups, sizeof(*c->group_extra));
-	if (!c->group_extra)
-		return oom(x);
+	cloud = kind_cloud(c, &ci);
+	for (i = 0; i < N_CLOUDS; i++)
+		if (clouds[i] != cloud && cfg_loc_set(&x->provider_cloud[i]))
+			return cfg_fail_loc(x, &x->provider_cloud[i],
+					    "provider.%s is set, but provider.kind is %s%s%s: set kind: %s, or remove the section",
+					    clouds[i]->kind, *c->provider_kind ? "\"" : "not set", c->provider_kind,
+					    *c->provider_kind ? "\"" : "", clouds[i]->kind);
 	for (i = 0; i < c->n_groups; i++) {
-		struct group_meta *gm = &x->gm[i];
-		struct config_group_extra *e = &c->group_extra[i];
 		size_t j;
 
-		if (gm->aws_set && !aws)
-			return fail_loc(x, &gm->aws, "an aws: section needs provider.kind: aws");
-		if (gm->gce_set && !gce)
-			return fail_loc(x, &gm->gce, "a gce: section needs provider.kind: gce");
-		if (gm->azure_set && !azure)
-			return fail_loc(x, &gm->azure, "an azure: section needs provider.kind: azure");
-		if (azure && !gm->azure_set)
-			gm->azg.vmss = c->groups[i].name; /* a scale set of the group's name */
-		if (azure && !gm->azg.aks_pool && (strlen(gm->azg.vmss) > 64 || !ok_vmss(gm->azg.vmss)))
-			return fail_loc(x, &gm->node, "node group \"%s\" is not a scale set name: give azure: {vmss: NAME}",
-					c->groups[i].name);
-		for (j = 0; azure && gm->azg.aks_pool && j < i; j++)
-			if (x->gm[j].azg.aks_pool && !strcmp(x->gm[j].azg.aks_pool, gm->azg.aks_pool) &&
-			    !strcasecmp(x->gm[j].azg.aks_cluster, gm->azg.aks_cluster) &&
-			    !strcasecmp(x->gm[j].azg.aks_resource_group, gm->azg.aks_resource_group))
-				return fail_loc(x, &gm->azure, "node groups \"%s\" and \"%s\" are the same AKS agent pool \"%s\"",
-						c->groups[j].name, c->groups[i].name, gm->azg.aks_pool);
-		for (j = 0; azure && !gm->azg.aks_pool && j < i; j++)
-			if (!x->gm[j].azg.aks_pool && !strcasecmp(x->gm[j].azg.vmss, gm->azg.vmss) &&
-			    !strcasecmp(x->gm[j].azg.resource_group ? x->gm[j].azg.resource_group : "",
-					gm->azg.resource_group ? gm->azg.resource_group : ""))
-				return fail_loc(x, gm->azure_set ? &gm->azure : &gm->node,
-						"node groups \"%s\" and \"%s\" are the same scale set \"%s\"",
-						c->groups[j].name, c->groups[i].name, gm->azg.vmss);
-		if (gce && !gm->gce_set)
-			return fail_loc(x, &gm->node, "node group \"%s\" needs a gce: section with its MIG's zone or region (provider.kind is gce)",
-					c->groups[i].name);
-		for (j = 0; gce && j < i; j++)
-			if (!strcmp(x->gm[j].gceg.mig, gm->gceg.mig) &&
-			    !strcmp(x->gm[j].gceg.zone ? x->gm[j].gceg.zone : x->gm[j].gceg.region,
-				    gm->gceg.zone ? gm->gceg.zone : gm->gceg.region))
-				return fail_loc(x, &gm->gce, "node groups \"%s\" and \"%s\" are the same MIG \"%s\"",
-						c->groups[j].name, c->groups[i].name, gm->gceg.mig);
-		if (aws && !gm->aws_set) {
-			gm->awsg.asg = c->groups[i].name; /* an ASG of the group's name */
-			gm->awsg.launch_template_version = "$Default";
-		}
-		if (aws && gm->awsg.fleet && !c->aws.cluster_name)
-			return fail_loc(x, &gm->aws,
-					"node group \"%s\" is a fleet group (mode: fleet): set provider.aws.cluster_name "
-					"(or LUASCALE_PROVIDER_AWS_CLUSTER_NAME); its instances are tagged luascale.io/cluster=<cluster_name> "
-					"and only those are its own, so a cluster with a group of the same name in this account and region "
-					"is not counted",
-					c->groups[i].name);
-		for (j = 0; aws && !gm->awsg.fleet && j < i; j++)
-			if (!x->gm[j].awsg.fleet && !strcmp(x->gm[j].awsg.asg, gm->awsg.asg))
-				return fail_loc(x, gm->aws_set ? &gm->aws : &gm->node,
-						"node groups \"%s\" and \"%s\" are the same Auto Scaling group \"%s\"",
-						c->groups[j].name, c->groups[i].name, gm->awsg.asg);
-		e->min_set = gm->min_set || gm->min.var;
-		e->max_set = gm->max_set;
-		e->template_set = gm->template_set;
-		e->aws_set = gm->aws_set;
-		e->aws = gm->awsg;
-		e->gce_set = gm->gce_set;
-		e->gce = gm->gceg;
-		e->azure_set = gm->azure_set;
-		e->azure = gm->azg;
+		for (j = 0; j < N_CLOUDS; j++)
+			if (clouds[j] != cloud && cfg_loc_set(&x->gm[i].cloud[j]))
+				return cfg_fail_loc(x, &x->gm[i].cloud[j], "%s %s: section needs provider.kind: %s",
+						    strchr("aeiou", clouds[j]->kind[0]) ? "an" : "a",
+						    clouds[j]->kind, clouds[j]->kind);
+		c->group_extra[i].min_set = x->gm[i].min_set || x->gm[i].min.var;
+		c->group_extra[i].max_set = x->gm[i].max_set;
+		c->group_extra[i].template_set = x->gm[i].template_set;
 	}
-	return 0;
+	if (!cloud)
+		return 0;
+	/* a cloud's own limits on its calls, unless the config writes them */
+	if (cloud->default_qps > 0 && !cfg_loc_set(&x->provider_qps))
+		c->provider_qps = cloud->default_qps;
+	if (cloud->default_burst > 0 && !cfg_loc_set(&x->provider_burst))
+		c->provider_burst = cloud->default_burst;
+	x->checking = ci;
+	return cloud->check ? cloud->check(x) : 0;
 }
 
-static int check_all(struct ctx *x)
+/* The config, its arena and the key path, for a cloud's readers. */
+struct config *cfg_config(struct config_ctx *x)
+{
+	return x->c;
+}
+
+struct arena *cfg_arena(struct config_ctx *x)
+{
+	return x->a;
+}
+
+struct ytree_path *cfg_path(struct config_ctx *x)
+{
+	return &x->path;
+}
+
+void *cfg_scratch(struct config_ctx *x, const struct config_cloud *cloud, size_t size)
+{
+	size_t ci;
+
+	for (ci = 0; ci < N_CLOUDS && clouds[ci] != cloud; ci++)
+		;
+	if (!x->scratch[ci])
+		x->scratch[ci] = arena_alloc(x->tmp, size);
+	return x->scratch[ci];
+}
+
+const struct config_loc *cfg_group_loc(struct config_ctx *x, size_t i)
+{
+	return &x->gm[i].node;
+}
+
+const struct config_loc *cfg_group_section_loc(struct config_ctx *x, size_t i)
+{
+	const struct config_loc *l = &x->gm[i].cloud[x->checking];
+
+	return cfg_loc_set(l) ? l : &x->gm[i].node;
+}
+
+static int check_all(struct config_ctx *x)
 {
 	struct config *c = x->c;
-	const struct loc *where;
+	const struct config_cloud *cloud;
+	const struct config_loc *where;
 	struct errbuf se;
 	int64_t sum = 0;
-	size_t i;
+	size_t i, ci;
 
 	if (c->in_cluster && (*c->kubeconfig || *c->context)) {
 		where = *c->kubeconfig ? &x->kubeconfig : &x->context;
-		return fail_loc(x, where, "in_cluster is true, so kubeconfig and context must not be set: choose one way to reach the cluster");
+		return cfg_fail_loc(x, where, "in_cluster is true, so kubeconfig and context must not be set: choose one way to reach the cluster");
 	}
 	if (!c->in_cluster && !(x->flags & CONFIG_OFFLINE) && (!*c->kubeconfig || !*c->context)) {
 		const char *missing = !*c->kubeconfig ? "kubeconfig" : "context";
 
-		return fail_loc(x, loc_set(&x->cluster) ? &x->cluster : &x->root,
+		return cfg_fail_loc(x, cfg_loc_set(&x->cluster) ? &x->cluster : &x->root,
 				"%s%s is required unless in_cluster is true; luascale never falls back to a kubeconfig's current-context, on purpose: acting on the wrong cluster cannot be undone (set it here or with LUASCALE_CLUSTER_%s)",
-				loc_set(&x->cluster) ? "" : "cluster.", missing,
+				cfg_loc_set(&x->cluster) ? "" : "cluster.", missing,
 				!*c->kubeconfig ? "KUBECONFIG" : "CONTEXT");
 	}
 	if (!*c->policy_path && !(x->flags & CONFIG_OFFLINE))
-		return fail_loc(x, loc_set(&x->policy) ? &x->policy : &x->root,
+		return cfg_fail_loc(x, cfg_loc_set(&x->policy) ? &x->policy : &x->root,
 				"%spath is required: the Lua policy to run (or set LUASCALE_POLICY_PATH)",
-				loc_set(&x->policy) ? "" : "policy.");
+				cfg_loc_set(&x->policy) ? "" : "policy.");
 
 	if (check_provider(x) < 0)
 		return -1;
+	cloud = kind_cloud(c, &ci);
 	for (i = 0; i < c->n_groups; i++) {
 		struct node_group *g = &c->groups[i];
 		struct group_meta *gm = &x->gm[i];
-		/* an Auto Scaling group says its own max and describes new nodes */
-		bool from_cloud = (!strcmp(c->provider_kind, "aws") && !gm->awsg.fleet) ||
-				  !strcmp(c->provider_kind, "azure"); /* a scale set's min and max tags */
+		/* a cloud describes new nodes, and may say a group's max (an
+		 * Auto Scaling group's, a scale set's "max" tag) */
+		bool from_cloud = cloud && cloud->max_from_cloud && cloud->max_from_cloud(&c->group_extra[i]);
 
-		if (!gm->template_set && strcmp(c->provider_kind, "aws") && strcmp(c->provider_kind, "gce") &&
-		    strcmp(c->provider_kind, "azure"))
-			return fail_loc(x, &gm->node, "template is required (the allocatable resources of a new node of group \"%s\")",
+		if (!gm->template_set && !cloud)
+			return cfg_fail_loc(x, &gm->node, "template is required (the allocatable resources of a new node of group \"%s\")",
 					g->name);
 		if (!gm->max_set && !from_cloud)
-			return fail_loc(x, &gm->node, "max is required (the largest number of nodes of group \"%s\")",
+			return cfg_fail_loc(x, &gm->node, "max is required (the largest number of nodes of group \"%s\")",
 					g->name);
 		if (!gm->max_set)
 			g->max = g->min; /* the cloud's, in a live round; offline, no growth */
 		if (gm->max_set && g->max < g->min)
-			return fail_loc(x, gm->max.var || !gm->min.var ? &gm->max : &gm->min,
+			return cfg_fail_loc(x, gm->max.var || !gm->min.var ? &gm->max : &gm->min,
 					"max (%d) is less than min (%d) for node group \"%s\"",
 					g->max, g->min, g->name);
 		sum += g->min;
 	}
 	if (c->max_nodes_total > 0 && sum > c->max_nodes_total)
-		return fail_loc(x, &x->max_nodes_total,
+		return cfg_fail_loc(x, &x->max_nodes_total,
 				"the node groups' minimums add up to %lld, more than max_nodes_total (%lld)",
 				(long long)sum, (long long)c->max_nodes_total);
 	if (c->batch_idle_ms > c->batch_max_ms) {
 		where = x->batch_idle.var ? &x->batch_idle : x->batch_max.var ? &x->batch_max :
-			loc_set(&x->batch_idle) ? &x->batch_idle :
-			loc_set(&x->batch_max) ? &x->batch_max : &x->root;
-		return fail_loc(x, where, "batch_idle (%lldms) is longer than batch_max (%lldms)",
+			cfg_loc_set(&x->batch_idle) ? &x->batch_idle :
+			cfg_loc_set(&x->batch_max) ? &x->batch_max : &x->root;
+		return cfg_fail_loc(x, where, "batch_idle (%lldms) is longer than batch_max (%lldms)",
 				(long long)c->batch_idle_ms, (long long)c->batch_max_ms);
 	}
 	if (c->batch_new_pod_ms > c->batch_idle_ms) {
 		/* set: a mistake (new pods would wait longer than other changes);
 		 * the default under a shorter batch_idle: batch_idle */
-		if (!x->batch_new_pod.var && !loc_set(&x->batch_new_pod))
+		if (!x->batch_new_pod.var && !cfg_loc_set(&x->batch_new_pod))
 			c->batch_new_pod_ms = c->batch_idle_ms;
 		else
-			return fail_loc(x, &x->batch_new_pod,
+			return cfg_fail_loc(x, &x->batch_new_pod,
 					"batch_new_pod (%lldms) is longer than batch_idle (%lldms)",
 					(long long)c->batch_new_pod_ms, (long long)c->batch_idle_ms);
 	}
 	if (c->reconcile_interval_ms <= 0)
-		return fail_loc(x, &x->reconcile, "the reconcile interval must be longer than 0s");
+		return cfg_fail_loc(x, &x->reconcile, "the reconcile interval must be longer than 0s");
 	if (c->backoff_initial_ms > c->backoff_max_ms) {
 		char a[32], b[32];
 
 		where = x->backoff_initial.var ? &x->backoff_initial : x->backoff_max.var ? &x->backoff_max :
-			loc_set(&x->backoff_initial) ? &x->backoff_initial :
-			loc_set(&x->backoff_max) ? &x->backoff_max : &x->root;
-		return fail_loc(x, where, "backoff_initial (%s) is longer than backoff_max (%s): the backoff doubles from the first up to the second",
+			cfg_loc_set(&x->backoff_initial) ? &x->backoff_initial :
+			cfg_loc_set(&x->backoff_max) ? &x->backoff_max : &x->root;
+		return cfg_fail_loc(x, where, "backoff_initial (%s) is longer than backoff_max (%s): the backoff doubles from the first up to the second",
 				fmt_ms(c->backoff_initial_ms, a, sizeof(a)),
 				fmt_ms(c->backoff_max_ms, b, sizeof(b)));
 	}
 	if (*c->protected_pod_selector &&
 	    label_selector_parse(c->arena, c->protected_pod_selector, &c->protected_pods, &se))
-		return fail_loc(x, &x->protected_sel, "%s", se.msg);
+		return cfg_fail_loc(x, &x->protected_sel, "%s", se.msg);
 	return 0;
 }
 
@@ -3309,7 +2633,7 @@ struct config *config_parse_opts(const char *yaml, size_t len, const char *sourc
 	struct arena *a = arena_new(), *tmp = arena_new();
 	struct config *c = NULL;
 	struct ytree_node *root;
-	struct ctx x;
+	struct config_ctx x;
 	int rc = -1;
 
 	if (!source)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cloud_configs.h" /* generated: each cloud's section structs */
 #include "engine/budget.h"
 #include "errbuf.h"
 #include "model.h"
@@ -36,66 +37,18 @@ struct param {
 	size_t n_items;
 };
 
-/* A node group's settings for the AWS provider (the group's "aws:" section). */
-struct config_aws_group {
-	bool fleet;                      /* mode: fleet (EC2 CreateFleet); else an Auto Scaling group */
-	const char *asg;                 /* asg mode: the ASG's name, default the group's name */
-	const char *launch_template;     /* fleet: a launch template name, or its id "lt-..." */
-	const char *launch_template_version; /* fleet: "$Default" (default), "$Latest" or a number */
-	const char *const *instance_types;   /* fleet: in priority order, at least one */
-	size_t n_instance_types;
-	const char *const *zones;        /* fleet: placements, at least one: a zone each ... */
-	const char *const *subnets;      /* ... and its subnet id, or "" (the template's) */
-	size_t n_placements;
-	bool prioritized;                /* allocation_strategy: prioritized (else lowest-price) */
-	bool spot;                       /* capacity_type: spot first (else on-demand) */
-	bool on_demand_fallback;         /* capacity_type: [spot, on-demand]: on-demand for
-					  * what spot cannot give */
-};
-
-/* A node group's settings for the GCE provider (the group's "gce:" section). */
-struct config_gce_group {
-	const char *mig;                 /* the managed instance group's name, default the group's */
-	const char *zone;                /* a zonal MIG's zone, or NULL */
-	const char *region;              /* a regional MIG's region, or NULL (one of the two is set) */
-};
-
-/* A MIG name prefix whose groups are managed too (provider.gce.discovery). */
-struct config_gce_discovery {
-	const char *prefix;
-	int min, max;
-};
-
-/* A node group's settings for the Azure provider (the group's "azure:" section). */
-struct config_azure_group {
-	const char *vmss;                /* the scale set's name, default the group's; NULL for an AKS pool */
-	const char *resource_group;      /* NULL: provider.azure.resource_group, else ARM_RESOURCE_GROUP */
-	/* azure.aks: the group is an AKS agent pool, scaled through the
-	 * agentPools API (NULL when it is a scale set of its own) */
-	const char *aks_cluster;         /* the managed cluster's name */
-	const char *aks_resource_group;  /* the managed cluster's resource group (not MC_...) */
-	const char *aks_pool;            /* the agent pool's name */
-};
-
-/* Scale sets found by their tags (one entry of provider.azure.discovery). */
-struct config_azure_discovery {
-	const struct kv *tags;           /* every one must be on the scale set; a value "" matches any */
-	size_t n_tags;
-	int min, max;                    /* -1 when unset: the scale set's "min" and "max" tags rule */
-};
-
 /* What a group's config says of itself beyond struct node_group, for the
  * provider that completes it from the cloud. Same index as config.groups. */
 struct config_group_extra {
 	bool min_set, max_set;           /* written (else the cloud's, for cloud groups;
 					  * an unwritten max reads as min offline) */
 	bool template_set;               /* a template: was written */
-	bool aws_set;                    /* an aws: section was written */
-	struct config_aws_group aws;
-	bool gce_set;                    /* a gce: section was written */
-	struct config_gce_group gce;
-	bool azure_set;                  /* an azure: section was written */
-	struct config_azure_group azure; /* filled for every group when the kind is azure */
+	/* each cloud's section: <cloud>_set when it was written, and
+	 * struct config_<cloud>_group <cloud> (its defaults filled for every
+	 * group when provider.kind is that cloud) */
+#define X(cloud) bool cloud##_set; struct config_##cloud##_group cloud;
+	LUASCALE_CLOUDS(X)
+#undef X
 	/* The group's disruption budgets (docs/configuration.md "Disruption
 	 * budgets"): its own disruption.budgets when written (budgets_set),
 	 * else the top-level disruption.budgets, else budget_default (nodes:
@@ -104,56 +57,6 @@ struct config_group_extra {
 	bool budgets_set;
 	const struct disruption_budget *budgets;
 	size_t n_budgets;
-};
-
-/* The provider.gce section. NULL strings when unset. */
-struct config_gce {
-	const char *project;             /* NULL: the metadata server's */
-	const char *credentials_file;    /* a service-account key; NULL: GOOGLE_APPLICATION_CREDENTIALS,
-					  * then the metadata server */
-	const char *endpoint_compute;    /* "https://compute.googleapis.com/compute/v1/" by default */
-	const char *endpoint_token;      /* the token URL (else the key file's token_uri) */
-	const char *endpoint_billing;    /* the Cloud Billing Catalog API's root,
-					  * "https://cloudbilling.googleapis.com/" by default */
-	const char *metadata_host;       /* host[:port] (else GCE_METADATA_HOST, metadata.google.internal) */
-	const struct config_gce_discovery *discovery;
-	size_t n_discovery;
-};
-
-/* The provider.azure section. NULL strings when unset: the provider then
- * reads the environment (docs/providers/azure.md gives the order). */
-struct config_azure {
-	const char *cloud;               /* "public" (default), "china" or "usgov" */
-	const char *subscription_id;     /* NULL: ARM_SUBSCRIPTION_ID, AZURE_SUBSCRIPTION_ID */
-	const char *resource_group;      /* the groups' default; NULL: ARM_RESOURCE_GROUP */
-	const char *tenant_id;           /* NULL: AZURE_TENANT_ID, ARM_TENANT_ID */
-	const char *client_id;           /* NULL: AZURE_CLIENT_ID, ARM_CLIENT_ID */
-	const char *auth;                /* "auto" (NULL), "client_secret", "workload_identity",
-					  * "managed_identity" */
-	const char *client_secret_file;  /* a file holding the secret; NULL: AZURE_CLIENT_SECRET,
-					  * ARM_CLIENT_SECRET */
-	const char *federated_token_file;/* NULL: AZURE_FEDERATED_TOKEN_FILE */
-	const char *identity_client_id;  /* a user-assigned managed identity's client id; NULL:
-					  * ARM_USER_ASSIGNED_IDENTITY_ID, AZURE_CLIENT_ID */
-	const char *endpoint_resource_manager; /* sovereign, private or simulated clouds */
-	const char *endpoint_authority;
-	const char *endpoint_imds;
-	const char *endpoint_prices;     /* the Retail Prices API; NULL: https://prices.azure.com/ */
-	const struct config_azure_discovery *discovery;
-	size_t n_discovery;
-};
-
-/* The provider.aws section. Empty strings when unset. */
-struct config_aws {
-	const char *region;              /* "": AWS_REGION, the profile or the instance's */
-	const char *cluster_name;        /* the k8s.io/cluster-autoscaler/<cluster> tag's */
-	bool auto_discovery;             /* also manage every ASG tagged for the cluster */
-	const char *endpoint_ec2;        /* endpoint overrides (VPC endpoints, FIPS, the simulator) */
-	const char *endpoint_autoscaling;
-	const char *endpoint_sts;
-	const char *endpoint_sqs;
-	const char *interruption_queue;  /* an SQS queue URL EventBridge feeds interruption
-					  * events into; NULL: none read */
 };
 
 /*
@@ -231,9 +134,10 @@ struct config {
 	int64_t provider_burst;         /* default 10 */
 	double provider_read_qps;       /* default 20 */
 	int64_t provider_read_burst;    /* default 40 */
-	struct config_aws aws;          /* provider.aws (kind aws) */
-	struct config_gce gce;          /* provider.gce (kind gce) */
-	struct config_azure azure;      /* provider.azure (kind azure) */
+	/* each cloud's provider.<cloud> section: struct config_<cloud> <cloud> */
+#define X(cloud) struct config_##cloud cloud;
+	LUASCALE_CLOUDS(X)
+#undef X
 	bool pricing_enabled;           /* provider.pricing.enabled: ask the cloud for the groups'
 					 * prices (the config's price_per_hour still wins), default true */
 	int64_t pricing_on_demand_ttl_ms; /* provider.pricing.on_demand_ttl, default 12h */
@@ -295,10 +199,7 @@ typedef const char *(*config_getenv_fn)(const char *name, void *ud);
  *   LUASCALE_SAFETY_PROTECTED_POD_SELECTOR,
  *   LUASCALE_INTERVALS_RECONCILE, LUASCALE_INTERVALS_BATCH_IDLE, LUASCALE_INTERVALS_BATCH_MAX,
  *   LUASCALE_PROVIDER_KIND / _QPS / _BURST / _READ_QPS / _READ_BURST,
- *   LUASCALE_PROVIDER_AWS_REGION / _CLUSTER_NAME / _AUTO_DISCOVERY,
- *   LUASCALE_PROVIDER_GCE_PROJECT / _CREDENTIALS_FILE,
- *   LUASCALE_PROVIDER_AZURE_CLOUD / _SUBSCRIPTION_ID / _RESOURCE_GROUP / _TENANT_ID /
- *   _CLIENT_ID / _AUTH,
+ *   LUASCALE_PROVIDER_<CLOUD>_* (each cloud's, in its <cloud>_config.c),
  *   LUASCALE_PROVISIONING_MAX_PROVISION_TIME / _BACKOFF_INITIAL / _BACKOFF_MAX / _DRAIN_TIMEOUT,
  *   LUASCALE_LOG_FORMAT, LUASCALE_STATUS_ENABLED / _NAMESPACE / _NAME / _INTERVAL,
  *   LUASCALE_EVENTS_ENABLED, LUASCALE_RELOAD_WATCH / _DEBOUNCE,

@@ -62,20 +62,11 @@ static bool cloud_groups_differ(const struct config *a, const struct config *b)
 				return true;
 			continue;
 		}
-		if (x->aws_set != y->aws_set || x->gce_set != y->gce_set ||
-		    str_differs(x->aws.asg, y->aws.asg) || x->aws.fleet != y->aws.fleet ||
-		    str_differs(x->aws.launch_template, y->aws.launch_template) ||
-		    x->aws.n_instance_types != y->aws.n_instance_types ||
-		    x->aws.n_placements != y->aws.n_placements || x->aws.spot != y->aws.spot ||
-		    x->aws.on_demand_fallback != y->aws.on_demand_fallback ||
-		    str_differs(x->gce.mig, y->gce.mig) || str_differs(x->gce.zone, y->gce.zone) ||
-		    str_differs(x->gce.region, y->gce.region) ||
-		    str_differs(x->azure.vmss, y->azure.vmss) ||
-		    str_differs(x->azure.resource_group, y->azure.resource_group) ||
-		    str_differs(x->azure.aks_cluster, y->azure.aks_cluster) ||
-		    str_differs(x->azure.aks_resource_group, y->azure.aks_resource_group) ||
-		    str_differs(x->azure.aks_pool, y->azure.aks_pool))
+#define CLOUD_GROUP_DIFFERS(cloud) \
+		if (config_##cloud##_group_differs(&x->cloud, &y->cloud)) \
 			return true;
+		LUASCALE_CLOUDS(CLOUD_GROUP_DIFFERS)
+#undef CLOUD_GROUP_DIFFERS
 	}
 	return false;
 }
@@ -97,42 +88,14 @@ size_t config_keep_restart_only(const struct config *running, struct config *nex
 	KEEP_VAL("provider.burst", provider_burst);
 	KEEP_VAL("provider.read_qps", provider_read_qps);
 	KEEP_VAL("provider.read_burst", provider_read_burst);
-	if (str_differs(running->aws.region, next->aws.region) ||
-	    str_differs(running->aws.cluster_name, next->aws.cluster_name) ||
-	    running->aws.auto_discovery != next->aws.auto_discovery ||
-	    str_differs(running->aws.endpoint_ec2, next->aws.endpoint_ec2) ||
-	    str_differs(running->aws.endpoint_autoscaling, next->aws.endpoint_autoscaling) ||
-	    str_differs(running->aws.endpoint_sts, next->aws.endpoint_sts)) {
-		note(&r, "provider.aws");
-		next->aws = running->aws;
+	/* each cloud's provider.<cloud> section */
+#define CLOUD_KEEP(cloud) \
+	if (config_##cloud##_differs(&running->cloud, &next->cloud)) { \
+		note(&r, "provider." #cloud); \
+		next->cloud = running->cloud; \
 	}
-	if (str_differs(running->gce.project, next->gce.project) ||
-	    str_differs(running->gce.credentials_file, next->gce.credentials_file) ||
-	    str_differs(running->gce.endpoint_compute, next->gce.endpoint_compute) ||
-	    str_differs(running->gce.endpoint_token, next->gce.endpoint_token) ||
-	    str_differs(running->gce.endpoint_billing, next->gce.endpoint_billing) ||
-	    str_differs(running->gce.metadata_host, next->gce.metadata_host) ||
-	    running->gce.n_discovery != next->gce.n_discovery) {
-		note(&r, "provider.gce");
-		next->gce = running->gce;
-	}
-	if (str_differs(running->azure.cloud, next->azure.cloud) ||
-	    str_differs(running->azure.subscription_id, next->azure.subscription_id) ||
-	    str_differs(running->azure.resource_group, next->azure.resource_group) ||
-	    str_differs(running->azure.tenant_id, next->azure.tenant_id) ||
-	    str_differs(running->azure.client_id, next->azure.client_id) ||
-	    str_differs(running->azure.auth, next->azure.auth) ||
-	    str_differs(running->azure.client_secret_file, next->azure.client_secret_file) ||
-	    str_differs(running->azure.federated_token_file, next->azure.federated_token_file) ||
-	    str_differs(running->azure.identity_client_id, next->azure.identity_client_id) ||
-	    str_differs(running->azure.endpoint_resource_manager, next->azure.endpoint_resource_manager) ||
-	    str_differs(running->azure.endpoint_authority, next->azure.endpoint_authority) ||
-	    str_differs(running->azure.endpoint_imds, next->azure.endpoint_imds) ||
-	    str_differs(running->azure.endpoint_prices, next->azure.endpoint_prices) ||
-	    running->azure.n_discovery != next->azure.n_discovery) {
-		note(&r, "provider.azure");
-		next->azure = running->azure;
-	}
+	LUASCALE_CLOUDS(CLOUD_KEEP)
+#undef CLOUD_KEEP
 	/* a cloud provider was made from the groups it manages */
 	if (running->provider_kind[0] && strcmp(running->provider_kind, "sim") != 0 &&
 	    cloud_groups_differ(running, next)) {

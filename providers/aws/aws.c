@@ -21,6 +21,7 @@
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/groupcache.h"
 #include "providers/pricing.h"
+#include "providers/registry.h"
 
 #define NAMES_PER_CALL 100
 #define MAX_PAGES 10000
@@ -1140,3 +1141,17 @@ fail:
 	aws_free(p);
 	return NULL;
 }
+
+/* provider.kind: aws (providers/registry.c) */
+static struct provider *make(const struct provider_make_opts *o, struct errbuf *err)
+{
+	struct aws_provider_opts ao;
+
+	memset(&ao, 0, sizeof(ao));
+	ao.config = o->config;
+	ao.log = o->log;
+	ao.cancel = o->cancel;
+	return aws_provider_new(&ao, err);
+}
+
+const struct provider_kind provider_kind_aws = {"aws", make};

@@ -31,6 +31,7 @@
 #include "providers/cloudhttp/cloudjson.h"
 #include "providers/cloudhttp/groupcache.h"
 #include "providers/cloudhttp/nodesize.h"
+#include "providers/registry.h"
 
 #define SHORT_THROTTLE_MS 20000     /* waited inside one call; longer ones pause the provider */
 #define MAX_PAGES 10000
@@ -1197,3 +1198,17 @@ fail:
 	azure_free(p);
 	return NULL;
 }
+
+/* provider.kind: azure (providers/registry.c) */
+static struct provider *make(const struct provider_make_opts *o, struct errbuf *err)
+{
+	struct azure_provider_opts zo;
+
+	memset(&zo, 0, sizeof(zo));
+	zo.config = o->config;
+	zo.log = o->log;
+	zo.cancel = o->cancel;
+	return azure_provider_new(&zo, err);
+}
+
+const struct provider_kind provider_kind_azure = {"azure", make};

@@ -27,6 +27,7 @@
 #include "providers/cloudhttp/nodesize.h"
 #include "providers/gce/gce_kube_env.h"
 #include "providers/gce/gce_pricing.h"
+#include "providers/registry.h"
 
 #define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)
 #define MAX_PAGES 10000
@@ -1682,3 +1683,17 @@ fail:
 	gce_free(p);
 	return NULL;
 }
+
+/* provider.kind: gce (providers/registry.c) */
+static struct provider *make(const struct provider_make_opts *o, struct errbuf *err)
+{
+	struct gce_provider_opts go;
+
+	memset(&go, 0, sizeof(go));
+	go.config = o->config;
+	go.log = o->log;
+	go.cancel = o->cancel;
+	return gce_provider_new(&go, err);
+}
+
+const struct provider_kind provider_kind_gce = {"gce", make};

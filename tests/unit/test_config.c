@@ -709,7 +709,7 @@ static void test_error_groups(void **state)
 		     "1000000)");
 	expect_error(HEAD GROUP_W "    colour: red\n",
 		     "config.yaml:11:5: node_groups[0]: unknown key \"colour\" (known keys: name, "
-		     "min, max, price_per_hour, selector, target, template, aws, gce, azure, disruption)");
+		     "min, max, price_per_hour, selector, target, template, aws, azure, gce, disruption)");
 	expect_error(HEAD GROUP_W "    min: 2\nsafety: {max_nodes_total: 1}\n",
 		     "config.yaml:12:27: safety.max_nodes_total: the node groups' minimums add up "
 		     "to 2, more than max_nodes_total (1)");
@@ -1488,7 +1488,7 @@ static void test_provider_aws(void **state)
 	expect_error(HEAD "provider: {kind: sim, aws: {region: us-east-1}}\n",
 		     "config.yaml:6:28: provider.aws: provider.aws is set, but provider.kind is \"sim\": set kind: aws, or remove the section");
 	expect_error(HEAD "provider: {kind: aww}\n",
-		     "config.yaml:6:18: provider.kind: provider.kind \"aww\" is not a provider of this build (known: sim, aws, gce, azure); did you mean \"aws\"?");
+		     "config.yaml:6:18: provider.kind: provider.kind \"aww\" is not a provider of this build (known: sim, aws, azure, gce); did you mean \"aws\"?");
 	expect_error(HEAD "provider: {kind: aws, aws: {auto_discovery: true}}\n",
 		     "config.yaml:6:45: provider.aws.auto_discovery: auto_discovery needs provider.aws.cluster_name: the ASGs tagged k8s.io/cluster-autoscaler/<cluster_name> are found");
 	expect_error(HEAD "provider: {kind: aws, aws: {region: US-East-1}}\n",

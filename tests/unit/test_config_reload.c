@@ -96,6 +96,48 @@ static void test_cloud_groups_need_restart(void **state)
 	config_free(run);
 }
 
+/* Each cloud's sections are compared whole: a setting the provider was
+ * made from, even inside a list, needs a restart, and is kept. */
+static void expect_restart(const char *run_yaml, const char *next_yaml, const char *report_want)
+{
+	struct config *run = parse(run_yaml), *same = parse(run_yaml), *next = parse(next_yaml);
+	char report[512];
+
+	assert_int_equal(config_keep_restart_only(run, same, report, sizeof(report)), 0);
+	assert_int_equal(config_keep_restart_only(run, next, report, sizeof(report)), 1);
+	assert_string_equal(report, report_want);
+	/* what was kept is the running config's: nothing left to report */
+	assert_int_equal(config_keep_restart_only(run, next, report, sizeof(report)), 0);
+	config_free(next);
+	config_free(same);
+	config_free(run);
+}
+
+#define FLEET(types) \
+	"provider: {kind: aws, aws: {cluster_name: c}}\n" \
+	"node_groups: [{name: a, min: 0, max: 3, aws: {mode: fleet, launch_template: lt, " \
+	"instance_types: " types ", placements: [{zone: us-east-1a}]}}]\n"
+#define AZURE(value) \
+	"provider: {kind: azure, azure: {discovery: [{tags: {pool: " value "}, min: 0, max: 3}]}}\n"
+
+static void test_cloud_sections_compared_whole(void **state)
+{
+	(void)state;
+	expect_restart("provider: {kind: aws, aws: {interruption_queue: "
+		       "\"https://sqs.us-east-1.amazonaws.com/123456789012/q\"}}\n",
+		       "provider: {kind: aws, aws: {interruption_queue: "
+		       "\"https://sqs.us-east-1.amazonaws.com/123456789012/other\"}}\n",
+		       "provider.aws");
+	expect_restart("provider: {kind: aws, aws: {endpoints: {sqs: \"http://127.0.0.1:1\"}}}\n",
+		       "provider: {kind: aws, aws: {endpoints: {sqs: \"http://127.0.0.1:2\"}}}\n",
+		       "provider.aws");
+	expect_restart(FLEET("[m5.large, m5.xlarge]"), FLEET("[m5.xlarge, m5.large]"),
+		       "node_groups (names or cloud sections, for the cloud provider)");
+	expect_restart("provider: {kind: gce, gce: {discovery: [{prefix: web, max: 3}]}}\n",
+		       "provider: {kind: gce, gce: {discovery: [{prefix: api, max: 3}]}}\n", "provider.gce");
+	expect_restart(AZURE("web"), AZURE("api"), "provider.azure");
+}
+
 /* The loosened entry for 'key', or NULL. */
 static const struct config_loosened *loosened(const struct config_loosened *l, size_t n,
 					      const char *key)
@@ -316,6 +358,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_restart_only_settings_kept),
 		cmocka_unit_test(test_cloud_groups_need_restart),
+		cmocka_unit_test(test_cloud_sections_compared_whole),
 		cmocka_unit_test(test_safety_loosened),
 		cmocka_unit_test(test_apply_config),
 		cmocka_unit_test(test_operations_keys),
