@@ -273,66 +273,6 @@ out:
 
 /* ---- the queue ---- */
 
-struct jcall {
-	struct aws_prov *ap;
-	struct ratelimit *bucket;
-	struct cloudhttp_url url;
-	const char *target;
-	bool auth_retry;
-	struct provider_status *st;
-};
-
-static int jprepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,
-		    struct errbuf *err)
-{
-	struct jcall *c = ctx;
-
-	return aws_sign_post(&c->ap->api, c->bucket, &c->url, c->ap->api.region, "sqs", SQS_JSON,
-			     c->target, req, extra, c->st, err);
-}
-
-/* A JSON error's code: __type without its namespace ("com.amazonaws.sqs#QueueDoesNotExist");
- * "" when none. */
-static void json_error(const cJSON *doc, char *code, size_t clen, char *msg, size_t mlen)
-{
-	const char *t = str_of(doc, "__type"), *m = str_of(doc, "message");
-
-	if (!m)
-		m = str_of(doc, "Message");
-	if (t && strrchr(t, '#'))
-		t = strrchr(t, '#') + 1;
-	snprintf(code, clen, "%s", t ? t : "");
-	snprintf(msg, mlen, "%s", m ? m : "");
-}
-
-static enum cloudhttp_verdict jclassify(void *ctx, const struct cloudhttp_response *r)
-{
-	struct jcall *c = ctx;
-	char code[128], msg[8];
-	cJSON *doc;
-
-	if (r->status >= 200 && r->status < 300) {
-		if (c->bucket)
-			ratelimit_succeeded(c->bucket);
-		return CLOUDHTTP_DONE;
-	}
-	doc = r->body_len ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
-	json_error(doc, code, sizeof(code), msg, sizeof(msg));
-	cJSON_Delete(doc);
-	if (r->status == 429 || aws_error_is_throttle(code[0] ? code : NULL)) {
-		if (c->bucket)
-			ratelimit_throttled(c->bucket);
-		return CLOUDHTTP_RETRY_THROTTLED;
-	}
-	if ((!strcmp(code, "ExpiredToken") || !strcmp(code, "RequestExpired") ||
-	     !strcmp(code, "InvalidClientTokenId")) && !c->auth_retry) {
-		c->auth_retry = true;
-		aws_credchain_invalidate(c->ap->api.creds);
-		return CLOUDHTTP_RETRY;
-	}
-	return r->status >= 500 ? CLOUDHTTP_RETRY : CLOUDHTTP_DONE;
-}
-
 /* Calls AmazonSQS.<action> with JSON 'body'; the answer's document in *out
  * (an object; NULL for an empty answer). 0, or -1 with 'st': the AWS code
  * and message whole. */
@@ -340,91 +280,26 @@ static int sqs_call(struct provider *p, const char *action, const cJSON *body, c
 		    struct provider_status *st)
 {
 	struct aws_prov *ap = AWS_PROV(p);
-	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
-	struct cloudhttp_response resp;
-	struct cloudhttp_request req;
-	struct errbuf err;
-	struct jcall c;
-	char target[64], *text = NULL;
-	const char *url = ap->api.url[AWS_SERVICE_SQS];
-	cJSON *doc = NULL;
-	int rc = -1;
+	char target[64], *text;
+	struct aws_json_target t = { ap->api.url[AWS_SERVICE_SQS], ap->api.region, "sqs", SQS_JSON, target };
+	int rc;
 
 	*out = NULL;
 	memset(st, 0, sizeof(*st));
-	memset(&resp, 0, sizeof(resp));
-	memset(&c, 0, sizeof(c));
 	snprintf(target, sizeof(target), "AmazonSQS.%s", action);
-	c.ap = ap;
-	/* consuming the queue is a write: a replica that does not lead never takes
-	 * a notice from the one that does */
-	c.bucket = p->mutating;
-	c.target = target;
-	c.st = st;
 	aws_count_call(ap, action);
 	if (ap->cancel && atomic_load(ap->cancel)) {
 		cloudcall_status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", action);
 		return -1;
 	}
-	if (cloudhttp_url_parse(url, &c.url, &err) < 0) {
-		cloudcall_status(st, PROVIDER_INVALID, "%s: sqs endpoint: %s", action, err.msg);
+	if (!(text = cJSON_PrintUnformatted(body))) {
+		cloudcall_status(st, PROVIDER_TRANSIENT, "%s: out of memory", action);
 		return -1;
 	}
-	text = cJSON_PrintUnformatted(body);
-	if (!text || cloudhttp_headers_add(&hs, "Content-Type", SQS_JSON) < 0 ||
-	    cloudhttp_headers_add(&hs, "X-Amz-Target", target) < 0) {
-		cloudcall_status(st, PROVIDER_TRANSIENT, "%s: out of memory", action);
-		goto out;
-	}
-	memset(&req, 0, sizeof(req));
-	req.method = "POST";
-	req.url = url;
-	req.headers = &hs;
-	req.body = text;
-	req.body_len = strlen(text);
-	req.prepare = jprepare;
-	req.classify = jclassify;
-	req.ctx = &c;
-	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
-		if (st->code == PROVIDER_AUTH && st->message[0])
-			provider_status_cloud(st, PROVIDER_AUTH, NULL, st->message, "%s not sent", action);
-		else
-			cloudcall_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s",
-					 action, err.msg);
-		goto out;
-	}
-	doc = resp.body_len ? cJSON_ParseWithLength(resp.body, resp.body_len) : NULL;
-	if (resp.status < 200 || resp.status >= 300) {
-		const char *rid = cloudhttp_headers_get(&resp.headers, "x-amzn-RequestId");
-		char code[128], msg[PROVIDER_MESSAGE_MAX];
-
-		json_error(doc, code, sizeof(code), msg, sizeof(msg));
-		if (code[0])
-			provider_status_cloud(st, aws_error_class_msg(code, resp.status, msg), code, msg,
-					      "%s%s%.64s%s", action, rid ? " (request " : "", rid ? rid : "",
-					      rid ? ")" : "");
-		else
-			cloudcall_status(st, aws_error_class(NULL, resp.status), "%s: sqs answered HTTP %ld%s",
-					 action, resp.status, resp.attempts > 1 ? " after retries" : "");
-		if (resp.throttled)
-			st->code = PROVIDER_THROTTLED;
-		if (resp.retry_after_ms > 0)
-			st->retry_after_s = (resp.retry_after_ms + 999) / 1000;
-		goto out;
-	}
-	if (resp.body_len && !cJSON_IsObject(doc)) {
-		cloudcall_status(st, PROVIDER_TRANSIENT, "%s: sqs answered %ld with malformed JSON", action,
-				 resp.status);
-		goto out;
-	}
-	*out = doc;
-	doc = NULL;
-	rc = 0;
-out:
-	cJSON_Delete(doc);
+	/* consuming the queue is a write: a replica that does not lead never takes
+	 * a notice from the one that does */
+	rc = aws_json_call(&ap->api, &t, action, p->mutating, text, out, st);
 	cJSON_free(text);
-	cloudhttp_response_free(&resp);
-	cloudhttp_headers_free(&hs);
 	return rc;
 }
 

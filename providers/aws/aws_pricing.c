@@ -54,124 +54,21 @@ int aws_pricing_endpoint(const struct aws_env *env, const char *region, char *ur
 
 /* ---- GetProducts ---- */
 
-struct jcall {
-	struct aws_prov *ap;
-	struct ratelimit *bucket;
-	struct cloudhttp_url url;
-	struct provider_status *st;
-};
-
-static int jprepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,
-		    struct errbuf *err)
-{
-	struct jcall *c = ctx;
-
-	return aws_sign_post(&c->ap->api, c->bucket, &c->url, c->ap->pricing_region, "pricing", JSON_TYPE,
-			     TARGET, req, extra, c->st, err);
-}
-
-/* A JSON 1.1 error's code: "__type" without its namespace ("...#Code"). */
-static const char *json_error_code(const cJSON *doc)
-{
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(doc, "__type");
-	const char *s, *h;
-
-	if (!cJSON_IsString(t))
-		return NULL;
-	s = t->valuestring;
-	h = strrchr(s, '#');
-	return h ? h + 1 : s;
-}
-
-static enum cloudhttp_verdict jclassify(void *ctx, const struct cloudhttp_response *r)
-{
-	struct jcall *c = ctx;
-	cJSON *doc;
-	const char *code;
-	bool throttle;
-
-	if (r->status >= 200 && r->status < 300)
-		return CLOUDHTTP_DONE;
-	doc = r->body_len ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
-	code = doc ? json_error_code(doc) : NULL;
-	throttle = r->status == 429 || aws_error_is_throttle(code);
-	cJSON_Delete(doc);
-	if (throttle) {
-		if (c->bucket)
-			ratelimit_throttled(c->bucket);
-		return CLOUDHTTP_RETRY_THROTTLED;
-	}
-	return r->status >= 500 ? CLOUDHTTP_RETRY : CLOUDHTTP_DONE;
-}
-
 /* One GetProducts page: 'body' sent, the answer's document in *out. */
 static int get_products(struct provider *p, const char *body, cJSON **out,
 			struct provider_status *st)
 {
 	struct aws_prov *ap = AWS_PROV(p);
-	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
-	struct cloudhttp_response resp;
-	struct cloudhttp_request req;
-	struct errbuf err;
-	struct jcall c;
-	cJSON *doc = NULL;
-	int rc = -1;
+	struct aws_json_target t = { ap->pricing_url, ap->pricing_region, "pricing", JSON_TYPE, TARGET };
 
-	*out = NULL;
-	memset(&resp, 0, sizeof(resp));
-	memset(&c, 0, sizeof(c));
-	c.ap = ap;
-	c.bucket = p->reads;
-	c.st = st;
-	if (cloudhttp_url_parse(ap->pricing_url, &c.url, &err) < 0) {
-		cloudcall_status(st, PROVIDER_INVALID, "pricing endpoint: %s", err.msg);
+	aws_count_call(ap, "GetProducts");
+	if (aws_json_call(&ap->api, &t, "GetProducts", p->reads, body, out, st) < 0)
+		return -1;
+	if (!*out) {
+		cloudcall_status(st, PROVIDER_TRANSIENT, "GetProducts answered with no document");
 		return -1;
 	}
-	if (cloudhttp_headers_add(&hs, "Content-Type", JSON_TYPE) < 0 ||
-	    cloudhttp_headers_add(&hs, "X-Amz-Target", TARGET) < 0) {
-		cloudcall_status(st, PROVIDER_TRANSIENT, "out of memory");
-		goto out;
-	}
-	memset(&req, 0, sizeof(req));
-	req.method = "POST";
-	req.url = ap->pricing_url;
-	req.headers = &hs;
-	req.body = body;
-	req.body_len = strlen(body);
-	req.prepare = jprepare;
-	req.classify = jclassify;
-	req.ctx = &c;
-	aws_count_call(ap, "GetProducts");
-	if (cloudhttp_call(ap->http, &req, &resp, &err) < 0) {
-		cloudcall_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "GetProducts: %s",
-			         err.msg);
-		goto out;
-	}
-	doc = cJSON_ParseWithLength(resp.body, resp.body_len);
-	if (resp.status < 200 || resp.status >= 300) {
-		const char *code = doc ? json_error_code(doc) : NULL;
-		const cJSON *m = doc ? cJSON_GetObjectItemCaseSensitive(doc, "message") : NULL;
-
-		if (!m && doc)
-			m = cJSON_GetObjectItemCaseSensitive(doc, "Message");
-		cloudcall_status(st, resp.throttled ? PROVIDER_THROTTLED : aws_error_class(code, resp.status),
-			         "GetProducts: %s: %s (HTTP %ld)", code ? code : "no code",
-			         cJSON_IsString(m) ? m->valuestring : "no message", resp.status);
-		goto out;
-	}
-	if (!cJSON_IsObject(doc)) {
-		cloudcall_status(st, PROVIDER_TRANSIENT, "GetProducts answered %ld with malformed JSON",
-			         resp.status);
-		goto out;
-	}
-	*out = doc;
-	doc = NULL;
-	rc = 0;
-out:
-	cJSON_Delete(doc);
-	cloudhttp_response_free(&resp);
-	cloudhttp_headers_free(&hs);
-	return rc;
+	return 0;
 }
 
 static cJSON *filter(cJSON *arr, const char *field, const char *value)

@@ -1,5 +1,6 @@
 /*
- * awsapi: AWS Query/EC2 calls over cloudhttp with SigV4 (see awsapi.h).
+ * awsapi: AWS Query/EC2 and JSON protocol calls over cloudhttp with SigV4
+ * (see awsapi.h).
  * The signature is made in cloudhttp's per-attempt hook, so each retry
  * carries a fresh date and the token of the bucket it waited for.
  */
@@ -64,10 +65,12 @@ void aws_query_free(struct aws_query *f)
 struct call {
 	struct aws_api *api;
 	char action[48];
-	enum aws_service svc;
+	const char *service;        /* signed for, and named in messages: "ec2", "sqs" */
+	const char *region;
+	const char *content_type;
+	const char *target;         /* a JSON protocol's X-Amz-Target; NULL: the query protocol */
 	struct ratelimit *bucket;
 	struct cloudhttp_url url;
-	bool throttled_once;
 	bool auth_retry;            /* the credentials were refreshed for a retry */
 	struct provider_status *st; /* set by prepare when it gives up */
 };
@@ -142,32 +145,57 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 {
 	struct call *c = ctx;
 
-	return aws_sign_post(c->api, c->bucket, &c->url, c->api->region, aws_service_name(c->svc),
-			     CONTENT_TYPE, NULL, req, extra, c->st, err);
+	return aws_sign_post(c->api, c->bucket, &c->url, c->region, c->service, c->content_type, c->target,
+			     req, extra, c->st, err);
 }
 
-/* The error code of an answer (NULL when it is not an AWS error). */
-static const char *answer_code(const struct cloudhttp_response *r, char *code, size_t len)
+/* A JSON member's string, or NULL. */
+static const char *json_str(const cJSON *o, const char *name)
 {
-	struct xmltree_doc *d;
-	struct errbuf e;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
 
-	code[0] = '\0';
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The AWS error an answer carries: its code ("" when none), message and
+ * request id. The query protocol says them in XML; a JSON protocol in
+ * "__type" (after its namespace, "...#Code"), "message" and the
+ * x-amzn-RequestId header. */
+static void answer_error(const struct call *c, const struct cloudhttp_response *r, char *code, size_t clen,
+			 char *msg, size_t mlen, char *rid, size_t rlen)
+{
+	code[0] = msg[0] = rid[0] = '\0';
 	if (!r->body || !r->body_len)
-		return NULL;
-	d = xmltree_parse(r->body, r->body_len, &e);
-	if (!d)
-		return NULL;
-	if (aws_xml_error(d, code, len, NULL, 0) < 0)
-		code[0] = '\0';
-	xmltree_free(d);
-	return code[0] ? code : NULL;
+		return;
+	if (c->target) {
+		cJSON *doc = cJSON_ParseWithLength(r->body, r->body_len);
+		const char *t = json_str(doc, "__type"), *m = json_str(doc, "message");
+		const char *id = cloudhttp_headers_get(&r->headers, "x-amzn-RequestId");
+
+		if (!m)
+			m = json_str(doc, "Message");
+		if (t && strrchr(t, '#'))
+			t = strrchr(t, '#') + 1;
+		snprintf(code, clen, "%s", t ? t : "");
+		snprintf(msg, mlen, "%s", m ? m : "");
+		snprintf(rid, rlen, "%.64s", id ? id : "");
+		cJSON_Delete(doc);
+	} else {
+		struct errbuf e;
+		struct xmltree_doc *d = xmltree_parse(r->body, r->body_len, &e);
+
+		if (d && aws_xml_error(d, code, clen, msg, mlen) == 0)
+			aws_xml_request_id(d, rid, rlen);
+		else
+			code[0] = '\0';
+		xmltree_free(d);
+	}
 }
 
 static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_response *r)
 {
 	struct call *c = ctx;
-	char code[128];
+	char code[128], msg[8], rid[8];
 	const char *k;
 
 	if (r->status >= 200 && r->status < 300) {
@@ -175,11 +203,11 @@ static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_respons
 			ratelimit_succeeded(c->bucket);
 		return CLOUDHTTP_DONE;
 	}
-	k = answer_code(r, code, sizeof(code));
+	answer_error(c, r, code, sizeof(code), msg, sizeof(msg), rid, sizeof(rid));
+	k = code[0] ? code : NULL;
 	if (r->status == 429 || aws_error_is_throttle(k)) {
 		if (c->bucket)
 			ratelimit_throttled(c->bucket);
-		c->throttled_once = true;
 		log_at(c->api->log, LOG_WARN, clock_wall(c->api->clock),
 		       "aws: %s throttled (%s, HTTP %ld); retrying, %s calls now at %.3g a second",
 		       c->action, k ? k : "no code", r->status, c->bucket ? "the provider's" : "its",
@@ -211,93 +239,138 @@ static void set_st(struct provider_status *st, enum provider_error code, const c
 	va_end(ap);
 }
 
+/* Sends 'body' as 'c' says to 'url' (c->action, c->service, ... set). 0
+ * with a success in *resp (the caller frees it); -1 with c->st: no
+ * answer, or the AWS error of the answer. */
+static int send_call(struct call *c, const char *url, const char *body, size_t len,
+		     struct cloudhttp_response *resp)
+{
+	struct provider_status *st = c->st;
+	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
+	struct cloudhttp_request req;
+	struct errbuf err;
+	char code[128], msg[PROVIDER_MESSAGE_MAX], rid[128];
+	int rc = -1;
+
+	memset(resp, 0, sizeof(*resp));
+	if (cloudhttp_url_parse(url, &c->url, &err) < 0) {
+		set_st(st, PROVIDER_INVALID, "%s: %s endpoint: %s", c->action, c->service, err.msg);
+		return -1;
+	}
+	if (cloudhttp_headers_add(&hs, "Content-Type", c->content_type) < 0 ||
+	    (c->target && cloudhttp_headers_add(&hs, "X-Amz-Target", c->target) < 0)) {
+		set_st(st, PROVIDER_TRANSIENT, "%s: out of memory", c->action);
+		goto out;
+	}
+	memset(&req, 0, sizeof(req));
+	req.method = "POST";
+	req.url = url;
+	req.headers = &hs;
+	req.body = body;
+	req.body_len = len;
+	req.prepare = prepare;
+	req.classify = classify;
+	req.ctx = c;
+	if (cloudhttp_call(c->api->http, &req, resp, &err) < 0) {
+		/* prepare set the class when it gave up; else no answer */
+		if (st->code == PROVIDER_AUTH && st->message[0]) /* the credentials' error, whole */
+			provider_status_cloud(st, PROVIDER_AUTH, NULL, st->message, "%s not sent", c->action);
+		else
+			set_st(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s",
+			       c->action, err.msg);
+		goto out;
+	}
+	if (resp->status >= 200 && resp->status < 300) {
+		rc = 0;
+		goto out;
+	}
+	answer_error(c, resp, code, sizeof(code), msg, sizeof(msg), rid, sizeof(rid));
+	if (code[0])
+		/* the code first: "AuthFailure: ... (likely cause: ...); DescribeInstances (request R)" */
+		provider_status_cloud(st, aws_error_class_msg(code, resp->status, msg), code, msg,
+				      "%s%s%s%s", c->action, rid[0] ? " (request " : "", rid,
+				      rid[0] ? ")" : "");
+	else
+		set_st(st, aws_error_class(NULL, resp->status), "%s: %s answered HTTP %ld%s",
+		       c->action, c->service, resp->status, resp->attempts > 1 ? " after retries" : "");
+	if (resp->throttled)
+		st->code = PROVIDER_THROTTLED;
+	if (resp->retry_after_ms > 0)
+		st->retry_after_s = (resp->retry_after_ms + 999) / 1000;
+out:
+	cloudhttp_headers_free(&hs);
+	return rc;
+}
+
 int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket,
 	     struct aws_query *f, struct xmltree_doc **doc, struct provider_status *st)
 {
-	struct cloudhttp_headers hs = CLOUDHTTP_HEADERS_INIT;
 	struct cloudhttp_response resp;
-	struct cloudhttp_request req;
 	struct errbuf err;
 	struct call c;
-	char code[128], msg[PROVIDER_MESSAGE_MAX], rid[128];
-	struct xmltree_doc *d;
+	const char *a = f->b.data && !strncmp(f->b.data, "Action=", 7) ? f->b.data + 7 : "?";
+	size_t n = strcspn(a, "&");
 	int rc = -1;
 
 	*doc = NULL;
 	memset(st, 0, sizeof(*st));
-	memset(&resp, 0, sizeof(resp));
 	memset(&c, 0, sizeof(c));
 	c.api = api;
-	c.svc = svc;
-	{
-		const char *a = f->b.data && !strncmp(f->b.data, "Action=", 7) ? f->b.data + 7 : "?";
-		size_t n = strcspn(a, "&");
-
-		snprintf(c.action, sizeof(c.action), "%.*s", (int)(n < sizeof(c.action) ? n : sizeof(c.action) - 1), a);
-	}
+	snprintf(c.action, sizeof(c.action), "%.*s", (int)(n < sizeof(c.action) ? n : sizeof(c.action) - 1), a);
+	c.service = aws_service_name(svc);
+	c.region = api->region;
+	c.content_type = CONTENT_TYPE;
 	c.bucket = bucket;
 	c.st = st;
 	if (f->oom) {
 		set_st(st, PROVIDER_TRANSIENT, "%s: out of memory", c.action);
 		return -1;
 	}
-	if (cloudhttp_url_parse(api->url[svc], &c.url, &err) < 0) {
-		set_st(st, PROVIDER_INVALID, "%s: %s endpoint: %s", c.action, aws_service_name(svc), err.msg);
-		return -1;
-	}
-	if (cloudhttp_headers_add(&hs, "Content-Type", CONTENT_TYPE) < 0) {
-		set_st(st, PROVIDER_TRANSIENT, "%s: out of memory", c.action);
-		return -1;
-	}
-	memset(&req, 0, sizeof(req));
-	req.method = "POST";
-	req.url = api->url[svc];
-	req.headers = &hs;
-	req.body = f->b.data ? f->b.data : "";
-	req.body_len = f->b.len;
-	req.prepare = prepare;
-	req.classify = classify;
-	req.ctx = &c;
-	if (cloudhttp_call(api->http, &req, &resp, &err) < 0) {
-		/* prepare set the class when it gave up; else no answer */
-		if (st->code == PROVIDER_AUTH && st->message[0]) /* the credentials' error, whole */
-			provider_status_cloud(st, PROVIDER_AUTH, NULL, st->message, "%s not sent", c.action);
-		else
-			set_st(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s",
-			       c.action, err.msg);
+	if (send_call(&c, api->url[svc], f->b.data ? f->b.data : "", f->b.len, &resp) < 0)
+		goto out;
+	*doc = xmltree_parse(resp.body, resp.body_len, &err);
+	if (!*doc) {
+		set_st(st, PROVIDER_TRANSIENT, "%s: %s answered %ld with malformed XML: %s",
+		       c.action, c.service, resp.status, err.msg);
 		goto out;
 	}
-	if (resp.status >= 200 && resp.status < 300) {
-		d = xmltree_parse(resp.body, resp.body_len, &err);
-		if (!d) {
-			set_st(st, PROVIDER_TRANSIENT, "%s: %s answered %ld with malformed XML: %s",
-			       c.action, aws_service_name(svc), resp.status, err.msg);
-			goto out;
-		}
-		*doc = d;
-		rc = 0;
-		goto out;
-	}
-	d = resp.body_len ? xmltree_parse(resp.body, resp.body_len, &err) : NULL;
-	code[0] = msg[0] = rid[0] = '\0';
-	if (d && aws_xml_error(d, code, sizeof(code), msg, sizeof(msg)) == 0)
-		aws_xml_request_id(d, rid, sizeof(rid));
-	xmltree_free(d);
-	if (code[0])
-		/* the code first: "AuthFailure: ... (likely cause: ...); DescribeInstances (request R)" */
-		provider_status_cloud(st, aws_error_class_msg(code, resp.status, msg), code, msg,
-				      "%s%s%s%s", c.action, rid[0] ? " (request " : "", rid,
-				      rid[0] ? ")" : "");
-	else
-		set_st(st, aws_error_class(NULL, resp.status), "%s: %s answered HTTP %ld%s",
-		       c.action, aws_service_name(svc), resp.status,
-		       resp.attempts > 1 ? " after retries" : "");
-	if (resp.throttled)
-		st->code = PROVIDER_THROTTLED;
-	if (resp.retry_after_ms > 0)
-		st->retry_after_s = (resp.retry_after_ms + 999) / 1000;
+	rc = 0;
 out:
 	cloudhttp_response_free(&resp);
-	cloudhttp_headers_free(&hs);
+	return rc;
+}
+
+int aws_json_call(struct aws_api *api, const struct aws_json_target *t, const char *action,
+		  struct ratelimit *bucket, const char *body, cJSON **out, struct provider_status *st)
+{
+	struct cloudhttp_response resp;
+	struct call c;
+	cJSON *doc;
+	int rc = -1;
+
+	*out = NULL;
+	memset(st, 0, sizeof(*st));
+	memset(&c, 0, sizeof(c));
+	c.api = api;
+	snprintf(c.action, sizeof(c.action), "%s", action);
+	c.service = t->service;
+	c.region = t->region;
+	c.content_type = t->content_type;
+	c.target = t->target;
+	c.bucket = bucket;
+	c.st = st;
+	if (send_call(&c, t->url, body, strlen(body), &resp) < 0)
+		goto out;
+	doc = resp.body_len ? cJSON_ParseWithLength(resp.body, resp.body_len) : NULL;
+	if (resp.body_len && !cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		set_st(st, PROVIDER_TRANSIENT, "%s: %s answered %ld with malformed JSON", c.action, c.service,
+		       resp.status);
+		goto out;
+	}
+	*out = doc;
+	rc = 0;
+out:
+	cloudhttp_response_free(&resp);
 	return rc;
 }

@@ -2,12 +2,16 @@
  * awsapi: one call of an AWS Query (Auto Scaling, STS) or EC2 API action —
  * the form body, a token of the caller's bucket and a fresh SigV4
  * signature before every attempt, standard retries, and the answer as an
- * XML tree or a classified error. It knows no action's meaning.
+ * XML tree or a classified error — or of an AWS JSON protocol action (SQS,
+ * the Price List API), the same way with a JSON body and answer. It
+ * knows no action's meaning.
  */
 #ifndef LUASCALE_AWS_AWSAPI_H
 #define LUASCALE_AWS_AWSAPI_H
 
 #include <stdint.h>
+
+#include <cjson/cJSON.h>
 
 #include "buf.h"
 #include "errbuf.h"
@@ -64,6 +68,27 @@ void aws_query_free(struct aws_query *f);
  */
 int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket,
 	     struct aws_query *f, struct xmltree_doc **doc, struct provider_status *st);
+
+/* Where an AWS JSON protocol action goes: its endpoint, what it is signed
+ * for, its content type (application/x-amz-json-1.0 or 1.1) and target
+ * ("AmazonSQS.ReceiveMessage"). */
+struct aws_json_target {
+	const char *url;
+	const char *region, *service;
+	const char *content_type;
+	const char *target;
+};
+
+/*
+ * aws_call() for an AWS JSON protocol: sends the JSON text 'body' to
+ * 't' ('action' names it in messages) with the same token, signature,
+ * retries, credential refresh and errors (the code from "__type", the
+ * request id from x-amzn-RequestId). On success 0 with the answer's
+ * object in '*out' (cJSON_Delete it; NULL for an empty answer); else -1
+ * with 'st'.
+ */
+int aws_json_call(struct aws_api *api, const struct aws_json_target *t, const char *action,
+		  struct ratelimit *bucket, const char *body, cJSON **out, struct provider_status *st);
 
 /*
  * The cloudhttp prepare step of a signed POST to 'url' ('service' in
