@@ -611,7 +611,7 @@ static int aws_face_start(struct world *wd, const struct logger *flog, struct er
 
 	memset(&fo, 0, sizeof(fo));
 	fo.log = flog;
-	wd->face = aws_face_new(wd->w->aws, &fo, err);
+	wd->face = aws_face_new(sim_world_flavour(wd->w, &sim_cloud_aws), &fo, err);
 	if (!wd->face)
 		return -1;
 	snprintf(wd->url, sizeof(wd->url), "http://127.0.0.1:%d", aws_face_port(wd->face));
@@ -921,13 +921,13 @@ static int gce_face_start(struct world *wd, const struct logger *flog, struct er
 {
 	struct gce_face_opts fo;
 
-	if (!wd->w->gce) {
+	if (!sim_world_flavour(wd->w, &sim_cloud_gce)) {
 		errbuf_set(err, "the world has no GCE flavour");
 		return -1;
 	}
 	memset(&fo, 0, sizeof(fo));
 	fo.log = flog;
-	wd->face = gce_face_new(wd->w->gce, &fo, err);
+	wd->face = gce_face_new(sim_world_flavour(wd->w, &sim_cloud_gce), &fo, err);
 	if (!wd->face)
 		return -1;
 	snprintf(wd->url, sizeof(wd->url), "http://127.0.0.1:%d/compute/v1/", gce_face_port(wd->face));
@@ -1123,14 +1123,14 @@ static int azure_face_start(struct world *wd, const struct logger *flog, struct 
 {
 	struct azure_face_opts fo;
 
-	if (!wd->w->azure) {
+	if (!sim_world_flavour(wd->w, &sim_cloud_azure)) {
 		errbuf_set(err, "the world has no Azure flavour");
 		return -1;
 	}
 	memset(&fo, 0, sizeof(fo));
 	fo.tls_port = -1;
 	fo.log = flog;
-	wd->face = azure_face_new(wd->w->azure, &fo, err);
+	wd->face = azure_face_new(sim_world_flavour(wd->w, &sim_cloud_azure), &fo, err);
 	if (!wd->face)
 		return -1;
 	snprintf(wd->arm, sizeof(wd->arm), "http://127.0.0.1:%d/", azure_face_port(wd->face));

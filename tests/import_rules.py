@@ -15,7 +15,19 @@ the same in words):
     src/runtime/httpclient.h or a cloud's HTTP code;
   * the simulator's clouds (src/sim/clouds/) know no provider code:
     nothing under providers/ (what both sides of a cloud's wire share,
-    such as SigV4, lives in src/wire/).
+    such as SigV4, lives in src/wire/); and no world, but a cloud's
+    registration (<cloud>_kind.c) reads the scenario through
+    sim/world/scenario_parse.h;
+  * no shared room names a cloud: nothing in src/ (but the commands of
+    src/cli/ and the simulator's clouds) or in providers/'s own files
+    includes from a cloud's folder, providers/<cloud>/ (a folder holding
+    <cloud>_config.c), or a simulated cloud's own files in
+    src/sim/clouds/ (<cloud>_face.h, cloud_<cloud>.h, ...): the build lists
+    the clouds (generated/luascale_clouds.h), so adding one edits no
+    shared file;
+  * a cloud's config file (providers/<cloud>/<cloud>_config.[ch]) knows
+    nothing else of its cloud and no HTTP library: whatever reads a
+    config links it.
 
 Usage: import_rules.py [ROOT]   (ROOT: the source tree, default ..)
        import_rules.py --self-test (each rule must catch a planted include)
@@ -71,9 +83,58 @@ def policy_rule(name, system):
     return None
 
 
+# The clouds of the tree being checked (check() fills it).
+CLOUDS = set()
+
+
+def cloud_of_include(name):
+    """The cloud whose own file 'name' is, or None."""
+    parts = name.split("/")
+    if len(parts) >= 3 and parts[0] == "providers" and parts[1] in CLOUDS:
+        return parts[1]
+    if len(parts) == 3 and parts[:2] == ["sim", "clouds"]:
+        stem = parts[2].rsplit(".", 1)[0]
+        for c in CLOUDS:
+            if stem == "cloud_" + c or stem.startswith(c + "_"):
+                return c
+    return None
+
+
+def shared_rule(name, system):
+    if system:
+        return None
+    c = cloud_of_include(name)
+    if c:
+        return "a shared room names no cloud (%s is %s's: the build lists the clouds)" % (name, c)
+    return None
+
+
+def cloud_config_rule(name, system):
+    if system:
+        if starts(name, HTTP_LIBS):
+            return "a cloud's config file knows no HTTP library (whatever reads a config links it)"
+        return None
+    if name.startswith("providers/") and not re.match(r"^providers/([^/]+)/\1_config\.h$", name):
+        return "a cloud's config file knows nothing else of its cloud (%s): whatever reads a config links it" % name
+    return None
+
+
 def sim_clouds_rule(name, system):
     if not system and name.startswith("providers/"):
         return "the simulator's clouds know no provider code (shared wire code: src/wire/)"
+    return None
+
+
+def sim_cloud_model_rule(name, system):
+    if not system and name.startswith("sim/world/"):
+        return ("a simulated cloud knows no world (%s): only its registration, <cloud>_kind.c, "
+                "reads the scenario, through sim/world/scenario_parse.h" % name)
+    return None
+
+
+def sim_cloud_kind_rule(name, system):
+    if not system and name.startswith("sim/world/") and name != "sim/world/scenario_parse.h":
+        return "a simulated cloud's registration reads the world only through sim/world/scenario_parse.h"
     return None
 
 
@@ -83,7 +144,19 @@ ROOMS = [
     (re.compile(r"^providers/"), providers_rule),
     (re.compile(r"^src/policy/"), policy_rule),
     (re.compile(r"^src/sim/clouds/"), sim_clouds_rule),
+    (re.compile(r"^src/sim/clouds/(?![^/]+_kind\.c$)"), sim_cloud_model_rule),
+    (re.compile(r"^src/sim/clouds/[^/]+_kind\.c$"), sim_cloud_kind_rule),
+    (re.compile(r"^(src/(?!sim/clouds/|cli/)|providers/[^/]+$)"), shared_rule),
+    (re.compile(r"^providers/([^/]+)/\1_config\.[ch]$"), cloud_config_rule),
 ]
+
+# how the summary names a room whose pattern is not a folder
+LABELS = {shared_rule: "shared rooms", cloud_config_rule: "clouds' config files",
+          sim_cloud_model_rule: "sim clouds' models", sim_cloud_kind_rule: "sim clouds' kinds"}
+
+
+def label(rx, rule):
+    return LABELS.get(rule, rx.pattern.lstrip("^"))
 
 
 def sources(root):
@@ -95,10 +168,22 @@ def sources(root):
                     yield os.path.relpath(full, root), full
 
 
+def find_clouds(root):
+    found = set()
+    top = os.path.join(root, "providers")
+    for d in sorted(os.listdir(top)) if os.path.isdir(top) else []:
+        if os.path.isfile(os.path.join(top, d, d + "_config.c")):
+            found.add(d)
+    return found
+
+
 def check(root):
     if not os.path.isdir(os.path.join(root, "src")):
         print("import_rules: no src/ under %s" % root)
         return 2
+    CLOUDS.clear()
+    CLOUDS.update(find_clouds(root))
+    print("clouds: %s" % (", ".join(sorted(CLOUDS)) or "none"))
     checked = bad = 0
     per_room = {}
     for rel, full in sources(root):
@@ -124,11 +209,11 @@ def check(root):
         for rx, _ in rules:
             per_room.setdefault(rx.pattern, [0, 0])[0] += 1
     empty = []
-    for rx, _ in ROOMS:
+    for rx, rule in ROOMS:
         files, errs = per_room.get(rx.pattern, [0, 0])
-        print("room %-18s %4d files, %d violations" % (rx.pattern.lstrip("^"), files, errs))
+        print("room %-21s %4d files, %d violations" % (label(rx, rule), files, errs))
         if files == 0:
-            empty.append(rx.pattern.lstrip("^"))
+            empty.append(label(rx, rule))
     if empty:
         print("import_rules: no file in %s under %s: a room moved without this test"
               % (", ".join(empty), root))
@@ -155,6 +240,18 @@ PLANTED = [
     ("src/policy/ok.c", '#include <lua.h>\n#include "model.h"', False),
     ("src/sim/clouds/a.c", '#include "providers/cloudhttp/xmltree.h"', True),
     ("src/sim/clouds/ok.c", '#include "wire/sigv4.h"', False),
+    ("providers/x/x_config.c", '#include "providers/x/x.h"', True),
+    ("providers/x/x_config.h", '#include <curl/curl.h>', True),
+    ("providers/x/y.c", '#include "providers/x/x_config.h"\n#include "config_parse.h"', False),
+    ("src/a.c", '#include "providers/x/x_auth.h"', True),
+    ("src/sim/world/a.c", '#include "sim/clouds/x_face.h"', True),
+    ("src/sim/world/b.c", '#include "sim/clouds/cloud_x.h"', True),
+    ("providers/registry.c", '#include "providers/x/x.h"', True),
+    ("src/ok.c", '#include "config_parse.h"\n#include "sim/clouds/cloud.h"\n#include "providers/cloudhttp/oauth.h"', False),
+    ("src/cli/ok.c", '#include "providers/x/x_auth.h"', False),
+    ("src/sim/clouds/x_face.c", '#include "sim/world/scenario.h"', True),
+    ("src/sim/clouds/x_kind.c", '#include "sim/world/cluster.h"', True),
+    ("src/sim/clouds/y_kind.c", '#include "sim/world/scenario_parse.h"', False),
 ]
 
 
@@ -173,8 +270,9 @@ def self_test():
             if rc != (1 if bad else 0):
                 print("SELF-TEST FAILED: %s with %r gave %d, want %d" % (rel, text, rc, 1 if bad else 0))
                 failed += 1
-        os.remove(os.path.join(root, "src/sim/clouds/a.c"))
-        os.remove(os.path.join(root, "src/sim/clouds/ok.c"))
+        for rel, _, _ in PLANTED:
+            if rel.startswith("src/sim/clouds/"):
+                os.remove(os.path.join(root, rel))
         if check(root) != 2:
             print("SELF-TEST FAILED: an empty room is not reported")
             failed += 1

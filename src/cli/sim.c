@@ -1,9 +1,11 @@
 /*
  * cli/sim: `luascale sim` — a scenario's simulated world run in real time
  * and served as a Kubernetes API on 127.0.0.1 (sim/apiserver/apiserver.h), with a
- * kubeconfig written for kubectl. Runs until SIGINT or SIGTERM; SIGHUP is
- * logged and ignored.
+ * kubeconfig written for kubectl, and each registered cloud's face on its
+ * own options (--<cloud>-port, ...: sim/clouds/sim_cloud_kind.h). Runs until
+ * SIGINT or SIGTERM; SIGHUP is logged and ignored.
  */
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -15,34 +17,80 @@
 #include "cli/cli.h"
 #include "config.h"
 #include "log.h"
+#include "luascale_clouds.h"
 #include "quantity.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
 #include "sim/apiserver/apiserver.h"
-#include "sim/clouds/aws_face.h"
-#include "sim/clouds/azure_face.h"
-#include "sim/clouds/gce_face.h"
+#include "sim/clouds/sim_cloud_kind.h"
 #include "sim/world/scenario.h"
 
 #define DEFAULT_KUBECONFIG "./luascale-sim.kubeconfig"
-#define DEFAULT_AWS_ENV "./luascale-sim.aws.env"
-#define DEFAULT_GCE_ENV "./luascale-sim.gce.env"
-#define DEFAULT_GCE_KEY "./luascale-sim.gce-key.json"
-#define DEFAULT_AZURE_ENV "./luascale-sim.azure.env"
-#define DEFAULT_AZURE_TOKEN "./luascale-sim.azure-token"
-#define DEFAULT_AZURE_CA "./luascale-sim.azure-ca.pem"
 #define MAX_FAULTS 32
+
+/* the clouds of this build; each adds its options (sim_cloud_kind.h) */
+#define X(k) +1
+enum { N_SIM_CLOUDS = 0 LUASCALE_SIM_CLOUDS(X) };
+#undef X
+#define CLOUD_OPT_BASE 256 /* getopt's value of a cloud's option: this + its index */
+#define MAX_CLOUD_OPTS (N_SIM_CLOUDS * SIM_CLOUD_MAX_OPTS)
+
+/* A cloud as `luascale sim` runs it: its options' values and its face, once served. */
+struct cloud_face {
+	const struct sim_cloud_kind *kind;
+	struct sim_face_args args;
+	void *face;
+};
+
+/* The clouds by rank, and their options as getopt sees them: --<cloud>-<suffix>. */
+struct cloud_opts {
+	struct cloud_face clouds[N_SIM_CLOUDS + 1];
+	size_t n_clouds;
+	struct {
+		size_t cloud, opt;
+		char name[64];
+	} opts[MAX_CLOUD_OPTS + 1];
+	size_t n_opts;
+};
+
+/* The clouds by rank with their options' defaults. */
+static void cloud_opts_init(struct cloud_opts *co)
+{
+	const struct sim_cloud_kind *k;
+
+	memset(co, 0, sizeof(*co));
+	for (k = sim_cloud_kind_next(NULL); k && co->n_clouds < N_SIM_CLOUDS; k = sim_cloud_kind_next(k)) {
+		struct cloud_face *cf = &co->clouds[co->n_clouds];
+		size_t j;
+
+		assert(k->n_opts >= 1 && k->n_opts <= SIM_CLOUD_MAX_OPTS && k->opts[0].port);
+		cf->kind = k;
+		for (j = 0; j < k->n_opts && j < SIM_CLOUD_MAX_OPTS; j++) {
+			if (k->opts[j].port)
+				cf->args.port[j] = k->opts[j].dflt_port;
+			else
+				cf->args.path[j] = k->opts[j].dflt;
+			co->opts[co->n_opts].cloud = co->n_clouds;
+			co->opts[co->n_opts].opt = j;
+			snprintf(co->opts[co->n_opts].name, sizeof(co->opts[co->n_opts].name), "%s-%s",
+				 k->name, k->opts[j].suffix);
+			co->n_opts++;
+		}
+		co->n_clouds++;
+	}
+}
 
 static void sim_usage(FILE *f)
 {
+	const struct sim_cloud_kind *k;
+
 	fputs("usage: luascale sim --listen 127.0.0.1:PORT --scenario FILE\n"
 	      "                    [--kubeconfig-out FILE] [--fault SPEC]... [--log-level LEVEL]\n"
-	      "                    [--watch-timeout DUR] [--default-requests cpu=Q,memory=Q|none]\n"
-	      "                    [--aws-port PORT [--aws-env-out FILE]]\n"
-	      "                    [--gce-port PORT [--gce-env-out FILE] [--gce-key-out FILE]]\n"
-	      "                    [--azure-port PORT [--azure-env-out FILE] [--azure-token-out FILE]\n"
-	      "                     [--azure-tls-port PORT] [--azure-ca-out FILE]]\n"
-	      "\n"
+	      "                    [--watch-timeout DUR] [--default-requests cpu=Q,memory=Q|none]\n",
+	      f);
+	for (k = sim_cloud_kind_next(NULL); k; k = sim_cloud_kind_next(k))
+		fputs(k->synopsis, f);
+	fputs("\n"
 	      "Runs the scenario's simulated world in real time and serves it as a\n"
 	      "Kubernetes API (nodes, pods, evictions, PDBs, events, leases, configmaps)\n"
 	      "on 127.0.0.1 only, for kubectl and `luascale run`. PORT 0 picks a free one.\n"
@@ -67,28 +115,12 @@ static void sim_usage(FILE *f)
 	      "                                      (default 30m)\n"
 	      "  --default-requests cpu=Q,memory=Q   the LimitRange \"defaults\" of namespace default:\n"
 	      "                                      requests of containers that name none\n"
-	      "                                      (default cpu=500m,memory=512Mi; \"none\": no LimitRange)\n"
-	      "\n"
-	      "AWS (a scenario with an aws: section): --aws-port PORT (0: a free one) also\n"
-	      "serves the EC2, Auto Scaling and STS APIs, IMDSv2 and container credentials\n"
-	      "on http://127.0.0.1:PORT, and writes the endpoint, region and credentials\n"
-	      "to --aws-env-out (default " DEFAULT_AWS_ENV "). latency=DUR applies to it too.\n"
-	      "\n"
-	      "GCE (a scenario with a gce: section): --gce-port PORT (0: a free one) also\n"
-	      "serves compute v1 (MIGs, templates, machine types, operations), an OAuth\n"
-	      "token endpoint and a metadata server on http://127.0.0.1:PORT; writes a\n"
-	      "service-account key to --gce-key-out (default " DEFAULT_GCE_KEY ")\n"
-	      "and the endpoints to --gce-env-out (default " DEFAULT_GCE_ENV ").\n"
-	      "\n"
-	      "Azure (a scenario with an azure: section): --azure-port PORT (0: a free one)\n"
-	      "also serves Resource Manager (scale sets, their VMs, operations), IMDS and\n"
-	      "the AAD token endpoint on http://127.0.0.1:PORT, and the AAD endpoints over\n"
-	      "TLS on --azure-tls-port (default a free one) with a self-signed certificate\n"
-	      "written to --azure-ca-out (default " DEFAULT_AZURE_CA "); writes the\n"
-	      "federated token to --azure-token-out (default " DEFAULT_AZURE_TOKEN ")\n"
-	      "and the endpoints and credentials to --azure-env-out (default\n"
-	      "" DEFAULT_AZURE_ENV ").\n",
+	      "                                      (default cpu=500m,memory=512Mi; \"none\": no LimitRange)\n",
 	      f);
+	for (k = sim_cloud_kind_next(NULL); k; k = sim_cloud_kind_next(k)) {
+		fputs("\n", f);
+		fputs(k->usage, f);
+	}
 }
 
 static int parse_listen(const char *text, int *port)
@@ -164,37 +196,20 @@ bad:
 
 int cli_sim(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option own[] = {
 		{"listen", required_argument, NULL, 'l'},
 		{"scenario", required_argument, NULL, 's'},
 		{"kubeconfig-out", required_argument, NULL, 'k'},
 		{"fault", required_argument, NULL, 'f'},
 		{"log-level", required_argument, NULL, 'L'},
-		{"aws-port", required_argument, NULL, 'A'},
-		{"aws-env-out", required_argument, NULL, 'E'},
-		{"gce-port", required_argument, NULL, 'G'},
-		{"gce-env-out", required_argument, NULL, 'g'},
-		{"gce-key-out", required_argument, NULL, 'K'},
-		{"azure-port", required_argument, NULL, 'Z'},
-		{"azure-env-out", required_argument, NULL, 'z'},
-		{"azure-token-out", required_argument, NULL, 'T'},
-		{"azure-tls-port", required_argument, NULL, 'S'},
-		{"azure-ca-out", required_argument, NULL, 'C'},
 		{"watch-timeout", required_argument, NULL, 'W'},
 		{"default-requests", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
 	};
+	struct option opts[sizeof(own) / sizeof(own[0]) + MAX_CLOUD_OPTS + 1];
+	struct cloud_opts co;
 	const char *listen = NULL, *scenario = NULL, *kubeconfig = DEFAULT_KUBECONFIG;
 	const char *default_requests = NULL;
-	const char *aws_env = DEFAULT_AWS_ENV;
-	const char *gce_env = DEFAULT_GCE_ENV, *gce_key = DEFAULT_GCE_KEY;
-	const char *az_env = DEFAULT_AZURE_ENV, *az_token = DEFAULT_AZURE_TOKEN;
-	const char *az_ca = DEFAULT_AZURE_CA;
-	int aws_port = -1, gce_port = -1, az_port = -1, az_tls_port = 0;
-	struct aws_face *face = NULL;
-	struct gce_face *gface = NULL;
-	struct azure_face *zface = NULL;
 	const char *faults[MAX_FAULTS];
 	size_t n_faults = 0, i;
 	enum log_level level = LOG_INFO;
@@ -210,37 +225,35 @@ int cli_sim(int argc, char **argv)
 	int opt, port = 0, sig = 0, rc = EXIT_INPUT;
 	int64_t watch_ms = 0;
 
+	cloud_opts_init(&co);
+	memcpy(opts, own, sizeof(own));
+	for (i = 0; i < co.n_opts; i++) {
+		struct option *o = &opts[sizeof(own) / sizeof(own[0]) + i];
+
+		o->name = co.opts[i].name;
+		o->has_arg = required_argument;
+		o->flag = NULL;
+		o->val = CLOUD_OPT_BASE + (int)i;
+	}
+	memset(&opts[sizeof(own) / sizeof(own[0]) + co.n_opts], 0, sizeof(opts[0]));
+
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:A:E:G:g:K:Z:z:T:S:C:W:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'A':
-			if (parse_listen(optarg, &aws_port) < 0) {
-				fprintf(stderr, "luascale sim: --aws-port \"%s\": a port 0-65535 (127.0.0.1 only)\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'E': aws_env = optarg; break;
-		case 'G':
-			if (parse_listen(optarg, &gce_port) < 0) {
-				fprintf(stderr, "luascale sim: --gce-port \"%s\": a port 0-65535 (127.0.0.1 only)\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'g': gce_env = optarg; break;
-		case 'K': gce_key = optarg; break;
-		case 'Z':
-		case 'S':
-			if (parse_listen(optarg, opt == 'Z' ? &az_port : &az_tls_port) < 0) {
+	while ((opt = getopt_long(argc, argv, "l:s:k:f:L:W:h", opts, NULL)) != -1) {
+		if (opt >= CLOUD_OPT_BASE && opt < CLOUD_OPT_BASE + (int)co.n_opts) {
+			size_t at = (size_t)(opt - CLOUD_OPT_BASE);
+			struct cloud_face *cf = &co.clouds[co.opts[at].cloud];
+			size_t j = co.opts[at].opt;
+
+			if (!cf->kind->opts[j].port) {
+				cf->args.path[j] = optarg;
+			} else if (parse_listen(optarg, &cf->args.port[j]) < 0) {
 				fprintf(stderr, "luascale sim: --%s \"%s\": a port 0-65535 (127.0.0.1 only)\n",
-					opt == 'Z' ? "azure-port" : "azure-tls-port", optarg);
+					co.opts[at].name, optarg);
 				return EXIT_USAGE;
 			}
-			break;
-		case 'z': az_env = optarg; break;
-		case 'T': az_token = optarg; break;
-		case 'C': az_ca = optarg; break;
+			continue;
+		}
+		switch (opt) {
 		case 'l': listen = optarg; break;
 		case 's': scenario = optarg; break;
 		case 'k': kubeconfig = optarg; break;
@@ -336,70 +349,23 @@ int cli_sim(int argc, char **argv)
 		fprintf(stderr, "luascale sim: kubeconfig: %s\n", err.msg);
 		goto out;
 	}
-	if (aws_port >= 0) {
-		struct aws_face_opts fo;
+	for (i = 0; i < co.n_clouds; i++) {
+		struct cloud_face *cf = &co.clouds[i];
+		void *flavour;
 
-		if (!w->aws) {
-			fprintf(stderr, "luascale sim: --aws-port: %s has no aws: section\n", scenario);
+		if (cf->args.port[0] < 0)
+			continue; /* its face's port was not given */
+		flavour = sim_world_flavour(w, cf->kind);
+		if (!flavour) {
+			fprintf(stderr, "luascale sim: --%s-%s: %s has no %s: section\n", cf->kind->name,
+				cf->kind->opts[0].suffix, scenario, cf->kind->name);
 			goto out;
 		}
-		memset(&fo, 0, sizeof(fo));
-		fo.port = aws_port;
-		fo.latency_ns = fs.latency_ns;
-		fo.log = &log;
-		face = aws_face_new(w->aws, &fo, &err);
-		if (!face) {
+		cf->args.latency_ns = fs.latency_ns;
+		cf->args.log = &log;
+		cf->face = cf->kind->face_serve(flavour, &cf->args, &err);
+		if (!cf->face) {
 			fprintf(stderr, "luascale sim: %s\n", err.msg);
-			goto out;
-		}
-		if (aws_face_write_env(face, aws_env, &err) < 0) {
-			fprintf(stderr, "luascale sim: aws env: %s\n", err.msg);
-			goto out;
-		}
-	}
-	if (gce_port >= 0) {
-		struct gce_face_opts go;
-
-		if (!w->gce) {
-			fprintf(stderr, "luascale sim: --gce-port: %s has no gce: section\n", scenario);
-			goto out;
-		}
-		memset(&go, 0, sizeof(go));
-		go.port = gce_port;
-		go.latency_ns = fs.latency_ns;
-		go.log = &log;
-		gface = gce_face_new(w->gce, &go, &err);
-		if (!gface) {
-			fprintf(stderr, "luascale sim: %s\n", err.msg);
-			goto out;
-		}
-		if (gce_face_write_key(gface, gce_key, &err) < 0 ||
-		    gce_face_write_env(gface, gce_env, gce_key, &err) < 0) {
-			fprintf(stderr, "luascale sim: gce: %s\n", err.msg);
-			goto out;
-		}
-	}
-	if (az_port >= 0) {
-		struct azure_face_opts zo;
-
-		if (!w->azure) {
-			fprintf(stderr, "luascale sim: --azure-port: %s has no azure: section\n", scenario);
-			goto out;
-		}
-		memset(&zo, 0, sizeof(zo));
-		zo.port = az_port;
-		zo.tls_port = az_tls_port;
-		zo.latency_ns = fs.latency_ns;
-		zo.log = &log;
-		zface = azure_face_new(w->azure, &zo, &err);
-		if (!zface) {
-			fprintf(stderr, "luascale sim: %s\n", err.msg);
-			goto out;
-		}
-		if (azure_face_write_token(zface, az_token, &err) < 0 ||
-		    azure_face_write_ca(zface, az_ca, &err) < 0 ||
-		    azure_face_write_env(zface, az_env, az_token, &err) < 0) {
-			fprintf(stderr, "luascale sim: azure: %s\n", err.msg);
 			goto out;
 		}
 	}
@@ -409,20 +375,9 @@ int cli_sim(int argc, char **argv)
 	       "  kubectl --kubeconfig %s get nodes -w\n"
 	       "SIGINT (Ctrl-C) or SIGTERM stops it; SIGHUP is ignored.\n",
 	       scenario, apiserver_port(srv), kubeconfig, kubeconfig, kubeconfig);
-	if (face)
-		printf("luascale sim: AWS face (EC2, Auto Scaling, STS, IMDS) at http://127.0.0.1:%d\n"
-		       "AWS endpoint, region and credentials written to %s; try:\n"
-		       "  (set -a; . %s; aws --endpoint-url $AWS_ENDPOINT_URL autoscaling describe-auto-scaling-groups)\n",
-		       aws_face_port(face), aws_env, aws_env);
-	if (gface)
-		printf("luascale sim: GCE face (compute v1, token endpoint, metadata) at http://127.0.0.1:%d\n"
-		       "service-account key written to %s, endpoints to %s\n",
-		       gce_face_port(gface), gce_key, gce_env);
-	if (zface)
-		printf("luascale sim: Azure face (ARM, IMDS, AAD token endpoint) at http://127.0.0.1:%d\n"
-		       "luascale sim: Azure AAD endpoints over TLS at https://127.0.0.1:%d (CA %s)\n"
-		       "endpoints and credentials written to %s, federated token to %s\n",
-		       azure_face_port(zface), azure_face_tls_port(zface), az_ca, az_env, az_token);
+	for (i = 0; i < co.n_clouds; i++)
+		if (co.clouds[i].face)
+			co.clouds[i].kind->face_announce(co.clouds[i].face, &co.clouds[i].args, stdout);
 	fflush(stdout);
 
 	/* a SIGHUP (`kill -HUP` meant for `luascale run`) does not stop it */
@@ -438,9 +393,9 @@ int cli_sim(int argc, char **argv)
 	       sig == SIGINT ? "SIGINT" : "SIGTERM");
 	rc = EXIT_OK;
 out:
-	azure_face_free(zface);
-	gce_face_free(gface);
-	aws_face_free(face);
+	for (i = co.n_clouds; i-- > 0;)
+		if (co.clouds[i].face)
+			co.clouds[i].kind->face_free(co.clouds[i].face);
 	apiserver_free(srv);
 	if (ex) {
 		size_t cancelled = executor_shutdown(ex, clock_now(clock_real()) + 5 * CLOCK_NS_PER_S);

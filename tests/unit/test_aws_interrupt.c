@@ -113,7 +113,7 @@ static struct rig *rig_new(const char *queue)
 	if (!r->w)
 		fail_msg("world: %s", err.msg);
 	memset(&fo, 0, sizeof(fo));
-	r->face = aws_face_new(r->w->aws, &fo, &err);
+	r->face = aws_face_new(sim_world_flavour(r->w, &sim_cloud_aws), &fo, &err);
 	if (!r->face)
 		fail_msg("face: %s", err.msg);
 	snprintf(r->url, sizeof(r->url), "http://127.0.0.1:%d", aws_face_port(r->face));
@@ -179,13 +179,13 @@ static void send(struct rig *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
-	if (sim_sqs_send(sim_aws_sqs(r->w->aws), "q", body, NULL) < 0)
+	if (sim_sqs_send(sim_aws_sqs(sim_world_flavour(r->w, &sim_cloud_aws)), "q", body, NULL) < 0)
 		fail_msg("the queue refused a message");
 }
 
 static long depth(struct rig *r)
 {
-	return sim_sqs_depth(sim_aws_sqs(r->w->aws), "q");
+	return sim_sqs_depth(sim_aws_sqs(sim_world_flavour(r->w, &sim_cloud_aws)), "q");
 }
 
 #define EC2_EVENT "{\"version\":\"0\",\"id\":\"e-%d\",\"detail-type\":\"%s\",\"source\":\"aws.ec2\"," \

@@ -174,7 +174,7 @@ static struct rig *rig_new(const char *faults)
 	r->plog = (struct logger){prov_write, r, LOG_DEBUG, NULL};
 	memset(&fo, 0, sizeof(fo));
 	fo.log = &r->flog;
-	r->face = aws_face_new(r->w->aws, &fo, &err);
+	r->face = aws_face_new(sim_world_flavour(r->w, &sim_cloud_aws), &fo, &err);
 	if (!r->face)
 		fail_msg("face: %s", err.msg);
 	snprintf(r->url, sizeof(r->url), "http://127.0.0.1:%d", aws_face_port(r->face));
@@ -335,7 +335,7 @@ static void test_overlapping_launches_add_up(void **state)
 	}
 	/* the sum, in the cloud */
 	sim_cloud_lock(r->w->cloud);
-	assert_int_equal(sim_aws_desired(r->w->aws, 0), 4);
+	assert_int_equal(sim_aws_desired(sim_world_flavour(r->w, &sim_cloud_aws), 0), 4);
 	sim_cloud_unlock(r->w->cloud);
 	/* no write lowered the size */
 	assert_int_equal(r->n_sizes, 2);

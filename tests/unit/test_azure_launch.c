@@ -130,7 +130,7 @@ static struct rig *rig_new(const char *faults, bool virtual_clock)
 	memset(&fo, 0, sizeof(fo));
 	fo.tls_port = -1;
 	fo.log = &r->flog;
-	r->face = azure_face_new(r->w->azure, &fo, &err);
+	r->face = azure_face_new(sim_world_flavour(r->w, &sim_cloud_azure), &fo, &err);
 	if (!r->face)
 		fail_msg("face: %s", err.msg);
 	snprintf(r->url, sizeof(r->url), "http://127.0.0.1:%d", azure_face_port(r->face));
@@ -236,7 +236,7 @@ static int capacity(struct rig *r)
 	int c;
 
 	sim_cloud_lock(r->w->cloud);
-	c = sim_azure_capacity(r->w->azure, 0);
+	c = sim_azure_capacity(sim_world_flavour(r->w, &sim_cloud_azure), 0);
 	sim_cloud_unlock(r->w->cloud);
 	return c;
 }
@@ -289,7 +289,7 @@ static void test_overlapping_launches_add_up(void **state)
 		int64_t want = -1;
 
 		sim_cloud_lock(r->w->cloud);
-		vm = sim_azure_vms(r->w->azure, 0, &m);
+		vm = sim_azure_vms(sim_world_flavour(r->w, &sim_cloud_azure), 0, &m);
 		for (q = 0; q < m; q++)
 			if (vm[q].instance_id == atoi(gs[0].instances[k].id) && vm[q].in)
 				want = vm[q].in->created_wall;

@@ -128,7 +128,7 @@ static struct rig *rig_new(const char *faults)
 	r->plog = (struct logger){prov_write, r, LOG_DEBUG, NULL};
 	memset(&fo, 0, sizeof(fo));
 	fo.log = &r->flog;
-	r->face = gce_face_new(r->w->gce, &fo, &err);
+	r->face = gce_face_new(sim_world_flavour(r->w, &sim_cloud_gce), &fo, &err);
 	if (!r->face)
 		fail_msg("face: %s", err.msg);
 	snprintf(r->dir, sizeof(r->dir), "/tmp/test_gce_launch.XXXXXX");
@@ -249,7 +249,8 @@ static int target_of(struct rig *r, const char *group)
 	int t;
 
 	sim_cloud_lock(r->w->cloud);
-	t = sim_gce_target_size(r->w->gce, (size_t)sim_cloud_find_group(r->w->cloud, group));
+	t = sim_gce_target_size(sim_world_flavour(r->w, &sim_cloud_gce),
+				(size_t)sim_cloud_find_group(r->w->cloud, group));
 	sim_cloud_unlock(r->w->cloud);
 	return t;
 }

@@ -162,7 +162,7 @@ static struct rig *rig_new(void)
 	r->plog = (struct logger){quiet, r, LOG_DEBUG, NULL};
 	memset(&fo, 0, sizeof(fo));
 	fo.log = &r->flog;
-	r->face = gce_face_new(r->w->gce, &fo, &err);
+	r->face = gce_face_new(sim_world_flavour(r->w, &sim_cloud_gce), &fo, &err);
 	if (!r->face)
 		fail_msg("face: %s", err.msg);
 	snprintf(r->dir, sizeof(r->dir), "/tmp/test_gce_poll.XXXXXX");

@@ -83,7 +83,7 @@ static void test_example_parses(void **state)
 	(void)state;
 	if (!sc)
 		fail_msg("%s", err.msg);
-	a = sc->aws;
+	a = sim_scenario_cloud(sc, &sim_cloud_aws);
 	assert_non_null(a);
 	assert_string_equal(a->region, "us-east-1");
 	assert_string_equal(a->account, "123456789012");
@@ -104,7 +104,7 @@ static void test_example_parses(void **state)
 	sc = sim_scenario_load(SOURCE_DIR "/examples/scenarios/smoke.yaml", &err);
 	if (!sc)
 		fail_msg("%s", err.msg);
-	assert_null(sc->aws);
+	assert_null(sim_scenario_cloud(sc, &sim_cloud_aws));
 	sim_scenario_free(sc);
 }
 
@@ -135,6 +135,12 @@ static void test_parse_errors(void **state)
 	expect_error("  credentials: {access_key_id: A, secret_access_key: B}\n"
 		     "  instance_types: [{name: x1.big, vcpus: 0, memory_mib: 1}]\n",
 		     "out of range");
+}
+
+/* The world's AWS flavour. */
+static struct sim_aws *aws_of(const struct run *r)
+{
+	return sim_world_flavour(r->w, &sim_cloud_aws);
 }
 
 static void run_start(struct run *r, const char *extra)
@@ -172,15 +178,15 @@ static void test_asg_converges(void **state)
 	run_start(&r, "");
 	c = r.w->cloud;
 	executor_run_until(r.ex, 0);
-	assert_int_equal(sim_aws_desired(r.w->aws, 0), 1); /* max(min 1, 1 node) */
-	assert_int_equal(sim_aws_desired(r.w->aws, 1), 0);
+	assert_int_equal(sim_aws_desired(aws_of(&r), 0), 1); /* max(min 1, 1 node) */
+	assert_int_equal(sim_aws_desired(aws_of(&r), 1), 0);
 
 	sim_cloud_lock(c);
-	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 5, &err), -1);
+	assert_int_equal(sim_aws_set_desired(aws_of(&r), 0, 5, &err), -1);
 	assert_string_equal(err.msg, "New SetDesiredCapacity value 5 is above max value 4 for the AutoScalingGroup.");
-	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 0, &err), -1);
+	assert_int_equal(sim_aws_set_desired(aws_of(&r), 0, 0, &err), -1);
 	assert_non_null(strstr(err.msg, "below min value 1"));
-	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 4, &err), 0);
+	assert_int_equal(sim_aws_set_desired(aws_of(&r), 0, 4, &err), 0);
 	sim_cloud_unlock(c);
 
 	executor_run_until(r.ex, 30 * S);
@@ -209,24 +215,24 @@ static void test_asg_converges(void **state)
 	/* desired lowered while a launch is in flight: the group shrinks back
 	 * once the launch is over */
 	sim_cloud_lock(c);
-	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 1, &err), 0);
-	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 3, &err), 0);
+	assert_int_equal(sim_aws_set_desired(aws_of(&r), 0, 1, &err), 0);
+	assert_int_equal(sim_aws_set_desired(aws_of(&r), 0, 3, &err), 0);
 	sim_cloud_unlock(c);
 	executor_run_until(r.ex, 30 * S + 100 * CLOCK_NS_PER_MS);
 	sim_cloud_lock(c);
-	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 2, &err), 0);
+	assert_int_equal(sim_aws_set_desired(aws_of(&r), 0, 2, &err), 0);
 	sim_cloud_unlock(c);
 	executor_run_until(r.ex, 60 * S);
 	assert_int_equal(sim_cloud_target(c, 0), 2);
 	sim_cloud_lock(c);
-	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 4, &err), 0);
+	assert_int_equal(sim_aws_set_desired(aws_of(&r), 0, 4, &err), 0);
 	sim_cloud_unlock(c);
 	executor_run_until(r.ex, 90 * S);
 	assert_int_equal(sim_cloud_target(c, 0), 4);
 
 	/* lowering desired terminates down to it */
 	sim_cloud_lock(c);
-	assert_int_equal(sim_aws_set_desired(r.w->aws, 0, 2, &err), 0);
+	assert_int_equal(sim_aws_set_desired(aws_of(&r), 0, 2, &err), 0);
 	sim_cloud_unlock(c);
 	assert_int_equal(sim_cloud_target(c, 0), 2);
 
@@ -245,16 +251,16 @@ static void test_asg_converges(void **state)
 			}
 		}
 		assert_int_equal(live, 2);
-		assert_int_equal(sim_aws_terminate_in_asg(r.w->aws, id, true, &act, &err), 0);
+		assert_int_equal(sim_aws_terminate_in_asg(aws_of(&r), id, true, &act, &err), 0);
 		assert_string_equal(act.status, "InProgress");
 		assert_non_null(strstr(act.cause, "shrinking the capacity from 2 to 1"));
-		assert_int_equal(sim_aws_desired(r.w->aws, 0), 1);
+		assert_int_equal(sim_aws_desired(aws_of(&r), 0), 1);
 		for (k = 0; k < n; k++)
 			if (inst[k]->state == INSTANCE_RUNNING)
 				snprintf(id, sizeof(id), "%s", inst[k]->id);
-		assert_int_equal(sim_aws_terminate_in_asg(r.w->aws, id, true, &act, &err), -1);
+		assert_int_equal(sim_aws_terminate_in_asg(aws_of(&r), id, true, &act, &err), -1);
 		assert_non_null(strstr(err.msg, "desiredSize equals minSize (1)"));
-		assert_int_equal(sim_aws_terminate_in_asg(r.w->aws, "i-0000000000000000f", true, &act,
+		assert_int_equal(sim_aws_terminate_in_asg(aws_of(&r), "i-0000000000000000f", true, &act,
 							  &err), -1);
 		assert_non_null(strstr(err.msg, "No managed instance found"));
 	}
@@ -275,13 +281,13 @@ static void test_no_capacity_activities(void **state)
 	c = r.w->cloud;
 	executor_run_until(r.ex, 0);
 	sim_cloud_lock(c);
-	assert_int_equal(sim_aws_set_desired(r.w->aws, 1, 1, &err), 0); /* accepted all the same */
+	assert_int_equal(sim_aws_set_desired(aws_of(&r), 1, 1, &err), 0); /* accepted all the same */
 	sim_cloud_unlock(c);
 	executor_run_until(r.ex, 3 * S);
 	sim_cloud_lock(c);
-	assert_int_equal(sim_aws_desired(r.w->aws, 1), 1);
+	assert_int_equal(sim_aws_desired(aws_of(&r), 1), 1);
 	assert_int_equal(sim_cloud_target(c, 1), 0);
-	acts = sim_aws_activities(r.w->aws, 1, &n);
+	acts = sim_aws_activities(aws_of(&r), 1, &n);
 	assert_int_equal(n, 1);
 	assert_string_equal(acts[0].status, "Failed");
 	assert_non_null(strstr(acts[0].message, "InsufficientInstanceCapacity - We currently do not have sufficient g4dn.xlarge capacity in the Availability Zone you requested (eu-west-1c)"));
@@ -289,7 +295,7 @@ static void test_no_capacity_activities(void **state)
 	/* the ASG retries every asg_retry; once the fault is over it launches */
 	executor_run_until(r.ex, 40 * S);
 	sim_cloud_lock(c);
-	acts = sim_aws_activities(r.w->aws, 1, &n);
+	acts = sim_aws_activities(aws_of(&r), 1, &n);
 	for (k = 0; k < n; k++)
 		failed += strcmp(acts[k].status, "Failed") == 0;
 	assert_true(failed >= 2);

@@ -19,7 +19,9 @@
 
 #include "runtime/clock.h"
 #include "runtime/executor.h"
+#include "sim/clouds/aws_face.h"
 #include "sim/clouds/azure_face.h"
+#include "sim/clouds/gce_face.h"
 #include "sim/world/scenario.h"
 #include "test_sim_cloud.h"
 
@@ -43,10 +45,10 @@ static void test_parse(void **state)
 	(void)state;
 	if (!sc)
 		fail_msg("%s", err.msg);
-	a = sc->azure;
+	a = sim_scenario_cloud(sc, &sim_cloud_azure);
 	assert_non_null(a);
-	assert_null(sc->aws);
-	assert_null(sc->gce);
+	assert_null(sim_scenario_cloud(sc, &sim_cloud_aws));
+	assert_null(sim_scenario_cloud(sc, &sim_cloud_gce));
 	assert_string_equal(a->subscription, SUB);
 	assert_string_equal(a->resource_group, "MC_sim-rg_sim-aks_eastus");
 	assert_int_equal(a->n_groups, 3);
@@ -65,7 +67,7 @@ static void test_parse(void **state)
 	sc = sim_scenario_load(SOURCE_DIR "/examples/scenarios/gce.yaml", &err);
 	if (!sc)
 		fail_msg("%s", err.msg);
-	assert_null(sc->azure);
+	assert_null(sim_scenario_cloud(sc, &sim_cloud_azure));
 	sim_scenario_free(sc);
 
 	expect_error("  groups: {workers: {vm_size: e2-standard-4}}\n", "unknown VM size \"e2-standard-4\"");
@@ -113,6 +115,12 @@ static void test_names(void **state)
 	assert_true(azure_if_match_ok("3", "\"3\""));
 	assert_false(azure_if_match_ok("\"2\"", "\"3\""));
 	assert_false(azure_if_match_ok("", "\"3\""));
+}
+
+/* The world's Azure flavour. */
+static struct sim_azure *azure_of(const struct run *r)
+{
+	return sim_world_flavour(r->w, &sim_cloud_azure);
 }
 
 static void run_start(struct run *r, const char *faults)
@@ -163,7 +171,7 @@ static void test_capacity_and_operations(void **state)
 	(void)state;
 	run_start(&r, "");
 	c = r.w->cloud;
-	g = r.w->azure;
+	g = azure_of(&r);
 	executor_run_until(r.ex, 0);
 	sim_cloud_lock(c);
 	assert_int_equal(sim_azure_capacity(g, 0), 1); /* the starting node */
@@ -285,13 +293,13 @@ static void test_growth_while_launching(void **state)
 	/* 4 at a time, faster than they are made: the array reallocates */
 	for (target = 4; target <= 40; target += 4) {
 		sim_cloud_lock(r.w->cloud);
-		assert_int_equal(sim_azure_set_capacity(r.w->azure, 0, target, &op, code, sizeof(code), &err), 0);
+		assert_int_equal(sim_azure_set_capacity(azure_of(&r), 0, target, &op, code, sizeof(code), &err), 0);
 		sim_cloud_unlock(r.w->cloud);
 		executor_run_until(r.ex, clock_now(r.clk) + S / 2);
 	}
 	executor_run_until(r.ex, clock_now(r.clk) + 60 * S);
 	sim_cloud_lock(r.w->cloud);
-	vm = sim_azure_vms(r.w->azure, 0, &n);
+	vm = sim_azure_vms(azure_of(&r), 0, &n);
 	assert_int_equal(n, 40);
 	for (k = 0; k < n; k++) {
 		char computer[80];
@@ -323,7 +331,7 @@ static void test_faults(void **state)
 		      "  - {kind: launch_error, group: workers, from: 100s, until: 110s, rate: 1, error: quota}\n"
 		      "  - {kind: slow_call, group: workers, from: 200s, until: 210s, delay: 1h}\n");
 	c = r.w->cloud;
-	g = r.w->azure;
+	g = azure_of(&r);
 	executor_run_until(r.ex, 0);
 
 	/* no capacity: the VM is Failed, the operation Failed with its error, no retry */
@@ -418,7 +426,7 @@ static void test_image_fault_rolls_the_model(void **state)
 	run_start(&r, "faults:\n"
 		      "  - {kind: image, group: workers, at: 30s, image: ubuntu-2204-202612}\n");
 	c = r.w->cloud;
-	g = r.w->azure;
+	g = azure_of(&r);
 	executor_run_until(r.ex, 20 * S);
 	sim_cloud_lock(c);
 	vm = sim_azure_vms(g, 0, &n);
@@ -458,7 +466,7 @@ static void test_machine_gone(void **state)
 	(void)state;
 	run_start(&r, "");
 	c = r.w->cloud;
-	g = r.w->azure;
+	g = azure_of(&r);
 	executor_run_until(r.ex, 0);
 	sim_cloud_lock(c);
 	vm = sim_azure_vms(g, 0, &n);

@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
+#include "sim/clouds/aws_face.h"
 #include "sim/clouds/gce_face.h"
 #include "sim/world/scenario.h"
 #include "test_sim_cloud.h"
@@ -44,9 +45,9 @@ static void test_parse(void **state)
 	(void)state;
 	if (!sc)
 		fail_msg("%s", err.msg);
-	g = sc->gce;
+	g = sim_scenario_cloud(sc, &sim_cloud_gce);
 	assert_non_null(g);
-	assert_null(sc->aws);
+	assert_null(sim_scenario_cloud(sc, &sim_cloud_aws));
 	assert_string_equal(g->project, "sim-project");
 	assert_int_equal(g->n_groups, 3);
 	assert_false(g->groups[0].regional);
@@ -60,8 +61,8 @@ static void test_parse(void **state)
 	sc = sim_scenario_load(SOURCE_DIR "/examples/scenarios/aws.yaml", &err);
 	if (!sc)
 		fail_msg("%s", err.msg);
-	assert_null(sc->gce);
-	assert_non_null(sc->aws);
+	assert_null(sim_scenario_cloud(sc, &sim_cloud_gce));
+	assert_non_null(sim_scenario_cloud(sc, &sim_cloud_aws));
 	sim_scenario_free(sc);
 
 	expect_error("  groups: {workers: {machine_type: m5.large}}\n",
@@ -101,6 +102,12 @@ static void test_names(void **state)
 	assert_null(sim_gce_find_mtype("m5.large"));
 }
 
+/* The world's GCE flavour. */
+static struct sim_gce *gce_of(const struct run *r)
+{
+	return sim_world_flavour(r->w, &sim_cloud_gce);
+}
+
 static void run_start(struct run *r, const char *faults)
 {
 	char text[4096];
@@ -138,7 +145,7 @@ static void test_mig_converges(void **state)
 	(void)state;
 	run_start(&r, "");
 	c = r.w->cloud;
-	g = r.w->gce;
+	g = gce_of(&r);
 	executor_run_until(r.ex, 0);
 	sim_cloud_lock(c);
 	assert_int_equal(sim_gce_target_size(g, 0), 1);
@@ -218,7 +225,7 @@ static void test_stockout_on_last_attempt(void **state)
 	run_start(&r, "faults:\n"
 		      "  - {kind: launch_error, group: gpu, until: 20s, rate: 1, error: no_capacity}\n");
 	c = r.w->cloud;
-	g = r.w->gce;
+	g = gce_of(&r);
 	executor_run_until(r.ex, 0);
 	sim_cloud_lock(c);
 	sim_gce_op_new(g, 1, "compute.instanceGroupManagers.resize",
@@ -278,7 +285,7 @@ static void test_image_rolls_template(void **state)
 	(void)state;
 	run_start(&r, "faults: [{kind: image, group: workers, at: 1m, image: cos-v2}]\n");
 	c = r.w->cloud;
-	g = r.w->gce;
+	g = gce_of(&r);
 	executor_run_until(r.ex, 30 * S);
 	sim_cloud_lock(c);
 	sim_gce_template_of(g, 0, NULL, t, sizeof(t));

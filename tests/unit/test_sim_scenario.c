@@ -17,8 +17,10 @@
 #include <cmocka.h>
 
 #include "buf.h"
+#include "luascale_clouds.h"
 #include "runtime/clock.h"
 #include "runtime/executor.h"
+#include "sim/clouds/sim_cloud_kind.h"
 #include "sim/world/scenario.h"
 
 #define S CLOCK_NS_PER_S
@@ -626,6 +628,136 @@ static void test_config_reference(void **state)
 	rmdir(dir);
 }
 
+/* The simulated clouds of this build, by the generated list only. */
+#define X(k) extern const struct sim_cloud_kind sim_cloud_##k;
+LUASCALE_SIM_CLOUDS(X)
+#undef X
+
+/* A section cloud 'name' parses (its defaults; AWS wants credentials). */
+static const char *cloud_section(const char *name)
+{
+	if (strcmp(name, "aws") == 0)
+		return "{credentials: {access_key_id: AKIDSIM, secret_access_key: sim-secret}}";
+	return "{}";
+}
+
+/* groups_yaml with the sections of 'a' then 'b' (b NULL: a's alone); NULL or its error. */
+static struct sim_scenario *with_clouds(const char *a, const char *b, struct errbuf *err)
+{
+	char text[2048];
+
+	snprintf(text, sizeof(text), "%s%s: %s\n%s%s%s\n", groups_yaml, a, cloud_section(a),
+		 b ? b : "", b ? ": " : "", b ? cloud_section(b) : "");
+	err->msg[0] = '\0';
+	return parse(text, err);
+}
+
+/*
+ * Registering a cloud is its only wiring: the table is exactly the
+ * generated list, walked by rank; each cloud's section is a root key of
+ * a scenario, parses into that cloud's flavour of the world, and is
+ * refused after another cloud's with the message it always had.
+ */
+static void test_clouds_registered(void **state)
+{
+	static const struct {
+		const char *first, *second, *want;
+	} before[] = {
+		{"aws", "gce", "gce: a scenario has an aws: or a gce: section, not both"},
+		{"aws", "azure", "azure: a scenario has one of aws:, gce: and azure:"},
+		{"gce", "azure", "azure: a scenario has one of aws:, gce: and azure:"},
+	};
+	static const struct {
+		const char *name;
+		const struct sim_cloud_kind *kind;
+	} listed[] = {
+#define X(k) {#k, &sim_cloud_##k},
+		LUASCALE_SIM_CLOUDS(X)
+#undef X
+		{NULL, NULL},
+	};
+	const struct sim_cloud_kind *k, *k2;
+	size_t n = 0, walked = 0, i;
+	struct sim_scenario *sc;
+	struct errbuf err;
+	int rank = 0;
+
+	(void)state;
+	for (n = 0; listed[n].name; n++) {
+		k = listed[n].kind;
+		assert_ptr_equal(sim_cloud_kind_find(listed[n].name), k);
+		assert_string_equal(k->name, listed[n].name);
+		assert_non_null(k->parse);
+		assert_non_null(k->flavour_new);
+		assert_non_null(k->flavour_start);
+		assert_non_null(k->flavour_free);
+		assert_true(k->n_opts >= 1 && k->n_opts <= SIM_CLOUD_MAX_OPTS);
+		assert_true(k->opts[0].port);
+		assert_int_equal(k->opts[0].dflt_port, -1);
+		assert_non_null(k->face_serve);
+		assert_non_null(k->face_announce);
+		assert_non_null(k->face_free);
+	}
+	assert_true(n >= 3); /* aws, gce and azure at least */
+	assert_null(sim_cloud_kind_find("nocloud"));
+	for (k = sim_cloud_kind_next(NULL); k; k = sim_cloud_kind_next(k), walked++) {
+		assert_true(k->rank > rank);
+		rank = k->rank;
+		for (i = 0; listed[i].name && listed[i].kind != k; i++)
+			;
+		assert_non_null(listed[i].name);
+	}
+	assert_int_equal(walked, n);
+
+	for (k = sim_cloud_kind_next(NULL); k; k = sim_cloud_kind_next(k)) {
+		struct run r;
+		char want[160];
+
+		/* alone: the scenario's and the world's flavour are k's */
+		sc = with_clouds(k->name, NULL, &err);
+		if (!sc)
+			fail_msg("%s alone: %s", k->name, err.msg);
+		for (k2 = sim_cloud_kind_next(NULL); k2; k2 = sim_cloud_kind_next(k2))
+			assert_true(!sim_scenario_cloud(sc, k2) == (k2 != k));
+		run_start(&r, sc);
+		for (k2 = sim_cloud_kind_next(NULL); k2; k2 = sim_cloud_kind_next(k2))
+			assert_true(!sim_world_flavour(r.w, k2) == (k2 != k));
+		run_end(&r);
+		sim_scenario_free(sc);
+		/* an unknown root key's message lists it */
+		snprintf(want, sizeof(want), ", %s, ", k->name);
+		sc = with_clouds(k->name, "nocloud", &err);
+		assert_null(sc);
+		if (!strstr(err.msg, "unknown key \"nocloud\"") || !strstr(err.msg, want))
+			fail_msg("%s", err.msg);
+		/* with a cloud of lower rank, in either order, it is refused */
+		for (k2 = sim_cloud_kind_next(NULL); k2 != k; k2 = sim_cloud_kind_next(k2)) {
+			if (k->refusal)
+				snprintf(want, sizeof(want), "%s: %s", k->name, k->refusal);
+			else
+				snprintf(want, sizeof(want), "%s: a scenario has one cloud section, not both %s: and %s:",
+					 k->name, k2->name, k->name);
+			for (i = 0; i < 2; i++) {
+				sc = with_clouds(i ? k->name : k2->name, i ? k2->name : k->name, &err);
+				assert_null(sc);
+				if (!strstr(err.msg, want))
+					fail_msg("%s with %s: \"%s\", expected \"%s\"", k2->name, k->name, err.msg,
+						 want);
+			}
+		}
+	}
+	for (i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
+		sc = with_clouds(before[i].first, before[i].second, &err);
+		assert_null(sc);
+		if (!strstr(err.msg, before[i].want))
+			fail_msg("\"%s\", expected \"%s\"", err.msg, before[i].want);
+		sc = with_clouds(before[i].second, before[i].first, &err);
+		assert_null(sc);
+		if (!strstr(err.msg, before[i].want))
+			fail_msg("\"%s\", expected \"%s\"", err.msg, before[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -640,6 +772,7 @@ int main(void)
 		cmocka_unit_test(test_times_and_waves),
 		cmocka_unit_test(test_config_reference),
 		cmocka_unit_test(test_burst_meets_one_pass),
+		cmocka_unit_test(test_clouds_registered),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,8 +34,16 @@
 #include "errbuf.h"
 #include "log.h"
 #include "sim/clouds/cloud_aws.h"
+#include "sim/clouds/sim_cloud_kind.h"
 
 struct aws_face;
+
+/*
+ * AWS as the simulator's shared code sees it (aws_kind.c): its scenario
+ * section, its flavour in a world, its options and this face in `luascale
+ * sim`. sim_world_flavour(w, &sim_cloud_aws) is the world's struct sim_aws.
+ */
+extern const struct sim_cloud_kind sim_cloud_aws;
 
 struct aws_face_opts {
 	int port;                 /* 0: a free port */

@@ -43,8 +43,16 @@
 #include "errbuf.h"
 #include "log.h"
 #include "sim/clouds/cloud_azure.h"
+#include "sim/clouds/sim_cloud_kind.h"
 
 struct azure_face;
+
+/*
+ * Azure as the simulator's shared code sees it (azure_kind.c): its scenario
+ * section, its flavour in a world, its options and this face in `luascale
+ * sim`. sim_world_flavour(w, &sim_cloud_azure) is the world's struct sim_azure.
+ */
+extern const struct sim_cloud_kind sim_cloud_azure;
 
 struct azure_face_opts {
 	int port;                 /* 0: a free port */

@@ -32,8 +32,16 @@
 #include "errbuf.h"
 #include "log.h"
 #include "sim/clouds/cloud_gce.h"
+#include "sim/clouds/sim_cloud_kind.h"
 
 struct gce_face;
+
+/*
+ * GCE as the simulator's shared code sees it (gce_kind.c): its scenario
+ * section, its flavour in a world, its options and this face in `luascale
+ * sim`. sim_world_flavour(w, &sim_cloud_gce) is the world's struct sim_gce.
+ */
+extern const struct sim_cloud_kind sim_cloud_gce;
 
 struct gce_face_opts {
 	int port;                 /* 0: a free port */

@@ -15,9 +15,7 @@
 #include "model.h"
 #include "runtime/executor.h"
 #include "sim/clouds/cloud.h"
-#include "sim/clouds/cloud_aws.h"
-#include "sim/clouds/cloud_azure.h"
-#include "sim/clouds/cloud_gce.h"
+#include "sim/clouds/sim_cloud_kind.h"
 #include "sim/world/cluster.h"
 
 /* Pods of one spec arriving over time. */
@@ -63,9 +61,10 @@ struct sim_scenario {
 	size_t n_pdbs;
 	struct sim_fault *faults;
 	size_t n_faults;
-	const struct sim_aws_conf *aws; /* the `aws:` section, or NULL (the plain simulator) */
-	const struct sim_gce_conf *gce; /* the `gce:` section, or NULL (not with aws:) */
-	const struct sim_azure_conf *azure; /* the `azure:` section, or NULL (alone too) */
+	/* the cloud whose section it has (`aws:`, `gce:`, ...: one at most) and
+	 * that section as the cloud parsed it; NULL: the plain simulator */
+	const struct sim_cloud_kind *flavour_kind;
+	const void *flavour_conf;
 	int64_t expect_max_pending_ns;  /* expect.max_pending: no pod may wait longer to be
 					 * bound (0: no bound) */
 };
@@ -79,6 +78,12 @@ struct sim_scenario {
  */
 struct sim_scenario *sim_scenario_parse(const char *text, size_t len, const char *source,
 					struct errbuf *err);
+
+/*
+ * The section of cloud 'k' (a struct sim_aws_conf for sim_cloud_aws, ...),
+ * or NULL when the scenario has none of k's.
+ */
+const void *sim_scenario_cloud(const struct sim_scenario *sc, const struct sim_cloud_kind *k);
 
 /* Scenario files larger than this are refused. */
 #define SCENARIO_MAX_SIZE (16u << 20)
@@ -98,9 +103,8 @@ struct sim_world {
 	const struct sim_scenario *sc; /* borrowed */
 	struct sim_cloud *cloud;
 	struct sim_cluster *cluster;
-	struct sim_aws *aws;           /* the AWS flavour, when the scenario has `aws:` */
-	struct sim_gce *gce;           /* the GCE flavour, when the scenario has `gce:` */
-	struct sim_azure *azure;       /* the Azure flavour, when the scenario has `azure:` */
+	const struct sim_cloud_kind *flavour_kind; /* the scenario's, or NULL */
+	void *flavour;                 /* its flavour of the cloud (struct sim_aws, ...), or NULL */
 	struct sim_life *life;
 	uint64_t rng;
 	int64_t t0;
@@ -115,5 +119,11 @@ struct sim_world *sim_world_new(const struct sim_scenario *sc, struct executor *
 				struct errbuf *err);
 
 void sim_world_free(struct sim_world *w);
+
+/*
+ * The flavour of cloud 'k' (a struct sim_aws * for sim_cloud_aws, ...),
+ * borrowed, or NULL when the world is not k's.
+ */
+void *sim_world_flavour(const struct sim_world *w, const struct sim_cloud_kind *k);
 
 #endif
