@@ -655,11 +655,6 @@ static void discovered_name(const char *asg, char *out, size_t len)
 		memmove(out, out + i, strlen(out + i) + 1);
 }
 
-static int cmp_seen(const void *a, const void *b)
-{
-	return strcmp(((const struct aws_seen *)a)->id, ((const struct aws_seen *)b)->id);
-}
-
 /* Fills pg from an ASG; an instance on another AMI than its launch template
  * launches now is outdated, and so is one of another instance type when
  * the ASG launches only its template's type (no mixed instances policy). */
@@ -752,8 +747,6 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 	size_t n_named = 0, n_found = 0, i, j, k = 0, n_names = 0, cap;
 	const char **names = NULL;
 	struct provider_group *out = NULL;
-	struct aws_seen *seen = NULL;
-	size_t n_seen = 0;
 	struct aws_group *gs = NULL, *ng;
 	struct bad_asgs bad = {NULL, 0};
 	size_t n_gs, n_bad_named;
@@ -890,28 +883,8 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 			k++;
 		}
 	}
-	/* remember where each instance is, for map_node */
-	for (i = 0; i < k; i++)
-		n_seen += out[i].n_instances;
-	seen = n_seen ? calloc(n_seen, sizeof(*seen)) : NULL;
-	if (n_seen && !seen)
-		goto oom;
-	n_seen = 0;
-	for (i = 0; i < k; i++)
-		for (j = 0; j < out[i].n_instances; j++) {
-			snprintf(seen[n_seen].id, sizeof(seen[n_seen].id), "%.31s", out[i].instances[j].id);
-			snprintf(seen[n_seen].group, sizeof(seen[n_seen].group), "%s", out[i].name);
-			snprintf(seen[n_seen].provider_id, sizeof(seen[n_seen].provider_id), "%.111s",
-				 out[i].instances[j].provider_id);
-			n_seen++;
-		}
-	if (n_seen) /* qsort() wants a real array, even of nothing */
-		qsort(seen, n_seen, sizeof(*seen), cmp_seen);
-	pthread_mutex_lock(&ap->mu);
-	free(ap->seen);
-	ap->seen = seen;
-	ap->n_seen = n_seen;
-	pthread_mutex_unlock(&ap->mu);
+	/* remember where each instance is, for map_node and interruptions */
+	groupcache_keep_instances(ap->cache, out, k);
 	groupcache_groups_take(ap->cache, gs, n_gs);
 	free(names);
 	free(bad.v);
@@ -939,24 +912,15 @@ static int aws_map_node(struct provider *p, const char *provider_id, char *group
 {
 	struct aws_prov *ap = AWS_PROV(p);
 	const char *id;
-	struct aws_seen key, *hit;
-	int rc = -1;
 
 	if (strncmp(provider_id, "aws:///", 7))
 		return -1;
 	id = strrchr(provider_id + 7, '/');
-	if (!id || !ok_id(id + 1, "i-") || strlen(id + 1) >= sizeof(key.id))
+	if (!id || !ok_id(id + 1, "i-") || strlen(id + 1) >= 32 ||
+	    groupcache_instance(ap->cache, id + 1, group, group_len, NULL) < 0)
 		return -1;
-	snprintf(key.id, sizeof(key.id), "%s", id + 1);
-	pthread_mutex_lock(&ap->mu);
-	hit = ap->n_seen ? bsearch(&key, ap->seen, ap->n_seen, sizeof(*ap->seen), cmp_seen) : NULL;
-	if (hit) {
-		snprintf(group, group_len, "%s", hit->group);
-		snprintf(instance, instance_len, "%s", hit->id);
-		rc = 0;
-	}
-	pthread_mutex_unlock(&ap->mu);
-	return rc;
+	snprintf(instance, instance_len, "%s", id + 1);
+	return 0;
 }
 
 /* ---- life cycle ---- */
@@ -973,7 +937,6 @@ static void aws_free(struct provider *p)
 		aws_interrupt_free(ap);
 		aws_credchain_free(ap->creds);
 		cloudhttp_free(ap->http);
-		free(ap->seen);
 		free(ap->itypes);
 		free(ap->lts);
 		free(ap->launched);

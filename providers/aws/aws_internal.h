@@ -81,13 +81,6 @@ struct aws_itype {
 	char arch[16];           /* "amd64" or "arm64" */
 };
 
-/* Where a node is: an instance id's group, from the last list. */
-struct aws_seen {
-	char id[32];
-	char group[64];
-	char provider_id[112];
-};
-
 struct aws_prov {
 	struct aws_api api;
 	struct cloudhttp *http;
@@ -105,9 +98,7 @@ struct aws_prov {
 	bool discovery;
 	char cluster[128];
 
-	pthread_mutex_t mu;       /* seen, caches, token sequence */
-	struct aws_seen *seen;    /* sorted by id */
-	size_t n_seen;
+	pthread_mutex_t mu;       /* caches, token sequence */
 	struct aws_itype *itypes; /* described instance types, kept */
 	size_t n_itypes;
 	struct aws_lt_cache {

@@ -20,6 +20,7 @@
 #include "providers/aws/aws_internal.h"
 #include "providers/aws/awserr.h"
 #include "providers/cloudhttp/cloudhttp.h"
+#include "providers/cloudhttp/groupcache.h"
 
 #define SQS_JSON "application/x-amz-json-1.0"
 #define SPOT_WARNING_S 120      /* a spot instance goes two minutes after its warning */
@@ -407,30 +408,14 @@ static void drop(struct provider *p, const char *handle, const char *mid, enum l
 		       mid, st.message);
 }
 
-static int cmp_seen_id(const void *a, const void *b)
-{
-	return strcmp(((const struct aws_seen *)a)->id, ((const struct aws_seen *)b)->id);
-}
-
 /* Fills provider_id and group of each interruption from the last listing. */
 static void map_instances(struct aws_prov *ap, struct provider_interruption *v, size_t n)
 {
 	size_t i;
 
-	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < n; i++) {
-		struct aws_seen key, *hit;
-
-		snprintf(key.id, sizeof(key.id), "%.31s", v[i].instance_id);
-		hit = ap->n_seen ? bsearch(&key, ap->seen, ap->n_seen, sizeof(*ap->seen),
-					   cmp_seen_id)
-				 : NULL;
-		if (!hit)
-			continue;
-		snprintf(v[i].group, sizeof(v[i].group), "%s", hit->group);
-		snprintf(v[i].provider_id, sizeof(v[i].provider_id), "%s", hit->provider_id);
-	}
-	pthread_mutex_unlock(&ap->mu);
+	for (i = 0; i < n; i++)
+		groupcache_instance_id(ap->cache, v[i].instance_id, v[i].group, sizeof(v[i].group),
+				       v[i].provider_id, sizeof(v[i].provider_id), NULL);
 }
 
 /* One ReceiveMessage: its messages parsed into *v (grown), those not

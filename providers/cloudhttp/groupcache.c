@@ -17,6 +17,7 @@
 struct seen {
 	char id[128];
 	char group[64];
+	char provider_id[256];
 	int64_t launched_wall;
 };
 
@@ -186,6 +187,8 @@ void groupcache_keep_instances(struct groupcache *gc, const struct provider_grou
 		for (j = 0; j < groups[i].n_instances; j++, k++) {
 			snprintf(next[k].id, sizeof(next[k].id), "%s", groups[i].instances[j].id);
 			snprintf(next[k].group, sizeof(next[k].group), "%s", groups[i].name);
+			snprintf(next[k].provider_id, sizeof(next[k].provider_id), "%s",
+				 groups[i].instances[j].provider_id);
 			next[k].launched_wall = groups[i].instances[j].launched_wall;
 		}
 	qsort(next, k, sizeof(*next), cmp_seen);
@@ -199,6 +202,12 @@ void groupcache_keep_instances(struct groupcache *gc, const struct provider_grou
 int groupcache_instance(struct groupcache *gc, const char *id, char *group, size_t group_len,
 			int64_t *launched_wall)
 {
+	return groupcache_instance_id(gc, id, group, group_len, NULL, 0, launched_wall);
+}
+
+int groupcache_instance_id(struct groupcache *gc, const char *id, char *group, size_t group_len,
+			   char *provider_id, size_t pid_len, int64_t *launched_wall)
+{
 	struct seen key, *hit;
 	int rc = -1;
 
@@ -208,6 +217,8 @@ int groupcache_instance(struct groupcache *gc, const char *id, char *group, size
 	if (hit) {
 		if (group)
 			snprintf(group, group_len, "%s", hit->group);
+		if (provider_id)
+			snprintf(provider_id, pid_len, "%s", hit->provider_id);
 		if (launched_wall)
 			*launched_wall = hit->launched_wall;
 		rc = 0;

@@ -4,8 +4,9 @@
  * of each: the config's, then those discovery found), each group's last
  * good view (a group its cloud describes badly keeps it, marked stale,
  * instead of failing the whole list; a group gone from the cloud is
- * skipped), and an index of the instances last listed (their group, for
- * providerID mapping, and when each was made). Also reports one instance
+ * skipped), and an index of the instances last listed (their group and
+ * providerID, for providerID mapping and interruption notices, and when
+ * each was made). Also reports one instance
  * to a launch's callback. It reads no cloud: the provider lists, this
  * keeps. Thread-safe.
  */
@@ -103,6 +104,9 @@ void groupcache_keep_instances(struct groupcache *gc, const struct provider_grou
  * *launched_wall (may be NULL). 0, or -1 when it was not listed. */
 int groupcache_instance(struct groupcache *gc, const char *id, char *group, size_t group_len,
 			int64_t *launched_wall);
+/* The same, with its providerID into 'provider_id' (may be NULL). */
+int groupcache_instance_id(struct groupcache *gc, const char *id, char *group, size_t group_len,
+			   char *provider_id, size_t pid_len, int64_t *launched_wall);
 
 /* Reports instance 'id' of 'group' in 'state' to on_instance (NULL: none),
  * with 'provider_id' ("" or NULL: not known yet). */
