@@ -37,7 +37,7 @@ enum { N_SIM_CLOUDS = 0 LUASCALE_SIM_CLOUDS(X) };
 
 /* A cloud as `luascale sim` runs it: its options' values and its face, once served. */
 struct cloud_face {
-	const struct sim_cloud_kind *kind;
+	const struct sim_cloud_face *kind;
 	struct sim_face_args args;
 	void *face;
 };
@@ -56,10 +56,10 @@ struct cloud_opts {
 /* The clouds by rank with their options' defaults. */
 static void cloud_opts_init(struct cloud_opts *co)
 {
-	const struct sim_cloud_kind *k;
+	const struct sim_cloud_face *k;
 
 	memset(co, 0, sizeof(*co));
-	for (k = sim_cloud_kind_next(NULL); k && co->n_clouds < N_SIM_CLOUDS; k = sim_cloud_kind_next(k)) {
+	for (k = sim_cloud_face_next(NULL); k && co->n_clouds < N_SIM_CLOUDS; k = sim_cloud_face_next(k)) {
 		struct cloud_face *cf = &co->clouds[co->n_clouds];
 		size_t j;
 
@@ -73,7 +73,7 @@ static void cloud_opts_init(struct cloud_opts *co)
 			co->opts[co->n_opts].cloud = co->n_clouds;
 			co->opts[co->n_opts].opt = j;
 			snprintf(co->opts[co->n_opts].name, sizeof(co->opts[co->n_opts].name), "%s-%s",
-				 k->name, k->opts[j].suffix);
+				 k->kind->name, k->opts[j].suffix);
 			co->n_opts++;
 		}
 		co->n_clouds++;
@@ -82,13 +82,13 @@ static void cloud_opts_init(struct cloud_opts *co)
 
 static void sim_usage(FILE *f)
 {
-	const struct sim_cloud_kind *k;
+	const struct sim_cloud_face *k;
 
 	fputs("usage: luascale sim --listen 127.0.0.1:PORT --scenario FILE\n"
 	      "                    [--kubeconfig-out FILE] [--fault SPEC]... [--log-level LEVEL]\n"
 	      "                    [--watch-timeout DUR] [--default-requests cpu=Q,memory=Q|none]\n",
 	      f);
-	for (k = sim_cloud_kind_next(NULL); k; k = sim_cloud_kind_next(k))
+	for (k = sim_cloud_face_next(NULL); k; k = sim_cloud_face_next(k))
 		fputs(k->synopsis, f);
 	fputs("\n"
 	      "Runs the scenario's simulated world in real time and serves it as a\n"
@@ -117,7 +117,7 @@ static void sim_usage(FILE *f)
 	      "                                      requests of containers that name none\n"
 	      "                                      (default cpu=500m,memory=512Mi; \"none\": no LimitRange)\n",
 	      f);
-	for (k = sim_cloud_kind_next(NULL); k; k = sim_cloud_kind_next(k)) {
+	for (k = sim_cloud_face_next(NULL); k; k = sim_cloud_face_next(k)) {
 		fputs("\n", f);
 		fputs(k->usage, f);
 	}
@@ -355,10 +355,10 @@ int cli_sim(int argc, char **argv)
 
 		if (cf->args.port[0] < 0)
 			continue; /* its face's port was not given */
-		flavour = sim_world_flavour(w, cf->kind);
+		flavour = sim_world_flavour(w, cf->kind->kind);
 		if (!flavour) {
-			fprintf(stderr, "luascale sim: --%s-%s: %s has no %s: section\n", cf->kind->name,
-				cf->kind->opts[0].suffix, scenario, cf->kind->name);
+			fprintf(stderr, "luascale sim: --%s-%s: %s has no %s: section\n", cf->kind->kind->name,
+				cf->kind->opts[0].suffix, scenario, cf->kind->kind->name);
 			goto out;
 		}
 		cf->args.latency_ns = fs.latency_ns;

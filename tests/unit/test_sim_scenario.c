@@ -629,7 +629,7 @@ static void test_config_reference(void **state)
 }
 
 /* The simulated clouds of this build, by the generated list only. */
-#define X(k) extern const struct sim_cloud_kind sim_cloud_##k;
+#define X(k) extern const struct sim_cloud_kind sim_cloud_##k; extern const struct sim_cloud_face sim_face_##k;
 LUASCALE_SIM_CLOUDS(X)
 #undef X
 
@@ -670,13 +670,15 @@ static void test_clouds_registered(void **state)
 	static const struct {
 		const char *name;
 		const struct sim_cloud_kind *kind;
+		const struct sim_cloud_face *face;
 	} listed[] = {
-#define X(k) {#k, &sim_cloud_##k},
+#define X(k) {#k, &sim_cloud_##k, &sim_face_##k},
 		LUASCALE_SIM_CLOUDS(X)
 #undef X
-		{NULL, NULL},
+		{NULL, NULL, NULL},
 	};
 	const struct sim_cloud_kind *k, *k2;
+	const struct sim_cloud_face *f;
 	size_t n = 0, walked = 0, i;
 	struct sim_scenario *sc;
 	struct errbuf err;
@@ -691,12 +693,14 @@ static void test_clouds_registered(void **state)
 		assert_non_null(k->flavour_new);
 		assert_non_null(k->flavour_start);
 		assert_non_null(k->flavour_free);
-		assert_true(k->n_opts >= 1 && k->n_opts <= SIM_CLOUD_MAX_OPTS);
-		assert_true(k->opts[0].port);
-		assert_int_equal(k->opts[0].dflt_port, -1);
-		assert_non_null(k->face_serve);
-		assert_non_null(k->face_announce);
-		assert_non_null(k->face_free);
+		f = listed[n].face;
+		assert_ptr_equal(f->kind, k);
+		assert_true(f->n_opts >= 1 && f->n_opts <= SIM_CLOUD_MAX_OPTS);
+		assert_true(f->opts[0].port);
+		assert_int_equal(f->opts[0].dflt_port, -1);
+		assert_non_null(f->face_serve);
+		assert_non_null(f->face_announce);
+		assert_non_null(f->face_free);
 	}
 	assert_true(n >= 3); /* aws, gce and azure at least */
 	assert_null(sim_cloud_kind_find("nocloud"));
@@ -707,6 +711,11 @@ static void test_clouds_registered(void **state)
 			;
 		assert_non_null(listed[i].name);
 	}
+	assert_int_equal(walked, n);
+	/* the faces come in their clouds' order */
+	for (f = sim_cloud_face_next(NULL), k = sim_cloud_kind_next(NULL), walked = 0; f;
+	     f = sim_cloud_face_next(f), k = sim_cloud_kind_next(k), walked++)
+		assert_ptr_equal(f->kind, k);
 	assert_int_equal(walked, n);
 
 	for (k = sim_cloud_kind_next(NULL); k; k = sim_cloud_kind_next(k)) {

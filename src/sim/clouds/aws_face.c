@@ -3311,3 +3311,62 @@ void aws_face_free(struct aws_face *f)
 	pthread_cond_destroy(&f->cv);
 	free(f);
 }
+
+#define DEFAULT_AWS_ENV "./luascale-sim.aws.env"
+
+/* ---- luascale sim: --aws-port, --aws-env-out ---- */
+
+enum { AWS_OPT_PORT, AWS_OPT_ENV };
+
+static const struct sim_cloud_opt aws_opts[] = {
+	[AWS_OPT_PORT] = {"port", true, -1, NULL},
+	[AWS_OPT_ENV] = {"env-out", false, 0, DEFAULT_AWS_ENV},
+};
+
+static void *aws_serve(void *flavour, const struct sim_face_args *a, struct errbuf *err)
+{
+	struct aws_face_opts fo;
+	struct aws_face *face;
+
+	memset(&fo, 0, sizeof(fo));
+	fo.port = a->port[AWS_OPT_PORT];
+	fo.latency_ns = a->latency_ns;
+	fo.log = a->log;
+	face = aws_face_new(flavour, &fo, err);
+	if (!face)
+		return NULL;
+	if (aws_face_write_env(face, a->path[AWS_OPT_ENV], err) < 0) {
+		errbuf_prefix(err, "aws env");
+		aws_face_free(face);
+		return NULL;
+	}
+	return face;
+}
+
+static void aws_announce(const void *face, const struct sim_face_args *a, FILE *out)
+{
+	fprintf(out,
+		"luascale sim: AWS face (EC2, Auto Scaling, STS, IMDS) at http://127.0.0.1:%d\n"
+		"AWS endpoint, region and credentials written to %s; try:\n"
+		"  (set -a; . %s; aws --endpoint-url $AWS_ENDPOINT_URL autoscaling describe-auto-scaling-groups)\n",
+		aws_face_port(face), a->path[AWS_OPT_ENV], a->path[AWS_OPT_ENV]);
+}
+
+static void aws_face_release(void *face)
+{
+	aws_face_free(face);
+}
+
+const struct sim_cloud_face sim_face_aws = {
+	.kind = &sim_cloud_aws,
+	.opts = aws_opts,
+	.n_opts = sizeof(aws_opts) / sizeof(aws_opts[0]),
+	.synopsis = "                    [--aws-port PORT [--aws-env-out FILE]]\n",
+	.usage = "AWS (a scenario with an aws: section): --aws-port PORT (0: a free one) also\n"
+		 "serves the EC2, Auto Scaling and STS APIs, IMDSv2 and container credentials\n"
+		 "on http://127.0.0.1:PORT, and writes the endpoint, region and credentials\n"
+		 "to --aws-env-out (default " DEFAULT_AWS_ENV "). latency=DUR applies to it too.\n",
+	.face_serve = aws_serve,
+	.face_announce = aws_announce,
+	.face_free = aws_face_release,
+};

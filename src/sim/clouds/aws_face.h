@@ -39,11 +39,12 @@
 struct aws_face;
 
 /*
- * AWS as the simulator's shared code sees it (aws_kind.c): its scenario
- * section, its flavour in a world, its options and this face in `luascale
- * sim`. sim_world_flavour(w, &sim_cloud_aws) is the world's struct sim_aws.
+ * AWS as the simulator's shared code sees it (in aws_kind.c): its scenario
+ * section and its flavour in a world. sim_world_flavour(w, &sim_cloud_aws) is the world's struct sim_aws.
  */
 extern const struct sim_cloud_kind sim_cloud_aws;
+/* This face as `luascale sim` serves it: its --aws-* options (end of aws_face.c). */
+extern const struct sim_cloud_face sim_face_aws;
 
 struct aws_face_opts {
 	int port;                 /* 0: a free port */

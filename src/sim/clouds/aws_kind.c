@@ -1,8 +1,8 @@
 /*
  * sim/clouds/aws_kind: the AWS cloud as the shared simulator code sees it
- * (sim_cloud_aws): a scenario's `aws:` section, the AWS flavour's life in a
- * world, and `luascale sim`'s --aws-* options serving aws_face.c. The
- * flavour itself is cloud_aws.c's, the wire aws_face.c's.
+ * (sim_cloud_aws): a scenario's `aws:` section and the flavour's life in a
+ * world (its `luascale sim` options and serving are aws_face.c's
+ * sim_face_aws). The flavour itself is cloud_aws.c's, the wire aws_face.c's.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,8 +14,6 @@
 #include "sim/clouds/aws_face.h"
 #include "sim/clouds/cloud_aws.h"
 #include "sim/world/scenario_parse.h"
-
-#define DEFAULT_AWS_ENV "./luascale-sim.aws.env"
 
 /* ---- the scenario's aws: section ---- */
 
@@ -246,49 +244,6 @@ static void aws_flavour_free(void *flavour)
 	sim_aws_free(flavour);
 }
 
-/* ---- luascale sim: --aws-port, --aws-env-out ---- */
-
-enum { AWS_OPT_PORT, AWS_OPT_ENV };
-
-static const struct sim_cloud_opt aws_opts[] = {
-	[AWS_OPT_PORT] = {"port", true, -1, NULL},
-	[AWS_OPT_ENV] = {"env-out", false, 0, DEFAULT_AWS_ENV},
-};
-
-static void *aws_serve(void *flavour, const struct sim_face_args *a, struct errbuf *err)
-{
-	struct aws_face_opts fo;
-	struct aws_face *face;
-
-	memset(&fo, 0, sizeof(fo));
-	fo.port = a->port[AWS_OPT_PORT];
-	fo.latency_ns = a->latency_ns;
-	fo.log = a->log;
-	face = aws_face_new(flavour, &fo, err);
-	if (!face)
-		return NULL;
-	if (aws_face_write_env(face, a->path[AWS_OPT_ENV], err) < 0) {
-		errbuf_prefix(err, "aws env");
-		aws_face_free(face);
-		return NULL;
-	}
-	return face;
-}
-
-static void aws_announce(const void *face, const struct sim_face_args *a, FILE *out)
-{
-	fprintf(out,
-		"luascale sim: AWS face (EC2, Auto Scaling, STS, IMDS) at http://127.0.0.1:%d\n"
-		"AWS endpoint, region and credentials written to %s; try:\n"
-		"  (set -a; . %s; aws --endpoint-url $AWS_ENDPOINT_URL autoscaling describe-auto-scaling-groups)\n",
-		aws_face_port(face), a->path[AWS_OPT_ENV], a->path[AWS_OPT_ENV]);
-}
-
-static void aws_face_release(void *face)
-{
-	aws_face_free(face);
-}
-
 const struct sim_cloud_kind sim_cloud_aws = {
 	.name = "aws",
 	.rank = 1,
@@ -296,14 +251,4 @@ const struct sim_cloud_kind sim_cloud_aws = {
 	.flavour_new = aws_flavour_new,
 	.flavour_start = aws_flavour_start,
 	.flavour_free = aws_flavour_free,
-	.opts = aws_opts,
-	.n_opts = sizeof(aws_opts) / sizeof(aws_opts[0]),
-	.synopsis = "                    [--aws-port PORT [--aws-env-out FILE]]\n",
-	.usage = "AWS (a scenario with an aws: section): --aws-port PORT (0: a free one) also\n"
-		 "serves the EC2, Auto Scaling and STS APIs, IMDSv2 and container credentials\n"
-		 "on http://127.0.0.1:PORT, and writes the endpoint, region and credentials\n"
-		 "to --aws-env-out (default " DEFAULT_AWS_ENV "). latency=DUR applies to it too.\n",
-	.face_serve = aws_serve,
-	.face_announce = aws_announce,
-	.face_free = aws_face_release,
 };

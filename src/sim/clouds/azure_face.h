@@ -48,11 +48,12 @@
 struct azure_face;
 
 /*
- * Azure as the simulator's shared code sees it (azure_kind.c): its scenario
- * section, its flavour in a world, its options and this face in `luascale
- * sim`. sim_world_flavour(w, &sim_cloud_azure) is the world's struct sim_azure.
+ * Azure as the simulator's shared code sees it (in azure_kind.c): its scenario
+ * section and its flavour in a world. sim_world_flavour(w, &sim_cloud_azure) is the world's struct sim_azure.
  */
 extern const struct sim_cloud_kind sim_cloud_azure;
+/* This face as `luascale sim` serves it: its --azure-* options (end of azure_face.c). */
+extern const struct sim_cloud_face sim_face_azure;
 
 struct azure_face_opts {
 	int port;                 /* 0: a free port */

@@ -1,8 +1,9 @@
 /*
  * sim/clouds/azure_kind: Azure as the shared simulator code sees it
- * (sim_cloud_azure): a scenario's `azure:` section, the Azure flavour's life
- * in a world, and `luascale sim`'s --azure-* options serving azure_face.c.
- * The flavour itself is cloud_azure.c's, the wire azure_face.c's.
+ * (sim_cloud_azure): a scenario's `azure:` section and the Azure flavour's
+ * life in a world (its `luascale sim` options and serving are
+ * azure_face.c's sim_face_azure). The flavour itself is cloud_azure.c's,
+ * the wire azure_face.c's.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,10 +16,6 @@
 #include "sim/clouds/azure_face.h"
 #include "sim/clouds/cloud_azure.h"
 #include "sim/world/scenario_parse.h"
-
-#define DEFAULT_AZURE_ENV "./luascale-sim.azure.env"
-#define DEFAULT_AZURE_TOKEN "./luascale-sim.azure-token"
-#define DEFAULT_AZURE_CA "./luascale-sim.azure-ca.pem"
 
 /* ---- the scenario's azure: section ---- */
 
@@ -232,56 +229,6 @@ static void azure_flavour_free(void *flavour)
 	sim_azure_free(flavour);
 }
 
-/* ---- luascale sim: --azure-port, -env-out, -token-out, -tls-port, -ca-out ---- */
-
-enum { AZURE_OPT_PORT, AZURE_OPT_ENV, AZURE_OPT_TOKEN, AZURE_OPT_TLS_PORT, AZURE_OPT_CA };
-
-static const struct sim_cloud_opt azure_opts[] = {
-	[AZURE_OPT_PORT] = {"port", true, -1, NULL},
-	[AZURE_OPT_ENV] = {"env-out", false, 0, DEFAULT_AZURE_ENV},
-	[AZURE_OPT_TOKEN] = {"token-out", false, 0, DEFAULT_AZURE_TOKEN},
-	[AZURE_OPT_TLS_PORT] = {"tls-port", true, 0, NULL},
-	[AZURE_OPT_CA] = {"ca-out", false, 0, DEFAULT_AZURE_CA},
-};
-
-static void *azure_serve(void *flavour, const struct sim_face_args *a, struct errbuf *err)
-{
-	struct azure_face_opts zo;
-	struct azure_face *face;
-
-	memset(&zo, 0, sizeof(zo));
-	zo.port = a->port[AZURE_OPT_PORT];
-	zo.tls_port = a->port[AZURE_OPT_TLS_PORT];
-	zo.latency_ns = a->latency_ns;
-	zo.log = a->log;
-	face = azure_face_new(flavour, &zo, err);
-	if (!face)
-		return NULL;
-	if (azure_face_write_token(face, a->path[AZURE_OPT_TOKEN], err) < 0 ||
-	    azure_face_write_ca(face, a->path[AZURE_OPT_CA], err) < 0 ||
-	    azure_face_write_env(face, a->path[AZURE_OPT_ENV], a->path[AZURE_OPT_TOKEN], err) < 0) {
-		errbuf_prefix(err, "azure");
-		azure_face_free(face);
-		return NULL;
-	}
-	return face;
-}
-
-static void azure_announce(const void *face, const struct sim_face_args *a, FILE *out)
-{
-	fprintf(out,
-		"luascale sim: Azure face (ARM, IMDS, AAD token endpoint) at http://127.0.0.1:%d\n"
-		"luascale sim: Azure AAD endpoints over TLS at https://127.0.0.1:%d (CA %s)\n"
-		"endpoints and credentials written to %s, federated token to %s\n",
-		azure_face_port(face), azure_face_tls_port(face), a->path[AZURE_OPT_CA],
-		a->path[AZURE_OPT_ENV], a->path[AZURE_OPT_TOKEN]);
-}
-
-static void azure_face_release(void *face)
-{
-	azure_face_free(face);
-}
-
 const struct sim_cloud_kind sim_cloud_azure = {
 	.name = "azure",
 	.rank = 3,
@@ -290,19 +237,4 @@ const struct sim_cloud_kind sim_cloud_azure = {
 	.flavour_new = azure_flavour_new,
 	.flavour_start = azure_flavour_start,
 	.flavour_free = azure_flavour_free,
-	.opts = azure_opts,
-	.n_opts = sizeof(azure_opts) / sizeof(azure_opts[0]),
-	.synopsis = "                    [--azure-port PORT [--azure-env-out FILE] [--azure-token-out FILE]\n"
-		    "                     [--azure-tls-port PORT] [--azure-ca-out FILE]]\n",
-	.usage = "Azure (a scenario with an azure: section): --azure-port PORT (0: a free one)\n"
-		 "also serves Resource Manager (scale sets, their VMs, operations), IMDS and\n"
-		 "the AAD token endpoint on http://127.0.0.1:PORT, and the AAD endpoints over\n"
-		 "TLS on --azure-tls-port (default a free one) with a self-signed certificate\n"
-		 "written to --azure-ca-out (default " DEFAULT_AZURE_CA "); writes the\n"
-		 "federated token to --azure-token-out (default " DEFAULT_AZURE_TOKEN ")\n"
-		 "and the endpoints and credentials to --azure-env-out (default\n"
-		 "" DEFAULT_AZURE_ENV ").\n",
-	.face_serve = azure_serve,
-	.face_announce = azure_announce,
-	.face_free = azure_face_release,
 };

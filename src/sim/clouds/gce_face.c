@@ -1550,3 +1550,65 @@ void gce_face_free(struct gce_face *f)
 	pthread_mutex_destroy(&f->mu);
 	free(f);
 }
+
+#define DEFAULT_GCE_ENV "./luascale-sim.gce.env"
+#define DEFAULT_GCE_KEY "./luascale-sim.gce-key.json"
+
+/* ---- luascale sim: --gce-port, --gce-env-out, --gce-key-out ---- */
+
+enum { GCE_OPT_PORT, GCE_OPT_ENV, GCE_OPT_KEY };
+
+static const struct sim_cloud_opt gce_opts[] = {
+	[GCE_OPT_PORT] = {"port", true, -1, NULL},
+	[GCE_OPT_ENV] = {"env-out", false, 0, DEFAULT_GCE_ENV},
+	[GCE_OPT_KEY] = {"key-out", false, 0, DEFAULT_GCE_KEY},
+};
+
+static void *gce_serve(void *flavour, const struct sim_face_args *a, struct errbuf *err)
+{
+	struct gce_face_opts go;
+	struct gce_face *face;
+
+	memset(&go, 0, sizeof(go));
+	go.port = a->port[GCE_OPT_PORT];
+	go.latency_ns = a->latency_ns;
+	go.log = a->log;
+	face = gce_face_new(flavour, &go, err);
+	if (!face)
+		return NULL;
+	if (gce_face_write_key(face, a->path[GCE_OPT_KEY], err) < 0 ||
+	    gce_face_write_env(face, a->path[GCE_OPT_ENV], a->path[GCE_OPT_KEY], err) < 0) {
+		errbuf_prefix(err, "gce");
+		gce_face_free(face);
+		return NULL;
+	}
+	return face;
+}
+
+static void gce_announce(const void *face, const struct sim_face_args *a, FILE *out)
+{
+	fprintf(out,
+		"luascale sim: GCE face (compute v1, token endpoint, metadata) at http://127.0.0.1:%d\n"
+		"service-account key written to %s, endpoints to %s\n",
+		gce_face_port(face), a->path[GCE_OPT_KEY], a->path[GCE_OPT_ENV]);
+}
+
+static void gce_face_release(void *face)
+{
+	gce_face_free(face);
+}
+
+const struct sim_cloud_face sim_face_gce = {
+	.kind = &sim_cloud_gce,
+	.opts = gce_opts,
+	.n_opts = sizeof(gce_opts) / sizeof(gce_opts[0]),
+	.synopsis = "                    [--gce-port PORT [--gce-env-out FILE] [--gce-key-out FILE]]\n",
+	.usage = "GCE (a scenario with a gce: section): --gce-port PORT (0: a free one) also\n"
+		 "serves compute v1 (MIGs, templates, machine types, operations), an OAuth\n"
+		 "token endpoint and a metadata server on http://127.0.0.1:PORT; writes a\n"
+		 "service-account key to --gce-key-out (default " DEFAULT_GCE_KEY ")\n"
+		 "and the endpoints to --gce-env-out (default " DEFAULT_GCE_ENV ").\n",
+	.face_serve = gce_serve,
+	.face_announce = gce_announce,
+	.face_free = gce_face_release,
+};

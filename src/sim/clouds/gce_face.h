@@ -37,11 +37,12 @@
 struct gce_face;
 
 /*
- * GCE as the simulator's shared code sees it (gce_kind.c): its scenario
- * section, its flavour in a world, its options and this face in `luascale
- * sim`. sim_world_flavour(w, &sim_cloud_gce) is the world's struct sim_gce.
+ * GCE as the simulator's shared code sees it (in gce_kind.c): its scenario
+ * section and its flavour in a world. sim_world_flavour(w, &sim_cloud_gce) is the world's struct sim_gce.
  */
 extern const struct sim_cloud_kind sim_cloud_gce;
+/* This face as `luascale sim` serves it: its --gce-* options (end of gce_face.c). */
+extern const struct sim_cloud_face sim_face_gce;
 
 struct gce_face_opts {
 	int port;                 /* 0: a free port */

@@ -71,11 +71,20 @@ struct sim_cloud_kind {
 			     struct errbuf *err);
 	void (*flavour_start)(void *flavour);
 	void (*flavour_free)(void *flavour);
+};
 
+/*
+ * A cloud's face as `luascale sim` serves it (sim_face_<k>, at the end of
+ * its <k>_face.c). Apart from sim_cloud_kind so that what runs a world
+ * without serving it (bench_simulate, the replay, luascale test) links no
+ * face and no HTTP server.
+ */
+struct sim_cloud_face {
+	const struct sim_cloud_kind *kind;
 	/*
-	 * `luascale sim`: its options (opts[0] the face's port: given, the face
-	 * is served), the lines it adds to the usage's synopsis and its
-	 * paragraph there (each ends with a newline).
+	 * Its options (opts[0] the face's port: given, the face is served),
+	 * the lines it adds to the usage's synopsis and its paragraph there
+	 * (each ends with a newline).
 	 */
 	const struct sim_cloud_opt *opts;
 	size_t n_opts;
@@ -99,5 +108,9 @@ const struct sim_cloud_kind *sim_cloud_kind_next(const struct sim_cloud_kind *pr
 
 /* The registered cloud called 'name', or NULL. */
 const struct sim_cloud_kind *sim_cloud_kind_find(const char *name);
+
+/* The registered faces in their clouds' rank order, as sim_cloud_kind_next
+ * (sim_cloud_face.c: link it only to serve faces). */
+const struct sim_cloud_face *sim_cloud_face_next(const struct sim_cloud_face *prev);
 
 #endif
