@@ -440,8 +440,8 @@ static int val_quantity(struct config_ctx *x, const struct config_val *v, enum q
 		char buf[64];
 
 		return cfg_fail_loc(x, &v->loc, "must be %s, got %s",
-				lo > 0 ? "positive" : "zero or more",
-				cfg_quoted(v->text, buf, sizeof(buf)));
+				    lo > 0 ? "positive" : "zero or more",
+				    cfg_quoted(v->text, buf, sizeof(buf)));
 	}
 	return 0;
 }
@@ -473,7 +473,7 @@ int cfg_check_keys(struct config_ctx *x, const struct ytree_node *m, const char 
 		hint = suggest(c->key->text, known);
 		if (hint)
 			return cfg_fail_node(x, c->key, "unknown key \"%s\" (did you mean \"%s\"?)",
-					 c->key->text, hint);
+					     c->key->text, hint);
 		len = 0;
 		list[0] = '\0';
 		for (k = known; *k; k++) {
@@ -485,7 +485,7 @@ int cfg_check_keys(struct config_ctx *x, const struct ytree_node *m, const char 
 			len += (size_t)n;
 		}
 		return cfg_fail_node(x, c->key, "unknown key \"%s\" (known keys: %s)",
-				 c->key->text, list);
+				     c->key->text, list);
 	}
 	return 0;
 }
@@ -588,8 +588,8 @@ static int dec_duration(struct config_ctx *x, const struct config_val *v, void *
 		return -1;
 	if (ms < r->lo || ms > r->hi)
 		return cfg_fail_loc(x, &v->loc, "must be from %s to %s, got %s",
-				fmt_ms(r->lo, lo, sizeof(lo)), fmt_ms(r->hi, hi, sizeof(hi)),
-				cfg_quoted(v->text, buf, sizeof(buf)));
+				    fmt_ms(r->lo, lo, sizeof(lo)), fmt_ms(r->hi, hi, sizeof(hi)),
+				    cfg_quoted(v->text, buf, sizeof(buf)));
 	*(int64_t *)out = ms;
 	return 0;
 }
@@ -605,8 +605,8 @@ static int dec_bytes(struct config_ctx *x, const struct config_val *v, void *out
 		return -1;
 	if (r && (b < r->lo || b > r->hi))
 		return cfg_fail_loc(x, &v->loc, "must be from %lldMi to %lldGi, got %s",
-				(long long)(r->lo >> 20), (long long)(r->hi >> 30),
-				cfg_quoted(v->text, buf, sizeof(buf)));
+				    (long long)(r->lo >> 20), (long long)(r->hi >> 30),
+				    cfg_quoted(v->text, buf, sizeof(buf)));
 	*(int64_t *)out = b;
 	return 0;
 }
@@ -866,7 +866,7 @@ static int dec_expire(struct config_ctx *x, const struct config_val *v, void *ou
 		return -1;
 	if (ms != 0 && (ms < r_expire.lo || ms > r_expire.hi))
 		return cfg_fail_loc(x, &v->loc, "must be 0 or \"Never\" (no expiry), or from 1m to 87600h, got %s",
-				cfg_quoted(v->text, buf, sizeof(buf)));
+				    cfg_quoted(v->text, buf, sizeof(buf)));
 	*(int64_t *)out = ms;
 	return 0;
 }
@@ -998,12 +998,12 @@ static int parse_string_map(struct config_ctx *x, const struct ytree_node *m, st
 		v = cfg_val_of_node(x, c);
 		if (!k8sname_valid_qualified_name(c->key->text, NULL, 0))
 			rc = cfg_fail_node(x, c->key, "invalid %s key %s: expected [prefix/]name, name up to 63 characters of letters, digits, '-', '_' and '.'",
-				       what, cfg_quoted(c->key->text, buf, sizeof(buf)));
+					   what, cfg_quoted(c->key->text, buf, sizeof(buf)));
 		else if (c->kind != YTREE_SCALAR)
 			rc = cfg_bad(x, &v, "a string");
 		else if (!k8sname_valid_label_value(cfg_val_is_null(&v) ? "" : c->text))
 			rc = cfg_fail_node(x, c, "invalid %s value %s: up to 63 characters of letters, digits, '-', '_' and '.'",
-				       what, cfg_quoted(c->text, buf, sizeof(buf)));
+					   what, cfg_quoted(c->text, buf, sizeof(buf)));
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
@@ -1067,14 +1067,14 @@ static int parse_allocatable(struct config_ctx *x, const struct ytree_node *m, s
 			char buf[64];
 
 			rc = cfg_fail_node(x, c->key, "unknown resource %s%s%s%s: extended resources need a domain prefix, like \"nvidia.com/gpu\"",
-				       cfg_quoted(name, buf, sizeof(buf)),
-				       hint ? " (did you mean \"" : "", hint ? hint : "",
-				       hint ? "\"?)" : "");
+					   cfg_quoted(name, buf, sizeof(buf)),
+					   hint ? " (did you mean \"" : "", hint ? hint : "",
+					   hint ? "\"?)" : "");
 		} else if (!k8sname_valid_qualified_name(name, NULL, 0)) {
 			char buf[64];
 
 			rc = cfg_fail_node(x, c->key, "invalid resource name %s",
-				       cfg_quoted(name, buf, sizeof(buf)));
+					   cfg_quoted(name, buf, sizeof(buf)));
 		} else {
 			struct res_ext *e = &r->ext[r->n_ext];
 
@@ -1130,7 +1130,7 @@ static int parse_taint(struct config_ctx *x, const struct ytree_node *m, struct 
 		n = cfg_map_get(m, "value");
 		old = ytree_path_push_key(&x->path, "value");
 		cfg_fail_node(x, n, "invalid taint value %s: up to 63 characters of letters, digits, '-', '_' and '.'",
-			  cfg_quoted(t->value, buf, sizeof(buf)));
+			      cfg_quoted(t->value, buf, sizeof(buf)));
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
@@ -1141,10 +1141,10 @@ static int parse_taint(struct config_ctx *x, const struct ytree_node *m, struct 
 		old = ytree_path_push_key(&x->path, "effect");
 		if (hint && strcmp(hint, effect))
 			cfg_fail_node(x, n, "unknown taint effect %s (did you mean \"%s\"?)",
-				  cfg_quoted(effect, buf, sizeof(buf)), hint);
+				      cfg_quoted(effect, buf, sizeof(buf)), hint);
 		else
 			cfg_fail_node(x, n, "unknown taint effect %s: expected NoSchedule, PreferNoSchedule or NoExecute",
-				  cfg_quoted(effect, buf, sizeof(buf)));
+				      cfg_quoted(effect, buf, sizeof(buf)));
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
@@ -1172,7 +1172,7 @@ static int merge_selector_labels(struct config_ctx *x, struct node_group *g,
 					break;
 			ytree_path_push_key(&x->path, g->selector.items[i].key);
 			cfg_fail_node(x, c, "is \"%s\" but the group's selector requires \"%s\": a new node would not belong to its group",
-				  have, g->selector.items[i].value);
+				      have, g->selector.items[i].value);
 			ytree_path_pop(&x->path, old);
 			return -1;
 		}
@@ -1372,7 +1372,7 @@ static int parse_group(struct config_ctx *x, const struct ytree_node *m, struct 
 	if (!valid_group_name(g->name)) {
 		old = ytree_path_push_key(&x->path, "name");
 		cfg_fail_node(x, n, "invalid node group name %s: up to %d lowercase letters, digits, '-' and '.', starting and ending with a letter or digit",
-			  cfg_quoted(g->name, buf, sizeof(buf)), MAX_NAME);
+			      cfg_quoted(g->name, buf, sizeof(buf)), MAX_NAME);
 		ytree_path_pop(&x->path, old);
 		return -1;
 	}
@@ -1401,7 +1401,7 @@ static int parse_group(struct config_ctx *x, const struct ytree_node *m, struct 
 		rc = parse_string_map(x, n, &g->selector, "label");
 		if (!rc && g->selector.n == 0)
 			rc = cfg_fail_node(x, n, "an empty selector would claim every node; leave it out for the default {%s: %s}",
-				       GROUP_LABEL, g->name);
+					   GROUP_LABEL, g->name);
 		ytree_path_pop(&x->path, old);
 		if (rc)
 			return -1;
@@ -1479,8 +1479,8 @@ static int parse_groups(struct config_ctx *x, const struct ytree_node *s)
 				continue;
 			ytree_path_push_key(&x->path, "name");
 			rc = cfg_fail_node(x, cfg_map_get(item, "name"),
-				       "duplicate node group name \"%s\" (first at line %d)",
-				       c->groups[i].name, x->gm[j].node.line);
+					   "duplicate node group name \"%s\" (first at line %d)",
+					   c->groups[i].name, x->gm[j].node.line);
 		}
 		ytree_path_pop(&x->path, old);
 		if (rc)
@@ -1519,7 +1519,7 @@ static int param_scalar(struct config_ctx *x, const struct config_val *v, struct
 	case YTREE_FLOAT:
 		if (!isfinite(p->num))
 			return cfg_fail_loc(x, &v->loc, "%s is not a usable parameter value: a policy compares NaN and infinity false or true with every number; write a finite number",
-					v->text);
+					    v->text);
 		p->type = PARAM_NUMBER;
 		break;
 	case YTREE_STRING:
@@ -1647,12 +1647,12 @@ static int parse_optouts(struct config_ctx *x, const struct ytree_node *l)
 			o[i].pod = pod != NULL;
 			if (!k8sname_valid_qualified_name(o[i].key, why, sizeof(why)))
 				rc = cfg_fail_loc(x, &kl, "invalid annotation key %s: %s",
-					      cfg_quoted(o[i].key, buf, sizeof(buf)), why);
+						  cfg_quoted(o[i].key, buf, sizeof(buf)), why);
 		}
 		if (!rc && (!*o[i].value || strlen(o[i].value) > OPTOUT_VALUE_MAX ||
 			    !cfg_ok_printable(o[i].value)))
 			rc = cfg_fail_loc(x, &vl, "expected a non-empty annotation value (up to %d printable characters), got %s",
-				      OPTOUT_VALUE_MAX, cfg_quoted(o[i].value, buf, sizeof(buf)));
+					  OPTOUT_VALUE_MAX, cfg_quoted(o[i].value, buf, sizeof(buf)));
 		for (j = 0; !rc && j < i; j++)
 			if (o[j].pod == o[i].pod && !strcmp(o[j].key, o[i].key) &&
 			    !strcmp(o[j].value, o[i].value))
@@ -1681,19 +1681,19 @@ static int parse_safety(struct config_ctx *x, const struct ytree_node *m)
 		return -1;
 	return cfg_section(x, m, "do_not_disrupt_annotations", parse_optouts) ||
 	       cfg_field(x, m, "max_nodes_total", cfg_dec_int, &c->max_nodes_total, &r_count,
-		     &x->max_nodes_total) ||
+			 &x->max_nodes_total) ||
 	       cfg_field(x, m, "max_scale_down_per_round", cfg_dec_int,
-		     &c->max_scale_down_per_round, &r_count, NULL) ||
+			 &c->max_scale_down_per_round, &r_count, NULL) ||
 	       cfg_field(x, m, "max_actions_per_round", cfg_dec_int,
-		     &c->max_actions_per_round, &actions, NULL) ||
+			 &c->max_actions_per_round, &actions, NULL) ||
 	       cfg_field(x, m, "max_concurrent_drains", cfg_dec_int,
-		     &c->max_concurrent_drains, &drains, NULL) ||
+			 &c->max_concurrent_drains, &drains, NULL) ||
 	       cfg_field(x, m, "protected_pod_selector", cfg_dec_string,
-		     &c->protected_pod_selector, NULL, &x->protected_sel) ||
+			 &c->protected_pod_selector, NULL, &x->protected_sel) ||
 	       cfg_field(x, m, "max_cache_staleness", dec_duration,
-		     &c->max_cache_staleness_ms, &r_staleness, NULL) ||
+			 &c->max_cache_staleness_ms, &r_staleness, NULL) ||
 	       cfg_field(x, m, "evicted_pods_must_fit", cfg_dec_bool, &c->evicted_pods_must_fit, NULL,
-		     NULL) ? -1 : 0;
+			 NULL) ? -1 : 0;
 }
 
 /* An endpoint override: http(s)://host[:port][/path], no user, query or fragment. */
@@ -1770,7 +1770,7 @@ static int parse_provisioning(struct config_ctx *x, const struct ytree_node *m)
 		return -1;
 	return cfg_field(x, m, "max_provision_time", dec_duration, &c->max_provision_ms, &r_provision, NULL) ||
 	       cfg_field(x, m, "backoff_initial", dec_duration, &c->backoff_initial_ms, &r_backoff,
-		     &x->backoff_initial) ||
+			 &x->backoff_initial) ||
 	       cfg_field(x, m, "backoff_max", dec_duration, &c->backoff_max_ms, &r_backoff, &x->backoff_max) ||
 	       cfg_field(x, m, "drain_timeout", dec_duration, &c->drain_timeout_ms, &r_drain, NULL) ||
 	       cfg_field(x, m, "bind_pods", cfg_dec_bool, &c->bind_pods, NULL, NULL) ? -1 : 0;
@@ -1788,7 +1788,7 @@ static int parse_intervals(struct config_ctx *x, const struct ytree_node *m)
 	       cfg_field(x, m, "batch_idle", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
 	       cfg_field(x, m, "batch_max", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
 	       cfg_field(x, m, "batch_new_pod", dec_duration, &c->batch_new_pod_ms, &r_batch,
-		     &x->batch_new_pod) ||
+			 &x->batch_new_pod) ||
 	       cfg_field(x, m, "explain", dec_duration, &c->explain_interval_ms, &r_explain, NULL) ? -1 : 0;
 }
 
@@ -1821,7 +1821,7 @@ static int dec_k8s_name(struct config_ctx *x, const struct config_val *v, void *
 		return -1;
 	if (label ? !k8sname_valid_dns_label(s) : !(strlen(s) <= MAX_NAME && k8sname_valid_dns_subdomain(s)))
 		return cfg_bad(x, v, label ? "a namespace (lowercase letters, digits and '-', up to 63)"
-				       : "an object name (lowercase letters, digits, '-' and '.', up to 253)");
+			       : "an object name (lowercase letters, digits, '-' and '.', up to 253)");
 	*(const char **)out = s;
 	return 0;
 }
@@ -1958,26 +1958,26 @@ static int check_incluster(struct config_ctx *x)
 		c->leader_election = c->in_cluster;
 	if (!k8sname_valid_dns_label(c->lease_namespace))
 		return cfg_fail_loc(x, cfg_loc_set(&x->le_namespace) ? &x->le_namespace : &x->root,
-				"leader_election.namespace \"%.64s\" is not a namespace name (a DNS label)",
-				c->lease_namespace);
+				    "leader_election.namespace \"%.64s\" is not a namespace name (a DNS label)",
+				    c->lease_namespace);
 	if (strlen(c->lease_name) > 253 || !k8sname_valid_dns_subdomain(c->lease_name))
 		return cfg_fail_loc(x, cfg_loc_set(&x->le_name) ? &x->le_name : &x->root,
-				"leader_election.name \"%.64s\" is not a Lease name (a DNS subdomain)",
-				c->lease_name);
+				    "leader_election.name \"%.64s\" is not a Lease name (a DNS subdomain)",
+				    c->lease_name);
 	if (c->lease_duration_ms % SECOND)
 		return cfg_fail_loc(x, &x->le_duration, "lease_duration must be whole seconds (a Lease counts seconds)");
 	if (c->renew_deadline_ms >= c->lease_duration_ms)
 		return cfg_fail_loc(x, cfg_loc_set(&x->le_renew) ? &x->le_renew : &x->le_duration,
-				"renew_deadline (%lldms) must be shorter than lease_duration (%lldms): a leader must stop acting before its Lease can be taken",
-				(long long)c->renew_deadline_ms, (long long)c->lease_duration_ms);
+				    "renew_deadline (%lldms) must be shorter than lease_duration (%lldms): a leader must stop acting before its Lease can be taken",
+				    (long long)c->renew_deadline_ms, (long long)c->lease_duration_ms);
 	if (c->retry_period_ms >= c->renew_deadline_ms)
 		return cfg_fail_loc(x, cfg_loc_set(&x->le_retry) ? &x->le_retry : &x->le_renew,
-				"retry_period (%lldms) must be shorter than renew_deadline (%lldms)",
-				(long long)c->retry_period_ms, (long long)c->renew_deadline_ms);
+				    "retry_period (%lldms) must be shorter than renew_deadline (%lldms)",
+				    (long long)c->retry_period_ms, (long long)c->renew_deadline_ms);
 	if (httpserver_parse_listen(c->server_listen, host, sizeof(host), &port, NULL) < 0)
 		return cfg_fail_loc(x, cfg_loc_set(&x->server_listen) ? &x->server_listen : &x->root,
-				"server.listen \"%.64s\": want HOST:PORT, :PORT or [IPV6]:PORT (port 0-65535)",
-				c->server_listen);
+				    "server.listen \"%.64s\": want HOST:PORT, :PORT or [IPV6]:PORT (port 0-65535)",
+				    c->server_listen);
 	return 0;
 }
 
@@ -2054,7 +2054,7 @@ static int env_cluster_policy(struct config_ctx *x)
 	    cfg_env_field(x, "LUASCALE_INTERVALS_BATCH_IDLE", dec_duration, &c->batch_idle_ms, &r_batch, &x->batch_idle) ||
 	    cfg_env_field(x, "LUASCALE_INTERVALS_BATCH_MAX", dec_duration, &c->batch_max_ms, &r_batch, &x->batch_max) ||
 	    cfg_env_field(x, "LUASCALE_INTERVALS_BATCH_NEW_POD", dec_duration, &c->batch_new_pod_ms, &r_batch,
-		      &x->batch_new_pod) ||
+			  &x->batch_new_pod) ||
 	    cfg_env_field(x, "LUASCALE_INTERVALS_EXPLAIN", dec_duration, &c->explain_interval_ms, &r_explain, NULL) ||
 	    cfg_env_field(x, "LUASCALE_PROVIDER_KIND", cfg_dec_string, &c->provider_kind, NULL, &x->provider_kind) ||
 	    cfg_env_field(x, "LUASCALE_PROVIDER_QPS", dec_rate, &c->provider_qps, NULL, &x->provider_qps) ||
@@ -2530,14 +2530,14 @@ static int check_all(struct config_ctx *x)
 		const char *missing = !*c->kubeconfig ? "kubeconfig" : "context";
 
 		return cfg_fail_loc(x, cfg_loc_set(&x->cluster) ? &x->cluster : &x->root,
-				"%s%s is required unless in_cluster is true; luascale never falls back to a kubeconfig's current-context, on purpose: acting on the wrong cluster cannot be undone (set it here or with LUASCALE_CLUSTER_%s)",
-				cfg_loc_set(&x->cluster) ? "" : "cluster.", missing,
-				!*c->kubeconfig ? "KUBECONFIG" : "CONTEXT");
+				    "%s%s is required unless in_cluster is true; luascale never falls back to a kubeconfig's current-context, on purpose: acting on the wrong cluster cannot be undone (set it here or with LUASCALE_CLUSTER_%s)",
+				    cfg_loc_set(&x->cluster) ? "" : "cluster.", missing,
+				    !*c->kubeconfig ? "KUBECONFIG" : "CONTEXT");
 	}
 	if (!*c->policy_path && !(x->flags & CONFIG_OFFLINE))
 		return cfg_fail_loc(x, cfg_loc_set(&x->policy) ? &x->policy : &x->root,
-				"%spath is required: the Lua policy to run (or set LUASCALE_POLICY_PATH)",
-				cfg_loc_set(&x->policy) ? "" : "policy.");
+				    "%spath is required: the Lua policy to run (or set LUASCALE_POLICY_PATH)",
+				    cfg_loc_set(&x->policy) ? "" : "policy.");
 
 	if (check_provider(x) < 0)
 		return -1;
@@ -2551,28 +2551,28 @@ static int check_all(struct config_ctx *x)
 
 		if (!gm->template_set && !cloud)
 			return cfg_fail_loc(x, &gm->node, "template is required (the allocatable resources of a new node of group \"%s\")",
-					g->name);
+					    g->name);
 		if (!gm->max_set && !from_cloud)
 			return cfg_fail_loc(x, &gm->node, "max is required (the largest number of nodes of group \"%s\")",
-					g->name);
+					    g->name);
 		if (!gm->max_set)
 			g->max = g->min; /* the cloud's, in a live round; offline, no growth */
 		if (gm->max_set && g->max < g->min)
 			return cfg_fail_loc(x, gm->max.var || !gm->min.var ? &gm->max : &gm->min,
-					"max (%d) is less than min (%d) for node group \"%s\"",
-					g->max, g->min, g->name);
+					    "max (%d) is less than min (%d) for node group \"%s\"",
+					    g->max, g->min, g->name);
 		sum += g->min;
 	}
 	if (c->max_nodes_total > 0 && sum > c->max_nodes_total)
 		return cfg_fail_loc(x, &x->max_nodes_total,
-				"the node groups' minimums add up to %lld, more than max_nodes_total (%lld)",
-				(long long)sum, (long long)c->max_nodes_total);
+				    "the node groups' minimums add up to %lld, more than max_nodes_total (%lld)",
+				    (long long)sum, (long long)c->max_nodes_total);
 	if (c->batch_idle_ms > c->batch_max_ms) {
 		where = x->batch_idle.var ? &x->batch_idle : x->batch_max.var ? &x->batch_max :
 			cfg_loc_set(&x->batch_idle) ? &x->batch_idle :
 			cfg_loc_set(&x->batch_max) ? &x->batch_max : &x->root;
 		return cfg_fail_loc(x, where, "batch_idle (%lldms) is longer than batch_max (%lldms)",
-				(long long)c->batch_idle_ms, (long long)c->batch_max_ms);
+				    (long long)c->batch_idle_ms, (long long)c->batch_max_ms);
 	}
 	if (c->batch_new_pod_ms > c->batch_idle_ms) {
 		/* set: a mistake (new pods would wait longer than other changes);
@@ -2581,8 +2581,8 @@ static int check_all(struct config_ctx *x)
 			c->batch_new_pod_ms = c->batch_idle_ms;
 		else
 			return cfg_fail_loc(x, &x->batch_new_pod,
-					"batch_new_pod (%lldms) is longer than batch_idle (%lldms)",
-					(long long)c->batch_new_pod_ms, (long long)c->batch_idle_ms);
+					    "batch_new_pod (%lldms) is longer than batch_idle (%lldms)",
+					    (long long)c->batch_new_pod_ms, (long long)c->batch_idle_ms);
 	}
 	if (c->reconcile_interval_ms <= 0)
 		return cfg_fail_loc(x, &x->reconcile, "the reconcile interval must be longer than 0s");
@@ -2593,8 +2593,8 @@ static int check_all(struct config_ctx *x)
 			cfg_loc_set(&x->backoff_initial) ? &x->backoff_initial :
 			cfg_loc_set(&x->backoff_max) ? &x->backoff_max : &x->root;
 		return cfg_fail_loc(x, where, "backoff_initial (%s) is longer than backoff_max (%s): the backoff doubles from the first up to the second",
-				fmt_ms(c->backoff_initial_ms, a, sizeof(a)),
-				fmt_ms(c->backoff_max_ms, b, sizeof(b)));
+				    fmt_ms(c->backoff_initial_ms, a, sizeof(a)),
+				    fmt_ms(c->backoff_max_ms, b, sizeof(b)));
 	}
 	if (*c->protected_pod_selector &&
 	    label_selector_parse(c->arena, c->protected_pod_selector, &c->protected_pods, &se))

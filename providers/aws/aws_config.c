@@ -109,7 +109,7 @@ static int parse_capacity_type(struct config_ctx *x, const struct ytree_node *m,
 	old = ytree_path_push_key(cfg_path(x), "capacity_type");
 	if (l->n < 1 || l->n > 2)
 		rc = cfg_fail_node(x, l, "capacity_type lists 1 or 2 capacity types (spot, on-demand), got %zu",
-			       (size_t)l->n);
+				   (size_t)l->n);
 	for (c = l->first; c && !rc; c = c->next, i++) {
 		size_t o2 = ytree_path_push_index(cfg_path(x), i);
 		struct config_val v = cfg_val_of_node(x, c);
@@ -119,7 +119,7 @@ static int parse_capacity_type(struct config_ctx *x, const struct ytree_node *m,
 			rc = cfg_fail_node(x, c, "\"%s\" is listed twice", capacity[cap[1]]);
 		if (!rc && i == 1 && cap[0] == 0)
 			rc = cfg_fail_node(x, c,
-				       "[on-demand, spot] is not supported: on-demand never falls back to spot; write [spot, on-demand] for spot with on-demand for what spot cannot give");
+					   "[on-demand, spot] is not supported: on-demand never falls back to spot; write [spot, on-demand] for spot with on-demand for what spot cannot give");
 		ytree_path_pop(cfg_path(x), o2);
 	}
 	ytree_path_pop(cfg_path(x), old);
@@ -149,11 +149,11 @@ static int parse_group(struct config_ctx *x, const struct ytree_node *m, const s
 	    cfg_field(x, m, "asg", cfg_dec_checked, &a->asg, &rule_asg, NULL) ||
 	    cfg_field(x, m, "launch_template", cfg_dec_checked, &a->launch_template, &rule_template, NULL) ||
 	    cfg_field(x, m, "launch_template_version", cfg_dec_checked, &a->launch_template_version,
-		  &rule_template_version, NULL) ||
+		      &rule_template_version, NULL) ||
 	    cfg_field(x, m, "allocation_strategy", cfg_dec_choice, &strategy, strategies, NULL) ||
 	    parse_capacity_type(x, m, a) ||
 	    cfg_parse_checked_list(x, m, "instance_types", &rule_itype, &a->instance_types,
-			       &a->n_instance_types) ||
+				   &a->n_instance_types) ||
 	    parse_placements(x, m, a))
 		return -1;
 	a->fleet = mode == 1;
@@ -161,7 +161,7 @@ static int parse_group(struct config_ctx *x, const struct ytree_node *m, const s
 	if (a->fleet) {
 		if (cfg_map_get(m, "asg"))
 			return cfg_fail_node(x, cfg_map_get(m, "asg"),
-					 "asg names an Auto Scaling group: a fleet group (mode: fleet) has none");
+					     "asg names an Auto Scaling group: a fleet group (mode: fleet) has none");
 		if (!a->launch_template)
 			return cfg_fail_node(x, m, "launch_template is required for a fleet group (mode: fleet)");
 		if (!a->n_instance_types)
@@ -177,8 +177,8 @@ static int parse_group(struct config_ctx *x, const struct ytree_node *m, const s
 		for (k = fleet_only; *k; k++)
 			if (cfg_map_get(m, *k))
 				return cfg_fail_node(x, cfg_map_get(m, *k),
-						 "%s is for fleet groups (mode: fleet); an Auto Scaling group takes its launch settings from the cloud",
-						 *k);
+						     "%s is for fleet groups (mode: fleet); an Auto Scaling group takes its launch settings from the cloud",
+						     *k);
 	}
 	return 0;
 }
@@ -234,7 +234,7 @@ static int parse_section(struct config_ctx *x, const struct ytree_node *m)
 		return -1;
 	return cfg_field(x, m, "region", cfg_dec_checked, &a->region, &rule_region, NULL) ||
 	       cfg_field(x, m, "interruption_queue", cfg_dec_checked, &a->interruption_queue, &rule_sqs_queue,
-		     NULL) ||
+			 NULL) ||
 	       cfg_field(x, m, "cluster_name", cfg_dec_checked, &a->cluster_name, &rule_cluster, NULL) ||
 	       cfg_field(x, m, "auto_discovery", cfg_dec_bool, &a->auto_discovery, NULL, &sc->discovery) ||
 	       cfg_section(x, m, "endpoints", parse_aws_endpoints) ? -1 : 0;

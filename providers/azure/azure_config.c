@@ -114,8 +114,8 @@ static int parse_azure_aks(struct config_ctx *x, const struct ytree_node *m, str
 		return -1;
 	if (!c->aks_cluster || !c->aks_resource_group || !c->aks_pool)
 		return cfg_fail_node(x, m, "an AKS agent pool needs cluster (the managed cluster's name), resource_group "
-				 "(the cluster's own, not its MC_ node resource group) and pool: %s is missing",
-				 !c->aks_cluster ? "cluster" : !c->aks_resource_group ? "resource_group" : "pool");
+				     "(the cluster's own, not its MC_ node resource group) and pool: %s is missing",
+				     !c->aks_cluster ? "cluster" : !c->aks_resource_group ? "resource_group" : "pool");
 	return 0;
 }
 
@@ -139,7 +139,7 @@ static int parse_group(struct config_ctx *x, const struct ytree_node *m, const s
 
 		if (c->vmss || c->resource_group)
 			return cfg_fail_node(x, m, "node group \"%s\" is either a scale set (vmss, resource_group) or an AKS "
-					 "agent pool (aks), not both: the pool's scale set is found from the pool", g->name);
+					     "agent pool (aks), not both: the pool's scale set is found from the pool", g->name);
 		old = ytree_path_push_key(cfg_path(x), "aks");
 		rc = parse_azure_aks(x, aks, c);
 		ytree_path_pop(cfg_path(x), old);
@@ -189,12 +189,12 @@ static int parse_azure_tags(struct config_ctx *x, const struct ytree_node *m, st
 
 		if (!*c->key->text || strlen(c->key->text) > 512 || !ok_tag_name(c->key->text))
 			rc = cfg_fail_node(x, c->key, "invalid tag name %s: up to 512 printable characters, none of <>%%&\\?/",
-				       cfg_quoted(c->key->text, buf, sizeof(buf)));
+					   cfg_quoted(c->key->text, buf, sizeof(buf)));
 		else if (c->kind != YTREE_SCALAR)
 			rc = cfg_bad(x, &v, "a string (\"\" matches any value)");
 		else if (!cfg_val_is_null(&v) && (strlen(c->text) > 256 || !cfg_ok_printable(c->text)))
 			rc = cfg_fail_node(x, c, "invalid tag value %s: up to 256 printable characters",
-				       cfg_quoted(c->text, buf, sizeof(buf)));
+					   cfg_quoted(c->text, buf, sizeof(buf)));
 		else if (!cfg_val_is_null(&v))
 			value = c->text;
 		ytree_path_pop(cfg_path(x), old);
