@@ -141,7 +141,8 @@ const struct config_loc *cfg_group_section_loc(struct config_ctx *x, size_t i);
  * NULL when out of memory. */
 void *cfg_scratch(struct config_ctx *x, const struct config_cloud *cloud, size_t size);
 
-/* A cloud's part of the config. */
+/* A cloud's part of the config. A cloud describes its groups' new nodes
+ * (their template may be left out of the config); the provider says how. */
 struct config_cloud {
 	const char *kind;            /* provider.kind, and the name of its sections */
 	/* provider.<kind>, into the config's <kind> member */
