@@ -260,7 +260,8 @@ struct config_ctx {
 		batch_max, batch_new_pod, max_nodes_total, backoff_initial, backoff_max;
 	struct config_loc provider_kind, provider_qps, provider_burst;
 	struct config_loc provider_cloud[N_CLOUDS + 1]; /* each cloud's provider.<cloud>, when written */
-	size_t checking;    /* the cloud whose check runs (cfg_group_section_loc) */
+	const struct config_cloud *cloud; /* provider.kind's cloud (NULL: none, "sim"), once checked */
+	size_t cloud_index; /* its index in clouds[] (N_CLOUDS when none) */
 	void *scratch[N_CLOUDS + 1]; /* cfg_scratch's */
 	struct config_loc le_enabled, le_namespace, le_name, le_duration, le_renew, le_retry, server_listen;
 	struct group_meta *gm;
@@ -2404,47 +2405,32 @@ bool cfg_loc_set(const struct config_loc *l)
  * (tests, benches, the Lua module); test_registry checks the two agree. */
 static const char *const provider_kinds[] = { "sim", LUASCALE_CLOUDS(CLOUD_KEY) NULL };
 
-/* The cloud provider.kind names, or NULL (none, or "sim"). */
-static const struct config_cloud *kind_cloud(const struct config *c, size_t *index)
-{
-	size_t ci;
-
-	for (ci = 0; ci < N_CLOUDS; ci++)
-		if (!strcmp(c->provider_kind, clouds[ci]->kind)) {
-			*index = ci;
-			return clouds[ci];
-		}
-	return NULL;
-}
-
-/* provider.kind is known, and the provider sections match it; then the
- * cloud's own checks. */
+/* provider.kind is known (x->cloud: its cloud), and the provider sections
+ * match it; then the cloud's own checks. */
 static int check_provider(struct config_ctx *x)
 {
 	struct config *c = x->c;
 	const struct config_cloud *cloud;
-	size_t i, ci = 0;
+	size_t i;
 
-	if (*c->provider_kind) {
+	for (i = 0; i < N_CLOUDS && strcmp(c->provider_kind, clouds[i]->kind); i++)
+		;
+	x->cloud_index = i;
+	x->cloud = cloud = i < N_CLOUDS ? clouds[i] : NULL;
+	if (*c->provider_kind && !cloud && strcmp(c->provider_kind, "sim")) {
+		const char *hint = suggest(c->provider_kind, provider_kinds);
 		const char *const *k;
+		char buf[64], list[256];
+		size_t len = 0;
 
-		for (k = provider_kinds; *k && strcmp(*k, c->provider_kind); k++)
-			;
-		if (!*k) {
-			const char *hint = suggest(c->provider_kind, provider_kinds);
-			char buf[64], list[256];
-			size_t len = 0;
-
-			list[0] = '\0';
-			for (k = provider_kinds; *k && len < sizeof(list); k++)
-				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "", *k);
-			return cfg_fail_loc(x, cfg_loc_set(&x->provider_kind) ? &x->provider_kind : &x->root,
-					    "provider.kind %s is not a provider of this build (known: %s)%s%s%s",
-					    cfg_quoted(c->provider_kind, buf, sizeof(buf)), list,
-					    hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
-		}
+		list[0] = '\0';
+		for (k = provider_kinds; *k && len < sizeof(list); k++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "", *k);
+		return cfg_fail_loc(x, cfg_loc_set(&x->provider_kind) ? &x->provider_kind : &x->root,
+				    "provider.kind %s is not a provider of this build (known: %s)%s%s%s",
+				    cfg_quoted(c->provider_kind, buf, sizeof(buf)), list,
+				    hint ? "; did you mean \"" : "", hint ? hint : "", hint ? "\"?" : "");
 	}
-	cloud = kind_cloud(c, &ci);
 	for (i = 0; i < N_CLOUDS; i++)
 		if (clouds[i] != cloud && cfg_loc_set(&x->provider_cloud[i]))
 			return cfg_fail_loc(x, &x->provider_cloud[i],
@@ -2470,7 +2456,6 @@ static int check_provider(struct config_ctx *x)
 		c->provider_qps = cloud->default_qps;
 	if (cloud->default_burst > 0 && !cfg_loc_set(&x->provider_burst))
 		c->provider_burst = cloud->default_burst;
-	x->checking = ci;
 	return cloud->check ? cloud->check(x) : 0;
 }
 
@@ -2508,7 +2493,7 @@ const struct config_loc *cfg_group_loc(struct config_ctx *x, size_t i)
 
 const struct config_loc *cfg_group_section_loc(struct config_ctx *x, size_t i)
 {
-	const struct config_loc *l = &x->gm[i].cloud[x->checking];
+	const struct config_loc *l = &x->gm[i].cloud[x->cloud_index];
 
 	return cfg_loc_set(l) ? l : &x->gm[i].node;
 }
@@ -2520,7 +2505,7 @@ static int check_all(struct config_ctx *x)
 	const struct config_loc *where;
 	struct errbuf se;
 	int64_t sum = 0;
-	size_t i, ci;
+	size_t i;
 
 	if (c->in_cluster && (*c->kubeconfig || *c->context)) {
 		where = *c->kubeconfig ? &x->kubeconfig : &x->context;
@@ -2541,7 +2526,7 @@ static int check_all(struct config_ctx *x)
 
 	if (check_provider(x) < 0)
 		return -1;
-	cloud = kind_cloud(c, &ci);
+	cloud = x->cloud;
 	for (i = 0; i < c->n_groups; i++) {
 		struct node_group *g = &c->groups[i];
 		struct group_meta *gm = &x->gm[i];

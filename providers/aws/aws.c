@@ -916,8 +916,8 @@ static int aws_map_node(struct provider *p, const char *provider_id, char *group
 	if (strncmp(provider_id, "aws:///", 7))
 		return -1;
 	id = strrchr(provider_id + 7, '/');
-	if (!id || !ok_id(id + 1, "i-") || strlen(id + 1) >= 32 ||
-	    groupcache_instance(ap->cache, id + 1, group, group_len, NULL) < 0)
+	if (!id || !ok_id(id + 1, "i-") || strlen(id + 1) > 31 /* far longer than any instance id */ ||
+	    groupcache_instance(ap->cache, id + 1, group, group_len, NULL, 0, NULL) < 0)
 		return -1;
 	snprintf(instance, instance_len, "%s", id + 1);
 	return 0;

@@ -414,8 +414,8 @@ static void map_instances(struct aws_prov *ap, struct provider_interruption *v, 
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		groupcache_instance_id(ap->cache, v[i].instance_id, v[i].group, sizeof(v[i].group),
-				       v[i].provider_id, sizeof(v[i].provider_id), NULL);
+		groupcache_instance(ap->cache, v[i].instance_id, v[i].group, sizeof(v[i].group),
+				    v[i].provider_id, sizeof(v[i].provider_id), NULL);
 }
 
 /* One ReceiveMessage: its messages parsed into *v (grown), those not

@@ -200,13 +200,7 @@ void groupcache_keep_instances(struct groupcache *gc, const struct provider_grou
 }
 
 int groupcache_instance(struct groupcache *gc, const char *id, char *group, size_t group_len,
-			int64_t *launched_wall)
-{
-	return groupcache_instance_id(gc, id, group, group_len, NULL, 0, launched_wall);
-}
-
-int groupcache_instance_id(struct groupcache *gc, const char *id, char *group, size_t group_len,
-			   char *provider_id, size_t pid_len, int64_t *launched_wall)
+			char *provider_id, size_t pid_len, int64_t *launched_wall)
 {
 	struct seen key, *hit;
 	int rc = -1;

@@ -99,14 +99,12 @@ int groupcache_group(struct groupcache *gc, bool (*match)(const void *group, con
  * groups). On out of memory the old index stays. */
 void groupcache_keep_instances(struct groupcache *gc, const struct provider_group *groups, size_t n);
 
-/* Instance 'id' as last kept: its group into 'group' (may be NULL) and
- * when it was made (unix seconds, 0 when the cloud did not say) into
- * *launched_wall (may be NULL). 0, or -1 when it was not listed. */
+/* Instance 'id' as last kept: its group into 'group', its providerID into
+ * 'provider_id' and when it was made (unix seconds, 0 when the cloud did
+ * not say) into *launched_wall (each may be NULL). 0, or -1 when it was
+ * not listed. */
 int groupcache_instance(struct groupcache *gc, const char *id, char *group, size_t group_len,
-			int64_t *launched_wall);
-/* The same, with its providerID into 'provider_id' (may be NULL). */
-int groupcache_instance_id(struct groupcache *gc, const char *id, char *group, size_t group_len,
-			   char *provider_id, size_t pid_len, int64_t *launched_wall);
+			char *provider_id, size_t pid_len, int64_t *launched_wall);
 
 /* Reports instance 'id' of 'group' in 'state' to on_instance (NULL: none),
  * with 'provider_id' ("" or NULL: not known yet). */

@@ -797,7 +797,7 @@ static int64_t created_wall(struct provider *p, const char *zone, const char *na
 	cJSON *doc = NULL;
 	int64_t t = 0;
 
-	if (groupcache_instance(gp->cache, name, NULL, 0, &t) < 0)
+	if (groupcache_instance(gp->cache, name, NULL, 0, NULL, 0, &t) < 0)
 		t = 0;
 	if (t || *budget <= 0)
 		return t;
@@ -1476,7 +1476,8 @@ static int gce_map_node(struct provider *p, const char *provider_id, char *group
 	const char *name;
 
 	if (strncmp(provider_id, "gce://", 6) || !(name = strrchr(provider_id + 6, '/')) ||
-	    !ok_name(name + 1) || groupcache_instance(GP(p)->cache, name + 1, group, group_len, NULL) < 0)
+	    !ok_name(name + 1) ||
+	    groupcache_instance(GP(p)->cache, name + 1, group, group_len, NULL, 0, NULL) < 0)
 		return -1;
 	snprintf(instance, instance_len, "%s", name + 1);
 	return 0;

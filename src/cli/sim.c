@@ -37,7 +37,7 @@ enum { N_SIM_CLOUDS = 0 LUASCALE_SIM_CLOUDS(X) };
 
 /* A cloud as `luascale sim` runs it: its options' values and its face, once served. */
 struct cloud_face {
-	const struct sim_cloud_face *kind;
+	const struct sim_cloud_face *def; /* its options and serving */
 	struct sim_face_args args;
 	void *face;
 };
@@ -64,7 +64,7 @@ static void cloud_opts_init(struct cloud_opts *co)
 		size_t j;
 
 		assert(k->n_opts >= 1 && k->n_opts <= SIM_CLOUD_MAX_OPTS && k->opts[0].port);
-		cf->kind = k;
+		cf->def = k;
 		for (j = 0; j < k->n_opts && j < SIM_CLOUD_MAX_OPTS; j++) {
 			if (k->opts[j].port)
 				cf->args.port[j] = k->opts[j].dflt_port;
@@ -244,7 +244,7 @@ int cli_sim(int argc, char **argv)
 			struct cloud_face *cf = &co.clouds[co.opts[at].cloud];
 			size_t j = co.opts[at].opt;
 
-			if (!cf->kind->opts[j].port) {
+			if (!cf->def->opts[j].port) {
 				cf->args.path[j] = optarg;
 			} else if (parse_listen(optarg, &cf->args.port[j]) < 0) {
 				fprintf(stderr, "luascale sim: --%s \"%s\": a port 0-65535 (127.0.0.1 only)\n",
@@ -355,15 +355,15 @@ int cli_sim(int argc, char **argv)
 
 		if (cf->args.port[0] < 0)
 			continue; /* its face's port was not given */
-		flavour = sim_world_flavour(w, cf->kind->kind);
+		flavour = sim_world_flavour(w, cf->def->kind);
 		if (!flavour) {
-			fprintf(stderr, "luascale sim: --%s-%s: %s has no %s: section\n", cf->kind->kind->name,
-				cf->kind->opts[0].suffix, scenario, cf->kind->kind->name);
+			fprintf(stderr, "luascale sim: --%s-%s: %s has no %s: section\n", cf->def->kind->name,
+				cf->def->opts[0].suffix, scenario, cf->def->kind->name);
 			goto out;
 		}
 		cf->args.latency_ns = fs.latency_ns;
 		cf->args.log = &log;
-		cf->face = cf->kind->face_serve(flavour, &cf->args, &err);
+		cf->face = cf->def->face_serve(flavour, &cf->args, &err);
 		if (!cf->face) {
 			fprintf(stderr, "luascale sim: %s\n", err.msg);
 			goto out;
@@ -377,7 +377,7 @@ int cli_sim(int argc, char **argv)
 	       scenario, apiserver_port(srv), kubeconfig, kubeconfig, kubeconfig);
 	for (i = 0; i < co.n_clouds; i++)
 		if (co.clouds[i].face)
-			co.clouds[i].kind->face_announce(co.clouds[i].face, &co.clouds[i].args, stdout);
+			co.clouds[i].def->face_announce(co.clouds[i].face, &co.clouds[i].args, stdout);
 	fflush(stdout);
 
 	/* a SIGHUP (`kill -HUP` meant for `luascale run`) does not stop it */
@@ -395,7 +395,7 @@ int cli_sim(int argc, char **argv)
 out:
 	for (i = co.n_clouds; i-- > 0;)
 		if (co.clouds[i].face)
-			co.clouds[i].kind->face_free(co.clouds[i].face);
+			co.clouds[i].def->face_free(co.clouds[i].face);
 	apiserver_free(srv);
 	if (ex) {
 		size_t cancelled = executor_shutdown(ex, clock_now(clock_real()) + 5 * CLOCK_NS_PER_S);

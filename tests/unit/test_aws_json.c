@@ -7,6 +7,8 @@
  * are; an expired token drops the credentials and is sent once more; an
  * error is kept whole, its code without the namespace, with the
  * x-amzn-RequestId; a success that is not a JSON object is refused.
+ * Reading the queue consumes it, a write: behind a closed write fence (a
+ * replica that does not lead, and every --dry-run) no call goes out.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +24,10 @@
 #include "log.h"
 #include "providers/aws/aws.h"
 #include "providers/provider.h"
+#include "runtime/clock.h"
+#include "runtime/fence.h"
+#include "runtime/ratelimit.h"
+#include "test_aws_env.h"
 #include "test_cloud_server.h"
 
 /* One scripted answer. */
@@ -71,20 +77,6 @@ static void handler(void *ud, size_t index, const struct cs_req *rq, struct cs_r
 	snprintf(rs->body, sizeof(rs->body), "%s", a->body);
 }
 
-static const char *env_get(void *ud, const char *name)
-{
-	(void)ud;
-	if (!strcmp(name, "AWS_ACCESS_KEY_ID"))
-		return "AKIDEXAMPLE";
-	if (!strcmp(name, "AWS_SECRET_ACCESS_KEY"))
-		return "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
-	if (!strcmp(name, "AWS_REGION"))
-		return "us-east-1";
-	if (!strcmp(name, "AWS_EC2_METADATA_DISABLED"))
-		return "true";
-	return NULL;
-}
-
 static void capture(void *ctx, enum log_level level, int64_t wall, const char *msg)
 {
 	struct fx *f = ctx;
@@ -99,7 +91,7 @@ static void capture(void *ctx, enum log_level level, int64_t wall, const char *m
 static struct fx *fx_new(const struct answer *script, size_t n)
 {
 	struct config_opts co = {.flags = CONFIG_OFFLINE};
-	static struct aws_env env = {env_get, NULL};
+	static struct aws_env env = {test_aws_env, NULL};
 	struct aws_provider_opts o;
 	struct errbuf e = {""};
 	struct fx *f = calloc(1, sizeof(*f));
@@ -235,6 +227,35 @@ static void test_malformed_success(void **state)
 	fx_free(f);
 }
 
+static void test_fenced_queue_not_read(void **state)
+{
+	static const struct answer script[] = {{200, NULL, EMPTY}};
+	struct fx *f = fx_new(script, 1);
+	struct fence *fence = fence_new(clock_real());
+	struct provider_status st;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(fence);
+	ratelimit_set_fence(f->p->mutating, fence);
+	/* never opened, as under --dry-run, or closed when the Lease is lost */
+	assert_int_equal(receive(f, &n, &st), -1);
+	assert_int_equal(st.code, PROVIDER_CANCELLED);
+	if (!strstr(st.message, "leader Lease"))
+		fail_msg("the status is \"%s\"", st.message);
+	assert_int_equal(f->n_calls, 0);
+	/* while the Lease holds, the queue is read */
+	fence_open_until(fence, clock_now(clock_real()) + 60 * CLOCK_NS_PER_S);
+	if (receive(f, &n, &st) < 0)
+		fail_msg("interruptions failed: %s\n%s", st.message, f->log);
+	assert_int_equal(f->n_calls, 1);
+	fence_close(fence);
+	assert_int_equal(receive(f, &n, &st), -1);
+	assert_int_equal(f->n_calls, 1);
+	fx_free(f);
+	fence_free(fence);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_expired_token_sent_again),
 		cmocka_unit_test(test_error_whole),
 		cmocka_unit_test(test_malformed_success),
+		cmocka_unit_test(test_fenced_queue_not_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

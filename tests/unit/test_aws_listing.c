@@ -27,6 +27,7 @@
 #include "providers/aws/aws.h"
 #include "providers/aws/endpoints.h"
 #include "providers/provider.h"
+#include "test_aws_env.h"
 #include "test_cloud_server.h"
 
 struct fake {
@@ -230,20 +231,6 @@ struct fx {
 	int warnings;
 };
 
-static const char *env_get(void *ud, const char *name)
-{
-	(void)ud;
-	if (!strcmp(name, "AWS_ACCESS_KEY_ID"))
-		return "AKIDEXAMPLE";
-	if (!strcmp(name, "AWS_SECRET_ACCESS_KEY"))
-		return "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
-	if (!strcmp(name, "AWS_REGION"))
-		return "us-east-1";
-	if (!strcmp(name, "AWS_EC2_METADATA_DISABLED"))
-		return "true";
-	return NULL;
-}
-
 static void capture(void *ctx, enum log_level level, int64_t wall, const char *msg)
 {
 	struct fx *f = ctx;
@@ -261,7 +248,7 @@ static void fx_provider(struct fx *f, const char *groups, const char *url)
 {
 	struct config_opts co = {.flags = CONFIG_OFFLINE};
 	struct aws_provider_opts o;
-	static struct aws_env env = {env_get, NULL};
+	static struct aws_env env = {test_aws_env, NULL};
 	struct errbuf e = {""};
 	char text[4096];
 

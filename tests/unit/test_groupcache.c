@@ -191,26 +191,32 @@ static void test_instances_index(void **state)
 {
 	struct fixture *f = *state;
 	struct provider_group gs[2];
-	char group[64];
+	char group[64], pid[256];
 	int64_t wall = -1;
 
-	assert_int_equal(groupcache_instance(f->gc, "web-0", group, sizeof(group), &wall), -1);
+	assert_int_equal(groupcache_instance(f->gc, "web-0", group, sizeof(group), NULL, 0, &wall), -1);
 	group_of(&gs[0], "web", 3);
 	group_of(&gs[1], "batch", 1);
 	gs[1].instances[0].launched_wall = 0; /* the cloud did not say */
+	snprintf(gs[0].instances[2].provider_id, sizeof(gs[0].instances[2].provider_id), "gce://p/z/web-2");
 	groupcache_keep_instances(f->gc, gs, 2);
-	assert_int_equal(groupcache_instance(f->gc, "web-2", group, sizeof(group), &wall), 0);
+	assert_int_equal(groupcache_instance(f->gc, "web-2", group, sizeof(group), NULL, 0, &wall), 0);
 	assert_string_equal(group, "web");
 	assert_int_equal(wall, T0 - 98);
-	assert_int_equal(groupcache_instance(f->gc, "batch-0", group, sizeof(group), &wall), 0);
+	/* its providerID as listed (for the interruption notices) */
+	assert_int_equal(groupcache_instance(f->gc, "web-2", NULL, 0, pid, sizeof(pid), NULL), 0);
+	assert_string_equal(pid, "gce://p/z/web-2");
+	assert_int_equal(groupcache_instance(f->gc, "web-1", NULL, 0, pid, sizeof(pid), NULL), 0);
+	assert_string_equal(pid, "");
+	assert_int_equal(groupcache_instance(f->gc, "batch-0", group, sizeof(group), NULL, 0, &wall), 0);
 	assert_string_equal(group, "batch");
 	assert_int_equal(wall, 0);
-	assert_int_equal(groupcache_instance(f->gc, "web-0", NULL, 0, NULL), 0);
-	assert_int_equal(groupcache_instance(f->gc, "web-3", group, sizeof(group), &wall), -1);
+	assert_int_equal(groupcache_instance(f->gc, "web-0", NULL, 0, NULL, 0, NULL), 0);
+	assert_int_equal(groupcache_instance(f->gc, "web-3", group, sizeof(group), NULL, 0, &wall), -1);
 	/* the next listing replaces the index */
 	groupcache_keep_instances(f->gc, &gs[1], 1);
-	assert_int_equal(groupcache_instance(f->gc, "web-0", group, sizeof(group), &wall), -1);
-	assert_int_equal(groupcache_instance(f->gc, "batch-0", group, sizeof(group), &wall), 0);
+	assert_int_equal(groupcache_instance(f->gc, "web-0", group, sizeof(group), NULL, 0, &wall), -1);
+	assert_int_equal(groupcache_instance(f->gc, "batch-0", group, sizeof(group), NULL, 0, &wall), 0);
 	group_free(&gs[0]);
 	group_free(&gs[1]);
 }
