@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "quantity.h"
 
 const char *provider_interruption_kind_str(enum provider_interruption_kind k)
 {
@@ -396,6 +397,42 @@ int provider_template_resource(struct provider_template *t, const char *name, in
 	t->n_resources++;
 	r->name = nm;
 	r->value = value;
+	return 0;
+}
+
+int provider_template_tag(struct provider_template *t, const char *kind, const char *key,
+			  const char *value)
+{
+	struct errbuf e;
+	int64_t q;
+
+	if (strcmp(kind, "label") && strcmp(kind, "taint") && strcmp(kind, "resources"))
+		return 1;
+	if (!key[0])
+		return -1;
+	if (!strcmp(kind, "label"))
+		return provider_template_label(t, key, value);
+	if (!strcmp(kind, "taint")) {
+		const char *colon = strrchr(value, ':');
+		char val[256];
+
+		if (!colon || (size_t)(colon - value) >= sizeof(val))
+			return -1;
+		snprintf(val, sizeof(val), "%.*s", (int)(colon - value), value);
+		return provider_template_taint(t, key, val, colon + 1);
+	}
+	if (quantity_parse(value, strcmp(key, "cpu") ? QUANTITY_UNIT : QUANTITY_MILLI, &q, &e) < 0 || q < 0)
+		return -1;
+	if (!strcmp(key, "cpu"))
+		t->cpu_m = q;
+	else if (!strcmp(key, "memory"))
+		t->memory = q;
+	else if (!strcmp(key, "pods"))
+		t->pods = q;
+	else if (!strcmp(key, "nvidia.com/gpu"))
+		t->gpus = q;
+	else if (strcmp(key, "ephemeral-storage"))
+		return provider_template_resource(t, key, q);
 	return 0;
 }
 

@@ -118,6 +118,19 @@ int provider_template_taint(struct provider_template *t, const char *key, const 
 			    const char *effect);
 int provider_template_resource(struct provider_template *t, const char *name, int64_t value);
 
+/*
+ * One entry of a node template as the Cluster Autoscaler's tags write it
+ * (".../node-template/<kind>/<key>" on AWS, "..._node-template_<kind>_<key>"
+ * on Azure): kind "label" sets label 'key' to 'value'; "taint" adds taint
+ * 'key' from "value:Effect"; "resources" reads 'value' as a quantity (cpu,
+ * memory, pods and nvidia.com/gpu set the template's own fields,
+ * ephemeral-storage is not kept, another name is an extended resource).
+ * 0; 1 when 'kind' is another (no template entry); -1 when 'key' is empty,
+ * the value is malformed or memory ran out.
+ */
+int provider_template_tag(struct provider_template *t, const char *kind, const char *key,
+			  const char *value);
+
 /* The CPU (millicores) the kubelet keeps for itself on a node of 'cpus'
  * cores, as EKS and GKE both reserve it: 6% of the first core, 1% of the
  * second, 0.5% of the third and fourth, 0.25% of every other. */

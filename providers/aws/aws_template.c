@@ -229,44 +229,17 @@ static void template_tags(struct aws_prov *ap, const struct aws_asg *a, struct p
 	size_t i, pl = strlen(AWS_TAG_TEMPLATE_PREFIX);
 
 	for (i = 0; i < a->n_tags; i++) {
-		const char *k = a->tags[i].key, *v = a->tags[i].value;
+		const char *k = a->tags[i].key, *slash;
+		char kind[32];
 
-		if (strncmp(k, AWS_TAG_TEMPLATE_PREFIX, pl))
+		if (strncmp(k, AWS_TAG_TEMPLATE_PREFIX, pl) || !(slash = strchr(k + pl, '/')))
 			continue;
-		k += pl;
-		if (!strncmp(k, "label/", 6) && k[6]) {
-			provider_template_label(t, k + 6, v);
-		} else if (!strncmp(k, "taint/", 6) && k[6]) {
-			const char *colon = strrchr(v, ':');
-			char val[256];
-
-			snprintf(val, sizeof(val), "%.*s", colon ? (int)(colon - v) : 0, v);
-			if (!colon || provider_template_taint(t, k + 6, val, colon + 1) < 0)
-				log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
-				       "aws: ASG %.128s: tag %.128s is not \"value:NoSchedule|PreferNoSchedule|NoExecute\"",
-				       a->name, a->tags[i].key);
-		} else if (!strncmp(k, "resources/", 10) && k[10]) {
-			const char *name = k + 10;
-			struct errbuf qe;
-			int64_t q;
-			bool cpu = !strcmp(name, "cpu");
-
-			if (quantity_parse(v, cpu ? QUANTITY_MILLI : QUANTITY_UNIT, &q, &qe) < 0 || q < 0) {
-				log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
-				       "aws: ASG %.128s: tag %.128s is not a quantity", a->name, a->tags[i].key);
-				continue;
-			}
-			if (cpu)
-				t->cpu_m = q;
-			else if (!strcmp(name, "memory"))
-				t->memory = q;
-			else if (!strcmp(name, "pods"))
-				t->pods = q;
-			else if (!strcmp(name, "nvidia.com/gpu"))
-				t->gpus = q;
-			else if (strcmp(name, "ephemeral-storage"))
-				provider_template_resource(t, name, q);
-		}
+		snprintf(kind, sizeof(kind), "%.*s", (int)(slash - k - pl), k + pl);
+		if (provider_template_tag(t, kind, slash + 1, a->tags[i].value) < 0)
+			log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
+			       "aws: ASG %.128s: tag %.128s ignored (labels take a value, taints "
+			       "\"value:NoSchedule|PreferNoSchedule|NoExecute\", resources a quantity)",
+			       a->name, k);
 	}
 }
 

@@ -16,7 +16,6 @@
 
 #include "errbuf.h"
 #include "model.h"
-#include "quantity.h"
 
 static const char *jstr(const cJSON *o, const char *k)
 {
@@ -337,58 +336,29 @@ void azure_aks_template(const cJSON *vmss, const char *pool, const char *rg, int
 
 int azure_template_tags(const cJSON *tags, struct provider_template *t, char *bad, size_t blen)
 {
+	static const char prefix[] = "k8s.io_cluster-autoscaler_node-template_";
 	const cJSON *tag;
-	size_t ll = strlen(AZURE_TAG_LABEL), tl = strlen(AZURE_TAG_TAINT), rl = strlen(AZURE_TAG_RESOURCES);
 	int n_bad = 0;
 
 	if (bad && blen)
 		bad[0] = '\0';
 	cJSON_ArrayForEach(tag, tags) {
-		const char *k = tag->string, *v = cJSON_IsString(tag) ? tag->valuestring : NULL;
-		char key[256];
+		const char *k = tag->string, *sep;
+		char kind[32], key[256];
+		int rc = -1;
 
-		if (!k || strncmp(k, "k8s.io_cluster-autoscaler_node-template_", 40))
+		if (!k || strncmp(k, prefix, sizeof(prefix) - 1))
 			continue;
-		if (!v) {
-			note_bad(&n_bad, bad, blen, k);
-			continue;
+		sep = strchr(k + sizeof(prefix) - 1, '_');
+		if (sep && cJSON_IsString(tag)) {
+			snprintf(kind, sizeof(kind), "%.*s", (int)(sep - k - (sizeof(prefix) - 1)), k + sizeof(prefix) - 1);
+			tag_key(sep + 1, key, sizeof(key));
+			rc = provider_template_tag(t, kind, key, tag->valuestring);
 		}
-		if (!strncmp(k, AZURE_TAG_LABEL, ll) && k[ll]) {
-			tag_key(k + ll, key, sizeof(key));
-			if (provider_template_label(t, key, v) < 0)
-				note_bad(&n_bad, bad, blen, k);
-		} else if (!strncmp(k, AZURE_TAG_TAINT, tl) && k[tl]) {
-			const char *colon = strrchr(v, ':');
-			char val[256];
-
-			tag_key(k + tl, key, sizeof(key));
-			snprintf(val, sizeof(val), "%.*s", colon ? (int)(colon - v) : 0, v);
-			if (!colon || provider_template_taint(t, key, val, colon + 1) < 0)
-				note_bad(&n_bad, bad, blen, k);
-		} else if (!strncmp(k, AZURE_TAG_RESOURCES, rl) && k[rl]) {
-			struct errbuf qe;
-			int64_t q;
-			bool cpu;
-
-			tag_key(k + rl, key, sizeof(key));
-			cpu = !strcmp(key, "cpu");
-			if (quantity_parse(v, cpu ? QUANTITY_MILLI : QUANTITY_UNIT, &q, &qe) < 0 || q < 0) {
-				note_bad(&n_bad, bad, blen, k);
-				continue;
-			}
-			if (cpu)
-				t->cpu_m = q;
-			else if (!strcmp(key, "memory"))
-				t->memory = q;
-			else if (!strcmp(key, "pods"))
-				t->pods = q;
-			else if (!strcmp(key, "nvidia.com/gpu"))
-				t->gpus = q;
-			else if (strcmp(key, "ephemeral-storage") && provider_template_resource(t, key, q) < 0)
-				note_bad(&n_bad, bad, blen, k);
-		} else if (strncmp(k, "k8s.io_cluster-autoscaler_node-template_autoscaling-options_", 60)) {
+		if (rc == 1 && !strcmp(kind, "autoscaling-options"))
+			continue; /* autoscaling-options_*: not the template's */
+		if (rc != 0)
 			note_bad(&n_bad, bad, blen, k);
-		}
 	}
 	return n_bad;
 }

@@ -17,11 +17,6 @@
 
 #define AZURE_COMPUTE_API_VERSION "2024-11-01"
 
-/* The tag prefixes of the node templates (the Cluster Autoscaler's). */
-#define AZURE_TAG_LABEL "k8s.io_cluster-autoscaler_node-template_label_"
-#define AZURE_TAG_TAINT "k8s.io_cluster-autoscaler_node-template_taint_"
-#define AZURE_TAG_RESOURCES "k8s.io_cluster-autoscaler_node-template_resources_"
-
 struct azure_error {
 	long status;              /* HTTP status */
 	char code[64];            /* error.code: "AllocationFailed", "OperationNotAllowed" */

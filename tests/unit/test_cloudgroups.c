@@ -438,6 +438,58 @@ static void test_outdated_without_membership_by_id(void **state)
 	provider_groups_free(cloud, 1);
 }
 
+/* One node-template tag at a time (provider_template_tag), as both AWS's
+ * and Azure's tags write them: what each kind sets, and what is refused. */
+static void test_template_tags(void **state)
+{
+	static const struct {
+		const char *kind, *key, *value;
+		int rc;
+	} cases[] = {
+		{ "label", "team", "ml", 0 },
+		{ "label", "", "ml", -1 },
+		{ "taint", "gpu", "true:NoSchedule", 0 },
+		{ "taint", "dedicated", ":NoExecute", 0 },
+		{ "taint", "gpu", "true", -1 },
+		{ "taint", "gpu", "true:Sometimes", -1 },
+		{ "resources", "cpu", "3500m", 0 },
+		{ "resources", "memory", "16Gi", 0 },
+		{ "resources", "pods", "58", 0 },
+		{ "resources", "nvidia.com/gpu", "2", 0 },
+		{ "resources", "vpc.amazonaws.com/efa", "1", 0 },
+		{ "resources", "ephemeral-storage", "100Gi", 0 },
+		{ "resources", "memory", "lots", -1 },
+		{ "resources", "pods", "-1", -1 },
+		{ "autoscaling-options", "scaledownutilizationthreshold", "0.5", 1 },
+		{ "labels", "team", "ml", 1 },
+	};
+	struct provider_template t;
+	size_t i;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (provider_template_tag(&t, cases[i].kind, cases[i].key, cases[i].value) != cases[i].rc)
+			fail_msg("%s %s=%s: not %d", cases[i].kind, cases[i].key, cases[i].value, cases[i].rc);
+	}
+	assert_int_equal(t.n_labels, 1);
+	assert_string_equal(t.labels[0].value, "ml");
+	assert_int_equal(t.n_taints, 2);
+	assert_string_equal(t.taints[0].key, "gpu");
+	assert_string_equal(t.taints[0].value, "true");
+	assert_string_equal(t.taints[0].effect, "NoSchedule");
+	assert_string_equal(t.taints[1].value, "");
+	assert_int_equal(t.cpu_m, 3500);
+	assert_int_equal(t.memory, 16ll << 30);
+	assert_int_equal(t.pods, 58);
+	assert_int_equal(t.gpus, 2);
+	/* ephemeral-storage is not kept; efa is an extended resource */
+	assert_int_equal(t.n_resources, 1);
+	assert_string_equal(t.resources[0].name, "vpc.amazonaws.com/efa");
+	assert_int_equal(t.resources[0].value, 1);
+	provider_template_clear(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -448,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_membership_by_provider_id),
 		cmocka_unit_test(test_instance_types),
 		cmocka_unit_test(test_drift_reads_the_operators_template),
+		cmocka_unit_test(test_template_tags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
