@@ -937,8 +937,8 @@ static void aws_free(struct provider *p)
 		aws_interrupt_free(ap);
 		aws_credchain_free(ap->creds);
 		cloudhttp_free(ap->http);
-		free(ap->itypes);
-		free(ap->lts);
+		memo_free(ap->itypes);
+		memo_free(ap->lts);
 		free(ap->launched);
 		free(ap->unavailable);
 		groupcache_free(ap->cache);
@@ -994,7 +994,9 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	ap->turns = provider_turns_new();
 	ap->cache = groupcache_new(&(struct groupcache_opts){ .cloud = "aws", .backing = "Auto Scaling group", .log = o->log,
 							      .clock = ap->clock, GROUPCACHE_TABLE(struct aws_group) });
-	if (!ap->turns || !ap->cache) {
+	ap->itypes = memo_new(&(struct memo_opts){ .value_size = sizeof(struct aws_itype) });
+	ap->lts = memo_new(&(struct memo_opts){ .value_size = sizeof(struct aws_lt_cache) });
+	if (!ap->turns || !ap->cache || !ap->itypes || !ap->lts) {
 		errbuf_set(err, "aws: out of memory");
 		goto fail;
 	}

@@ -17,6 +17,7 @@
 #include "providers/aws/awsapi.h"
 #include "providers/aws/credentials.h"
 #include "providers/cloudhttp/cloudcall.h"
+#include "providers/cloudhttp/memo.h"
 #include "providers/provider.h"
 
 struct groupcache;
@@ -81,6 +82,17 @@ struct aws_itype {
 	char arch[16];           /* "amd64" or "arm64" */
 };
 
+/* A launch template version as read (aws_lt_read), and its read. */
+struct aws_lt_cache {
+	char key[256];    /* id or name, '@', version */
+	char type[64];    /* its instanceType, "" when it names none */
+	char image[64];   /* its imageId (ResolveAlias), "" when it names none */
+	int64_t at_ns;    /* read at, on the provider's clock */
+	int64_t read_wall;/* the same, unix seconds */
+	uint64_t listing; /* the listing that read it */
+	bool failed;      /* the read failed (kept for the rest of that listing) */
+};
+
 struct aws_prov {
 	struct aws_api api;
 	struct cloudhttp *http;
@@ -98,19 +110,9 @@ struct aws_prov {
 	bool discovery;
 	char cluster[128];
 
-	pthread_mutex_t mu;       /* caches, token sequence */
-	struct aws_itype *itypes; /* described instance types, kept */
-	size_t n_itypes;
-	struct aws_lt_cache {
-		char key[256];    /* id or name, '@', version */
-		char type[64];    /* its instanceType, "" when it names none */
-		char image[64];   /* its imageId (ResolveAlias), "" when it names none */
-		int64_t at_ns;    /* read at, on the provider's clock */
-		int64_t read_wall;/* the same, unix seconds */
-		uint64_t listing; /* the listing that read it */
-		bool failed;      /* the read failed (kept for the rest of that listing) */
-	} *lts;
-	size_t n_lts;
+	pthread_mutex_t mu;       /* the listing count, token sequence */
+	struct memo *itypes;      /* described instance types (struct aws_itype), kept */
+	struct memo *lts;         /* launch template versions read (struct aws_lt_cache) */
 	uint64_t listing;         /* listings begun (aws_list_groups), under mu */
 	uint64_t seq;             /* ClientTokens */
 	struct provider_turns *turns; /* one size write of a group at a time; instance claims */

@@ -39,17 +39,9 @@ static int itype(struct provider *p, const char *name, struct aws_itype *out)
 	const struct xmltree_node *it, *g;
 	struct aws_itype t;
 	int64_t v;
-	size_t i;
 
-	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < ap->n_itypes; i++)
-		if (!strcmp(ap->itypes[i].name, name)) {
-			*out = ap->itypes[i];
-			pthread_mutex_unlock(&ap->mu);
-			return 0;
-		}
-	pthread_mutex_unlock(&ap->mu);
-
+	if (memo_get(ap->itypes, name, out))
+		return 0;
 	aws_query_init(&f, AWS_SERVICE_EC2, "DescribeInstanceTypes");
 	aws_query_add(&f, "InstanceType.1", name);
 	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
@@ -81,38 +73,9 @@ static int itype(struct provider *p, const char *name, struct aws_itype *out)
 		 !strcmp(xmltree_text(it, "processorInfo/supportedArchitectures/item"), "arm64") ? "arm64"
 											 : "amd64");
 	xmltree_free(d);
-	pthread_mutex_lock(&ap->mu);
-	{
-		struct aws_itype *n = realloc(ap->itypes, (ap->n_itypes + 1) * sizeof(*n));
-
-		if (n) {
-			ap->itypes = n;
-			ap->itypes[ap->n_itypes++] = t;
-		}
-	}
-	pthread_mutex_unlock(&ap->mu);
+	memo_put(ap->itypes, name, &t); /* out of memory: described again next time */
 	*out = t;
 	return 0;
-}
-
-/* A cache entry for 'key' (under mu): its index, or a new one's; SIZE_MAX
- * when out of memory. */
-static size_t lt_slot(struct aws_prov *ap, const char *key)
-{
-	struct aws_lt_cache *n;
-	size_t i;
-
-	for (i = 0; i < ap->n_lts; i++)
-		if (!strcmp(ap->lts[i].key, key))
-			return i;
-	n = realloc(ap->lts, (ap->n_lts + 1) * sizeof(*n));
-	if (!n)
-		return SIZE_MAX;
-	ap->lts = n;
-	memset(&n[i], 0, sizeof(n[i]));
-	snprintf(n[i].key, sizeof(n[i].key), "%s", key);
-	ap->n_lts++;
-	return i;
 }
 
 /* The cache's answer for 'key' into *out: 1 when it serves (a read of
@@ -122,41 +85,30 @@ static size_t lt_slot(struct aws_prov *ap, const char *key)
 static int lt_cached(struct aws_prov *ap, const char *key, bool fresh, int64_t now,
 		     struct aws_lt_cache *out)
 {
-	int rc = 0;
-	size_t i;
+	struct aws_lt_cache e;
+	uint64_t listing;
 
+	if (!memo_get(ap->lts, key, &e))
+		return 0;
 	pthread_mutex_lock(&ap->mu);
-	for (i = 0; i < ap->n_lts; i++) {
-		const struct aws_lt_cache *e = &ap->lts[i];
-
-		if (strcmp(e->key, key))
-			continue;
-		if (e->listing == ap->listing)
-			rc = e->failed ? -1 : 1;
-		else if (!e->failed && !fresh && now - e->at_ns < LT_TTL_NS)
-			rc = 1;
-		if (rc > 0)
-			*out = *e;
-		break;
-	}
+	listing = ap->listing;
 	pthread_mutex_unlock(&ap->mu);
-	return rc;
+	if (e.listing == listing && e.failed)
+		return -1;
+	if (e.listing != listing && (e.failed || fresh || now - e.at_ns >= LT_TTL_NS))
+		return 0;
+	*out = e;
+	return 1;
 }
 
-/* Keeps what the cloud said of 'key' (or that it failed, 'e' NULL). */
-static void lt_keep(struct aws_prov *ap, const char *key, const struct aws_lt_cache *e)
+/* Keeps what the cloud said of out->key, or that it failed ('failed'). */
+static void lt_keep(struct aws_prov *ap, struct aws_lt_cache *out, bool failed)
 {
-	size_t i;
-
 	pthread_mutex_lock(&ap->mu);
-	i = lt_slot(ap, key);
-	if (i != SIZE_MAX) {
-		if (e)
-			ap->lts[i] = *e;
-		ap->lts[i].failed = !e;
-		ap->lts[i].listing = ap->listing;
-	}
+	out->listing = ap->listing;
 	pthread_mutex_unlock(&ap->mu);
+	out->failed = failed;
+	memo_put(ap->lts, out->key, out);
 }
 
 int aws_lt_read(struct provider *p, const char *id, const char *name, const char *version,
@@ -190,7 +142,7 @@ int aws_lt_read(struct provider *p, const char *id, const char *name, const char
 	if (rc < 0) {
 		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
 		       "aws: cannot read launch template %s version %s: %s", out->key, version, st.message);
-		lt_keep(ap, out->key, NULL);
+		lt_keep(ap, out, true);
 		return -1;
 	}
 	v = xmltree_find(xmltree_root(d), "launchTemplateVersionSet/item/launchTemplateData");
@@ -199,7 +151,7 @@ int aws_lt_read(struct provider *p, const char *id, const char *name, const char
 	xmltree_free(d);
 	out->at_ns = now;
 	out->read_wall = clock_wall(ap->clock);
-	lt_keep(ap, out->key, out);
+	lt_keep(ap, out, false);
 	return 1;
 }
 

@@ -24,6 +24,7 @@
 #include "providers/cloudhttp/cloudhttp.h"
 #include "providers/cloudhttp/cloudjson.h"
 #include "providers/cloudhttp/groupcache.h"
+#include "providers/cloudhttp/memo.h"
 #include "providers/cloudhttp/nodesize.h"
 #include "providers/gce/gce_kube_env.h"
 #include "providers/gce/gce_pricing.h"
@@ -44,6 +45,23 @@ struct gce_group {
 	int min, max;
 };
 
+struct gce_mt {
+	int cpus;
+	int64_t memory_mb;
+};
+
+struct gce_tpl {
+	char machine_type[64];
+	int gpus;
+	bool spot;              /* scheduling: provisioningModel SPOT, or preemptible */
+	struct gce_kube_env kenv; /* GKE's labels, taints, reserve (empty: none) */
+};
+
+struct gce_pfact {
+	char region[64];
+	bool spot;
+};
+
 struct gce_prov {
 	struct cloudhttp *http;
 	struct gce_auth *auth;
@@ -54,22 +72,10 @@ struct gce_prov {
 	char project[128];
 	char base[512];         /* ".../compute/v1/" */
 	int64_t launch_wait_ns, poll_ns;
-	pthread_mutex_t mu;     /* caches, rng */
+	pthread_mutex_t mu;     /* rng, polls */
 	size_t n_config_groups; /* the config's groups: the first of the cache's table */
-	struct gce_mt {
-		char key[192];  /* zone/machineType */
-		int cpus;
-		int64_t memory_mb;
-	} *mts;
-	size_t n_mts;
-	struct gce_tpl {        /* instance templates read (they are immutable in GCE) */
-		char url[512];
-		char machine_type[64];
-		int gpus;
-		bool spot;      /* scheduling: provisioningModel SPOT, or preemptible */
-		struct gce_kube_env kenv; /* GKE's labels, taints, reserve (empty: none) */
-	} *tpls;
-	size_t n_tpls;
+	struct memo *mts;       /* machine types' sizes (struct gce_mt) by zone/machineType */
+	struct memo *tpls;      /* instance templates read (struct gce_tpl) by URL: immutable in GCE */
 	uint64_t rng;
 	struct cloudcall_counts calls;
 	struct provider_turns *turns; /* one size write of a group at a time; instance claims */
@@ -77,12 +83,7 @@ struct gce_prov {
 	struct groupcache *cache; /* the groups; last good views; the instances last listed, their group and creationTimestamp */
 	pthread_cond_t poll_cv; /* a shared list came back */
 	struct gce_pricing *pricing; /* the cloud's prices (gce_pricing.c); NULL when off */
-	struct gce_pfact {      /* what pricing needs of each group listed (under mu) */
-		char group[64];
-		char region[64];
-		bool spot;
-	} *pfacts;
-	size_t n_pfacts;
+	struct memo *pfacts;    /* what pricing needs of each group listed (struct gce_pfact) */
 };
 
 /* The managed instances of one group, listed once per poll interval for
@@ -591,11 +592,21 @@ static void provider_id(const struct gce_prov *gp, const char *zone, const char 
 	snprintf(out, len, "gce://%s/%s/%s", gp->project, zone, name);
 }
 
-/* A deep copy of 'src' into 'dst' (empty). 0, or -1 when out of memory. */
-static int kube_env_copy(struct gce_kube_env *dst, const struct gce_kube_env *src)
+/* memo's copy and release of a struct gce_tpl (its kube-env's template). */
+static int tpl_copy(void *dst, const void *src)
 {
-	*dst = *src;
-	return provider_template_copy(&dst->t, &src->t);
+	struct gce_tpl *d = dst;
+
+	*d = *(const struct gce_tpl *)src;
+	if (provider_template_copy(&d->kenv.t, &((const struct gce_tpl *)src)->kenv.t) == 0)
+		return 0;
+	gce_kube_env_clear(&d->kenv);
+	return -1;
+}
+
+static void tpl_release(void *v)
+{
+	gce_kube_env_clear(&((struct gce_tpl *)v)->kenv);
 }
 
 static bool has_label(const struct provider_template *t, const char *key)
@@ -637,74 +648,41 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 	struct gce_prov *gp = GP(p);
 	struct provider_status st;
 	const char *tmpl = cloudjson_str(mig, "instanceTemplate"), *mt;
-	const cJSON *acc, *a;
+	const cJSON *a, *props, *sch;
 	cJSON *it = NULL, *m = NULL;
 	char zone[64], path[1024], key[192];
-	int cpus = 0, gpus = 0;
-	int64_t mem_mb = 0;
-	size_t i;
-
-	char mtbuf[64] = "";
-	struct gce_kube_env ke;
+	struct gce_tpl tp;
+	struct gce_mt size = { 0, 0 };
 
 	*spot = false;
-	memset(&ke, 0, sizeof(ke));
+	memset(&tp, 0, sizeof(tp));
 	if (!tmpl[0])
 		return;
 	/* an instance template never changes (a MIG moves to a new one):
 	 * each is read once */
-	pthread_mutex_lock(&gp->mu);
-	for (i = 0; i < gp->n_tpls; i++)
-		if (!strcmp(gp->tpls[i].url, tmpl)) {
-			snprintf(mtbuf, sizeof(mtbuf), "%s", gp->tpls[i].machine_type);
-			gpus = gp->tpls[i].gpus;
-			*spot = gp->tpls[i].spot;
-			if (fill && kube_env_copy(&ke, &gp->tpls[i].kenv) < 0)
-				gce_kube_env_clear(&ke);
-		}
-	pthread_mutex_unlock(&gp->mu);
-	if (!mtbuf[0]) {
-		struct gce_tpl *nt;
-
+	if (!memo_get(gp->tpls, tmpl, &tp)) {
 		if (call(p, false, "GET", tmpl, NULL, &it, &st) < 0) {
 			log_at(gp->log, LOG_WARN, clock_wall(gp->clock), "gce: group %s: cannot read its instance template: %s",
 			       g->name, st.message);
 			return;
 		}
-		snprintf(mtbuf, sizeof(mtbuf), "%s",
-			 last_seg(cloudjson_str(cJSON_GetObjectItemCaseSensitive(it, "properties"), "machineType")));
-		acc = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "properties"),
-						       "guestAccelerators");
-		cJSON_ArrayForEach(a, acc) {
+		props = cJSON_GetObjectItemCaseSensitive(it, "properties");
+		snprintf(tp.machine_type, sizeof(tp.machine_type), "%s", last_seg(cloudjson_str(props, "machineType")));
+		cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(props, "guestAccelerators")) {
 			const cJSON *n = cJSON_GetObjectItemCaseSensitive(a, "acceleratorCount");
 
 			if (cJSON_IsNumber(n) && n->valuedouble > 0 && n->valuedouble < 64)
-				gpus += (int)n->valuedouble;
+				tp.gpus += (int)n->valuedouble;
 		}
-		{
-			const cJSON *sch = cJSON_GetObjectItemCaseSensitive(
-				cJSON_GetObjectItemCaseSensitive(it, "properties"), "scheduling");
-
-			*spot = !strcmp(cloudjson_str(sch, "provisioningModel"), "SPOT") ||
-				cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sch, "preemptible"));
-		}
-		read_kube_env(gp, g, tmpl, cJSON_GetObjectItemCaseSensitive(it, "properties"), &ke);
-		pthread_mutex_lock(&gp->mu);
-		if (mtbuf[0] && strlen(tmpl) < sizeof(nt->url) &&
-		    (nt = realloc(gp->tpls, (gp->n_tpls + 1) * sizeof(*nt)))) {
-			gp->tpls = nt;
-			snprintf(nt[gp->n_tpls].url, sizeof(nt->url), "%s", tmpl);
-			snprintf(nt[gp->n_tpls].machine_type, sizeof(nt->machine_type), "%s", mtbuf);
-			nt[gp->n_tpls].gpus = gpus;
-			nt[gp->n_tpls].spot = *spot;
-			memset(&nt[gp->n_tpls].kenv, 0, sizeof(nt[gp->n_tpls].kenv));
-			if (kube_env_copy(&nt[gp->n_tpls].kenv, &ke) < 0)
-				gce_kube_env_clear(&nt[gp->n_tpls].kenv);
-			gp->n_tpls++;
-		}
-		pthread_mutex_unlock(&gp->mu);
+		sch = cJSON_GetObjectItemCaseSensitive(props, "scheduling");
+		tp.spot = !strcmp(cloudjson_str(sch, "provisioningModel"), "SPOT") ||
+			  cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sch, "preemptible"));
+		read_kube_env(gp, g, tmpl, props, &tp.kenv);
+		if (tp.machine_type[0])
+			memo_put(gp->tpls, tmpl, &tp);
 	}
-	mt = mtbuf;
+	*spot = tp.spot;
+	mt = tp.machine_type;
 	/* a regional MIG's machine type is the same in each of its zones: use the first */
 	if (g->regional) {
 		const cJSON *zs = cJSON_GetObjectItemCaseSensitive(
@@ -715,14 +693,7 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 		snprintf(zone, sizeof(zone), "%s", g->scope + 6);
 	}
 	snprintf(key, sizeof(key), "%s/%s", zone, mt);
-	pthread_mutex_lock(&gp->mu);
-	for (i = 0; i < gp->n_mts; i++)
-		if (!strcmp(gp->mts[i].key, key)) {
-			cpus = gp->mts[i].cpus;
-			mem_mb = gp->mts[i].memory_mb;
-		}
-	pthread_mutex_unlock(&gp->mu);
-	if (!cpus && mt[0] && zone[0]) {
+	if (!memo_get(gp->mts, key, &size) && mt[0] && zone[0]) {
 		snprintf(path, sizeof(path), "projects/%s/zones/%s/machineTypes/%s", gp->project, zone, mt);
 		if (call(p, false, "GET", path, NULL, &m, &st) == 0) {
 			const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "guestCpus");
@@ -730,20 +701,9 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 
 			if (cJSON_IsNumber(c) && cJSON_IsNumber(mm) && c->valuedouble >= 1 &&
 			    c->valuedouble < 100000 && mm->valuedouble >= 1 && mm->valuedouble < 1e9) {
-				struct gce_mt *n;
-
-				cpus = (int)c->valuedouble;
-				mem_mb = (int64_t)mm->valuedouble;
-				pthread_mutex_lock(&gp->mu);
-				n = realloc(gp->mts, (gp->n_mts + 1) * sizeof(*n));
-				if (n) {
-					gp->mts = n;
-					snprintf(n[gp->n_mts].key, sizeof(n[0].key), "%s", key);
-					n[gp->n_mts].cpus = cpus;
-					n[gp->n_mts].memory_mb = mem_mb;
-					gp->n_mts++;
-				}
-				pthread_mutex_unlock(&gp->mu);
+				size.cpus = (int)c->valuedouble;
+				size.memory_mb = (int64_t)mm->valuedouble;
+				memo_put(gp->mts, key, &size);
 			}
 			cJSON_Delete(m);
 		} else {
@@ -751,37 +711,37 @@ static void describe_template(struct provider *p, const struct gce_group *g, con
 			       g->name, mt, st.message);
 		}
 	}
-	if (cpus)
-		gce_pricing_machine_type(gp->pricing, mt, cpus, mem_mb, gpus > 0);
-	if (cpus && !fill) {
+	if (size.cpus)
+		gce_pricing_machine_type(gp->pricing, mt, size.cpus, size.memory_mb, tp.gpus > 0);
+	if (size.cpus && !fill) {
 		snprintf(t->instance_type, sizeof(t->instance_type), "%s", mt);
-	} else if (cpus) {
+	} else if (size.cpus) {
 		/* GKE's reserve: its tiers and 100Mi for eviction */
-		int64_t mem = mem_mb * MIB, reserved = nodesize_reserved_memory(mem) + 100 * MIB;
-		int64_t cpu_reserved = provider_reserved_cpu_m(cpus);
+		int64_t mem = size.memory_mb * MIB, reserved = nodesize_reserved_memory(mem) + 100 * MIB;
+		int64_t cpu_reserved = provider_reserved_cpu_m(size.cpus);
 
-		if (ke.reserved) {
+		if (tp.kenv.reserved) {
 			/* GKE's own numbers: kube_reserved, and the eviction threshold */
-			cpu_reserved = ke.reserved_cpu_m;
-			reserved = ke.reserved_memory + (ke.eviction ? ke.eviction_memory : 100 * MIB);
+			cpu_reserved = tp.kenv.reserved_cpu_m;
+			reserved = tp.kenv.reserved_memory + (tp.kenv.eviction ? tp.kenv.eviction_memory : 100 * MIB);
 		}
-		nodesize_template(t, mt, cpus, mem, cpu_reserved, reserved, gpus);
+		nodesize_template(t, mt, size.cpus, mem, cpu_reserved, reserved, tp.gpus);
 		provider_template_label(t, "node.kubernetes.io/instance-type", mt);
 	}
 	if (fill) {
 		size_t k;
 
 		/* GKE's labels and taints; the well-known labels below win */
-		for (k = 0; k < ke.t.n_labels; k++)
-			if (!has_label(t, ke.t.labels[k].key))
-				provider_template_label(t, ke.t.labels[k].key, ke.t.labels[k].value);
-		for (k = 0; k < ke.t.n_taints; k++)
-			provider_template_taint(t, ke.t.taints[k].key, ke.t.taints[k].value, ke.t.taints[k].effect);
+		for (k = 0; k < tp.kenv.t.n_labels; k++)
+			if (!has_label(t, tp.kenv.t.labels[k].key))
+				provider_template_label(t, tp.kenv.t.labels[k].key, tp.kenv.t.labels[k].value);
+		for (k = 0; k < tp.kenv.t.n_taints; k++)
+			provider_template_taint(t, tp.kenv.t.taints[k].key, tp.kenv.t.taints[k].value, tp.kenv.t.taints[k].effect);
 		provider_template_label(t, "kubernetes.io/os", "linux");
 		if (!g->regional)
 			provider_template_label(t, "topology.kubernetes.io/zone", g->scope + 6);
 	}
-	gce_kube_env_clear(&ke);
+	gce_kube_env_clear(&tp.kenv);
 	cJSON_Delete(it);
 }
 
@@ -829,26 +789,10 @@ static void scope_region(const struct gce_group *g, char *out, size_t len)
 /* Remembers what pricing needs of group 'g': its region, whether it is spot. */
 static void keep_pfact(struct gce_prov *gp, const struct gce_group *g, bool spot)
 {
-	size_t i;
+	struct gce_pfact f = { .spot = spot };
 
-	pthread_mutex_lock(&gp->mu);
-	for (i = 0; i < gp->n_pfacts && strcmp(gp->pfacts[i].group, g->name); i++)
-		;
-	if (i == gp->n_pfacts) {
-		struct gce_pfact *n = realloc(gp->pfacts, (gp->n_pfacts + 1) * sizeof(*n));
-
-		if (!n) {
-			pthread_mutex_unlock(&gp->mu);
-			return;
-		}
-		gp->pfacts = n;
-		memset(&n[i], 0, sizeof(n[i]));
-		snprintf(n[i].group, sizeof(n[i].group), "%s", g->name);
-		gp->n_pfacts++;
-	}
-	scope_region(g, gp->pfacts[i].region, sizeof(gp->pfacts[i].region));
-	gp->pfacts[i].spot = spot;
-	pthread_mutex_unlock(&gp->mu);
+	scope_region(g, f.region, sizeof(f.region));
+	memo_put(gp->pfacts, g->name, &f);
 }
 
 /* Why managed instance mi of MIG 'mig' (named 'name') is no longer what
@@ -1493,22 +1437,18 @@ static void gce_prices(struct provider *p, struct provider_group *groups, size_t
 	char (*regions)[64] = calloc(n + 1, sizeof(*regions));
 	const char **rp = calloc(n + 1, sizeof(*rp));
 	bool *spot = calloc(n + 1, sizeof(*spot));
-	size_t i, j;
+	size_t i;
 
 	if (!gp->pricing || !regions || !rp || !spot)
 		goto out;
-	pthread_mutex_lock(&gp->mu);
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < gp->n_pfacts && strcmp(gp->pfacts[j].group, groups[i].name); j++)
-			;
-		if (j < gp->n_pfacts) {
-			snprintf(regions[i], sizeof(regions[i]), "%s", gp->pfacts[j].region);
-			spot[i] = gp->pfacts[j].spot;
-		}
-		spot[i] = spot[i] || pricing_capacity_of(&groups[i].tmpl) == PRICING_SPOT;
+		struct gce_pfact f = { "", false };
+
+		memo_get(gp->pfacts, groups[i].name, &f);
+		snprintf(regions[i], sizeof(regions[i]), "%s", f.region);
+		spot[i] = f.spot || pricing_capacity_of(&groups[i].tmpl) == PRICING_SPOT;
 		rp[i] = regions[i];
 	}
-	pthread_mutex_unlock(&gp->mu);
 	gce_pricing_groups(gp->pricing, groups, n, rp, spot, ex);
 out:
 	free(regions);
@@ -1532,7 +1472,6 @@ static int billing_get(void *ctx, const char *url, cJSON **out, struct provider_
 static void gce_free(struct provider *p)
 {
 	struct gce_prov *gp;
-	size_t i;
 
 	if (!p)
 		return;
@@ -1541,11 +1480,9 @@ static void gce_free(struct provider *p)
 		gce_pricing_free(gp->pricing); /* after a refresh in flight */
 		gce_auth_free(gp->auth);
 		cloudhttp_free(gp->http);
-		free(gp->mts);
-		for (i = 0; i < gp->n_tpls; i++)
-			gce_kube_env_clear(&gp->tpls[i].kenv);
-		free(gp->tpls);
-		free(gp->pfacts);
+		memo_free(gp->mts);
+		memo_free(gp->tpls);
+		memo_free(gp->pfacts);
 		provider_turns_free(gp->turns);
 		groupcache_free(gp->cache);
 		cloudcall_counts_destroy(&gp->calls);
@@ -1601,7 +1538,11 @@ struct provider *gce_provider_new(const struct gce_provider_opts *o, struct errb
 	gp->turns = provider_turns_new();
 	gp->cache = groupcache_new(&(struct groupcache_opts){ .cloud = "gce", .backing = "MIG", .log = o->log,
 							      .clock = gp->clock, GROUPCACHE_TABLE(struct gce_group) });
-	if (!gp->turns || !gp->cache) {
+	gp->mts = memo_new(&(struct memo_opts){ .value_size = sizeof(struct gce_mt) });
+	gp->tpls = memo_new(&(struct memo_opts){ .value_size = sizeof(struct gce_tpl), .copy = tpl_copy,
+						 .release = tpl_release });
+	gp->pfacts = memo_new(&(struct memo_opts){ .value_size = sizeof(struct gce_pfact) });
+	if (!gp->turns || !gp->cache || !gp->mts || !gp->tpls || !gp->pfacts) {
 		errbuf_set(err, "gce: out of memory");
 		goto fail;
 	}
