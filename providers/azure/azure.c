@@ -106,13 +106,10 @@ void azure_resp_free(struct arm_resp *r)
 }
 
 struct call {
+	struct cloudcall_bearer b;
 	struct az_prov *ap;
-	struct ratelimit *bucket;
-	bool no_token;          /* the caller took the bucket's token already */
 	bool writes;
-	bool auth_retry;
 	bool windowed;          /* a long throttling window was set: no retry */
-	struct provider_status *st;
 	char what[80];
 	char refused[200];      /* why prepare stopped the call */
 };
@@ -133,24 +130,17 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 	struct az_prov *ap = c->ap;
 	int64_t now = clock_now(ap->clock), until;
 
+	(void)req;
 	pthread_mutex_lock(&ap->mu);
 	until = ap->window_end[c->writes];
 	pthread_mutex_unlock(&ap->mu);
 	if (now < until) {
 		/* ARM's penalty window: a call now would only lengthen it */
-		c->st->code = PROVIDER_THROTTLED;
+		c->b.st->code = PROVIDER_THROTTLED;
 		errbuf_set(err, "ARM throttles this subscription's %s for %lld s more",
 			   c->writes ? "writes" : "reads",
 			   (long long)((until - now + CLOCK_NS_PER_S - 1) / CLOCK_NS_PER_S));
-	} else if (c->bucket && !c->no_token &&
-		   provider_take_token(c->bucket, now + AZURE_TOKEN_WAIT_NS, ap->clock, c->st) < 0) {
-		errbuf_set(err, "%s", c->st->message);
-	} else if (azure_auth_prepare(ap->auth, req, extra, err) < 0) {
-		c->st->code = PROVIDER_AUTH;
-		errbuf_prefix(err, "no access token");
-		/* the token endpoint's error whole, its code first */
-		azure_auth_last_error(ap->auth, c->st->message, sizeof(c->st->message));
-	} else {
+	} else if (cloudcall_bearer_prepare(&c->b, AZURE_TOKEN_WAIT_NS, extra, err) == 0) {
 		return 0;
 	}
 	snprintf(c->refused, sizeof(c->refused), "%.199s", err->msg);
@@ -161,24 +151,23 @@ static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_respons
 {
 	struct call *c = ctx;
 	struct az_prov *ap = c->ap;
-	struct azure_error e;
+	struct azure_error e = { .code = "" };
+	bool throttled = false;
 
-	if (r->status >= 200 && r->status < 300) {
-		if (c->bucket)
-			ratelimit_succeeded(c->bucket);
-		return CLOUDHTTP_DONE;
+	if (r->status < 200 || r->status >= 300) {
+		azure_error_parse(r->body, r->body_len, r->status, &e);
+		throttled = azure_error_throttled(&e);
 	}
-	azure_error_parse(r->body, r->body_len, r->status, &e);
-	if (azure_error_throttled(&e)) {
+	if (throttled) {
 		int64_t now = clock_now(ap->clock), wall = clock_wall(ap->clock), end = 0;
 
-		if (c->bucket)
-			ratelimit_throttled(c->bucket);
 		if (r->retry_after_ms >= 0)
 			end = now + r->retry_after_ms * CLOCK_NS_PER_MS;
 		if (e.window_end_s > wall && now + (e.window_end_s - wall) * CLOCK_NS_PER_S > end)
 			end = now + (e.window_end_s - wall) * CLOCK_NS_PER_S;
 		if (end > now + SHORT_THROTTLE_MS * CLOCK_NS_PER_MS) {
+			if (c->b.bucket)
+				ratelimit_throttled(c->b.bucket);
 			set_window(ap, c->writes, end);
 			c->windowed = true;
 			log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
@@ -188,17 +177,8 @@ static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_respons
 			       (long long)((end - now) / CLOCK_NS_PER_S));
 			return CLOUDHTTP_DONE;
 		}
-		log_at(ap->log, LOG_WARN, clock_wall(ap->clock),
-		       "azure: %s throttled (HTTP %ld%s%s); retrying, calls now at %.3g a second", c->what,
-		       r->status, e.code[0] ? " " : "", e.code, c->bucket ? ratelimit_rate(c->bucket) : 0.0);
-		return CLOUDHTTP_RETRY_THROTTLED;
 	}
-	if (r->status == 401 && !c->auth_retry) {
-		c->auth_retry = true;
-		azure_auth_invalidate(ap->auth);
-		return CLOUDHTTP_RETRY;
-	}
-	return r->status >= 500 ? CLOUDHTTP_RETRY : CLOUDHTTP_DONE;
+	return cloudcall_bearer_verdict(&c->b, r, throttled, e.code);
 }
 
 /*
@@ -262,11 +242,11 @@ int azure_call_ex(struct provider *p, bool writes, bool no_token, const char *wh
 	memset(st, 0, sizeof(*st));
 	memset(&resp, 0, sizeof(resp));
 	memset(&c, 0, sizeof(c));
+	c.b = (struct cloudcall_bearer){ .cloud = "azure", .what = c.what, .bucket = writes ? p->mutating : p->reads,
+					 .token_taken = no_token, .auth = azure_auth_bearer(ap->auth), .clock = ap->clock,
+					 .log = ap->log, .st = st };
 	c.ap = ap;
-	c.bucket = writes ? p->mutating : p->reads;
 	c.writes = writes;
-	c.no_token = no_token;
-	c.st = st;
 	azure_count_call(ap, what);
 	if (ap->cancel && atomic_load(ap->cancel)) {
 		azure_status(st, PROVIDER_CANCELLED, "%s not sent: luascale is stopping", what);

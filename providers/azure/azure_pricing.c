@@ -166,42 +166,18 @@ int azure_pricing_filter(struct buf *b, const char *location, const char *const 
 
 /* ---- the calls ---- */
 
-struct pcall {
-	struct az_prov *ap;
-	struct ratelimit *bucket;
-	struct provider_status *st;
-};
-
-/* Takes a token of the read bucket before each attempt; no credential:
- * the Retail Prices API is public. */
+/* A token of the read bucket before each attempt; no credential: the
+ * Retail Prices API is public. */
 static int pprepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,
 		    struct errbuf *err)
 {
-	struct pcall *c = ctx;
-	int64_t now = clock_now(c->ap->clock);
-
 	(void)req;
-	(void)extra;
-	if (c->bucket && provider_take_token(c->bucket, now + AZURE_TOKEN_WAIT_NS, c->ap->clock, c->st) < 0)
-		return errbuf_set(err, "%s", c->st->message);
-	return 0;
+	return cloudcall_bearer_prepare(ctx, AZURE_TOKEN_WAIT_NS, extra, err);
 }
 
 static enum cloudhttp_verdict pclassify(void *ctx, const struct cloudhttp_response *r)
 {
-	struct pcall *c = ctx;
-
-	if (r->status >= 200 && r->status < 300) {
-		if (c->bucket)
-			ratelimit_succeeded(c->bucket);
-		return CLOUDHTTP_DONE;
-	}
-	if (r->status == 429) {
-		if (c->bucket)
-			ratelimit_throttled(c->bucket);
-		return CLOUDHTTP_RETRY_THROTTLED;
-	}
-	return r->status >= 500 ? CLOUDHTTP_RETRY : CLOUDHTTP_DONE;
+	return cloudcall_bearer_verdict(ctx, r, r->status == 429, "");
 }
 
 /* The message of an error answer: {"Error": {"Code", "Message"}} in any case. */
@@ -258,8 +234,9 @@ static int get_page(struct provider *p, const char *url, int page, struct cloudh
 		    struct provider_status *st)
 {
 	struct az_prov *ap = AP(p);
-	struct pcall c = {ap, p->reads, st};
 	char what[48], text[300];
+	struct cloudcall_bearer c = { .cloud = "azure", .what = what, .bucket = p->reads, .clock = ap->clock,
+				      .log = ap->log, .st = st };
 	struct cloudjson_request r = {
 		.what = what, .method = "GET", .url = url, .prepare = pprepare, .classify = pclassify, .ctx = &c,
 	};

@@ -389,19 +389,9 @@ fail:
 	return NULL;
 }
 
-int azure_auth_token(struct azure_auth *a, char *out, size_t len, int64_t *expires_s,
-		     struct errbuf *err)
+struct oauth_source *azure_auth_bearer(struct azure_auth *a)
 {
-	return oauth_source_token(a->src, out, len, expires_s, err);
-}
-
-int azure_auth_prepare(void *ctx, const struct cloudhttp_request *req,
-		       struct cloudhttp_headers *extra, struct errbuf *err)
-{
-	struct azure_auth *a = ctx;
-
-	(void)req;
-	return oauth_source_prepare(a->src, extra, err);
+	return a->src;
 }
 
 enum azure_auth_kind azure_auth_kind(const struct azure_auth *a)
@@ -412,16 +402,6 @@ enum azure_auth_kind azure_auth_kind(const struct azure_auth *a)
 const char *azure_auth_source(const struct azure_auth *a)
 {
 	return src_names[a->kind];
-}
-
-void azure_auth_last_error(struct azure_auth *a, char *out, size_t len)
-{
-	oauth_source_last_error(a->src, out, len);
-}
-
-void azure_auth_invalidate(struct azure_auth *a)
-{
-	oauth_source_invalidate(a->src);
 }
 
 void azure_auth_free(struct azure_auth *a)

@@ -17,8 +17,7 @@
 #include "runtime/clock.h"
 
 struct cloudhttp;
-struct cloudhttp_request;
-struct cloudhttp_headers;
+struct oauth_source;
 
 /* Where azureauth and the provider read environment variables: getenv
  * semantics ('get' returns NULL when unset). A NULL 'get' reads the
@@ -86,40 +85,24 @@ struct azure_auth;
 struct azure_auth *azure_auth_new(const struct azure_auth_opts *o, struct errbuf *err);
 
 /*
- * Copies a valid access token into 'out' ('len' bytes, NUL included) and
- * its expiry (unix seconds) into '*expires_s' (may be NULL), fetching first
- * when there is none or it is within 5 minutes of expiry. A failed refresh
- * keeps a token that is still valid. Returns 0, or -1 with a message naming
- * the source and what it answered, never a secret. Thread-safe.
+ * The access token's source (cloudhttp/oauth.h), borrowed for as long as
+ * 'a' lives: oauth_source_token() copies a valid token (fetched first when
+ * there is none or it is within 5 minutes of expiry; a failed refresh
+ * keeps one still valid; messages name the source and what it answered,
+ * never a secret), oauth_source_prepare() sets a request's "Authorization:
+ * Bearer", oauth_source_last_error() gives the last failed fetch whole,
+ * Entra's code first ("AADSTS7000215: Invalid client secret provided. ...
+ * (likely cause: ...); client-secret: token endpoint URL: HTTP 401
+ * invalid_client"), and oauth_source_invalidate() drops the token after
+ * ARM answered 401. Thread-safe.
  */
-int azure_auth_token(struct azure_auth *a, char *out, size_t len, int64_t *expires_s,
-		     struct errbuf *err);
-
-/*
- * A cloudhttp_request prepare hook ('ctx' is the struct azure_auth *): sets
- * "Authorization: Bearer <token>" in 'extra' before every attempt. Returns
- * 0, or -1 with azure_auth_token()'s message (the call is not made).
- */
-int azure_auth_prepare(void *ctx, const struct cloudhttp_request *req,
-		       struct cloudhttp_headers *extra, struct errbuf *err);
+struct oauth_source *azure_auth_bearer(struct azure_auth *a);
 
 /* The chosen credential. */
 enum azure_auth_kind azure_auth_kind(const struct azure_auth *a);
 
 /* Its name: "client-secret", "workload-identity" or "managed-identity". Static. */
 const char *azure_auth_source(const struct azure_auth *a);
-
-/* Copies the whole message of the last failed token fetch into 'out'
- * ('len' bytes; PROVIDER_MESSAGE_MAX holds it): Entra's code first
- * ("AADSTS7000215: Invalid client secret provided. ... (likely cause: ...);
- * client-secret: token endpoint URL: HTTP 401 invalid_client"), where
- * azure_auth_token()'s errbuf may hold only its head. "" when the last
- * fetch succeeded or none failed. Thread-safe. */
-void azure_auth_last_error(struct azure_auth *a, char *out, size_t len);
-
-/* Drops the cached token so the next azure_auth_token() fetches anew
- * (after ARM answered 401). */
-void azure_auth_invalidate(struct azure_auth *a);
 
 /* Wipes the token and the secret and frees. NULL is a no-op. */
 void azure_auth_free(struct azure_auth *a);

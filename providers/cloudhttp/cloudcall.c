@@ -1,8 +1,9 @@
 /*
  * cloudcall: a provider call's status, the calls counted by kind, the
  * token buckets calls take from, the provider's HTTP client, and the
- * cancellable waits between calls — alike in every cloud. Knows no wire
- * format and sends nothing (cloudhttp sends).
+ * cancellable waits between calls — alike in every cloud — and a bearer
+ * call's prepare and classify. Knows no wire format and sends nothing
+ * (cloudhttp sends).
  */
 #include "providers/cloudhttp/cloudcall.h"
 
@@ -11,7 +12,8 @@
 #include <string.h>
 
 #include "errbuf.h"
-#include "providers/cloudhttp/cloudhttp.h"
+#include "log.h"
+#include "providers/cloudhttp/oauth.h"
 #include "runtime/clock.h"
 
 #define WAIT_STEP_NS (200 * CLOCK_NS_PER_MS)
@@ -112,4 +114,43 @@ int cloudcall_wait_until(struct clock *clock, const atomic_bool *cancel, int64_t
 			return -1;
 	}
 	return 0;
+}
+
+int cloudcall_bearer_prepare(struct cloudcall_bearer *c, int64_t wait_ns, struct cloudhttp_headers *extra,
+			     struct errbuf *err)
+{
+	if (c->bucket && !c->token_taken &&
+	    provider_take_token(c->bucket, clock_now(c->clock) + wait_ns, c->clock, c->st) < 0)
+		return errbuf_set(err, "%s", c->st->message);
+	if (!c->auth || oauth_source_prepare(c->auth, extra, err) == 0)
+		return 0;
+	c->st->code = PROVIDER_AUTH;
+	errbuf_prefix(err, "no access token");
+	/* the token endpoint's error whole, its code first */
+	oauth_source_last_error(c->auth, c->st->message, sizeof(c->st->message));
+	return -1;
+}
+
+enum cloudhttp_verdict cloudcall_bearer_verdict(struct cloudcall_bearer *c, const struct cloudhttp_response *r,
+						bool throttled, const char *code)
+{
+	if (r->status >= 200 && r->status < 300) {
+		if (c->bucket)
+			ratelimit_succeeded(c->bucket);
+		return CLOUDHTTP_DONE;
+	}
+	if (throttled) {
+		if (c->bucket)
+			ratelimit_throttled(c->bucket);
+		log_at(c->log, LOG_WARN, clock_wall(c->clock),
+		       "%s: %s throttled (HTTP %ld%s%s); retrying, calls now at %.3g a second", c->cloud, c->what,
+		       r->status, code[0] ? " " : "", code, c->bucket ? ratelimit_rate(c->bucket) : 0.0);
+		return CLOUDHTTP_RETRY_THROTTLED;
+	}
+	if (r->status == 401 && c->auth && !c->auth_retried) {
+		c->auth_retried = true;
+		oauth_source_invalidate(c->auth);
+		return CLOUDHTTP_RETRY;
+	}
+	return r->status >= 500 ? CLOUDHTTP_RETRY : CLOUDHTTP_DONE;
 }

@@ -3,9 +3,10 @@
  * API — the status a refused or failed call fills, the calls counted by
  * kind (what gce_provider_calls and azure_provider_calls answer), the two
  * token buckets calls take from, the HTTP client calls go through, and
- * the waits between calls that end as soon as luascale stops. The wire
- * format, the signing and the token stay each provider's; HTTP is
- * cloudhttp's.
+ * the waits between calls that end as soon as luascale stops, and what a
+ * call with an OAuth bearer token (GCE, Azure) does alike before it is
+ * sent and with each answer. The wire format, the signing and where the
+ * token comes from stay each provider's; HTTP is cloudhttp's.
  */
 #ifndef LUASCALE_CLOUDCALL_H
 #define LUASCALE_CLOUDCALL_H
@@ -14,13 +15,14 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "providers/cloudhttp/cloudhttp.h"
 #include "providers/provider.h"
 
 struct clock;
-struct cloudhttp;
 struct config;
 struct errbuf;
 struct logger;
+struct oauth_source;
 
 /* Sets st->code to 'code' and st->message to the formatted text, cut to
  * fit; the other fields of 'st' are left as they are. */
@@ -71,5 +73,41 @@ struct cloudhttp *cloudcall_http_new(const char *cloud, struct clock *clock, con
  * most 200 ms that notice 'cancel' (NULL: never cancelled). 0, or -1 when
  * cancelled or the clock cannot sleep. */
 int cloudcall_wait_until(struct clock *clock, const atomic_bool *cancel, int64_t end_ns);
+
+/* ---- calls with a bearer token ---- */
+
+/* One call's bucket and bearer, which its prepare and classify hooks
+ * share (a provider's call context holds one). */
+struct cloudcall_bearer {
+	const char *cloud;             /* leads log lines: "gce" */
+	const char *what;              /* the call in log lines: "GET .../instanceGroupManagers/pool" */
+	struct ratelimit *bucket;      /* NULL: none */
+	bool token_taken;              /* the caller took the bucket's token already */
+	struct oauth_source *auth;     /* NULL: a public API (no Authorization) */
+	struct clock *clock;
+	const struct logger *log;
+	struct provider_status *st;    /* the call's: a refusal's code and message */
+	bool auth_retried;             /* a 401 dropped the token once already */
+};
+
+/*
+ * A prepare hook's body: a token of the bucket (waiting until 'wait_ns'
+ * from now), then "Authorization: Bearer ...". 0, or -1 with 'err' and
+ * c->st: the bucket's refusal, or PROVIDER_AUTH with the token endpoint's
+ * whole message ("no access token: ..." in 'err').
+ */
+int cloudcall_bearer_prepare(struct cloudcall_bearer *c, int64_t wait_ns, struct cloudhttp_headers *extra,
+			     struct errbuf *err);
+
+/*
+ * A classify hook's body, once the cloud has read its answer 'r'
+ * ('throttled': the cloud's throttling; 'code' its error code, "" when
+ * none): a 2xx is done and speeds the bucket up; a throttled answer slows
+ * it, is logged ("CLOUD: WHAT throttled (HTTP 429 CODE); retrying, calls
+ * now at R a second") and retried; the first 401 drops the token and
+ * retries; a 5xx retries; anything else is done.
+ */
+enum cloudhttp_verdict cloudcall_bearer_verdict(struct cloudcall_bearer *c, const struct cloudhttp_response *r,
+						bool throttled, const char *code);
 
 #endif

@@ -124,43 +124,15 @@ uint64_t gce_provider_calls(const struct provider *p, const char *what)
 /* ---- one call ---- */
 
 struct call {
-	struct gce_prov *gp;
-	struct ratelimit *bucket;
-	struct provider_status *st;
-	bool auth_retry;
+	struct cloudcall_bearer b;
 	char what[192];
 };
 
 static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,
 		   struct errbuf *err)
 {
-	struct call *c = ctx;
-	char token[GCE_AUTH_TOKEN_MAX], bearer[GCE_AUTH_TOKEN_MAX + 8];
-	struct errbuf e;
-	int rc;
-
 	(void)req;
-	if (c->bucket && provider_take_token(c->bucket, clock_now(c->gp->clock) + TOKEN_WAIT_NS,
-					     c->gp->clock, c->st) < 0) {
-		errbuf_set(err, "%s", c->st->message);
-		return -1;
-	}
-	if (gce_auth_token(c->gp->auth, token, sizeof(token), NULL, &e) < 0) {
-		c->st->code = PROVIDER_AUTH;
-		errbuf_set(err, "no access token: %s", e.msg);
-		/* the token endpoint's error whole, its code first */
-		gce_auth_last_error(c->gp->auth, c->st->message, sizeof(c->st->message));
-		return -1;
-	}
-	snprintf(bearer, sizeof(bearer), "Bearer %s", token);
-	rc = cloudhttp_headers_add(extra, "Authorization", bearer);
-	memset(token, 0, sizeof(token));
-	memset(bearer, 0, sizeof(bearer));
-	if (rc < 0) {
-		errbuf_set(err, "out of memory");
-		return -1;
-	}
-	return 0;
+	return cloudcall_bearer_prepare(&((struct call *)ctx)->b, TOKEN_WAIT_NS, extra, err);
 }
 
 /* The first error reason of a Google error answer ("" when none), its
@@ -195,29 +167,12 @@ static bool throttle_reason(const char *r)
 
 static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_response *r)
 {
-	struct call *c = ctx;
-	char reason[64], msg[8];
+	char reason[64] = "", msg[8];
 
-	if (r->status >= 200 && r->status < 300) {
-		if (c->bucket)
-			ratelimit_succeeded(c->bucket);
-		return CLOUDHTTP_DONE;
-	}
-	error_of(r->body, r->body_len, reason, sizeof(reason), msg, sizeof(msg), NULL, 0);
-	if (r->status == 429 || (r->status == 403 && throttle_reason(reason))) {
-		if (c->bucket)
-			ratelimit_throttled(c->bucket);
-		log_at(c->gp->log, LOG_WARN, clock_wall(c->gp->clock),
-		       "gce: %s throttled (HTTP %ld%s%s); retrying, calls now at %.3g a second", c->what,
-		       r->status, reason[0] ? " " : "", reason, c->bucket ? ratelimit_rate(c->bucket) : 0.0);
-		return CLOUDHTTP_RETRY_THROTTLED;
-	}
-	if (r->status == 401 && !c->auth_retry) {
-		c->auth_retry = true;
-		gce_auth_invalidate(c->gp->auth);
-		return CLOUDHTTP_RETRY;
-	}
-	return r->status >= 500 ? CLOUDHTTP_RETRY : CLOUDHTTP_DONE;
+	if (r->status < 200 || r->status >= 300)
+		error_of(r->body, r->body_len, reason, sizeof(reason), msg, sizeof(msg), NULL, 0);
+	return cloudcall_bearer_verdict(&((struct call *)ctx)->b, r,
+					r->status == 429 || (r->status == 403 && throttle_reason(reason)), reason);
 }
 
 static enum provider_error class_of(long status, const char *reason)
@@ -258,9 +213,8 @@ static int call_ex(struct provider *p, bool mutating, const char *method, const 
 	memset(st, 0, sizeof(*st));
 	memset(&resp, 0, sizeof(resp));
 	memset(&c, 0, sizeof(c));
-	c.gp = gp;
-	c.bucket = mutating ? p->mutating : p->reads;
-	c.st = st;
+	c.b = (struct cloudcall_bearer){ .cloud = "gce", .what = c.what, .bucket = mutating ? p->mutating : p->reads,
+					 .auth = gce_auth_bearer(gp->auth), .clock = gp->clock, .log = gp->log, .st = st };
 	snprintf(c.what, sizeof(c.what), "%s %.*s", method, (int)strcspn(path, "?"), path);
 	count(gp, path);
 	if (gp->cancel && atomic_load(gp->cancel)) {

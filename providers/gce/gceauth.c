@@ -475,19 +475,9 @@ fail:
 	return NULL;
 }
 
-int gce_auth_token(struct gce_auth *a, char *out, size_t len, int64_t *expires_s,
-		   struct errbuf *err)
+struct oauth_source *gce_auth_bearer(struct gce_auth *a)
 {
-	return oauth_source_token(a->src, out, len, expires_s, err);
-}
-
-int gce_auth_prepare(void *ctx, const struct cloudhttp_request *req,
-		     struct cloudhttp_headers *extra, struct errbuf *err)
-{
-	struct gce_auth *a = ctx;
-
-	(void)req;
-	return oauth_source_prepare(a->src, extra, err);
+	return a->src;
 }
 
 const char *gce_auth_source(const struct gce_auth *a)
@@ -500,16 +490,6 @@ void gce_auth_account(struct gce_auth *a, char *out, size_t len)
 	pthread_mutex_lock(&a->mu);
 	snprintf(out, len, "%s", a->account);
 	pthread_mutex_unlock(&a->mu);
-}
-
-void gce_auth_last_error(struct gce_auth *a, char *out, size_t len)
-{
-	oauth_source_last_error(a->src, out, len);
-}
-
-void gce_auth_invalidate(struct gce_auth *a)
-{
-	oauth_source_invalidate(a->src);
 }
 
 void gce_auth_free(struct gce_auth *a)

@@ -16,6 +16,7 @@
 #include "runtime/clock.h"
 
 struct cloudhttp;
+struct oauth_source;
 
 /* Where gceauth reads environment variables: getenv semantics ('get'
  * returns NULL when unset). A NULL 'get' reads the process's environment. */
@@ -62,34 +63,25 @@ struct gce_auth;
  * (read, validated and its private key loaded now: a key that is broken,
  * not type "service_account", or whose token_uri is neither https nor http
  * to a loopback address is an error here, never a fall-through); else the
- * metadata server (contacted on the first gce_auth_token()). Returns NULL
+ * metadata server (contacted when a token is first asked for). Returns NULL
  * with a message naming the file or the setting at fault.
  */
 struct gce_auth *gce_auth_new(const struct gce_auth_opts *o, struct errbuf *err);
 
 /*
- * Copies a valid access token into 'out' ('len' bytes, NUL included) and
- * its expiry (unix seconds) into '*expires_s' (may be NULL), fetching first
- * when there is none or it is inside a refresh window. A failed refresh
- * keeps the current token until it expires. Returns 0, or -1 with a
- * message that never holds a secret, the endpoint's code first
- * ("invalid_grant: ...; service account key FILE: token endpoint URL: HTTP
- * 400"); gce_auth_last_error() has it whole.
+ * The access token's source (cloudhttp/oauth.h), borrowed for as long as
+ * 'a' lives: oauth_source_token() copies a valid token (fetched first when
+ * there is none or it is inside a refresh window; a failed refresh keeps
+ * the current token until it expires; messages never hold a secret, the
+ * endpoint's code first), oauth_source_prepare() sets a request's
+ * "Authorization: Bearer" before every attempt (a retry after a refresh
+ * carries the new token), oauth_source_last_error() gives the last failed
+ * fetch whole ("invalid_grant: Invalid JWT Signature. (likely cause: ...);
+ * service account key FILE: token endpoint URL: HTTP 400"), and
+ * oauth_source_invalidate() drops the token after the cloud answered 401.
  * Thread-safe.
  */
-int gce_auth_token(struct gce_auth *a, char *out, size_t len, int64_t *expires_s,
-		   struct errbuf *err);
-
-/*
- * A cloudhttp_request prepare hook ('ctx' is the struct gce_auth *): adds
- * "Authorization: Bearer <token>" to 'extra' before every attempt, so a
- * retry after a refresh carries the new token. Returns 0, or -1 with
- * gce_auth_token()'s message (the call is then not made).
- */
-struct cloudhttp_request;
-struct cloudhttp_headers;
-int gce_auth_prepare(void *ctx, const struct cloudhttp_request *req,
-		     struct cloudhttp_headers *extra, struct errbuf *err);
+struct oauth_source *gce_auth_bearer(struct gce_auth *a);
 
 /* The chosen source: "service-account-key" or "metadata-server". Static. */
 const char *gce_auth_source(const struct gce_auth *a);
@@ -98,18 +90,6 @@ const char *gce_auth_source(const struct gce_auth *a);
  * metadata server's default account once a token was fetched ("default"
  * before). Thread-safe. */
 void gce_auth_account(struct gce_auth *a, char *out, size_t len);
-
-/* Copies the whole message of the last failed token fetch into 'out'
- * ('len' bytes; PROVIDER_MESSAGE_MAX holds it): the token endpoint's OAuth
- * code first ("invalid_grant: Invalid JWT Signature. (likely cause: ...);
- * service account key FILE: token endpoint URL: HTTP 400"), where
- * gce_auth_token()'s errbuf may hold only its head. "" when the last fetch
- * succeeded or none failed. Thread-safe. */
-void gce_auth_last_error(struct gce_auth *a, char *out, size_t len);
-
-/* Drops the cached token so the next gce_auth_token() fetches anew (after
- * the cloud answered 401). */
-void gce_auth_invalidate(struct gce_auth *a);
 
 /* Wipes the token and the private key and frees. NULL is a no-op. */
 void gce_auth_free(struct gce_auth *a);

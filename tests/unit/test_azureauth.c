@@ -20,6 +20,7 @@
 #include "providers/azure/azureauth.h"
 #include "providers/provider.h"
 #include "providers/cloudhttp/cloudhttp.h"
+#include "providers/cloudhttp/oauth.h"
 #include "test_azure_clock.h"
 #include "test_cloud_server.h"
 
@@ -287,8 +288,8 @@ static void expect_token(struct azure_auth *a, const char *want, int64_t want_ex
 	char tok[AZURE_AUTH_TOKEN_MAX];
 	int64_t exp = 0;
 
-	if (azure_auth_token(a, tok, sizeof(tok), &exp, &e) < 0)
-		fail_msg("azure_auth_token: %s", e.msg);
+	if (oauth_source_token(azure_auth_bearer(a), tok, sizeof(tok), &exp, &e) < 0)
+		fail_msg("oauth_source_token: %s", e.msg);
 	assert_string_equal(tok, want);
 	if (want_exp)
 		assert_int_equal(exp, want_exp);
@@ -345,7 +346,7 @@ static void test_imds_user_assigned_identity(void **state)
 	/* an answer for another identity is refused */
 	f->fk.imds_client = CLIENT;
 	a = new_auth(f);
-	assert_int_equal(azure_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_int_equal(oauth_source_token(azure_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "not " IDENTITY ": refused"));
 	azure_auth_free(a);
 }
@@ -363,13 +364,13 @@ static void test_imds_answer_checked(void **state)
 	f->fk.imds_client = "";
 	f->fk.imds_ctype = "text/html";
 	a = new_auth(f);
-	assert_int_equal(azure_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_int_equal(oauth_source_token(azure_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "not the metadata service, refused"));
 	azure_auth_free(a);
 	f->fk.imds_ctype = "application/json";
 	f->fk.imds_resource = "https://vault.azure.net";
 	a = new_auth(f);
-	assert_int_equal(azure_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_int_equal(oauth_source_token(azure_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "the token is for https://vault.azure.net, not " ARM ": refused"));
 	azure_auth_free(a);
 	/* a trailing slash is the same audience; 503s are retried */
@@ -425,13 +426,13 @@ static void test_client_secret(void **state)
 	assert_string_equal(v, "https://management.azure.com/.default");
 	assert_string_equal(cs_header(&f->fk.cs.reqs[0], "Accept"), "application/json");
 	/* a refused secret: the endpoint's words, never the secret */
-	azure_auth_invalidate(a);
+	oauth_source_invalidate(azure_auth_bearer(a));
 	f->fk.token_status = 401;
 	{
 		struct errbuf e = { "" };
 		char tok[AZURE_AUTH_TOKEN_MAX];
 
-		assert_int_equal(azure_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+		assert_int_equal(oauth_source_token(azure_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 		/* Entra's code first (the errbuf holds the head of it) */
 		assert_non_null(strstr(e.msg, "azure access token: AADSTS7000215: "));
 		assert_null(strstr(e.msg, "S3KR1T"));
@@ -441,7 +442,7 @@ static void test_client_secret(void **state)
 		 * where; one line, no secret */
 		char full[PROVIDER_MESSAGE_MAX];
 
-		azure_auth_last_error(a, full, sizeof(full));
+		oauth_source_last_error(azure_auth_bearer(a), full, sizeof(full));
 		assert_int_equal(strncmp(full, "AADSTS7000215: Invalid client secret provided. Ensure "
 				 "the secret being sent", 67), 0);
 		assert_null(strstr(full + 1, "AADSTS7000215"));
@@ -472,7 +473,7 @@ static void test_client_secret_file_and_prepare(void **state)
 	f->o.client_secret_file = path;
 	f->o.mode = "client_secret";
 	a = new_auth(f);
-	assert_int_equal(azure_auth_prepare(a, NULL, &h, &e), 0);
+	assert_int_equal(oauth_source_prepare(azure_auth_bearer(a), &h, &e), 0);
 	assert_string_equal(cloudhttp_headers_get(&h, "Authorization"), "Bearer eyJ.AAD-S3KR1T-1");
 	assert_string_equal(f->fk.reject, "");
 	cloudhttp_headers_free(&h);
@@ -533,12 +534,12 @@ static void test_failed_refresh_keeps_the_valid_token(void **state)
 	assert_true(f->warns >= 1);
 	/* expired: the endpoint's error, named */
 	sc_set_wall(f->clk, T0, T0 + 3600);
-	assert_int_equal(azure_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_int_equal(oauth_source_token(azure_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "azure access token: AADSTS7000215: "));
 	{
 		char full[PROVIDER_MESSAGE_MAX];
 
-		azure_auth_last_error(a, full, sizeof(full));
+		oauth_source_last_error(azure_auth_bearer(a), full, sizeof(full));
 		assert_non_null(strstr(full, "; workload-identity: token endpoint"));
 		assert_non_null(strstr(full, "HTTP 400 invalid_client"));
 	}
@@ -546,7 +547,7 @@ static void test_failed_refresh_keeps_the_valid_token(void **state)
 	write_file(f, "token", "\n", path, sizeof(path));
 	f->fk.token_status = 0;
 	sc_set_wall(f->clk, T0, T0 + 3600 + 60);
-	assert_int_equal(azure_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_int_equal(oauth_source_token(azure_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "the federated token file"));
 	assert_non_null(strstr(e.msg, "is empty"));
 	azure_auth_free(a);

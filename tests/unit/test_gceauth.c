@@ -22,6 +22,7 @@
 #include <openssl/rsa.h>
 
 #include "providers/cloudhttp/cloudhttp.h"
+#include "providers/cloudhttp/oauth.h"
 #include "providers/gce/gceauth.h"
 #include "providers/provider.h"
 #include "test_cloud_server.h"
@@ -252,6 +253,14 @@ struct fx {
 	char token_url[128];
 };
 
+/* A cloudhttp prepare hook that sets the bearer of 'ctx' (an oauth_source). */
+static int bearer_prepare(void *ctx, const struct cloudhttp_request *req, struct cloudhttp_headers *extra,
+			  struct errbuf *err)
+{
+	(void)req;
+	return oauth_source_prepare(ctx, extra, err);
+}
+
 static const char *fx_getenv(void *ud, const char *name)
 {
 	struct fx *f = ud;
@@ -413,7 +422,7 @@ static void test_metadata_token(void **state)
 	gce_auth_account(a, acct, sizeof(acct));
 	assert_string_equal(acct, "default");
 	assert_int_equal(cs_count(&f->fk.cs), 0); /* nothing contacted yet */
-	if (gce_auth_token(a, tok, sizeof(tok), &exp, &e) < 0)
+	if (oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), &exp, &e) < 0)
 		fail_msg("%s", e.msg);
 	assert_string_equal(tok, "ya29.MDS3KR1T-1");
 	assert_int_equal(exp, T0 + 3600);
@@ -424,13 +433,13 @@ static void test_metadata_token(void **state)
 	gce_auth_account(a, acct, sizeof(acct));
 	assert_string_equal(acct, "node-sa@luascale-test.iam.gserviceaccount.com");
 	/* cached: a second call contacts nothing */
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), 0);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e), 0);
 	assert_int_equal(cs_count(&f->fk.cs), 2);
 	assert_non_null(strstr(f->log, "metadata-server"));
 	assert_non_null(strstr(f->log, "node-sa@luascale-test.iam.gserviceaccount.com"));
 	assert_non_null(strstr(f->log, "expires 2027-01-15T09:00:00Z"));
 	/* too small a buffer is an error, not a truncated token */
-	assert_int_equal(gce_auth_token(a, tok, 8, NULL, &e), -1);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, 8, NULL, &e), -1);
 	gce_auth_free(a);
 }
 
@@ -445,7 +454,7 @@ static void test_metadata_reply_without_flavor_refused(void **state)
 	f->o.metadata_host = f->host;
 	a = gce_auth_new(&f->o, &e);
 	assert_non_null(a);
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "Metadata-Flavor: Google"));
 	assert_non_null(strstr(e.msg, "not the metadata server"));
 	assert_int_equal(gce_metadata_project_zone(&f->o, p, sizeof(p), z, sizeof(z), &e), -1);
@@ -464,7 +473,7 @@ static void test_metadata_host_option_beats_env(void **state)
 	f->o.metadata_host = f->host;
 	a = gce_auth_new(&f->o, &e);
 	assert_non_null(a);
-	if (gce_auth_token(a, tok, sizeof(tok), NULL, &e) < 0)
+	if (oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e) < 0)
 		fail_msg("%s", e.msg);
 	gce_auth_free(a);
 	/* a host with a scheme or a path is refused */
@@ -481,7 +490,7 @@ static void test_metadata_unreachable_fails(void **state)
 	char tok[GCE_AUTH_TOKEN_MAX];
 
 	assert_non_null(a);
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "no answer"));
 	assert_non_null(strstr(e.msg, "GOOGLE_APPLICATION_CREDENTIALS"));
 	gce_auth_free(a);
@@ -498,15 +507,15 @@ static void test_metadata_retries_5xx(void **state)
 	f->fk.md_fail = 1;
 	a = gce_auth_new(&f->o, &e);
 	assert_non_null(a);
-	if (gce_auth_token(a, tok, sizeof(tok), NULL, &e) < 0)
+	if (oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e) < 0)
 		fail_msg("%s", e.msg);
 	assert_string_equal(tok, "ya29.MDS3KR1T-1");
 	assert_string_equal(f->fk.cs.reqs[1].target,
 			    "/computeMetadata/v1/instance/service-accounts/default/token");
 	/* two failures use up the attempts: the status is named */
-	gce_auth_invalidate(a);
+	oauth_source_invalidate(gce_auth_bearer(a));
 	f->fk.md_fail = 2;
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "HTTP 503"));
 	gce_auth_free(a);
 }
@@ -535,7 +544,7 @@ static void test_metadata_bad_answers(void **state)
 
 		assert_non_null(a);
 		snprintf(f->fk.md_body, sizeof(f->fk.md_body), "%s", cases[i].body);
-		assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+		assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 		if (!strstr(e.msg, cases[i].needle))
 			fail_msg("case %zu: \"%s\" not in: %s", i, cases[i].needle, e.msg);
 		assert_null(strstr(e.msg, "S3KR1T"));
@@ -575,7 +584,7 @@ static void test_key_exchange(void **state)
 	assert_string_equal(gce_auth_source(a), "service-account-key");
 	gce_auth_account(a, acct, sizeof(acct));
 	assert_string_equal(acct, EMAIL);
-	if (gce_auth_token(a, tok, sizeof(tok), &exp, &e) < 0)
+	if (oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), &exp, &e) < 0)
 		fail_msg("%s (fake: %s)", e.msg, f->fk.reject);
 	assert_string_equal(f->fk.reject, "");
 	assert_string_equal(tok, "ya29.SAS3KR1T-1");
@@ -593,8 +602,8 @@ static void test_key_exchange(void **state)
 		memset(&rq, 0, sizeof(rq));
 		rq.method = "GET";
 		rq.url = url;
-		rq.prepare = gce_auth_prepare;
-		rq.ctx = a;
+		rq.prepare = bearer_prepare;
+		rq.ctx = gce_auth_bearer(a);
 		assert_int_equal(cloudhttp_call(f->http, &rq, &r, &e), 0);
 		assert_string_equal(cs_header(&f->fk.cs.reqs[1], "Authorization"),
 				    "Bearer ya29.SAS3KR1T-1");
@@ -620,7 +629,7 @@ static void test_key_from_env_with_scope_and_token_url(void **state)
 	snprintf(f->fk.want_scope, sizeof(f->fk.want_scope), "%s", f->o.scope);
 	a = gce_auth_new(&f->o, &e);
 	assert_non_null(a);
-	if (gce_auth_token(a, tok, sizeof(tok), NULL, &e) < 0)
+	if (oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e) < 0)
 		fail_msg("%s (fake: %s)", e.msg, f->fk.reject);
 	assert_string_equal(tok, "ya29.SAS3KR1T-1");
 	gce_auth_free(a);
@@ -637,7 +646,7 @@ static void test_wrong_key_is_refused_by_the_endpoint(void **state)
 	f->o.credentials_file = path;
 	a = gce_auth_new(&f->o, &e);
 	assert_non_null(a);
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 	assert_string_equal(f->fk.reject, "Invalid JWT Signature.");
 	assert_non_null(strstr(e.msg, "gce access token: invalid_grant: Invalid JWT Signature. "
 				   "(likely cause: wrong key or secret"));
@@ -655,16 +664,16 @@ static void test_refresh_windows(void **state)
 	int64_t exp;
 
 	a = new_key_auth(f, path, sizeof(path));
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), &exp, &e), 0);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), &exp, &e), 0);
 	assert_int_equal(exp, T0 + 3600);
 	/* 5 min + 1 s before expiry: the cached token, no request */
 	advance_to(f, T0 + 3600 - 301);
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), &exp, &e), 0);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), &exp, &e), 0);
 	assert_string_equal(tok, "ya29.SAS3KR1T-1");
 	assert_int_equal(cs_count(&f->fk.cs), 1);
 	/* inside the 5 minutes: refreshed, with an assertion issued now */
 	advance_to(f, T0 + 3600 - 299);
-	if (gce_auth_token(a, tok, sizeof(tok), &exp, &e) < 0)
+	if (oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), &exp, &e) < 0)
 		fail_msg("%s (fake: %s)", e.msg, f->fk.reject);
 	assert_string_equal(tok, "ya29.SAS3KR1T-2");
 	assert_int_equal(exp, T0 + 3600 - 299 + 3600);
@@ -673,14 +682,14 @@ static void test_refresh_windows(void **state)
 	{
 		struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
 
-		assert_int_equal(gce_auth_prepare(a, NULL, &h, &e), 0);
+		assert_int_equal(oauth_source_prepare(gce_auth_bearer(a), &h, &e), 0);
 		assert_string_equal(cloudhttp_headers_get(&h, "Authorization"),
 				    "Bearer ya29.SAS3KR1T-2");
 		cloudhttp_headers_free(&h);
 	}
-	/* gce_auth_invalidate (a 401 from compute) fetches anew at once */
-	gce_auth_invalidate(a);
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), 0);
+	/* oauth_source_invalidate (a 401 from compute) fetches anew at once */
+	oauth_source_invalidate(gce_auth_bearer(a));
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e), 0);
 	assert_string_equal(tok, "ya29.SAS3KR1T-3");
 	gce_auth_free(a);
 }
@@ -694,11 +703,11 @@ static void test_failed_refresh_keeps_old_token(void **state)
 	int64_t exp;
 
 	a = new_key_auth(f, path, sizeof(path));
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), &exp, &e), 0);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), &exp, &e), 0);
 	f->fk.token_status = 400;
 	/* in the mandatory minute the refresh fails: the old token stays */
 	advance_to(f, T0 + 3600 - 30);
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), &exp, &e), 0);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), &exp, &e), 0);
 	assert_string_equal(tok, "ya29.SAS3KR1T-1");
 	assert_int_equal(exp, T0 + 3600);
 	assert_int_equal(cs_count(&f->fk.cs), 2);
@@ -706,14 +715,14 @@ static void test_failed_refresh_keeps_old_token(void **state)
 	assert_non_null(strstr(f->log, "Invalid grant: account not found"));
 	/* once it expired, the error is the endpoint's, named */
 	advance_to(f, T0 + 3600);
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), &exp, &e), -1);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), &exp, &e), -1);
 	assert_non_null(strstr(e.msg, "invalid_grant: Invalid grant: account not found"));
 	assert_non_null(strstr(e.msg, "HTTP 400"));
 	assert_non_null(strstr(e.msg, f->token_url));
 	/* and the endpoint recovering ends it */
 	f->fk.token_status = 0;
 	advance_to(f, T0 + 3600 + 31);
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), &exp, &e), 0);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), &exp, &e), 0);
 	assert_string_equal(tok, "ya29.SAS3KR1T-2");
 	gce_auth_free(a);
 }
@@ -721,7 +730,7 @@ static void test_failed_refresh_keeps_old_token(void **state)
 /* A key deep in folders (its path about 1 KiB long) and the token endpoint
  * saying the JWT is out of its time: the message keeps the code, the whole
  * description and the likely cause (clock skew) before the path, and all of
- * it in gce_auth_last_error(); the errbuf holds at least the code. */
+ * it in oauth_source_last_error(); the errbuf holds at least the code. */
 static void test_clock_skew_refusal_is_said_whole(void **state)
 {
 	struct fx *f = *state;
@@ -747,10 +756,10 @@ static void test_clock_skew_refusal_is_said_whole(void **state)
 		 "{\n  \"error\": \"invalid_grant\",\n  \"error_description\": \"Invalid JWT: Token "
 		 "must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your "
 		 "iat and exp values in the JWT claim.\"\n}");
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), -1);
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e), -1);
 	assert_int_equal(strncmp(e.msg, "gce access token: invalid_grant: Invalid JWT: Token must "
 				 "be a short-lived token", 71), 0);
-	gce_auth_last_error(a, full, sizeof(full));
+	oauth_source_last_error(gce_auth_bearer(a), full, sizeof(full));
 	assert_int_equal(strncmp(full, "invalid_grant: Invalid JWT: Token must be a short-lived "
 				 "token (60 minutes) and in a reasonable timeframe. Check your iat "
 				 "and exp values in the JWT claim. (likely cause: clock skew", 168), 0);
@@ -758,8 +767,8 @@ static void test_clock_skew_refusal_is_said_whole(void **state)
 	assert_non_null(strstr(full, ": HTTP 400"));
 	/* a success clears it */
 	f->fk.token_status = 0;
-	assert_int_equal(gce_auth_token(a, tok, sizeof(tok), NULL, &e), 0);
-	gce_auth_last_error(a, full, sizeof(full));
+	assert_int_equal(oauth_source_token(gce_auth_bearer(a), tok, sizeof(tok), NULL, &e), 0);
+	oauth_source_last_error(gce_auth_bearer(a), full, sizeof(full));
 	assert_string_equal(full, "");
 	gce_auth_free(a);
 }
@@ -775,7 +784,7 @@ static void *call_token(void *arg)
 {
 	struct caller *c = arg;
 
-	c->rc = gce_auth_token(c->a, c->tok, sizeof(c->tok), NULL, &c->e);
+	c->rc = oauth_source_token(gce_auth_bearer(c->a), c->tok, sizeof(c->tok), NULL, &c->e);
 	return NULL;
 }
 
