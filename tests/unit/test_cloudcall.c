@@ -1,7 +1,8 @@
 /*
  * Tests for cloudcall: the status fill (cut to fit), calls counted by
- * kind, the token buckets from the config's limits, and the cancellable
- * wait (a test clock that moves as it sleeps).
+ * kind, the token buckets from the config's limits, the cancellable
+ * wait (a test clock that moves as it sleeps), and a bearer call's
+ * prepare and verdict (a scripted token source).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 
 #include "config.h"
 #include "providers/cloudhttp/cloudcall.h"
+#include "providers/cloudhttp/oauth.h"
 #include "runtime/clock.h"
 
 static void test_status(void **state)
@@ -157,6 +159,117 @@ static void test_wait_until(void **state)
 	assert_int_equal(cloudcall_wait_until(&s.base, NULL, 20 * CLOCK_NS_PER_S), -1);
 }
 
+/* ---- bearer calls ---- */
+
+struct script {
+	int fetches;
+	bool fail;
+	int lines;
+	char last[512];
+};
+
+static int fetch(void *ud, char *token, size_t len, int64_t *expires_s, char *full, size_t full_len,
+		 struct errbuf *err)
+{
+	struct script *s = ud;
+
+	s->fetches++;
+	if (s->fail) {
+		snprintf(full, full_len, "invalid_grant: Invalid JWT Signature.; service account key k.json: HTTP 400");
+		return errbuf_set(err, "invalid_grant");
+	}
+	snprintf(token, len, "tok-%d", s->fetches);
+	*expires_s = 4000000000LL;
+	return 0;
+}
+
+static void capture(void *ctx, enum log_level level, int64_t wall, const char *msg)
+{
+	struct script *s = ctx;
+
+	(void)level;
+	(void)wall;
+	s->lines++;
+	snprintf(s->last, sizeof(s->last), "%s", msg);
+}
+
+static void test_bearer(void **state)
+{
+	struct script sc = { 0 };
+	struct logger log = { .write = capture, .ctx = &sc, .min_level = LOG_DEBUG };
+	struct oauth_source *src = oauth_source_new(&(struct oauth_source_opts){
+		.name = "test token", .who = "test auth", .token_max = 64, .fetch = fetch, .ud = &sc,
+		.advisory_s = 300, .mandatory_s = 60 }, NULL);
+	struct ratelimit *rl = ratelimit_new(clock_real(), 10, 100);
+	struct provider_status st = { 0 };
+	struct cloudcall_bearer c = { .cloud = "gce", .what = "GET zones/a/instanceGroupManagers/web", .bucket = rl,
+				      .auth = src, .clock = clock_real(), .log = &log, .st = &st };
+	struct cloudhttp_headers h = CLOUDHTTP_HEADERS_INIT;
+	struct cloudhttp_response r = { 0 };
+	struct errbuf e;
+	double rate;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(rl);
+	/* before each attempt: a bucket's token, then the bearer */
+	assert_int_equal(cloudcall_bearer_prepare(&c, CLOCK_NS_PER_S, &h, &e), 0);
+	assert_string_equal(cloudhttp_headers_get(&h, "Authorization"), "Bearer tok-1");
+	/* 2xx: done */
+	r.status = 200;
+	assert_int_equal(cloudcall_bearer_verdict(&c, &r, false, ""), CLOUDHTTP_DONE);
+	/* the cloud's throttling: slower, said, retried */
+	rate = ratelimit_rate(rl);
+	r.status = 403;
+	assert_int_equal(cloudcall_bearer_verdict(&c, &r, true, "rateLimitExceeded"), CLOUDHTTP_RETRY_THROTTLED);
+	assert_true(ratelimit_rate(rl) < rate);
+	assert_int_equal(sc.lines, 1);
+	assert_non_null(strstr(sc.last, "gce: GET zones/a/instanceGroupManagers/web throttled (HTTP 403 "
+					"rateLimitExceeded); retrying, calls now at"));
+	c.bucket = NULL; /* a slowed bucket would make the next token wait */
+	/* the first 401 drops the token and retries; the second is the answer */
+	r.status = 401;
+	assert_int_equal(cloudcall_bearer_verdict(&c, &r, false, ""), CLOUDHTTP_RETRY);
+	assert_int_equal(cloudcall_bearer_prepare(&c, CLOCK_NS_PER_S, &h, &e), 0);
+	assert_string_equal(cloudhttp_headers_get(&h, "Authorization"), "Bearer tok-2");
+	assert_int_equal(cloudcall_bearer_verdict(&c, &r, false, ""), CLOUDHTTP_DONE);
+	/* 5xx retried; another 4xx is the answer */
+	r.status = 503;
+	assert_int_equal(cloudcall_bearer_verdict(&c, &r, false, ""), CLOUDHTTP_RETRY);
+	r.status = 404;
+	assert_int_equal(cloudcall_bearer_verdict(&c, &r, false, ""), CLOUDHTTP_DONE);
+	/* no token: PROVIDER_AUTH with the token endpoint's whole message */
+	sc.fail = true;
+	oauth_source_invalidate(src);
+	assert_int_equal(cloudcall_bearer_prepare(&c, CLOCK_NS_PER_S, &h, &e), -1);
+	assert_int_equal(st.code, PROVIDER_AUTH);
+	assert_string_equal(st.message, "invalid_grant: Invalid JWT Signature.; service account key k.json: HTTP 400");
+	assert_non_null(strstr(e.msg, "no access token"));
+	/* a public API (no source): no header, and a 401 is the answer */
+	memset(&st, 0, sizeof(st));
+	c.auth = NULL;
+	c.auth_retried = false;
+	cloudhttp_headers_free(&h);
+	assert_int_equal(cloudcall_bearer_prepare(&c, CLOCK_NS_PER_S, &h, &e), 0);
+	assert_null(cloudhttp_headers_get(&h, "Authorization"));
+	r.status = 401;
+	assert_int_equal(cloudcall_bearer_verdict(&c, &r, false, ""), CLOUDHTTP_DONE);
+	ratelimit_free(rl);
+	/* a bucket with one token: the second call finds none within its wait
+	 * (the next comes in 1000 s: refused at once), unless its caller took
+	 * the token itself */
+	rl = ratelimit_new(clock_real(), 0.001, 1);
+	c.bucket = rl;
+	assert_int_equal(cloudcall_bearer_prepare(&c, CLOCK_NS_PER_S, &h, &e), 0);
+	assert_int_equal(cloudcall_bearer_prepare(&c, CLOCK_NS_PER_S, &h, &e), -1);
+	assert_int_equal(st.code, PROVIDER_THROTTLED);
+	c.token_taken = true;
+	assert_int_equal(cloudcall_bearer_prepare(&c, CLOCK_NS_PER_S, &h, &e), 0);
+	cloudhttp_headers_free(&h);
+	oauth_source_free(src);
+	ratelimit_free(rl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_wait_until),
+		cmocka_unit_test(test_bearer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
