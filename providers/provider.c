@@ -1,7 +1,8 @@
 /*
  * provider: what all providers share — error names, the messages of a
- * cloud's errors and their likely causes, the group array, and the turns
- * and claims that keep launches of one group from racing.
+ * cloud's errors and their likely causes, the group array, node templates
+ * (and the Cluster Autoscaler's node-template tags), and the turns and
+ * claims that keep launches of one group from racing.
  */
 #include "providers/provider.h"
 
