@@ -392,14 +392,9 @@ static int cmp_launched(const void *a, const void *b)
 }
 
 /* What DescribeInstances says of one instance that never changes. */
-struct launch_facts {
-	int64_t wall;     /* launchTime, 0 unread */
-	char image[64];   /* imageId, "" unread */
-};
-
-/* An instance's launchTime and imageId from a DescribeInstances item
- * (what cannot be read stays 0 and ""). */
-static void read_facts(const struct xmltree_node *it, struct launch_facts *out)
+/* An instance's launchTime, imageId and privateDnsName from a
+ * DescribeInstances item (what cannot be read stays 0 and ""). */
+static void read_facts(const struct xmltree_node *it, struct aws_instance_facts *out)
 {
 	char when[64];
 	int64_t t;
@@ -408,11 +403,10 @@ static void read_facts(const struct xmltree_node *it, struct launch_facts *out)
 		out->wall = t;
 	if (xmltree_copy(it, "imageId", out->image, sizeof(out->image)) < 0 || !aws_ami_id(out->image))
 		out->image[0] = '\0';
+	xmltree_copy(it, "privateDnsName", out->dns, sizeof(out->dns));
 }
 
-/* DescribeInstances for ids[0..n): their launch facts into out[] (0 and "" when unread). */
-static void describe_launch_facts(struct provider *p, const char *const *ids, size_t n,
-				  struct launch_facts *out)
+void aws_describe_instances(struct provider *p, const char *const *ids, size_t n, struct aws_instance_facts *out)
 {
 	struct provider_status st;
 	struct aws_query f;
@@ -420,13 +414,16 @@ static void describe_launch_facts(struct provider *p, const char *const *ids, si
 	const struct xmltree_node *r, *it;
 	size_t i;
 
+	memset(out, 0, n * sizeof(*out));
+	if (!n)
+		return;
 	aws_query_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
 	for (i = 0; i < n; i++)
 		aws_query_addf(&f, ids[i], "InstanceId.%zu", i + 1);
 	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
 		aws_query_free(&f);
 		log_at(AWS_PROV(p)->log, LOG_WARN, clock_wall(AWS_PROV(p)->clock),
-		       "aws: cannot read the launch times and images of %zu instance(s): %s", n, st.message);
+		       "aws: cannot describe %zu instance(s) (launch times, images, DNS names): %s", n, st.message);
 		return;
 	}
 	aws_query_free(&f);
@@ -448,7 +445,7 @@ void aws_fill_launch_times(struct provider *p, struct aws_asg *a1, size_t n1, st
 	struct aws_asg_instance **all = NULL;
 	struct aws_launched *next = NULL, key, *hit;
 	const char **ask = NULL;
-	struct launch_facts *got = NULL;
+	struct aws_instance_facts *got = NULL;
 	size_t i, j, total = 0, k = 0, n_ask = 0;
 
 	for (i = 0; i < n1; i++)
@@ -483,8 +480,8 @@ void aws_fill_launch_times(struct provider *p, struct aws_asg *a1, size_t n1, st
 	}
 	pthread_mutex_unlock(&ap->mu);
 	for (i = 0; i < n_ask; i += LAUNCH_IDS_PER_CALL)
-		describe_launch_facts(p, ask + i, n_ask - i < LAUNCH_IDS_PER_CALL ? n_ask - i : LAUNCH_IDS_PER_CALL,
-				      got + i);
+		aws_describe_instances(p, ask + i, n_ask - i < LAUNCH_IDS_PER_CALL ? n_ask - i : LAUNCH_IDS_PER_CALL,
+				       got + i);
 	for (i = 0, j = 0, k = 0; i < total; i++) {
 		if (j < n_ask && ask[j] == all[i]->id) {
 			all[i]->launched_wall = got[j].wall;
@@ -555,7 +552,7 @@ static int fleet_instance(struct fleet_list *fl, const struct aws_group *g, cons
 {
 	struct provider_group *pg = fl->pg;
 	struct provider_instance *in;
-	struct launch_facts facts;
+	struct aws_instance_facts facts;
 	char id[32], zone[64], state[32];
 
 	if (xmltree_copy(it, "instanceId", id, sizeof(id)) < 0 || !ok_id(id, "i-") ||
@@ -969,8 +966,7 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	const struct config *c = o->config;
 	struct aws_credchain_opts co;
 	struct aws_endpoint_overrides ov;
-	struct aws_profile prof;
-	struct aws_profile_opts po;
+	struct aws_resolved_endpoints ep;
 	struct provider_limits lim;
 	struct aws_group *gs;
 	struct provider *p = calloc(1, sizeof(*p));
@@ -978,7 +974,6 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 	const char *from = NULL;
 	struct errbuf e;
 	size_t i;
-	int s;
 
 	if (!p || !ap) {
 		free(p);
@@ -1037,24 +1032,11 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 		goto fail;
 	}
 	co.region = ap->api.region;
-	memset(&po, 0, sizeof(po));
-	po.env = o->env;
-	po.home = o->home;
-	if (aws_profile_load(&prof, &po, &e) < 0) {
+	if (aws_endpoints_resolve(&co, ap->api.region, &ep, &e) < 0) {
 		errbuf_set(err, "aws: %s", e.msg);
 		goto fail;
 	}
-	for (s = 0; s < AWS_SERVICE_COUNT; s++) {
-		const char *ufrom = NULL;
-
-		if (aws_endpoint_resolve((enum aws_service)s, ap->api.region, &ov, o->env, &prof.endpoints,
-					 ap->api.url[s], sizeof(ap->api.url[s]), &ufrom, &e) < 0) {
-			aws_profile_wipe(&prof);
-			errbuf_set(err, "aws: %s endpoint: %s", aws_service_name((enum aws_service)s), e.msg);
-			goto fail;
-		}
-	}
-	aws_profile_wipe(&prof);
+	memcpy(ap->api.url, ep.url, sizeof(ap->api.url));
 	ap->creds = aws_credchain_new(&co, &e);
 	if (!ap->creds) {
 		errbuf_set(err, "aws: no credentials: %s", e.msg);

@@ -161,6 +161,18 @@ const char *aws_asg_tag(const struct aws_asg *a, const char *key);
 void aws_failed_activity(struct provider *p, const char *asg, int64_t since,
 			 struct provider_status *st);
 
+/* What DescribeInstances says of an instance and never changes: its
+ * launch time, its image, its private DNS name (0 and "" when unread). */
+struct aws_instance_facts {
+	int64_t wall;
+	char image[64];
+	char dns[256];
+};
+
+/* DescribeInstances of ids[0..n) (at most 1000): their facts into out[]
+ * (zeroed first; a failed call is logged and leaves them so). */
+void aws_describe_instances(struct provider *p, const char *const *ids, size_t n, struct aws_instance_facts *out);
+
 /* EC2's launchTime and imageId of the instances of the ASGs a1[0..n1)
  * and a2[0..n2) (DescribeInstances for the ids not known from an earlier
  * list; best effort: what cannot be read stays 0 and ""), into each
@@ -229,9 +241,6 @@ void aws_outdated_judge(struct provider *p, const char *lt_id, const char *lt_na
 /* Is 's' an AMI id ("ami-" and hex digits)? */
 bool aws_ami_id(const char *s);
 
-/* The private DNS names of 'ids' (DescribeInstances), for the launch log:
- * dns[i] gets "" when unknown. */
-void aws_instance_dns(struct provider *p, const char *const *ids, size_t n, char (*dns)[256]);
 
 /* Launch and terminate (aws_launch.c). */
 void aws_launch(struct provider *p, const char *group, int count, provider_instance_cb on_instance,

@@ -34,7 +34,7 @@ static void report(struct provider *p, const char *group, struct aws_asg_instanc
 		   size_t n, provider_instance_cb on_instance, void *ctx)
 {
 	const char **ids = calloc(n + 1, sizeof(*ids));
-	char (*dns)[256] = calloc(n + 1, sizeof(*dns));
+	struct aws_instance_facts *facts = calloc(n + 1, sizeof(*facts));
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -45,13 +45,13 @@ static void report(struct provider *p, const char *group, struct aws_asg_instanc
 		if (ids)
 			ids[i] = inst[i]->id;
 	}
-	if (ids && dns)
-		aws_instance_dns(p, ids, n, dns);
+	if (ids && facts)
+		aws_describe_instances(p, ids, n, facts);
 	for (i = 0; i < n; i++)
 		log_launched(AWS_PROV(p), group, inst[i]->id, inst[i]->type, inst[i]->zone,
-			     dns ? dns[i] : "");
+			     facts ? facts[i].dns : "");
 	free(ids);
-	free(dns);
+	free(facts);
 }
 
 static int describe_one(struct provider *p, const char *asg, struct aws_asg **a, size_t *n,

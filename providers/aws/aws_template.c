@@ -302,34 +302,3 @@ int aws_describe_types(struct provider *p, const struct aws_group *g, struct pro
 	}
 	return 0;
 }
-
-void aws_instance_dns(struct provider *p, const char *const *ids, size_t n, char (*dns)[256])
-{
-	struct provider_status st;
-	struct aws_query f;
-	struct xmltree_doc *d = NULL;
-	const struct xmltree_node *r, *it;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		dns[i][0] = '\0';
-	if (!n)
-		return;
-	aws_query_init(&f, AWS_SERVICE_EC2, "DescribeInstances");
-	for (i = 0; i < n; i++)
-		aws_query_addf(&f, ids[i], "InstanceId.%zu", i + 1);
-	if (aws_do(p, AWS_SERVICE_EC2, false, &f, &d, &st) < 0) {
-		aws_query_free(&f);
-		return;
-	}
-	aws_query_free(&f);
-	for (r = xmltree_first(xmltree_find(xmltree_root(d), "reservationSet"), "item"); r; r = xmltree_next(r))
-		for (it = xmltree_first(xmltree_find(r, "instancesSet"), "item"); it; it = xmltree_next(it)) {
-			const char *id = xmltree_text(it, "instanceId");
-
-			for (i = 0; i < n; i++)
-				if (!strcmp(ids[i], id))
-					xmltree_copy(it, "privateDnsName", dns[i], sizeof(dns[i]));
-		}
-	xmltree_free(d);
-}
