@@ -7,12 +7,10 @@
  */
 #include "providers/aws/aws_interrupt.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -84,41 +82,6 @@ static void quote_type(const char *s, char *out, size_t len)
 	out[k] = '\0';
 }
 
-/* An IMF-fixdate "Sat, 05 Jun 2021 15:10:09 GMT" (AWS Health's times) into
- * unix seconds. 0 or -1. */
-static int parse_imf_date(const char *s, int64_t *out)
-{
-	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
-	char mon[4];
-	int day, year, hh, mm, ss, used = 0;
-	const char *m;
-	struct tm tm;
-	time_t t;
-
-	if (strlen(s) > 40 || !isalpha((unsigned char)s[0]) || !strchr(s, ','))
-		return -1;
-	s = strchr(s, ',') + 1;
-	if (sscanf(s, " %2d %3s %4d %2d:%2d:%2d GMT%n", &day, mon, &year, &hh, &mm, &ss, &used) != 6 ||
-	    !used || s[used] || strlen(mon) != 3)
-		return -1;
-	m = strstr(months, mon);
-	if (!m || (m - months) % 3 || day < 1 || day > 31 || year < 1970 || year > 9999 || hh > 23 ||
-	    mm > 59 || ss > 60 || hh < 0 || mm < 0 || ss < 0)
-		return -1;
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_mday = day;
-	tm.tm_mon = (int)((m - months) / 3);
-	tm.tm_year = year - 1900;
-	tm.tm_hour = hh;
-	tm.tm_min = mm;
-	tm.tm_sec = ss;
-	t = timegm(&tm);
-	if (t == (time_t)-1)
-		return -1;
-	*out = (int64_t)t;
-	return 0;
-}
-
 /* A time as AWS writes one in an event: RFC 3339, or an IMF-fixdate. */
 static int parse_event_time(const char *s, int64_t *out)
 {
@@ -126,7 +89,7 @@ static int parse_event_time(const char *s, int64_t *out)
 		return -1;
 	if (kube_parse_time(s, out) == 0)
 		return 0;
-	return parse_imf_date(s, out);
+	return cloudhttp_parse_http_date(s, out); /* AWS Health's "Sat, 05 Jun 2021 15:10:09 GMT" */
 }
 
 /* One interruption of instance 'id' into out[*n], when there is room. */

@@ -12,6 +12,7 @@
 
 #include "providers/aws/awserr.h"
 #include "wire/sigv4.h"
+#include "providers/cloudhttp/cloudcall.h"
 #include "providers/cloudhttp/cloudhttp.h"
 
 #define TOKEN_WAIT_NS (60 * CLOCK_NS_PER_S)
@@ -226,19 +227,6 @@ static enum cloudhttp_verdict classify(void *ctx, const struct cloudhttp_respons
 	return CLOUDHTTP_DONE;
 }
 
-static void set_st(struct provider_status *st, enum provider_error code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_st(struct provider_status *st, enum provider_error code, const char *fmt, ...)
-{
-	va_list ap;
-
-	st->code = code;
-	va_start(ap, fmt);
-	vsnprintf(st->message, sizeof(st->message), fmt, ap);
-	va_end(ap);
-}
-
 /* Sends 'body' as 'c' says to 'url' (c->action, c->service, ... set). 0
  * with a success in *resp (the caller frees it); -1 with c->st: no
  * answer, or the AWS error of the answer. */
@@ -254,12 +242,12 @@ static int send_call(struct call *c, const char *url, const char *body, size_t l
 
 	memset(resp, 0, sizeof(*resp));
 	if (cloudhttp_url_parse(url, &c->url, &err) < 0) {
-		set_st(st, PROVIDER_INVALID, "%s: %s endpoint: %s", c->action, c->service, err.msg);
+		cloudcall_status(st, PROVIDER_INVALID, "%s: %s endpoint: %s", c->action, c->service, err.msg);
 		return -1;
 	}
 	if (cloudhttp_headers_add(&hs, "Content-Type", c->content_type) < 0 ||
 	    (c->target && cloudhttp_headers_add(&hs, "X-Amz-Target", c->target) < 0)) {
-		set_st(st, PROVIDER_TRANSIENT, "%s: out of memory", c->action);
+		cloudcall_status(st, PROVIDER_TRANSIENT, "%s: out of memory", c->action);
 		goto out;
 	}
 	memset(&req, 0, sizeof(req));
@@ -276,7 +264,7 @@ static int send_call(struct call *c, const char *url, const char *body, size_t l
 		if (st->code == PROVIDER_AUTH && st->message[0]) /* the credentials' error, whole */
 			provider_status_cloud(st, PROVIDER_AUTH, NULL, st->message, "%s not sent", c->action);
 		else
-			set_st(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s",
+			cloudcall_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s",
 			       c->action, err.msg);
 		goto out;
 	}
@@ -291,7 +279,7 @@ static int send_call(struct call *c, const char *url, const char *body, size_t l
 				      "%s%s%s%s", c->action, rid[0] ? " (request " : "", rid,
 				      rid[0] ? ")" : "");
 	else
-		set_st(st, aws_error_class(NULL, resp->status), "%s: %s answered HTTP %ld%s",
+		cloudcall_status(st, aws_error_class(NULL, resp->status), "%s: %s answered HTTP %ld%s",
 		       c->action, c->service, resp->status, resp->attempts > 1 ? " after retries" : "");
 	if (resp->throttled)
 		st->code = PROVIDER_THROTTLED;
@@ -323,14 +311,14 @@ int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket
 	c.bucket = bucket;
 	c.st = st;
 	if (f->oom) {
-		set_st(st, PROVIDER_TRANSIENT, "%s: out of memory", c.action);
+		cloudcall_status(st, PROVIDER_TRANSIENT, "%s: out of memory", c.action);
 		return -1;
 	}
 	if (send_call(&c, api->url[svc], f->b.data ? f->b.data : "", f->b.len, &resp) < 0)
 		goto out;
 	*doc = xmltree_parse(resp.body, resp.body_len, &err);
 	if (!*doc) {
-		set_st(st, PROVIDER_TRANSIENT, "%s: %s answered %ld with malformed XML: %s",
+		cloudcall_status(st, PROVIDER_TRANSIENT, "%s: %s answered %ld with malformed XML: %s",
 		       c.action, c.service, resp.status, err.msg);
 		goto out;
 	}
@@ -364,7 +352,7 @@ int aws_json_call(struct aws_api *api, const struct aws_json_target *t, const ch
 	doc = resp.body_len ? cJSON_ParseWithLength(resp.body, resp.body_len) : NULL;
 	if (resp.body_len && !cJSON_IsObject(doc)) {
 		cJSON_Delete(doc);
-		set_st(st, PROVIDER_TRANSIENT, "%s: %s answered %ld with malformed JSON", c.action, c.service,
+		cloudcall_status(st, PROVIDER_TRANSIENT, "%s: %s answered %ld with malformed JSON", c.action, c.service,
 		       resp.status);
 		goto out;
 	}

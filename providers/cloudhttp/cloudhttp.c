@@ -510,8 +510,7 @@ static int hms(const char *s, int *h, int *m, int *sec)
 	return (*h > 23 || *m > 59 || *sec > 60) ? -1 : 0;
 }
 
-/* An HTTP-date in any of its three forms, to unix seconds. */
-static int parse_http_date(const char *s, int64_t *out)
+int cloudhttp_parse_http_date(const char *s, int64_t *out)
 {
 	static const char *const wk[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
 	int Y, M, D, h, mi, se, i;
@@ -600,7 +599,7 @@ int cloudhttp_parse_retry_after(const char *value, int64_t now_wall_s, int64_t *
 			return -1;
 		memcpy(tmp, p, n);
 		tmp[n] = '\0';
-		if (parse_http_date(tmp, &t))
+		if (cloudhttp_parse_http_date(tmp, &t))
 			return -1;
 	}
 	*out_ms = t <= now_wall_s ? 0 : (t - now_wall_s) * 1000;
