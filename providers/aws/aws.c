@@ -64,16 +64,6 @@ void aws_asgs_free(struct aws_asg *a, size_t n)
 	free(a);
 }
 
-const char *aws_asg_tag(const struct aws_asg *a, const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < a->n_tags; i++)
-		if (!strcmp(a->tags[i].key, key))
-			return a->tags[i].value;
-	return NULL;
-}
-
 static enum instance_state lifecycle_state(const char *s, bool *warm)
 {
 	*warm = !strncmp(s, "Warmed:", 7);
@@ -438,8 +428,12 @@ void aws_describe_instances(struct provider *p, const char *const *ids, size_t n
 	xmltree_free(d);
 }
 
-void aws_fill_launch_times(struct provider *p, struct aws_asg *a1, size_t n1, struct aws_asg *a2,
-			   size_t n2)
+/* EC2's launchTime and imageId of the instances of the ASGs a1[0..n1)
+ * and a2[0..n2) (DescribeInstances for the ids not known from an earlier
+ * list; best effort: what cannot be read stays 0 and ""), into each
+ * instance's launched_wall and image; the cache then holds exactly these
+ * instances. */
+static void fill_launch_times(struct provider *p, struct aws_asg *a1, size_t n1, struct aws_asg *a2, size_t n2)
 {
 	struct aws_prov *ap = AWS_PROV(p);
 	struct aws_asg_instance **all = NULL;
@@ -781,7 +775,7 @@ static int aws_list_groups(struct provider *p, struct provider_group **groups, s
 			       bad.v[i].why);
 	}
 	/* when each instance was launched: the ASG does not say, EC2 does */
-	aws_fill_launch_times(p, named, n_named, found, n_found);
+	fill_launch_times(p, named, n_named, found, n_found);
 
 	/* the groups: the config's, then every tagged ASG the config does not name */
 	n_gs = ap->n_config_groups;

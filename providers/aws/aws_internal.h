@@ -152,9 +152,6 @@ int aws_describe_asgs(struct provider *p, const char *const *names, size_t n_nam
 		      struct aws_asg **out, size_t *n_out, struct provider_status *st);
 void aws_asgs_free(struct aws_asg *a, size_t n);
 
-/* The tag 'key' of an ASG, or NULL. */
-const char *aws_asg_tag(const struct aws_asg *a, const char *key);
-
 /* The newest scaling activity of 'asg' that started at or after 'since'
  * (unix seconds) and is over: when it failed, its class and message in
  * 'st'; else st->code is OK (also when the activities cannot be read). */
@@ -172,14 +169,6 @@ struct aws_instance_facts {
 /* DescribeInstances of ids[0..n) (at most 1000): their facts into out[]
  * (zeroed first; a failed call is logged and leaves them so). */
 void aws_describe_instances(struct provider *p, const char *const *ids, size_t n, struct aws_instance_facts *out);
-
-/* EC2's launchTime and imageId of the instances of the ASGs a1[0..n1)
- * and a2[0..n2) (DescribeInstances for the ids not known from an earlier
- * list; best effort: what cannot be read stays 0 and ""), into each
- * instance's launched_wall and image; the cache then holds exactly these
- * instances. */
-void aws_fill_launch_times(struct provider *p, struct aws_asg *a1, size_t n1, struct aws_asg *a2,
-			   size_t n2);
 
 /* "aws:///<zone>/<id>" into out. */
 void aws_provider_id(const char *zone, const char *id, char *out, size_t len);

@@ -33,8 +33,16 @@ static void pricing_home(const char *region, char *sign_region, size_t srlen, ch
 	snprintf(url, len, "https://api.pricing.%s.amazonaws.com%s", sign_region, cn ? ".cn" : "");
 }
 
-int aws_pricing_endpoint(const struct aws_env *env, const char *region, char *url, size_t len,
-			 char *sign_region, size_t srlen, struct errbuf *err)
+/*
+ * The Price List API's URL for EC2 region 'region' into 'url' and the
+ * region its requests are signed for into 'sign_region':
+ * https://api.pricing.us-east-1.amazonaws.com (cn-* regions:
+ * api.pricing.cn-northwest-1.amazonaws.com.cn), unless AWS_ENDPOINT_URL_PRICING
+ * or AWS_ENDPOINT_URL says otherwise (and AWS_IGNORE_CONFIGURED_ENDPOINT_URLS
+ * is not true). 0, or -1 with 'err' when the variable's URL is malformed.
+ */
+static int pricing_endpoint(const struct aws_env *env, const char *region, char *url, size_t len,
+			    char *sign_region, size_t srlen, struct errbuf *err)
 {
 	const char *v = NULL;
 
@@ -93,8 +101,13 @@ static double price_of(const char *s)
 	return end != s && !*end && d > 0 && d < 1e6 ? d : 0;
 }
 
-double aws_pricing_on_demand_item(const char *item, size_t len, const char *type,
-				  const char *currency)
+/*
+ * One PriceList item of GetProducts (a JSON document in a string): its
+ * on-demand price per hour in 'currency' ("USD", "CNY") when its
+ * product.attributes.instanceType is 'type', else 0 (0 too when malformed).
+ */
+static double on_demand_item(const char *item, size_t len, const char *type,
+			     const char *currency)
 {
 	cJSON *doc = cJSON_ParseWithLength(item, len);
 	const cJSON *attrs, *t, *term, *dim;
@@ -167,7 +180,7 @@ static int on_demand(struct provider *p, const char *type, const char *region, d
 
 			if (!cJSON_IsString(it))
 				continue;
-			d = aws_pricing_on_demand_item(it->valuestring, strlen(it->valuestring), type,
+			d = on_demand_item(it->valuestring, strlen(it->valuestring), type,
 						       currency);
 			if (d > 0)
 				*price = d;
@@ -272,7 +285,7 @@ int aws_pricing_init(struct provider *p, const struct aws_env *env, struct errbu
 
 	if (c && !c->pricing_enabled)
 		return 0;
-	if (aws_pricing_endpoint(env, ap->api.region, ap->pricing_url, sizeof(ap->pricing_url),
+	if (pricing_endpoint(env, ap->api.region, ap->pricing_url, sizeof(ap->pricing_url),
 				 ap->pricing_region, sizeof(ap->pricing_region), err) < 0)
 		return -1;
 	ap->pricing = pricing_from_config("aws", fetch, p, ap->clock, ap->log, c);

@@ -76,10 +76,18 @@ struct call {
 	struct provider_status *st; /* set by prepare when it gives up */
 };
 
-int aws_sign_post(const struct aws_api *api, struct ratelimit *bucket, const struct cloudhttp_url *url,
-		  const char *region, const char *service, const char *content_type,
-		  const char *target, const struct cloudhttp_request *req,
-		  struct cloudhttp_headers *extra, struct provider_status *st, struct errbuf *err)
+/*
+ * The cloudhttp prepare step of a signed POST to 'url' ('service' in
+ * 'region', SigV4): a token from 'bucket' first (may be NULL; a fenced or
+ * cancelled wait fails with 'st' set), then the credentials, then
+ * X-Amz-Date, the session token and Authorization added to 'extra'. The
+ * signed headers are host, content-type and, when not NULL, x-amz-target
+ * (JSON protocols). 0, or -1 with 'st' and 'err' saying why.
+ */
+static int sign_post(const struct aws_api *api, struct ratelimit *bucket, const struct cloudhttp_url *url,
+		     const char *region, const char *service, const char *content_type,
+		     const char *target, const struct cloudhttp_request *req,
+		     struct cloudhttp_headers *extra, struct provider_status *st, struct errbuf *err)
 {
 	struct aws_credentials cr;
 	struct sigv4_header hs[3];
@@ -146,7 +154,7 @@ static int prepare(void *ctx, const struct cloudhttp_request *req, struct cloudh
 {
 	struct call *c = ctx;
 
-	return aws_sign_post(c->api, c->bucket, &c->url, c->region, c->service, c->content_type, c->target,
+	return sign_post(c->api, c->bucket, &c->url, c->region, c->service, c->content_type, c->target,
 			     req, extra, c->st, err);
 }
 

@@ -90,17 +90,4 @@ struct aws_json_target {
 int aws_json_call(struct aws_api *api, const struct aws_json_target *t, const char *action,
 		  struct ratelimit *bucket, const char *body, cJSON **out, struct provider_status *st);
 
-/*
- * The cloudhttp prepare step of a signed POST to 'url' ('service' in
- * 'region', SigV4): a token from 'bucket' first (may be NULL; a fenced or
- * cancelled wait fails with 'st' set), then the credentials, then
- * X-Amz-Date, the session token and Authorization added to 'extra'. The
- * signed headers are host, content-type and, when not NULL, x-amz-target
- * (JSON protocols). 0, or -1 with 'st' and 'err' saying why.
- */
-int aws_sign_post(const struct aws_api *api, struct ratelimit *bucket, const struct cloudhttp_url *url,
-		  const char *region, const char *service, const char *content_type,
-		  const char *target, const struct cloudhttp_request *req,
-		  struct cloudhttp_headers *extra, struct provider_status *st, struct errbuf *err);
-
 #endif

@@ -23,7 +23,9 @@ void aks_pool_free(struct aks_pool *a)
 	a->props = NULL;
 }
 
-void azure_aks_path(const struct az_prov *ap, const struct az_group *g, const char *tail, char *out, size_t len)
+/* The path of the group's agent pool, then 'tail' ("", "/deleteMachines"),
+ * with the agentPools api-version. */
+static void aks_path(const struct az_prov *ap, const struct az_group *g, const char *tail, char *out, size_t len)
 {
 	snprintf(out, len, "subscriptions/%s/resourceGroups/%s/providers/Microsoft.ContainerService/managedClusters/%s/"
 		 "agentPools/%s%s?api-version=" AZURE_AKS_API_VERSION, ap->sub, g->aks_rg, g->aks_cluster, g->aks_pool,
@@ -105,7 +107,7 @@ int azure_aks_read(struct provider *p, const struct az_group *g, struct aks_pool
 
 	memset(out, 0, sizeof(*out));
 	out->count = -1;
-	azure_aks_path(ap, g, "", path, sizeof(path));
+	aks_path(ap, g, "", path, sizeof(path));
 	if (azure_call(p, false, "aks.pool.get", "GET", path, NULL, NULL, &r, st) < 0) {
 		azure_resp_free(&r);
 		return -1;
@@ -175,7 +177,7 @@ int azure_aks_write_count(struct provider *p, const struct az_group *g, const st
 		azure_status(st, PROVIDER_TRANSIENT, "out of memory");
 		return -1;
 	}
-	azure_aks_path(ap, g, "", path, sizeof(path));
+	aks_path(ap, g, "", path, sizeof(path));
 	rc = azure_call_ex(p, true, true, "aks.pool.put", "PUT", path, body, a->etag[0] ? a->etag : NULL, r, st);
 	cJSON_Delete(body);
 	return rc;
@@ -234,7 +236,7 @@ int azure_aks_delete_machines(struct provider *p, const struct az_group *g, cons
 		}
 		cJSON_AddItemToArray(names, cJSON_CreateString(name));
 	}
-	azure_aks_path(ap, g, "/deleteMachines", path, sizeof(path));
+	aks_path(ap, g, "/deleteMachines", path, sizeof(path));
 	rc = azure_call(p, true, "aks.delete_machines", "POST", path, body, NULL, &r, st);
 out:
 	azure_resp_free(&r);

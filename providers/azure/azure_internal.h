@@ -168,10 +168,6 @@ struct aks_pool {
 
 void aks_pool_free(struct aks_pool *a);
 
-/* The path of the group's agent pool, then 'tail' ("", "/deleteMachines"),
- * with the agentPools api-version. */
-void azure_aks_path(const struct az_prov *ap, const struct az_group *g, const char *tail, char *out, size_t len);
-
 /*
  * Finds the scale set of an AKS group when it is not known yet: the
  * managed cluster's properties.nodeResourceGroup, and there the scale set

@@ -173,8 +173,17 @@ static const char *json_str(const cJSON *j, const char *name)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-struct gce_jwt_key *gce_jwt_key_parse(const char *text, size_t len, const char *where,
-				      struct errbuf *err)
+/*
+ * Parses a service-account JSON key ('len' bytes at 'text'; 'where' names
+ * it in messages): type "service_account", client_email, private_key (PEM,
+ * PKCS#8 or PKCS#1 RSA of at least 2048 bits, unencrypted), private_key_id
+ * (optional: the JWT header's kid), token_uri (default
+ * GCE_AUTH_DEFAULT_TOKEN_URI; https, or http only to a loopback host).
+ * Returns the key (free with gce_jwt_key_free) or NULL with a message that
+ * says what is supported when the type is another.
+ */
+static struct gce_jwt_key *key_parse(const char *text, size_t len, const char *where,
+				     struct errbuf *err)
 {
 	struct gce_jwt_key *k = NULL;
 	cJSON *j = cJSON_ParseWithLength(text, len);
@@ -260,7 +269,7 @@ struct gce_jwt_key *gce_jwt_key_load(const char *path, struct errbuf *err)
 		oauth_wipe_buf(&b);
 		return NULL;
 	}
-	k = gce_jwt_key_parse(b.data ? b.data : "", b.len, where, err);
+	k = key_parse(b.data ? b.data : "", b.len, where, err);
 	oauth_wipe_buf(&b);
 	return k;
 }

@@ -109,18 +109,14 @@ int gce_metadata_project_zone(const struct gce_auth_opts *o, char *project, size
 struct gce_jwt_key;
 
 /*
- * Parses a service-account JSON key ('len' bytes at 'text'; 'where' names
- * it in messages): type "service_account", client_email, private_key (PEM,
- * PKCS#8 or PKCS#1 RSA of at least 2048 bits, unencrypted), private_key_id
+ * Reads and parses the service-account JSON key file at 'path' (at most 64
+ * KiB): type "service_account", client_email, private_key (PEM, PKCS#8 or
+ * PKCS#1 RSA of at least 2048 bits, unencrypted), private_key_id
  * (optional: the JWT header's kid), token_uri (default
  * GCE_AUTH_DEFAULT_TOKEN_URI; https, or http only to a loopback host).
  * Returns the key (free with gce_jwt_key_free) or NULL with a message that
- * says what is supported when the type is another.
+ * names the file and says what is supported when the type is another.
  */
-struct gce_jwt_key *gce_jwt_key_parse(const char *text, size_t len, const char *where,
-				      struct errbuf *err);
-
-/* Reads and parses the key file at 'path' (at most 64 KiB) as above. */
 struct gce_jwt_key *gce_jwt_key_load(const char *path, struct errbuf *err);
 
 /* The key's client_email and token_uri, borrowed from 'k'. */
