@@ -381,7 +381,6 @@ static int cmp_launched(const void *a, const void *b)
 	return strcmp(((const struct aws_launched *)a)->id, ((const struct aws_launched *)b)->id);
 }
 
-/* What DescribeInstances says of one instance that never changes. */
 /* An instance's launchTime, imageId and privateDnsName from a
  * DescribeInstances item (what cannot be read stays 0 and ""). */
 static void read_facts(const struct xmltree_node *it, struct aws_instance_facts *out)
@@ -1030,6 +1029,7 @@ struct provider *aws_provider_new(const struct aws_provider_opts *o, struct errb
 		errbuf_set(err, "aws: %s", e.msg);
 		goto fail;
 	}
+	_Static_assert(sizeof(ap->api.url) == sizeof(ep.url), "one URL per service, alike");
 	memcpy(ap->api.url, ep.url, sizeof(ap->api.url));
 	ap->creds = aws_credchain_new(&co, &e);
 	if (!ap->creds) {
