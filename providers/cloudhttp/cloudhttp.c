@@ -522,11 +522,17 @@ int cloudhttp_parse_http_date(const char *s, int64_t *out)
 	if (i == 7)
 		return -1;
 	if (p[3] == ',') {
-		/* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" */
+		/* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT"; RFC 1123 also lets
+		 * the day be one digit ("Sun, 6 Nov ..."), as some servers write it */
 		p += 4;
-		if (*p != ' ' || textparse_digits(p + 1, 2, &D) || p[3] != ' ' || !(M = month_of(p + 4)) ||
-		    p[7] != ' ' || textparse_digits(p + 8, 4, &Y) || p[12] != ' ' || hms(p + 13, &h, &mi, &se) ||
-		    strcmp(p + 21, " GMT") != 0)
+		if (*p == ' ' && p[1] >= '1' && p[1] <= '9' && p[2] == ' ') {
+			D = p[1] - '0';
+			p--; /* the rest sits one place earlier */
+		} else if (*p != ' ' || textparse_digits(p + 1, 2, &D)) {
+			return -1;
+		}
+		if (p[3] != ' ' || !(M = month_of(p + 4)) || p[7] != ' ' || textparse_digits(p + 8, 4, &Y) ||
+		    p[12] != ' ' || hms(p + 13, &h, &mi, &se) || strcmp(p + 21, " GMT") != 0)
 			return -1;
 	} else if (p[3] == ' ') {
 		/* asctime: "Sun Nov  6 08:49:37 1994" */

@@ -267,8 +267,9 @@ bool cloudhttp_header_is_secret(const char *name);
  */
 int cloudhttp_parse_retry_after(const char *value, int64_t now_wall_s, int64_t *out_ms);
 
-/* An HTTP-date in any of its three forms (IMF-fixdate, RFC 850, asctime;
- * the day checked, GMT only) into unix seconds. 0, or -1 when it is none. */
+/* An HTTP-date in any of its three forms (IMF-fixdate, also with RFC
+ * 1123's one-digit day; RFC 850; asctime; the day checked, GMT only) into
+ * unix seconds. 0, or -1 when it is none. */
 int cloudhttp_parse_http_date(const char *s, int64_t *out);
 
 #endif

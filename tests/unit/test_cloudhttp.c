@@ -1069,6 +1069,21 @@ static void test_parse_retry_after(void **state)
 	assert_int_equal(ms, 2000);
 	assert_int_equal(cloudhttp_parse_retry_after("Sun Nov  6 08:49:37 1994", t - 1, &ms), 0);
 	assert_int_equal(ms, 1000);
+	/* RFC 1123's one-digit day (AWS Health's event times may come so) */
+	assert_int_equal(cloudhttp_parse_retry_after("Sun, 6 Nov 1994 08:49:37 GMT", t - 3, &ms), 0);
+	assert_int_equal(ms, 3000);
+	{
+		int64_t when = 0;
+
+		assert_int_equal(cloudhttp_parse_http_date("Sun, 6 Nov 1994 08:49:37 GMT", &when), 0);
+		assert_int_equal(when, t);
+		assert_int_equal(cloudhttp_parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT", &when), 0);
+		assert_int_equal(when, t);
+		assert_int_equal(cloudhttp_parse_http_date("Sun, 0 Nov 1994 08:49:37 GMT", &when), -1);
+		assert_int_equal(cloudhttp_parse_http_date("Sun, 6Nov 1994 08:49:37 GMT", &when), -1);
+		assert_int_equal(cloudhttp_parse_http_date("Sun,  6 Nov 1994 08:49:37 GMT", &when), -1);
+		assert_int_equal(cloudhttp_parse_http_date("Sun, 32 Nov 1994 08:49:37 GMT", &when), -1);
+	}
 	/* in the past: now */
 	assert_int_equal(cloudhttp_parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", t + 100, &ms), 0);
 	assert_int_equal(ms, 0);
