@@ -110,7 +110,7 @@ struct aws_prov {
 	bool discovery;
 	char cluster[128];
 
-	pthread_mutex_t mu;       /* the listing count, token sequence */
+	pthread_mutex_t mu;       /* the listing count, token sequence, launch facts, offerings left out */
 	struct memo *itypes;      /* described instance types (struct aws_itype), kept */
 	struct memo *lts;         /* launch template versions read (struct aws_lt_cache) */
 	uint64_t listing;         /* listings begun (aws_list_groups), under mu */
