@@ -260,8 +260,7 @@ struct config_ctx {
 		batch_max, batch_new_pod, max_nodes_total, backoff_initial, backoff_max;
 	struct config_loc provider_kind, provider_qps, provider_burst;
 	struct config_loc provider_cloud[N_CLOUDS + 1]; /* each cloud's provider.<cloud>, when written */
-	const struct config_cloud *cloud; /* provider.kind's cloud (NULL: none, "sim"), once checked */
-	size_t cloud_index; /* its index in clouds[] (N_CLOUDS when none) */
+	size_t cloud_index; /* provider.kind's in clouds[], once checked (N_CLOUDS: none, "sim") */
 	void *scratch[N_CLOUDS + 1]; /* cfg_scratch's */
 	struct config_loc le_enabled, le_namespace, le_name, le_duration, le_renew, le_retry, server_listen;
 	struct group_meta *gm;
@@ -2405,7 +2404,7 @@ bool cfg_loc_set(const struct config_loc *l)
  * (tests, benches, the Lua module); test_registry checks the two agree. */
 static const char *const provider_kinds[] = { "sim", LUASCALE_CLOUDS(CLOUD_KEY) NULL };
 
-/* provider.kind is known (x->cloud: its cloud), and the provider sections
+/* provider.kind is known (x->cloud_index: its cloud), and the provider sections
  * match it; then the cloud's own checks. */
 static int check_provider(struct config_ctx *x)
 {
@@ -2416,7 +2415,7 @@ static int check_provider(struct config_ctx *x)
 	for (i = 0; i < N_CLOUDS && strcmp(c->provider_kind, clouds[i]->kind); i++)
 		;
 	x->cloud_index = i;
-	x->cloud = cloud = i < N_CLOUDS ? clouds[i] : NULL;
+	cloud = clouds[i]; /* NULL past the last */
 	if (*c->provider_kind && !cloud && strcmp(c->provider_kind, "sim")) {
 		const char *hint = suggest(c->provider_kind, provider_kinds);
 		const char *const *k;
@@ -2526,7 +2525,7 @@ static int check_all(struct config_ctx *x)
 
 	if (check_provider(x) < 0)
 		return -1;
-	cloud = x->cloud;
+	cloud = clouds[x->cloud_index];
 	for (i = 0; i < c->n_groups; i++) {
 		struct node_group *g = &c->groups[i];
 		struct group_meta *gm = &x->gm[i];

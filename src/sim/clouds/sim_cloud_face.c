@@ -1,7 +1,7 @@
 /*
  * sim/clouds/sim_cloud_face: the table of the simulated clouds' faces as
  * `luascale sim` serves them, one sim_face_<k> per X(k) of the generated
- * LUASCALE_SIM_CLOUDS, walked in their clouds' rank order. Apart from
+ * LUASCALE_SIM_CLOUDS, walked in their clouds' order. Apart from
  * sim_cloud_kind.c: a world that serves no face links none.
  */
 #include "sim/clouds/sim_cloud_kind.h"
@@ -21,12 +21,13 @@ static const struct sim_cloud_face *const faces[] = {
 
 const struct sim_cloud_face *sim_cloud_face_next(const struct sim_cloud_face *prev)
 {
-	const struct sim_cloud_face *best = NULL;
+	const struct sim_cloud_kind *k = prev ? prev->kind : NULL;
 	size_t i;
 
-	for (i = 0; faces[i]; i++)
-		if ((!prev || faces[i]->kind->rank > prev->kind->rank) &&
-		    (!best || faces[i]->kind->rank < best->kind->rank))
-			best = faces[i];
-	return best;
+	/* the clouds' own order (sim_cloud_kind_next): a cloud without a face is passed over */
+	while ((k = sim_cloud_kind_next(k)))
+		for (i = 0; faces[i]; i++)
+			if (faces[i]->kind == k)
+				return faces[i];
+	return NULL;
 }
