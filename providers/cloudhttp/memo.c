@@ -62,19 +62,13 @@ static void release(const struct memo *m, void *value)
 
 bool memo_get(struct memo *m, const char *key, void *out)
 {
-	void *tmp = malloc(m->o.value_size);
 	struct memo_entry *e;
-	bool found = false;
+	bool found;
 
-	if (!tmp)
-		return false;
 	pthread_mutex_lock(&m->mu);
 	e = find(m, key);
-	found = e && copy(m, tmp, e->value) == 0;
+	found = e && copy(m, out, e->value) == 0;
 	pthread_mutex_unlock(&m->mu);
-	if (found)
-		memcpy(out, tmp, m->o.value_size);
-	free(tmp);
 	return found;
 }
 

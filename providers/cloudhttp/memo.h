@@ -28,7 +28,8 @@ struct memo;
 struct memo *memo_new(const struct memo_opts *o);
 
 /* Copies the value kept under 'key' into 'out'. true when there is one
- * (and its copy succeeded); 'out' is untouched otherwise. */
+ * (and its copy succeeded); 'out' is untouched when there is none, zeroed
+ * when the copy failed. */
 bool memo_get(struct memo *m, const char *key, void *out);
 
 /* Keeps a copy of 'value' under 'key', replacing what was there. 0, or -1

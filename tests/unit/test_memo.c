@@ -6,6 +6,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,12 +59,15 @@ struct owned {
 };
 
 static int released;
+static bool copy_fails; /* as out of memory would */
 
 static int owned_copy(void *dst, const void *src)
 {
 	const struct owned *s = src;
 	struct owned *d = dst;
 
+	if (copy_fails)
+		return -1;
 	*d = *s;
 	d->labels = s->labels ? strdup(s->labels) : NULL;
 	return s->labels && !d->labels ? -1 : 0;
@@ -98,12 +102,24 @@ static void test_deep_copies(void **state)
 	assert_string_equal(out.labels, "cloud.google.com/gke-nodepool=pool-1");
 	owned_release(&out);
 	assert_int_equal(released, 2);
+	/* a copy that fails: not found, and nothing half-copied handed out */
+	copy_fails = true;
+	out.n = 7;
+	assert_false(memo_get(m, "tmpl-1", &out));
+	assert_null(out.labels);
+	assert_int_equal(out.n, 0);
+	assert_int_equal(memo_put(m, "tmpl-1", &v), -1);
+	copy_fails = false;
+	assert_true(memo_get(m, "tmpl-1", &out)); /* the kept value is as it was */
+	assert_string_equal(out.labels, "cloud.google.com/gke-nodepool=pool-1");
+	owned_release(&out);
+	assert_int_equal(released, 3);
 	/* replacing releases the old value; freeing releases the rest */
 	assert_int_equal(memo_put(m, "tmpl-1", &(struct owned){ "a=b", 1 }), 0);
-	assert_int_equal(released, 3);
+	assert_int_equal(released, 4);
 	assert_int_equal(memo_put(m, "tmpl-2", &(struct owned){ "c=d", 1 }), 0);
 	memo_free(m);
-	assert_int_equal(released, 5);
+	assert_int_equal(released, 6);
 }
 
 static void *writer(void *arg)
