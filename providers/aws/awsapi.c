@@ -273,7 +273,7 @@ static int send_call(struct call *c, const char *url, const char *body, size_t l
 			provider_status_cloud(st, PROVIDER_AUTH, NULL, st->message, "%s not sent", c->action);
 		else
 			cloudcall_status(st, st->code != PROVIDER_OK ? st->code : PROVIDER_TRANSIENT, "%s: %s",
-			       c->action, err.msg);
+					 c->action, err.msg);
 		goto out;
 	}
 	if (resp->status >= 200 && resp->status < 300) {
@@ -288,7 +288,7 @@ static int send_call(struct call *c, const char *url, const char *body, size_t l
 				      rid[0] ? ")" : "");
 	else
 		cloudcall_status(st, aws_error_class(NULL, resp->status), "%s: %s answered HTTP %ld%s",
-		       c->action, c->service, resp->status, resp->attempts > 1 ? " after retries" : "");
+				 c->action, c->service, resp->status, resp->attempts > 1 ? " after retries" : "");
 	if (resp->throttled)
 		st->code = PROVIDER_THROTTLED;
 	if (resp->retry_after_ms > 0)
@@ -327,7 +327,7 @@ int aws_call(struct aws_api *api, enum aws_service svc, struct ratelimit *bucket
 	*doc = xmltree_parse(resp.body, resp.body_len, &err);
 	if (!*doc) {
 		cloudcall_status(st, PROVIDER_TRANSIENT, "%s: %s answered %ld with malformed XML: %s",
-		       c.action, c.service, resp.status, err.msg);
+				 c.action, c.service, resp.status, err.msg);
 		goto out;
 	}
 	rc = 0;
@@ -361,7 +361,7 @@ int aws_json_call(struct aws_api *api, const struct aws_json_target *t, const ch
 	if (resp.body_len && !cJSON_IsObject(doc)) {
 		cJSON_Delete(doc);
 		cloudcall_status(st, PROVIDER_TRANSIENT, "%s: %s answered %ld with malformed JSON", c.action, c.service,
-		       resp.status);
+				 resp.status);
 		goto out;
 	}
 	*out = doc;
