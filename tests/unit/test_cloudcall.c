@@ -16,6 +16,7 @@
 #include "config.h"
 #include "providers/cloudhttp/cloudcall.h"
 #include "providers/cloudhttp/oauth.h"
+#include "runtime/fence.h"
 #include "runtime/clock.h"
 
 static void test_status(void **state)
@@ -265,9 +266,37 @@ static void test_bearer(void **state)
 	assert_int_equal(st.code, PROVIDER_THROTTLED);
 	c.token_taken = true;
 	assert_int_equal(cloudcall_bearer_prepare(&c, CLOCK_NS_PER_S, &h, &e), 0);
+	ratelimit_free(rl);
+	/* a write bucket behind a closed write fence (a replica that does not
+	 * lead): refused before any token is fetched or header set */
+	{
+		struct fence *fence = fence_new(clock_real());
+		int fetches;
+
+		assert_non_null(fence);
+		rl = ratelimit_new(clock_real(), 10, 10);
+		ratelimit_set_fence(rl, fence);
+		c.bucket = rl;
+		c.token_taken = false;
+		c.auth = src;
+		sc.fail = false;
+		oauth_source_invalidate(src);
+		fetches = sc.fetches;
+		cloudhttp_headers_free(&h);
+		memset(&st, 0, sizeof(st));
+		assert_int_equal(cloudcall_bearer_prepare(&c, CLOCK_NS_PER_S, &h, &e), -1);
+		assert_int_equal(st.code, PROVIDER_CANCELLED);
+		assert_null(cloudhttp_headers_get(&h, "Authorization"));
+		assert_int_equal(sc.fetches, fetches);
+		/* the Lease held: the same call goes */
+		fence_open_until(fence, clock_now(clock_real()) + 60 * CLOCK_NS_PER_S);
+		assert_int_equal(cloudcall_bearer_prepare(&c, CLOCK_NS_PER_S, &h, &e), 0);
+		assert_non_null(cloudhttp_headers_get(&h, "Authorization"));
+		ratelimit_free(rl);
+		fence_free(fence);
+	}
 	cloudhttp_headers_free(&h);
 	oauth_source_free(src);
-	ratelimit_free(rl);
 }
 
 int main(void)
